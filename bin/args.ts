@@ -1,0 +1,172 @@
+// argv and the environment → what the CLI is asked to do. Pure but for reading the
+// credentials file; every problem is a CliError with one line for the user.
+
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import type { Credentials } from '../lib/types.js';
+
+export class CliError extends Error {
+  /** 2 for a wrong command line, 1 for everything that goes wrong after it. */
+  constructor(
+    message: string,
+    readonly exitCode: 1 | 2 = 1,
+  ) {
+    super(message);
+  }
+}
+
+export interface ServeCommand {
+  command: 'serve';
+  /** A database file, or `undefined` for the in-memory demo. */
+  db: string | undefined;
+  host: string;
+  port: number;
+  basePath: string;
+  serviceName: string | undefined;
+  credentials: Credentials;
+  /** Where the credentials came from, for the start-up message. */
+  credentialsFrom: 'environment' | 'file' | 'demo default';
+  maxAuthFailures: number;
+  authFailureWindowMs: number;
+  trustProxy: boolean;
+}
+
+export type Command = ServeCommand | { command: 'help' } | { command: 'version' };
+
+export const USAGE = `Usage:
+  booking-search-server --db FILE [options]   serve the bookings in FILE (opened read-only)
+  booking-search-server --demo [options]      serve built-in sample bookings (user demo, password demo)
+  booking-search-server --help | --version
+
+Options:
+  --db FILE                  the SQLite database of the bookkeeping application
+  --demo                     an in-memory database with a few hundred sample bookings
+  --host HOST                address to listen on (default 127.0.0.1)
+  --port PORT                port to listen on, 0 for any free one (default 8080)
+  --base-path PATH           path before /api/v1, e.g. /kasse (default none)
+  --name NAME                service name in /status and the auth realm (default booking-search-server)
+  --credentials-file FILE    a file holding one line user:password
+  --max-auth-failures N      failed logins per client address before 429; 0 turns it off (default 10)
+  --auth-failure-window SEC  the window those failures are counted in (default 60)
+  --trust-proxy              take the client address from X-Forwarded-For (only behind your own proxy)
+
+Credentials come from BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD, or from
+--credentials-file; never from a flag, which every user of the machine could read in ps.
+`;
+
+const OPTIONS = {
+  db: { type: 'string' },
+  demo: { type: 'boolean' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'base-path': { type: 'string' },
+  name: { type: 'string' },
+  'credentials-file': { type: 'string' },
+  'max-auth-failures': { type: 'string' },
+  'auth-failure-window': { type: 'string' },
+  'trust-proxy': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+} as const;
+
+const DEMO_CREDENTIALS: Credentials = { username: 'demo', password: 'demo' };
+
+export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv): Command {
+  const { values, positionals } = parse(argv);
+  if (values.help === true) return { command: 'help' };
+  if (values.version === true) return { command: 'version' };
+  if (positionals.length > 0) throw usage(`unexpected argument '${positionals[0]}'`);
+
+  const demo = values.demo === true;
+  if (demo && values.db !== undefined) throw usage('give either --db FILE or --demo, not both');
+  if (!demo && values.db === undefined) throw usage('--db FILE is required (or --demo for sample data)');
+
+  const given = readCredentials(env, values['credentials-file']);
+  const credentials = given ?? (demo ? { credentials: DEMO_CREDENTIALS, from: 'demo default' as const } : undefined);
+  if (credentials === undefined) {
+    throw new CliError(
+      'no credentials: set BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD, or pass --credentials-file FILE',
+    );
+  }
+
+  return {
+    command: 'serve',
+    db: values.db,
+    host: values.host ?? '127.0.0.1',
+    port: wholeNumber('--port', values.port, 8080, 0, 65_535),
+    basePath: values['base-path'] ?? '',
+    serviceName: values.name,
+    credentials: credentials.credentials,
+    credentialsFrom: credentials.from,
+    maxAuthFailures: wholeNumber('--max-auth-failures', values['max-auth-failures'], 10, 0, 1_000_000),
+    authFailureWindowMs: 1000 * wholeNumber('--auth-failure-window', values['auth-failure-window'], 60, 1, 86_400),
+    trustProxy: values['trust-proxy'] === true,
+  };
+}
+
+function parse(argv: readonly string[]) {
+  try {
+    return parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error: unknown) {
+    // parseArgs explains at length; one short line is what a terminal needs.
+    const message = error instanceof Error ? error.message : String(error);
+    const option = /'(-[^'\s]*)/.exec(message)?.[1];
+    const code = (error as { code?: string }).code;
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option) throw usage(`unknown option ${option}`);
+    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option) throw usage(`option ${option} needs a value`);
+    throw usage(message.split('\n')[0] ?? message);
+  }
+}
+
+function readCredentials(
+  env: NodeJS.ProcessEnv,
+  file: string | undefined,
+): { credentials: Credentials; from: 'environment' | 'file' } | undefined {
+  const username = env['BOOKING_SEARCH_USER'];
+  const password = env['BOOKING_SEARCH_PASSWORD'];
+  const inEnvironment = username !== undefined || password !== undefined;
+  if (inEnvironment && file !== undefined) {
+    throw new CliError('credentials are given twice: use BOOKING_SEARCH_USER/BOOKING_SEARCH_PASSWORD or --credentials-file, not both');
+  }
+  if (file !== undefined) return { credentials: readCredentialsFile(file), from: 'file' };
+  if (!inEnvironment) return undefined;
+  if (!username) throw new CliError('BOOKING_SEARCH_PASSWORD is set but BOOKING_SEARCH_USER is empty or missing');
+  if (!password) throw new CliError('BOOKING_SEARCH_USER is set but BOOKING_SEARCH_PASSWORD is empty or missing');
+  return { credentials: { username, password }, from: 'environment' };
+}
+
+function readCredentialsFile(file: string): Credentials {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error: unknown) {
+    throw new CliError(`cannot read credentials file ${file}: ${describeFsError(error)}`);
+  }
+  // One line `user:password`; a final newline (LF or CRLF) is not part of the password.
+  const line = text.replace(/\r?\n$/, '');
+  const colon = line.indexOf(':');
+  if (line.includes('\n') || colon <= 0 || colon === line.length - 1) {
+    // Never echo the content: it is a secret.
+    throw new CliError(`credentials file ${file} must hold exactly one line user:password`);
+  }
+  return { username: line.slice(0, colon), password: line.slice(colon + 1) };
+}
+
+function wholeNumber(flag: string, text: string | undefined, fallback: number, min: number, max: number): number {
+  if (text === undefined) return fallback;
+  const value = /^[0-9]{1,9}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(value >= min && value <= max)) throw usage(`${flag} must be a whole number from ${min} to ${max}, not '${text}'`);
+  return value;
+}
+
+export function describeFsError(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === 'ENOENT') return 'no such file';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'EISDIR') return 'it is a directory';
+  return error instanceof Error ? error.message : String(error);
+}
+
+function usage(message: string): CliError {
+  return new CliError(`${message} (see --help)`, 2);
+}

@@ -1,0 +1,113 @@
+// createHandler: builds everything once, then routes each request through SPEC.md's
+// order: throttle, authenticate, path, method, endpoint.
+
+import type { Database } from 'better-sqlite3';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { challenge, createAuthenticator } from './auth.js';
+import { EMPTY_RESULT, formatSearchResult } from './format.js';
+import { checkCredentials, checkDatabase, resolveOptions } from './options.js';
+import { parseSearchQuery } from './query.js';
+import { MESSAGES, send, sendError } from './respond.js';
+import { createBookingSearch } from './search.js';
+import { createThrottle } from './throttle.js';
+import type { Credentials, HandlerOptions, Next, RequestHandler } from './types.js';
+
+/** The API version reported by `GET {base}/api/v1/status`. */
+export const API_VERSION = '1.0';
+
+const ALLOWED_METHODS = ['Allow', 'GET, HEAD'] as const;
+const RETRY_AFTER_BUSY = ['Retry-After', '1'] as const;
+
+/**
+ * A node:http request handler for the booking search over `db`.
+ *
+ * Throws a TypeError naming the argument when `credentials` or `options` are unusable,
+ * and an Error naming what is missing when `db` lacks the schema.
+ */
+export function createHandler(db: Database, credentials: Credentials, options?: HandlerOptions): RequestHandler {
+  const settings = resolveOptions(options);
+  const search = createBookingSearch(checkDatabase(db));
+  const authenticate = createAuthenticator(checkCredentials(credentials));
+  const throttle = createThrottle({
+    maxFailures: settings.maxAuthFailures,
+    windowMs: settings.authFailureWindowMs,
+    maxAddresses: settings.maxTrackedAddresses,
+    now: settings.now,
+  });
+  const { basePath, onError, trustProxy } = settings;
+  const apiPrefix = `${basePath}/api/`;
+  const statusPath = `${basePath}/api/v1/status`;
+  const searchPath = `${basePath}/api/v1/buchungen`;
+  const statusBody = JSON.stringify({ name: settings.serviceName, version: API_VERSION });
+  const challengeHeader = ['WWW-Authenticate', challenge(settings.serviceName)] as const;
+
+  function report(error: unknown, req: IncomingMessage): void {
+    try {
+      onError(error, req);
+    } catch {
+      // A failing error hook must not take the request, or the server, down with it.
+    }
+  }
+
+  function answerSearch(req: IncomingMessage, res: ServerResponse, rawQuery: string): void {
+    const parsed = parseSearchQuery(rawQuery);
+    if (!parsed.ok) return sendError(req, res, 400, parsed.message);
+    // SPEC.md: only EUR is stored; any other (valid) code matches nothing.
+    if (parsed.query.waehrung !== 'EUR') return send(req, res, 200, EMPTY_RESULT);
+    let body: string;
+    try {
+      body = formatSearchResult(search(parsed.query));
+    } catch (error: unknown) {
+      report(error, req);
+      return sendError(req, res, 500, MESSAGES.searchFailed, isBusy(error) ? RETRY_AFTER_BUSY : []);
+    }
+    send(req, res, 200, body);
+  }
+
+  function route(req: IncomingMessage, res: ServerResponse, path: string, rawQuery: string): void {
+    const address = clientAddress(req, trustProxy);
+    const retryAfter = throttle.retryAfter(address);
+    if (retryAfter > 0) return sendError(req, res, 429, MESSAGES.throttled, ['Retry-After', String(retryAfter)]);
+    if (!authenticate(req.headers.authorization)) {
+      throttle.recordFailure(address);
+      return sendError(req, res, 401, MESSAGES.unauthorized, challengeHeader);
+    }
+
+    if (path !== statusPath && path !== searchPath) return sendError(req, res, 404, MESSAGES.notFound);
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      return sendError(req, res, 405, MESSAGES.methodNotAllowed, ALLOWED_METHODS);
+    }
+    // SPEC.md: the status endpoint ignores any query and never touches the database.
+    if (path === statusPath) return send(req, res, 200, statusBody);
+    answerSearch(req, res, rawQuery);
+  }
+
+  return function handleBookingSearch(req: IncomingMessage, res: ServerResponse, next?: Next): void {
+    const url = req.url ?? '/';
+    const mark = url.indexOf('?');
+    const path = mark === -1 ? url : url.slice(0, mark);
+    if (next !== undefined && !path.startsWith(apiPrefix)) return next();
+    try {
+      route(req, res, path, mark === -1 ? '' : url.slice(mark + 1));
+    } catch (error: unknown) {
+      report(error, req);
+      if (res.headersSent) res.destroy();
+      else sendError(req, res, 500, MESSAGES.internal);
+    }
+  };
+}
+
+/** SPEC.md: the socket's address, or the proxy's last `X-Forwarded-For` entry when trusted. */
+function clientAddress(req: IncomingMessage, trustProxy: boolean): string {
+  if (trustProxy) {
+    const forwarded = req.headers['x-forwarded-for'];
+    const last = (Array.isArray(forwarded) ? forwarded.join(',') : forwarded)?.split(',').pop()?.trim();
+    if (last) return last;
+  }
+  return req.socket.remoteAddress ?? 'unknown';
+}
+
+function isBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
+}

@@ -1,0 +1,81 @@
+// Arguments of createHandler: defaults applied and misuse thrown at creation time,
+// never on the first request.
+
+import type { Database } from 'better-sqlite3';
+import type { IncomingMessage } from 'node:http';
+import { findSchemaProblems } from './schema.js';
+import type { Credentials, HandlerOptions } from './types.js';
+
+export type Settings = { [K in keyof HandlerOptions]-?: Exclude<HandlerOptions[K], undefined> };
+
+// `""` or `/segment/segment…`: no empty segment, no query or fragment, no white space.
+const BASE_PATH = /^(?:\/[^/?#\s]+)*$/;
+// The name is also the realm of a header, which must stay printable ASCII.
+const SERVICE_NAME = /^[\x20-\x7E]{1,100}$/;
+
+/** Applies the defaults and throws a TypeError naming the first bad option. */
+export function resolveOptions(options: HandlerOptions | undefined): Settings {
+  // Apply defaults
+  const settings: Settings = {
+    basePath: '',
+    serviceName: 'booking-search-server',
+    onError: writeToStderr,
+    maxAuthFailures: 10,
+    authFailureWindowMs: 60_000,
+    maxTrackedAddresses: 10_000,
+    trustProxy: false,
+    now: Date.now,
+    ...withoutUndefined(options ?? {}),
+  };
+
+  // Validate
+  expect(typeof settings.basePath === 'string', 'options.basePath must be a string such as "/kasse"');
+  settings.basePath = settings.basePath.replace(/\/+$/, '');
+  expect(BASE_PATH.test(settings.basePath), 'options.basePath must be "" or a path such as "/kasse"');
+  expect(typeof settings.serviceName === 'string' && SERVICE_NAME.test(settings.serviceName), 'options.serviceName must be 1 to 100 printable ASCII characters');
+  expect(typeof settings.onError === 'function', 'options.onError must be a function');
+  expect(isWhole(settings.maxAuthFailures, 0), 'options.maxAuthFailures must be a whole number ≥ 0');
+  expect(isWhole(settings.authFailureWindowMs, 1), 'options.authFailureWindowMs must be a whole number ≥ 1');
+  expect(isWhole(settings.maxTrackedAddresses, 1), 'options.maxTrackedAddresses must be a whole number ≥ 1');
+  expect(typeof settings.trustProxy === 'boolean', 'options.trustProxy must be a boolean');
+  expect(typeof settings.now === 'function', 'options.now must be a function');
+  return settings;
+}
+
+/** Throws a TypeError unless `credentials` are usable for Basic authentication. */
+export function checkCredentials(credentials: Credentials | undefined): Credentials {
+  expect(typeof credentials === 'object' && credentials !== null, 'credentials must be an object { username, password }');
+  const { username, password } = credentials as Credentials;
+  expect(typeof username === 'string' && username !== '', 'credentials.username must be a non-empty string');
+  // RFC 7617 §2: a user-id containing a colon could never be sent.
+  expect(!username.includes(':'), 'credentials.username must not contain a colon');
+  expect(typeof password === 'string' && password !== '', 'credentials.password must be a non-empty string');
+  return { username, password };
+}
+
+/** Throws unless `db` is an open better-sqlite3 database holding SPEC.md's schema. */
+export function checkDatabase(db: Database | undefined): Database {
+  expect(typeof db === 'object' && db !== null && typeof db.prepare === 'function', 'db must be a better-sqlite3 Database');
+  expect((db as Database).open, 'db must be open');
+  const problems = findSchemaProblems(db as Database);
+  if (problems.length > 0) throw new Error(`db does not fit the schema: ${problems.join('; ')}`);
+  return db as Database;
+}
+
+function expect(condition: boolean, message: string): asserts condition {
+  if (!condition) throw new TypeError(message);
+}
+
+function isWhole(value: unknown, min: number): boolean {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= min;
+}
+
+// `{ basePath: undefined }` means the default, as it does everywhere in JavaScript.
+function withoutUndefined(options: HandlerOptions): Partial<Settings> {
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as Partial<Settings>;
+}
+
+function writeToStderr(error: unknown, req: IncomingMessage): void {
+  const path = (req.url ?? '').split('?')[0];
+  console.error(`booking-search-server: error in ${req.method} ${path}:`, error);
+}

@@ -1,0 +1,79 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** The one username and password a client must present (HTTP Basic, RFC 7617). */
+export interface Credentials {
+  /** Must not be empty and must not contain a colon (RFC 7617 §2). */
+  username: string;
+  /** Must not be empty. May contain colons. */
+  password: string;
+}
+
+/** Options of `createHandler`. Every option is optional; `undefined` means the default. */
+export interface HandlerOptions {
+  /**
+   * The path part of the client's `base_url`, e.g. `"/kasse"`. The handler answers
+   * `{basePath}/api/v1/status` and `{basePath}/api/v1/buchungen`. A trailing slash is
+   * ignored. Default `""`.
+   */
+  basePath?: string | undefined;
+  /** The `name` in the status response and the realm of the Basic challenge. Default `"booking-search-server"`. */
+  serviceName?: string | undefined;
+  /**
+   * Receives the cause of every 500 (and the request it happened in). The client only
+   * ever sees the fixed message. Default: writes the error to stderr.
+   */
+  onError?: ((error: unknown, req: IncomingMessage) => void) | undefined;
+  /** Failed authentications from one client address that trigger `429`. `0` turns throttling off. Default `10`. */
+  maxAuthFailures?: number | undefined;
+  /** The window, in milliseconds, in which `maxAuthFailures` failures trigger `429`. Default `60000`. */
+  authFailureWindowMs?: number | undefined;
+  /** How many client addresses the throttle remembers at most; the oldest is dropped first. Default `10000`. */
+  maxTrackedAddresses?: number | undefined;
+  /**
+   * Take the client address from the last entry of `X-Forwarded-For` (the one the proxy in
+   * front of this service appended) instead of the socket. Only set this behind a proxy
+   * that you run. Default `false`.
+   */
+  trustProxy?: boolean | undefined;
+  /** The clock, in milliseconds; for tests. Default `Date.now`. */
+  now?: (() => number) | undefined;
+}
+
+/** Connect/Express style continuation: called for requests outside `{basePath}/api/`. */
+export type Next = (error?: unknown) => void;
+
+/** What `createHandler` returns: a plain node:http request handler. */
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse, next?: Next) => void;
+
+/** One booking as the client sees it (expenses negative). */
+export interface Booking {
+  id: number;
+  /** `YYYY-MM-DD` */
+  datum: string;
+  /** Euros in the client's convention: a stored expense of 1250 cents is `-12.5`. */
+  betrag: number;
+  zweck: string;
+  /** Absent when the entry has no category. */
+  kategorie?: string;
+  /** Absent when the entry has no payment method. */
+  konto?: string;
+}
+
+/** The body of a successful `GET {base}/api/v1/buchungen`. */
+export interface SearchResult {
+  /** All matching bookings, regardless of `limit`. */
+  anzahl: number;
+  /** At most `limit` of them, newest first (date, then id, descending). */
+  buchungen: Booking[];
+}
+
+/** The body of `GET {base}/api/v1/status`. */
+export interface StatusResult {
+  name: string;
+  version: string;
+}
+
+/** The body of every error response. */
+export interface ErrorBody {
+  fehler: string;
+}

@@ -1,0 +1,241 @@
+// The real CLI as a child process: bin/booking-search-server.js over the compiled dist/.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createHash } from 'node:crypto';
+import { Agent, get as httpGet } from 'node:http';
+import { createServer } from 'node:net';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import Database from 'better-sqlite3';
+import { assertReply, basicAuth, buildDatabase, get, request, tempDir } from './helpers.js';
+
+const BIN = new URL('../bin/booking-search-server.js', import.meta.url).pathname;
+const USER = { BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: 'ge:heim' };
+const LISTENING = /^booking-search-server listening on (http:\/\/127\.0\.0\.1:(\d+)(\/[^\s]*)?\/api\/v1\/)$/m;
+
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = { ...process.env, ...extra };
+  if (!('BOOKING_SEARCH_USER' in extra)) delete env['BOOKING_SEARCH_USER'];
+  if (!('BOOKING_SEARCH_PASSWORD' in extra)) delete env['BOOKING_SEARCH_PASSWORD'];
+  return env;
+}
+
+interface Finished {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+function collect(child: ChildProcess): () => { stdout: string; stderr: string } {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return () => ({ stdout, stderr });
+}
+
+/** Runs the CLI to its end (at most 15 s). */
+async function run(args: string[], env: NodeJS.ProcessEnv = cleanEnv(USER)): Promise<Finished> {
+  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 15_000 });
+  const output = collect(child);
+  const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
+  return { code, signal, ...output() };
+}
+
+interface Running {
+  child: ChildProcess;
+  api: string;
+  origin: string;
+  output: () => { stdout: string; stderr: string };
+  stop: (signal?: NodeJS.Signals) => Promise<Finished>;
+}
+
+/** Starts the CLI and waits for its listening line; it is killed when the test ends. */
+async function start(t: TestContext, args: string[], env: NodeJS.ProcessEnv = cleanEnv(USER)): Promise<Running> {
+  const child = spawn(process.execPath, [BIN, '--port', '0', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  t.after(() => void child.kill('SIGKILL'));
+  const output = collect(child);
+  const exited = once(child, 'close');
+  const deadline = Date.now() + 10_000;
+  let match: RegExpExecArray | null = null;
+  while ((match = LISTENING.exec(output().stdout)) === null) {
+    if (child.exitCode !== null || Date.now() > deadline) assert.fail(`CLI did not start: ${JSON.stringify(output())}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const api = match[1] as string;
+  return {
+    child,
+    api,
+    origin: new URL(api).origin,
+    output,
+    stop: async (signal = 'SIGTERM') => {
+      child.kill(signal);
+      const [code, exitSignal] = (await exited) as [number | null, NodeJS.Signals | null];
+      return { code, signal: exitSignal, ...output() };
+    },
+  };
+}
+
+/** Asserts a failure: the exit code and exactly one line on stderr, without a stack. */
+function assertFails(result: Finished, code: number, line: string | RegExp): void {
+  assert.equal(result.code, code, JSON.stringify(result));
+  const lines = result.stderr.split('\n').filter((l) => l !== '');
+  assert.equal(lines.length, 1, `one line on stderr: ${JSON.stringify(result.stderr)}`);
+  if (typeof line === 'string') assert.equal(lines[0], line);
+  else assert.match(lines[0] as string, line);
+  assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
+}
+
+function sha256(file: string): string {
+  return createHash('sha256').update(readFileSync(file)).digest('hex');
+}
+
+test('--help prints the usage and --version the package version', async () => {
+  const help = await run(['--help']);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /^Usage:\n {2}booking-search-server --db FILE/);
+  const version = await run(['--version']);
+  assert.equal(version.code, 0);
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  assert.equal(version.stdout, `${manifest.version}\n`);
+});
+
+test('a wrong command line ends with one line and exit code 2', async () => {
+  assertFails(await run(['--db']), 2, 'booking-search-server: option --db needs a value (see --help)');
+  assertFails(await run(['--frobnicate']), 2, 'booking-search-server: unknown option --frobnicate (see --help)');
+  assertFails(await run([]), 2, 'booking-search-server: --db FILE is required (or --demo for sample data) (see --help)');
+  assertFails(await run(['--db', 'x.sqlite', '--demo']), 2, 'booking-search-server: give either --db FILE or --demo, not both (see --help)');
+  assertFails(await run(['--demo', '--port', '70000']), 2, "booking-search-server: --port must be a whole number from 0 to 65535, not '70000' (see --help)");
+  assertFails(await run(['--demo', '--port', 'http']), 2, "booking-search-server: --port must be a whole number from 0 to 65535, not 'http' (see --help)");
+  assertFails(await run(['--demo', 'extra']), 2, "booking-search-server: unexpected argument 'extra' (see --help)");
+  assertFails(await run(['--demo', '--base-path', 'kasse']), 1, /^booking-search-server: options\.basePath must be "" or a path/);
+});
+
+test('without credentials it refuses to start', async (t) => {
+  const file = buildDatabase(t);
+  const line = 'booking-search-server: no credentials: set BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD, or pass --credentials-file FILE';
+  assertFails(await run(['--db', file], cleanEnv()), 1, line);
+  assertFails(
+    await run(['--db', file], cleanEnv({ BOOKING_SEARCH_USER: 'kasse' })),
+    1,
+    'booking-search-server: BOOKING_SEARCH_USER is set but BOOKING_SEARCH_PASSWORD is empty or missing',
+  );
+});
+
+test('a missing file, a directory, a non-database and a foreign schema each end with one clear line', async (t) => {
+  const dir = tempDir(t);
+  const missing = join(dir, 'fehlt.sqlite');
+  assertFails(await run(['--db', missing]), 1, `booking-search-server: cannot open database ${missing}: no such file`);
+  assertFails(await run(['--db', dir]), 1, `booking-search-server: cannot open database ${dir}: not a regular file`);
+  const text = join(dir, 'notiz.txt');
+  writeFileSync(text, 'Dies ist keine Datenbank, sondern eine Notiz über die Kasse.\n'.repeat(100));
+  assertFails(await run(['--db', text]), 1, `booking-search-server: ${text} is not a SQLite database`);
+  const foreign = join(dir, 'fremd.sqlite');
+  new Database(foreign).exec('CREATE TABLE buchungen (id INTEGER PRIMARY KEY)').close();
+  assertFails(
+    await run(['--db', foreign]),
+    1,
+    `booking-search-server: cannot serve ${foreign}: db does not fit the schema: table or view 'entries' is missing; table or view 'categories' is missing; table or view 'payment_methods' is missing`,
+  );
+});
+
+test('a port in use ends with one clear line', async (t) => {
+  const blocker = createServer();
+  await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+  t.after(() => blocker.close());
+  const port = (blocker.address() as { port: number }).port;
+  assertFails(await run(['--demo', '--port', String(port)]), 1, `booking-search-server: port ${port} on 127.0.0.1 is already in use`);
+});
+
+test('serves a database read-only, logs one line per request without query or credentials, and stops on SIGTERM', async (t) => {
+  const file = buildDatabase(t);
+  const before = sha256(file);
+  const server = await start(t, ['--db', file]);
+  assert.equal(server.api, `${server.origin}/api/v1/`);
+  const search = await get(`${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`);
+  assertReply(search, 200, {
+    anzahl: 1,
+    buchungen: [{ id: 8, datum: '2026-03-31', betrag: -4.35, zweck: 'Kaffee ☕ & Croissant', kategorie: 'Bewirtung', konto: 'Barkasse' }],
+  });
+  assert.equal((await request(`${server.api}status`)).status, 401);
+
+  const stopped = await server.stop('SIGTERM');
+  assert.equal(stopped.code, 0);
+  assert.equal(stopped.stderr, '');
+  const log = stopped.stdout.split('\n').slice(1, -1);
+  assert.equal(log.length, 2, stopped.stdout);
+  assert.match(log[0] as string, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z GET \/api\/v1\/buchungen 200 \d+\.\dms$/);
+  assert.match(log[1] as string, /^\S+ GET \/api\/v1\/status 401 \d+\.\dms$/);
+  assert.doesNotMatch(stopped.stdout, /ge:heim|kasse:|betrag|von=/);
+  assert.equal(sha256(file), before, 'the file is unchanged');
+});
+
+test('SIGINT stops it too, with idle keep-alive connections open', async (t) => {
+  const server = await start(t, ['--db', buildDatabase(t)]);
+  const agent = new Agent({ keepAlive: true });
+  t.after(() => agent.destroy());
+  await new Promise<void>((resolve, reject) => {
+    const headers = { authorization: basicAuth('kasse', 'ge:heim') };
+    httpGet(`${server.api}status`, { agent, headers }, (res) => {
+      assert.equal(res.headers.connection, 'keep-alive');
+      res.resume().on('end', resolve);
+    }).on('error', reject);
+  });
+  const stopped = await server.stop('SIGINT');
+  assert.equal(stopped.code, 0);
+});
+
+test('--base-path serves under that path and says so', async (t) => {
+  const server = await start(t, ['--db', buildDatabase(t), '--base-path', '/kasse']);
+  assert.equal(server.api, `${server.origin}/kasse/api/v1/`);
+  assert.equal((await get(`${server.origin}/kasse/api/v1/status`)).status, 200);
+  assert.equal((await get(`${server.origin}/api/v1/status`)).status, 404);
+});
+
+test('--credentials-file holds user:password on one line', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'zugang');
+  writeFileSync(file, 'buchhaltung:pass:wört\n');
+  const server = await start(t, ['--db', buildDatabase(t), '--credentials-file', file], cleanEnv());
+  assert.equal((await request(`${server.api}status`, { headers: { authorization: basicAuth('buchhaltung', 'pass:wört') } })).status, 200);
+  assert.equal((await request(`${server.api}status`, { headers: { authorization: basicAuth('kasse', 'ge:heim') } })).status, 401);
+
+  const bad = join(dir, 'kaputt');
+  writeFileSync(bad, 'geheimnis-ohne-doppelpunkt\n');
+  const refused = await run(['--demo', '--credentials-file', bad], cleanEnv());
+  assertFails(refused, 1, `booking-search-server: credentials file ${bad} must hold exactly one line user:password`);
+  assert.doesNotMatch(refused.stderr, /geheimnis/);
+  assertFails(
+    await run(['--demo', '--credentials-file', file]),
+    1,
+    'booking-search-server: credentials are given twice: use BOOKING_SEARCH_USER/BOOKING_SEARCH_PASSWORD or --credentials-file, not both',
+  );
+  assertFails(await run(['--demo', '--credentials-file', join(dir, 'nix')], cleanEnv()), 1, `booking-search-server: cannot read credentials file ${join(dir, 'nix')}: no such file`);
+});
+
+test('--demo serves sample bookings as demo/demo and prints a curl command that finds some', async (t) => {
+  const server = await start(t, ['--demo'], cleanEnv());
+  const { stdout } = server.output();
+  assert.match(stdout, /^Demo: 400 sample cash bookings from \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d, in memory\.$/m);
+  assert.match(stdout, /^Demo credentials: user "demo", password "demo"/m);
+  const curl = /^Try: curl -u demo:demo '([^']+)'$/m.exec(stdout);
+  assert.ok(curl, stdout);
+  const reply = await request(curl[1] as string, { headers: { authorization: basicAuth('demo', 'demo') } });
+  assert.equal(reply.status, 200);
+  const result = JSON.parse(reply.body) as { anzahl: number; buchungen: Array<{ betrag: number; zweck: string }> };
+  assert.ok(result.anzahl > 0, reply.body);
+  assert.ok(result.buchungen.every((b) => b.betrag < 0 && b.zweck !== ''));
+});
+
+test('--demo takes credentials from the environment when given, and prints none', async (t) => {
+  const server = await start(t, ['--demo'], cleanEnv(USER));
+  const { stdout } = server.output();
+  assert.match(stdout, /^Credentials: from the environment\.$/m);
+  assert.match(stdout, /^Try: curl -u "\$BOOKING_SEARCH_USER:\$BOOKING_SEARCH_PASSWORD" /m);
+  assert.doesNotMatch(stdout, /ge:heim/);
+  assert.equal((await request(`${server.api}status`, { headers: { authorization: basicAuth('demo', 'demo') } })).status, 401);
+});

@@ -1,0 +1,112 @@
+// Shared by the integration tests: fixture databases from fixtures/*.sql in a temp dir,
+// the real handler on 127.0.0.1 port 0, and real HTTP requests.
+
+import Database from 'better-sqlite3';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type RequestListener } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import { createHandler } from '../lib/index.js';
+import type { Credentials, HandlerOptions } from '../lib/types.js';
+
+export const FIXTURES = new URL('../fixtures/', import.meta.url);
+export const CREDENTIALS: Credentials = { username: 'kasse', password: 'ge:heim' };
+export const AUTH = basicAuth(CREDENTIALS.username, CREDENTIALS.password);
+
+export function basicAuth(username: string, password: string): string {
+  return `Basic ${Buffer.from(`${username}:${password}`, 'utf8').toString('base64')}`;
+}
+
+export function fixtureSql(name: string): string {
+  return readFileSync(new URL(name, FIXTURES), 'utf8');
+}
+
+/** A fresh temp dir, removed after the test. */
+export function tempDir(t: TestContext): string {
+  const dir = mkdtempSync(join(tmpdir(), 'booking-search-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A database file built from schema.sql and the given fixtures; returns its path. */
+export function buildDatabase(t: TestContext, fixtures: readonly string[] = ['schema.sql', 'bookings.sql']): string {
+  const file = join(tempDir(t), 'kasse.sqlite');
+  const db = new Database(file);
+  for (const name of fixtures) db.exec(fixtureSql(name));
+  db.close();
+  return file;
+}
+
+/** `file` opened read-only, as the CLI opens it, until the test ends. */
+export function openReadOnly(t: TestContext, file: string, options: Database.Options = {}): Database.Database {
+  const db = new Database(file, { readonly: true, fileMustExist: true, ...options });
+  t.after(() => db.close());
+  return db;
+}
+
+/** A fresh fixture database, opened read-only. */
+export function openFixture(t: TestContext, fixtures?: readonly string[]): Database.Database {
+  return openReadOnly(t, buildDatabase(t, fixtures));
+}
+
+/** Serves `listener` on 127.0.0.1 at a free port until the test ends; returns its origin. */
+export async function serve(t: TestContext, listener: RequestListener): Promise<string> {
+  const server = createServer(listener);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  t.after(() => server.closeAllConnections());
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** The handler over the fixture database, served; returns its origin. */
+export async function serveFixture(t: TestContext, options?: HandlerOptions): Promise<string> {
+  return serve(t, createHandler(openFixture(t), CREDENTIALS, options));
+}
+
+export interface Reply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+export function request(
+  url: string,
+  { method = 'GET', headers = {} }: { method?: string; headers?: Record<string, string> } = {},
+): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+      );
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** A GET with the right credentials. */
+export function get(url: string, headers: Record<string, string> = {}): Promise<Reply> {
+  return request(url, { headers: { authorization: AUTH, ...headers } });
+}
+
+/** SPEC.md: every response carries these. */
+export function assertCommonHeaders(reply: Reply): void {
+  assert.equal(reply.headers['content-type'], 'application/json; charset=utf-8');
+  assert.equal(reply.headers['cache-control'], 'no-store');
+  assert.equal(reply.headers['x-content-type-options'], 'nosniff');
+  assert.ok(reply.headers['content-length'] !== undefined, 'Content-Length is set');
+}
+
+/** Asserts status, common headers, an exact JSON body, and a Content-Length that fits it. */
+export function assertReply(reply: Reply, status: number, body: unknown): void {
+  assert.equal(reply.status, status, reply.body);
+  assertCommonHeaders(reply);
+  assert.deepEqual(JSON.parse(reply.body), body);
+  assert.equal(Number(reply.headers['content-length']), Buffer.byteLength(reply.body));
+}

@@ -1,0 +1,119 @@
+// Authentication and throttling over real HTTP (SPEC.md, Authentication).
+
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { test } from 'node:test';
+import { assertReply, AUTH, basicAuth, CREDENTIALS, get, request, serveFixture, type Reply } from './helpers.js';
+
+const UNAUTHORIZED = { fehler: 'Anmeldung erforderlich.' };
+const THROTTLED = { fehler: 'Zu viele fehlgeschlagene Anmeldeversuche. Bitte später erneut versuchen.' };
+const CHALLENGE = 'Basic realm="booking-search-server", charset="UTF-8"';
+
+function assertUnauthorized(reply: Reply, challenge = CHALLENGE): void {
+  assertReply(reply, 401, UNAUTHORIZED);
+  assert.equal(reply.headers['www-authenticate'], challenge);
+}
+
+/** A request from another loopback address than 127.0.0.1. */
+function requestFrom(localAddress: string, url: string, headers: Record<string, string>): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { headers, localAddress, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('every request without credentials gets 401 before routing, validation or method checks', async (t) => {
+  const origin = await serveFixture(t, { maxAuthFailures: 0 });
+  const urls = [
+    '/api/v1/status',
+    '/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5',
+    '/api/v1/buchungen?unbekannt=%zz',
+    '/api/v1/nirgends',
+    '/',
+  ];
+  for (const path of urls) {
+    assertUnauthorized(await request(`${origin}${path}`));
+    assertUnauthorized(await request(`${origin}${path}`, { method: 'DELETE' }));
+  }
+  const head = await request(`${origin}/api/v1/status`, { method: 'HEAD' });
+  assert.equal(head.status, 401);
+  assert.equal(head.body, '');
+});
+
+test('wrong user, wrong password and malformed headers give byte-identical answers', async (t) => {
+  const origin = await serveFixture(t, { maxAuthFailures: 0 });
+  const url = `${origin}/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5`;
+  const headers = [
+    basicAuth('falsch', CREDENTIALS.password),
+    basicAuth(CREDENTIALS.username, 'falsch'),
+    basicAuth('', ''),
+    basicAuth(`${CREDENTIALS.username}:${CREDENTIALS.password}`, ''),
+    `Bearer ${Buffer.from('kasse:ge:heim').toString('base64')}`,
+    'Basic',
+    'Basic ****',
+  ];
+  const replies = await Promise.all(headers.map((authorization) => request(url, { headers: { authorization } })));
+  const comparable = (reply: Reply) => ({ ...reply, headers: { ...reply.headers, date: undefined } });
+  for (const reply of replies) {
+    assertUnauthorized(reply);
+    assert.deepEqual(comparable(reply), comparable(replies[0] as Reply));
+  }
+});
+
+test('the right credentials pass, with the scheme in any case and a password holding colons', async (t) => {
+  const origin = await serveFixture(t);
+  const token = Buffer.from(`${CREDENTIALS.username}:${CREDENTIALS.password}`).toString('base64');
+  for (const scheme of ['Basic', 'basic', 'BASIC']) {
+    assertReply(await request(`${origin}/api/v1/status`, { headers: { authorization: `${scheme} ${token}` } }), 200, {
+      name: 'booking-search-server',
+      version: '1.0',
+    });
+  }
+});
+
+test('the realm is the service name', async (t) => {
+  const origin = await serveFixture(t, { serviceName: 'Kasse Nord' });
+  assertUnauthorized(await request(`${origin}/api/v1/status`), 'Basic realm="Kasse Nord", charset="UTF-8"');
+});
+
+test('after 10 failures within 60 s an address gets 429 with Retry-After, even with the right credentials', async (t) => {
+  let now = 5_000_000;
+  const origin = await serveFixture(t, { now: () => now });
+  const status = `${origin}/api/v1/status`;
+  const wrong = { authorization: basicAuth('kasse', 'raten') };
+  for (let i = 0; i < 10; i += 1) assertUnauthorized(await request(status, { headers: wrong }));
+
+  const blocked = await get(status);
+  assertReply(blocked, 429, THROTTLED);
+  assert.equal(blocked.headers['retry-after'], '60');
+  assert.equal(blocked.headers['www-authenticate'], undefined);
+  now += 45_500;
+  assert.equal((await request(status, { headers: wrong })).headers['retry-after'], '15');
+
+  const elsewhere = await requestFrom('127.0.0.2', status, { authorization: AUTH });
+  assertReply(elsewhere, 200, { name: 'booking-search-server', version: '1.0' });
+
+  now += 14_500;
+  assertReply(await get(status), 200, { name: 'booking-search-server', version: '1.0' });
+});
+
+test('X-Forwarded-For is ignored unless trustProxy is set', async (t) => {
+  const origin = await serveFixture(t, { maxAuthFailures: 2 });
+  const status = `${origin}/api/v1/status`;
+  for (const forwarded of ['203.0.113.1', '203.0.113.2']) {
+    await request(status, { headers: { 'x-forwarded-for': forwarded } });
+  }
+  assert.equal((await get(status, { 'x-forwarded-for': '203.0.113.3' })).status, 429);
+
+  const proxied = await serveFixture(t, { maxAuthFailures: 2, trustProxy: true });
+  const behindProxy = `${proxied}/api/v1/status`;
+  for (let i = 0; i < 2; i += 1) await request(behindProxy, { headers: { 'x-forwarded-for': 'spoofed, 203.0.113.1' } });
+  assert.equal((await get(behindProxy, { 'x-forwarded-for': '203.0.113.1' })).status, 429);
+  assert.equal((await get(behindProxy, { 'x-forwarded-for': '203.0.113.1, 203.0.113.2' })).status, 200);
+});

@@ -1,0 +1,115 @@
+// Paths, methods, HEAD, the status endpoint and mounting (SPEC.md, Paths).
+
+import assert from 'node:assert/strict';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { test } from 'node:test';
+import { API_VERSION, createHandler } from '../lib/index.js';
+import { assertCommonHeaders, assertReply, AUTH, CREDENTIALS, get, openFixture, request, serve, serveFixture } from './helpers.js';
+
+const STATUS = { name: 'booking-search-server', version: '1.0' };
+const SEARCH = '/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5';
+
+test('API_VERSION is "1.0"', () => {
+  assert.equal(API_VERSION, '1.0');
+});
+
+test('GET /api/v1/status answers name and version and ignores any query', async (t) => {
+  const origin = await serveFixture(t);
+  assertReply(await get(`${origin}/api/v1/status`), 200, STATUS);
+  assertReply(await get(`${origin}/api/v1/status?von=kaputt&%zz`), 200, STATUS);
+  const named = await serveFixture(t, { serviceName: 'Kasse Nord' });
+  assertReply(await get(`${named}/api/v1/status`), 200, { name: 'Kasse Nord', version: '1.0' });
+});
+
+test('GET /api/v1/status does not touch the database', async (t) => {
+  const db = openFixture(t);
+  const origin = await serve(t, createHandler(db, CREDENTIALS));
+  db.close();
+  assertReply(await get(`${origin}/api/v1/status`), 200, STATUS);
+});
+
+test('unknown paths get 404 after authentication', async (t) => {
+  const origin = await serveFixture(t);
+  for (const path of ['/', '/api/v1', '/api/v1/', '/api/v1/status/', '/api/v2/status', '/API/v1/status', '/api/v1/buchungen/1', '/api/v1/%73tatus']) {
+    assertReply(await get(`${origin}${path}`), 404, { fehler: 'Nicht gefunden.' });
+  }
+  assertReply(await request(`${origin}/nirgends`, { method: 'POST', headers: { authorization: AUTH } }), 404, { fehler: 'Nicht gefunden.' });
+});
+
+test('methods other than GET and HEAD on a known path get 405 with Allow', async (t) => {
+  const origin = await serveFixture(t);
+  for (const path of ['/api/v1/status', SEARCH]) {
+    for (const method of ['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']) {
+      const reply = await request(`${origin}${path}`, { method, headers: { authorization: AUTH } });
+      assertReply(reply, 405, { fehler: 'Methode nicht erlaubt.' });
+      assert.equal(reply.headers['allow'], 'GET, HEAD');
+    }
+  }
+});
+
+test('HEAD is answered like GET without a body', async (t) => {
+  const origin = await serveFixture(t);
+  for (const path of ['/api/v1/status', SEARCH, '/api/v1/buchungen?limit=x', '/nirgends']) {
+    const got = await get(`${origin}${path}`);
+    const head = await request(`${origin}${path}`, { method: 'HEAD', headers: { authorization: AUTH } });
+    assert.equal(head.status, got.status, path);
+    assert.equal(head.body, '');
+    assertCommonHeaders(head);
+    assert.equal(head.headers['content-length'], got.headers['content-length']);
+  }
+});
+
+test('basePath moves both endpoints and nothing else answers', async (t) => {
+  for (const basePath of ['/kasse', '/kasse/']) {
+    const origin = await serveFixture(t, { basePath });
+    assertReply(await get(`${origin}/kasse/api/v1/status`), 200, STATUS);
+    assert.equal((await get(`${origin}/kasse${SEARCH}`)).status, 200);
+    assertReply(await get(`${origin}/api/v1/status`), 404, { fehler: 'Nicht gefunden.' });
+    assertReply(await get(`${origin}/kasse2/api/v1/status`), 404, { fehler: 'Nicht gefunden.' });
+  }
+});
+
+test('with next, requests outside {basePath}/api/ are handed on untouched', async (t) => {
+  const handler = createHandler(openFixture(t), CREDENTIALS, { basePath: '/kasse' });
+  const passed: string[] = [];
+  const origin = await serve(t, (req: IncomingMessage, res: ServerResponse) =>
+    handler(req, res, () => {
+      passed.push(req.url ?? '');
+      res.writeHead(418).end('weiter');
+    }),
+  );
+  const outside = await request(`${origin}/kasse/index.html`);
+  assert.equal(outside.status, 418);
+  assert.equal(outside.body, 'weiter');
+  assert.equal((await request(`${origin}/api/v1/status`)).status, 418);
+  assert.equal((await request(`${origin}/kasse/api`)).status, 418);
+  assert.deepEqual(passed, ['/kasse/index.html', '/api/v1/status', '/kasse/api']);
+
+  assert.equal((await request(`${origin}/kasse/api/v1/status`)).status, 401);
+  assertReply(await get(`${origin}/kasse/api/v2/x`), 404, { fehler: 'Nicht gefunden.' });
+  assertReply(await get(`${origin}/kasse/api/v1/status`), 200, STATUS);
+});
+
+test('an unexpected error answers 500 "Interner Fehler." and the server keeps serving', async (t) => {
+  let broken = true;
+  const errors: unknown[] = [];
+  const origin = await serveFixture(t, {
+    now: () => {
+      if (broken) throw new Error('clock failed at /secret/path');
+      return Date.now();
+    },
+    onError: (error) => errors.push(error),
+  });
+  const reply = await request(`${origin}/api/v1/status`, { headers: { authorization: 'Basic eDp5' } });
+  assertReply(reply, 500, { fehler: 'Interner Fehler.' });
+  assert.equal((errors[0] as Error).message, 'clock failed at /secret/path');
+  broken = false;
+  assertReply(await get(`${origin}/api/v1/status`), 200, STATUS);
+});
+
+test('an onError hook that throws does not change the answer', async (t) => {
+  const db = openFixture(t);
+  const origin = await serve(t, createHandler(db, CREDENTIALS, { onError: () => { throw new Error('hook'); } }));
+  db.close();
+  assertReply(await get(`${origin}${SEARCH}`), 500, { fehler: 'Interner Fehler bei der Buchungssuche.' });
+});

@@ -1,0 +1,80 @@
+// Misuse of createHandler throws at creation, naming the argument (STYLE.md point 3).
+
+import Database from 'better-sqlite3';
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createHandler } from '../lib/index.js';
+import type { Credentials, HandlerOptions } from '../lib/types.js';
+import { CREDENTIALS, openFixture } from './helpers.js';
+
+test('credentials must be a non-empty username without a colon and a non-empty password', (t) => {
+  const db = openFixture(t);
+  const bad: Array<[unknown, RegExp]> = [
+    [undefined, /^credentials must be an object/],
+    [null, /^credentials must be an object/],
+    ['kasse:geheim', /^credentials must be an object/],
+    [{ username: '', password: 'x' }, /^credentials\.username must be a non-empty string/],
+    [{ username: 'a:b', password: 'x' }, /^credentials\.username must not contain a colon/],
+    [{ username: 'a', password: '' }, /^credentials\.password must be a non-empty string/],
+    [{ username: 'a', password: 42 }, /^credentials\.password must be a non-empty string/],
+  ];
+  for (const [credentials, message] of bad) {
+    assert.throws(() => createHandler(db, credentials as Credentials), { name: 'TypeError', message }, String(credentials));
+  }
+});
+
+test('options are checked and name what is wrong', (t) => {
+  const db = openFixture(t);
+  const bad: Array<[HandlerOptions, RegExp]> = [
+    [{ basePath: 'kasse' }, /^options\.basePath/],
+    [{ basePath: '/ka sse' }, /^options\.basePath/],
+    [{ basePath: '/kasse?x' }, /^options\.basePath/],
+    [{ basePath: 5 as unknown as string }, /^options\.basePath/],
+    [{ serviceName: '' }, /^options\.serviceName/],
+    [{ serviceName: 'Kasse\r\nX-Evil: 1' }, /^options\.serviceName/],
+    [{ onError: 'log' as unknown as () => void }, /^options\.onError/],
+    [{ maxAuthFailures: -1 }, /^options\.maxAuthFailures/],
+    [{ maxAuthFailures: 1.5 }, /^options\.maxAuthFailures/],
+    [{ authFailureWindowMs: 0 }, /^options\.authFailureWindowMs/],
+    [{ maxTrackedAddresses: 0 }, /^options\.maxTrackedAddresses/],
+    [{ trustProxy: 'yes' as unknown as boolean }, /^options\.trustProxy/],
+  ];
+  for (const [options, message] of bad) {
+    assert.throws(() => createHandler(db, CREDENTIALS, options), { name: 'TypeError', message }, JSON.stringify(options));
+  }
+  assert.doesNotThrow(() => createHandler(db, CREDENTIALS, { basePath: undefined, serviceName: undefined }));
+});
+
+test('a closed or missing database is refused at creation', () => {
+  assert.throws(() => createHandler(undefined as unknown as Database.Database, CREDENTIALS), { name: 'TypeError', message: /^db must be a better-sqlite3 Database/ });
+  const closed = new Database(':memory:');
+  closed.close();
+  assert.throws(() => createHandler(closed, CREDENTIALS), { name: 'TypeError', message: /^db must be open/ });
+});
+
+test('a database without the schema is refused at creation, naming what is missing', () => {
+  const empty = new Database(':memory:');
+  assert.throws(() => createHandler(empty, CREDENTIALS), {
+    message:
+      "db does not fit the schema: table or view 'entries' is missing; table or view 'categories' is missing; table or view 'payment_methods' is missing",
+  });
+  const partial = new Database(':memory:');
+  partial.exec(`
+    CREATE TABLE entries (id INTEGER PRIMARY KEY, date TEXT, amount_cents INTEGER, category_id INTEGER);
+    CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT);
+    CREATE VIEW payment_methods AS SELECT 1 AS id;`);
+  assert.throws(() => createHandler(partial, CREDENTIALS), {
+    message: "db does not fit the schema: 'entries' is missing columns 'subject', 'payment_method_id'; 'payment_methods' is missing column 'name'",
+  });
+});
+
+test('views with the right columns fit the schema', () => {
+  const db = new Database(':memory:');
+  db.exec(`
+    CREATE TABLE buchung (nr INTEGER PRIMARY KEY, tag TEXT, cent INTEGER);
+    CREATE VIEW entries AS SELECT nr AS id, tag AS date, cent AS amount_cents, '' AS subject,
+      NULL AS category_id, NULL AS payment_method_id FROM buchung;
+    CREATE VIEW categories AS SELECT 1 AS id, 'x' AS name;
+    CREATE VIEW payment_methods AS SELECT 1 AS id, 'x' AS name;`);
+  assert.equal(typeof createHandler(db, CREDENTIALS), 'function');
+});

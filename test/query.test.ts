@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { parseSearchQuery, type SearchQuery } from '../lib/query.js';
+
+const VALID = 'von=2026-03-01&bis=2026-03-31&betrag=-12.5';
+
+function messageOf(raw: string): string | undefined {
+  const result = parseSearchQuery(raw);
+  return result.ok ? undefined : result.message;
+}
+
+function queryOf(raw: string): SearchQuery {
+  const result = parseSearchQuery(raw);
+  assert.ok(result.ok, `expected ${raw} to be valid, got ${result.ok ? '' : result.message}`);
+  return result.query;
+}
+
+test('a minimal query gets the defaults: toleranz 0, waehrung EUR, limit 50', () => {
+  assert.deepEqual(queryOf(VALID), {
+    von: '2026-03-01',
+    bis: '2026-03-31',
+    betragCents: -1250,
+    toleranzCents: 0,
+    waehrung: 'EUR',
+    limit: 50,
+  });
+});
+
+test('every parameter is read, in any order', () => {
+  assert.deepEqual(queryOf('limit=0&waehrung=usd&toleranz=0,10&betrag=%2B1,00&bis=2024-02-29&von=2024-02-29'), {
+    von: '2024-02-29',
+    bis: '2024-02-29',
+    betragCents: 100,
+    toleranzCents: 10,
+    waehrung: 'usd',
+    limit: 0,
+  });
+});
+
+test('form decoding: + is a space, %XX escapes, empty pieces are skipped', () => {
+  assert.equal(queryOf('von=2026%2D03%2D01&bis=2026-03-31&betrag=-12.5').von, '2026-03-01');
+  assert.equal(queryOf(`&&${VALID}&`).betragCents, -1250);
+  // `+` is a space, so `betrag=+5` is ' 5', which is not an amount; `%2B5` is '+5'.
+  assert.equal(messageOf('von=2026-03-01&bis=2026-03-31&betrag=+5'), "Parameter 'betrag' muss ein Betrag mit höchstens zwei Nachkommastellen sein.");
+  assert.equal(queryOf('von=2026-03-01&bis=2026-03-31&betrag=%2B5').betragCents, 500);
+});
+
+test('limit accepts 0 to 1000', () => {
+  assert.equal(queryOf(`${VALID}&limit=0`).limit, 0);
+  assert.equal(queryOf(`${VALID}&limit=1000`).limit, 1000);
+  assert.equal(queryOf(`${VALID}&limit=0050`).limit, 50);
+});
+
+// SPEC.md, Validation messages: each row is the first failing rule of its query.
+const MESSAGES: Array<[query: string, message: string]> = [
+  // 1. malformed escapes, before anything else
+  ['x=%', 'Die Anfrage enthält ungültig kodierte Zeichen.'],
+  [`${VALID}&limit=%4`, 'Die Anfrage enthält ungültig kodierte Zeichen.'],
+  [`${VALID}&limit=%G0`, 'Die Anfrage enthält ungültig kodierte Zeichen.'],
+  [`unbekannt=1&${VALID}&%zz`, 'Die Anfrage enthält ungültig kodierte Zeichen.'],
+  [`${VALID}&zweck=%FF`, 'Die Anfrage enthält ungültig kodierte Zeichen.'], // not UTF-8
+  [`${VALID}&zweck=%C3`, 'Die Anfrage enthält ungültig kodierte Zeichen.'], // a cut-off UTF-8 sequence
+  // 2. unknown or repeated names, in order of appearance
+  [`${VALID}&seite=2`, "Unbekannter Parameter 'seite'."],
+  [`Von=2026-03-01&bis=2026-03-31&betrag=1`, "Unbekannter Parameter 'Von'."],
+  [`=5&${VALID}`, "Unbekannter Parameter ''."],
+  [`${VALID}&${'x'.repeat(50)}=1`, `Unbekannter Parameter '${'x'.repeat(40)}'.`],
+  [`${VALID}&${'ü'.repeat(41)}=1`, `Unbekannter Parameter '${'ü'.repeat(40)}'.`],
+  [`${VALID}&${'😀'.repeat(41)}=1`, `Unbekannter Parameter '${'😀'.repeat(40)}'.`],
+  [`${VALID}&%C3%A4rger=1`, "Unbekannter Parameter 'ärger'."],
+  [`${VALID}&von=2026-03-01`, "Parameter 'von' darf nur einmal angegeben werden."],
+  [`${VALID}&limit=1&limit=1&x=1`, "Parameter 'limit' darf nur einmal angegeben werden."],
+  [`${VALID}&x=1&limit=1&limit=1`, "Unbekannter Parameter 'x'."],
+  ['von=&von=&bis=2026-03-31', "Parameter 'von' darf nur einmal angegeben werden."],
+  ['von=kaputt&bis=kaputt&seite=1', "Unbekannter Parameter 'seite'."],
+  // 3. missing or malformed, in table order
+  ['', "Parameter 'von' fehlt."],
+  ['von=&bis=2026-03-31&betrag=1', "Parameter 'von' fehlt."],
+  ['von&bis=2026-03-31&betrag=1', "Parameter 'von' fehlt."],
+  ['bis=2026-03-31&betrag=1', "Parameter 'von' fehlt."],
+  ['von=2026-03-01&betrag=1', "Parameter 'bis' fehlt."],
+  ['von=2026-03-01&bis=2026-03-31', "Parameter 'betrag' fehlt."],
+  ['von=2026-03-01&bis=2026-03-31&betrag=', "Parameter 'betrag' fehlt."],
+  ['von=2025-02-29&bis=2026-03-31&betrag=1', "Parameter 'von' muss ein gültiges Datum im Format JJJJ-MM-TT sein."],
+  ['von=2026-3-1&bis=2026-03-31&betrag=1', "Parameter 'von' muss ein gültiges Datum im Format JJJJ-MM-TT sein."],
+  ['von=2026-13-01&bis=2026-03-31&betrag=1', "Parameter 'von' muss ein gültiges Datum im Format JJJJ-MM-TT sein."],
+  ['von=2026-00-10&bis=2026-03-31&betrag=1', "Parameter 'von' muss ein gültiges Datum im Format JJJJ-MM-TT sein."],
+  ['von=2026-04-31&bis=2026-03-31&betrag=1', "Parameter 'von' muss ein gültiges Datum im Format JJJJ-MM-TT sein."],
+  ['von=2026-04-00&bis=2026-03-31&betrag=1', "Parameter 'von' muss ein gültiges Datum im Format JJJJ-MM-TT sein."],
+  ['von=1900-02-29&bis=2026-03-31&betrag=1', "Parameter 'von' muss ein gültiges Datum im Format JJJJ-MM-TT sein."],
+  ['von=2026-03-01T00:00&bis=2026-03-31&betrag=1', "Parameter 'von' muss ein gültiges Datum im Format JJJJ-MM-TT sein."],
+  ['von=20260301&bis=2026-03-31&betrag=1', "Parameter 'von' muss ein gültiges Datum im Format JJJJ-MM-TT sein."],
+  ['von=%EF%BC%92026-03-01&bis=2026-03-31&betrag=1', "Parameter 'von' muss ein gültiges Datum im Format JJJJ-MM-TT sein."],
+  ['von=kaputt&bis=kaputt&betrag=kaputt', "Parameter 'von' muss ein gültiges Datum im Format JJJJ-MM-TT sein."],
+  ['von=2026-03-01&bis=2026-02-30&betrag=1', "Parameter 'bis' muss ein gültiges Datum im Format JJJJ-MM-TT sein."],
+  ['von=2026-03-01&bis=2026-03-31&betrag=1.234', "Parameter 'betrag' muss ein Betrag mit höchstens zwei Nachkommastellen sein."],
+  ['von=2026-03-01&bis=2026-03-31&betrag=1e3', "Parameter 'betrag' muss ein Betrag mit höchstens zwei Nachkommastellen sein."],
+  ['von=2026-03-01&bis=2026-03-31&betrag=NaN', "Parameter 'betrag' muss ein Betrag mit höchstens zwei Nachkommastellen sein."],
+  ['von=2026-03-01&bis=2026-03-31&betrag=1.000,00', "Parameter 'betrag' muss ein Betrag mit höchstens zwei Nachkommastellen sein."],
+  ['von=2026-03-01&bis=2026-03-31&betrag=1000000000000', "Parameter 'betrag' muss ein Betrag mit höchstens zwei Nachkommastellen sein."],
+  [`${VALID}&toleranz=-1`, "Parameter 'toleranz' muss ein nicht negativer Betrag mit höchstens zwei Nachkommastellen sein."],
+  [`${VALID}&toleranz=%2B1`, "Parameter 'toleranz' muss ein nicht negativer Betrag mit höchstens zwei Nachkommastellen sein."],
+  [`${VALID}&toleranz=0.001`, "Parameter 'toleranz' muss ein nicht negativer Betrag mit höchstens zwei Nachkommastellen sein."],
+  [`${VALID}&waehrung=EU`, "Parameter 'waehrung' muss ein dreistelliger Währungscode sein."],
+  [`${VALID}&waehrung=EURO`, "Parameter 'waehrung' muss ein dreistelliger Währungscode sein."],
+  [`${VALID}&waehrung=E1R`, "Parameter 'waehrung' muss ein dreistelliger Währungscode sein."],
+  [`${VALID}&waehrung=%C3%84UR`, "Parameter 'waehrung' muss ein dreistelliger Währungscode sein."],
+  [`${VALID}&limit=1001`, "Parameter 'limit' muss eine ganze Zahl zwischen 0 und 1000 sein."],
+  [`${VALID}&limit=-1`, "Parameter 'limit' muss eine ganze Zahl zwischen 0 und 1000 sein."],
+  [`${VALID}&limit=1.5`, "Parameter 'limit' muss eine ganze Zahl zwischen 0 und 1000 sein."],
+  [`${VALID}&limit=1e2`, "Parameter 'limit' muss eine ganze Zahl zwischen 0 und 1000 sein."],
+  [`${VALID}&limit=%2B5`, "Parameter 'limit' muss eine ganze Zahl zwischen 0 und 1000 sein."],
+  [`${VALID}&limit=99999`, "Parameter 'limit' muss eine ganze Zahl zwischen 0 und 1000 sein."],
+  [`von=2026-03-01&bis=2026-03-31&betrag=1&toleranz=x&waehrung=x&limit=x`, "Parameter 'toleranz' muss ein nicht negativer Betrag mit höchstens zwei Nachkommastellen sein."],
+  [`von=2026-03-01&bis=2026-03-31&betrag=1&waehrung=x&limit=x`, "Parameter 'waehrung' muss ein dreistelliger Währungscode sein."],
+  // 4. the range, last of all
+  ['von=2026-04-01&bis=2026-03-31&betrag=1', "Der Zeitraum ist ungültig: 'von' liegt nach 'bis'."],
+  ['von=2026-04-01&bis=2026-03-31&betrag=1&limit=x', "Parameter 'limit' muss eine ganze Zahl zwischen 0 und 1000 sein."],
+];
+
+test('each rule of SPEC.md gives its message, first failing rule first', () => {
+  for (const [query, message] of MESSAGES) assert.equal(messageOf(query), message, query);
+});
+
+test('a message never echoes more than 40 characters of the input', () => {
+  const result = messageOf(`${'a'.repeat(10_000)}=1`);
+  assert.equal(result, `Unbekannter Parameter '${'a'.repeat(40)}'.`);
+});
+
+test('a query of 20,000 escapes is rejected without throwing', () => {
+  assert.equal(messageOf('%'.repeat(20_000)), 'Die Anfrage enthält ungültig kodierte Zeichen.');
+  assert.equal(messageOf(`${'%41'.repeat(20_000)}=1`), `Unbekannter Parameter '${'A'.repeat(40)}'.`);
+});
