@@ -239,3 +239,36 @@ test('--demo takes credentials from the environment when given, and prints none'
   assert.doesNotMatch(stdout, /ge:heim/);
   assert.equal((await request(`${server.api}status`, { headers: { authorization: basicAuth('demo', 'demo') } })).status, 401);
 });
+
+test('--name and --max-auth-failures reach the handler', async (t) => {
+  const server = await start(t, ['--db', buildDatabase(t), '--name', 'Kasse Nord', '--max-auth-failures', '2']);
+  assertReply(await get(`${server.api}status`), 200, { name: 'Kasse Nord', version: '1.0' });
+  const wrong = { authorization: basicAuth('kasse', 'falsch') };
+  const first = await request(`${server.api}status`, { headers: wrong });
+  assert.equal(first.headers['www-authenticate'], 'Basic realm="Kasse Nord", charset="UTF-8"');
+  await request(`${server.api}status`, { headers: wrong });
+  assert.equal((await get(`${server.api}status`)).status, 429);
+});
+
+test('a database locked by a writer answers 500 with Retry-After: 1 quickly and logs the cause to stderr', async (t) => {
+  const file = buildDatabase(t);
+  const server = await start(t, ['--db', file]);
+  const writer = new Database(file);
+  t.after(() => writer.close());
+  writer.exec('BEGIN EXCLUSIVE');
+  writer.exec("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-02', 435)");
+  const started = Date.now();
+  const locked = await get(`${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`);
+  const elapsed = Date.now() - started;
+  assertReply(locked, 500, { fehler: 'Interner Fehler bei der Buchungssuche.' });
+  assert.equal(locked.headers['retry-after'], '1');
+  assert.ok(elapsed < 1000, `answered after ${elapsed} ms, not after a 5 s busy wait`);
+  assertReply(await get(`${server.api}status`), 200, { name: 'booking-search-server', version: '1.0' });
+  writer.exec('COMMIT');
+  const after = await get(`${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35&limit=0`);
+  assertReply(after, 200, { anzahl: 2, buchungen: [] });
+
+  const stopped = await server.stop();
+  assert.match(stopped.stderr, /^\S+ error in GET \/api\/v1\/buchungen: SqliteError: database is locked$/m);
+  assert.doesNotMatch(stopped.stderr, /ge:heim|betrag=/);
+});
