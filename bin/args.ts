@@ -29,6 +29,8 @@ export interface ServeCommand {
   maxAuthFailures: number;
   authFailureWindowMs: number;
   trustProxy: boolean;
+  /** Processes serving the port; 1 serves from this process. */
+  workers: number;
 }
 
 export type Command = ServeCommand | { command: 'help' } | { command: 'version' };
@@ -49,6 +51,7 @@ Options:
   --max-auth-failures N      failed logins per client address before 429; 0 turns it off (default 10)
   --auth-failure-window SEC  the window those failures are counted in (default 60)
   --trust-proxy              take the client address from X-Forwarded-For (only behind your own proxy)
+  --workers N                serve from N processes, each with its own read-only connection (default 1)
 
 Credentials come from BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD, or from
 --credentials-file; never from a flag, which every user of the machine could read in ps.
@@ -65,6 +68,7 @@ const OPTIONS = {
   'max-auth-failures': { type: 'string' },
   'auth-failure-window': { type: 'string' },
   'trust-proxy': { type: 'boolean' },
+  workers: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -101,6 +105,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     maxAuthFailures: wholeNumber('--max-auth-failures', values['max-auth-failures'], 10, 0, 1_000_000),
     authFailureWindowMs: 1000 * wholeNumber('--auth-failure-window', values['auth-failure-window'], 60, 1, 86_400),
     trustProxy: values['trust-proxy'] === true,
+    workers: wholeNumber('--workers', values.workers, 1, 1, 64),
   };
 }
 

@@ -3,11 +3,14 @@
 
 import Database from 'better-sqlite3';
 import { readFileSync, statSync } from 'node:fs';
+import cluster from 'node:cluster';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHandler } from '../lib/index.js';
+import { findSchemaProblems } from '../lib/schema.js';
 import type { RequestHandler } from '../lib/types.js';
 import { CliError, describeFsError, parseCommandLine, USAGE, type ServeCommand } from './args.js';
 import { createDemoDatabase } from './demo.js';
+import { reportFailure, reportListening, superviseWorkers } from './workers.js';
 
 const NAME = 'booking-search-server';
 // A search waits this long for another program's write lock before it answers 500 with
@@ -21,15 +24,20 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     const command = parseCommandLine(argv, env);
     if (command.command === 'help') return void process.stdout.write(USAGE);
     if (command.command === 'version') return void process.stdout.write(`${readVersion()}\n`);
-    await serve(command);
+    if (command.workers > 1 && cluster.isPrimary) return await superviseWorkers(command, () => checkDatabaseFile(command));
+    const greeting = await serve(command);
+    if (cluster.isWorker) reportListening(greeting);
+    else process.stdout.write(`${greeting.join('\n')}\n`);
   } catch (error: unknown) {
-    const known = error instanceof CliError;
-    process.stderr.write(`${NAME}: ${known ? error.message : `unexpected error: ${String(error)}`}\n`);
-    process.exitCode = known ? error.exitCode : 1;
+    const message = error instanceof CliError ? error.message : `unexpected error: ${String(error)}`;
+    if (cluster.isWorker) return reportFailure(message);
+    process.stderr.write(`${NAME}: ${message}\n`);
+    process.exitCode = error instanceof CliError ? error.exitCode : 1;
   }
 }
 
-async function serve(command: ServeCommand): Promise<void> {
+/** Opens, checks and serves; returns the lines that tell the user where and what. */
+async function serve(command: ServeCommand): Promise<string[]> {
   const demo = command.db === undefined ? createDemoDatabase() : undefined;
   const db = demo?.db ?? openReadOnly(command.db ?? '');
   let handler: RequestHandler;
@@ -64,6 +72,7 @@ async function serve(command: ServeCommand): Promise<void> {
   const host = command.host.includes(':') ? `[${command.host}]` : command.host;
   const api = `http://${host}:${port}${command.basePath.replace(/\/+$/, '')}/api/v1/`;
   const lines = [`${NAME} listening on ${api}`];
+  if (command.workers > 1) lines.push(`Serving from ${command.workers} worker processes, each with its own read-only connection.`);
   if (demo !== undefined) {
     const { username, password } = command.credentials;
     const userArgument = command.credentialsFrom === 'demo default' ? `${username}:${password}` : '"$BOOKING_SEARCH_USER:$BOOKING_SEARCH_PASSWORD"';
@@ -75,7 +84,21 @@ async function serve(command: ServeCommand): Promise<void> {
       `Try: curl -u ${userArgument} '${api}buchungen?von=${demo.example.von}&bis=${demo.example.bis}&betrag=${demo.example.betrag}'`,
     );
   }
-  process.stdout.write(`${lines.join('\n')}\n`);
+  return lines;
+}
+
+/** Before any worker starts: the file's problems, said once rather than once per worker. */
+function checkDatabaseFile(command: ServeCommand): void {
+  if (command.db === undefined) return;
+  const db = openReadOnly(command.db);
+  try {
+    const problems = findSchemaProblems(db);
+    if (problems.length > 0) throw new CliError(`cannot serve ${command.db}: db does not fit the schema: ${problems.join('; ')}`);
+  } catch (error: unknown) {
+    throw error instanceof CliError ? error : new CliError(describeDatabaseError(command.db, error));
+  } finally {
+    db.close();
+  }
 }
 
 function openReadOnly(file: string): Database.Database {
@@ -146,6 +169,8 @@ function stopOnSignals(server: Server, db: Database.Database): void {
     server.close(() => {
       db.close();
       process.exitCode = 0;
+      // A worker's channel to the primary would keep it alive.
+      if (cluster.isWorker) process.disconnect();
     });
     server.closeIdleConnections();
     setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();

@@ -100,8 +100,8 @@ export function createDemoDatabase(today: Date = new Date()): DemoDatabase {
   return { db, count: BOOKINGS, from: dates[0] ?? isoDate(end), to: dates.at(-1) ?? isoDate(end), example: { von, bis, betrag } };
 }
 
-/** A small seeded generator, so the demo is the same on every machine. */
-function mulberry32(seed: number): () => number {
+/** A small seeded generator (mulberry32), so the demo is the same on every machine. */
+export function mulberry32(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;

@@ -272,3 +272,41 @@ test('a database locked by a writer answers 500 with Retry-After: 1 quickly and 
   assert.match(stopped.stderr, /^\S+ error in GET \/api\/v1\/buchungen: SqliteError: database is locked$/m);
   assert.doesNotMatch(stopped.stderr, /ge:heim|betrag=/);
 });
+
+function childPids(pid: number): number[] {
+  return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+}
+
+test('--workers 2 serves one port from two processes, replaces a dead worker, and stops on SIGTERM', async (t) => {
+  const server = await start(t, ['--db', buildDatabase(t), '--workers', '2']);
+  assert.match(server.output().stdout, /^Serving from 2 worker processes, each with its own read-only connection\.$/m);
+  const pid = server.child.pid as number;
+  const workers = childPids(pid);
+  assert.equal(workers.length, 2);
+  const search = `${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5&limit=0`;
+  for (let i = 0; i < 6; i += 1) assertReply(await get(search), 200, { anzahl: 6, buchungen: [] });
+
+  // A worker that dies after its start-up is replaced; the port keeps answering meanwhile.
+  await new Promise((resolve) => setTimeout(resolve, 2_100));
+  process.kill(workers[0] as number, 'SIGKILL');
+  assertReply(await get(search), 200, { anzahl: 6, buchungen: [] });
+  const replaced = /^\S+ worker \d+ ended \(signal SIGKILL\); starting another$/m;
+  const deadline = Date.now() + 5_000;
+  while ((childPids(pid).length < 2 || !replaced.test(server.output().stderr)) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.equal(childPids(pid).length, 2, 'a new worker replaced the dead one');
+  assert.match(server.output().stderr, replaced);
+
+  const stopped = await server.stop('SIGTERM');
+  assert.equal(stopped.code, 0);
+});
+
+test('--workers with a port in use ends with one line, not one per worker', async (t) => {
+  const blocker = createServer();
+  await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+  t.after(() => blocker.close());
+  const port = (blocker.address() as { port: number }).port;
+  assertFails(await run(['--demo', '--workers', '3', '--port', String(port)]), 1, `booking-search-server: port ${port} on 127.0.0.1 is already in use`);
+  assertFails(await run(['--db', join(tempDir(t), 'fehlt.sqlite'), '--workers', '2']), 1, /^booking-search-server: cannot open database .*fehlt\.sqlite: no such file$/);
+});

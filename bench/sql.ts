@@ -1,0 +1,87 @@
+// The query shapes measured in-process, at the SQLite level: count + page, the plain query
+// beside the service's search, alternating, several rounds. Prints markdown.
+//
+//   npm run bench:sql -- [--db bench/data/bookings-1000000.sqlite] [--rounds 5] [--queries 200]
+
+import Database from 'better-sqlite3';
+import { parseArgs } from 'node:util';
+import { bandCosts, chooseCount, choosePage, createBookingSearch, SQL, toBounds, type BookingRow } from '../lib/search.js';
+import type { SearchQuery } from '../lib/query.js';
+import { median, percentile, queriesFor, SHAPES, type Shape } from './shapes.js';
+
+const { values } = parseArgs({
+  options: {
+    db: { type: 'string', default: 'bench/data/bookings-1000000.sqlite' },
+    rounds: { type: 'string', default: '5' },
+    queries: { type: 'string', default: '200' },
+  },
+});
+const db = new Database(values.db, { readonly: true, fileMustExist: true });
+const rounds = Number(values.rounds);
+const perRound = Number(values.queries);
+
+// The straightforward design: one statement each, the planner left to itself.
+const PLAIN_COUNT = 'SELECT count(*) FROM entries WHERE date BETWEEN ? AND ? AND amount_cents BETWEEN ? AND ?';
+const PLAIN_PAGE = `SELECT e.id, e.date, e.amount_cents, e.subject, c.name, p.name FROM entries e
+  LEFT JOIN categories c ON c.id = e.category_id LEFT JOIN payment_methods p ON p.id = e.payment_method_id
+  WHERE e.date BETWEEN ? AND ? AND e.amount_cents BETWEEN ? AND ? ORDER BY e.date DESC, e.id DESC LIMIT ?`;
+const plainCount = db.prepare<[string, string, number, number], number>(PLAIN_COUNT).pluck();
+const plainPage = db.prepare<[string, string, number, number, number], BookingRow>(PLAIN_PAGE).raw();
+const plain = db.transaction((q: SearchQuery) => {
+  const { von, bis, low, high } = toBounds(q);
+  const count = plainCount.get(von, bis, low, high) ?? 0;
+  return { count, rows: count === 0 || q.limit === 0 ? [] : plainPage.all(von, bis, low, high, q.limit) };
+});
+const service = createBookingSearch(db);
+const strategies = { plain, service } as const;
+
+function timeEach(search: (q: SearchQuery) => unknown, queries: readonly SearchQuery[]): number[] {
+  return queries.map((q) => {
+    const started = process.hrtime.bigint();
+    search(q);
+    return Number(process.hrtime.bigint() - started) / 1000;
+  });
+}
+
+const fmt = (us: number): string => (us >= 1000 ? `${(us / 1000).toFixed(1)} ms` : `${us.toFixed(0)} µs`);
+const rows = db.prepare<[], number>('SELECT count(*) FROM entries').pluck().get();
+console.log(`In-process search, ${rows} bookings, ${rounds} rounds × ${perRound} queries per shape, strategies alternating.\n`);
+console.log('| shape | plain median | plain p99 | service median | service p99 | plain / service |');
+console.log('|---|---:|---:|---:|---:|---:|');
+const plans: string[] = [];
+for (const shape of SHAPES) {
+  // "Everything" scans the whole window: fewer queries keep the run short.
+  const count = shape === '10 years everything' ? Math.max(5, perRound / 20) : perRound;
+  const samples: Record<keyof typeof strategies, number[]> = { plain: [], service: [] };
+  const medians: Record<keyof typeof strategies, number[]> = { plain: [], service: [] };
+  for (let round = 0; round < rounds; round += 1) {
+    const queries = queriesFor(db, shape, count, 1 + round);
+    for (const name of round % 2 === 0 ? (['plain', 'service'] as const) : (['service', 'plain'] as const)) {
+      const times = timeEach(strategies[name], queries);
+      samples[name].push(...times);
+      medians[name].push(median(times));
+    }
+  }
+  const p = median(medians.plain);
+  const s = median(medians.service);
+  console.log(`| ${shape} | ${fmt(p)} | ${fmt(percentile(samples.plain, 0.99))} | ${fmt(s)} | ${fmt(percentile(samples.service, 0.99))} | ${(p / s).toFixed(1)} |`);
+  plans.push(explain(shape, queriesFor(db, shape, 1, 99)[0] as SearchQuery));
+}
+console.log(`\nMedians are the median of the rounds' medians. EXPLAIN QUERY PLAN of one query per shape:\n\n${plans.join('\n')}`);
+
+function explain(shape: Shape, q: SearchQuery): string {
+  const bounds = toBounds(q);
+  const costs = bounds.low === bounds.high ? undefined : bandCosts(bounds, db.prepare(SQL.stats).raw().get() as never);
+  const countPlan = chooseCount(costs ?? undefined);
+  const total = (db.prepare(SQL[countPlan]).pluck().get(bounds) as number | undefined) ?? 0;
+  const pagePlan = total === 0 || q.limit === 0 ? undefined : choosePage(costs ?? undefined, total, q.limit);
+  const plan = (sql: string, parameters: object | unknown[]) =>
+    (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(parameters) as Array<{ detail: string }>).map((r) => `    ${r.detail}`).join('\n');
+  const lines = [`${shape} (${JSON.stringify(bounds)}, limit ${q.limit}):`, `  plain count:\n${plan(PLAIN_COUNT, [bounds.von, bounds.bis, bounds.low, bounds.high])}`];
+  lines.push(`  service ${countPlan}:\n${plan(SQL[countPlan], bounds)}`);
+  if (pagePlan !== undefined) {
+    lines.push(`  plain page:\n${plan(PLAIN_PAGE, [bounds.von, bounds.bis, bounds.low, bounds.high, q.limit])}`);
+    lines.push(`  service ${pagePlan}:\n${plan(SQL[pagePlan], { ...bounds, limit: q.limit })}`);
+  }
+  return `\`\`\`\n${lines.join('\n')}\n\`\`\`\n`;
+}
