@@ -31,6 +31,9 @@ export interface ServeCommand {
   trustProxy: boolean;
   /** Processes serving the port; 1 serves from this process. */
   workers: number;
+  /** PEM files for HTTPS; `undefined` serves plain HTTP. */
+  tls: { cert: string; key: string } | undefined;
+  timeouts: { headersMs: number; requestMs: number; keepAliveMs: number };
 }
 
 export type Command = ServeCommand | { command: 'help' } | { command: 'version' };
@@ -52,6 +55,11 @@ Options:
   --auth-failure-window SEC  the window those failures are counted in (default 60)
   --trust-proxy              take the client address from X-Forwarded-For (only behind your own proxy)
   --workers N                serve from N processes, each with its own read-only connection (default 1)
+  --tls-cert FILE            serve HTTPS with this PEM certificate (chain) ...
+  --tls-key FILE             ... and this PEM private key
+  --headers-timeout SEC      a client must have sent its headers within this (default 10)
+  --request-timeout SEC      ... and its whole request within this (default 30)
+  --keep-alive-timeout SEC   an idle keep-alive connection is closed after this (default 5)
 
 Credentials come from BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD, or from
 --credentials-file; never from a flag, which every user of the machine could read in ps.
@@ -69,6 +77,11 @@ const OPTIONS = {
   'auth-failure-window': { type: 'string' },
   'trust-proxy': { type: 'boolean' },
   workers: { type: 'string' },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  'headers-timeout': { type: 'string' },
+  'request-timeout': { type: 'string' },
+  'keep-alive-timeout': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -84,6 +97,10 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   const demo = values.demo === true;
   if (demo && values.db !== undefined) throw usage('give either --db FILE or --demo, not both');
   if (!demo && values.db === undefined) throw usage('--db FILE is required (or --demo for sample data)');
+
+  const cert = values['tls-cert'];
+  const key = values['tls-key'];
+  if ((cert === undefined) !== (key === undefined)) throw usage('--tls-cert and --tls-key go together');
 
   const given = readCredentials(env, values['credentials-file']);
   const credentials = given ?? (demo ? { credentials: DEMO_CREDENTIALS, from: 'demo default' as const } : undefined);
@@ -106,6 +123,8 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     authFailureWindowMs: 1000 * wholeNumber('--auth-failure-window', values['auth-failure-window'], 60, 1, 86_400),
     trustProxy: values['trust-proxy'] === true,
     workers: wholeNumber('--workers', values.workers, 1, 1, 64),
+    tls: cert === undefined || key === undefined ? undefined : { cert, key },
+    timeouts: readTimeouts(values),
   };
 }
 
@@ -121,6 +140,18 @@ function parse(argv: readonly string[]) {
     if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option) throw usage(`option ${option} needs a value`);
     throw usage(message.split('\n')[0] ?? message);
   }
+}
+
+function readTimeouts(values: Record<string, string | boolean | undefined>): ServeCommand['timeouts'] {
+  const seconds = (flag: string, fallback: number): number => {
+    const text = values[flag.slice(2)];
+    return wholeNumber(flag, typeof text === 'string' ? text : undefined, fallback, 1, 3600);
+  };
+  const headers = seconds('--headers-timeout', 10);
+  const request = seconds('--request-timeout', 30);
+  // node:http refuses a headers timeout longer than the request timeout.
+  if (headers > request) throw usage('--headers-timeout must not be longer than --request-timeout');
+  return { headersMs: 1000 * headers, requestMs: 1000 * request, keepAliveMs: 1000 * seconds('--keep-alive-timeout', 5) };
 }
 
 function readCredentials(
@@ -162,6 +193,11 @@ function wholeNumber(flag: string, text: string | undefined, fallback: number, m
   const value = /^[0-9]{1,9}$/.test(text) ? Number(text) : Number.NaN;
   if (!(value >= min && value <= max)) throw usage(`${flag} must be a whole number from ${min} to ${max}, not '${text}'`);
   return value;
+}
+
+/** Whether `host` is an address only this machine can reach. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 export function describeFsError(error: unknown): string {

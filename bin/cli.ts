@@ -1,30 +1,31 @@
 // The launcher: reads argv and the environment, opens the database read-only, creates
 // the server and listens. Every failure ends in one line on stderr and a non-zero exit.
 
-import Database from 'better-sqlite3';
-import { readFileSync, statSync } from 'node:fs';
 import cluster from 'node:cluster';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { createHandler } from '../lib/index.js';
-import { findSchemaProblems } from '../lib/schema.js';
 import type { RequestHandler } from '../lib/types.js';
-import { CliError, describeFsError, parseCommandLine, USAGE, type ServeCommand } from './args.js';
+import { CliError, describeFsError, isLoopback, parseCommandLine, USAGE, type ServeCommand } from './args.js';
+import { checkDatabaseFile, fixedDatabase, watchDatabase } from './database.js';
 import { createDemoDatabase } from './demo.js';
 import { reportFailure, reportListening, superviseWorkers } from './workers.js';
 
 const NAME = 'booking-search-server';
-// A search waits this long for another program's write lock before it answers 500 with
-// Retry-After; better-sqlite3's default of 5 s would block every other request meanwhile.
-const BUSY_TIMEOUT_MS = 100;
 // After SIGINT/SIGTERM, requests in flight get this long before their connections are cut.
 const SHUTDOWN_GRACE_MS = 10_000;
+// Request line and headers together; a Basic header and a long query fit well within.
+const MAX_HEADER_BYTES = 16 * 1024;
 
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
   try {
     const command = parseCommandLine(argv, env);
     if (command.command === 'help') return void process.stdout.write(USAGE);
     if (command.command === 'version') return void process.stdout.write(`${readVersion()}\n`);
-    if (command.workers > 1 && cluster.isPrimary) return await superviseWorkers(command, () => checkDatabaseFile(command));
+    if (command.workers > 1 && cluster.isPrimary) {
+      return await superviseWorkers(command, () => command.db !== undefined && checkDatabaseFile(command.db));
+    }
     const greeting = await serve(command);
     if (cluster.isWorker) reportListening(greeting);
     else process.stdout.write(`${greeting.join('\n')}\n`);
@@ -38,11 +39,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
 
 /** Opens, checks and serves; returns the lines that tell the user where and what. */
 async function serve(command: ServeCommand): Promise<string[]> {
-  const demo = command.db === undefined ? createDemoDatabase() : undefined;
-  const db = demo?.db ?? openReadOnly(command.db ?? '');
-  let handler: RequestHandler;
-  try {
-    handler = createHandler(db, command.credentials, {
+  const build = (db: Parameters<typeof createHandler>[0]): RequestHandler =>
+    createHandler(db, command.credentials, {
       basePath: command.basePath,
       serviceName: command.serviceName,
       maxAuthFailures: command.maxAuthFailures,
@@ -50,77 +48,69 @@ async function serve(command: ServeCommand): Promise<string[]> {
       trustProxy: command.trustProxy,
       onError: logError,
     });
-  } catch (error: unknown) {
-    db.close();
-    throw new CliError(describeDatabaseError(command.db, error));
-  }
+  const demo = command.db === undefined ? createDemoDatabase() : undefined;
+  const database = demo === undefined ? watchDatabase(command.db ?? '', build, logLine) : fixedDatabase(demo.db, build);
 
-  const server = createServer({ maxHeaderSize: 16 * 1024 }, withAccessLog(handler));
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
-  server.keepAliveTimeout = 5_000;
+  let server: Server;
   try {
+    server = createServer(command, withAccessLog(database.handler));
     await listen(server, command.port, command.host);
   } catch (error: unknown) {
-    db.close();
-    throw new CliError(describeListenError(error, command));
+    database.close();
+    throw error instanceof CliError ? error : new CliError(describeListenError(error, command));
   }
-  stopOnSignals(server, db);
+  stopOnSignals(server, database.close);
+  keepServingThroughBugs();
 
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : command.port;
   const host = command.host.includes(':') ? `[${command.host}]` : command.host;
-  const api = `http://${host}:${port}${command.basePath.replace(/\/+$/, '')}/api/v1/`;
+  const api = `${command.tls === undefined ? 'http' : 'https'}://${host}:${port}${command.basePath.replace(/\/+$/, '')}/api/v1/`;
+  if (command.tls === undefined && !isLoopback(command.host)) {
+    logLine(`warning: serving HTTP Basic authentication without TLS on ${command.host}: passwords cross the network readable; use --tls-cert/--tls-key or a TLS proxy`);
+  }
   const lines = [`${NAME} listening on ${api}`];
   if (command.workers > 1) lines.push(`Serving from ${command.workers} worker processes, each with its own read-only connection.`);
   if (demo !== undefined) {
     const { username, password } = command.credentials;
     const userArgument = command.credentialsFrom === 'demo default' ? `${username}:${password}` : '"$BOOKING_SEARCH_USER:$BOOKING_SEARCH_PASSWORD"';
+    const insecure = command.tls === undefined ? '' : '-k ';
     lines.push(
       `Demo: ${demo.count} sample cash bookings from ${demo.from} to ${demo.to}, in memory.`,
       command.credentialsFrom === 'demo default'
         ? 'Demo credentials: user "demo", password "demo" (set BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD for others).'
         : `Credentials: from the ${command.credentialsFrom}.`,
-      `Try: curl -u ${userArgument} '${api}buchungen?von=${demo.example.von}&bis=${demo.example.bis}&betrag=${demo.example.betrag}'`,
+      `Try: curl ${insecure}-u ${userArgument} '${api}buchungen?von=${demo.example.von}&bis=${demo.example.bis}&betrag=${demo.example.betrag}'`,
     );
   }
   return lines;
 }
 
-/** Before any worker starts: the file's problems, said once rather than once per worker. */
-function checkDatabaseFile(command: ServeCommand): void {
-  if (command.db === undefined) return;
-  const db = openReadOnly(command.db);
+/** node:http, or node:https with --tls-cert/--tls-key; timeouts set against slow clients. */
+function createServer(command: ServeCommand, listener: (req: IncomingMessage, res: ServerResponse) => void): Server {
+  const options = {
+    maxHeaderSize: MAX_HEADER_BYTES,
+    headersTimeout: command.timeouts.headersMs,
+    requestTimeout: command.timeouts.requestMs,
+    keepAliveTimeout: command.timeouts.keepAliveMs,
+    // Node looks for expired headers and requests only this often (default 30 s).
+    connectionsCheckingInterval: Math.min(1_000, command.timeouts.headersMs),
+  };
+  if (command.tls === undefined) return createHttpServer(options, listener);
+  const read = (flag: string, file: string): Buffer => {
+    try {
+      return readFileSync(file);
+    } catch (error: unknown) {
+      throw new CliError(`cannot read ${flag} ${file}: ${describeFsError(error)}`);
+    }
+  };
+  const cert = read('--tls-cert', command.tls.cert);
+  const key = read('--tls-key', command.tls.key);
   try {
-    const problems = findSchemaProblems(db);
-    if (problems.length > 0) throw new CliError(`cannot serve ${command.db}: db does not fit the schema: ${problems.join('; ')}`);
+    return createHttpsServer({ ...options, cert, key }, listener);
   } catch (error: unknown) {
-    throw error instanceof CliError ? error : new CliError(describeDatabaseError(command.db, error));
-  } finally {
-    db.close();
+    throw new CliError(`the TLS certificate or key is not usable: ${error instanceof Error ? error.message : String(error)}`);
   }
-}
-
-function openReadOnly(file: string): Database.Database {
-  let isFile: boolean;
-  try {
-    isFile = statSync(file).isFile();
-  } catch (error: unknown) {
-    throw new CliError(`cannot open database ${file}: ${describeFsError(error)}`);
-  }
-  if (!isFile) throw new CliError(`cannot open database ${file}: not a regular file`);
-  try {
-    return new Database(file, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
-  } catch (error: unknown) {
-    throw new CliError(`cannot open database ${file}: ${error instanceof Error ? error.message : String(error)}`);
-  }
-}
-
-function describeDatabaseError(file: string | undefined, error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code;
-  const message = error instanceof Error ? error.message : String(error);
-  if (code === 'SQLITE_NOTADB') return `${file} is not a SQLite database`;
-  return file === undefined ? message : `cannot serve ${file}: ${message}`;
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {
@@ -155,19 +145,36 @@ function withAccessLog(handler: RequestHandler) {
   };
 }
 
-function logError(error: unknown, req: IncomingMessage): void {
-  const path = (req.url ?? '').split('?', 1)[0];
-  const cause = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  process.stderr.write(`${new Date().toISOString()} error in ${req.method} ${path}: ${cause}\n`);
+function logLine(line: string): void {
+  process.stderr.write(`${new Date().toISOString()} ${line}\n`);
 }
 
-function stopOnSignals(server: Server, db: Database.Database): void {
+function logError(error: unknown, req: IncomingMessage): void {
+  const path = (req.url ?? '').split('?', 1)[0];
+  logLine(`error in ${req.method} ${path}: ${describeError(error)}`);
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+/**
+ * The handler catches every error of a request; this is the net under anything else (a
+ * bug in a callback, a rejected promise), so that one mistake costs one line, not the
+ * service.
+ */
+function keepServingThroughBugs(): void {
+  process.on('uncaughtException', (error) => logLine(`unexpected error, still serving: ${describeError(error)}`));
+  process.on('unhandledRejection', (error) => logLine(`unexpected rejection, still serving: ${describeError(error)}`));
+}
+
+function stopOnSignals(server: Server, closeDatabase: () => void): void {
   let stopping = false;
   const stop = (): void => {
     if (stopping) return void server.closeAllConnections();
     stopping = true;
     server.close(() => {
-      db.close();
+      closeDatabase();
       process.exitCode = 0;
       // A worker's channel to the primary would keep it alive.
       if (cluster.isWorker) process.disconnect();

@@ -52,3 +52,29 @@ test('challenge names the realm and the charset, quoting what needs it', () => {
   assert.equal(challenge('booking-search-server'), 'Basic realm="booking-search-server", charset="UTF-8"');
   assert.equal(challenge('Kasse "Nord"'), 'Basic realm="Kasse \\"Nord\\"", charset="UTF-8"');
 });
+
+test('no timing oracle: a wrong user and a wrong password take the same time (medians of 3,000 each)', () => {
+  const authenticate = createAuthenticator({ username: 'kasse', password: 'ein langes Passwort: 42' });
+  const headers = {
+    wrongUser: basic('xasse:ein langes Passwort: 42'),
+    wrongPassword: basic('kasse:ein langes Passwort: 43'),
+    bothWrong: basic('xasse:ein langes Passwort: 43'),
+  };
+  const samples: Record<keyof typeof headers, number[]> = { wrongUser: [], wrongPassword: [], bothWrong: [] };
+  const kinds = Object.keys(headers) as Array<keyof typeof headers>;
+  for (let i = 0; i < 3_000; i += 1) {
+    // Interleaved, so that the machine's drift hits each kind alike.
+    for (const kind of i % 2 === 0 ? kinds : [...kinds].reverse()) {
+      const started = process.hrtime.bigint();
+      for (let j = 0; j < 10; j += 1) assert.equal(authenticate(headers[kind]), false);
+      samples[kind].push(Number(process.hrtime.bigint() - started));
+    }
+  }
+  const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1] as number;
+  const [user, password, both] = kinds.map((kind) => median(samples[kind]));
+  // An early return on the user would make a wrong user about half as expensive.
+  for (const [name, value] of [['wrong password', password], ['both wrong', both]] as const) {
+    const ratio = (value as number) / (user as number);
+    assert.ok(ratio > 0.85 && ratio < 1.15, `${name} / wrong user = ${ratio.toFixed(3)}`);
+  }
+});

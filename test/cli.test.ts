@@ -1,98 +1,14 @@
 // The real CLI as a child process: bin/booking-search-server.js over the compiled dist/.
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import Database from 'better-sqlite3';
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Agent, get as httpGet } from 'node:http';
 import { createServer } from 'node:net';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test, type TestContext } from 'node:test';
-import Database from 'better-sqlite3';
+import { test } from 'node:test';
+import { assertFails, cleanEnv, run, sha256, start, USER } from './cli-helpers.js';
 import { assertReply, basicAuth, buildDatabase, get, request, tempDir } from './helpers.js';
-
-const BIN = new URL('../bin/booking-search-server.js', import.meta.url).pathname;
-const USER = { BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: 'ge:heim' };
-const LISTENING = /^booking-search-server listening on (http:\/\/127\.0\.0\.1:(\d+)(\/[^\s]*)?\/api\/v1\/)$/m;
-
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = { ...process.env, ...extra };
-  if (!('BOOKING_SEARCH_USER' in extra)) delete env['BOOKING_SEARCH_USER'];
-  if (!('BOOKING_SEARCH_PASSWORD' in extra)) delete env['BOOKING_SEARCH_PASSWORD'];
-  return env;
-}
-
-interface Finished {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-function collect(child: ChildProcess): () => { stdout: string; stderr: string } {
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  return () => ({ stdout, stderr });
-}
-
-/** Runs the CLI to its end (at most 15 s). */
-async function run(args: string[], env: NodeJS.ProcessEnv = cleanEnv(USER)): Promise<Finished> {
-  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 15_000 });
-  const output = collect(child);
-  const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
-  return { code, signal, ...output() };
-}
-
-interface Running {
-  child: ChildProcess;
-  api: string;
-  origin: string;
-  output: () => { stdout: string; stderr: string };
-  stop: (signal?: NodeJS.Signals) => Promise<Finished>;
-}
-
-/** Starts the CLI and waits for its listening line; it is killed when the test ends. */
-async function start(t: TestContext, args: string[], env: NodeJS.ProcessEnv = cleanEnv(USER)): Promise<Running> {
-  const child = spawn(process.execPath, [BIN, '--port', '0', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  t.after(() => void child.kill('SIGKILL'));
-  const output = collect(child);
-  const exited = once(child, 'close');
-  const deadline = Date.now() + 10_000;
-  let match: RegExpExecArray | null = null;
-  while ((match = LISTENING.exec(output().stdout)) === null) {
-    if (child.exitCode !== null || Date.now() > deadline) assert.fail(`CLI did not start: ${JSON.stringify(output())}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  const api = match[1] as string;
-  return {
-    child,
-    api,
-    origin: new URL(api).origin,
-    output,
-    stop: async (signal = 'SIGTERM') => {
-      child.kill(signal);
-      const [code, exitSignal] = (await exited) as [number | null, NodeJS.Signals | null];
-      return { code, signal: exitSignal, ...output() };
-    },
-  };
-}
-
-/** Asserts a failure: the exit code and exactly one line on stderr, without a stack. */
-function assertFails(result: Finished, code: number, line: string | RegExp): void {
-  assert.equal(result.code, code, JSON.stringify(result));
-  const lines = result.stderr.split('\n').filter((l) => l !== '');
-  assert.equal(lines.length, 1, `one line on stderr: ${JSON.stringify(result.stderr)}`);
-  if (typeof line === 'string') assert.equal(lines[0], line);
-  else assert.match(lines[0] as string, line);
-  assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
-}
-
-function sha256(file: string): string {
-  return createHash('sha256').update(readFileSync(file)).digest('hex');
-}
 
 test('--help prints the usage and --version the package version', async () => {
   const help = await run(['--help']);
@@ -248,29 +164,6 @@ test('--name and --max-auth-failures reach the handler', async (t) => {
   assert.equal(first.headers['www-authenticate'], 'Basic realm="Kasse Nord", charset="UTF-8"');
   await request(`${server.api}status`, { headers: wrong });
   assert.equal((await get(`${server.api}status`)).status, 429);
-});
-
-test('a database locked by a writer answers 500 with Retry-After: 1 quickly and logs the cause to stderr', async (t) => {
-  const file = buildDatabase(t);
-  const server = await start(t, ['--db', file]);
-  const writer = new Database(file);
-  t.after(() => writer.close());
-  writer.exec('BEGIN EXCLUSIVE');
-  writer.exec("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-02', 435)");
-  const started = Date.now();
-  const locked = await get(`${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`);
-  const elapsed = Date.now() - started;
-  assertReply(locked, 500, { fehler: 'Interner Fehler bei der Buchungssuche.' });
-  assert.equal(locked.headers['retry-after'], '1');
-  assert.ok(elapsed < 1000, `answered after ${elapsed} ms, not after a 5 s busy wait`);
-  assertReply(await get(`${server.api}status`), 200, { name: 'booking-search-server', version: '1.0' });
-  writer.exec('COMMIT');
-  const after = await get(`${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35&limit=0`);
-  assertReply(after, 200, { anzahl: 2, buchungen: [] });
-
-  const stopped = await server.stop();
-  assert.match(stopped.stderr, /^\S+ error in GET \/api\/v1\/buchungen: SqliteError: database is locked$/m);
-  assert.doesNotMatch(stopped.stderr, /ge:heim|betrag=/);
 });
 
 function childPids(pid: number): number[] {

@@ -1,0 +1,128 @@
+// The database file, as the CLI keeps it: opened read-only, checked, and watched, because
+// it belongs to another program that may restore it from a backup (a rename) or delete it
+// while we serve.
+
+import Database from 'better-sqlite3';
+import { statSync, type Stats } from 'node:fs';
+import { findSchemaProblems } from '../lib/schema.js';
+import type { RequestHandler } from '../lib/types.js';
+import { CliError, describeFsError } from './args.js';
+
+// A search waits this long for another program's write lock before it answers 500 with
+// Retry-After; better-sqlite3's default of 5 s would block every other request meanwhile.
+const BUSY_TIMEOUT_MS = 100;
+// How often the file is looked at; a replacement is noticed within this.
+const WATCH_INTERVAL_MS = 1_000;
+
+export function openReadOnly(file: string): Database.Database {
+  let stats: Stats;
+  try {
+    stats = statSync(file);
+  } catch (error: unknown) {
+    throw new CliError(`cannot open database ${file}: ${describeFsError(error)}`);
+  }
+  if (!stats.isFile()) throw new CliError(`cannot open database ${file}: not a regular file`);
+  try {
+    return new Database(file, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
+  } catch (error: unknown) {
+    throw new CliError(`cannot open database ${file}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** One line for why `file` cannot be served. */
+export function describeDatabaseError(file: string | undefined, error: unknown): string {
+  if (error instanceof CliError) return error.message;
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  if (code === 'SQLITE_NOTADB') return `${file} is not a SQLite database`;
+  return file === undefined ? message : `cannot serve ${file}: ${message}`;
+}
+
+/** Opens and checks `file` once, closing it again: for the primary of --workers. */
+export function checkDatabaseFile(file: string): void {
+  const db = openReadOnly(file);
+  try {
+    const problems = findSchemaProblems(db);
+    if (problems.length > 0) throw new CliError(`cannot serve ${file}: db does not fit the schema: ${problems.join('; ')}`);
+  } catch (error: unknown) {
+    throw new CliError(describeDatabaseError(file, error));
+  } finally {
+    db.close();
+  }
+}
+
+export interface WatchedDatabase {
+  /** Always the handler over the file as it is now. */
+  handler: RequestHandler;
+  close(): void;
+}
+
+/**
+ * Serves `file` through `build` and follows it: when it is replaced (another inode at the
+ * path) the new file is opened, checked and served; when it is deleted or replaced by one
+ * that cannot be served, the old connection is closed, so searches answer SPEC.md's 500
+ * (the status endpoint keeps answering) until a valid file is back.
+ */
+export function watchDatabase(file: string, build: (db: Database.Database) => RequestHandler, log: (line: string) => void): WatchedDatabase {
+  let db = openReadOnly(file);
+  let handler = buildOrClose(db, build, file);
+  // While serving, only another inode counts as a change: the owner writes in place all day.
+  // While not serving, any change is worth another try.
+  let seen = identity(file, false);
+  let serving = true;
+
+  const check = (): void => {
+    const now = identity(file, !serving);
+    if (now === seen) return;
+    if (serving) db.close();
+    serving = false;
+    if (now === undefined) {
+      seen = undefined;
+      return log(`database ${file} is gone; searches answer 500 until it is back`);
+    }
+    try {
+      const next = openReadOnly(file);
+      handler = buildOrClose(next, build, file);
+      db = next;
+      serving = true;
+      seen = identity(file, false);
+      log(`database ${file} was replaced; serving the new file`);
+    } catch (error: unknown) {
+      seen = identity(file, true);
+      log(`${describeDatabaseError(file, error)}; searches answer 500 until a valid file is there`);
+    }
+  };
+  const timer = setInterval(check, WATCH_INTERVAL_MS);
+  timer.unref();
+
+  return {
+    handler: (req, res, next) => handler(req, res, next),
+    close: () => {
+      clearInterval(timer);
+      if (db.open) db.close();
+    },
+  };
+}
+
+/** A database that is not a file to follow (the in-memory demo). */
+export function fixedDatabase(db: Database.Database, build: (db: Database.Database) => RequestHandler): WatchedDatabase {
+  return { handler: buildOrClose(db, build, undefined), close: () => db.close() };
+}
+
+function buildOrClose(db: Database.Database, build: (db: Database.Database) => RequestHandler, file: string | undefined): RequestHandler {
+  try {
+    return build(db);
+  } catch (error: unknown) {
+    db.close();
+    throw new CliError(describeDatabaseError(file, error));
+  }
+}
+
+function identity(file: string, withContent: boolean): string | undefined {
+  try {
+    const { dev, ino, size, mtimeMs } = statSync(file);
+    return withContent ? `${dev}:${ino}:${size}:${mtimeMs}` : `${dev}:${ino}`;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,151 @@
+// The CLI beside a database that another program owns: it never writes, it reads what the
+// writer committed, it answers quickly while the writer holds a lock, and it follows the
+// file when it is restored from a backup, deleted or corrupted.
+
+import Database from 'better-sqlite3';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { chmodSync, copyFileSync, renameSync, rmSync, statSync, writeFileSync, openSync, writeSync, closeSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { sha256, start } from './cli-helpers.js';
+import { assertReply, buildDatabase, get, tempDir } from './helpers.js';
+
+const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5&limit=0';
+const STATUS = { name: 'booking-search-server', version: '1.0' };
+const SEARCH_FAILED = { fehler: 'Interner Fehler bei der Buchungssuche.' };
+
+async function until(condition: () => Promise<boolean>, ms: number, what: string): Promise<number> {
+  const started = Date.now();
+  while (!(await condition())) {
+    if (Date.now() - started > ms) assert.fail(`not within ${ms} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return Date.now() - started;
+}
+
+test('serving leaves the file byte for byte and its mtime unchanged, and serves a file of mode 0444', async (t) => {
+  const file = buildDatabase(t);
+  chmodSync(file, 0o444);
+  const before = { sum: sha256(file), mtime: statSync(file).mtimeMs };
+  const server = await start(t, ['--db', file]);
+  for (let i = 0; i < 20; i += 1) assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
+  assert.equal((await server.stop()).code, 0);
+  assert.equal(sha256(file), before.sum);
+  assert.equal(statSync(file).mtimeMs, before.mtime);
+  assert.throws(() => statSync(`${file}-journal`), /ENOENT/, 'no journal was created');
+});
+
+for (const mode of ['DELETE', 'WAL'] as const) {
+  test(`while another process writes (${mode} journal), every search sees whole transactions and ends current`, async (t) => {
+    const file = buildDatabase(t);
+    const setup = new Database(file);
+    setup.pragma(`journal_mode = ${mode}`);
+    setup.close();
+    const server = await start(t, ['--db', file]);
+    // The writer: 60 transactions of 5 bookings of 12.50 € each, as fast as it can.
+    const writer = spawn(process.execPath, ['-e', `
+      const Database = require('better-sqlite3');
+      const db = new Database(${JSON.stringify(file)}, { timeout: 5000 });
+      const insert = db.prepare("INSERT INTO entries (date, amount_cents, subject) VALUES ('2026-03-20', 1250, 'Nachtrag')");
+      const batch = db.transaction(() => { for (let i = 0; i < 5; i += 1) insert.run(); });
+      for (let i = 0; i < 60; i += 1) batch();
+      db.close();`], { stdio: 'inherit', cwd: process.cwd() });
+    const done = new Promise<number | null>((resolve) => writer.on('exit', resolve));
+    let exited = false;
+    void done.then(() => (exited = true));
+    const seen: number[] = [];
+    while (!exited) {
+      const reply = await get(`${server.api}${SEARCH}`);
+      // A write lock held for long can cost a search its answer; that is the fixed 500, never a wrong count.
+      if (reply.status === 500) {
+        assert.deepEqual(JSON.parse(reply.body), SEARCH_FAILED);
+        continue;
+      }
+      assert.equal(reply.status, 200);
+      seen.push((JSON.parse(reply.body) as { anzahl: number }).anzahl);
+    }
+    assert.equal(await done, 0);
+    for (let i = 0; i < seen.length; i += 1) {
+      assert.equal(((seen[i] as number) - 6) % 5, 0, `a whole number of transactions: ${seen[i]}`);
+      if (i > 0) assert.ok((seen[i] as number) >= (seen[i - 1] as number), 'never goes back');
+    }
+    assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6 + 300, buchungen: [] });
+    assert.ok(seen.length > 0);
+  });
+}
+
+test('an exclusive lock gets the 500 with Retry-After within 300 ms; /status keeps answering; then it succeeds again', async (t) => {
+  const file = buildDatabase(t);
+  const server = await start(t, ['--db', file]);
+  const writer = new Database(file);
+  t.after(() => writer.close());
+  writer.exec('BEGIN EXCLUSIVE');
+  writer.exec("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-02', 1250)");
+  const started = Date.now();
+  const locked = await get(`${server.api}${SEARCH}`);
+  const elapsed = Date.now() - started;
+  assertReply(locked, 500, SEARCH_FAILED);
+  assert.equal(locked.headers['retry-after'], '1');
+  assert.ok(elapsed < 300, `answered after ${elapsed} ms`);
+  assertReply(await get(`${server.api}status`), 200, STATUS);
+  writer.exec('COMMIT');
+  assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 7, buchungen: [] });
+  const stopped = await server.stop();
+  assert.match(stopped.stderr, /^\S+ error in GET \/api\/v1\/buchungen: SqliteError: database is locked$/m);
+  assert.doesNotMatch(stopped.stderr, /ge:heim|betrag=/);
+});
+
+test('a restore by rename is served within 2 s; a deletion gives the 500 until a file is back', async (t) => {
+  const dir = tempDir(t);
+  const file = buildDatabase(t);
+  const server = await start(t, ['--db', file]);
+  assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
+
+  // The backup holds two more bookings of 12.50 €; it is moved over the live file.
+  const backup = join(dir, 'backup.sqlite');
+  copyFileSync(file, backup);
+  const db = new Database(backup);
+  db.exec("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-03', 1250), ('2026-03-04', 1250)");
+  db.close();
+  renameSync(backup, file);
+  const noticed = await until(async () => (await get(`${server.api}${SEARCH}`)).body === '{"anzahl":8,"buchungen":[]}', 2_000, 'the restored file is served');
+  assert.ok(noticed <= 2_000);
+
+  rmSync(file);
+  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 500, 2_000, 'a deleted file gives the 500');
+  assertReply(await get(`${server.api}${SEARCH}`), 500, SEARCH_FAILED);
+  assertReply(await get(`${server.api}status`), 200, STATUS);
+
+  // Something that is not a database appears at the path: still the 500, no crash.
+  writeFileSync(file, 'kaputt'.repeat(1000));
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  assertReply(await get(`${server.api}${SEARCH}`), 500, SEARCH_FAILED);
+
+  // A valid file again: served again.
+  rmSync(file);
+  copyFileSync(buildDatabase(t), file);
+  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 2_000, 'a valid file is served again');
+  const stopped = await server.stop();
+  assert.equal(stopped.code, 0);
+  assert.match(stopped.stderr, /database .* is gone; searches answer 500 until it is back/);
+  assert.match(stopped.stderr, /database .* was replaced; serving the new file/);
+  assert.match(stopped.stderr, /is not a SQLite database; searches answer 500 until a valid file is there/);
+});
+
+test('a file corrupted in place gives the fixed 500, never a crash', async (t) => {
+  const file = buildDatabase(t);
+  const server = await start(t, ['--db', file]);
+  assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
+  // Overwrite every page but the first (the schema) with garbage, and the header's change
+  // counter, as a writer would, so that no reader may trust its cached pages.
+  const size = statSync(file).size;
+  const fd = openSync(file, 'r+');
+  writeSync(fd, Buffer.alloc(size - 4096, 0xa5), 0, size - 4096, 4096);
+  writeSync(fd, Buffer.alloc(4, 0xa5), 0, 4, 24);
+  closeSync(fd);
+  const reply = await get(`${server.api}${SEARCH}`);
+  assertReply(reply, 500, SEARCH_FAILED);
+  assertReply(await get(`${server.api}status`), 200, STATUS);
+  assert.equal((await server.stop()).code, 0);
+});

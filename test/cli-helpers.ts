@@ -1,0 +1,90 @@
+// The real CLI as a child process, for the CLI test files.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { TestContext } from 'node:test';
+
+export const BIN = new URL('../bin/booking-search-server.js', import.meta.url).pathname;
+export const USER = { BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: 'ge:heim' };
+const LISTENING = /^booking-search-server listening on (https?:\/\/127\.0\.0\.1:(\d+)(\/[^\s]*)?\/api\/v1\/)$/m;
+
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = { ...process.env, ...extra };
+  if (!('BOOKING_SEARCH_USER' in extra)) delete env['BOOKING_SEARCH_USER'];
+  if (!('BOOKING_SEARCH_PASSWORD' in extra)) delete env['BOOKING_SEARCH_PASSWORD'];
+  return env;
+}
+
+export interface Finished {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+function collect(child: ChildProcess): () => { stdout: string; stderr: string } {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return () => ({ stdout, stderr });
+}
+
+/** Runs the CLI to its end (at most 15 s). */
+export async function run(args: string[], env: NodeJS.ProcessEnv = cleanEnv(USER)): Promise<Finished> {
+  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 15_000 });
+  const output = collect(child);
+  const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
+  return { code, signal, ...output() };
+}
+
+export interface Running {
+  child: ChildProcess;
+  api: string;
+  origin: string;
+  output: () => { stdout: string; stderr: string };
+  stop: (signal?: NodeJS.Signals) => Promise<Finished>;
+}
+
+/** Starts the CLI and waits for its listening line; it is killed when the test ends. */
+export async function start(t: TestContext, args: string[], env: NodeJS.ProcessEnv = cleanEnv(USER)): Promise<Running> {
+  const child = spawn(process.execPath, [BIN, '--port', '0', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  t.after(() => void child.kill('SIGKILL'));
+  const output = collect(child);
+  const exited = once(child, 'close');
+  const deadline = Date.now() + 10_000;
+  let match: RegExpExecArray | null = null;
+  while ((match = LISTENING.exec(output().stdout)) === null) {
+    if (child.exitCode !== null || Date.now() > deadline) assert.fail(`CLI did not start: ${JSON.stringify(output())}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const api = match[1] as string;
+  return {
+    child,
+    api,
+    origin: new URL(api).origin,
+    output,
+    stop: async (signal = 'SIGTERM') => {
+      child.kill(signal);
+      const [code, exitSignal] = (await exited) as [number | null, NodeJS.Signals | null];
+      return { code, signal: exitSignal, ...output() };
+    },
+  };
+}
+
+/** Asserts a failure: the exit code and exactly one line on stderr, without a stack. */
+export function assertFails(result: Finished, code: number, line: string | RegExp): void {
+  assert.equal(result.code, code, JSON.stringify(result));
+  const lines = result.stderr.split('\n').filter((l) => l !== '');
+  assert.equal(lines.length, 1, `one line on stderr: ${JSON.stringify(result.stderr)}`);
+  if (typeof line === 'string') assert.equal(lines[0], line);
+  else assert.match(lines[0] as string, line);
+  assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
+}
+
+export function sha256(file: string): string {
+  return createHash('sha256').update(readFileSync(file)).digest('hex');
+}
