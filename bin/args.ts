@@ -36,11 +36,13 @@ export interface ServeCommand {
   timeouts: { headersMs: number; requestMs: number; keepAliveMs: number };
 }
 
-export type Command = ServeCommand | { command: 'help' } | { command: 'version' };
+export type Command = ServeCommand | { command: 'check'; db: string } | { command: 'openapi' } | { command: 'help' } | { command: 'version' };
 
 export const USAGE = `Usage:
   booking-search-server --db FILE [options]   serve the bookings in FILE (opened read-only)
   booking-search-server --demo [options]      serve built-in sample bookings (user demo, password demo)
+  booking-search-server check --db FILE       does FILE fit? what is missing? which indexes?
+  booking-search-server --openapi             print the OpenAPI 3.1 description
   booking-search-server --help | --version
 
 Options:
@@ -68,6 +70,7 @@ Credentials come from BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD, or from
 const OPTIONS = {
   db: { type: 'string' },
   demo: { type: 'boolean' },
+  openapi: { type: 'boolean' },
   host: { type: 'string' },
   port: { type: 'string' },
   'base-path': { type: 'string' },
@@ -92,7 +95,13 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   const { values, positionals } = parse(argv);
   if (values.help === true) return { command: 'help' };
   if (values.version === true) return { command: 'version' };
-  if (positionals.length > 0) throw usage(`unexpected argument '${positionals[0]}'`);
+  if (values.openapi === true) return { command: 'openapi' };
+  const [verb, ...extra] = positionals;
+  if (verb === 'check' && extra.length === 0) {
+    if (values.db === undefined) throw usage('check needs --db FILE');
+    return { command: 'check', db: values.db };
+  }
+  if (verb !== undefined) throw usage(`unexpected argument '${verb === 'check' ? extra[0] : verb}'`);
 
   const demo = values.demo === true;
   if (demo && values.db !== undefined) throw usage('give either --db FILE or --demo, not both');

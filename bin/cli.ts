@@ -8,6 +8,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import { createHandler } from '../lib/index.js';
 import type { RequestHandler } from '../lib/types.js';
 import { CliError, describeFsError, isLoopback, parseCommandLine, USAGE, type ServeCommand } from './args.js';
+import { check } from './check.js';
 import { checkDatabaseFile, fixedDatabase, watchDatabase } from './database.js';
 import { createDemoDatabase } from './demo.js';
 import { reportFailure, reportListening, superviseWorkers } from './workers.js';
@@ -23,6 +24,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     const command = parseCommandLine(argv, env);
     if (command.command === 'help') return void process.stdout.write(USAGE);
     if (command.command === 'version') return void process.stdout.write(`${readVersion()}\n`);
+    if (command.command === 'openapi') return void process.stdout.write(readPackageFile('openapi.json'));
+    if (command.command === 'check') return void (process.exitCode = check(command.db));
     if (command.workers > 1 && cluster.isPrimary) {
       return await superviseWorkers(command, () => command.db !== undefined && checkDatabaseFile(command.db));
     }
@@ -187,6 +190,10 @@ function stopOnSignals(server: Server, closeDatabase: () => void): void {
 }
 
 function readVersion(): string {
-  const manifest = readFileSync(new URL(import.meta.resolve('booking-search-server/package.json')), 'utf8');
-  return (JSON.parse(manifest) as { version: string }).version;
+  return (JSON.parse(readPackageFile('package.json')) as { version: string }).version;
+}
+
+/** A file the package ships, found through its own exports (from src/ and dist/ alike). */
+function readPackageFile(name: 'package.json' | 'openapi.json'): string {
+  return readFileSync(new URL(import.meta.resolve(`booking-search-server/${name}`)), 'utf8');
 }

@@ -29,3 +29,32 @@ export function findSchemaProblems(db: Database): string[] {
   }
   return problems;
 }
+
+/** The indexes the search needs (fixtures/schema.sql creates them; BENCHMARKS.md says why). */
+export const RECOMMENDED_INDEXES = [
+  { name: 'entries_amount_date', columns: ['amount_cents', 'date'], purpose: 'one amount, or a narrow band, in a window of dates' },
+  { name: 'entries_date_id_amount', columns: ['date', 'id', 'amount_cents'], purpose: 'a wide band of amounts in a short window' },
+] as const;
+
+export interface IndexReport {
+  name: string;
+  columns: readonly string[];
+  purpose: string;
+  /** The name of an index of `entries` that starts with these columns, if there is one. */
+  presentAs: string | undefined;
+  createStatement: string;
+}
+
+/** For a table `entries`: which recommended index it has. Empty for a view. */
+export function findRecommendedIndexes(db: Database): IndexReport[] {
+  const indexes = db.prepare<[], { name: string }>("SELECT name FROM pragma_index_list('entries')").all();
+  const columnsOf = db.prepare<[string], { name: string | null }>('SELECT name FROM pragma_index_info(?) ORDER BY seqno');
+  const existing = indexes.map(({ name }) => ({ name, columns: columnsOf.all(name).map((column) => column.name) }));
+  return RECOMMENDED_INDEXES.map(({ name, columns, purpose }) => ({
+    name,
+    columns,
+    purpose,
+    presentAs: existing.find((index) => columns.every((column, i) => index.columns[i] === column))?.name,
+    createStatement: `CREATE INDEX ${name} ON entries (${columns.join(', ')});`,
+  }));
+}

@@ -1,0 +1,63 @@
+// booking-search-server check --db FILE: tells an admin whether a database fits, what it
+// holds, and what the search needs that it lacks. Opens read-only; changes nothing.
+
+import type Database from 'better-sqlite3';
+import { findRecommendedIndexes, findSchemaProblems } from '../lib/schema.js';
+import { SQL } from '../lib/search.js';
+import { describeDatabaseError, openReadOnly } from './database.js';
+
+/** Writes the report to stdout; returns the exit code: 0 when the schema fits, else 1. */
+export function check(file: string): number {
+  const lines: string[] = [`Database: ${file}`];
+  let db: Database.Database | undefined;
+  try {
+    db = openReadOnly(file);
+    const problems = findSchemaProblems(db);
+    if (problems.length > 0) {
+      lines.push('Schema: does not fit. Missing:', ...problems.map((problem) => `  - ${problem}`));
+      lines.push('See README, "An existing application\'s database", for serving another schema through views.');
+      return finish(lines, 1);
+    }
+    const kinds = db.prepare<[], { name: string; type: string }>(
+      "SELECT name, type FROM sqlite_schema WHERE name IN ('entries', 'categories', 'payment_methods') ORDER BY name",
+    ).all();
+    lines.push(`Schema: fits (${kinds.map(({ name, type }) => `${name}: ${type}`).join(', ')}).`);
+    const [count, first, last] = db
+      .prepare<[], [number, string | null, string | null]>('SELECT count(*), (SELECT min(date) FROM entries), (SELECT max(date) FROM entries) FROM entries')
+      .raw()
+      .get() ?? [0, null, null];
+    lines.push(count === 0 ? 'Bookings: none.' : `Bookings: ${count}, dated ${first} to ${last}.`);
+
+    if (kinds.some(({ name, type }) => name === 'entries' && type === 'view')) {
+      lines.push('Indexes: entries is a view, so the search uses the indexes of the tables behind it.');
+    } else {
+      for (const index of findRecommendedIndexes(db)) {
+        lines.push(
+          index.presentAs === undefined
+            ? `Index on (${index.columns.join(', ')}) for ${index.purpose}: missing. To add it (the owning application must allow it): ${index.createStatement}`
+            : `Index on (${index.columns.join(', ')}) for ${index.purpose}: present (${index.presentAs}).`,
+        );
+      }
+    }
+    const plan = db
+      .prepare(`EXPLAIN QUERY PLAN ${SQL.exactCount}`)
+      .all({ low: 0, von: '2026-01-01', bis: '2026-01-31' }) as Array<{ detail: string }>;
+    const scans = plan.some(({ detail }) => /^SCAN /.test(detail));
+    lines.push(
+      scans
+        ? `The typical search (one amount in a month) reads every booking: ${plan.map(({ detail }) => detail).join('; ')}. It will be slow on a large book.`
+        : `The typical search (one amount in a month) uses an index: ${plan.map(({ detail }) => detail).join('; ')}.`,
+    );
+    return finish(lines, 0);
+  } catch (error: unknown) {
+    lines.push(`Cannot check: ${describeDatabaseError(file, error)}`);
+    return finish(lines, 1);
+  } finally {
+    db?.close();
+  }
+}
+
+function finish(lines: string[], code: number): number {
+  process.stdout.write(`${lines.join('\n')}\n`);
+  return code;
+}

@@ -1,0 +1,24 @@
+// Fastify: a raw route hands the request to the handler; reply.hijack() tells Fastify
+// that the handler writes the response itself.
+//   BOOKING_DB=kasse.sqlite BOOKING_SEARCH_USER=… BOOKING_SEARCH_PASSWORD=… node examples/fastify.mjs
+import Database from 'better-sqlite3';
+import Fastify from 'fastify';
+import { createHandler } from 'booking-search-server';
+
+const db = new Database(process.env.BOOKING_DB, { readonly: true, fileMustExist: true, timeout: 100 });
+const handler = createHandler(
+  db,
+  { username: process.env.BOOKING_SEARCH_USER, password: process.env.BOOKING_SEARCH_PASSWORD },
+  { basePath: '/kasse' },
+);
+
+const app = Fastify();
+app.all('/kasse/api/*', (request, reply) => {
+  reply.hijack();
+  handler(request.raw, reply.raw);
+});
+app.get('/', async () => ({ hallo: 'Die Buchungssuche liegt unter /kasse/api/v1/.' }));
+
+await app.listen({ port: Number(process.env.PORT ?? 8080), host: '127.0.0.1' });
+console.log(`listening on http://127.0.0.1:${app.server.address().port}/kasse/api/v1/`);
+process.on('SIGTERM', () => app.close().then(() => db.close()));

@@ -1,0 +1,16 @@
+// What a TypeScript user writes: it must type-check against the packed package.
+import Database from 'better-sqlite3';
+import { createServer } from 'node:http';
+import { API_VERSION, createHandler, type Booking, type Credentials, type HandlerOptions, type RequestHandler, type SearchResult, type StatusResult } from 'booking-search-server';
+
+const credentials: Credentials = { username: 'abgleich', password: 'geheim' };
+const options: HandlerOptions = { basePath: '/kasse', serviceName: 'Kasse', onError: (error, req) => console.error(req.url, error), trustProxy: false };
+const db = new Database(':memory:');
+const handler: RequestHandler = createHandler(db, credentials, options);
+createServer((req, res) => handler(req, res, () => res.end()));
+
+const version: '1.0' extends typeof API_VERSION ? string : never = API_VERSION;
+const booking: Booking = { id: 1, datum: '2026-03-14', betrag: -12.5, zweck: 'Porto' };
+const result: SearchResult = { anzahl: 1, buchungen: [booking] };
+const status: StatusResult = { name: 'Kasse', version };
+console.log(result, status);
