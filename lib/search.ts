@@ -68,8 +68,9 @@ export const SQL = {
   dateCount: 'SELECT count(*) FROM entries WHERE date BETWEEN :von AND :bis AND +amount_cents BETWEEN :low AND :high',
   datePage: `SELECT ${COLUMNS} FROM entries AS e ${JOINS}
     WHERE e.date BETWEEN :von AND :bis AND +e.amount_cents BETWEEN :low AND :high ${NEWEST_FIRST} LIMIT :limit`,
-  // Every stored amount matches: only the window counts.
-  windowCount: 'SELECT count(*) FROM entries WHERE date BETWEEN :von AND :bis',
+  // Every stored amount matches: only the window counts (and amounts that are no number,
+  // which a view can produce and BETWEEN never matches).
+  windowCount: 'SELECT count(*) FROM entries WHERE date BETWEEN :von AND :bis AND amount_cents IS NOT NULL',
 
   // A band of amounts, one seek per distinct amount, then the window within it.
   bandCount: `${AMOUNTS_IN_BAND}

@@ -179,10 +179,10 @@ test('--workers 2 serves one port from two processes, replaces a dead worker, an
   const search = `${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5&limit=0`;
   for (let i = 0; i < 6; i += 1) assertReply(await get(search), 200, { anzahl: 6, buchungen: [] });
 
-  // A worker that dies after its start-up is replaced; the port keeps answering meanwhile.
+  // A worker that dies after its start-up is replaced. (Connections the primary handed to
+  // it just before it died are lost with it; a client's timeout and retry covers that.)
   await new Promise((resolve) => setTimeout(resolve, 2_100));
   process.kill(workers[0] as number, 'SIGKILL');
-  assertReply(await get(search), 200, { anzahl: 6, buchungen: [] });
   const replaced = /^\S+ worker \d+ ended \(signal SIGKILL\); starting another$/m;
   const deadline = Date.now() + 5_000;
   while ((childPids(pid).length < 2 || !replaced.test(server.output().stderr)) && Date.now() < deadline) {
@@ -190,6 +190,9 @@ test('--workers 2 serves one port from two processes, replaces a dead worker, an
   }
   assert.equal(childPids(pid).length, 2, 'a new worker replaced the dead one');
   assert.match(server.output().stderr, replaced);
+  assert.ok(!childPids(pid).includes(workers[0] as number));
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  for (let i = 0; i < 6; i += 1) assertReply(await get(search), 200, { anzahl: 6, buchungen: [] });
 
   const stopped = await server.stop('SIGTERM');
   assert.equal(stopped.code, 0);

@@ -85,6 +85,8 @@ export function request(
       );
       res.on('error', reject);
     });
+    // A test that waits forever tells nothing; this one fails instead.
+    req.setTimeout(10_000, () => req.destroy(new Error(`no answer within 10 s: ${method} ${url}`)));
     req.on('error', reject);
     req.end();
   });

@@ -132,3 +132,20 @@ test('an empty cash book finds nothing in every plan', () => {
   const search = createBookingSearch(db);
   for (const query of randomQueries(50, 5, [0, 1250])) assert.deepEqual(search(query), { count: 0, rows: [] });
 });
+
+test('amounts that are no number (NULL or text, as a view may give) never match, in every plan', () => {
+  const db = new Database(':memory:');
+  db.exec(`
+    CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT);
+    CREATE TABLE payment_methods (id INTEGER PRIMARY KEY, name TEXT);
+    CREATE TABLE entries (id INTEGER PRIMARY KEY, date TEXT, amount_cents, subject TEXT, category_id INTEGER, payment_method_id INTEGER);
+    CREATE INDEX entries_amount_date ON entries (amount_cents, date);
+    CREATE INDEX entries_date_id_amount ON entries (date, id, amount_cents);
+    INSERT INTO entries (date, amount_cents, subject) VALUES
+      ('2026-03-01', 1250, 'a'), ('2026-03-02', NULL, 'b'), ('2026-03-03', 'zwölf', 'c'), ('2026-03-04', -500, 'd'), ('2026-03-05', 435, 'e');`);
+  const queries = [0, 1, 100, 2000, 99_999_999_999_999].flatMap((toleranzCents) =>
+    [-1250, 500, 0].map((betragCents) => ({ von: '2026-01-01', bis: '2026-12-31', betragCents, toleranzCents, waehrung: 'EUR', limit: 50 })),
+  );
+  assertSameAsOracle(db, queries);
+  assert.equal(createBookingSearch(db)(queries.at(-1) as SearchQuery).count, 3);
+});
