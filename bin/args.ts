@@ -111,6 +111,13 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   const key = values['tls-key'];
   if ((cert === undefined) !== (key === undefined)) throw usage('--tls-cert and --tls-key go together');
 
+  // Every flag is checked (exit 2) before the credentials are read (exit 1).
+  const port = wholeNumber('--port', values.port, 8080, 0, 65_535);
+  const maxAuthFailures = wholeNumber('--max-auth-failures', values['max-auth-failures'], 10, 0, 1_000_000);
+  const authFailureWindowMs = 1000 * wholeNumber('--auth-failure-window', values['auth-failure-window'], 60, 1, 86_400);
+  const workers = wholeNumber('--workers', values.workers, 1, 1, 64);
+  const timeouts = readTimeouts(values);
+
   const given = readCredentials(env, values['credentials-file']);
   const credentials = given ?? (demo ? { credentials: DEMO_CREDENTIALS, from: 'demo default' as const } : undefined);
   if (credentials === undefined) {
@@ -123,17 +130,17 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     command: 'serve',
     db: values.db,
     host: values.host ?? '127.0.0.1',
-    port: wholeNumber('--port', values.port, 8080, 0, 65_535),
+    port,
     basePath: values['base-path'] ?? '',
     serviceName: values.name,
     credentials: credentials.credentials,
     credentialsFrom: credentials.from,
-    maxAuthFailures: wholeNumber('--max-auth-failures', values['max-auth-failures'], 10, 0, 1_000_000),
-    authFailureWindowMs: 1000 * wholeNumber('--auth-failure-window', values['auth-failure-window'], 60, 1, 86_400),
+    maxAuthFailures,
+    authFailureWindowMs,
     trustProxy: values['trust-proxy'] === true,
-    workers: wholeNumber('--workers', values.workers, 1, 1, 64),
+    workers,
     tls: cert === undefined || key === undefined ? undefined : { cert, key },
-    timeouts: readTimeouts(values),
+    timeouts,
   };
 }
 

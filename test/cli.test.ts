@@ -29,6 +29,7 @@ test('a wrong command line ends with one line and exit code 2', async () => {
   assertFails(await run(['--demo', '--port', 'http']), 2, "booking-search-server: --port must be a whole number from 0 to 65535, not 'http' (see --help)");
   assertFails(await run(['--demo', 'extra']), 2, "booking-search-server: unexpected argument 'extra' (see --help)");
   assertFails(await run(['--demo', '--base-path', 'kasse']), 1, /^booking-search-server: options\.basePath must be "" or a path/);
+  assertFails(await run(['--db', 'x.sqlite', '--port', '65536'], cleanEnv()), 2, "booking-search-server: --port must be a whole number from 0 to 65535, not '65536' (see --help)");
 });
 
 test('without credentials it refuses to start', async (t) => {
