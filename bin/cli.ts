@@ -180,7 +180,7 @@ function stopOnSignals(server: Server, closeDatabase: () => void): void {
       closeDatabase();
       process.exitCode = 0;
       // A worker's channel to the primary would keep it alive.
-      if (cluster.isWorker) process.disconnect();
+      if (cluster.isWorker) process.disconnect?.();
     });
     server.closeIdleConnections();
     setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();

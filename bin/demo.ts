@@ -68,7 +68,6 @@ export function createDemoDatabase(today: Date = new Date()): DemoDatabase {
     'INSERT INTO entries (date, amount_cents, subject, category_id, payment_method_id) VALUES (?, ?, ?, ?, ?)',
   );
 
-  const dates: string[] = [];
   db.transaction(() => {
     insertNamed('categories', CATEGORIES);
     insertNamed('payment_methods', PAYMENT_METHODS);
@@ -78,10 +77,9 @@ export function createDemoDatabase(today: Date = new Date()): DemoDatabase {
       // About one in ten bookings has no payment method: the application allows that.
       const paymentMethod = random() < 0.1 ? null : 1 + Math.floor(random() * PAYMENT_METHODS.length);
       insertEntry.run(date, pick(template.amounts), template.subject, template.category, paymentMethod);
-      dates.push(date);
     }
   })();
-  dates.sort();
+  const [from, to] = db.prepare<[], [string, string]>('SELECT min(date), max(date) FROM entries').raw().get() ?? ['', ''];
 
   // The example: last month's most frequent expense.
   const lastMonth = isoDate(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() - 1, 1)).slice(0, 7);
@@ -97,7 +95,7 @@ export function createDemoDatabase(today: Date = new Date()): DemoDatabase {
   // The client speaks of expenses as negative amounts.
   const betrag = formatEuros(-(frequent ?? 1250));
 
-  return { db, count: BOOKINGS, from: dates[0] ?? isoDate(end), to: dates.at(-1) ?? isoDate(end), example: { von, bis, betrag } };
+  return { db, count: BOOKINGS, from, to, example: { von, bis, betrag } };
 }
 
 /** A small seeded generator (mulberry32), so the demo is the same on every machine. */
