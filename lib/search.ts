@@ -72,6 +72,10 @@ export const SQL = {
   // which a view can produce and BETWEEN never matches).
   windowCount: 'SELECT count(*) FROM entries WHERE date BETWEEN :von AND :bis AND amount_cents IS NOT NULL',
 
+  // Every booking is in the window: only the band counts (and dates that are no date,
+  // which BETWEEN never matches).
+  amountCount: 'SELECT count(*) FROM entries WHERE amount_cents BETWEEN :low AND :high AND date IS NOT NULL',
+
   // A band of amounts, one seek per distinct amount, then the window within it.
   bandCount: `${AMOUNTS_IN_BAND}
     SELECT coalesce(sum((SELECT count(*) FROM entries WHERE amount_cents = band.amount AND date BETWEEN :von AND :bis)), 0)
@@ -90,12 +94,13 @@ export const SQL = {
 const SEEK_COST_IN_ROWS = 13;
 const DAY_MS = 86_400_000;
 
-export type CountPlan = 'exactCount' | 'windowCount' | 'bandCount' | 'dateCount';
+export type CountPlan = 'exactCount' | 'windowCount' | 'amountCount' | 'bandCount' | 'dateCount';
 export type PagePlan = 'exactPage' | 'bandPage' | 'datePage';
 
 /** Costs of the two ways through a band of amounts, in index entries stepped over. */
 export interface BandCosts {
   everyAmount: boolean;
+  everyDate: boolean;
   windowRows: number;
   bandSeeks: number;
 }
@@ -109,6 +114,7 @@ export function createBookingSearch(db: Database): BookingSearch {
   const counts: Record<CountPlan, Statement<[Bounds], number>> = {
     exactCount: count(SQL.exactCount),
     windowCount: count(SQL.windowCount),
+    amountCount: count(SQL.amountCount),
     bandCount: count(SQL.bandCount),
     dateCount: count(SQL.dateCount),
   };
@@ -143,6 +149,8 @@ export function toBounds(query: SearchQuery): Bounds {
 export function chooseCount(costs: BandCosts | undefined): CountPlan {
   if (costs === undefined) return 'exactCount';
   if (costs.everyAmount) return 'windowCount';
+  // Then every match is in the band, and a plain range of the band is the least to step over.
+  if (costs.everyDate) return 'amountCount';
   return costs.bandSeeks < costs.windowRows ? 'bandCount' : 'dateCount';
 }
 
@@ -164,6 +172,8 @@ export function bandCosts(bounds: Bounds, stats: Stats | undefined): BandCosts |
   if (firstDate == null || lastDate == null || minAmount == null || maxAmount == null) return null;
   return {
     everyAmount: bounds.low <= minAmount && bounds.high >= maxAmount,
+    // Only text dates can be compared so; anything else (numbers, blobs) sorts elsewhere.
+    everyDate: typeof firstDate === 'string' && typeof lastDate === 'string' && bounds.von <= firstDate && bounds.bis >= lastDate,
     windowRows: estimateWindowRows(bounds, firstDate, lastDate, maxId ?? 0),
     bandSeeks: SEEK_COST_IN_ROWS * (Math.min(bounds.high, maxAmount) - Math.max(bounds.low, minAmount) + 1),
   };

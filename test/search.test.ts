@@ -103,6 +103,7 @@ test('every statement of every plan equals the plain query wherever it may be ch
   const amounts = db.prepare<[], number>('SELECT amount_cents FROM entries').pluck().all();
   const plain = oracle(db);
   const counts = ['dateCount', 'bandCount'] as const;
+  const [firstDate, lastDate] = db.prepare<[], [string, string]>('SELECT min(date), max(date) FROM entries').raw().get() ?? ['', ''];
   const pages = ['datePage', 'bandPage'] as const;
   const [minAmount, maxAmount] = db.prepare<[], [number, number]>('SELECT min(amount_cents), max(amount_cents) FROM entries').raw().get() ?? [0, 0];
   for (const query of randomQueries(400, 3, amounts)) {
@@ -111,6 +112,7 @@ test('every statement of every plan equals the plain query wherever it may be ch
     const expected = { count: plain(query).count, rows: plain({ ...query, limit }).rows };
     const statements = [...counts, ...(bounds.low === bounds.high ? (['exactCount'] as const) : [])];
     if (bounds.low <= minAmount && bounds.high >= maxAmount) statements.push('windowCount' as never);
+    if (bounds.von <= firstDate && bounds.bis >= lastDate) statements.push('amountCount' as never);
     for (const name of statements) {
       assert.equal(db.prepare(SQL[name]).pluck().get(bounds), expected.count, `${name} ${JSON.stringify(bounds)}`);
     }
@@ -133,7 +135,7 @@ test('an empty cash book finds nothing in every plan', () => {
   for (const query of randomQueries(50, 5, [0, 1250])) assert.deepEqual(search(query), { count: 0, rows: [] });
 });
 
-test('amounts that are no number (NULL or text, as a view may give) never match, in every plan', () => {
+test('amounts and dates that are no number or date (NULL, text, numbers, as a view may give) never match, in every plan', () => {
   const db = new Database(':memory:');
   db.exec(`
     CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT);
@@ -142,10 +144,14 @@ test('amounts that are no number (NULL or text, as a view may give) never match,
     CREATE INDEX entries_amount_date ON entries (amount_cents, date);
     CREATE INDEX entries_date_id_amount ON entries (date, id, amount_cents);
     INSERT INTO entries (date, amount_cents, subject) VALUES
-      ('2026-03-01', 1250, 'a'), ('2026-03-02', NULL, 'b'), ('2026-03-03', 'zwölf', 'c'), ('2026-03-04', -500, 'd'), ('2026-03-05', 435, 'e');`);
+      ('2026-03-01', 1250, 'a'), ('2026-03-02', NULL, 'b'), ('2026-03-03', 'zwölf', 'c'), ('2026-03-04', -500, 'd'), ('2026-03-05', 435, 'e'),
+      (NULL, 1250, 'f'), (20260306, 1250, 'g');`);
   const queries = [0, 1, 100, 2000, 99_999_999_999_999].flatMap((toleranzCents) =>
-    [-1250, 500, 0].map((betragCents) => ({ von: '2026-01-01', bis: '2026-12-31', betragCents, toleranzCents, waehrung: 'EUR', limit: 50 })),
+    [-1250, 500, 0].flatMap((betragCents) =>
+      [['2026-01-01', '2026-12-31'], ['2026-03-02', '2026-03-04'], ['0000-01-01', '9999-12-31']].map(([von, bis]) => ({ von: von as string, bis: bis as string, betragCents, toleranzCents, waehrung: 'EUR', limit: 50 })),
+    ),
   );
   assertSameAsOracle(db, queries);
-  assert.equal(createBookingSearch(db)(queries.at(-1) as SearchQuery).count, 3);
+  const everything = { von: '2026-01-01', bis: '2026-12-31', betragCents: 0, toleranzCents: 99_999_999_999_999, waehrung: 'EUR', limit: 50 };
+  assert.equal(createBookingSearch(db)(everything).count, 3, 'only the three numbers with dates in 2026');
 });
