@@ -161,6 +161,8 @@ const valueFor: Record<string, fc.Arbitrary<string>> = { von: dateText, bis: dat
 const namedPiece = fc.constantFrom(...NAMES).chain((name) => valueFor[name]!.map((value) => `${name}=${encode(value)}`));
 const strangePiece = fc.oneof(
   fc.string({ maxLength: 50, unit: 'grapheme' }).map((name) => `${encode(name)}=1`),
+  // Long names, around the 40 characters a message may echo.
+  fc.string({ minLength: 38, maxLength: 45, unit: 'grapheme' }).map((name) => `${encode(name)}=1`),
   fc.constantFrom('%', '%4', '%zz', '%FF', '%C3', '%e2%82', 'von', 'von=', '=', '==', 'betrag=1=2', 'x=%G1', '%76on=2026-03-01'),
 );
 
