@@ -27,7 +27,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     if (command.command === 'openapi') return void process.stdout.write(readPackageFile('openapi.json'));
     if (command.command === 'check') return void (process.exitCode = check(command.db));
     if (command.workers > 1 && cluster.isPrimary) {
-      return await superviseWorkers(command, () => command.db !== undefined && checkDatabaseFile(command.db));
+      return await superviseWorkers(command, () => command.db !== undefined && checkDatabaseFile(command.db, handlerFor(command)));
     }
     const greeting = await serve(command);
     if (cluster.isWorker) reportListening(greeting);
@@ -42,15 +42,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
 
 /** Opens, checks and serves; returns the lines that tell the user where and what. */
 async function serve(command: ServeCommand): Promise<string[]> {
-  const build = (db: Parameters<typeof createHandler>[0]): RequestHandler =>
-    createHandler(db, command.credentials, {
-      basePath: command.basePath,
-      serviceName: command.serviceName,
-      maxAuthFailures: command.maxAuthFailures,
-      authFailureWindowMs: command.authFailureWindowMs,
-      trustProxy: command.trustProxy,
-      onError: logError,
-    });
+  const build = handlerFor(command);
   const demo = command.db === undefined ? createDemoDatabase() : undefined;
   const database = demo === undefined ? watchDatabase(command.db ?? '', build, logLine) : fixedDatabase(demo.db, build);
 
@@ -87,6 +79,19 @@ async function serve(command: ServeCommand): Promise<string[]> {
     );
   }
   return lines;
+}
+
+/** How this command turns a database into a handler. */
+function handlerFor(command: ServeCommand): (db: Parameters<typeof createHandler>[0]) => RequestHandler {
+  return (db) =>
+    createHandler(db, command.credentials, {
+      basePath: command.basePath,
+      serviceName: command.serviceName,
+      maxAuthFailures: command.maxAuthFailures,
+      authFailureWindowMs: command.authFailureWindowMs,
+      trustProxy: command.trustProxy,
+      onError: logError,
+    });
 }
 
 /** node:http, or node:https with --tls-cert/--tls-key; timeouts set against slow clients. */

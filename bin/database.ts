@@ -4,7 +4,6 @@
 
 import Database from 'better-sqlite3';
 import { statSync, type Stats } from 'node:fs';
-import { findSchemaProblems } from '../lib/schema.js';
 import type { RequestHandler } from '../lib/types.js';
 import { CliError, describeFsError } from './args.js';
 
@@ -38,17 +37,14 @@ export function describeDatabaseError(file: string | undefined, error: unknown):
   return file === undefined ? message : `cannot serve ${file}: ${message}`;
 }
 
-/** Opens and checks `file` once, closing it again: for the primary of --workers. */
-export function checkDatabaseFile(file: string): void {
+/**
+ * Opens `file` and builds its handler once, then closes it again: the primary of
+ * --workers says what is wrong once, instead of every worker saying it.
+ */
+export function checkDatabaseFile(file: string, build: (db: Database.Database) => RequestHandler): void {
   const db = openReadOnly(file);
-  try {
-    const problems = findSchemaProblems(db);
-    if (problems.length > 0) throw new CliError(`cannot serve ${file}: db does not fit the schema: ${problems.join('; ')}`);
-  } catch (error: unknown) {
-    throw new CliError(describeDatabaseError(file, error));
-  } finally {
-    db.close();
-  }
+  buildOrClose(db, build, file);
+  db.close();
 }
 
 export interface WatchedDatabase {

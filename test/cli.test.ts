@@ -206,4 +206,8 @@ test('--workers with a port in use ends with one line, not one per worker', asyn
   const port = (blocker.address() as { port: number }).port;
   assertFails(await run(['--demo', '--workers', '3', '--port', String(port)]), 1, `booking-search-server: port ${port} on 127.0.0.1 is already in use`);
   assertFails(await run(['--db', join(tempDir(t), 'fehlt.sqlite'), '--workers', '2']), 1, /^booking-search-server: cannot open database .*fehlt\.sqlite: no such file$/);
+  const foreign = join(tempDir(t), 'fremd.sqlite');
+  new Database(foreign).exec('CREATE TABLE buchungen (id INTEGER PRIMARY KEY)').close();
+  assertFails(await run(['--db', foreign, '--workers', '2']), 1, /^booking-search-server: cannot serve .*fremd\.sqlite: db does not fit the schema: table or view 'entries' is missing; /);
+  assertFails(await run(['--demo', '--workers', '2', '--base-path', 'kasse']), 1, /^booking-search-server: options\.basePath must be "" or a path/);
 });
