@@ -4,10 +4,10 @@
 //
 //   npm run bench:data -- --rows 1000000 [--out bench/data/bookings-1000000.sqlite] [--end 2026-10-31]
 
-import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
 import { mulberry32 } from '../bin/demo.js';
 
 const { values } = parseArgs({
@@ -26,15 +26,47 @@ if (!Number.isSafeInteger(rows) || rows < 1 || Number.isNaN(endMs)) {
   throw new Error('usage: generate.ts --rows N [--out FILE] [--end YYYY-MM-DD] [--years N]');
 }
 
-const CATEGORIES = ['Porto', 'Bürobedarf', 'Bewirtung', 'Reisekosten', 'Reinigung', 'Getränke', 'Werkzeug', 'Fachliteratur', 'Geschenke', 'Kfz-Kosten', 'Spenden', 'Sonstiges'];
+const CATEGORIES = [
+  'Porto',
+  'Bürobedarf',
+  'Bewirtung',
+  'Reisekosten',
+  'Reinigung',
+  'Getränke',
+  'Werkzeug',
+  'Fachliteratur',
+  'Geschenke',
+  'Kfz-Kosten',
+  'Spenden',
+  'Sonstiges',
+];
 const PAYMENT_METHODS = ['Barkasse', 'Handkasse Lager', 'Portokasse', 'Kasse Filiale Köln'];
 const SUBJECTS = [
-  'Briefmarken für Mahnungen', 'Kaffee und Gebäck', 'Parkgebühr Innenstadt', 'Straßenbahn-Tageskarte',
-  'Druckerpapier A4', 'Kugelschreiber und Textmarker', 'Mineralwasser für das Büro', 'Reinigungsmittel',
-  'Taxi zum Bahnhof', 'Blumen für Jubiläum', 'Fachzeitschrift März', 'Schrauben und Dübel', 'Tanken Lieferwagen',
-  'Trinkgeld Paketbote', 'Kopien im Copyshop', 'Mittagessen mit Lieferant', 'Glühbirnen Lager', 'Spende Sportverein',
+  'Briefmarken für Mahnungen',
+  'Kaffee und Gebäck',
+  'Parkgebühr Innenstadt',
+  'Straßenbahn-Tageskarte',
+  'Druckerpapier A4',
+  'Kugelschreiber und Textmarker',
+  'Mineralwasser für das Büro',
+  'Reinigungsmittel',
+  'Taxi zum Bahnhof',
+  'Blumen für Jubiläum',
+  'Fachzeitschrift März',
+  'Schrauben und Dübel',
+  'Tanken Lieferwagen',
+  'Trinkgeld Paketbote',
+  'Kopien im Copyshop',
+  'Mittagessen mit Lieferant',
+  'Glühbirnen Lager',
+  'Spende Sportverein',
 ];
-const INCOME_SUBJECTS = ['Bareinzahlung aus der Tageskasse', 'Rückerstattung Pfand', 'Verkauf Altpapier', 'Barverkauf an Laufkunden'];
+const INCOME_SUBJECTS = [
+  'Bareinzahlung aus der Tageskasse',
+  'Rückerstattung Pfand',
+  'Verkauf Altpapier',
+  'Barverkauf an Laufkunden',
+];
 // Typical prices, in cents, that recur again and again in a cash book.
 const TYPICAL = [435, 1250, 95, 180, 250, 300, 500, 990, 1999, 2495, 4990, 85, 160, 370, 860, 120];
 
@@ -48,7 +80,7 @@ function amountCents(): number {
     return -(random() < 0.6 ? 1000 * (1 + Math.floor(random() * 50)) : Math.round(Math.exp(7 + 1.2 * gaussian())));
   }
   // A third are typical prices, the first of the list more often than the last.
-  if (roll < 0.45) return TYPICAL[Math.floor(Math.pow(random(), 1.5) * TYPICAL.length)] as number;
+  if (roll < 0.45) return TYPICAL[Math.floor(random() ** 1.5 * TYPICAL.length)] as number;
   // Log-normal around 15 €: many small amounts, a long tail of large ones.
   return Math.max(1, Math.min(99_999_999, Math.round(Math.exp(Math.log(1500) + 1.1 * gaussian()))));
 }
@@ -65,8 +97,12 @@ const insertEntry = db.prepare(
 );
 const started = Date.now();
 db.transaction(() => {
-  CATEGORIES.forEach((name, i) => db.prepare('INSERT INTO categories (id, name) VALUES (?, ?)').run(i + 1, name));
-  PAYMENT_METHODS.forEach((name, i) => db.prepare('INSERT INTO payment_methods (id, name) VALUES (?, ?)').run(i + 1, name));
+  for (const [i, name] of CATEGORIES.entries()) {
+    db.prepare('INSERT INTO categories (id, name) VALUES (?, ?)').run(i + 1, name);
+  }
+  for (const [i, name] of PAYMENT_METHODS.entries()) {
+    db.prepare('INSERT INTO payment_methods (id, name) VALUES (?, ?)').run(i + 1, name);
+  }
   for (let i = 0; i < rows; i += 1) {
     // Bookings are entered in date order, as a cash book is kept.
     const date = new Date(endMs - (days - 1 - Math.floor((i * days) / rows)) * 86_400_000).toISOString().slice(0, 10);

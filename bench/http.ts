@@ -5,7 +5,7 @@
 //
 //   npm run bench -- [--db bench/data/bookings-1000000.sqlite] [--rounds 3] [--seconds 8] [--connections 16]
 
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,7 +51,11 @@ const paths = queriesFor(db, 'month exact', 5000, 11).map((q) => `/api/v1/buchun
 db.close();
 const dir = mkdtempSync(join(tmpdir(), 'bench-'));
 writeFileSync(join(dir, 'paths.txt'), `${paths.join('\n')}\n`);
-const wrkEnv = { ...process.env, BENCH_PATHS: join(dir, 'paths.txt'), BENCH_AUTH: `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}` };
+const wrkEnv = {
+  ...process.env,
+  BENCH_PATHS: join(dir, 'paths.txt'),
+  BENCH_AUTH: `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`,
+};
 
 interface Running {
   child: ChildProcess;
@@ -88,7 +92,10 @@ async function stopServer({ child }: Running): Promise<void> {
 
 /** RSS of a process and its children, in MB (workers are children of the primary). */
 function rssMb(pid: number): number {
-  const pids = [pid, ...readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)];
+  const pids = [
+    pid,
+    ...readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
+  ];
   let kb = 0;
   for (const p of pids) {
     // taskset execs node in place, so the pid is node's.
@@ -142,7 +149,9 @@ async function load(server: Running, core: string | undefined): Promise<Load> {
 const results: Record<string, Load[]> = {};
 const ratios: Record<string, number[]> = {};
 const names = Object.keys(SERVERS);
-console.log(`HTTP, typical search (a month, exact amount, ${paths.length} real bookings in rotation), ${connections} connections, ${rounds} rounds × ${seconds} s per server, ${pinned ? 'server on core 0, wrk on core 1' : 'unpinned (no taskset)'}.\n`);
+console.log(
+  `HTTP, typical search (a month, exact amount, ${paths.length} real bookings in rotation), ${connections} connections, ${rounds} rounds × ${seconds} s per server, ${pinned ? 'server on core 0, wrk on core 1' : 'unpinned (no taskset)'}.\n`,
+);
 for (let round = 0; round < rounds; round += 1) {
   const order = names.map((_, i) => names[(i + round) % names.length] as string);
   const roundResults: Record<string, Load> = {};
@@ -152,19 +161,28 @@ for (let round = 0; round < rounds; round += 1) {
     await stopServer(server);
   }
   for (const name of names) {
-    (results[name] ??= []).push(roundResults[name] as Load);
-    (ratios[name] ??= []).push((roundResults[name] as Load).rps / (roundResults['ceiling'] as Load).rps);
+    results[name] ??= [];
+    results[name].push(roundResults[name] as Load);
+    ratios[name] ??= [];
+    ratios[name].push((roundResults[name] as Load).rps / (roundResults['ceiling'] as Load).rps);
   }
-  process.stderr.write(`round ${round + 1}: ${names.map((n) => `${n} ${Math.round((roundResults[n] as Load).rps)}`).join(', ')} req/s\n`);
+  process.stderr.write(
+    `round ${round + 1}: ${names.map((n) => `${n} ${Math.round((roundResults[n] as Load).rps)}`).join(', ')} req/s\n`,
+  );
 }
 
-const cell = (name: string, pick: (l: Load) => number, digits = 0): string => median((results[name] as Load[]).map(pick)).toFixed(digits);
+const cell = (name: string, pick: (l: Load) => number, digits = 0): string =>
+  median((results[name] as Load[]).map(pick)).toFixed(digits);
 console.log('| server | req/s | × ceiling | p50 ms | p99 ms | RSS MB | non-2xx + socket errors |');
 console.log('|---|---:|---:|---:|---:|---:|---:|');
 for (const name of names) {
-  console.log(`| ${name} | ${cell(name, (l) => l.rps)} | ${median(ratios[name] as number[]).toFixed(2)} | ${cell(name, (l) => l.p50, 2)} | ${cell(name, (l) => l.p99, 2)} | ${cell(name, (l) => l.rss)} | ${(results[name] as Load[]).reduce((s, l) => s + l.errors, 0)} |`);
+  console.log(
+    `| ${name} | ${cell(name, (l) => l.rps)} | ${median(ratios[name] as number[]).toFixed(2)} | ${cell(name, (l) => l.p50, 2)} | ${cell(name, (l) => l.p99, 2)} | ${cell(name, (l) => l.rss)} | ${(results[name] as Load[]).reduce((s, l) => s + l.errors, 0)} |`,
+  );
 }
-const vsFastify = median((results['service'] as Load[]).map((l, i) => l.rps / ((results['fastify'] as Load[])[i] as Load).rps));
+const vsFastify = median(
+  (results['service'] as Load[]).map((l, i) => l.rps / ((results['fastify'] as Load[])[i] as Load).rps),
+);
 console.log(`\nservice / fastify: ${vsFastify.toFixed(2)} (median of the rounds' ratios).`);
 
 // Start-up: spawn to the listening line, on this file.
@@ -186,7 +204,9 @@ for (const limit of [0, 1, 50]) {
     runs.push(await load(server, '1'));
     await stopServer(server);
   }
-  byLimit.push(`| ${limit} | ${median(runs.map((l) => l.rps)).toFixed(0)} | ${median(runs.map((l) => l.p50)).toFixed(2)} | ${median(runs.map((l) => l.p99)).toFixed(2)} |`);
+  byLimit.push(
+    `| ${limit} | ${median(runs.map((l) => l.rps)).toFixed(0)} | ${median(runs.map((l) => l.p50)).toFixed(2)} | ${median(runs.map((l) => l.p99)).toFixed(2)} |`,
+  );
 }
 writeFileSync(join(dir, 'paths.txt'), `${paths.join('\n')}\n`);
 console.log('\nThe service on the same searches by page size (limit), pinned as above:\n');
@@ -204,7 +224,9 @@ if (values.workers) {
       runs.push(await load(server, undefined));
       await stopServer(server);
     }
-    rows.push(`| ${workers} | ${median(runs.map((l) => l.rps)).toFixed(0)} | ${median(runs.map((l) => l.p99)).toFixed(2)} | ${median(runs.map((l) => l.rss)).toFixed(0)} |`);
+    rows.push(
+      `| ${workers} | ${median(runs.map((l) => l.rps)).toFixed(0)} | ${median(runs.map((l) => l.p99)).toFixed(2)} | ${median(runs.map((l) => l.rss)).toFixed(0)} |`,
+    );
   }
   console.log('\n--workers, unpinned (wrk shares the same two cores):\n');
   console.log('| workers | req/s | p99 ms | RSS MB (all processes) |');

@@ -4,11 +4,19 @@
 import type Database from 'better-sqlite3';
 import type { SearchQuery } from '../lib/query.js';
 
-export const SHAPES = ['month exact', 'month ±5 €', '10 years exact', '10 years ±1 €', '10 years everything', 'limit=0'] as const;
+export const SHAPES = [
+  'month exact',
+  'month ±5 €',
+  '10 years exact',
+  '10 years ±1 €',
+  '10 years everything',
+  'limit=0',
+] as const;
 export type Shape = (typeof SHAPES)[number];
 
 const DAY_MS = 86_400_000;
-const shift = (date: string, days: number): string => new Date(Date.parse(date) + days * DAY_MS).toISOString().slice(0, 10);
+const shift = (date: string, days: number): string =>
+  new Date(Date.parse(date) + days * DAY_MS).toISOString().slice(0, 10);
 
 /** `count` searches of `shape`, each around a booking drawn at random (seeded) from `db`. */
 export function queriesFor(db: Database.Database, shape: Shape, count: number, seed = 1): SearchQuery[] {
@@ -17,7 +25,9 @@ export function queriesFor(db: Database.Database, shape: Shape, count: number, s
     .prepare<[], [string, string]>('SELECT (SELECT min(date) FROM entries), (SELECT max(date) FROM entries)')
     .raw()
     .get() ?? ['2016-01-01', '2026-12-31'];
-  const booking = db.prepare<[number], [string, number]>('SELECT date, amount_cents FROM entries WHERE id >= ? ORDER BY id LIMIT 1').raw();
+  const booking = db
+    .prepare<[number], [string, number]>('SELECT date, amount_cents FROM entries WHERE id >= ? ORDER BY id LIMIT 1')
+    .raw();
   let state = seed >>> 0;
   const random = (): number => {
     state = (state * 1_664_525 + 1_013_904_223) >>> 0;
@@ -44,14 +54,17 @@ export function queriesFor(db: Database.Database, shape: Shape, count: number, s
 
 /** The query string of a search, as a client sends it. */
 export function toQueryString(q: SearchQuery): string {
-  const euros = (cents: number): string => `${cents < 0 ? '-' : ''}${Math.floor(Math.abs(cents) / 100)}.${String(Math.abs(cents) % 100).padStart(2, '0')}`;
+  const euros = (cents: number): string =>
+    `${cents < 0 ? '-' : ''}${Math.floor(Math.abs(cents) / 100)}.${String(Math.abs(cents) % 100).padStart(2, '0')}`;
   return `von=${q.von}&bis=${q.bis}&betrag=${euros(q.betragCents)}&toleranz=${euros(q.toleranzCents)}&limit=${q.limit}`;
 }
 
 export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
 export function percentile(values: readonly number[], p: number): number {

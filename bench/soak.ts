@@ -29,7 +29,13 @@ if (!existsSync(values.db)) {
 const db = new Database(values.db, { readonly: true });
 const searches = queriesFor(db, 'month exact', 2000, 5).map((q) => `/api/v1/buchungen?${toQueryString(q)}`);
 db.close();
-const invalid = ['/api/v1/buchungen?von=2026-02-30&bis=2026-03-01&betrag=1', '/api/v1/buchungen?x=%zz', '/api/v1/buchungen?von=2026-01-01&bis=2026-01-31&betrag=1.234', '/api/v1/nirgends', '/api/v1/buchungen?limit=5000&von=2026-01-01&bis=2026-01-31&betrag=1'];
+const invalid = [
+  '/api/v1/buchungen?von=2026-02-30&bis=2026-03-01&betrag=1',
+  '/api/v1/buchungen?x=%zz',
+  '/api/v1/buchungen?von=2026-01-01&bis=2026-01-31&betrag=1.234',
+  '/api/v1/nirgends',
+  '/api/v1/buchungen?limit=5000&von=2026-01-01&bis=2026-01-31&betrag=1',
+];
 const AUTH = `Basic ${Buffer.from('soak:soak').toString('base64')}`;
 
 const server = spawn(process.execPath, ['bin/booking-search-server.js', '--db', values.db, '--port', '0'], {
@@ -67,10 +73,18 @@ function one(i: number): Promise<void> {
   // Unauthenticated requests come from ever other loopback addresses, each below the
   // throttle's limit, so that the throttle's table fills and stays bounded.
   const kind = roll < 13 ? 'search' : roll < 16 ? 'invalid' : roll < 18 ? 'unauthenticated' : 'status';
-  const path = kind === 'search' ? (searches[i % searches.length] as string) : kind === 'invalid' ? (invalid[i % invalid.length] as string) : '/api/v1/status';
+  const path =
+    kind === 'search'
+      ? (searches[i % searches.length] as string)
+      : kind === 'invalid'
+        ? (invalid[i % invalid.length] as string)
+        : '/api/v1/status';
   const expected = { search: [200], invalid: [400, 404], unauthenticated: [401], status: [200] }[kind];
   const address = `127.0.${1 + ((i >> 3) % 200)}.${1 + ((i >> 11) % 250)}`;
-  const options = kind === 'unauthenticated' ? { agent: false as const, localAddress: address } : { agent, headers: { authorization: AUTH } };
+  const options =
+    kind === 'unauthenticated'
+      ? { agent: false as const, localAddress: address }
+      : { agent, headers: { authorization: AUTH } };
   return new Promise((resolve) => {
     const req = request(`${origin}${path}`, options, (res) => {
       res.resume().on('end', () => {
@@ -106,7 +120,9 @@ server.kill('SIGTERM');
 const exitCode = await new Promise<number | null>((resolve) => server.on('exit', resolve));
 const unexpectedStderr = stderr.split('\n').filter((line) => line !== '');
 
-console.log(`Soak: ${sent} requests (${connections} connections) in ${seconds.toFixed(1)} s, ${Math.round(sent / seconds)} req/s, against ${values.db}.\n`);
+console.log(
+  `Soak: ${sent} requests (${connections} connections) in ${seconds.toFixed(1)} s, ${Math.round(sent / seconds)} req/s, against ${values.db}.\n`,
+);
 console.log('| figure | value |');
 console.log('|---|---:|');
 console.log(`| RSS at the half | ${rssHalf.toFixed(1)} MB |`);
@@ -116,9 +132,20 @@ console.log(`| open fds before / after | ${fdsBefore} / ${fdsAfter} |`);
 console.log(`| errors (unexpected status, network) | ${errors.length} |`);
 console.log(`| lines on stderr | ${unexpectedStderr.length} |`);
 console.log(`| exit code after SIGTERM | ${exitCode} |`);
-console.log(`\nAnswers: ${[...statuses.entries()].sort().map(([k, v]) => `${k}: ${v}`).join(', ')}`);
+console.log(
+  `\nAnswers: ${[...statuses.entries()]
+    .sort()
+    .map(([k, v]) => `${k}: ${v}`)
+    .join(', ')}`,
+);
 if (errors.length > 0) console.log(`First errors: ${errors.slice(0, 5).join('; ')}`);
 if (unexpectedStderr.length > 0) console.log(`stderr: ${unexpectedStderr.slice(0, 5).join(' | ')}`);
-const ok = sent >= total && errors.length === 0 && rssEnd / rssHalf < 1.1 && fdsAfter === fdsBefore && exitCode === 0 && unexpectedStderr.length === 0;
+const ok =
+  sent >= total &&
+  errors.length === 0 &&
+  rssEnd / rssHalf < 1.1 &&
+  fdsAfter === fdsBefore &&
+  exitCode === 0 &&
+  unexpectedStderr.length === 0;
 console.log(`\n${ok ? 'PASS' : 'FAIL'}`);
 process.exitCode = ok ? 0 : 1;

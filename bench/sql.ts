@@ -3,10 +3,18 @@
 //
 //   npm run bench:sql -- [--db bench/data/bookings-1000000.sqlite] [--rounds 5] [--queries 200]
 
-import Database from 'better-sqlite3';
 import { parseArgs } from 'node:util';
-import { bandCosts, chooseCount, choosePage, createBookingSearch, SQL, toBounds, type BookingRow } from '../lib/search.js';
+import Database from 'better-sqlite3';
 import type { SearchQuery } from '../lib/query.js';
+import {
+  type BookingRow,
+  bandCosts,
+  chooseCount,
+  choosePage,
+  createBookingSearch,
+  SQL,
+  toBounds,
+} from '../lib/search.js';
 import { median, percentile, queriesFor, SHAPES, type Shape } from './shapes.js';
 
 const { values } = parseArgs({
@@ -45,7 +53,9 @@ function timeEach(search: (q: SearchQuery) => unknown, queries: readonly SearchQ
 
 const fmt = (us: number): string => (us >= 1000 ? `${(us / 1000).toFixed(1)} ms` : `${us.toFixed(0)} µs`);
 const rows = db.prepare<[], number>('SELECT count(*) FROM entries').pluck().get();
-console.log(`In-process search, ${rows} bookings, ${rounds} rounds × ${perRound} queries per shape, strategies alternating.\n`);
+console.log(
+  `In-process search, ${rows} bookings, ${rounds} rounds × ${perRound} queries per shape, strategies alternating.\n`,
+);
 console.log('| shape | plain median | plain p99 | service median | service p99 | plain / service |');
 console.log('|---|---:|---:|---:|---:|---:|');
 const plans: string[] = [];
@@ -64,10 +74,14 @@ for (const shape of SHAPES) {
   }
   const p = median(medians.plain);
   const s = median(medians.service);
-  console.log(`| ${shape} | ${fmt(p)} | ${fmt(percentile(samples.plain, 0.99))} | ${fmt(s)} | ${fmt(percentile(samples.service, 0.99))} | ${(p / s).toFixed(1)} |`);
+  console.log(
+    `| ${shape} | ${fmt(p)} | ${fmt(percentile(samples.plain, 0.99))} | ${fmt(s)} | ${fmt(percentile(samples.service, 0.99))} | ${(p / s).toFixed(1)} |`,
+  );
   plans.push(explain(shape, queriesFor(db, shape, 1, 99)[0] as SearchQuery));
 }
-console.log(`\nMedians are the median of the rounds' medians. EXPLAIN QUERY PLAN of one query per shape:\n\n${plans.join('\n')}`);
+console.log(
+  `\nMedians are the median of the rounds' medians. EXPLAIN QUERY PLAN of one query per shape:\n\n${plans.join('\n')}`,
+);
 
 function explain(shape: Shape, q: SearchQuery): string {
   const bounds = toBounds(q);
@@ -76,8 +90,13 @@ function explain(shape: Shape, q: SearchQuery): string {
   const total = (db.prepare(SQL[countPlan]).pluck().get(bounds) as number | undefined) ?? 0;
   const pagePlan = total === 0 || q.limit === 0 ? undefined : choosePage(costs ?? undefined, total, q.limit);
   const plan = (sql: string, parameters: object | unknown[]) =>
-    (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(parameters) as Array<{ detail: string }>).map((r) => `    ${r.detail}`).join('\n');
-  const lines = [`${shape} (${JSON.stringify(bounds)}, limit ${q.limit}):`, `  plain count:\n${plan(PLAIN_COUNT, [bounds.von, bounds.bis, bounds.low, bounds.high])}`];
+    (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(parameters) as Array<{ detail: string }>)
+      .map((r) => `    ${r.detail}`)
+      .join('\n');
+  const lines = [
+    `${shape} (${JSON.stringify(bounds)}, limit ${q.limit}):`,
+    `  plain count:\n${plan(PLAIN_COUNT, [bounds.von, bounds.bis, bounds.low, bounds.high])}`,
+  ];
   lines.push(`  service ${countPlan}:\n${plan(SQL[countPlan], bounds)}`);
   if (pagePlan !== undefined) {
     lines.push(`  plain page:\n${plan(PLAIN_PAGE, [bounds.von, bounds.bis, bounds.low, bounds.high, q.limit])}`);

@@ -7,11 +7,11 @@ import type { Credentials } from '../lib/types.js';
 
 export class CliError extends Error {
   /** 2 for a wrong command line, 1 for everything that goes wrong after it. */
-  constructor(
-    message: string,
-    readonly exitCode: 1 | 2 = 1,
-  ) {
+  readonly exitCode: 1 | 2;
+
+  constructor(message: string, exitCode: 1 | 2 = 1) {
     super(message);
+    this.exitCode = exitCode;
   }
 }
 
@@ -36,7 +36,12 @@ export interface ServeCommand {
   timeouts: { headersMs: number; requestMs: number; keepAliveMs: number };
 }
 
-export type Command = ServeCommand | { command: 'check'; db: string } | { command: 'openapi' } | { command: 'help' } | { command: 'version' };
+export type Command =
+  | ServeCommand
+  | { command: 'check'; db: string }
+  | { command: 'openapi' }
+  | { command: 'help' }
+  | { command: 'version' };
 
 export const USAGE = `Usage:
   booking-search-server --db FILE [options]   serve the bookings in FILE (opened read-only)
@@ -167,7 +172,11 @@ function readTimeouts(values: Record<string, string | boolean | undefined>): Ser
   const request = seconds('--request-timeout', 30);
   // node:http refuses a headers timeout longer than the request timeout.
   if (headers > request) throw usage('--headers-timeout must not be longer than --request-timeout');
-  return { headersMs: 1000 * headers, requestMs: 1000 * request, keepAliveMs: 1000 * seconds('--keep-alive-timeout', 5) };
+  return {
+    headersMs: 1000 * headers,
+    requestMs: 1000 * request,
+    keepAliveMs: 1000 * seconds('--keep-alive-timeout', 5),
+  };
 }
 
 function readCredentials(
@@ -178,7 +187,9 @@ function readCredentials(
   const password = env['BOOKING_SEARCH_PASSWORD'];
   const inEnvironment = username !== undefined || password !== undefined;
   if (inEnvironment && file !== undefined) {
-    throw new CliError('credentials are given twice: use BOOKING_SEARCH_USER/BOOKING_SEARCH_PASSWORD or --credentials-file, not both');
+    throw new CliError(
+      'credentials are given twice: use BOOKING_SEARCH_USER/BOOKING_SEARCH_PASSWORD or --credentials-file, not both',
+    );
   }
   if (file !== undefined) return { credentials: readCredentialsFile(file), from: 'file' };
   if (!inEnvironment) return undefined;
@@ -207,7 +218,8 @@ function readCredentialsFile(file: string): Credentials {
 function wholeNumber(flag: string, text: string | undefined, fallback: number, min: number, max: number): number {
   if (text === undefined) return fallback;
   const value = /^[0-9]{1,9}$/.test(text) ? Number(text) : Number.NaN;
-  if (!(value >= min && value <= max)) throw usage(`${flag} must be a whole number from ${min} to ${max}, not '${text}'`);
+  if (!(value >= min && value <= max))
+    throw usage(`${flag} must be a whole number from ${min} to ${max}, not '${text}'`);
   return value;
 }
 

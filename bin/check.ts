@@ -18,12 +18,16 @@ export function check(file: string): number {
       lines.push('See README, "An existing application\'s database", for serving another schema through views.');
       return finish(lines, 1);
     }
-    const kinds = db.prepare<[], { name: string; type: string }>(
-      "SELECT name, type FROM sqlite_schema WHERE name IN ('entries', 'categories', 'payment_methods') ORDER BY name",
-    ).all();
+    const kinds = db
+      .prepare<[], { name: string; type: string }>(
+        "SELECT name, type FROM sqlite_schema WHERE name IN ('entries', 'categories', 'payment_methods') ORDER BY name",
+      )
+      .all();
     lines.push(`Schema: fits (${kinds.map(({ name, type }) => `${name}: ${type}`).join(', ')}).`);
     const [count, first, last] = db
-      .prepare<[], [number, string | null, string | null]>('SELECT count(*), (SELECT min(date) FROM entries), (SELECT max(date) FROM entries) FROM entries')
+      .prepare<[], [number, string | null, string | null]>(
+        'SELECT count(*), (SELECT min(date) FROM entries), (SELECT max(date) FROM entries) FROM entries',
+      )
       .raw()
       .get() ?? [0, null, null];
     lines.push(count === 0 ? 'Bookings: none.' : `Bookings: ${count}, dated ${first} to ${last}.`);

@@ -7,7 +7,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import { createHandler } from '../lib/index.js';
 import type { RequestHandler } from '../lib/types.js';
-import { CliError, describeFsError, isLoopback, parseCommandLine, USAGE, type ServeCommand } from './args.js';
+import { CliError, describeFsError, isLoopback, parseCommandLine, type ServeCommand, USAGE } from './args.js';
 import { check } from './check.js';
 import { checkDatabaseFile, fixedDatabase, watchDatabase } from './database.js';
 import { createDemoDatabase } from './demo.js';
@@ -25,9 +25,15 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     if (command.command === 'help') return void process.stdout.write(USAGE);
     if (command.command === 'version') return void process.stdout.write(`${readVersion()}\n`);
     if (command.command === 'openapi') return void process.stdout.write(readPackageFile('openapi.json'));
-    if (command.command === 'check') return void (process.exitCode = check(command.db));
+    if (command.command === 'check') {
+      process.exitCode = check(command.db);
+      return;
+    }
     if (command.workers > 1 && cluster.isPrimary) {
-      return await superviseWorkers(command, () => command.db !== undefined && checkDatabaseFile(command.db, handlerFor(command)));
+      return await superviseWorkers(
+        command,
+        () => command.db !== undefined && checkDatabaseFile(command.db, handlerFor(command)),
+      );
     }
     const greeting = await serve(command);
     if (cluster.isWorker) reportListening(greeting);
@@ -62,13 +68,19 @@ async function serve(command: ServeCommand): Promise<string[]> {
   const host = command.host.includes(':') ? `[${command.host}]` : command.host;
   const api = `${command.tls === undefined ? 'http' : 'https'}://${host}:${port}${command.basePath.replace(/\/+$/, '')}/api/v1/`;
   if (command.tls === undefined && !isLoopback(command.host)) {
-    logLine(`warning: serving HTTP Basic authentication without TLS on ${command.host}: passwords cross the network readable; use --tls-cert/--tls-key or a TLS proxy`);
+    logLine(
+      `warning: serving HTTP Basic authentication without TLS on ${command.host}: passwords cross the network readable; use --tls-cert/--tls-key or a TLS proxy`,
+    );
   }
   const lines = [`${NAME} listening on ${api}`];
-  if (command.workers > 1) lines.push(`Serving from ${command.workers} worker processes, each with its own read-only connection.`);
+  if (command.workers > 1)
+    lines.push(`Serving from ${command.workers} worker processes, each with its own read-only connection.`);
   if (demo !== undefined) {
     const { username, password } = command.credentials;
-    const userArgument = command.credentialsFrom === 'demo default' ? `${username}:${password}` : '"$BOOKING_SEARCH_USER:$BOOKING_SEARCH_PASSWORD"';
+    const userArgument =
+      command.credentialsFrom === 'demo default'
+        ? `${username}:${password}`
+        : '"$BOOKING_SEARCH_USER:$BOOKING_SEARCH_PASSWORD"';
     const insecure = command.tls === undefined ? '' : '-k ';
     lines.push(
       `Demo: ${demo.count} sample cash bookings from ${demo.from} to ${demo.to}, in memory.`,
@@ -117,7 +129,9 @@ function createServer(command: ServeCommand, listener: (req: IncomingMessage, re
   try {
     return createHttpsServer({ ...options, cert, key }, listener);
   } catch (error: unknown) {
-    throw new CliError(`the TLS certificate or key is not usable: ${error instanceof Error ? error.message : String(error)}`);
+    throw new CliError(
+      `the TLS certificate or key is not usable: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }
 
@@ -135,7 +149,8 @@ function describeListenError(error: unknown, { host, port }: ServeCommand): stri
   const code = (error as { code?: unknown } | null)?.code;
   if (code === 'EADDRINUSE') return `port ${port} on ${host} is already in use`;
   if (code === 'EACCES') return `no permission to listen on port ${port} (ports below 1024 need privileges)`;
-  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `cannot listen on ${host}: no such address on this machine`;
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return `cannot listen on ${host}: no such address on this machine`;
   return `cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`;
 }
 

@@ -2,8 +2,8 @@
 // it belongs to another program that may restore it from a backup (a rename) or delete it
 // while we serve.
 
+import { type Stats, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { statSync, type Stats } from 'node:fs';
 import type { RequestHandler } from '../lib/types.js';
 import { CliError, describeFsError } from './args.js';
 
@@ -59,7 +59,11 @@ export interface WatchedDatabase {
  * that cannot be served, the old connection is closed, so searches answer SPEC.md's 500
  * (the status endpoint keeps answering) until a valid file is back.
  */
-export function watchDatabase(file: string, build: (db: Database.Database) => RequestHandler, log: (line: string) => void): WatchedDatabase {
+export function watchDatabase(
+  file: string,
+  build: (db: Database.Database) => RequestHandler,
+  log: (line: string) => void,
+): WatchedDatabase {
   let db = openReadOnly(file);
   let handler = buildOrClose(db, build, file);
   // While serving, only another inode counts as a change: the owner writes in place all day.
@@ -101,11 +105,18 @@ export function watchDatabase(file: string, build: (db: Database.Database) => Re
 }
 
 /** A database that is not a file to follow (the in-memory demo). */
-export function fixedDatabase(db: Database.Database, build: (db: Database.Database) => RequestHandler): WatchedDatabase {
+export function fixedDatabase(
+  db: Database.Database,
+  build: (db: Database.Database) => RequestHandler,
+): WatchedDatabase {
   return { handler: buildOrClose(db, build, undefined), close: () => db.close() };
 }
 
-function buildOrClose(db: Database.Database, build: (db: Database.Database) => RequestHandler, file: string | undefined): RequestHandler {
+function buildOrClose(
+  db: Database.Database,
+  build: (db: Database.Database) => RequestHandler,
+  file: string | undefined,
+): RequestHandler {
   try {
     return build(db);
   } catch (error: unknown) {

@@ -1,8 +1,8 @@
 // --demo: an in-memory cash book of the last twelve months, the same every run of a day,
 // so that a newcomer sees the service find real bookings without a file of their own.
 
-import Database from 'better-sqlite3';
 import { readFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { formatEuros } from '../lib/money.js';
 
 export interface DemoDatabase {
@@ -62,7 +62,7 @@ export function createDemoDatabase(today: Date = new Date()): DemoDatabase {
 
   const insertNamed = (table: string, names: readonly string[]): void => {
     const insert = db.prepare(`INSERT INTO ${table} (id, name) VALUES (?, ?)`);
-    names.forEach((name, index) => insert.run(index + 1, name));
+    for (const [index, name] of names.entries()) insert.run(index + 1, name);
   };
   const insertEntry = db.prepare(
     'INSERT INTO entries (date, amount_cents, subject, category_id, payment_method_id) VALUES (?, ?, ?, ?, ?)',
@@ -79,7 +79,10 @@ export function createDemoDatabase(today: Date = new Date()): DemoDatabase {
       insertEntry.run(date, pick(template.amounts), template.subject, template.category, paymentMethod);
     }
   })();
-  const [from, to] = db.prepare<[], [string, string]>('SELECT min(date), max(date) FROM entries').raw().get() ?? ['', ''];
+  const [from, to] = db.prepare<[], [string, string]>('SELECT min(date), max(date) FROM entries').raw().get() ?? [
+    '',
+    '',
+  ];
 
   // The example: last month's most frequent expense.
   const lastMonth = isoDate(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() - 1, 1)).slice(0, 7);

@@ -42,8 +42,9 @@ export function superviseWorkers(command: ServeCommand, preflight: () => void): 
         if (message.type === 'failed' && !ending) {
           process.stderr.write(`booking-search-server: ${message.message}\n`);
           endAll(1);
-        } else if (message.type === 'listening' && (listening += 1) === command.workers) {
-          process.stdout.write(`${message.greeting.join('\n')}\n`);
+        } else if (message.type === 'listening') {
+          listening += 1;
+          if (listening === command.workers) process.stdout.write(`${message.greeting.join('\n')}\n`);
         }
       });
     };
@@ -62,7 +63,9 @@ export function superviseWorkers(command: ServeCommand, preflight: () => void): 
         if (startedAt.size === 0) resolve();
         return;
       }
-      process.stderr.write(`${new Date().toISOString()} worker ${worker.process.pid} ended (${cause}); starting another\n`);
+      process.stderr.write(
+        `${new Date().toISOString()} worker ${worker.process.pid} ended (${cause}); starting another\n`,
+      );
       fork();
     });
 

@@ -1,8 +1,8 @@
 // Express: app.use() the handler; requests outside /kasse/api/ go on to the app's routes.
 //   BOOKING_DB=kasse.sqlite BOOKING_SEARCH_USER=… BOOKING_SEARCH_PASSWORD=… node examples/express.mjs
 import Database from 'better-sqlite3';
-import express from 'express';
 import { createHandler } from 'booking-search-server';
+import express from 'express';
 
 const db = new Database(process.env.BOOKING_DB, { readonly: true, fileMustExist: true, timeout: 100 });
 const app = express();

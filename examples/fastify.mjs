@@ -2,8 +2,8 @@
 // that the handler writes the response itself.
 //   BOOKING_DB=kasse.sqlite BOOKING_SEARCH_USER=… BOOKING_SEARCH_PASSWORD=… node examples/fastify.mjs
 import Database from 'better-sqlite3';
-import Fastify from 'fastify';
 import { createHandler } from 'booking-search-server';
+import Fastify from 'fastify';
 
 const db = new Database(process.env.BOOKING_DB, { readonly: true, fileMustExist: true, timeout: 100 });
 const handler = createHandler(

@@ -1,7 +1,8 @@
 // Plain node:http: the handler is the whole server.
 //   BOOKING_DB=kasse.sqlite BOOKING_SEARCH_USER=… BOOKING_SEARCH_PASSWORD=… node examples/node-http.mjs
-import Database from 'better-sqlite3';
+
 import { createServer } from 'node:http';
+import Database from 'better-sqlite3';
 import { createHandler } from 'booking-search-server';
 
 const db = new Database(process.env.BOOKING_DB, { readonly: true, fileMustExist: true, timeout: 100 });

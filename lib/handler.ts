@@ -1,8 +1,8 @@
 // createHandler: builds everything once, then routes each request through SPEC.md's
 // order: throttle, authenticate, path, method, endpoint.
 
-import type { Database } from 'better-sqlite3';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Database } from 'better-sqlite3';
 import { challenge, createAuthenticator } from './auth.js';
 import { EMPTY_RESULT, formatSearchResult } from './format.js';
 import { checkCredentials, checkDatabase, resolveOptions } from './options.js';

@@ -1,8 +1,8 @@
 // Arguments of createHandler: defaults applied and misuse thrown at creation time,
 // never on the first request.
 
-import type { Database } from 'better-sqlite3';
 import type { IncomingMessage } from 'node:http';
+import type { Database } from 'better-sqlite3';
 import { findSchemaProblems } from './schema.js';
 import type { Credentials, HandlerOptions } from './types.js';
 
@@ -32,7 +32,10 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
   expect(typeof settings.basePath === 'string', 'options.basePath must be a string such as "/kasse"');
   settings.basePath = settings.basePath.replace(/\/+$/, '');
   expect(BASE_PATH.test(settings.basePath), 'options.basePath must be "" or a path such as "/kasse"');
-  expect(typeof settings.serviceName === 'string' && SERVICE_NAME.test(settings.serviceName), 'options.serviceName must be 1 to 100 printable ASCII characters');
+  expect(
+    typeof settings.serviceName === 'string' && SERVICE_NAME.test(settings.serviceName),
+    'options.serviceName must be 1 to 100 printable ASCII characters',
+  );
   expect(typeof settings.onError === 'function', 'options.onError must be a function');
   expect(isWhole(settings.maxAuthFailures, 0), 'options.maxAuthFailures must be a whole number ≥ 0');
   expect(isWhole(settings.authFailureWindowMs, 1), 'options.authFailureWindowMs must be a whole number ≥ 1');
@@ -44,7 +47,10 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
 
 /** Throws a TypeError unless `credentials` are usable for Basic authentication. */
 export function checkCredentials(credentials: Credentials | undefined): Credentials {
-  expect(typeof credentials === 'object' && credentials !== null, 'credentials must be an object { username, password }');
+  expect(
+    typeof credentials === 'object' && credentials !== null,
+    'credentials must be an object { username, password }',
+  );
   const { username, password } = credentials as Credentials;
   expect(typeof username === 'string' && username !== '', 'credentials.username must be a non-empty string');
   // RFC 7617 §2: a user-id containing a colon could never be sent.
@@ -55,7 +61,10 @@ export function checkCredentials(credentials: Credentials | undefined): Credenti
 
 /** Throws unless `db` is an open better-sqlite3 database holding SPEC.md's schema. */
 export function checkDatabase(db: Database | undefined): Database {
-  expect(typeof db === 'object' && db !== null && typeof db.prepare === 'function', 'db must be a better-sqlite3 Database');
+  expect(
+    typeof db === 'object' && db !== null && typeof db.prepare === 'function',
+    'db must be a better-sqlite3 Database',
+  );
   expect((db as Database).open, 'db must be open');
   const problems = findSchemaProblems(db as Database);
   if (problems.length > 0) throw new Error(`db does not fit the schema: ${problems.join('; ')}`);

@@ -24,7 +24,9 @@ export function findSchemaProblems(db: Database): string[] {
     }
     const missing = required.filter((column) => !present.has(column));
     if (missing.length > 0) {
-      problems.push(`'${table}' is missing column${missing.length > 1 ? 's' : ''} ${missing.map((c) => `'${c}'`).join(', ')}`);
+      problems.push(
+        `'${table}' is missing column${missing.length > 1 ? 's' : ''} ${missing.map((c) => `'${c}'`).join(', ')}`,
+      );
     }
   }
   return problems;
@@ -32,8 +34,16 @@ export function findSchemaProblems(db: Database): string[] {
 
 /** The indexes the search needs (fixtures/schema.sql creates them; BENCHMARKS.md says why). */
 export const RECOMMENDED_INDEXES = [
-  { name: 'entries_amount_date', columns: ['amount_cents', 'date'], purpose: 'one amount, or a narrow band, in a window of dates' },
-  { name: 'entries_date_id_amount', columns: ['date', 'id', 'amount_cents'], purpose: 'a wide band of amounts in a short window' },
+  {
+    name: 'entries_amount_date',
+    columns: ['amount_cents', 'date'],
+    purpose: 'one amount, or a narrow band, in a window of dates',
+  },
+  {
+    name: 'entries_date_id_amount',
+    columns: ['date', 'id', 'amount_cents'],
+    purpose: 'a wide band of amounts in a short window',
+  },
 ] as const;
 
 export interface IndexReport {
@@ -48,7 +58,9 @@ export interface IndexReport {
 /** For a table `entries`: which recommended index it has. Empty for a view. */
 export function findRecommendedIndexes(db: Database): IndexReport[] {
   const indexes = db.prepare<[], { name: string }>("SELECT name FROM pragma_index_list('entries')").all();
-  const columnsOf = db.prepare<[string], { name: string | null }>('SELECT name FROM pragma_index_info(?) ORDER BY seqno');
+  const columnsOf = db.prepare<[string], { name: string | null }>(
+    'SELECT name FROM pragma_index_info(?) ORDER BY seqno',
+  );
   const existing = indexes.map(({ name }) => ({ name, columns: columnsOf.all(name).map((column) => column.name) }));
   return RECOMMENDED_INDEXES.map(({ name, columns, purpose }) => ({
     name,

@@ -37,7 +37,13 @@ export interface Bounds {
 }
 
 /** What the planner decides from: cheap to read, since every value is one index seek. */
-export type Stats = [firstDate: string | null, lastDate: string | null, maxId: number | null, minAmount: number | null, maxAmount: number | null];
+export type Stats = [
+  firstDate: string | null,
+  lastDate: string | null,
+  maxId: number | null,
+  minAmount: number | null,
+  maxAmount: number | null,
+];
 
 const JOINS = `
   LEFT JOIN categories AS c ON c.id = e.category_id
@@ -173,7 +179,11 @@ export function bandCosts(bounds: Bounds, stats: Stats | undefined): BandCosts |
   return {
     everyAmount: bounds.low <= minAmount && bounds.high >= maxAmount,
     // Only text dates can be compared so; anything else (numbers, blobs) sorts elsewhere.
-    everyDate: typeof firstDate === 'string' && typeof lastDate === 'string' && bounds.von <= firstDate && bounds.bis >= lastDate,
+    everyDate:
+      typeof firstDate === 'string' &&
+      typeof lastDate === 'string' &&
+      bounds.von <= firstDate &&
+      bounds.bis >= lastDate,
     windowRows: estimateWindowRows(bounds, firstDate, lastDate, maxId ?? 0),
     bandSeeks: SEEK_COST_IN_ROWS * (Math.min(bounds.high, maxAmount) - Math.max(bounds.low, minAmount) + 1),
   };

@@ -15,7 +15,10 @@ test('parseBasicAuth takes the scheme in any case and decodes UTF-8', () => {
   for (const scheme of ['basic', 'BASIC', 'bAsIc']) {
     assert.deepEqual(parseBasicAuth(basic('jürgen:straße€', scheme)), { username: 'jürgen', password: 'straße€' });
   }
-  assert.deepEqual(parseBasicAuth(`Basic   ${Buffer.from('a:b').toString('base64')}  `), { username: 'a', password: 'b' });
+  assert.deepEqual(parseBasicAuth(`Basic   ${Buffer.from('a:b').toString('base64')}  `), {
+    username: 'a',
+    password: 'b',
+  });
 });
 
 test('parseBasicAuth finds no credentials in malformed headers', () => {
@@ -73,7 +76,10 @@ test('no timing oracle: a wrong user and a wrong password take the same time (me
   const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1] as number;
   const [user, password, both] = kinds.map((kind) => median(samples[kind]));
   // An early return on the user would make a wrong user about half as expensive.
-  for (const [name, value] of [['wrong password', password], ['both wrong', both]] as const) {
+  for (const [name, value] of [
+    ['wrong password', password],
+    ['both wrong', both],
+  ] as const) {
     const ratio = (value as number) / (user as number);
     assert.ok(ratio > 0.85 && ratio < 1.15, `${name} / wrong user = ${ratio.toFixed(3)}`);
   }

@@ -2,12 +2,22 @@
 // writer committed, it answers quickly while the writer holds a lock, and it follows the
 // file when it is restored from a backup, deleted or corrupted.
 
-import Database from 'better-sqlite3';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, renameSync, rmSync, statSync, writeFileSync, openSync, writeSync, closeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  copyFileSync,
+  openSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import Database from 'better-sqlite3';
 import { sha256, start } from './cli-helpers.js';
 import { assertReply, buildDatabase, get, tempDir } from './helpers.js';
 
@@ -44,13 +54,20 @@ for (const mode of ['DELETE', 'WAL'] as const) {
     setup.close();
     const server = await start(t, ['--db', file]);
     // The writer: 60 transactions of 5 bookings of 12.50 € each, as fast as it can.
-    const writer = spawn(process.execPath, ['-e', `
+    const writer = spawn(
+      process.execPath,
+      [
+        '-e',
+        `
       const Database = require('better-sqlite3');
       const db = new Database(${JSON.stringify(file)}, { timeout: 5000 });
       const insert = db.prepare("INSERT INTO entries (date, amount_cents, subject) VALUES ('2026-03-20', 1250, 'Nachtrag')");
       const batch = db.transaction(() => { for (let i = 0; i < 5; i += 1) insert.run(); });
       for (let i = 0; i < 60; i += 1) batch();
-      db.close();`], { stdio: 'inherit', cwd: process.cwd() });
+      db.close();`,
+      ],
+      { stdio: 'inherit', cwd: process.cwd() },
+    );
     const done = new Promise<number | null>((resolve) => writer.on('exit', resolve));
     let exited = false;
     void done.then(() => (exited = true));
@@ -109,7 +126,11 @@ test('a restore by rename is served within 2 s; a deletion gives the 500 until a
   db.exec("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-03', 1250), ('2026-03-04', 1250)");
   db.close();
   renameSync(backup, file);
-  const noticed = await until(async () => (await get(`${server.api}${SEARCH}`)).body === '{"anzahl":8,"buchungen":[]}', 2_000, 'the restored file is served');
+  const noticed = await until(
+    async () => (await get(`${server.api}${SEARCH}`)).body === '{"anzahl":8,"buchungen":[]}',
+    2_000,
+    'the restored file is served',
+  );
   assert.ok(noticed <= 2_000);
 
   rmSync(file);

@@ -1,9 +1,9 @@
 // The real CLI as a child process, for the CLI test files.
 
-import { spawn, type ChildProcess } from 'node:child_process';
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import type { TestContext } from 'node:test';
 
@@ -56,10 +56,11 @@ export async function start(t: TestContext, args: string[], env: NodeJS.ProcessE
   const output = collect(child);
   const exited = once(child, 'close');
   const deadline = Date.now() + 10_000;
-  let match: RegExpExecArray | null = null;
-  while ((match = LISTENING.exec(output().stdout)) === null) {
+  let match = LISTENING.exec(output().stdout);
+  while (match === null) {
     if (child.exitCode !== null || Date.now() > deadline) assert.fail(`CLI did not start: ${JSON.stringify(output())}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
+    match = LISTENING.exec(output().stdout);
   }
   const api = match[1] as string;
   return {

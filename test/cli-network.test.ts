@@ -3,9 +3,9 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { connect, type Socket } from 'node:net';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isLoopback } from '../bin/args.js';
@@ -26,10 +26,12 @@ test('50 slowloris connections are cut off after --headers-timeout while normal 
     sockets.push(socket);
   }
   // One more header byte a second from each, for at most 6 s.
-  const drip = setInterval(() => sockets.forEach((socket) => socket.writable && socket.write('X')), 1_000);
+  const drip = setInterval(() => {
+    for (const socket of sockets) if (socket.writable) socket.write('X');
+  }, 1_000);
   t.after(() => {
     clearInterval(drip);
-    sockets.forEach((socket) => socket.destroy());
+    for (const socket of sockets) socket.destroy();
   });
 
   for (let i = 0; i < 10; i += 1) {
@@ -47,41 +49,92 @@ test('50 slowloris connections are cut off after --headers-timeout while normal 
 });
 
 test('the timeout flags are checked', async () => {
-  assertFails(await run(['--demo', '--headers-timeout', '0']), 2, "booking-search-server: --headers-timeout must be a whole number from 1 to 3600, not '0' (see --help)");
-  assertFails(await run(['--demo', '--headers-timeout', '40', '--request-timeout', '30']), 2, 'booking-search-server: --headers-timeout must not be longer than --request-timeout (see --help)');
+  assertFails(
+    await run(['--demo', '--headers-timeout', '0']),
+    2,
+    "booking-search-server: --headers-timeout must be a whole number from 1 to 3600, not '0' (see --help)",
+  );
+  assertFails(
+    await run(['--demo', '--headers-timeout', '40', '--request-timeout', '30']),
+    2,
+    'booking-search-server: --headers-timeout must not be longer than --request-timeout (see --help)',
+  );
 });
 
 test('--tls-cert and --tls-key serve HTTPS with the same handler', async (t) => {
   const dir = tempDir(t);
   const cert = join(dir, 'cert.pem');
   const key = join(dir, 'key.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
   const server = await start(t, ['--db', buildDatabase(t), '--tls-cert', cert, '--tls-key', key]);
   assert.match(server.api, /^https:\/\/127\.0\.0\.1:\d+\/api\/v1\/$/);
   const reply = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = httpsRequest(`${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5&limit=0`, { ca: readFileSync(cert), headers: { authorization: AUTH } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk)).on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
+    const req = httpsRequest(
+      `${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5&limit=0`,
+      { ca: readFileSync(cert), headers: { authorization: AUTH } },
+      (res) => {
+        let body = '';
+        res
+          .setEncoding('utf8')
+          .on('data', (chunk: string) => (body += chunk))
+          .on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
     req.on('error', reject).end();
   });
   assert.deepEqual(reply, { status: 200, body: '{"anzahl":6,"buchungen":[]}' });
-  await assert.rejects(get(`${server.api.replace('https:', 'http:')}status`), 'plain HTTP gets no answer from the TLS port');
+  await assert.rejects(
+    get(`${server.api.replace('https:', 'http:')}status`),
+    'plain HTTP gets no answer from the TLS port',
+  );
   assert.equal(server.output().stderr, '');
 });
 
 test('TLS flags: both or neither, readable files, a usable pair', async (t) => {
   const dir = tempDir(t);
   const cert = join(dir, 'cert.pem');
-  assertFails(await run(['--demo', '--tls-cert', cert]), 2, 'booking-search-server: --tls-cert and --tls-key go together (see --help)');
-  assertFails(await run(['--demo', '--tls-cert', cert, '--tls-key', cert]), 1, `booking-search-server: cannot read --tls-cert ${cert}: no such file`);
+  assertFails(
+    await run(['--demo', '--tls-cert', cert]),
+    2,
+    'booking-search-server: --tls-cert and --tls-key go together (see --help)',
+  );
+  assertFails(
+    await run(['--demo', '--tls-cert', cert, '--tls-key', cert]),
+    1,
+    `booking-search-server: cannot read --tls-cert ${cert}: no such file`,
+  );
   execFileSync('sh', ['-c', `echo nonsense > ${cert}`]);
-  assertFails(await run(['--demo', '--tls-cert', cert, '--tls-key', cert]), 1, /^booking-search-server: the TLS certificate or key is not usable: /);
+  assertFails(
+    await run(['--demo', '--tls-cert', cert, '--tls-key', cert]),
+    1,
+    /^booking-search-server: the TLS certificate or key is not usable: /,
+  );
 });
 
 test('only loopback addresses count as safe for plain HTTP', () => {
   for (const host of ['127.0.0.1', '127.1.2.3', '::1', 'localhost']) assert.equal(isLoopback(host), true, host);
-  for (const host of ['0.0.0.0', '::', '192.168.1.10', 'kasse.example', '128.0.0.1']) assert.equal(isLoopback(host), false, host);
+  for (const host of ['0.0.0.0', '::', '192.168.1.10', 'kasse.example', '128.0.0.1'])
+    assert.equal(isLoopback(host), false, host);
 });
 
 test('a status check over plain HTTP on loopback carries no warning', async (t) => {

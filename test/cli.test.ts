@@ -1,12 +1,12 @@
 // The real CLI as a child process: bin/booking-search-server.js over the compiled dist/.
 
-import Database from 'better-sqlite3';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Agent, get as httpGet } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import Database from 'better-sqlite3';
 import { assertFails, cleanEnv, run, sha256, start, USER } from './cli-helpers.js';
 import { assertReply, basicAuth, buildDatabase, get, request, tempDir } from './helpers.js';
 
@@ -23,18 +23,43 @@ test('--help prints the usage and --version the package version', async () => {
 test('a wrong command line ends with one line and exit code 2', async () => {
   assertFails(await run(['--db']), 2, 'booking-search-server: option --db needs a value (see --help)');
   assertFails(await run(['--frobnicate']), 2, 'booking-search-server: unknown option --frobnicate (see --help)');
-  assertFails(await run([]), 2, 'booking-search-server: --db FILE is required (or --demo for sample data) (see --help)');
-  assertFails(await run(['--db', 'x.sqlite', '--demo']), 2, 'booking-search-server: give either --db FILE or --demo, not both (see --help)');
-  assertFails(await run(['--demo', '--port', '70000']), 2, "booking-search-server: --port must be a whole number from 0 to 65535, not '70000' (see --help)");
-  assertFails(await run(['--demo', '--port', 'http']), 2, "booking-search-server: --port must be a whole number from 0 to 65535, not 'http' (see --help)");
+  assertFails(
+    await run([]),
+    2,
+    'booking-search-server: --db FILE is required (or --demo for sample data) (see --help)',
+  );
+  assertFails(
+    await run(['--db', 'x.sqlite', '--demo']),
+    2,
+    'booking-search-server: give either --db FILE or --demo, not both (see --help)',
+  );
+  assertFails(
+    await run(['--demo', '--port', '70000']),
+    2,
+    "booking-search-server: --port must be a whole number from 0 to 65535, not '70000' (see --help)",
+  );
+  assertFails(
+    await run(['--demo', '--port', 'http']),
+    2,
+    "booking-search-server: --port must be a whole number from 0 to 65535, not 'http' (see --help)",
+  );
   assertFails(await run(['--demo', 'extra']), 2, "booking-search-server: unexpected argument 'extra' (see --help)");
-  assertFails(await run(['--demo', '--base-path', 'kasse']), 1, /^booking-search-server: options\.basePath must be "" or a path/);
-  assertFails(await run(['--db', 'x.sqlite', '--port', '65536'], cleanEnv()), 2, "booking-search-server: --port must be a whole number from 0 to 65535, not '65536' (see --help)");
+  assertFails(
+    await run(['--demo', '--base-path', 'kasse']),
+    1,
+    /^booking-search-server: options\.basePath must be "" or a path/,
+  );
+  assertFails(
+    await run(['--db', 'x.sqlite', '--port', '65536'], cleanEnv()),
+    2,
+    "booking-search-server: --port must be a whole number from 0 to 65535, not '65536' (see --help)",
+  );
 });
 
 test('without credentials it refuses to start', async (t) => {
   const file = buildDatabase(t);
-  const line = 'booking-search-server: no credentials: set BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD, or pass --credentials-file FILE';
+  const line =
+    'booking-search-server: no credentials: set BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD, or pass --credentials-file FILE';
   assertFails(await run(['--db', file], cleanEnv()), 1, line);
   assertFails(
     await run(['--db', file], cleanEnv({ BOOKING_SEARCH_USER: 'kasse' })),
@@ -65,7 +90,11 @@ test('a port in use ends with one clear line', async (t) => {
   await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
   t.after(() => blocker.close());
   const port = (blocker.address() as { port: number }).port;
-  assertFails(await run(['--demo', '--port', String(port)]), 1, `booking-search-server: port ${port} on 127.0.0.1 is already in use`);
+  assertFails(
+    await run(['--demo', '--port', String(port)]),
+    1,
+    `booking-search-server: port ${port} on 127.0.0.1 is already in use`,
+  );
 });
 
 test('serves a database read-only, logs one line per request without query or credentials, and stops on SIGTERM', async (t) => {
@@ -76,7 +105,16 @@ test('serves a database read-only, logs one line per request without query or cr
   const search = await get(`${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`);
   assertReply(search, 200, {
     anzahl: 1,
-    buchungen: [{ id: 8, datum: '2026-03-31', betrag: -4.35, zweck: 'Kaffee ☕ & Croissant', kategorie: 'Bewirtung', konto: 'Barkasse' }],
+    buchungen: [
+      {
+        id: 8,
+        datum: '2026-03-31',
+        betrag: -4.35,
+        zweck: 'Kaffee ☕ & Croissant',
+        kategorie: 'Bewirtung',
+        konto: 'Barkasse',
+      },
+    ],
   });
   assert.equal((await request(`${server.api}status`)).status, 401);
 
@@ -118,8 +156,15 @@ test('--credentials-file holds user:password on one line', async (t) => {
   const file = join(dir, 'zugang');
   writeFileSync(file, 'buchhaltung:pass:wört\n');
   const server = await start(t, ['--db', buildDatabase(t), '--credentials-file', file], cleanEnv());
-  assert.equal((await request(`${server.api}status`, { headers: { authorization: basicAuth('buchhaltung', 'pass:wört') } })).status, 200);
-  assert.equal((await request(`${server.api}status`, { headers: { authorization: basicAuth('kasse', 'ge:heim') } })).status, 401);
+  assert.equal(
+    (await request(`${server.api}status`, { headers: { authorization: basicAuth('buchhaltung', 'pass:wört') } }))
+      .status,
+    200,
+  );
+  assert.equal(
+    (await request(`${server.api}status`, { headers: { authorization: basicAuth('kasse', 'ge:heim') } })).status,
+    401,
+  );
 
   const bad = join(dir, 'kaputt');
   writeFileSync(bad, 'geheimnis-ohne-doppelpunkt\n');
@@ -131,7 +176,11 @@ test('--credentials-file holds user:password on one line', async (t) => {
     1,
     'booking-search-server: credentials are given twice: use BOOKING_SEARCH_USER/BOOKING_SEARCH_PASSWORD or --credentials-file, not both',
   );
-  assertFails(await run(['--demo', '--credentials-file', join(dir, 'nix')], cleanEnv()), 1, `booking-search-server: cannot read credentials file ${join(dir, 'nix')}: no such file`);
+  assertFails(
+    await run(['--demo', '--credentials-file', join(dir, 'nix')], cleanEnv()),
+    1,
+    `booking-search-server: cannot read credentials file ${join(dir, 'nix')}: no such file`,
+  );
 });
 
 test('--demo serves sample bookings as demo/demo and prints a curl command that finds some', async (t) => {
@@ -154,7 +203,10 @@ test('--demo takes credentials from the environment when given, and prints none'
   assert.match(stdout, /^Credentials: from the environment\.$/m);
   assert.match(stdout, /^Try: curl -u "\$BOOKING_SEARCH_USER:\$BOOKING_SEARCH_PASSWORD" /m);
   assert.doesNotMatch(stdout, /ge:heim/);
-  assert.equal((await request(`${server.api}status`, { headers: { authorization: basicAuth('demo', 'demo') } })).status, 401);
+  assert.equal(
+    (await request(`${server.api}status`, { headers: { authorization: basicAuth('demo', 'demo') } })).status,
+    401,
+  );
 });
 
 test('--name and --max-auth-failures reach the handler', async (t) => {
@@ -204,10 +256,26 @@ test('--workers with a port in use ends with one line, not one per worker', asyn
   await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
   t.after(() => blocker.close());
   const port = (blocker.address() as { port: number }).port;
-  assertFails(await run(['--demo', '--workers', '3', '--port', String(port)]), 1, `booking-search-server: port ${port} on 127.0.0.1 is already in use`);
-  assertFails(await run(['--db', join(tempDir(t), 'fehlt.sqlite'), '--workers', '2']), 1, /^booking-search-server: cannot open database .*fehlt\.sqlite: no such file$/);
+  assertFails(
+    await run(['--demo', '--workers', '3', '--port', String(port)]),
+    1,
+    `booking-search-server: port ${port} on 127.0.0.1 is already in use`,
+  );
+  assertFails(
+    await run(['--db', join(tempDir(t), 'fehlt.sqlite'), '--workers', '2']),
+    1,
+    /^booking-search-server: cannot open database .*fehlt\.sqlite: no such file$/,
+  );
   const foreign = join(tempDir(t), 'fremd.sqlite');
   new Database(foreign).exec('CREATE TABLE buchungen (id INTEGER PRIMARY KEY)').close();
-  assertFails(await run(['--db', foreign, '--workers', '2']), 1, /^booking-search-server: cannot serve .*fremd\.sqlite: db does not fit the schema: table or view 'entries' is missing; /);
-  assertFails(await run(['--demo', '--workers', '2', '--base-path', 'kasse']), 1, /^booking-search-server: options\.basePath must be "" or a path/);
+  assertFails(
+    await run(['--db', foreign, '--workers', '2']),
+    1,
+    /^booking-search-server: cannot serve .*fremd\.sqlite: db does not fit the schema: table or view 'entries' is missing; /,
+  );
+  assertFails(
+    await run(['--demo', '--workers', '2', '--base-path', 'kasse']),
+    1,
+    /^booking-search-server: options\.basePath must be "" or a path/,
+  );
 });

@@ -4,30 +4,47 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { test } from 'node:test';
-import { assertReply, buildDatabase, get, request, AUTH } from './helpers.js';
+import { AUTH, assertReply, buildDatabase, get, request } from './helpers.js';
 
 const EXAMPLES = ['node-http.mjs', 'express.mjs', 'fastify.mjs'];
 
 for (const example of EXAMPLES) {
   test(`examples/${example} serves the search under /kasse and nothing else of ours`, async (t) => {
     const child = spawn(process.execPath, [new URL(`../examples/${example}`, import.meta.url).pathname], {
-      env: { ...process.env, BOOKING_DB: buildDatabase(t), PORT: '0', BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: 'ge:heim' },
+      env: {
+        ...process.env,
+        BOOKING_DB: buildDatabase(t),
+        PORT: '0',
+        BOOKING_SEARCH_USER: 'kasse',
+        BOOKING_SEARCH_PASSWORD: 'ge:heim',
+      },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     t.after(() => void child.kill('SIGKILL'));
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
     const deadline = Date.now() + 10_000;
-    let match: RegExpExecArray | null;
-    while ((match = /listening on (http:\/\/127\.0\.0\.1:\d+)\/kasse\/api\/v1\//.exec(out)) === null) {
+    const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+)\/kasse\/api\/v1\//;
+    let match = LISTENING.exec(out);
+    while (match === null) {
       assert.ok(Date.now() < deadline && child.exitCode === null, `${example} did not start: ${out}`);
       await new Promise((resolve) => setTimeout(resolve, 25));
+      match = LISTENING.exec(out);
     }
     const origin = match[1] as string;
 
     assertReply(await get(`${origin}/kasse/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`), 200, {
       anzahl: 1,
-      buchungen: [{ id: 8, datum: '2026-03-31', betrag: -4.35, zweck: 'Kaffee ☕ & Croissant', kategorie: 'Bewirtung', konto: 'Barkasse' }],
+      buchungen: [
+        {
+          id: 8,
+          datum: '2026-03-31',
+          betrag: -4.35,
+          zweck: 'Kaffee ☕ & Croissant',
+          kategorie: 'Bewirtung',
+          konto: 'Barkasse',
+        },
+      ],
     });
     assertReply(await get(`${origin}/kasse/api/v1/status`), 200, { name: 'booking-search-server', version: '1.0' });
     assertReply(await request(`${origin}/kasse/api/v1/status`), 401, { fehler: 'Anmeldung erforderlich.' });
@@ -39,7 +56,7 @@ for (const example of EXAMPLES) {
     assertReply(post, 405, { fehler: 'Methode nicht erlaubt.' });
     if (example !== 'node-http.mjs') {
       const home = await request(`${origin}/`);
-      assert.equal(home.status, 200, 'the framework\'s own route still answers');
+      assert.equal(home.status, 200, "the framework's own route still answers");
       assert.match(home.body, /Buchungssuche liegt unter \/kasse\/api\/v1\//);
     }
     child.kill('SIGTERM');

@@ -1,7 +1,6 @@
 // Shared by the integration tests: fixture databases from fixtures/*.sql in a temp dir,
 // the real handler on 127.0.0.1 port 0, and real HTTP requests.
 
-import Database from 'better-sqlite3';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type RequestListener } from 'node:http';
@@ -9,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
+import Database from 'better-sqlite3';
 import { createHandler } from '../lib/index.js';
 import type { Credentials, HandlerOptions } from '../lib/types.js';
 

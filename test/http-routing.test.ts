@@ -4,7 +4,17 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { test } from 'node:test';
 import { API_VERSION, createHandler } from '../lib/index.js';
-import { assertCommonHeaders, assertReply, AUTH, CREDENTIALS, get, openFixture, request, serve, serveFixture } from './helpers.js';
+import {
+  AUTH,
+  assertCommonHeaders,
+  assertReply,
+  CREDENTIALS,
+  get,
+  openFixture,
+  request,
+  serve,
+  serveFixture,
+} from './helpers.js';
 
 const STATUS = { name: 'booking-search-server', version: '1.0' };
 const SEARCH = '/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5';
@@ -30,10 +40,21 @@ test('GET /api/v1/status does not touch the database', async (t) => {
 
 test('unknown paths get 404 after authentication', async (t) => {
   const origin = await serveFixture(t);
-  for (const path of ['/', '/api/v1', '/api/v1/', '/api/v1/status/', '/api/v2/status', '/API/v1/status', '/api/v1/buchungen/1', '/api/v1/%73tatus']) {
+  for (const path of [
+    '/',
+    '/api/v1',
+    '/api/v1/',
+    '/api/v1/status/',
+    '/api/v2/status',
+    '/API/v1/status',
+    '/api/v1/buchungen/1',
+    '/api/v1/%73tatus',
+  ]) {
     assertReply(await get(`${origin}${path}`), 404, { fehler: 'Nicht gefunden.' });
   }
-  assertReply(await request(`${origin}/nirgends`, { method: 'POST', headers: { authorization: AUTH } }), 404, { fehler: 'Nicht gefunden.' });
+  assertReply(await request(`${origin}/nirgends`, { method: 'POST', headers: { authorization: AUTH } }), 404, {
+    fehler: 'Nicht gefunden.',
+  });
 });
 
 test('methods other than GET and HEAD on a known path get 405 with Allow', async (t) => {
@@ -109,7 +130,14 @@ test('an unexpected error answers 500 "Interner Fehler." and the server keeps se
 
 test('an onError hook that throws does not change the answer', async (t) => {
   const db = openFixture(t);
-  const origin = await serve(t, createHandler(db, CREDENTIALS, { onError: () => { throw new Error('hook'); } }));
+  const origin = await serve(
+    t,
+    createHandler(db, CREDENTIALS, {
+      onError: () => {
+        throw new Error('hook');
+      },
+    }),
+  );
   db.close();
   assertReply(await get(`${origin}${SEARCH}`), 500, { fehler: 'Interner Fehler bei der Buchungssuche.' });
 });

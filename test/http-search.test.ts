@@ -1,8 +1,8 @@
 // GET {base}/api/v1/buchungen end to end, against fixtures/bookings.sql.
 
-import Database from 'better-sqlite3';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import Database from 'better-sqlite3';
 import { createHandler } from '../lib/index.js';
 import { assertReply, buildDatabase, CREDENTIALS, get, openReadOnly, serve, serveFixture } from './helpers.js';
 
@@ -17,8 +17,22 @@ test('GET /api/v1/buchungen finds the exact amount, newest first, ties by id des
       { id: 6, datum: '2026-03-15', betrag: -12.5, zweck: 'Briefmarken mit verwaistem Konto', kategorie: 'Porto' },
       { id: 5, datum: '2026-03-15', betrag: -12.5, zweck: 'Briefmarken mit verwaister Kategorie', konto: 'Barkasse' },
       { id: 3, datum: '2026-03-14', betrag: -12.5, zweck: 'Briefmarken ohne Kategorie', konto: 'Barkasse' },
-      { id: 2, datum: '2026-03-14', betrag: -12.5, zweck: 'Briefmarken, zweiter Bogen', kategorie: 'Porto', konto: 'Barkasse' },
-      { id: 1, datum: '2026-03-14', betrag: -12.5, zweck: 'Briefmarken für Mahnungen', kategorie: 'Porto', konto: 'Barkasse' },
+      {
+        id: 2,
+        datum: '2026-03-14',
+        betrag: -12.5,
+        zweck: 'Briefmarken, zweiter Bogen',
+        kategorie: 'Porto',
+        konto: 'Barkasse',
+      },
+      {
+        id: 1,
+        datum: '2026-03-14',
+        betrag: -12.5,
+        zweck: 'Briefmarken für Mahnungen',
+        kategorie: 'Porto',
+        konto: 'Barkasse',
+      },
       { id: 4, datum: '2026-03-13', betrag: -12.5, zweck: 'Briefmarken ohne Konto', kategorie: 'Porto' },
     ],
   });
@@ -47,7 +61,16 @@ test('the sign is converted: stored income is a positive betrag, stored expenses
   });
   assertReply(await get(`${origin}/api/v1/buchungen?${MARCH}&betrag=%2B12.5`), 200, {
     anzahl: 1,
-    buchungen: [{ id: 20, datum: '2026-03-14', betrag: 12.5, zweck: 'Erstattung Briefmarken', kategorie: 'Porto', konto: 'Barkasse' }],
+    buchungen: [
+      {
+        id: 20,
+        datum: '2026-03-14',
+        betrag: 12.5,
+        zweck: 'Erstattung Briefmarken',
+        kategorie: 'Porto',
+        konto: 'Barkasse',
+      },
+    ],
   });
 });
 
@@ -56,8 +79,22 @@ test('the stored 1.10 € matches betrag=-1.00&toleranz=0.10; 0.89 and 1.11 do n
   const expected = {
     anzahl: 2,
     buchungen: [
-      { id: 12, datum: '2026-03-10', betrag: -0.9, zweck: 'Kopien 0,90', kategorie: 'Bürobedarf', konto: 'Kasse Filiale Köln' },
-      { id: 11, datum: '2026-03-10', betrag: -1.1, zweck: 'Kopien "A4" \\ Ständer', kategorie: 'Bürobedarf', konto: 'Kasse Filiale Köln' },
+      {
+        id: 12,
+        datum: '2026-03-10',
+        betrag: -0.9,
+        zweck: 'Kopien 0,90',
+        kategorie: 'Bürobedarf',
+        konto: 'Kasse Filiale Köln',
+      },
+      {
+        id: 11,
+        datum: '2026-03-10',
+        betrag: -1.1,
+        zweck: 'Kopien "A4" \\ Ständer',
+        kategorie: 'Bürobedarf',
+        konto: 'Kasse Filiale Köln',
+      },
     ],
   };
   assertReply(await get(`${origin}/api/v1/buchungen?${MARCH}&betrag=-1.00&toleranz=0.10`), 200, expected);
@@ -101,18 +138,32 @@ test('zero, the largest amount, control characters and a leap day come out exact
   assert.ok(largest.body.includes('"betrag":-999999999999.99,'), largest.body);
   assertReply(await get(`${origin}/api/v1/buchungen?${MARCH}&betrag=-19.99`), 200, {
     anzahl: 1,
-    buchungen: [{ id: 18, datum: '2026-03-21', betrag: -19.99, zweck: 'Zeilen\numbruch und\tTab', kategorie: 'Reisekosten – Straßenbahn', konto: 'Kasse Filiale Köln' }],
+    buchungen: [
+      {
+        id: 18,
+        datum: '2026-03-21',
+        betrag: -19.99,
+        zweck: 'Zeilen\numbruch und\tTab',
+        kategorie: 'Reisekosten – Straßenbahn',
+        konto: 'Kasse Filiale Köln',
+      },
+    ],
   });
   assertReply(await get(`${origin}/api/v1/buchungen?von=2024-02-29&bis=2024-02-29&betrag=-12.5`), 200, {
     anzahl: 1,
-    buchungen: [{ id: 19, datum: '2024-02-29', betrag: -12.5, zweck: 'Schalttag', kategorie: 'Porto', konto: 'Barkasse' }],
+    buchungen: [
+      { id: 19, datum: '2024-02-29', betrag: -12.5, zweck: 'Schalttag', kategorie: 'Porto', konto: 'Barkasse' },
+    ],
   });
 });
 
 test('a currency other than exactly EUR finds nothing', async (t) => {
   const origin = await serveFixture(t);
   for (const waehrung of ['USD', 'eur', 'Eur']) {
-    assertReply(await get(`${origin}/api/v1/buchungen?${MARCH}&betrag=-12.5&waehrung=${waehrung}`), 200, { anzahl: 0, buchungen: [] });
+    assertReply(await get(`${origin}/api/v1/buchungen?${MARCH}&betrag=-12.5&waehrung=${waehrung}`), 200, {
+      anzahl: 0,
+      buchungen: [],
+    });
   }
   const eur = await get(`${origin}/api/v1/buchungen?${MARCH}&betrag=-12.5&waehrung=EUR&limit=0`);
   assertReply(eur, 200, { anzahl: 6, buchungen: [] });
@@ -130,7 +181,10 @@ test('validation failures answer 400 with the SPEC.md message', async (t) => {
     ['von=2025-02-29&bis=2026-03-31&betrag=1', "Parameter 'von' muss ein gültiges Datum im Format JJJJ-MM-TT sein."],
     ['von=2026-03-01&bis=31.03.2026&betrag=1', "Parameter 'bis' muss ein gültiges Datum im Format JJJJ-MM-TT sein."],
     [`${MARCH}&betrag=12.345`, "Parameter 'betrag' muss ein Betrag mit höchstens zwei Nachkommastellen sein."],
-    [`${MARCH}&betrag=1&toleranz=-1`, "Parameter 'toleranz' muss ein nicht negativer Betrag mit höchstens zwei Nachkommastellen sein."],
+    [
+      `${MARCH}&betrag=1&toleranz=-1`,
+      "Parameter 'toleranz' muss ein nicht negativer Betrag mit höchstens zwei Nachkommastellen sein.",
+    ],
     [`${MARCH}&betrag=1&waehrung=EURO`, "Parameter 'waehrung' muss ein dreistelliger Währungscode sein."],
     [`${MARCH}&betrag=1&limit=1001`, "Parameter 'limit' muss eine ganze Zahl zwischen 0 und 1000 sein."],
     ['von=2026-03-31&bis=2026-03-01&betrag=1', "Der Zeitraum ist ungültig: 'von' liegt nach 'bis'."],
@@ -179,7 +233,10 @@ test('an amount that is not whole cents in the database answers 500 instead of a
   writer.exec("INSERT INTO entries (id, date, amount_cents) VALUES (100, '2026-03-05', 1250.5)");
   writer.close();
   const errors: unknown[] = [];
-  const origin = await serve(t, createHandler(openReadOnly(t, file), CREDENTIALS, { onError: (error) => errors.push(error) }));
+  const origin = await serve(
+    t,
+    createHandler(openReadOnly(t, file), CREDENTIALS, { onError: (error) => errors.push(error) }),
+  );
   const reply = await get(`${origin}/api/v1/buchungen?${MARCH}&betrag=-12.5&toleranz=1`);
   assertReply(reply, 500, { fehler: 'Interner Fehler bei der Buchungssuche.' });
   assert.ok(errors[0] instanceof RangeError);
@@ -193,5 +250,8 @@ test('the handler reads bookings another program added after it was created', as
   writer.exec("INSERT INTO entries (id, date, amount_cents, subject) VALUES (500, '2026-03-30', 1250, 'Nachgebucht')");
   writer.close();
   const reply = await get(`${origin}/api/v1/buchungen?${MARCH}&betrag=-12.5&limit=1`);
-  assertReply(reply, 200, { anzahl: 7, buchungen: [{ id: 500, datum: '2026-03-30', betrag: -12.5, zweck: 'Nachgebucht' }] });
+  assertReply(reply, 200, {
+    anzahl: 7,
+    buchungen: [{ id: 500, datum: '2026-03-30', betrag: -12.5, zweck: 'Nachgebucht' }],
+  });
 });

@@ -27,8 +27,32 @@ test('parseAmount never returns -0', () => {
 
 test('parseAmount rejects everything but 1–12 digits with up to two decimals', () => {
   const rejected = [
-    '', '-', '+', '.5', ',5', '5.', '5,', '1.234', '1e3', '1E3', ' 1', '1 ', '1 000', '1.000,00',
-    '1,000.00', 'NaN', 'Infinity', '-Infinity', '0x10', '--1', '+-1', '1000000000000', '١٢', '１２', '12.5.1', '½',
+    '',
+    '-',
+    '+',
+    '.5',
+    ',5',
+    '5.',
+    '5,',
+    '1.234',
+    '1e3',
+    '1E3',
+    ' 1',
+    '1 ',
+    '1 000',
+    '1.000,00',
+    '1,000.00',
+    'NaN',
+    'Infinity',
+    '-Infinity',
+    '0x10',
+    '--1',
+    '+-1',
+    '1000000000000',
+    '١٢',
+    '１２',
+    '12.5.1',
+    '½',
   ];
   for (const text of rejected) assert.equal(parseAmount(text), undefined, JSON.stringify(text));
 });

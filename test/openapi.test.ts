@@ -1,22 +1,25 @@
 // openapi.json describes the server as it is: the document is valid OpenAPI 3.1, and live
 // answers of the real handler match its schemas for every status code it lists.
 
-import SwaggerParser from '@apidevtools/swagger-parser';
-import { Ajv2020 } from 'ajv/dist/2020.js';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { createHandler } from '../lib/index.js';
 import { parseSearchQuery } from '../lib/query.js';
 import { run } from './cli-helpers.js';
-import { AUTH, CREDENTIALS, get, openFixture, request, serve, serveFixture, type Reply } from './helpers.js';
+import { AUTH, CREDENTIALS, get, openFixture, type Reply, request, serve, serveFixture } from './helpers.js';
 
 const FILE = new URL('../openapi.json', import.meta.url);
 const raw = JSON.parse(readFileSync(FILE, 'utf8')) as object;
 
 interface Operation {
   parameters?: Array<{ name: string; schema: Record<string, unknown> }>;
-  responses: Record<string, { content?: { 'application/json': { schema: object } }; headers?: Record<string, { schema: object }> }>;
+  responses: Record<
+    string,
+    { content?: { 'application/json': { schema: object } }; headers?: Record<string, { schema: object }> }
+  >;
 }
 type Document = { paths: Record<string, { get: Operation }> };
 
@@ -36,7 +39,19 @@ test('every status code of each operation is answered as the document says', asy
 
   let broken = false;
   const db = openFixture(t);
-  const origin = await serve(t, createHandler(db, CREDENTIALS, { maxAuthFailures: 1000, onError: () => undefined, now: () => (broken ? (() => { throw new Error('x'); })() : Date.now()) }));
+  const origin = await serve(
+    t,
+    createHandler(db, CREDENTIALS, {
+      maxAuthFailures: 1000,
+      onError: () => undefined,
+      now: () =>
+        broken
+          ? (() => {
+              throw new Error('x');
+            })()
+          : Date.now(),
+    }),
+  );
   const searchDb = openFixture(t);
   const failing = await serve(t, createHandler(searchDb, CREDENTIALS, { onError: () => undefined }));
   searchDb.close();
@@ -71,7 +86,11 @@ test('every status code of each operation is answered as the document says', asy
 
   for (const [path, byStatus] of Object.entries(cases)) {
     const documented = Object.keys(doc.paths[path]?.get.responses ?? {}).sort();
-    assert.deepEqual(Object.keys(byStatus).sort(), documented, `${path}: the statuses the document lists are the ones tested`);
+    assert.deepEqual(
+      Object.keys(byStatus).sort(),
+      documented,
+      `${path}: the statuses the document lists are the ones tested`,
+    );
     for (const [status, ask] of Object.entries(byStatus)) {
       const response = doc.paths[path]?.get.responses[status];
       const reply = await ask();
@@ -79,7 +98,10 @@ test('every status code of each operation is answered as the document says', asy
       const schema = response?.content?.['application/json'].schema;
       assert.ok(schema, `${path} ${status} has a schema`);
       const validate = ajv.compile(schema);
-      assert.ok(validate(JSON.parse(reply.body)), `${path} ${status}: ${reply.body} ${ajv.errorsText(validate.errors)}`);
+      assert.ok(
+        validate(JSON.parse(reply.body)),
+        `${path} ${status}: ${reply.body} ${ajv.errorsText(validate.errors)}`,
+      );
       for (const [name, header] of Object.entries(response?.headers ?? {})) {
         const value = reply.headers[name.toLowerCase()];
         if (name === 'Retry-After' && status === '500') continue; // only when the database was busy
@@ -94,17 +116,48 @@ test('every status code of each operation is answered as the document says', asy
 test('the documented parameter patterns accept exactly what the server accepts', async () => {
   const doc = await dereferenced();
   const parameters = doc.paths['/api/v1/buchungen']?.get.parameters ?? [];
-  const samples = ['2026-03-01', '2026-3-1', '-12.5', '-12,50', '+7', '7', '1.234', '1e3', '0.10', '-0.10', 'EUR', 'eur', 'EURO', '0', '1000', '1001', '-1', '12', '', 'NaN', ' 5', '999999999999.99', '1000000000000'];
+  const samples = [
+    '2026-03-01',
+    '2026-3-1',
+    '-12.5',
+    '-12,50',
+    '+7',
+    '7',
+    '1.234',
+    '1e3',
+    '0.10',
+    '-0.10',
+    'EUR',
+    'eur',
+    'EURO',
+    '0',
+    '1000',
+    '1001',
+    '-1',
+    '12',
+    '',
+    'NaN',
+    ' 5',
+    '999999999999.99',
+    '1000000000000',
+  ];
   const base: Record<string, string> = { von: '2026-03-01', bis: '2026-03-31', betrag: '-1' };
   for (const parameter of parameters) {
     const schema = parameter.schema;
     for (const sample of samples) {
       if (sample === '') continue;
-      const query = new URLSearchParams({ ...base, [parameter.name]: sample, ...(parameter.name === 'von' ? { bis: '2026-12-31' } : {}), ...(parameter.name === 'bis' ? { von: '2000-01-01' } : {}) });
+      const query = new URLSearchParams({
+        ...base,
+        [parameter.name]: sample,
+        ...(parameter.name === 'von' ? { bis: '2026-12-31' } : {}),
+        ...(parameter.name === 'bis' ? { von: '2000-01-01' } : {}),
+      });
       const accepted = parseSearchQuery(query.toString()).ok;
       const documented =
         schema['type'] === 'integer'
-          ? /^[0-9]+$/.test(sample) && Number(sample) >= (schema['minimum'] as number) && Number(sample) <= (schema['maximum'] as number)
+          ? /^[0-9]+$/.test(sample) &&
+            Number(sample) >= (schema['minimum'] as number) &&
+            Number(sample) <= (schema['maximum'] as number)
           : new RegExp(schema['pattern'] as string).test(sample);
       // Dates: the pattern is the form; the calendar check (2025-02-29) is prose.
       assert.equal(accepted, documented, `${parameter.name}=${sample}`);

@@ -1,8 +1,8 @@
 // Misuse of createHandler throws at creation, naming the argument (STYLE.md point 3).
 
-import Database from 'better-sqlite3';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import Database from 'better-sqlite3';
 import { createHandler } from '../lib/index.js';
 import type { Credentials, HandlerOptions } from '../lib/types.js';
 import { CREDENTIALS, openFixture } from './helpers.js';
@@ -19,7 +19,11 @@ test('credentials must be a non-empty username without a colon and a non-empty p
     [{ username: 'a', password: 42 }, /^credentials\.password must be a non-empty string/],
   ];
   for (const [credentials, message] of bad) {
-    assert.throws(() => createHandler(db, credentials as Credentials), { name: 'TypeError', message }, String(credentials));
+    assert.throws(
+      () => createHandler(db, credentials as Credentials),
+      { name: 'TypeError', message },
+      String(credentials),
+    );
   }
 });
 
@@ -40,13 +44,20 @@ test('options are checked and name what is wrong', (t) => {
     [{ trustProxy: 'yes' as unknown as boolean }, /^options\.trustProxy/],
   ];
   for (const [options, message] of bad) {
-    assert.throws(() => createHandler(db, CREDENTIALS, options), { name: 'TypeError', message }, JSON.stringify(options));
+    assert.throws(
+      () => createHandler(db, CREDENTIALS, options),
+      { name: 'TypeError', message },
+      JSON.stringify(options),
+    );
   }
   assert.doesNotThrow(() => createHandler(db, CREDENTIALS, { basePath: undefined, serviceName: undefined }));
 });
 
 test('a closed or missing database is refused at creation', () => {
-  assert.throws(() => createHandler(undefined as unknown as Database.Database, CREDENTIALS), { name: 'TypeError', message: /^db must be a better-sqlite3 Database/ });
+  assert.throws(() => createHandler(undefined as unknown as Database.Database, CREDENTIALS), {
+    name: 'TypeError',
+    message: /^db must be a better-sqlite3 Database/,
+  });
   const closed = new Database(':memory:');
   closed.close();
   assert.throws(() => createHandler(closed, CREDENTIALS), { name: 'TypeError', message: /^db must be open/ });
@@ -64,7 +75,8 @@ test('a database without the schema is refused at creation, naming what is missi
     CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT);
     CREATE VIEW payment_methods AS SELECT 1 AS id;`);
   assert.throws(() => createHandler(partial, CREDENTIALS), {
-    message: "db does not fit the schema: 'entries' is missing columns 'subject', 'payment_method_id'; 'payment_methods' is missing column 'name'",
+    message:
+      "db does not fit the schema: 'entries' is missing columns 'subject', 'payment_method_id'; 'payment_methods' is missing column 'name'",
   });
 });
 

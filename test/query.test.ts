@@ -41,7 +41,10 @@ test('form decoding: + is a space, %XX escapes, empty pieces are skipped', () =>
   assert.equal(queryOf('von=2026%2D03%2D01&bis=2026-03-31&betrag=-12.5').von, '2026-03-01');
   assert.equal(queryOf(`&&${VALID}&`).betragCents, -1250);
   // `+` is a space, so `betrag=+5` is ' 5', which is not an amount; `%2B5` is '+5'.
-  assert.equal(messageOf('von=2026-03-01&bis=2026-03-31&betrag=+5'), "Parameter 'betrag' muss ein Betrag mit höchstens zwei Nachkommastellen sein.");
+  assert.equal(
+    messageOf('von=2026-03-01&bis=2026-03-31&betrag=+5'),
+    "Parameter 'betrag' muss ein Betrag mit höchstens zwei Nachkommastellen sein.",
+  );
   assert.equal(queryOf('von=2026-03-01&bis=2026-03-31&betrag=%2B5').betragCents, 500);
 });
 
@@ -88,19 +91,49 @@ const MESSAGES: Array<[query: string, message: string]> = [
   ['von=2026-04-31&bis=2026-03-31&betrag=1', "Parameter 'von' muss ein gültiges Datum im Format JJJJ-MM-TT sein."],
   ['von=2026-04-00&bis=2026-03-31&betrag=1', "Parameter 'von' muss ein gültiges Datum im Format JJJJ-MM-TT sein."],
   ['von=1900-02-29&bis=2026-03-31&betrag=1', "Parameter 'von' muss ein gültiges Datum im Format JJJJ-MM-TT sein."],
-  ['von=2026-03-01T00:00&bis=2026-03-31&betrag=1', "Parameter 'von' muss ein gültiges Datum im Format JJJJ-MM-TT sein."],
+  [
+    'von=2026-03-01T00:00&bis=2026-03-31&betrag=1',
+    "Parameter 'von' muss ein gültiges Datum im Format JJJJ-MM-TT sein.",
+  ],
   ['von=20260301&bis=2026-03-31&betrag=1', "Parameter 'von' muss ein gültiges Datum im Format JJJJ-MM-TT sein."],
-  ['von=%EF%BC%92026-03-01&bis=2026-03-31&betrag=1', "Parameter 'von' muss ein gültiges Datum im Format JJJJ-MM-TT sein."],
+  [
+    'von=%EF%BC%92026-03-01&bis=2026-03-31&betrag=1',
+    "Parameter 'von' muss ein gültiges Datum im Format JJJJ-MM-TT sein.",
+  ],
   ['von=kaputt&bis=kaputt&betrag=kaputt', "Parameter 'von' muss ein gültiges Datum im Format JJJJ-MM-TT sein."],
   ['von=2026-03-01&bis=2026-02-30&betrag=1', "Parameter 'bis' muss ein gültiges Datum im Format JJJJ-MM-TT sein."],
-  ['von=2026-03-01&bis=2026-03-31&betrag=1.234', "Parameter 'betrag' muss ein Betrag mit höchstens zwei Nachkommastellen sein."],
-  ['von=2026-03-01&bis=2026-03-31&betrag=1e3', "Parameter 'betrag' muss ein Betrag mit höchstens zwei Nachkommastellen sein."],
-  ['von=2026-03-01&bis=2026-03-31&betrag=NaN', "Parameter 'betrag' muss ein Betrag mit höchstens zwei Nachkommastellen sein."],
-  ['von=2026-03-01&bis=2026-03-31&betrag=1.000,00', "Parameter 'betrag' muss ein Betrag mit höchstens zwei Nachkommastellen sein."],
-  ['von=2026-03-01&bis=2026-03-31&betrag=1000000000000', "Parameter 'betrag' muss ein Betrag mit höchstens zwei Nachkommastellen sein."],
-  [`${VALID}&toleranz=-1`, "Parameter 'toleranz' muss ein nicht negativer Betrag mit höchstens zwei Nachkommastellen sein."],
-  [`${VALID}&toleranz=%2B1`, "Parameter 'toleranz' muss ein nicht negativer Betrag mit höchstens zwei Nachkommastellen sein."],
-  [`${VALID}&toleranz=0.001`, "Parameter 'toleranz' muss ein nicht negativer Betrag mit höchstens zwei Nachkommastellen sein."],
+  [
+    'von=2026-03-01&bis=2026-03-31&betrag=1.234',
+    "Parameter 'betrag' muss ein Betrag mit höchstens zwei Nachkommastellen sein.",
+  ],
+  [
+    'von=2026-03-01&bis=2026-03-31&betrag=1e3',
+    "Parameter 'betrag' muss ein Betrag mit höchstens zwei Nachkommastellen sein.",
+  ],
+  [
+    'von=2026-03-01&bis=2026-03-31&betrag=NaN',
+    "Parameter 'betrag' muss ein Betrag mit höchstens zwei Nachkommastellen sein.",
+  ],
+  [
+    'von=2026-03-01&bis=2026-03-31&betrag=1.000,00',
+    "Parameter 'betrag' muss ein Betrag mit höchstens zwei Nachkommastellen sein.",
+  ],
+  [
+    'von=2026-03-01&bis=2026-03-31&betrag=1000000000000',
+    "Parameter 'betrag' muss ein Betrag mit höchstens zwei Nachkommastellen sein.",
+  ],
+  [
+    `${VALID}&toleranz=-1`,
+    "Parameter 'toleranz' muss ein nicht negativer Betrag mit höchstens zwei Nachkommastellen sein.",
+  ],
+  [
+    `${VALID}&toleranz=%2B1`,
+    "Parameter 'toleranz' muss ein nicht negativer Betrag mit höchstens zwei Nachkommastellen sein.",
+  ],
+  [
+    `${VALID}&toleranz=0.001`,
+    "Parameter 'toleranz' muss ein nicht negativer Betrag mit höchstens zwei Nachkommastellen sein.",
+  ],
   [`${VALID}&waehrung=EU`, "Parameter 'waehrung' muss ein dreistelliger Währungscode sein."],
   [`${VALID}&waehrung=EURO`, "Parameter 'waehrung' muss ein dreistelliger Währungscode sein."],
   [`${VALID}&waehrung=E1R`, "Parameter 'waehrung' muss ein dreistelliger Währungscode sein."],
@@ -111,11 +144,20 @@ const MESSAGES: Array<[query: string, message: string]> = [
   [`${VALID}&limit=1e2`, "Parameter 'limit' muss eine ganze Zahl zwischen 0 und 1000 sein."],
   [`${VALID}&limit=%2B5`, "Parameter 'limit' muss eine ganze Zahl zwischen 0 und 1000 sein."],
   [`${VALID}&limit=99999`, "Parameter 'limit' muss eine ganze Zahl zwischen 0 und 1000 sein."],
-  [`von=2026-03-01&bis=2026-03-31&betrag=1&toleranz=x&waehrung=x&limit=x`, "Parameter 'toleranz' muss ein nicht negativer Betrag mit höchstens zwei Nachkommastellen sein."],
-  [`von=2026-03-01&bis=2026-03-31&betrag=1&waehrung=x&limit=x`, "Parameter 'waehrung' muss ein dreistelliger Währungscode sein."],
+  [
+    `von=2026-03-01&bis=2026-03-31&betrag=1&toleranz=x&waehrung=x&limit=x`,
+    "Parameter 'toleranz' muss ein nicht negativer Betrag mit höchstens zwei Nachkommastellen sein.",
+  ],
+  [
+    `von=2026-03-01&bis=2026-03-31&betrag=1&waehrung=x&limit=x`,
+    "Parameter 'waehrung' muss ein dreistelliger Währungscode sein.",
+  ],
   // 4. the range, last of all
   ['von=2026-04-01&bis=2026-03-31&betrag=1', "Der Zeitraum ist ungültig: 'von' liegt nach 'bis'."],
-  ['von=2026-04-01&bis=2026-03-31&betrag=1&limit=x', "Parameter 'limit' muss eine ganze Zahl zwischen 0 und 1000 sein."],
+  [
+    'von=2026-04-01&bis=2026-03-31&betrag=1&limit=x',
+    "Parameter 'limit' muss eine ganze Zahl zwischen 0 und 1000 sein.",
+  ],
 ];
 
 test('each rule of SPEC.md gives its message, first failing rule first', () => {

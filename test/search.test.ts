@@ -1,11 +1,11 @@
 // The tuned search returns exactly what the one plain query returns: on the fixture, on a
 // generated cash book with random queries, without indexes and through views.
 
-import Database from 'better-sqlite3';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import Database from 'better-sqlite3';
 import type { SearchQuery } from '../lib/query.js';
-import { createBookingSearch, SQL, type BookingRow } from '../lib/search.js';
+import { type BookingRow, createBookingSearch, SQL } from '../lib/search.js';
 import { fixtureSql } from './helpers.js';
 
 // The oracle: SPEC.md's processing steps 4 to 6, written as plainly as SQL allows.
@@ -20,7 +20,10 @@ function oracle(db: Database.Database) {
   return (q: SearchQuery) => {
     const low = -q.betragCents - q.toleranzCents;
     const high = -q.betragCents + q.toleranzCents;
-    return { count: count.get(q.von, q.bis, low, high) ?? 0, rows: q.limit === 0 ? [] : page.all(q.von, q.bis, low, high, q.limit) };
+    return {
+      count: count.get(q.von, q.bis, low, high) ?? 0,
+      rows: q.limit === 0 ? [] : page.all(q.von, q.bis, low, high, q.limit),
+    };
   };
 }
 
@@ -41,15 +44,24 @@ function cashBook(rows: number, indexes = true): Database.Database {
   db.pragma('foreign_keys = OFF'); // category 99 dangles, as in fixtures/bookings.sql
   const schema = fixtureSql('schema.sql');
   db.exec(indexes ? schema : schema.replace(/^CREATE INDEX.*$/gm, ''));
-  db.exec("INSERT INTO categories VALUES (1, 'Porto'), (2, 'Bürobedarf'); INSERT INTO payment_methods VALUES (1, 'Barkasse')");
+  db.exec(
+    "INSERT INTO categories VALUES (1, 'Porto'), (2, 'Bürobedarf'); INSERT INTO payment_methods VALUES (1, 'Barkasse')",
+  );
   const next = random(7);
-  const insert = db.prepare('INSERT INTO entries (date, amount_cents, subject, category_id, payment_method_id) VALUES (?, ?, ?, ?, ?)');
+  const insert = db.prepare(
+    'INSERT INTO entries (date, amount_cents, subject, category_id, payment_method_id) VALUES (?, ?, ?, ?, ?)',
+  );
   const typical = [435, 1250, 95, 1999, -5000];
   db.transaction(() => {
     for (let i = 0; i < rows; i += 1) {
       const date = isoDate(START + Math.floor(next() * 1096) * 86_400_000);
       const roll = next();
-      const cents = roll < 0.4 ? (typical[Math.floor(next() * typical.length)] as number) : roll < 0.5 ? -Math.floor(next() * 50_000) : Math.floor(Math.exp(next() * 11));
+      const cents =
+        roll < 0.4
+          ? (typical[Math.floor(next() * typical.length)] as number)
+          : roll < 0.5
+            ? -Math.floor(next() * 50_000)
+            : Math.floor(Math.exp(next() * 11));
       const category = next() < 0.2 ? null : next() < 0.05 ? 99 : 1 + Math.floor(next() * 2);
       insert.run(date, cents, `Buchung ${i}`, category, next() < 0.1 ? null : 1);
     }
@@ -65,7 +77,8 @@ function randomQueries(count: number, seed: number, amounts: number[]): SearchQu
   for (let i = 0; i < count; i += 1) {
     const from = START - 200 * 86_400_000 + Math.floor(next() * 1400) * 86_400_000;
     const length = lengths[Math.floor(next() * lengths.length)] as number;
-    const stored = next() < 0.8 ? (amounts[Math.floor(next() * amounts.length)] as number) : Math.floor(next() * 20_000) - 10_000;
+    const stored =
+      next() < 0.8 ? (amounts[Math.floor(next() * amounts.length)] as number) : Math.floor(next() * 20_000) - 10_000;
     queries.push({
       von: isoDate(from),
       bis: isoDate(from + length * 86_400_000),
@@ -103,11 +116,22 @@ test('every statement of every plan equals the plain query wherever it may be ch
   const amounts = db.prepare<[], number>('SELECT amount_cents FROM entries').pluck().all();
   const plain = oracle(db);
   const counts = ['dateCount', 'bandCount'] as const;
-  const [firstDate, lastDate] = db.prepare<[], [string, string]>('SELECT min(date), max(date) FROM entries').raw().get() ?? ['', ''];
+  const [firstDate, lastDate] = db
+    .prepare<[], [string, string]>('SELECT min(date), max(date) FROM entries')
+    .raw()
+    .get() ?? ['', ''];
   const pages = ['datePage', 'bandPage'] as const;
-  const [minAmount, maxAmount] = db.prepare<[], [number, number]>('SELECT min(amount_cents), max(amount_cents) FROM entries').raw().get() ?? [0, 0];
+  const [minAmount, maxAmount] = db
+    .prepare<[], [number, number]>('SELECT min(amount_cents), max(amount_cents) FROM entries')
+    .raw()
+    .get() ?? [0, 0];
   for (const query of randomQueries(400, 3, amounts)) {
-    const bounds = { von: query.von, bis: query.bis, low: -query.betragCents - query.toleranzCents, high: -query.betragCents + query.toleranzCents };
+    const bounds = {
+      von: query.von,
+      bis: query.bis,
+      low: -query.betragCents - query.toleranzCents,
+      high: -query.betragCents + query.toleranzCents,
+    };
     const limit = Math.max(1, query.limit);
     const expected = { count: plain(query).count, rows: plain({ ...query, limit }).rows };
     const statements = [...counts, ...(bounds.low === bounds.high ? (['exactCount'] as const) : [])];
@@ -117,7 +141,14 @@ test('every statement of every plan equals the plain query wherever it may be ch
       assert.equal(db.prepare(SQL[name]).pluck().get(bounds), expected.count, `${name} ${JSON.stringify(bounds)}`);
     }
     for (const name of [...pages, ...(bounds.low === bounds.high ? (['exactPage'] as const) : [])]) {
-      assert.deepEqual(db.prepare(SQL[name]).raw().all({ ...bounds, limit }), expected.rows, `${name} ${JSON.stringify(bounds)}`);
+      assert.deepEqual(
+        db
+          .prepare(SQL[name])
+          .raw()
+          .all({ ...bounds, limit }),
+        expected.rows,
+        `${name} ${JSON.stringify(bounds)}`,
+      );
     }
   }
 });
@@ -148,10 +179,28 @@ test('amounts and dates that are no number or date (NULL, text, numbers, as a vi
       (NULL, 1250, 'f'), (20260306, 1250, 'g');`);
   const queries = [0, 1, 100, 2000, 99_999_999_999_999].flatMap((toleranzCents) =>
     [-1250, 500, 0].flatMap((betragCents) =>
-      [['2026-01-01', '2026-12-31'], ['2026-03-02', '2026-03-04'], ['0000-01-01', '9999-12-31']].map(([von, bis]) => ({ von: von as string, bis: bis as string, betragCents, toleranzCents, waehrung: 'EUR', limit: 50 })),
+      [
+        ['2026-01-01', '2026-12-31'],
+        ['2026-03-02', '2026-03-04'],
+        ['0000-01-01', '9999-12-31'],
+      ].map(([von, bis]) => ({
+        von: von as string,
+        bis: bis as string,
+        betragCents,
+        toleranzCents,
+        waehrung: 'EUR',
+        limit: 50,
+      })),
     ),
   );
   assertSameAsOracle(db, queries);
-  const everything = { von: '2026-01-01', bis: '2026-12-31', betragCents: 0, toleranzCents: 99_999_999_999_999, waehrung: 'EUR', limit: 50 };
+  const everything = {
+    von: '2026-01-01',
+    bis: '2026-12-31',
+    betragCents: 0,
+    toleranzCents: 99_999_999_999_999,
+    waehrung: 'EUR',
+    limit: 50,
+  };
   assert.equal(createBookingSearch(db)(everything).count, 3, 'only the three numbers with dates in 2026');
 });

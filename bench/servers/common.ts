@@ -1,9 +1,9 @@
 // What the peers share: the same contract as the service, written the straightforward way
 // (one plain query, objects serialized by the framework). Only the framework differs.
 
-import Database from 'better-sqlite3';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
 import { parseSearchQuery } from '../../lib/query.js';
 
 export const { values: args } = parseArgs({
@@ -35,8 +35,22 @@ export interface Answer {
 
 export function createPlainSearch(file: string): (rawQuery: string) => Answer {
   const db = new Database(file, { readonly: true, fileMustExist: true, timeout: 100 });
-  const count = db.prepare<unknown[], number>('SELECT count(*) FROM entries WHERE date BETWEEN ? AND ? AND amount_cents BETWEEN ? AND ?').pluck();
-  const page = db.prepare<unknown[], { id: number; date: string; amount_cents: number; subject: string; category: string | null; payment_method: string | null }>(
+  const count = db
+    .prepare<unknown[], number>(
+      'SELECT count(*) FROM entries WHERE date BETWEEN ? AND ? AND amount_cents BETWEEN ? AND ?',
+    )
+    .pluck();
+  const page = db.prepare<
+    unknown[],
+    {
+      id: number;
+      date: string;
+      amount_cents: number;
+      subject: string;
+      category: string | null;
+      payment_method: string | null;
+    }
+  >(
     `SELECT e.id, e.date, e.amount_cents, e.subject, c.name AS category, p.name AS payment_method FROM entries e
      LEFT JOIN categories c ON c.id = e.category_id LEFT JOIN payment_methods p ON p.id = e.payment_method_id
      WHERE e.date BETWEEN ? AND ? AND e.amount_cents BETWEEN ? AND ? ORDER BY e.date DESC, e.id DESC LIMIT ?`,

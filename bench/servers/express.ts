@@ -1,6 +1,7 @@
 // Peer: Express 5 with the straightforward query.
-import express from 'express';
+
 import type { AddressInfo } from 'node:net';
+import express from 'express';
 import { announce, args, authenticated, createPlainSearch } from './common.js';
 
 const search = createPlainSearch(args.db as string);
@@ -10,7 +11,10 @@ app.disable('etag');
 
 app.use((req, res, next) => {
   if (authenticated(req.headers.authorization)) return next();
-  res.status(401).set('www-authenticate', 'Basic realm="bench", charset="UTF-8"').json({ fehler: 'Anmeldung erforderlich.' });
+  res
+    .status(401)
+    .set('www-authenticate', 'Basic realm="bench", charset="UTF-8"')
+    .json({ fehler: 'Anmeldung erforderlich.' });
 });
 app.get('/api/v1/status', (_req, res) => {
   res.json({ name: 'express-peer', version: '1.0' });

@@ -1,10 +1,25 @@
 // What a TypeScript user writes: it must type-check against the packed package.
-import Database from 'better-sqlite3';
+
 import { createServer } from 'node:http';
-import { API_VERSION, createHandler, type Booking, type Credentials, type HandlerOptions, type RequestHandler, type SearchResult, type StatusResult } from 'booking-search-server';
+import Database from 'better-sqlite3';
+import {
+  API_VERSION,
+  type Booking,
+  type Credentials,
+  createHandler,
+  type HandlerOptions,
+  type RequestHandler,
+  type SearchResult,
+  type StatusResult,
+} from 'booking-search-server';
 
 const credentials: Credentials = { username: 'abgleich', password: 'geheim' };
-const options: HandlerOptions = { basePath: '/kasse', serviceName: 'Kasse', onError: (error, req) => console.error(req.url, error), trustProxy: false };
+const options: HandlerOptions = {
+  basePath: '/kasse',
+  serviceName: 'Kasse',
+  onError: (error, req) => console.error(req.url, error),
+  trustProxy: false,
+};
 const db = new Database(':memory:');
 const handler: RequestHandler = createHandler(db, credentials, options);
 createServer((req, res) => handler(req, res, () => res.end()));

@@ -13,15 +13,28 @@ import { join } from 'node:path';
 const root = new URL('../../', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'booking-pack-'));
 const step = (text: string): void => void process.stdout.write(`pack: ${text}\n`);
-const npm = (args: string[], cwd: string): string => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+const npm = (args: string[], cwd: string): string =>
+  execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
 
 try {
   step('npm pack');
   npm(['pack', '--silent', '--pack-destination', dir], root);
   const tarball = readdirSync(dir).find((name) => name.endsWith('.tgz'));
   assert.ok(tarball, 'npm pack wrote a tarball');
-  const files = execFileSync('tar', ['-tzf', join(dir, tarball)], { encoding: 'utf8' }).split('\n').filter(Boolean).sort();
-  for (const expected of ['package/bin/booking-search-server.js', 'package/dist/lib/index.js', 'package/dist/lib/index.d.ts', 'package/dist/bin/cli.js', 'package/fixtures/schema.sql', 'package/openapi.json', 'package/README.md', 'package/package.json']) {
+  const files = execFileSync('tar', ['-tzf', join(dir, tarball)], { encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean)
+    .sort();
+  for (const expected of [
+    'package/bin/booking-search-server.js',
+    'package/dist/lib/index.js',
+    'package/dist/lib/index.d.ts',
+    'package/dist/bin/cli.js',
+    'package/fixtures/schema.sql',
+    'package/openapi.json',
+    'package/README.md',
+    'package/package.json',
+  ]) {
     assert.ok(files.includes(expected), `the tarball holds ${expected}`);
   }
   for (const unwanted of ['test/', 'bench/', 'examples/', 'lib/', '.ci/', 'node_modules/']) {
@@ -33,13 +46,28 @@ try {
   execFileSync('mkdir', [app]);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
   step('npm install of the tarball into an empty folder (builds better-sqlite3)');
-  npm(['install', '--no-audit', '--no-fund', '--silent', join(dir, tarball), '@types/better-sqlite3@^7.6.13', '@types/node@^20.19.8'], app);
+  npm(
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--silent',
+      join(dir, tarball),
+      '@types/better-sqlite3@^7.6.13',
+      '@types/node@^20.19.8',
+    ],
+    app,
+  );
 
   step('the installed command: --demo and a search');
   const env = { ...process.env };
   delete env['BOOKING_SEARCH_USER'];
   delete env['BOOKING_SEARCH_PASSWORD'];
-  const child = spawn(join(app, 'node_modules/.bin/booking-search-server'), ['--demo', '--port', '0'], { cwd: app, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(join(app, 'node_modules/.bin/booking-search-server'), ['--demo', '--port', '0'], {
+    cwd: app,
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   const started = Date.now();
@@ -51,8 +79,13 @@ try {
   const body = await new Promise<string>((resolve, reject) => {
     request(url, { headers: { authorization: `Basic ${Buffer.from('demo:demo').toString('base64')}` } }, (res) => {
       let text = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve(text));
-    }).on('error', reject).end();
+      res
+        .setEncoding('utf8')
+        .on('data', (chunk: string) => (text += chunk))
+        .on('end', () => resolve(text));
+    })
+      .on('error', reject)
+      .end();
   });
   const result = JSON.parse(body) as { anzahl: number };
   assert.ok(result.anzahl > 0, body);
@@ -63,11 +96,24 @@ try {
 
   step('a TypeScript consumer type-checks against the installed types');
   copyFileSync(new URL('consumer.ts', import.meta.url), join(app, 'consumer.ts'));
-  writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({
-    compilerOptions: { target: 'ES2023', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, exactOptionalPropertyTypes: true, noEmit: true, types: ['node'] },
-    files: ['consumer.ts'],
-  }));
-  execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(app, 'tsconfig.json')], { stdio: 'inherit' });
+  writeFileSync(
+    join(app, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2023',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        exactOptionalPropertyTypes: true,
+        noEmit: true,
+        types: ['node'],
+      },
+      files: ['consumer.ts'],
+    }),
+  );
+  execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(app, 'tsconfig.json')], {
+    stdio: 'inherit',
+  });
   step('1 passed, 0 failed');
 } finally {
   rmSync(dir, { recursive: true, force: true });
