@@ -3,6 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { errorCode } from '../lib/errors.js';
 import type { Credentials } from '../lib/types.js';
 
 export class CliError extends Error {
@@ -156,7 +157,7 @@ function parse(argv: readonly string[]) {
     // parseArgs explains at length; one short line is what a terminal needs.
     const message = error instanceof Error ? error.message : String(error);
     const option = /'(-[^'\s]*)/.exec(message)?.[1];
-    const code = (error as { code?: string }).code;
+    const code = errorCode(error);
     if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option) throw usage(`unknown option ${option}`);
     if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option) throw usage(`option ${option} needs a value`);
     throw usage(message.split('\n')[0] ?? message);
@@ -229,7 +230,7 @@ export function isLoopback(host: string): boolean {
 }
 
 export function describeFsError(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code;
+  const code = errorCode(error);
   if (code === 'ENOENT') return 'no such file';
   if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
   if (code === 'EISDIR') return 'it is a directory';

@@ -7,7 +7,7 @@ import { SQL } from '../lib/search.js';
 import { describeDatabaseError, openReadOnly } from './database.js';
 
 /** Writes the report to stdout; returns the exit code: 0 when the schema fits, else 1. */
-export function check(file: string): number {
+export function reportOnDatabase(file: string): number {
   const lines: string[] = [`Database: ${file}`];
   let db: Database.Database | undefined;
   try {

@@ -5,11 +5,12 @@ import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import { describeError, errorCode } from '../lib/errors.js';
 import { createHandler } from '../lib/index.js';
 import type { RequestHandler } from '../lib/types.js';
 import { CliError, describeFsError, isLoopback, parseCommandLine, type ServeCommand, USAGE } from './args.js';
-import { check } from './check.js';
-import { checkDatabaseFile, fixedDatabase, watchDatabase } from './database.js';
+import { reportOnDatabase } from './check.js';
+import { inMemoryDatabase, preflightDatabaseFile, watchDatabase } from './database.js';
 import { createDemoDatabase } from './demo.js';
 import { reportFailure, reportListening, superviseWorkers } from './workers.js';
 
@@ -26,13 +27,13 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     if (command.command === 'version') return void process.stdout.write(`${readVersion()}\n`);
     if (command.command === 'openapi') return void process.stdout.write(readPackageFile('openapi.json'));
     if (command.command === 'check') {
-      process.exitCode = check(command.db);
+      process.exitCode = reportOnDatabase(command.db);
       return;
     }
     if (command.workers > 1 && cluster.isPrimary) {
       return await superviseWorkers(
         command,
-        () => command.db !== undefined && checkDatabaseFile(command.db, handlerFor(command)),
+        () => command.db !== undefined && preflightDatabaseFile(command.db, handlerFor(command)),
       );
     }
     const greeting = await serve(command);
@@ -50,7 +51,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
 async function serve(command: ServeCommand): Promise<string[]> {
   const build = handlerFor(command);
   const demo = command.db === undefined ? createDemoDatabase() : undefined;
-  const database = demo === undefined ? watchDatabase(command.db ?? '', build, logLine) : fixedDatabase(demo.db, build);
+  const database =
+    demo === undefined ? watchDatabase(command.db ?? '', build, logLine) : inMemoryDatabase(demo.db, build);
 
   let server: Server;
   try {
@@ -146,7 +148,7 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 }
 
 function describeListenError(error: unknown, { host, port }: ServeCommand): string {
-  const code = (error as { code?: unknown } | null)?.code;
+  const code = errorCode(error);
   if (code === 'EADDRINUSE') return `port ${port} on ${host} is already in use`;
   if (code === 'EACCES') return `no permission to listen on port ${port} (ports below 1024 need privileges)`;
   if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN')
@@ -175,10 +177,6 @@ function logLine(line: string): void {
 function logError(error: unknown, req: IncomingMessage): void {
   const path = (req.url ?? '').split('?', 1)[0];
   logLine(`error in ${req.method} ${path}: ${describeError(error)}`);
-}
-
-function describeError(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
 /**

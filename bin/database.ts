@@ -4,6 +4,7 @@
 
 import { type Stats, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
+import { errorCode } from '../lib/errors.js';
 import type { RequestHandler } from '../lib/types.js';
 import { CliError, describeFsError } from './args.js';
 
@@ -31,7 +32,7 @@ export function openReadOnly(file: string): Database.Database {
 /** One line for why `file` cannot be served. */
 export function describeDatabaseError(file: string | undefined, error: unknown): string {
   if (error instanceof CliError) return error.message;
-  const code = (error as { code?: unknown } | null)?.code;
+  const code = errorCode(error);
   const message = error instanceof Error ? error.message : String(error);
   if (code === 'SQLITE_NOTADB') return `${file} is not a SQLite database`;
   return file === undefined ? message : `cannot serve ${file}: ${message}`;
@@ -41,13 +42,13 @@ export function describeDatabaseError(file: string | undefined, error: unknown):
  * Opens `file` and builds its handler once, then closes it again: the primary of
  * --workers says what is wrong once, instead of every worker saying it.
  */
-export function checkDatabaseFile(file: string, build: (db: Database.Database) => RequestHandler): void {
+export function preflightDatabaseFile(file: string, build: (db: Database.Database) => RequestHandler): void {
   const db = openReadOnly(file);
   buildOrClose(db, build, file);
   db.close();
 }
 
-export interface WatchedDatabase {
+export interface ServedDatabase {
   /** Always the handler over the file as it is now. */
   handler: RequestHandler;
   close(): void;
@@ -56,14 +57,14 @@ export interface WatchedDatabase {
 /**
  * Serves `file` through `build` and follows it: when it is replaced (another inode at the
  * path) the new file is opened, checked and served; when it is deleted or replaced by one
- * that cannot be served, the old connection is closed, so searches answer SPEC.md's 500
+ * that cannot be served, the old connection is closed, so searches answer docs/API.md's 500
  * (the status endpoint keeps answering) until a valid file is back.
  */
 export function watchDatabase(
   file: string,
   build: (db: Database.Database) => RequestHandler,
   log: (line: string) => void,
-): WatchedDatabase {
+): ServedDatabase {
   let db = openReadOnly(file);
   let handler = buildOrClose(db, build, file);
   // While serving, only another inode counts as a change: the owner writes in place all day.
@@ -71,7 +72,7 @@ export function watchDatabase(
   let seen = identity(file, false);
   let serving = true;
 
-  const check = (): void => {
+  const followFile = (): void => {
     const now = identity(file, !serving);
     if (now === seen) return;
     if (serving) db.close();
@@ -92,7 +93,7 @@ export function watchDatabase(
       log(`${describeDatabaseError(file, error)}; searches answer 500 until a valid file is there`);
     }
   };
-  const timer = setInterval(check, WATCH_INTERVAL_MS);
+  const timer = setInterval(followFile, WATCH_INTERVAL_MS);
   timer.unref();
 
   return {
@@ -105,10 +106,10 @@ export function watchDatabase(
 }
 
 /** A database that is not a file to follow (the in-memory demo). */
-export function fixedDatabase(
+export function inMemoryDatabase(
   db: Database.Database,
   build: (db: Database.Database) => RequestHandler,
-): WatchedDatabase {
+): ServedDatabase {
   return { handler: buildOrClose(db, build, undefined), close: () => db.close() };
 }
 

@@ -1,4 +1,4 @@
-// Search rows → the JSON text of SPEC.md's response, written by hand so that `betrag`
+// Search rows → the JSON text of docs/API.md's response, written by hand so that `betrag`
 // is the exact decimal of the stored cents and the keys stand in the contract's order.
 
 import { formatEuros } from './money.js';
@@ -11,7 +11,7 @@ export function formatSearchResult({ count, rows }: SearchRows): string {
   let bookings = '';
   for (const [id, date, amountCents, subject, category, paymentMethod] of rows) {
     if (bookings !== '') bookings += ',';
-    // SPEC.md, Sign convention: betrag = -amount_cents / 100.
+    // docs/API.md, Sign convention: betrag = -amount_cents / 100.
     bookings += `{"id":${id},"datum":${JSON.stringify(date)},"betrag":${formatEuros(-amountCents)},"zweck":${JSON.stringify(subject ?? '')}`;
     if (category !== null) bookings += `,"kategorie":${JSON.stringify(category)}`;
     if (paymentMethod !== null) bookings += `,"konto":${JSON.stringify(paymentMethod)}`;

@@ -1,13 +1,16 @@
-// createHandler: builds everything once, then routes each request through SPEC.md's
+// createHandler: builds everything once, then routes each request through docs/API.md's
 // order: throttle, authenticate, path, method, endpoint.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from 'better-sqlite3';
 import { challenge, createAuthenticator } from './auth.js';
+import { errorCode } from './errors.js';
 import { EMPTY_RESULT, formatSearchResult } from './format.js';
-import { checkCredentials, checkDatabase, resolveOptions } from './options.js';
+import { MESSAGES } from './messages.js';
+import { resolveOptions, validateCredentials, validateDatabase } from './options.js';
 import { parseSearchQuery } from './query.js';
-import { MESSAGES, send, sendError } from './respond.js';
+import { recordFacts } from './request-facts.js';
+import { send, sendError } from './respond.js';
 import { createBookingSearch } from './search.js';
 import { createThrottle } from './throttle.js';
 import type { Credentials, HandlerOptions, Next, RequestHandler } from './types.js';
@@ -26,8 +29,8 @@ const RETRY_AFTER_BUSY = ['Retry-After', '1'] as const;
  */
 export function createHandler(db: Database, credentials: Credentials, options?: HandlerOptions): RequestHandler {
   const settings = resolveOptions(options);
-  const search = createBookingSearch(checkDatabase(db));
-  const authenticate = createAuthenticator(checkCredentials(credentials));
+  const search = createBookingSearch(validateDatabase(db));
+  const authenticate = createAuthenticator(validateCredentials(credentials));
   const throttle = createThrottle({
     maxFailures: settings.maxAuthFailures,
     windowMs: settings.authFailureWindowMs,
@@ -52,7 +55,7 @@ export function createHandler(db: Database, credentials: Credentials, options?: 
   function answerSearch(req: IncomingMessage, res: ServerResponse, rawQuery: string): void {
     const parsed = parseSearchQuery(rawQuery);
     if (!parsed.ok) return sendError(req, res, 400, parsed.message);
-    // SPEC.md: only EUR is stored; any other (valid) code matches nothing.
+    // docs/API.md: only EUR is stored; any other (valid) code matches nothing.
     if (parsed.query.waehrung !== 'EUR') return send(req, res, 200, EMPTY_RESULT);
     let body: string;
     try {
@@ -65,7 +68,7 @@ export function createHandler(db: Database, credentials: Credentials, options?: 
   }
 
   function route(req: IncomingMessage, res: ServerResponse, path: string, rawQuery: string): void {
-    const address = clientAddress(req, trustProxy);
+    const address = recordFacts(req, clientAddress(req, trustProxy)).clientAddress;
     const retryAfter = throttle.retryAfter(address);
     if (retryAfter > 0) return sendError(req, res, 429, MESSAGES.throttled, ['Retry-After', String(retryAfter)]);
     if (!authenticate(req.headers.authorization)) {
@@ -77,7 +80,7 @@ export function createHandler(db: Database, credentials: Credentials, options?: 
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       return sendError(req, res, 405, MESSAGES.methodNotAllowed, ALLOWED_METHODS);
     }
-    // SPEC.md: the status endpoint ignores any query and never touches the database.
+    // docs/API.md: the status endpoint ignores any query and never touches the database.
     if (path === statusPath) return send(req, res, 200, statusBody);
     answerSearch(req, res, rawQuery);
   }
@@ -97,7 +100,7 @@ export function createHandler(db: Database, credentials: Credentials, options?: 
   };
 }
 
-/** SPEC.md: the socket's address, or the proxy's last `X-Forwarded-For` entry when trusted. */
+/** docs/API.md: the socket's address, or the proxy's last `X-Forwarded-For` entry when trusted. */
 function clientAddress(req: IncomingMessage, trustProxy: boolean): string {
   if (trustProxy) {
     const forwarded = req.headers['x-forwarded-for'];
@@ -108,6 +111,6 @@ function clientAddress(req: IncomingMessage, trustProxy: boolean): string {
 }
 
 function isBusy(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
+  const code = errorCode(error) ?? '';
+  return code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED');
 }

@@ -1,4 +1,5 @@
 export { API_VERSION, createHandler } from './handler.js';
+export { type RequestFacts, requestFacts } from './request-facts.js';
 export type {
   Booking,
   Credentials,

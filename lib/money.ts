@@ -2,7 +2,7 @@
 // formatted. Neither direction uses floating-point arithmetic: parsing reads digits,
 // formatting writes digits.
 
-// SPEC.md: optional sign, 1–12 integer digits, optional `.` or `,` with 1–2 decimals.
+// docs/API.md: optional sign, 1–12 integer digits, optional `.` or `,` with 1–2 decimals.
 // 12 digits keep every value (and a sum of two) far below Number.MAX_SAFE_INTEGER cents.
 const SIGNED_AMOUNT = /^([+-]?)([0-9]{1,12})(?:[.,]([0-9]{1,2}))?$/;
 const UNSIGNED_AMOUNT = /^()([0-9]{1,12})(?:[.,]([0-9]{1,2}))?$/;

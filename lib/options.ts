@@ -29,49 +29,49 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
   };
 
   // Validate
-  expect(typeof settings.basePath === 'string', 'options.basePath must be a string such as "/kasse"');
+  ensure(typeof settings.basePath === 'string', 'options.basePath must be a string such as "/kasse"');
   settings.basePath = settings.basePath.replace(/\/+$/, '');
-  expect(BASE_PATH.test(settings.basePath), 'options.basePath must be "" or a path such as "/kasse"');
-  expect(
+  ensure(BASE_PATH.test(settings.basePath), 'options.basePath must be "" or a path such as "/kasse"');
+  ensure(
     typeof settings.serviceName === 'string' && SERVICE_NAME.test(settings.serviceName),
     'options.serviceName must be 1 to 100 printable ASCII characters',
   );
-  expect(typeof settings.onError === 'function', 'options.onError must be a function');
-  expect(isWhole(settings.maxAuthFailures, 0), 'options.maxAuthFailures must be a whole number ≥ 0');
-  expect(isWhole(settings.authFailureWindowMs, 1), 'options.authFailureWindowMs must be a whole number ≥ 1');
-  expect(isWhole(settings.maxTrackedAddresses, 1), 'options.maxTrackedAddresses must be a whole number ≥ 1');
-  expect(typeof settings.trustProxy === 'boolean', 'options.trustProxy must be a boolean');
-  expect(typeof settings.now === 'function', 'options.now must be a function');
+  ensure(typeof settings.onError === 'function', 'options.onError must be a function');
+  ensure(isWhole(settings.maxAuthFailures, 0), 'options.maxAuthFailures must be a whole number ≥ 0');
+  ensure(isWhole(settings.authFailureWindowMs, 1), 'options.authFailureWindowMs must be a whole number ≥ 1');
+  ensure(isWhole(settings.maxTrackedAddresses, 1), 'options.maxTrackedAddresses must be a whole number ≥ 1');
+  ensure(typeof settings.trustProxy === 'boolean', 'options.trustProxy must be a boolean');
+  ensure(typeof settings.now === 'function', 'options.now must be a function');
   return settings;
 }
 
 /** Throws a TypeError unless `credentials` are usable for Basic authentication. */
-export function checkCredentials(credentials: Credentials | undefined): Credentials {
-  expect(
+export function validateCredentials(credentials: Credentials | undefined): Credentials {
+  ensure(
     typeof credentials === 'object' && credentials !== null,
     'credentials must be an object { username, password }',
   );
   const { username, password } = credentials as Credentials;
-  expect(typeof username === 'string' && username !== '', 'credentials.username must be a non-empty string');
+  ensure(typeof username === 'string' && username !== '', 'credentials.username must be a non-empty string');
   // RFC 7617 §2: a user-id containing a colon could never be sent.
-  expect(!username.includes(':'), 'credentials.username must not contain a colon');
-  expect(typeof password === 'string' && password !== '', 'credentials.password must be a non-empty string');
+  ensure(!username.includes(':'), 'credentials.username must not contain a colon');
+  ensure(typeof password === 'string' && password !== '', 'credentials.password must be a non-empty string');
   return { username, password };
 }
 
-/** Throws unless `db` is an open better-sqlite3 database holding SPEC.md's schema. */
-export function checkDatabase(db: Database | undefined): Database {
-  expect(
+/** Throws unless `db` is an open better-sqlite3 database holding docs/API.md's schema. */
+export function validateDatabase(db: Database | undefined): Database {
+  ensure(
     typeof db === 'object' && db !== null && typeof db.prepare === 'function',
     'db must be a better-sqlite3 Database',
   );
-  expect((db as Database).open, 'db must be open');
+  ensure((db as Database).open, 'db must be open');
   const problems = findSchemaProblems(db as Database);
   if (problems.length > 0) throw new Error(`db does not fit the schema: ${problems.join('; ')}`);
   return db as Database;
 }
 
-function expect(condition: boolean, message: string): asserts condition {
+function ensure(condition: boolean, message: string): asserts condition {
   if (!condition) throw new TypeError(message);
 }
 

@@ -1,6 +1,7 @@
-// The query string of GET {base}/api/v1/buchungen, validated in SPEC.md's order.
+// The query string of GET {base}/api/v1/buchungen, validated in docs/API.md's order.
 // Untrusted input never throws out of here: the result is a query or a message.
 
+import { QUERY_MESSAGES as MESSAGES } from './messages.js';
 import { parseAmount, parseUnsignedAmount } from './money.js';
 
 /** A validated search. Amounts in integer cents, in the client's sign convention. */
@@ -18,7 +19,7 @@ export interface SearchQuery {
 
 export type QueryParseResult = { ok: true; query: SearchQuery } | { ok: false; message: string };
 
-// Table order of SPEC.md: rule 3 reports the first failing parameter in this order.
+// Table order of docs/API.md: rule 3 reports the first failing parameter in this order.
 const PARAMETERS = ['von', 'bis', 'betrag', 'toleranz', 'waehrung', 'limit'] as const;
 type ParameterName = (typeof PARAMETERS)[number];
 const KNOWN = new Set<string>(PARAMETERS);
@@ -31,21 +32,8 @@ const MAX_LIMIT = 1000;
 const DEFAULT_LIMIT = 50;
 // application/x-www-form-urlencoded: every `%` starts exactly two hex digits.
 const MALFORMED_ESCAPE = /%(?![0-9A-Fa-f]{2})/;
-// SPEC.md: a parameter name in a message is cut to 40 characters.
+// docs/API.md: a parameter name in a message is cut to 40 characters.
 const MAX_NAME_IN_MESSAGE = 40;
-
-const MESSAGES = {
-  badEncoding: 'Die Anfrage enthält ungültig kodierte Zeichen.',
-  unknown: (name: string) => `Unbekannter Parameter '${name}'.`,
-  repeated: (name: string) => `Parameter '${name}' darf nur einmal angegeben werden.`,
-  missing: (name: string) => `Parameter '${name}' fehlt.`,
-  date: (name: string) => `Parameter '${name}' muss ein gültiges Datum im Format JJJJ-MM-TT sein.`,
-  betrag: "Parameter 'betrag' muss ein Betrag mit höchstens zwei Nachkommastellen sein.",
-  toleranz: "Parameter 'toleranz' muss ein nicht negativer Betrag mit höchstens zwei Nachkommastellen sein.",
-  waehrung: "Parameter 'waehrung' muss ein dreistelliger Währungscode sein.",
-  limit: "Parameter 'limit' muss eine ganze Zahl zwischen 0 und 1000 sein.",
-  range: "Der Zeitraum ist ungültig: 'von' liegt nach 'bis'.",
-} as const;
 
 /** Parses the raw query string (without the `?`) of a search request. */
 export function parseSearchQuery(rawQuery: string): QueryParseResult {
@@ -60,7 +48,7 @@ export function parseSearchQuery(rawQuery: string): QueryParseResult {
     if (values.has(name)) return fail(MESSAGES.repeated(name));
     values.set(name, value);
   }
-  // SPEC.md: an empty value counts as missing.
+  // docs/API.md: an empty value counts as missing.
   const given = (name: ParameterName): string | undefined => values.get(name) || undefined;
 
   // Rule 3: each parameter in table order.

@@ -1,16 +1,7 @@
 // The one place that writes responses: every status goes through `send`, which always
-// sets the same headers (SPEC.md, Responses in general).
+// sets the same headers (docs/API.md, Responses in general).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-
-export const MESSAGES = {
-  unauthorized: 'Anmeldung erforderlich.',
-  throttled: 'Zu viele fehlgeschlagene Anmeldeversuche. Bitte später erneut versuchen.',
-  notFound: 'Nicht gefunden.',
-  methodNotAllowed: 'Methode nicht erlaubt.',
-  searchFailed: 'Interner Fehler bei der Buchungssuche.',
-  internal: 'Interner Fehler.',
-} as const;
 
 /** Writes a complete JSON response; `HEAD` gets the same headers and no body. */
 export function send(

@@ -1,4 +1,4 @@
-// The schema the service reads (SPEC.md, Storage): three tables, or views with the same
+// The schema the service reads (docs/API.md, Storage): three tables, or views with the same
 // columns. fixtures/schema.sql holds the DDL.
 
 import type { Database } from 'better-sqlite3';

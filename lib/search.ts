@@ -141,7 +141,7 @@ export function createBookingSearch(db: Database): BookingSearch {
   });
 }
 
-/** SPEC.md, Sign convention: the client's amount is the negated stored amount. */
+/** docs/API.md, Sign convention: the client's amount is the negated stored amount. */
 export function toBounds(query: SearchQuery): Bounds {
   return {
     von: query.von,

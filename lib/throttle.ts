@@ -1,4 +1,4 @@
-// Throttling of failed authentications per client address (SPEC.md, Throttling).
+// Throttling of failed authentications per client address (docs/API.md, Throttling).
 //
 // A window opens at an address's first failure and lasts `windowMs`. Once `maxFailures`
 // failures fall into it, the address is blocked until the window ends. The table is a Map

@@ -97,7 +97,7 @@ export function get(url: string, headers: Record<string, string> = {}): Promise<
   return request(url, { headers: { authorization: AUTH, ...headers } });
 }
 
-/** SPEC.md: every response carries these. */
+/** docs/API.md: every response carries these. */
 export function assertCommonHeaders(reply: Reply): void {
   assert.equal(reply.headers['content-type'], 'application/json; charset=utf-8');
   assert.equal(reply.headers['cache-control'], 'no-store');

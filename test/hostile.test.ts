@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { start } from './cli-helpers.js';
 import { AUTH, buildDatabase, get, openReadOnly, serveFixture } from './helpers.js';
 
-// ---- The oracle: SPEC.md's rules written a second time, another way. -------------------
+// ---- The oracle: docs/API.md's rules written a second time, another way. -------------------
 
 type Outcome = { status: 400; fehler: string } | { status: 200; body: unknown };
 interface Row {

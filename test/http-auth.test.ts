@@ -1,4 +1,4 @@
-// Authentication and throttling over real HTTP (SPEC.md, Authentication).
+// Authentication and throttling over real HTTP (docs/API.md, Authentication).
 
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';

@@ -1,4 +1,4 @@
-// Paths, methods, HEAD, the status endpoint and mounting (SPEC.md, Paths).
+// Paths, methods, HEAD, the status endpoint and mounting (docs/API.md, Paths).
 
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';

@@ -38,7 +38,7 @@ test('GET /api/v1/buchungen finds the exact amount, newest first, ties by id des
   });
 });
 
-test('a booking is written with its keys in SPEC.md order and non-ASCII unescaped', async (t) => {
+test('a booking is written with its keys in docs/API.md order and non-ASCII unescaped', async (t) => {
   const origin = await serveFixture(t);
   const reply = await get(`${origin}/api/v1/buchungen?von=2026-03-14&bis=2026-03-14&betrag=-12,50&limit=1`);
   assert.equal(
@@ -169,7 +169,7 @@ test('a currency other than exactly EUR finds nothing', async (t) => {
   assertReply(eur, 200, { anzahl: 6, buchungen: [] });
 });
 
-test('validation failures answer 400 with the SPEC.md message', async (t) => {
+test('validation failures answer 400 with the docs/API.md message', async (t) => {
   const origin = await serveFixture(t);
   const cases: Array<[string, string]> = [
     ['von=2026-03-01&bis=2026-03-31&betrag=1&x=%zz', 'Die Anfrage enthält ungültig kodierte Zeichen.'],

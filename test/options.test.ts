@@ -1,4 +1,4 @@
-// Misuse of createHandler throws at creation, naming the argument (STYLE.md point 3).
+// Misuse of createHandler throws at creation, naming the argument; untrusted input never throws.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

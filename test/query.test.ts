@@ -54,7 +54,7 @@ test('limit accepts 0 to 1000', () => {
   assert.equal(queryOf(`${VALID}&limit=0050`).limit, 50);
 });
 
-// SPEC.md, Validation messages: each row is the first failing rule of its query.
+// docs/API.md, Validation messages: each row is the first failing rule of its query.
 const MESSAGES: Array<[query: string, message: string]> = [
   // 1. malformed escapes, before anything else
   ['x=%', 'Die Anfrage enthält ungültig kodierte Zeichen.'],
@@ -160,7 +160,7 @@ const MESSAGES: Array<[query: string, message: string]> = [
   ],
 ];
 
-test('each rule of SPEC.md gives its message, first failing rule first', () => {
+test('each rule of docs/API.md gives its message, first failing rule first', () => {
   for (const [query, message] of MESSAGES) assert.equal(messageOf(query), message, query);
 });
 

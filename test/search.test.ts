@@ -8,7 +8,7 @@ import type { SearchQuery } from '../lib/query.js';
 import { type BookingRow, createBookingSearch, SQL } from '../lib/search.js';
 import { fixtureSql } from './helpers.js';
 
-// The oracle: SPEC.md's processing steps 4 to 6, written as plainly as SQL allows.
+// The oracle: docs/API.md's processing steps 4 to 6, written as plainly as SQL allows.
 const PLAIN_COUNT = 'SELECT count(*) FROM entries WHERE date BETWEEN ? AND ? AND amount_cents BETWEEN ? AND ?';
 const PLAIN_PAGE = `SELECT e.id, e.date, e.amount_cents, e.subject, c.name, p.name FROM entries e
   LEFT JOIN categories c ON c.id = e.category_id LEFT JOIN payment_methods p ON p.id = e.payment_method_id
