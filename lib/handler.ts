@@ -3,7 +3,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from 'better-sqlite3';
-import { challenge, createAuthenticator } from './auth.js';
+import { challenge, createAuthenticator, parseBasicAuth } from './auth.js';
 import { errorCode } from './errors.js';
 import { EMPTY_RESULT, formatSearchResult } from './format.js';
 import { MESSAGES } from './messages.js';
@@ -72,7 +72,9 @@ export function createHandler(db: Database, credentials: Credentials, options?: 
     const retryAfter = throttle.retryAfter(address);
     if (retryAfter > 0) return sendError(req, res, 429, MESSAGES.throttled, ['Retry-After', String(retryAfter)]);
     if (!authenticate(req.headers.authorization)) {
-      throttle.recordFailure(address);
+      // docs/API.md, Throttling: only well-formed Basic credentials that do not match count.
+      // No header, another scheme or a malformed one is a challenge-first client's first try.
+      if (parseBasicAuth(req.headers.authorization) !== undefined) throttle.recordFailure(address);
       return sendError(req, res, 401, MESSAGES.unauthorized, challengeHeader);
     }
 
