@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { describeError, errorCode } from '../lib/errors.js';
-import { createHandler } from '../lib/index.js';
+import { answerProtocolErrors, createHandler } from '../lib/index.js';
 import type { RequestHandler } from '../lib/types.js';
 import { CliError, describeFsError, isLoopback, parseCommandLine, type ServeCommand, USAGE } from './args.js';
 import { reportOnDatabase } from './check.js';
@@ -104,6 +104,7 @@ function handlerFor(command: ServeCommand): (db: Parameters<typeof createHandler
       maxAuthFailures: command.maxAuthFailures,
       authFailureWindowMs: command.authFailureWindowMs,
       trustProxy: command.trustProxy,
+      corsOrigins: command.corsOrigins,
       onError: logError,
     });
 }
@@ -118,7 +119,7 @@ function createServer(command: ServeCommand, listener: (req: IncomingMessage, re
     // Node looks for expired headers and requests only this often (default 30 s).
     connectionsCheckingInterval: Math.min(1_000, command.timeouts.headersMs),
   };
-  if (command.tls === undefined) return createHttpServer(options, listener);
+  if (command.tls === undefined) return answerProtocolErrors(createHttpServer(options, listener));
   const read = (flag: string, file: string): Buffer => {
     try {
       return readFileSync(file);
@@ -129,7 +130,7 @@ function createServer(command: ServeCommand, listener: (req: IncomingMessage, re
   const cert = read('--tls-cert', command.tls.cert);
   const key = read('--tls-key', command.tls.key);
   try {
-    return createHttpsServer({ ...options, cert, key }, listener);
+    return answerProtocolErrors(createHttpsServer({ ...options, cert, key }, listener));
   } catch (error: unknown) {
     throw new CliError(
       `the TLS certificate or key is not usable: ${error instanceof Error ? error.message : String(error)}`,
