@@ -7,7 +7,7 @@ import type { IncomingMessage } from 'node:http';
 // http or https only, no user info, path, query, fragment or wildcard. The host is a
 // DNS name or IPv4 address (letters, digits, "-", ".") or a bracketed IPv6 address.
 // Whether it is also *canonical* (lowercase, no default port) is checked against URL.
-const ORIGIN = /^https?:\/\/(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
+const ORIGIN = /^https?:\/\/(?:[a-z0-9.-]+|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?$/i;
 // Fetch standard: the request headers a preflight may ask for, a comma-separated list.
 const REQUESTABLE_HEADERS = new Set(['authorization']);
 const PREFLIGHT_METHODS = new Set(['GET', 'HEAD']);
