@@ -31,9 +31,11 @@ export function answerProtocolErrors<S extends Server>(server: S): S {
  */
 export function answerClientError(error: unknown, socket: Duplex): void {
   const code = errorCode(error);
-  // A response of ours already on the wire cannot be followed by another.
-  const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
-  if (code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent === true) {
+  // A response that is being written cannot be interrupted by another; one that is
+  // complete (a pipelined request before the bad one) can be followed by ours.
+  const current = (socket as { _httpMessage?: { headersSent: boolean; writableEnded: boolean } | null })._httpMessage;
+  const interrupting = current?.headersSent === true && !current.writableEnded;
+  if (code === 'ECONNRESET' || !socket.writable || interrupting) {
     socket.destroy();
     return;
   }
