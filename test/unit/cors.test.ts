@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { test } from 'node:test';
-import { createCors, originProblem, validateCorsOrigins } from '../lib/cors.js';
+import { createCors, originProblem, validateCorsOrigins } from '../../lib/cors.js';
 
 test('originProblem accepts exact origins as a browser sends them', () => {
   for (const origin of [

@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { answerProtocolErrors, createHandler } from '../lib/index.js';
-import { AUTH, assertReply, CREDENTIALS, openFixture } from './helpers.js';
-import { assertProtocolError, rawRequest } from './raw-http.js';
+import { answerProtocolErrors, createHandler } from '../../lib/index.js';
+import { AUTH, assertReply, CREDENTIALS, openFixture } from '../helpers.js';
+import { assertProtocolError, rawRequest } from '../raw-http.js';
 
 async function serveWired(t: test.TestContext, withNext = false): Promise<string> {
   const handler = createHandler(openFixture(t), CREDENTIALS, { corsOrigins: ['http://127.0.0.1:8081'] });
