@@ -91,13 +91,13 @@ export function createHandler(db: Database, credentials: Credentials, options?: 
   }
 
   return function handleBookingSearch(req: IncomingMessage, res: ServerResponse, next?: Next): void {
-    const url = originForm(req.url ?? '/');
+    const url = originForm(req.url ?? '/') ?? '';
     const mark = url.indexOf('?');
     const path = mark === -1 ? url : url.slice(0, mark);
     if (next !== undefined && !path.startsWith(apiPrefix)) return next();
     try {
       addToEveryResponse(res, cors.responseHeaders(req));
-      if (lacksHost(req)) return sendError(req, res, 400, MESSAGES.badRequest, ['Connection', 'close']);
+      if (lacksHost(req) || url === '') return sendError(req, res, 400, MESSAGES.badRequest, ['Connection', 'close']);
       // docs/API.md, CORS: a preflight is answered before throttling and authentication.
       const preflight = path === statusPath || path === searchPath ? cors.preflight(req) : undefined;
       if (preflight !== undefined) return sendNoContent(res, preflight);
@@ -113,11 +113,16 @@ export function createHandler(db: Database, credentials: Credentials, options?: 
 // RFC 9112 §3.2.2: absolute-form `scheme://authority/path?query`, answered like its path.
 const ABSOLUTE_FORM = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
 
-/** The request target in origin form: an absolute-form target without its scheme and authority. */
-function originForm(target: string): string {
+/**
+ * The request target in origin form: an absolute-form target without its scheme and
+ * authority; `undefined` when the authority holds user info (RFC 9110 §4.2.4: treat it
+ * as an error — it would be a password in the request line).
+ */
+function originForm(target: string): string | undefined {
   if (target.startsWith('/')) return target;
   const authority = ABSOLUTE_FORM.exec(target);
   if (authority === null) return target;
+  if (authority[0].includes('@')) return undefined;
   const rest = target.slice(authority[0].length);
   return rest.startsWith('/') ? rest : `/${rest}`;
 }

@@ -98,6 +98,10 @@ test('an absolute-form request target is answered like its path and query (RFC 9
   assertReply(await ask(`${origin}/kasse/api/v1/status`, ''), 401, { fehler: 'Anmeldung erforderlich.' });
   assertReply(await ask(`${origin}/api/v1/status`), 404, { fehler: 'Nicht gefunden.' });
   assertReply(await ask(origin), 404, { fehler: 'Nicht gefunden.' });
+  // RFC 9110 §4.2.4: user info in the target is an error (it would put a password in logs).
+  const withUser = await ask(`http://kasse:geheim@127.0.0.1/kasse/api/v1/status`);
+  assertReply(withUser, 400, { fehler: 'Ungültige Anfrage.' });
+  assert.equal(withUser.headers.connection, 'close');
 });
 
 test('--cors-origin is repeatable and served; "*" and malformed origins end the CLI with exit 2', async (t) => {
