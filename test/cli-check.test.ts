@@ -60,7 +60,7 @@ test('a database that does not fit: what is missing, exit 1', async (t) => {
   const result = await run(['check', '--db', file]);
   assert.equal(result.code, 1);
   assert.equal(
-    result.stdout.split('\n').slice(1, 4).join('\n'),
+    result.stdout.split('\n').slice(2, 5).join('\n'),
     [
       'Schema: does not fit. Missing:',
       "  - 'entries' is missing columns 'amount_cents', 'subject', 'category_id', 'payment_method_id'",
