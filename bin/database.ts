@@ -181,6 +181,7 @@ export function watchDatabase(
   let state: Serving;
   let lastLine = '';
   let noticed = false;
+  // A state that lasts is said once, not at every look.
   const say = (line: string): void => {
     if (line !== lastLine) log(line);
     lastLine = line;
@@ -233,7 +234,9 @@ export function watchDatabase(
       );
     }
     if (!state.serving) return say(waitingLine(file, state.cause));
-    say(
+    // Each start of serving is said, even the same as the last one (two restores in a row).
+    lastLine = '';
+    log(
       wasWaiting
         ? `database ${file} can be read now; serving it`
         : `database ${file} was replaced; serving the new file`,
