@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isNotReadableNow } from '../lib/errors.js';
+import { isNotReadableNow } from '../../lib/errors.js';
 
 const withCode = (code: string): Error => Object.assign(new Error('x'), { code });
 
