@@ -59,6 +59,9 @@ export function openDatabase<T>(file: string, use: (db: Database.Database) => T)
     throw new CliError(`cannot open database ${file}: ${describeFsError(error)}`);
   }
   if (!isFile) throw new CliError(`cannot open database ${file}: not a regular file`);
+  // Between this look and SQLite's first read (which takes the shared lock that keeps a
+  // closing application from deleting -wal/-shm) lies well under a millisecond; a directory
+  // the service cannot write (README, Users and permissions) covers even that window.
   if (journalOf(file).wal) {
     const missing = walFilesNotReadable(file);
     if (missing !== undefined) return { readable: false, state: missing };

@@ -7,7 +7,7 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { chmodSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
@@ -274,5 +274,27 @@ test(
     assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6 + 468, buchungen: [] });
     assert.equal((await server.stop()).code, 0);
     assert.deepEqual(listing(dir), ['kasse.sqlite', 'kasse.sqlite-shm', 'kasse.sqlite-wal']);
+  },
+);
+
+test(
+  'a file the service may not read ends the start with one line and exit 1, as a missing file does',
+  options,
+  async () => {
+    const { users, asService } = setup();
+    const dir = applicationDirectory(users, users.workDir());
+    const file = await createDatabase(users, dir, 'delete');
+    chmodSync(file, 0o600);
+    for (const args of [
+      ['--db', file, '--port', '0'],
+      ['check', '--db', file],
+    ]) {
+      const result = await run(args, cleanEnv(USER), asService);
+      assert.equal(result.code, 1, JSON.stringify(result));
+      const said = args[0] === 'check' ? result.stdout : result.stderr;
+      assert.match(said, new RegExp(`cannot open database ${file}: permission denied$`, 'm'));
+      assert.doesNotMatch(result.stderr, /\n\s+at /);
+    }
+    assert.deepEqual(listing(dir), ['kasse.sqlite']);
   },
 );
