@@ -2,10 +2,13 @@ export { API_VERSION, createHandler } from './handler.js';
 export { type RequestFacts, requestFacts } from './request-facts.js';
 export type {
   Booking,
+  BookingSearchHandler,
   Credentials,
   ErrorBody,
   HandlerOptions,
+  HashedCredentials,
   Next,
+  PasswordCredentials,
   RequestHandler,
   SearchResult,
   StatusResult,

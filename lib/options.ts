@@ -4,7 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Database } from 'better-sqlite3';
 import { findSchemaProblems } from './schema.js';
-import type { Credentials, HandlerOptions } from './types.js';
+import type { HandlerOptions } from './types.js';
 
 export type Settings = { [K in keyof HandlerOptions]-?: Exclude<HandlerOptions[K], undefined> };
 
@@ -24,6 +24,9 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
     authFailureWindowMs: 60_000,
     maxTrackedAddresses: 10_000,
     trustProxy: false,
+    maxHashChecks: 2,
+    maxQueuedHashChecks: 32,
+    maxVerifiedCredentials: 1000,
     now: Date.now,
     ...withoutUndefined(options ?? {}),
   };
@@ -41,22 +44,11 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
   ensure(isWhole(settings.authFailureWindowMs, 1), 'options.authFailureWindowMs must be a whole number ≥ 1');
   ensure(isWhole(settings.maxTrackedAddresses, 1), 'options.maxTrackedAddresses must be a whole number ≥ 1');
   ensure(typeof settings.trustProxy === 'boolean', 'options.trustProxy must be a boolean');
+  ensure(isWhole(settings.maxHashChecks, 1), 'options.maxHashChecks must be a whole number ≥ 1');
+  ensure(isWhole(settings.maxQueuedHashChecks, 0), 'options.maxQueuedHashChecks must be a whole number ≥ 0');
+  ensure(isWhole(settings.maxVerifiedCredentials, 1), 'options.maxVerifiedCredentials must be a whole number ≥ 1');
   ensure(typeof settings.now === 'function', 'options.now must be a function');
   return settings;
-}
-
-/** Throws a TypeError unless `credentials` are usable for Basic authentication. */
-export function validateCredentials(credentials: Credentials | undefined): Credentials {
-  ensure(
-    typeof credentials === 'object' && credentials !== null,
-    'credentials must be an object { username, password }',
-  );
-  const { username, password } = credentials as Credentials;
-  ensure(typeof username === 'string' && username !== '', 'credentials.username must be a non-empty string');
-  // RFC 7617 §2: a user-id containing a colon could never be sent.
-  ensure(!username.includes(':'), 'credentials.username must not contain a colon');
-  ensure(typeof password === 'string' && password !== '', 'credentials.password must be a non-empty string');
-  return { username, password };
 }
 
 /** Throws unless `db` is an open better-sqlite3 database holding docs/API.md's schema. */

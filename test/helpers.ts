@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 import { createHandler } from '../lib/index.js';
-import type { Credentials, HandlerOptions } from '../lib/types.js';
+import type { HandlerOptions, PasswordCredentials } from '../lib/types.js';
 
 export const FIXTURES = new URL('../fixtures/', import.meta.url);
-export const CREDENTIALS: Credentials = { username: 'kasse', password: 'ge:heim' };
+export const CREDENTIALS: PasswordCredentials = { username: 'kasse', password: 'ge:heim' };
 export const AUTH = basicAuth(CREDENTIALS.username, CREDENTIALS.password);
 
 export function basicAuth(username: string, password: string): string {

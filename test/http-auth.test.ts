@@ -107,13 +107,17 @@ test('X-Forwarded-For is ignored unless trustProxy is set', async (t) => {
   const origin = await serveFixture(t, { maxAuthFailures: 2 });
   const status = `${origin}/api/v1/status`;
   for (const forwarded of ['203.0.113.1', '203.0.113.2']) {
-    await request(status, { headers: { 'x-forwarded-for': forwarded } });
+    await request(status, { headers: { 'x-forwarded-for': forwarded, authorization: basicAuth('kasse', 'raten') } });
   }
   assert.equal((await get(status, { 'x-forwarded-for': '203.0.113.3' })).status, 429);
 
   const proxied = await serveFixture(t, { maxAuthFailures: 2, trustProxy: true });
   const behindProxy = `${proxied}/api/v1/status`;
-  for (let i = 0; i < 2; i += 1) await request(behindProxy, { headers: { 'x-forwarded-for': 'spoofed, 203.0.113.1' } });
+  for (let i = 0; i < 2; i += 1) {
+    await request(behindProxy, {
+      headers: { 'x-forwarded-for': 'spoofed, 203.0.113.1', authorization: basicAuth('kasse', 'raten') },
+    });
+  }
   assert.equal((await get(behindProxy, { 'x-forwarded-for': '203.0.113.1' })).status, 429);
   assert.equal((await get(behindProxy, { 'x-forwarded-for': '203.0.113.1, 203.0.113.2' })).status, 200);
 });
