@@ -37,6 +37,7 @@ function validateOne(entry: unknown, name: string): ConfiguredUser {
   // RFC 7617 §2: a user-id containing a colon could never be sent.
   ensure(!username.includes(':'), `${name}.username must not contain a colon`);
   ensure(password === undefined || passwordHash === undefined, `${name} must have password or passwordHash, not both`);
+  ensure(password !== undefined || passwordHash !== undefined, `${name} must have a password or a passwordHash`);
   if (passwordHash !== undefined) {
     ensure(
       typeof passwordHash === 'string' && isPasswordHash(passwordHash),
