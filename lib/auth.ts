@@ -71,6 +71,8 @@ interface Users {
   dummy: PasswordHash | undefined;
   /** Verified headers: keyed HMAC of the header → username. Forgotten with these users. */
   verified: Map<string, string>;
+  /** Headers being checked now (keyed HMAC) → who waits for the verdict. */
+  checking: Map<string, Array<(verdict: Verdict) => void>>;
 }
 
 /**
@@ -130,6 +132,13 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
     const current = users;
     const given = parseBasicAuth(header);
     if (given === undefined) return done(MISSING);
+    const key = remembered(header);
+    // The same header already being checked (a client's first requests in parallel): one
+    // check answers them all.
+    const waiters = current.checking.get(key);
+    if (waiters !== undefined) return void waiters.push(done);
+    if (running >= limits.maxHashChecks && waiting.length >= limits.maxQueuedHashChecks) return done(BUSY);
+    current.checking.set(key, [done]);
     const index = findUser(current, given.username);
     const own = index === -1 ? undefined : current.hashes[index];
     // An unknown user, or a plain user with a wrong password, costs one check like a wrong password.
@@ -139,17 +148,20 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
       verifyPassword(given.password, target, (matches) => {
         running -= 1;
         waiting.shift()?.();
+        const answer = current.checking.get(key) ?? [];
+        current.checking.delete(key);
         // The credentials changed while this was checked: judge it by the new ones.
-        if (current !== users) return retry(header, done);
-        if (!matches || own === undefined) return done(REJECTED);
-        const user = current.usernames[index] as string;
-        remember(current, remembered(header), user);
-        done(user);
+        if (current !== users) {
+          for (const later of answer) retry(header, later);
+          return;
+        }
+        const verdict = matches && own !== undefined ? (current.usernames[index] as string) : REJECTED;
+        if (verdict !== REJECTED) remember(current, key, verdict);
+        for (const later of answer) later(verdict);
       });
     };
     if (running < limits.maxHashChecks) job();
-    else if (waiting.length < limits.maxQueuedHashChecks) waiting.push(job);
-    else done(BUSY);
+    else waiting.push(job);
   }
 
   function retry(header: string, done: (verdict: Verdict) => void): void {
@@ -184,6 +196,7 @@ function prepare(list: readonly ConfiguredUser[]): Users {
     usernames: list.map((user) => user.username),
     dummy: firstHash?.kind === 'hash' ? dummyHash(firstHash.hash) : undefined,
     verified: new Map(),
+    checking: new Map(),
   };
 }
 

@@ -2,6 +2,7 @@
 // never on the first request.
 
 import type { IncomingMessage } from 'node:http';
+import { availableParallelism } from 'node:os';
 import type { Database } from 'better-sqlite3';
 import { findSchemaProblems } from './schema.js';
 import type { HandlerOptions } from './types.js';
@@ -24,7 +25,8 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
     authFailureWindowMs: 60_000,
     maxTrackedAddresses: 10_000,
     trustProxy: false,
-    maxHashChecks: 2,
+    // One core stays free for the event loop; libuv's pool (4 threads) keeps two for other work.
+    maxHashChecks: Math.max(1, Math.min(2, availableParallelism() - 1)),
     maxQueuedHashChecks: 32,
     maxVerifiedCredentials: 1000,
     now: Date.now,

@@ -53,7 +53,8 @@ export interface HandlerOptions {
   trustProxy?: boolean | undefined;
   /**
    * Password hashes checked at once, at most; each takes one thread of libuv's pool (of 4
-   * by default) and one core for tens of milliseconds. Default `2`.
+   * by default) and one core for a fraction of a second. Default: one less than the
+   * machine's cores, at least 1 and at most 2.
    */
   maxHashChecks?: number | undefined;
   /**

@@ -46,20 +46,31 @@ test('hash-password prints one scrypt PHC line that crypto.scrypt reproduces fro
   }
   assert.notEqual(lf.stdout, noNewline.stdout, 'a fresh salt each time');
   const empty = await hashPasswordOf('\n');
-  assertFails({ ...empty, signal: null }, 1, 'booking-search-server: the password is empty; give one line on standard input');
+  assertFails(
+    { ...empty, signal: null },
+    1,
+    'booking-search-server: the password is empty; give one line on standard input',
+  );
 });
 
 test('--credentials-file: several users, comments, empty lines, hashes and CRLF; each user gets in with its own secret', async (t) => {
   const file = join(tempDir(t), 'zugang');
   writeFileSync(
     file,
-    ['# Abgleich-Clients', '', 'bank:pass:wört', '  # der Prüfer', `pruefer:${HASH_OF_ALT}\r`, 'dritter:drei', ''].join('\n'),
+    ['# Abgleich-Clients', '', 'bank:pass:wört', '  # der Prüfer', `pruefer:${HASH_OF_ALT}\r`, 'dritter:drei', ''].join(
+      '\n',
+    ),
     { mode: 0o600 },
   );
   const server = await start(t, ['--db', buildDatabase(t), '--credentials-file', file], cleanEnv());
   const as = (user: string, password: string) =>
     request(`${server.api}status`, { headers: { authorization: basicAuth(user, password) } });
-  const replies = await Promise.all([as('bank', 'pass:wört'), as('pruefer', 'alt'), as('dritter', 'drei'), as('bank', 'drei')]);
+  const replies = await Promise.all([
+    as('bank', 'pass:wört'),
+    as('pruefer', 'alt'),
+    as('dritter', 'drei'),
+    as('bank', 'drei'),
+  ]);
   assert.deepEqual(
     replies.map((reply) => reply.status),
     [200, 200, 200, 401],
@@ -85,19 +96,30 @@ test('a credentials file that cannot be used names the line, never its content',
       const file = join(dir, `zugang${i}`);
       writeFileSync(file, content);
       const result = await run(['--demo', '--credentials-file', file], cleanEnv());
-      assertFails(result, 1, new RegExp(`^booking-search-server: credentials file ${file}(, | )${escape(problem)}`));
+      assertFails(
+        result,
+        1,
+        new RegExp(`^booking-search-server: credentials file ${file}(, | )${escapeRegExp(problem)}`),
+      );
       assert.doesNotMatch(result.stderr, /GEHEIMNIS|FDRD|c2Fsd/);
     }),
   );
 });
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 test('BOOKING_SEARCH_PASSWORD may hold a hash; an empty environment variable counts as not set', async (t) => {
-  const server = await start(t, ['--demo'], cleanEnv({ BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: HASH_OF_ALT }));
-  assert.equal((await request(`${server.api}status`, { headers: { authorization: basicAuth('kasse', 'alt') } })).status, 200);
+  const server = await start(
+    t,
+    ['--demo'],
+    cleanEnv({ BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: HASH_OF_ALT }),
+  );
+  assert.equal(
+    (await request(`${server.api}status`, { headers: { authorization: basicAuth('kasse', 'alt') } })).status,
+    200,
+  );
   assert.equal(
     (await request(`${server.api}status`, { headers: { authorization: basicAuth('kasse', HASH_OF_ALT) } })).status,
     401,
@@ -108,7 +130,10 @@ test('BOOKING_SEARCH_PASSWORD may hold a hash; an empty environment variable cou
   writeFileSync(file, 'bank:eins\n');
   const empty = cleanEnv({ BOOKING_SEARCH_USER: '', BOOKING_SEARCH_PASSWORD: '' });
   const fromFile = await start(t, ['--demo', '--credentials-file', file], empty);
-  assert.equal((await request(`${fromFile.api}status`, { headers: { authorization: basicAuth('bank', 'eins') } })).status, 200);
+  assert.equal(
+    (await request(`${fromFile.api}status`, { headers: { authorization: basicAuth('bank', 'eins') } })).status,
+    200,
+  );
   assertFails(
     await run(['--db', buildDatabase(t)], empty),
     1,
@@ -117,7 +142,11 @@ test('BOOKING_SEARCH_PASSWORD may hold a hash; an empty environment variable cou
 });
 
 /** A request on `agent` (keep-alive); also gives the local port of the connection it used. */
-function viaAgent(agent: Agent, url: string, authorization: string): Promise<{ status: number; port: number | undefined }> {
+function viaAgent(
+  agent: Agent,
+  url: string,
+  authorization: string,
+): Promise<{ status: number; port: number | undefined }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { agent, headers: { authorization } }, (res) => {
       const port = res.socket.localPort;
@@ -147,7 +176,11 @@ async function waitFor(output: () => string, pattern: RegExp, count = 1): Promis
 test('SIGHUP re-reads the credentials file: old secret out, new in, the keep-alive connection and the throttle table stay; a bad file keeps the old credentials', async (t) => {
   const file = join(tempDir(t), 'zugang');
   writeFileSync(file, 'bank:alt\npruefer:zwei\n', { mode: 0o600 });
-  const server = await start(t, ['--db', buildDatabase(t), '--credentials-file', file, '--max-auth-failures', '2'], cleanEnv());
+  const server = await start(
+    t,
+    ['--db', buildDatabase(t), '--credentials-file', file, '--max-auth-failures', '2'],
+    cleanEnv(),
+  );
   const status = `${server.api}status`;
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   t.after(() => agent.destroy());
@@ -168,7 +201,10 @@ test('SIGHUP re-reads the credentials file: old secret out, new in, the keep-ali
   writeFileSync(file, 'bank:neu\nGEHEIMNIS-ohne-doppelpunkt\n');
   server.child.kill('SIGHUP');
   await waitFor(() => server.output().stderr, /keeping the old credentials/);
-  assert.match(server.output().stderr, /SIGHUP: keeping the old credentials: credentials file .*, line 2: expected user:secret\n/);
+  assert.match(
+    server.output().stderr,
+    /SIGHUP: keeping the old credentials: credentials file .*, line 2: expected user:secret\n/,
+  );
   assert.doesNotMatch(server.output().stderr, /GEHEIMNIS|neu\b/);
   assert.deepEqual(await viaAgent(agent, status, basicAuth('bank', 'neu')), { status: 200, port: before.port });
   agent.destroy();
@@ -177,16 +213,41 @@ test('SIGHUP re-reads the credentials file: old secret out, new in, the keep-ali
 });
 
 test('SIGHUP with credentials from the environment says there is nothing to re-read, and keeps serving', async (t) => {
-  const server = await start(t, ['--demo'], cleanEnv({ BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: 'ge:heim' }));
+  const server = await start(
+    t,
+    ['--demo'],
+    cleanEnv({ BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: 'ge:heim' }),
+  );
   server.child.kill('SIGHUP');
   await waitFor(() => server.output().stderr, /SIGHUP: credentials come from the environment; nothing to re-read/);
-  assert.equal((await request(`${server.api}status`, { headers: { authorization: basicAuth('kasse', 'ge:heim') } })).status, 200);
+  assert.equal(
+    (await request(`${server.api}status`, { headers: { authorization: basicAuth('kasse', 'ge:heim') } })).status,
+    200,
+  );
 });
 
 function makeCertificate(cert: string, key: string, name: string): void {
   execFileSync(
     'openssl',
-    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', `/CN=${name}`, '-addext', 'subjectAltName=IP:127.0.0.1'],
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      `/CN=${name}`,
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
     { stdio: 'ignore' },
   );
 }
@@ -232,8 +293,14 @@ test('--workers 2: the primary passes SIGHUP on, and every worker takes the new 
   await waitFor(() => server.output().stderr, /SIGHUP: credentials re-read/, 2);
   // New connections are dealt to the workers in turn: six of them reach both.
   for (let i = 0; i < 6; i += 1) {
-    assert.equal((await request(`${server.api}status`, { headers: { authorization: basicAuth('bank', 'neu') } })).status, 200);
-    assert.equal((await request(`${server.api}status`, { headers: { authorization: basicAuth('bank', 'alt') } })).status, 401);
+    assert.equal(
+      (await request(`${server.api}status`, { headers: { authorization: basicAuth('bank', 'neu') } })).status,
+      200,
+    );
+    assert.equal(
+      (await request(`${server.api}status`, { headers: { authorization: basicAuth('bank', 'alt') } })).status,
+      401,
+    );
   }
   assert.equal(server.child.exitCode, null);
 });

@@ -39,28 +39,52 @@ test('misused credentials throw a TypeError naming the entry and the problem, ne
       ],
       /^credentials\[2\]\.username is the same as credentials\[0\]\.username$/,
     ],
-    [[{ username: 'a', password: 'geheim1' }, { username: 'b:c', password: 'geheim2' }], /^credentials\[1\]\.username must not contain a colon$/],
+    [
+      [
+        { username: 'a', password: 'geheim1' },
+        { username: 'b:c', password: 'geheim2' },
+      ],
+      /^credentials\[1\]\.username must not contain a colon$/,
+    ],
     [[{ username: '', password: 'geheim1' }], /^credentials\[0\]\.username must be a non-empty string$/],
-    [{ username: 'a', password: 'geheim1', passwordHash: HASH_OF_ALT }, /^credentials must have password or passwordHash, not both$/],
+    [
+      { username: 'a', password: 'geheim1', passwordHash: HASH_OF_ALT },
+      /^credentials must have password or passwordHash, not both$/,
+    ],
     [[{ username: 'a' }], /^credentials\[0\] must have a password or a passwordHash$/],
     [[{ username: 'a', password: '' }], /^credentials\[0\]\.password must be a non-empty string$/],
-    [[{ username: 'a', passwordHash: 'geheim1' }], /^credentials\[0\]\.passwordHash must be a string starting with \$scrypt\$/],
-    [[{ username: 'a', passwordHash: `${HASH_OF_ALT}!` }], /^credentials\[0\]\.passwordHash is not usable: not a scrypt hash/],
-    [[{ username: 'a', passwordHash: WEAK }], /^credentials\[0\]\.passwordHash is not usable: the parameters are weaker than N=2\^17, r=8, p=1/],
+    [
+      [{ username: 'a', passwordHash: 'geheim1' }],
+      /^credentials\[0\]\.passwordHash must be a string starting with \$scrypt\$/,
+    ],
+    [
+      [{ username: 'a', passwordHash: `${HASH_OF_ALT}!` }],
+      /^credentials\[0\]\.passwordHash is not usable: not a scrypt hash/,
+    ],
+    [
+      [{ username: 'a', passwordHash: WEAK }],
+      /^credentials\[0\]\.passwordHash is not usable: the parameters are weaker than N=2\^17, r=8, p=1/,
+    ],
   ];
   for (const [credentials, message] of bad) {
-    assert.throws(() => createHandler(db, credentials as Credentials), (error: unknown) => {
-      assert.ok(error instanceof TypeError);
-      assert.match(error.message, message);
-      assert.doesNotMatch(error.message, /geheim|FDRD|bg0D|c2Fsd/, 'no secret in the message');
-      return true;
-    });
+    assert.throws(
+      () => createHandler(db, credentials as Credentials),
+      (error: unknown) => {
+        assert.ok(error instanceof TypeError);
+        assert.match(error.message, message);
+        assert.doesNotMatch(error.message, /geheim|FDRD|bg0D|c2Fsd/, 'no secret in the message');
+        return true;
+      },
+    );
   }
 });
 
 test('updateCredentials checks the new credentials like createHandler and keeps the old ones when they are unusable', (t) => {
   const handler = createHandler(openFixture(t), { username: 'kasse', password: 'geheim' });
-  assert.throws(() => handler.updateCredentials([]), { name: 'TypeError', message: 'credentials must not be an empty list' });
+  assert.throws(() => handler.updateCredentials([]), {
+    name: 'TypeError',
+    message: 'credentials must not be an empty list',
+  });
   assert.doesNotThrow(() => handler.updateCredentials([{ username: 'bank', passwordHash: HASH_OF_NEU }]));
 });
 
