@@ -84,6 +84,12 @@ async function startCli(secret: string): Promise<{ child: ChildProcess; origin: 
   });
 }
 
+// The flood: 20,000 different wrong passwords, so that no two requests share a hash check.
+const dir = mkdtempSync(join(tmpdir(), 'bench-auth-'));
+const wrongHeaders = join(dir, 'headers.txt');
+writeFileSync(wrongHeaders, `${Array.from({ length: 20_000 }, (_, i) => basic('bench', `falsch-${i}`)).join('\n')}\n`);
+
+/** wrk with one Authorization header, or (`'flood'`) a different wrong password each request. */
 function wrk(
   url: string,
   authorization: string,
@@ -91,18 +97,12 @@ function wrk(
   connections: number,
   core?: string,
 ): Promise<string> {
-  const args = [
-    '-t1',
-    `-c${connections}`,
-    `-d${runSeconds}s`,
-    '--latency',
-    '-H',
-    `Authorization: ${authorization}`,
-    url,
-  ];
+  const auth = authorization === 'flood' ? ['-s', 'bench/headers.lua'] : ['-H', `Authorization: ${authorization}`];
+  const args = ['-t1', `-c${connections}`, `-d${runSeconds}s`, '--latency', ...auth, url];
   const command = core === undefined ? ['wrk', ...args] : onCore(core, ['wrk', ...args]);
+  const env = { ...process.env, BENCH_HEADERS: wrongHeaders };
   return new Promise((resolve) => {
-    const child = spawn(command[0] as string, command.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(command[0] as string, command.slice(1), { env, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
     child.on('exit', () => resolve(out));
