@@ -1,7 +1,8 @@
 // HTTP Basic authentication (RFC 7617): plain passwords compared in constant time, password
 // hashes checked off the event loop, a bounded number at once (docs/API.md, Credentials).
 
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import * as crypto from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ConfiguredUser } from './credentials.js';
 import { dummyHash, type PasswordHash, verifyPassword } from './password-hash.js';
 
@@ -54,11 +55,22 @@ export interface Authenticator {
    * verification matches; `PENDING` when a hash must be checked.
    */
   check(header: string | undefined): Verdict;
-  /** Checks a hash for a header `check` called `PENDING`; `done` gets the user, `REJECTED` or `BUSY`. */
-  verify(header: string, done: (verdict: Verdict) => void): void;
+  /**
+   * Checks a hash for a header `check` called `PENDING`; `done` gets the user, `REJECTED` or
+   * `BUSY`. A waiting check whose clients have all `gone` is dropped without an answer.
+   */
+  verify(header: string, done: (verdict: Verdict) => void, gone?: () => boolean): void;
   /** Takes new users; remembered verifications are forgotten. */
   replaceUsers(users: readonly ConfiguredUser[]): void;
 }
+
+interface Waiter {
+  done: (verdict: Verdict) => void;
+  /** Whether the client has gone (its connection closed), so that its check can be skipped. */
+  gone: () => boolean;
+}
+
+const never = (): boolean => false;
 
 interface Users {
   /** SHA-256 of each username, in the order configured. */
@@ -69,10 +81,10 @@ interface Users {
   usernames: string[];
   /** Checked for an unknown user or a wrong plain password when any user has a hash. */
   dummy: PasswordHash | undefined;
-  /** Verified headers: keyed HMAC of the header → username. Forgotten with these users. */
+  /** Verified headers: SHA-256 of a secret and the header → username. Forgotten with these users. */
   verified: Map<string, string>;
-  /** Headers being checked now (keyed HMAC) → who waits for the verdict. */
-  checking: Map<string, Array<(verdict: Verdict) => void>>;
+  /** Headers being checked now (the same key) → who waits for the verdict. */
+  checking: Map<string, Waiter[]>;
 }
 
 /**
@@ -81,17 +93,22 @@ interface Users {
  * so the time taken depends neither on their contents nor on which user, or which of the
  * two, is wrong. Hashes (docs/API.md, Credentials): checked on libuv's thread pool, at
  * most `maxHashChecks` at once, at most `maxQueuedHashChecks` waiting; a verified header
- * is remembered under an HMAC with a key of this process, so nothing remembered can be
- * turned back into a password.
+ * is remembered under a hash keyed with a secret of this process, so nothing remembered can
+ * be turned back into a password.
  */
 export function createAuthenticator(initial: readonly ConfiguredUser[], limits: AuthenticatorLimits): Authenticator {
-  const cacheKey = randomBytes(32);
+  // The memory of verified headers is keyed by SHA-256(secret ‖ header) with a secret of
+  // this process: one-way, and useless for a dictionary made elsewhere. (A secret prefix,
+  // not HMAC: nobody sees these keys, so length extension does not matter, and Node's
+  // one-shot hash is several times cheaper than an Hmac object on every request.)
+  const cacheSecret = randomBytes(32).toString('base64');
   let users = prepare(initial);
   let running = 0;
-  const waiting: Array<() => void> = [];
+  /** Checks waiting for a free slot; each says whether it started one. */
+  const waiting: Array<() => boolean> = [];
 
   function remembered(header: string): string {
-    return createHmac('sha256', cacheKey).update(header, 'utf8').digest('base64');
+    return oneShotSha256(cacheSecret + header);
   }
 
   /** The index of the user whose name matches, or -1; every user is compared. */
@@ -128,7 +145,7 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
     return current.dummy === undefined ? REJECTED : PENDING;
   }
 
-  function verify(header: string, done: (verdict: Verdict) => void): void {
+  function verify(header: string, done: (verdict: Verdict) => void, gone: () => boolean = never): void {
     const current = users;
     const given = parseBasicAuth(header);
     if (given === undefined) return done(MISSING);
@@ -136,37 +153,51 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
     // The same header already being checked (a client's first requests in parallel): one
     // check answers them all.
     const waiters = current.checking.get(key);
-    if (waiters !== undefined) return void waiters.push(done);
+    if (waiters !== undefined) return void waiters.push({ done, gone });
     if (running >= limits.maxHashChecks && waiting.length >= limits.maxQueuedHashChecks) return done(BUSY);
-    current.checking.set(key, [done]);
+    current.checking.set(key, [{ done, gone }]);
     const index = findUser(current, given.username);
     const own = index === -1 ? undefined : current.hashes[index];
     // An unknown user, or a plain user with a wrong password, costs one check like a wrong password.
     const target = own ?? (current.dummy as PasswordHash);
-    const job = (): void => {
+    waiting.push(() => {
+      // Every client that waited for this check has gone: it is not worth a core.
+      if ((current.checking.get(key) ?? []).every((waiter) => waiter.gone())) {
+        current.checking.delete(key);
+        return false;
+      }
       running += 1;
       verifyPassword(given.password, target, (matches) => {
         running -= 1;
-        waiting.shift()?.();
+        pump();
         const answer = current.checking.get(key) ?? [];
         current.checking.delete(key);
         // The credentials changed while this was checked: judge it by the new ones.
         if (current !== users) {
-          for (const later of answer) retry(header, later);
+          for (const waiter of answer) retry(header, waiter);
           return;
         }
         const verdict = matches && own !== undefined ? (current.usernames[index] as string) : REJECTED;
         if (verdict !== REJECTED) remember(current, key, verdict);
-        for (const later of answer) later(verdict);
+        for (const waiter of answer) waiter.done(verdict);
       });
-    };
-    if (running < limits.maxHashChecks) job();
-    else waiting.push(job);
+      return true;
+    });
+    pump();
   }
 
-  function retry(header: string, done: (verdict: Verdict) => void): void {
+  /** Starts waiting checks while there is room. */
+  function pump(): void {
+    while (running < limits.maxHashChecks) {
+      const next = waiting.shift();
+      if (next === undefined) return;
+      next();
+    }
+  }
+
+  function retry(header: string, { done, gone }: Waiter): void {
     const verdict = check(header);
-    if (verdict === PENDING) verify(header, done);
+    if (verdict === PENDING) verify(header, done, gone);
     else done(verdict);
   }
 
@@ -199,6 +230,12 @@ function prepare(list: readonly ConfiguredUser[]): Users {
     checking: new Map(),
   };
 }
+
+// crypto.hash exists from Node 20.12; before, the same digest through a Hash object.
+const oneShotSha256: (text: string) => string =
+  typeof crypto.hash === 'function'
+    ? (text) => crypto.hash('sha256', text, 'base64')
+    : (text) => createHash('sha256').update(text, 'utf8').digest('base64');
 
 function digest(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();

@@ -82,13 +82,17 @@ export function createHandler(
     const verdict = authenticator.check(header);
     if (verdict !== PENDING) return proceed(req, res, path, rawQuery, facts, verdict);
     // A password hash: checked off the event loop, the answer follows when it is done.
-    authenticator.verify(header as string, (late) => {
-      try {
-        proceed(req, res, path, rawQuery, facts, late);
-      } catch (error: unknown) {
-        fail(error, req, res);
-      }
-    });
+    authenticator.verify(
+      header as string,
+      (late) => {
+        try {
+          proceed(req, res, path, rawQuery, facts, late);
+        } catch (error: unknown) {
+          fail(error, req, res);
+        }
+      },
+      () => req.socket.destroyed,
+    );
   }
 
   function proceed(

@@ -118,7 +118,7 @@ test('only well-formed Basic credentials that do not match count towards the thr
 });
 
 /** Opens one connection a header, then sends one request on each in the same tick; gives each status and Retry-After. */
-async function burst(status: string, headers: string[]): Promise<{ answers: Promise<string[]> }> {
+async function burst(status: string, headers: string[], hangUp = 0): Promise<{ answers: Promise<string[]> }> {
   const url = new URL(status);
   const sockets = await Promise.all(
     headers.map(
@@ -148,7 +148,11 @@ async function burst(status: string, headers: string[]): Promise<{ answers: Prom
       `GET ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: ${headers[i]}\r\nConnection: close\r\n\r\n`,
     );
   });
-  return { answers: Promise.all(answers) };
+  // The last `hangUp` clients give up at once (after the server has read their requests).
+  const kept = sockets.length - hangUp;
+  if (hangUp > 0) await new Promise((resolve) => setTimeout(resolve, 200));
+  for (const socket of sockets.slice(kept)) socket.destroy();
+  return { answers: Promise.all(answers.slice(0, kept)) };
 }
 
 test('a flood of wrong passwords gets at most maxHashChecks checks at once and maxQueuedHashChecks waiting; the rest 429 at once, and a verified client is answered at once throughout', async (t) => {
@@ -192,4 +196,23 @@ test('a client whose first requests come in parallel pays one hash check for all
   const { answers } = await burst(served.status, [header, header, header, header]);
   // With no room to wait, three more checks would have been turned away with 429.
   assert.deepEqual(await answers, ['200', '200', '200', '200']);
+});
+
+test('a waiting check whose client has hung up is dropped, not computed', async (t) => {
+  const served = await serveUsers(
+    t,
+    { username: 'kasse', passwordHash: HASH_OF_ALT },
+    {
+      maxHashChecks: 1,
+      maxQueuedHashChecks: 2,
+      maxAuthFailures: 0,
+    },
+  );
+  const wrong = (i: number) => basicAuth('kasse', `falsch${i}`);
+  // One checked, two waiting whose clients hang up.
+  const first = await burst(served.status, [wrong(1), wrong(2), wrong(3)], 2);
+  assert.deepEqual(await first.answers, ['401']);
+  // Had the two been computed, one would still run and one wait, and three of these would get 429.
+  const second = await burst(served.status, [wrong(4), wrong(5), wrong(6), wrong(7)]);
+  assert.deepEqual((await second.answers).sort(), ['401', '401', '401', '429 retry-after 1']);
 });

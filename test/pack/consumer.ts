@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import {
   API_VERSION,
   type Booking,
+  type BookingSearchHandler,
   type Credentials,
   createHandler,
   type HandlerOptions,
@@ -23,6 +24,16 @@ const options: HandlerOptions = {
 const db = new Database(':memory:');
 const handler: RequestHandler = createHandler(db, credentials, options);
 createServer((req, res) => handler(req, res, () => res.end()));
+// Several clients, hashed secrets (booking-search-server hash-password), and a reload.
+const clients: Credentials[] = [
+  credentials,
+  {
+    username: 'pruefer',
+    passwordHash: '$scrypt$ln=17,r=8,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g',
+  },
+];
+const reloadable: BookingSearchHandler = createHandler(db, clients);
+reloadable.updateCredentials({ username: 'pruefer', passwordHash: clients[1]?.passwordHash ?? '' });
 
 const version: '1.0' extends typeof API_VERSION ? string : never = API_VERSION;
 const booking: Booking = { id: 1, datum: '2026-03-14', betrag: -12.5, zweck: 'Porto' };
