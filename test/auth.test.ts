@@ -107,3 +107,32 @@ test('no timing oracle: a wrong user and a wrong password take the same time (me
     assert.ok(ratio > 0.85 && ratio < 1.15, `${name} / wrong user = ${ratio.toFixed(3)}`);
   }
 });
+
+test('no timing oracle over several users: the first, the last and an unknown user cost the same (medians of 2,000 each)', () => {
+  const users = Array.from({ length: 8 }, (_, i) => ({ username: `client${i}`, password: `ein langes Passwort ${i}` }));
+  const authenticate = plainAuthenticator(...users);
+  const headers = {
+    firstUser: basic('client0:ein langes Passwort 9'),
+    lastUser: basic('client7:ein langes Passwort 9'),
+    unknownUser: basic('client9:ein langes Passwort 9'),
+  };
+  const samples: Record<keyof typeof headers, number[]> = { firstUser: [], lastUser: [], unknownUser: [] };
+  const kinds = Object.keys(headers) as Array<keyof typeof headers>;
+  for (let i = 0; i < 2_000; i += 1) {
+    for (const kind of i % 2 === 0 ? kinds : [...kinds].reverse()) {
+      const started = process.hrtime.bigint();
+      for (let j = 0; j < 5; j += 1) assert.equal(authenticate(headers[kind]), REJECTED);
+      samples[kind].push(Number(process.hrtime.bigint() - started));
+    }
+  }
+  const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1] as number;
+  const [first, last, unknown] = kinds.map((kind) => median(samples[kind])) as [number, number, number];
+  // Stopping at the matching user would make the first user far cheaper than an unknown one.
+  for (const [name, value] of [
+    ['first user', first],
+    ['last user', last],
+  ] as const) {
+    const ratio = value / unknown;
+    assert.ok(ratio > 0.85 && ratio < 1.15, `${name} / unknown user = ${ratio.toFixed(3)}`);
+  }
+});
