@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { challenge, createAuthenticator, MISSING, parseBasicAuth, REJECTED } from '../lib/auth.js';
-import { validateCredentials } from '../lib/credentials.js';
+import { challenge, createAuthenticator, MISSING, parseBasicAuth, REJECTED } from '../../lib/auth.js';
+import { validateCredentials } from '../../lib/credentials.js';
 
 const LIMITS = { maxHashChecks: 2, maxQueuedHashChecks: 32, maxVerifiedCredentials: 1000 };
 /** The synchronous check over plain passwords: the user, or why not. */
