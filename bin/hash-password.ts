@@ -41,8 +41,9 @@ async function readAll(stdin: NodeJS.ReadStream): Promise<string> {
 
 /** One line typed on the terminal, not shown; Ctrl-C or Ctrl-D ends without a hash. */
 function askWithoutEcho(stdin: NodeJS.ReadStream, prompt: string): Promise<string> {
-  process.stderr.write(prompt);
+  // Raw mode before the prompt: a password typed the moment the prompt shows is not echoed.
   stdin.setRawMode(true);
+  process.stderr.write(prompt);
   stdin.resume();
   stdin.setEncoding('utf8');
   return new Promise((resolve, reject) => {

@@ -2,7 +2,7 @@
 // the environment, and SIGHUP, which re-reads the file and the TLS certificate and key.
 
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { scryptSync } from 'node:crypto';
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
@@ -303,4 +303,66 @@ test('--workers 2: the primary passes SIGHUP on, and every worker takes the new 
     );
   }
   assert.equal(server.child.exitCode, null);
+});
+
+// On a terminal (a pseudo-terminal from python3's pty module): two prompts, no echo.
+const PTY_DRIVER = `
+import os, pty, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], [sys.argv[1], sys.argv[2], 'hash-password'])
+out = b''
+def read_prompts(count):
+    global out
+    end = time.time() + 60
+    while out.count(b'assword: ') < count and time.time() < end:
+        try:
+            out += os.read(fd, 1024)
+        except OSError:
+            return
+for number, answer in enumerate(sys.argv[3:], 1):
+    read_prompts(number)
+    os.write(fd, answer.encode() + b'\\r')
+while True:
+    try:
+        chunk = os.read(fd, 1024)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+_, status = os.waitpid(pid, 0)
+sys.stdout.write(out.decode())
+sys.exit(os.waitstatus_to_exitcode(status))
+`;
+
+function onTerminal(...answers: string[]): { status: number | null; output: string } {
+  const result = spawnSync('python3', ['-c', PTY_DRIVER, process.execPath, BIN, ...answers], {
+    encoding: 'utf8',
+    timeout: 90_000,
+  });
+  assert.equal(result.error, undefined, 'python3 runs (it provides the pseudo-terminal)');
+  return { status: result.status, output: result.stdout };
+}
+
+test('hash-password on a terminal asks twice without echo, and refuses two different answers', () => {
+  const same = onTerminal('Ge:heim 1', 'Ge:heim 1');
+  assert.equal(same.status, 0, same.output);
+  assert.match(
+    same.output,
+    /^Password: \r\nRepeat password: \r\n\$scrypt\$ln=17,r=8,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}\r\n$/,
+  );
+  const [salt, hash] = same.output.trim().split('$').slice(3) as [string, string];
+  const derived = scryptSync('Ge:heim 1', Buffer.from(salt, 'base64'), 32, {
+    N: 2 ** 17,
+    r: 8,
+    p: 1,
+    maxmem: 256 * 1024 * 1024,
+  });
+  assert.equal(derived.toString('base64').replace(/=+$/, ''), hash);
+
+  const different = onTerminal('Ge:heim 1', 'Ge:heim 2');
+  assert.equal(different.status, 1);
+  assert.doesNotMatch(different.output, /Ge:heim|\$scrypt\$/);
+  assert.match(different.output, /booking-search-server: the two passwords differ; nothing printed\r\n$/);
 });
