@@ -11,7 +11,7 @@ import type { BookingSearchHandler, RequestHandler } from '../lib/types.js';
 import { CliError, describeFsError, isLoopback, parseCommandLine, type ServeCommand, USAGE } from './args.js';
 import { reportOnDatabase } from './check.js';
 import { readCredentialsFile } from './credentials.js';
-import { inMemoryDatabase, preflightDatabaseFile, watchDatabase } from './database.js';
+import { type BuildHandler, inMemoryDatabase, preflightDatabaseFile, watchDatabase } from './database.js';
 import { createDemoDatabase } from './demo.js';
 import { runHashPassword } from './hash-password.js';
 import { reportFailure, reportListening, superviseWorkers } from './workers.js';
@@ -56,13 +56,15 @@ async function serve(command: ServeCommand): Promise<string[]> {
   // gives it the new credentials, and `command` keeps them for the next one.
   let live: BookingSearchHandler | undefined;
   const buildHandler = handlerFor(command);
-  const build = (db: Parameters<typeof createHandler>[0]): RequestHandler => {
-    live = buildHandler(db);
+  const build: BuildHandler = (db, onError) => {
+    live = buildHandler(db, onError);
     return live;
   };
   const demo = command.db === undefined ? createDemoDatabase() : undefined;
   const database =
-    demo === undefined ? watchDatabase(command.db ?? '', build, logLine) : inMemoryDatabase(demo.db, build);
+    demo === undefined
+      ? watchDatabase(command.db ?? '', build, logLine, logError)
+      : inMemoryDatabase(demo.db, build, logError);
 
   let server: Server;
   try {
@@ -111,15 +113,15 @@ async function serve(command: ServeCommand): Promise<string[]> {
 }
 
 /** How this command turns a database into a handler. */
-function handlerFor(command: ServeCommand): (db: Parameters<typeof createHandler>[0]) => BookingSearchHandler {
-  return (db) =>
+function handlerFor(command: ServeCommand): (...args: Parameters<BuildHandler>) => BookingSearchHandler {
+  return (db, onError) =>
     createHandler(db, command.credentials, {
       basePath: command.basePath,
       serviceName: command.serviceName,
       maxAuthFailures: command.maxAuthFailures,
       authFailureWindowMs: command.authFailureWindowMs,
       trustProxy: command.trustProxy,
-      onError: logError,
+      onError,
     });
 }
 
