@@ -183,11 +183,7 @@ test('every status code of each operation is answered as the document says', asy
       Object.keys(operation.responses).map((status) => `${method} ${path} ${status}`),
     ),
   );
-  assert.deepEqual(
-    Object.keys(cases).sort(),
-    documented.sort(),
-    'the statuses the document lists are the ones tested',
-  );
+  assert.deepEqual(Object.keys(cases).sort(), documented.sort(), 'the statuses the document lists are the ones tested');
 
   const bodies = new Map<string, Reply>();
   for (const [key, { reply: ask }] of Object.entries(cases)) {
