@@ -8,6 +8,7 @@
 // fast as before: a handle that passes behaves so for every statement it prepares.
 
 import type { Database } from 'better-sqlite3';
+import { errorCode } from './errors.js';
 
 // Uses no table: the handle's behaviour is checked before (and apart from) the schema.
 const PROBE_COUNT = 'SELECT count(*) FROM (SELECT 1 UNION ALL SELECT 2) WHERE :bound = :bound';
@@ -39,6 +40,9 @@ export function checkDatabaseHandle(db: unknown): asserts db is Database {
       rows: row.all(PROBE_BINDINGS),
     }))();
   } catch (error: unknown) {
+    // SQLite's own errors (not a database, locked, …) are the file's, not the handle's:
+    // they go on unchanged, for the caller to tell the user what the file lacks.
+    if (errorCode(error)?.startsWith('SQLITE_')) throw error;
     throw new TypeError(`db must be a better-sqlite3 Database (a test query failed: ${describe(error)})`, {
       cause: error,
     });

@@ -3,12 +3,13 @@
 // so no client ever gets the invalid JSON it would have produced.
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import Libsql from 'libsql';
 import { createHandler } from '../lib/index.js';
-import { buildDatabase, CREDENTIALS, openFixture, serve } from './helpers.js';
+import { buildDatabase, CREDENTIALS, openFixture, serve, tempDir } from './helpers.js';
 
 // What createHandler says about libsql 0.5's Database; the README quotes it.
 const LIBSQL_REFUSED =
@@ -143,4 +144,12 @@ test('a closed better-sqlite3 Database is refused as closed', () => {
   const closed = new Database(':memory:');
   closed.close();
   assert.throws(() => createHandler(closed, CREDENTIALS), { name: 'TypeError', message: 'db must be open' });
+});
+
+test("SQLite's own errors from the test query go on unchanged: the file's problem, not the handle's", (t) => {
+  const file = join(tempDir(t), 'notiz.txt');
+  writeFileSync(file, 'Einkaufsliste: Briefmarken, Kaffee, Kassenbuch\n'.repeat(100));
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
+  assert.throws(() => createHandler(db, CREDENTIALS), { name: 'SqliteError', code: 'SQLITE_NOTADB' });
 });
