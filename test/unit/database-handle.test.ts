@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import Libsql from 'libsql';
-import { createHandler } from '../lib/index.js';
-import { buildDatabase, CREDENTIALS, openFixture, serve, tempDir } from './helpers.js';
+import { createHandler } from '../../lib/index.js';
+import { buildDatabase, CREDENTIALS, openFixture, serve, tempDir } from '../helpers.js';
 
 // What createHandler says about libsql 0.5's Database; the README quotes it.
 const LIBSQL_REFUSED =
@@ -25,7 +25,7 @@ test('libsql\'s Database is refused at creation: its plucked count is an object 
 });
 
 test('the README quotes the message that refuses libsql', () => {
-  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
   assert.ok(readme.includes(LIBSQL_REFUSED), 'README.md quotes the TypeError word for word');
 });
 
