@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import Libsql from 'libsql';
 import { createHandler } from '../../lib/index.js';
@@ -48,7 +48,7 @@ test('a better-sqlite3 Database passes the check and answers valid JSON', async 
 });
 
 /** A hand-made handle over a real better-sqlite3 database, with one part replaced. */
-function lookAlike(t: import('node:test').TestContext, change: (real: Database.Database) => object): object {
+function lookAlike(t: TestContext, change: (real: Database.Database) => object): object {
   const real = openFixture(t);
   return {
     open: real.open,
