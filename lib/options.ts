@@ -5,6 +5,7 @@ import type { IncomingMessage } from 'node:http';
 import { availableParallelism } from 'node:os';
 import type { Database } from 'better-sqlite3';
 import { validateCorsOrigins } from './cors.js';
+import { checkDatabaseHandle } from './database-handle.js';
 import { findSchemaProblems } from './schema.js';
 import type { HandlerOptions } from './types.js';
 
@@ -56,16 +57,12 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
   return settings;
 }
 
-/** Throws unless `db` is an open better-sqlite3 database holding docs/API.md's schema. */
+/** Throws unless `db` is an open better-sqlite3 database (or behaves like one) holding docs/API.md's schema. */
 export function validateDatabase(db: Database | undefined): Database {
-  ensure(
-    typeof db === 'object' && db !== null && typeof db.prepare === 'function',
-    'db must be a better-sqlite3 Database',
-  );
-  ensure((db as Database).open, 'db must be open');
-  const problems = findSchemaProblems(db as Database);
+  checkDatabaseHandle(db);
+  const problems = findSchemaProblems(db);
   if (problems.length > 0) throw new Error(`db does not fit the schema: ${problems.join('; ')}`);
-  return db as Database;
+  return db;
 }
 
 function ensure(condition: boolean, message: string): asserts condition {
