@@ -4,7 +4,7 @@
 import { parseArgs } from 'node:util';
 import { originProblem } from '../lib/cors.js';
 import { errorCode } from '../lib/errors.js';
-import { parsePasswordHash } from '../lib/password-hash.js';
+import { FOREIGN_HASH_ADVICE, foreignHashScheme, parsePasswordHash } from '../lib/password-hash.js';
 import type { Credentials } from '../lib/types.js';
 import { credentialsOf, readCredentialsFile } from './credentials.js';
 
@@ -221,6 +221,8 @@ function readCredentials(
   if (password === undefined)
     throw new CliError('BOOKING_SEARCH_USER is set but BOOKING_SEARCH_PASSWORD is empty or missing');
   if (username.includes(':')) throw new CliError('BOOKING_SEARCH_USER must not contain a colon');
+  const foreign = foreignHashScheme(password);
+  if (foreign !== undefined) throw new CliError(`BOOKING_SEARCH_PASSWORD: ${FOREIGN_HASH_ADVICE(foreign)}`);
   const credentials = credentialsOf(username, password);
   if (credentials.passwordHash !== undefined) {
     const parsed = parsePasswordHash(credentials.passwordHash);

@@ -3,7 +3,7 @@
 // the file, never its content.
 
 import { readFileSync } from 'node:fs';
-import { isPasswordHash, parsePasswordHash } from '../lib/password-hash.js';
+import { FOREIGN_HASH_ADVICE, foreignHashScheme, isPasswordHash, parsePasswordHash } from '../lib/password-hash.js';
 import type { Credentials } from '../lib/types.js';
 import { CliError, describeFsError } from './args.js';
 
@@ -41,6 +41,8 @@ export function readCredentialsFile(file: string): Credentials[] {
     if (secret === '') throw fail(number, 'the secret is empty');
     const first = firstLine.get(username);
     if (first !== undefined) throw fail(number, `the user of line ${first} is given again`);
+    const foreign = foreignHashScheme(secret);
+    if (foreign !== undefined) throw fail(number, `${FOREIGN_HASH_ADVICE(foreign)}`);
     if (isPasswordHash(secret)) {
       const parsed = parsePasswordHash(secret);
       if (!parsed.ok) throw fail(number, `the hash is not usable: ${parsed.problem}`);

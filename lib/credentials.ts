@@ -2,7 +2,13 @@
 // a list, each with a plain password or a scrypt hash. Misuse throws a TypeError naming the
 // entry and the problem, never a secret.
 
-import { isPasswordHash, type PasswordHash, parsePasswordHash } from './password-hash.js';
+import {
+  FOREIGN_HASH_ADVICE,
+  foreignHashScheme,
+  isPasswordHash,
+  type PasswordHash,
+  parsePasswordHash,
+} from './password-hash.js';
 import type { Credentials } from './types.js';
 
 /** One configured client as the authenticator keeps it. */
@@ -48,6 +54,8 @@ function validateOne(entry: unknown, name: string): ConfiguredUser {
     return { username, kind: 'hash', hash: parsed.hash };
   }
   ensure(typeof password === 'string' && password !== '', `${name}.password must be a non-empty string`);
+  const foreign = foreignHashScheme(password);
+  if (foreign !== undefined) throw new TypeError(`${name}.password: ${FOREIGN_HASH_ADVICE(foreign)}`);
   return { username, kind: 'password', password };
 }
 

@@ -107,6 +107,20 @@ test('parseCommandLine: every flag is checked before the credentials', () => {
   });
 });
 
+test('parseCommandLine: a bcrypt hash in BOOKING_SEARCH_PASSWORD is refused, not taken for a password', () => {
+  assert.deepEqual(
+    outcome(['--demo'], {
+      BOOKING_SEARCH_USER: 'kasse',
+      BOOKING_SEARCH_PASSWORD: '$2y$10$GEHEIMNISabcdefghijklmuH6mZ9rH9uJ3k8E1pY6v9gqXw0y3m2e',
+    }),
+    {
+      error:
+        'BOOKING_SEARCH_PASSWORD: the secret is a hash of type bcrypt, which this service cannot check; make a scrypt hash with booking-search-server hash-password',
+      exitCode: 1,
+    },
+  );
+});
+
 test('parseCommandLine: credentials come from the environment, or the demo default', () => {
   assert.deepEqual(pick(outcome(['--db', 'x.sqlite'], USER), ['credentialsFrom']), { credentialsFrom: 'environment' });
   assert.deepEqual(pick(outcome(['--demo'], {}), ['credentialsFrom']), { credentialsFrom: 'demo default' });

@@ -3,11 +3,11 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createAuthenticator, PENDING, REJECTED, type Verdict } from '../lib/auth.js';
-import { validateCredentials } from '../lib/credentials.js';
-import { createHandler } from '../lib/index.js';
-import type { Credentials } from '../lib/types.js';
-import { basicAuth, HASH_OF_ALT, HASH_OF_NEU, openFixture } from './helpers.js';
+import { createAuthenticator, PENDING, REJECTED, type Verdict } from '../../lib/auth.js';
+import { validateCredentials } from '../../lib/credentials.js';
+import { createHandler } from '../../lib/index.js';
+import type { Credentials } from '../../lib/types.js';
+import { basicAuth, HASH_OF_ALT, HASH_OF_NEU, openFixture } from '../helpers.js';
 
 const WEAK = '$scrypt$ln=16,r=8,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g';
 
@@ -65,6 +65,12 @@ test('misused credentials throw a TypeError naming the entry and the problem, ne
       [{ username: 'a', passwordHash: WEAK }],
       /^credentials\[0\]\.passwordHash is not usable: the parameters are weaker than N=2\^17, r=8, p=1/,
     ],
+    // Hashes of other schemes are refused, not taken for a password that nobody could type.
+    [
+      [{ username: 'a', password: '$2y$10$GEHEIMNISabcdefghijklmuH6mZ9rH9uJ3k8E1pY6v9gqXw0y3m2e' }],
+      /^credentials\[0\]\.password: the secret is a hash of type bcrypt, which this service cannot check; make a scrypt hash with booking-search-server hash-password$/,
+    ],
+    [[{ username: 'a', password: '$argon2id$v=19$m=65536,t=3,p=4$GEHEIMNIS' }], /the secret is a hash of type Argon2/],
   ];
   for (const [credentials, message] of bad) {
     assert.throws(
@@ -72,7 +78,7 @@ test('misused credentials throw a TypeError naming the entry and the problem, ne
       (error: unknown) => {
         assert.ok(error instanceof TypeError);
         assert.match(error.message, message);
-        assert.doesNotMatch(error.message, /geheim|FDRD|bg0D|c2Fsd/, 'no secret in the message');
+        assert.doesNotMatch(error.message, /geheim|GEHEIMNIS|FDRD|bg0D|c2Fsd/, 'no secret in the message');
         return true;
       },
     );
