@@ -11,7 +11,7 @@ import { resolveOptions, validateCredentials, validateDatabase } from './options
 import { parseSearchQuery } from './query.js';
 import { recordFacts } from './request-facts.js';
 import { send, sendError } from './respond.js';
-import { createBookingSearch } from './search.js';
+import { createBookingSearch, type SearchOutcome } from './search.js';
 import { createThrottle } from './throttle.js';
 import type { Credentials, HandlerOptions, Next, RequestHandler } from './types.js';
 
@@ -57,9 +57,23 @@ export function createHandler(db: Database, credentials: Credentials, options?: 
     if (!parsed.ok) return sendError(req, res, 400, parsed.message);
     // docs/API.md: only EUR is stored; any other (valid) code matches nothing.
     if (parsed.query.waehrung !== 'EUR') return send(req, res, 200, EMPTY_RESULT);
+    // Answered at the end of this event-loop turn, in one read transaction with the turn's
+    // other searches (lib/search.ts says why that is exact and cheaper).
+    search.queue(parsed.query, (outcome) => {
+      try {
+        answerWith(req, res, outcome);
+      } catch (error: unknown) {
+        report(error, req);
+        if (res.headersSent) res.destroy();
+        else sendError(req, res, 500, MESSAGES.internal);
+      }
+    });
+  }
+
+  function answerWith(req: IncomingMessage, res: ServerResponse, outcome: SearchOutcome): void {
     let body: string;
     try {
-      body = formatSearchResult(search(parsed.query));
+      body = formatSearchResult(outcome.ok ? outcome.result : fail(outcome.error));
     } catch (error: unknown) {
       report(error, req);
       return sendError(req, res, 500, MESSAGES.searchFailed, isBusy(error) ? RETRY_AFTER_BUSY : []);
@@ -108,6 +122,10 @@ function clientAddress(req: IncomingMessage, trustProxy: boolean): string {
     if (last) return last;
   }
   return req.socket.remoteAddress ?? 'unknown';
+}
+
+function fail(error: unknown): never {
+  throw error;
 }
 
 function isBusy(error: unknown): boolean {
