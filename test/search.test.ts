@@ -8,29 +8,18 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import type { SearchQuery } from '../lib/query.js';
 import {
-  type BookingRow,
   chooseCount,
   choosePage,
   createBookingSearch,
   FILTERS,
   type PageFilter,
-  PLAIN,
   planFor,
   SQL,
   type Stats,
   toBounds,
 } from '../lib/search.js';
 import { fixtureSql, tempDir } from './helpers.js';
-
-/** The oracle: lib/search.ts's PLAIN, docs/API.md's processing steps 4 to 6. */
-export function oracle(db: Database.Database): (q: SearchQuery) => { count: number; rows: BookingRow[] } {
-  const count = db.prepare<[object], number>(PLAIN.count).pluck();
-  const page = db.prepare<[object], BookingRow>(PLAIN.page).raw();
-  return (q) => {
-    const bounds = toBounds(q);
-    return { count: count.get(bounds) ?? 0, rows: q.limit === 0 ? [] : page.all({ ...bounds, limit: q.limit }) };
-  };
-}
+import { oracle } from './oracle.js';
 
 function random(seed: number): () => number {
   let state = seed >>> 0;
