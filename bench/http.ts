@@ -7,7 +7,7 @@
 // the service (and, for comparison, the Fastify peer, whose transaction per statement is
 // the design before the shared read transaction). Prints markdown.
 //
-//   npm run bench -- [--rounds 3] [--seconds 5] [--connections 16] [--workers]
+//   npm run bench -- [--rounds 3] [--seconds 5] [--connections 16] [--workers] [--before DIR]
 //   BENCH_QUICK=1 npm run bench     (1 round of 2 s: about a minute; the full run about 6)
 
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
@@ -25,6 +25,8 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: quick ? '2' : '5' },
     connections: { type: 'string', default: '16' },
     workers: { type: 'boolean', default: false },
+    // A checkout of an earlier version, built (npm ci && npm run build), to run beside this one.
+    before: { type: 'string' },
   },
 });
 const rounds = Number(values.rounds);
@@ -68,9 +70,9 @@ writeFileSync(STATUS_PATHS, '/api/v1/status\n');
 const pathsOf = (data: Data): string => (data.startsWith('20k') ? PATHS.small : PATHS.large);
 
 const tsx = ['node', '--import', 'tsx'];
-const service = (file: string): string[] => [
+const service = (file: string, root = '.'): string[] => [
   'node',
-  'bin/booking-search-server.js',
+  join(root, 'bin/booking-search-server.js'),
   '--db',
   file,
   '--port',
@@ -102,6 +104,16 @@ const CONFIGS: Config[] = [
     paths: pathsOf(data),
   })),
   { name: 'service status', command: service(DATA['20k']), paths: STATUS_PATHS },
+  ...(values.before === undefined
+    ? []
+    : (['20k', '20k ANALYZEd', '1M ANALYZEd'] as const).map((data) => ({
+        name: `before ${data}`,
+        command: service(DATA[data], values.before),
+        paths: pathsOf(data),
+      }))),
+  ...(values.before === undefined
+    ? []
+    : [{ name: 'before status', command: service(DATA['20k'], values.before), paths: STATUS_PATHS }]),
 ];
 
 interface Running {
@@ -292,6 +304,9 @@ for (const [name, command] of [
   ['none (writer alone)', undefined],
   ['service', service],
   ['fastify (transaction per statement)', (file: string) => [...tsx, 'bench/servers/fastify.ts', '--db', file]],
+  ...(values.before === undefined
+    ? []
+    : [['before (transaction per search)', (file: string) => service(file, values.before)] as const]),
 ] as const) {
   const file = join(dir, 'writer.sqlite');
   copyFileSync(DATA['20k ANALYZEd'], file);
