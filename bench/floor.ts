@@ -113,7 +113,8 @@ for (const [label, file] of Object.entries(FILES)) {
     for (const [name, step] of Object.entries(steps)) {
       const started = cpuMicros();
       step();
-      if (round >= 2) (samples[name] ??= []).push((cpuMicros() - started) / perRound); // 2 rounds of warm-up
+      const spent = (cpuMicros() - started) / perRound;
+      if (round >= 2) samples[name] = [...(samples[name] ?? []), spent]; // 2 rounds of warm-up
     }
   }
   table[label] = Object.fromEntries(Object.entries(samples).map(([name, s]) => [name, median(s)]));

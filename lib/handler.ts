@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from 'better-sqlite3';
 import { challenge, createAuthenticator } from './auth.js';
-import { errorCode } from './errors.js';
+import { isNotReadableNow } from './errors.js';
 import { EMPTY_RESULT, formatSearchResult } from './format.js';
 import { MESSAGES } from './messages.js';
 import { resolveOptions, validateCredentials, validateDatabase } from './options.js';
@@ -76,7 +76,7 @@ export function createHandler(db: Database, credentials: Credentials, options?: 
       body = formatSearchResult(outcome.ok ? outcome.result : fail(outcome.error));
     } catch (error: unknown) {
       report(error, req);
-      return sendError(req, res, 500, MESSAGES.searchFailed, isBusy(error) ? RETRY_AFTER_BUSY : []);
+      return sendError(req, res, 500, MESSAGES.searchFailed, isNotReadableNow(error) ? RETRY_AFTER_BUSY : []);
     }
     send(req, res, 200, body);
   }
@@ -126,9 +126,4 @@ function clientAddress(req: IncomingMessage, trustProxy: boolean): string {
 
 function fail(error: unknown): never {
   throw error;
-}
-
-function isBusy(error: unknown): boolean {
-  const code = errorCode(error) ?? '';
-  return code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED');
 }

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import type { SearchQuery } from '../lib/query.js';
+import type { SearchQuery } from '../../lib/query.js';
 import {
   chooseCount,
   choosePage,
@@ -17,9 +17,9 @@ import {
   SQL,
   type Stats,
   toBounds,
-} from '../lib/search.js';
-import { fixtureSql, tempDir } from './helpers.js';
-import { oracle } from './oracle.js';
+} from '../../lib/search.js';
+import { fixtureSql, tempDir } from '../helpers.js';
+import { plainSearch as oracle } from '../plain-query.js';
 
 function random(seed: number): () => number {
   let state = seed >>> 0;
