@@ -3,6 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { originProblem } from '../lib/cors.js';
 import { errorCode } from '../lib/errors.js';
 import type { Credentials } from '../lib/types.js';
 
@@ -30,6 +31,8 @@ export interface ServeCommand {
   maxAuthFailures: number;
   authFailureWindowMs: number;
   trustProxy: boolean;
+  /** Origins whose web pages may call the API (CORS); empty: off. */
+  corsOrigins: string[];
   /** Processes serving the port; 1 serves from this process. */
   workers: number;
   /** PEM files for HTTPS; `undefined` serves plain HTTP. */
@@ -62,6 +65,7 @@ Options:
   --max-auth-failures N      failed logins per client address before 429; 0 turns it off (default 10)
   --auth-failure-window SEC  the window those failures are counted in (default 60)
   --trust-proxy              take the client address from X-Forwarded-For (only behind your own proxy)
+  --cors-origin ORIGIN       let web pages from ORIGIN call the API (CORS), e.g. https://app.example; repeatable
   --workers N                serve from N processes, each with its own read-only connection (default 1)
   --tls-cert FILE            serve HTTPS with this PEM certificate (chain) ...
   --tls-key FILE             ... and this PEM private key
@@ -85,6 +89,7 @@ const OPTIONS = {
   'max-auth-failures': { type: 'string' },
   'auth-failure-window': { type: 'string' },
   'trust-proxy': { type: 'boolean' },
+  'cors-origin': { type: 'string', multiple: true },
   workers: { type: 'string' },
   'tls-cert': { type: 'string' },
   'tls-key': { type: 'string' },
@@ -123,6 +128,11 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   const authFailureWindowMs = 1000 * wholeNumber('--auth-failure-window', values['auth-failure-window'], 60, 1, 86_400);
   const workers = wholeNumber('--workers', values.workers, 1, 1, 64);
   const timeouts = readTimeouts(values);
+  const corsOrigins = values['cors-origin'] ?? [];
+  for (const origin of corsOrigins) {
+    const problem = originProblem(origin);
+    if (problem !== undefined) throw usage(`--cors-origin ${problem}`);
+  }
 
   const given = readCredentials(env, values['credentials-file']);
   const credentials = given ?? (demo ? { credentials: DEMO_CREDENTIALS, from: 'demo default' as const } : undefined);
@@ -144,6 +154,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     maxAuthFailures,
     authFailureWindowMs,
     trustProxy: values['trust-proxy'] === true,
+    corsOrigins,
     workers,
     tls: cert === undefined || key === undefined ? undefined : { cert, key },
     timeouts,
@@ -164,7 +175,7 @@ function parse(argv: readonly string[]) {
   }
 }
 
-function readTimeouts(values: Record<string, string | boolean | undefined>): ServeCommand['timeouts'] {
+function readTimeouts(values: Record<string, string | string[] | boolean | undefined>): ServeCommand['timeouts'] {
   const seconds = (flag: string, fallback: number): number => {
     const text = values[flag.slice(2)];
     return wholeNumber(flag, typeof text === 'string' ? text : undefined, fallback, 1, 3600);

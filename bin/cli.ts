@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { describeError, errorCode } from '../lib/errors.js';
-import { createHandler } from '../lib/index.js';
+import { answerProtocolErrors, createHandler } from '../lib/index.js';
 import type { RequestHandler } from '../lib/types.js';
 import { CliError, describeFsError, isLoopback, parseCommandLine, type ServeCommand, USAGE } from './args.js';
 import { reportOnDatabase } from './check.js';
@@ -106,6 +106,7 @@ function handlerFor(command: ServeCommand): BuildHandler {
       maxAuthFailures: command.maxAuthFailures,
       authFailureWindowMs: command.authFailureWindowMs,
       trustProxy: command.trustProxy,
+      corsOrigins: command.corsOrigins,
       onError,
     });
 }
@@ -120,7 +121,7 @@ function createServer(command: ServeCommand, listener: (req: IncomingMessage, re
     // Node looks for expired headers and requests only this often (default 30 s).
     connectionsCheckingInterval: Math.min(1_000, command.timeouts.headersMs),
   };
-  if (command.tls === undefined) return createHttpServer(options, listener);
+  if (command.tls === undefined) return answerProtocolErrors(createHttpServer(options, listener));
   const read = (flag: string, file: string): Buffer => {
     try {
       return readFileSync(file);
@@ -131,7 +132,7 @@ function createServer(command: ServeCommand, listener: (req: IncomingMessage, re
   const cert = read('--tls-cert', command.tls.cert);
   const key = read('--tls-key', command.tls.key);
   try {
-    return createHttpsServer({ ...options, cert, key }, listener);
+    return answerProtocolErrors(createHttpsServer({ ...options, cert, key }, listener));
   } catch (error: unknown) {
     throw new CliError(
       `the TLS certificate or key is not usable: ${error instanceof Error ? error.message : String(error)}`,

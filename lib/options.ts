@@ -3,6 +3,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import type { Database } from 'better-sqlite3';
+import { validateCorsOrigins } from './cors.js';
 import { findSchemaProblems } from './schema.js';
 import type { Credentials, HandlerOptions } from './types.js';
 
@@ -24,6 +25,7 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
     authFailureWindowMs: 60_000,
     maxTrackedAddresses: 10_000,
     trustProxy: false,
+    corsOrigins: [],
     now: Date.now,
     ...withoutUndefined(options ?? {}),
   };
@@ -42,6 +44,7 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
   ensure(isWhole(settings.maxTrackedAddresses, 1), 'options.maxTrackedAddresses must be a whole number ≥ 1');
   ensure(typeof settings.trustProxy === 'boolean', 'options.trustProxy must be a boolean');
   ensure(typeof settings.now === 'function', 'options.now must be a function');
+  settings.corsOrigins = validateCorsOrigins(settings.corsOrigins);
   return settings;
 }
 

@@ -35,6 +35,12 @@ export interface HandlerOptions {
    * that you run. Default `false`.
    */
   trustProxy?: boolean | undefined;
+  /**
+   * The origins whose web pages may call the API with credentials (CORS), exactly as a
+   * browser sends them: `scheme://host[:port]`, e.g. `"https://buchhaltung.example"`. No
+   * path, no wildcard (`"*"` is refused). Default `[]`: CORS off.
+   */
+  corsOrigins?: readonly string[] | undefined;
   /** The clock, in milliseconds; for tests. Default `Date.now`. */
   now?: (() => number) | undefined;
 }

@@ -47,6 +47,11 @@ const COMMANDS: Array<[argv: string[], expected: Record<string, unknown>]> = [
     ['--demo', '--headers-timeout', '5', '--request-timeout', '6', '--keep-alive-timeout', '7'],
     { timeouts: { headersMs: 5000, requestMs: 6000, keepAliveMs: 7000 } },
   ],
+  [['--demo'], { corsOrigins: [] }],
+  [
+    ['--demo', '--cors-origin', 'https://buchhaltung.example', '--cors-origin', 'http://127.0.0.1:8081'],
+    { corsOrigins: ['https://buchhaltung.example', 'http://127.0.0.1:8081'] },
+  ],
 ];
 
 test('parseCommandLine: each command line gives its command', () => {
@@ -72,6 +77,19 @@ const USAGE_ERRORS: Array<[argv: string[], line: string]> = [
   [['--demo', '--max-auth-failures', '1e3'], "--max-auth-failures must be a whole number from 0 to 1000000, not '1e3'"],
   [['--demo', '--tls-cert', 'c.pem'], '--tls-cert and --tls-key go together'],
   [['--demo', '--headers-timeout', '40'], '--headers-timeout must not be longer than --request-timeout'],
+  [
+    ['--demo', '--cors-origin', '*'],
+    '--cors-origin "*" is refused: no wildcard; with credentials it would let any web page read the bookings',
+  ],
+  [
+    ['--demo', '--cors-origin', 'https://buchhaltung.example/kasse'],
+    '--cors-origin "https://buchhaltung.example/kasse" is not an origin: give scheme://host[:port] with http or https, no path, e.g. "https://buchhaltung.example"',
+  ],
+  [
+    ['--demo', '--cors-origin', 'https://buchhaltung.example:443'],
+    '--cors-origin "https://buchhaltung.example:443" is not written as a browser sends it: write "https://buchhaltung.example"',
+  ],
+  [['--demo', '--cors-origin'], 'option --cors-origin needs a value'],
 ];
 
 test('parseCommandLine: a wrong command line is a usage error (exit 2) that points at --help', () => {
