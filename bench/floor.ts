@@ -6,7 +6,6 @@
 
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { createAuthenticator } from '../lib/auth.js';
 import { formatSearchResult } from '../lib/format.js';
 
 import { parseSearchQuery } from '../lib/query.js';
@@ -56,8 +55,6 @@ for (const [label, file] of Object.entries(FILES)) {
   const plainPage = db.prepare<[Bounds & { limit: number }], BookingRow>(PLAIN.page).raw();
   const results = queries.map((q) => search(q));
   const rawQueries = queries.map((q) => toQueryString(q));
-  const authenticate = createAuthenticator({ username: 'bench', password: 'bench' });
-  const header = `Basic ${Buffer.from('bench:bench').toString('base64')}`;
   const inTransaction = (work: () => void) => () => {
     begin.run();
     work();
@@ -103,9 +100,6 @@ for (const [label, file] of Object.entries(FILES)) {
     },
     parseSearchQuery: () => {
       for (const raw of rawQueries) parseSearchQuery(raw);
-    },
-    'Basic auth (lib/auth.ts as on this branch)': () => {
-      for (let i = 0; i < perRound; i += 1) authenticate(header);
     },
   };
   const samples: Record<string, number[]> = {};

@@ -123,7 +123,7 @@ test('--base-path serves under that path and says so', async (t) => {
   assert.equal((await get(`${server.origin}/api/v1/status`)).status, 404);
 });
 
-test('--credentials-file holds user:password on one line', async (t) => {
+test('--credentials-file with one line user:password', async (t) => {
   const dir = tempDir(t);
   const file = join(dir, 'zugang');
   writeFileSync(file, 'buchhaltung:pass:wört\n');
@@ -141,7 +141,7 @@ test('--credentials-file holds user:password on one line', async (t) => {
   const bad = join(dir, 'kaputt');
   writeFileSync(bad, 'geheimnis-ohne-doppelpunkt\n');
   const refused = await run(['--demo', '--credentials-file', bad], cleanEnv());
-  assertFails(refused, 1, `booking-search-server: credentials file ${bad} must hold exactly one line user:password`);
+  assertFails(refused, 1, `booking-search-server: credentials file ${bad}, line 1: expected user:secret`);
   assert.doesNotMatch(refused.stderr, /geheimnis/);
   assertFails(
     await run(['--demo', '--credentials-file', file]),
