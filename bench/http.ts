@@ -1,28 +1,34 @@
-// The HTTP benchmark: the service beside its peers and the ceiling, over one file, in one
-// run. Each server runs alone, pinned to core 0, while wrk loads it from core 1; servers
-// alternate within each round, and every figure is also given as a ratio to the ceiling
-// of the same round. Prints markdown.
+// The HTTP benchmark: the service on the cash books people have (20,000 bookings) and on
+// the stress file (1,000,000), each with and without ANALYZE, beside the ceiling and the
+// peers, in one run. Each server runs alone, pinned to core 0, while wrk loads it from
+// core 1; within a round every configuration runs once, in an order that rotates from
+// round to round, and every figure is also given as a ratio to the ceiling of the same
+// round. Then the writer: another process commits a booking every 10 ms while wrk loads
+// the service (and, for comparison, the Fastify peer, whose transaction per statement is
+// the design before the shared read transaction). Prints markdown.
 //
-//   npm run bench -- [--db bench/data/bookings-1000000.sqlite] [--rounds 3] [--seconds 8] [--connections 16]
+//   npm run bench -- [--rounds 3] [--seconds 5] [--connections 16] [--workers] [--before DIR]
+//   BENCH_QUICK=1 npm run bench     (1 round of 2 s: about a minute; the full run about 6)
 
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { median, queriesFor, toQueryString } from './shapes.js';
 
+const quick = process.env['BENCH_QUICK'] === '1';
 const { values } = parseArgs({
   options: {
-    db: { type: 'string', default: 'bench/data/bookings-1000000.sqlite' },
-    rounds: { type: 'string', default: '3' },
-    seconds: { type: 'string', default: '8' },
+    rounds: { type: 'string', default: quick ? '1' : '3' },
+    seconds: { type: 'string', default: quick ? '2' : '5' },
     connections: { type: 'string', default: '16' },
-    workers: { type: 'boolean', default: true },
+    workers: { type: 'boolean', default: false },
+    // A checkout of an earlier version, built (npm ci && npm run build), to run beside this one.
+    before: { type: 'string' },
   },
 });
-const file = values.db;
 const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
@@ -37,25 +43,78 @@ if (spawnSync('wrk', ['--version']).error) {
 const pinned = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
 const onCore = (core: string, command: string[]): string[] => (pinned ? ['taskset', '-c', core, ...command] : command);
 
-const tsx = ['node', '--import', 'tsx'];
-const SERVERS: Record<string, string[]> = {
-  ceiling: [...tsx, 'bench/servers/ceiling.ts'],
-  service: ['node', 'bin/booking-search-server.js', '--db', file, '--port', '0', '--max-auth-failures', '0'],
-  fastify: [...tsx, 'bench/servers/fastify.ts', '--db', file],
-  express: [...tsx, 'bench/servers/express.ts', '--db', file],
-};
+const DATA = {
+  '20k': 'bench/data/bookings-20000.sqlite',
+  '20k ANALYZEd': 'bench/data/bookings-20000-analyzed.sqlite',
+  '1M': 'bench/data/bookings-1000000.sqlite',
+  '1M ANALYZEd': 'bench/data/bookings-1000000-analyzed.sqlite',
+} as const;
+type Data = keyof typeof DATA;
 
-// The typical search of a reconciliation run: a month around a real booking, its exact amount.
-const db = new Database(file, { readonly: true, fileMustExist: true });
-const paths = queriesFor(db, 'month exact', 5000, 11).map((q) => `/api/v1/buchungen?${toQueryString(q)}`);
-db.close();
 const dir = mkdtempSync(join(tmpdir(), 'bench-'));
-writeFileSync(join(dir, 'paths.txt'), `${paths.join('\n')}\n`);
-const wrkEnv = {
-  ...process.env,
-  BENCH_PATHS: join(dir, 'paths.txt'),
-  BENCH_AUTH: `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`,
-};
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+
+// The typical search of a reconciliation run: a month around a real booking, its exact
+// amount. ANALYZE changes no booking, so both files of a size share their searches.
+function pathsFile(file: string, name: string): string {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  const paths = queriesFor(db, 'month exact', 5000, 11).map((q) => `/api/v1/buchungen?${toQueryString(q)}`);
+  db.close();
+  const out = join(dir, `${name}.txt`);
+  writeFileSync(out, `${paths.join('\n')}\n`);
+  return out;
+}
+const PATHS = { small: pathsFile(DATA['20k'], 'small'), large: pathsFile(DATA['1M'], 'large') };
+const STATUS_PATHS = join(dir, 'status.txt');
+writeFileSync(STATUS_PATHS, '/api/v1/status\n');
+const pathsOf = (data: Data): string => (data.startsWith('20k') ? PATHS.small : PATHS.large);
+
+const tsx = ['node', '--import', 'tsx'];
+const service = (file: string, root = '.'): string[] => [
+  'node',
+  join(root, 'bin/booking-search-server.js'),
+  '--db',
+  file,
+  '--port',
+  '0',
+  '--max-auth-failures',
+  '0',
+];
+
+interface Config {
+  name: string;
+  command: string[];
+  paths: string;
+}
+const CONFIGS: Config[] = [
+  { name: 'ceiling', command: [...tsx, 'bench/servers/ceiling.ts'], paths: PATHS.small },
+  ...(Object.keys(DATA) as Data[]).map((data) => ({
+    name: `service ${data}`,
+    command: service(DATA[data]),
+    paths: pathsOf(data),
+  })),
+  ...(Object.keys(DATA) as Data[]).map((data) => ({
+    name: `fastify ${data}`,
+    command: [...tsx, 'bench/servers/fastify.ts', '--db', DATA[data]],
+    paths: pathsOf(data),
+  })),
+  ...(['20k ANALYZEd', '1M'] as const).map((data) => ({
+    name: `express ${data}`,
+    command: [...tsx, 'bench/servers/express.ts', '--db', DATA[data]],
+    paths: pathsOf(data),
+  })),
+  { name: 'service status', command: service(DATA['20k']), paths: STATUS_PATHS },
+  ...(values.before === undefined
+    ? []
+    : (['20k', '20k ANALYZEd', '1M ANALYZEd'] as const).map((data) => ({
+        name: `before ${data}`,
+        command: service(DATA[data], values.before),
+        paths: pathsOf(data),
+      }))),
+  ...(values.before === undefined
+    ? []
+    : [{ name: 'before status', command: service(DATA['20k'], values.before), paths: STATUS_PATHS }]),
+];
 
 interface Running {
   child: ChildProcess;
@@ -70,12 +129,12 @@ async function startServer(command: string[], core: string | undefined): Promise
   let output = '';
   return new Promise((resolve, reject) => {
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      if (output === undefined) return;
       output += chunk;
       const match = /listening on (http:\/\/[\d.:]+)\//.exec(output);
       if (match) {
         const startMs = Number(process.hrtime.bigint() - started) / 1e6;
-        child.stdout?.removeAllListeners('data').resume(); // the access log goes nowhere
+        // The access log goes on into this pipe, read and dropped, as a log collector reads it.
+        child.stdout?.removeAllListeners('data').resume();
         resolve({ child, origin: match[1] as string, startMs });
       }
     });
@@ -107,6 +166,8 @@ function rssMb(pid: number): number {
 
 interface Load {
   rps: number;
+  /** CPU time of the server (user + system) per answered request, in µs. */
+  cpu: number;
   p50: number;
   p99: number;
   errors: number;
@@ -120,9 +181,14 @@ function toMs(text: string): number {
   return match[2] === 'us' ? value / 1000 : match[2] === 's' ? value * 1000 : value;
 }
 
-function wrk(origin: string, runSeconds: number, core: string | undefined): Promise<string> {
+function wrk(origin: string, paths: string, runSeconds: number, core: string | undefined): Promise<string> {
   const args = ['-t1', `-c${connections}`, `-d${runSeconds}s`, '--latency', '-s', 'bench/rotate.lua', origin];
   const command = core === undefined ? ['wrk', ...args] : onCore(core, ['wrk', ...args]);
+  const wrkEnv = {
+    ...process.env,
+    BENCH_PATHS: paths,
+    BENCH_AUTH: `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`,
+  };
   return new Promise((resolve) => {
     const child = spawn(command[0] as string, command.slice(1), { env: wrkEnv, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -131,14 +197,29 @@ function wrk(origin: string, runSeconds: number, core: string | undefined): Prom
   });
 }
 
-async function load(server: Running, core: string | undefined): Promise<Load> {
-  await wrk(server.origin, 1, core); // warm-up
-  const out = await wrk(server.origin, seconds, core);
+/**
+ * CPU seconds (user + system) a process has used so far. On a shared machine the CPU time
+ * per request moves far less than requests per second: another program's load slows the
+ * clock on the wall, not the work per request.
+ */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+async function load(server: Running, paths: string, core: string | undefined, runSeconds = seconds): Promise<Load> {
+  await wrk(server.origin, paths, 1, core); // warm-up
+  const cpuBefore = cpuSeconds(server.child.pid as number);
+  const out = await wrk(server.origin, paths, runSeconds, core);
+  const cpu = cpuSeconds(server.child.pid as number) - cpuBefore;
+  const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
   const rss = rssMb(server.child.pid as number);
   const errors = /Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? '0';
   const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
   return {
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]),
+    cpu: (cpu * 1e6) / requests,
     p50: toMs(/^\s+50%\s+(\S+)$/m.exec(out)?.[1] ?? ''),
     p99: toMs(/^\s+99%\s+(\S+)$/m.exec(out)?.[1] ?? ''),
     errors: Number(errors) + (socketErrors ? socketErrors.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0),
@@ -148,71 +229,105 @@ async function load(server: Running, core: string | undefined): Promise<Load> {
 
 const results: Record<string, Load[]> = {};
 const ratios: Record<string, number[]> = {};
-const names = Object.keys(SERVERS);
+const cpuRatios: Record<string, number[]> = {};
+const started = Date.now();
 console.log(
-  `HTTP, typical search (a month, exact amount, ${paths.length} real bookings in rotation), ${connections} connections, ${rounds} rounds × ${seconds} s per server, ${pinned ? 'server on core 0, wrk on core 1' : 'unpinned (no taskset)'}.\n`,
+  `HTTP, typical search (a month around a real booking, its exact amount, 5000 searches in rotation), ${connections} connections, ${rounds} round(s) × ${seconds} s per configuration, ${pinned ? 'server on core 0, wrk on core 1' : 'unpinned (no taskset)'}. Load average at the start: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}.\n`,
 );
 for (let round = 0; round < rounds; round += 1) {
-  const order = names.map((_, i) => names[(i + round) % names.length] as string);
+  const order = CONFIGS.map((_, i) => CONFIGS[(i + round * 5) % CONFIGS.length] as Config);
   const roundResults: Record<string, Load> = {};
-  for (const name of order) {
-    const server = await startServer(SERVERS[name] as string[], '0');
-    roundResults[name] = await load(server, '1');
+  for (const config of order) {
+    const server = await startServer(config.command, '0');
+    roundResults[config.name] = await load(server, config.paths, '1');
     await stopServer(server);
   }
-  for (const name of names) {
+  for (const { name } of CONFIGS) {
     results[name] ??= [];
     results[name].push(roundResults[name] as Load);
     ratios[name] ??= [];
     ratios[name].push((roundResults[name] as Load).rps / (roundResults['ceiling'] as Load).rps);
+    cpuRatios[name] ??= [];
+    cpuRatios[name].push((roundResults['ceiling'] as Load).cpu / (roundResults[name] as Load).cpu);
   }
   process.stderr.write(
-    `round ${round + 1}: ${names.map((n) => `${n} ${Math.round((roundResults[n] as Load).rps)}`).join(', ')} req/s\n`,
+    `round ${round + 1}: ${CONFIGS.map(({ name }) => `${name} ${Math.round((roundResults[name] as Load).rps)}`).join(', ')} req/s\n`,
   );
 }
 
 const cell = (name: string, pick: (l: Load) => number, digits = 0): string =>
   median((results[name] as Load[]).map(pick)).toFixed(digits);
-console.log('| server | req/s | × ceiling | p50 ms | p99 ms | RSS MB | non-2xx + socket errors |');
-console.log('|---|---:|---:|---:|---:|---:|---:|');
-for (const name of names) {
+const ratio = (a: string, b: string): number =>
+  median((results[a] as Load[]).map((l, i) => l.rps / ((results[b] as Load[])[i] as Load).rps));
+console.log(
+  '| server | file | CPU µs / request | × ceiling (CPU) | req/s | × ceiling (req/s) | p50 ms | p99 ms | RSS MB | non-2xx + socket errors |',
+);
+console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+for (const { name } of CONFIGS) {
+  const [server, ...file] = name.split(' ');
   console.log(
-    `| ${name} | ${cell(name, (l) => l.rps)} | ${median(ratios[name] as number[]).toFixed(2)} | ${cell(name, (l) => l.p50, 2)} | ${cell(name, (l) => l.p99, 2)} | ${cell(name, (l) => l.rss)} | ${(results[name] as Load[]).reduce((s, l) => s + l.errors, 0)} |`,
+    `| ${server} | ${file.join(' ') || '—'} | ${cell(name, (l) => l.cpu, 1)} | ${median(cpuRatios[name] as number[]).toFixed(3)} | ${cell(name, (l) => l.rps)} | ${median(ratios[name] as number[]).toFixed(2)} | ${cell(name, (l) => l.p50, 2)} | ${cell(name, (l) => l.p99, 2)} | ${cell(name, (l) => l.rss)} | ${(results[name] as Load[]).reduce((s, l) => s + l.errors, 0)} |`,
   );
 }
-const vsFastify = median(
-  (results['service'] as Load[]).map((l, i) => l.rps / ((results['fastify'] as Load[])[i] as Load).rps),
+const cpuRatio = (a: string, b: string): number =>
+  median((results[a] as Load[]).map((l, i) => ((results[b] as Load[])[i] as Load).cpu / l.cpu));
+console.log('\n| file | service / fastify (CPU) | service / express (CPU) | service / fastify (req/s) |');
+console.log('|---|---:|---:|---:|');
+for (const data of Object.keys(DATA) as Data[]) {
+  const express = results[`express ${data}`] ? cpuRatio(`service ${data}`, `express ${data}`).toFixed(2) : '';
+  console.log(
+    `| ${data} | ${cpuRatio(`service ${data}`, `fastify ${data}`).toFixed(2)} | ${express} | ${ratio(`service ${data}`, `fastify ${data}`).toFixed(2)} |`,
+  );
+}
+console.log(
+  "\n(× ceiling (CPU) = the ceiling's CPU time per request / this server's: the share of the ceiling's throughput this server reaches when each has a core to itself. Ratios are medians over the rounds of the ratio within each round. 'service status' is GET /api/v1/status with the access log that the CLI writes to stdout, here a pipe that the benchmark reads.)",
 );
-console.log(`\nservice / fastify: ${vsFastify.toFixed(2)} (median of the rounds' ratios).`);
 
-// Start-up: spawn to the listening line, on this file.
+// Start-up: spawn to the listening line, on the large file.
 const starts: number[] = [];
 for (let i = 0; i < 5; i += 1) {
-  const server = await startServer(SERVERS['service'] as string[], undefined);
+  const server = await startServer(service(DATA['1M']), undefined);
   starts.push(server.startMs);
   await stopServer(server);
 }
-console.log(`Start to listening (service, this file): median ${median(starts).toFixed(0)} ms of 5.`);
+console.log(`\nStart to listening (service, 1M file): median ${median(starts).toFixed(0)} ms of 5.`);
 
-// Where the time goes: the same rotation, only the page size changed.
-const byLimit: string[] = [];
-for (const limit of [0, 1, 50]) {
-  writeFileSync(join(dir, 'paths.txt'), `${paths.map((p) => p.replace(/limit=\d+/, `limit=${limit}`)).join('\n')}\n`);
-  const runs: Load[] = [];
-  for (let round = 0; round < rounds; round += 1) {
-    const server = await startServer(SERVERS['service'] as string[], '0');
-    runs.push(await load(server, '1'));
-    await stopServer(server);
-  }
-  byLimit.push(
-    `| ${limit} | ${median(runs.map((l) => l.rps)).toFixed(0)} | ${median(runs.map((l) => l.p50)).toFixed(2)} | ${median(runs.map((l) => l.p99)).toFixed(2)} |`,
+// The writer: a copy of the small ANALYZEd file, so that the benchmark data stays as it is.
+console.log(
+  `\nA writer in another process commits one booking every 10 ms (better-sqlite3 defaults: rollback journal, synchronous FULL, busy timeout 5 s) during ${seconds} s of full load on the 20k ANALYZEd file:\n`,
+);
+console.log(
+  '| reader under load | req/s | p99 ms | non-2xx | commits | writer SQLITE_BUSY | commit p50 ms | commit p99 ms | commit max ms |',
+);
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+for (const [name, command] of [
+  ['none (writer alone)', undefined],
+  ['service', service],
+  ['fastify (transaction per statement)', (file: string) => [...tsx, 'bench/servers/fastify.ts', '--db', file]],
+  ...(values.before === undefined
+    ? []
+    : [['before (transaction per search)', (file: string) => service(file, values.before)] as const]),
+] as const) {
+  const file = join(dir, 'writer.sqlite');
+  copyFileSync(DATA['20k ANALYZEd'], file);
+  const server = command === undefined ? undefined : await startServer(command(file), '0');
+  if (server !== undefined) await wrk(server.origin, PATHS.small, 1, '1'); // warm-up
+  const writer = spawn(
+    'node',
+    ['--import', 'tsx', 'bench/writer.ts', '--db', file, '--interval', '10', '--seconds', String(seconds)],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let report = '';
+  writer.stdout.setEncoding('utf8').on('data', (chunk: string) => (report += chunk));
+  const writerDone = new Promise((resolve) => writer.once('exit', resolve));
+  const loaded = server === undefined ? undefined : await load(server, PATHS.small, '1', seconds);
+  await writerDone;
+  if (server !== undefined) await stopServer(server);
+  const w = JSON.parse(report) as { commits: number; busy: number; p50: number; p99: number; max: number };
+  console.log(
+    `| ${name} | ${loaded ? loaded.rps.toFixed(0) : '—'} | ${loaded ? loaded.p99.toFixed(2) : '—'} | ${loaded ? loaded.errors : '—'} | ${w.commits} | ${w.busy} | ${w.p50} | ${w.p99} | ${w.max} |`,
   );
 }
-writeFileSync(join(dir, 'paths.txt'), `${paths.join('\n')}\n`);
-console.log('\nThe service on the same searches by page size (limit), pinned as above:\n');
-console.log('| limit | req/s | p50 ms | p99 ms |');
-console.log('|---:|---:|---:|---:|');
-console.log(byLimit.join('\n'));
 
 if (values.workers) {
   // --workers: nothing pinned, since the workers and wrk share the two cores.
@@ -220,16 +335,17 @@ if (values.workers) {
   for (const workers of [1, 2]) {
     const runs: Load[] = [];
     for (let round = 0; round < rounds; round += 1) {
-      const server = await startServer([...(SERVERS['service'] as string[]), '--workers', String(workers)], undefined);
-      runs.push(await load(server, undefined));
+      const server = await startServer([...service(DATA['20k ANALYZEd']), '--workers', String(workers)], undefined);
+      runs.push(await load(server, PATHS.small, undefined));
       await stopServer(server);
     }
     rows.push(
       `| ${workers} | ${median(runs.map((l) => l.rps)).toFixed(0)} | ${median(runs.map((l) => l.p99)).toFixed(2)} | ${median(runs.map((l) => l.rss)).toFixed(0)} |`,
     );
   }
-  console.log('\n--workers, unpinned (wrk shares the same two cores):\n');
+  console.log('\n--workers on the 20k ANALYZEd file, unpinned (wrk shares the same two cores):\n');
   console.log('| workers | req/s | p99 ms | RSS MB (all processes) |');
   console.log('|---:|---:|---:|---:|');
   console.log(rows.join('\n'));
 }
+console.log(`\nRun time: ${((Date.now() - started) / 1000).toFixed(0)} s.`);

@@ -8,11 +8,14 @@ import Database from 'better-sqlite3';
 import type { SearchQuery } from '../lib/query.js';
 import {
   type BookingRow,
-  bandCosts,
+  type Bounds,
   chooseCount,
   choosePage,
   createBookingSearch,
+  PLAIN,
+  planFor,
   SQL,
+  type Stats,
   toBounds,
 } from '../lib/search.js';
 import { median, percentile, queriesFor, SHAPES, type Shape } from './shapes.js';
@@ -28,17 +31,13 @@ const db = new Database(values.db, { readonly: true, fileMustExist: true });
 const rounds = Number(values.rounds);
 const perRound = Number(values.queries);
 
-// The straightforward design: one statement each, the planner left to itself.
-const PLAIN_COUNT = 'SELECT count(*) FROM entries WHERE date BETWEEN ? AND ? AND amount_cents BETWEEN ? AND ?';
-const PLAIN_PAGE = `SELECT e.id, e.date, e.amount_cents, e.subject, c.name, p.name FROM entries e
-  LEFT JOIN categories c ON c.id = e.category_id LEFT JOIN payment_methods p ON p.id = e.payment_method_id
-  WHERE e.date BETWEEN ? AND ? AND e.amount_cents BETWEEN ? AND ? ORDER BY e.date DESC, e.id DESC LIMIT ?`;
-const plainCount = db.prepare<[string, string, number, number], number>(PLAIN_COUNT).pluck();
-const plainPage = db.prepare<[string, string, number, number, number], BookingRow>(PLAIN_PAGE).raw();
+// The straightforward design: the one plain query (PLAIN), the planner left to itself.
+const plainCount = db.prepare<[Bounds], number>(PLAIN.count).pluck();
+const plainPage = db.prepare<[Bounds & { limit: number }], BookingRow>(PLAIN.page).raw();
 const plain = db.transaction((q: SearchQuery) => {
-  const { von, bis, low, high } = toBounds(q);
-  const count = plainCount.get(von, bis, low, high) ?? 0;
-  return { count, rows: count === 0 || q.limit === 0 ? [] : plainPage.all(von, bis, low, high, q.limit) };
+  const bounds = toBounds(q);
+  const count = plainCount.get(bounds) ?? 0;
+  return { count, rows: count === 0 || q.limit === 0 ? [] : plainPage.all({ ...bounds, limit: q.limit }) };
 });
 const service = createBookingSearch(db);
 const strategies = { plain, service } as const;
@@ -85,22 +84,24 @@ console.log(
 
 function explain(shape: Shape, q: SearchQuery): string {
   const bounds = toBounds(q);
-  const costs = bounds.low === bounds.high ? undefined : bandCosts(bounds, db.prepare(SQL.stats).raw().get() as never);
-  const countPlan = chooseCount(costs ?? undefined);
-  const total = (db.prepare(SQL[countPlan]).pluck().get(bounds) as number | undefined) ?? 0;
-  const pagePlan = total === 0 || q.limit === 0 ? undefined : choosePage(costs ?? undefined, total, q.limit);
-  const plan = (sql: string, parameters: object | unknown[]) =>
+  const plan = planFor(bounds, db.prepare<[], Stats>(SQL.stats).raw().get());
+  if (plan.kind === 'empty') return `${shape}: no bookings\n`;
+  const countFilter = chooseCount(plan);
+  const total = db.prepare<[Bounds], number>(SQL.count(countFilter)).pluck().get(bounds) ?? 0;
+  const pageFilter = total === 0 || q.limit === 0 ? undefined : choosePage(plan, total, q.limit);
+  const explained = (sql: string, parameters: object) =>
     (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(parameters) as Array<{ detail: string }>)
       .map((r) => `    ${r.detail}`)
       .join('\n');
+  const parameters = { ...bounds, limit: q.limit };
   const lines = [
     `${shape} (${JSON.stringify(bounds)}, limit ${q.limit}):`,
-    `  plain count:\n${plan(PLAIN_COUNT, [bounds.von, bounds.bis, bounds.low, bounds.high])}`,
+    `  plain count:\n${explained(PLAIN.count, bounds)}`,
+    `  service count (${countFilter}):\n${explained(SQL.count(countFilter), bounds)}`,
   ];
-  lines.push(`  service ${countPlan}:\n${plan(SQL[countPlan], bounds)}`);
-  if (pagePlan !== undefined) {
-    lines.push(`  plain page:\n${plan(PLAIN_PAGE, [bounds.von, bounds.bis, bounds.low, bounds.high, q.limit])}`);
-    lines.push(`  service ${pagePlan}:\n${plan(SQL[pagePlan], { ...bounds, limit: q.limit })}`);
+  if (pageFilter !== undefined) {
+    lines.push(`  plain page:\n${explained(PLAIN.page, parameters)}`);
+    lines.push(`  service page (${pageFilter}):\n${explained(SQL.page(pageFilter, 'ids'), parameters)}`);
   }
   return `\`\`\`\n${lines.join('\n')}\n\`\`\`\n`;
 }

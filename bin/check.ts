@@ -4,7 +4,7 @@
 
 import type Database from 'better-sqlite3';
 import { findRecommendedIndexes, findSchemaProblems } from '../lib/schema.js';
-import { SQL } from '../lib/search.js';
+import { explainCount } from '../lib/search.js';
 import { describeDatabaseError, journalOf, notReadableNow, openDatabase } from './database.js';
 
 /**
@@ -53,14 +53,11 @@ export function reportOnDatabase(file: string): number {
         );
       }
     }
-    const plan = db
-      .prepare(`EXPLAIN QUERY PLAN ${SQL.exactCount}`)
-      .all({ low: 0, von: '2026-01-01', bis: '2026-01-31' }) as Array<{ detail: string }>;
-    const scans = plan.some(({ detail }) => /^SCAN /.test(detail));
+    const plan = explainCount(db);
     lines.push(
-      scans
-        ? `The typical search (one amount in a month) reads every booking: ${plan.map(({ detail }) => detail).join('; ')}. It will be slow on a large book.`
-        : `The typical search (one amount in a month) uses an index: ${plan.map(({ detail }) => detail).join('; ')}.`,
+      plan.some((detail) => /^SCAN /.test(detail))
+        ? `The typical search (one amount in a month) reads every booking: ${plan.join('; ')}. It will be slow on a large book.`
+        : `The typical search (one amount in a month) uses an index: ${plan.join('; ')}.`,
     );
     return finish(lines, 0);
   } catch (error: unknown) {

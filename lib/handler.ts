@@ -14,7 +14,7 @@ import { lacksHost } from './protocol-errors.js';
 import { parseSearchQuery } from './query.js';
 import { type RequestFacts, recordFacts } from './request-facts.js';
 import { addToEveryResponse, send, sendError, sendNoContent } from './respond.js';
-import { createBookingSearch } from './search.js';
+import { createBookingSearch, type SearchOutcome } from './search.js';
 import { createThrottle } from './throttle.js';
 import type { BookingSearchHandler, Credentials, HandlerOptions, Next } from './types.js';
 
@@ -67,9 +67,21 @@ export function createHandler(
     if (!parsed.ok) return sendError(req, res, 400, parsed.message);
     // docs/API.md: only EUR is stored; any other (valid) code matches nothing.
     if (parsed.query.waehrung !== 'EUR') return send(req, res, 200, EMPTY_RESULT);
+    // Answered at the end of this event-loop turn, in one read transaction with the turn's
+    // other searches (lib/search.ts says why that is exact and cheaper).
+    search.queue(parsed.query, (outcome) => {
+      try {
+        answerWith(req, res, outcome);
+      } catch (error: unknown) {
+        fail(error, req, res);
+      }
+    });
+  }
+
+  function answerWith(req: IncomingMessage, res: ServerResponse, outcome: SearchOutcome): void {
     let body: string;
     try {
-      body = formatSearchResult(search(parsed.query));
+      body = formatSearchResult(outcome.ok ? outcome.result : rethrow(outcome.error));
     } catch (error: unknown) {
       report(error, req);
       return sendError(req, res, 500, MESSAGES.searchFailed, isNotReadableNow(error) ? RETRY_AFTER_BUSY : []);
@@ -178,4 +190,8 @@ function clientAddress(req: IncomingMessage, trustProxy: boolean): string {
     if (last) return last;
   }
   return req.socket.remoteAddress ?? 'unknown';
+}
+
+function rethrow(error: unknown): never {
+  throw error;
 }

@@ -1,12 +1,19 @@
 // The booking search in SQL: statements prepared once, every value bound.
 //
-// Every statement below returns the same bookings as the one plain query
-//   WHERE date BETWEEN :von AND :bis AND amount_cents BETWEEN :low AND :high
-//   ORDER BY date DESC, id DESC
-// (test/search.test.ts holds them to that). They differ only in the index SQLite walks,
-// which BENCHMARKS.md measured per query shape. The unary `+` keeps the planner off an
-// index for one term, so no statement names an index: on a database without the
-// recommended indexes, or behind views, every path still answers correctly, only slower.
+// Every statement below returns the same bookings as PLAIN, the one plain query of
+// docs/API.md (test/search.test.ts holds them to it). They differ only in the index SQLite
+// walks, which BENCHMARKS.md measured per query shape. No statement names an index: on a
+// database without the recommended indexes, or behind views, every path still answers
+// correctly, only slower.
+//
+// Two kinds of unary `+`:
+// - on a column (`+e.amount_cents`) it keeps the planner off the index for that term;
+// - on a parameter (`+:low`) it hides the bound value from the planner. With sqlite_stat4
+//   in the file (any application that runs ANALYZE or `PRAGMA optimize` leaves it), SQLite
+//   otherwise looks up each bound value in the statistics while planning and re-prepares
+//   the statement whenever that parameter is bound again, which is every search. `+:x` is
+//   not a bare parameter, so the planner takes it as an unknown value: each statement is
+//   planned once, and the index is used all the same (BENCHMARKS.md, "Re-preparation").
 
 import type { Database, Statement } from 'better-sqlite3';
 import type { SearchQuery } from './query.js';
@@ -26,8 +33,6 @@ export interface SearchRows {
   rows: BookingRow[];
 }
 
-export type BookingSearch = (query: SearchQuery) => SearchRows;
-
 export interface Bounds {
   von: string;
   bis: string;
@@ -45,63 +50,95 @@ export type Stats = [
   maxAmount: number | null,
 ];
 
-const JOINS = `
-  LEFT JOIN categories AS c ON c.id = e.category_id
-  LEFT JOIN payment_methods AS p ON p.id = e.payment_method_id`;
-const COLUMNS = 'e.id, e.date, e.amount_cents, e.subject, c.name, p.name';
-const NEWEST_FIRST = 'ORDER BY e.date DESC, e.id DESC';
+/**
+ * The reference: docs/API.md's processing steps 4 to 6 as plainly as SQL allows, the
+ * planner left to itself. The tests hold every statement of the search to it; the
+ * benchmark's peers serve it.
+ */
+export const PLAIN = {
+  count: 'SELECT count(*) FROM entries WHERE date BETWEEN :von AND :bis AND amount_cents BETWEEN :low AND :high',
+  page: `SELECT e.id, e.date, e.amount_cents, e.subject, c.name, p.name FROM entries AS e
+    LEFT JOIN categories AS c ON c.id = e.category_id LEFT JOIN payment_methods AS p ON p.id = e.payment_method_id
+    WHERE e.date BETWEEN :von AND :bis AND e.amount_cents BETWEEN :low AND :high
+    ORDER BY e.date DESC, e.id DESC LIMIT :limit`,
+} as const;
+
+const WINDOW = 'entries.date BETWEEN +:von AND +:bis';
+
+/**
+ * The filters, one per way through the index; each matches exactly the bookings of the
+ * plain `date BETWEEN :von AND :bis AND amount_cents BETWEEN :low AND :high`, given when
+ * the search chooses it (see `chooseCount`).
+ */
+export const FILTERS = {
+  // One amount (low = high): seek (amount_cents, date) to the window; rows come out newest first.
+  exact: `entries.amount_cents = +:low AND ${WINDOW}`,
+  // A band of amounts, walked along the dates: (date, id, amount_cents) covers the filter.
+  dateWalk: `${WINDOW} AND +entries.amount_cents BETWEEN +:low AND +:high`,
+  // Every stored amount matches: only the window counts (and amounts that are no number,
+  // which a view can produce and BETWEEN never matches).
+  window: `${WINDOW} AND entries.amount_cents IS NOT NULL`,
+  // Every booking is in the window: only the band counts (and dates that are no date,
+  // which BETWEEN never matches).
+  band: 'entries.amount_cents BETWEEN +:low AND +:high AND entries.date IS NOT NULL',
+  // A band of amounts, one seek per distinct stored amount (the `band` CTE), then the
+  // window within it.
+  skipScan: `entries.amount_cents IN (SELECT amount FROM band WHERE amount IS NOT NULL) AND ${WINDOW}`,
+} as const;
+type Filter = keyof typeof FILTERS;
 
 // Distinct stored amounts in [low, high], each found by one seek on (amount_cents, date):
 // a skip-scan, so a narrow band of amounts costs one seek per amount, not one step per row.
 const AMOUNTS_IN_BAND = `
   WITH RECURSIVE band(amount) AS (
-    SELECT (SELECT min(amount_cents) FROM entries WHERE amount_cents BETWEEN :low AND :high)
+    SELECT (SELECT min(amount_cents) FROM entries WHERE amount_cents BETWEEN +:low AND +:high)
     UNION ALL
-    SELECT (SELECT min(amount_cents) FROM entries WHERE amount_cents > band.amount AND amount_cents <= :high)
+    SELECT (SELECT min(amount_cents) FROM entries WHERE amount_cents > band.amount AND amount_cents <= +:high)
     FROM band WHERE band.amount IS NOT NULL
   )`;
+const prefix = (filter: Filter): string => (filter === 'skipScan' ? AMOUNTS_IN_BAND : '');
+
+const JOINS = `
+  LEFT JOIN categories AS c ON c.id = entries.category_id
+  LEFT JOIN payment_methods AS p ON p.id = entries.payment_method_id`;
+const NEWEST_FIRST = 'ORDER BY entries.date DESC, entries.id DESC';
+/** The page with the names joined in SQL, or with the ids to look up in the name cache. */
+const COLUMNS = {
+  joined: { columns: 'entries.id, entries.date, entries.amount_cents, entries.subject, c.name, p.name', joins: JOINS },
+  ids: {
+    columns:
+      'entries.id, entries.date, entries.amount_cents, entries.subject, entries.category_id, entries.payment_method_id',
+    joins: '',
+  },
+} as const;
+type Names = keyof typeof COLUMNS;
+
+// The name tables are cached while they are small (they hold a dozen names in a cash book).
+const MAX_CACHED_NAMES = 1000;
 
 export const SQL = {
   stats: `SELECT (SELECT min(date) FROM entries), (SELECT max(date) FROM entries), (SELECT max(id) FROM entries),
                  (SELECT min(amount_cents) FROM entries), (SELECT max(amount_cents) FROM entries)`,
-
-  // One amount: seek (amount_cents, date) to the window; rows come out newest first.
-  exactCount: 'SELECT count(*) FROM entries WHERE amount_cents = :low AND date BETWEEN :von AND :bis',
-  exactPage: `SELECT ${COLUMNS} FROM entries AS e ${JOINS}
-    WHERE e.amount_cents = :low AND e.date BETWEEN :von AND :bis ${NEWEST_FIRST} LIMIT :limit`,
-
-  // A band of amounts, walked along the dates: (date, id, amount_cents) covers the filter.
-  dateCount: 'SELECT count(*) FROM entries WHERE date BETWEEN :von AND :bis AND +amount_cents BETWEEN :low AND :high',
-  datePage: `SELECT ${COLUMNS} FROM entries AS e ${JOINS}
-    WHERE e.date BETWEEN :von AND :bis AND +e.amount_cents BETWEEN :low AND :high ${NEWEST_FIRST} LIMIT :limit`,
-  // Every stored amount matches: only the window counts (and amounts that are no number,
-  // which a view can produce and BETWEEN never matches).
-  windowCount: 'SELECT count(*) FROM entries WHERE date BETWEEN :von AND :bis AND amount_cents IS NOT NULL',
-
-  // Every booking is in the window: only the band counts (and dates that are no date,
-  // which BETWEEN never matches).
-  amountCount: 'SELECT count(*) FROM entries WHERE amount_cents BETWEEN :low AND :high AND date IS NOT NULL',
-
-  // A band of amounts, one seek per distinct amount, then the window within it.
-  bandCount: `${AMOUNTS_IN_BAND}
-    SELECT coalesce(sum((SELECT count(*) FROM entries WHERE amount_cents = band.amount AND date BETWEEN :von AND :bis)), 0)
-    FROM band WHERE band.amount IS NOT NULL`,
-  bandPage: `${AMOUNTS_IN_BAND}
-    SELECT ${COLUMNS} FROM (
-      SELECT id FROM entries
-      WHERE amount_cents IN (SELECT amount FROM band WHERE amount IS NOT NULL) AND date BETWEEN :von AND :bis
-      ORDER BY date DESC, id DESC LIMIT :limit
-    ) AS newest
-    JOIN entries AS e ON e.id = newest.id ${JOINS} ${NEWEST_FIRST}`,
+  count: (filter: Filter): string => `${prefix(filter)} SELECT count(*) FROM entries WHERE ${FILTERS[filter]}`,
+  page: (filter: PageFilter, names: Names = 'joined'): string => {
+    const { columns, joins } = COLUMNS[names];
+    // The skip-scan finds the newest ids in the index first, so that only `limit` rows
+    // are read from the table; the other paths find them in order already.
+    if (filter === 'skipScan') {
+      return `${AMOUNTS_IN_BAND}
+        SELECT ${columns} FROM (
+          SELECT entries.id FROM entries WHERE ${FILTERS.skipScan} ${NEWEST_FIRST} LIMIT +:limit
+        ) AS newest
+        JOIN entries ON entries.id = newest.id ${joins} ${NEWEST_FIRST}`;
+    }
+    return `SELECT ${columns} FROM entries ${joins} WHERE ${FILTERS[filter]} ${NEWEST_FIRST} LIMIT +:limit`;
+  },
+  dataVersion: 'PRAGMA data_version',
+  categories: `SELECT id, name FROM categories LIMIT ${MAX_CACHED_NAMES + 1}`,
+  paymentMethods: `SELECT id, name FROM payment_methods LIMIT ${MAX_CACHED_NAMES + 1}`,
 } as const;
 
-// From BENCHMARKS.md: one seek of the skip-scan costs about as much as stepping over 13
-// index entries.
-const SEEK_COST_IN_ROWS = 13;
-const DAY_MS = 86_400_000;
-
-export type CountPlan = 'exactCount' | 'windowCount' | 'amountCount' | 'bandCount' | 'dateCount';
-export type PagePlan = 'exactPage' | 'bandPage' | 'datePage';
+export type PageFilter = 'exact' | 'dateWalk' | 'skipScan';
 
 /** Costs of the two ways through a band of amounts, in index entries stepped over. */
 export interface BandCosts {
@@ -111,34 +148,197 @@ export interface BandCosts {
   bandSeeks: number;
 }
 
-/** Prepares the search once; the returned function runs it for one validated query. */
+/** What a search has to do, decided before it reads a booking. */
+export type Plan =
+  /** One exact amount (toleranz 0), the typical search: no estimate needed. */
+  | { kind: 'exact' }
+  /** A band of amounts, with the estimate that chooses the way through it. */
+  | { kind: 'band'; costs: BandCosts }
+  /** The book has no bookings at all (seen from the estimate's first and last date). */
+  | { kind: 'empty' };
+
+// From BENCHMARKS.md: one seek of the skip-scan costs about as much as stepping over 13
+// index entries.
+const SEEK_COST_IN_ROWS = 13;
+const DAY_MS = 86_400_000;
+
+export type SearchOutcome = { ok: true; result: SearchRows } | { ok: false; error: unknown };
+
+export interface BookingSearch {
+  /** One search in its own read transaction, now. */
+  (query: SearchQuery): SearchRows;
+  /**
+   * The search at the end of this turn of the event loop, together with every other search
+   * queued in the same turn, in one read transaction that starts after all of them arrived
+   * and ends before `done` is called. See `createBookingSearch`.
+   */
+  queue(query: SearchQuery, done: (outcome: SearchOutcome) => void): void;
+}
+
+/**
+ * Prepares the search once; the returned function runs it for one validated query.
+ *
+ * Count and page read one snapshot, so a concurrent writer cannot make them disagree.
+ * `queue` shares one read transaction among the searches of one event-loop turn: on a
+ * rollback-journal file every transaction costs a lock cycle (fcntl, the hot-journal
+ * check, the change counter), which is most of a small search. The transaction starts
+ * when the turn's queue runs, after every queued request has arrived, and ends before any
+ * answer is written: a booking committed before a request arrived is in its answer, and
+ * no lock is held while other code (a writer in the same process) runs.
+ */
 export function createBookingSearch(db: Database): BookingSearch {
-  const count = (sql: string): Statement<[Bounds], number> => db.prepare<[Bounds], number>(sql).pluck();
-  const page = (sql: string): Statement<[Bounds & { limit: number }], BookingRow> =>
-    db.prepare<[Bounds & { limit: number }], BookingRow>(sql).raw();
+  type CountStatement = Statement<[Bounds], number>;
+  type PageStatement = Statement<[Bounds & { limit: number }], BookingRow>;
+  const count = (filter: Filter): CountStatement => db.prepare<[Bounds], number>(SQL.count(filter)).pluck();
+  const page = (filter: PageFilter, names: Names): PageStatement =>
+    db.prepare<[Bounds & { limit: number }], BookingRow>(SQL.page(filter, names)).raw();
   const stats = db.prepare<[], Stats>(SQL.stats).raw();
-  const counts: Record<CountPlan, Statement<[Bounds], number>> = {
-    exactCount: count(SQL.exactCount),
-    windowCount: count(SQL.windowCount),
-    amountCount: count(SQL.amountCount),
-    bandCount: count(SQL.bandCount),
-    dateCount: count(SQL.dateCount),
+  const counts: Record<Filter, CountStatement> = {
+    exact: count('exact'),
+    dateWalk: count('dateWalk'),
+    window: count('window'),
+    band: count('band'),
+    skipScan: count('skipScan'),
   };
-  const pages: Record<PagePlan, Statement<[Bounds & { limit: number }], BookingRow>> = {
-    exactPage: page(SQL.exactPage),
-    bandPage: page(SQL.bandPage),
-    datePage: page(SQL.datePage),
+  const pages: Record<Names, Record<PageFilter, PageStatement>> = {
+    joined: {
+      exact: page('exact', 'joined'),
+      dateWalk: page('dateWalk', 'joined'),
+      skipScan: page('skipScan', 'joined'),
+    },
+    ids: { exact: page('exact', 'ids'), dateWalk: page('dateWalk', 'ids'), skipScan: page('skipScan', 'ids') },
+  };
+  const names = createNameCache(db);
+  const begin = db.prepare('BEGIN');
+  const commit = db.prepare('COMMIT');
+
+  /** The search inside a read transaction that the caller holds. */
+  function searchInTransaction(query: SearchQuery): SearchRows {
+    const bounds = toBounds(query);
+    const plan = planFor(bounds, bounds.low === bounds.high ? undefined : stats.get());
+    if (plan.kind === 'empty') return { count: 0, rows: [] };
+    const total = counts[chooseCount(plan)].get(bounds) ?? 0;
+    if (total === 0 || query.limit === 0) return { count: total, rows: [] };
+    const filter = choosePage(plan, total, query.limit);
+    const parameters = { ...bounds, limit: query.limit };
+    const lookUp = names.current();
+    if (lookUp !== undefined) {
+      const rows = pages.ids[filter].all(parameters);
+      if (lookUp(rows)) return { count: total, rows };
+    }
+    return { count: total, rows: pages.joined[filter].all(parameters) };
+  }
+
+  /** Runs `work` in a read transaction of its own, unless the caller already holds one. */
+  function inTransaction<T>(work: () => T): T {
+    if (db.inTransaction) return work();
+    begin.run();
+    try {
+      return work();
+    } finally {
+      if (db.inTransaction) commit.run();
+    }
+  }
+
+  let queued: Array<{ query: SearchQuery; done: (outcome: SearchOutcome) => void }> = [];
+  function runQueue(): void {
+    const batch = queued;
+    queued = [];
+    const outcomes: SearchOutcome[] = [];
+    try {
+      inTransaction(() => {
+        for (const { query } of batch) {
+          try {
+            outcomes.push({ ok: true, result: searchInTransaction(query) });
+          } catch (error: unknown) {
+            outcomes.push({ ok: false, error });
+          }
+        }
+      });
+    } catch (error: unknown) {
+      // BEGIN or COMMIT failed (the connection is closed, say): every search of the turn
+      // that has no answer yet gets the error.
+      while (outcomes.length < batch.length) outcomes.push({ ok: false, error });
+    }
+    // The lock is released before any answer is written. One failing callback must not
+    // leave the others unanswered; its error is thrown after them.
+    let failure: { error: unknown } | undefined;
+    for (const [i, { done }] of batch.entries()) {
+      try {
+        done(outcomes[i] as SearchOutcome);
+      } catch (error: unknown) {
+        failure ??= { error };
+      }
+    }
+    if (failure !== undefined) throw failure.error;
+  }
+
+  const search = (query: SearchQuery): SearchRows => inTransaction(() => searchInTransaction(query));
+  search.queue = (query: SearchQuery, done: (outcome: SearchOutcome) => void): void => {
+    if (queued.length === 0) setImmediate(runQueue);
+    queued.push({ query, done });
+  };
+  return search;
+}
+
+/**
+ * The names of categories and payment methods, read once per change of the file instead
+ * of joined into every page row, on a read-only connection. `PRAGMA data_version` changes
+ * whenever another connection commits, and is read inside the search's transaction, so
+ * the names always come from the search's snapshot. The cache is used only where it gives exactly what the join
+ * gives: every id of the name table an integer and unique (an INTEGER PRIMARY KEY, as in
+ * docs/API.md's schema; a view may differ), and every id of the page an integer or NULL;
+ * otherwise the page is read again with the join.
+ */
+function createNameCache(db: Database): { current(): ((rows: BookingRow[]) => boolean) | undefined } {
+  // data_version does not change for what this connection writes itself, so only a
+  // read-only connection (the CLI's) can trust it.
+  if (!db.readonly) return { current: () => undefined };
+  const version = db.prepare<[], number>(SQL.dataVersion).pluck();
+  const categories = db.prepare<[], [unknown, unknown]>(SQL.categories).raw();
+  const paymentMethods = db.prepare<[], [unknown, unknown]>(SQL.paymentMethods).raw();
+  let seen: number | undefined;
+  let lookUp: ((rows: BookingRow[]) => boolean) | undefined;
+
+  const load = (statement: typeof categories): Map<number, unknown> | undefined => {
+    const rows = statement.all();
+    if (rows.length > MAX_CACHED_NAMES) return undefined;
+    const map = new Map<number, unknown>();
+    for (const [id, name] of rows) {
+      if (typeof id !== 'number' || !Number.isInteger(id) || map.has(id)) return undefined;
+      map.set(id, name);
+    }
+    return map;
   };
 
-  // Count and page read one snapshot, so a concurrent writer cannot make them disagree.
-  return db.transaction((query: SearchQuery): SearchRows => {
-    const bounds = toBounds(query);
-    const costs = bounds.low === bounds.high ? undefined : bandCosts(bounds, stats.get());
-    if (costs === null) return { count: 0, rows: [] }; // no bookings at all
-    const total = counts[chooseCount(costs)].get(bounds) ?? 0;
-    if (total === 0 || query.limit === 0) return { count: total, rows: [] };
-    return { count: total, rows: pages[choosePage(costs, total, query.limit)].all({ ...bounds, limit: query.limit }) };
-  });
+  return {
+    current() {
+      const now = version.get();
+      if (now === seen) return lookUp;
+      seen = now;
+      const category = load(categories);
+      const paymentMethod = load(paymentMethods);
+      lookUp =
+        category === undefined || paymentMethod === undefined
+          ? undefined
+          : (rows) => {
+              for (const row of rows) {
+                const [, , , , categoryId, paymentMethodId] = row as unknown[];
+                if (!isKey(categoryId) || !isKey(paymentMethodId)) return false;
+                row[4] = categoryId === null ? null : ((category.get(categoryId) ?? null) as string | null);
+                row[5] =
+                  paymentMethodId === null ? null : ((paymentMethod.get(paymentMethodId) ?? null) as string | null);
+              }
+              return true;
+            };
+      return lookUp;
+    },
+  };
+}
+
+/** A page's id that the cache can look up exactly as the join would: NULL or an integer. */
+function isKey(id: unknown): id is number | null {
+  return id === null || (typeof id === 'number' && Number.isInteger(id));
 }
 
 /** docs/API.md, Sign convention: the client's amount is the negated stored amount. */
@@ -151,31 +351,40 @@ export function toBounds(query: SearchQuery): Bounds {
   };
 }
 
-/** Which count to run; `costs` is `undefined` for one exact amount. */
-export function chooseCount(costs: BandCosts | undefined): CountPlan {
-  if (costs === undefined) return 'exactCount';
-  if (costs.everyAmount) return 'windowCount';
+/** The plan for `bounds`; `stats` are read only for a band of amounts. */
+export function planFor(bounds: Bounds, stats: Stats | undefined): Plan {
+  if (bounds.low === bounds.high) return { kind: 'exact' };
+  const costs = bandCosts(bounds, stats);
+  return costs === undefined ? { kind: 'empty' } : { kind: 'band', costs };
+}
+
+/** Which count to run. */
+export function chooseCount(plan: Exclude<Plan, { kind: 'empty' }>): Filter {
+  if (plan.kind === 'exact') return 'exact';
+  const { costs } = plan;
+  if (costs.everyAmount) return 'window';
   // Then every match is in the band, and a plain range of the band is the least to step over.
-  if (costs.everyDate) return 'amountCount';
-  return costs.bandSeeks < costs.windowRows ? 'bandCount' : 'dateCount';
+  if (costs.everyDate) return 'band';
+  return costs.bandSeeks < costs.windowRows ? 'skipScan' : 'dateWalk';
 }
 
 /** Which page to read once the count is known. */
-export function choosePage(costs: BandCosts | undefined, total: number, limit: number): PagePlan {
-  if (costs === undefined) return 'exactPage';
+export function choosePage(plan: Exclude<Plan, { kind: 'empty' }>, total: number, limit: number): PageFilter {
+  if (plan.kind === 'exact') return 'exact';
+  const { costs } = plan;
   // Walking the dates backwards finds `limit` matches after about limit / density rows.
   const dateWalk = Math.min(costs.windowRows, (limit * costs.windowRows) / total);
-  return dateWalk <= costs.bandSeeks + total ? 'datePage' : 'bandPage';
+  return dateWalk <= costs.bandSeeks + total ? 'dateWalk' : 'skipScan';
 }
 
 /**
- * The costs of a band query from the stats, or `null` when there are no bookings.
+ * The costs of a band query from the stats, or `undefined` when there are no bookings.
  * Bookings are assumed spread evenly over time, which is what a cash book is; a wrong
  * guess costs time, never a wrong answer.
  */
-export function bandCosts(bounds: Bounds, stats: Stats | undefined): BandCosts | null {
+export function bandCosts(bounds: Bounds, stats: Stats | undefined): BandCosts | undefined {
   const [firstDate, lastDate, maxId, minAmount, maxAmount] = stats ?? [];
-  if (firstDate == null || lastDate == null || minAmount == null || maxAmount == null) return null;
+  if (firstDate == null || lastDate == null || minAmount == null || maxAmount == null) return undefined;
   return {
     everyAmount: bounds.low <= minAmount && bounds.high >= maxAmount,
     // Only text dates can be compared so; anything else (numbers, blobs) sorts elsewhere.
@@ -196,4 +405,28 @@ function estimateWindowRows({ von, bis }: Bounds, firstDate: string, lastDate: s
   const windowDays = (to - from) / DAY_MS + 1;
   if (!(windowDays > 0 && spanDays > 0)) return 0;
   return (rows * windowDays) / spanDays;
+}
+
+/** The typical search of a reconciliation run: one exact amount in a month. */
+export const TYPICAL_QUERY: SearchQuery = {
+  von: '2026-01-01',
+  bis: '2026-01-31',
+  betragCents: -1250,
+  toleranzCents: 0,
+  waehrung: 'EUR',
+  limit: 50,
+};
+
+/**
+ * How SQLite runs the count of `query` (the typical search by default) on `db`: the
+ * EXPLAIN QUERY PLAN lines of the statement the search chooses. For `check`.
+ */
+export function explainCount(db: Database, query: SearchQuery = TYPICAL_QUERY): string[] {
+  const bounds = toBounds(query);
+  const plan = planFor(bounds, bounds.low === bounds.high ? undefined : db.prepare<[], Stats>(SQL.stats).raw().get());
+  if (plan.kind === 'empty') return [];
+  return db
+    .prepare<[Bounds], { detail: string }>(`EXPLAIN QUERY PLAN ${SQL.count(chooseCount(plan))}`)
+    .all(bounds)
+    .map(({ detail }) => detail);
 }

@@ -5,6 +5,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { parseSearchQuery } from '../../lib/query.js';
+import { type Bounds, PLAIN, toBounds } from '../../lib/search.js';
 
 export const { values: args } = parseArgs({
   options: { db: { type: 'string' }, port: { type: 'string', default: '0' } },
@@ -35,41 +36,35 @@ export interface Answer {
 
 export function createPlainSearch(file: string): (rawQuery: string) => Answer {
   const db = new Database(file, { readonly: true, fileMustExist: true, timeout: 100 });
-  const count = db
-    .prepare<unknown[], number>(
-      'SELECT count(*) FROM entries WHERE date BETWEEN ? AND ? AND amount_cents BETWEEN ? AND ?',
-    )
-    .pluck();
-  const page = db.prepare<
-    unknown[],
-    {
-      id: number;
-      date: string;
-      amount_cents: number;
-      subject: string;
-      category: string | null;
-      payment_method: string | null;
-    }
-  >(
-    `SELECT e.id, e.date, e.amount_cents, e.subject, c.name AS category, p.name AS payment_method FROM entries e
-     LEFT JOIN categories c ON c.id = e.category_id LEFT JOIN payment_methods p ON p.id = e.payment_method_id
-     WHERE e.date BETWEEN ? AND ? AND e.amount_cents BETWEEN ? AND ? ORDER BY e.date DESC, e.id DESC LIMIT ?`,
-  );
+  // The one plain query of the contract (lib/search.ts's PLAIN), row objects as a
+  // straightforward server reads them.
+  const count = db.prepare<[Bounds], number>(PLAIN.count).pluck();
+  const page = db.prepare<[Bounds & { limit: number }], unknown[]>(PLAIN.page).raw();
   return (rawQuery) => {
     const parsed = parseSearchQuery(rawQuery);
     if (!parsed.ok) return { status: 400, body: { fehler: parsed.message } };
     const q = parsed.query;
     if (q.waehrung !== 'EUR') return { status: 200, body: { anzahl: 0, buchungen: [] } };
-    const bounds = [q.von, q.bis, -q.betragCents - q.toleranzCents, -q.betragCents + q.toleranzCents];
-    const anzahl = count.get(...bounds) ?? 0;
-    const buchungen = page.all(...bounds, q.limit).map((row) => ({
-      id: row.id,
-      datum: row.date,
-      betrag: -row.amount_cents / 100,
-      zweck: row.subject,
-      ...(row.category === null ? {} : { kategorie: row.category }),
-      ...(row.payment_method === null ? {} : { konto: row.payment_method }),
-    }));
+    const bounds = toBounds(q);
+    const anzahl = count.get(bounds) ?? 0;
+    const buchungen = page.all({ ...bounds, limit: q.limit }).map((row) => {
+      const [id, date, amountCents, subject, category, paymentMethod] = row as [
+        number,
+        string,
+        number,
+        string,
+        string | null,
+        string | null,
+      ];
+      return {
+        id,
+        datum: date,
+        betrag: -amountCents / 100,
+        zweck: subject,
+        ...(category === null ? {} : { kategorie: category }),
+        ...(paymentMethod === null ? {} : { konto: paymentMethod }),
+      };
+    });
     return { status: 200, body: { anzahl, buchungen } };
   };
 }
