@@ -4,6 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from 'better-sqlite3';
 import { challenge, createAuthenticator } from './auth.js';
+import { clientAddress, trustedPeers } from './client-address.js';
 import { errorCode } from './errors.js';
 import { EMPTY_RESULT, formatSearchResult } from './format.js';
 import { MESSAGES } from './messages.js';
@@ -37,7 +38,8 @@ export function createHandler(db: Database, credentials: Credentials, options?: 
     maxAddresses: settings.maxTrackedAddresses,
     now: settings.now,
   });
-  const { basePath, onError, trustProxy } = settings;
+  const { basePath, onError } = settings;
+  const trusted = trustedPeers(settings.trustProxy === false ? [] : settings.trustProxy);
   const apiPrefix = `${basePath}/api/`;
   const statusPath = `${basePath}/api/v1/status`;
   const searchPath = `${basePath}/api/v1/buchungen`;
@@ -68,7 +70,7 @@ export function createHandler(db: Database, credentials: Credentials, options?: 
   }
 
   function route(req: IncomingMessage, res: ServerResponse, path: string, rawQuery: string): void {
-    const address = recordFacts(req, clientAddress(req, trustProxy)).clientAddress;
+    const address = recordFacts(req, clientAddress(req, trusted)).clientAddress;
     const retryAfter = throttle.retryAfter(address);
     if (retryAfter > 0) return sendError(req, res, 429, MESSAGES.throttled, ['Retry-After', String(retryAfter)]);
     if (!authenticate(req.headers.authorization)) {
@@ -98,16 +100,6 @@ export function createHandler(db: Database, credentials: Credentials, options?: 
       else sendError(req, res, 500, MESSAGES.internal);
     }
   };
-}
-
-/** docs/API.md: the socket's address, or the proxy's last `X-Forwarded-For` entry when trusted. */
-function clientAddress(req: IncomingMessage, trustProxy: boolean): string {
-  if (trustProxy) {
-    const forwarded = req.headers['x-forwarded-for'];
-    const last = (Array.isArray(forwarded) ? forwarded.join(',') : forwarded)?.split(',').pop()?.trim();
-    if (last) return last;
-  }
-  return req.socket.remoteAddress ?? 'unknown';
 }
 
 function isBusy(error: unknown): boolean {

@@ -3,6 +3,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import type { Database } from 'better-sqlite3';
+import { canonicalAddress, UNIX_SOCKET_PEER } from './client-address.js';
 import { findSchemaProblems } from './schema.js';
 import type { Credentials, HandlerOptions } from './types.js';
 
@@ -23,7 +24,7 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
     maxAuthFailures: 10,
     authFailureWindowMs: 60_000,
     maxTrackedAddresses: 10_000,
-    trustProxy: false,
+    trustProxy: [],
     now: Date.now,
     ...withoutUndefined(options ?? {}),
   };
@@ -40,7 +41,7 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
   ensure(isWhole(settings.maxAuthFailures, 0), 'options.maxAuthFailures must be a whole number ≥ 0');
   ensure(isWhole(settings.authFailureWindowMs, 1), 'options.authFailureWindowMs must be a whole number ≥ 1');
   ensure(isWhole(settings.maxTrackedAddresses, 1), 'options.maxTrackedAddresses must be a whole number ≥ 1');
-  ensure(typeof settings.trustProxy === 'boolean', 'options.trustProxy must be a boolean');
+  settings.trustProxy = validateTrustProxy(settings.trustProxy);
   ensure(typeof settings.now === 'function', 'options.now must be a function');
   return settings;
 }
@@ -69,6 +70,24 @@ export function validateDatabase(db: Database | undefined): Database {
   const problems = findSchemaProblems(db as Database);
   if (problems.length > 0) throw new Error(`db does not fit the schema: ${problems.join('; ')}`);
   return db as Database;
+}
+
+// docs/API.md, Throttling: the proxies are named; `true` ("whoever connects") would let any
+// client that reaches the port directly pick its own address.
+function validateTrustProxy(value: unknown): readonly string[] {
+  if (value === false) return [];
+  ensure(
+    value !== true,
+    `options.trustProxy must list the proxy's addresses, e.g. ["127.0.0.1"] (or "${UNIX_SOCKET_PEER}" for a Unix socket); true would trust any client`,
+  );
+  ensure(Array.isArray(value), 'options.trustProxy must be an array of IP addresses');
+  for (const entry of value as unknown[]) {
+    ensure(
+      entry === UNIX_SOCKET_PEER || (typeof entry === 'string' && canonicalAddress(entry) !== undefined),
+      `options.trustProxy must hold IP addresses or "${UNIX_SOCKET_PEER}", not ${JSON.stringify(entry)}`,
+    );
+  }
+  return value as readonly string[];
 }
 
 function ensure(condition: boolean, message: string): asserts condition {
