@@ -2,9 +2,10 @@
 // the server and listens. Every failure ends in one line on stderr and a non-zero exit.
 
 import cluster from 'node:cluster';
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import { dirname } from 'node:path';
 import { describeError, errorCode } from '../lib/errors.js';
 import { createHandler } from '../lib/index.js';
 import type { RequestHandler } from '../lib/types.js';
@@ -75,7 +76,7 @@ async function serve(command: ServeCommand): Promise<string[]> {
   const database =
     demo === undefined ? watchDatabase(command.db ?? '', build, logLine) : inMemoryDatabase(demo.db, build);
 
-  let server: Server;
+  let server: Server | undefined;
   try {
     server = createServer(command, withAccessLog(database.handler));
     if (command.socket === undefined) await listen(server, command.port, command.host);
@@ -86,6 +87,7 @@ async function serve(command: ServeCommand): Promise<string[]> {
       applySocketPermissions(command.socket);
     }
   } catch (error: unknown) {
+    server?.close();
     database.close();
     throw error instanceof CliError ? error : new CliError(describeListenError(error, command));
   }
@@ -184,6 +186,8 @@ function describeListenError(error: unknown, { host, port, socket }: ServeComman
   const code = errorCode(error);
   if (socket !== undefined) {
     if (code === 'EADDRINUSE') return `cannot listen on socket ${socket.path}: another process is listening on it`;
+    // libuv reports a missing directory as EACCES too.
+    if (!existsSync(dirname(socket.path))) return `cannot listen on socket ${socket.path}: no such directory`;
     return `cannot listen on socket ${socket.path}: ${describeFsError(error)}`;
   }
   if (code === 'EADDRINUSE') return `port ${port} on ${host} is already in use`;
