@@ -90,7 +90,7 @@ test('--socket serves over a Unix socket with mode 660, trusts X-Forwarded-For f
   );
   assert.match(log[1] as string, new RegExp(String.raw`^${TIME} 203\.0\.113\.7 - GET /kasse/api/v1/status 401 `));
   assert.match(log[3] as string, new RegExp(String.raw`^${TIME} 203\.0\.113\.7 - GET /kasse/api/v1/status 429 `));
-  assert.match(log[5] as string, new RegExp(String.raw`^${TIME} unix - GET /kasse/api/v1/status 200 `));
+  assert.match(log[5] as string, new RegExp(`^${TIME} unix - GET /kasse/api/v1/status 200 `));
   assert.doesNotMatch(stopped.stdout, /betrag|von=/);
 });
 

@@ -199,6 +199,7 @@ test("nginx with TLS in front of the CLI started with the unit's flags: searches
     arg
       .replace('/srv/kasse/kasse.sqlite', database)
       .replace('/run/booking-search-server/', `${dirnameOf(site.socket)}/`)
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: systemd's variable, not a template
       .replace('${CREDENTIALS_DIRECTORY}', credentials),
   );
   assert.ok(cliArgs.includes(site.socket), cliArgs.join(' '));
