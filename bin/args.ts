@@ -54,7 +54,7 @@ export type Command =
 export const USAGE = `Usage:
   booking-search-server --db FILE [options]   serve the bookings in FILE (opened read-only)
   booking-search-server --demo [options]      serve built-in sample bookings (user demo, password demo)
-  booking-search-server check --db FILE       does FILE fit? what is missing? which indexes?
+  booking-search-server check --db FILE       does FILE fit? what is missing? which indexes? journal state?
   booking-search-server --openapi             print the OpenAPI 3.1 description
   booking-search-server --help | --version
 

@@ -1,18 +1,28 @@
 // booking-search-server check --db FILE: tells an admin whether a database fits, what it
-// holds, and what the search needs that it lacks. Opens read-only; changes nothing.
+// holds, its journal and whether it can be read now, and what the search needs that it
+// lacks. Opens read-only; changes nothing, creates nothing beside the file.
 
 import type Database from 'better-sqlite3';
 import { findRecommendedIndexes, findSchemaProblems } from '../lib/schema.js';
 import { SQL } from '../lib/search.js';
-import { describeDatabaseError, openReadOnly } from './database.js';
+import { describeDatabaseError, journalOf, notReadableNow, openDatabase } from './database.js';
 
-/** Writes the report to stdout; returns the exit code: 0 when the schema fits, else 1. */
+/**
+ * Writes the report to stdout; returns the exit code: 0 when the schema fits and the file
+ * can be read now, else 1.
+ */
 export function reportOnDatabase(file: string): number {
   const lines: string[] = [`Database: ${file}`];
   let db: Database.Database | undefined;
   try {
-    db = openReadOnly(file);
-    const problems = findSchemaProblems(db);
+    const opened = openDatabase(file, (db) => findSchemaProblems(db));
+    lines.push(`Journal: ${journalOf(file).description}.`);
+    if (!opened.readable) {
+      lines.push(`Cannot be read now: ${opened.state.explanation}.`);
+      return finish(lines, 1);
+    }
+    db = opened.db;
+    const problems = opened.value;
     if (problems.length > 0) {
       lines.push('Schema: does not fit. Missing:', ...problems.map((problem) => `  - ${problem}`));
       lines.push('See README, "An existing application\'s database", for serving another schema through views.');
@@ -54,7 +64,12 @@ export function reportOnDatabase(file: string): number {
     );
     return finish(lines, 0);
   } catch (error: unknown) {
-    lines.push(`Cannot check: ${describeDatabaseError(file, error)}`);
+    const state = notReadableNow(file, error);
+    lines.push(
+      state === undefined
+        ? `Cannot check: ${describeDatabaseError(file, error)}`
+        : `Cannot be read now: ${state.explanation}.`,
+    );
     return finish(lines, 1);
   } finally {
     db?.close();

@@ -8,10 +8,9 @@ import { createServer as createHttpsServer } from 'node:https';
 import { dirname } from 'node:path';
 import { describeError, errorCode } from '../lib/errors.js';
 import { createHandler } from '../lib/index.js';
-import type { RequestHandler } from '../lib/types.js';
 import { CliError, describeFsError, isLoopback, parseCommandLine, type ServeCommand, USAGE } from './args.js';
 import { reportOnDatabase } from './check.js';
-import { inMemoryDatabase, preflightDatabaseFile, watchDatabase } from './database.js';
+import { type BuildHandler, inMemoryDatabase, preflightDatabaseFile, watchDatabase } from './database.js';
 import { createDemoDatabase } from './demo.js';
 import { logInfo, logLine, setLogFormat, withAccessLog } from './log.js';
 import { applySocketPermissions, clearSocketPath } from './socket.js';
@@ -74,7 +73,9 @@ async function serve(command: ServeCommand): Promise<string[]> {
   const build = handlerFor(command);
   const demo = command.db === undefined ? createDemoDatabase() : undefined;
   const database =
-    demo === undefined ? watchDatabase(command.db ?? '', build, logLine) : inMemoryDatabase(demo.db, build);
+    demo === undefined
+      ? watchDatabase(command.db ?? '', build, logLine, logError)
+      : inMemoryDatabase(demo.db, build, logError);
 
   let server: Server | undefined;
   try {
@@ -129,15 +130,15 @@ async function serve(command: ServeCommand): Promise<string[]> {
 }
 
 /** How this command turns a database into a handler. */
-function handlerFor(command: ServeCommand): (db: Parameters<typeof createHandler>[0]) => RequestHandler {
-  return (db) =>
+function handlerFor(command: ServeCommand): BuildHandler {
+  return (db, onError) =>
     createHandler(db, command.credentials, {
       basePath: command.basePath,
       serviceName: command.serviceName,
       maxAuthFailures: command.maxAuthFailures,
       authFailureWindowMs: command.authFailureWindowMs,
       trustProxy: command.trustProxy,
-      onError: logError,
+      onError,
     });
 }
 

@@ -10,3 +10,15 @@ export function errorCode(error: unknown): string | undefined {
 export function describeError(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
+
+// SQLite's answers for a file that cannot be read *now* but will be once its owner acts:
+// a lock (BUSY, LOCKED), a hot journal only a writer may roll back (READONLY_ROLLBACK), a
+// write-ahead log to recover (READONLY_RECOVERY), a -wal/-shm that only a writer can create
+// or initialise (READONLY_DIRECTORY, READONLY_CANTINIT, READONLY_CANTLOCK).
+const NOT_READABLE_NOW =
+  /^SQLITE_(?:BUSY|LOCKED)(?:_|$)|^SQLITE_READONLY_(?:ROLLBACK|RECOVERY|DIRECTORY|CANTINIT|CANTLOCK)$/;
+
+/** Whether `error` says the database cannot be read now, so that a later try may succeed. */
+export function isNotReadableNow(error: unknown): boolean {
+  return NOT_READABLE_NOW.test(errorCode(error) ?? '');
+}

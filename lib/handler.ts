@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from 'better-sqlite3';
 import { challenge, createAuthenticator } from './auth.js';
 import { clientAddress, trustedPeers } from './client-address.js';
-import { errorCode } from './errors.js';
+import { isNotReadableNow } from './errors.js';
 import { EMPTY_RESULT, formatSearchResult } from './format.js';
 import { MESSAGES } from './messages.js';
 import { resolveOptions, validateCredentials, validateDatabase } from './options.js';
@@ -64,7 +64,7 @@ export function createHandler(db: Database, credentials: Credentials, options?: 
       body = formatSearchResult(search(parsed.query));
     } catch (error: unknown) {
       report(error, req);
-      return sendError(req, res, 500, MESSAGES.searchFailed, isBusy(error) ? RETRY_AFTER_BUSY : []);
+      return sendError(req, res, 500, MESSAGES.searchFailed, isNotReadableNow(error) ? RETRY_AFTER_BUSY : []);
     }
     send(req, res, 200, body);
   }
@@ -100,9 +100,4 @@ export function createHandler(db: Database, credentials: Credentials, options?: 
       else sendError(req, res, 500, MESSAGES.internal);
     }
   };
-}
-
-function isBusy(error: unknown): boolean {
-  const code = errorCode(error) ?? '';
-  return code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED');
 }

@@ -20,7 +20,7 @@ export interface SearchQuery {
 export type QueryParseResult = { ok: true; query: SearchQuery } | { ok: false; message: string };
 
 // Table order of docs/API.md: rule 3 reports the first failing parameter in this order.
-const PARAMETERS = ['von', 'bis', 'betrag', 'toleranz', 'waehrung', 'limit'] as const;
+export const PARAMETERS = ['von', 'bis', 'betrag', 'toleranz', 'waehrung', 'limit'] as const;
 type ParameterName = (typeof PARAMETERS)[number];
 const KNOWN = new Set<string>(PARAMETERS);
 

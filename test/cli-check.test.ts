@@ -17,6 +17,7 @@ test('a fitting database: the count, the dates, the indexes, the plan; exit 0', 
     result.stdout,
     [
       `Database: ${file}`,
+      'Journal: rollback journal (WAL is off); no journal file.',
       'Schema: fits (categories: table, entries: table, payment_methods: table).',
       'Bookings: 20, dated 2024-02-29 to 2026-04-01.',
       'Index on (amount_cents, date) for one amount, or a narrow band, in a window of dates: present (entries_amount_date).',
@@ -59,7 +60,7 @@ test('a database that does not fit: what is missing, exit 1', async (t) => {
   const result = await run(['check', '--db', file]);
   assert.equal(result.code, 1);
   assert.equal(
-    result.stdout.split('\n').slice(1, 4).join('\n'),
+    result.stdout.split('\n').slice(2, 5).join('\n'),
     [
       'Schema: does not fit. Missing:',
       "  - 'entries' is missing columns 'amount_cents', 'subject', 'category_id', 'payment_method_id'",

@@ -9,16 +9,17 @@ import {
   closeSync,
   copyFileSync,
   openSync,
+  readdirSync,
   renameSync,
   rmSync,
   statSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { sha256, start } from './cli-helpers.js';
+import { run, sha256, start } from './cli-helpers.js';
 import { assertReply, buildDatabase, get, tempDir } from './helpers.js';
 
 const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5&limit=0';
@@ -49,10 +50,13 @@ test('serving leaves the file byte for byte and its mtime unchanged, and serves 
 for (const mode of ['DELETE', 'WAL'] as const) {
   test(`while another process writes (${mode} journal), every search sees whole transactions and ends current`, async (t) => {
     const file = buildDatabase(t);
-    const setup = new Database(file);
-    setup.pragma(`journal_mode = ${mode}`);
-    setup.close();
+    // The application is running: in WAL mode, its open connection keeps -wal and -shm there.
+    const application = new Database(file);
+    t.after(() => application.close());
+    application.pragma(`journal_mode = ${mode}`);
+    application.prepare('SELECT count(*) FROM entries').get();
     const server = await start(t, ['--db', file]);
+    assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
     // The writer: 60 transactions of 5 bookings of 12.50 € each, as fast as it can.
     const writer = spawn(
       process.execPath,
@@ -169,4 +173,68 @@ test('a file corrupted in place gives the fixed 500, never a crash', async (t) =
   assertReply(reply, 500, SEARCH_FAILED);
   assertReply(await get(`${server.api}status`), 200, STATUS);
   assert.equal((await server.stop()).code, 0);
+});
+
+test('WAL without -wal/-shm in a directory the service can write: starts, waits and creates nothing; served within 2 s once the application has the file open', async (t) => {
+  const file = buildDatabase(t);
+  const dir = dirname(file);
+  const setup = new Database(file);
+  setup.pragma('journal_mode = WAL');
+  setup.close();
+  assert.deepEqual(readdirSync(dir), ['kasse.sqlite']);
+  const server = await start(t, ['--db', file]);
+  const waiting = await get(`${server.api}${SEARCH}`);
+  assertReply(waiting, 500, SEARCH_FAILED);
+  assert.equal(waiting.headers['retry-after'], '1');
+  // Every shape of search (one amount, a band, the whole window) waits the same way.
+  for (const query of [
+    'von=2026-03-01&bis=2026-03-31&betrag=-12.5',
+    'von=2026-03-01&bis=2026-03-31&betrag=-12.5&toleranz=0.5',
+    'von=2000-01-01&bis=2030-12-31&betrag=0&toleranz=100000',
+  ]) {
+    const reply = await get(`${server.api}buchungen?${query}`);
+    assertReply(reply, 500, SEARCH_FAILED);
+    assert.equal(reply.headers['retry-after'], '1');
+  }
+  assertReply(await get(`${server.api}status`), 200, STATUS);
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  assert.deepEqual(readdirSync(dir), ['kasse.sqlite'], 'nothing created beside the database');
+
+  const application = new Database(file);
+  t.after(() => application.close());
+  application.prepare('SELECT count(*) FROM entries').get();
+  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 2_000, 'served');
+  application.exec("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-02', 1250)");
+  assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 7, buchungen: [] });
+  const stopped = await server.stop();
+  const lines = stopped.stderr.split('\n').filter((line) => line !== '');
+  assert.equal(lines.length, 2, stopped.stderr);
+  assert.match(
+    lines[0] as string,
+    /Z database \S+ cannot be read yet: it is in WAL mode .*\(SQLITE_READONLY_DIRECTORY\)/,
+  );
+  assert.match(lines[1] as string, /Z database \S+ can be read now; serving it$/);
+});
+
+test('a lock held when the service starts: it starts and waits; check names the lock and exits 1; served once the lock is released', async (t) => {
+  const file = buildDatabase(t);
+  const writer = new Database(file);
+  t.after(() => writer.close());
+  writer.exec('BEGIN EXCLUSIVE');
+  writer.exec("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-02', 1250)");
+  const server = await start(t, ['--db', file]);
+  const locked = await get(`${server.api}${SEARCH}`);
+  assertReply(locked, 500, SEARCH_FAILED);
+  assert.equal(locked.headers['retry-after'], '1');
+  assertReply(await get(`${server.api}status`), 200, STATUS);
+  assert.match(
+    server.output().stderr,
+    /^\S+Z database \S+ cannot be read yet: another program holds a lock on the file \(SQLITE_BUSY\).*; searches answer 500 with Retry-After until it can$/m,
+  );
+  const checked = await run(['check', '--db', file]);
+  assert.equal(checked.code, 1);
+  assert.match(checked.stdout, /^Cannot be read now: another program holds a lock on the file \(SQLITE_BUSY\)/m);
+  writer.exec('COMMIT');
+  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 2_000, 'served after the lock');
+  assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 7, buchungen: [] });
 });

@@ -38,9 +38,18 @@ function collect(child: ChildProcess): () => { stdout: string; stderr: string } 
   return () => ({ stdout, stderr });
 }
 
+/** How a test runs the CLI: by default `node BIN args…` as the test's own user. */
+export type Launcher = (args: string[]) => [command: string, args: string[]];
+const asTestUser: Launcher = (args) => [process.execPath, [BIN, ...args]];
+
 /** Runs the CLI to its end (at most 15 s). */
-export async function run(args: string[], env: NodeJS.ProcessEnv = cleanEnv(USER)): Promise<Finished> {
-  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 15_000 });
+export async function run(
+  args: string[],
+  env: NodeJS.ProcessEnv = cleanEnv(USER),
+  launch: Launcher = asTestUser,
+): Promise<Finished> {
+  const [command, commandArgs] = launch(args);
+  const child = spawn(command, commandArgs, { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 15_000 });
   const output = collect(child);
   const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
   return { code, signal, ...output() };
@@ -62,9 +71,15 @@ export interface Running {
  * Starts the CLI and waits for its listening line; it is killed when the test ends. It
  * listens on port 0 unless `args` hold --socket or --port.
  */
-export async function start(t: TestContext, args: string[], env: NodeJS.ProcessEnv = cleanEnv(USER)): Promise<Running> {
+export async function start(
+  t: TestContext,
+  args: string[],
+  env: NodeJS.ProcessEnv = cleanEnv(USER),
+  launch: Launcher = asTestUser,
+): Promise<Running> {
   const where = args.includes('--socket') || args.includes('--port') ? [] : ['--port', '0'];
-  const child = spawn(process.execPath, [BIN, ...where, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const [command, commandArgs] = launch([...where, ...args]);
+  const child = spawn(command, commandArgs, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   t.after(() => void child.kill('SIGKILL'));
   const output = collect(child);
   const exited = once(child, 'close');

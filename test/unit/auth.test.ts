@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { challenge, createAuthenticator, parseBasicAuth } from '../lib/auth.js';
+import { challenge, createAuthenticator, parseBasicAuth } from '../../lib/auth.js';
 
 const basic = (text: string, scheme = 'Basic'): string => `${scheme} ${Buffer.from(text, 'utf8').toString('base64')}`;
 

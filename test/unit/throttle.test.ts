@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createThrottle } from '../lib/throttle.js';
+import { createThrottle } from '../../lib/throttle.js';
 
 function clock(start = 1_000_000) {
   let time = start;

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { test } from 'node:test';
-import { AUTH, assertReply, basicAuth, CREDENTIALS, get, type Reply, request, serveFixture } from './helpers.js';
+import { AUTH, assertReply, basicAuth, CREDENTIALS, get, type Reply, request, serveFixture } from '../helpers.js';
 
 const UNAUTHORIZED = { fehler: 'Anmeldung erforderlich.' };
 const THROTTLED = { fehler: 'Zu viele fehlgeschlagene Anmeldeversuche. Bitte später erneut versuchen.' };

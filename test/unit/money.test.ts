@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { formatEuros, parseAmount, parseUnsignedAmount } from '../lib/money.js';
+import { formatEuros, parseAmount, parseUnsignedAmount } from '../../lib/money.js';
 
 test('parseAmount reads decimal text into exact integer cents', () => {
   const cases: Array<[string, number]> = [

@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import type { SearchQuery } from '../lib/query.js';
-import { type BookingRow, createBookingSearch, SQL } from '../lib/search.js';
-import { fixtureSql } from './helpers.js';
+import type { SearchQuery } from '../../lib/query.js';
+import { type BookingRow, createBookingSearch, SQL } from '../../lib/search.js';
+import { fixtureSql } from '../helpers.js';
 
 // The oracle: docs/API.md's processing steps 4 to 6, written as plainly as SQL allows.
 const PLAIN_COUNT = 'SELECT count(*) FROM entries WHERE date BETWEEN ? AND ? AND amount_cents BETWEEN ? AND ?';

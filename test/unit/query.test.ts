@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseSearchQuery, type SearchQuery } from '../lib/query.js';
+import { parseSearchQuery, type SearchQuery } from '../../lib/query.js';
 
 const VALID = 'von=2026-03-01&bis=2026-03-31&betrag=-12.5';
 

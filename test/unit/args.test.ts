@@ -1,0 +1,130 @@
+// parseCommandLine in-process, as a table: argv and environment → the command, or the one
+// line and exit code the CLI ends with. test/cli.test.ts keeps the few cases that only a
+// process can show (the line on stderr, the exit code, no stack trace).
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { CliError, type Command, parseCommandLine } from '../../bin/args.js';
+
+const USER = { BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: 'ge:heim' };
+
+/** `parseCommandLine` → the command, or the CliError's line and exit code. */
+function outcome(argv: string[], env: NodeJS.ProcessEnv): Command | { error: string; exitCode: number } {
+  try {
+    return parseCommandLine(argv, env);
+  } catch (error: unknown) {
+    if (!(error instanceof CliError)) throw error;
+    return { error: error.message, exitCode: error.exitCode };
+  }
+}
+
+/** Only the keys the row names are compared, so a new option does not touch every row. */
+function pick(value: object, keys: string[]): Record<string, unknown> {
+  return Object.fromEntries(keys.map((key) => [key, (value as Record<string, unknown>)[key]]));
+}
+
+const COMMANDS: Array<[argv: string[], expected: Record<string, unknown>]> = [
+  [['--help'], { command: 'help' }],
+  [['-h', '--db', 'x'], { command: 'help' }],
+  [['--version'], { command: 'version' }],
+  [['-v'], { command: 'version' }],
+  [['--openapi'], { command: 'openapi' }],
+  [['check', '--db', 'kasse.sqlite'], { command: 'check', db: 'kasse.sqlite' }],
+  [
+    ['--demo'],
+    { command: 'serve', db: undefined, host: '127.0.0.1', port: 8080, basePath: '', workers: 1, tls: undefined },
+  ],
+  [
+    ['--db', 'kasse.sqlite', '--host', '::1', '--port', '0', '--base-path', '/kasse', '--name', 'Kasse Nord'],
+    { db: 'kasse.sqlite', host: '::1', port: 0, basePath: '/kasse', serviceName: 'Kasse Nord' },
+  ],
+  [
+    ['--demo', '--max-auth-failures', '0', '--auth-failure-window', '5', '--workers', '4'],
+    { maxAuthFailures: 0, authFailureWindowMs: 5000, workers: 4 },
+  ],
+  [['--demo', '--tls-cert', 'c.pem', '--tls-key', 'k.pem'], { tls: { cert: 'c.pem', key: 'k.pem' } }],
+  [
+    ['--demo', '--headers-timeout', '5', '--request-timeout', '6', '--keep-alive-timeout', '7'],
+    { timeouts: { headersMs: 5000, requestMs: 6000, keepAliveMs: 7000 } },
+  ],
+  [['--demo'], { trustProxy: [], socket: undefined, logFormat: 'text' }],
+  [['--demo', '--trust-proxy', '127.0.0.1, ::1'], { trustProxy: ['127.0.0.1', '::1'] }],
+  [
+    ['--demo', '--socket', '/run/b/api.sock'],
+    { socket: { path: '/run/b/api.sock', mode: 0o660, group: undefined }, trustProxy: ['unix'] },
+  ],
+  [
+    ['--demo', '--socket', '/run/b/api.sock', '--socket-mode', '0600', '--socket-group', 'www-data'],
+    { socket: { path: '/run/b/api.sock', mode: 0o600, group: 'www-data' } },
+  ],
+  [['--demo', '--log-format', 'json'], { logFormat: 'json' }],
+];
+
+test('parseCommandLine: each command line gives its command', () => {
+  for (const [argv, expected] of COMMANDS) {
+    const result = outcome(argv, USER);
+    assert.deepEqual(pick(result, Object.keys(expected)), expected, argv.join(' '));
+  }
+});
+
+const USAGE_ERRORS: Array<[argv: string[], line: string]> = [
+  [['--db'], 'option --db needs a value'],
+  [['--frobnicate'], 'unknown option --frobnicate'],
+  [[], '--db FILE is required (or --demo for sample data)'],
+  [['--db', 'x.sqlite', '--demo'], 'give either --db FILE or --demo, not both'],
+  [['check'], 'check needs --db FILE'],
+  [['check', '--db', 'x', 'y'], "unexpected argument 'y'"],
+  [['--demo', 'extra'], "unexpected argument 'extra'"],
+  [['--demo', '--port', '70000'], "--port must be a whole number from 0 to 65535, not '70000'"],
+  [['--demo', '--port', 'http'], "--port must be a whole number from 0 to 65535, not 'http'"],
+  // parseArgs reads '-1' as an option, not as the value.
+  [['--demo', '--port', '-1'], 'option --port needs a value'],
+  [['--demo', '--workers', '0'], "--workers must be a whole number from 1 to 64, not '0'"],
+  [['--demo', '--max-auth-failures', '1e3'], "--max-auth-failures must be a whole number from 0 to 1000000, not '1e3'"],
+  [['--demo', '--tls-cert', 'c.pem'], '--tls-cert and --tls-key go together'],
+  [['--demo', '--headers-timeout', '40'], '--headers-timeout must not be longer than --request-timeout'],
+  [
+    ['--demo', '--trust-proxy'],
+    "--trust-proxy needs your proxy's addresses, e.g. --trust-proxy 127.0.0.1,::1 (or --socket PATH, whose peer is the proxy)",
+  ],
+  [
+    ['--demo', '--trust-proxy', 'proxy.local'],
+    "--trust-proxy takes IP addresses of your proxy, e.g. 127.0.0.1,::1, not 'proxy.local'",
+  ],
+  [['--demo', '--socket', '/s', '--host', '::1'], 'give either --socket PATH or --host/--port, not both'],
+  [['--demo', '--socket', '/s', '--socket-mode', '8'], "--socket-mode must be octal permissions such as 660, not '8'"],
+  [['--demo', '--socket-group', 'www-data'], '--socket-mode and --socket-group need --socket PATH'],
+  [['--demo', '--log-format', 'JSON'], "--log-format must be text or json, not 'JSON'"],
+];
+
+test('parseCommandLine: a wrong command line is a usage error (exit 2) that points at --help', () => {
+  for (const [argv, line] of USAGE_ERRORS) {
+    assert.deepEqual(outcome(argv, USER), { error: `${line} (see --help)`, exitCode: 2 }, argv.join(' '));
+  }
+});
+
+test('parseCommandLine: every flag is checked before the credentials', () => {
+  assert.deepEqual(outcome(['--db', 'x.sqlite', '--port', '65536'], {}), {
+    error: "--port must be a whole number from 0 to 65535, not '65536' (see --help)",
+    exitCode: 2,
+  });
+});
+
+test('parseCommandLine: credentials come from the environment, or the demo default', () => {
+  assert.deepEqual(pick(outcome(['--db', 'x.sqlite'], USER), ['credentialsFrom']), { credentialsFrom: 'environment' });
+  assert.deepEqual(pick(outcome(['--demo'], {}), ['credentialsFrom']), { credentialsFrom: 'demo default' });
+  assert.deepEqual(pick(outcome(['--demo'], USER), ['credentialsFrom']), { credentialsFrom: 'environment' });
+  assert.deepEqual(outcome(['--db', 'x.sqlite'], {}), {
+    error: 'no credentials: set BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD, or pass --credentials-file FILE',
+    exitCode: 1,
+  });
+  assert.deepEqual(outcome(['--db', 'x.sqlite'], { BOOKING_SEARCH_USER: 'kasse' }), {
+    error: 'BOOKING_SEARCH_USER is set but BOOKING_SEARCH_PASSWORD is empty or missing',
+    exitCode: 1,
+  });
+  assert.deepEqual(outcome(['--db', 'x.sqlite', '--credentials-file', 'zugang'], USER), {
+    error:
+      'credentials are given twice: use BOOKING_SEARCH_USER/BOOKING_SEARCH_PASSWORD or --credentials-file, not both',
+    exitCode: 1,
+  });
+});

@@ -1,0 +1,127 @@
+// One source for each list. The code holds the query parameters (lib/query.ts), the
+// messages (lib/messages.ts) and the CLI usage (bin/args.ts); docs/API.md, openapi.json,
+// the README and the test oracle each repeat them for their readers. These tests fail as
+// soon as one copy is changed without the others.
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { USAGE } from '../../bin/args.js';
+import { MESSAGES, QUERY_MESSAGES } from '../../lib/messages.js';
+import { PARAMETERS } from '../../lib/query.js';
+import { NAMES } from '../oracle.js';
+
+const read = (path: string): string => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
+const API = read('docs/API.md');
+const README = read('README.md');
+const OPENAPI = JSON.parse(read('openapi.json')) as Json;
+
+type Json = { [key: string]: unknown };
+
+/** The text of a Markdown section: from its heading line to the next heading of its level or above. */
+function section(markdown: string, heading: string): string {
+  const start = markdown.split('\n').findIndex((line) => line.trim() === heading);
+  assert.notEqual(start, -1, `a section "${heading}"`);
+  const level = heading.indexOf(' ');
+  const lines = markdown.split('\n').slice(start + 1);
+  const end = lines.findIndex((line) => /^#+ /.test(line) && line.indexOf(' ') <= level);
+  return lines.slice(0, end === -1 ? undefined : end).join('\n');
+}
+
+/** The first cell of each body row of the first table in `text`, without backticks. */
+function firstColumn(text: string): string[] {
+  const rows = text.split('\n').filter((line) => line.startsWith('|'));
+  return rows.slice(2).map((row) => (row.split('|')[1] ?? '').trim().replaceAll('`', ''));
+}
+
+/** Every `code span` in `text` that reads as a message: it ends with a full stop. */
+function messagesIn(text: string): string[] {
+  return [...text.matchAll(/`([^`]+\.)`/g)].map((match) => match[1] as string);
+}
+
+/** Resolves a local `$ref` of openapi.json. */
+function resolve(node: unknown): Json {
+  const ref = (node as Json)['$ref'];
+  if (typeof ref !== 'string') return node as Json;
+  return ref
+    .slice(2)
+    .split('/')
+    .reduce<Json>((parent, key) => parent[key] as Json, OPENAPI);
+}
+
+/** Every message the code can send, parameterised ones with `NAME`. */
+const CODE_MESSAGES = [
+  ...Object.values(MESSAGES),
+  ...Object.values(QUERY_MESSAGES).map((message) => (typeof message === 'function' ? message('NAME') : message)),
+];
+
+/** `true` when `text` is a code message, `NAME` standing for any parameter name. */
+function isCodeMessage(text: string): boolean {
+  return CODE_MESSAGES.some((message) => {
+    const [before, after] = message.split('NAME');
+    if (after === undefined) return text === message;
+    return text.startsWith(before as string) && text.endsWith(after) && text.length > message.length - 4;
+  });
+}
+
+test('the query parameters are one list: code, docs/API.md, README, openapi.json and the oracle', () => {
+  const code = [...PARAMETERS];
+  assert.deepEqual(firstColumn(section(API, '### Parameters')), code, 'docs/API.md, "Parameters"');
+  assert.deepEqual(firstColumn(section(README, '### `GET {base}/api/v1/buchungen`')), code, 'README parameter table');
+  assert.deepEqual([...NAMES], code, 'test/oracle.ts NAMES');
+  const operations = OPENAPI['paths'] as Record<string, Record<string, { parameters?: unknown[] }>>;
+  for (const [method, operation] of Object.entries(operations['/api/v1/buchungen'] ?? {})) {
+    const names = (operation.parameters ?? []).map((parameter) => resolve(parameter)['name']);
+    assert.deepEqual(names, code, `openapi.json ${method.toUpperCase()} /api/v1/buchungen`);
+  }
+});
+
+test('every message of the code is in docs/API.md, and docs/API.md holds no other', () => {
+  const documented = [
+    ...messagesIn(section(API, '## Messages')),
+    ...messagesIn(section(API, '### Validation messages')),
+  ];
+  for (const message of CODE_MESSAGES) assert.ok(documented.includes(message), `docs/API.md lists "${message}"`);
+  for (const message of documented) assert.ok(isCodeMessage(message), `"${message}" in docs/API.md is in the code`);
+});
+
+test('every message in the README is one of the code', () => {
+  for (const message of messagesIn(section(README, '### Errors'))) {
+    assert.ok(isCodeMessage(message), `"${message}" in the README's Errors table is in the code`);
+  }
+});
+
+test('openapi.json knows every message of the code, and no other', () => {
+  const documented: string[] = [];
+  const patterns: RegExp[] = [];
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (typeof node !== 'object' || node === null) return;
+    for (const [key, value] of Object.entries(node)) {
+      if (key === 'fehler' && typeof value === 'string') documented.push(value);
+      if (key === 'fehler' && typeof value === 'object' && value !== null) {
+        const schema = value as Json;
+        for (const alternative of [schema, ...((schema['oneOf'] ?? schema['anyOf'] ?? []) as Json[])]) {
+          if (typeof alternative['const'] === 'string') documented.push(alternative['const']);
+          if (Array.isArray(alternative['enum'])) documented.push(...(alternative['enum'] as string[]));
+          if (typeof alternative['pattern'] === 'string') patterns.push(new RegExp(alternative['pattern']));
+        }
+      }
+      visit(value);
+    }
+  };
+  visit(OPENAPI);
+
+  for (const message of documented) assert.ok(isCodeMessage(message), `"${message}" in openapi.json is in the code`);
+  for (const message of CODE_MESSAGES) {
+    const instances = message.includes('NAME') ? PARAMETERS.map((name) => message.replace('NAME', name)) : [message];
+    const known = instances.some(
+      (instance) => documented.includes(instance) || patterns.some((pattern) => pattern.test(instance)),
+    );
+    assert.ok(known, `openapi.json describes "${message}"`);
+  }
+});
+
+test('the README shows the usage exactly as --help prints it', () => {
+  assert.ok(README.includes(`\`\`\`text\n${USAGE}\`\`\``), 'README holds USAGE verbatim in a ```text block');
+});
