@@ -287,3 +287,21 @@ test('a credentials file readable only by owner and group starts without a warni
     /^booking-search-server: cannot open database .*nix\.sqlite: no such file$/,
   );
 });
+
+test('--socket with --workers 2: both workers serve the one socket, with its mode, and it is removed on exit', async (t) => {
+  const socket = join(tempDir(t), 'api.sock');
+  const server = await start(t, ['--db', buildDatabase(t), '--socket', socket, '--workers', '2']);
+  assert.match(server.output().stdout, /Serving from 2 worker processes \(pids \d+, \d+\)/);
+  assert.equal(statSync(socket).mode & 0o777, 0o660);
+  for (let i = 0; i < 4; i += 1) {
+    const reply = await requestOverSocket(socket, '/api/v1/status', {
+      authorization: AUTH,
+      'x-forwarded-for': '192.0.2.1',
+    });
+    assert.equal(reply.status, 200);
+  }
+  const stopped = await server.stop('SIGTERM');
+  assert.equal(stopped.code, 0);
+  assert.equal(existsSync(socket), false);
+  assert.equal(stopped.stdout.match(/ 192\.0\.2\.1 - GET \/api\/v1\/status 200 /g)?.length, 4);
+});
