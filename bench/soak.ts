@@ -37,6 +37,7 @@ const invalid = [
   '/api/v1/buchungen?limit=5000&von=2026-01-01&bis=2026-01-31&betrag=1',
 ];
 const AUTH = `Basic ${Buffer.from('soak:soak').toString('base64')}`;
+const WRONG = `Basic ${Buffer.from('soak:falsch').toString('base64')}`;
 
 const server = spawn(process.execPath, ['bin/booking-search-server.js', '--db', values.db, '--port', '0'], {
   env: { ...process.env, BOOKING_SEARCH_USER: 'soak', BOOKING_SEARCH_PASSWORD: 'soak' },
@@ -70,8 +71,9 @@ const started = Date.now();
 
 function one(i: number): Promise<void> {
   const roll = i % 20;
-  // Unauthenticated requests come from ever other loopback addresses, each below the
-  // throttle's limit, so that the throttle's table fills and stays bounded.
+  // Unauthenticated requests (a wrong password: a request without credentials is not
+  // counted) come from ever other loopback addresses, each below the throttle's limit, so
+  // that the throttle's table fills and stays bounded.
   const kind = roll < 13 ? 'search' : roll < 16 ? 'invalid' : roll < 18 ? 'unauthenticated' : 'status';
   const path =
     kind === 'search'
@@ -83,7 +85,7 @@ function one(i: number): Promise<void> {
   const address = `127.0.${1 + ((i >> 3) % 200)}.${1 + ((i >> 11) % 250)}`;
   const options =
     kind === 'unauthenticated'
-      ? { agent: false as const, localAddress: address }
+      ? { agent: false as const, localAddress: address, headers: { authorization: WRONG } }
       : { agent, headers: { authorization: AUTH } };
   return new Promise((resolve) => {
     const req = request(`${origin}${path}`, options, (res) => {

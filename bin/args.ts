@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { canonicalAddress } from '../lib/client-address.js';
+import { originProblem } from '../lib/cors.js';
 import { errorCode } from '../lib/errors.js';
 import type { Credentials } from '../lib/types.js';
 
@@ -37,6 +38,8 @@ export interface ServeCommand {
   logFormat: 'text' | 'json';
   /** Where the credentials file is, to warn when others can read it. */
   credentialsFile: string | undefined;
+  /** Origins whose web pages may call the API (CORS); empty: off. */
+  corsOrigins: string[];
   /** Processes serving the port; 1 serves from this process. */
   workers: number;
   /** PEM files for HTTPS; `undefined` serves plain HTTP. */
@@ -74,6 +77,7 @@ Options:
   --trust-proxy ADDRESS,...  take the client address from X-Forwarded-For, only from these proxy addresses
                              (a --socket's peer is trusted as the proxy without this)
   --log-format text|json     log lines as text with an ISO time first, or one JSON object each (default text)
+  --cors-origin ORIGIN       let web pages from ORIGIN call the API (CORS), e.g. https://app.example; repeatable
   --workers N                serve from N processes, each with its own read-only connection (default 1)
   --tls-cert FILE            serve HTTPS with this PEM certificate (chain) ...
   --tls-key FILE             ... and this PEM private key
@@ -101,6 +105,7 @@ const OPTIONS = {
   'socket-mode': { type: 'string' },
   'socket-group': { type: 'string' },
   'log-format': { type: 'string' },
+  'cors-origin': { type: 'string', multiple: true },
   workers: { type: 'string' },
   'tls-cert': { type: 'string' },
   'tls-key': { type: 'string' },
@@ -149,6 +154,11 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   const logFormat = values['log-format'] ?? 'text';
   if (logFormat !== 'text' && logFormat !== 'json')
     throw usage(`--log-format must be text or json, not '${logFormat}'`);
+  const corsOrigins = values['cors-origin'] ?? [];
+  for (const origin of corsOrigins) {
+    const problem = originProblem(origin);
+    if (problem !== undefined) throw usage(`--cors-origin ${problem}`);
+  }
 
   const given = readCredentials(env, values['credentials-file']);
   const credentials = given ?? (demo ? { credentials: DEMO_CREDENTIALS, from: 'demo default' as const } : undefined);
@@ -173,6 +183,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     socket,
     logFormat,
     credentialsFile: values['credentials-file'],
+    corsOrigins,
     workers,
     tls: cert === undefined || key === undefined ? undefined : { cert, key },
     timeouts,
@@ -208,7 +219,7 @@ function readTrustProxy(text: string | undefined): string[] {
   return addresses;
 }
 
-function readSocket(values: Record<string, string | boolean | undefined>): ServeCommand['socket'] {
+function readSocket(values: Record<string, string | string[] | boolean | undefined>): ServeCommand['socket'] {
   const path = values['socket'];
   const mode = values['socket-mode'];
   const group = values['socket-group'];
@@ -227,7 +238,7 @@ function readSocket(values: Record<string, string | boolean | undefined>): Serve
   };
 }
 
-function readTimeouts(values: Record<string, string | boolean | undefined>): ServeCommand['timeouts'] {
+function readTimeouts(values: Record<string, string | string[] | boolean | undefined>): ServeCommand['timeouts'] {
   const seconds = (flag: string, fallback: number): number => {
     const text = values[flag.slice(2)];
     return wholeNumber(flag, typeof text === 'string' ? text : undefined, fallback, 1, 3600);

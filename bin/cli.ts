@@ -7,7 +7,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import { dirname } from 'node:path';
 import { describeError, errorCode } from '../lib/errors.js';
-import { createHandler } from '../lib/index.js';
+import { answerProtocolErrors, createHandler } from '../lib/index.js';
 import { CliError, describeFsError, isLoopback, parseCommandLine, type ServeCommand, USAGE } from './args.js';
 import { reportOnDatabase } from './check.js';
 import { type BuildHandler, inMemoryDatabase, preflightDatabaseFile, watchDatabase } from './database.js';
@@ -138,6 +138,7 @@ function handlerFor(command: ServeCommand): BuildHandler {
       maxAuthFailures: command.maxAuthFailures,
       authFailureWindowMs: command.authFailureWindowMs,
       trustProxy: command.trustProxy,
+      corsOrigins: command.corsOrigins,
       onError,
     });
 }
@@ -152,7 +153,7 @@ function createServer(command: ServeCommand, listener: (req: IncomingMessage, re
     // Node looks for expired headers and requests only this often (default 30 s).
     connectionsCheckingInterval: Math.min(1_000, command.timeouts.headersMs),
   };
-  if (command.tls === undefined) return createHttpServer(options, listener);
+  if (command.tls === undefined) return answerProtocolErrors(createHttpServer(options, listener));
   const read = (flag: string, file: string): Buffer => {
     try {
       return readFileSync(file);
@@ -163,7 +164,7 @@ function createServer(command: ServeCommand, listener: (req: IncomingMessage, re
   const cert = read('--tls-cert', command.tls.cert);
   const key = read('--tls-key', command.tls.key);
   try {
-    return createHttpsServer({ ...options, cert, key }, listener);
+    return answerProtocolErrors(createHttpsServer({ ...options, cert, key }, listener));
   } catch (error: unknown) {
     throw new CliError(
       `the TLS certificate or key is not usable: ${error instanceof Error ? error.message : String(error)}`,

@@ -2,7 +2,7 @@
 // that the handler writes the response itself.
 //   BOOKING_DB=kasse.sqlite BOOKING_SEARCH_USER=… BOOKING_SEARCH_PASSWORD=… node examples/fastify.mjs
 import Database from 'better-sqlite3';
-import { createHandler } from 'booking-search-server';
+import { answerClientError, answerExpectation, createHandler } from 'booking-search-server';
 import Fastify from 'fastify';
 
 const db = new Database(process.env.BOOKING_DB, { readonly: true, fileMustExist: true, timeout: 100 });
@@ -12,7 +12,10 @@ const handler = createHandler(
   { basePath: '/kasse' },
 );
 
-const app = Fastify();
+// Fastify answers clientError itself: hand it ours, and the rest of answerProtocolErrors by
+// hand (Node's bodiless answer to a missing Host off, so the handler answers it as JSON).
+const app = Fastify({ clientErrorHandler: answerClientError, http: { requireHostHeader: false } });
+app.server.on('checkExpectation', answerExpectation);
 app.all('/kasse/api/*', (request, reply) => {
   reply.hijack();
   handler(request.raw, reply.raw);

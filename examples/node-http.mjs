@@ -3,7 +3,7 @@
 
 import { createServer } from 'node:http';
 import Database from 'better-sqlite3';
-import { createHandler } from 'booking-search-server';
+import { answerProtocolErrors, createHandler } from 'booking-search-server';
 
 const db = new Database(process.env.BOOKING_DB, { readonly: true, fileMustExist: true, timeout: 100 });
 const handler = createHandler(
@@ -12,7 +12,8 @@ const handler = createHandler(
   { basePath: '/kasse' },
 );
 
-const server = createServer(handler);
+// Node's own answers to unparsable requests, timeouts and Expect have no body; these are JSON.
+const server = answerProtocolErrors(createServer(handler));
 server.listen(Number(process.env.PORT ?? 8080), '127.0.0.1', () => {
   console.log(`listening on http://127.0.0.1:${server.address().port}/kasse/api/v1/`);
 });

@@ -3,15 +3,17 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from 'better-sqlite3';
-import { challenge, createAuthenticator } from './auth.js';
+import { challenge, createAuthenticator, parseBasicAuth } from './auth.js';
 import { clientAddress, trustedPeers } from './client-address.js';
+import { createCors } from './cors.js';
 import { isNotReadableNow } from './errors.js';
 import { EMPTY_RESULT, formatSearchResult } from './format.js';
 import { MESSAGES } from './messages.js';
 import { resolveOptions, validateCredentials, validateDatabase } from './options.js';
+import { lacksHost } from './protocol-errors.js';
 import { parseSearchQuery } from './query.js';
 import { recordFacts } from './request-facts.js';
-import { send, sendError } from './respond.js';
+import { addToEveryResponse, send, sendError, sendNoContent } from './respond.js';
 import { createBookingSearch } from './search.js';
 import { createThrottle } from './throttle.js';
 import type { Credentials, HandlerOptions, Next, RequestHandler } from './types.js';
@@ -38,6 +40,7 @@ export function createHandler(db: Database, credentials: Credentials, options?: 
     maxAddresses: settings.maxTrackedAddresses,
     now: settings.now,
   });
+  const cors = createCors(settings.corsOrigins);
   const { basePath, onError } = settings;
   const trusted = trustedPeers(settings.trustProxy === false ? [] : settings.trustProxy);
   const apiPrefix = `${basePath}/api/`;
@@ -74,7 +77,9 @@ export function createHandler(db: Database, credentials: Credentials, options?: 
     const retryAfter = throttle.retryAfter(address);
     if (retryAfter > 0) return sendError(req, res, 429, MESSAGES.throttled, ['Retry-After', String(retryAfter)]);
     if (!authenticate(req.headers.authorization)) {
-      throttle.recordFailure(address);
+      // docs/API.md, Throttling: only well-formed Basic credentials that do not match count.
+      // No header, another scheme or a malformed one is a challenge-first client's first try.
+      if (parseBasicAuth(req.headers.authorization) !== undefined) throttle.recordFailure(address);
       return sendError(req, res, 401, MESSAGES.unauthorized, challengeHeader);
     }
 
@@ -88,11 +93,16 @@ export function createHandler(db: Database, credentials: Credentials, options?: 
   }
 
   return function handleBookingSearch(req: IncomingMessage, res: ServerResponse, next?: Next): void {
-    const url = req.url ?? '/';
+    const url = originForm(req.url ?? '/') ?? '';
     const mark = url.indexOf('?');
     const path = mark === -1 ? url : url.slice(0, mark);
     if (next !== undefined && !path.startsWith(apiPrefix)) return next();
     try {
+      addToEveryResponse(res, cors.responseHeaders(req));
+      if (lacksHost(req) || url === '') return sendError(req, res, 400, MESSAGES.badRequest, ['Connection', 'close']);
+      // docs/API.md, CORS: a preflight is answered before throttling and authentication.
+      const preflight = path === statusPath || path === searchPath ? cors.preflight(req) : undefined;
+      if (preflight !== undefined) return sendNoContent(res, preflight);
       route(req, res, path, mark === -1 ? '' : url.slice(mark + 1));
     } catch (error: unknown) {
       report(error, req);
@@ -100,4 +110,21 @@ export function createHandler(db: Database, credentials: Credentials, options?: 
       else sendError(req, res, 500, MESSAGES.internal);
     }
   };
+}
+
+// RFC 9112 §3.2.2: absolute-form `scheme://authority/path?query`, answered like its path.
+const ABSOLUTE_FORM = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
+
+/**
+ * The request target in origin form: an absolute-form target without its scheme and
+ * authority; `undefined` when the authority holds user info (RFC 9110 §4.2.4: treat it
+ * as an error — it would be a password in the request line).
+ */
+function originForm(target: string): string | undefined {
+  if (target.startsWith('/')) return target;
+  const authority = ABSOLUTE_FORM.exec(target);
+  if (authority === null) return target;
+  if (authority[0].includes('@')) return undefined;
+  const rest = target.slice(authority[0].length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
 }

@@ -4,6 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Database } from 'better-sqlite3';
 import { canonicalAddress, UNIX_SOCKET_PEER } from './client-address.js';
+import { validateCorsOrigins } from './cors.js';
 import { findSchemaProblems } from './schema.js';
 import type { Credentials, HandlerOptions } from './types.js';
 
@@ -25,6 +26,7 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
     authFailureWindowMs: 60_000,
     maxTrackedAddresses: 10_000,
     trustProxy: [],
+    corsOrigins: [],
     now: Date.now,
     ...withoutUndefined(options ?? {}),
   };
@@ -43,6 +45,7 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
   ensure(isWhole(settings.maxTrackedAddresses, 1), 'options.maxTrackedAddresses must be a whole number ≥ 1');
   settings.trustProxy = validateTrustProxy(settings.trustProxy);
   ensure(typeof settings.now === 'function', 'options.now must be a function');
+  settings.corsOrigins = validateCorsOrigins(settings.corsOrigins);
   return settings;
 }
 

@@ -2,6 +2,25 @@
 // sets the same headers (docs/API.md, Responses in general).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+
+const COMMON_HEADERS = [
+  'Content-Type',
+  'application/json; charset=utf-8',
+  'Cache-Control',
+  'no-store',
+  'X-Content-Type-Options',
+  'nosniff',
+] as const;
+
+// Headers that every response to one request carries, whichever status it ends with
+// (the CORS headers of docs/API.md), set once when the request arrives.
+const perRequest = new WeakMap<ServerResponse, readonly string[]>();
+
+/** Every later `send` on `res` adds `headers` (name, value, name, value, …). */
+export function addToEveryResponse(res: ServerResponse, headers: readonly string[]): void {
+  if (headers.length > 0) perRequest.set(res, headers);
+}
 
 /** Writes a complete JSON response; `HEAD` gets the same headers and no body. */
 export function send(
@@ -20,6 +39,7 @@ export function send(
     'no-store',
     'X-Content-Type-Options',
     'nosniff',
+    ...(perRequest.get(res) ?? []),
     ...extraHeaders,
   ]);
   res.end(req.method === 'HEAD' ? undefined : json);
@@ -34,4 +54,23 @@ export function sendError(
   extraHeaders: readonly string[] = [],
 ): void {
   send(req, res, status, JSON.stringify({ fehler: message }), extraHeaders);
+}
+
+/** `204` without a body (a CORS preflight): the common headers but `Content-Length`. */
+export function sendNoContent(res: ServerResponse, headers: readonly string[]): void {
+  res.writeHead(204, [...COMMON_HEADERS, ...headers]);
+  res.end();
+}
+
+/**
+ * Answers on a bare socket, for errors that Node's HTTP parser raises before there is a
+ * request to answer (docs/API.md, Responses in general): `{"fehler": message}`, the common
+ * headers and `Connection: close`; the connection is closed once the answer is out.
+ */
+export function sendOnSocket(socket: Duplex, status: number, reason: string, message: string): void {
+  const json = JSON.stringify({ fehler: message });
+  const head = [`HTTP/1.1 ${status} ${reason}`];
+  const headers = [...COMMON_HEADERS, 'Content-Length', String(Buffer.byteLength(json)), 'Connection', 'close'];
+  for (let i = 0; i < headers.length; i += 2) head.push(`${headers[i]}: ${headers[i + 1]}`);
+  socket.end(`${head.join('\r\n')}\r\n\r\n${json}`, () => socket.destroy());
 }

@@ -38,6 +38,12 @@ export interface HandlerOptions {
    * Default `[]`.
    */
   trustProxy?: readonly string[] | false | undefined;
+  /**
+   * The origins whose web pages may call the API with credentials (CORS), exactly as a
+   * browser sends them: `scheme://host[:port]`, e.g. `"https://buchhaltung.example"`. No
+   * path, no wildcard (`"*"` is refused). Default `[]`: CORS off.
+   */
+  corsOrigins?: readonly string[] | undefined;
   /** The clock, in milliseconds; for tests. Default `Date.now`. */
   now?: (() => number) | undefined;
 }

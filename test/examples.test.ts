@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { test } from 'node:test';
 import { AUTH, assertReply, buildDatabase, get, request } from './helpers.js';
+import { assertProtocolError, rawRequest } from './raw-http.js';
 
 const EXAMPLES = ['node-http.mjs', 'express.mjs', 'fastify.mjs'];
 
@@ -59,6 +60,17 @@ for (const example of EXAMPLES) {
       assert.equal(home.status, 200, "the framework's own route still answers");
       assert.match(home.body, /Buchungssuche liegt unter \/kasse\/api\/v1\//);
     }
+
+    // The protocol edge, wired with what the library exports (docs/API.md, Responses in general).
+    const status = '/kasse/api/v1/status';
+    assertProtocolError(await rawRequest(origin, 'GARBAGE\r\n\r\n'), 400, 'Ungültige Anfrage.');
+    assertProtocolError(await rawRequest(origin, `GET ${status} HTTP/1.1\r\n\r\n`), 400, 'Ungültige Anfrage.');
+    const expect = `GET ${status} HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nAuthorization: ${AUTH}\r\n\r\n`;
+    assertProtocolError(await rawRequest(origin, expect), 417, 'Erwartung nicht erfüllbar.');
+    const huge = `GET ${status} HTTP/1.1\r\nHost: x\r\nX-Gross: ${'a'.repeat(20 * 1024)}\r\n\r\n`;
+    assertProtocolError(await rawRequest(origin, huge), 431, 'Anfragekopf zu groß.');
+    const absolute = `GET ${origin}${status} HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nConnection: close\r\n\r\n`;
+    assertReply(await rawRequest(origin, absolute), 200, { name: 'booking-search-server', version: '1.0' });
     child.kill('SIGTERM');
     await once(child, 'exit');
   });

@@ -56,7 +56,7 @@ test('every status code of each operation is answered as the document says', asy
   const failing = await serve(t, createHandler(searchDb, CREDENTIALS, { onError: () => undefined }));
   searchDb.close();
   const throttled = await serveFixture(t, { maxAuthFailures: 1 });
-  await request(`${throttled}/api/v1/status`);
+  await request(`${throttled}/api/v1/status`, { headers: { authorization: 'Basic eDp5' } }); // x:y, a wrong password
 
   const search = '/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5';
   const cases: Record<string, Record<string, () => Promise<Reply>>> = {

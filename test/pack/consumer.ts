@@ -4,6 +4,9 @@ import { createServer } from 'node:http';
 import Database from 'better-sqlite3';
 import {
   API_VERSION,
+  answerClientError,
+  answerExpectation,
+  answerProtocolErrors,
   type Booking,
   type Credentials,
   createHandler,
@@ -19,10 +22,14 @@ const options: HandlerOptions = {
   serviceName: 'Kasse',
   onError: (error, req) => console.error(req.url, error),
   trustProxy: false,
+  corsOrigins: ['https://buchhaltung.example'],
 };
 const db = new Database(':memory:');
 const handler: RequestHandler = createHandler(db, credentials, options);
-createServer((req, res) => handler(req, res, () => res.end()));
+answerProtocolErrors(createServer((req, res) => handler(req, res, () => res.end())))
+  .listen(0)
+  .close();
+createServer().on('clientError', answerClientError).on('checkExpectation', answerExpectation);
 
 const version: '1.0' extends typeof API_VERSION ? string : never = API_VERSION;
 const booking: Booking = { id: 1, datum: '2026-03-14', betrag: -12.5, zweck: 'Porto' };

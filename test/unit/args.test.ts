@@ -58,6 +58,11 @@ const COMMANDS: Array<[argv: string[], expected: Record<string, unknown>]> = [
     { socket: { path: '/run/b/api.sock', mode: 0o600, group: 'www-data' } },
   ],
   [['--demo', '--log-format', 'json'], { logFormat: 'json' }],
+  [['--demo'], { corsOrigins: [] }],
+  [
+    ['--demo', '--cors-origin', 'https://buchhaltung.example', '--cors-origin', 'http://127.0.0.1:8081'],
+    { corsOrigins: ['https://buchhaltung.example', 'http://127.0.0.1:8081'] },
+  ],
 ];
 
 test('parseCommandLine: each command line gives its command', () => {
@@ -95,6 +100,19 @@ const USAGE_ERRORS: Array<[argv: string[], line: string]> = [
   [['--demo', '--socket', '/s', '--socket-mode', '8'], "--socket-mode must be octal permissions such as 660, not '8'"],
   [['--demo', '--socket-group', 'www-data'], '--socket-mode and --socket-group need --socket PATH'],
   [['--demo', '--log-format', 'JSON'], "--log-format must be text or json, not 'JSON'"],
+  [
+    ['--demo', '--cors-origin', '*'],
+    '--cors-origin "*" is refused: no wildcard; with credentials it would let any web page read the bookings',
+  ],
+  [
+    ['--demo', '--cors-origin', 'https://buchhaltung.example/kasse'],
+    '--cors-origin "https://buchhaltung.example/kasse" is not an origin: give scheme://host[:port] with http or https, no path, e.g. "https://buchhaltung.example"',
+  ],
+  [
+    ['--demo', '--cors-origin', 'https://buchhaltung.example:443'],
+    '--cors-origin "https://buchhaltung.example:443" is not written as a browser sends it: write "https://buchhaltung.example"',
+  ],
+  [['--demo', '--cors-origin'], 'option --cors-origin needs a value'],
 ];
 
 test('parseCommandLine: a wrong command line is a usage error (exit 2) that points at --help', () => {

@@ -107,13 +107,14 @@ test('X-Forwarded-For is ignored unless trustProxy is set', async (t) => {
   const origin = await serveFixture(t, { maxAuthFailures: 2 });
   const status = `${origin}/api/v1/status`;
   for (const forwarded of ['203.0.113.1', '203.0.113.2']) {
-    await request(status, { headers: { 'x-forwarded-for': forwarded } });
+    await request(status, { headers: { 'x-forwarded-for': forwarded, authorization: basicAuth('kasse', 'raten') } });
   }
   assert.equal((await get(status, { 'x-forwarded-for': '203.0.113.3' })).status, 429);
 
   const proxied = await serveFixture(t, { maxAuthFailures: 2, trustProxy: ['127.0.0.1'] });
   const behindProxy = `${proxied}/api/v1/status`;
-  for (let i = 0; i < 2; i += 1) await request(behindProxy, { headers: { 'x-forwarded-for': 'spoofed, 203.0.113.1' } });
+  const spoofed = { 'x-forwarded-for': 'spoofed, 203.0.113.1', authorization: basicAuth('kasse', 'raten') };
+  for (let i = 0; i < 2; i += 1) await request(behindProxy, { headers: spoofed });
   assert.equal((await get(behindProxy, { 'x-forwarded-for': '203.0.113.1' })).status, 429);
   assert.equal((await get(behindProxy, { 'x-forwarded-for': '203.0.113.1, 203.0.113.2' })).status, 200);
 });
@@ -146,4 +147,28 @@ test('trustProxy matches IPv4-mapped and differently written IPv6 peers; a forwa
   });
   // Counted under the proxy itself, so a client cannot invent a fresh key per request.
   assert.equal((await get(`${garbage}/api/v1/status`, { 'x-forwarded-for': 'other-garbage' })).status, 429);
+});
+
+test('only well-formed Basic credentials that do not match count as failures (challenge-first clients are never throttled)', async (t) => {
+  const origin = await serveFixture(t, { maxAuthFailures: 3 });
+  const status = `${origin}/api/v1/status`;
+  const notCounted = [
+    {},
+    { authorization: `Bearer ${Buffer.from('kasse:raten').toString('base64')}` },
+    { authorization: 'Digest username="kasse"' },
+    { authorization: 'Basic' },
+    { authorization: 'Basic ****' },
+    { authorization: `Basic ${Buffer.from('ohne-doppelpunkt').toString('base64')}` },
+    { authorization: `Basic ${Buffer.from([0xff, 0x3a, 0xfe]).toString('base64')}` },
+  ];
+  // Far more than the limit, the way urllib or curl --anyauth asks: first without, then with.
+  for (let i = 0; i < 4; i += 1) {
+    for (const headers of notCounted) assertUnauthorized(await request(status, { headers }));
+    assertReply(await get(status), 200, { name: 'booking-search-server', version: '1.0' });
+  }
+
+  const wrong = { authorization: basicAuth('kasse', 'raten') };
+  for (let i = 0; i < 3; i += 1) assertUnauthorized(await request(status, { headers: wrong }));
+  assertReply(await get(status), 429, THROTTLED);
+  assertReply(await request(status), 429, THROTTLED);
 });

@@ -1,0 +1,116 @@
+// Browser clients on other origins (docs/API.md, Browser clients (CORS); Fetch standard,
+// "CORS protocol"). Off while the list is empty.
+
+import type { IncomingMessage } from 'node:http';
+
+// An origin as a browser serialises it (RFC 6454 §6.2): scheme "://" host [ ":" port ],
+// http or https only, no user info, path, query, fragment or wildcard. The host is a
+// DNS name or IPv4 address (letters, digits, "-", ".") or a bracketed IPv6 address.
+// Whether it is also *canonical* (lowercase, no default port) is checked against URL.
+const ORIGIN = /^https?:\/\/(?:[a-z0-9.-]+|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?$/i;
+// Fetch standard: the request headers a preflight may ask for, a comma-separated list.
+const REQUESTABLE_HEADERS = new Set(['authorization']);
+const PREFLIGHT_METHODS = new Set(['GET', 'HEAD']);
+
+export interface Cors {
+  /** Headers for every response to `req` that is not a preflight (may be empty). */
+  responseHeaders(req: IncomingMessage): readonly string[];
+  /** The headers of the 204 answering `req` when it is a preflight we answer, else `undefined`. */
+  preflight(req: IncomingMessage): readonly string[] | undefined;
+}
+
+/**
+ * Checks `origins` (throws a TypeError naming the option and the bad value) and builds the
+ * CORS headers for them. An empty list turns CORS off: no header is ever added.
+ */
+export function createCors(origins: readonly string[]): Cors {
+  const allowed = new Set(validateCorsOrigins(origins));
+  if (allowed.size === 0) return { responseHeaders: () => [], preflight: () => undefined };
+
+  const listedOrigin = (req: IncomingMessage): string | undefined => {
+    const origin = req.headers.origin;
+    return origin !== undefined && allowed.has(origin) ? origin : undefined;
+  };
+
+  return {
+    responseHeaders(req) {
+      const origin = listedOrigin(req);
+      if (origin === undefined) return ['Vary', 'Origin'];
+      return [
+        'Access-Control-Allow-Origin',
+        origin,
+        'Access-Control-Allow-Credentials',
+        'true',
+        // A page may read how long a 429 lasts (docs/API.md, Throttling).
+        'Access-Control-Expose-Headers',
+        'Retry-After',
+        'Vary',
+        'Origin',
+      ];
+    },
+
+    preflight(req) {
+      if (req.method !== 'OPTIONS') return undefined;
+      const origin = listedOrigin(req);
+      const method = req.headers['access-control-request-method'];
+      if (origin === undefined || method === undefined || !PREFLIGHT_METHODS.has(method)) return undefined;
+      if (!onlyRequestableHeaders(req.headers['access-control-request-headers'])) return undefined;
+      return [
+        'Access-Control-Allow-Origin',
+        origin,
+        'Access-Control-Allow-Credentials',
+        'true',
+        'Access-Control-Allow-Methods',
+        'GET, HEAD',
+        'Access-Control-Allow-Headers',
+        'Authorization',
+        'Access-Control-Max-Age',
+        '600',
+        'Vary',
+        'Origin',
+      ];
+    },
+  };
+}
+
+/** The list itself, or a TypeError naming `options.corsOrigins` and the value that is wrong. */
+export function validateCorsOrigins(origins: unknown): readonly string[] {
+  if (!Array.isArray(origins)) {
+    throw new TypeError('options.corsOrigins must be an array of origins such as ["https://buchhaltung.example"]');
+  }
+  origins.forEach((origin: unknown, index) => {
+    const problem = originProblem(origin);
+    if (problem !== undefined) throw new TypeError(`options.corsOrigins[${index}] ${problem}`);
+  });
+  return origins as string[];
+}
+
+/** Why `origin` cannot be listed, or `undefined` when it can. */
+export function originProblem(origin: unknown): string | undefined {
+  if (typeof origin !== 'string') return `must be a string, not ${typeof origin}`;
+  const shown = JSON.stringify(origin);
+  if (origin.includes('*')) {
+    return `${shown} is refused: no wildcard; with credentials it would let any web page read the bookings`;
+  }
+  if (!ORIGIN.test(origin)) {
+    return `${shown} is not an origin: give scheme://host[:port] with http or https, no path, e.g. "https://buchhaltung.example"`;
+  }
+  let canonical: string;
+  try {
+    canonical = new URL(origin).origin;
+  } catch {
+    return `${shown} is not an origin: the host or port is not valid`;
+  }
+  // A browser sends the origin lowercase and without a default port; a list entry in
+  // another spelling would never match, so it is refused rather than silently ignored.
+  if (canonical !== origin) return `${shown} is not written as a browser sends it: write ${JSON.stringify(canonical)}`;
+  return undefined;
+}
+
+function onlyRequestableHeaders(requested: string | undefined): boolean {
+  if (requested === undefined) return true;
+  return requested
+    .split(',')
+    .map((name) => name.trim().toLowerCase())
+    .every((name) => name === '' || REQUESTABLE_HEADERS.has(name));
+}

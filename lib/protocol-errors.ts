@@ -1,0 +1,56 @@
+// Errors that Node's HTTP server raises before a request handler runs, answered as JSON
+// (docs/API.md, Responses in general): the CLI's server uses this, and so can an embedder.
+
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { errorCode } from './errors.js';
+import { MESSAGES } from './messages.js';
+import { sendError, sendOnSocket } from './respond.js';
+
+/**
+ * Makes `server` answer its protocol errors as docs/API.md says: parser errors (400),
+ * headers over `maxHeaderSize` (431), `headersTimeout`/`requestTimeout` (408) and an
+ * `Expect` other than `100-continue` (417), each as `{"fehler": …}` with `Connection: close`.
+ *
+ * It also turns off Node's own check for a missing `Host` (`requireHostHeader`), whose
+ * answer has no body: the handler from `createHandler` answers that request with the JSON
+ * 400 instead. Requests that the handler passes to `next()` are not checked for `Host`.
+ * Returns `server`.
+ */
+export function answerProtocolErrors<S extends Server>(server: S): S {
+  // A documented option of http.createServer (Node ≥ 20), read on every request.
+  (server as { requireHostHeader?: boolean }).requireHostHeader = false;
+  server.on('clientError', answerClientError);
+  server.on('checkExpectation', answerExpectation);
+  return server;
+}
+
+/**
+ * A `'clientError'` listener for a node:http server (or Fastify's `clientErrorHandler`).
+ * Like Node's default, it answers only while no response is being written on the socket.
+ */
+export function answerClientError(error: unknown, socket: Duplex): void {
+  const code = errorCode(error);
+  // A response that is being written cannot be interrupted by another; one that is
+  // complete (a pipelined request before the bad one) can be followed by ours.
+  const current = (socket as { _httpMessage?: { headersSent: boolean; writableEnded: boolean } | null })._httpMessage;
+  const interrupting = current?.headersSent === true && !current.writableEnded;
+  if (code === 'ECONNRESET' || !socket.writable || interrupting) {
+    socket.destroy();
+    return;
+  }
+  if (code === 'HPE_HEADER_OVERFLOW')
+    return sendOnSocket(socket, 431, 'Request Header Fields Too Large', MESSAGES.headersTooLarge);
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return sendOnSocket(socket, 408, 'Request Timeout', MESSAGES.timeout);
+  sendOnSocket(socket, 400, 'Bad Request', MESSAGES.badRequest);
+}
+
+/** A `'checkExpectation'` listener: an `Expect` other than `100-continue` gets 417. */
+export function answerExpectation(req: IncomingMessage, res: ServerResponse): void {
+  sendError(req, res, 417, MESSAGES.expectationFailed, ['Connection', 'close']);
+}
+
+/** RFC 9112 §3.2: an HTTP/1.1 request without `Host` is answered 400 (when Node's check is off). */
+export function lacksHost(req: IncomingMessage): boolean {
+  return req.httpVersion === '1.1' && req.headers.host === undefined;
+}

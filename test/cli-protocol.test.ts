@@ -1,0 +1,149 @@
+// The CLI at the protocol edge: what Node's HTTP parser refuses is answered as JSON, an
+// absolute-form target like its path, and --cors-origin is checked and served (docs/API.md,
+// Responses in general; Browser clients (CORS)).
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { assertFails, run, start } from './cli-helpers.js';
+import { AUTH, assertReply, buildDatabase, request } from './helpers.js';
+import { assertProtocolError, rawRequest } from './raw-http.js';
+
+const BAD_REQUEST = 'Ungültige Anfrage.';
+const ONE_BOOKING = {
+  anzahl: 1,
+  buchungen: [
+    {
+      id: 8,
+      datum: '2026-03-31',
+      betrag: -4.35,
+      zweck: 'Kaffee ☕ & Croissant',
+      kategorie: 'Bewirtung',
+      konto: 'Barkasse',
+    },
+  ],
+};
+
+test('errors raised by Node before the handler are JSON with the common headers and Connection: close', async (t) => {
+  const server = await start(t, ['--db', buildDatabase(t), '--headers-timeout', '1', '--request-timeout', '2']);
+  const { origin } = server;
+  const auth = `Authorization: ${AUTH}\r\n`;
+  const cases: [string, string | Buffer, number, string][] = [
+    ['a bad request line', 'GARBAGE\r\n\r\n', 400, BAD_REQUEST],
+    ['an unknown HTTP version', 'GET /api/v1/status HTTP/9.9\r\nHost: x\r\n\r\n', 400, BAD_REQUEST],
+    ['HTTP/1.1 without Host', `GET /api/v1/status HTTP/1.1\r\n${auth}\r\n`, 400, BAD_REQUEST],
+    ['HTTP/1.1 without Host, not authenticated', 'GET /api/v1/status HTTP/1.1\r\n\r\n', 400, BAD_REQUEST],
+    [
+      'a header line without a colon',
+      `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nKaputt\r\n${auth}\r\n`,
+      400,
+      BAD_REQUEST,
+    ],
+    ['a space in a header name', `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nBad Name: 1\r\n\r\n`, 400, BAD_REQUEST],
+    [
+      'raw non-ASCII bytes in the target',
+      Buffer.concat([
+        Buffer.from('GET /api/v1/st'),
+        Buffer.from([0xc3, 0xa4]),
+        Buffer.from('tus HTTP/1.1\r\nHost: x\r\n\r\n'),
+      ]),
+      400,
+      BAD_REQUEST,
+    ],
+    [
+      'request line and headers over 16 KiB',
+      `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nX-Gross: ${'a'.repeat(17 * 1024)}\r\n\r\n`,
+      431,
+      'Anfragekopf zu groß.',
+    ],
+    [
+      'an Expect other than 100-continue',
+      `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\n${auth}\r\n`,
+      417,
+      'Erwartung nicht erfüllbar.',
+    ],
+    [
+      'headers not complete within --headers-timeout',
+      'GET /api/v1/status HTTP/1.1\r\nHost: x\r\n',
+      408,
+      'Zeitüberschreitung der Anfrage.',
+    ],
+  ];
+  for (const [name, payload, status, fehler] of cases) {
+    await t.test(name, async () => assertProtocolError(await rawRequest(origin, payload), status, fehler));
+  }
+  // The server keeps serving.
+  assertReply(await request(`${server.api}status`, { headers: { authorization: AUTH } }), 200, {
+    name: 'booking-search-server',
+    version: '1.0',
+  });
+});
+
+test('an absolute-form request target is answered like its path and query (RFC 9112 §3.2.2)', async (t) => {
+  const server = await start(t, ['--db', buildDatabase(t), '--base-path', '/kasse']);
+  const { origin } = server;
+  const ask = (target: string, authorization = `Authorization: ${AUTH}\r\n`) =>
+    rawRequest(origin, `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n${authorization}Connection: close\r\n\r\n`);
+
+  assertReply(await ask(`${origin}/kasse/api/v1/status`), 200, { name: 'booking-search-server', version: '1.0' });
+  assertReply(await ask(`http://andere.example/kasse/api/v1/status?egal=1`), 200, {
+    name: 'booking-search-server',
+    version: '1.0',
+  });
+  assertReply(
+    await ask(`${origin}/kasse/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`),
+    200,
+    ONE_BOOKING,
+  );
+  assertReply(await ask(`${origin}/kasse/api/v1/buchungen?von=2026-03-01`), 400, { fehler: "Parameter 'bis' fehlt." });
+  assertReply(await ask(`${origin}/kasse/api/v1/status`, ''), 401, { fehler: 'Anmeldung erforderlich.' });
+  assertReply(await ask(`${origin}/api/v1/status`), 404, { fehler: 'Nicht gefunden.' });
+  assertReply(await ask(origin), 404, { fehler: 'Nicht gefunden.' });
+  // RFC 9110 §4.2.4: user info in the target is an error (it would put a password in logs).
+  const withUser = await ask(`http://kasse:geheim@127.0.0.1/kasse/api/v1/status`);
+  assertReply(withUser, 400, { fehler: 'Ungültige Anfrage.' });
+  assert.equal(withUser.headers.connection, 'close');
+});
+
+test('--cors-origin is repeatable and served; "*" and malformed origins end the CLI with exit 2', async (t) => {
+  const db = buildDatabase(t);
+  for (const [origin, line] of [
+    ['*', /^booking-search-server: --cors-origin "\*" is refused: no wildcard; .* \(see --help\)$/],
+    [
+      'https://buchhaltung.example/',
+      /^booking-search-server: --cors-origin "https:\/\/buchhaltung\.example\/" is not an origin/,
+    ],
+    ['HTTPS://buchhaltung.example', /write "https:\/\/buchhaltung\.example" \(see --help\)$/],
+  ] as const) {
+    assertFails(
+      await run(['--db', db, '--port', '0', '--cors-origin', 'http://127.0.0.1:8081', '--cors-origin', origin]),
+      2,
+      line,
+    );
+  }
+
+  const server = await start(t, [
+    '--db',
+    db,
+    '--cors-origin',
+    'http://127.0.0.1:8081',
+    '--cors-origin',
+    'https://buchhaltung.example',
+  ]);
+  for (const page of ['http://127.0.0.1:8081', 'https://buchhaltung.example']) {
+    const preflight = await request(`${server.api}buchungen`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: page,
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'authorization',
+      },
+    });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers['access-control-allow-origin'], page);
+    const search = await request(`${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`, {
+      headers: { origin: page, authorization: AUTH },
+    });
+    assertReply(search, 200, ONE_BOOKING);
+    assert.equal(search.headers['access-control-allow-origin'], page);
+  }
+});

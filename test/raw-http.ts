@@ -1,0 +1,50 @@
+// Raw bytes over a socket, for what no HTTP client sends: broken request lines, absolute
+// targets, oversized headers, unfinished requests.
+
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { assertReply, type Reply } from './helpers.js';
+
+export interface RawReply extends Reply {
+  /** Whether the server closed the connection after its answer. */
+  closed: boolean;
+}
+
+/** Sends `payload` to `origin` and reads one response; waits at most `timeoutMs` for it and the close. */
+export function rawRequest(origin: string, payload: string | Buffer, timeoutMs = 10_000): Promise<RawReply> {
+  const { hostname, port } = new URL(origin);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    const chunks: Buffer[] = [];
+    let closed = false;
+    const finish = (): void => {
+      clearTimeout(timer);
+      const text = Buffer.concat(chunks).toString('utf8');
+      const split = text.indexOf('\r\n\r\n');
+      if (split === -1) return reject(new Error(`no complete response: ${JSON.stringify(text)}`));
+      const [statusLine = '', ...lines] = text.slice(0, split).split('\r\n');
+      const headers: Record<string, string> = {};
+      for (const line of lines) {
+        const colon = line.indexOf(':');
+        headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
+      }
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: text.slice(split + 4), closed });
+    };
+    const timer = setTimeout(() => {
+      socket.destroy();
+      finish();
+    }, timeoutMs);
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('end', () => (closed = true));
+    socket.on('close', finish);
+    socket.on('error', () => undefined);
+    socket.write(payload);
+  });
+}
+
+/** docs/API.md: a protocol error is JSON with the common headers, and the connection closes. */
+export function assertProtocolError(reply: RawReply, status: number, fehler: string): void {
+  assertReply(reply, status, { fehler });
+  assert.equal(reply.headers.connection, 'close');
+  assert.ok(reply.closed, 'the server closed the connection');
+}
