@@ -1,12 +1,13 @@
 // argv and the environment → what the CLI is asked to do. Pure but for reading the
 // credentials file; every problem is a CliError with one line for the user.
 
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { canonicalAddress } from '../lib/client-address.js';
 import { originProblem } from '../lib/cors.js';
 import { errorCode } from '../lib/errors.js';
+import { parsePasswordHash } from '../lib/password-hash.js';
 import type { Credentials } from '../lib/types.js';
+import { credentialsOf, readCredentialsFile } from './credentials.js';
 
 export class CliError extends Error {
   /** 2 for a wrong command line, 1 for everything that goes wrong after it. */
@@ -26,9 +27,11 @@ export interface ServeCommand {
   port: number;
   basePath: string;
   serviceName: string | undefined;
-  credentials: Credentials;
+  credentials: Credentials[];
   /** Where the credentials came from, for the start-up message. */
   credentialsFrom: 'environment' | 'file' | 'demo default';
+  /** The credentials file, read again on SIGHUP; `undefined` when they come from elsewhere. */
+  credentialsFile: string | undefined;
   maxAuthFailures: number;
   authFailureWindowMs: number;
   /** Peers whose X-Forwarded-For names the client: IP addresses, and `unix` with --socket. */
@@ -36,8 +39,6 @@ export interface ServeCommand {
   /** A Unix socket to listen on instead of host and port. */
   socket: { path: string; mode: number; group: string | undefined } | undefined;
   logFormat: 'text' | 'json';
-  /** Where the credentials file is, to warn when others can read it. */
-  credentialsFile: string | undefined;
   /** Origins whose web pages may call the API (CORS); empty: off. */
   corsOrigins: string[];
   /** Processes serving the port; 1 serves from this process. */
@@ -50,6 +51,7 @@ export interface ServeCommand {
 export type Command =
   | ServeCommand
   | { command: 'check'; db: string }
+  | { command: 'hash-password' }
   | { command: 'openapi' }
   | { command: 'help' }
   | { command: 'version' };
@@ -58,6 +60,7 @@ export const USAGE = `Usage:
   booking-search-server --db FILE [options]   serve the bookings in FILE (opened read-only)
   booking-search-server --demo [options]      serve built-in sample bookings (user demo, password demo)
   booking-search-server check --db FILE       does FILE fit? what is missing? which indexes? journal state?
+  booking-search-server hash-password         read a password on stdin, print its scrypt hash
   booking-search-server --openapi             print the OpenAPI 3.1 description
   booking-search-server --help | --version
 
@@ -68,7 +71,7 @@ Options:
   --port PORT                port to listen on, 0 for any free one (default 8080)
   --base-path PATH           path before /api/v1, e.g. /kasse (default none)
   --name NAME                service name in /status and the auth realm (default booking-search-server)
-  --credentials-file FILE    a file holding one line user:password
+  --credentials-file FILE    user:secret lines (secret: a password or a hash-password hash); SIGHUP re-reads it
   --max-auth-failures N      failed logins per client address before 429; 0 turns it off (default 10)
   --auth-failure-window SEC  the window those failures are counted in (default 60)
   --socket PATH              listen on this Unix socket instead of a port (for a proxy on this machine)
@@ -85,8 +88,9 @@ Options:
   --request-timeout SEC      ... and its whole request within this (default 30)
   --keep-alive-timeout SEC   an idle keep-alive connection is closed after this (default 5)
 
-Credentials come from BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD, or from
---credentials-file; never from a flag, which every user of the machine could read in ps.
+Credentials come from BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD (a password or a
+hash), or from --credentials-file; never from a flag, which every user of the machine could
+read in ps. SIGHUP re-reads the credentials file and the TLS certificate and key.
 `;
 
 const OPTIONS = {
@@ -116,7 +120,7 @@ const OPTIONS = {
   version: { type: 'boolean', short: 'v' },
 } as const;
 
-const DEMO_CREDENTIALS: Credentials = { username: 'demo', password: 'demo' };
+const DEMO_CREDENTIALS: Credentials[] = [{ username: 'demo', password: 'demo' }];
 
 export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv): Command {
   const { values, positionals } = parse(argv);
@@ -128,7 +132,10 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     if (values.db === undefined) throw usage('check needs --db FILE');
     return { command: 'check', db: values.db };
   }
-  if (verb !== undefined) throw usage(`unexpected argument '${verb === 'check' ? extra[0] : verb}'`);
+  if (verb === 'hash-password' && extra.length === 0) return { command: 'hash-password' };
+  if (verb !== undefined) {
+    throw usage(`unexpected argument '${verb === 'check' || verb === 'hash-password' ? extra[0] : verb}'`);
+  }
 
   const demo = values.demo === true;
   if (demo && values.db !== undefined) throw usage('give either --db FILE or --demo, not both');
@@ -177,12 +184,12 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     serviceName: values.name,
     credentials: credentials.credentials,
     credentialsFrom: credentials.from,
+    credentialsFile: credentials.from === 'file' ? values['credentials-file'] : undefined,
     maxAuthFailures,
     authFailureWindowMs,
     trustProxy: socket === undefined ? trustProxy : ['unix'],
     socket,
     logFormat,
-    credentialsFile: values['credentials-file'],
     corsOrigins,
     workers,
     tls: cert === undefined || key === undefined ? undefined : { cert, key },
@@ -257,9 +264,10 @@ function readTimeouts(values: Record<string, string | string[] | boolean | undef
 function readCredentials(
   env: NodeJS.ProcessEnv,
   file: string | undefined,
-): { credentials: Credentials; from: 'environment' | 'file' } | undefined {
-  const username = env['BOOKING_SEARCH_USER'];
-  const password = env['BOOKING_SEARCH_PASSWORD'];
+): { credentials: Credentials[]; from: 'environment' | 'file' } | undefined {
+  // docs/API.md, The CLI: an empty environment variable counts as not set.
+  const username = env['BOOKING_SEARCH_USER'] || undefined;
+  const password = env['BOOKING_SEARCH_PASSWORD'] || undefined;
   const inEnvironment = username !== undefined || password !== undefined;
   if (inEnvironment && file !== undefined) {
     throw new CliError(
@@ -267,27 +275,18 @@ function readCredentials(
     );
   }
   if (file !== undefined) return { credentials: readCredentialsFile(file), from: 'file' };
-  if (!inEnvironment) return undefined;
-  if (!username) throw new CliError('BOOKING_SEARCH_PASSWORD is set but BOOKING_SEARCH_USER is empty or missing');
-  if (!password) throw new CliError('BOOKING_SEARCH_USER is set but BOOKING_SEARCH_PASSWORD is empty or missing');
-  return { credentials: { username, password }, from: 'environment' };
-}
-
-function readCredentialsFile(file: string): Credentials {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error: unknown) {
-    throw new CliError(`cannot read credentials file ${file}: ${describeFsError(error)}`);
+  if (username === undefined && password === undefined) return undefined;
+  if (username === undefined)
+    throw new CliError('BOOKING_SEARCH_PASSWORD is set but BOOKING_SEARCH_USER is empty or missing');
+  if (password === undefined)
+    throw new CliError('BOOKING_SEARCH_USER is set but BOOKING_SEARCH_PASSWORD is empty or missing');
+  if (username.includes(':')) throw new CliError('BOOKING_SEARCH_USER must not contain a colon');
+  const credentials = credentialsOf(username, password);
+  if (credentials.passwordHash !== undefined) {
+    const parsed = parsePasswordHash(credentials.passwordHash);
+    if (!parsed.ok) throw new CliError(`BOOKING_SEARCH_PASSWORD holds a hash that is not usable: ${parsed.problem}`);
   }
-  // One line `user:password`; a final newline (LF or CRLF) is not part of the password.
-  const line = text.replace(/\r?\n$/, '');
-  const colon = line.indexOf(':');
-  if (line.includes('\n') || colon <= 0 || colon === line.length - 1) {
-    // Never echo the content: it is a secret.
-    throw new CliError(`credentials file ${file} must hold exactly one line user:password`);
-  }
-  return { username: line.slice(0, colon), password: line.slice(colon + 1) };
+  return { credentials: [credentials], from: 'environment' };
 }
 
 function wholeNumber(flag: string, text: string | undefined, fallback: number, min: number, max: number): number {

@@ -4,14 +4,17 @@
 import cluster from 'node:cluster';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { dirname } from 'node:path';
 import { describeError, errorCode } from '../lib/errors.js';
 import { answerProtocolErrors, createHandler } from '../lib/index.js';
+import type { BookingSearchHandler } from '../lib/types.js';
 import { CliError, describeFsError, isLoopback, parseCommandLine, type ServeCommand, USAGE } from './args.js';
 import { reportOnDatabase } from './check.js';
+import { readCredentialsFile } from './credentials.js';
 import { type BuildHandler, inMemoryDatabase, preflightDatabaseFile, watchDatabase } from './database.js';
 import { createDemoDatabase } from './demo.js';
+import { runHashPassword } from './hash-password.js';
 import { logInfo, logLine, setLogFormat, withAccessLog } from './log.js';
 import { applySocketPermissions, clearSocketPath } from './socket.js';
 import { reportFailure, reportListening, superviseWorkers } from './workers.js';
@@ -28,6 +31,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     if (command.command === 'help') return void process.stdout.write(USAGE);
     if (command.command === 'version') return void process.stdout.write(`${readVersion()}\n`);
     if (command.command === 'openapi') return void process.stdout.write(readPackageFile('openapi.json'));
+    if (command.command === 'hash-password') return await runHashPassword(process.stdin, process.stdout);
     if (command.command === 'check') {
       process.exitCode = reportOnDatabase(command.db);
       return;
@@ -70,7 +74,14 @@ function warnAboutCredentialsFile(file: string | undefined): void {
 
 /** Opens, checks and serves; returns the lines that tell the user where and what. */
 async function serve(command: ServeCommand): Promise<string[]> {
-  const build = handlerFor(command);
+  // The handler built last (the database watcher builds another for a replaced file); SIGHUP
+  // gives it the new credentials, and `command` keeps them for the next one.
+  let live: BookingSearchHandler | undefined;
+  const buildHandler = handlerFor(command);
+  const build: BuildHandler = (db, onError) => {
+    live = buildHandler(db, onError);
+    return live;
+  };
   const demo = command.db === undefined ? createDemoDatabase() : undefined;
   const database =
     demo === undefined
@@ -93,6 +104,10 @@ async function serve(command: ServeCommand): Promise<string[]> {
     throw error instanceof CliError ? error : new CliError(describeListenError(error, command));
   }
   stopOnSignals(server, database.close);
+  reloadOnHangup(command, server, (credentials) => {
+    live?.updateCredentials(credentials);
+    command.credentials = credentials;
+  });
   keepServingThroughBugs();
 
   const address = server.address();
@@ -110,11 +125,12 @@ async function serve(command: ServeCommand): Promise<string[]> {
   }
   const lines = [`${NAME} listening on ${api}`];
   if (demo !== undefined) {
-    const { username, password } = command.credentials;
     const userArgument =
       command.credentialsFrom === 'demo default'
-        ? `${username}:${password}`
-        : '"$BOOKING_SEARCH_USER:$BOOKING_SEARCH_PASSWORD"';
+        ? 'demo:demo'
+        : command.credentialsFrom === 'file'
+          ? 'USER:PASSWORD'
+          : '"$BOOKING_SEARCH_USER:$BOOKING_SEARCH_PASSWORD"';
     const insecure = command.tls === undefined ? '' : '-k ';
     const target =
       command.socket === undefined ? `'${api}` : `--unix-socket ${command.socket.path} '${scheme}://localhost${base}`;
@@ -130,7 +146,7 @@ async function serve(command: ServeCommand): Promise<string[]> {
 }
 
 /** How this command turns a database into a handler. */
-function handlerFor(command: ServeCommand): BuildHandler {
+function handlerFor(command: ServeCommand): (...args: Parameters<BuildHandler>) => BookingSearchHandler {
   return (db, onError) =>
     createHandler(db, command.credentials, {
       basePath: command.basePath,
@@ -154,15 +170,7 @@ function createServer(command: ServeCommand, listener: (req: IncomingMessage, re
     connectionsCheckingInterval: Math.min(1_000, command.timeouts.headersMs),
   };
   if (command.tls === undefined) return answerProtocolErrors(createHttpServer(options, listener));
-  const read = (flag: string, file: string): Buffer => {
-    try {
-      return readFileSync(file);
-    } catch (error: unknown) {
-      throw new CliError(`cannot read ${flag} ${file}: ${describeFsError(error)}`);
-    }
-  };
-  const cert = read('--tls-cert', command.tls.cert);
-  const key = read('--tls-key', command.tls.key);
+  const { cert, key } = readTls(command.tls);
   try {
     return answerProtocolErrors(createHttpsServer({ ...options, cert, key }, listener));
   } catch (error: unknown) {
@@ -170,6 +178,52 @@ function createServer(command: ServeCommand, listener: (req: IncomingMessage, re
       `the TLS certificate or key is not usable: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
+}
+
+function readTls(tls: { cert: string; key: string }): { cert: Buffer; key: Buffer } {
+  const read = (flag: string, file: string): Buffer => {
+    try {
+      return readFileSync(file);
+    } catch (error: unknown) {
+      throw new CliError(`cannot read ${flag} ${file}: ${describeFsError(error)}`);
+    }
+  };
+  return { cert: read('--tls-cert', tls.cert), key: read('--tls-key', tls.key) };
+}
+
+/**
+ * SIGHUP (docs/API.md, Credentials): the credentials file and the TLS certificate and key
+ * are read again; what cannot be used is kept as it was, with one line on stderr saying why.
+ * Connections and the throttle table stay.
+ */
+function reloadOnHangup(
+  command: ServeCommand,
+  server: Server,
+  useCredentials: (credentials: ServeCommand['credentials']) => void,
+): void {
+  process.on('SIGHUP', () => {
+    const file = command.credentialsFile;
+    if (file === undefined) {
+      logLine(`SIGHUP: credentials come from the ${command.credentialsFrom}; nothing to re-read`);
+    } else {
+      try {
+        const credentials = readCredentialsFile(file);
+        useCredentials(credentials);
+        logLine(`SIGHUP: credentials re-read from ${file}: ${credentials.length} user(s)`);
+      } catch (error: unknown) {
+        const why = error instanceof CliError ? error.message : describeError(error);
+        logLine(`SIGHUP: keeping the old credentials: ${why}`);
+      }
+    }
+    if (command.tls === undefined) return;
+    try {
+      (server as HttpsServer).setSecureContext(readTls(command.tls));
+      logLine(`SIGHUP: TLS certificate and key re-read from ${command.tls.cert} and ${command.tls.key}`);
+    } catch (error: unknown) {
+      const why = error instanceof CliError ? error.message : describeError(error);
+      logLine(`SIGHUP: keeping the old TLS certificate: ${why}`);
+    }
+  });
 }
 
 function listen(server: Server, ...where: [port: number, host: string] | [path: string]): Promise<void> {

@@ -1,7 +1,8 @@
 // --workers N: the primary process forks N workers (node:cluster), each of which opens its
 // own read-only connection and serves the one shared port or socket. The primary only
 // supervises: it says once that the service is up, or once why it is not, replaces a
-// worker that dies (within a budget), and passes SIGINT/SIGTERM on.
+// worker that dies (within a budget), and passes SIGINT/SIGTERM on, and SIGHUP (each
+// worker re-reads its credentials and TLS files).
 
 import cluster, { type Worker } from 'node:cluster';
 import type { ServeCommand } from './args.js';
@@ -91,6 +92,9 @@ export async function superviseWorkers(command: ServeCommand, preflight: () => P
     const stop = (): void => endAll(0);
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
+    process.on('SIGHUP', () => {
+      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGHUP');
+    });
     for (let i = 0; i < command.workers; i += 1) fork();
   });
 }

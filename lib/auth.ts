@@ -1,7 +1,10 @@
-// HTTP Basic authentication (RFC 7617), compared in constant time.
+// HTTP Basic authentication (RFC 7617): plain passwords compared in constant time, password
+// hashes checked off the event loop, a bounded number at once (docs/API.md, Credentials).
 
-import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Credentials } from './types.js';
+import * as crypto from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { ConfiguredUser } from './credentials.js';
+import { dummyHash, type PasswordHash, verifyPassword } from './password-hash.js';
 
 // RFC 7617 §2 / RFC 7235 §2.1: credentials = auth-scheme 1*SP token68, the scheme
 // case-insensitive. token68 = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
@@ -12,7 +15,7 @@ const MAX_HEADER_LENGTH = 4096;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** `Authorization` header → the credentials in it, or `undefined` when it holds none. */
-export function parseBasicAuth(header: string | undefined): Credentials | undefined {
+export function parseBasicAuth(header: string | undefined): { username: string; password: string } | undefined {
   if (header === undefined || header.length > MAX_HEADER_LENGTH) return undefined;
   const match = BASIC_CREDENTIALS.exec(header);
   if (match === null) return undefined;
@@ -28,23 +31,211 @@ export function parseBasicAuth(header: string | undefined): Credentials | undefi
   return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
+/** No credentials in the header (none, another scheme, malformed): challenged, not counted. */
+export const MISSING = 0;
+/** Well-formed Basic credentials that do not match: a failed authentication. */
+export const REJECTED = 1;
+/** A password hash must be checked: call `verify`. */
+export const PENDING = 2;
+/** Too many hash checks wait already: answered without a check. */
+export const BUSY = 3;
+
+/** The user whose credentials were accepted, or why not. */
+export type Verdict = string | typeof MISSING | typeof REJECTED | typeof PENDING | typeof BUSY;
+
+export interface AuthenticatorLimits {
+  maxHashChecks: number;
+  maxQueuedHashChecks: number;
+  maxVerifiedCredentials: number;
+}
+
+export interface Authenticator {
+  /**
+   * The verdict without waiting: the user, when a plain password or a remembered
+   * verification matches; `PENDING` when a hash must be checked.
+   */
+  check(header: string | undefined): Verdict;
+  /**
+   * Checks a hash for a header `check` called `PENDING`; `done` gets the user, `REJECTED` or
+   * `BUSY`. A waiting check whose clients have all `gone` is dropped without an answer.
+   */
+  verify(header: string, done: (verdict: Verdict) => void, gone?: () => boolean): void;
+  /** Takes new users; remembered verifications are forgotten. */
+  replaceUsers(users: readonly ConfiguredUser[]): void;
+}
+
+interface Waiter {
+  done: (verdict: Verdict) => void;
+  /** Whether the client has gone (its connection closed), so that its check can be skipped. */
+  gone: () => boolean;
+}
+
+const never = (): boolean => false;
+
+interface Users {
+  /** SHA-256 of each username, in the order configured. */
+  names: Buffer[];
+  /** SHA-256 of each plain password; `undefined` for a hashed user. */
+  passwords: Array<Buffer | undefined>;
+  hashes: Array<PasswordHash | undefined>;
+  usernames: string[];
+  /** Checked for an unknown user or a wrong plain password when any user has a hash. */
+  dummy: PasswordHash | undefined;
+  /** Verified headers: SHA-256 of a secret and the header → username. Forgotten with these users. */
+  verified: Map<string, string>;
+  /** Headers being checked now (the same key) → who waits for the verdict. */
+  checking: Map<string, Waiter[]>;
+}
+
 /**
- * Builds the check for one set of credentials. Username and password are hashed to
- * fixed-length digests and both are always compared with `timingSafeEqual`, so the time
- * taken depends neither on their contents nor on which of the two is wrong.
+ * Builds the check for the configured users. Plain passwords: username and password are
+ * hashed to fixed-length digests and compared with `timingSafeEqual` against every user,
+ * so the time taken depends neither on their contents nor on which user, or which of the
+ * two, is wrong. Hashes (docs/API.md, Credentials): checked on libuv's thread pool, at
+ * most `maxHashChecks` at once, at most `maxQueuedHashChecks` waiting; a verified header
+ * is remembered under a hash keyed with a secret of this process, so nothing remembered can
+ * be turned back into a password.
  */
-export function createAuthenticator(expected: Credentials): (header: string | undefined) => boolean {
-  const expectedUser = digest(expected.username);
-  const expectedPassword = digest(expected.password);
-  return (header) => {
+export function createAuthenticator(initial: readonly ConfiguredUser[], limits: AuthenticatorLimits): Authenticator {
+  // The memory of verified headers is keyed by SHA-256(secret ‖ header) with a secret of
+  // this process: one-way, and useless for a dictionary made elsewhere. (A secret prefix,
+  // not HMAC: nobody sees these keys, so length extension does not matter, and Node's
+  // one-shot hash is several times cheaper than an Hmac object on every request.)
+  const cacheSecret = randomBytes(32).toString('base64');
+  let users = prepare(initial);
+  let running = 0;
+  /** Checks waiting for a free slot; each says whether it started one. */
+  const waiting: Array<() => boolean> = [];
+
+  function remembered(header: string): string {
+    return oneShotSha256(cacheSecret + header);
+  }
+
+  /** The index of the user whose name matches, or -1; every user is compared. */
+  function findUser(current: Users, username: string): number {
+    const given = digest(username);
+    let found = -1;
+    for (let i = 0; i < current.names.length; i += 1) {
+      // No early exit: every configured name is compared, whichever matches.
+      if (timingSafeEqual(given, current.names[i] as Buffer)) found = i;
+    }
+    return found;
+  }
+
+  function check(header: string | undefined): Verdict {
+    const current = users;
+    if (current.dummy !== undefined && header !== undefined) {
+      const user = current.verified.get(remembered(header));
+      if (user !== undefined) return user;
+    }
     const given = parseBasicAuth(header);
-    if (given === undefined) return false;
-    const userMatches = timingSafeEqual(digest(given.username), expectedUser);
-    const passwordMatches = timingSafeEqual(digest(given.password), expectedPassword);
-    // `&`, not `&&`: no early return on the user.
-    return (Number(userMatches) & Number(passwordMatches)) === 1;
+    if (given === undefined) return MISSING;
+    const name = digest(given.username);
+    const password = digest(given.password);
+    let accepted = -1;
+    for (let i = 0; i < current.names.length; i += 1) {
+      const expected = current.passwords[i];
+      const userMatches = timingSafeEqual(name, current.names[i] as Buffer);
+      // A hashed user is compared against its own name digest, so that it costs the same.
+      const passwordMatches = timingSafeEqual(password, expected ?? (current.names[i] as Buffer));
+      // `&`, not `&&`: no early return on the user.
+      if ((Number(userMatches) & Number(passwordMatches) & Number(expected !== undefined)) === 1) accepted = i;
+    }
+    if (accepted !== -1) return current.usernames[accepted] as string;
+    return current.dummy === undefined ? REJECTED : PENDING;
+  }
+
+  function verify(header: string, done: (verdict: Verdict) => void, gone: () => boolean = never): void {
+    const current = users;
+    const given = parseBasicAuth(header);
+    if (given === undefined) return done(MISSING);
+    const key = remembered(header);
+    // The same header already being checked (a client's first requests in parallel): one
+    // check answers them all.
+    const waiters = current.checking.get(key);
+    if (waiters !== undefined) return void waiters.push({ done, gone });
+    if (running >= limits.maxHashChecks && waiting.length >= limits.maxQueuedHashChecks) return done(BUSY);
+    current.checking.set(key, [{ done, gone }]);
+    const index = findUser(current, given.username);
+    const own = index === -1 ? undefined : current.hashes[index];
+    // An unknown user, or a plain user with a wrong password, costs one check like a wrong password.
+    const target = own ?? (current.dummy as PasswordHash);
+    waiting.push(() => {
+      // Every client that waited for this check has gone: it is not worth a core.
+      if ((current.checking.get(key) ?? []).every((waiter) => waiter.gone())) {
+        current.checking.delete(key);
+        return false;
+      }
+      running += 1;
+      verifyPassword(given.password, target, (matches) => {
+        running -= 1;
+        pump();
+        const answer = current.checking.get(key) ?? [];
+        current.checking.delete(key);
+        // The credentials changed while this was checked: judge it by the new ones.
+        if (current !== users) {
+          for (const waiter of answer) retry(header, waiter);
+          return;
+        }
+        const verdict = matches && own !== undefined ? (current.usernames[index] as string) : REJECTED;
+        if (verdict !== REJECTED) remember(current, key, verdict);
+        for (const waiter of answer) waiter.done(verdict);
+      });
+      return true;
+    });
+    pump();
+  }
+
+  /** Starts waiting checks while there is room. */
+  function pump(): void {
+    while (running < limits.maxHashChecks) {
+      const next = waiting.shift();
+      if (next === undefined) return;
+      next();
+    }
+  }
+
+  function retry(header: string, { done, gone }: Waiter): void {
+    const verdict = check(header);
+    if (verdict === PENDING) verify(header, done, gone);
+    else done(verdict);
+  }
+
+  function remember(current: Users, key: string, user: string): void {
+    if (current.verified.size >= limits.maxVerifiedCredentials) {
+      const oldest = current.verified.keys().next();
+      if (oldest.done !== true) current.verified.delete(oldest.value);
+    }
+    current.verified.set(key, user);
+  }
+
+  return {
+    check,
+    verify,
+    replaceUsers(next) {
+      users = prepare(next);
+    },
   };
 }
+
+function prepare(list: readonly ConfiguredUser[]): Users {
+  const firstHash = list.find((user) => user.kind === 'hash');
+  return {
+    names: list.map((user) => digest(user.username)),
+    passwords: list.map((user) => (user.kind === 'password' ? digest(user.password) : undefined)),
+    hashes: list.map((user) => (user.kind === 'hash' ? user.hash : undefined)),
+    usernames: list.map((user) => user.username),
+    dummy: firstHash?.kind === 'hash' ? dummyHash(firstHash.hash) : undefined,
+    verified: new Map(),
+    checking: new Map(),
+  };
+}
+
+// crypto.hash exists from Node 20.12; before, the same digest through a Hash object.
+const oneShotSha256: (text: string) => string =
+  typeof crypto.hash === 'function'
+    ? (text) => crypto.hash('sha256', text, 'base64')
+    : (text) => createHash('sha256').update(text, 'utf8').digest('base64');
 
 function digest(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();

@@ -3,26 +3,29 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from 'better-sqlite3';
-import { challenge, createAuthenticator, parseBasicAuth } from './auth.js';
+import { BUSY, challenge, createAuthenticator, MISSING, PENDING, REJECTED, type Verdict } from './auth.js';
 import { clientAddress, trustedPeers } from './client-address.js';
 import { createCors } from './cors.js';
+import { validateCredentials } from './credentials.js';
 import { isNotReadableNow } from './errors.js';
 import { EMPTY_RESULT, formatSearchResult } from './format.js';
 import { MESSAGES } from './messages.js';
-import { resolveOptions, validateCredentials, validateDatabase } from './options.js';
+import { resolveOptions, validateDatabase } from './options.js';
 import { lacksHost } from './protocol-errors.js';
 import { parseSearchQuery } from './query.js';
-import { recordFacts } from './request-facts.js';
+import { type RequestFacts, recordFacts } from './request-facts.js';
 import { addToEveryResponse, send, sendError, sendNoContent } from './respond.js';
 import { createBookingSearch } from './search.js';
 import { createThrottle } from './throttle.js';
-import type { Credentials, HandlerOptions, Next, RequestHandler } from './types.js';
+import type { BookingSearchHandler, Credentials, HandlerOptions, Next } from './types.js';
 
 /** The API version reported by `GET {base}/api/v1/status`. */
 export const API_VERSION = '1.0';
 
 const ALLOWED_METHODS = ['Allow', 'GET, HEAD'] as const;
 const RETRY_AFTER_BUSY = ['Retry-After', '1'] as const;
+// docs/API.md, Credentials: when too many hash checks wait, try again in a second.
+const RETRY_AFTER_AUTH_BUSY = ['Retry-After', '1'] as const;
 
 /**
  * A node:http request handler for the booking search over `db`.
@@ -30,10 +33,14 @@ const RETRY_AFTER_BUSY = ['Retry-After', '1'] as const;
  * Throws a TypeError naming the argument when `credentials` or `options` are unusable,
  * and an Error naming what is missing when `db` lacks the schema.
  */
-export function createHandler(db: Database, credentials: Credentials, options?: HandlerOptions): RequestHandler {
+export function createHandler(
+  db: Database,
+  credentials: Credentials | readonly Credentials[],
+  options?: HandlerOptions,
+): BookingSearchHandler {
   const settings = resolveOptions(options);
   const search = createBookingSearch(validateDatabase(db));
-  const authenticate = createAuthenticator(validateCredentials(credentials));
+  const authenticator = createAuthenticator(validateCredentials(credentials), settings);
   const throttle = createThrottle({
     maxFailures: settings.maxAuthFailures,
     windowMs: settings.authFailureWindowMs,
@@ -73,15 +80,41 @@ export function createHandler(db: Database, credentials: Credentials, options?: 
   }
 
   function route(req: IncomingMessage, res: ServerResponse, path: string, rawQuery: string): void {
-    const address = recordFacts(req, clientAddress(req, trusted)).clientAddress;
-    const retryAfter = throttle.retryAfter(address);
+    const facts = recordFacts(req, clientAddress(req, trusted));
+    const retryAfter = throttle.retryAfter(facts.clientAddress);
     if (retryAfter > 0) return sendError(req, res, 429, MESSAGES.throttled, ['Retry-After', String(retryAfter)]);
-    if (!authenticate(req.headers.authorization)) {
+    const header = req.headers.authorization;
+    const verdict = authenticator.check(header);
+    if (verdict !== PENDING) return proceed(req, res, path, rawQuery, facts, verdict);
+    // A password hash: checked off the event loop, the answer follows when it is done.
+    authenticator.verify(
+      header as string,
+      (late) => {
+        try {
+          proceed(req, res, path, rawQuery, facts, late);
+        } catch (error: unknown) {
+          fail(error, req, res);
+        }
+      },
+      () => req.socket.destroyed,
+    );
+  }
+
+  function proceed(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    rawQuery: string,
+    facts: RequestFacts,
+    verdict: Verdict,
+  ): void {
+    if (verdict === BUSY) return sendError(req, res, 429, MESSAGES.throttled, RETRY_AFTER_AUTH_BUSY);
+    if (verdict === MISSING || verdict === REJECTED || verdict === PENDING) {
       // docs/API.md, Throttling: only well-formed Basic credentials that do not match count.
-      // No header, another scheme or a malformed one is a challenge-first client's first try.
-      if (parseBasicAuth(req.headers.authorization) !== undefined) throttle.recordFailure(address);
+      if (verdict === REJECTED) throttle.recordFailure(facts.clientAddress);
       return sendError(req, res, 401, MESSAGES.unauthorized, challengeHeader);
     }
+    facts.user = verdict;
 
     if (path !== statusPath && path !== searchPath) return sendError(req, res, 404, MESSAGES.notFound);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -92,7 +125,13 @@ export function createHandler(db: Database, credentials: Credentials, options?: 
     answerSearch(req, res, rawQuery);
   }
 
-  return function handleBookingSearch(req: IncomingMessage, res: ServerResponse, next?: Next): void {
+  function fail(error: unknown, req: IncomingMessage, res: ServerResponse): void {
+    report(error, req);
+    if (res.headersSent) res.destroy();
+    else sendError(req, res, 500, MESSAGES.internal);
+  }
+
+  function handleBookingSearch(req: IncomingMessage, res: ServerResponse, next?: Next): void {
     const url = originForm(req.url ?? '/') ?? '';
     const mark = url.indexOf('?');
     const path = mark === -1 ? url : url.slice(0, mark);
@@ -105,11 +144,15 @@ export function createHandler(db: Database, credentials: Credentials, options?: 
       if (preflight !== undefined) return sendNoContent(res, preflight);
       route(req, res, path, mark === -1 ? '' : url.slice(mark + 1));
     } catch (error: unknown) {
-      report(error, req);
-      if (res.headersSent) res.destroy();
-      else sendError(req, res, 500, MESSAGES.internal);
+      fail(error, req, res);
     }
-  };
+  }
+
+  return Object.assign(handleBookingSearch, {
+    updateCredentials(next: Credentials | readonly Credentials[]): void {
+      authenticator.replaceUsers(validateCredentials(next));
+    },
+  });
 }
 
 // RFC 9112 §3.2.2: absolute-form `scheme://authority/path?query`, answered like its path.

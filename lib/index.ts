@@ -3,10 +3,13 @@ export { answerClientError, answerExpectation, answerProtocolErrors } from './pr
 export { type RequestFacts, requestFacts } from './request-facts.js';
 export type {
   Booking,
+  BookingSearchHandler,
   Credentials,
   ErrorBody,
   HandlerOptions,
+  HashedCredentials,
   Next,
+  PasswordCredentials,
   RequestHandler,
   SearchResult,
   StatusResult,

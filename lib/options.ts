@@ -2,11 +2,13 @@
 // never on the first request.
 
 import type { IncomingMessage } from 'node:http';
+import { availableParallelism } from 'node:os';
 import type { Database } from 'better-sqlite3';
 import { canonicalAddress, UNIX_SOCKET_PEER } from './client-address.js';
 import { validateCorsOrigins } from './cors.js';
+import { checkDatabaseHandle } from './database-handle.js';
 import { findSchemaProblems } from './schema.js';
-import type { Credentials, HandlerOptions } from './types.js';
+import type { HandlerOptions } from './types.js';
 
 export type Settings = { [K in keyof HandlerOptions]-?: Exclude<HandlerOptions[K], undefined> };
 
@@ -27,6 +29,10 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
     maxTrackedAddresses: 10_000,
     trustProxy: [],
     corsOrigins: [],
+    // One core stays free for the event loop; libuv's pool (4 threads) keeps two for other work.
+    maxHashChecks: Math.max(1, Math.min(2, availableParallelism() - 1)),
+    maxQueuedHashChecks: 32,
+    maxVerifiedCredentials: 1000,
     now: Date.now,
     ...withoutUndefined(options ?? {}),
   };
@@ -44,35 +50,20 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
   ensure(isWhole(settings.authFailureWindowMs, 1), 'options.authFailureWindowMs must be a whole number ≥ 1');
   ensure(isWhole(settings.maxTrackedAddresses, 1), 'options.maxTrackedAddresses must be a whole number ≥ 1');
   settings.trustProxy = validateTrustProxy(settings.trustProxy);
+  ensure(isWhole(settings.maxHashChecks, 1), 'options.maxHashChecks must be a whole number ≥ 1');
+  ensure(isWhole(settings.maxQueuedHashChecks, 0), 'options.maxQueuedHashChecks must be a whole number ≥ 0');
+  ensure(isWhole(settings.maxVerifiedCredentials, 1), 'options.maxVerifiedCredentials must be a whole number ≥ 1');
   ensure(typeof settings.now === 'function', 'options.now must be a function');
   settings.corsOrigins = validateCorsOrigins(settings.corsOrigins);
   return settings;
 }
 
-/** Throws a TypeError unless `credentials` are usable for Basic authentication. */
-export function validateCredentials(credentials: Credentials | undefined): Credentials {
-  ensure(
-    typeof credentials === 'object' && credentials !== null,
-    'credentials must be an object { username, password }',
-  );
-  const { username, password } = credentials as Credentials;
-  ensure(typeof username === 'string' && username !== '', 'credentials.username must be a non-empty string');
-  // RFC 7617 §2: a user-id containing a colon could never be sent.
-  ensure(!username.includes(':'), 'credentials.username must not contain a colon');
-  ensure(typeof password === 'string' && password !== '', 'credentials.password must be a non-empty string');
-  return { username, password };
-}
-
-/** Throws unless `db` is an open better-sqlite3 database holding docs/API.md's schema. */
+/** Throws unless `db` is an open better-sqlite3 database (or behaves like one) holding docs/API.md's schema. */
 export function validateDatabase(db: Database | undefined): Database {
-  ensure(
-    typeof db === 'object' && db !== null && typeof db.prepare === 'function',
-    'db must be a better-sqlite3 Database',
-  );
-  ensure((db as Database).open, 'db must be open');
-  const problems = findSchemaProblems(db as Database);
+  checkDatabaseHandle(db);
+  const problems = findSchemaProblems(db);
   if (problems.length > 0) throw new Error(`db does not fit the schema: ${problems.join('; ')}`);
-  return db as Database;
+  return db;
 }
 
 // docs/API.md, Throttling: the proxies are named; `true` ("whoever connects") would let any

@@ -1,12 +1,28 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-/** The one username and password a client must present (HTTP Basic, RFC 7617). */
-export interface Credentials {
+/** A client that presents a plain password (HTTP Basic, RFC 7617). */
+export interface PasswordCredentials {
   /** Must not be empty and must not contain a colon (RFC 7617 §2). */
   username: string;
   /** Must not be empty. May contain colons. */
   password: string;
+  passwordHash?: undefined;
 }
+
+/** A client whose password is known only by its scrypt hash (docs/API.md, Credentials). */
+export interface HashedCredentials {
+  /** Must not be empty and must not contain a colon (RFC 7617 §2). */
+  username: string;
+  /**
+   * `$scrypt$ln=17,r=8,p=1$<salt>$<hash>` as `booking-search-server hash-password` prints
+   * it; parameters at least N=2^17, r=8, p=1 (or an equivalent OWASP row).
+   */
+  passwordHash: string;
+  password?: undefined;
+}
+
+/** One client's username and secret: a plain password or a password hash. */
+export type Credentials = PasswordCredentials | HashedCredentials;
 
 /** Options of `createHandler`. Every option is optional; `undefined` means the default. */
 export interface HandlerOptions {
@@ -44,6 +60,22 @@ export interface HandlerOptions {
    * path, no wildcard (`"*"` is refused). Default `[]`: CORS off.
    */
   corsOrigins?: readonly string[] | undefined;
+  /**
+   * Password hashes checked at once, at most; each takes one thread of libuv's pool (of 4
+   * by default) and one core for a fraction of a second. Default: one less than the
+   * machine's cores, at least 1 and at most 2.
+   */
+  maxHashChecks?: number | undefined;
+  /**
+   * Hash checks that may wait for their turn; a request beyond them is answered `429` with
+   * `Retry-After: 1` without a check (and is not counted as a failure). Default `32`.
+   */
+  maxQueuedHashChecks?: number | undefined;
+  /**
+   * Verified `Authorization` values remembered, so that a client's next request is not
+   * hashed again; the oldest is forgotten first. Default `1000`.
+   */
+  maxVerifiedCredentials?: number | undefined;
   /** The clock, in milliseconds; for tests. Default `Date.now`. */
   now?: (() => number) | undefined;
 }
@@ -51,8 +83,18 @@ export interface HandlerOptions {
 /** Connect/Express style continuation: called for requests outside `{basePath}/api/`. */
 export type Next = (error?: unknown) => void;
 
-/** What `createHandler` returns: a plain node:http request handler. */
+/** A plain node:http request handler. */
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse, next?: Next) => void;
+
+/** What `createHandler` returns: a plain node:http request handler that can take new credentials. */
+export interface BookingSearchHandler extends RequestHandler {
+  /**
+   * Replaces the credentials, checked as `createHandler` checks them (a TypeError, and the
+   * old ones stay, when they are unusable). Requests from then on need the new ones;
+   * remembered verifications are forgotten; the throttle table and open connections stay.
+   */
+  updateCredentials(credentials: Credentials | readonly Credentials[]): void;
+}
 
 /** One booking as the client sees it (expenses negative). */
 export interface Booking {

@@ -86,11 +86,11 @@ test('--socket serves over a Unix socket with mode 660, trusts X-Forwarded-For f
   const log = stopped.stdout.split('\n').slice(1, -1);
   assert.match(
     log[0] as string,
-    new RegExp(String.raw`^${TIME} 198\.51\.100\.4 - GET /kasse/api/v1/buchungen 200 \d+\.\dms$`),
+    new RegExp(String.raw`^${TIME} 198\.51\.100\.4 kasse GET /kasse/api/v1/buchungen 200 \d+\.\dms$`),
   );
   assert.match(log[1] as string, new RegExp(String.raw`^${TIME} 203\.0\.113\.7 - GET /kasse/api/v1/status 401 `));
   assert.match(log[3] as string, new RegExp(String.raw`^${TIME} 203\.0\.113\.7 - GET /kasse/api/v1/status 429 `));
-  assert.match(log[5] as string, new RegExp(`^${TIME} unix - GET /kasse/api/v1/status 200 `));
+  assert.match(log[5] as string, new RegExp(`^${TIME} unix kasse GET /kasse/api/v1/status 200 `));
   assert.doesNotMatch(stopped.stdout, /betrag|von=/);
 });
 
@@ -171,7 +171,7 @@ test('--trust-proxy: X-Forwarded-For counts only from the named proxy, never fro
   );
   const log = (await server.stop()).stdout;
   assert.match(log, new RegExp(String.raw`^${TIME} 127\.0\.0\.2 - GET /api/v1/status 429 `, 'm'));
-  assert.match(log, new RegExp(String.raw`^${TIME} 10\.0\.0\.9 - GET /api/v1/status 200 `, 'm'));
+  assert.match(log, new RegExp(String.raw`^${TIME} 10\.0\.0\.9 kasse GET /api/v1/status 200 `, 'm'));
 });
 
 test('command-line mistakes around --socket and --trust-proxy exit 2 and say what to write', async () => {
@@ -251,10 +251,10 @@ test('--log-format json: one JSON object a line on stdout and stderr, with the s
     assert.equal(typeof line['ms'], 'number');
   }
   assert.deepEqual(
-    access.map(({ address, method, path, status }) => ({ address, method, path, status })),
+    access.map(({ address, user, method, path, status }) => ({ address, user, method, path, status })),
     [
-      { address: '127.0.0.1', method: 'GET', path: '/api/v1/buchungen', status: 200 },
-      { address: '127.0.0.1', method: 'GET', path: '/api/v1/status', status: 401 },
+      { address: '127.0.0.1', user: 'kasse', method: 'GET', path: '/api/v1/buchungen', status: 200 },
+      { address: '127.0.0.1', user: '-', method: 'GET', path: '/api/v1/status', status: 401 },
     ],
   );
   assert.doesNotMatch(stdout, /betrag|von=|ge:heim/);
@@ -303,5 +303,5 @@ test('--socket with --workers 2: both workers serve the one socket, with its mod
   const stopped = await server.stop('SIGTERM');
   assert.equal(stopped.code, 0);
   assert.equal(existsSync(socket), false);
-  assert.equal(stopped.stdout.match(/ 192\.0\.2\.1 - GET \/api\/v1\/status 200 /g)?.length, 4);
+  assert.equal(stopped.stdout.match(/ 192\.0\.2\.1 kasse GET \/api\/v1\/status 200 /g)?.length, 4);
 });

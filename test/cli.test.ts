@@ -95,7 +95,7 @@ test('serves a database read-only, logs one line per request without query or cr
   assert.equal(stopped.stderr, '');
   const log = stopped.stdout.split('\n').slice(1, -1);
   assert.equal(log.length, 2, stopped.stdout);
-  assert.match(log[0] as string, new RegExp(String.raw`^${TIME} 127\.0\.0\.1 - GET /api/v1/buchungen 200 \d+\.\dms$`));
+  assert.match(log[0] as string, new RegExp(String.raw`^${TIME} 127\.0\.0\.1 kasse GET /api/v1/buchungen 200 \d+\.\dms$`));
   assert.match(log[1] as string, new RegExp(String.raw`^${TIME} 127\.0\.0\.1 - GET /api/v1/status 401 \d+\.\dms$`));
   assert.doesNotMatch(stopped.stdout, /ge:heim|kasse:|betrag|von=/);
   assert.equal(sha256(file), before, 'the file is unchanged');
@@ -123,7 +123,7 @@ test('--base-path serves under that path and says so', async (t) => {
   assert.equal((await get(`${server.origin}/api/v1/status`)).status, 404);
 });
 
-test('--credentials-file holds user:password on one line', async (t) => {
+test('--credentials-file with one line user:password', async (t) => {
   const dir = tempDir(t);
   const file = join(dir, 'zugang');
   writeFileSync(file, 'buchhaltung:pass:wört\n');
@@ -141,7 +141,7 @@ test('--credentials-file holds user:password on one line', async (t) => {
   const bad = join(dir, 'kaputt');
   writeFileSync(bad, 'geheimnis-ohne-doppelpunkt\n');
   const refused = await run(['--demo', '--credentials-file', bad], cleanEnv());
-  assertFails(refused, 1, `booking-search-server: credentials file ${bad} must hold exactly one line user:password`);
+  assertFails(refused, 1, `booking-search-server: credentials file ${bad}, line 1: expected user:secret`);
   assert.doesNotMatch(refused.stderr, /geheimnis/);
   assertFails(
     await run(['--demo', '--credentials-file', file]),

@@ -260,7 +260,7 @@ test("nginx with TLS in front of the CLI started with the unit's flags: searches
   );
   assert.equal(cli.exitCode, 0);
   const serviceLog = cliOutput();
-  assert.match(serviceLog, new RegExp(`^${TIME} 127\\.0\\.0\\.1 - GET /kasse/api/v1/buchungen 200 `, 'm'));
+  assert.match(serviceLog, new RegExp(`^${TIME} 127\\.0\\.0\\.1 kasse GET /kasse/api/v1/buchungen 200 `, 'm'));
   assert.match(serviceLog, new RegExp(`^${TIME} 127\\.0\\.0\\.1 - GET /kasse/api/v1/status 429 `, 'm'));
   assert.doesNotMatch(serviceLog, /10\.0\.0\.|betrag|ge:heim/);
   const nginxLog = readFileSync(join(dir, 'booking-search.access.log'), 'utf8');

@@ -10,11 +10,15 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 import { createHandler } from '../lib/index.js';
-import type { Credentials, HandlerOptions } from '../lib/types.js';
+import type { HandlerOptions, PasswordCredentials } from '../lib/types.js';
 
 export const FIXTURES = new URL('../fixtures/', import.meta.url);
-export const CREDENTIALS: Credentials = { username: 'kasse', password: 'ge:heim' };
+export const CREDENTIALS: PasswordCredentials = { username: 'kasse', password: 'ge:heim' };
 export const AUTH = basicAuth(CREDENTIALS.username, CREDENTIALS.password);
+
+/** `alt` and `neu`, each hashed once with `booking-search-server hash-password`. */
+export const HASH_OF_ALT = '$scrypt$ln=17,r=8,p=1$FDRD+btCnb1iWl60peMllg$bg0D73v1G6BkaqbMvdUC3nzRigVWvnPbFmIM9I9wqOU';
+export const HASH_OF_NEU = '$scrypt$ln=17,r=8,p=1$cIL/S/R36BWpaBqUjWyzoQ$s/QhyAt8SgOi/rcVBo/qeCL6jCaP4cUYKipnIp5CHsI';
 
 export function basicAuth(username: string, password: string): string {
   return `Basic ${Buffer.from(`${username}:${password}`, 'utf8').toString('base64')}`;

@@ -1,121 +1,234 @@
-// openapi.json describes the server as it is: the document is valid OpenAPI 3.1, and live
-// answers of the real handler match its schemas for every status code it lists.
+// openapi.json describes the server as it is: the document is valid OpenAPI 3.1 that
+// Redocly lints without a warning, and live answers of the real handler match it for every
+// operation (GET, HEAD, OPTIONS) and every status code it lists: status, body schema, each
+// documented header (present when required, valid when present) and no undocumented one.
 
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { promisify } from 'node:util';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { createHandler } from '../lib/index.js';
 import { parseSearchQuery } from '../lib/query.js';
-import { run } from './cli-helpers.js';
-import { AUTH, CREDENTIALS, get, openFixture, type Reply, request, serve, serveFixture } from './helpers.js';
+import type { HandlerOptions } from '../lib/types.js';
+import { run, start } from './cli-helpers.js';
+import { AUTH, CREDENTIALS, openFixture, type Reply, request, serve } from './helpers.js';
 
 const FILE = new URL('../openapi.json', import.meta.url);
 const raw = JSON.parse(readFileSync(FILE, 'utf8')) as object;
+const REDOCLY = new URL('../node_modules/.bin/redocly', import.meta.url).pathname;
 
-interface Operation {
-  parameters?: Array<{ name: string; schema: Record<string, unknown> }>;
-  responses: Record<
-    string,
-    { content?: { 'application/json': { schema: object } }; headers?: Record<string, { schema: object }> }
-  >;
+interface Header {
+  required?: boolean;
+  schema: object;
 }
-type Document = { paths: Record<string, { get: Operation }> };
+interface Response {
+  content?: { 'application/json': { schema: Schema } };
+  headers?: Record<string, Header>;
+}
+interface Operation {
+  parameters?: Array<{ name: string; in: string; schema: Schema }>;
+  responses: Record<string, Response>;
+}
+type Method = 'get' | 'head' | 'options';
+type Schema = Record<string, unknown>;
+type Document = { paths: Record<string, Partial<Record<Method, Operation>>> };
 
 async function dereferenced(): Promise<Document> {
   return (await SwaggerParser.dereference(structuredClone(raw) as never)) as unknown as Document;
 }
+
+function compiler(): Ajv2020 {
+  const ajv = new Ajv2020({ strict: true, strictTypes: false, formats: { date: /^\d{4}-\d{2}-\d{2}$/ } });
+  ajv.addKeyword('example');
+  return ajv;
+}
+
+// Sent by node:http on every answer; not part of the API.
+const TRANSPORT_HEADERS = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-type']);
 
 test('openapi.json is valid OpenAPI 3.1', async () => {
   const api = await SwaggerParser.validate(structuredClone(raw) as never);
   assert.equal((api as { openapi: string }).openapi, '3.1.0');
 });
 
+test('redocly lint openapi.json: no error and no warning (was: 6 warnings)', async () => {
+  const { stdout } = await promisify(execFile)(REDOCLY, ['lint', FILE.pathname, '--format=json'], {
+    env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+    timeout: 60_000,
+  });
+  const report = JSON.parse(stdout) as { totals: object; problems: unknown[] };
+  assert.deepEqual(report.totals, { errors: 0, warnings: 0, ignored: 0 }, JSON.stringify(report.problems, null, 1));
+});
+
+test('every schema in openapi.json says its type (a typeless one became `unknown` in generated clients)', () => {
+  const untyped: string[] = [];
+  const visitSchema = (schema: Schema, where: string): void => {
+    if ('$ref' in schema) return;
+    if (!('type' in schema)) untyped.push(where);
+    for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
+      for (const [i, sub] of ((schema[key] ?? []) as Schema[]).entries()) visitSchema(sub, `${where}/${key}/${i}`);
+    }
+    if (schema['items'] !== undefined) visitSchema(schema['items'] as Schema, `${where}/items`);
+    for (const [name, sub] of Object.entries((schema['properties'] ?? {}) as Record<string, Schema>)) {
+      visitSchema(sub, `${where}/properties/${name}`);
+    }
+  };
+  const walk = (node: unknown, where: string): void => {
+    if (typeof node !== 'object' || node === null) return;
+    for (const [key, value] of Object.entries(node)) {
+      if (key === 'example' || key === 'examples') continue;
+      if (key === 'schema') visitSchema(value as Schema, `${where}/schema`);
+      else walk(value, `${where}/${key}`);
+    }
+  };
+  walk(raw, '#');
+  const { schemas } = (raw as { components: { schemas: Record<string, Schema> } }).components;
+  for (const [name, schema] of Object.entries(schemas)) visitSchema(schema, `#/components/schemas/${name}`);
+  assert.deepEqual(untyped, []);
+});
+
+// Answers for every documented operation and status, from the real handler.
+interface Case {
+  reply: () => Promise<Reply>;
+}
+
 test('every status code of each operation is answered as the document says', async (t) => {
   const doc = await dereferenced();
-  const ajv = new Ajv2020({ strict: true, strictTypes: false, formats: { date: /^\d{4}-\d{2}-\d{2}$/ } });
-  ajv.addKeyword('example');
+  const ajv = compiler();
+  const PAGE = 'https://buchhaltung.example';
 
   let broken = false;
-  const db = openFixture(t);
-  const origin = await serve(
-    t,
-    createHandler(db, CREDENTIALS, {
-      maxAuthFailures: 1000,
-      onError: () => undefined,
-      now: () =>
-        broken
-          ? (() => {
-              throw new Error('x');
-            })()
-          : Date.now(),
-    }),
-  );
-  const searchDb = openFixture(t);
-  const failing = await serve(t, createHandler(searchDb, CREDENTIALS, { onError: () => undefined }));
-  searchDb.close();
-  const throttled = await serveFixture(t, { maxAuthFailures: 1 });
-  await request(`${throttled}/api/v1/status`, { headers: { authorization: 'Basic eDp5' } }); // x:y, a wrong password
-
-  const search = '/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5';
-  const cases: Record<string, Record<string, () => Promise<Reply>>> = {
-    '/api/v1/status': {
-      200: () => get(`${origin}/api/v1/status`),
-      401: () => request(`${origin}/api/v1/status`, { headers: { authorization: 'Basic eDp5' } }),
-      404: () => get(`${origin}/api/v1/status/`),
-      405: () => request(`${origin}/api/v1/status`, { method: 'POST', headers: { authorization: AUTH } }),
-      429: () => get(`${throttled}/api/v1/status`),
-      500: async () => {
-        broken = true;
-        const reply = await request(`${origin}/api/v1/status`, { headers: { authorization: 'Basic eDp5' } });
-        broken = false;
-        return reply;
-      },
-    },
-    '/api/v1/buchungen': {
-      200: () => get(`${origin}${search}`),
-      400: () => get(`${origin}/api/v1/buchungen?seite=2`),
-      401: () => request(`${origin}${search}`),
-      404: () => get(`${origin}/api/v1/buchungen/`),
-      405: () => request(`${origin}${search}`, { method: 'DELETE', headers: { authorization: AUTH } }),
-      429: () => get(`${throttled}${search}`),
-      500: () => get(`${failing}${search}`),
+  const options: HandlerOptions = {
+    maxAuthFailures: 1000,
+    onError: () => undefined,
+    corsOrigins: [PAGE],
+    now: () => {
+      if (broken) throw new Error('the clock broke');
+      return Date.now();
     },
   };
+  const origin = await serve(t, createHandler(openFixture(t), CREDENTIALS, options));
+  const closedDb = openFixture(t);
+  const failing = await serve(t, createHandler(closedDb, CREDENTIALS, { onError: () => undefined }));
+  closedDb.close();
+  const throttled = await serve(t, createHandler(openFixture(t), CREDENTIALS, { maxAuthFailures: 1 }));
+  await request(`${throttled}/api/v1/status`, { headers: { authorization: 'Basic eDp5' } });
 
-  for (const [path, byStatus] of Object.entries(cases)) {
-    const documented = Object.keys(doc.paths[path]?.get.responses ?? {}).sort();
-    assert.deepEqual(
-      Object.keys(byStatus).sort(),
-      documented,
-      `${path}: the statuses the document lists are the ones tested`,
-    );
-    for (const [status, ask] of Object.entries(byStatus)) {
-      const response = doc.paths[path]?.get.responses[status];
-      const reply = await ask();
-      assert.equal(reply.status, Number(status), `${path} ${status}: ${reply.body}`);
-      const schema = response?.content?.['application/json'].schema;
-      assert.ok(schema, `${path} ${status} has a schema`);
-      const validate = ajv.compile(schema);
-      assert.ok(
-        validate(JSON.parse(reply.body)),
-        `${path} ${status}: ${reply.body} ${ajv.errorsText(validate.errors)}`,
-      );
-      for (const [name, header] of Object.entries(response?.headers ?? {})) {
-        const value = reply.headers[name.toLowerCase()];
-        if (name === 'Retry-After' && status === '500') continue; // only when the database was busy
-        assert.ok(value !== undefined, `${path} ${status} sends ${name}`);
-        const check = ajv.compile(header.schema);
-        assert.ok(check(value), `${path} ${status} ${name}: ${String(value)} ${ajv.errorsText(check.errors)}`);
-      }
+  // The HTTP layer's own errors (the `default` response) come from the CLI's server.
+  const cli = await start(t, ['--demo']);
+  const search = '/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5';
+  const as = (method: string, url: string, headers: Record<string, string> = {}): (() => Promise<Reply>) => {
+    return () => request(url, { method, headers: { origin: PAGE, ...headers } });
+  };
+  const withAuth = { authorization: AUTH };
+  // Counting a failed authentication reads the clock: a broken clock is an unexpected error.
+  const wrongAuth = { authorization: 'Basic eDp5' };
+  const unmeetable = { ...withAuth, expect: 'bald' };
+  const preflight = { 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' };
+  const whileBroken = (ask: () => Promise<Reply>) => async (): Promise<Reply> => {
+    broken = true;
+    try {
+      return await ask();
+    } finally {
+      broken = false;
     }
+  };
+
+  const cases: Record<string, Case> = {};
+  for (const method of ['GET', 'HEAD']) {
+    const m = method.toLowerCase();
+    Object.assign(cases, {
+      [`${m} /api/v1/status 200`]: { reply: as(method, `${origin}/api/v1/status`, withAuth) },
+      [`${m} /api/v1/status 401`]: { reply: as(method, `${origin}/api/v1/status`, wrongAuth) },
+      [`${m} /api/v1/status 404`]: { reply: as(method, `${origin}/falsch/api/v1/status`, withAuth) },
+      [`${m} /api/v1/status 429`]: { reply: as(method, `${throttled}/api/v1/status`, withAuth) },
+      [`${m} /api/v1/status 500`]: { reply: whileBroken(as(method, `${origin}/api/v1/status`, wrongAuth)) },
+      [`${m} /api/v1/buchungen 200`]: { reply: as(method, `${origin}${search}`, withAuth) },
+      [`${m} /api/v1/buchungen 400`]: { reply: as(method, `${origin}/api/v1/buchungen?seite=2`, withAuth) },
+      [`${m} /api/v1/buchungen 401`]: { reply: as(method, `${origin}${search}`) },
+      [`${m} /api/v1/buchungen 404`]: { reply: as(method, `${origin}/falsch${search}`, withAuth) },
+      [`${m} /api/v1/buchungen 429`]: { reply: as(method, `${throttled}${search}`, withAuth) },
+      [`${m} /api/v1/buchungen 500`]: { reply: as(method, `${failing}${search}`, withAuth) },
+      [`${m} /api/v1/status default`]: { reply: as(method, `${cli.origin}/api/v1/status`, unmeetable) },
+      [`${m} /api/v1/buchungen default`]: { reply: as(method, `${cli.origin}${search}`, unmeetable) },
+    });
+  }
+  for (const path of ['/api/v1/status', '/api/v1/buchungen']) {
+    Object.assign(cases, {
+      [`options ${path} 204`]: { reply: as('OPTIONS', `${origin}${path}`, preflight) },
+      // Not a preflight the server answers (another method requested): an ordinary request.
+      [`options ${path} 401`]: { reply: as('OPTIONS', `${origin}${path}`, { 'access-control-request-method': 'PUT' }) },
+      [`options ${path} 404`]: { reply: as('OPTIONS', `${origin}/falsch${path}`, withAuth) },
+      [`options ${path} 405`]: { reply: as('OPTIONS', `${origin}${path}`, withAuth) },
+      [`options ${path} 429`]: { reply: as('OPTIONS', `${throttled}${path}`, withAuth) },
+      [`options ${path} 500`]: { reply: whileBroken(as('OPTIONS', `${origin}${path}`, wrongAuth)) },
+      [`options ${path} default`]: { reply: as('OPTIONS', `${cli.origin}${path}`, unmeetable) },
+    });
+  }
+
+  const documented = Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).flatMap(([method, operation]) =>
+      Object.keys(operation.responses).map((status) => `${method} ${path} ${status}`),
+    ),
+  );
+  assert.deepEqual(Object.keys(cases).sort(), documented.sort(), 'the statuses the document lists are the ones tested');
+
+  const bodies = new Map<string, Reply>();
+  for (const [key, { reply: ask }] of Object.entries(cases)) {
+    const [method, path, status] = key.split(' ') as [Method, string, string];
+    const response = doc.paths[path]?.[method]?.responses[status];
+    assert.ok(response, key);
+    const reply = await ask();
+    // `default`: the cases ask with an `Expect` the server cannot meet.
+    assert.equal(reply.status, status === 'default' ? 417 : Number(status), `${key}: ${reply.body}`);
+
+    const schema = response.content?.['application/json'].schema;
+    if (method === 'head' || status === '204') {
+      assert.equal(schema, undefined, `${key} documents no body`);
+      assert.equal(reply.body, '', `${key} has no body`);
+    } else {
+      assert.ok(schema, `${key} has a schema`);
+      const validate = ajv.compile(schema);
+      assert.ok(validate(JSON.parse(reply.body)), `${key}: ${reply.body} ${ajv.errorsText(validate.errors)}`);
+      if (method === 'get') bodies.set(`${path} ${status}`, reply);
+    }
+    if (method === 'head') {
+      // docs/API.md: HEAD is answered like GET without a body.
+      const get = bodies.get(`${path} ${status}`);
+      assert.ok(get, `${key}: GET was asked first`);
+      assert.equal(reply.headers['content-length'], String(Buffer.byteLength(get.body)), `${key}: GET's length`);
+    }
+
+    const headers = response.headers ?? {};
+    for (const [name, header] of Object.entries(headers)) {
+      const value = reply.headers[name.toLowerCase()];
+      if (value === undefined) {
+        assert.ok(!header.required, `${key} sends the required header ${name}`);
+        continue;
+      }
+      const check = ajv.compile(header.schema);
+      assert.ok(check(value), `${key} ${name}: ${String(value)} ${ajv.errorsText(check.errors)}`);
+    }
+    const documentedNames = new Set(Object.keys(headers).map((name) => name.toLowerCase()));
+    for (const name of Object.keys(reply.headers)) {
+      assert.ok(TRANSPORT_HEADERS.has(name) || documentedNames.has(name), `${key} sends ${name}: is it documented?`);
+    }
+  }
+});
+
+test('HEAD takes the parameters of GET', async () => {
+  const doc = await dereferenced();
+  for (const [path, item] of Object.entries(doc.paths)) {
+    assert.deepEqual(item.head?.parameters, item.get?.parameters, path);
   }
 });
 
 test('the documented parameter patterns accept exactly what the server accepts', async () => {
   const doc = await dereferenced();
-  const parameters = doc.paths['/api/v1/buchungen']?.get.parameters ?? [];
+  const parameters = doc.paths['/api/v1/buchungen']?.get?.parameters ?? [];
   const samples = [
     '2026-03-01',
     '2026-3-1',
@@ -163,6 +276,37 @@ test('the documented parameter patterns accept exactly what the server accepts',
       assert.equal(accepted, documented, `${parameter.name}=${sample}`);
     }
   }
+});
+
+test("every message of the validator matches the document's 400 schema", async () => {
+  const doc = await dereferenced();
+  const schema = doc.paths['/api/v1/buchungen']?.get?.responses['400']?.content?.['application/json'].schema;
+  assert.ok(schema);
+  const validate = compiler().compile(schema);
+  const valid = 'von=2026-03-01&bis=2026-03-31&betrag=-1';
+  const queries = [
+    `${valid}&x=%ZZ`,
+    `${valid}&seite=2`,
+    `${valid}&${'n'.repeat(60)}=1`,
+    `${valid}&limit=1&limit=2`,
+    `${valid}&von=2026-03-01`,
+    'bis=2026-03-31&betrag=-1',
+    'von=2026-03-01&betrag=-1',
+    'von=2026-03-01&bis=2026-03-31',
+    'von=2026-02-30&bis=2026-03-31&betrag=-1',
+    'von=2026-03-01&bis=31.03.2026&betrag=-1',
+    'von=2026-03-01&bis=2026-03-31&betrag=1e3',
+    `${valid}&toleranz=-1`,
+    `${valid}&waehrung=EURO`,
+    `${valid}&limit=1001`,
+    'von=2026-03-31&bis=2026-03-01&betrag=-1',
+  ];
+  for (const query of queries) {
+    const parsed = parseSearchQuery(query);
+    assert.ok(!parsed.ok, query);
+    assert.ok(validate({ fehler: parsed.message }), `${query}: ${parsed.message}`);
+  }
+  assert.ok(!validate({ fehler: 'Parameter ‘von’ fehlt.' }), 'a message the server never sends does not match');
 });
 
 test('booking-search-server --openapi prints the document', async () => {

@@ -8,6 +8,7 @@ import {
   answerExpectation,
   answerProtocolErrors,
   type Booking,
+  type BookingSearchHandler,
   type Credentials,
   createHandler,
   type HandlerOptions,
@@ -30,6 +31,17 @@ answerProtocolErrors(createServer((req, res) => handler(req, res, () => res.end(
   .listen(0)
   .close();
 createServer().on('clientError', answerClientError).on('checkExpectation', answerExpectation);
+createServer((req, res) => handler(req, res, () => res.end()));
+// Several clients, hashed secrets (booking-search-server hash-password), and a reload.
+const clients: Credentials[] = [
+  credentials,
+  {
+    username: 'pruefer',
+    passwordHash: '$scrypt$ln=17,r=8,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g',
+  },
+];
+const reloadable: BookingSearchHandler = createHandler(db, clients);
+reloadable.updateCredentials({ username: 'pruefer', passwordHash: clients[1]?.passwordHash ?? '' });
 
 const version: '1.0' extends typeof API_VERSION ? string : never = API_VERSION;
 const booking: Booking = { id: 1, datum: '2026-03-14', betrag: -12.5, zweck: 'Porto' };

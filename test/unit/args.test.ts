@@ -30,6 +30,7 @@ const COMMANDS: Array<[argv: string[], expected: Record<string, unknown>]> = [
   [['-v'], { command: 'version' }],
   [['--openapi'], { command: 'openapi' }],
   [['check', '--db', 'kasse.sqlite'], { command: 'check', db: 'kasse.sqlite' }],
+  [['hash-password'], { command: 'hash-password' }],
   [
     ['--demo'],
     { command: 'serve', db: undefined, host: '127.0.0.1', port: 8080, basePath: '', workers: 1, tls: undefined },
@@ -80,6 +81,7 @@ const USAGE_ERRORS: Array<[argv: string[], line: string]> = [
   [['check'], 'check needs --db FILE'],
   [['check', '--db', 'x', 'y'], "unexpected argument 'y'"],
   [['--demo', 'extra'], "unexpected argument 'extra'"],
+  [['hash-password', 'geheim'], "unexpected argument 'geheim'"],
   [['--demo', '--port', '70000'], "--port must be a whole number from 0 to 65535, not '70000'"],
   [['--demo', '--port', 'http'], "--port must be a whole number from 0 to 65535, not 'http'"],
   // parseArgs reads '-1' as an option, not as the value.
@@ -143,6 +145,31 @@ test('parseCommandLine: credentials come from the environment, or the demo defau
   assert.deepEqual(outcome(['--db', 'x.sqlite', '--credentials-file', 'zugang'], USER), {
     error:
       'credentials are given twice: use BOOKING_SEARCH_USER/BOOKING_SEARCH_PASSWORD or --credentials-file, not both',
+    exitCode: 1,
+  });
+});
+
+test('parseCommandLine: an empty variable counts as not set; BOOKING_SEARCH_PASSWORD may hold a hash', () => {
+  const empty = { BOOKING_SEARCH_USER: '', BOOKING_SEARCH_PASSWORD: '' };
+  assert.deepEqual(pick(outcome(['--demo'], empty), ['credentialsFrom']), { credentialsFrom: 'demo default' });
+  assert.deepEqual(outcome(['--db', 'x.sqlite'], empty), {
+    error: 'no credentials: set BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD, or pass --credentials-file FILE',
+    exitCode: 1,
+  });
+  const hash = '$scrypt$ln=17,r=8,p=1$FDRD+btCnb1iWl60peMllg$bg0D73v1G6BkaqbMvdUC3nzRigVWvnPbFmIM9I9wqOU';
+  assert.deepEqual(
+    pick(outcome(['--demo'], { BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: hash }), ['credentials']),
+    {
+      credentials: [{ username: 'kasse', passwordHash: hash }],
+    },
+  );
+  assert.deepEqual(outcome(['--demo'], { BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: `${hash}!` }), {
+    error:
+      'BOOKING_SEARCH_PASSWORD holds a hash that is not usable: not a scrypt hash of the form $scrypt$ln=17,r=8,p=1$<salt>$<hash>',
+    exitCode: 1,
+  });
+  assert.deepEqual(outcome(['--demo'], { BOOKING_SEARCH_USER: 'ka:sse', BOOKING_SEARCH_PASSWORD: 'x' }), {
+    error: 'BOOKING_SEARCH_USER must not contain a colon',
     exitCode: 1,
   });
 });

@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { challenge, createAuthenticator, parseBasicAuth } from '../../lib/auth.js';
+import { challenge, createAuthenticator, MISSING, parseBasicAuth, REJECTED } from '../../lib/auth.js';
+import { validateCredentials } from '../../lib/credentials.js';
+
+const LIMITS = { maxHashChecks: 2, maxQueuedHashChecks: 32, maxVerifiedCredentials: 1000 };
+/** The synchronous check over plain passwords: the user, or why not. */
+function plainAuthenticator(...credentials: Array<{ username: string; password: string }>) {
+  const authenticator = createAuthenticator(validateCredentials(credentials), LIMITS);
+  return (header: string | undefined) => authenticator.check(header);
+}
 
 const basic = (text: string, scheme = 'Basic'): string => `${scheme} ${Buffer.from(text, 'utf8').toString('base64')}`;
 
@@ -40,15 +48,30 @@ test('parseBasicAuth finds no credentials in malformed headers', () => {
 });
 
 test('the authenticator accepts exactly the configured user and password', () => {
-  const authenticate = createAuthenticator({ username: 'kasse', password: 'pa:ss wört' });
-  assert.equal(authenticate(basic('kasse:pa:ss wört')), true);
-  assert.equal(authenticate(basic('kasse:pa:ss wort')), false);
-  assert.equal(authenticate(basic('Kasse:pa:ss wört')), false);
-  assert.equal(authenticate(basic('kasse:pa:ss wört ')), false);
-  assert.equal(authenticate(basic('kasse:')), false);
-  assert.equal(authenticate(basic(':pa:ss wört')), false);
-  assert.equal(authenticate(basic('kasse:pa')), false);
-  assert.equal(authenticate(undefined), false);
+  const authenticate = plainAuthenticator({ username: 'kasse', password: 'pa:ss wört' });
+  assert.equal(authenticate(basic('kasse:pa:ss wört')), 'kasse');
+  assert.equal(authenticate(basic('kasse:pa:ss wort')), REJECTED);
+  assert.equal(authenticate(basic('Kasse:pa:ss wört')), REJECTED);
+  assert.equal(authenticate(basic('kasse:pa:ss wört ')), REJECTED);
+  assert.equal(authenticate(basic('kasse:')), REJECTED);
+  assert.equal(authenticate(basic(':pa:ss wört')), REJECTED);
+  assert.equal(authenticate(basic('kasse:pa')), REJECTED);
+  assert.equal(authenticate(undefined), MISSING);
+  assert.equal(authenticate('Bearer abc'), MISSING);
+});
+
+test('with several users each is accepted with its own password only, and named', () => {
+  const authenticate = plainAuthenticator(
+    { username: 'bank', password: 'eins' },
+    { username: 'pruefer', password: 'zwei' },
+    { username: 'dritter', password: 'drei' },
+  );
+  assert.equal(authenticate(basic('bank:eins')), 'bank');
+  assert.equal(authenticate(basic('pruefer:zwei')), 'pruefer');
+  assert.equal(authenticate(basic('dritter:drei')), 'dritter');
+  assert.equal(authenticate(basic('bank:zwei')), REJECTED);
+  assert.equal(authenticate(basic('pruefer:eins')), REJECTED);
+  assert.equal(authenticate(basic('niemand:eins')), REJECTED);
 });
 
 test('challenge names the realm and the charset, quoting what needs it', () => {
@@ -57,7 +80,7 @@ test('challenge names the realm and the charset, quoting what needs it', () => {
 });
 
 test('no timing oracle: a wrong user and a wrong password take the same time (medians of 3,000 each)', () => {
-  const authenticate = createAuthenticator({ username: 'kasse', password: 'ein langes Passwort: 42' });
+  const authenticate = plainAuthenticator({ username: 'kasse', password: 'ein langes Passwort: 42' });
   const headers = {
     wrongUser: basic('xasse:ein langes Passwort: 42'),
     wrongPassword: basic('kasse:ein langes Passwort: 43'),
@@ -69,7 +92,7 @@ test('no timing oracle: a wrong user and a wrong password take the same time (me
     // Interleaved, so that the machine's drift hits each kind alike.
     for (const kind of i % 2 === 0 ? kinds : [...kinds].reverse()) {
       const started = process.hrtime.bigint();
-      for (let j = 0; j < 10; j += 1) assert.equal(authenticate(headers[kind]), false);
+      for (let j = 0; j < 10; j += 1) assert.equal(authenticate(headers[kind]), REJECTED);
       samples[kind].push(Number(process.hrtime.bigint() - started));
     }
   }
@@ -82,5 +105,34 @@ test('no timing oracle: a wrong user and a wrong password take the same time (me
   ] as const) {
     const ratio = (value as number) / (user as number);
     assert.ok(ratio > 0.85 && ratio < 1.15, `${name} / wrong user = ${ratio.toFixed(3)}`);
+  }
+});
+
+test('no timing oracle over several users: the first, the last and an unknown user cost the same (medians of 2,000 each)', () => {
+  const users = Array.from({ length: 8 }, (_, i) => ({ username: `client${i}`, password: `ein langes Passwort ${i}` }));
+  const authenticate = plainAuthenticator(...users);
+  const headers = {
+    firstUser: basic('client0:ein langes Passwort 9'),
+    lastUser: basic('client7:ein langes Passwort 9'),
+    unknownUser: basic('client9:ein langes Passwort 9'),
+  };
+  const samples: Record<keyof typeof headers, number[]> = { firstUser: [], lastUser: [], unknownUser: [] };
+  const kinds = Object.keys(headers) as Array<keyof typeof headers>;
+  for (let i = 0; i < 2_000; i += 1) {
+    for (const kind of i % 2 === 0 ? kinds : [...kinds].reverse()) {
+      const started = process.hrtime.bigint();
+      for (let j = 0; j < 5; j += 1) assert.equal(authenticate(headers[kind]), REJECTED);
+      samples[kind].push(Number(process.hrtime.bigint() - started));
+    }
+  }
+  const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1] as number;
+  const [first, last, unknown] = kinds.map((kind) => median(samples[kind])) as [number, number, number];
+  // Stopping at the matching user would make the first user far cheaper than an unknown one.
+  for (const [name, value] of [
+    ['first user', first],
+    ['last user', last],
+  ] as const) {
+    const ratio = value / unknown;
+    assert.ok(ratio > 0.85 && ratio < 1.15, `${name} / unknown user = ${ratio.toFixed(3)}`);
   }
 });

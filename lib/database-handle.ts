@@ -1,0 +1,99 @@
+// The `db` argument of createHandler: checked once, at creation, to behave like
+// better-sqlite3 in every way the search relies on (lib/search.ts, lib/format.ts).
+//
+// A look-alike handle that differs there would not fail loudly on a request: the search
+// would write whatever it got into the JSON text. libsql's `Database` (advertised as
+// better-sqlite3 compatible) returns an object from a plucked count, and the answer was
+// `{"anzahl":[object Object],…}` with status 200. Checking here keeps every request as
+// fast as before: a handle that passes behaves so for every statement it prepares.
+
+import type { Database } from 'better-sqlite3';
+import { errorCode } from './errors.js';
+
+// Uses no table: the handle's behaviour is checked before (and apart from) the schema.
+const PROBE_COUNT = 'SELECT count(*) FROM (SELECT 1 UNION ALL SELECT 2) WHERE :bound = :bound';
+const PROBE_ROW = "SELECT 7, :text, NULL, 'x' WHERE :bound = :bound";
+const PROBE_BINDINGS = { bound: 1, text: 'Bürobedarf', unused: 0 };
+
+/**
+ * Throws a TypeError naming what is wrong unless `db` is an open handle that behaves like a
+ * better-sqlite3 `Database` where the search relies on it: statements prepare with named
+ * parameters, `pluck()` gives a count as a number, `raw()` gives rows as arrays, and
+ * `transaction(fn)` returns a function that runs `fn` and returns its result.
+ */
+export function checkDatabaseHandle(db: unknown): asserts db is Database {
+  ensure(typeof db === 'object' && db !== null, 'db must be a better-sqlite3 Database');
+  const handle = db as Partial<Record<keyof Database, unknown>>;
+  ensure(typeof handle.prepare === 'function', 'db must be a better-sqlite3 Database (it has no prepare())');
+  ensure(typeof handle.transaction === 'function', 'db must be a better-sqlite3 Database (it has no transaction())');
+  ensure(typeof handle.open === 'boolean', 'db must be a better-sqlite3 Database (it has no open property)');
+  ensure(handle.open, 'db must be open');
+
+  let outcome: { count: unknown; row: unknown; rows: unknown };
+  try {
+    const database = db as Database;
+    const count = database.prepare(PROBE_COUNT).pluck();
+    const row = database.prepare(PROBE_ROW).raw();
+    outcome = database.transaction(() => ({
+      count: count.get(PROBE_BINDINGS),
+      row: row.get(PROBE_BINDINGS),
+      rows: row.all(PROBE_BINDINGS),
+    }))();
+  } catch (error: unknown) {
+    // SQLite's own errors (not a database, locked, …) are the file's, not the handle's:
+    // they go on unchanged, for the caller to tell the user what the file lacks.
+    if (errorCode(error)?.startsWith('SQLITE_')) throw error;
+    throw new TypeError(`db must be a better-sqlite3 Database (a test query failed: ${describe(error)})`, {
+      cause: error,
+    });
+  }
+
+  const { count, row, rows } = outcome ?? {};
+  ensure(
+    typeof count !== 'bigint',
+    'db must return numbers, not BigInts: turn safeIntegers off (db.defaultSafeIntegers(false))',
+  );
+  ensure(
+    count === 2,
+    `db must behave like better-sqlite3: a plucked count must be the number 2, not ${shown(count)} (see the README on other drivers)`,
+  );
+  ensure(
+    isProbeRow(row),
+    `db must behave like better-sqlite3: a raw row must be the array [7,"Bürobedarf",null,"x"], not ${shown(row)}`,
+  );
+  ensure(
+    Array.isArray(rows) && rows.length === 1 && isProbeRow(rows[0]),
+    `db must behave like better-sqlite3: raw rows must be arrays, not ${shown(rows)}`,
+  );
+}
+
+function isProbeRow(row: unknown): boolean {
+  return (
+    Array.isArray(row) &&
+    row.length === 4 &&
+    row[0] === 7 &&
+    row[1] === PROBE_BINDINGS.text &&
+    row[2] === null &&
+    row[3] === 'x'
+  );
+}
+
+function shown(value: unknown): string {
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    return `an object with keys ${JSON.stringify(Object.keys(value))}`;
+  }
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function ensure(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new TypeError(message);
+}

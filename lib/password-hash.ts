@@ -1,0 +1,128 @@
+// Password hashes in the PHC string format of scrypt (docs/API.md, Credentials), made and
+// checked with node:crypto only:
+//
+//   $scrypt$ln=<log2 N>,r=<r>,p=<p>$<salt>$<hash>     salt and hash: base64 without padding
+
+import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+
+/** A parsed scrypt hash: what `verifyPassword` needs. */
+export interface PasswordHash {
+  /** log2 of scrypt's cost N. */
+  ln: number;
+  r: number;
+  p: number;
+  salt: Buffer;
+  hash: Buffer;
+}
+
+/** What `hash-password` makes: OWASP's first scrypt row (N=2^17, r=8, p=1). */
+export const DEFAULT_PARAMETERS = { ln: 17, r: 8, p: 1 } as const;
+const SALT_BYTES = 16;
+const HASH_BYTES = 32;
+
+export const HASH_PREFIX = '$scrypt$';
+// $scrypt$ln=D,r=D,p=D$B64$B64 with B64 = base64 without padding. Bounded lengths: a salt
+// of 8 to 64 bytes, a hash of 16 to 64 bytes.
+const PHC_SCRYPT =
+  /^\$scrypt\$ln=([0-9]{1,2}),r=([0-9]{1,3}),p=([0-9]{1,3})\$([A-Za-z0-9+/]{11,86})\$([A-Za-z0-9+/]{22,86})$/;
+// OWASP's equivalent scrypt settings (Password Storage Cheat Sheet), all with r=8:
+// N=2^17 p=1, N=2^16 p=2, N=2^15 p=3, N=2^14 p=5, N=2^13 p=10. [ln, minimum p]
+const OWASP_ROWS: ReadonlyArray<readonly [number, number]> = [
+  [17, 1],
+  [16, 2],
+  [15, 3],
+  [14, 5],
+  [13, 10],
+];
+// Upper bounds, so that a typing error cannot make one check take the machine:
+// 128·N·r bytes of memory at most 256 MiB, p at most 16.
+const MAX_MEMORY_BYTES = 256 * 1024 * 1024;
+const MAX_P = 16;
+
+/** Whether `secret` is meant as a hash (docs/API.md: it starts with `$scrypt$`), not a password. */
+export function isPasswordHash(secret: string): boolean {
+  return secret.startsWith(HASH_PREFIX);
+}
+
+/**
+ * `text` → its parameters, salt and hash, or what is wrong with it. The problem never
+ * quotes `text`.
+ */
+export function parsePasswordHash(text: string): { ok: true; hash: PasswordHash } | { ok: false; problem: string } {
+  const match = PHC_SCRYPT.exec(text);
+  if (match === null) {
+    return { ok: false, problem: 'not a scrypt hash of the form $scrypt$ln=17,r=8,p=1$<salt>$<hash>' };
+  }
+  const [ln, r, p] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const salt = decodeUnpadded(match[4] ?? '');
+  const hash = decodeUnpadded(match[5] ?? '');
+  if (salt === undefined || hash === undefined) {
+    return { ok: false, problem: 'salt and hash must be base64 without padding' };
+  }
+  if (salt.length < 8 || salt.length > 64) return { ok: false, problem: 'the salt must be 8 to 64 bytes' };
+  if (hash.length < 16 || hash.length > 64) return { ok: false, problem: 'the hash must be 16 to 64 bytes' };
+  const strongEnough = r >= 8 && OWASP_ROWS.some(([rowLn, rowP]) => ln >= rowLn && p >= rowP);
+  if (!strongEnough) {
+    return { ok: false, problem: 'the parameters are weaker than N=2^17, r=8, p=1 (or an equivalent OWASP row)' };
+  }
+  if (ln > 24 || 128 * 2 ** ln * r > MAX_MEMORY_BYTES || p > MAX_P) {
+    return { ok: false, problem: 'the parameters need more than 256 MiB or p above 16' };
+  }
+  return { ok: true, hash: { ln, r, p, salt, hash } };
+}
+
+/** The PHC string of `hash`. */
+export function formatPasswordHash({ ln, r, p, salt, hash }: PasswordHash): string {
+  return `${HASH_PREFIX}ln=${ln},r=${r},p=${p}$${unpadded(salt)}$${unpadded(hash)}`;
+}
+
+/** A fresh hash of `password` with a random salt and the default parameters. */
+export function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(SALT_BYTES);
+  return new Promise((resolve, reject) => {
+    derive(password, { ...DEFAULT_PARAMETERS, salt, hash: Buffer.alloc(HASH_BYTES) }, (error, derived) => {
+      if (error !== null) return reject(error);
+      resolve(formatPasswordHash({ ...DEFAULT_PARAMETERS, salt, hash: derived }));
+    });
+  });
+}
+
+/**
+ * Calls `done(true)` when `password` hashes to `expected`. crypto.scrypt with a callback
+ * runs on libuv's thread pool, never on the event loop. A failure of scrypt itself (out of
+ * memory) counts as no match.
+ */
+export function verifyPassword(password: string, expected: PasswordHash, done: (matches: boolean) => void): void {
+  derive(password, expected, (error, derived) => {
+    done(error === null && timingSafeEqual(derived, expected.hash));
+  });
+}
+
+/**
+ * A hash with `like`'s parameters that no password matches (random bytes stand for the
+ * hash): checking an unknown user against it costs what a wrong password costs.
+ */
+export function dummyHash(like: PasswordHash): PasswordHash {
+  return { ...like, salt: randomBytes(like.salt.length), hash: randomBytes(like.hash.length) };
+}
+
+function derive(
+  password: string,
+  { ln, r, p, salt, hash }: PasswordHash,
+  done: (error: Error | null, derived: Buffer) => void,
+): void {
+  const N = 2 ** ln;
+  // OpenSSL needs 128·r·(N + p + 2) bytes; node's default maxmem (32 MiB) is below N=2^17.
+  const maxmem = 128 * r * (N + p + 2) + 1024 * 1024;
+  scrypt(password, salt, hash.length, { N, r, p, maxmem }, done);
+}
+
+function unpadded(bytes: Buffer): string {
+  return bytes.toString('base64').replace(/=+$/, '');
+}
+
+// Node's decoder forgives anything; a hash that does not re-encode to itself is malformed.
+function decodeUnpadded(text: string): Buffer | undefined {
+  const bytes = Buffer.from(text, 'base64');
+  return unpadded(bytes) === text ? bytes : undefined;
+}

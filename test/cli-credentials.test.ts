@@ -1,0 +1,368 @@
+// The CLI's credentials (docs/API.md, Credentials): hash-password, the credentials file,
+// the environment, and SIGHUP, which re-reads the file and the TLS certificate and key.
+
+import assert from 'node:assert/strict';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { scryptSync } from 'node:crypto';
+import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { assertFails, BIN, cleanEnv, run, start } from './cli-helpers.js';
+import { basicAuth, buildDatabase, HASH_OF_ALT, HASH_OF_NEU, request, tempDir } from './helpers.js';
+
+/** Runs `hash-password` with `input` on its standard input. */
+async function hashPasswordOf(input: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, 'hash-password'], { stdio: ['pipe', 'pipe', 'pipe'], timeout: 30_000 });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  child.stdin.end(input);
+  const [code] = (await once(child, 'close')) as [number | null];
+  return { code, stdout, stderr };
+}
+
+test('hash-password prints one scrypt PHC line that crypto.scrypt reproduces from the first line of stdin', async () => {
+  const [lf, crlf, noNewline] = await Promise.all([
+    hashPasswordOf('pass:wört €\nzweite Zeile\n'),
+    hashPasswordOf('pass:wört €\r\n'),
+    hashPasswordOf('pass:wört €'),
+  ]);
+  for (const result of [lf, crlf, noNewline]) {
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stderr, '');
+    const match = /^\$scrypt\$ln=17,r=8,p=1\$([A-Za-z0-9+/]{22})\$([A-Za-z0-9+/]{43})\n$/.exec(result.stdout);
+    assert.ok(match, result.stdout);
+    const derived = scryptSync('pass:wört €', Buffer.from(match[1] as string, 'base64'), 32, {
+      N: 2 ** 17,
+      r: 8,
+      p: 1,
+      maxmem: 256 * 1024 * 1024,
+    });
+    assert.equal(derived.toString('base64').replace(/=+$/, ''), match[2]);
+  }
+  assert.notEqual(lf.stdout, noNewline.stdout, 'a fresh salt each time');
+  const empty = await hashPasswordOf('\n');
+  assertFails(
+    { ...empty, signal: null },
+    1,
+    'booking-search-server: the password is empty; give one line on standard input',
+  );
+});
+
+test('--credentials-file: several users, comments, empty lines, hashes and CRLF; each user gets in with its own secret', async (t) => {
+  const file = join(tempDir(t), 'zugang');
+  writeFileSync(
+    file,
+    ['# Abgleich-Clients', '', 'bank:pass:wört', '  # der Prüfer', `pruefer:${HASH_OF_ALT}\r`, 'dritter:drei', ''].join(
+      '\n',
+    ),
+    { mode: 0o600 },
+  );
+  const server = await start(t, ['--db', buildDatabase(t), '--credentials-file', file], cleanEnv());
+  const as = (user: string, password: string) =>
+    request(`${server.api}status`, { headers: { authorization: basicAuth(user, password) } });
+  const replies = await Promise.all([
+    as('bank', 'pass:wört'),
+    as('pruefer', 'alt'),
+    as('dritter', 'drei'),
+    as('bank', 'drei'),
+  ]);
+  assert.deepEqual(
+    replies.map((reply) => reply.status),
+    [200, 200, 200, 401],
+  );
+});
+
+test('a credentials file that cannot be used names the line, never its content', async (t) => {
+  const dir = tempDir(t);
+  const cases: Array<[string, string]> = [
+    ['# nur Kommentar\n\n', 'holds no credentials (one line user:secret each)'],
+    ['bank:geheim1\nGEHEIMNIS-ohne-doppelpunkt\n', 'line 2: expected user:secret'],
+    ['# x\n:GEHEIMNIS\n', 'line 2: the user is empty'],
+    ['bank:\n', 'line 1: the secret is empty'],
+    ['bank:GEHEIMNIS1\n\npruefer:x\nbank:GEHEIMNIS2\n', 'line 4: the user of line 1 is given again'],
+    [`bank:${HASH_OF_ALT.slice(0, -3)}!!!\n`, 'line 1: the hash is not usable: not a scrypt hash of the form'],
+    [
+      'bank:$scrypt$ln=16,r=8,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g\n',
+      'line 1: the hash is not usable: the parameters are weaker than N=2^17, r=8, p=1',
+    ],
+  ];
+  await Promise.all(
+    cases.map(async ([content, problem], i) => {
+      const file = join(dir, `zugang${i}`);
+      writeFileSync(file, content);
+      const result = await run(['--demo', '--credentials-file', file], cleanEnv());
+      assertFails(
+        result,
+        1,
+        new RegExp(`^booking-search-server: credentials file ${file}(, | )${escapeRegExp(problem)}`),
+      );
+      assert.doesNotMatch(result.stderr, /GEHEIMNIS|FDRD|c2Fsd/);
+    }),
+  );
+});
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+test('BOOKING_SEARCH_PASSWORD may hold a hash; an empty environment variable counts as not set', async (t) => {
+  const server = await start(
+    t,
+    ['--demo'],
+    cleanEnv({ BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: HASH_OF_ALT }),
+  );
+  assert.equal(
+    (await request(`${server.api}status`, { headers: { authorization: basicAuth('kasse', 'alt') } })).status,
+    200,
+  );
+  assert.equal(
+    (await request(`${server.api}status`, { headers: { authorization: basicAuth('kasse', HASH_OF_ALT) } })).status,
+    401,
+    'the hash itself is not a password',
+  );
+
+  const file = join(tempDir(t), 'zugang');
+  writeFileSync(file, 'bank:eins\n');
+  const empty = cleanEnv({ BOOKING_SEARCH_USER: '', BOOKING_SEARCH_PASSWORD: '' });
+  const fromFile = await start(t, ['--demo', '--credentials-file', file], empty);
+  assert.equal(
+    (await request(`${fromFile.api}status`, { headers: { authorization: basicAuth('bank', 'eins') } })).status,
+    200,
+  );
+  assertFails(
+    await run(['--db', buildDatabase(t)], empty),
+    1,
+    'booking-search-server: no credentials: set BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD, or pass --credentials-file FILE',
+  );
+});
+
+/** A request on `agent` (keep-alive); also gives the local port of the connection it used. */
+function viaAgent(
+  agent: Agent,
+  url: string,
+  authorization: string,
+): Promise<{ status: number; port: number | undefined }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { agent, headers: { authorization } }, (res) => {
+      const port = res.socket.localPort;
+      res.resume().on('end', () => resolve({ status: res.statusCode ?? 0, port }));
+    });
+    req.on('error', reject).end();
+  });
+}
+
+function requestFrom(localAddress: string, url: string, authorization: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { agent: false, localAddress, headers: { authorization } }, (res) => {
+      res.resume().on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject).end();
+  });
+}
+
+async function waitFor(output: () => string, pattern: RegExp, count = 1): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while ((output().match(new RegExp(pattern, 'g')) ?? []).length < count) {
+    if (Date.now() > deadline) assert.fail(`no ${pattern} in ${JSON.stringify(output())}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+test('SIGHUP re-reads the credentials file: old secret out, new in, the keep-alive connection and the throttle table stay; a bad file keeps the old credentials', async (t) => {
+  const file = join(tempDir(t), 'zugang');
+  writeFileSync(file, 'bank:alt\npruefer:zwei\n', { mode: 0o600 });
+  const server = await start(
+    t,
+    ['--db', buildDatabase(t), '--credentials-file', file, '--max-auth-failures', '2'],
+    cleanEnv(),
+  );
+  const status = `${server.api}status`;
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  t.after(() => agent.destroy());
+  const before = await viaAgent(agent, status, basicAuth('bank', 'alt'));
+  assert.equal(before.status, 200);
+  assert.equal(await requestFrom('127.0.0.2', status, basicAuth('pruefer', 'falsch')), 401);
+
+  writeFileSync(file, `# rotated\nbank:${HASH_OF_NEU}\npruefer:zwei\n`);
+  server.child.kill('SIGHUP');
+  await waitFor(() => server.output().stderr, /SIGHUP: credentials re-read from .*: 2 user\(s\)/);
+  assert.deepEqual(await viaAgent(agent, status, basicAuth('bank', 'alt')), { status: 401, port: before.port });
+  assert.deepEqual(await viaAgent(agent, status, basicAuth('bank', 'neu')), { status: 200, port: before.port });
+
+  // The second failure of 127.0.0.2 is its second within the window: the table survived.
+  assert.equal(await requestFrom('127.0.0.2', status, basicAuth('pruefer', 'falsch')), 401);
+  assert.equal(await requestFrom('127.0.0.2', status, basicAuth('pruefer', 'zwei')), 429);
+
+  writeFileSync(file, 'bank:neu\nGEHEIMNIS-ohne-doppelpunkt\n');
+  server.child.kill('SIGHUP');
+  await waitFor(() => server.output().stderr, /keeping the old credentials/);
+  assert.match(
+    server.output().stderr,
+    /SIGHUP: keeping the old credentials: credentials file .*, line 2: expected user:secret\n/,
+  );
+  assert.doesNotMatch(server.output().stderr, /GEHEIMNIS|neu\b/);
+  assert.deepEqual(await viaAgent(agent, status, basicAuth('bank', 'neu')), { status: 200, port: before.port });
+  agent.destroy();
+  const stopped = await server.stop();
+  assert.equal(stopped.code, 0);
+});
+
+test('SIGHUP with credentials from the environment says there is nothing to re-read, and keeps serving', async (t) => {
+  const server = await start(
+    t,
+    ['--demo'],
+    cleanEnv({ BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: 'ge:heim' }),
+  );
+  server.child.kill('SIGHUP');
+  await waitFor(() => server.output().stderr, /SIGHUP: credentials come from the environment; nothing to re-read/);
+  assert.equal(
+    (await request(`${server.api}status`, { headers: { authorization: basicAuth('kasse', 'ge:heim') } })).status,
+    200,
+  );
+});
+
+function makeCertificate(cert: string, key: string, name: string): void {
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      `/CN=${name}`,
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
+}
+
+/** The subject CN of the certificate a new connection is served. */
+function servedName(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(url, { agent: false, rejectUnauthorized: false }, (res) => {
+      const cn = (res.socket as import('node:tls').TLSSocket).getPeerCertificate().subject?.CN;
+      res.resume().on('end', () => resolve(String(cn)));
+    });
+    req.on('error', reject).end();
+  });
+}
+
+test('SIGHUP serves a renewed TLS certificate to new connections; an unusable one keeps the old', async (t) => {
+  const dir = tempDir(t);
+  const cert = join(dir, 'cert.pem');
+  const key = join(dir, 'key.pem');
+  makeCertificate(cert, key, 'erstes');
+  const server = await start(t, ['--demo', '--tls-cert', cert, '--tls-key', key]);
+  const status = `${server.api}status`;
+  assert.equal(await servedName(status), 'erstes');
+
+  makeCertificate(cert, key, 'erneuert');
+  server.child.kill('SIGHUP');
+  await waitFor(() => server.output().stderr, /SIGHUP: TLS certificate and key re-read/);
+  assert.equal(await servedName(status), 'erneuert');
+
+  writeFileSync(key, 'kein Schlüssel\n');
+  server.child.kill('SIGHUP');
+  await waitFor(() => server.output().stderr, /SIGHUP: keeping the old TLS certificate: /);
+  assert.equal(await servedName(status), 'erneuert');
+  assert.equal(server.child.exitCode, null);
+});
+
+test('--workers 2: the primary passes SIGHUP on, and every worker takes the new credentials', async (t) => {
+  const file = join(tempDir(t), 'zugang');
+  writeFileSync(file, 'bank:alt\n');
+  const server = await start(t, ['--db', buildDatabase(t), '--workers', '2', '--credentials-file', file], cleanEnv());
+  writeFileSync(file, 'bank:neu\n');
+  server.child.kill('SIGHUP');
+  await waitFor(() => server.output().stderr, /SIGHUP: credentials re-read/, 2);
+  // New connections are dealt to the workers in turn: six of them reach both.
+  for (let i = 0; i < 6; i += 1) {
+    assert.equal(
+      (await request(`${server.api}status`, { headers: { authorization: basicAuth('bank', 'neu') } })).status,
+      200,
+    );
+    assert.equal(
+      (await request(`${server.api}status`, { headers: { authorization: basicAuth('bank', 'alt') } })).status,
+      401,
+    );
+  }
+  assert.equal(server.child.exitCode, null);
+});
+
+// On a terminal (a pseudo-terminal from python3's pty module): two prompts, no echo.
+const PTY_DRIVER = `
+import os, pty, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], [sys.argv[1], sys.argv[2], 'hash-password'])
+out = b''
+def read_prompts(count):
+    global out
+    end = time.time() + 60
+    while out.count(b'assword: ') < count and time.time() < end:
+        try:
+            out += os.read(fd, 1024)
+        except OSError:
+            return
+for number, answer in enumerate(sys.argv[3:], 1):
+    read_prompts(number)
+    os.write(fd, answer.encode() + b'\\r')
+while True:
+    try:
+        chunk = os.read(fd, 1024)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+_, status = os.waitpid(pid, 0)
+sys.stdout.write(out.decode())
+sys.exit(os.waitstatus_to_exitcode(status))
+`;
+
+function onTerminal(...answers: string[]): { status: number | null; output: string } {
+  const result = spawnSync('python3', ['-c', PTY_DRIVER, process.execPath, BIN, ...answers], {
+    encoding: 'utf8',
+    timeout: 90_000,
+  });
+  assert.equal(result.error, undefined, 'python3 runs (it provides the pseudo-terminal)');
+  return { status: result.status, output: result.stdout };
+}
+
+test('hash-password on a terminal asks twice without echo, and refuses two different answers', () => {
+  const same = onTerminal('Ge:heim 1', 'Ge:heim 1');
+  assert.equal(same.status, 0, same.output);
+  assert.match(
+    same.output,
+    /^Password: \r\nRepeat password: \r\n\$scrypt\$ln=17,r=8,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}\r\n$/,
+  );
+  const [salt, hash] = same.output.trim().split('$').slice(3) as [string, string];
+  const derived = scryptSync('Ge:heim 1', Buffer.from(salt, 'base64'), 32, {
+    N: 2 ** 17,
+    r: 8,
+    p: 1,
+    maxmem: 256 * 1024 * 1024,
+  });
+  assert.equal(derived.toString('base64').replace(/=+$/, ''), hash);
+
+  const different = onTerminal('Ge:heim 1', 'Ge:heim 2');
+  assert.equal(different.status, 1);
+  assert.doesNotMatch(different.output, /Ge:heim|\$scrypt\$/);
+  assert.match(different.output, /booking-search-server: the two passwords differ; nothing printed\r\n$/);
+});

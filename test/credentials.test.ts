@@ -1,0 +1,118 @@
+// The credentials argument (docs/API.md, Credentials): misuse named at creation, and the
+// hash check that costs the same for an unknown user as for a wrong password.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createAuthenticator, PENDING, REJECTED, type Verdict } from '../lib/auth.js';
+import { validateCredentials } from '../lib/credentials.js';
+import { createHandler } from '../lib/index.js';
+import type { Credentials } from '../lib/types.js';
+import { basicAuth, HASH_OF_ALT, HASH_OF_NEU, openFixture } from './helpers.js';
+
+const WEAK = '$scrypt$ln=16,r=8,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g';
+
+test('createHandler takes one credential or a list, with passwords or hashes', (t) => {
+  const db = openFixture(t);
+  const good: Array<Credentials | Credentials[]> = [
+    { username: 'kasse', password: 'geheim' },
+    { username: 'kasse', passwordHash: HASH_OF_ALT },
+    [{ username: 'bank', password: 'eins' }],
+    [
+      { username: 'bank', passwordHash: HASH_OF_ALT },
+      { username: 'pruefer', passwordHash: HASH_OF_NEU },
+      { username: 'alt', password: 'plain' },
+    ],
+  ];
+  for (const credentials of good) assert.equal(typeof createHandler(db, credentials), 'function');
+});
+
+test('misused credentials throw a TypeError naming the entry and the problem, never a secret', (t) => {
+  const db = openFixture(t);
+  const bad: Array<[unknown, RegExp]> = [
+    [[], /^credentials must not be an empty list$/],
+    [[{ username: 'a', password: 'geheim1' }, 'x'], /^credentials\[1\] must be an object/],
+    [
+      [
+        { username: 'a', password: 'geheim1' },
+        { username: 'b', password: 'geheim2' },
+        { username: 'a', passwordHash: HASH_OF_ALT },
+      ],
+      /^credentials\[2\]\.username is the same as credentials\[0\]\.username$/,
+    ],
+    [
+      [
+        { username: 'a', password: 'geheim1' },
+        { username: 'b:c', password: 'geheim2' },
+      ],
+      /^credentials\[1\]\.username must not contain a colon$/,
+    ],
+    [[{ username: '', password: 'geheim1' }], /^credentials\[0\]\.username must be a non-empty string$/],
+    [
+      { username: 'a', password: 'geheim1', passwordHash: HASH_OF_ALT },
+      /^credentials must have password or passwordHash, not both$/,
+    ],
+    [[{ username: 'a' }], /^credentials\[0\] must have a password or a passwordHash$/],
+    [[{ username: 'a', password: '' }], /^credentials\[0\]\.password must be a non-empty string$/],
+    [
+      [{ username: 'a', passwordHash: 'geheim1' }],
+      /^credentials\[0\]\.passwordHash must be a string starting with \$scrypt\$/,
+    ],
+    [
+      [{ username: 'a', passwordHash: `${HASH_OF_ALT}!` }],
+      /^credentials\[0\]\.passwordHash is not usable: not a scrypt hash/,
+    ],
+    [
+      [{ username: 'a', passwordHash: WEAK }],
+      /^credentials\[0\]\.passwordHash is not usable: the parameters are weaker than N=2\^17, r=8, p=1/,
+    ],
+  ];
+  for (const [credentials, message] of bad) {
+    assert.throws(
+      () => createHandler(db, credentials as Credentials),
+      (error: unknown) => {
+        assert.ok(error instanceof TypeError);
+        assert.match(error.message, message);
+        assert.doesNotMatch(error.message, /geheim|FDRD|bg0D|c2Fsd/, 'no secret in the message');
+        return true;
+      },
+    );
+  }
+});
+
+test('updateCredentials checks the new credentials like createHandler and keeps the old ones when they are unusable', (t) => {
+  const handler = createHandler(openFixture(t), { username: 'kasse', password: 'geheim' });
+  assert.throws(() => handler.updateCredentials([]), {
+    name: 'TypeError',
+    message: 'credentials must not be an empty list',
+  });
+  assert.doesNotThrow(() => handler.updateCredentials([{ username: 'bank', passwordHash: HASH_OF_NEU }]));
+});
+
+const LIMITS = { maxHashChecks: 2, maxQueuedHashChecks: 32, maxVerifiedCredentials: 1000 };
+
+test('no user oracle: an unknown user and a wrong password of a hashed user take the same time (medians of 3 each)', async () => {
+  const authenticator = createAuthenticator(
+    validateCredentials([
+      { username: 'bank', passwordHash: HASH_OF_ALT },
+      { username: 'pruefer', passwordHash: HASH_OF_NEU },
+    ]),
+    LIMITS,
+  );
+  const headers = { unknownUser: basicAuth('niemand', 'alt'), wrongPassword: basicAuth('bank', 'falsch') };
+  const samples: Record<keyof typeof headers, number[]> = { unknownUser: [], wrongPassword: [] };
+  const kinds = Object.keys(headers) as Array<keyof typeof headers>;
+  for (let i = 0; i < 3; i += 1) {
+    // Interleaved, so that the machine's drift hits each kind alike.
+    for (const kind of i % 2 === 0 ? kinds : [...kinds].reverse()) {
+      const started = process.hrtime.bigint();
+      assert.equal(authenticator.check(headers[kind]), PENDING);
+      const verdict = await new Promise<Verdict>((resolve) => authenticator.verify(headers[kind], resolve));
+      assert.equal(verdict, REJECTED);
+      samples[kind].push(Number(process.hrtime.bigint() - started));
+    }
+  }
+  const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1] as number;
+  const ratio = median(samples.unknownUser) / median(samples.wrongPassword);
+  // Without the dummy hash an unknown user would be answered in microseconds (ratio ~0.001).
+  assert.ok(ratio > 0.5 && ratio < 2, `unknown user / wrong password = ${ratio.toFixed(3)}`);
+});

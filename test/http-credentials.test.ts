@@ -1,0 +1,218 @@
+// Several users, password hashes, the memory of verified credentials and the bounded hash
+// checks, over real HTTP (docs/API.md, Credentials).
+
+import assert from 'node:assert/strict';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { connect } from 'node:net';
+import { test } from 'node:test';
+import { createHandler, type RequestFacts, requestFacts } from '../lib/index.js';
+import type { Credentials, HandlerOptions } from '../lib/types.js';
+import { basicAuth, HASH_OF_ALT, HASH_OF_NEU, openFixture, request, serve } from './helpers.js';
+
+const STATUS = { name: 'booking-search-server', version: '1.0' };
+
+interface Served {
+  status: string;
+  handler: ReturnType<typeof createHandler>;
+  /** Per Authorization header sent: whether each answer was written before the handler returned (no hash check). */
+  atOnce: Map<string | undefined, boolean[]>;
+  /** The request facts of each request, in order (the user is set before the answer is sent). */
+  facts: Array<RequestFacts | undefined>;
+}
+
+async function serveUsers(
+  t: Parameters<typeof serve>[0],
+  credentials: Credentials | Credentials[],
+  options: HandlerOptions = {},
+): Promise<Served> {
+  const handler = createHandler(openFixture(t), credentials, options);
+  const atOnce = new Map<string | undefined, boolean[]>();
+  const facts: Array<RequestFacts | undefined> = [];
+  const origin = await serve(t, (req: IncomingMessage, res: ServerResponse) => {
+    handler(req, res);
+    facts.push(requestFacts(req));
+    const header = req.headers.authorization;
+    atOnce.set(header, [...(atOnce.get(header) ?? []), res.headersSent]);
+  });
+  return { status: `${origin}/api/v1/status`, handler, atOnce, facts };
+}
+
+test('several users, plain and hashed, each get in with their own secret, and the facts name the user', async (t) => {
+  const served = await serveUsers(t, [
+    { username: 'bank', password: 'eins' },
+    { username: 'pruefer', passwordHash: HASH_OF_ALT },
+  ]);
+  const as = (user: string, password: string) =>
+    request(served.status, { headers: { authorization: basicAuth(user, password) } });
+  const replies = await Promise.all([
+    as('bank', 'eins'),
+    as('pruefer', 'alt'),
+    as('bank', 'alt'),
+    as('pruefer', 'eins'),
+    as('niemand', 'alt'),
+  ]);
+  assert.deepEqual(
+    replies.map((reply) => reply.status),
+    [200, 200, 401, 401, 401],
+  );
+  assert.deepEqual(JSON.parse(replies[1]?.body ?? ''), STATUS);
+  const users = served.facts.map((recorded) => recorded?.user);
+  assert.equal(users.length, 5);
+  assert.deepEqual(users.filter(Boolean).sort(), ['bank', 'pruefer']);
+});
+
+test('a verified hashed credential is remembered: the next request is answered at once; new credentials forget it', async (t) => {
+  const served = await serveUsers(t, { username: 'kasse', passwordHash: HASH_OF_ALT });
+  const header = basicAuth('kasse', 'alt');
+  for (let i = 0; i < 3; i += 1)
+    assert.equal((await request(served.status, { headers: { authorization: header } })).status, 200);
+  assert.deepEqual(served.atOnce.get(header), [false, true, true], 'only the first request waits for a hash check');
+
+  // Rotation: old and new accepted for a while, then only the new one.
+  served.handler.updateCredentials([
+    { username: 'kasse', passwordHash: HASH_OF_ALT },
+    { username: 'kasse-neu', passwordHash: HASH_OF_NEU },
+  ]);
+  assert.equal((await request(served.status, { headers: { authorization: header } })).status, 200);
+  assert.deepEqual(served.atOnce.get(header), [false, true, true, false], 'new credentials: checked again');
+  served.handler.updateCredentials({ username: 'kasse-neu', passwordHash: HASH_OF_NEU });
+  assert.equal((await request(served.status, { headers: { authorization: header } })).status, 401);
+  assert.equal(
+    (await request(served.status, { headers: { authorization: basicAuth('kasse-neu', 'neu') } })).status,
+    200,
+  );
+});
+
+test('plain passwords are answered at once, with no hash check', async (t) => {
+  const served = await serveUsers(t, [
+    { username: 'bank', password: 'eins' },
+    { username: 'pruefer', password: 'zwei' },
+  ]);
+  const good = basicAuth('pruefer', 'zwei');
+  const bad = basicAuth('pruefer', 'eins');
+  assert.equal((await request(served.status, { headers: { authorization: good } })).status, 200);
+  assert.equal((await request(served.status, { headers: { authorization: bad } })).status, 401);
+  assert.deepEqual([served.atOnce.get(good), served.atOnce.get(bad)], [[true], [true]]);
+});
+
+test('only well-formed Basic credentials that do not match count towards the throttle', async (t) => {
+  const served = await serveUsers(t, { username: 'kasse', password: 'geheim' }, { maxAuthFailures: 2 });
+  for (const authorization of [undefined, 'Bearer abc', 'Basic ****', undefined, 'Negotiate xyz']) {
+    const reply = await request(served.status, { headers: authorization === undefined ? {} : { authorization } });
+    assert.equal(reply.status, 401);
+  }
+  assert.equal(
+    (await request(served.status, { headers: { authorization: basicAuth('kasse', 'geheim') } })).status,
+    200,
+  );
+  for (let i = 0; i < 2; i += 1) {
+    assert.equal(
+      (await request(served.status, { headers: { authorization: basicAuth('kasse', 'raten') } })).status,
+      401,
+    );
+  }
+  assert.equal(
+    (await request(served.status, { headers: { authorization: basicAuth('kasse', 'geheim') } })).status,
+    429,
+  );
+});
+
+/** Opens one connection a header, then sends one request on each in the same tick; gives each status and Retry-After. */
+async function burst(status: string, headers: string[], hangUp = 0): Promise<{ answers: Promise<string[]> }> {
+  const url = new URL(status);
+  const sockets = await Promise.all(
+    headers.map(
+      () =>
+        new Promise<ReturnType<typeof connect>>((resolve, reject) => {
+          const socket = connect(Number(url.port), url.hostname, () => resolve(socket));
+          socket.once('error', reject);
+        }),
+    ),
+  );
+  const answers = sockets.map(
+    (socket) =>
+      new Promise<string>((resolve) => {
+        let text = '';
+        socket.setEncoding('utf8').on('data', (chunk: string) => {
+          text += chunk;
+          if (text.includes('\r\n\r\n')) {
+            socket.destroy();
+            const retryAfter = /^retry-after: (\d+)\r$/im.exec(text)?.[1];
+            resolve(`${text.slice(9, 12)}${retryAfter === undefined ? '' : ` retry-after ${retryAfter}`}`);
+          }
+        });
+      }),
+  );
+  sockets.forEach((socket, i) => {
+    socket.write(
+      `GET ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: ${headers[i]}\r\nConnection: close\r\n\r\n`,
+    );
+  });
+  // The last `hangUp` clients give up at once (after the server has read their requests).
+  const kept = sockets.length - hangUp;
+  if (hangUp > 0) await new Promise((resolve) => setTimeout(resolve, 200));
+  for (const socket of sockets.slice(kept)) socket.destroy();
+  return { answers: Promise.all(answers.slice(0, kept)) };
+}
+
+test('a flood of wrong passwords gets at most maxHashChecks checks at once and maxQueuedHashChecks waiting; the rest 429 at once, and a verified client is answered at once throughout', async (t) => {
+  const served = await serveUsers(
+    t,
+    { username: 'kasse', passwordHash: HASH_OF_ALT },
+    {
+      maxHashChecks: 1,
+      maxQueuedHashChecks: 2,
+      maxAuthFailures: 0,
+    },
+  );
+  const verified = basicAuth('kasse', 'alt');
+  assert.equal((await request(served.status, { headers: { authorization: verified } })).status, 200);
+
+  const flood = await burst(
+    served.status,
+    Array.from({ length: 10 }, (_, i) => basicAuth(i % 2 === 0 ? 'kasse' : `niemand${i}`, `falsch${i}`)),
+  );
+  // While the flood is being checked, the verified client keeps getting in without waiting.
+  const during = await Promise.all(
+    Array.from({ length: 5 }, () => request(served.status, { headers: { authorization: verified } })),
+  );
+  assert.deepEqual(
+    during.map((reply) => reply.status),
+    [200, 200, 200, 200, 200],
+  );
+  const answers = (await flood.answers).sort();
+  // One checked at once, two waiting: three get their 401 after a check, seven are turned away.
+  assert.deepEqual(answers, [...Array(3).fill('401'), ...Array(7).fill('429 retry-after 1')]);
+  assert.deepEqual(served.atOnce.get(verified), [false, true, true, true, true, true]);
+});
+
+test('a client whose first requests come in parallel pays one hash check for all of them', async (t) => {
+  const served = await serveUsers(
+    t,
+    { username: 'kasse', passwordHash: HASH_OF_ALT },
+    { maxHashChecks: 1, maxQueuedHashChecks: 0 },
+  );
+  const header = basicAuth('kasse', 'alt');
+  const { answers } = await burst(served.status, [header, header, header, header]);
+  // With no room to wait, three more checks would have been turned away with 429.
+  assert.deepEqual(await answers, ['200', '200', '200', '200']);
+});
+
+test('a waiting check whose client has hung up is dropped, not computed', async (t) => {
+  const served = await serveUsers(
+    t,
+    { username: 'kasse', passwordHash: HASH_OF_ALT },
+    {
+      maxHashChecks: 1,
+      maxQueuedHashChecks: 2,
+      maxAuthFailures: 0,
+    },
+  );
+  const wrong = (i: number) => basicAuth('kasse', `falsch${i}`);
+  // One checked, two waiting whose clients hang up.
+  const first = await burst(served.status, [wrong(1), wrong(2), wrong(3)], 2);
+  assert.deepEqual(await first.answers, ['401']);
+  // Had the two been computed, one would still run and one wait, and three of these would get 429.
+  const second = await burst(served.status, [wrong(4), wrong(5), wrong(6), wrong(7)]);
+  assert.deepEqual((await second.answers).sort(), ['401', '401', '401', '429 retry-after 1']);
+});

@@ -1,0 +1,72 @@
+// A client generated from openapi.json works: openapi-typescript turns the document into
+// types, a consumer written with openapi-fetch against both endpoints (GET and HEAD)
+// type-checks strictly, reading `fehler` as a string for every error status, and run
+// against the real CLI it sees what docs/API.md promises.
+
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { copyFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { promisify } from 'node:util';
+import openapiTS, { astToString } from 'openapi-typescript';
+import { start } from './cli-helpers.js';
+import { tempDir } from './helpers.js';
+
+const ROOT = new URL('../', import.meta.url);
+const TSC = new URL('node_modules/typescript/bin/tsc', ROOT).pathname;
+const exec = promisify(execFile);
+
+test('a typed openapi-fetch client generated from openapi.json compiles and talks to the CLI', async (t) => {
+  const dir = tempDir(t);
+  symlinkSync(new URL('node_modules', ROOT).pathname, join(dir, 'node_modules'), 'dir');
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ private: true, type: 'module' }));
+  writeFileSync(join(dir, 'api.ts'), astToString(await openapiTS(new URL('openapi.json', ROOT))));
+  copyFileSync(new URL('test/openapi-client/consumer.ts', ROOT), join(dir, 'consumer.ts'));
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2023',
+        lib: ['ES2023', 'DOM'],
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        types: ['node'],
+        strict: true,
+        noUncheckedIndexedAccess: true,
+        exactOptionalPropertyTypes: true,
+        noUnusedLocals: true,
+        outDir: 'out',
+      },
+      files: ['consumer.ts'],
+    }),
+  );
+  const compiled = await exec(process.execPath, [TSC, '-p', join(dir, 'tsconfig.json')], { cwd: dir }).catch(
+    (error: { stdout?: string; stderr?: string }) => ({ stdout: error.stdout ?? '', stderr: error.stderr ?? 'failed' }),
+  );
+  assert.equal(`${compiled.stdout}${compiled.stderr}`, '', 'the consumer type-checks against the generated types');
+
+  const server = await start(t, ['--demo']);
+  const base = server.api.replace(/\/api\/v1\/$/, '');
+  const { stdout } = await exec(process.execPath, [join(dir, 'out/consumer.js'), base, 'kasse', 'ge:heim'], {
+    timeout: 30_000,
+  });
+  const seen = JSON.parse(stdout) as Record<string, Record<string, unknown>>;
+
+  assert.deepEqual(seen['status'], { http: 200, name: 'booking-search-server', version: '1.0' });
+  assert.deepEqual(seen['headStatus'], { http: 200, data: null });
+  const search = seen['search'] as { http: number; anzahl: number; buchungen: number; length: string };
+  assert.equal(search.http, 200);
+  assert.ok(search.anzahl > 3, `the demo holds bookings: ${JSON.stringify(search)}`);
+  assert.equal(search.buchungen, 3);
+  assert.deepEqual(seen['headSearch'], { http: 200, data: null, length: search.length });
+  assert.deepEqual(seen['headBad'], { http: 400 });
+  assert.deepEqual(seen['400'], { http: 400, fehler: "Der Zeitraum ist ungültig: 'von' liegt nach 'bis'." });
+  assert.deepEqual(seen['404'], { http: 404, fehler: 'Nicht gefunden.' });
+  assert.deepEqual(seen['401'], { http: Array(10).fill(401) });
+  assert.deepEqual(seen['429'], {
+    http: 429,
+    fehler: 'Zu viele fehlgeschlagene Anmeldeversuche. Bitte später erneut versuchen.',
+    retryAfter: true,
+  });
+});

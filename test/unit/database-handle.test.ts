@@ -1,0 +1,155 @@
+// createHandler checks at creation that `db` behaves like better-sqlite3 where the search
+// relies on it; a look-alike that differs is refused with a TypeError naming the problem,
+// so no client ever gets the invalid JSON it would have produced.
+
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type TestContext, test } from 'node:test';
+import Database from 'better-sqlite3';
+import Libsql from 'libsql';
+import { createHandler } from '../../lib/index.js';
+import { buildDatabase, CREDENTIALS, openFixture, serve, tempDir } from '../helpers.js';
+
+// What createHandler says about libsql 0.5's Database; the README quotes it.
+const LIBSQL_REFUSED =
+  'db must behave like better-sqlite3: a plucked count must be the number 2, not an object with keys ["count(*)","_metadata"] (see the README on other drivers)';
+
+test('libsql\'s Database is refused at creation: its plucked count is an object (was: 200 with {"anzahl":[object Object],…})', (t) => {
+  const db = new Libsql(buildDatabase(t), { readonly: true });
+  t.after(() => db.close());
+  assert.throws(() => createHandler(db as unknown as Database.Database, CREDENTIALS), {
+    name: 'TypeError',
+    message: LIBSQL_REFUSED,
+  });
+});
+
+test('the README quotes the message that refuses libsql', () => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  assert.ok(readme.includes(LIBSQL_REFUSED), 'README.md quotes the TypeError word for word');
+});
+
+test('a better-sqlite3 Database with safeIntegers on is refused: amounts would be BigInts', (t) => {
+  const db = openFixture(t).defaultSafeIntegers(true);
+  assert.throws(() => createHandler(db, CREDENTIALS), {
+    name: 'TypeError',
+    message: 'db must return numbers, not BigInts: turn safeIntegers off (db.defaultSafeIntegers(false))',
+  });
+});
+
+test('a better-sqlite3 Database passes the check and answers valid JSON', async (t) => {
+  const origin = await serve(t, createHandler(openFixture(t), CREDENTIALS));
+  const reply = await fetch(`${origin}/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5&limit=1`, {
+    headers: { authorization: `Basic ${Buffer.from('kasse:ge:heim').toString('base64')}` },
+  });
+  assert.equal(reply.status, 200);
+  const body = (await reply.json()) as { anzahl: unknown };
+  assert.equal(typeof body.anzahl, 'number');
+});
+
+/** A hand-made handle over a real better-sqlite3 database, with one part replaced. */
+function lookAlike(t: TestContext, change: (real: Database.Database) => object): object {
+  const real = openFixture(t);
+  return {
+    open: real.open,
+    prepare: (sql: string) => real.prepare(sql),
+    transaction: <F extends (...args: never[]) => unknown>(fn: F) => real.transaction(fn),
+    ...change(real),
+  };
+}
+
+test('each way a look-alike handle differs from better-sqlite3 is named', (t) => {
+  const statement = (real: Database.Database, sql: string, replace: Record<string, unknown>): object => {
+    const inner = real.prepare(sql);
+    return {
+      pluck: () => ({ ...bound(inner.pluck()), ...replace }),
+      raw: () => ({ ...bound(inner.raw()), ...replace }),
+    };
+  };
+  const bound = (s: Database.Statement): object => ({ get: s.get.bind(s), all: s.all.bind(s) });
+  const cases: Array<[string, unknown, string]> = [
+    ['undefined', undefined, 'db must be a better-sqlite3 Database'],
+    ['a string', 'kasse.sqlite', 'db must be a better-sqlite3 Database'],
+    [
+      'no prepare',
+      lookAlike(t, () => ({ prepare: undefined })),
+      'db must be a better-sqlite3 Database (it has no prepare())',
+    ],
+    [
+      'no transaction',
+      lookAlike(t, () => ({ transaction: undefined })),
+      'db must be a better-sqlite3 Database (it has no transaction())',
+    ],
+    [
+      'no open',
+      lookAlike(t, () => ({ open: undefined })),
+      'db must be a better-sqlite3 Database (it has no open property)',
+    ],
+    ['closed', lookAlike(t, () => ({ open: false })), 'db must be open'],
+    [
+      'prepare throws',
+      lookAlike(t, () => ({
+        prepare: () => {
+          throw new Error('near "SELECT": syntax error');
+        },
+      })),
+      'db must be a better-sqlite3 Database (a test query failed: near "SELECT": syntax error)',
+    ],
+    [
+      'transaction drops the result',
+      lookAlike(t, (real) => ({ transaction: (fn: () => unknown) => () => void real.transaction(fn)() })),
+      'db must behave like better-sqlite3: a plucked count must be the number 2, not undefined (see the README on other drivers)',
+    ],
+    [
+      'pluck gives a row object',
+      lookAlike(t, (real) => ({ prepare: (sql: string) => statement(real, sql, { get: () => ({ 'count(*)': 2 }) }) })),
+      'db must behave like better-sqlite3: a plucked count must be the number 2, not an object with keys ["count(*)"] (see the README on other drivers)',
+    ],
+    [
+      'pluck gives a string',
+      lookAlike(t, (real) => ({ prepare: (sql: string) => statement(real, sql, { get: () => '2' }) })),
+      'db must behave like better-sqlite3: a plucked count must be the number 2, not "2" (see the README on other drivers)',
+    ],
+    [
+      'raw gives objects',
+      lookAlike(t, (real) => ({
+        prepare: (sql: string) => {
+          const inner = real.prepare(sql);
+          return { pluck: () => inner.pluck(), raw: () => inner };
+        },
+      })),
+      'db must behave like better-sqlite3: a raw row must be the array [7,"Bürobedarf",null,"x"], not an object with keys ["7",":text","NULL","\'x\'"]',
+    ],
+    [
+      'raw all gives objects',
+      lookAlike(t, (real) => ({
+        prepare: (sql: string) => {
+          const rows = real.prepare(sql).raw();
+          const objects = real.prepare(sql);
+          return {
+            pluck: () => real.prepare(sql).pluck(),
+            raw: () => ({ get: rows.get.bind(rows), all: objects.all.bind(objects) }),
+          };
+        },
+      })),
+      'db must behave like better-sqlite3: raw rows must be arrays, not [{"7":7,":text":"Bürobedarf","NULL":null,"\'x\'":"x"}]',
+    ],
+  ];
+  for (const [name, db, message] of cases) {
+    assert.throws(() => createHandler(db as Database.Database, CREDENTIALS), { name: 'TypeError', message }, name);
+  }
+});
+
+test('a closed better-sqlite3 Database is refused as closed', () => {
+  const closed = new Database(':memory:');
+  closed.close();
+  assert.throws(() => createHandler(closed, CREDENTIALS), { name: 'TypeError', message: 'db must be open' });
+});
+
+test("SQLite's own errors from the test query go on unchanged: the file's problem, not the handle's", (t) => {
+  const file = join(tempDir(t), 'notiz.txt');
+  writeFileSync(file, 'Einkaufsliste: Briefmarken, Kaffee, Kassenbuch\n'.repeat(100));
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
+  assert.throws(() => createHandler(db, CREDENTIALS), { name: 'SqliteError', code: 'SQLITE_NOTADB' });
+});

@@ -1,0 +1,49 @@
+// The JSON text of a search result is written by hand; whatever a row holds, the text is
+// valid JSON or the search fails with its 500, never a 200 with invalid JSON.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import Database from 'better-sqlite3';
+import { formatSearchResult } from '../../lib/format.js';
+import { createHandler } from '../../lib/index.js';
+import type { BookingRow } from '../../lib/search.js';
+import { AUTH, assertReply, CREDENTIALS, request, serve } from '../helpers.js';
+
+const row = (id: unknown): BookingRow => [id as number, '2026-03-14', 1250, 'Briefmarken', 'Porto', null];
+
+test('formatSearchResult writes exact JSON for integer ids and counts', () => {
+  const text = formatSearchResult({ count: 2, rows: [row(7)] });
+  assert.equal(
+    text,
+    '{"anzahl":2,"buchungen":[{"id":7,"datum":"2026-03-14","betrag":-12.5,"zweck":"Briefmarken","kategorie":"Porto"}]}',
+  );
+  assert.doesNotThrow(() => JSON.parse(text));
+});
+
+test('formatSearchResult refuses a count or id that is no integer instead of writing invalid JSON', () => {
+  for (const count of [{ 'count(*)': 2 }, '2', 2.5, 2n, Number.NaN]) {
+    assert.throws(() => formatSearchResult({ count: count as number, rows: [] }), RangeError, String(count));
+  }
+  for (const id of ['A-17', 7.5, null, { id: 7 }]) {
+    assert.throws(() => formatSearchResult({ count: 1, rows: [row(id)] }), RangeError, String(id));
+  }
+});
+
+test('a view whose id is text answers the search 500, not 200 with {"id":A-17} (was invalid JSON)', async (t) => {
+  const db = new Database(':memory:');
+  t.after(() => db.close());
+  db.exec(`
+    CREATE TABLE buchung (nr TEXT, datum TEXT, cents INTEGER, text TEXT);
+    INSERT INTO buchung VALUES ('A-17', '2026-03-14', 1250, 'Briefmarken');
+    CREATE VIEW entries AS SELECT nr AS id, datum AS date, cents AS amount_cents, text AS subject,
+      NULL AS category_id, NULL AS payment_method_id FROM buchung;
+    CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+    CREATE TABLE payment_methods (id INTEGER PRIMARY KEY, name TEXT NOT NULL);`);
+  const causes: unknown[] = [];
+  const origin = await serve(t, createHandler(db, CREDENTIALS, { onError: (error) => causes.push(error) }));
+  const reply = await request(`${origin}/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5`, {
+    headers: { authorization: AUTH },
+  });
+  assertReply(reply, 500, { fehler: 'Interner Fehler bei der Buchungssuche.' });
+  assert.match(String(causes[0]), /booking id is not an integer: A-17/);
+});
