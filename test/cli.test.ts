@@ -95,7 +95,10 @@ test('serves a database read-only, logs one line per request without query or cr
   assert.equal(stopped.stderr, '');
   const log = stopped.stdout.split('\n').slice(1, -1);
   assert.equal(log.length, 2, stopped.stdout);
-  assert.match(log[0] as string, new RegExp(String.raw`^${TIME} 127\.0\.0\.1 kasse GET /api/v1/buchungen 200 \d+\.\dms$`));
+  assert.match(
+    log[0] as string,
+    new RegExp(String.raw`^${TIME} 127\.0\.0\.1 kasse GET /api/v1/buchungen 200 \d+\.\dms$`),
+  );
   assert.match(log[1] as string, new RegExp(String.raw`^${TIME} 127\.0\.0\.1 - GET /api/v1/status 401 \d+\.\dms$`));
   assert.doesNotMatch(stopped.stdout, /ge:heim|kasse:|betrag|von=/);
   assert.equal(sha256(file), before, 'the file is unchanged');
