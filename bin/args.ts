@@ -2,6 +2,7 @@
 // credentials file; every problem is a CliError with one line for the user.
 
 import { parseArgs } from 'node:util';
+import { canonicalAddress } from '../lib/client-address.js';
 import { originProblem } from '../lib/cors.js';
 import { errorCode } from '../lib/errors.js';
 import { FOREIGN_HASH_ADVICE, foreignHashScheme, parsePasswordHash } from '../lib/password-hash.js';
@@ -33,7 +34,11 @@ export interface ServeCommand {
   credentialsFile: string | undefined;
   maxAuthFailures: number;
   authFailureWindowMs: number;
-  trustProxy: boolean;
+  /** Peers whose X-Forwarded-For names the client: IP addresses, and `unix` with --socket. */
+  trustProxy: string[];
+  /** A Unix socket to listen on instead of host and port. */
+  socket: { path: string; mode: number; group: string | undefined } | undefined;
+  logFormat: 'text' | 'json';
   /** Origins whose web pages may call the API (CORS); empty: off. */
   corsOrigins: string[];
   /** Processes serving the port; 1 serves from this process. */
@@ -69,7 +74,12 @@ Options:
   --credentials-file FILE    user:secret lines (secret: a password or a hash-password hash); SIGHUP re-reads it
   --max-auth-failures N      failed logins per client address before 429; 0 turns it off (default 10)
   --auth-failure-window SEC  the window those failures are counted in (default 60)
-  --trust-proxy              take the client address from X-Forwarded-For (only behind your own proxy)
+  --socket PATH              listen on this Unix socket instead of a port (for a proxy on this machine)
+  --socket-mode MODE         its permissions, octal (default 660: owner and group may connect)
+  --socket-group GROUP       its group, e.g. the proxy's (www-data); the service user must be a member
+  --trust-proxy ADDRESS,...  take the client address from X-Forwarded-For, only from these proxy addresses
+                             (a --socket's peer is trusted as the proxy without this)
+  --log-format text|json     log lines as text with an ISO time first, or one JSON object each (default text)
   --cors-origin ORIGIN       let web pages from ORIGIN call the API (CORS), e.g. https://app.example; repeatable
   --workers N                serve from N processes, each with its own read-only connection (default 1)
   --tls-cert FILE            serve HTTPS with this PEM certificate (chain) ...
@@ -94,7 +104,11 @@ const OPTIONS = {
   'credentials-file': { type: 'string' },
   'max-auth-failures': { type: 'string' },
   'auth-failure-window': { type: 'string' },
-  'trust-proxy': { type: 'boolean' },
+  'trust-proxy': { type: 'string' },
+  socket: { type: 'string' },
+  'socket-mode': { type: 'string' },
+  'socket-group': { type: 'string' },
+  'log-format': { type: 'string' },
   'cors-origin': { type: 'string', multiple: true },
   workers: { type: 'string' },
   'tls-cert': { type: 'string' },
@@ -137,6 +151,16 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   const authFailureWindowMs = 1000 * wholeNumber('--auth-failure-window', values['auth-failure-window'], 60, 1, 86_400);
   const workers = wholeNumber('--workers', values.workers, 1, 1, 64);
   const timeouts = readTimeouts(values);
+  const socket = readSocket(values);
+  if (socket !== undefined && (values.port !== undefined || values.host !== undefined))
+    throw usage('give either --socket PATH or --host/--port, not both');
+  const trustProxy = readTrustProxy(values['trust-proxy']);
+  // docs/API.md, Throttling: the only peer of a Unix socket is the proxy that connects to it.
+  if (socket !== undefined && trustProxy.length > 0)
+    throw usage('--trust-proxy names TCP peers; on --socket the socket itself is the trusted proxy');
+  const logFormat = values['log-format'] ?? 'text';
+  if (logFormat !== 'text' && logFormat !== 'json')
+    throw usage(`--log-format must be text or json, not '${logFormat}'`);
   const corsOrigins = values['cors-origin'] ?? [];
   for (const origin of corsOrigins) {
     const problem = originProblem(origin);
@@ -163,7 +187,9 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     credentialsFile: credentials.from === 'file' ? values['credentials-file'] : undefined,
     maxAuthFailures,
     authFailureWindowMs,
-    trustProxy: values['trust-proxy'] === true,
+    trustProxy: socket === undefined ? trustProxy : ['unix'],
+    socket,
+    logFormat,
     corsOrigins,
     workers,
     tls: cert === undefined || key === undefined ? undefined : { cert, key },
@@ -179,10 +205,44 @@ function parse(argv: readonly string[]) {
     const message = error instanceof Error ? error.message : String(error);
     const option = /'(-[^'\s]*)/.exec(message)?.[1];
     const code = errorCode(error);
+    if (option?.startsWith('--trust-proxy')) throw usage(TRUST_PROXY_NEEDS_ADDRESSES);
     if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option) throw usage(`unknown option ${option}`);
     if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option) throw usage(`option ${option} needs a value`);
     throw usage(message.split('\n')[0] ?? message);
   }
+}
+
+const TRUST_PROXY_NEEDS_ADDRESSES =
+  "--trust-proxy needs your proxy's addresses, e.g. --trust-proxy 127.0.0.1,::1 (or --socket PATH, whose peer is the proxy)";
+
+function readTrustProxy(text: string | undefined): string[] {
+  if (text === undefined) return [];
+  const addresses = text.split(',').map((entry) => entry.trim());
+  for (const address of addresses) {
+    if (address === '') throw usage(TRUST_PROXY_NEEDS_ADDRESSES);
+    if (canonicalAddress(address) === undefined)
+      throw usage(`--trust-proxy takes IP addresses of your proxy, e.g. 127.0.0.1,::1, not '${address}'`);
+  }
+  return addresses;
+}
+
+function readSocket(values: Record<string, string | string[] | boolean | undefined>): ServeCommand['socket'] {
+  const path = values['socket'];
+  const mode = values['socket-mode'];
+  const group = values['socket-group'];
+  if (typeof path !== 'string') {
+    if (mode !== undefined || group !== undefined) throw usage('--socket-mode and --socket-group need --socket PATH');
+    return undefined;
+  }
+  if (path === '') throw usage('--socket needs a path');
+  if (typeof mode === 'string' && !/^0?[0-7]{3}$/.test(mode))
+    throw usage(`--socket-mode must be octal permissions such as 660, not '${mode}'`);
+  if (group === '') throw usage('--socket-group needs a group name or number');
+  return {
+    path,
+    mode: typeof mode === 'string' ? Number.parseInt(mode, 8) : 0o660,
+    group: typeof group === 'string' ? group : undefined,
+  };
 }
 
 function readTimeouts(values: Record<string, string | string[] | boolean | undefined>): ServeCommand['timeouts'] {

@@ -2,18 +2,21 @@
 // the server and listens. Every failure ends in one line on stderr and a non-zero exit.
 
 import cluster from 'node:cluster';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import { dirname } from 'node:path';
 import { describeError, errorCode } from '../lib/errors.js';
 import { answerProtocolErrors, createHandler } from '../lib/index.js';
-import type { BookingSearchHandler, RequestHandler } from '../lib/types.js';
+import type { BookingSearchHandler } from '../lib/types.js';
 import { CliError, describeFsError, isLoopback, parseCommandLine, type ServeCommand, USAGE } from './args.js';
 import { reportOnDatabase } from './check.js';
 import { readCredentialsFile } from './credentials.js';
 import { type BuildHandler, inMemoryDatabase, preflightDatabaseFile, watchDatabase } from './database.js';
 import { createDemoDatabase } from './demo.js';
 import { runHashPassword } from './hash-password.js';
+import { logInfo, logLine, setLogFormat, withAccessLog } from './log.js';
+import { applySocketPermissions, clearSocketPath } from './socket.js';
 import { reportFailure, reportListening, superviseWorkers } from './workers.js';
 
 const NAME = 'booking-search-server';
@@ -33,20 +36,39 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       process.exitCode = reportOnDatabase(command.db);
       return;
     }
+    setLogFormat(command.logFormat);
+    if (cluster.isPrimary) warnAboutCredentialsFile(command.credentialsFile);
     if (command.workers > 1 && cluster.isPrimary) {
-      return await superviseWorkers(
-        command,
-        () => command.db !== undefined && preflightDatabaseFile(command.db, handlerFor(command)),
-      );
+      return await superviseWorkers(command, async () => {
+        if (command.db !== undefined) preflightDatabaseFile(command.db, handlerFor(command));
+        if (command.socket !== undefined) await clearSocketPath(command.socket.path);
+      });
     }
     const greeting = await serve(command);
     if (cluster.isWorker) reportListening(greeting);
-    else process.stdout.write(`${greeting.join('\n')}\n`);
+    else logInfo(greeting);
   } catch (error: unknown) {
     const message = error instanceof CliError ? error.message : `unexpected error: ${String(error)}`;
     if (cluster.isWorker) return reportFailure(message);
-    process.stderr.write(`${NAME}: ${message}\n`);
+    // A wrong command line is an answer to the person typing it; anything later is a log line.
+    if (error instanceof CliError && error.exitCode === 2) process.stderr.write(`${NAME}: ${message}\n`);
+    else logLine(`${NAME}: ${message}`);
     process.exitCode = error instanceof CliError ? error.exitCode : 1;
+  }
+}
+
+/** A credentials file that every user of the machine can read is used, with a warning. */
+function warnAboutCredentialsFile(file: string | undefined): void {
+  if (file === undefined) return;
+  try {
+    const { mode } = statSync(file);
+    if ((mode & 0o004) !== 0) {
+      logLine(
+        `warning: credentials file ${file} is readable by every user of this machine (mode ${(mode & 0o777).toString(8)}); chmod o-rwx it`,
+      );
+    }
+  } catch {
+    // Reading it has already succeeded or failed with its own message.
   }
 }
 
@@ -66,11 +88,18 @@ async function serve(command: ServeCommand): Promise<string[]> {
       ? watchDatabase(command.db ?? '', build, logLine, logError)
       : inMemoryDatabase(demo.db, build, logError);
 
-  let server: Server;
+  let server: Server | undefined;
   try {
     server = createServer(command, withAccessLog(database.handler));
-    await listen(server, command.port, command.host);
+    if (command.socket === undefined) await listen(server, command.port, command.host);
+    else {
+      // With --workers the primary has cleared the path; the workers share its socket.
+      if (cluster.isPrimary) await clearSocketPath(command.socket.path);
+      await listen(server, command.socket.path);
+      applySocketPermissions(command.socket);
+    }
   } catch (error: unknown) {
+    server?.close();
     database.close();
     throw error instanceof CliError ? error : new CliError(describeListenError(error, command));
   }
@@ -84,15 +113,17 @@ async function serve(command: ServeCommand): Promise<string[]> {
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : command.port;
   const host = command.host.includes(':') ? `[${command.host}]` : command.host;
-  const api = `${command.tls === undefined ? 'http' : 'https'}://${host}:${port}${command.basePath.replace(/\/+$/, '')}/api/v1/`;
-  if (command.tls === undefined && !isLoopback(command.host)) {
+  const base = `${command.basePath.replace(/\/+$/, '')}/api/v1/`;
+  const scheme = command.tls === undefined ? 'http' : 'https';
+  // A socket is written the way nginx's proxy_pass names one: unix:PATH:URI.
+  const api =
+    command.socket === undefined ? `${scheme}://${host}:${port}${base}` : `unix:${command.socket.path}:${base}`;
+  if (command.tls === undefined && command.socket === undefined && !isLoopback(command.host)) {
     logLine(
       `warning: serving HTTP Basic authentication without TLS on ${command.host}: passwords cross the network readable; use --tls-cert/--tls-key or a TLS proxy`,
     );
   }
   const lines = [`${NAME} listening on ${api}`];
-  if (command.workers > 1)
-    lines.push(`Serving from ${command.workers} worker processes, each with its own read-only connection.`);
   if (demo !== undefined) {
     const userArgument =
       command.credentialsFrom === 'demo default'
@@ -101,12 +132,14 @@ async function serve(command: ServeCommand): Promise<string[]> {
           ? 'USER:PASSWORD'
           : '"$BOOKING_SEARCH_USER:$BOOKING_SEARCH_PASSWORD"';
     const insecure = command.tls === undefined ? '' : '-k ';
+    const target =
+      command.socket === undefined ? `'${api}` : `--unix-socket ${command.socket.path} '${scheme}://localhost${base}`;
     lines.push(
       `Demo: ${demo.count} sample cash bookings from ${demo.from} to ${demo.to}, in memory.`,
       command.credentialsFrom === 'demo default'
         ? 'Demo credentials: user "demo", password "demo" (set BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD for others).'
         : `Credentials: from the ${command.credentialsFrom}.`,
-      `Try: curl ${insecure}-u ${userArgument} '${api}buchungen?von=${demo.example.von}&bis=${demo.example.bis}&betrag=${demo.example.betrag}'`,
+      `Try: curl ${insecure}-u ${userArgument} ${target}buchungen?von=${demo.example.von}&bis=${demo.example.bis}&betrag=${demo.example.betrag}'`,
     );
   }
   return lines;
@@ -193,41 +226,31 @@ function reloadOnHangup(
   });
 }
 
-function listen(server: Server, port: number, host: string): Promise<void> {
+function listen(server: Server, ...where: [port: number, host: string] | [path: string]): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => {
+    const listening = (): void => {
       server.off('error', reject);
       resolve();
-    });
+    };
+    if (where.length === 1) server.listen(where[0], listening);
+    else server.listen(where[0], where[1], listening);
   });
 }
 
-function describeListenError(error: unknown, { host, port }: ServeCommand): string {
+function describeListenError(error: unknown, { host, port, socket }: ServeCommand): string {
   const code = errorCode(error);
+  if (socket !== undefined) {
+    if (code === 'EADDRINUSE') return `cannot listen on socket ${socket.path}: another process is listening on it`;
+    // libuv reports a missing directory as EACCES too.
+    if (!existsSync(dirname(socket.path))) return `cannot listen on socket ${socket.path}: no such directory`;
+    return `cannot listen on socket ${socket.path}: ${describeFsError(error)}`;
+  }
   if (code === 'EADDRINUSE') return `port ${port} on ${host} is already in use`;
   if (code === 'EACCES') return `no permission to listen on port ${port} (ports below 1024 need privileges)`;
   if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN')
     return `cannot listen on ${host}: no such address on this machine`;
   return `cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`;
-}
-
-/** One line per request on stdout: time, method, path (never the query), status, duration. */
-function withAccessLog(handler: RequestHandler) {
-  return (req: IncomingMessage, res: ServerResponse): void => {
-    const started = process.hrtime.bigint();
-    res.once('close', () => {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      const path = (req.url ?? '').split('?', 1)[0];
-      const status = res.writableFinished ? String(res.statusCode) : 'aborted';
-      process.stdout.write(`${new Date().toISOString()} ${req.method} ${path} ${status} ${ms.toFixed(1)}ms\n`);
-    });
-    handler(req, res);
-  };
-}
-
-function logLine(line: string): void {
-  process.stderr.write(`${new Date().toISOString()} ${line}\n`);
 }
 
 function logError(error: unknown, req: IncomingMessage): void {

@@ -1,16 +1,22 @@
 // --workers N: the primary process forks N workers (node:cluster), each of which opens its
-// own read-only connection and serves the one shared port. The primary only supervises:
-// it says once that the service is up, or once why it is not, replaces a worker that
-// dies, and passes SIGINT/SIGTERM on, and SIGHUP (each worker re-reads its credentials and
-// TLS files).
+// own read-only connection and serves the one shared port or socket. The primary only
+// supervises: it says once that the service is up, or once why it is not, replaces a
+// worker that dies (within a budget), and passes SIGINT/SIGTERM on, and SIGHUP (each
+// worker re-reads its credentials and TLS files).
 
 import cluster, { type Worker } from 'node:cluster';
 import type { ServeCommand } from './args.js';
+import { logInfo, logLine } from './log.js';
 
 type WorkerMessage = { type: 'listening'; greeting: string[] } | { type: 'failed'; message: string };
 
-// A worker that dies sooner than this after its start is not replaced: it would die again.
-const MIN_WORKER_LIFE_MS = 2_000;
+/**
+ * A dead worker is replaced, but at most this many times within RESTART_WINDOW_MS: a
+ * worker that keeps dying would otherwise be restarted in a hot loop. With the budget
+ * spent the service stops (exit 1), and systemd's Restart=on-failure takes over.
+ */
+export const RESTART_BUDGET = 5;
+export const RESTART_WINDOW_MS = 60_000;
 
 /** In a worker: tells the primary that it serves, and what to print. */
 export function reportListening(greeting: string[]): void {
@@ -22,52 +28,65 @@ export function reportFailure(message: string): void {
   process.send?.({ type: 'failed', message } satisfies WorkerMessage, () => process.exit(1));
 }
 
-/** In the primary: runs `command.workers` workers until a signal or a failure ends them. */
-export function superviseWorkers(command: ServeCommand, preflight: () => void): Promise<void> {
-  preflight();
+/** In the primary: runs `command.workers` workers until a signal, a failure or the budget ends them. */
+export async function superviseWorkers(command: ServeCommand, preflight: () => Promise<void>): Promise<void> {
+  await preflight();
   return new Promise((resolve) => {
-    const startedAt = new Map<Worker, number>();
+    const alive = new Set<Worker>();
+    const restarts: number[] = [];
     let listening = 0;
     let ending = false;
 
     const endAll = (exitCode: number): void => {
       ending = true;
       process.exitCode = exitCode;
-      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+      for (const worker of alive) worker.process.kill('SIGTERM');
+      if (alive.size === 0) resolve();
     };
 
-    const fork = (): void => {
+    const fork = (): Worker => {
       const worker = cluster.fork();
-      startedAt.set(worker, Date.now());
+      alive.add(worker);
       worker.on('message', (message: WorkerMessage) => {
+        // A worker that cannot start says why; that will not change by starting another.
         if (message.type === 'failed' && !ending) {
-          process.stderr.write(`booking-search-server: ${message.message}\n`);
+          logLine(`booking-search-server: ${message.message}`);
           endAll(1);
-        } else if (message.type === 'listening') {
+        } else if (message.type === 'listening' && listening < command.workers) {
           listening += 1;
-          if (listening === command.workers) process.stdout.write(`${message.greeting.join('\n')}\n`);
+          if (listening === command.workers) {
+            const pids = [...alive].map((w) => w.process.pid).join(', ');
+            logInfo([
+              ...message.greeting,
+              `Serving from ${command.workers} worker processes (pids ${pids}), each with its own read-only connection.`,
+            ]);
+          }
         }
       });
+      return worker;
     };
 
     cluster.on('exit', (worker, code, signal) => {
-      const lived = Date.now() - (startedAt.get(worker) ?? 0);
-      startedAt.delete(worker);
+      alive.delete(worker);
       if (ending) {
-        if (startedAt.size === 0) resolve();
+        if (alive.size === 0) resolve();
         return;
       }
       const cause = signal === null ? `exit code ${code}` : `signal ${signal}`;
-      if (lived < MIN_WORKER_LIFE_MS) {
-        process.stderr.write(`booking-search-server: a worker ended after ${lived} ms (${cause}); stopping\n`);
+      const now = Date.now();
+      while (restarts.length > 0 && (restarts[0] ?? 0) <= now - RESTART_WINDOW_MS) restarts.shift();
+      if (restarts.length >= RESTART_BUDGET) {
+        logLine(
+          `booking-search-server: worker ${worker.process.pid} ended (${cause}); ${RESTART_BUDGET} workers were already replaced within ${RESTART_WINDOW_MS / 1000} s, stopping`,
+        );
         endAll(1);
-        if (startedAt.size === 0) resolve();
         return;
       }
-      process.stderr.write(
-        `${new Date().toISOString()} worker ${worker.process.pid} ended (${cause}); starting another\n`,
+      restarts.push(now);
+      const replacement = fork();
+      logLine(
+        `worker ${worker.process.pid} ended (${cause}); started worker ${replacement.process.pid} (replacement ${restarts.length} of ${RESTART_BUDGET} allowed within ${RESTART_WINDOW_MS / 1000} s)`,
       );
-      fork();
     });
 
     const stop = (): void => endAll(0);

@@ -4,6 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from 'better-sqlite3';
 import { BUSY, challenge, createAuthenticator, MISSING, PENDING, REJECTED, type Verdict } from './auth.js';
+import { clientAddress, trustedPeers } from './client-address.js';
 import { createCors } from './cors.js';
 import { validateCredentials } from './credentials.js';
 import { isNotReadableNow } from './errors.js';
@@ -47,7 +48,8 @@ export function createHandler(
     now: settings.now,
   });
   const cors = createCors(settings.corsOrigins);
-  const { basePath, onError, trustProxy } = settings;
+  const { basePath, onError } = settings;
+  const trusted = trustedPeers(settings.trustProxy === false ? [] : settings.trustProxy);
   const apiPrefix = `${basePath}/api/`;
   const statusPath = `${basePath}/api/v1/status`;
   const searchPath = `${basePath}/api/v1/buchungen`;
@@ -90,7 +92,7 @@ export function createHandler(
   }
 
   function route(req: IncomingMessage, res: ServerResponse, path: string, rawQuery: string): void {
-    const facts = recordFacts(req, clientAddress(req, trustProxy));
+    const facts = recordFacts(req, clientAddress(req, trusted));
     const retryAfter = throttle.retryAfter(facts.clientAddress);
     if (retryAfter > 0) return sendError(req, res, 429, MESSAGES.throttled, ['Retry-After', String(retryAfter)]);
     const header = req.headers.authorization;
@@ -180,16 +182,6 @@ function originForm(target: string): string | undefined {
   if (authority[0].includes('@')) return undefined;
   const rest = target.slice(authority[0].length);
   return rest.startsWith('/') ? rest : `/${rest}`;
-}
-
-/** docs/API.md: the socket's address, or the proxy's last `X-Forwarded-For` entry when trusted. */
-function clientAddress(req: IncomingMessage, trustProxy: boolean): string {
-  if (trustProxy) {
-    const forwarded = req.headers['x-forwarded-for'];
-    const last = (Array.isArray(forwarded) ? forwarded.join(',') : forwarded)?.split(',').pop()?.trim();
-    if (last) return last;
-  }
-  return req.socket.remoteAddress ?? 'unknown';
 }
 
 function rethrow(error: unknown): never {

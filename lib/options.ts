@@ -4,6 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import { availableParallelism } from 'node:os';
 import type { Database } from 'better-sqlite3';
+import { canonicalAddress, UNIX_SOCKET_PEER } from './client-address.js';
 import { validateCorsOrigins } from './cors.js';
 import { checkDatabaseHandle } from './database-handle.js';
 import { findSchemaProblems } from './schema.js';
@@ -26,7 +27,7 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
     maxAuthFailures: 10,
     authFailureWindowMs: 60_000,
     maxTrackedAddresses: 10_000,
-    trustProxy: false,
+    trustProxy: [],
     corsOrigins: [],
     // One core stays free for the event loop; libuv's pool (4 threads) keeps two for other work.
     maxHashChecks: Math.max(1, Math.min(2, availableParallelism() - 1)),
@@ -48,7 +49,7 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
   ensure(isWhole(settings.maxAuthFailures, 0), 'options.maxAuthFailures must be a whole number ≥ 0');
   ensure(isWhole(settings.authFailureWindowMs, 1), 'options.authFailureWindowMs must be a whole number ≥ 1');
   ensure(isWhole(settings.maxTrackedAddresses, 1), 'options.maxTrackedAddresses must be a whole number ≥ 1');
-  ensure(typeof settings.trustProxy === 'boolean', 'options.trustProxy must be a boolean');
+  settings.trustProxy = validateTrustProxy(settings.trustProxy);
   ensure(isWhole(settings.maxHashChecks, 1), 'options.maxHashChecks must be a whole number ≥ 1');
   ensure(isWhole(settings.maxQueuedHashChecks, 0), 'options.maxQueuedHashChecks must be a whole number ≥ 0');
   ensure(isWhole(settings.maxVerifiedCredentials, 1), 'options.maxVerifiedCredentials must be a whole number ≥ 1');
@@ -63,6 +64,24 @@ export function validateDatabase(db: Database | undefined): Database {
   const problems = findSchemaProblems(db);
   if (problems.length > 0) throw new Error(`db does not fit the schema: ${problems.join('; ')}`);
   return db;
+}
+
+// docs/API.md, Throttling: the proxies are named; `true` ("whoever connects") would let any
+// client that reaches the port directly pick its own address.
+function validateTrustProxy(value: unknown): readonly string[] {
+  if (value === false) return [];
+  ensure(
+    value !== true,
+    `options.trustProxy must list the proxy's addresses, e.g. ["127.0.0.1"] (or "${UNIX_SOCKET_PEER}" for a Unix socket); true would trust any client`,
+  );
+  ensure(Array.isArray(value), 'options.trustProxy must be an array of IP addresses');
+  for (const entry of value as unknown[]) {
+    ensure(
+      entry === UNIX_SOCKET_PEER || (typeof entry === 'string' && canonicalAddress(entry) !== undefined),
+      `options.trustProxy must hold IP addresses or "${UNIX_SOCKET_PEER}", not ${JSON.stringify(entry)}`,
+    );
+  }
+  return value as readonly string[];
 }
 
 function ensure(condition: boolean, message: string): asserts condition {

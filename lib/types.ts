@@ -46,11 +46,14 @@ export interface HandlerOptions {
   /** How many client addresses the throttle remembers at most; the oldest is dropped first. Default `10000`. */
   maxTrackedAddresses?: number | undefined;
   /**
-   * Take the client address from the last entry of `X-Forwarded-For` (the one the proxy in
-   * front of this service appended) instead of the socket. Only set this behind a proxy
-   * that you run. Default `false`.
+   * The reverse proxies in front of this service: IP addresses (`"127.0.0.1"`, `"::1"`;
+   * `::ffff:`-mapped forms count as IPv4) and `"unix"` for a peer on a Unix socket. A
+   * request from one of them is counted under the last entry of its `X-Forwarded-For` (the
+   * one that proxy appended); any other request under its socket's address, whatever
+   * headers it sends. `true` is refused (a TypeError): name the proxy. `false` is `[]`.
+   * Default `[]`.
    */
-  trustProxy?: boolean | undefined;
+  trustProxy?: readonly string[] | false | undefined;
   /**
    * The origins whose web pages may call the API with credentials (CORS), exactly as a
    * browser sends them: `scheme://host[:port]`, e.g. `"https://buchhaltung.example"`. No

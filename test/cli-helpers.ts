@@ -9,7 +9,12 @@ import type { TestContext } from 'node:test';
 
 export const BIN = new URL('../bin/booking-search-server.js', import.meta.url).pathname;
 export const USER = { BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: 'ge:heim' };
-const LISTENING = /^booking-search-server listening on (https?:\/\/127\.0\.0\.1:(\d+)(\/[^\s]*)?\/api\/v1\/)$/m;
+/** The ISO 8601 time that starts every line the running CLI writes. */
+export const TIME = String.raw`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z`;
+const LISTENING = new RegExp(
+  String.raw`^${TIME} booking-search-server listening on (https?:\/\/127\.0\.0\.1:(\d+)(\/[^\s]*)?\/api\/v1\/|unix:([^:\s]+):(\/[^\s]*)?\/api\/v1\/)$`,
+  'm',
+);
 
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = { ...process.env, ...extra };
@@ -52,20 +57,28 @@ export async function run(
 
 export interface Running {
   child: ChildProcess;
+  /** `http(s)://127.0.0.1:PORT/…/api/v1/`, or `unix:PATH:/…/api/v1/` with --socket. */
   api: string;
+  /** `http(s)://127.0.0.1:PORT`; with --socket, `http://localhost` (use `socketPath`). */
   origin: string;
+  /** The Unix socket it listens on, with --socket. */
+  socketPath: string | undefined;
   output: () => { stdout: string; stderr: string };
   stop: (signal?: NodeJS.Signals) => Promise<Finished>;
 }
 
-/** Starts the CLI and waits for its listening line; it is killed when the test ends. */
+/**
+ * Starts the CLI and waits for its listening line; it is killed when the test ends. It
+ * listens on port 0 unless `args` hold --socket or --port.
+ */
 export async function start(
   t: TestContext,
   args: string[],
   env: NodeJS.ProcessEnv = cleanEnv(USER),
   launch: Launcher = asTestUser,
 ): Promise<Running> {
-  const [command, commandArgs] = launch(['--port', '0', ...args]);
+  const where = args.includes('--socket') || args.includes('--port') ? [] : ['--port', '0'];
+  const [command, commandArgs] = launch([...where, ...args]);
   const child = spawn(command, commandArgs, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   t.after(() => void child.kill('SIGKILL'));
   const output = collect(child);
@@ -78,10 +91,12 @@ export async function start(
     match = LISTENING.exec(output().stdout);
   }
   const api = match[1] as string;
+  const socketPath = match[4];
   return {
     child,
     api,
-    origin: new URL(api).origin,
+    origin: socketPath === undefined ? new URL(api).origin : 'http://localhost',
+    socketPath,
     output,
     stop: async (signal = 'SIGTERM') => {
       child.kill(signal);
@@ -91,11 +106,18 @@ export async function start(
   };
 }
 
-/** Asserts a failure: the exit code and exactly one line on stderr, without a stack. */
+/**
+ * Asserts a failure: the exit code and exactly one line on stderr, without a stack. The
+ * line is compared without its time, which a failure after the command line was understood
+ * (exit 1) must have and a wrong command line (exit 2) must not.
+ */
 export function assertFails(result: Finished, code: number, line: string | RegExp): void {
   assert.equal(result.code, code, JSON.stringify(result));
+  const timed = new RegExp(`^${TIME} `);
   const lines = result.stderr.split('\n').filter((l) => l !== '');
   assert.equal(lines.length, 1, `one line on stderr: ${JSON.stringify(result.stderr)}`);
+  assert.equal(timed.test(lines[0] as string), code !== 2, `a time on a failure with exit ${code}: ${lines[0]}`);
+  lines[0] = (lines[0] as string).replace(timed, '');
   if (typeof line === 'string') assert.equal(lines[0], line);
   else assert.match(lines[0] as string, line);
   assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');

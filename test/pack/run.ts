@@ -71,11 +71,13 @@ try {
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   const started = Date.now();
-  while (!/^Try: curl -u demo:demo '([^']+)'$/m.test(out)) {
+  // Every line of the running command starts with an ISO time.
+  const TRY = /^\S+ Try: curl -u demo:demo '([^']+)'$/m;
+  while (!TRY.test(out)) {
     assert.ok(Date.now() - started < 15_000 && child.exitCode === null, `the demo did not start: ${out}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  const url = /^Try: curl -u demo:demo '([^']+)'$/m.exec(out)?.[1] as string;
+  const url = TRY.exec(out)?.[1] as string;
   const body = await new Promise<string>((resolve, reject) => {
     request(url, { headers: { authorization: `Basic ${Buffer.from('demo:demo').toString('base64')}` } }, (res) => {
       let text = '';

@@ -48,6 +48,17 @@ const COMMANDS: Array<[argv: string[], expected: Record<string, unknown>]> = [
     ['--demo', '--headers-timeout', '5', '--request-timeout', '6', '--keep-alive-timeout', '7'],
     { timeouts: { headersMs: 5000, requestMs: 6000, keepAliveMs: 7000 } },
   ],
+  [['--demo'], { trustProxy: [], socket: undefined, logFormat: 'text' }],
+  [['--demo', '--trust-proxy', '127.0.0.1, ::1'], { trustProxy: ['127.0.0.1', '::1'] }],
+  [
+    ['--demo', '--socket', '/run/b/api.sock'],
+    { socket: { path: '/run/b/api.sock', mode: 0o660, group: undefined }, trustProxy: ['unix'] },
+  ],
+  [
+    ['--demo', '--socket', '/run/b/api.sock', '--socket-mode', '0600', '--socket-group', 'www-data'],
+    { socket: { path: '/run/b/api.sock', mode: 0o600, group: 'www-data' } },
+  ],
+  [['--demo', '--log-format', 'json'], { logFormat: 'json' }],
   [['--demo'], { corsOrigins: [] }],
   [
     ['--demo', '--cors-origin', 'https://buchhaltung.example', '--cors-origin', 'http://127.0.0.1:8081'],
@@ -79,6 +90,18 @@ const USAGE_ERRORS: Array<[argv: string[], line: string]> = [
   [['--demo', '--max-auth-failures', '1e3'], "--max-auth-failures must be a whole number from 0 to 1000000, not '1e3'"],
   [['--demo', '--tls-cert', 'c.pem'], '--tls-cert and --tls-key go together'],
   [['--demo', '--headers-timeout', '40'], '--headers-timeout must not be longer than --request-timeout'],
+  [
+    ['--demo', '--trust-proxy'],
+    "--trust-proxy needs your proxy's addresses, e.g. --trust-proxy 127.0.0.1,::1 (or --socket PATH, whose peer is the proxy)",
+  ],
+  [
+    ['--demo', '--trust-proxy', 'proxy.local'],
+    "--trust-proxy takes IP addresses of your proxy, e.g. 127.0.0.1,::1, not 'proxy.local'",
+  ],
+  [['--demo', '--socket', '/s', '--host', '::1'], 'give either --socket PATH or --host/--port, not both'],
+  [['--demo', '--socket', '/s', '--socket-mode', '8'], "--socket-mode must be octal permissions such as 660, not '8'"],
+  [['--demo', '--socket-group', 'www-data'], '--socket-mode and --socket-group need --socket PATH'],
+  [['--demo', '--log-format', 'JSON'], "--log-format must be text or json, not 'JSON'"],
   [
     ['--demo', '--cors-origin', '*'],
     '--cors-origin "*" is refused: no wildcard; with credentials it would let any web page read the bookings',

@@ -111,12 +111,42 @@ test('X-Forwarded-For is ignored unless trustProxy is set', async (t) => {
   }
   assert.equal((await get(status, { 'x-forwarded-for': '203.0.113.3' })).status, 429);
 
-  const proxied = await serveFixture(t, { maxAuthFailures: 2, trustProxy: true });
+  const proxied = await serveFixture(t, { maxAuthFailures: 2, trustProxy: ['127.0.0.1'] });
   const behindProxy = `${proxied}/api/v1/status`;
   const spoofed = { 'x-forwarded-for': 'spoofed, 203.0.113.1', authorization: basicAuth('kasse', 'raten') };
   for (let i = 0; i < 2; i += 1) await request(behindProxy, { headers: spoofed });
   assert.equal((await get(behindProxy, { 'x-forwarded-for': '203.0.113.1' })).status, 429);
   assert.equal((await get(behindProxy, { 'x-forwarded-for': '203.0.113.1, 203.0.113.2' })).status, 200);
+});
+
+test('X-Forwarded-For from a peer that trustProxy does not name is ignored (no bypass of the throttle)', async (t) => {
+  const origin = await serveFixture(t, { maxAuthFailures: 2, trustProxy: ['127.0.0.1'] });
+  const status = `${origin}/api/v1/status`;
+  const wrong = { authorization: basicAuth('kasse', 'falsch') };
+  // 127.0.0.2 is a direct client, not the proxy: each made-up address still counts as 127.0.0.2.
+  for (const forwarded of ['203.0.113.1', '203.0.113.2']) {
+    await requestFrom('127.0.0.2', status, { ...wrong, 'x-forwarded-for': forwarded });
+  }
+  const blocked = await requestFrom('127.0.0.2', status, { authorization: AUTH, 'x-forwarded-for': '203.0.113.3' });
+  assertReply(blocked, 429, THROTTLED);
+  // The proxy's own clients are unaffected.
+  assert.equal((await get(status, { 'x-forwarded-for': '203.0.113.3' })).status, 200);
+});
+
+test('trustProxy matches IPv4-mapped and differently written IPv6 peers; a forwarded value that is no address is not used', async (t) => {
+  const mapped = await serveFixture(t, { maxAuthFailures: 1, trustProxy: ['::ffff:127.0.0.1'] });
+  await request(`${mapped}/api/v1/status`, {
+    headers: { authorization: basicAuth('kasse', 'falsch'), 'x-forwarded-for': '198.51.100.7' },
+  });
+  assert.equal((await get(`${mapped}/api/v1/status`, { 'x-forwarded-for': '198.51.100.7' })).status, 429);
+  assert.equal((await get(`${mapped}/api/v1/status`, { 'x-forwarded-for': '198.51.100.8' })).status, 200);
+
+  const garbage = await serveFixture(t, { maxAuthFailures: 1, trustProxy: ['127.0.0.1'] });
+  await request(`${garbage}/api/v1/status`, {
+    headers: { authorization: basicAuth('kasse', 'falsch'), 'x-forwarded-for': 'not-an-address' },
+  });
+  // Counted under the proxy itself, so a client cannot invent a fresh key per request.
+  assert.equal((await get(`${garbage}/api/v1/status`, { 'x-forwarded-for': 'other-garbage' })).status, 429);
 });
 
 test('only well-formed Basic credentials that do not match count as failures (challenge-first clients are never throttled)', async (t) => {

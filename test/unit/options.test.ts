@@ -41,7 +41,13 @@ test('options are checked and name what is wrong', (t) => {
     [{ maxAuthFailures: 1.5 }, /^options\.maxAuthFailures/],
     [{ authFailureWindowMs: 0 }, /^options\.authFailureWindowMs/],
     [{ maxTrackedAddresses: 0 }, /^options\.maxTrackedAddresses/],
-    [{ trustProxy: 'yes' as unknown as boolean }, /^options\.trustProxy/],
+    [{ trustProxy: 'yes' as unknown as string[] }, /^options\.trustProxy must be an array/],
+    [{ trustProxy: true as unknown as string[] }, /^options\.trustProxy must list the proxy's addresses/],
+    [
+      { trustProxy: ['127.0.0.1', 'proxy.example'] },
+      /^options\.trustProxy must hold IP addresses or "unix", not "proxy\.example"/,
+    ],
+    [{ trustProxy: ['10.0.0.0/8'] }, /^options\.trustProxy must hold IP addresses/],
   ];
   for (const [options, message] of bad) {
     assert.throws(

@@ -1,0 +1,70 @@
+// What the running CLI writes: every line starts with an ISO 8601 time (UTC), or is one
+// JSON object with a `time` field (`--log-format json`). stdout carries the greeting and
+// the access log, stderr warnings and errors. Never a query string, never a secret.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { requestFacts } from '../lib/request-facts.js';
+
+export type LogFormat = 'text' | 'json';
+
+let format: LogFormat = 'text';
+
+export function setLogFormat(chosen: LogFormat): void {
+  format = chosen;
+}
+
+// One Date and one toISOString per millisecond, not per line: the access log stays cheap.
+let cachedMs = -1;
+let cachedTime = '';
+
+export function isoTime(): string {
+  const ms = Date.now();
+  if (ms !== cachedMs) {
+    cachedMs = ms;
+    cachedTime = new Date(ms).toISOString();
+  }
+  return cachedTime;
+}
+
+function formatMessage(message: string): string {
+  return format === 'json' ? `${JSON.stringify({ time: isoTime(), message })}\n` : `${isoTime()} ${message}\n`;
+}
+
+/** A warning or an error: one line on stderr. */
+export function logLine(message: string): void {
+  process.stderr.write(formatMessage(message));
+}
+
+/** Lines that tell the admin what the service does (the listening line first): stdout. */
+export function logInfo(lines: readonly string[]): void {
+  process.stdout.write(lines.map(formatMessage).join(''));
+}
+
+/**
+ * One line per request on stdout, written when the response ends: time, client address
+ * (after the proxy rule), user (`-` until credentials are accepted), method, path without
+ * the query, status (`aborted` / `null` when the client left first) and milliseconds.
+ */
+export function withAccessLog(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const started = performance.now();
+    res.once('close', () => {
+      const ms = Math.round((performance.now() - started) * 10) / 10;
+      const url = req.url ?? '';
+      const mark = url.indexOf('?');
+      const path = mark === -1 ? url : url.slice(0, mark);
+      const facts = requestFacts(req);
+      const address = facts?.clientAddress ?? '-';
+      const user = facts?.user ?? '-';
+      const finished = res.writableFinished;
+      process.stdout.write(
+        format === 'json'
+          ? `${JSON.stringify({ time: isoTime(), address, user, method: req.method, path, status: finished ? res.statusCode : null, ms })}\n`
+          : `${isoTime()} ${address} ${user} ${req.method} ${path} ${finished ? res.statusCode : 'aborted'} ${ms.toFixed(1)}ms\n`,
+      );
+    });
+    handler(req, res);
+  };
+}

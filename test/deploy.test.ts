@@ -1,0 +1,273 @@
+// deploy/: the systemd unit passes `systemd-analyze verify` (and its hardening is scored),
+// the nginx site passes `nginx -t`, and both together serve: nginx with TLS in front of the
+// CLI started with the unit's own ExecStart flags on a Unix socket. Both tools must be
+// installed (.ci/run installs them); a missing tool fails these tests.
+
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { BIN, TIME } from './cli-helpers.js';
+import { AUTH, basicAuth, buildDatabase, type Reply, tempDir } from './helpers.js';
+
+const UNIT = new URL('../deploy/booking-search-server.service', import.meta.url).pathname;
+const SITE = new URL('../deploy/nginx.conf', import.meta.url).pathname;
+const INSTALLED = '/opt/booking-search-server/bin/booking-search-server';
+
+test('the systemd unit passes systemd-analyze verify without a warning, and its exposure is low', (t) => {
+  const dir = tempDir(t);
+  // verify needs an executable at ExecStart's path: the repository's own launcher.
+  const unit = join(dir, 'booking-search-server.service');
+  const text = readFileSync(UNIT, 'utf8');
+  assert.ok(text.includes(INSTALLED), 'the unit starts the installed command');
+  writeFileSync(unit, text.replaceAll(INSTALLED, BIN));
+  const verify = spawnSync('systemd-analyze', ['verify', unit], { encoding: 'utf8' });
+  assert.equal(verify.error, undefined, 'systemd-analyze must be installed');
+  assert.equal(verify.status, 0, verify.stderr);
+  assert.equal(verify.stderr, '', 'no warning');
+
+  const security = spawnSync('systemd-analyze', ['security', '--offline=yes', unit], { encoding: 'utf8' });
+  const exposure = /Overall exposure level for booking-search-server\.service: (\d+\.\d)/.exec(security.stdout);
+  assert.ok(exposure, security.stdout + security.stderr);
+  assert.ok(Number(exposure[1]) <= 1.5, `exposure ${exposure[1]} (0 safe … 10 unsafe)`);
+
+  for (const line of [
+    'User=buchungssuche',
+    'Restart=on-failure',
+    'NoNewPrivileges=yes',
+    'ProtectSystem=strict',
+    'LoadCredential=credentials:/etc/booking-search-server/credentials',
+    'RuntimeDirectory=booking-search-server',
+  ]) {
+    assert.match(text, new RegExp(`^${line.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`, 'm'));
+  }
+});
+
+/** The unit's ExecStart as an argument list, continuation lines joined. */
+function execStart(): string[] {
+  const line = /^ExecStart=((?:.*\\\n)*.*)$/m.exec(readFileSync(UNIT, 'utf8'))?.[1];
+  assert.ok(line, 'ExecStart');
+  return line.replace(/\\\n/g, ' ').trim().split(/\s+/);
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+interface Site {
+  dir: string;
+  config: string;
+  https: number;
+  http: number;
+  socket: string;
+  cert: string;
+}
+
+/** A throwaway certificate and the site file with its paths and ports pointed at `dir`. */
+async function prepareSite(dir: string): Promise<Site> {
+  chmodSync(dir, 0o755);
+  const cert = join(dir, 'cert.pem');
+  const key = join(dir, 'key.pem');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+    ],
+    { stdio: 'ignore' },
+  );
+  const run = join(dir, 'run');
+  mkdirSync(run, { mode: 0o755 });
+  chmodSync(run, 0o755);
+  const http = await freePort();
+  const https = await freePort();
+  const site = readFileSync(SITE, 'utf8')
+    .replace(/^\s*listen \[::\].*\n/gm, '')
+    .replace('listen 80;', `listen 127.0.0.1:${http};`)
+    .replace('listen 443 ssl http2;', `listen 127.0.0.1:${https} ssl http2;`)
+    .replaceAll('/etc/letsencrypt/live/kasse.example.org/fullchain.pem', cert)
+    .replaceAll('/etc/letsencrypt/live/kasse.example.org/privkey.pem', key)
+    .replaceAll('/run/booking-search-server/', `${run}/`)
+    .replaceAll('/var/log/nginx/', `${dir}/`)
+    .replaceAll('/var/www/acme', dir);
+  writeFileSync(join(dir, 'site.conf'), site);
+  // What Debian's /etc/nginx/nginx.conf provides around a conf.d file, in `dir`.
+  const config = join(dir, 'nginx.conf');
+  writeFileSync(
+    config,
+    `user www-data;
+daemon off;
+worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log;
+events { worker_connections 64; }
+http {
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  include ${join(dir, 'site.conf')};
+}
+`,
+  );
+  return { dir, config, https, http, socket: join(run, 'api.sock'), cert };
+}
+
+test('the nginx site passes nginx -t (TLS, the Unix socket, a log format without the query string)', async (t) => {
+  const dir = tempDir(t);
+  const site = await prepareSite(dir);
+  const check = spawnSync('nginx', ['-t', '-p', dir, '-e', join(dir, 'error.log'), '-c', site.config], {
+    encoding: 'utf8',
+  });
+  assert.equal(check.error, undefined, 'nginx must be installed');
+  assert.equal(check.status, 0, check.stderr);
+  assert.match(check.stderr, /test is successful/);
+  const text = readFileSync(SITE, 'utf8');
+  assert.match(text, /^\s*proxy_pass http:\/\/booking_search;$/m);
+  assert.match(text, /server unix:\/run\/booking-search-server\/api\.sock;/);
+  const format = /log_format booking_search ([^;]+);/.exec(text)?.[1] ?? '';
+  assert.match(format, /\$uri/);
+  assert.doesNotMatch(format, /\$request(?!_method|_time)|\$args|\$query_string|\$request_uri/);
+});
+
+function httpsGet(site: Site, path: string, headers: Record<string, string>): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      { host: '127.0.0.1', port: site.https, path, headers, ca: readFileSync(site.cert), agent: false },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
+    req.setTimeout(10_000, () => req.destroy(new Error(`no answer within 10 s: ${path}`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function waitFor(condition: () => boolean | Promise<boolean>, what: () => string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function collect(child: ChildProcess): () => string {
+  let output = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  return () => output;
+}
+
+test("nginx with TLS in front of the CLI started with the unit's flags: searches pass, the client is throttled, nothing logs a query", async (t) => {
+  const dir = tempDir(t);
+  const site = await prepareSite(dir);
+  const credentials = join(dir, 'credentials');
+  mkdirSync(credentials);
+  writeFileSync(join(credentials, 'credentials'), 'kasse:ge:heim\n', { mode: 0o400 });
+
+  const args = execStart();
+  assert.equal(args[0], INSTALLED);
+  const database = buildDatabase(t);
+  const cliArgs = args.slice(1).map((arg) =>
+    arg
+      .replace('/srv/kasse/kasse.sqlite', database)
+      .replace('/run/booking-search-server/', `${dirnameOf(site.socket)}/`)
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: systemd's variable, not a template
+      .replace('${CREDENTIALS_DIRECTORY}', credentials),
+  );
+  assert.ok(cliArgs.includes(site.socket), cliArgs.join(' '));
+  const cli = spawn(process.execPath, [BIN, ...cliArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
+  t.after(() => void cli.kill('SIGKILL'));
+  const cliOutput = collect(cli);
+  await waitFor(
+    () => cliOutput().includes(' listening on unix:'),
+    () => `the CLI: ${cliOutput()}`,
+  );
+  assert.match(
+    cliOutput(),
+    new RegExp(`^${TIME} booking-search-server listening on unix:${site.socket}:/kasse/api/v1/$`, 'm'),
+  );
+
+  // Its workers hold no pipe of ours, so a worker left behind cannot keep this test alive;
+  // SIGTERM makes the master stop its workers too.
+  const nginx = spawn('nginx', ['-p', dir, '-e', join(dir, 'error.log'), '-c', site.config], { stdio: 'ignore' });
+  t.after(() => void nginx.kill('SIGTERM'));
+  const nginxOutput = (): string =>
+    existsSync(join(dir, 'error.log')) ? readFileSync(join(dir, 'error.log'), 'utf8') : '';
+  await waitFor(
+    () =>
+      httpsGet(site, '/kasse/api/v1/status', { authorization: AUTH }).then(
+        () => true,
+        () => false,
+      ),
+    () => `nginx: ${nginxOutput()}`,
+  );
+
+  const search = await httpsGet(site, '/kasse/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35', {
+    authorization: AUTH,
+  });
+  assert.equal(search.status, 200, search.body);
+  assert.equal((JSON.parse(search.body) as { anzahl: number }).anzahl, 1);
+  assert.equal((await httpsGet(site, '/', { authorization: AUTH })).status, 404, 'only the API is passed on');
+
+  // Ten wrong passwords from this client (through nginx, as 127.0.0.1) block it; a made-up
+  // X-Forwarded-For does not help, since nginx appends the address it saw and the service
+  // takes the last entry.
+  const wrong = basicAuth('kasse', 'falsch');
+  for (let i = 0; i < 10; i += 1) {
+    const reply = await httpsGet(site, '/kasse/api/v1/status', {
+      authorization: wrong,
+      'x-forwarded-for': `10.0.0.${i}`,
+    });
+    assert.equal(reply.status, 401);
+  }
+  const blocked = await httpsGet(site, '/kasse/api/v1/status', { authorization: AUTH, 'x-forwarded-for': '10.0.0.99' });
+  assert.equal(blocked.status, 429);
+  assert.ok(Number(blocked.headers['retry-after']) > 0);
+
+  cli.kill('SIGTERM');
+  nginx.kill('SIGQUIT');
+  await waitFor(
+    () => cli.exitCode !== null && nginx.exitCode !== null,
+    () => 'both to stop',
+  );
+  assert.equal(cli.exitCode, 0);
+  const serviceLog = cliOutput();
+  assert.match(serviceLog, new RegExp(`^${TIME} 127\\.0\\.0\\.1 kasse GET /kasse/api/v1/buchungen 200 `, 'm'));
+  assert.match(serviceLog, new RegExp(`^${TIME} 127\\.0\\.0\\.1 - GET /kasse/api/v1/status 429 `, 'm'));
+  assert.doesNotMatch(serviceLog, /10\.0\.0\.|betrag|ge:heim/);
+  const nginxLog = readFileSync(join(dir, 'booking-search.access.log'), 'utf8');
+  assert.match(nginxLog, /"GET \/kasse\/api\/v1\/buchungen HTTP\/[\d.]+" 200 /);
+  assert.doesNotMatch(nginxLog, /betrag|von=|\?/);
+});
+
+function dirnameOf(path: string): string {
+  return path.slice(0, path.lastIndexOf('/'));
+}

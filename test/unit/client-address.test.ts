@@ -1,0 +1,47 @@
+// The client address rule (docs/API.md, Throttling), on the pure pieces.
+
+import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
+import { test } from 'node:test';
+import { canonicalAddress, clientAddress, trustedPeers } from '../../lib/client-address.js';
+
+test('canonicalAddress: one spelling per address, undefined for anything else', () => {
+  const cases: Array<[string, string | undefined]> = [
+    ['127.0.0.1', '127.0.0.1'],
+    ['::ffff:127.0.0.1', '127.0.0.1'],
+    ['::FFFF:10.0.0.1', '10.0.0.1'],
+    ['::ffff:7f00:1', '127.0.0.1'],
+    ['0:0:0:0:0:ffff:192.0.2.1', '192.0.2.1'],
+    ['FE80:0:0::1', 'fe80::1'],
+    ['2001:db8:0:0:0:0:0:1', '2001:db8::1'],
+    ['::1', '::1'],
+    ['localhost', undefined],
+    ['10.0.0.0/8', undefined],
+    ['1.2.3', undefined],
+    ['', undefined],
+  ];
+  for (const [text, expected] of cases) assert.equal(canonicalAddress(text), expected, text);
+});
+
+function fakeRequest(remoteAddress: string | undefined, forwarded?: string): IncomingMessage {
+  const headers = forwarded === undefined ? {} : { 'x-forwarded-for': forwarded };
+  return { socket: { remoteAddress }, headers } as unknown as IncomingMessage;
+}
+
+test('clientAddress: the last X-Forwarded-For entry only from a named proxy', () => {
+  const trusted = trustedPeers(['::ffff:127.0.0.1', 'unix']);
+  const cases: Array<[string | undefined, string | undefined, string]> = [
+    ['127.0.0.1', 'spoofed, 203.0.113.9', '203.0.113.9'],
+    ['::ffff:127.0.0.1', '203.0.113.9', '203.0.113.9'],
+    [undefined, '203.0.113.9', '203.0.113.9'],
+    [undefined, undefined, 'unix'],
+    ['127.0.0.1', undefined, '127.0.0.1'],
+    ['127.0.0.1', 'garbage', '127.0.0.1'],
+    ['127.0.0.2', '203.0.113.9', '127.0.0.2'],
+    ['::ffff:127.0.0.2', '203.0.113.9', '127.0.0.2'],
+  ];
+  for (const [remote, forwarded, expected] of cases) {
+    assert.equal(clientAddress(fakeRequest(remote, forwarded), trusted), expected, `${remote} ${forwarded}`);
+  }
+  assert.equal(clientAddress(fakeRequest(undefined, '203.0.113.9'), trustedPeers([])), 'unix');
+});
