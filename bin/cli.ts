@@ -8,6 +8,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import { dirname } from 'node:path';
 import { describeError, errorCode } from '../lib/errors.js';
 import { answerProtocolErrors, createHandler } from '../lib/index.js';
+import { pathForLog } from '../lib/request-target.js';
 import type { BookingSearchHandler } from '../lib/types.js';
 import { CliError, describeFsError, isLoopback, parseCommandLine, type ServeCommand, USAGE } from './args.js';
 import { reportOnDatabase } from './check.js';
@@ -254,7 +255,7 @@ function describeListenError(error: unknown, { host, port, socket }: ServeComman
 }
 
 function logError(error: unknown, req: IncomingMessage): void {
-  const path = (req.url ?? '').split('?', 1)[0];
+  const path = pathForLog(req.url ?? '');
   logLine(`error in ${req.method} ${path}: ${describeError(error)}`);
 }
 

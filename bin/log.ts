@@ -4,6 +4,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { requestFacts } from '../lib/request-facts.js';
+import { pathForLog } from '../lib/request-target.js';
 
 export type LogFormat = 'text' | 'json';
 
@@ -52,9 +53,7 @@ export function withAccessLog(
     const started = performance.now();
     res.once('close', () => {
       const ms = Math.round((performance.now() - started) * 10) / 10;
-      const url = req.url ?? '';
-      const mark = url.indexOf('?');
-      const path = mark === -1 ? url : url.slice(0, mark);
+      const path = pathForLog(req.url ?? '');
       const facts = requestFacts(req);
       const address = facts?.clientAddress ?? '-';
       const user = facts?.user ?? '-';

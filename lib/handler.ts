@@ -14,6 +14,7 @@ import { resolveOptions, validateDatabase } from './options.js';
 import { lacksHost } from './protocol-errors.js';
 import { parseSearchQuery } from './query.js';
 import { type RequestFacts, recordFacts } from './request-facts.js';
+import { originForm } from './request-target.js';
 import { addToEveryResponse, send, sendError, sendNoContent } from './respond.js';
 import { createBookingSearch, type SearchOutcome } from './search.js';
 import { createThrottle } from './throttle.js';
@@ -165,23 +166,6 @@ export function createHandler(
       authenticator.replaceUsers(validateCredentials(next));
     },
   });
-}
-
-// RFC 9112 §3.2.2: absolute-form `scheme://authority/path?query`, answered like its path.
-const ABSOLUTE_FORM = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
-
-/**
- * The request target in origin form: an absolute-form target without its scheme and
- * authority; `undefined` when the authority holds user info (RFC 9110 §4.2.4: treat it
- * as an error — it would be a password in the request line).
- */
-function originForm(target: string): string | undefined {
-  if (target.startsWith('/')) return target;
-  const authority = ABSOLUTE_FORM.exec(target);
-  if (authority === null) return target;
-  if (authority[0].includes('@')) return undefined;
-  const rest = target.slice(authority[0].length);
-  return rest.startsWith('/') ? rest : `/${rest}`;
 }
 
 function rethrow(error: unknown): never {

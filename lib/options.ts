@@ -7,6 +7,7 @@ import type { Database } from 'better-sqlite3';
 import { canonicalAddress, UNIX_SOCKET_PEER } from './client-address.js';
 import { validateCorsOrigins } from './cors.js';
 import { checkDatabaseHandle } from './database-handle.js';
+import { pathForLog } from './request-target.js';
 import { findSchemaProblems } from './schema.js';
 import type { HandlerOptions } from './types.js';
 
@@ -98,6 +99,6 @@ function withoutUndefined(options: HandlerOptions): Partial<Settings> {
 }
 
 function writeToStderr(error: unknown, req: IncomingMessage): void {
-  const path = (req.url ?? '').split('?')[0];
+  const path = pathForLog(req.url ?? '');
   console.error(`booking-search-server: error in ${req.method} ${path}:`, error);
 }

@@ -102,6 +102,16 @@ test('an absolute-form request target is answered like its path and query (RFC 9
   const withUser = await ask(`http://kasse:geheim@127.0.0.1/kasse/api/v1/status`);
   assertReply(withUser, 400, { fehler: 'Ungültige Anfrage.' });
   assert.equal(withUser.headers.connection, 'close');
+
+  // The access log shows the path of each target, never its scheme, authority or query.
+  const deadline = Date.now() + 5_000;
+  while ((server.output().stdout.match(/ GET /g) ?? []).length < 9 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const log = server.output().stdout.split('\n').filter((line) => line.includes(' GET ')).join('\n');
+  assert.match(log, / GET \/kasse\/api\/v1\/status 400 /);
+  assert.match(log, / GET \/ 404 /, 'an absolute-form target without a path is logged as /');
+  assert.doesNotMatch(log, /geheim|andere\.example|http:\/\/|egal|betrag/);
 });
 
 test('--cors-origin is repeatable and served; "*" and malformed origins end the CLI with exit 2', async (t) => {
