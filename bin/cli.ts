@@ -131,7 +131,10 @@ async function serve(command: ServeCommand): Promise<string[]> {
         ? 'demo:demo'
         : command.credentialsFrom === 'file'
           ? 'USER:PASSWORD'
-          : '"$BOOKING_SEARCH_USER:$BOOKING_SEARCH_PASSWORD"';
+          : // A hash in the environment is no password to send: the user types theirs.
+            command.credentials.some((credential) => credential.passwordHash !== undefined)
+            ? '"$BOOKING_SEARCH_USER:PASSWORD"'
+            : '"$BOOKING_SEARCH_USER:$BOOKING_SEARCH_PASSWORD"';
     const insecure = command.tls === undefined ? '' : '-k ';
     const target =
       command.socket === undefined ? `'${api}` : `--unix-socket ${command.socket.path} '${scheme}://localhost${base}`;

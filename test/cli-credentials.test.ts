@@ -129,6 +129,8 @@ test('BOOKING_SEARCH_PASSWORD may hold a hash; an empty environment variable cou
     401,
     'the hash itself is not a password',
   );
+  // The demo's curl hint must not send the hash as the password.
+  assert.match(server.output().stdout, /Try: curl -u "\$BOOKING_SEARCH_USER:PASSWORD" '/);
 
   const file = join(tempDir(t), 'zugang');
   writeFileSync(file, 'bank:eins\n');

@@ -108,7 +108,11 @@ test('an absolute-form request target is answered like its path and query (RFC 9
   while ((server.output().stdout.match(/ GET /g) ?? []).length < 9 && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  const log = server.output().stdout.split('\n').filter((line) => line.includes(' GET ')).join('\n');
+  const log = server
+    .output()
+    .stdout.split('\n')
+    .filter((line) => line.includes(' GET '))
+    .join('\n');
   assert.match(log, / GET \/kasse\/api\/v1\/status 400 /);
   assert.match(log, / GET \/ 404 /, 'an absolute-form target without a path is logged as /');
   assert.doesNotMatch(log, /geheim|andere\.example|http:\/\/|egal|betrag/);
