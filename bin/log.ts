@@ -41,6 +41,26 @@ export function logInfo(lines: readonly string[]): void {
   process.stdout.write(lines.map(formatMessage).join(''));
 }
 
+// Access lines of one turn of the event loop go out in one write: under load a turn ends
+// a dozen requests, and a write per line was a tenth of the status endpoint's cost
+// (BENCHMARKS.md). The lines are written before the next turn, and at exit.
+let pendingAccess = '';
+
+function writeAccessLine(line: string): void {
+  if (pendingAccess === '') setImmediate(flushAccessLog);
+  pendingAccess += line;
+}
+
+function flushAccessLog(): void {
+  if (pendingAccess === '') return;
+  const lines = pendingAccess;
+  pendingAccess = '';
+  process.stdout.write(lines);
+}
+
+// stdout to a pipe or a file is written synchronously on Linux, so nothing is lost here.
+process.on('exit', flushAccessLog);
+
 /**
  * One line per request on stdout, written when the response ends: time, client address
  * (after the proxy rule), user (`-` until credentials are accepted), method, path without
@@ -58,7 +78,7 @@ export function withAccessLog(
       const address = facts?.clientAddress ?? '-';
       const user = facts?.user ?? '-';
       const finished = res.writableFinished;
-      process.stdout.write(
+      writeAccessLine(
         format === 'json'
           ? `${JSON.stringify({ time: isoTime(), address, user, method: req.method, path, status: finished ? res.statusCode : null, ms })}\n`
           : `${isoTime()} ${address} ${user} ${req.method} ${path} ${finished ? res.statusCode : 'aborted'} ${ms.toFixed(1)}ms\n`,
