@@ -2,7 +2,7 @@
 // the environment, and SIGHUP, which re-reads the file and the TLS certificate and key.
 
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { scryptSync } from 'node:crypto';
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { assertFails, BIN, cleanEnv, run, start } from './cli-helpers.js';
+import { assertFails, BIN, cleanEnv, makeCertificate, run, start } from './cli-helpers.js';
 import { basicAuth, buildDatabase, HASH_OF_ALT, HASH_OF_NEU, request, tempDir } from './helpers.js';
 
 /** Runs `hash-password` with `input` on its standard input. */
@@ -231,32 +231,6 @@ test('SIGHUP with credentials from the environment says there is nothing to re-r
     200,
   );
 });
-
-function makeCertificate(cert: string, key: string, name: string): void {
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      `/CN=${name}`,
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
-}
 
 /** The subject CN of the certificate a new connection is served. */
 function servedName(url: string): Promise<string> {

@@ -1,7 +1,7 @@
 // The real CLI as a child process, for the CLI test files.
 
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
@@ -125,4 +125,31 @@ export function assertFails(result: Finished, code: number, line: string | RegEx
 
 export function sha256(file: string): string {
   return createHash('sha256').update(readFileSync(file)).digest('hex');
+}
+
+/** A throwaway self-signed certificate (EC P-256, one day) for 127.0.0.1, made with openssl. */
+export function makeCertificate(cert: string, key: string, name = '127.0.0.1'): void {
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      `/CN=${name}`,
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
 }

@@ -9,7 +9,7 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isLoopback } from '../bin/args.js';
-import { assertFails, run, start } from './cli-helpers.js';
+import { assertFails, makeCertificate, run, start } from './cli-helpers.js';
 import { AUTH, assertReply, buildDatabase, get, tempDir } from './helpers.js';
 
 test('50 slowloris connections are cut off after --headers-timeout while normal requests are answered promptly', async (t) => {
@@ -65,27 +65,7 @@ test('--tls-cert and --tls-key serve HTTPS with the same handler', async (t) => 
   const dir = tempDir(t);
   const cert = join(dir, 'cert.pem');
   const key = join(dir, 'key.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
+  makeCertificate(cert, key);
   const server = await start(t, ['--db', buildDatabase(t), '--tls-cert', cert, '--tls-key', key]);
   assert.match(server.api, /^https:\/\/127\.0\.0\.1:\d+\/api\/v1\/$/);
   const reply = await new Promise<{ status: number; body: string }>((resolve, reject) => {

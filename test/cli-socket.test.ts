@@ -10,7 +10,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { assertFails, BIN, cleanEnv, run, start, TIME } from './cli-helpers.js';
-import { AUTH, basicAuth, buildDatabase, type Reply, request, tempDir } from './helpers.js';
+import { AUTH, basicAuth, buildDatabase, type Reply, request, requestFrom, tempDir } from './helpers.js';
 
 const WRONG = basicAuth('kasse', 'falsch');
 
@@ -30,19 +30,6 @@ function requestOverSocket(socketPath: string, path: string, headers: Record<str
 }
 
 /** A request over TCP from another loopback address than 127.0.0.1. */
-function requestFrom(localAddress: string, url: string, headers: Record<string, string>): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { headers, localAddress, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 test('--socket serves over a Unix socket with mode 660, trusts X-Forwarded-For from it, logs the client, and removes it on exit', async (t) => {
   const dir = tempDir(t);
   const socket = join(dir, 'api.sock');

@@ -4,13 +4,13 @@
 // installed (.ci/run installs them); a missing tool fails these tests.
 
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { BIN, TIME } from './cli-helpers.js';
+import { BIN, makeCertificate, TIME } from './cli-helpers.js';
 import { AUTH, basicAuth, buildDatabase, type Reply, tempDir } from './helpers.js';
 
 const UNIT = new URL('../deploy/booking-search-server.service', import.meta.url).pathname;
@@ -75,29 +75,7 @@ async function prepareSite(dir: string): Promise<Site> {
   chmodSync(dir, 0o755);
   const cert = join(dir, 'cert.pem');
   const key = join(dir, 'key.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-    ],
-    { stdio: 'ignore' },
-  );
+  makeCertificate(cert, key, 'localhost');
   const run = join(dir, 'run');
   mkdirSync(run, { mode: 0o755 });
   chmodSync(run, 0o755);

@@ -116,3 +116,17 @@ export function assertReply(reply: Reply, status: number, body: unknown): void {
   assert.deepEqual(JSON.parse(reply.body), body);
   assert.equal(Number(reply.headers['content-length']), Buffer.byteLength(reply.body));
 }
+
+/** A request sent from `localAddress` (another loopback address is another client). */
+export function requestFrom(localAddress: string, url: string, headers: Record<string, string>): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { headers, localAddress, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}

@@ -1,9 +1,18 @@
 // Authentication and throttling over real HTTP (docs/API.md, Authentication).
 
 import assert from 'node:assert/strict';
-import { request as httpRequest } from 'node:http';
 import { test } from 'node:test';
-import { AUTH, assertReply, basicAuth, CREDENTIALS, get, type Reply, request, serveFixture } from '../helpers.js';
+import {
+  AUTH,
+  assertReply,
+  basicAuth,
+  CREDENTIALS,
+  get,
+  type Reply,
+  request,
+  requestFrom,
+  serveFixture,
+} from '../helpers.js';
 
 const UNAUTHORIZED = { fehler: 'Anmeldung erforderlich.' };
 const THROTTLED = { fehler: 'Zu viele fehlgeschlagene Anmeldeversuche. Bitte später erneut versuchen.' };
@@ -15,19 +24,6 @@ function assertUnauthorized(reply: Reply, challenge = CHALLENGE): void {
 }
 
 /** A request from another loopback address than 127.0.0.1. */
-function requestFrom(localAddress: string, url: string, headers: Record<string, string>): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { headers, localAddress, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 test('every request without credentials gets 401 before routing, validation or method checks', async (t) => {
   const origin = await serveFixture(t, { maxAuthFailures: 0 });
   const urls = [
