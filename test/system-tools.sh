@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The system tools the tests drive, in one list for `npm test` (its pretest) and .ci/run.
+# Missing ones are installed with apt-get when this runs as root on Debian (a fresh machine,
+# CI); otherwise it names them and fails, since a test without its tool fails anyway.
+#   chromium  the browser test (driven by puppeteer-core, which never downloads a browser)
+#   python3   urllib as a challenge-first client; its pty module gives hash-password a terminal
+#   curl      curl --anyauth as a challenge-first client
+#   sqlite3   the README's backup commands (test/cli-users.test.ts)
+#   openssl   throwaway certificates for the TLS tests and test/deploy.test.ts
+#   nginx     deploy/nginx.conf: nginx -t, and nginx in front of the CLI (test/deploy.test.ts)
+#   systemd   systemd-analyze verify/security on deploy/booking-search-server.service
+set -euo pipefail
+PATH="$PATH:/usr/sbin:/sbin"
+
+missing=()
+[ -x "${CHROMIUM:-/usr/bin/chromium}" ] || missing+=(chromium)
+for tool in python3 curl sqlite3 openssl nginx; do
+  command -v "$tool" >/dev/null || missing+=("$tool")
+done
+command -v systemd-analyze >/dev/null || missing+=(systemd)
+[ "${#missing[@]}" -eq 0 ] && exit 0
+
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+  echo "Installing the system tools the tests need: ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+else
+  echo "The tests need these Debian packages: ${missing[*]} (as root: apt-get install ${missing[*]})" >&2
+  exit 1
+fi
