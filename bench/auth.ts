@@ -9,7 +9,7 @@
 //    verified client asks every 20 ms: its slowest answer, and the CPU the server used.
 // 4. An unknown user beside a known user with a wrong password: medians of interleaved samples.
 
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { createHandler } from '../lib/index.js';
 import { hashPassword, parsePasswordHash, verifyPassword } from '../lib/password-hash.js';
+import { onCore, pinned, type Running, startServer, stopServer } from './process.js';
 import { median } from './shapes.js';
 
 const { values } = parseArgs({
@@ -38,8 +39,6 @@ if (spawnSync('wrk', ['--version']).error) {
   console.error('wrk is needed: apt-get install wrk');
   process.exit(1);
 }
-const pinned = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
-const onCore = (core: string, command: string[]): string[] => (pinned ? ['taskset', '-c', core, ...command] : command);
 const basic = (user: string, password: string): string =>
   `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
@@ -58,30 +57,9 @@ for (let i = 0; i < 5; i += 1) {
 console.log(`One hash check (scrypt N=2^17, r=8, p=1): median ${median(checks).toFixed(0)} ms of 5.\n`);
 
 // 2. Throughput, plain password beside hash.
-async function startCli(secret: string): Promise<{ child: ChildProcess; origin: string }> {
-  const command = onCore('0', [
-    'node',
-    'bin/booking-search-server.js',
-    '--demo',
-    '--port',
-    '0',
-    '--max-auth-failures',
-    '0',
-  ]);
-  const env = { ...process.env, BOOKING_SEARCH_USER: 'bench', BOOKING_SEARCH_PASSWORD: secret };
-  const child = spawn(command[0] as string, command.slice(1), { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  let output = '';
-  return new Promise((resolve, reject) => {
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-      const match = /listening on (http:\/\/[\d.:]+)\//.exec(output);
-      if (match) {
-        child.stdout?.removeAllListeners('data').resume(); // the access log goes nowhere
-        resolve({ child, origin: match[1] as string });
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`the CLI exited with ${code}: ${output}`)));
-  });
+function startCli(secret: string): Promise<Running> {
+  const command = ['node', 'bin/booking-search-server.js', '--demo', '--port', '0', '--max-auth-failures', '0'];
+  return startServer(command, { ...process.env, BOOKING_SEARCH_USER: 'bench', BOOKING_SEARCH_PASSWORD: secret }, '0');
 }
 
 // The flood: 20,000 different wrong passwords, so that no two requests share a hash check.
@@ -124,8 +102,7 @@ for (let round = 0; round < rounds; round += 1) {
     if (non2xx(out) > 0) throw new Error(`${kind}: ${non2xx(out)} answers were not 200`);
     roundRps[kind] = rps(out);
     throughput[kind].push(rps(out));
-    server.child.kill('SIGTERM');
-    await new Promise((resolve) => server.child.once('exit', resolve));
+    await stopServer(server);
   }
   ratios.push((roundRps.hash as number) / (roundRps.plain as number));
   process.stderr.write(

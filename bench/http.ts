@@ -10,12 +10,13 @@
 //   npm run bench -- [--rounds 3] [--seconds 5] [--connections 16] [--workers] [--before DIR]
 //   BENCH_QUICK=1 npm run bench     (1 round of 2 s: about a minute; the full run about 6)
 
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
+import { onCore, pinned, type Running, startServer, stopServer } from './process.js';
 import { median, queriesFor, toQueryString } from './shapes.js';
 
 const quick = process.env['BENCH_QUICK'] === '1';
@@ -40,8 +41,6 @@ if (spawnSync('wrk', ['--version']).error) {
   console.error('wrk is needed: apt-get install wrk');
   process.exit(1);
 }
-const pinned = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
-const onCore = (core: string, command: string[]): string[] => (pinned ? ['taskset', '-c', core, ...command] : command);
 
 const DATA = {
   '20k': 'bench/data/bookings-20000.sqlite',
@@ -115,39 +114,6 @@ const CONFIGS: Config[] = [
     ? []
     : [{ name: 'before status', command: service(DATA['20k'], values.before), paths: STATUS_PATHS }]),
 ];
-
-interface Running {
-  child: ChildProcess;
-  origin: string;
-  startMs: number;
-}
-
-async function startServer(command: string[], core: string | undefined): Promise<Running> {
-  const full = core === undefined ? command : onCore(core, command);
-  const started = process.hrtime.bigint();
-  const child = spawn(full[0] as string, full.slice(1), { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  let output = '';
-  return new Promise((resolve, reject) => {
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-      const match = /listening on (http:\/\/[\d.:]+)\//.exec(output);
-      if (match) {
-        const startMs = Number(process.hrtime.bigint() - started) / 1e6;
-        // The access log goes on into this pipe, read and dropped, as a log collector reads it.
-        child.stdout?.removeAllListeners('data').resume();
-        resolve({ child, origin: match[1] as string, startMs });
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`${command.join(' ')} exited with ${code}: ${output}`)));
-  });
-}
-
-async function stopServer({ child }: Running): Promise<void> {
-  child.removeAllListeners('exit');
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
-}
 
 /** RSS of a process and its children, in MB (workers are children of the primary). */
 function rssMb(pid: number): number {
@@ -238,7 +204,7 @@ for (let round = 0; round < rounds; round += 1) {
   const order = CONFIGS.map((_, i) => CONFIGS[(i + round * 5) % CONFIGS.length] as Config);
   const roundResults: Record<string, Load> = {};
   for (const config of order) {
-    const server = await startServer(config.command, '0');
+    const server = await startServer(config.command, env, '0');
     roundResults[config.name] = await load(server, config.paths, '1');
     await stopServer(server);
   }
@@ -286,7 +252,7 @@ console.log(
 // Start-up: spawn to the listening line, on the large file.
 const starts: number[] = [];
 for (let i = 0; i < 5; i += 1) {
-  const server = await startServer(service(DATA['1M']), undefined);
+  const server = await startServer(service(DATA['1M']), env);
   starts.push(server.startMs);
   await stopServer(server);
 }
@@ -310,7 +276,7 @@ for (const [name, command] of [
 ] as const) {
   const file = join(dir, 'writer.sqlite');
   copyFileSync(DATA['20k ANALYZEd'], file);
-  const server = command === undefined ? undefined : await startServer(command(file), '0');
+  const server = command === undefined ? undefined : await startServer(command(file), env, '0');
   if (server !== undefined) await wrk(server.origin, PATHS.small, 1, '1'); // warm-up
   const writer = spawn(
     'node',
@@ -335,7 +301,7 @@ if (values.workers) {
   for (const workers of [1, 2]) {
     const runs: Load[] = [];
     for (let round = 0; round < rounds; round += 1) {
-      const server = await startServer([...service(DATA['20k ANALYZEd']), '--workers', String(workers)], undefined);
+      const server = await startServer([...service(DATA['20k ANALYZEd']), '--workers', String(workers)], env);
       runs.push(await load(server, PATHS.small, undefined));
       await stopServer(server);
     }

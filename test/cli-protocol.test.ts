@@ -5,23 +5,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { assertFails, run, start } from './cli-helpers.js';
-import { AUTH, assertReply, buildDatabase, request } from './helpers.js';
+import { AUTH, assertReply, buildDatabase, MARCH_COFFEE, request } from './helpers.js';
 import { assertProtocolError, rawRequest } from './raw-http.js';
 
 const BAD_REQUEST = 'Ungültige Anfrage.';
-const ONE_BOOKING = {
-  anzahl: 1,
-  buchungen: [
-    {
-      id: 8,
-      datum: '2026-03-31',
-      betrag: -4.35,
-      zweck: 'Kaffee ☕ & Croissant',
-      kategorie: 'Bewirtung',
-      konto: 'Barkasse',
-    },
-  ],
-};
 
 test('errors raised by Node before the handler are JSON with the common headers and Connection: close', async (t) => {
   const server = await start(t, ['--db', buildDatabase(t), '--headers-timeout', '1', '--request-timeout', '2']);
@@ -92,7 +79,7 @@ test('an absolute-form request target is answered like its path and query (RFC 9
   assertReply(
     await ask(`${origin}/kasse/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`),
     200,
-    ONE_BOOKING,
+    MARCH_COFFEE,
   );
   assertReply(await ask(`${origin}/kasse/api/v1/buchungen?von=2026-03-01`), 400, { fehler: "Parameter 'bis' fehlt." });
   assertReply(await ask(`${origin}/kasse/api/v1/status`, ''), 401, { fehler: 'Anmeldung erforderlich.' });
@@ -157,7 +144,7 @@ test('--cors-origin is repeatable and served; "*" and malformed origins end the 
     const search = await request(`${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`, {
       headers: { origin: page, authorization: AUTH },
     });
-    assertReply(search, 200, ONE_BOOKING);
+    assertReply(search, 200, MARCH_COFFEE);
     assert.equal(search.headers['access-control-allow-origin'], page);
   }
 });

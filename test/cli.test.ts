@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { assertFails, cleanEnv, run, sha256, start, TIME, USER } from './cli-helpers.js';
-import { assertReply, basicAuth, buildDatabase, get, request, tempDir } from './helpers.js';
+import { assertReply, basicAuth, buildDatabase, get, MARCH_COFFEE, request, tempDir } from './helpers.js';
 
 test('--help prints the usage and --version the package version', async () => {
   const help = await run(['--help']);
@@ -75,19 +75,7 @@ test('serves a database read-only, logs one line per request without query or cr
   const server = await start(t, ['--db', file]);
   assert.equal(server.api, `${server.origin}/api/v1/`);
   const search = await get(`${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`);
-  assertReply(search, 200, {
-    anzahl: 1,
-    buchungen: [
-      {
-        id: 8,
-        datum: '2026-03-31',
-        betrag: -4.35,
-        zweck: 'Kaffee ☕ & Croissant',
-        kategorie: 'Bewirtung',
-        konto: 'Barkasse',
-      },
-    ],
-  });
+  assertReply(search, 200, MARCH_COFFEE);
   assert.equal((await request(`${server.api}status`)).status, 401);
 
   const stopped = await server.stop('SIGTERM');

@@ -130,3 +130,18 @@ export function requestFrom(localAddress: string, url: string, headers: Record<s
     req.end();
   });
 }
+
+/** fixtures/bookings.sql's answer to `von=2026-03-01&bis=2026-03-31&betrag=-4.35`. */
+export const MARCH_COFFEE = {
+  anzahl: 1,
+  buchungen: [
+    {
+      id: 8,
+      datum: '2026-03-31',
+      betrag: -4.35,
+      zweck: 'Kaffee ☕ & Croissant',
+      kategorie: 'Bewirtung',
+      konto: 'Barkasse',
+    },
+  ],
+};
