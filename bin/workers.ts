@@ -5,6 +5,7 @@
 // worker re-reads its credentials and TLS files).
 
 import cluster, { type Worker } from 'node:cluster';
+import { describeError, errorCode } from '../lib/errors.js';
 import type { ServeCommand } from './args.js';
 import { logInfo, logLine } from './log.js';
 
@@ -47,6 +48,12 @@ export async function superviseWorkers(command: ServeCommand, preflight: () => P
     const fork = (): Worker => {
       const worker = cluster.fork();
       alive.add(worker);
+      // The channel to a worker that has just ended (a worker that could not start, while
+      // the cluster still answers its listen request) fails with EPIPE. Unheard, that
+      // 'error' would end the primary with a stack trace; the worker's end is handled below.
+      worker.on('error', (error: unknown) => {
+        if (errorCode(error) !== 'EPIPE' && !ending) logLine(`worker ${worker.process.pid}: ${describeError(error)}`);
+      });
       worker.on('message', (message: WorkerMessage) => {
         // A worker that cannot start says why; that will not change by starting another.
         if (message.type === 'failed' && !ending) {
