@@ -92,9 +92,9 @@ interface Users {
  * hashed to fixed-length digests and compared with `timingSafeEqual` against every user,
  * so the time taken depends neither on their contents nor on which user, or which of the
  * two, is wrong. Hashes (docs/API.md, Credentials): checked on libuv's thread pool, at
- * most `maxHashChecks` at once, at most `maxQueuedHashChecks` waiting; a verified header
- * is remembered under a hash keyed with a secret of this process, so nothing remembered can
- * be turned back into a password.
+ * most `maxHashChecks` at once, at most `maxQueuedHashChecks` waiting. A verified header,
+ * plain or hashed, is remembered under a hash keyed with a secret of this process, so
+ * nothing remembered can be turned back into a password.
  */
 export function createAuthenticator(initial: readonly ConfiguredUser[], limits: AuthenticatorLimits): Authenticator {
   // The memory of verified headers is keyed by SHA-256(secret ‖ header) with a secret of
@@ -123,11 +123,14 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
   }
 
   function check(header: string | undefined): Verdict {
+    if (header === undefined || header.length > MAX_HEADER_LENGTH) return MISSING;
     const current = users;
-    if (current.dummy !== undefined && header !== undefined) {
-      const user = current.verified.get(remembered(header));
-      if (user !== undefined) return user;
-    }
+    // A header verified before is answered from memory: one keyed digest instead of the
+    // parsing and digests below (most of a status request's cost, BENCHMARKS.md). A miss
+    // tells the sender nothing: only the right credentials are ever remembered.
+    const key = remembered(header);
+    const known = current.verified.get(key);
+    if (known !== undefined) return known;
     const given = parseBasicAuth(header);
     if (given === undefined) return MISSING;
     const name = digest(given.username);
@@ -141,8 +144,10 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
       // `&`, not `&&`: no early return on the user.
       if ((Number(userMatches) & Number(passwordMatches) & Number(expected !== undefined)) === 1) accepted = i;
     }
-    if (accepted !== -1) return current.usernames[accepted] as string;
-    return current.dummy === undefined ? REJECTED : PENDING;
+    if (accepted === -1) return current.dummy === undefined ? REJECTED : PENDING;
+    const user = current.usernames[accepted] as string;
+    remember(current, key, user);
+    return user;
   }
 
   function verify(header: string, done: (verdict: Verdict) => void, gone: () => boolean = never): void {

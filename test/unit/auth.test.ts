@@ -74,6 +74,28 @@ test('with several users each is accepted with its own password only, and named'
   assert.equal(authenticate(basic('niemand:eins')), REJECTED);
 });
 
+test('a verified plain password is remembered, forgotten when the users change, and the memory limit only costs a recheck', () => {
+  const authenticator = createAuthenticator(
+    validateCredentials([
+      { username: 'bank', password: 'eins' },
+      { username: 'pruefer', password: 'zwei' },
+    ]),
+    { ...LIMITS, maxVerifiedCredentials: 1 },
+  );
+  // Alternating users with room for one: each is forgotten and checked again, never mixed up.
+  for (let i = 0; i < 3; i += 1) {
+    assert.equal(authenticator.check(basic('bank:eins')), 'bank');
+    assert.equal(authenticator.check(basic('bank:eins')), 'bank');
+    assert.equal(authenticator.check(basic('pruefer:zwei')), 'pruefer');
+    assert.equal(authenticator.check(basic('bank:zwei')), REJECTED);
+  }
+  authenticator.replaceUsers(validateCredentials([{ username: 'bank', password: 'neu' }]));
+  assert.equal(authenticator.check(basic('pruefer:zwei')), REJECTED, 'a remembered header outlived its credentials');
+  assert.equal(authenticator.check(basic('bank:eins')), REJECTED);
+  assert.equal(authenticator.check(basic('bank:neu')), 'bank');
+  assert.equal(authenticator.check(`${basic('bank:neu')}${' '.repeat(5000)}`), MISSING);
+});
+
 test('challenge names the realm and the charset, quoting what needs it', () => {
   assert.equal(challenge('booking-search-server'), 'Basic realm="booking-search-server", charset="UTF-8"');
   assert.equal(challenge('Kasse "Nord"'), 'Basic realm="Kasse \\"Nord\\"", charset="UTF-8"');
