@@ -9,7 +9,7 @@
 //    verified client asks every 20 ms: its slowest answer, and the CPU the server used.
 // 4. An unknown user beside a known user with a wrong password: medians of interleaved samples.
 
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { createHandler } from '../lib/index.js';
 import { hashPassword, parsePasswordHash, verifyPassword } from '../lib/password-hash.js';
+import { requireWrk } from './load.js';
 import { onCore, pinned, type Running, startServer, stopServer } from './process.js';
 import { median } from './shapes.js';
 
@@ -35,10 +36,7 @@ const seconds = Number(values.seconds);
 const floodSeconds = Number(values['flood-seconds']);
 const samples = Number(values.samples);
 
-if (spawnSync('wrk', ['--version']).error) {
-  console.error('wrk is needed: apt-get install wrk');
-  process.exit(1);
-}
+requireWrk();
 const basic = (user: string, password: string): string =>
   `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 

@@ -10,13 +10,14 @@
 //   npm run bench -- [--rounds 3] [--seconds 5] [--connections 16] [--workers] [--before DIR]
 //   BENCH_QUICK=1 npm run bench     (1 round of 2 s: about a minute; the full run about 6)
 
-import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { onCore, pinned, type Running, startServer, stopServer } from './process.js';
+import { serviceEnv as env, type Load, load, loadAverage, requireWrk, wrk } from './load.js';
+import { pinned, startServer, stopServer } from './process.js';
 import { median, queriesFor, toQueryString } from './shapes.js';
 
 const quick = process.env['BENCH_QUICK'] === '1';
@@ -33,14 +34,7 @@ const { values } = parseArgs({
 const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
-const USER = 'bench';
-const PASSWORD = 'bench';
-const env = { ...process.env, BOOKING_SEARCH_USER: USER, BOOKING_SEARCH_PASSWORD: PASSWORD };
-
-if (spawnSync('wrk', ['--version']).error) {
-  console.error('wrk is needed: apt-get install wrk');
-  process.exit(1);
-}
+requireWrk();
 
 const DATA = {
   '20k': 'bench/data/bookings-20000.sqlite',
@@ -115,97 +109,21 @@ const CONFIGS: Config[] = [
     : [{ name: 'before status', command: service(DATA['20k'], values.before), paths: STATUS_PATHS }]),
 ];
 
-/** RSS of a process and its children, in MB (workers are children of the primary). */
-function rssMb(pid: number): number {
-  const pids = [
-    pid,
-    ...readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
-  ];
-  let kb = 0;
-  for (const p of pids) {
-    // taskset execs node in place, so the pid is node's.
-    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
-    kb += Number(match?.[1] ?? 0);
-  }
-  return kb / 1024;
-}
-
-interface Load {
-  rps: number;
-  /** CPU time of the server (user + system) per answered request, in µs. */
-  cpu: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  rss: number;
-}
-
-function toMs(text: string): number {
-  const match = /^([\d.]+)(us|ms|s)$/.exec(text);
-  if (!match) return Number.NaN;
-  const value = Number(match[1]);
-  return match[2] === 'us' ? value / 1000 : match[2] === 's' ? value * 1000 : value;
-}
-
-function wrk(origin: string, paths: string, runSeconds: number, core: string | undefined): Promise<string> {
-  const args = ['-t1', `-c${connections}`, `-d${runSeconds}s`, '--latency', '-s', 'bench/rotate.lua', origin];
-  const command = core === undefined ? ['wrk', ...args] : onCore(core, ['wrk', ...args]);
-  const wrkEnv = {
-    ...process.env,
-    BENCH_PATHS: paths,
-    BENCH_AUTH: `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`,
-  };
-  return new Promise((resolve) => {
-    const child = spawn(command[0] as string, command.slice(1), { env: wrkEnv, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    child.on('exit', () => resolve(out));
-  });
-}
-
-/**
- * CPU seconds (user + system) a process has used so far. On a shared machine the CPU time
- * per request moves far less than requests per second: another program's load slows the
- * clock on the wall, not the work per request.
- */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-}
-const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
-
-async function load(server: Running, paths: string, core: string | undefined, runSeconds = seconds): Promise<Load> {
-  await wrk(server.origin, paths, 1, core); // warm-up
-  const cpuBefore = cpuSeconds(server.child.pid as number);
-  const out = await wrk(server.origin, paths, runSeconds, core);
-  const cpu = cpuSeconds(server.child.pid as number) - cpuBefore;
-  const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
-  const rss = rssMb(server.child.pid as number);
-  const errors = /Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? '0';
-  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
-  return {
-    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]),
-    cpu: (cpu * 1e6) / requests,
-    p50: toMs(/^\s+50%\s+(\S+)$/m.exec(out)?.[1] ?? ''),
-    p99: toMs(/^\s+99%\s+(\S+)$/m.exec(out)?.[1] ?? ''),
-    errors: Number(errors) + (socketErrors ? socketErrors.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0),
-    rss,
-  };
-}
+const loadOptions = { seconds, connections, core: '1' };
 
 const results: Record<string, Load[]> = {};
 const ratios: Record<string, number[]> = {};
 const cpuRatios: Record<string, number[]> = {};
 const started = Date.now();
 console.log(
-  `HTTP, typical search (a month around a real booking, its exact amount, 5000 searches in rotation), ${connections} connections, ${rounds} round(s) × ${seconds} s per configuration, ${pinned ? 'server on core 0, wrk on core 1' : 'unpinned (no taskset)'}. Load average at the start: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}.\n`,
+  `HTTP, typical search (a month around a real booking, its exact amount, 5000 searches in rotation), ${connections} connections, ${rounds} round(s) × ${seconds} s per configuration, ${pinned ? 'server on core 0, wrk on core 1' : 'unpinned (no taskset)'}. Load average at the start: ${loadAverage()}.\n`,
 );
 for (let round = 0; round < rounds; round += 1) {
   const order = CONFIGS.map((_, i) => CONFIGS[(i + round * 5) % CONFIGS.length] as Config);
   const roundResults: Record<string, Load> = {};
   for (const config of order) {
     const server = await startServer(config.command, env, '0');
-    roundResults[config.name] = await load(server, config.paths, '1');
+    roundResults[config.name] = await load(server, config.paths, loadOptions);
     await stopServer(server);
   }
   for (const { name } of CONFIGS) {
@@ -277,7 +195,7 @@ for (const [name, command] of [
   const file = join(dir, 'writer.sqlite');
   copyFileSync(DATA['20k ANALYZEd'], file);
   const server = command === undefined ? undefined : await startServer(command(file), env, '0');
-  if (server !== undefined) await wrk(server.origin, PATHS.small, 1, '1'); // warm-up
+  if (server !== undefined) await wrk(server.origin, PATHS.small, 1, connections, '1'); // warm-up
   const writer = spawn(
     'node',
     ['--import', 'tsx', 'bench/writer.ts', '--db', file, '--interval', '10', '--seconds', String(seconds)],
@@ -286,7 +204,7 @@ for (const [name, command] of [
   let report = '';
   writer.stdout.setEncoding('utf8').on('data', (chunk: string) => (report += chunk));
   const writerDone = new Promise((resolve) => writer.once('exit', resolve));
-  const loaded = server === undefined ? undefined : await load(server, PATHS.small, '1', seconds);
+  const loaded = server === undefined ? undefined : await load(server, PATHS.small, loadOptions);
   await writerDone;
   if (server !== undefined) await stopServer(server);
   const w = JSON.parse(report) as { commits: number; busy: number; p50: number; p99: number; max: number };
@@ -302,7 +220,7 @@ if (values.workers) {
     const runs: Load[] = [];
     for (let round = 0; round < rounds; round += 1) {
       const server = await startServer([...service(DATA['20k ANALYZEd']), '--workers', String(workers)], env);
-      runs.push(await load(server, PATHS.small, undefined));
+      runs.push(await load(server, PATHS.small, { ...loadOptions, core: undefined }));
       await stopServer(server);
     }
     rows.push(

@@ -8,7 +8,12 @@ import { parseSearchQuery } from '../../lib/query.js';
 import { type Bounds, PLAIN, toBounds } from '../../lib/search.js';
 
 export const { values: args } = parseArgs({
-  options: { db: { type: 'string' }, port: { type: 'string', default: '0' } },
+  options: {
+    db: { type: 'string' },
+    port: { type: 'string', default: '0' },
+    // The ceiling only: a busy wait of this many µs per request (bench/ladder.ts).
+    'busy-us': { type: 'string', default: '0' },
+  },
 });
 
 export const USER = process.env['BOOKING_SEARCH_USER'] ?? 'bench';
