@@ -60,7 +60,8 @@ function writeAccessLine(line: string): void {
   flushScheduled = true;
   const wait = lastFlush + FLUSH_INTERVAL_MS - performance.now();
   if (wait <= 0) setImmediate(scheduledFlush);
-  else setTimeout(scheduledFlush, wait).unref();
+  // Not unref'd: a service that stops with lines waiting writes them before it exits.
+  else setTimeout(scheduledFlush, wait);
 }
 
 function scheduledFlush(): void {

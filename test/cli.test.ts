@@ -92,6 +92,43 @@ test('serves a database read-only, logs one line per request without query or cr
   assert.equal(sha256(file), before, 'the file is unchanged');
 });
 
+test('the access log is written in batches yet loses nothing: a line shows on a quiet service, and a burst ended by SIGTERM logs every request once', async (t) => {
+  const server = await start(t, ['--demo']);
+  const lines = (): string[] =>
+    server
+      .output()
+      .stdout.split('\n')
+      .filter((line) => line.includes(' GET /api/'));
+  assert.equal((await request(`${server.api}status`)).status, 401);
+  // A quiet service writes the line at the end of the turn; a flush that waited for more
+  // lines, or for the exit, would leave it unwritten here.
+  const deadline = Date.now() + 2_000;
+  while (lines().length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+  assert.equal(lines().length, 1, 'the line of a lone request is written while the service runs');
+
+  const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+  t.after(() => agent.destroy());
+  const headers = { authorization: basicAuth('kasse', 'ge:heim') };
+  const statuses = await Promise.all(
+    Array.from(
+      { length: 300 },
+      () =>
+        new Promise<number>((resolve, reject) => {
+          httpGet(`${server.api}status`, { agent, headers }, (res) => {
+            res.resume().on('end', () => resolve(res.statusCode ?? 0));
+          }).on('error', reject);
+        }),
+    ),
+  );
+  assert.deepEqual(new Set(statuses), new Set([200]));
+  // At once: the lines of the last few milliseconds are still waiting for their write.
+  const stopped = await server.stop('SIGTERM');
+  assert.equal(stopped.code, 0);
+  const logged = stopped.stdout.split('\n').filter((line) => line.includes(' GET /api/'));
+  assert.equal(logged.length, 301);
+  assert.equal(logged.filter((line) => / kasse GET \/api\/v1\/status 200 /.test(line)).length, 300);
+});
+
 test('SIGINT stops it too, with idle keep-alive connections open', async (t) => {
   const server = await start(t, ['--db', buildDatabase(t)]);
   const agent = new Agent({ keepAlive: true });
