@@ -9,7 +9,6 @@ import { dirname } from 'node:path';
 import { describeError, errorCode } from '../lib/errors.js';
 import { answerProtocolErrors, createHandler } from '../lib/index.js';
 import { pathForLog } from '../lib/request-target.js';
-import type { BookingSearchHandler } from '../lib/types.js';
 import { CliError, describeFsError, isLoopback, parseCommandLine, type ServeCommand, USAGE } from './args.js';
 import { reportOnDatabase } from './check.js';
 import { readCredentialsFile } from './credentials.js';
@@ -75,14 +74,9 @@ function warnAboutCredentialsFile(file: string | undefined): void {
 
 /** Opens, checks and serves; returns the lines that tell the user where and what. */
 async function serve(command: ServeCommand): Promise<string[]> {
-  // The handler built last (the database watcher builds another for a replaced file); SIGHUP
-  // gives it the new credentials, and `command` keeps them for the next one.
-  let live: BookingSearchHandler | undefined;
-  const buildHandler = handlerFor(command);
-  const build: BuildHandler = (db, onError) => {
-    live = buildHandler(db, onError);
-    return live;
-  };
+  // SIGHUP gives the new credentials to every handler that answers (the file's and the
+  // stand-in's while the file cannot be served), and `command` keeps them for the next one.
+  const build: BuildHandler = handlerFor(command);
   const demo = command.db === undefined ? createDemoDatabase() : undefined;
   const database =
     demo === undefined
@@ -106,7 +100,7 @@ async function serve(command: ServeCommand): Promise<string[]> {
   }
   stopOnSignals(server, database.close);
   reloadOnHangup(command, server, (credentials) => {
-    live?.updateCredentials(credentials);
+    database.updateCredentials(credentials);
     command.credentials = credentials;
   });
   keepServingThroughBugs();
@@ -150,7 +144,7 @@ async function serve(command: ServeCommand): Promise<string[]> {
 }
 
 /** How this command turns a database into a handler. */
-function handlerFor(command: ServeCommand): (...args: Parameters<BuildHandler>) => BookingSearchHandler {
+function handlerFor(command: ServeCommand): BuildHandler {
   return (db, onError) =>
     createHandler(db, command.credentials, {
       basePath: command.basePath,
@@ -275,7 +269,13 @@ function keepServingThroughBugs(): void {
 function stopOnSignals(server: Server, closeDatabase: () => void): void {
   let stopping = false;
   const stop = (): void => {
-    if (stopping) return void server.closeAllConnections();
+    if (stopping) {
+      // A second signal cuts what is still running. Not in a worker: Ctrl-C and systemd
+      // signal the whole process group, and the primary passes the signal on as well, so
+      // each worker sees two for one stop; it gets the grace below like a single process.
+      if (!cluster.isWorker) server.closeAllConnections();
+      return;
+    }
     stopping = true;
     server.close(() => {
       closeDatabase();

@@ -10,7 +10,7 @@ import { basename } from 'node:path';
 import Database from 'better-sqlite3';
 import { errorCode, isNotReadableNow } from '../lib/errors.js';
 import { REQUIRED_COLUMNS } from '../lib/schema.js';
-import type { RequestHandler } from '../lib/types.js';
+import type { BookingSearchHandler, Credentials, RequestHandler } from '../lib/types.js';
 import { CliError, describeFsError } from './args.js';
 
 // A search waits this long for another program's write lock before it answers 500 with
@@ -27,7 +27,7 @@ const WAL_READ_VERSION = 2;
 
 export type ErrorHook = (error: unknown, req: IncomingMessage) => void;
 /** How the CLI turns an open database into its handler; `onError` hears the causes of 500s. */
-export type BuildHandler = (db: Database.Database, onError: ErrorHook) => RequestHandler;
+export type BuildHandler = (db: Database.Database, onError: ErrorHook) => BookingSearchHandler;
 
 /** A database that is a SQLite file but cannot be read now; it passes when its owner acts. */
 export interface NotReadableNow {
@@ -160,11 +160,17 @@ export function preflightDatabaseFile(file: string, build: BuildHandler): void {
 export interface ServedDatabase {
   /** Always the handler over the file as it is now. */
   handler: RequestHandler;
+  /**
+   * New credentials for every handler that answers now or may answer again: the file's and
+   * the stand-in's that answers while the file cannot be served (SIGHUP). A handler built
+   * later takes them from `build`.
+   */
+  updateCredentials(credentials: readonly Credentials[]): void;
   close(): void;
 }
 
 type Serving =
-  | { serving: true; db: Database.Database; handler: RequestHandler; inode: string | undefined }
+  | { serving: true; db: Database.Database; handler: BookingSearchHandler; inode: string | undefined }
   | { serving: false; cause: Unavailable };
 
 /**
@@ -250,6 +256,10 @@ export function watchDatabase(
 
   return {
     handler: (req, res, next) => (state.serving ? state.handler : standIn)(req, res, next),
+    updateCredentials: (credentials) => {
+      standIn.updateCredentials(credentials);
+      if (state.serving) state.handler.updateCredentials(credentials);
+    },
     close: () => {
       clearInterval(timer);
       if (state.serving && state.db.open) state.db.close();
@@ -260,14 +270,18 @@ export function watchDatabase(
 
 /** A database that is not a file to follow (the in-memory demo). */
 export function inMemoryDatabase(db: Database.Database, build: BuildHandler, logError: ErrorHook): ServedDatabase {
-  let handler: RequestHandler;
+  let handler: BookingSearchHandler;
   try {
     handler = build(db, logError);
   } catch (error: unknown) {
     db.close();
     throw new CliError(describeDatabaseError(undefined, error));
   }
-  return { handler, close: () => db.close() };
+  return {
+    handler,
+    updateCredentials: (credentials) => handler.updateCredentials(credentials),
+    close: () => db.close(),
+  };
 }
 
 /** Why searches cannot be answered now; its `code` decides whether they get Retry-After. */

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { scryptSync } from 'node:crypto';
 import { once } from 'node:events';
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
@@ -216,6 +216,39 @@ test('SIGHUP re-reads the credentials file: old secret out, new in, the keep-ali
   agent.destroy();
   const stopped = await server.stop();
   assert.equal(stopped.code, 0);
+});
+
+test('SIGHUP reaches the stand-in that answers while the database is gone: before and after the file goes, only the new secret gets in', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'zugang');
+  const db = join(dir, 'kasse.sqlite');
+  renameSync(buildDatabase(t), db);
+  writeFileSync(file, 'bank:alt\n', { mode: 0o600 });
+  const server = await start(t, ['--db', db, '--credentials-file', file], cleanEnv());
+  const status = `${server.api}status`;
+  const answers = async (): Promise<[number, number]> => [
+    (await request(status, { headers: { authorization: basicAuth('bank', 'alt') } })).status,
+    (await request(status, { headers: { authorization: basicAuth('bank', 'neu') } })).status,
+  ];
+
+  // Renewed while the file is served, then the file goes: the stand-in answers /status.
+  writeFileSync(file, 'bank:neu\n');
+  server.child.kill('SIGHUP');
+  await waitFor(() => server.output().stderr, /SIGHUP: credentials re-read/);
+  assert.deepEqual(await answers(), [401, 200]);
+  renameSync(db, `${db}.weg`);
+  await waitFor(() => server.output().stderr, /is gone; searches answer 500/);
+  assert.deepEqual(await answers(), [401, 200], 'the stand-in kept the credentials of the start');
+
+  // Renewed while the file is gone, then it is back.
+  writeFileSync(file, 'bank:alt\n');
+  server.child.kill('SIGHUP');
+  await waitFor(() => server.output().stderr, /SIGHUP: credentials re-read/, 2);
+  assert.deepEqual(await answers(), [200, 401]);
+  renameSync(`${db}.weg`, db);
+  await waitFor(() => server.output().stderr, /serving the new file|can be read now/);
+  assert.deepEqual(await answers(), [200, 401]);
+  assert.equal((await server.stop()).code, 0);
 });
 
 test('SIGHUP with credentials from the environment says there is nothing to re-read, and keeps serving', async (t) => {

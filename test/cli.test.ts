@@ -1,14 +1,16 @@
 // The real CLI as a child process: bin/booking-search-server.js over the compiled dist/.
 
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Agent, get as httpGet } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { assertFails, cleanEnv, run, sha256, start, TIME, USER } from './cli-helpers.js';
-import { assertReply, basicAuth, buildDatabase, get, MARCH_COFFEE, request, tempDir } from './helpers.js';
+import { assertFails, BIN, cleanEnv, run, sha256, start, TIME, USER } from './cli-helpers.js';
+import { assertReply, basicAuth, buildDatabase, get, HASH_OF_ALT, MARCH_COFFEE, request, tempDir } from './helpers.js';
 
 test('--help prints the usage and --version the package version', async () => {
   const help = await run(['--help']);
@@ -230,6 +232,36 @@ async function waitFor(condition: () => boolean, what: string, ms = 10_000): Pro
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+test('--workers 2: SIGTERM to the whole process group (systemd, Ctrl-C) lets a request in flight finish and log', async (t) => {
+  // The primary passes the signal on too, so each worker sees two; the second must not cut.
+  const env = cleanEnv({ BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: HASH_OF_ALT });
+  const child = spawn(process.execPath, [BIN, '--demo', '--port', '0', '--workers', '2'], {
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  t.after(() => {
+    try {
+      process.kill(-(child.pid as number), 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  });
+  let stdout = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  const exited = once(child, 'close');
+  await waitFor(() => /Serving from 2 worker processes/.test(stdout), 'the workers');
+  const api = /listening on (http:\/\/\S+\/api\/v1\/)/.exec(stdout)?.[1] as string;
+  // A hashed password: its check keeps the request in flight for a good part of a second.
+  const inFlight = request(`${api}status`, { headers: { authorization: basicAuth('kasse', 'alt') } });
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  process.kill(-(child.pid as number), 'SIGTERM');
+  assert.equal((await inFlight).status, 200);
+  const [code] = await exited;
+  assert.equal(code, 0);
+  assert.match(stdout, / kasse GET \/api\/v1\/status 200 /);
+});
 
 test('--workers 2 serves one port from two processes, replaces a worker killed right after its start, and stops on SIGTERM', async (t) => {
   const server = await start(t, ['--db', buildDatabase(t), '--workers', '2']);
