@@ -28,11 +28,11 @@ import {
 const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5&limit=0';
 const STATUS = { name: 'booking-search-server', version: '1.0' };
 const SEARCH_FAILED = { fehler: 'Interner Fehler bei der Buchungssuche.' };
-const options = IS_ROOT ? {} : { skip: NOT_ROOT_REASON };
 const users: Users | undefined = IS_ROOT ? createUsers() : undefined;
 
 function setup(): { users: Users; asService: Launcher } {
-  assert.ok(users !== undefined);
+  // Every test runs: without root it fails here, saying why (like a missing browser).
+  assert.ok(users !== undefined, NOT_ROOT_REASON);
   const bin = join(users.runtime, 'bin', 'booking-search-server.js');
   return { users, asService: (args) => asUser(users.service.name, [bin, ...args]) };
 }
@@ -80,221 +80,201 @@ function stderrLines(text: string): string[] {
   return text.split('\n').filter((line) => line !== '');
 }
 
-test(
-  'WAL after the application exited cleanly, directory writable by the service: starts, waits, creates nothing; served once the application opens the file',
-  options,
-  async (t) => {
-    const { users, asService } = setup();
-    // 0770: the service's group may write the directory, so SQLite could create files in it.
-    const dir = applicationDirectory(users, users.workDir(), 0o770);
-    const file = await createDatabase(users, dir, 'wal');
-    assert.deepEqual(listing(dir), ['kasse.sqlite'], 'SQLite deleted -wal and -shm at the clean exit');
-    const seen = watchDirectory(t, dir);
+test('WAL after the application exited cleanly, directory writable by the service: starts, waits, creates nothing; served once the application opens the file', async (t) => {
+  const { users, asService } = setup();
+  // 0770: the service's group may write the directory, so SQLite could create files in it.
+  const dir = applicationDirectory(users, users.workDir(), 0o770);
+  const file = await createDatabase(users, dir, 'wal');
+  assert.deepEqual(listing(dir), ['kasse.sqlite'], 'SQLite deleted -wal and -shm at the clean exit');
+  const seen = watchDirectory(t, dir);
 
-    const server = await start(t, ['--db', file], cleanEnv(USER), asService);
-    assertReply(await get(`${server.api}status`), 200, STATUS);
-    const waiting = await get(`${server.api}${SEARCH}`);
-    assertReply(waiting, 500, SEARCH_FAILED);
-    assert.equal(waiting.headers['retry-after'], '1');
-    // Said once, not every second.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    const lines = stderrLines(server.output().stderr);
-    assert.equal(lines.length, 1, JSON.stringify(lines));
-    assert.match(
+  const server = await start(t, ['--db', file], cleanEnv(USER), asService);
+  assertReply(await get(`${server.api}status`), 200, STATUS);
+  const waiting = await get(`${server.api}${SEARCH}`);
+  assertReply(waiting, 500, SEARCH_FAILED);
+  assert.equal(waiting.headers['retry-after'], '1');
+  // Said once, not every second.
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  const lines = stderrLines(server.output().stderr);
+  assert.equal(lines.length, 1, JSON.stringify(lines));
+  assert.match(
+    lines[0] as string,
+    /^\d{4}-\d\d-\d\dT\S+Z database \S+ cannot be read yet: it is in WAL mode and kasse\.sqlite-wal or kasse\.sqlite-shm is missing .*this service never creates files beside the database \(SQLITE_READONLY_DIRECTORY\): start the application before this service.*; searches answer 500 with Retry-After until it can$/,
+  );
+  assert.deepEqual(listing(dir), ['kasse.sqlite']);
+
+  // The application starts and keeps the file open: served within a few seconds.
+  const app = startApplication(users, file);
+  assert.equal(await app.send('open'), '20');
+  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 3_000, 'served');
+  assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
+  assert.match(server.output().stderr, /Z database \S+ can be read now; serving it$/m);
+  assert.equal(await app.send('insert 3'), 'inserted');
+  assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 9, buchungen: [] });
+
+  // The application exits cleanly while the service reads: -wal and -shm stay, still the application's.
+  await app.close();
+  assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 9, buchungen: [] });
+  assert.equal((await server.stop()).code, 0);
+
+  // It can still write after the service stopped.
+  const again = startApplication(users, file);
+  assert.equal(await again.send('open'), '23');
+  assert.equal(await again.send('insert 1'), 'inserted');
+  await again.close();
+  assert.deepEqual([...seen.keys()].sort(), ['kasse.sqlite', 'kasse.sqlite-shm', 'kasse.sqlite-wal']);
+  for (const [name, owners] of seen)
+    assert.deepEqual([...owners], [users.app.uid], `${name} only ever the application's`);
+});
+
+test('a hot journal left by a crashed writer: the 500 with Retry-After, one line saying the application must roll it back; check says the same; served once the application opened the file', async (t) => {
+  const { users, asService } = setup();
+  const dir = applicationDirectory(users, users.workDir());
+  const file = await createDatabase(users, dir, 'delete');
+  const server = await start(t, ['--db', file], cleanEnv(USER), asService);
+  assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
+
+  const writer = startApplication(users, file);
+  assert.equal(await writer.send('open'), '20');
+  assert.equal(await writer.send('crash'), 'writing');
+  writer.child.kill('SIGKILL');
+  await new Promise((resolve) => writer.child.once('exit', resolve));
+  // Hot: the journal's header is synced (non-zero magic) and pages of the write reached the file.
+  assert.notDeepEqual(readFileSync(`${file}-journal`).subarray(0, 8), Buffer.alloc(8));
+
+  for (let i = 0; i < 5; i += 1) {
+    const reply = await get(`${server.api}${SEARCH}`);
+    assertReply(reply, 500, SEARCH_FAILED);
+    assert.equal(reply.headers['retry-after'], '1');
+  }
+  assertReply(await get(`${server.api}status`), 200, STATUS);
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  const lines = stderrLines(server.output().stderr);
+  assert.equal(lines.length, 1, JSON.stringify(lines));
+  const explanation =
+    /^\S+ database \S+ cannot be read yet: (.*); searches answer 500 with Retry-After until it can$/.exec(
       lines[0] as string,
-      /^\d{4}-\d\d-\d\dT\S+Z database \S+ cannot be read yet: it is in WAL mode and kasse\.sqlite-wal or kasse\.sqlite-shm is missing .*this service never creates files beside the database \(SQLITE_READONLY_DIRECTORY\): start the application before this service.*; searches answer 500 with Retry-After until it can$/,
-    );
-    assert.deepEqual(listing(dir), ['kasse.sqlite']);
+    )?.[1];
+  assert.match(
+    explanation ?? '',
+    /^kasse\.sqlite-journal is a hot journal, left by a write that was interrupted .*\(SQLITE_READONLY_ROLLBACK\): the application must open the file once to roll back the interrupted write/,
+  );
 
-    // The application starts and keeps the file open: served within a few seconds.
-    const app = startApplication(users, file);
-    assert.equal(await app.send('open'), '20');
-    await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 3_000, 'served');
-    assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
-    assert.match(server.output().stderr, /Z database \S+ can be read now; serving it$/m);
-    assert.equal(await app.send('insert 3'), 'inserted');
-    assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 9, buchungen: [] });
+  const checked = await run(['check', '--db', file], cleanEnv(), asService);
+  assert.equal(checked.code, 1);
+  assert.match(checked.stdout, /^Journal: rollback journal \(WAL is off\); kasse\.sqlite-journal \d+ bytes/m);
+  assert.equal(
+    checked.stdout.split('\n').find((line) => line.startsWith('Cannot be read now: ')),
+    `Cannot be read now: ${explanation}.`,
+  );
+  for (const text of [server.output().stderr, checked.stdout, checked.stderr])
+    assert.doesNotMatch(text, /attempt to write/);
 
-    // The application exits cleanly while the service reads: -wal and -shm stay, still the application's.
-    await app.close();
-    assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 9, buchungen: [] });
-    assert.equal((await server.stop()).code, 0);
+  const app = startApplication(users, file);
+  assert.equal(await app.send('open'), '20', 'the interrupted write is rolled back');
+  await app.close();
+  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 3_000, 'served');
+  assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
+  assert.match(server.output().stderr, /Z database \S+ can be read now; serving it$/m);
+  assert.deepEqual(listing(dir), ['kasse.sqlite']);
+});
 
-    // It can still write after the service stopped.
-    const again = startApplication(users, file);
-    assert.equal(await again.send('open'), '23');
-    assert.equal(await again.send('insert 1'), 'inserted');
-    await again.close();
-    assert.deepEqual([...seen.keys()].sort(), ['kasse.sqlite', 'kasse.sqlite-shm', 'kasse.sqlite-wal']);
-    for (const [name, owners] of seen)
-      assert.deepEqual([...owners], [users.app.uid], `${name} only ever the application's`);
-  },
-);
+test('check on WAL without -wal/-shm (directory 0750): names the state, exits 1, creates nothing; with the application running: fits, exit 0', async () => {
+  const { users, asService } = setup();
+  const dir = applicationDirectory(users, users.workDir());
+  const file = await createDatabase(users, dir, 'wal');
+  const checked = await run(['check', '--db', file], cleanEnv(), asService);
+  assert.equal(checked.code, 1);
+  assert.deepEqual(checked.stdout.split('\n').slice(0, 2), [
+    `Database: ${file}`,
+    'Journal: WAL (write-ahead log): kasse.sqlite-wal missing, kasse.sqlite-shm missing.',
+  ]);
+  assert.match(
+    checked.stdout,
+    /^Cannot be read now: it is in WAL mode and kasse\.sqlite-wal or kasse\.sqlite-shm is missing .*\(SQLITE_READONLY_DIRECTORY\): start the application before this service.*\.$/m,
+  );
+  assert.doesNotMatch(checked.stdout + checked.stderr, /attempt to write/);
+  assert.deepEqual(listing(dir), ['kasse.sqlite']);
 
-test(
-  'a hot journal left by a crashed writer: the 500 with Retry-After, one line saying the application must roll it back; check says the same; served once the application opened the file',
-  options,
-  async (t) => {
-    const { users, asService } = setup();
-    const dir = applicationDirectory(users, users.workDir());
-    const file = await createDatabase(users, dir, 'delete');
-    const server = await start(t, ['--db', file], cleanEnv(USER), asService);
-    assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
+  const app: Application = startApplication(users, file);
+  assert.equal(await app.send('open'), '20');
+  const fits = await run(['check', '--db', file], cleanEnv(), asService);
+  assert.equal(fits.code, 0, fits.stdout);
+  assert.match(
+    fits.stdout,
+    /^Journal: WAL \(write-ahead log\): kasse\.sqlite-wal \d+ bytes, kasse\.sqlite-shm 32768 bytes\.$/m,
+  );
+  assert.match(fits.stdout, /^Schema: fits/m);
+  await app.close();
+});
 
-    const writer = startApplication(users, file);
-    assert.equal(await writer.send('open'), '20');
-    assert.equal(await writer.send('crash'), 'writing');
-    writer.child.kill('SIGKILL');
-    await new Promise((resolve) => writer.child.once('exit', resolve));
-    // Hot: the journal's header is synced (non-zero magic) and pages of the write reached the file.
-    assert.notDeepEqual(readFileSync(`${file}-journal`).subarray(0, 8), Buffer.alloc(8));
+test('backups: after a clean exit while the service reads, the newest bookings are only in -wal; a file copy misses them, sqlite3 .backup and VACUUM INTO get them all', async (t) => {
+  const { users, asService } = setup();
+  const dir = applicationDirectory(users, users.workDir());
+  const backups = applicationDirectory(users, users.workDir());
+  const file = await createDatabase(users, dir, 'wal');
+  const app = startApplication(users, file);
+  assert.equal(await app.send('open'), '20');
+  const server = await start(t, ['--db', file], cleanEnv(USER), asService);
+  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 3_000, 'served');
+  // 467 bookings, one transaction each, then one more: SQLite checkpoints now and then on
+  // its own, but never on the commit right after a checkpoint, so the last stays in -wal.
+  assert.equal(await app.send('insert 467'), 'inserted');
+  assert.equal(await app.send('insert 1'), 'inserted');
+  await app.close();
+  assert.ok(statSync(`${file}-wal`).size > 0, 'the service kept -wal from being folded in and deleted');
 
-    for (let i = 0; i < 5; i += 1) {
-      const reply = await get(`${server.api}${SEARCH}`);
-      assertReply(reply, 500, SEARCH_FAILED);
-      assert.equal(reply.headers['retry-after'], '1');
+  const count = (path: string): number => {
+    const db = new Database(path, { readonly: true, fileMustExist: true });
+    try {
+      return db.prepare<[], number>("SELECT count(*) FROM entries WHERE subject = 'Nachtrag'").pluck().get() ?? 0;
+    } finally {
+      db.close();
     }
-    assertReply(await get(`${server.api}status`), 200, STATUS);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    const lines = stderrLines(server.output().stderr);
-    assert.equal(lines.length, 1, JSON.stringify(lines));
-    const explanation =
-      /^\S+ database \S+ cannot be read yet: (.*); searches answer 500 with Retry-After until it can$/.exec(
-        lines[0] as string,
-      )?.[1];
-    assert.match(
-      explanation ?? '',
-      /^kasse\.sqlite-journal is a hot journal, left by a write that was interrupted .*\(SQLITE_READONLY_ROLLBACK\): the application must open the file once to roll back the interrupted write/,
-    );
+  };
+  const copy = join(users.workDir(), 'copy.sqlite');
+  execFileSync('cp', [file, copy]);
+  const copied = count(copy);
+  assert.ok(copied < 468, `a plain copy of the .sqlite file holds ${copied} of 468`);
+  t.diagnostic(`a plain copy held ${copied} of 468 new bookings`);
 
-    const checked = await run(['check', '--db', file], cleanEnv(), asService);
-    assert.equal(checked.code, 1);
-    assert.match(checked.stdout, /^Journal: rollback journal \(WAL is off\); kasse\.sqlite-journal \d+ bytes/m);
-    assert.equal(
-      checked.stdout.split('\n').find((line) => line.startsWith('Cannot be read now: ')),
-      `Cannot be read now: ${explanation}.`,
-    );
-    for (const text of [server.output().stderr, checked.stdout, checked.stderr])
-      assert.doesNotMatch(text, /attempt to write/);
-
-    const app = startApplication(users, file);
-    assert.equal(await app.send('open'), '20', 'the interrupted write is rolled back');
-    await app.close();
-    await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 3_000, 'served');
-    assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
-    assert.match(server.output().stderr, /Z database \S+ can be read now; serving it$/m);
-    assert.deepEqual(listing(dir), ['kasse.sqlite']);
-  },
-);
-
-test(
-  'check on WAL without -wal/-shm (directory 0750): names the state, exits 1, creates nothing; with the application running: fits, exit 0',
-  options,
-  async () => {
-    const { users, asService } = setup();
-    const dir = applicationDirectory(users, users.workDir());
-    const file = await createDatabase(users, dir, 'wal');
-    const checked = await run(['check', '--db', file], cleanEnv(), asService);
-    assert.equal(checked.code, 1);
-    assert.deepEqual(checked.stdout.split('\n').slice(0, 2), [
-      `Database: ${file}`,
-      'Journal: WAL (write-ahead log): kasse.sqlite-wal missing, kasse.sqlite-shm missing.',
+  // The README's commands, as the application's user.
+  const sqlite3 = (sql: string): void =>
+    void execFileSync('setpriv', [
+      '--reuid',
+      users.app.name,
+      '--regid',
+      users.app.name,
+      '--init-groups',
+      '--',
+      'sqlite3',
+      '-readonly',
+      file,
+      sql,
     ]);
-    assert.match(
-      checked.stdout,
-      /^Cannot be read now: it is in WAL mode and kasse\.sqlite-wal or kasse\.sqlite-shm is missing .*\(SQLITE_READONLY_DIRECTORY\): start the application before this service.*\.$/m,
-    );
-    assert.doesNotMatch(checked.stdout + checked.stderr, /attempt to write/);
-    assert.deepEqual(listing(dir), ['kasse.sqlite']);
+  sqlite3(`.backup '${join(backups, 'backup.sqlite')}'`);
+  sqlite3(`VACUUM INTO '${join(backups, 'vacuum.sqlite')}'`);
+  assert.equal(count(join(backups, 'backup.sqlite')), 468);
+  assert.equal(count(join(backups, 'vacuum.sqlite')), 468);
+  assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6 + 468, buchungen: [] });
+  assert.equal((await server.stop()).code, 0);
+  assert.deepEqual(listing(dir), ['kasse.sqlite', 'kasse.sqlite-shm', 'kasse.sqlite-wal']);
+});
 
-    const app: Application = startApplication(users, file);
-    assert.equal(await app.send('open'), '20');
-    const fits = await run(['check', '--db', file], cleanEnv(), asService);
-    assert.equal(fits.code, 0, fits.stdout);
-    assert.match(
-      fits.stdout,
-      /^Journal: WAL \(write-ahead log\): kasse\.sqlite-wal \d+ bytes, kasse\.sqlite-shm 32768 bytes\.$/m,
-    );
-    assert.match(fits.stdout, /^Schema: fits/m);
-    await app.close();
-  },
-);
-
-test(
-  'backups: after a clean exit while the service reads, the newest bookings are only in -wal; a file copy misses them, sqlite3 .backup and VACUUM INTO get them all',
-  options,
-  async (t) => {
-    const { users, asService } = setup();
-    const dir = applicationDirectory(users, users.workDir());
-    const backups = applicationDirectory(users, users.workDir());
-    const file = await createDatabase(users, dir, 'wal');
-    const app = startApplication(users, file);
-    assert.equal(await app.send('open'), '20');
-    const server = await start(t, ['--db', file], cleanEnv(USER), asService);
-    await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 3_000, 'served');
-    // 467 bookings, one transaction each, then one more: SQLite checkpoints now and then on
-    // its own, but never on the commit right after a checkpoint, so the last stays in -wal.
-    assert.equal(await app.send('insert 467'), 'inserted');
-    assert.equal(await app.send('insert 1'), 'inserted');
-    await app.close();
-    assert.ok(statSync(`${file}-wal`).size > 0, 'the service kept -wal from being folded in and deleted');
-
-    const count = (path: string): number => {
-      const db = new Database(path, { readonly: true, fileMustExist: true });
-      try {
-        return db.prepare<[], number>("SELECT count(*) FROM entries WHERE subject = 'Nachtrag'").pluck().get() ?? 0;
-      } finally {
-        db.close();
-      }
-    };
-    const copy = join(users.workDir(), 'copy.sqlite');
-    execFileSync('cp', [file, copy]);
-    const copied = count(copy);
-    assert.ok(copied < 468, `a plain copy of the .sqlite file holds ${copied} of 468`);
-    t.diagnostic(`a plain copy held ${copied} of 468 new bookings`);
-
-    // The README's commands, as the application's user.
-    const sqlite3 = (sql: string): void =>
-      void execFileSync('setpriv', [
-        '--reuid',
-        users.app.name,
-        '--regid',
-        users.app.name,
-        '--init-groups',
-        '--',
-        'sqlite3',
-        '-readonly',
-        file,
-        sql,
-      ]);
-    sqlite3(`.backup '${join(backups, 'backup.sqlite')}'`);
-    sqlite3(`VACUUM INTO '${join(backups, 'vacuum.sqlite')}'`);
-    assert.equal(count(join(backups, 'backup.sqlite')), 468);
-    assert.equal(count(join(backups, 'vacuum.sqlite')), 468);
-    assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6 + 468, buchungen: [] });
-    assert.equal((await server.stop()).code, 0);
-    assert.deepEqual(listing(dir), ['kasse.sqlite', 'kasse.sqlite-shm', 'kasse.sqlite-wal']);
-  },
-);
-
-test(
-  'a file the service may not read ends the start with one line and exit 1, as a missing file does',
-  options,
-  async () => {
-    const { users, asService } = setup();
-    const dir = applicationDirectory(users, users.workDir());
-    const file = await createDatabase(users, dir, 'delete');
-    chmodSync(file, 0o600);
-    for (const args of [
-      ['--db', file, '--port', '0'],
-      ['check', '--db', file],
-    ]) {
-      const result = await run(args, cleanEnv(USER), asService);
-      assert.equal(result.code, 1, JSON.stringify(result));
-      const said = args[0] === 'check' ? result.stdout : result.stderr;
-      assert.match(said, new RegExp(`cannot open database ${file}: permission denied$`, 'm'));
-      assert.doesNotMatch(result.stderr, /\n\s+at /);
-    }
-    assert.deepEqual(listing(dir), ['kasse.sqlite']);
-  },
-);
+test('a file the service may not read ends the start with one line and exit 1, as a missing file does', async () => {
+  const { users, asService } = setup();
+  const dir = applicationDirectory(users, users.workDir());
+  const file = await createDatabase(users, dir, 'delete');
+  chmodSync(file, 0o600);
+  for (const args of [
+    ['--db', file, '--port', '0'],
+    ['check', '--db', file],
+  ]) {
+    const result = await run(args, cleanEnv(USER), asService);
+    assert.equal(result.code, 1, JSON.stringify(result));
+    const said = args[0] === 'check' ? result.stdout : result.stderr;
+    assert.match(said, new RegExp(`cannot open database ${file}: permission denied$`, 'm'));
+    assert.doesNotMatch(result.stderr, /\n\s+at /);
+  }
+  assert.deepEqual(listing(dir), ['kasse.sqlite']);
+});

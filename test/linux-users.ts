@@ -1,7 +1,7 @@
 // Separate Linux users for the tests where permissions matter: the bookkeeping application
 // as its own user (owner of a 0750 directory and a 0640 file), the service as another user
 // in the application's group, as an admin sets them up (README, "Running it for real").
-// Only root can create users; callers skip those tests otherwise, saying so.
+// Only root can create users; without root those tests fail, saying so.
 
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
