@@ -1,8 +1,7 @@
 // HTTP Basic authentication (RFC 7617): plain passwords compared in constant time, password
 // hashes checked off the event loop, a bounded number at once (docs/API.md, Credentials).
 
-import * as crypto from 'node:crypto';
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ConfiguredUser } from './credentials.js';
 import { dummyHash, type PasswordHash, verifyPassword } from './password-hash.js';
 
@@ -236,11 +235,9 @@ function prepare(list: readonly ConfiguredUser[]): Users {
   };
 }
 
-// crypto.hash exists from Node 20.12; before, the same digest through a Hash object.
-const oneShotSha256: (text: string) => string =
-  typeof crypto.hash === 'function'
-    ? (text) => crypto.hash('sha256', text, 'base64')
-    : (text) => createHash('sha256').update(text, 'utf8').digest('base64');
+function oneShotSha256(text: string): string {
+  return hash('sha256', text, 'base64');
+}
 
 function digest(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
