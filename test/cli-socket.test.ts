@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { assertFails, BIN, cleanEnv, run, start, TIME } from './cli-helpers.js';
 import { AUTH, basicAuth, buildDatabase, type Reply, request, requestFrom, tempDir } from './helpers.js';
+import { nodeForEveryUser } from './linux-users.js';
 
 const WRONG = basicAuth('kasse', 'falsch');
 
@@ -94,7 +95,7 @@ test('--socket-group and --socket-mode decide which other users may connect', as
     const uid = Number(spawnSync('id', ['-u', user], { encoding: 'utf8' }).stdout.trim());
     const gid = Number(spawnSync('id', ['-g', user], { encoding: 'utf8' }).stdout.trim());
     const script = `require('node:net').connect(${JSON.stringify(socket)}).on('connect', () => { console.log('connected'); process.exit(0); }).on('error', (e) => { console.log(e.code); process.exit(0); });`;
-    return spawnSync(process.execPath, ['-e', script], { uid, gid, encoding: 'utf8', timeout: 10_000 }).stdout.trim();
+    return spawnSync(nodeForEveryUser(), ['-e', script], { uid, gid, encoding: 'utf8', timeout: 10_000 }).stdout.trim();
   };
   assert.equal(connectAs('www-data'), 'connected', 'the proxy group may connect');
   assert.equal(connectAs('nobody'), 'EACCES', 'everyone else is refused');

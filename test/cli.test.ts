@@ -22,6 +22,24 @@ test('--help prints the usage and --version the package version', async () => {
   assert.equal(version.stdout, `${manifest.version}\n`);
 });
 
+// better-sqlite3's prebuild needs Node-API 10: an older Node crashed with a segfault.
+test('on a Node older than 22.14 the command refuses with one line, before better-sqlite3 loads', async () => {
+  const olderNode = 'data:text/javascript,Object.defineProperty(process.versions,"node",{value:"22.13.1"})';
+  const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, ['--import', olderNode, BIN, '--demo', '--port', '0'], { env: cleanEnv() });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+  assert.deepEqual(result, {
+    code: 1,
+    stdout: '',
+    stderr: 'booking-search-server: needs Node.js 22.14 or newer (this is v22.13.1); the README says how to get it\n',
+  });
+});
+
 // The table of command lines is test/unit/args.test.ts; these show what only a process can:
 // the exit code, exactly one line on stderr and no stack trace.
 test('a wrong command line ends with one line and exit code 2', async () => {

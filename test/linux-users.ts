@@ -78,7 +78,24 @@ export function applicationDirectory(users: Users, dir: string, mode = 0o750): s
 
 /** The command that runs `node args…` as `user`, with its groups from /etc/group (as systemd does). */
 export function asUser(user: string, args: readonly string[]): [string, string[]] {
-  return ['setpriv', ['--reuid', user, '--regid', user, '--init-groups', '--', process.execPath, ...args]];
+  return ['setpriv', ['--reuid', user, '--regid', user, '--init-groups', '--', nodeForEveryUser(), ...args]];
+}
+
+let sharedNode: string | undefined;
+/**
+ * A copy of this process's node that every user may run: the toolchain that runs the
+ * tests may sit in root's private home (scripts/node.sh caches it there).
+ */
+export function nodeForEveryUser(): string {
+  if (sharedNode !== undefined) return sharedNode;
+  const dir = mkdtempSync(join(tmpdir(), 'booking-search-node-'));
+  chmodSync(dir, 0o755);
+  // Not `after`: called inside a test, that would remove it when that test ends.
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  sharedNode = join(dir, 'node');
+  copyFileSync(process.execPath, sharedNode);
+  chmodSync(sharedNode, 0o755);
+  return sharedNode;
 }
 
 export interface Application {
@@ -195,19 +212,12 @@ function copyRuntime(runtime: string): void {
     copyFileSync(join(REPO, file), join(runtime, file));
   }
   cpSync(join(REPO, 'dist'), join(runtime, 'dist'), { recursive: true });
-  const modules = join(REPO, 'node_modules');
-  for (const name of ['bindings', 'file-uri-to-path']) {
-    cpSync(join(modules, name), join(runtime, 'node_modules', name), { recursive: true });
-  }
-  const sqlite = join(modules, 'better-sqlite3');
+  // better-sqlite3 at run time: its JavaScript and the prebuilt binary of this platform.
+  const sqlite = join(REPO, 'node_modules', 'better-sqlite3');
   const copy = join(runtime, 'node_modules', 'better-sqlite3');
   cpSync(join(sqlite, 'lib'), join(copy, 'lib'), { recursive: true });
   copyFileSync(join(sqlite, 'package.json'), join(copy, 'package.json'));
-  mkdirSync(join(copy, 'build', 'Release'), { recursive: true });
-  copyFileSync(
-    join(sqlite, 'build', 'Release', 'better_sqlite3.node'),
-    join(copy, 'build', 'Release', 'better_sqlite3.node'),
-  );
+  cpSync(join(sqlite, 'prebuilds'), join(copy, 'prebuilds'), { recursive: true });
   // Readable by everyone, as an installed package under /opt or /usr/local is.
   execFileSync('chmod', ['-R', 'a+rX', runtime]);
 }
