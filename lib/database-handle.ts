@@ -10,6 +10,10 @@
 import type { Database } from 'better-sqlite3';
 import { errorCode } from './errors.js';
 
+/** What createHandler says to a `node:sqlite` `DatabaseSync`. */
+export const NODE_SQLITE_REFUSED =
+  "db is node:sqlite's DatabaseSync, which createHandler does not take: open the file with better-sqlite3 instead (new Database(file, { readonly: true }))";
+
 // Uses no table: the handle's behaviour is checked before (and apart from) the schema.
 const PROBE_COUNT = 'SELECT count(*) FROM (SELECT 1 UNION ALL SELECT 2) WHERE :bound = :bound';
 const PROBE_ROW = "SELECT 7, :text, NULL, 'x' WHERE :bound = :bound";
@@ -23,6 +27,10 @@ const PROBE_BINDINGS = { bound: 1, text: 'Bürobedarf', unused: 0 };
  */
 export function checkDatabaseHandle(db: unknown): asserts db is Database {
   ensure(typeof db === 'object' && db !== null, 'db must be a better-sqlite3 Database');
+  // Node's built-in driver is refused by name rather than by its first missing method:
+  // README, "Other drivers", says why (experimental on Node 22, no array rows on 22.14,
+  // other error codes), and what to pass instead.
+  ensure(db.constructor?.name !== 'DatabaseSync', NODE_SQLITE_REFUSED);
   const handle = db as Partial<Record<keyof Database, unknown>>;
   ensure(typeof handle.prepare === 'function', 'db must be a better-sqlite3 Database (it has no prepare())');
   ensure(typeof handle.transaction === 'function', 'db must be a better-sqlite3 Database (it has no transaction())');

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import Libsql from 'libsql';
@@ -27,6 +28,16 @@ test('libsql\'s Database is refused at creation: its plucked count is an object 
 test('the README quotes the message that refuses libsql', () => {
   const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
   assert.ok(readme.includes(LIBSQL_REFUSED), 'README.md quotes the TypeError word for word');
+});
+
+test("node:sqlite's DatabaseSync is refused at creation, by name, saying what to pass instead", (t) => {
+  const db = new DatabaseSync(buildDatabase(t), { readOnly: true });
+  t.after(() => db.close());
+  assert.throws(() => createHandler(db as never, CREDENTIALS), {
+    name: 'TypeError',
+    message:
+      "db is node:sqlite's DatabaseSync, which createHandler does not take: open the file with better-sqlite3 instead (new Database(file, { readonly: true }))",
+  });
 });
 
 test('a better-sqlite3 Database with safeIntegers on is refused: amounts would be BigInts', (t) => {
