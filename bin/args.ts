@@ -8,16 +8,7 @@ import { errorCode } from '../lib/errors.js';
 import { FOREIGN_HASH_ADVICE, foreignHashScheme, parsePasswordHash } from '../lib/password-hash.js';
 import type { Credentials } from '../lib/types.js';
 import { credentialsOf, readCredentialsFile } from './credentials.js';
-
-export class CliError extends Error {
-  /** 2 for a wrong command line, 1 for everything that goes wrong after it. */
-  readonly exitCode: 1 | 2;
-
-  constructor(message: string, exitCode: 1 | 2 = 1) {
-    super(message);
-    this.exitCode = exitCode;
-  }
-}
+import { CliError } from './errors.js';
 
 export interface ServeCommand {
   command: 'serve';
@@ -302,14 +293,6 @@ function wholeNumber(flag: string, text: string | undefined, fallback: number, m
 /** Whether `host` is an address only this machine can reach. */
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
-
-export function describeFsError(error: unknown): string {
-  const code = errorCode(error);
-  if (code === 'ENOENT') return 'no such file';
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
-  if (code === 'EISDIR') return 'it is a directory';
-  return error instanceof Error ? error.message : String(error);
 }
 
 function usage(message: string): CliError {

@@ -9,11 +9,12 @@ import { dirname } from 'node:path';
 import { describeError, errorCode } from '../lib/errors.js';
 import { answerProtocolErrors, createHandler } from '../lib/index.js';
 import { pathForLog } from '../lib/request-target.js';
-import { CliError, describeFsError, isLoopback, parseCommandLine, type ServeCommand, USAGE } from './args.js';
+import { isLoopback, parseCommandLine, type ServeCommand, USAGE } from './args.js';
 import { reportOnDatabase } from './check.js';
 import { readCredentialsFile } from './credentials.js';
 import { type BuildHandler, inMemoryDatabase, preflightDatabaseFile, watchDatabase } from './database.js';
 import { createDemoDatabase } from './demo.js';
+import { CliError, describeFsError } from './errors.js';
 import { runHashPassword } from './hash-password.js';
 import { logInfo, logLine, setLogFormat, withAccessLog } from './log.js';
 import { applySocketPermissions, clearSocketPath } from './socket.js';
@@ -103,7 +104,7 @@ async function serve(command: ServeCommand): Promise<string[]> {
     database.updateCredentials(credentials);
     command.credentials = credentials;
   });
-  keepServingThroughBugs();
+  stopOnBugs();
 
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : command.port;
@@ -257,13 +258,25 @@ function logError(error: unknown, req: IncomingMessage): void {
 }
 
 /**
- * The handler catches every error of a request; this is the net under anything else (a
- * bug in a callback, a rejected promise), so that one mistake costs one line, not the
- * service.
+ * The handler catches every error of a request. Anything that escapes it (a bug in a
+ * callback, a rejected promise nobody awaits) leaves the process in a state nobody knows,
+ * which Node's documentation calls unsafe to resume: it is logged in one line, with where
+ * it was thrown, and the process ends with exit code 1. A worker is then replaced within
+ * the restart budget (bin/workers.ts); a single process is restarted by systemd
+ * (`Restart=on-failure` in deploy/).
  */
-function keepServingThroughBugs(): void {
-  process.on('uncaughtException', (error) => logLine(`unexpected error, still serving: ${describeError(error)}`));
-  process.on('unhandledRejection', (error) => logLine(`unexpected rejection, still serving: ${describeError(error)}`));
+function stopOnBugs(): void {
+  process.on('uncaughtException', (error) => {
+    logLine(`unexpected error, stopping: ${describeError(error)}${thrownAt(error)}`);
+    process.exit(1);
+  });
+}
+
+/** ` (at FILE:LINE:COLUMN)`: the innermost stack frame in a file, not in Node itself. */
+function thrownAt(error: unknown): string {
+  const stack = error instanceof Error ? (error.stack ?? '') : '';
+  const frame = /^\s+at (?:.*\()?((?:file:\/\/|\/)[^()\s]+:\d+:\d+)\)?$/m.exec(stack);
+  return frame === null ? '' : ` (at ${frame[1]})`;
 }
 
 function stopOnSignals(server: Server, closeDatabase: () => void): void {

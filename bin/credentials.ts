@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { FOREIGN_HASH_ADVICE, foreignHashScheme, isPasswordHash, parsePasswordHash } from '../lib/password-hash.js';
 import type { Credentials } from '../lib/types.js';
-import { CliError, describeFsError } from './args.js';
+import { CliError, describeFsError } from './errors.js';
 
 /** `user` with `secret`: a hash when it starts with `$scrypt$`, a plain password otherwise. */
 export function credentialsOf(username: string, secret: string): Credentials {

@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { errorCode, isNotReadableNow } from '../lib/errors.js';
 import { REQUIRED_COLUMNS } from '../lib/schema.js';
 import type { BookingSearchHandler, Credentials, RequestHandler } from '../lib/types.js';
-import { CliError, describeFsError } from './args.js';
+import { CliError, describeFsError } from './errors.js';
 
 // A search waits this long for another program's write lock before it answers 500 with
 // Retry-After; better-sqlite3's default of 5 s would block every other request meanwhile.

@@ -2,7 +2,7 @@
 // standard output (docs/API.md, Credentials). On a terminal it asks twice without echo.
 
 import { hashPassword } from '../lib/password-hash.js';
-import { CliError } from './args.js';
+import { CliError } from './errors.js';
 
 // A password is one line; more than this on stdin is not a password.
 const MAX_INPUT_BYTES = 64 * 1024;

@@ -6,7 +6,7 @@
 import { chmodSync, chownSync, lstatSync, readFileSync, unlinkSync } from 'node:fs';
 import { connect } from 'node:net';
 import { errorCode } from '../lib/errors.js';
-import { CliError, describeFsError } from './args.js';
+import { CliError, describeFsError } from './errors.js';
 
 export interface SocketOptions {
   path: string;

@@ -40,6 +40,31 @@ test('on a Node older than 22.14 the command refuses with one line, before bette
   });
 });
 
+// Resuming after an uncaught exception is unsafe (Node's documentation); the process
+// ends and its supervisor (the worker budget, systemd) starts a clean one.
+for (const [what, bug, logged] of [
+  ['an uncaught exception', "throw new TypeError('boom')", 'TypeError: boom'],
+  ['an unhandled rejection', "Promise.reject(new RangeError('lost'))", 'RangeError: lost'],
+] as const) {
+  test(`${what} outside a request ends the service with one line and exit code 1`, async (t) => {
+    // Raised once the service has installed its own handler, while it serves.
+    const preload = join(tempDir(t), 'bug.mjs');
+    writeFileSync(
+      preload,
+      `const t = setInterval(() => { if (process.listenerCount('uncaughtException') > 0) { clearInterval(t); setTimeout(() => { ${bug}; }, 100); } }, 10);\n`,
+    );
+    const result = await run(['--demo', '--port', '0'], cleanEnv(), (args) => [
+      process.execPath,
+      ['--import', preload, BIN, ...args],
+    ]);
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(
+      result.stderr,
+      new RegExp(`^${TIME} unexpected error, stopping: ${logged} \\(at file://${preload}:1:\\d+\\)\\n$`),
+    );
+  });
+}
+
 // The table of command lines is test/unit/args.test.ts; these show what only a process can:
 // the exit code, exactly one line on stderr and no stack trace.
 test('a wrong command line ends with one line and exit code 2', async () => {

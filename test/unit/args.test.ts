@@ -4,7 +4,8 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CliError, type Command, parseCommandLine } from '../../bin/args.js';
+import { type Command, parseCommandLine } from '../../bin/args.js';
+import { CliError } from '../../bin/errors.js';
 
 const USER = { BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: 'ge:heim' };
 
