@@ -2,6 +2,7 @@
 // the server and listens. Every failure ends in one line on stderr and a non-zero exit.
 
 import cluster from 'node:cluster';
+import { once } from 'node:events';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
@@ -225,16 +226,11 @@ function reloadOnHangup(
   });
 }
 
-function listen(server: Server, ...where: [port: number, host: string] | [path: string]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    const listening = (): void => {
-      server.off('error', reject);
-      resolve();
-    };
-    if (where.length === 1) server.listen(where[0], listening);
-    else server.listen(where[0], where[1], listening);
-  });
+/** Listens on a port or a socket path; rejects with the server's error (EADDRINUSE, …). */
+async function listen(server: Server, ...where: [port: number, host: string] | [path: string]): Promise<void> {
+  if (where.length === 1) server.listen(where[0]);
+  else server.listen(where[0], where[1]);
+  await once(server, 'listening');
 }
 
 function describeListenError(error: unknown, { host, port, socket }: ServeCommand): string {

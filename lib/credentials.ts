@@ -2,6 +2,7 @@
 // a list, each with a plain password or a scrypt hash. Misuse throws a TypeError naming the
 // entry and the problem, never a secret.
 
+import { ensure } from './errors.js';
 import {
   FOREIGN_HASH_ADVICE,
   foreignHashScheme,
@@ -57,8 +58,4 @@ function validateOne(entry: unknown, name: string): ConfiguredUser {
   const foreign = foreignHashScheme(password);
   if (foreign !== undefined) throw new TypeError(`${name}.password: ${FOREIGN_HASH_ADVICE(foreign)}`);
   return { username, kind: 'password', password };
-}
-
-function ensure(condition: boolean, message: string): asserts condition {
-  if (!condition) throw new TypeError(message);
 }

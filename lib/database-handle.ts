@@ -8,7 +8,7 @@
 // fast as before: a handle that passes behaves so for every statement it prepares.
 
 import type { Database } from 'better-sqlite3';
-import { errorCode } from './errors.js';
+import { ensure, errorCode } from './errors.js';
 
 /** What createHandler says to a `node:sqlite` `DatabaseSync`. */
 export const NODE_SQLITE_REFUSED =
@@ -100,8 +100,4 @@ function shown(value: unknown): string {
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-function ensure(condition: unknown, message: string): asserts condition {
-  if (!condition) throw new TypeError(message);
 }

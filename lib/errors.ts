@@ -1,4 +1,5 @@
-// Small facts about thrown values, shared by the library and the CLI.
+// Small facts about thrown values, shared by the library and the CLI, and the one way the
+// library refuses a misused argument.
 
 /** The `code` of a Node or SQLite error (`'ENOENT'`, `'SQLITE_BUSY'`), or `undefined`. */
 export function errorCode(error: unknown): string | undefined {
@@ -21,4 +22,9 @@ const NOT_READABLE_NOW =
 /** Whether `error` says the database cannot be read now, so that a later try may succeed. */
 export function isNotReadableNow(error: unknown): boolean {
   return NOT_READABLE_NOW.test(errorCode(error) ?? '');
+}
+
+/** Throws a TypeError with `message` unless `condition` holds: a misused argument, named. */
+export function ensure(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new TypeError(message);
 }

@@ -7,6 +7,7 @@ import type { Database } from 'better-sqlite3';
 import { canonicalAddress, UNIX_SOCKET_PEER } from './client-address.js';
 import { validateCorsOrigins } from './cors.js';
 import { checkDatabaseHandle } from './database-handle.js';
+import { ensure } from './errors.js';
 import { pathForLog } from './request-target.js';
 import { findSchemaProblems } from './schema.js';
 import type { HandlerOptions } from './types.js';
@@ -83,10 +84,6 @@ function validateTrustProxy(value: unknown): readonly string[] {
     );
   }
   return value as readonly string[];
-}
-
-function ensure(condition: boolean, message: string): asserts condition {
-  if (!condition) throw new TypeError(message);
 }
 
 function isWhole(value: unknown, min: number): boolean {
