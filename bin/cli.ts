@@ -18,7 +18,7 @@ import { createDemoDatabase } from './demo.js';
 import { CliError, describeFsError } from './errors.js';
 import { runHashPassword } from './hash-password.js';
 import { logInfo, logLine, setLogFormat, withAccessLog } from './log.js';
-import { applySocketPermissions, clearSocketPath } from './socket.js';
+import { applySocketGroup, letsEveryoneConnect, prepareSocketPath, useSocketMode } from './socket.js';
 import { reportFailure, reportListening, superviseWorkers } from './workers.js';
 
 const NAME = 'booking-search-server';
@@ -40,10 +40,18 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     }
     setLogFormat(command.logFormat);
     if (cluster.isPrimary) warnAboutCredentialsFile(command.credentialsFile);
+    if (command.socket !== undefined) {
+      useSocketMode(command.socket.mode);
+      if (cluster.isPrimary && letsEveryoneConnect(command.socket.mode)) {
+        logLine(
+          `warning: --socket-mode ${command.socket.mode.toString(8)} lets every user of this machine connect to the socket, and the socket's peer is trusted as the proxy (X-Forwarded-For): any of them can choose the address the throttle counts; use 660 with --socket-group`,
+        );
+      }
+    }
     if (command.workers > 1 && cluster.isPrimary) {
       return await superviseWorkers(command, async () => {
         if (command.db !== undefined) preflightDatabaseFile(command.db, handlerFor(command));
-        if (command.socket !== undefined) await clearSocketPath(command.socket.path);
+        if (command.socket !== undefined) await prepareSocketPath(command.socket.path);
       });
     }
     const greeting = await serve(command);
@@ -91,9 +99,9 @@ async function serve(command: ServeCommand): Promise<string[]> {
     if (command.socket === undefined) await listen(server, command.port, command.host);
     else {
       // With --workers the primary has cleared the path; the workers share its socket.
-      if (cluster.isPrimary) await clearSocketPath(command.socket.path);
+      if (cluster.isPrimary) await prepareSocketPath(command.socket.path);
       await listen(server, command.socket.path);
-      applySocketPermissions(command.socket);
+      applySocketGroup(command.socket);
     }
   } catch (error: unknown) {
     server?.close();

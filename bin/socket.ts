@@ -1,10 +1,20 @@
-// --socket PATH: listening where only the proxy can reach. The path is made safe before
-// listening (a socket nobody answers on is a leftover of a killed process and replaced;
-// anything else is refused), and given its mode and group right after: node:net creates it
-// with the process's umask, which under the usual 022 lets only its owner connect.
+// --socket PATH: listening where only the proxy can reach. Before listening, the directory
+// is checked (only the service's user or root may be able to replace an entry in it and in
+// every directory above it, unless the sticky bit forbids that) and the path is made free (a
+// socket nobody answers on is a leftover of a killed process and replaced; anything else is
+// refused).
+//
+// The socket is born with its mode: bind() creates it with 0777 & ~umask, so the umask is
+// set from --socket-mode before listening, and it is never chmodded. A chmod by path after
+// listen() follows whatever the path names by then: in a directory that others can write,
+// another user could swap a symlink in and have a root-owned file's mode changed. The group
+// (--socket-group) is set with lchown, which changes the entry itself and never follows a
+// symlink, in a directory that the check above shows nobody else can write: the entry the
+// chown reaches is the socket that bind() just made.
 
-import { chmodSync, chownSync, lstatSync, readFileSync, unlinkSync } from 'node:fs';
+import { lchownSync, lstatSync, readFileSync, realpathSync, statSync, unlinkSync } from 'node:fs';
 import { connect } from 'node:net';
+import { dirname, resolve } from 'node:path';
 import { errorCode } from '../lib/errors.js';
 import { CliError, describeFsError } from './errors.js';
 
@@ -16,8 +26,14 @@ export interface SocketOptions {
   group: string | undefined;
 }
 
-/** Removes a stale socket at `path`; throws a CliError when the path is in use or not a socket. */
-export async function clearSocketPath(path: string): Promise<void> {
+const STICKY = 0o1000;
+
+/**
+ * Checks the socket's directory and removes a stale socket at `path`; throws a CliError
+ * when the directory is not safe, or the path is in use or not a socket.
+ */
+export async function prepareSocketPath(path: string): Promise<void> {
+  checkSocketDirectory(path);
   let isSocket: boolean;
   try {
     isSocket = lstatSync(path).isSocket();
@@ -35,6 +51,44 @@ export async function clearSocketPath(path: string): Promise<void> {
   }
 }
 
+/**
+ * The socket's directory and each one above it must be owned by root or the service's user
+ * and writable by no one else (another user, a group that is not the service's own), unless
+ * its sticky bit keeps others from renaming or removing what the service created (/tmp).
+ * Otherwise another user could replace the socket with their own, and read the passwords
+ * the proxy passes on, or swap the entry while the service sets its group.
+ */
+export function checkSocketDirectory(path: string): void {
+  let dir: string;
+  try {
+    dir = realpathSync(dirname(resolve(path)));
+  } catch (error: unknown) {
+    if (errorCode(error) === 'ENOENT') throw new CliError(`cannot listen on socket ${path}: no such directory`);
+    throw new CliError(`cannot listen on socket ${path}: ${describeFsError(error)}`);
+  }
+  const uid = process.geteuid?.() ?? 0;
+  const gid = process.getegid?.() ?? 0;
+  for (let current = dir; ; current = dirname(current)) {
+    const { mode, uid: owner, gid: group } = statSync(current);
+    const problem =
+      owner !== 0 && owner !== uid
+        ? `is owned by another user (uid ${owner})`
+        : (mode & STICKY) !== 0
+          ? undefined
+          : (mode & 0o002) !== 0
+            ? 'is writable by every user'
+            : (mode & 0o020) !== 0 && group !== gid && group !== 0
+              ? `is writable by group ${group}, which is not the service's`
+              : undefined;
+    if (problem !== undefined) {
+      throw new CliError(
+        `refusing socket ${path}: directory ${current} ${problem} (mode ${(mode & 0o7777).toString(8)}), so another user could replace the socket; use a directory only the service's user can write, such as systemd's RuntimeDirectory=`,
+      );
+    }
+    if (current === dirname(current)) return;
+  }
+}
+
 function answers(path: string): Promise<boolean> {
   return new Promise((resolve) => {
     const probe = connect({ path });
@@ -47,19 +101,26 @@ function answers(path: string): Promise<boolean> {
   });
 }
 
-/** Sets the socket's mode and group, once it exists. */
-export function applySocketPermissions({ path, mode, group }: SocketOptions): void {
+/**
+ * The umask under which bind() creates the socket with `mode`. The service creates no other
+ * file, so it is set for the whole process (with --workers the primary binds, for the
+ * workers, when the first of them listens).
+ */
+export function useSocketMode(mode: number): void {
+  process.umask(0o777 & ~mode);
+}
+
+/** Gives the socket its group, once it exists (see the top of this file for why lchown). */
+export function applySocketGroup({ path, group }: SocketOptions): void {
+  if (group === undefined) return;
+  const gid = groupId(group);
   try {
-    if (group !== undefined) chownSync(path, -1, groupId(group));
-    chmodSync(path, mode);
+    lchownSync(path, -1, gid);
   } catch (error: unknown) {
-    if (error instanceof CliError) throw error;
     const code = errorCode(error);
     const why =
       code === 'EPERM' ? 'not permitted (the service user must be a member of that group)' : describeFsError(error);
-    throw new CliError(
-      `cannot set mode ${mode.toString(8)}${group === undefined ? '' : ` and group ${group}`} on socket ${path}: ${why}`,
-    );
+    throw new CliError(`cannot set group ${group} on socket ${path}: ${why}`);
   }
 }
 
@@ -77,4 +138,9 @@ export function groupId(group: string): number {
     if (name === group && gid !== undefined && /^[0-9]+$/.test(gid)) return Number(gid);
   }
   throw new CliError(`no group '${group}' in /etc/group; give its number instead`);
+}
+
+/** Whether `mode` lets users who are neither the owner nor in the socket's group connect. */
+export function letsEveryoneConnect(mode: number): boolean {
+  return (mode & 0o002) !== 0;
 }

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, existsSync, lstatSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -99,6 +99,98 @@ test('--socket-group and --socket-mode decide which other users may connect', as
   };
   assert.equal(connectAs('www-data'), 'connected', 'the proxy group may connect');
   assert.equal(connectAs('nobody'), 'EACCES', 'everyone else is refused');
+  await server.stop();
+});
+
+/** `node -e script` as the Linux user `user`: `output` is its stdout, trimmed, once it ends. */
+function runAs(user: string, script: string): { output: Promise<string>; stop: () => void } {
+  const uid = Number(spawnSync('id', ['-u', user], { encoding: 'utf8' }).stdout.trim());
+  const gid = Number(spawnSync('id', ['-g', user], { encoding: 'utf8' }).stdout.trim());
+  const child = spawn(nodeForEveryUser(), ['-e', script], {
+    uid,
+    gid,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    timeout: 15_000,
+  });
+  let stdout = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  return { output: once(child, 'close').then(() => stdout.trim()), stop: () => void child.kill() };
+}
+
+test('--socket in a directory every user can write without the sticky bit is refused, and a racing user cannot redirect the socket to another file', async (t) => {
+  assert.equal(process.getuid?.(), 0, 'needs root to run the racer as another user (CI runs as root)');
+  const dir = tempDir(t);
+  chmodSync(dir, 0o755);
+  const open = join(dir, 'offen');
+  mkdirSync(open);
+  chmodSync(open, 0o777);
+  const socket = join(open, 'api.sock');
+  // A root-only file the racer wants readable by the socket's group.
+  const secret = join(tempDir(t), 'shadow');
+  writeFileSync(secret, 'root only\n', { mode: 0o600 });
+  // As `nobody`: as soon as the socket exists, rename it away and put a symlink to the
+  // secret file in its place, before the service sets the socket's mode and group.
+  const racer = runAs(
+    'nobody',
+    `const fs = require('node:fs'); const end = Date.now() + 8000;
+     while (Date.now() < end) { try { fs.renameSync(${JSON.stringify(socket)}, ${JSON.stringify(`${socket}.weg`)}); fs.symlinkSync(${JSON.stringify(secret)}, ${JSON.stringify(socket)}); console.log('swapped'); break; } catch {} }`,
+  );
+  const finished = await run(['--demo', '--socket', socket, '--socket-group', 'www-data', '--socket-mode', '660']);
+  racer.stop();
+  await racer.output;
+  const stats = statSync(secret);
+  assert.equal(stats.mode & 0o777, 0o600, 'the secret file keeps its mode');
+  assert.equal(stats.gid, 0, 'and its group');
+  assertFails(
+    finished,
+    1,
+    `booking-search-server: refusing socket ${socket}: directory ${open} is writable by every user (mode 777), so another user could replace the socket; use a directory only the service's user can write, such as systemd's RuntimeDirectory=`,
+  );
+
+  const foreign = join(dir, 'fremd');
+  mkdirSync(foreign);
+  chownSync(foreign, Number(spawnSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).stdout.trim()), 0);
+  assertFails(
+    await run(['--demo', '--socket', join(foreign, 'api.sock')]),
+    1,
+    /^booking-search-server: refusing socket .*fremd\/api\.sock: directory .*fremd is owned by another user \(uid \d+\) \(mode 755\)/,
+  );
+});
+
+test('--socket is created with its mode, never chmodded after: a user watching a sticky /tmp-like directory never sees it wider', async (t) => {
+  assert.equal(process.getuid?.(), 0, 'needs root to run the watcher as another user (CI runs as root)');
+  const dir = tempDir(t);
+  chmodSync(dir, 0o755);
+  const shared = join(dir, 'tmp');
+  mkdirSync(shared);
+  chmodSync(shared, 0o1777);
+  const socket = join(shared, 'api.sock');
+  // As `nobody`: the mode of the socket the moment it first appears.
+  const watcher = runAs(
+    'nobody',
+    `const fs = require('node:fs'); const end = Date.now() + 8000;
+     while (Date.now() < end) { try { console.log((fs.lstatSync(${JSON.stringify(socket)}).mode & 0o777).toString(8)); break; } catch {} }`,
+  );
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const server = await start(t, ['--demo', '--socket', socket, '--socket-group', 'www-data', '--socket-mode', '600']);
+  assert.equal(await watcher.output, '600', 'the first mode anyone can see is the one asked for');
+  const stats = lstatSync(socket);
+  assert.equal(stats.mode & 0o777, 0o600);
+  assert.equal(stats.gid, Number(spawnSync('id', ['-g', 'www-data'], { encoding: 'utf8' }).stdout.trim()));
+  assert.equal(server.output().stderr, '');
+  await server.stop();
+});
+
+test('--socket-mode that lets every user connect is served with a warning that says why', async (t) => {
+  const socket = join(tempDir(t), 'api.sock');
+  const server = await start(t, ['--demo', '--socket', socket, '--socket-mode', '666']);
+  assert.equal(statSync(socket).mode & 0o777, 0o666);
+  assert.match(
+    server.output().stderr,
+    new RegExp(
+      `^${TIME} warning: --socket-mode 666 lets every user of this machine connect to the socket, and the socket's peer is trusted as the proxy \\(X-Forwarded-For\\): any of them can choose the address the throttle counts; use 660 with --socket-group\n$`,
+    ),
+  );
   await server.stop();
 });
 
