@@ -11,7 +11,7 @@ import { isNotReadableNow } from './errors.js';
 import { EMPTY_RESULT, formatSearchResult } from './format.js';
 import { MESSAGES } from './messages.js';
 import { resolveOptions, validateDatabase } from './options.js';
-import { lacksHost } from './protocol-errors.js';
+import { hasBadHost } from './protocol-errors.js';
 import { parseSearchQuery } from './query.js';
 import { type RequestFacts, recordFacts } from './request-facts.js';
 import { originForm } from './request-target.js';
@@ -151,7 +151,7 @@ export function createHandler(
     if (next !== undefined && !path.startsWith(apiPrefix)) return next();
     try {
       addToEveryResponse(res, cors.responseHeaders(req));
-      if (lacksHost(req) || url === '') return sendError(req, res, 400, MESSAGES.badRequest, ['Connection', 'close']);
+      if (hasBadHost(req) || url === '') return sendError(req, res, 400, MESSAGES.badRequest, ['Connection', 'close']);
       // docs/API.md, CORS: a preflight is answered before throttling and authentication.
       const preflight = path === statusPath || path === searchPath ? cors.preflight(req) : undefined;
       if (preflight !== undefined) return sendNoContent(res, preflight);

@@ -19,6 +19,7 @@ test('errors raised by Node before the handler are JSON with the common headers 
     ['an unknown HTTP version', 'GET /api/v1/status HTTP/9.9\r\nHost: x\r\n\r\n', 400, BAD_REQUEST],
     ['HTTP/1.1 without Host', `GET /api/v1/status HTTP/1.1\r\n${auth}\r\n`, 400, BAD_REQUEST],
     ['HTTP/1.1 without Host, not authenticated', 'GET /api/v1/status HTTP/1.1\r\n\r\n', 400, BAD_REQUEST],
+    ['two Host lines', `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nHost: y\r\n${auth}\r\n`, 400, BAD_REQUEST],
     [
       'a header line without a colon',
       `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nKaputt\r\n${auth}\r\n`,

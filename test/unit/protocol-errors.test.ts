@@ -50,6 +50,25 @@ test('a missing Host is the handler’s JSON 400 for HTTP/1.1, and no problem fo
   assertReply(old, 200, { name: 'booking-search-server', version: '1.0' });
 });
 
+test('two Host lines are the handler’s JSON 400, whatever their case or values (RFC 9112 §3.2)', async (t) => {
+  const origin = await serveWired(t);
+  for (const hosts of ['Host: x\r\nHost: y', 'Host: x\r\nhost: x', 'HOST: a\r\nX-Egal: 1\r\nhost: b']) {
+    const reply = await rawRequest(origin, `GET /api/v1/status HTTP/1.1\r\n${hosts}\r\nAuthorization: ${AUTH}\r\n\r\n`);
+    assertProtocolError(reply, 400, 'Ungültige Anfrage.');
+    assert.equal(reply.headers.vary, 'Origin', 'it went through the handler');
+  }
+  const old = await rawRequest(
+    origin,
+    `GET /api/v1/status HTTP/1.0\r\nHost: x\r\nHost: y\r\nAuthorization: ${AUTH}\r\n\r\n`,
+  );
+  assertProtocolError(old, 400, 'Ungültige Anfrage.');
+  const one = await rawRequest(
+    origin,
+    `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nConnection: close\r\n\r\n`,
+  );
+  assertReply(one, 200, { name: 'booking-search-server', version: '1.0' });
+});
+
 test('outside {basePath}/api/ a request without Host is handed to next() untouched', async (t) => {
   const origin = await serveWired(t, true);
   const reply = await rawRequest(origin, 'GET /startseite HTTP/1.1\r\nConnection: close\r\n\r\n');
