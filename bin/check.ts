@@ -25,7 +25,7 @@ export function reportOnDatabase(file: string): number {
     const problems = opened.value;
     if (problems.length > 0) {
       lines.push('Schema: does not fit. Missing:', ...problems.map((problem) => `  - ${problem}`));
-      lines.push('See README, "An existing application\'s database", for serving another schema through views.');
+      lines.push('See docs/applications.md for serving another schema through views.');
       return finish(lines, 1);
     }
     const kinds = db

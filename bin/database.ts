@@ -61,7 +61,7 @@ export function openDatabase<T>(file: string, use: (db: Database.Database) => T)
   if (!isFile) throw new CliError(`cannot open database ${file}: not a regular file`);
   // Between this look and SQLite's first read (which takes the shared lock that keeps a
   // closing application from deleting -wal/-shm) lies well under a millisecond; a directory
-  // the service cannot write (README, Users and permissions) covers even that window.
+  // the service cannot write (docs/operations.md, Users and permissions) covers even that window.
   if (journalOf(file).wal) {
     const missing = walFilesNotReadable(file);
     if (missing !== undefined) return { readable: false, state: missing };

@@ -28,7 +28,7 @@ const PROBE_BINDINGS = { bound: 1, text: 'Bürobedarf', unused: 0 };
 export function checkDatabaseHandle(db: unknown): asserts db is Database {
   ensure(typeof db === 'object' && db !== null, 'db must be a better-sqlite3 Database');
   // Node's built-in driver is refused by name rather than by its first missing method:
-  // README, "Other drivers", says why (experimental on Node 22, no array rows on 22.14,
+  // docs/API.md, "Decisions where the contract is silent", says why (experimental on Node 22, no array rows on 22.14,
   // other error codes), and what to pass instead.
   ensure(db.constructor?.name !== 'DatabaseSync', NODE_SQLITE_REFUSED);
   const handle = db as Partial<Record<keyof Database, unknown>>;
@@ -63,7 +63,7 @@ export function checkDatabaseHandle(db: unknown): asserts db is Database {
   );
   ensure(
     count === 2,
-    `db must behave like better-sqlite3: a plucked count must be the number 2, not ${shown(count)} (see the README on other drivers)`,
+    `db must behave like better-sqlite3: a plucked count must be the number 2, not ${shown(count)} (see docs/API.md on other drivers)`,
   );
   ensure(
     isProbeRow(row),

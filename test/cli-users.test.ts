@@ -2,7 +2,7 @@
 // (directory 0750, file 0640), the service as another user in the application's group.
 // A database that cannot be read *yet* — WAL without -wal/-shm, a hot journal — is waited
 // for and served once the application has acted; nothing is ever created beside it; the
-// backup commands of the README get every booking. These tests need root to create the
+// backup commands of docs/operations.md get every booking. These tests need root to create the
 // users and are skipped otherwise (CI runs as root).
 
 import assert from 'node:assert/strict';
@@ -238,7 +238,7 @@ test('backups: after a clean exit while the service reads, the newest bookings a
   assert.ok(copied < 468, `a plain copy of the .sqlite file holds ${copied} of 468`);
   t.diagnostic(`a plain copy held ${copied} of 468 new bookings`);
 
-  // The README's commands, as the application's user.
+  // The backup commands of docs/operations.md, as the application's user.
   const sqlite3 = (sql: string): void =>
     void execFileSync('setpriv', [
       '--reuid',

@@ -3,7 +3,7 @@
 //
 // Credentials: typed into the form, kept only in the form, sent as an explicit Basic
 // header with `credentials: 'omit'` — the browser neither stores nor volunteers them, and
-// the page holds no secret of its own (see the README, "Calling the API from a web page").
+// the page holds no secret of its own (see docs/clients.md, "Calling the API from a web page").
 
 const form = document.querySelector('#suche');
 const button = form.querySelector('button');

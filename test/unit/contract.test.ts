@@ -1,7 +1,7 @@
 // One source for each list. The code holds the query parameters (lib/query.ts), the
 // messages (lib/messages.ts) and the CLI usage (bin/args.ts); docs/API.md, openapi.json,
-// the README and the test oracle each repeat them for their readers. These tests fail as
-// soon as one copy is changed without the others.
+// the README, docs/operations.md and the test oracle each repeat them for their readers.
+// These tests fail as soon as one copy is changed without the others.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -14,6 +14,17 @@ import { NAMES } from '../oracle.js';
 const read = (path: string): string => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
 const API = read('docs/API.md');
 const README = read('README.md');
+const OPERATIONS = read('docs/operations.md');
+/** Every document of the project a reader may quote a message from. */
+const DOCUMENTS = [
+  'README.md',
+  'CONTRIBUTING.md',
+  'docs/API.md',
+  'docs/clients.md',
+  'docs/embedding.md',
+  'docs/operations.md',
+  'docs/applications.md',
+];
 const OPENAPI = JSON.parse(read('openapi.json')) as Json;
 
 type Json = { [key: string]: unknown };
@@ -87,9 +98,11 @@ test('every message of the code is in docs/API.md, and docs/API.md holds no othe
   for (const message of documented) assert.ok(isCodeMessage(message), `"${message}" in docs/API.md is in the code`);
 });
 
-test('every message in the README is one of the code', () => {
-  for (const message of messagesIn(section(README, '### Errors'))) {
-    assert.ok(isCodeMessage(message), `"${message}" in the README's Errors table is in the code`);
+test('every message quoted in the README and docs/ is one of the code', () => {
+  for (const path of DOCUMENTS) {
+    for (const message of messagesIn(read(path))) {
+      assert.ok(isCodeMessage(message), `"${message}" in ${path} is in the code`);
+    }
   }
 });
 
@@ -124,6 +137,13 @@ test('openapi.json knows every message of the code, and no other', () => {
   }
 });
 
-test('the README shows the usage exactly as --help prints it', () => {
-  assert.ok(README.includes(`\`\`\`text\n${USAGE}\`\`\``), 'README holds USAGE verbatim in a ```text block');
+test('docs/operations.md shows the usage exactly as --help prints it, and is the only document that does', () => {
+  assert.ok(
+    OPERATIONS.includes(`\`\`\`text\n${USAGE}\`\`\``),
+    'docs/operations.md holds USAGE verbatim in a ```text block',
+  );
+  const firstLine = USAGE.split('\n').find((line) => line.includes('--db FILE [options]')) as string;
+  for (const path of DOCUMENTS.filter((path) => path !== 'docs/operations.md')) {
+    assert.ok(!read(path).includes(firstLine), `${path} leaves the usage to docs/operations.md`);
+  }
 });

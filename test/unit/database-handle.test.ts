@@ -12,9 +12,9 @@ import Libsql from 'libsql';
 import { createHandler } from '../../lib/index.js';
 import { buildDatabase, CREDENTIALS, openFixture, serve, tempDir } from '../helpers.js';
 
-// What createHandler says about libsql 0.5's Database; the README quotes it.
+// What createHandler says about libsql 0.5's Database; docs/API.md quotes it.
 const LIBSQL_REFUSED =
-  'db must behave like better-sqlite3: a plucked count must be the number 2, not an object with keys ["count(*)","_metadata"] (see the README on other drivers)';
+  'db must behave like better-sqlite3: a plucked count must be the number 2, not an object with keys ["count(*)","_metadata"] (see docs/API.md on other drivers)';
 
 test('libsql\'s Database is refused at creation: its plucked count is an object (was: 200 with {"anzahl":[object Object],…})', (t) => {
   const db = new Libsql(buildDatabase(t), { readonly: true });
@@ -25,9 +25,9 @@ test('libsql\'s Database is refused at creation: its plucked count is an object 
   });
 });
 
-test('the README quotes the message that refuses libsql', () => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  assert.ok(readme.includes(LIBSQL_REFUSED), 'README.md quotes the TypeError word for word');
+test('docs/API.md quotes the message that refuses libsql', () => {
+  const contract = readFileSync(new URL('../../docs/API.md', import.meta.url), 'utf8');
+  assert.ok(contract.includes(LIBSQL_REFUSED), 'docs/API.md quotes the TypeError word for word');
 });
 
 test("node:sqlite's DatabaseSync is refused at creation, by name, saying what to pass instead", (t) => {
@@ -109,17 +109,17 @@ test('each way a look-alike handle differs from better-sqlite3 is named', (t) =>
     [
       'transaction drops the result',
       lookAlike(t, (real) => ({ transaction: (fn: () => unknown) => () => void real.transaction(fn)() })),
-      'db must behave like better-sqlite3: a plucked count must be the number 2, not undefined (see the README on other drivers)',
+      'db must behave like better-sqlite3: a plucked count must be the number 2, not undefined (see docs/API.md on other drivers)',
     ],
     [
       'pluck gives a row object',
       lookAlike(t, (real) => ({ prepare: (sql: string) => statement(real, sql, { get: () => ({ 'count(*)': 2 }) }) })),
-      'db must behave like better-sqlite3: a plucked count must be the number 2, not an object with keys ["count(*)"] (see the README on other drivers)',
+      'db must behave like better-sqlite3: a plucked count must be the number 2, not an object with keys ["count(*)"] (see docs/API.md on other drivers)',
     ],
     [
       'pluck gives a string',
       lookAlike(t, (real) => ({ prepare: (sql: string) => statement(real, sql, { get: () => '2' }) })),
-      'db must behave like better-sqlite3: a plucked count must be the number 2, not "2" (see the README on other drivers)',
+      'db must behave like better-sqlite3: a plucked count must be the number 2, not "2" (see docs/API.md on other drivers)',
     ],
     [
       'raw gives objects',
