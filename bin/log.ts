@@ -45,7 +45,8 @@ export function logInfo(lines: readonly string[]): void {
 // Access lines go out in batches: at most one write every FLUSH_INTERVAL_MS, at the end of
 // the event-loop turn when the last write is older than that. Each write to a pipe wakes
 // its reader, and under load that cost a sixth of the status endpoint's CPU time
-// (BENCHMARKS.md); a line still appears within 10 ms, and at once on a quiet service.
+// (BENCHMARKS.md, "The batched access log"); a line still appears within 10 ms, and at
+// once on a quiet service.
 const FLUSH_INTERVAL_MS = 10;
 // Written at once beyond this, whatever the time: the buffer stays small.
 const MAX_PENDING_CHARS = 64 * 1024;

@@ -125,8 +125,9 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
     if (header === undefined || header.length > MAX_HEADER_LENGTH) return MISSING;
     const current = users;
     // A header verified before is answered from memory: one keyed digest instead of the
-    // parsing and digests below (most of a status request's cost, BENCHMARKS.md). A miss
-    // tells the sender nothing: only the right credentials are ever remembered.
+    // parsing and digests below (most of a status request's cost: BENCHMARKS.md,
+    // "Remembered credentials"). A miss tells the sender nothing: only the right
+    // credentials are ever remembered.
     const key = remembered(header);
     const known = current.verified.get(key);
     if (known !== undefined) return known;

@@ -1,10 +1,10 @@
 // The booking search in SQL: statements prepared once, every value bound.
 //
 // Every statement below returns the same bookings as PLAIN, the one plain query of
-// docs/API.md (test/search.test.ts holds them to it). They differ only in the index SQLite
-// walks, which BENCHMARKS.md measured per query shape. No statement names an index: on a
-// database without the recommended indexes, or behind views, every path still answers
-// correctly, only slower.
+// docs/API.md (test/unit/search.test.ts holds them to it). They differ only in the index
+// SQLite walks, which BENCHMARKS.md measured per query shape ("How the service chooses").
+// No statement names an index: on a database without the recommended indexes, or behind
+// views, every path still answers correctly, only slower.
 //
 // Two kinds of unary `+`:
 // - on a column (`+e.amount_cents`) it keeps the planner off the index for that term;
@@ -13,7 +13,7 @@
 //   otherwise looks up each bound value in the statistics while planning and re-prepares
 //   the statement whenever that parameter is bound again, which is every search. `+:x` is
 //   not a bare parameter, so the planner takes it as an unknown value: each statement is
-//   planned once, and the index is used all the same (BENCHMARKS.md, "Re-preparation").
+//   planned once, and the index is used all the same (BENCHMARKS.md, "Re-preparation under stat4").
 
 import type { Database, Statement } from 'better-sqlite3';
 import type { SearchQuery } from './query.js';
@@ -157,8 +157,8 @@ export type Plan =
   /** The book has no bookings at all (seen from the estimate's first and last date). */
   | { kind: 'empty' };
 
-// From BENCHMARKS.md: one seek of the skip-scan costs about as much as stepping over 13
-// index entries.
+// One seek of the skip-scan costs about as much as stepping over 13 index entries
+// (BENCHMARKS.md, "How the service chooses").
 const SEEK_COST_IN_ROWS = 13;
 const DAY_MS = 86_400_000;
 
