@@ -9,6 +9,7 @@ import { FOREIGN_HASH_ADVICE, foreignHashScheme, parsePasswordHash } from '../li
 import type { Credentials } from '../lib/types.js';
 import { credentialsOf, readCredentialsFile } from './credentials.js';
 import { CliError } from './errors.js';
+import type { TlsMinVersion } from './tls.js';
 
 export interface ServeCommand {
   command: 'serve';
@@ -35,7 +36,7 @@ export interface ServeCommand {
   /** Processes serving the port; 1 serves from this process. */
   workers: number;
   /** PEM files for HTTPS; `undefined` serves plain HTTP. */
-  tls: { cert: string; key: string } | undefined;
+  tls: { cert: string; key: string; minVersion: TlsMinVersion } | undefined;
   timeouts: { headersMs: number; requestMs: number; keepAliveMs: number };
 }
 
@@ -75,6 +76,7 @@ Options:
   --workers N                serve from N processes, each with its own read-only connection (default 1)
   --tls-cert FILE            serve HTTPS with this PEM certificate (chain) ...
   --tls-key FILE             ... and this PEM private key
+  --tls-min-version 1.2|1.3  the oldest TLS version a client may use (default 1.2; ECDHE with AEAD only)
   --headers-timeout SEC      a client must have sent its headers within this (default 10)
   --request-timeout SEC      ... and its whole request within this (default 30)
   --keep-alive-timeout SEC   an idle keep-alive connection is closed after this (default 5)
@@ -104,6 +106,7 @@ const OPTIONS = {
   workers: { type: 'string' },
   'tls-cert': { type: 'string' },
   'tls-key': { type: 'string' },
+  'tls-min-version': { type: 'string' },
   'headers-timeout': { type: 'string' },
   'request-timeout': { type: 'string' },
   'keep-alive-timeout': { type: 'string' },
@@ -135,6 +138,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   const cert = values['tls-cert'];
   const key = values['tls-key'];
   if ((cert === undefined) !== (key === undefined)) throw usage('--tls-cert and --tls-key go together');
+  const minVersion = readTlsMinVersion(values['tls-min-version'], cert !== undefined);
 
   // Every flag is checked (exit 2) before the credentials are read (exit 1).
   const port = wholeNumber('--port', values.port, 8080, 0, 65_535);
@@ -183,7 +187,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     logFormat,
     corsOrigins,
     workers,
-    tls: cert === undefined || key === undefined ? undefined : { cert, key },
+    tls: cert === undefined || key === undefined ? undefined : { cert, key, minVersion },
     timeouts,
   };
 }
@@ -234,6 +238,13 @@ function readSocket(values: Record<string, string | string[] | boolean | undefin
     mode: typeof mode === 'string' ? Number.parseInt(mode, 8) : 0o660,
     group: typeof group === 'string' ? group : undefined,
   };
+}
+
+function readTlsMinVersion(text: string | undefined, tls: boolean): TlsMinVersion {
+  if (text === undefined) return 'TLSv1.2';
+  if (!tls) throw usage('--tls-min-version needs --tls-cert and --tls-key');
+  if (text === '1.2' || text === '1.3') return `TLSv${text}`;
+  throw usage(`--tls-min-version must be 1.2 or 1.3, not '${text}'`);
 }
 
 function readTimeouts(values: Record<string, string | string[] | boolean | undefined>): ServeCommand['timeouts'] {

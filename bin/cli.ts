@@ -19,6 +19,7 @@ import { CliError, describeFsError } from './errors.js';
 import { runHashPassword } from './hash-password.js';
 import { logInfo, logLine, setLogFormat, withAccessLog } from './log.js';
 import { applySocketGroup, letsEveryoneConnect, prepareSocketPath, useSocketMode } from './socket.js';
+import { tlsPolicy } from './tls.js';
 import { reportFailure, reportListening, superviseWorkers } from './workers.js';
 
 const NAME = 'booking-search-server';
@@ -180,7 +181,9 @@ function createServer(command: ServeCommand, listener: (req: IncomingMessage, re
   if (command.tls === undefined) return answerProtocolErrors(createHttpServer(options, listener));
   const { cert, key } = readTls(command.tls);
   try {
-    return answerProtocolErrors(createHttpsServer({ ...options, cert, key }, listener));
+    return answerProtocolErrors(
+      createHttpsServer({ ...options, ...tlsPolicy(command.tls.minVersion), cert, key }, listener),
+    );
   } catch (error: unknown) {
     throw new CliError(
       `the TLS certificate or key is not usable: ${error instanceof Error ? error.message : String(error)}`,
@@ -225,7 +228,8 @@ function reloadOnHangup(
     }
     if (command.tls === undefined) return;
     try {
-      (server as HttpsServer).setSecureContext(readTls(command.tls));
+      // setSecureContext resets what it is not given to Node's defaults: the policy goes with it.
+      (server as HttpsServer).setSecureContext({ ...tlsPolicy(command.tls.minVersion), ...readTls(command.tls) });
       logLine(`SIGHUP: TLS certificate and key re-read from ${command.tls.cert} and ${command.tls.key}`);
     } catch (error: unknown) {
       const why = error instanceof CliError ? error.message : describeError(error);

@@ -10,7 +10,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { assertFails, BIN, cleanEnv, makeCertificate, run, start } from './cli-helpers.js';
+import { assertFails, BIN, cleanEnv, makeCertificate, run, start, waitFor } from './cli-helpers.js';
 import { basicAuth, buildDatabase, HASH_OF_ALT, HASH_OF_NEU, request, tempDir } from './helpers.js';
 
 /** Runs `hash-password` with `input` on its standard input. */
@@ -169,14 +169,6 @@ function requestFrom(localAddress: string, url: string, authorization: string): 
     });
     req.on('error', reject).end();
   });
-}
-
-async function waitFor(output: () => string, pattern: RegExp, count = 1): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while ((output().match(new RegExp(pattern, 'g')) ?? []).length < count) {
-    if (Date.now() > deadline) assert.fail(`no ${pattern} in ${JSON.stringify(output())}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 test('SIGHUP re-reads the credentials file: old secret out, new in, the keep-alive connection and the throttle table stay; a bad file keeps the old credentials', async (t) => {

@@ -127,17 +127,14 @@ export function sha256(file: string): string {
   return createHash('sha256').update(readFileSync(file)).digest('hex');
 }
 
-/** A throwaway self-signed certificate (EC P-256, one day) for 127.0.0.1, made with openssl. */
-export function makeCertificate(cert: string, key: string, name = '127.0.0.1'): void {
+/** A throwaway self-signed certificate (EC P-256 or RSA 2048, one day) for 127.0.0.1, made with openssl. */
+export function makeCertificate(cert: string, key: string, name = '127.0.0.1', type: 'ec' | 'rsa' = 'ec'): void {
   execFileSync(
     'openssl',
     [
       'req',
       '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
+      ...(type === 'ec' ? ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1'] : ['-newkey', 'rsa:2048']),
       '-nodes',
       '-keyout',
       key,
@@ -152,4 +149,13 @@ export function makeCertificate(cert: string, key: string, name = '127.0.0.1'): 
     ],
     { stdio: 'ignore' },
   );
+}
+
+/** Waits (at most 10 s) until `output()` holds `pattern` `count` times. */
+export async function waitFor(output: () => string, pattern: RegExp, count = 1): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while ((output().match(new RegExp(pattern, 'g')) ?? []).length < count) {
+    if (Date.now() > deadline) assert.fail(`no ${pattern} in ${JSON.stringify(output())}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }

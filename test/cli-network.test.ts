@@ -2,14 +2,14 @@
 // non-loopback address is warned about.
 
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isLoopback } from '../bin/args.js';
-import { assertFails, makeCertificate, run, start } from './cli-helpers.js';
+import { assertFails, makeCertificate, run, start, waitFor } from './cli-helpers.js';
 import { AUTH, assertReply, buildDatabase, get, tempDir } from './helpers.js';
 
 test('50 slowloris connections are cut off after --headers-timeout while normal requests are answered promptly', async (t) => {
@@ -88,6 +88,71 @@ test('--tls-cert and --tls-key serve HTTPS with the same handler', async (t) => 
     'plain HTTP gets no answer from the TLS port',
   );
   assert.equal(server.output().stderr, '');
+});
+
+/** What `openssl s_client` negotiates with `origin` given its flags: the suite, or `(NONE)`. */
+function negotiated(port: string, flags: string[]): string {
+  const result = spawnSync('openssl', ['s_client', '-connect', `127.0.0.1:${port}`, ...flags], {
+    input: '',
+    encoding: 'utf8',
+    timeout: 10_000,
+  });
+  return /Cipher is (\S+)/.exec(result.stdout)?.[1] ?? `no handshake: ${result.stderr.split('\n')[0]}`;
+}
+
+test('TLS offers forward-secret AEAD suites only: static RSA and CBC are refused, ECDHE with GCM or ChaCha20 and TLS 1.3 accepted, also after SIGHUP', async (t) => {
+  const dir = tempDir(t);
+  const cert = join(dir, 'cert.pem');
+  const key = join(dir, 'key.pem');
+  makeCertificate(cert, key, '127.0.0.1', 'rsa');
+  const server = await start(t, ['--demo', '--tls-cert', cert, '--tls-key', key]);
+  const port = new URL(server.api).port;
+  const check = (): void => {
+    for (const refused of [
+      'AES128-SHA',
+      'AES256-SHA256',
+      'AES128-GCM-SHA256',
+      'ECDHE-RSA-AES128-SHA',
+      'ECDHE-RSA-AES256-SHA384',
+    ])
+      assert.equal(negotiated(port, ['-tls1_2', '-cipher', refused]), '(NONE)', refused);
+    for (const accepted of [
+      'ECDHE-RSA-AES128-GCM-SHA256',
+      'ECDHE-RSA-AES256-GCM-SHA384',
+      'ECDHE-RSA-CHACHA20-POLY1305',
+    ])
+      assert.equal(negotiated(port, ['-tls1_2', '-cipher', accepted]), accepted);
+    assert.equal(
+      negotiated(port, ['-tls1_3', '-ciphersuites', 'TLS_CHACHA20_POLY1305_SHA256']),
+      'TLS_CHACHA20_POLY1305_SHA256',
+    );
+    assert.equal(negotiated(port, ['-tls1_1', '-cipher', 'ALL:@SECLEVEL=0']), '(NONE)', 'TLS 1.1');
+  };
+  check();
+  server.child.kill('SIGHUP');
+  await waitFor(() => server.output().stderr, /SIGHUP: TLS certificate and key re-read/);
+  check();
+});
+
+test('--tls-min-version 1.3 refuses TLS 1.2 and serves TLS 1.3; the flag needs TLS and 1.2 or 1.3', async (t) => {
+  const dir = tempDir(t);
+  const cert = join(dir, 'cert.pem');
+  const key = join(dir, 'key.pem');
+  makeCertificate(cert, key);
+  const server = await start(t, ['--demo', '--tls-cert', cert, '--tls-key', key, '--tls-min-version', '1.3']);
+  const port = new URL(server.api).port;
+  assert.equal(negotiated(port, ['-tls1_2', '-cipher', 'ECDHE-ECDSA-AES128-GCM-SHA256']), '(NONE)');
+  assert.equal(negotiated(port, ['-tls1_3']), 'TLS_AES_256_GCM_SHA384');
+  assertFails(
+    await run(['--demo', '--tls-min-version', '1.3']),
+    2,
+    'booking-search-server: --tls-min-version needs --tls-cert and --tls-key (see --help)',
+  );
+  assertFails(
+    await run(['--demo', '--tls-cert', cert, '--tls-key', key, '--tls-min-version', '1.1']),
+    2,
+    "booking-search-server: --tls-min-version must be 1.2 or 1.3, not '1.1' (see --help)",
+  );
 });
 
 test('TLS flags: both or neither, readable files, a usable pair', async (t) => {

@@ -44,7 +44,14 @@ const COMMANDS: Array<[argv: string[], expected: Record<string, unknown>]> = [
     ['--demo', '--max-auth-failures', '0', '--auth-failure-window', '5', '--workers', '4'],
     { maxAuthFailures: 0, authFailureWindowMs: 5000, workers: 4 },
   ],
-  [['--demo', '--tls-cert', 'c.pem', '--tls-key', 'k.pem'], { tls: { cert: 'c.pem', key: 'k.pem' } }],
+  [
+    ['--demo', '--tls-cert', 'c.pem', '--tls-key', 'k.pem'],
+    { tls: { cert: 'c.pem', key: 'k.pem', minVersion: 'TLSv1.2' } },
+  ],
+  [
+    ['--demo', '--tls-cert', 'c.pem', '--tls-key', 'k.pem', '--tls-min-version', '1.3'],
+    { tls: { cert: 'c.pem', key: 'k.pem', minVersion: 'TLSv1.3' } },
+  ],
   [
     ['--demo', '--headers-timeout', '5', '--request-timeout', '6', '--keep-alive-timeout', '7'],
     { timeouts: { headersMs: 5000, requestMs: 6000, keepAliveMs: 7000 } },
