@@ -7,7 +7,7 @@
 const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
 if (major < 22 || (major === 22 && minor < 14)) {
   process.stderr.write(
-    `booking-search-server: needs Node.js 22.14 or newer (this is v${process.versions.node}); the README says how to get it\n`,
+    `booking-search-server: needs Node.js 22.14 or newer (this is v${process.versions.node}); install Node.js 24 LTS\n`,
   );
   process.exit(1);
 }

@@ -32,8 +32,8 @@ const { scripts: _scripts, devDependencies: _dev, allowScripts: _allow, ...publi
 
 const stage = mkdtempSync(join(tmpdir(), 'booking-search-server-pack-'));
 try {
-  // npm adds README, LICENSE and package.json to `files` itself.
-  for (const entry of [...manifest.files, 'README.md']) {
+  // npm adds README, LICENSE and package.json to `files` itself; they are staged too.
+  for (const entry of [...manifest.files, 'README.md', 'LICENSE']) {
     cpSync(join(root, entry), join(stage, entry), { recursive: true });
   }
   writeFileSync(join(stage, 'package.json'), `${JSON.stringify(published, null, 2)}\n`);

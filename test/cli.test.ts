@@ -36,7 +36,7 @@ test('on a Node older than 22.14 the command refuses with one line, before bette
   assert.deepEqual(result, {
     code: 1,
     stdout: '',
-    stderr: 'booking-search-server: needs Node.js 22.14 or newer (this is v22.13.1); the README says how to get it\n',
+    stderr: 'booking-search-server: needs Node.js 22.14 or newer (this is v22.13.1); install Node.js 24 LTS\n',
   });
 });
 

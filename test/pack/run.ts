@@ -33,6 +33,7 @@ try {
     'package/fixtures/schema.sql',
     'package/openapi.json',
     'package/README.md',
+    'package/LICENSE',
     'package/package.json',
   ]) {
     assert.ok(files.includes(expected), `the tarball holds ${expected}`);
