@@ -65,20 +65,25 @@ export function createHandler(
     }
   }
 
-  function answerSearch(req: IncomingMessage, res: ServerResponse, rawQuery: string): void {
+  function answerSearch(req: IncomingMessage, res: ServerResponse, rawQuery: string, client: string): void {
     const parsed = parseSearchQuery(rawQuery);
     if (!parsed.ok) return sendError(req, res, 400, parsed.message);
     // docs/API.md: only EUR is stored; any other (valid) code matches nothing.
     if (parsed.query.waehrung !== 'EUR') return send(req, res, 200, EMPTY_RESULT);
-    // Answered at the end of this event-loop turn, in one read transaction with the turn's
-    // other searches (lib/search.ts says why that is exact and cheaper).
-    search.queue(parsed.query, (outcome) => {
-      try {
-        answerWith(req, res, outcome);
-      } catch (error: unknown) {
-        fail(error, req, res);
-      }
-    });
+    // Answered in a later turn of the event loop, in one read transaction with other
+    // queued searches, each client's in turn (lib/search.ts says why that is exact, cheaper
+    // and fair to the other clients and to the application's writer).
+    search.queue(
+      parsed.query,
+      (outcome) => {
+        try {
+          answerWith(req, res, outcome);
+        } catch (error: unknown) {
+          fail(error, req, res);
+        }
+      },
+      { address: client, connection: req.socket, abandoned: () => req.socket.destroyed },
+    );
   }
 
   function answerWith(req: IncomingMessage, res: ServerResponse, outcome: SearchOutcome): void {
@@ -135,7 +140,7 @@ export function createHandler(
     }
     // docs/API.md: the status endpoint ignores any query and never touches the database.
     if (path === statusPath) return send(req, res, 200, statusBody);
-    answerSearch(req, res, rawQuery);
+    answerSearch(req, res, rawQuery, facts.clientAddress);
   }
 
   function fail(error: unknown, req: IncomingMessage, res: ServerResponse): void {

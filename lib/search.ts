@@ -164,27 +164,57 @@ const DAY_MS = 86_400_000;
 
 export type SearchOutcome = { ok: true; result: SearchRows } | { ok: false; error: unknown };
 
+interface Job {
+  query: SearchQuery;
+  done: (outcome: SearchOutcome) => void;
+  abandoned: (() => boolean) | undefined;
+}
+const ANYONE: Requester = { address: '', connection: {} };
+
 export interface BookingSearch {
   /** One search in its own read transaction, now. */
   (query: SearchQuery): SearchRows;
   /**
-   * The search at the end of this turn of the event loop, together with every other search
-   * queued in the same turn, in one read transaction that starts after all of them arrived
-   * and ends before `done` is called. See `createBookingSearch`.
+   * The search soon, in a read transaction shared with other queued searches; `from`
+   * decides whose search runs next. See `createBookingSearch`.
    */
-  queue(query: SearchQuery, done: (outcome: SearchOutcome) => void): void;
+  queue(query: SearchQuery, done: (outcome: SearchOutcome) => void, from?: Requester): void;
 }
+
+/** Who asked for a queued search. */
+export interface Requester {
+  /** The client's address: the addresses take turns. */
+  address: string;
+  /** The client's connection: the connections of one address take turns. */
+  connection: object;
+  /** Whether no one waits for the answer any more (the client left): the search is then skipped, and `done` never called. */
+  abandoned?: () => boolean;
+}
+
+/**
+ * How long queued searches may share one read transaction: after the search that passes
+ * this budget, the transaction ends and the event loop gets its turn before the next one
+ * begins (docs/API.md, "Searches, the application's writer and other clients").
+ */
+export const TURN_BUDGET_MS = 5;
 
 /**
  * Prepares the search once; the returned function runs it for one validated query.
  *
  * Count and page read one snapshot, so a concurrent writer cannot make them disagree.
- * `queue` shares one read transaction among the searches of one event-loop turn: on a
- * rollback-journal file every transaction costs a lock cycle (fcntl, the hot-journal
- * check, the change counter), which is most of a small search. The transaction starts
- * when the turn's queue runs, after every queued request has arrived, and ends before any
- * answer is written: a booking committed before a request arrived is in its answer, and
- * no lock is held while other code (a writer in the same process) runs.
+ * `queue` shares one read transaction among queued searches: on a rollback-journal file
+ * every transaction costs a lock cycle (fcntl, the hot-journal check, the change counter),
+ * which is most of a small search. A turn's transaction starts after every search it runs
+ * has arrived, and ends before any answer is written: a booking committed before a
+ * request arrived is in its answer, and no lock is held while other code (a writer in the
+ * same process) runs. It also ends once the turn has used `TURN_BUDGET_MS`: the rest wait
+ * for the next turn, after the event loop has answered what else arrived, and a writer in
+ * another process that waits for the lock gets it in between. So the lock is never held
+ * longer than the budget plus one search. The turns take the client addresses in
+ * rotation, one search each, and the connections of one address in rotation, so that a
+ * client with many searches queued (pipelined, or over many connections) delays another
+ * address by at most one search of its own a round, and another connection of its own
+ * address by at most one search per connection.
  */
 export function createBookingSearch(db: Database): BookingSearch {
   type CountStatement = Statement<[Bounds], number>;
@@ -240,26 +270,52 @@ export function createBookingSearch(db: Database): BookingSearch {
     }
   }
 
-  let queued: Array<{ query: SearchQuery; done: (outcome: SearchOutcome) => void }> = [];
-  function runQueue(): void {
-    const batch = queued;
-    queued = [];
+  // The queued searches by address, then by connection, each in the order of the
+  // rotation: the first address's first connection's oldest search runs next, and both
+  // then go to the end of their rotation.
+  const waiting = new Map<string, Map<object, Job[]>>();
+  let scheduled = false;
+
+  function next(): Job | undefined {
+    for (;;) {
+      const firstAddress = waiting.entries().next();
+      if (firstAddress.done === true) return undefined;
+      const [address, connections] = firstAddress.value;
+      const [connection, jobs] = connections.entries().next().value as [object, Job[]];
+      const job = jobs.shift() as Job;
+      connections.delete(connection);
+      if (jobs.length > 0) connections.set(connection, jobs);
+      waiting.delete(address);
+      if (connections.size > 0) waiting.set(address, connections);
+      if (job.abandoned?.() !== true) return job;
+    }
+  }
+
+  function runTurn(): void {
+    scheduled = false;
+    const batch: Job[] = [];
     const outcomes: SearchOutcome[] = [];
+    const started = performance.now();
     try {
       inTransaction(() => {
-        for (const { query } of batch) {
+        for (let job = next(); job !== undefined; job = next()) {
+          batch.push(job);
           try {
-            outcomes.push({ ok: true, result: searchInTransaction(query) });
+            outcomes.push({ ok: true, result: searchInTransaction(job.query) });
           } catch (error: unknown) {
             outcomes.push({ ok: false, error });
           }
+          if (performance.now() - started >= TURN_BUDGET_MS) break;
         }
       });
     } catch (error: unknown) {
       // BEGIN or COMMIT failed (the connection is closed, say): every search of the turn
-      // that has no answer yet gets the error.
+      // that has no answer yet gets the error, and so does every waiting one when BEGIN
+      // failed, so that a broken connection is not retried turn after turn.
+      if (batch.length === 0) for (let job = next(); job !== undefined; job = next()) batch.push(job);
       while (outcomes.length < batch.length) outcomes.push({ ok: false, error });
     }
+    if (waiting.size > 0) schedule();
     // The lock is released before any answer is written. One failing callback must not
     // leave the others unanswered; its error is thrown after them.
     let failure: { error: unknown } | undefined;
@@ -273,10 +329,21 @@ export function createBookingSearch(db: Database): BookingSearch {
     if (failure !== undefined) throw failure.error;
   }
 
+  function schedule(): void {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(runTurn);
+  }
+
   const search = (query: SearchQuery): SearchRows => inTransaction(() => searchInTransaction(query));
-  search.queue = (query: SearchQuery, done: (outcome: SearchOutcome) => void): void => {
-    if (queued.length === 0) setImmediate(runQueue);
-    queued.push({ query, done });
+  search.queue = (query: SearchQuery, done: (outcome: SearchOutcome) => void, from = ANYONE): void => {
+    const job = { query, done, abandoned: from.abandoned };
+    const connections = waiting.get(from.address) ?? new Map<object, Job[]>();
+    waiting.set(from.address, connections); // a new address joins at the end of the rotation
+    const jobs = connections.get(from.connection);
+    if (jobs === undefined) connections.set(from.connection, [job]);
+    else jobs.push(job);
+    schedule();
   };
   return search;
 }

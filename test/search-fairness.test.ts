@@ -1,0 +1,177 @@
+// Expensive searches against the application's writer and the other clients: the widest
+// search (every date, every amount, a page of 1000) on a book big enough that one of them
+// takes tens of milliseconds, pipelined by clients of the real CLI while the application
+// commits from another process. Neither the writer nor a new client waits for more than
+// a turn's budget and one search (docs/API.md, "Searches, the application's writer and
+// other clients"); before, a turn's searches shared one read transaction however long.
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { request as httpRequest } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { type TestContext, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { start } from './cli-helpers.js';
+import { AUTH, fixtureSql, get, tempDir } from './helpers.js';
+
+const WIDEST = '/api/v1/buchungen?von=0000-01-01&bis=9999-12-31&betrag=0&toleranz=999999999999.99&limit=1000';
+const TYPICAL = '/api/v1/buchungen?von=2026-01-01&bis=2026-01-31&betrag=-12.50';
+const ROWS = 300_000;
+// Searches each pipelining connection sends at once: together several seconds of work.
+const PIPELINED = 200;
+
+/** A cash book of `ROWS` bookings over ten years, with the recommended indexes, in DELETE journal mode. */
+function bigBook(t: TestContext): string {
+  const file = join(tempDir(t), 'kasse.sqlite');
+  const db = new Database(file);
+  db.pragma('synchronous = OFF');
+  db.exec(fixtureSql('schema.sql'));
+  db.exec(
+    "INSERT INTO categories VALUES (1, 'Porto'), (2, 'Bürobedarf'); INSERT INTO payment_methods VALUES (1, 'Barkasse')",
+  );
+  db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${ROWS})
+    INSERT INTO entries (date, amount_cents, subject, category_id, payment_method_id)
+    SELECT date('2016-11-01', '+' || (i * 3650 / ${ROWS}) || ' days'), (i * 7919) % 20000 - 2000, 'Buchung ' || i,
+           CASE WHEN i % 7 = 0 THEN NULL ELSE 1 + i % 2 END, 1 FROM n`);
+  db.close();
+  return file;
+}
+
+interface WriterReport {
+  commits: number;
+  busy: number;
+  maxMs: number;
+}
+
+/**
+ * The application in another process: one booking committed every 10 ms for `seconds`,
+ * with `busy_timeout` `busyMs`; reports its commits, its SQLITE_BUSY failures and its
+ * longest commit.
+ */
+function runWriter(t: TestContext, file: string, busyMs: number, seconds: number): Promise<WriterReport> {
+  const script = `
+    const Database = require('better-sqlite3');
+    const db = new Database(${JSON.stringify(file)}, { timeout: ${busyMs} });
+    db.pragma('synchronous = OFF'); // no fsync: the locks are the same, the test is faster
+    const insert = db.prepare("INSERT INTO entries (date, amount_cents, subject) VALUES ('2026-10-31', 435, 'Nachtrag')");
+    let commits = 0, busy = 0, maxMs = 0;
+    const timer = setInterval(() => {
+      const started = performance.now();
+      try {
+        insert.run();
+        commits += 1;
+        maxMs = Math.max(maxMs, performance.now() - started);
+      } catch (error) {
+        if (String(error.code).startsWith('SQLITE_BUSY')) busy += 1;
+        else throw error;
+      }
+    }, 10);
+    setTimeout(() => {
+      clearInterval(timer);
+      db.close();
+      process.stdout.write(JSON.stringify({ commits, busy, maxMs }));
+    }, ${seconds * 1000});`;
+  const writer = spawn(process.execPath, ['-e', script], { cwd: new URL('..', import.meta.url).pathname });
+  t.after(() => void writer.kill('SIGKILL'));
+  let stdout = '';
+  let stderr = '';
+  writer.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  writer.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return once(writer, 'exit').then(([code]) => {
+    assert.equal(code, 0, `writer: ${stderr}`);
+    return JSON.parse(stdout) as WriterReport;
+  });
+}
+
+/** A connection that sends `count` requests for `path` at once; counts the answers that came back. */
+function pipeline(t: TestContext, origin: string, path: string, count: number): { answered: () => number } {
+  const { hostname, port } = new URL(origin);
+  const socket: Socket = connect(Number(port), hostname);
+  t.after(() => void socket.destroy());
+  socket.on('error', () => undefined);
+  let answered = 0;
+  // Only the status lines are counted; the bodies are dropped as they come, but for a
+  // tail shorter than a status line, which may be cut between two chunks.
+  let tail = '';
+  socket.setEncoding('latin1').on('data', (chunk: string) => {
+    const text = tail + chunk;
+    answered += text.split('HTTP/1.1 200 ').length - 1;
+    tail = text.slice(-12);
+  });
+  const one = `GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: ${AUTH}\r\n\r\n`;
+  socket.write(one.repeat(count));
+  return { answered: () => answered };
+}
+
+/** Milliseconds from a new connection to the answer of GET /api/v1/status. */
+function statusFromNewConnection(origin: string): Promise<number> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${origin}/api/v1/status`, { headers: { authorization: AUTH }, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => (res.statusCode === 200 ? resolve(performance.now() - started) : reject(res.statusCode)));
+    });
+    req.setTimeout(20_000, () => req.destroy(new Error('no /status within 20 s')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+test('while clients pipeline the widest search, the writer in another process (busy_timeout 1 s) never gets SQLITE_BUSY and a new connection gets /status within a second', async (t) => {
+  const file = bigBook(t);
+  const server = await start(t, ['--db', file]);
+  const warm = performance.now();
+  assert.equal((await get(`${server.origin}${WIDEST}`)).status, 200);
+  const searchMs = performance.now() - warm;
+
+  const writer = runWriter(t, file, 1_000, 4);
+  await sleep(200); // the writer runs
+  const clients = [1, 2].map(() => pipeline(t, server.origin, WIDEST, PIPELINED));
+  const statusMs: number[] = [];
+  for (let i = 0; i < 6; i += 1) {
+    await sleep(400);
+    statusMs.push(await statusFromNewConnection(server.origin));
+  }
+  const report = await writer;
+  const context = JSON.stringify({ searchMs, statusMs, report, answered: clients.map((c) => c.answered()) });
+  assert.equal(report.busy, 0, `the writer never gets SQLITE_BUSY: ${context}`);
+  assert.ok(report.commits >= 50, `the writer commits: ${context}`);
+  assert.ok(Math.max(...statusMs) < 1_000, `/status from a new connection within 1 s: ${context}`);
+  for (const client of clients) assert.ok(client.answered() >= 1, `each pipelining client is answered: ${context}`);
+});
+
+test("a client's search is answered after at most one search of a client that has hundreds queued", async (t) => {
+  const file = bigBook(t);
+  const server = await start(t, ['--db', file]);
+  assert.equal((await get(`${server.origin}${WIDEST}`)).status, 200);
+  const flood = pipeline(t, server.origin, WIDEST, 2 * PIPELINED);
+  await sleep(300); // the flood is queued and running
+  const waits: number[] = [];
+  for (let i = 0; i < 5; i += 1) {
+    const started = performance.now();
+    const reply = await new Promise<number>((resolve, reject) => {
+      // From another loopback address: another client.
+      const req = httpRequest(
+        `${server.origin}${TYPICAL}`,
+        { headers: { authorization: AUTH }, agent: false, localAddress: '127.0.0.2' },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.setTimeout(20_000, () => req.destroy(new Error('no answer within 20 s')));
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(reply, 200);
+    waits.push(performance.now() - started);
+    await sleep(100);
+  }
+  const context = JSON.stringify({ waits, floodAnswered: flood.answered() });
+  assert.ok(flood.answered() < 2 * PIPELINED, `the flood is still being answered: ${context}`);
+  assert.ok(Math.max(...waits) < 1_000, `the other client is answered within 1 s: ${context}`);
+});
