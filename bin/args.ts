@@ -1,13 +1,12 @@
-// argv and the environment → what the CLI is asked to do. Pure but for reading the
-// credentials file; every problem is a CliError with one line for the user.
+// argv and the environment → what the CLI is asked to do. Pure: it reads no file (the
+// caller reads --credentials-file); every problem is a CliError with one line for the user.
 
 import { parseArgs } from 'node:util';
 import { canonicalAddress } from '../lib/client-address.js';
 import { originProblem } from '../lib/cors.js';
 import { errorCode } from '../lib/errors.js';
-import { FOREIGN_HASH_ADVICE, foreignHashScheme, parsePasswordHash } from '../lib/password-hash.js';
 import type { Credentials } from '../lib/types.js';
-import { credentialsOf, readCredentialsFile } from './credentials.js';
+import { environmentCredentials } from './credentials.js';
 import { CliError } from './errors.js';
 import type { TlsMinVersion } from './tls.js';
 
@@ -19,6 +18,10 @@ export interface ServeCommand {
   port: number;
   basePath: string;
   serviceName: string | undefined;
+  /**
+   * From the environment or the demo default; empty while they are in `credentialsFile`,
+   * which the caller reads (bin/credentials.ts, readCredentialsFile) and puts here.
+   */
   credentials: Credentials[];
   /** Where the credentials came from, for the start-up message. */
   credentialsFrom: 'environment' | 'file' | 'demo default';
@@ -162,13 +165,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     if (problem !== undefined) throw usage(`--cors-origin ${problem}`);
   }
 
-  const given = readCredentials(env, values['credentials-file']);
-  const credentials = given ?? (demo ? { credentials: DEMO_CREDENTIALS, from: 'demo default' as const } : undefined);
-  if (credentials === undefined) {
-    throw new CliError(
-      'no credentials: set BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD, or pass --credentials-file FILE',
-    );
-  }
+  const credentials = readCredentials(env, values['credentials-file'], demo);
 
   return {
     command: 'serve',
@@ -263,34 +260,26 @@ function readTimeouts(values: Record<string, string | string[] | boolean | undef
   };
 }
 
+/** Where the credentials come from; a file is named, not read. */
 function readCredentials(
   env: NodeJS.ProcessEnv,
   file: string | undefined,
-): { credentials: Credentials[]; from: 'environment' | 'file' } | undefined {
+  demo: boolean,
+): { credentials: Credentials[]; from: ServeCommand['credentialsFrom'] } {
   // docs/API.md, The CLI: an empty environment variable counts as not set.
-  const username = env['BOOKING_SEARCH_USER'] || undefined;
-  const password = env['BOOKING_SEARCH_PASSWORD'] || undefined;
-  const inEnvironment = username !== undefined || password !== undefined;
+  const inEnvironment = Boolean(env['BOOKING_SEARCH_USER'] || env['BOOKING_SEARCH_PASSWORD']);
   if (inEnvironment && file !== undefined) {
     throw new CliError(
       'credentials are given twice: use BOOKING_SEARCH_USER/BOOKING_SEARCH_PASSWORD or --credentials-file, not both',
     );
   }
-  if (file !== undefined) return { credentials: readCredentialsFile(file), from: 'file' };
-  if (username === undefined && password === undefined) return undefined;
-  if (username === undefined)
-    throw new CliError('BOOKING_SEARCH_PASSWORD is set but BOOKING_SEARCH_USER is empty or missing');
-  if (password === undefined)
-    throw new CliError('BOOKING_SEARCH_USER is set but BOOKING_SEARCH_PASSWORD is empty or missing');
-  if (username.includes(':')) throw new CliError('BOOKING_SEARCH_USER must not contain a colon');
-  const foreign = foreignHashScheme(password);
-  if (foreign !== undefined) throw new CliError(`BOOKING_SEARCH_PASSWORD: ${FOREIGN_HASH_ADVICE(foreign)}`);
-  const credentials = credentialsOf(username, password);
-  if (credentials.passwordHash !== undefined) {
-    const parsed = parsePasswordHash(credentials.passwordHash);
-    if (!parsed.ok) throw new CliError(`BOOKING_SEARCH_PASSWORD holds a hash that is not usable: ${parsed.problem}`);
-  }
-  return { credentials: [credentials], from: 'environment' };
+  if (file !== undefined) return { credentials: [], from: 'file' };
+  const fromEnvironment = environmentCredentials(env);
+  if (fromEnvironment !== undefined) return { credentials: fromEnvironment, from: 'environment' };
+  if (demo) return { credentials: DEMO_CREDENTIALS, from: 'demo default' };
+  throw new CliError(
+    'no credentials: set BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD, or pass --credentials-file FILE',
+  );
 }
 
 function wholeNumber(flag: string, text: string | undefined, fallback: number, min: number, max: number): number {

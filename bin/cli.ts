@@ -39,6 +39,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       process.exitCode = reportOnDatabase(command.db);
       return;
     }
+    if (command.credentialsFile !== undefined) command.credentials = readCredentialsFile(command.credentialsFile);
     setLogFormat(command.logFormat);
     if (cluster.isPrimary) warnAboutCredentialsFile(command.credentialsFile);
     if (command.socket !== undefined) {

@@ -1,8 +1,10 @@
 // The `credentials` argument of createHandler (docs/API.md, Credentials): one credential or
-// a list, each with a plain password or a scrypt hash. Misuse throws a TypeError naming the
-// entry and the problem, never a secret.
+// a list, each with a plain password or a scrypt hash. Checked here once, for the library
+// and the command alike: `checkCredentials` says which entry is wrong and how, and each
+// caller words it for its reader — createHandler as a TypeError naming the argument
+// (`credentials[2].username`), the command as a line of its credentials file or a variable.
+// Never a secret.
 
-import { ensure } from './errors.js';
 import {
   FOREIGN_HASH_ADVICE,
   foreignHashScheme,
@@ -17,45 +19,103 @@ export type ConfiguredUser =
   | { username: string; kind: 'password'; password: string }
   | { username: string; kind: 'hash'; hash: PasswordHash };
 
-/** Throws a TypeError unless `credentials` are usable; returns them as a list. */
-export function validateCredentials(credentials: Credentials | readonly Credentials[] | undefined): ConfiguredUser[] {
-  if (Array.isArray(credentials)) {
-    const list = credentials as readonly unknown[];
-    ensure(list.length > 0, 'credentials must not be an empty list');
-    const users = list.map((entry, index) => validateOne(entry, `credentials[${index}]`));
-    const seen = new Map<string, number>();
-    users.forEach((user, index) => {
-      const first = seen.get(user.username);
-      ensure(first === undefined, `credentials[${index}].username is the same as credentials[${first}].username`);
-      seen.set(user.username, index);
-    });
-    return users;
+/**
+ * What is wrong with the credentials: the entry (its index in the list; `undefined` when a
+ * single credential was given) and the problem. `detail` is the reason a hash is refused,
+ * in words that quote no part of it.
+ */
+export type CredentialsProblem =
+  | { kind: 'empty list' }
+  | {
+      index: number | undefined;
+      kind:
+        | 'not an object'
+        | 'empty username'
+        | 'colon in username'
+        | 'password and passwordHash'
+        | 'no password'
+        | 'passwordHash not a hash'
+        | 'empty password';
+    }
+  | { index: number | undefined; kind: 'unusable hash' | 'foreign hash'; detail: string }
+  | { index: number; kind: 'repeated username'; first: number };
+
+/** The credentials as the authenticator keeps them, or the first problem among them. */
+export function checkCredentials(
+  credentials: unknown,
+): { ok: true; users: ConfiguredUser[] } | { ok: false; problem: CredentialsProblem } {
+  if (!Array.isArray(credentials)) {
+    const user = checkOne(credentials, undefined);
+    return 'username' in user ? { ok: true, users: [user] } : { ok: false, problem: user };
   }
-  return [validateOne(credentials, 'credentials')];
+  const list = credentials as readonly unknown[];
+  if (list.length === 0) return { ok: false, problem: { kind: 'empty list' } };
+  const users: ConfiguredUser[] = [];
+  const seen = new Map<string, number>();
+  for (const [index, entry] of list.entries()) {
+    const user = checkOne(entry, index);
+    if (!('username' in user)) return { ok: false, problem: user };
+    const first = seen.get(user.username);
+    if (first !== undefined) return { ok: false, problem: { index, kind: 'repeated username', first } };
+    seen.set(user.username, index);
+    users.push(user);
+  }
+  return { ok: true, users };
 }
 
-function validateOne(entry: unknown, name: string): ConfiguredUser {
-  ensure(
-    typeof entry === 'object' && entry !== null,
-    `${name} must be an object { username, password } or { username, passwordHash }`,
-  );
+/** Throws a TypeError naming the entry unless `credentials` are usable; returns them as a list. */
+export function validateCredentials(credentials: Credentials | readonly Credentials[] | undefined): ConfiguredUser[] {
+  const checked = checkCredentials(credentials);
+  if (!checked.ok) throw new TypeError(describeForLibrary(checked.problem));
+  return checked.users;
+}
+
+function checkOne(entry: unknown, index: number | undefined): ConfiguredUser | CredentialsProblem {
+  if (typeof entry !== 'object' || entry === null) return { index, kind: 'not an object' };
   const { username, password, passwordHash } = entry as Record<string, unknown>;
-  ensure(typeof username === 'string' && username !== '', `${name}.username must be a non-empty string`);
+  if (typeof username !== 'string' || username === '') return { index, kind: 'empty username' };
   // RFC 7617 §2: a user-id containing a colon could never be sent.
-  ensure(!username.includes(':'), `${name}.username must not contain a colon`);
-  ensure(password === undefined || passwordHash === undefined, `${name} must have password or passwordHash, not both`);
-  ensure(password !== undefined || passwordHash !== undefined, `${name} must have a password or a passwordHash`);
+  if (username.includes(':')) return { index, kind: 'colon in username' };
+  if (password !== undefined && passwordHash !== undefined) return { index, kind: 'password and passwordHash' };
+  if (password === undefined && passwordHash === undefined) return { index, kind: 'no password' };
   if (passwordHash !== undefined) {
-    ensure(
-      typeof passwordHash === 'string' && isPasswordHash(passwordHash),
-      `${name}.passwordHash must be a string starting with $scrypt$ (booking-search-server hash-password makes one)`,
-    );
+    if (typeof passwordHash !== 'string' || !isPasswordHash(passwordHash)) {
+      return { index, kind: 'passwordHash not a hash' };
+    }
     const parsed = parsePasswordHash(passwordHash);
-    if (!parsed.ok) throw new TypeError(`${name}.passwordHash is not usable: ${parsed.problem}`);
+    if (!parsed.ok) return { index, kind: 'unusable hash', detail: parsed.problem };
     return { username, kind: 'hash', hash: parsed.hash };
   }
-  ensure(typeof password === 'string' && password !== '', `${name}.password must be a non-empty string`);
+  if (typeof password !== 'string' || password === '') return { index, kind: 'empty password' };
   const foreign = foreignHashScheme(password);
-  if (foreign !== undefined) throw new TypeError(`${name}.password: ${FOREIGN_HASH_ADVICE(foreign)}`);
+  if (foreign !== undefined) return { index, kind: 'foreign hash', detail: FOREIGN_HASH_ADVICE(foreign) };
   return { username, kind: 'password', password };
+}
+
+/** The problem as createHandler's TypeError says it: `credentials[2].username is the same as …`. */
+function describeForLibrary(problem: CredentialsProblem): string {
+  if (problem.kind === 'empty list') return 'credentials must not be an empty list';
+  const name = problem.index === undefined ? 'credentials' : `credentials[${problem.index}]`;
+  switch (problem.kind) {
+    case 'not an object':
+      return `${name} must be an object { username, password } or { username, passwordHash }`;
+    case 'empty username':
+      return `${name}.username must be a non-empty string`;
+    case 'colon in username':
+      return `${name}.username must not contain a colon`;
+    case 'password and passwordHash':
+      return `${name} must have password or passwordHash, not both`;
+    case 'no password':
+      return `${name} must have a password or a passwordHash`;
+    case 'passwordHash not a hash':
+      return `${name}.passwordHash must be a string starting with $scrypt$ (booking-search-server hash-password makes one)`;
+    case 'unusable hash':
+      return `${name}.passwordHash is not usable: ${problem.detail}`;
+    case 'empty password':
+      return `${name}.password must be a non-empty string`;
+    case 'foreign hash':
+      return `${name}.password: ${problem.detail}`;
+    case 'repeated username':
+      return `${name}.username is the same as credentials[${problem.first}].username`;
+  }
 }

@@ -5,7 +5,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { type Command, parseCommandLine } from '../../bin/args.js';
+import { parseCredentialsFile } from '../../bin/credentials.js';
 import { CliError } from '../../bin/errors.js';
+import { validateCredentials } from '../../lib/credentials.js';
 
 const USER = { BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: 'ge:heim' };
 
@@ -194,4 +196,35 @@ test('parseCommandLine: an empty variable counts as not set; BOOKING_SEARCH_PASS
     error: 'BOOKING_SEARCH_USER must not contain a colon',
     exitCode: 1,
   });
+});
+
+test('parseCommandLine reads no file: --credentials-file is named for the caller to read', () => {
+  const missing = '/nonexistent/booking-search-server/credentials';
+  assert.deepEqual(
+    pick(outcome(['--db', 'x.sqlite', '--credentials-file', missing], {}), [
+      'credentials',
+      'credentialsFrom',
+      'credentialsFile',
+    ]),
+    {
+      credentials: [],
+      credentialsFrom: 'file',
+      credentialsFile: missing,
+    },
+  );
+});
+
+test('a credentials file and the environment are checked by the library, and named by line or variable', () => {
+  const file = 'zugang';
+  const lines = '# Kommentar\n\nbank:geheim\nkas:se:x\nbank:anders\n';
+  assert.throws(() => parseCredentialsFile(lines, file), {
+    message: 'credentials file zugang, line 5: the user of line 3 is given again',
+  });
+  assert.throws(
+    () => validateCredentials(parseCredentialsFile('bank:geheim\n', file).concat({ username: 'bank', password: 'x' })),
+    {
+      message: 'credentials[1].username is the same as credentials[0].username',
+    },
+  );
+  assert.deepEqual(parseCredentialsFile('bank:ge:heim\r\n', file), [{ username: 'bank', password: 'ge:heim' }]);
 });
