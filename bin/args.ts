@@ -40,7 +40,7 @@ export interface ServeCommand {
   workers: number;
   /** PEM files for HTTPS; `undefined` serves plain HTTP. */
   tls: { cert: string; key: string; minVersion: TlsMinVersion } | undefined;
-  timeouts: { headersMs: number; requestMs: number; keepAliveMs: number };
+  timeouts: { headersMs: number; requestMs: number; keepAliveMs: number; sendMs: number };
 }
 
 export type Command =
@@ -83,6 +83,7 @@ Options:
   --headers-timeout SEC      a client must have sent its headers within this (default 10)
   --request-timeout SEC      ... and its whole request within this (default 30)
   --keep-alive-timeout SEC   an idle keep-alive connection is closed after this (default 5)
+  --send-timeout SEC         a connection whose client reads nothing of an answer for this long is closed (default 30)
 
 Credentials come from BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD (a password or a
 hash), or from --credentials-file; never from a flag, which every user of the machine could
@@ -113,6 +114,7 @@ const OPTIONS = {
   'headers-timeout': { type: 'string' },
   'request-timeout': { type: 'string' },
   'keep-alive-timeout': { type: 'string' },
+  'send-timeout': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -257,6 +259,7 @@ function readTimeouts(values: Record<string, string | string[] | boolean | undef
     headersMs: 1000 * headers,
     requestMs: 1000 * request,
     keepAliveMs: 1000 * seconds('--keep-alive-timeout', 5),
+    sendMs: 1000 * seconds('--send-timeout', 30),
   };
 }
 

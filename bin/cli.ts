@@ -98,6 +98,10 @@ async function serve(command: ServeCommand): Promise<string[]> {
   let server: Server | undefined;
   try {
     server = createServer(command, withAccessLog(database.handler));
+    // node:http's socket timeout (0, off, by default): a client that stops reading a large
+    // answer would hold its connection and the unsent part of the answer for ever. Without
+    // a 'timeout' listener Node destroys the socket. Every write that drains restarts it.
+    server.setTimeout(command.timeouts.sendMs);
     if (command.socket === undefined) await listen(server, command.port, command.host);
     else {
       // With --workers the primary has cleared the path; the workers share its socket.

@@ -3,12 +3,14 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isLoopback } from '../bin/args.js';
+import { cashBook } from './cash-book.js';
 import { assertFails, makeCertificate, run, start, waitFor } from './cli-helpers.js';
 import { AUTH, assertReply, buildDatabase, get, tempDir } from './helpers.js';
 
@@ -46,6 +48,53 @@ test('50 slowloris connections are cut off after --headers-timeout while normal 
   assert.equal(closedAt.length, 50, 'every slow connection was closed by the server');
   assert.ok(Math.max(...closedAt) < 5_000, `closed after at most ${Math.max(...closedAt)} ms`);
   assert.ok(Math.min(...closedAt) >= 1_500, 'not before the timeout');
+});
+
+/** The TCP sockets a process holds open (its listening socket among them). */
+function openSockets(pid: number): number {
+  let count = 0;
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      if (readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:')) count += 1;
+    } catch {
+      // Closed while looking.
+    }
+  }
+  return count;
+}
+
+test('a client that never reads its large answers is cut off after --send-timeout; others are served meanwhile', async (t) => {
+  // The widest search on a 3,000-booking book: 1,000 bookings, about 100 KB an answer.
+  const file = join(tempDir(t), 'kasse.sqlite');
+  const book = cashBook(3_000);
+  writeFileSync(file, book.serialize());
+  book.close();
+  const server = await start(t, ['--db', file, '--send-timeout', '2']);
+  const pid = server.child.pid as number;
+  const widest = `${server.api}buchungen?von=2000-01-01&bis=2099-12-31&betrag=0&toleranz=999999999999.99&limit=1000`;
+  const answer = await get(widest);
+  assert.equal(answer.status, 200);
+  assert.ok(answer.body.length > 90_000, `${answer.body.length} bytes an answer`);
+  const baseline = openSockets(pid);
+
+  // 100 of them pipelined on one connection, and nothing read: far more than the kernel's
+  // buffers hold, so the server's writes stall.
+  const path = new URL(widest).pathname + new URL(widest).search;
+  const reader = connect(Number(new URL(server.api).port), '127.0.0.1');
+  reader.on('error', () => undefined);
+  reader.pause();
+  await once(reader, 'connect');
+  reader.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\n\r\n`.repeat(100));
+  const opened = Date.now();
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  assert.equal(openSockets(pid), baseline + 1, 'the stalled connection is open');
+  assert.equal((await get(`${server.api}status`)).status, 200, 'another client is served meanwhile');
+  while (openSockets(pid) > baseline && Date.now() - opened < 8_000)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  const closedAfter = Date.now() - opened;
+  assert.equal(openSockets(pid), baseline, `the server closed the stalled connection (after ${closedAfter} ms)`);
+  assert.ok(closedAfter >= 2_000 && closedAfter < 5_000, `closed after ${closedAfter} ms`);
+  reader.destroy();
 });
 
 test('the timeout flags are checked', async () => {

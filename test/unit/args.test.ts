@@ -55,8 +55,8 @@ const COMMANDS: Array<[argv: string[], expected: Record<string, unknown>]> = [
     { tls: { cert: 'c.pem', key: 'k.pem', minVersion: 'TLSv1.3' } },
   ],
   [
-    ['--demo', '--headers-timeout', '5', '--request-timeout', '6', '--keep-alive-timeout', '7'],
-    { timeouts: { headersMs: 5000, requestMs: 6000, keepAliveMs: 7000 } },
+    ['--demo', '--headers-timeout', '5', '--request-timeout', '6', '--keep-alive-timeout', '7', '--send-timeout', '8'],
+    { timeouts: { headersMs: 5000, requestMs: 6000, keepAliveMs: 7000, sendMs: 8000 } },
   ],
   [['--demo'], { trustProxy: [], socket: undefined, logFormat: 'text' }],
   [['--demo', '--trust-proxy', '127.0.0.1, ::1'], { trustProxy: ['127.0.0.1', '::1'] }],
