@@ -5,7 +5,7 @@
 import type Database from 'better-sqlite3';
 import { findRecommendedIndexes, findSchemaProblems } from '../lib/schema.js';
 import { explainCount } from '../lib/search.js';
-import { describeDatabaseError, journalOf, notReadableNow, openDatabase } from './database.js';
+import { describeDatabaseError, journalOf, notReadableNow, openDatabase } from './database-file.js';
 
 /**
  * Writes the report to stdout; returns the exit code: 0 when the schema fits and the file

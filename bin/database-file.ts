@@ -1,0 +1,184 @@
+// A database file as the command finds it, diagnosed without changing anything: opened
+// read-only, its journal read from the header and the files beside it, and SQLite's
+// answers put into words. A file that is a SQLite database but cannot be read *now* is a
+// state, not a failure (docs/API.md, The CLI); what will not pass by itself is a CliError.
+// Nothing is ever created beside the file. Used by `check` and by the serving side
+// (bin/database.ts).
+
+import { accessSync, closeSync, constants, openSync, readSync, statSync } from 'node:fs';
+import { basename } from 'node:path';
+import Database from 'better-sqlite3';
+import { errorCode, isNotReadableNow } from '../lib/errors.js';
+import { CliError, describeFsError } from './errors.js';
+
+// A search waits this long for another program's write lock before it answers 500 with
+// Retry-After; better-sqlite3's default of 5 s would block every other request meanwhile.
+const BUSY_TIMEOUT_MS = 100;
+// sqlite.org/fileformat.html §1.3: the header starts with this string; byte 19, the read
+// version, is 2 for a database in WAL mode, and SQLite then opens (or creates) FILE-wal and
+// FILE-shm on the first read.
+const SQLITE_MAGIC = 'SQLite format 3\0';
+const READ_VERSION_OFFSET = 19;
+const WAL_READ_VERSION = 2;
+
+/** A database that is a SQLite file but cannot be read now; it passes when its owner acts. */
+export interface NotReadableNow {
+  /** SQLite's result code for the state (what SQLite answered, or would answer). */
+  code: string;
+  /** The state, what SQLite needs and what the admin can do, as one sentence. */
+  explanation: string;
+}
+
+export type Opened<T> =
+  | { readable: true; db: Database.Database; value: T }
+  | { readable: false; state: NotReadableNow };
+
+/**
+ * Opens `file` read-only and hands it to `use`, which reads from it. Returns the state when
+ * the file cannot be read now; throws a CliError for what will not pass by itself (no file,
+ * no permission, not a database, a schema that does not fit).
+ *
+ * A WAL database is only opened when its -wal and -shm are there: otherwise SQLite would
+ * create them, owned by this service, in a directory it can write — and the application,
+ * which must write them, could then fail.
+ */
+export function openDatabase<T>(file: string, use: (db: Database.Database) => T): Opened<T> {
+  let isFile: boolean;
+  try {
+    isFile = statSync(file).isFile();
+    if (isFile) accessSync(file, constants.R_OK);
+  } catch (error: unknown) {
+    throw new CliError(`cannot open database ${file}: ${describeFsError(error)}`);
+  }
+  if (!isFile) throw new CliError(`cannot open database ${file}: not a regular file`);
+  // Between this look and SQLite's first read (which takes the shared lock that keeps a
+  // closing application from deleting -wal/-shm) lies well under a millisecond; a directory
+  // the service cannot write (docs/operations.md, Users and permissions) covers even that window.
+  if (journalOf(file).wal) {
+    const missing = walFilesNotReadable(file);
+    if (missing !== undefined) return { readable: false, state: missing };
+  }
+  let db: Database.Database;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
+  } catch (error: unknown) {
+    throw new CliError(describeDatabaseError(file, error));
+  }
+  try {
+    return { readable: true, db, value: use(db) };
+  } catch (error: unknown) {
+    db.close();
+    const state = notReadableNow(file, error);
+    if (state !== undefined) return { readable: false, state };
+    throw new CliError(describeDatabaseError(file, error));
+  }
+}
+
+/** The journal of `file` as its header and the files beside it tell, without SQLite. */
+export function journalOf(file: string): { wal: boolean; description: string } {
+  const name = basename(file);
+  const header = readHeader(file);
+  if (header.toString('latin1', 0, SQLITE_MAGIC.length) !== SQLITE_MAGIC) {
+    return { wal: false, description: 'unknown (the file has no SQLite header)' };
+  }
+  if (header[READ_VERSION_OFFSET] === WAL_READ_VERSION) {
+    const wal = sizeOf(`${file}-wal`);
+    const shm = sizeOf(`${file}-shm`);
+    const there = (suffix: string, size: number | undefined): string =>
+      size === undefined ? `${name}${suffix} missing` : `${name}${suffix} ${size} bytes`;
+    return { wal: true, description: `WAL (write-ahead log): ${there('-wal', wal)}, ${there('-shm', shm)}` };
+  }
+  const journal = sizeOf(`${file}-journal`);
+  return {
+    wal: false,
+    description:
+      journal === undefined
+        ? 'rollback journal (WAL is off); no journal file'
+        : `rollback journal (WAL is off); ${name}-journal ${journal} bytes (a write in progress, or one that was interrupted)`,
+  };
+}
+
+/** The state behind a SQLite error that passes when the application acts, or `undefined`. */
+export function notReadableNow(file: string, error: unknown): NotReadableNow | undefined {
+  if (!isNotReadableNow(error)) return undefined;
+  const code = errorCode(error) ?? 'SQLITE_BUSY';
+  const name = basename(file);
+  if (code === 'SQLITE_READONLY_ROLLBACK') {
+    return {
+      code,
+      explanation: `${name}-journal is a hot journal, left by a write that was interrupted (the application crashed or was killed); only a connection that can write may roll it back, and SQLite lets no one read before (${code}): the application must open the file once to roll back the interrupted write (or, as its user: sqlite3 ${file} 'SELECT count(*) FROM sqlite_schema')`,
+    };
+  }
+  if (code === 'SQLITE_READONLY_RECOVERY') {
+    return {
+      code,
+      explanation: `the write-ahead log ${name}-wal must be recovered after the application stopped in the middle of a write, and only a connection that can write may do that (${code}): start the application, it recovers the log when it opens the file`,
+    };
+  }
+  if (code === 'SQLITE_READONLY_DIRECTORY') return walFilesMissing(file, code);
+  if (code === 'SQLITE_READONLY_CANTINIT' || code === 'SQLITE_READONLY_CANTLOCK') {
+    return {
+      code,
+      explanation: `${name}-shm can only be set up by a connection that can write it (${code}): start the application and keep it running until this service says it serves the file`,
+    };
+  }
+  return {
+    code,
+    explanation: `another program holds a lock on the file (${code}); SQLite lets no one read while a write is being committed: this passes when the write ends (if it lasts, see which process holds the file: fuser -v ${file})`,
+  };
+}
+
+/** One line for why `file` cannot be served. */
+export function describeDatabaseError(file: string | undefined, error: unknown): string {
+  if (error instanceof CliError) return error.message;
+  const code = errorCode(error);
+  const message = error instanceof Error ? error.message : String(error);
+  if (code === 'SQLITE_NOTADB') return `${file} is not a SQLite database`;
+  if (file !== undefined && code?.startsWith('SQLITE_CANTOPEN'))
+    return `cannot open database ${file}: SQLite cannot open it or a file beside it (${code})`;
+  return file === undefined ? message : `cannot serve ${file}: ${message}`;
+}
+
+function walFilesNotReadable(file: string): NotReadableNow | undefined {
+  for (const suffix of ['-wal', '-shm']) {
+    try {
+      accessSync(`${file}${suffix}`, constants.R_OK);
+    } catch (error: unknown) {
+      if (errorCode(error) === 'ENOENT') return walFilesMissing(file, 'SQLITE_READONLY_DIRECTORY');
+      return {
+        code: 'SQLITE_CANTOPEN',
+        explanation: `${basename(file)}${suffix} cannot be read by this service (${describeFsError(error)}): the application creates -wal and -shm with the mode of the database file and its own group, so the service's user needs that group and the file mode 0640`,
+      };
+    }
+  }
+  return undefined;
+}
+
+function walFilesMissing(file: string, code: string): NotReadableNow {
+  const name = basename(file);
+  return {
+    code,
+    explanation: `it is in WAL mode and ${name}-wal or ${name}-shm is missing (SQLite deletes them when the last connection closes); a reader would have to create them, and this service never creates files beside the database (${code}): start the application before this service, and keep it running until this service says it serves the file`,
+  };
+}
+
+function readHeader(file: string): Buffer {
+  const header = Buffer.alloc(100);
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, 'r');
+    return header.subarray(0, readSync(fd, header, 0, header.length, 0));
+  } catch {
+    return Buffer.alloc(0);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+function sizeOf(file: string): number | undefined {
+  try {
+    return statSync(file).size;
+  } catch {
+    return undefined;
+  }
+}
