@@ -14,7 +14,7 @@ import { isLoopback, parseCommandLine, type ServeCommand, USAGE } from './args.j
 import { reportOnDatabase } from './check.js';
 import { readCredentialsFile } from './credentials.js';
 import { type BuildHandler, inMemoryDatabase, preflightDatabaseFile, watchDatabase } from './database.js';
-import { createDemoDatabase } from './demo.js';
+import { createDemoDatabase, type DemoDatabase } from './demo.js';
 import { CliError, describeFsError } from './errors.js';
 import { runHashPassword } from './hash-password.js';
 import { logInfo, logLine, setLogFormat, withAccessLog } from './log.js';
@@ -28,7 +28,15 @@ const SHUTDOWN_GRACE_MS = 10_000;
 // Request line and headers together; a Basic header and a long query fit well within.
 const MAX_HEADER_BYTES = 16 * 1024;
 
+/**
+ * This process's part, decided once from node:cluster: the only process, the primary of
+ * --workers (it supervises and serves nothing), or one of its workers (its greeting and its
+ * failure go to the primary, which says them once).
+ */
+type Role = 'single' | 'primary' | 'worker';
+
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+  let role: Role = cluster.isWorker ? 'worker' : 'single';
   try {
     const command = parseCommandLine(argv, env);
     if (command.command === 'help') return void process.stdout.write(USAGE);
@@ -41,27 +49,28 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     }
     if (command.credentialsFile !== undefined) command.credentials = readCredentialsFile(command.credentialsFile);
     setLogFormat(command.logFormat);
-    if (cluster.isPrimary) warnAboutCredentialsFile(command.credentialsFile);
+    if (role === 'single' && command.workers > 1) role = 'primary';
+    if (role !== 'worker') warnAboutCredentialsFile(command.credentialsFile);
     if (command.socket !== undefined) {
       useSocketMode(command.socket.mode);
-      if (cluster.isPrimary && letsEveryoneConnect(command.socket.mode)) {
+      if (role !== 'worker' && letsEveryoneConnect(command.socket.mode)) {
         logLine(
           `warning: --socket-mode ${command.socket.mode.toString(8)} lets every user of this machine connect to the socket, and the socket's peer is trusted as the proxy (X-Forwarded-For): any of them can choose the address the throttle counts; use 660 with --socket-group`,
         );
       }
     }
-    if (command.workers > 1 && cluster.isPrimary) {
+    if (role === 'primary') {
       return await superviseWorkers(command, async () => {
         if (command.db !== undefined) preflightDatabaseFile(command.db, handlerFor(command));
         if (command.socket !== undefined) await prepareSocketPath(command.socket.path);
       });
     }
-    const greeting = await serve(command);
-    if (cluster.isWorker) reportListening(greeting);
+    const greeting = await serve(command, role);
+    if (role === 'worker') reportListening(greeting);
     else logInfo(greeting);
   } catch (error: unknown) {
     const message = error instanceof CliError ? error.message : `unexpected error: ${String(error)}`;
-    if (cluster.isWorker) return reportFailure(message);
+    if (role === 'worker') return reportFailure(message);
     // A wrong command line is an answer to the person typing it; anything later is a log line.
     if (error instanceof CliError && error.exitCode === 2) process.stderr.write(`${NAME}: ${message}\n`);
     else logLine(`${NAME}: ${message}`);
@@ -85,7 +94,7 @@ function warnAboutCredentialsFile(file: string | undefined): void {
 }
 
 /** Opens, checks and serves; returns the lines that tell the user where and what. */
-async function serve(command: ServeCommand): Promise<string[]> {
+async function serve(command: ServeCommand, role: Exclude<Role, 'primary'>): Promise<string[]> {
   // SIGHUP gives the new credentials to every handler that answers (the file's and the
   // stand-in's while the file cannot be served), and `command` keeps them for the next one.
   const build: BuildHandler = handlerFor(command);
@@ -105,7 +114,7 @@ async function serve(command: ServeCommand): Promise<string[]> {
     if (command.socket === undefined) await listen(server, command.port, command.host);
     else {
       // With --workers the primary has cleared the path; the workers share its socket.
-      if (cluster.isPrimary) await prepareSocketPath(command.socket.path);
+      if (role === 'single') await prepareSocketPath(command.socket.path);
       await listen(server, command.socket.path);
       applySocketGroup(command.socket);
     }
@@ -114,13 +123,19 @@ async function serve(command: ServeCommand): Promise<string[]> {
     database.close();
     throw error instanceof CliError ? error : new CliError(describeListenError(error, command));
   }
-  stopOnSignals(server, database.close);
+  stopOnSignals(server, database.close, role);
   reloadOnHangup(command, server, (credentials) => {
     database.updateCredentials(credentials);
     command.credentials = credentials;
   });
   stopOnBugs();
 
+  warnAboutPlainHttp(command);
+  return greeting(command, server, demo);
+}
+
+/** The start-up lines: where the API is served, and for the demo what to try. */
+function greeting(command: ServeCommand, server: Server, demo: DemoDatabase | undefined): string[] {
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : command.port;
   const host = command.host.includes(':') ? `[${command.host}]` : command.host;
@@ -129,34 +144,37 @@ async function serve(command: ServeCommand): Promise<string[]> {
   // A socket is written the way nginx's proxy_pass names one: unix:PATH:URI.
   const api =
     command.socket === undefined ? `${scheme}://${host}:${port}${base}` : `unix:${command.socket.path}:${base}`;
+  const lines = [`${NAME} listening on ${api}`];
+  if (demo === undefined) return lines;
+  const userArgument =
+    command.credentialsFrom === 'demo default'
+      ? 'demo:demo'
+      : command.credentialsFrom === 'file'
+        ? 'USER:PASSWORD'
+        : // A hash in the environment is no password to send: the user types theirs.
+          command.credentials.some((credential) => credential.passwordHash !== undefined)
+          ? '"$BOOKING_SEARCH_USER:PASSWORD"'
+          : '"$BOOKING_SEARCH_USER:$BOOKING_SEARCH_PASSWORD"';
+  const insecure = command.tls === undefined ? '' : '-k ';
+  const target =
+    command.socket === undefined ? `'${api}` : `--unix-socket ${command.socket.path} '${scheme}://localhost${base}`;
+  lines.push(
+    `Demo: ${demo.count} sample cash bookings from ${demo.from} to ${demo.to}, in memory.`,
+    command.credentialsFrom === 'demo default'
+      ? 'Demo credentials: user "demo", password "demo" (set BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD for others).'
+      : `Credentials: from the ${command.credentialsFrom}.`,
+    `Try: curl ${insecure}-u ${userArgument} ${target}buchungen?von=${demo.example.von}&bis=${demo.example.bis}&betrag=${demo.example.betrag}'`,
+  );
+  return lines;
+}
+
+/** Basic credentials over plain HTTP beyond this machine cross the network readable. */
+function warnAboutPlainHttp(command: ServeCommand): void {
   if (command.tls === undefined && command.socket === undefined && !isLoopback(command.host)) {
     logLine(
       `warning: serving HTTP Basic authentication without TLS on ${command.host}: passwords cross the network readable; use --tls-cert/--tls-key or a TLS proxy`,
     );
   }
-  const lines = [`${NAME} listening on ${api}`];
-  if (demo !== undefined) {
-    const userArgument =
-      command.credentialsFrom === 'demo default'
-        ? 'demo:demo'
-        : command.credentialsFrom === 'file'
-          ? 'USER:PASSWORD'
-          : // A hash in the environment is no password to send: the user types theirs.
-            command.credentials.some((credential) => credential.passwordHash !== undefined)
-            ? '"$BOOKING_SEARCH_USER:PASSWORD"'
-            : '"$BOOKING_SEARCH_USER:$BOOKING_SEARCH_PASSWORD"';
-    const insecure = command.tls === undefined ? '' : '-k ';
-    const target =
-      command.socket === undefined ? `'${api}` : `--unix-socket ${command.socket.path} '${scheme}://localhost${base}`;
-    lines.push(
-      `Demo: ${demo.count} sample cash bookings from ${demo.from} to ${demo.to}, in memory.`,
-      command.credentialsFrom === 'demo default'
-        ? 'Demo credentials: user "demo", password "demo" (set BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD for others).'
-        : `Credentials: from the ${command.credentialsFrom}.`,
-      `Try: curl ${insecure}-u ${userArgument} ${target}buchungen?von=${demo.example.von}&bis=${demo.example.bis}&betrag=${demo.example.betrag}'`,
-    );
-  }
-  return lines;
 }
 
 /** How this command turns a database into a handler. */
@@ -292,14 +310,14 @@ function thrownAt(error: unknown): string {
   return frame === null ? '' : ` (at ${frame[1]})`;
 }
 
-function stopOnSignals(server: Server, closeDatabase: () => void): void {
+function stopOnSignals(server: Server, closeDatabase: () => void, role: Exclude<Role, 'primary'>): void {
   let stopping = false;
   const stop = (): void => {
     if (stopping) {
       // A second signal cuts what is still running. Not in a worker: Ctrl-C and systemd
       // signal the whole process group, and the primary passes the signal on as well, so
       // each worker sees two for one stop; it gets the grace below like a single process.
-      if (!cluster.isWorker) server.closeAllConnections();
+      if (role === 'single') server.closeAllConnections();
       return;
     }
     stopping = true;
@@ -307,7 +325,7 @@ function stopOnSignals(server: Server, closeDatabase: () => void): void {
       closeDatabase();
       process.exitCode = 0;
       // A worker's channel to the primary would keep it alive.
-      if (cluster.isWorker) process.disconnect?.();
+      if (role === 'worker') process.disconnect?.();
     });
     server.closeIdleConnections();
     setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
