@@ -69,13 +69,20 @@ test('a client that never reads its large answers is cut off after --send-timeou
   const book = cashBook(3_000);
   writeFileSync(file, book.serialize());
   book.close();
-  const server = await start(t, ['--db', file, '--send-timeout', '2']);
+  const server = await start(t, ['--db', file, '--send-timeout', '2', '--keep-alive-timeout', '1']);
   const pid = server.child.pid as number;
+  const baseline = openSockets(pid);
+  const settled = async (): Promise<void> => {
+    const deadline = Date.now() + 5_000;
+    while (openSockets(pid) > baseline && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+  };
   const widest = `${server.api}buchungen?von=2000-01-01&bis=2099-12-31&betrag=0&toleranz=999999999999.99&limit=1000`;
   const answer = await get(widest);
   assert.equal(answer.status, 200);
   assert.ok(answer.body.length > 90_000, `${answer.body.length} bytes an answer`);
-  const baseline = openSockets(pid);
+  await settled();
+  assert.equal(openSockets(pid), baseline, 'the first client has gone');
 
   // 100 of them pipelined on one connection, and nothing read: far more than the kernel's
   // buffers hold, so the server's writes stall.
