@@ -2,9 +2,11 @@
 // caller reads --credentials-file); every problem is a CliError with one line for the user.
 
 import { parseArgs } from 'node:util';
+import { APP_NAMES } from '../lib/apps/index.js';
 import { canonicalAddress } from '../lib/client-address.js';
 import { originProblem } from '../lib/cors.js';
 import { errorCode } from '../lib/errors.js';
+import { TABLE_NAME, type TableNames } from '../lib/mapping.js';
 import type { Credentials } from '../lib/types.js';
 import { environmentCredentials } from './credentials.js';
 import { CliError } from './errors.js';
@@ -14,6 +16,10 @@ export interface ServeCommand {
   command: 'serve';
   /** A database file, or `undefined` for the in-memory demo. */
   db: string | undefined;
+  /** Whose tables the file holds: `own` or an application (lib/apps/). */
+  app: string;
+  /** With `own`: the names of the three tables, where they differ from the defaults. */
+  tables: Partial<TableNames>;
   host: string;
   port: number;
   basePath: string;
@@ -45,7 +51,7 @@ export interface ServeCommand {
 
 export type Command =
   | ServeCommand
-  | { command: 'check'; db: string }
+  | { command: 'check'; db: string; app: string | undefined; tables: Partial<TableNames> }
   | { command: 'hash-password' }
   | { command: 'openapi' }
   | { command: 'help' }
@@ -54,7 +60,9 @@ export type Command =
 export const USAGE = `Usage:
   booking-search-server --db FILE [options]   serve the bookings in FILE (opened read-only)
   booking-search-server --demo [options]      serve built-in sample bookings (user demo, password demo)
-  booking-search-server check --db FILE       does FILE fit? what is missing? which indexes? journal state?
+  booking-search-server check --db FILE [--app NAME]
+                                              does FILE fit? do its dates and amounts mean what they must?
+                                              which indexes? journal state? one real search
   booking-search-server hash-password         read a password on stdin, print its scrypt hash
   booking-search-server --openapi             print the OpenAPI 3.1 description
   booking-search-server --help | --version
@@ -62,6 +70,8 @@ export const USAGE = `Usage:
 Options:
   --db FILE                  the SQLite database of the bookkeeping application
   --demo                     an in-memory database with a few hundred sample bookings
+  --app NAME                 whose tables FILE holds: ${APP_NAMES.join(', ')} (default own; docs/applications.md)
+  --table-names LIST         with --app own: other names for the tables, e.g. entries=kasse,categories=kat
   --host HOST                address to listen on (default 127.0.0.1)
   --port PORT                port to listen on, 0 for any free one (default 8080)
   --base-path PATH           path before /api/v1, e.g. /kasse (default none)
@@ -92,6 +102,8 @@ read in ps. SIGHUP re-reads the credentials file and the TLS certificate and key
 
 const OPTIONS = {
   db: { type: 'string' },
+  app: { type: 'string' },
+  'table-names': { type: 'string' },
   demo: { type: 'boolean' },
   openapi: { type: 'boolean' },
   host: { type: 'string' },
@@ -129,7 +141,8 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   const [verb, ...extra] = positionals;
   if (verb === 'check' && extra.length === 0) {
     if (values.db === undefined) throw usage('check needs --db FILE');
-    return { command: 'check', db: values.db };
+    const tables = readTableNames(values['table-names']);
+    return { command: 'check', db: values.db, app: readApp(values.app, tables), tables };
   }
   if (verb === 'hash-password' && extra.length === 0) return { command: 'hash-password' };
   if (verb !== undefined) {
@@ -139,6 +152,10 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   const demo = values.demo === true;
   if (demo && values.db !== undefined) throw usage('give either --db FILE or --demo, not both');
   if (!demo && values.db === undefined) throw usage('--db FILE is required (or --demo for sample data)');
+  const tables = readTableNames(values['table-names']);
+  const app = readApp(values.app, tables) ?? 'own';
+  if (demo && (app !== 'own' || Object.keys(tables).length > 0))
+    throw usage('--app and --table-names describe a --db FILE, not the demo');
 
   const cert = values['tls-cert'];
   const key = values['tls-key'];
@@ -172,6 +189,8 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   return {
     command: 'serve',
     db: values.db,
+    app,
+    tables,
     host: values.host ?? '127.0.0.1',
     port,
     basePath: values['base-path'] ?? '',
@@ -204,6 +223,32 @@ function parse(argv: readonly string[]) {
     if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option) throw usage(`option ${option} needs a value`);
     throw usage(message.split('\n')[0] ?? message);
   }
+}
+
+function readApp(app: string | undefined, tables: Partial<TableNames>): string | undefined {
+  if (app !== undefined && !APP_NAMES.includes(app))
+    throw usage(`--app must be one of ${APP_NAMES.join(', ')}, not '${app}'`);
+  if (app !== undefined && app !== 'own' && Object.keys(tables).length > 0)
+    throw usage(`--table-names is for --app own; --app ${app} reads the application's own tables`);
+  return app;
+}
+
+const TABLE_KEYS = { entries: 'entries', categories: 'categories', payment_methods: 'paymentMethods' } as const;
+
+/** `entries=kasse,categories=kat` → `{ entries: 'kasse', categories: 'kat' }`. */
+function readTableNames(text: string | undefined): Partial<TableNames> {
+  if (text === undefined) return {};
+  const names: Partial<TableNames> = {};
+  for (const pair of text.split(',')) {
+    const [key = '', name = '', ...rest] = pair.split('=').map((part) => part.trim());
+    const option = TABLE_KEYS[key as keyof typeof TABLE_KEYS] as keyof TableNames | undefined;
+    if (option === undefined || rest.length > 0 || name === '')
+      throw usage(`--table-names takes entries=NAME,categories=NAME,payment_methods=NAME, not '${pair}'`);
+    if (!TABLE_NAME.test(name)) throw usage(`--table-names: '${name}' is not an SQL name such as kasse or temp.kasse`);
+    if (names[option] !== undefined) throw usage(`--table-names names ${key} twice`);
+    names[option] = name;
+  }
+  return names;
 }
 
 const TRUST_PROXY_NEEDS_ADDRESSES =

@@ -1,64 +1,94 @@
-// booking-search-server check --db FILE: tells an admin whether a database fits, what it
-// holds, its journal and whether it can be read now, and what the search needs that it
-// lacks. Opens read-only; changes nothing, creates nothing beside the file.
+// booking-search-server check --db FILE [--app NAME]: tells an admin whether a database
+// fits, whether its dates and amounts mean what the contract needs (on a sample of the
+// data), its journal and whether it can be read now, what the search needs that it lacks,
+// and what one real search answers. Opens read-only; changes nothing, creates nothing
+// beside the file.
 
 import type Database from 'better-sqlite3';
-import { findRecommendedIndexes, findSchemaProblems } from '../lib/schema.js';
-import { explainCount } from '../lib/search.js';
+import { findApplication } from '../lib/apps/index.js';
+import { formatSearchResult } from '../lib/format.js';
+import { type Mapping, ownSchema, quoteName, type TableNames } from '../lib/mapping.js';
+import { checkMeaning } from '../lib/meaning.js';
+import { formatEuros } from '../lib/money.js';
+import { detectApplication, findRecommendedIndexes, findSchemaProblems } from '../lib/schema.js';
+import { createBookingSearch, explainCount } from '../lib/search.js';
 import { describeDatabaseError, journalOf, notReadableNow, openDatabase } from './database-file.js';
 
 /**
- * Writes the report to stdout; returns the exit code: 0 when the schema fits and the file
- * can be read now, else 1.
+ * Writes the report to stdout; returns the exit code: 0 when the file fits the mapping
+ * (given, or detected when `app` is undefined), its sample means what it must, and it can
+ * be read now; else 1.
  */
-export function reportOnDatabase(file: string): number {
+export function reportOnDatabase(file: string, app?: string, tables: Partial<TableNames> = {}): number {
   const lines: string[] = [`Database: ${file}`];
   let db: Database.Database | undefined;
   try {
-    const opened = openDatabase(file, (db) => findSchemaProblems(db));
+    const opened = openDatabase(file, (db) => chooseMapping(db, app, tables));
     lines.push(`Journal: ${journalOf(file).description}.`);
     if (!opened.readable) {
       lines.push(`Cannot be read now: ${opened.state.explanation}.`);
       return finish(lines, 1);
     }
     db = opened.db;
-    const problems = opened.value;
+    const { mapping, detected, problems } = opened.value;
+    if (mapping.kind === 'application') {
+      lines.push(
+        detected
+          ? `Mapping: ${mapping.title} (detected; serve it with --app ${mapping.name}).`
+          : `Mapping: ${mapping.title} (--app ${mapping.name}).`,
+      );
+    }
     if (problems.length > 0) {
-      lines.push('Schema: does not fit. Missing:', ...problems.map((problem) => `  - ${problem}`));
-      lines.push('See docs/applications.md for serving another schema through views.');
+      const what = mapping.kind === 'own' ? 'Schema' : `Tables of ${mapping.title}`;
+      lines.push(`${what}: does not fit. Missing:`, ...problems.map((problem) => `  - ${problem}`));
+      lines.push('See docs/applications.md for the applications served with --app, and for serving another schema.');
       return finish(lines, 1);
     }
-    const kinds = db
-      .prepare<[], { name: string; type: string }>(
-        "SELECT name, type FROM sqlite_schema WHERE name IN ('entries', 'categories', 'payment_methods') ORDER BY name",
-      )
-      .all();
-    lines.push(`Schema: fits (${kinds.map(({ name, type }) => `${name}: ${type}`).join(', ')}).`);
-    const [count, first, last] = db
-      .prepare<[], [number, string | null, string | null]>(
-        'SELECT count(*), (SELECT min(date) FROM entries), (SELECT max(date) FROM entries) FROM entries',
-      )
-      .raw()
-      .get() ?? [0, null, null];
-    lines.push(count === 0 ? 'Bookings: none.' : `Bookings: ${count}, dated ${first} to ${last}.`);
+    if (mapping.kind === 'own') lines.push(describeOwnTables(db, mapping.tables));
+    else lines.push(`Tables of ${mapping.title}: fit (read as they are; nothing is created in the file).`);
 
-    if (kinds.some(({ name, type }) => name === 'entries' && type === 'view')) {
-      lines.push('Indexes: entries is a view, so the search uses the indexes of the tables behind it.');
-    } else {
-      for (const index of findRecommendedIndexes(db)) {
-        lines.push(
-          index.presentAs === undefined
-            ? `Index on (${index.columns.join(', ')}) for ${index.purpose}: missing. To add it (the owning application must allow it): ${index.createStatement}`
-            : `Index on (${index.columns.join(', ')}) for ${index.purpose}: present (${index.presentAs}).`,
-        );
-      }
+    const meaning = checkMeaning(db, mapping);
+    const [count, first, last] = bookingRange(db, mapping);
+    lines.push(count === 0 ? 'Bookings: none.' : `Bookings: ${count}, dated ${first} to ${last}.`);
+    if (meaning.problems.length > 0) {
+      lines.push(
+        `Data: does not fit (${meaning.sampled} bookings looked at); the search would answer wrongly:`,
+        ...meaning.problems.map((problem) => `  - ${problem}`),
+      );
+      return finish(lines, 1);
     }
-    const plan = explainCount(db);
+    lines.push(
+      meaning.sampled === 0
+        ? 'Data: no bookings to look at yet.'
+        : `Data: fits (${meaning.sampled} bookings looked at: dates 'YYYY-MM-DD', amounts whole cents, ids whole and unique).`,
+      ...meaning.notes.map((note) => `Note: ${note}`),
+    );
+
+    if (mapping.kind === 'own') lines.push(...describeIndexes(db, mapping.tables.entries));
+    const plan = explainCount(db, undefined, mapping);
     lines.push(
       plan.some((detail) => /^SCAN /.test(detail))
         ? `The typical search (one amount in a month) reads every booking: ${plan.join('; ')}. It will be slow on a large book.`
         : `The typical search (one amount in a month) uses an index: ${plan.join('; ')}.`,
     );
+    if (meaning.newest !== undefined) {
+      const { date, amountCents } = meaning.newest;
+      const [von, bis] = monthOf(date);
+      const betrag = formatEuros(-amountCents);
+      const answer = createBookingSearch(
+        db,
+        mapping,
+      )({
+        von,
+        bis,
+        betragCents: -amountCents,
+        toleranzCents: 0,
+        waehrung: 'EUR',
+        limit: 3,
+      });
+      lines.push(`A real search, ?von=${von}&bis=${bis}&betrag=${betrag}&limit=3, answers:`);
+      lines.push(`  ${formatSearchResult(answer)}`);
+    }
     return finish(lines, 0);
   } catch (error: unknown) {
     const state = notReadableNow(file, error);
@@ -71,6 +101,74 @@ export function reportOnDatabase(file: string): number {
   } finally {
     db?.close();
   }
+}
+
+/** The mapping asked for, or the one the file's tables give away. */
+function chooseMapping(
+  db: Database.Database,
+  app: string | undefined,
+  tables: Partial<TableNames>,
+): { mapping: Mapping; detected: boolean; problems: string[] } {
+  const asked = app === undefined || app === 'own' ? ownSchema(tables) : findApplication(app);
+  if (asked === undefined) throw new Error(`unknown application '${app}'`);
+  const problems = findSchemaProblems(db, asked);
+  if (app === undefined && problems.length > 0) {
+    const detected = detectApplication(db);
+    if (detected !== undefined) return { mapping: detected, detected: true, problems: [] };
+  }
+  return { mapping: asked, detected: false, problems };
+}
+
+function describeOwnTables(db: Database.Database, tables: TableNames): string {
+  const names = [tables.entries, tables.categories, tables.paymentMethods].sort();
+  const kindOf = db.prepare<[string], string>('SELECT type FROM sqlite_schema WHERE name = ? COLLATE NOCASE').pluck();
+  const kinds = names.map((name) => `${name}: ${kindOf.get(name.replace(/^\w+\./, '')) ?? 'table'}`);
+  return `Schema: fits (${kinds.join(', ')}).`;
+}
+
+function describeIndexes(db: Database.Database, entries: string): string[] {
+  const kind = db
+    .prepare<[string], string>('SELECT type FROM sqlite_schema WHERE name = ? COLLATE NOCASE')
+    .pluck()
+    .get(entries.replace(/^\w+\./, ''));
+  if (kind === 'view' || kind === undefined) {
+    return [`Indexes: ${entries} is a view, so the search uses the indexes of the tables behind it.`];
+  }
+  return findRecommendedIndexes(db, entries).map((index) =>
+    index.presentAs === undefined
+      ? `Index on (${index.columns.join(', ')}) for ${index.purpose}: missing. To add it (the owning application must allow it): ${index.createStatement}`
+      : `Index on (${index.columns.join(', ')}) for ${index.purpose}: present (${index.presentAs}).`,
+  );
+}
+
+/** How many bookings the mapping serves, and their first and last date. */
+function bookingRange(db: Database.Database, mapping: Mapping): [number, string | null, string | null] {
+  if (mapping.kind === 'own') {
+    const entries = quoteName(mapping.tables.entries);
+    return (
+      db
+        .prepare<[], [number, string | null, string | null]>(
+          `SELECT count(*), (SELECT min(date) FROM ${entries}), (SELECT max(date) FROM ${entries}) FROM ${entries}`,
+        )
+        .raw()
+        .get() ?? [0, null, null]
+    );
+  }
+  return (
+    db
+      .prepare<[Record<string, unknown>], [number, string | null, string | null]>(
+        `SELECT count(*), min(date), max(date) FROM (${mapping.bookings})`,
+      )
+      .raw()
+      .get({ ...mapping.window('0000-01-01', '9999-12-31'), low: -(2 ** 53), high: 2 ** 53 }) ?? [0, null, null]
+  );
+}
+
+/** The first and last day of the month of `date` ('YYYY-MM-DD'). */
+function monthOf(date: string): [string, string] {
+  const [year, month] = date.split('-').map(Number) as [number, number];
+  const last = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  return [`${date.slice(0, 7)}-01`, `${date.slice(0, 7)}-${String(last).padStart(2, '0')}`];
 }
 
 function finish(lines: string[], code: number): number {

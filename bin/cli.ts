@@ -44,7 +44,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     if (command.command === 'openapi') return void process.stdout.write(readPackageFile('openapi.json'));
     if (command.command === 'hash-password') return await runHashPassword(process.stdin, process.stdout);
     if (command.command === 'check') {
-      process.exitCode = reportOnDatabase(command.db);
+      process.exitCode = reportOnDatabase(command.db, command.app, command.tables);
       return;
     }
     if (command.credentialsFile !== undefined) command.credentials = readCredentialsFile(command.credentialsFile);
@@ -179,8 +179,10 @@ function warnAboutPlainHttp(command: ServeCommand): void {
 
 /** How this command turns a database into a handler. */
 function handlerFor(command: ServeCommand): BuildHandler {
-  return (db, onError) =>
+  return (db, onError, standIn = false) =>
     createHandler(db, command.credentials, {
+      // The stand-in that answers while the file cannot be served has the own schema.
+      ...(standIn ? {} : { app: command.app, tables: command.tables }),
       basePath: command.basePath,
       serviceName: command.serviceName,
       maxAuthFailures: command.maxAuthFailures,

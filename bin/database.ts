@@ -18,7 +18,7 @@ const WATCH_INTERVAL_MS = 1_000;
 
 export type ErrorHook = (error: unknown, req: IncomingMessage) => void;
 /** How the CLI turns an open database into its handler; `onError` hears the causes of 500s. */
-export type BuildHandler = (db: Database.Database, onError: ErrorHook) => BookingSearchHandler;
+export type BuildHandler = (db: Database.Database, onError: ErrorHook, standIn?: boolean) => BookingSearchHandler;
 
 /**
  * Opens `file` and builds its handler once, then closes it again: the primary of
@@ -80,7 +80,7 @@ export function watchDatabase(
     logError(error, req);
   };
   const standInDb = unavailableDatabase(() => (state.serving ? undefined : state.cause));
-  const standIn = build(standInDb, onError);
+  const standIn = build(standInDb, onError, true);
 
   const attempt = (): Serving => {
     const opened = openDatabase(file, (db) => build(db, onError));

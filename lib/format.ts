@@ -6,14 +6,28 @@ import type { SearchRows } from './search.js';
 
 export const EMPTY_RESULT = '{"anzahl":0,"buchungen":[]}';
 
+// docs/API.md, A booking: `datum` is a calendar date. Month 01–12 and day 01–31 is as far
+// as a pattern goes; a mapping gives dates the application wrote, not arbitrary text.
+const DATE = /^[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])$/;
+
 /** `{"anzahl": <int>, "buchungen": [<booking>...]}`, non-ASCII left unescaped. */
 export function formatSearchResult({ count, rows }: SearchRows): string {
   // `count` and `id` are written as they are: anything but an integer (a view can hand
   // over a text id) would make the text invalid JSON, so it becomes the search's 500.
+  // So does a row whose date or amount breaks the contract (below).
   if (!Number.isSafeInteger(count)) throw new RangeError(`count is not an integer: ${String(count)}`);
   let bookings = '';
   for (const [id, date, amountCents, subject, category, paymentMethod] of rows) {
     if (!Number.isSafeInteger(id)) throw new RangeError(`booking id is not an integer: ${String(id)}`);
+    // docs/API.md: never a `datum` that is not a date, never an amount that is not whole
+    // cents. The mapping (or the file) is wrong; the search answers its 500, with this
+    // reason in the log, rather than a wrong answer.
+    if (typeof date !== 'string' || !DATE.test(date)) {
+      throw new RangeError(`booking ${id}: the date ${JSON.stringify(date)} is not a YYYY-MM-DD date`);
+    }
+    if (!Number.isSafeInteger(amountCents)) {
+      throw new RangeError(`booking ${id}: the amount ${String(amountCents)} is not a whole number of cents`);
+    }
     if (bookings !== '') bookings += ',';
     // docs/API.md, Sign convention: betrag = -amount_cents / 100.
     bookings += `{"id":${id},"datum":${JSON.stringify(date)},"betrag":${formatEuros(-amountCents)},"zweck":${JSON.stringify(subject ?? '')}`;

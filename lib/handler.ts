@@ -10,7 +10,7 @@ import { validateCredentials } from './credentials.js';
 import { isNotReadableNow } from './errors.js';
 import { EMPTY_RESULT, formatSearchResult } from './format.js';
 import { MESSAGES } from './messages.js';
-import { resolveOptions, validateDatabase } from './options.js';
+import { resolveMapping, resolveOptions, validateDatabase } from './options.js';
 import { hasBadHost } from './protocol-errors.js';
 import { parseSearchQuery } from './query.js';
 import { type RequestFacts, recordFacts } from './request-facts.js';
@@ -40,7 +40,8 @@ export function createHandler(
   options?: HandlerOptions,
 ): BookingSearchHandler {
   const settings = resolveOptions(options);
-  const search = createBookingSearch(validateDatabase(db));
+  const mapping = resolveMapping(settings.app, settings.tables);
+  const search = createBookingSearch(validateDatabase(db, mapping), mapping);
   const authenticator = createAuthenticator(validateCredentials(credentials), settings);
   const throttle = createThrottle({
     maxFailures: settings.maxAuthFailures,

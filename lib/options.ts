@@ -4,12 +4,14 @@
 import type { IncomingMessage } from 'node:http';
 import { availableParallelism } from 'node:os';
 import type { Database } from 'better-sqlite3';
+import { APP_NAMES, findApplication } from './apps/index.js';
 import { canonicalAddress, UNIX_SOCKET_PEER } from './client-address.js';
 import { validateCorsOrigins } from './cors.js';
 import { checkDatabaseHandle } from './database-handle.js';
 import { ensure } from './errors.js';
+import { type Mapping, ownSchema, TABLE_NAME, type TableNames } from './mapping.js';
 import { pathForLog } from './request-target.js';
-import { findSchemaProblems } from './schema.js';
+import { detectApplication, findSchemaProblems } from './schema.js';
 import type { HandlerOptions } from './types.js';
 
 export type Settings = { [K in keyof HandlerOptions]-?: Exclude<HandlerOptions[K], undefined> };
@@ -36,6 +38,8 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
     maxQueuedHashChecks: 32,
     maxVerifiedCredentials: 1000,
     now: Date.now,
+    app: 'own',
+    tables: {},
     ...withoutUndefined(options ?? {}),
   };
 
@@ -57,14 +61,55 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
   ensure(isWhole(settings.maxVerifiedCredentials, 1), 'options.maxVerifiedCredentials must be a whole number ≥ 1');
   ensure(typeof settings.now === 'function', 'options.now must be a function');
   settings.corsOrigins = validateCorsOrigins(settings.corsOrigins);
+  resolveMapping(settings.app, settings.tables);
   return settings;
 }
 
-/** Throws unless `db` is an open better-sqlite3 database (or behaves like one) holding docs/API.md's schema. */
-export function validateDatabase(db: Database | undefined): Database {
+/** The mapping `app` and `tables` name; throws a TypeError naming the option that is wrong. */
+export function resolveMapping(app: unknown, tables: unknown): Mapping {
+  ensure(
+    typeof app === 'string' && APP_NAMES.includes(app),
+    `options.app must be one of ${APP_NAMES.map((name) => `"${name}"`).join(', ')}`,
+  );
+  ensure(
+    typeof tables === 'object' && tables !== null,
+    'options.tables must be an object such as { entries: "kasse" }',
+  );
+  const names: Partial<TableNames> = {};
+  for (const [key, value] of Object.entries(tables)) {
+    ensure(
+      key === 'entries' || key === 'categories' || key === 'paymentMethods',
+      `options.tables may name entries, categories and paymentMethods, not ${JSON.stringify(key)}`,
+    );
+    if (value === undefined) continue;
+    ensure(
+      typeof value === 'string' && TABLE_NAME.test(value),
+      `options.tables.${key} must be an SQL name such as "kasse" or "temp.kasse"`,
+    );
+    names[key] = value;
+  }
+  const application = findApplication(app);
+  if (application === undefined) return ownSchema(names);
+  ensure(Object.keys(names).length === 0, `options.tables is for app "own"; app "${app}" reads its own tables`);
+  return application;
+}
+
+/**
+ * Throws unless `db` is an open better-sqlite3 database (or behaves like one) holding the
+ * tables `mapping` reads (docs/API.md's schema by default).
+ */
+export function validateDatabase(db: Database | undefined, mapping: Mapping = ownSchema()): Database {
   checkDatabaseHandle(db);
-  const problems = findSchemaProblems(db);
-  if (problems.length > 0) throw new Error(`db does not fit the schema: ${problems.join('; ')}`);
+  const problems = findSchemaProblems(db, mapping);
+  if (problems.length > 0) {
+    const detected = mapping.kind === 'own' ? detectApplication(db) : undefined;
+    const hint =
+      detected === undefined
+        ? ''
+        : ` (it looks like a ${detected.title} file: serve it with app "${detected.name}", --app ${detected.name})`;
+    const what = mapping.kind === 'own' ? 'the schema' : `the tables of ${mapping.title}`;
+    throw new Error(`db does not fit ${what}: ${problems.join('; ')}${hint}`);
+  }
   return db;
 }
 

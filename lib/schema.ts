@@ -1,7 +1,10 @@
 // The schema the service reads (docs/API.md, Storage): three tables, or views with the same
-// columns. fixtures/schema.sql holds the DDL.
+// columns, under names the admin may choose; or a real application's tables (lib/mapping.ts).
+// fixtures/schema.sql holds the own schema's DDL.
 
 import type { Database } from 'better-sqlite3';
+import { APPLICATIONS } from './apps/index.js';
+import { type ApplicationMapping, type Mapping, ownSchema, quoteName, requiredTables, splitName } from './mapping.js';
 
 export const REQUIRED_COLUMNS = {
   entries: ['id', 'date', 'amount_cents', 'subject', 'category_id', 'payment_method_id'],
@@ -10,14 +13,15 @@ export const REQUIRED_COLUMNS = {
 } as const satisfies Record<string, readonly string[]>;
 
 /**
- * What the database lacks of the schema, one sentence per table: empty when it fits.
- * Tables and views both count.
+ * What the database lacks of the mapping's tables, one sentence per table: empty when it
+ * fits. Tables and views both count.
  */
-export function findSchemaProblems(db: Database): string[] {
-  const columnsOf = db.prepare<[string], { name: string }>('SELECT name FROM pragma_table_info(?)');
+export function findSchemaProblems(db: Database, mapping: Mapping = ownSchema()): string[] {
+  const columnsOf = db.prepare<[string, string], { name: string }>('SELECT name FROM pragma_table_info(?, ?)');
   const problems: string[] = [];
-  for (const [table, required] of Object.entries(REQUIRED_COLUMNS)) {
-    const present = new Set(columnsOf.all(table).map((column) => column.name));
+  for (const [table, required] of Object.entries(requiredTables(mapping))) {
+    const { schema, table: bare } = splitName(table);
+    const present = new Set(columnsOf.all(bare, schema).map((column) => column.name));
     if (present.size === 0) {
       problems.push(`table or view '${table}' is missing`);
       continue;
@@ -55,18 +59,29 @@ export interface IndexReport {
   createStatement: string;
 }
 
-/** For a table `entries`: which recommended index it has. Empty for a view. */
-export function findRecommendedIndexes(db: Database): IndexReport[] {
-  const indexes = db.prepare<[], { name: string }>("SELECT name FROM pragma_index_list('entries')").all();
-  const columnsOf = db.prepare<[string], { name: string | null }>(
-    'SELECT name FROM pragma_index_info(?) ORDER BY seqno',
+/** For the own schema's entries table (`entries` unless renamed): which recommended index it has. Empty for a view. */
+export function findRecommendedIndexes(db: Database, entries = 'entries'): IndexReport[] {
+  const { schema, table } = splitName(entries);
+  const indexes = db
+    .prepare<[string, string], { name: string }>('SELECT name FROM pragma_index_list(?, ?)')
+    .all(table, schema);
+  const columnsOf = db.prepare<[string, string], { name: string | null }>(
+    'SELECT name FROM pragma_index_info(?, ?) ORDER BY seqno',
   );
-  const existing = indexes.map(({ name }) => ({ name, columns: columnsOf.all(name).map((column) => column.name) }));
+  const existing = indexes.map(({ name }) => ({
+    name,
+    columns: columnsOf.all(name, schema).map((column) => column.name),
+  }));
   return RECOMMENDED_INDEXES.map(({ name, columns, purpose }) => ({
     name,
     columns,
     purpose,
     presentAs: existing.find((index) => columns.every((column, i) => index.columns[i] === column))?.name,
-    createStatement: `CREATE INDEX ${name} ON entries (${columns.join(', ')});`,
+    createStatement: `CREATE INDEX ${name} ON ${entries === 'entries' ? 'entries' : quoteName(entries)} (${columns.join(', ')});`,
   }));
+}
+
+/** The application whose tables the file holds, if it holds one's (the first that fits). */
+export function detectApplication(db: Database): ApplicationMapping | undefined {
+  return APPLICATIONS.find((app) => findSchemaProblems(db, app).length === 0);
 }

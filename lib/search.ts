@@ -16,6 +16,14 @@
 //   planned once, and the index is used all the same (BENCHMARKS.md, "Re-preparation under stat4").
 
 import type { Database, Statement } from 'better-sqlite3';
+import {
+  type ApplicationMapping,
+  DEFAULT_TABLE_NAMES,
+  type Mapping,
+  ownSchema,
+  quoteName,
+  type TableNames,
+} from './mapping.js';
 import type { SearchQuery } from './query.js';
 
 /** One page row, as SQLite returns it in raw mode. */
@@ -89,54 +97,70 @@ type Filter = keyof typeof FILTERS;
 
 // Distinct stored amounts in [low, high], each found by one seek on (amount_cents, date):
 // a skip-scan, so a narrow band of amounts costs one seek per amount, not one step per row.
-const AMOUNTS_IN_BAND = `
+const amountsInBand = (entries: string): string => `
   WITH RECURSIVE band(amount) AS (
-    SELECT (SELECT min(amount_cents) FROM entries WHERE amount_cents BETWEEN +:low AND +:high)
+    SELECT (SELECT min(amount_cents) FROM ${entries} WHERE amount_cents BETWEEN +:low AND +:high)
     UNION ALL
-    SELECT (SELECT min(amount_cents) FROM entries WHERE amount_cents > band.amount AND amount_cents <= +:high)
+    SELECT (SELECT min(amount_cents) FROM ${entries} WHERE amount_cents > band.amount AND amount_cents <= +:high)
     FROM band WHERE band.amount IS NOT NULL
   )`;
-const prefix = (filter: Filter): string => (filter === 'skipScan' ? AMOUNTS_IN_BAND : '');
 
-const JOINS = `
-  LEFT JOIN categories AS c ON c.id = entries.category_id
-  LEFT JOIN payment_methods AS p ON p.id = entries.payment_method_id`;
 const NEWEST_FIRST = 'ORDER BY entries.date DESC, entries.id DESC';
-/** The page with the names joined in SQL, or with the ids to look up in the name cache. */
-const COLUMNS = {
-  joined: { columns: 'entries.id, entries.date, entries.amount_cents, entries.subject, c.name, p.name', joins: JOINS },
-  ids: {
-    columns:
-      'entries.id, entries.date, entries.amount_cents, entries.subject, entries.category_id, entries.payment_method_id',
-    joins: '',
-  },
-} as const;
-type Names = keyof typeof COLUMNS;
+type Names = 'joined' | 'ids';
 
 // The name tables are cached while they are small (they hold a dozen names in a cash book).
 const MAX_CACHED_NAMES = 1000;
 
-export const SQL = {
-  stats: `SELECT (SELECT min(date) FROM entries), (SELECT max(date) FROM entries), (SELECT max(id) FROM entries),
-                 (SELECT min(amount_cents) FROM entries), (SELECT max(amount_cents) FROM entries)`,
-  count: (filter: Filter): string => `${prefix(filter)} SELECT count(*) FROM entries WHERE ${FILTERS[filter]}`,
-  page: (filter: PageFilter, names: Names = 'joined'): string => {
-    const { columns, joins } = COLUMNS[names];
-    // The skip-scan finds the newest ids in the index first, so that only `limit` rows
-    // are read from the table; the other paths find them in order already.
-    if (filter === 'skipScan') {
-      return `${AMOUNTS_IN_BAND}
-        SELECT ${columns} FROM (
-          SELECT entries.id FROM entries WHERE ${FILTERS.skipScan} ${NEWEST_FIRST} LIMIT +:limit
+/**
+ * The statements over the own schema under `tables`' names. The entries table is always
+ * called `entries` inside them (`"kasse" AS entries` when it has another name), so the
+ * filters above read the same whatever the name.
+ */
+export function sqlFor(tables: TableNames) {
+  const entries = tables.entries === 'entries' ? 'entries' : `${quoteName(tables.entries)} AS entries`;
+  const categories = quoteName(tables.categories);
+  const paymentMethods = quoteName(tables.paymentMethods);
+  const joins = `
+  LEFT JOIN ${categories} AS c ON c.id = entries.category_id
+  LEFT JOIN ${paymentMethods} AS p ON p.id = entries.payment_method_id`;
+  /** The page with the names joined in SQL, or with the ids to look up in the name cache. */
+  const columns = {
+    joined: { columns: 'entries.id, entries.date, entries.amount_cents, entries.subject, c.name, p.name', joins },
+    ids: {
+      columns:
+        'entries.id, entries.date, entries.amount_cents, entries.subject, entries.category_id, entries.payment_method_id',
+      joins: '',
+    },
+  } as const;
+  const band = amountsInBand(entries);
+  const prefix = (filter: Filter): string => (filter === 'skipScan' ? band : '');
+  return {
+    stats: `SELECT (SELECT min(date) FROM ${entries}), (SELECT max(date) FROM ${entries}), (SELECT max(id) FROM ${entries}),
+                 (SELECT min(amount_cents) FROM ${entries}), (SELECT max(amount_cents) FROM ${entries})`,
+    count: (filter: Filter): string => `${prefix(filter)} SELECT count(*) FROM ${entries} WHERE ${FILTERS[filter]}`,
+    page: (filter: PageFilter, names: Names = 'joined'): string => {
+      const { columns: selected, joins: joined } = columns[names];
+      // The skip-scan finds the newest ids in the index first, so that only `limit` rows
+      // are read from the table; the other paths find them in order already.
+      if (filter === 'skipScan') {
+        return `${band}
+        SELECT ${selected} FROM (
+          SELECT entries.id FROM ${entries} WHERE ${FILTERS.skipScan} ${NEWEST_FIRST} LIMIT +:limit
         ) AS newest
-        JOIN entries ON entries.id = newest.id ${joins} ${NEWEST_FIRST}`;
-    }
-    return `SELECT ${columns} FROM entries ${joins} WHERE ${FILTERS[filter]} ${NEWEST_FIRST} LIMIT +:limit`;
-  },
-  dataVersion: 'PRAGMA data_version',
-  categories: `SELECT id, name FROM categories LIMIT ${MAX_CACHED_NAMES + 1}`,
-  paymentMethods: `SELECT id, name FROM payment_methods LIMIT ${MAX_CACHED_NAMES + 1}`,
-} as const;
+        JOIN ${entries} ON entries.id = newest.id ${joined} ${NEWEST_FIRST}`;
+      }
+      return `SELECT ${selected} FROM ${entries} ${joined} WHERE ${FILTERS[filter]} ${NEWEST_FIRST} LIMIT +:limit`;
+    },
+    // With total_changes(), a change this connection made itself counts too (data_version
+    // counts only other connections' commits).
+    dataVersion: 'PRAGMA data_version',
+    version: "SELECT (SELECT data_version FROM pragma_data_version) || '.' || total_changes()",
+    categories: `SELECT id, name FROM ${categories} LIMIT ${MAX_CACHED_NAMES + 1}`,
+    paymentMethods: `SELECT id, name FROM ${paymentMethods} LIMIT ${MAX_CACHED_NAMES + 1}`,
+  } as const;
+}
+
+export const SQL = sqlFor(DEFAULT_TABLE_NAMES);
 
 export type PageFilter = 'exact' | 'dateWalk' | 'skipScan';
 
@@ -199,7 +223,8 @@ export interface Requester {
 export const TURN_BUDGET_MS = 5;
 
 /**
- * Prepares the search once; the returned function runs it for one validated query.
+ * Prepares the search over `mapping` (the own schema by default) once; the returned
+ * function runs it for one validated query.
  *
  * Count and page read one snapshot, so a concurrent writer cannot make them disagree.
  * `queue` shares one read transaction among queued searches: on a rollback-journal file
@@ -216,48 +241,11 @@ export const TURN_BUDGET_MS = 5;
  * address by at most one search of its own a round, and another connection of its own
  * address by at most one search per connection.
  */
-export function createBookingSearch(db: Database): BookingSearch {
-  type CountStatement = Statement<[Bounds], number>;
-  type PageStatement = Statement<[Bounds & { limit: number }], BookingRow>;
-  const count = (filter: Filter): CountStatement => db.prepare<[Bounds], number>(SQL.count(filter)).pluck();
-  const page = (filter: PageFilter, names: Names): PageStatement =>
-    db.prepare<[Bounds & { limit: number }], BookingRow>(SQL.page(filter, names)).raw();
-  const stats = db.prepare<[], Stats>(SQL.stats).raw();
-  const counts: Record<Filter, CountStatement> = {
-    exact: count('exact'),
-    dateWalk: count('dateWalk'),
-    window: count('window'),
-    band: count('band'),
-    skipScan: count('skipScan'),
-  };
-  const pages: Record<Names, Record<PageFilter, PageStatement>> = {
-    joined: {
-      exact: page('exact', 'joined'),
-      dateWalk: page('dateWalk', 'joined'),
-      skipScan: page('skipScan', 'joined'),
-    },
-    ids: { exact: page('exact', 'ids'), dateWalk: page('dateWalk', 'ids'), skipScan: page('skipScan', 'ids') },
-  };
-  const names = createNameCache(db);
+export function createBookingSearch(db: Database, mapping: Mapping = ownSchema()): BookingSearch {
+  const searchInTransaction =
+    mapping.kind === 'own' ? createOwnSchemaSearch(db, mapping.tables) : createApplicationSearch(db, mapping);
   const begin = db.prepare('BEGIN');
   const commit = db.prepare('COMMIT');
-
-  /** The search inside a read transaction that the caller holds. */
-  function searchInTransaction(query: SearchQuery): SearchRows {
-    const bounds = toBounds(query);
-    const plan = planFor(bounds, bounds.low === bounds.high ? undefined : stats.get());
-    if (plan.kind === 'empty') return { count: 0, rows: [] };
-    const total = counts[chooseCount(plan)].get(bounds) ?? 0;
-    if (total === 0 || query.limit === 0) return { count: total, rows: [] };
-    const filter = choosePage(plan, total, query.limit);
-    const parameters = { ...bounds, limit: query.limit };
-    const lookUp = names.current();
-    if (lookUp !== undefined) {
-      const rows = pages.ids[filter].all(parameters);
-      if (lookUp(rows)) return { count: total, rows };
-    }
-    return { count: total, rows: pages.joined[filter].all(parameters) };
-  }
 
   /** Runs `work` in a read transaction of its own, unless the caller already holds one. */
   function inTransaction<T>(work: () => T): T {
@@ -348,6 +336,100 @@ export function createBookingSearch(db: Database): BookingSearch {
   return search;
 }
 
+/** The tuned search over the own schema, inside a read transaction that the caller holds. */
+function createOwnSchemaSearch(db: Database, tables: TableNames): (query: SearchQuery) => SearchRows {
+  type CountStatement = Statement<[Bounds], number>;
+  type PageStatement = Statement<[Bounds & { limit: number }], BookingRow>;
+  const sql = sqlFor(tables);
+  const count = (filter: Filter): CountStatement => db.prepare<[Bounds], number>(sql.count(filter)).pluck();
+  const page = (filter: PageFilter, names: Names): PageStatement =>
+    db.prepare<[Bounds & { limit: number }], BookingRow>(sql.page(filter, names)).raw();
+  const stats = createStatsCache(db, db.prepare<[], Stats>(sql.stats).raw());
+  const counts: Record<Filter, CountStatement> = {
+    exact: count('exact'),
+    dateWalk: count('dateWalk'),
+    window: count('window'),
+    band: count('band'),
+    skipScan: count('skipScan'),
+  };
+  const pages: Record<Names, Record<PageFilter, PageStatement>> = {
+    joined: {
+      exact: page('exact', 'joined'),
+      dateWalk: page('dateWalk', 'joined'),
+      skipScan: page('skipScan', 'joined'),
+    },
+    ids: { exact: page('exact', 'ids'), dateWalk: page('dateWalk', 'ids'), skipScan: page('skipScan', 'ids') },
+  };
+  const names = createNameCache(db, sql);
+
+  return (query) => {
+    const bounds = toBounds(query);
+    const plan = planFor(bounds, bounds.low === bounds.high ? undefined : stats());
+    if (plan.kind === 'empty') return { count: 0, rows: [] };
+    const total = counts[chooseCount(plan)].get(bounds) ?? 0;
+    if (total === 0 || query.limit === 0) return { count: total, rows: [] };
+    const filter = choosePage(plan, total, query.limit);
+    const parameters = { ...bounds, limit: query.limit };
+    const lookUp = names.current();
+    if (lookUp !== undefined) {
+      const rows = pages.ids[filter].all(parameters);
+      if (lookUp(rows)) return { count: total, rows };
+    }
+    return { count: total, rows: pages.joined[filter].all(parameters) };
+  };
+}
+
+/** What the stats cache reads the statistics with: a prepared statement, or a stand-in in a test. */
+export interface StatsSource {
+  get(): Stats | undefined;
+}
+
+/**
+ * The planner's statistics, read again only when the file has changed: when another
+ * connection committed (`PRAGMA data_version`) or this one wrote (`total_changes()`). On a
+ * view, the five min/max are five scans of the tables behind it; a search must not pay
+ * them every time. Called inside the search's read transaction: reading the version starts
+ * the snapshot, so the statistics read after it belong to that version (stale statistics
+ * would not only cost time: `window` and `band` trust them to leave a filter out).
+ */
+export function createStatsCache(db: Database, source: StatsSource): () => Stats | undefined {
+  const version = db.prepare<[], string>(SQL.version).pluck();
+  let seen: string | undefined;
+  let stats: Stats | undefined;
+  return () => {
+    const now = version.get();
+    if (now !== seen || stats === undefined) {
+      stats = source.get();
+      seen = now;
+    }
+    return stats;
+  };
+}
+
+/**
+ * The search over a real application's tables (lib/apps/): the mapping's SELECT reads the
+ * window by the application's own date index; the service filters the converted rows by
+ * docs/API.md's rule and orders them. Every value is bound.
+ */
+function createApplicationSearch(db: Database, mapping: ApplicationMapping): (query: SearchQuery) => SearchRows {
+  const source = `(${mapping.bookings}) AS booking`;
+  const where = 'booking.date BETWEEN +:von AND +:bis AND booking.amount_cents BETWEEN +:low AND +:high';
+  const count = db.prepare<[Record<string, unknown>], number>(`SELECT count(*) FROM ${source} WHERE ${where}`).pluck();
+  const page = db
+    .prepare<[Record<string, unknown>], BookingRow>(
+      `SELECT booking.id, booking.date, booking.amount_cents, booking.subject, booking.category, booking.payment_method
+       FROM ${source} WHERE ${where} ORDER BY booking.date DESC, booking.id DESC LIMIT +:limit`,
+    )
+    .raw();
+  return (query) => {
+    const bounds = toBounds(query);
+    const parameters = { ...bounds, ...mapping.window(bounds.von, bounds.bis), limit: query.limit };
+    const total = count.get(parameters) ?? 0;
+    if (total === 0 || query.limit === 0) return { count: total, rows: [] };
+    return { count: total, rows: page.all(parameters) };
+  };
+}
+
 /**
  * The names of categories and payment methods, read once per change of the file instead
  * of joined into every page row, on a read-only connection. `PRAGMA data_version` changes
@@ -357,13 +439,16 @@ export function createBookingSearch(db: Database): BookingSearch {
  * docs/API.md's schema; a view may differ), and every id of the page an integer or NULL;
  * otherwise the page is read again with the join.
  */
-function createNameCache(db: Database): { current(): ((rows: BookingRow[]) => boolean) | undefined } {
+function createNameCache(
+  db: Database,
+  sql: ReturnType<typeof sqlFor>,
+): { current(): ((rows: BookingRow[]) => boolean) | undefined } {
   // data_version does not change for what this connection writes itself, so only a
   // read-only connection (the CLI's) can trust it.
   if (!db.readonly) return { current: () => undefined };
-  const version = db.prepare<[], number>(SQL.dataVersion).pluck();
-  const categories = db.prepare<[], [unknown, unknown]>(SQL.categories).raw();
-  const paymentMethods = db.prepare<[], [unknown, unknown]>(SQL.paymentMethods).raw();
+  const version = db.prepare<[], number>(sql.dataVersion).pluck();
+  const categories = db.prepare<[], [unknown, unknown]>(sql.categories).raw();
+  const paymentMethods = db.prepare<[], [unknown, unknown]>(sql.paymentMethods).raw();
   let seen: number | undefined;
   let lookUp: ((rows: BookingRow[]) => boolean) | undefined;
 
@@ -485,15 +570,30 @@ export const TYPICAL_QUERY: SearchQuery = {
 };
 
 /**
- * How SQLite runs the count of `query` (the typical search by default) on `db`: the
- * EXPLAIN QUERY PLAN lines of the statement the search chooses. For `check`.
+ * How SQLite runs the count of `query` (the typical search by default) on `db` under
+ * `mapping`: the EXPLAIN QUERY PLAN lines of the statement the search chooses. For `check`.
  */
-export function explainCount(db: Database, query: SearchQuery = TYPICAL_QUERY): string[] {
+export function explainCount(
+  db: Database,
+  query: SearchQuery = TYPICAL_QUERY,
+  mapping: Mapping = ownSchema(),
+): string[] {
   const bounds = toBounds(query);
-  const plan = planFor(bounds, bounds.low === bounds.high ? undefined : db.prepare<[], Stats>(SQL.stats).raw().get());
+  if (mapping.kind === 'application') {
+    return db
+      .prepare<
+        [Record<string, unknown>],
+        { detail: string }
+      >(`EXPLAIN QUERY PLAN SELECT count(*) FROM (${mapping.bookings})
+        WHERE date BETWEEN +:von AND +:bis AND amount_cents BETWEEN +:low AND +:high`)
+      .all({ ...bounds, ...mapping.window(bounds.von, bounds.bis) })
+      .map(({ detail }) => detail);
+  }
+  const sql = sqlFor(mapping.tables);
+  const plan = planFor(bounds, bounds.low === bounds.high ? undefined : db.prepare<[], Stats>(sql.stats).raw().get());
   if (plan.kind === 'empty') return [];
   return db
-    .prepare<[Bounds], { detail: string }>(`EXPLAIN QUERY PLAN ${SQL.count(chooseCount(plan))}`)
+    .prepare<[Bounds], { detail: string }>(`EXPLAIN QUERY PLAN ${sql.count(chooseCount(plan))}`)
     .all(bounds)
     .map(({ detail }) => detail);
 }

@@ -76,6 +76,20 @@ export interface HandlerOptions {
    * hashed again; the oldest is forgotten first. Default `1000`.
    */
   maxVerifiedCredentials?: number | undefined;
+  /**
+   * Whose tables the file holds (docs/applications.md): `"own"` (the schema of docs/API.md,
+   * under the names of `tables`), `"actual"` (Actual Budget), `"mmex"` (Money Manager Ex), or
+   * another name the CLI's `--app` lists. The service reads the application's own tables
+   * and needs no object in its file. Default `"own"`.
+   */
+  app?: string | undefined;
+  /**
+   * With `app: "own"`: the names under which the file holds the three tables (or views) of
+   * docs/API.md, e.g. `{ entries: "bss_entries" }`; an SQL identifier each, optionally after
+   * a schema name (`"temp.kasse"`). Default `{ entries: "entries", categories: "categories",
+   * paymentMethods: "payment_methods" }`.
+   */
+  tables?: { entries?: string; categories?: string; paymentMethods?: string } | undefined;
   /** The clock, in milliseconds; for tests. Default `Date.now`. */
   now?: (() => number) | undefined;
 }

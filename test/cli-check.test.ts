@@ -20,9 +20,12 @@ test('a fitting database: the count, the dates, the indexes, the plan; exit 0', 
       'Journal: rollback journal (WAL is off); no journal file.',
       'Schema: fits (categories: table, entries: table, payment_methods: table).',
       'Bookings: 20, dated 2024-02-29 to 2026-04-01.',
+      "Data: fits (20 bookings looked at: dates 'YYYY-MM-DD', amounts whole cents, ids whole and unique).",
       'Index on (amount_cents, date) for one amount, or a narrow band, in a window of dates: present (entries_amount_date).',
       'Index on (date, id, amount_cents) for a wide band of amounts in a short window: present (entries_date_id_amount).',
       'The typical search (one amount in a month) uses an index: SEARCH entries USING COVERING INDEX entries_amount_date (amount_cents=? AND date>? AND date<?).',
+      'A real search, ?von=2026-04-01&bis=2026-04-30&betrag=-4.35&limit=3, answers:',
+      '  {"anzahl":1,"buchungen":[{"id":10,"datum":"2026-04-01","betrag":-4.35,"zweck":"Kaffee am Folgetag","kategorie":"Bewirtung","konto":"Barkasse"}]}',
       '',
     ].join('\n'),
   );
@@ -97,4 +100,81 @@ test('the recommended indexes are the ones fixtures/schema.sql creates', () => {
     created,
     RECOMMENDED_INDEXES.map(({ name, columns }) => ({ name, columns: [...columns] })),
   );
+});
+
+// Views over a kassenbuch whose mapping is wrong in one way each: every one has the right
+// names, and every one would answer wrongly. None may "fit".
+const WRONG_MAPPINGS = [
+  {
+    wrong: 'integer dates',
+    date: 'CAST(substr(buchungstag, 7, 4) || substr(buchungstag, 4, 2) || substr(buchungstag, 1, 2) AS INTEGER)',
+    amount: 'CAST(round(-betrag_eur * 100) AS INTEGER)',
+    says: /^ {2}- dates are numbers such as \d{8}, not 'YYYY-MM-DD' text: .* Give the date as text: printf\('%04d-%02d-%02d', d \/ 10000, d \/ 100 % 100, d % 100\)\.$/m,
+  },
+  {
+    wrong: 'date-times',
+    date: "substr(buchungstag, 7, 4) || '-' || substr(buchungstag, 4, 2) || '-' || substr(buchungstag, 1, 2) || 'T00:00:00'",
+    amount: 'CAST(round(-betrag_eur * 100) AS INTEGER)',
+    says: /^ {2}- dates carry a time, such as '\d{4}-\d\d-\d\dT00:00:00': .* Give the day alone: substr\(date, 1, 10\)\.$/m,
+  },
+  {
+    wrong: 'REAL amounts',
+    date: "substr(buchungstag, 7, 4) || '-' || substr(buchungstag, 4, 2) || '-' || substr(buchungstag, 1, 2)",
+    amount: '-betrag_eur * 100',
+    says: /^ {2}- amounts are REAL numbers such as -?[0-9.]+, not whole cents: .* CAST\(round\(x \* 100\) AS INTEGER\) for euros\.$/m,
+  },
+];
+
+for (const { wrong, date, amount, says } of WRONG_MAPPINGS) {
+  test(`a custom mapping with ${wrong} is refused with what to change, exit 1 (it used to "fit")`, async (t) => {
+    const file = join(tempDir(t), 'falsch.sqlite');
+    const db = new Database(file);
+    db.exec(fixtureSql('existing-app.sql'));
+    db.exec(`CREATE VIEW kasse AS SELECT lfd_nr AS id, ${date} AS date, ${amount} AS amount_cents,
+      coalesce(buchungstext, '') AS subject, kategorie_nr AS category_id, zahlungsart_nr AS payment_method_id FROM kassenbuch;
+      CREATE VIEW kat AS SELECT nr AS id, bezeichnung AS name FROM kategorie;
+      CREATE VIEW zahlart AS SELECT nr AS id, bezeichnung AS name FROM zahlungsart;`);
+    db.close();
+    const result = await run([
+      'check',
+      '--db',
+      file,
+      '--table-names',
+      'entries=kasse,categories=kat,payment_methods=zahlart',
+    ]);
+    assert.equal(result.code, 1, result.stdout);
+    assert.match(result.stdout, /^Schema: fits \(kasse: view, kat: view, zahlart: view\)\.$/m);
+    assert.match(result.stdout, /^Data: does not fit \(10 bookings looked at\); the search would answer wrongly:$/m);
+    assert.match(result.stdout, says);
+    assert.doesNotMatch(result.stdout, /Data: fits/);
+  });
+}
+
+test('a custom mapping under its own names fits, and check prints the answer of a real search', async (t) => {
+  const file = join(tempDir(t), 'richtig.sqlite');
+  const db = new Database(file);
+  db.exec(fixtureSql('existing-app.sql'));
+  db.exec(
+    fixtureSql('existing-app-views.sql')
+      .replace('CREATE VIEW entries', 'CREATE VIEW kasse')
+      .replace('CREATE VIEW categories', 'CREATE VIEW kat')
+      .replace('CREATE VIEW payment_methods', 'CREATE VIEW zahlart'),
+  );
+  db.close();
+  const result = await run([
+    'check',
+    '--db',
+    file,
+    '--table-names',
+    'entries=kasse,categories=kat,payment_methods=zahlart',
+  ]);
+  assert.equal(result.code, 0, result.stdout);
+  assert.match(result.stdout, /^Data: fits \(10 bookings looked at: /m);
+  assert.match(
+    result.stdout,
+    /^A real search, \?von=2026-04-01&bis=2026-04-30&betrag=-4\.35&limit=3, answers:\n {2}\{"anzahl":1,"buchungen":\[\{"id":6,"datum":"2026-04-01","betrag":-4\.35,"zweck":"Kaffee im April","kategorie":"Bewirtung","konto":"Barkasse"\}\]\}$/m,
+  );
+  const plain = await run(['check', '--db', file]);
+  assert.equal(plain.code, 1, 'without the names the file does not fit');
+  assert.match(plain.stdout, /^ {2}- table or view 'entries' is missing$/m);
 });

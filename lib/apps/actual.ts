@@ -1,0 +1,69 @@
+// Actual Budget (actualbudget.org): the budget file `db.sqlite` in the budget's folder, as
+// Actual's own migrations leave it. docs/applications.md, "Actual", says what is served.
+//
+// Actual's rules, read from its migrations and its view v_transactions_internal:
+// - `transactions`: one row per transaction, text (uuid) ids; `acct` the account;
+//   `category` and `description` (the payee) go through `category_mapping` and
+//   `payee_mapping` (merged categories and payees point elsewhere);
+// - `date` is an integer, 20260314; `amount` integer cents, expenses NEGATIVE;
+// - a split is a parent row (`isParent = 1`, the whole amount) with child rows
+//   (`isChild = 1`, `parent_id`); a deleted row has `tombstone = 1`;
+// - a transfer is two rows, one in each account, linked by `transferred_id`;
+// - there is no currency per account.
+//
+// Served: one booking per transaction in any account that is not deleted: a plain row, or
+// the parent of a split with its whole amount (the children are its parts, not payments
+// of their own; the parent has no category). Each side of a transfer is a booking in its
+// account. The id is the uuid's first 13 hex digits (lib/apps/ids.ts). The window is read
+// by Actual's own index on `transactions(date)`.
+
+import type { ApplicationMapping } from '../mapping.js';
+import { hexPrefixId } from './ids.js';
+
+const toActualDate = (isoDate: string): number => Number(isoDate.replaceAll('-', ''));
+
+export const actual: ApplicationMapping = {
+  kind: 'application',
+  name: 'actual',
+  title: 'Actual',
+  requires: {
+    transactions: [
+      'id',
+      'isParent',
+      'isChild',
+      'acct',
+      'category',
+      'amount',
+      'description',
+      'notes',
+      'date',
+      'tombstone',
+    ],
+    accounts: ['id', 'name', 'tombstone'],
+    category_mapping: ['id', 'transferId'],
+    categories: ['id', 'name', 'tombstone'],
+    payee_mapping: ['id', 'targetId'],
+    payees: ['id', 'name', 'transfer_acct'],
+  },
+  // CROSS JOIN keeps `transactions` first, read by its date index: joined the other way,
+  // the planner may walk idx_transactions_acct_tombstone, all of each account.
+  bookings: `
+    SELECT ${hexPrefixId('t.id')} AS id,
+           printf('%04d-%02d-%02d', t.date / 10000, t.date / 100 % 100, t.date % 100) AS date,
+           -t.amount AS amount_cents,
+           coalesce(nullif(p.name, ''), other.name, '')
+             || CASE WHEN coalesce(nullif(p.name, ''), other.name, '') <> '' AND coalesce(t.notes, '') <> ''
+                     THEN ': ' ELSE '' END
+             || coalesce(t.notes, '') AS subject,
+           c.name AS category,
+           a.name AS payment_method
+    FROM transactions AS t
+    CROSS JOIN accounts AS a ON a.id = t.acct AND a.tombstone = 0
+    LEFT JOIN payee_mapping AS pm ON pm.id = t.description
+    LEFT JOIN payees AS p ON p.id = pm.targetId
+    LEFT JOIN accounts AS other ON other.id = p.transfer_acct
+    LEFT JOIN category_mapping AS cm ON cm.id = t.category AND t.isParent = 0
+    LEFT JOIN categories AS c ON c.id = cm.transferId AND c.tombstone = 0
+    WHERE t.date BETWEEN +:from AND +:to AND t.tombstone = 0 AND t.isChild = 0`,
+  window: (von, bis) => ({ from: toActualDate(von), to: toActualDate(bis) }),
+};

@@ -1,0 +1,17 @@
+// The registry of mappings: what `--app NAME` and `options.app` take, and what `check`
+// recognises a file by. To add an application: one file beside this one exporting an
+// ApplicationMapping (lib/mapping.ts says what its SQL must give), one line below, one
+// section in docs/applications.md, and a test that builds the application's real schema.
+
+import type { ApplicationMapping } from '../mapping.js';
+import { actual } from './actual.js';
+import { mmex } from './mmex.js';
+
+export const APPLICATIONS: readonly ApplicationMapping[] = [actual, mmex];
+
+/** The names `--app` takes: the applications and `own` (the project's own schema, the default). */
+export const APP_NAMES: readonly string[] = ['own', ...APPLICATIONS.map((app) => app.name)];
+
+export function findApplication(name: string): ApplicationMapping | undefined {
+  return APPLICATIONS.find((app) => app.name === name);
+}

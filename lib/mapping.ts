@@ -1,0 +1,91 @@
+// How the service reads the bookings of one kind of file: the project's own schema (under
+// names the admin may choose), or one real application's own tables. docs/applications.md
+// says, per application, what is served and what is left out.
+//
+// A mapping never creates or requires an object (table, view, index) in the application's
+// file: its SQL lives here, in the service, and reads the application's tables as they are.
+// Each application is one file under lib/apps/, registered in lib/apps/index.ts.
+
+/** The names of the project's own three tables (or views) in a file. */
+export interface TableNames {
+  entries: string;
+  categories: string;
+  paymentMethods: string;
+}
+
+export const DEFAULT_TABLE_NAMES: TableNames = {
+  entries: 'entries',
+  categories: 'categories',
+  paymentMethods: 'payment_methods',
+};
+
+/** The project's own schema (docs/API.md, Storage), searched by the tuned planner of lib/search.ts. */
+export interface OwnSchemaMapping {
+  kind: 'own';
+  name: 'own';
+  title: string;
+  tables: TableNames;
+}
+
+/**
+ * A real application's tables, read through one SELECT that the search wraps.
+ *
+ * `bookings` yields exactly these columns, one row per booking the application would show
+ * as a cash booking: `id` (a whole number, unique, stable), `date` ('YYYY-MM-DD' text),
+ * `amount_cents` (whole cents, expenses POSITIVE as in docs/API.md), `subject` (text),
+ * `category` and `payment_method` (names, or NULL). It must restrict itself to the window
+ * `:from`..`:to` (both included), given in the application's own date form by `window()`,
+ * on a column the application has an index on, so that a search reads one window of the
+ * file and never all of it. It may also use `:low`/`:high` (the amount_cents bounds).
+ * Write bound parameters as `+:from` (lib/search.ts says why: no re-preparation when the
+ * file holds sqlite_stat4), and fix the join order with CROSS JOIN where a join could
+ * tempt the planner away from the window's index.
+ */
+export interface ApplicationMapping {
+  kind: 'application';
+  /** What `--app` and `options.app` take, e.g. `"actual"`. */
+  name: string;
+  /** The application's name in messages, e.g. `"Actual"`. */
+  title: string;
+  /** Tables and the columns of them that `bookings` reads: what must be there, and how `check` recognises the file. */
+  requires: Readonly<Record<string, readonly string[]>>;
+  bookings: string;
+  /** The window `von`..`bis` ('YYYY-MM-DD', both included) in the form the application stores dates in. */
+  window(von: string, bis: string): { from: string | number; to: string | number };
+}
+
+export type Mapping = OwnSchemaMapping | ApplicationMapping;
+
+/** The own schema under the given names (missing names: the defaults). */
+export function ownSchema(names: Partial<TableNames> = {}): OwnSchemaMapping {
+  return { kind: 'own', name: 'own', title: 'the own schema', tables: { ...DEFAULT_TABLE_NAMES, ...names } };
+}
+
+// A table name as the admin gives it: an SQL identifier, optionally after a schema name
+// (`main.kasse`). Anything else would have to be quoted, and is refused rather than guessed.
+export const TABLE_NAME = /^(?:[A-Za-z_][A-Za-z0-9_]{0,63}\.)?[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+
+/** `name` as SQL: each part double-quoted, so that a name that is a keyword still works. */
+export function quoteName(name: string): string {
+  return name
+    .split('.')
+    .map((part) => `"${part}"`)
+    .join('.');
+}
+
+/** The table part of a name (`main.kasse` → `kasse`), for pragma_table_info. */
+export function splitName(name: string): { schema: string; table: string } {
+  const dot = name.indexOf('.');
+  return dot === -1 ? { schema: 'main', table: name } : { schema: name.slice(0, dot), table: name.slice(dot + 1) };
+}
+
+/** The tables and columns a mapping reads. */
+export function requiredTables(mapping: Mapping): Record<string, readonly string[]> {
+  if (mapping.kind === 'application') return { ...mapping.requires };
+  const { entries, categories, paymentMethods } = mapping.tables;
+  return {
+    [entries]: ['id', 'date', 'amount_cents', 'subject', 'category_id', 'payment_method_id'],
+    [categories]: ['id', 'name'],
+    [paymentMethods]: ['id', 'name'],
+  };
+}

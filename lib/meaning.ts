@@ -1,0 +1,118 @@
+// Whether a file's bookings mean what the contract needs, judged on a sample of the data
+// rather than on column names: `check` refuses a mapping that would answer wrongly.
+// (A column called `date` holding 20260314 has the right name and finds nothing.)
+
+import type { Database } from 'better-sqlite3';
+import { type Mapping, quoteName } from './mapping.js';
+
+/** How many bookings `check` looks at: the first ones the file gives, enough to see its habits. */
+export const SAMPLE_SIZE = 20_000;
+
+const ISO_DATE = /^[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])$/;
+const DATE_WITH_TIME = /^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]/;
+
+export interface MeaningReport {
+  /** Bookings looked at. */
+  sampled: number;
+  /** What is wrong, each a sentence that says what to change; empty when the sample fits. */
+  problems: string[];
+  /** Doubts that do not make the mapping wrong by themselves. */
+  notes: string[];
+  /** The newest valid booking of the sample, for a real search. */
+  newest: { date: string; amountCents: number } | undefined;
+}
+
+type SampleRow = [id: unknown, date: unknown, amountCents: unknown];
+
+/**
+ * Reads up to `size` bookings as the search would see them (for the own schema: the
+ * entries table itself, so that dates outside any text window are seen too) and judges
+ * them: dates 'YYYY-MM-DD' text, amounts whole cents (INTEGER), ids whole numbers and unique.
+ */
+export function checkMeaning(db: Database, mapping: Mapping, size = SAMPLE_SIZE): MeaningReport {
+  const rows =
+    mapping.kind === 'own'
+      ? db
+          .prepare<[number], SampleRow>(
+            `SELECT id, date, amount_cents FROM ${quoteName(mapping.tables.entries)} LIMIT ?`,
+          )
+          .raw()
+          .all(size)
+      : db
+          .prepare<[Record<string, unknown>], SampleRow>(
+            `SELECT id, date, amount_cents FROM (${mapping.bookings}) LIMIT +:size`,
+          )
+          .raw()
+          .all({ ...mapping.window('0000-01-01', '9999-12-31'), low: -(2 ** 53), high: 2 ** 53, size });
+  return judge(rows);
+}
+
+/** The judgement of `rows`, apart from reading them (for tests). */
+export function judge(rows: readonly SampleRow[]): MeaningReport {
+  const problems: string[] = [];
+  const notes: string[] = [];
+  const badDate = rows.find(([, date]) => typeof date !== 'string' || !ISO_DATE.test(date));
+  if (badDate !== undefined) problems.push(dateProblem(badDate[1], rows.filter(([, d]) => d === null).length));
+  const badAmount = rows.find(([, , amount]) => !Number.isSafeInteger(amount));
+  if (badAmount !== undefined) problems.push(amountProblem(badAmount[2]));
+  const badId = rows.find(([id]) => !Number.isSafeInteger(id));
+  if (badId !== undefined) {
+    problems.push(
+      `ids such as ${shown(badId[0])} are not whole numbers: give an INTEGER id (a table's INTEGER PRIMARY KEY, or its rowid).`,
+    );
+  } else {
+    const seen = new Set<unknown>();
+    const twice = rows.find(([id]) => seen.size === seen.add(id).size);
+    if (twice !== undefined) {
+      problems.push(
+        `ids are not unique (${shown(twice[0])} is given to two bookings): each booking needs an id of its own.`,
+      );
+    }
+  }
+  const amounts = rows.map(([, , amount]) => amount).filter((amount): amount is number => typeof amount === 'number');
+  const negative = amounts.filter((amount) => amount < 0).length;
+  if (amounts.length >= 20 && negative > 0.8 * amounts.length) {
+    notes.push(
+      `${Math.round((100 * negative) / amounts.length)}% of the amounts are negative; expenses must be POSITIVE in amount_cents (docs/API.md): if the application stores expenses negative, the mapping must negate them.`,
+    );
+  }
+  let newest: MeaningReport['newest'];
+  for (const [, date, amount] of rows) {
+    if (typeof date === 'string' && ISO_DATE.test(date) && Number.isSafeInteger(amount)) {
+      if (newest === undefined || date > newest.date) newest = { date, amountCents: amount as number };
+    }
+  }
+  return { sampled: rows.length, problems, notes, newest };
+}
+
+function dateProblem(date: unknown, nulls: number): string {
+  if (date === null) {
+    return `${nulls} booking${nulls === 1 ? ' has' : 's have'} no date (NULL): no search can find ${nulls === 1 ? 'it' : 'them'}; give every booking a 'YYYY-MM-DD' date, or leave such rows out of the mapping.`;
+  }
+  if (typeof date === 'number' && Number.isInteger(date) && date >= 10_000_101 && date <= 99_991_231) {
+    return `dates are numbers such as ${date}, not 'YYYY-MM-DD' text: every search would find nothing (a number sorts before any text). Give the date as text: printf('%04d-%02d-%02d', d / 10000, d / 100 % 100, d % 100).`;
+  }
+  if (typeof date === 'string' && DATE_WITH_TIME.test(date)) {
+    return `dates carry a time, such as '${date}': a search would miss its last day, and 'datum' must be a date. Give the day alone: substr(date, 1, 10).`;
+  }
+  if (typeof date === 'number') {
+    return `dates are numbers such as ${date}, not 'YYYY-MM-DD' text: convert them, e.g. date(d, 'unixepoch') for unix seconds or date(d) for a Julian day.`;
+  }
+  return `dates such as ${shown(date)} are not 'YYYY-MM-DD' text: convert them, e.g. substr(d, 7, 4) || '-' || substr(d, 4, 2) || '-' || substr(d, 1, 2) for 'DD.MM.YYYY'.`;
+}
+
+function amountProblem(amount: unknown): string {
+  if (typeof amount === 'number') {
+    return `amounts are REAL numbers such as ${amount}, not whole cents: an exact search misses them (4.35 × 100 is 434.99999999999994). Give INTEGER cents, expenses positive: CAST(round(x * 100) AS INTEGER) for euros.`;
+  }
+  if (amount === null) {
+    return 'some amounts are NULL: no search can find those bookings; give every booking an amount in whole cents, or leave such rows out of the mapping.';
+  }
+  return `amounts such as ${shown(amount)} are not whole cents: give INTEGER cents, expenses positive (text fractions such as '-25/2' must be computed in the mapping).`;
+}
+
+function shown(value: unknown): string {
+  if (typeof value === 'string') return `'${value.length > 40 ? `${value.slice(0, 40)}…` : value}'`;
+  if (value instanceof Uint8Array) return 'a BLOB';
+  return String(value);
+}

@@ -1,0 +1,157 @@
+// A real Actual budget file, written by Actual's own package (@actual-app/api, a dev
+// dependency) with all of Actual's migrations, in a temp dir: the file the service is
+// tested on is the file Actual writes, not a copy of its schema.
+
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import * as api from '@actual-app/api';
+
+export interface ActualTransaction {
+  date: string;
+  /** Integer cents, Actual's sign: expenses negative. */
+  amount: number;
+  payee?: string;
+  /** A category name from `categories`. */
+  category?: string;
+  notes?: string;
+  /** The parts of a split, each with its own amount and category. */
+  parts?: Array<{ amount: number; category?: string; notes?: string }>;
+  /** A transfer to this account (by name): Actual writes the other side itself. */
+  transferTo?: string;
+  /** Written, then deleted in Actual (a tombstone row). */
+  deleted?: boolean;
+}
+
+export interface ActualBudgetSpec {
+  categories: string[];
+  accounts: Array<{ name: string; transactions: ActualTransaction[]; deleted?: boolean }>;
+}
+
+/** What Actual itself reports back through its API: the oracle of the tests. */
+export interface ActualView {
+  file: string;
+  transactions: Array<{
+    id: string;
+    date: string;
+    amount: number;
+    account: string;
+    payee: string | null;
+    category: string | null;
+    notes: string | null;
+    isParent: boolean;
+  }>;
+}
+
+/**
+ * Writes the budget into `dataDir` through Actual's API and returns the path of its
+ * db.sqlite, with the transactions as Actual's API lists them (split parents with their
+ * whole amount; deleted ones and those of deleted accounts left out).
+ */
+export async function writeActualBudget(dataDir: string, spec: ActualBudgetSpec): Promise<ActualView> {
+  const quiet = silenceConsole();
+  try {
+    await api.init({ dataDir });
+    const view: ActualView['transactions'] = [];
+    await api.runImport('Kasse', async () => {
+      const group = await api.createCategoryGroup({ name: 'Ausgaben' });
+      const categoryIds = new Map<string, string>();
+      for (const name of spec.categories) categoryIds.set(name, await api.createCategory({ name, group_id: group }));
+      const accountIds = new Map<string, string>();
+      for (const { name } of spec.accounts) {
+        accountIds.set(name, await api.createAccount({ name, offbudget: false }, 0));
+      }
+      const payees = await api.getPayees();
+      const transferPayee = (account: string): string | undefined =>
+        payees.find((payee) => payee.transfer_acct === accountIds.get(account))?.id;
+      const category = (name: string | undefined): string | undefined =>
+        name === undefined ? undefined : categoryIds.get(name);
+      for (const account of spec.accounts) {
+        const id = accountIds.get(account.name) as string;
+        for (const tx of account.transactions) {
+          const payee = tx.transferTo === undefined ? {} : { payee: transferPayee(tx.transferTo) };
+          await api.addTransactions(
+            id,
+            [
+              {
+                date: tx.date,
+                amount: tx.amount,
+                ...(tx.payee === undefined ? {} : { payee_name: tx.payee }),
+                ...payee,
+                ...(tx.category === undefined ? {} : { category: category(tx.category) }),
+                ...(tx.notes === undefined ? {} : { notes: tx.notes }),
+                ...(tx.parts === undefined
+                  ? {}
+                  : {
+                      subtransactions: tx.parts.map((part) => ({
+                        amount: part.amount,
+                        ...(part.category === undefined ? {} : { category: category(part.category) }),
+                        ...(part.notes === undefined ? {} : { notes: part.notes }),
+                      })),
+                    }),
+              },
+            ] as never,
+            { runTransfers: true },
+          );
+          if (tx.deleted === true) {
+            const written = (await api.getTransactions(id, tx.date, tx.date)) as Array<{ id: string; amount: number }>;
+            const row = written.find((candidate) => candidate.amount === tx.amount);
+            if (row === undefined) throw new Error(`the transaction to delete on ${tx.date} is not there`);
+            await api.deleteTransaction(row.id);
+          }
+        }
+      }
+      for (const account of spec.accounts) {
+        if (account.deleted === true) await api.deleteAccount(accountIds.get(account.name) as string);
+      }
+      const names = new Map((await api.getPayees()).map((payee) => [payee.id, payee] as const));
+      const categoryNames = new Map([...categoryIds].map(([name, id]) => [id, name] as const));
+      const accountNames = new Map([...accountIds].map(([name, id]) => [id, name] as const));
+      for (const account of spec.accounts) {
+        if (account.deleted === true) continue;
+        const id = accountIds.get(account.name) as string;
+        const listed = (await api.getTransactions(id, '1900-01-01', '2999-12-31')) as Array<{
+          id: string;
+          date: string;
+          amount: number;
+          payee: string | null;
+          category: string | null;
+          notes: string | null;
+          is_parent: boolean;
+          tombstone: boolean;
+        }>;
+        for (const tx of listed) {
+          if (tx.tombstone) continue;
+          const payee = tx.payee === null ? undefined : names.get(tx.payee);
+          view.push({
+            id: tx.id,
+            date: tx.date,
+            amount: tx.amount,
+            account: account.name,
+            payee:
+              payee === undefined
+                ? null
+                : payee.transfer_acct
+                  ? (accountNames.get(payee.transfer_acct) ?? null)
+                  : payee.name || null,
+            category: tx.category === null ? null : (categoryNames.get(tx.category) ?? null),
+            notes: tx.notes,
+            isParent: tx.is_parent,
+          });
+        }
+      }
+    });
+    const [budget] = readdirSync(dataDir);
+    await api.shutdown();
+    return { file: join(dataDir, budget as string, 'db.sqlite'), transactions: view };
+  } finally {
+    quiet();
+  }
+}
+
+// Actual's API logs every step of loading a budget to the console.
+function silenceConsole(): () => void {
+  const saved = { log: console.log, info: console.info, warn: console.warn, debug: console.debug };
+  const nothing = (): void => {};
+  Object.assign(console, { log: nothing, info: nothing, warn: nothing, debug: nothing });
+  return () => Object.assign(console, saved);
+}

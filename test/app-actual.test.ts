@@ -1,0 +1,177 @@
+// Actual Budget, served with one option (`app: "actual"`, --app actual) from a budget file
+// that Actual's own package wrote: splits, a transfer, a deleted transaction, a deleted
+// account, an uncategorised booking, 0.01 and 1,234,567.89, each answer checked against
+// what Actual's API itself lists.
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import Database from 'better-sqlite3';
+import { hexPrefixIdOf } from '../lib/apps/ids.js';
+import { findApplication } from '../lib/apps/index.js';
+import { createHandler } from '../lib/index.js';
+import { explainCount } from '../lib/search.js';
+import { type ActualView, writeActualBudget } from './actual-budget.js';
+import { run } from './cli-helpers.js';
+import { AUTH, CREDENTIALS, request, serve, tempDir } from './helpers.js';
+
+interface Served {
+  id: number;
+  datum: string;
+  betrag: number;
+  zweck: string;
+  kategorie?: string;
+  konto?: string;
+}
+
+/** The booking Actual's own listing says the service must answer (docs/applications.md, Actual). */
+function expectedBooking(tx: ActualView['transactions'][number]): Served {
+  const zweck = [tx.payee ?? '', tx.notes ?? ''].filter((part) => part !== '').join(': ');
+  return {
+    id: hexPrefixIdOf(tx.id),
+    datum: tx.date,
+    betrag: tx.amount / 100,
+    zweck,
+    ...(tx.category === null ? {} : { kategorie: tx.category }),
+    konto: tx.account,
+  };
+}
+
+function expectedAnswer(all: Served[], von: string, bis: string, betrag: number, toleranz: number, limit: number) {
+  const matches = all
+    .filter(
+      (b) =>
+        b.datum >= von &&
+        b.datum <= bis &&
+        Math.abs(Math.round(b.betrag * 100) - Math.round(betrag * 100)) <= Math.round(toleranz * 100),
+    )
+    .sort((a, b) => (a.datum === b.datum ? b.id - a.id : a.datum < b.datum ? 1 : -1));
+  return { anzahl: matches.length, buchungen: matches.slice(0, limit) };
+}
+
+const SPEC = {
+  categories: ['Porto', 'Bürobedarf'],
+  accounts: [
+    {
+      name: 'Barkasse',
+      transactions: [
+        { date: '2026-03-14', amount: -1250, payee: 'Post', category: 'Porto', notes: 'Briefmarken' },
+        {
+          date: '2026-03-15',
+          amount: -3000,
+          payee: 'Laden',
+          notes: 'Einkauf',
+          parts: [
+            { amount: -1000, category: 'Porto', notes: 'Marken' },
+            { amount: -2000, category: 'Bürobedarf', notes: 'Papier' },
+          ],
+        },
+        { date: '2026-03-16', amount: -5000, transferTo: 'Girokonto', notes: 'Einzahlung Bank' },
+        { date: '2026-03-17', amount: -777, payee: 'Irrtum', deleted: true },
+        { date: '2026-03-18', amount: -1999, notes: 'Druckerpatrone' },
+        { date: '2026-03-20', amount: -1, payee: 'Rundung' },
+        { date: '2026-03-21', amount: 123_456_789, payee: 'Erbschaft', notes: 'Größter Posten' },
+        { date: '2026-03-31', amount: -1250, payee: 'Post', category: 'Porto' },
+        { date: '2026-04-01', amount: -1250, payee: 'Post', category: 'Porto' },
+        { date: '2026-02-28', amount: -1250, payee: 'Post', category: 'Porto' },
+      ],
+    },
+    { name: 'Girokonto', transactions: [{ date: '2026-03-14', amount: -1250, payee: 'Post', category: 'Porto' }] },
+    { name: 'Altes Konto', deleted: true, transactions: [{ date: '2026-03-14', amount: -1250, payee: 'Post' }] },
+  ],
+};
+
+test('an Actual budget written by Actual itself answers exactly what Actual lists, with app "actual"', async (t) => {
+  const budget = await writeActualBudget(tempDir(t), SPEC);
+  const db = new Database(budget.file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
+  // The file holds what the test means to serve: a split, a deleted row, two sides of a transfer.
+  const rows = db.prepare('SELECT isParent, isChild, tombstone, transferred_id FROM transactions').all() as Array<
+    Record<string, unknown>
+  >;
+  assert.ok(rows.some((row) => row['isParent'] === 1) && rows.some((row) => row['isChild'] === 1), 'a split');
+  assert.ok(
+    rows.some((row) => row['tombstone'] === 1),
+    'a deleted transaction',
+  );
+  assert.equal(rows.filter((row) => row['transferred_id'] !== null).length, 2, 'a transfer is two rows');
+
+  const all = budget.transactions.map(expectedBooking);
+  assert.equal(all.length, 11, 'nine in the cash box (one deleted), the transfer in the bank and its own booking');
+  const origin = await serve(t, createHandler(db, CREDENTIALS, { app: 'actual' }));
+  const search = async (query: string): Promise<unknown> => {
+    const reply = await request(`${origin}/api/v1/buchungen?${query}`, { headers: { authorization: AUTH } });
+    assert.equal(reply.status, 200, reply.body);
+    return JSON.parse(reply.body);
+  };
+
+  // Pinned by hand: what an Actual user sees, the way the client gets it.
+  assert.deepEqual(await search('von=2026-03-15&bis=2026-03-15&betrag=-30'), {
+    anzahl: 1,
+    buchungen: [
+      {
+        id: all.find((b) => b.betrag === -30)?.id,
+        datum: '2026-03-15',
+        betrag: -30,
+        zweck: 'Laden: Einkauf',
+        konto: 'Barkasse',
+      },
+    ],
+  });
+  assert.deepEqual(await search('von=2026-03-15&bis=2026-03-15&betrag=-10'), { anzahl: 0, buchungen: [] });
+  // A transfer is a booking in each of its two accounts, named after the other one.
+  const transfer = (await search('von=2026-03-16&bis=2026-03-16&betrag=0&toleranz=50&limit=10')) as {
+    buchungen: Served[];
+  };
+  assert.deepEqual(
+    transfer.buchungen
+      .map(({ betrag, zweck, konto }) => ({ betrag, zweck, konto }))
+      .sort((a, b) => a.betrag - b.betrag),
+    [
+      { betrag: -50, zweck: 'Girokonto: Einzahlung Bank', konto: 'Barkasse' },
+      { betrag: 50, zweck: 'Barkasse: Einzahlung Bank', konto: 'Girokonto' },
+    ],
+  );
+  assert.deepEqual(await search('von=2026-03-17&bis=2026-03-17&betrag=-7.77'), { anzahl: 0, buchungen: [] });
+
+  // Every amount in the data, exactly, in March; bands; the whole range.
+  const queries: Array<[string, string, number, number, number]> = [];
+  for (const booking of all) queries.push(['2026-03-01', '2026-03-31', booking.betrag, 0, 50]);
+  queries.push(['2026-03-01', '2026-03-31', -12.5, 5, 50], ['2026-03-01', '2026-03-31', 0, 0.01, 50]);
+  queries.push(['2026-03-14', '2026-03-14', -12.5, 0, 50], ['2000-01-01', '2099-12-31', 0, 9_999_999, 1000]);
+  queries.push(['2000-01-01', '2099-12-31', -12.5, 0, 1], ['2026-03-01', '2026-03-31', 1234567.89, 0, 50]);
+  for (const [von, bis, betrag, toleranz, limit] of queries) {
+    assert.deepEqual(
+      await search(`von=${von}&bis=${bis}&betrag=${betrag}&toleranz=${toleranz}&limit=${limit}`),
+      expectedAnswer(all, von, bis, betrag, toleranz, limit),
+      `${von}..${bis} ${betrag} ±${toleranz}`,
+    );
+  }
+  // The smallest and the largest amount, as the client sees them.
+  const everything = (await search('von=2000-01-01&bis=2099-12-31&betrag=0&toleranz=9999999&limit=1000')) as {
+    buchungen: Served[];
+  };
+  assert.ok(everything.buchungen.some((b) => b.betrag === -0.01 && b.zweck === 'Rundung' && !('kategorie' in b)));
+  assert.ok(everything.buchungen.some((b) => b.betrag === 1234567.89 && b.zweck === 'Erbschaft: Größter Posten'));
+  assert.ok(
+    everything.buchungen.some((b) => b.zweck === 'Druckerpatrone' && !('kategorie' in b)),
+    'uncategorised',
+  );
+});
+
+test("an Actual budget is searched by Actual's own date index, and nothing is written to it", async (t) => {
+  const budget = await writeActualBudget(tempDir(t), SPEC);
+  const before = readFileSync(budget.file);
+  const db = new Database(budget.file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
+  const plan = explainCount(db, undefined, findApplication('actual'));
+  assert.ok(
+    plan.some((line) => /^SEARCH t USING INDEX (trans_date|trans_sorted) \(date>\? AND date<\?\)$/.test(line)),
+    plan.join('; '),
+  );
+  db.close();
+  const result = await run(['check', '--db', budget.file, '--app', 'actual']);
+  assert.equal(result.code, 0, result.stdout + result.stderr);
+  assert.match(result.stdout, /^Mapping: Actual \(--app actual\)\.$/m);
+  assert.deepEqual(readFileSync(budget.file), before);
+});

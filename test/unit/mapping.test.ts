@@ -1,0 +1,173 @@
+// The mapping framework: table names of the own schema, the choice of an application, the
+// guard on every answered row, and the planner's statistics read once per change of the file.
+
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import Database from 'better-sqlite3';
+import { createHandler } from '../../lib/index.js';
+import { judge } from '../../lib/meaning.js';
+import { createStatsCache, type Stats } from '../../lib/search.js';
+import { AUTH, assertReply, CREDENTIALS, fixtureSql, get, request, serve, tempDir } from '../helpers.js';
+
+test('the planner statistics are read once per data_version, again after another connection commits or this one writes', (t) => {
+  const file = join(tempDir(t), 'stats.sqlite');
+  const writer = new Database(file);
+  t.after(() => writer.close());
+  writer.exec(fixtureSql('schema.sql'));
+  const reader = new Database(file, { readonly: true });
+  t.after(() => reader.close());
+  let reads = 0;
+  const source = {
+    get: (): Stats => {
+      reads += 1;
+      return [null, null, null, null, null];
+    },
+  };
+  const stats = createStatsCache(reader, source);
+  for (let i = 0; i < 5; i += 1) stats();
+  assert.equal(reads, 1, 'five searches, one read');
+  writer.prepare("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-14', 1250)").run();
+  stats();
+  stats();
+  assert.equal(reads, 2, "another connection's commit is seen");
+  const own = createStatsCache(writer, source);
+  own();
+  own();
+  assert.equal(reads, 3);
+  writer.prepare("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-15', 1250)").run();
+  own();
+  assert.equal(reads, 4, "this connection's own write is seen (data_version alone would miss it)");
+});
+
+test('a band search on a book that was empty when first searched finds the booking written since', (t) => {
+  const file = join(tempDir(t), 'empty-first.sqlite');
+  const writer = new Database(file);
+  t.after(() => writer.close());
+  writer.exec(fixtureSql('schema.sql'));
+  const run = async (db: Database.Database) => {
+    const origin = await serve(t, createHandler(db, CREDENTIALS));
+    return () => get(`${origin}/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12&toleranz=1`);
+  };
+  return (async () => {
+    const reader = new Database(file, { readonly: true });
+    t.after(() => reader.close());
+    const search = await run(reader);
+    assertReply(await search(), 200, { anzahl: 0, buchungen: [] });
+    writer.prepare("INSERT INTO entries (id, date, amount_cents) VALUES (1, '2026-03-14', 1250)").run();
+    assertReply(await search(), 200, {
+      anzahl: 1,
+      buchungen: [{ id: 1, datum: '2026-03-14', betrag: -12.5, zweck: '' }],
+    });
+  })();
+});
+
+test('the own schema under other names: a file whose entries table is taken by the application is served', async (t) => {
+  const db = new Database(':memory:');
+  t.after(() => db.close());
+  db.exec(`
+    CREATE TABLE entries (guid TEXT PRIMARY KEY, invoice TEXT);  -- GnuCash's business table of that name
+    ${fixtureSql('schema.sql')
+      .replace('CREATE TABLE entries', 'CREATE TABLE bss_entries')
+      .replace('CREATE TABLE categories', 'CREATE TABLE bss_categories')
+      .replace(/ON entries/g, 'ON bss_entries')
+      .replace(/REFERENCES categories/g, 'REFERENCES bss_categories')
+      .replace(/CREATE INDEX entries_/g, 'CREATE INDEX bss_entries_')}
+    INSERT INTO bss_categories VALUES (1, 'Porto');
+    INSERT INTO payment_methods VALUES (1, 'Barkasse');
+    INSERT INTO bss_entries VALUES (7, '2026-03-14', 1250, 'Briefmarken', 1, 1);`);
+  assert.throws(() => createHandler(db, CREDENTIALS), /'entries' is missing columns 'id', 'date'/);
+  const origin = await serve(
+    t,
+    createHandler(db, CREDENTIALS, { tables: { entries: 'bss_entries', categories: 'bss_categories' } }),
+  );
+  assertReply(await get(`${origin}/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5`), 200, {
+    anzahl: 1,
+    buchungen: [
+      { id: 7, datum: '2026-03-14', betrag: -12.5, zweck: 'Briefmarken', kategorie: 'Porto', konto: 'Barkasse' },
+    ],
+  });
+  assertReply(await get(`${origin}/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-10&toleranz=5`), 200, {
+    anzahl: 1,
+    buchungen: [
+      { id: 7, datum: '2026-03-14', betrag: -12.5, zweck: 'Briefmarken', kategorie: 'Porto', konto: 'Barkasse' },
+    ],
+  });
+});
+
+test('options.app and options.tables are checked when the handler is created, naming the option', () => {
+  const db = new Database(':memory:');
+  db.exec(fixtureSql('schema.sql'));
+  assert.throws(() => createHandler(db, CREDENTIALS, { app: 'quicken' }), {
+    name: 'TypeError',
+    message: /^options\.app must be one of "own", "actual", "mmex"/,
+  });
+  assert.throws(() => createHandler(db, CREDENTIALS, { tables: { entries: 'x; DROP TABLE y' } }), {
+    name: 'TypeError',
+    message: 'options.tables.entries must be an SQL name such as "kasse" or "temp.kasse"',
+  });
+  assert.throws(() => createHandler(db, CREDENTIALS, { tables: { bookings: 'x' } as never }), {
+    name: 'TypeError',
+    message: 'options.tables may name entries, categories and paymentMethods, not "bookings"',
+  });
+  assert.throws(() => createHandler(db, CREDENTIALS, { app: 'actual', tables: { entries: 'x' } }), {
+    name: 'TypeError',
+    message: 'options.tables is for app "own"; app "actual" reads its own tables',
+  });
+  assert.throws(
+    () => createHandler(db, CREDENTIALS, { app: 'actual' }),
+    /^Error: db does not fit the tables of Actual: /,
+  );
+});
+
+for (const [what, date, amount, reason] of [
+  [
+    'a date-time',
+    "'2026-03-14T00:00:00'",
+    '1250',
+    /booking 1: the date "2026-03-14T00:00:00" is not a YYYY-MM-DD date/,
+  ],
+  ['a date that is not one', "'2026-13-14'", '1250', /booking 1: the date "2026-13-14" is not a YYYY-MM-DD date/],
+  ['REAL euros', "'2026-03-14'", '12.5', /booking 1: the amount 12\.5 is not a whole number of cents/],
+] as const) {
+  test(`a row with ${what} is answered 500 with the reason in the log, never 200`, async (t) => {
+    const db = new Database(':memory:');
+    t.after(() => db.close());
+    db.exec(`CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+      CREATE TABLE payment_methods (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+      CREATE TABLE raw (n INTEGER PRIMARY KEY, d, a);
+      INSERT INTO raw VALUES (1, ${date}, ${amount});
+      CREATE VIEW entries AS SELECT n AS id, d AS date, a AS amount_cents, '' AS subject,
+        NULL AS category_id, NULL AS payment_method_id FROM raw;`);
+    const causes: unknown[] = [];
+    const origin = await serve(t, createHandler(db, CREDENTIALS, { onError: (error) => causes.push(error) }));
+    const reply = await request(
+      `${origin}/api/v1/buchungen?von=2026-01-01&bis=2027-01-01&betrag=-12.5&toleranz=1000000`,
+      { headers: { authorization: AUTH } },
+    );
+    assertReply(reply, 500, { fehler: 'Interner Fehler bei der Buchungssuche.' });
+    assert.match(String(causes[0]), reason);
+  });
+}
+
+test('judge: integer dates, date-times, REAL amounts, text ids and duplicates are each named with the fix', () => {
+  const ok: Array<[unknown, unknown, unknown]> = [[1, '2026-03-14', 1250]];
+  assert.deepEqual(judge(ok).problems, []);
+  const problems = (rows: Array<[unknown, unknown, unknown]>) => judge(rows).problems.join('\n');
+  assert.match(problems([[1, 20260314, 1250]]), /^dates are numbers such as 20260314, not 'YYYY-MM-DD' text/);
+  assert.match(problems([[1, '2026-03-14 10:59:00', 1250]]), /^dates carry a time, such as '2026-03-14 10:59:00'/);
+  assert.match(
+    problems([[1, '2026-03-14', -434.99999999999994]]),
+    /^amounts are REAL numbers such as -434\.99999999999994/,
+  );
+  assert.match(problems([[1, '2026-03-14', 1250.5]]), /not whole cents/);
+  assert.match(problems([['a1b2', '2026-03-14', 1250]]), /^ids such as 'a1b2' are not whole numbers/);
+  assert.match(
+    problems([
+      [1, '2026-03-14', 1250],
+      [1, '2026-03-15', 1],
+    ]),
+    /^ids are not unique \(1 is given to two bookings\)/,
+  );
+  assert.match(problems([[1, null, 1250]]), /^1 booking has no date \(NULL\)/);
+});
