@@ -68,9 +68,9 @@ export function createHandler(
 
   function answerSearch(req: IncomingMessage, res: ServerResponse, rawQuery: string, client: string): void {
     const parsed = parseSearchQuery(rawQuery);
-    if (!parsed.ok) return sendError(req, res, 400, parsed.message);
+    if (!parsed.ok) return sendError(res, 400, parsed.message);
     // docs/API.md: only EUR is stored; any other (valid) code matches nothing.
-    if (parsed.query.waehrung !== 'EUR') return send(req, res, 200, EMPTY_RESULT);
+    if (parsed.query.waehrung !== 'EUR') return send(res, 200, EMPTY_RESULT);
     // Answered in a later turn of the event loop, in one read transaction with other
     // queued searches, each client's in turn (lib/search.ts says why that is exact, cheaper
     // and fair to the other clients and to the application's writer).
@@ -93,15 +93,15 @@ export function createHandler(
       body = formatSearchResult(outcome.ok ? outcome.result : rethrow(outcome.error));
     } catch (error: unknown) {
       report(error, req);
-      return sendError(req, res, 500, MESSAGES.searchFailed, isNotReadableNow(error) ? RETRY_AFTER_BUSY : []);
+      return sendError(res, 500, MESSAGES.searchFailed, isNotReadableNow(error) ? RETRY_AFTER_BUSY : []);
     }
-    send(req, res, 200, body);
+    send(res, 200, body);
   }
 
   function route(req: IncomingMessage, res: ServerResponse, path: string, rawQuery: string): void {
     const facts = recordFacts(req, clientAddress(req, trusted));
     const retryAfter = throttle.retryAfter(facts.clientAddress);
-    if (retryAfter > 0) return sendError(req, res, 429, MESSAGES.throttled, ['Retry-After', String(retryAfter)]);
+    if (retryAfter > 0) return sendError(res, 429, MESSAGES.throttled, ['Retry-After', String(retryAfter)]);
     const header = req.headers.authorization;
     const verdict = authenticator.check(header);
     if (verdict !== PENDING) return proceed(req, res, path, rawQuery, facts, verdict);
@@ -127,27 +127,27 @@ export function createHandler(
     facts: RequestFacts,
     verdict: Verdict,
   ): void {
-    if (verdict === BUSY) return sendError(req, res, 429, MESSAGES.throttled, RETRY_AFTER_AUTH_BUSY);
+    if (verdict === BUSY) return sendError(res, 429, MESSAGES.throttled, RETRY_AFTER_AUTH_BUSY);
     if (verdict === MISSING || verdict === REJECTED || verdict === PENDING) {
       // docs/API.md, Throttling: only well-formed Basic credentials that do not match count.
       if (verdict === REJECTED) throttle.recordFailure(facts.clientAddress);
-      return sendError(req, res, 401, MESSAGES.unauthorized, challengeHeader);
+      return sendError(res, 401, MESSAGES.unauthorized, challengeHeader);
     }
     facts.user = verdict;
 
-    if (path !== statusPath && path !== searchPath) return sendError(req, res, 404, MESSAGES.notFound);
+    if (path !== statusPath && path !== searchPath) return sendError(res, 404, MESSAGES.notFound);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      return sendError(req, res, 405, MESSAGES.methodNotAllowed, ALLOWED_METHODS);
+      return sendError(res, 405, MESSAGES.methodNotAllowed, ALLOWED_METHODS);
     }
     // docs/API.md: the status endpoint ignores any query and never touches the database.
-    if (path === statusPath) return send(req, res, 200, statusBody);
+    if (path === statusPath) return send(res, 200, statusBody);
     answerSearch(req, res, rawQuery, facts.clientAddress);
   }
 
   function fail(error: unknown, req: IncomingMessage, res: ServerResponse): void {
     report(error, req);
     if (res.headersSent) res.destroy();
-    else sendError(req, res, 500, MESSAGES.internal);
+    else sendError(res, 500, MESSAGES.internal);
   }
 
   function handleBookingSearch(req: IncomingMessage, res: ServerResponse, next?: Next): void {
@@ -156,11 +156,13 @@ export function createHandler(
     const path = mark === -1 ? url : url.slice(0, mark);
     if (next !== undefined && !path.startsWith(apiPrefix)) return next();
     try {
-      addToEveryResponse(res, cors.responseHeaders(req));
-      if (hasBadHost(req) || url === '') return sendError(req, res, 400, MESSAGES.badRequest, ['Connection', 'close']);
-      // docs/API.md, CORS: a preflight is answered before throttling and authentication.
-      const preflight = path === statusPath || path === searchPath ? cors.preflight(req) : undefined;
+      // docs/API.md, CORS: a preflight is answered before throttling and authentication,
+      // with headers of its own; every other answer carries the CORS response headers.
+      const badRequest = hasBadHost(req) || url === '';
+      const preflight = !badRequest && (path === statusPath || path === searchPath) ? cors.preflight(req) : undefined;
       if (preflight !== undefined) return sendNoContent(res, preflight);
+      addToEveryResponse(res, cors.responseHeaders(req));
+      if (badRequest) return sendError(res, 400, MESSAGES.badRequest, ['Connection', 'close']);
       route(req, res, path, mark === -1 ? '' : url.slice(mark + 1));
     } catch (error: unknown) {
       fail(error, req, res);

@@ -46,8 +46,8 @@ export function answerClientError(error: unknown, socket: Duplex): void {
 }
 
 /** A `'checkExpectation'` listener: an `Expect` other than `100-continue` gets 417. */
-export function answerExpectation(req: IncomingMessage, res: ServerResponse): void {
-  sendError(req, res, 417, MESSAGES.expectationFailed, ['Connection', 'close']);
+export function answerExpectation(_req: IncomingMessage, res: ServerResponse): void {
+  sendError(res, 417, MESSAGES.expectationFailed, ['Connection', 'close']);
 }
 
 /**

@@ -1,7 +1,7 @@
 // The one place that writes responses: every status goes through `send`, which always
 // sets the same headers (docs/API.md, Responses in general).
 
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 
 const COMMON_HEADERS = [
@@ -13,23 +13,20 @@ const COMMON_HEADERS = [
   'nosniff',
 ] as const;
 
-// Headers that every response to one request carries, whichever status it ends with
-// (the CORS headers of docs/API.md), set once when the request arrives.
-const perRequest = new WeakMap<ServerResponse, readonly string[]>();
-
-/** Every later `send` on `res` adds `headers` (name, value, name, value, …). */
+/**
+ * Every later answer on `res` carries `headers` (name, value, name, value, …): the CORS
+ * headers of docs/API.md, set once when the request arrives. `setHeader` keeps them on the
+ * response, and node:http merges them into `writeHead`.
+ */
 export function addToEveryResponse(res: ServerResponse, headers: readonly string[]): void {
-  if (headers.length > 0) perRequest.set(res, headers);
+  for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i] as string, headers[i + 1] as string);
 }
 
-/** Writes a complete JSON response; `HEAD` gets the same headers and no body. */
-export function send(
-  req: IncomingMessage,
-  res: ServerResponse,
-  status: number,
-  json: string,
-  extraHeaders: readonly string[] = [],
-): void {
+/**
+ * Writes a complete JSON response. A `HEAD` request gets the same headers, `Content-Length`
+ * included, and no body: node:http leaves the body of an answer to HEAD out itself.
+ */
+export function send(res: ServerResponse, status: number, json: string, extraHeaders: readonly string[] = []): void {
   res.writeHead(status, [
     'Content-Type',
     'application/json; charset=utf-8',
@@ -39,21 +36,19 @@ export function send(
     'no-store',
     'X-Content-Type-Options',
     'nosniff',
-    ...(perRequest.get(res) ?? []),
     ...extraHeaders,
   ]);
-  res.end(req.method === 'HEAD' ? undefined : json);
+  res.end(json);
 }
 
 /** `{"fehler": message}` with `status`. */
 export function sendError(
-  req: IncomingMessage,
   res: ServerResponse,
   status: number,
   message: string,
   extraHeaders: readonly string[] = [],
 ): void {
-  send(req, res, status, JSON.stringify({ fehler: message }), extraHeaders);
+  send(res, status, JSON.stringify({ fehler: message }), extraHeaders);
 }
 
 /** `204` without a body (a CORS preflight): the common headers but `Content-Length`. */

@@ -15,6 +15,7 @@ import {
   serve,
   serveFixture,
 } from '../helpers.js';
+import { rawRequest } from '../raw-http.js';
 
 const STATUS = { name: 'booking-search-server', version: '1.0' };
 const SEARCH = '/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5';
@@ -77,6 +78,13 @@ test('HEAD is answered like GET without a body', async (t) => {
     assert.equal(head.body, '');
     assertCommonHeaders(head);
     assert.equal(head.headers['content-length'], got.headers['content-length']);
+    // On the wire, not through a client that would drop a body itself: no byte after the head.
+    const raw = await rawRequest(
+      origin,
+      `HEAD ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nConnection: close\r\n\r\n`,
+    );
+    assert.equal(raw.status, got.status, path);
+    assert.equal(raw.body, '', `HEAD ${path} sends no body`);
   }
 });
 
