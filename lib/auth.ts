@@ -41,6 +41,8 @@ export const BUSY = 3;
 
 /** The user whose credentials were accepted, or why not. */
 export type Verdict = string | typeof MISSING | typeof REJECTED | typeof PENDING | typeof BUSY;
+/** A verdict after the hash check: never `PENDING`. */
+export type Settled = Exclude<Verdict, typeof PENDING>;
 
 export interface AuthenticatorLimits {
   maxHashChecks: number;
@@ -58,13 +60,13 @@ export interface Authenticator {
    * Checks a hash for a header `check` called `PENDING`; `done` gets the user, `REJECTED` or
    * `BUSY`. A waiting check whose clients have all `gone` is dropped without an answer.
    */
-  verify(header: string, done: (verdict: Verdict) => void, gone?: () => boolean): void;
+  verify(header: string, done: (verdict: Settled) => void, gone?: () => boolean): void;
   /** Takes new users; remembered verifications are forgotten. */
   replaceUsers(users: readonly ConfiguredUser[]): void;
 }
 
 interface Waiter {
-  done: (verdict: Verdict) => void;
+  done: (verdict: Settled) => void;
   /** Whether the client has gone (its connection closed), so that its check can be skipped. */
   gone: () => boolean;
 }
@@ -150,7 +152,7 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
     return user;
   }
 
-  function verify(header: string, done: (verdict: Verdict) => void, gone: () => boolean = never): void {
+  function verify(header: string, done: (verdict: Settled) => void, gone: () => boolean = never): void {
     const current = users;
     const given = parseBasicAuth(header);
     if (given === undefined) return done(MISSING);

@@ -1,9 +1,20 @@
-// createHandler: builds everything once, then routes each request through docs/API.md's
-// order: throttle, authenticate, path, method, endpoint.
+// createHandler: builds everything once, then answers each request in docs/API.md's order:
+//
+//   1. outside `{basePath}/api/` with a `next`: handed on untouched;
+//   2. a bad Host (none in HTTP/1.1, or two) or an unusable target: 400;
+//   3. a CORS preflight on one of the two paths: 204, before anything else is looked at;
+//   4. throttle (429), then authenticate (401; too many hash checks waiting: 429);
+//   5. path (404), method (405), then the endpoint: /status at once, a search validated
+//      (400) and answered.
+//
+// Two steps finish in a later turn of the event loop: checking a password hash (on libuv's
+// thread pool, lib/auth.ts) and the search itself (queued into one read transaction with the
+// other searches of a turn, lib/search.ts). Each hop catches its own errors, so that every
+// request still ends in one answer.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from 'better-sqlite3';
-import { BUSY, challenge, createAuthenticator, MISSING, PENDING, REJECTED, type Verdict } from './auth.js';
+import { BUSY, challenge, createAuthenticator, MISSING, PENDING, REJECTED, type Settled } from './auth.js';
 import { clientAddress, trustedPeers } from './client-address.js';
 import { createCors } from './cors.js';
 import { validateCredentials } from './credentials.js';
@@ -58,59 +69,45 @@ export function createHandler(
   const statusBody = JSON.stringify({ name: settings.serviceName, version: API_VERSION });
   const challengeHeader = ['WWW-Authenticate', challenge(settings.serviceName)] as const;
 
-  function report(error: unknown, req: IncomingMessage): void {
+  function handleBookingSearch(req: IncomingMessage, res: ServerResponse, next?: Next): void {
+    const url = originForm(req.url ?? '/') ?? '';
+    const mark = url.indexOf('?');
+    const path = mark === -1 ? url : url.slice(0, mark);
+    if (next !== undefined && !path.startsWith(apiPrefix)) return next();
     try {
-      onError(error, req);
-    } catch {
-      // A failing error hook must not take the request, or the server, down with it.
-    }
-  }
-
-  function answerSearch(req: IncomingMessage, res: ServerResponse, rawQuery: string, client: string): void {
-    const parsed = parseSearchQuery(rawQuery);
-    if (!parsed.ok) return sendError(res, 400, parsed.message);
-    // docs/API.md: only EUR is stored; any other (valid) code matches nothing.
-    if (parsed.query.waehrung !== 'EUR') return send(res, 200, EMPTY_RESULT);
-    // Answered in a later turn of the event loop, in one read transaction with other
-    // queued searches, each client's in turn (lib/search.ts says why that is exact, cheaper
-    // and fair to the other clients and to the application's writer).
-    search.queue(
-      parsed.query,
-      (outcome) => {
-        try {
-          answerWith(req, res, outcome);
-        } catch (error: unknown) {
-          fail(error, req, res);
-        }
-      },
-      { address: client, connection: req.socket, abandoned: () => req.socket.destroyed },
-    );
-  }
-
-  function answerWith(req: IncomingMessage, res: ServerResponse, outcome: SearchOutcome): void {
-    let body: string;
-    try {
-      body = formatSearchResult(outcome.ok ? outcome.result : rethrow(outcome.error));
+      const badRequest = hasBadHost(req) || url === '';
+      // docs/API.md, CORS: a preflight is answered before throttling and authentication,
+      // with headers of its own; every other answer carries the CORS response headers.
+      const preflight = !badRequest && (path === statusPath || path === searchPath) ? cors.preflight(req) : undefined;
+      if (preflight !== undefined) return sendNoContent(res, preflight);
+      addToEveryResponse(res, cors.responseHeaders(req));
+      if (badRequest) return sendError(res, 400, MESSAGES.badRequest, ['Connection', 'close']);
+      const exchange: Exchange = {
+        req,
+        res,
+        path,
+        query: mark === -1 ? '' : url.slice(mark + 1),
+        facts: recordFacts(req, clientAddress(req, trusted)),
+      };
+      authenticate(exchange);
     } catch (error: unknown) {
-      report(error, req);
-      return sendError(res, 500, MESSAGES.searchFailed, isNotReadableNow(error) ? RETRY_AFTER_BUSY : []);
+      fail(error, req, res);
     }
-    send(res, 200, body);
   }
 
-  function route(req: IncomingMessage, res: ServerResponse, path: string, rawQuery: string): void {
-    const facts = recordFacts(req, clientAddress(req, trusted));
+  /** Throttle, then credentials; a password hash is checked off the event loop. */
+  function authenticate(exchange: Exchange): void {
+    const { req, res, facts } = exchange;
     const retryAfter = throttle.retryAfter(facts.clientAddress);
     if (retryAfter > 0) return sendError(res, 429, MESSAGES.throttled, ['Retry-After', String(retryAfter)]);
     const header = req.headers.authorization;
     const verdict = authenticator.check(header);
-    if (verdict !== PENDING) return proceed(req, res, path, rawQuery, facts, verdict);
-    // A password hash: checked off the event loop, the answer follows when it is done.
+    if (verdict !== PENDING) return afterAuthentication(exchange, verdict);
     authenticator.verify(
       header as string,
       (late) => {
         try {
-          proceed(req, res, path, rawQuery, facts, late);
+          afterAuthentication(exchange, late);
         } catch (error: unknown) {
           fail(error, req, res);
         }
@@ -119,16 +116,11 @@ export function createHandler(
     );
   }
 
-  function proceed(
-    req: IncomingMessage,
-    res: ServerResponse,
-    path: string,
-    rawQuery: string,
-    facts: RequestFacts,
-    verdict: Verdict,
-  ): void {
+  /** The verdict on the credentials, then path, method and endpoint. */
+  function afterAuthentication(exchange: Exchange, verdict: Settled): void {
+    const { req, res, path, facts } = exchange;
     if (verdict === BUSY) return sendError(res, 429, MESSAGES.throttled, RETRY_AFTER_AUTH_BUSY);
-    if (verdict === MISSING || verdict === REJECTED || verdict === PENDING) {
+    if (verdict === MISSING || verdict === REJECTED) {
       // docs/API.md, Throttling: only well-formed Basic credentials that do not match count.
       if (verdict === REJECTED) throttle.recordFailure(facts.clientAddress);
       return sendError(res, 401, MESSAGES.unauthorized, challengeHeader);
@@ -141,31 +133,59 @@ export function createHandler(
     }
     // docs/API.md: the status endpoint ignores any query and never touches the database.
     if (path === statusPath) return send(res, 200, statusBody);
-    answerSearch(req, res, rawQuery, facts.clientAddress);
+    startSearch(exchange);
   }
 
+  /** Validates the query and queues the search; the answer follows in a later turn. */
+  function startSearch({ req, res, query, facts }: Exchange): void {
+    const parsed = parseSearchQuery(query);
+    if (!parsed.ok) return sendError(res, 400, parsed.message);
+    // docs/API.md: only EUR is stored; any other (valid) code matches nothing.
+    if (parsed.query.waehrung !== 'EUR') return send(res, 200, EMPTY_RESULT);
+    // Answered in a later turn of the event loop, in one read transaction with other
+    // queued searches, each client's in turn (lib/search.ts says why that is exact, cheaper
+    // and fair to the other clients and to the application's writer).
+    search.queue(
+      parsed.query,
+      (outcome) => {
+        try {
+          answerSearch(req, res, outcome);
+        } catch (error: unknown) {
+          fail(error, req, res);
+        }
+      },
+      { address: facts.clientAddress, connection: req.socket, abandoned: () => req.socket.destroyed },
+    );
+  }
+
+  /** The search's rows as the answer, or its 500 (with Retry-After when the file is only busy). */
+  function answerSearch(req: IncomingMessage, res: ServerResponse, outcome: SearchOutcome): void {
+    let body: string | undefined;
+    let failure: unknown;
+    if (outcome.ok) {
+      try {
+        body = formatSearchResult(outcome.result);
+      } catch (error: unknown) {
+        failure = error;
+      }
+    } else failure = outcome.error;
+    if (body !== undefined) return send(res, 200, body);
+    report(failure, req);
+    sendError(res, 500, MESSAGES.searchFailed, isNotReadableNow(failure) ? RETRY_AFTER_BUSY : []);
+  }
+
+  /** Anything unexpected: the cause to `onError`, the client a 500 (or a cut connection, mid-answer). */
   function fail(error: unknown, req: IncomingMessage, res: ServerResponse): void {
     report(error, req);
     if (res.headersSent) res.destroy();
     else sendError(res, 500, MESSAGES.internal);
   }
 
-  function handleBookingSearch(req: IncomingMessage, res: ServerResponse, next?: Next): void {
-    const url = originForm(req.url ?? '/') ?? '';
-    const mark = url.indexOf('?');
-    const path = mark === -1 ? url : url.slice(0, mark);
-    if (next !== undefined && !path.startsWith(apiPrefix)) return next();
+  function report(error: unknown, req: IncomingMessage): void {
     try {
-      // docs/API.md, CORS: a preflight is answered before throttling and authentication,
-      // with headers of its own; every other answer carries the CORS response headers.
-      const badRequest = hasBadHost(req) || url === '';
-      const preflight = !badRequest && (path === statusPath || path === searchPath) ? cors.preflight(req) : undefined;
-      if (preflight !== undefined) return sendNoContent(res, preflight);
-      addToEveryResponse(res, cors.responseHeaders(req));
-      if (badRequest) return sendError(res, 400, MESSAGES.badRequest, ['Connection', 'close']);
-      route(req, res, path, mark === -1 ? '' : url.slice(mark + 1));
-    } catch (error: unknown) {
-      fail(error, req, res);
+      onError(error, req);
+    } catch {
+      // A failing error hook must not take the request, or the server, down with it.
     }
   }
 
@@ -176,6 +196,14 @@ export function createHandler(
   });
 }
 
-function rethrow(error: unknown): never {
-  throw error;
+/** One request on its way through the handler: what each step needs to answer it. */
+interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** The path of the target, as sent (docs/API.md, Paths). */
+  path: string;
+  /** The raw query string, without the `?`. */
+  query: string;
+  /** The client address, and the user once authenticated (for the access log). */
+  facts: RequestFacts;
 }
