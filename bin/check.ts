@@ -67,7 +67,7 @@ export function reportOnDatabase(file: string, app?: string, tables: Partial<Tab
     if (mapping.kind === 'own') lines.push(...describeIndexes(db, mapping.tables.entries));
     const plan = explainCount(db, undefined, mapping);
     lines.push(
-      plan.some((detail) => /^SCAN /.test(detail))
+      plan.some((detail) => /^SCAN (?!\()/.test(detail))
         ? `The typical search (one amount in a month) reads every booking: ${plan.join('; ')}. It will be slow on a large book.`
         : `The typical search (one amount in a month) uses an index: ${plan.join('; ')}.`,
     );

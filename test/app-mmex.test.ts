@@ -1,0 +1,315 @@
+// Money Manager Ex, served with one option (`app: "mmex"`, --app mmex) from a file made of
+// MMEX's own tables (fixtures/mmex-tables.sql, copied from its tables.sql) holding rows as
+// MMEX writes them: REAL amounts always positive with a direction code, date-times, a
+// split, transfers within EUR and from a dollar account, a transaction in the trash, a
+// void one, an uncategorised one, 0.01 and 1,234,567.89. Each answer is checked against
+// the rules applied to the data in JavaScript.
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import Database from 'better-sqlite3';
+import { findApplication } from '../lib/apps/index.js';
+import { createHandler } from '../lib/index.js';
+import { explainCount } from '../lib/search.js';
+import { run } from './cli-helpers.js';
+import { AUTH, CREDENTIALS, fixtureSql, request, serve, tempDir } from './helpers.js';
+
+interface Tx {
+  id: number;
+  account: number;
+  to?: number;
+  payee?: number;
+  code: 'Withdrawal' | 'Deposit' | 'Transfer';
+  amount: number;
+  toAmount?: number;
+  status?: string;
+  notes?: string;
+  category?: number;
+  date: string;
+  deleted?: string;
+}
+
+const ACCOUNTS = new Map([
+  [1, { name: 'Barkasse', currency: 1 }],
+  [2, { name: 'Girokonto', currency: 1 }],
+  [3, { name: 'Dollarkonto', currency: 2 }],
+]);
+const CATEGORIES = new Map<number, [string, number]>([
+  [1, ['Porto', -1]],
+  [2, ['Bürobedarf', -1]],
+  [3, ['Papier', 2]],
+]);
+const PAYEES = new Map([
+  [1, 'Post'],
+  [2, 'Laden'],
+]);
+const TRANSACTIONS: Tx[] = [
+  {
+    id: 1,
+    account: 1,
+    payee: 1,
+    code: 'Withdrawal',
+    amount: 12.5,
+    category: 1,
+    notes: 'Briefmarken',
+    date: '2026-03-14T00:00:00',
+  },
+  { id: 2, account: 1, payee: 2, code: 'Withdrawal', amount: 4.35, category: 3, date: '2026-03-14T00:00:00' },
+  {
+    id: 3,
+    account: 1,
+    payee: 2,
+    code: 'Withdrawal',
+    amount: 30,
+    category: -1,
+    notes: 'Einkauf',
+    date: '2026-03-15T00:00:00',
+  },
+  {
+    id: 4,
+    account: 1,
+    to: 2,
+    payee: -1,
+    code: 'Transfer',
+    amount: 50,
+    toAmount: 50,
+    notes: 'Einzahlung Bank',
+    date: '2026-03-16T00:00:00',
+  },
+  {
+    id: 5,
+    account: 1,
+    payee: 1,
+    code: 'Withdrawal',
+    amount: 7.77,
+    date: '2026-03-17T00:00:00',
+    deleted: '2026-03-18T10:00:00',
+  },
+  { id: 6, account: 1, payee: 1, code: 'Withdrawal', amount: 8.88, status: 'V', date: '2026-03-17T00:00:00' },
+  {
+    id: 7,
+    account: 1,
+    payee: -1,
+    code: 'Withdrawal',
+    amount: 19.99,
+    notes: 'Druckerpatrone',
+    date: '2026-03-18T00:00:00',
+  },
+  {
+    id: 8,
+    account: 1,
+    payee: 1,
+    code: 'Withdrawal',
+    amount: 0.01,
+    category: 1,
+    date: '2026-03-20T00:00:00',
+    status: 'R',
+  },
+  {
+    id: 9,
+    account: 2,
+    payee: 2,
+    code: 'Deposit',
+    amount: 1234567.89,
+    notes: 'Größter Posten',
+    date: '2026-03-21T00:00:00',
+  },
+  { id: 10, account: 3, payee: 1, code: 'Withdrawal', amount: 12.5, category: 1, date: '2026-03-14T00:00:00' },
+  { id: 11, account: 3, to: 1, payee: -1, code: 'Transfer', amount: 100, toAmount: 92.5, date: '2026-03-22T00:00:00' },
+  { id: 12, account: 1, payee: 1, code: 'Withdrawal', amount: 12.5, category: 1, date: '2026-03-31T18:30:00' },
+  { id: 13, account: 1, payee: 1, code: 'Withdrawal', amount: 12.5, category: 1, date: '2026-04-01T00:00:00' },
+  { id: 14, account: 1, payee: 1, code: 'Withdrawal', amount: 12.5, category: 1, date: '2026-02-28T00:00:00' },
+  // A date as MMEX wrote it before schema 20.
+  { id: 15, account: 1, payee: 1, code: 'Withdrawal', amount: 5, category: 2, date: '2026-03-10', deleted: '' },
+];
+
+/** Writes MMEX's tables and the rows above, as MMEX stores them, into a new file. */
+function writeMmexFile(file: string): void {
+  const db = new Database(file);
+  db.exec(fixtureSql('mmex-tables.sql'));
+  db.exec(`INSERT INTO CURRENCYFORMATS_V1 (CURRENCYID, CURRENCYNAME, PFX_SYMBOL, SFX_SYMBOL, DECIMAL_POINT, GROUP_SEPARATOR,
+      UNIT_NAME, CENT_NAME, SCALE, BASECONVRATE, CURRENCY_SYMBOL, CURRENCY_TYPE)
+    VALUES (1, 'Euro', '€', '', ',', '.', '', '', 100, 1, 'EUR', 'Fiat'),
+           (2, 'US dollar', '$', '', '.', ',', '', '', 100, 0.92, 'USD', 'Fiat')`);
+  const account = db.prepare(
+    "INSERT INTO ACCOUNTLIST_V1 (ACCOUNTID, ACCOUNTNAME, ACCOUNTTYPE, STATUS, FAVORITEACCT, CURRENCYID) VALUES (?, ?, 'Cash', 'Open', 'TRUE', ?)",
+  );
+  for (const [id, { name, currency }] of ACCOUNTS) account.run(id, name, currency);
+  const category = db.prepare('INSERT INTO CATEGORY_V1 (CATEGID, CATEGNAME, ACTIVE, PARENTID) VALUES (?, ?, 1, ?)');
+  for (const [id, [name, parent]] of CATEGORIES) category.run(id, name, parent);
+  const payee = db.prepare('INSERT INTO PAYEE_V1 (PAYEEID, PAYEENAME, ACTIVE) VALUES (?, ?, 1)');
+  for (const [id, name] of PAYEES) payee.run(id, name);
+  const insert =
+    db.prepare(`INSERT INTO CHECKINGACCOUNT_V1 (TRANSID, ACCOUNTID, TOACCOUNTID, PAYEEID, TRANSCODE, TRANSAMOUNT,
+      STATUS, NOTES, CATEGID, TRANSDATE, DELETEDTIME, TOTRANSAMOUNT) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  for (const tx of TRANSACTIONS) {
+    insert.run(
+      tx.id,
+      tx.account,
+      tx.to ?? -1,
+      tx.payee ?? -1,
+      tx.code,
+      tx.amount,
+      tx.status ?? '',
+      tx.notes ?? null,
+      tx.category ?? -1,
+      tx.date,
+      tx.deleted ?? null,
+      tx.toAmount ?? tx.amount,
+    );
+  }
+  db.exec(
+    `INSERT INTO SPLITTRANSACTIONS_V1 (TRANSID, CATEGID, SPLITTRANSAMOUNT, NOTES) VALUES (3, 1, 10, 'Marken'), (3, 2, 20, 'Papier')`,
+  );
+  db.close();
+}
+
+interface Served {
+  id: number;
+  datum: string;
+  betrag: number;
+  zweck: string;
+  kategorie?: string;
+  konto?: string;
+}
+
+/** docs/applications.md, Money Manager Ex, applied to the rows in JavaScript. */
+function expectedBookings(): Served[] {
+  const joined = (counterpart: string | undefined, notes: string | undefined) =>
+    [counterpart ?? '', notes ?? ''].filter((part) => part !== '').join(': ');
+  const categoryName = (id: number | undefined) => {
+    const [name, parent] = CATEGORIES.get(id ?? -1) ?? [];
+    if (name === undefined) return {};
+    const parentName = CATEGORIES.get(parent ?? -1)?.[0];
+    return { kategorie: parentName === undefined ? name : `${parentName}:${name}` };
+  };
+  const isEuro = (account: number | undefined) => ACCOUNTS.get(account ?? -1)?.currency === 1;
+  const bookings: Served[] = [];
+  for (const tx of TRANSACTIONS) {
+    if ((tx.deleted ?? '') !== '' || tx.status === 'V') continue;
+    const datum = tx.date.slice(0, 10);
+    if (isEuro(tx.account)) {
+      const counterpart = tx.code === 'Transfer' ? ACCOUNTS.get(tx.to ?? -1)?.name : PAYEES.get(tx.payee ?? -1);
+      bookings.push({
+        id: tx.id,
+        datum,
+        // The client's sign: what leaves the account is negative.
+        betrag: tx.code === 'Deposit' ? tx.amount : -tx.amount,
+        zweck: joined(counterpart, tx.notes),
+        ...categoryName(tx.category),
+        konto: ACCOUNTS.get(tx.account)?.name as string,
+      });
+    }
+    if (tx.code === 'Transfer' && isEuro(tx.to)) {
+      bookings.push({
+        id: -tx.id,
+        datum,
+        betrag: tx.toAmount ?? tx.amount,
+        zweck: joined(ACCOUNTS.get(tx.account)?.name, tx.notes),
+        ...categoryName(tx.category),
+        konto: ACCOUNTS.get(tx.to ?? -1)?.name as string,
+      });
+    }
+  }
+  return bookings;
+}
+
+function expectedAnswer(all: Served[], von: string, bis: string, betrag: number, toleranz: number, limit: number) {
+  const cents = (euros: number) => Math.round(euros * 100);
+  const matches = all
+    .filter((b) => b.datum >= von && b.datum <= bis && Math.abs(cents(b.betrag) - cents(betrag)) <= cents(toleranz))
+    .sort((a, b) => (a.datum === b.datum ? b.id - a.id : a.datum < b.datum ? 1 : -1));
+  return { anzahl: matches.length, buchungen: matches.slice(0, limit) };
+}
+
+test('a Money Manager Ex file answers by MMEX rules with app "mmex": signs, splits, transfers, trash, void, currency', async (t) => {
+  const file = join(tempDir(t), 'kasse.mmb');
+  writeMmexFile(file);
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
+  const origin = await serve(t, createHandler(db, CREDENTIALS, { app: 'mmex' }));
+  const search = async (query: string): Promise<unknown> => {
+    const reply = await request(`${origin}/api/v1/buchungen?${query}`, { headers: { authorization: AUTH } });
+    assert.equal(reply.status, 200, reply.body);
+    return JSON.parse(reply.body);
+  };
+
+  // Pinned by hand.
+  assert.deepEqual(await search('von=2026-03-14&bis=2026-03-14&betrag=-4.35'), {
+    anzahl: 1,
+    buchungen: [
+      { id: 2, datum: '2026-03-14', betrag: -4.35, zweck: 'Laden', kategorie: 'Bürobedarf:Papier', konto: 'Barkasse' },
+    ],
+  });
+  assert.deepEqual(await search('von=2026-03-15&bis=2026-03-15&betrag=-30'), {
+    anzahl: 1,
+    buchungen: [{ id: 3, datum: '2026-03-15', betrag: -30, zweck: 'Laden: Einkauf', konto: 'Barkasse' }],
+  });
+  assert.deepEqual(await search('von=2026-03-16&bis=2026-03-16&betrag=0&toleranz=50'), {
+    anzahl: 2,
+    buchungen: [
+      { id: 4, datum: '2026-03-16', betrag: -50, zweck: 'Girokonto: Einzahlung Bank', konto: 'Barkasse' },
+      { id: -4, datum: '2026-03-16', betrag: 50, zweck: 'Barkasse: Einzahlung Bank', konto: 'Girokonto' },
+    ],
+  });
+  assert.deepEqual(await search('von=2026-03-22&bis=2026-03-22&betrag=92.5'), {
+    anzahl: 1,
+    buchungen: [{ id: -11, datum: '2026-03-22', betrag: 92.5, zweck: 'Dollarkonto', konto: 'Barkasse' }],
+  });
+  assert.deepEqual(await search('von=2026-03-17&bis=2026-03-17&betrag=0&toleranz=100'), { anzahl: 0, buchungen: [] });
+  assert.deepEqual(await search('von=2026-03-31&bis=2026-03-31&betrag=-12.5'), {
+    anzahl: 1,
+    buchungen: [{ id: 12, datum: '2026-03-31', betrag: -12.5, zweck: 'Post', kategorie: 'Porto', konto: 'Barkasse' }],
+  });
+
+  const all = expectedBookings();
+  assert.equal(
+    all.length,
+    13,
+    'fifteen rows, two transfers twice, one in the trash, one void, two of the dollar account',
+  );
+  const queries: Array<[string, string, number, number, number]> = [];
+  for (const booking of all) queries.push(['2026-03-01', '2026-03-31', booking.betrag, 0, 50]);
+  queries.push(['2026-03-01', '2026-03-31', -12.5, 5, 50], ['2026-03-01', '2026-03-31', 0, 0.01, 50]);
+  queries.push(['2026-03-14', '2026-03-14', -12.5, 0, 50], ['2000-01-01', '2099-12-31', 0, 9_999_999, 1000]);
+  queries.push(['2000-01-01', '2099-12-31', -12.5, 0, 1], ['2026-03-10', '2026-03-10', -5, 0, 50]);
+  for (const [von, bis, betrag, toleranz, limit] of queries) {
+    assert.deepEqual(
+      await search(`von=${von}&bis=${bis}&betrag=${betrag}&toleranz=${toleranz}&limit=${limit}`),
+      expectedAnswer(all, von, bis, betrag, toleranz, limit),
+      `${von}..${bis} ${betrag} ±${toleranz}`,
+    );
+  }
+  const everything = (await search('von=2000-01-01&bis=2099-12-31&betrag=0&toleranz=9999999&limit=1000')) as {
+    buchungen: Served[];
+  };
+  assert.ok(everything.buchungen.some((b) => b.betrag === -0.01 && b.id === 8));
+  assert.ok(everything.buchungen.some((b) => b.betrag === 1234567.89 && b.zweck === 'Laden: Größter Posten'));
+  assert.ok(everything.buchungen.some((b) => b.id === 7 && b.zweck === 'Druckerpatrone' && !('kategorie' in b)));
+  assert.ok(!everything.buchungen.some((b) => b.id === 10 || b.id === 11), 'nothing of the dollar account');
+});
+
+test("a Money Manager Ex file is searched by MMEX's own TRANSDATE index; check recognises it and changes nothing", async (t) => {
+  const file = join(tempDir(t), 'kasse.mmb');
+  writeMmexFile(file);
+  const before = readFileSync(file);
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  const plan = explainCount(db, undefined, findApplication('mmex'));
+  db.close();
+  assert.equal(
+    plan.filter((line) => /USING INDEX IDX_CHECKINGACCOUNT_TRANSDATE \(TRANSDATE>\? AND TRANSDATE<\?\)/.test(line))
+      .length,
+    2,
+    plan.join('; '),
+  );
+  assert.ok(!plan.some((line) => /^SCAN t\b/.test(line)), plan.join('; '));
+  const result = await run(['check', '--db', file]);
+  assert.equal(result.code, 0, result.stdout + result.stderr);
+  assert.match(result.stdout, /^Mapping: Money Manager Ex \(detected; serve it with --app mmex\)\.$/m);
+  assert.match(result.stdout, /^Bookings: 13, dated 2026-02-28 to 2026-04-01\.$/m);
+  assert.match(result.stdout, /^Data: fits \(13 bookings looked at: /m);
+  assert.match(result.stdout, /^A real search, \?von=2026-04-01&bis=2026-04-30&betrag=-12\.5&limit=3, answers:$/m);
+  assert.deepEqual(readFileSync(file), before);
+});
