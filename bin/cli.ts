@@ -3,7 +3,7 @@
 
 import cluster from 'node:cluster';
 import { once } from 'node:events';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { dirname } from 'node:path';
@@ -16,6 +16,7 @@ import { readCredentialsFile } from './credentials.js';
 import { type BuildHandler, inMemoryDatabase, preflightDatabaseFile, watchDatabase } from './database.js';
 import { createDemoDatabase, type DemoDatabase } from './demo.js';
 import { CliError, describeFsError } from './errors.js';
+import { ensureOnlyOwnerCanChange, readableByEveryone } from './file-safety.js';
 import { runHashPassword } from './hash-password.js';
 import { logInfo, logLine, setLogFormat, withAccessLog } from './log.js';
 import { applySocketGroup, letsEveryoneConnect, prepareSocketPath, useSocketMode } from './socket.js';
@@ -50,7 +51,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     if (command.credentialsFile !== undefined) command.credentials = readCredentialsFile(command.credentialsFile);
     setLogFormat(command.logFormat);
     if (role === 'single' && command.workers > 1) role = 'primary';
-    if (role !== 'worker') warnAboutCredentialsFile(command.credentialsFile);
+    if (role !== 'worker') warnAboutSecretFiles(command);
     if (command.socket !== undefined) {
       useSocketMode(command.socket.mode);
       if (role !== 'worker' && letsEveryoneConnect(command.socket.mode)) {
@@ -78,18 +79,19 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   }
 }
 
-/** A credentials file that every user of the machine can read is used, with a warning. */
-function warnAboutCredentialsFile(file: string | undefined): void {
-  if (file === undefined) return;
-  try {
-    const { mode } = statSync(file);
-    if ((mode & 0o004) !== 0) {
+/** A credentials file or TLS key that every user of the machine can read is used, with a warning. */
+function warnAboutSecretFiles(command: ServeCommand): void {
+  const secrets = [
+    ['credentials file', command.credentialsFile],
+    ['TLS key', command.tls?.key],
+  ] as const;
+  for (const [what, file] of secrets) {
+    const mode = file === undefined ? undefined : readableByEveryone(file);
+    if (mode !== undefined) {
       logLine(
-        `warning: credentials file ${file} is readable by every user of this machine (mode ${(mode & 0o777).toString(8)}); chmod o-rwx it`,
+        `warning: ${what} ${file} is readable by every user of this machine (mode ${mode.toString(8)}); chmod o-rwx it`,
       );
     }
-  } catch {
-    // Reading it has already succeeded or failed with its own message.
   }
 }
 
@@ -218,6 +220,8 @@ function createServer(command: ServeCommand, listener: (req: IncomingMessage, re
 
 function readTls(tls: { cert: string; key: string }): { cert: Buffer; key: Buffer } {
   const read = (flag: string, file: string): Buffer => {
+    // Whoever can write them can serve as this service (bin/file-safety.ts).
+    ensureOnlyOwnerCanChange(`${flag} ${file}`, file);
     try {
       return readFileSync(file);
     } catch (error: unknown) {

@@ -7,6 +7,7 @@ import { type CredentialsProblem, checkCredentials } from '../lib/credentials.js
 import { isPasswordHash } from '../lib/password-hash.js';
 import type { Credentials } from '../lib/types.js';
 import { CliError, describeFsError } from './errors.js';
+import { ensureOnlyOwnerCanChange } from './file-safety.js';
 
 /** `user` with `secret`: a hash when it starts with `$scrypt$`, a plain password otherwise. */
 export function credentialsOf(username: string, secret: string): Credentials {
@@ -15,6 +16,8 @@ export function credentialsOf(username: string, secret: string): Credentials {
 
 /** The credentials file, read and checked; every problem is a CliError (exit 1). */
 export function readCredentialsFile(file: string): Credentials[] {
+  // Whoever can write it can let themselves in (bin/file-safety.ts).
+  ensureOnlyOwnerCanChange(`credentials file ${file}`, file);
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

@@ -12,11 +12,12 @@
 // symlink, in a directory that the check above shows nobody else can write: the entry the
 // chown reaches is the socket that bind() just made.
 
-import { lchownSync, lstatSync, readFileSync, realpathSync, statSync, unlinkSync } from 'node:fs';
+import { lchownSync, lstatSync, readFileSync, realpathSync, unlinkSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { errorCode } from '../lib/errors.js';
 import { CliError, describeFsError } from './errors.js';
+import { ensureDirectoriesSafe } from './file-safety.js';
 
 export interface SocketOptions {
   path: string;
@@ -25,8 +26,6 @@ export interface SocketOptions {
   /** A group name or number, or `undefined` to keep the process's group. */
   group: string | undefined;
 }
-
-const STICKY = 0o1000;
 
 /**
  * Checks the socket's directory and removes a stale socket at `path`; throws a CliError
@@ -66,27 +65,12 @@ export function checkSocketDirectory(path: string): void {
     if (errorCode(error) === 'ENOENT') throw new CliError(`cannot listen on socket ${path}: no such directory`);
     throw new CliError(`cannot listen on socket ${path}: ${describeFsError(error)}`);
   }
-  const uid = process.geteuid?.() ?? 0;
-  const gid = process.getegid?.() ?? 0;
-  for (let current = dir; ; current = dirname(current)) {
-    const { mode, uid: owner, gid: group } = statSync(current);
-    const problem =
-      owner !== 0 && owner !== uid
-        ? `is owned by another user (uid ${owner})`
-        : (mode & STICKY) !== 0
-          ? undefined
-          : (mode & 0o002) !== 0
-            ? 'is writable by every user'
-            : (mode & 0o020) !== 0 && group !== gid && group !== 0
-              ? `is writable by group ${group}, which is not the service's`
-              : undefined;
-    if (problem !== undefined) {
-      throw new CliError(
-        `refusing socket ${path}: directory ${current} ${problem} (mode ${(mode & 0o7777).toString(8)}), so another user could replace the socket; use a directory only the service's user can write, such as systemd's RuntimeDirectory=`,
-      );
-    }
-    if (current === dirname(current)) return;
-  }
+  ensureDirectoriesSafe(
+    `socket ${path}`,
+    dir,
+    'the socket',
+    "use a directory only the service's user can write, such as systemd's RuntimeDirectory=",
+  );
 }
 
 function answers(path: string): Promise<boolean> {

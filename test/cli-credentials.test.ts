@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { scryptSync } from 'node:crypto';
 import { once } from 'node:events';
-import { renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
@@ -370,4 +370,90 @@ test('hash-password on a terminal asks twice without echo, and refuses two diffe
   assert.equal(different.status, 1);
   assert.doesNotMatch(different.output, /Ge:heim|\$scrypt\$/);
   assert.match(different.output, /booking-search-server: the two passwords differ; nothing printed\r\n$/);
+});
+
+test('a credentials file that another user could change is refused with one line: writable by others or a group, owned by another user, in a directory others can write, or behind a symlink to one', async (t) => {
+  assert.equal(process.getuid?.(), 0, 'needs root to give files to another user (CI runs as root)');
+  const nobody = Number(spawnSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).stdout.trim());
+  const dir = tempDir(t);
+  chmodSync(dir, 0o755);
+  const file = join(dir, 'zugang');
+  writeFileSync(file, 'bank:geheim\n', { mode: 0o600 });
+  const refused = async (path: string, line: string): Promise<void> =>
+    assertFails(await run(['--demo', '--credentials-file', path], cleanEnv()), 1, `booking-search-server: ${line}`);
+
+  chmodSync(file, 0o602);
+  await refused(file, `refusing credentials file ${file}: it is writable by every user (mode 602); chmod go-w it`);
+  chmodSync(file, 0o660);
+  await refused(file, `refusing credentials file ${file}: it is writable by group 0 (mode 660); chmod go-w it`);
+  chmodSync(file, 0o600);
+  chownSync(file, nobody, 0);
+  await refused(
+    file,
+    `refusing credentials file ${file}: it is owned by another user (uid ${nobody}) (mode 600); chown it to root or the service's user`,
+  );
+  chownSync(file, 0, 0);
+
+  const open = join(dir, 'offen');
+  mkdirSync(open);
+  chmodSync(open, 0o777);
+  const inOpen = join(open, 'zugang');
+  writeFileSync(inOpen, 'bank:geheim\n', { mode: 0o600 });
+  const openLine = `directory ${open} is writable by every user (mode 777), so another user could replace the file; use a directory only root or the service's user can write`;
+  await refused(inOpen, `refusing credentials file ${inOpen}: ${openLine}`);
+  const link = join(dir, 'verweis');
+  symlinkSync(inOpen, link);
+  await refused(link, `refusing credentials file ${link}: ${openLine}`);
+  const toWritable = join(dir, 'verweis-2');
+  symlinkSync(file, toWritable);
+  chmodSync(file, 0o602);
+  await refused(
+    toWritable,
+    `refusing credentials file ${toWritable}: ${file} is writable by every user (mode 602); chmod go-w it`,
+  );
+
+  // A sticky directory (/tmp) is fine: nobody else can rename or remove the file in it.
+  chmodSync(open, 0o1777);
+  const server = await start(t, ['--demo', '--credentials-file', inOpen], cleanEnv());
+  assert.equal(server.output().stderr, '');
+  // SIGHUP: a file made writable by others is not taken; the old credentials stay.
+  chmodSync(inOpen, 0o666);
+  server.child.kill('SIGHUP');
+  await waitFor(
+    () => server.output().stderr,
+    /SIGHUP: keeping the old credentials: refusing credentials file .*: it is writable by every user \(mode 666\); chmod go-w it/,
+  );
+  assert.equal(
+    (await request(`${server.api}status`, { headers: { authorization: basicAuth('bank', 'geheim') } })).status,
+    200,
+  );
+});
+
+test('a TLS key readable by every user is served with a warning; a TLS key or certificate writable by others is refused', async (t) => {
+  const dir = tempDir(t);
+  const cert = join(dir, 'cert.pem');
+  const key = join(dir, 'key.pem');
+  makeCertificate(cert, key);
+  chmodSync(key, 0o644);
+  const server = await start(t, ['--demo', '--tls-cert', cert, '--tls-key', key]);
+  assert.match(
+    server.output().stderr,
+    new RegExp(
+      `^\\S+ warning: TLS key ${key} is readable by every user of this machine \\(mode 644\\); chmod o-rwx it\\n$`,
+    ),
+  );
+  await server.stop();
+  chmodSync(key, 0o602);
+  assertFails(
+    await run(['--demo', '--tls-cert', cert, '--tls-key', key]),
+    1,
+    `booking-search-server: refusing --tls-key ${key}: it is writable by every user (mode 602); chmod go-w it`,
+  );
+  chmodSync(key, 0o600);
+  chmodSync(cert, 0o664);
+  assertFails(
+    await run(['--demo', '--tls-cert', cert, '--tls-key', key]),
+    1,
+    `booking-search-server: refusing --tls-cert ${cert}: it is writable by group 0 (mode 664); chmod go-w it`,
+  );
 });
