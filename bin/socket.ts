@@ -12,7 +12,8 @@
 // symlink, in a directory that the check above shows nobody else can write: the entry the
 // chown reaches is the socket that bind() just made.
 
-import { lchownSync, lstatSync, readFileSync, realpathSync, unlinkSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { lchownSync, lstatSync, realpathSync, unlinkSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { errorCode } from '../lib/errors.js';
@@ -108,20 +109,25 @@ export function applySocketGroup({ path, group }: SocketOptions): void {
   }
 }
 
-/** A group number, or the number of a group named in /etc/group. */
+/**
+ * A group number, or the number of a named group as the system's name service knows it:
+ * `getent group` asks NSS, so a group from LDAP or sssd counts as well as one in /etc/group.
+ */
 export function groupId(group: string): number {
   if (/^[0-9]{1,9}$/.test(group)) return Number(group);
-  let text = '';
-  try {
-    text = readFileSync('/etc/group', 'utf8');
-  } catch {
-    // Falls through to "no such group".
+  let entry = '';
+  // A name starting with '-' is no group, and getent would take it for an option.
+  if (!group.startsWith('-')) {
+    try {
+      entry = execFileSync('getent', ['group', group], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    } catch {
+      // getent exits 2 for a group it does not know; without getent the name is unknown too.
+    }
   }
-  for (const line of text.split('\n')) {
-    const [name, , gid] = line.split(':');
-    if (name === group && gid !== undefined && /^[0-9]+$/.test(gid)) return Number(gid);
-  }
-  throw new CliError(`no group '${group}' in /etc/group; give its number instead`);
+  // name:password:gid:members
+  const gid = entry.split('\n')[0]?.split(':')[2];
+  if (gid !== undefined && /^[0-9]{1,9}$/.test(gid)) return Number(gid);
+  throw new CliError(`no group '${group}' on this system (getent group ${group}); give its number instead`);
 }
 
 /** Whether `mode` lets users who are neither the owner nor in the socket's group connect. */

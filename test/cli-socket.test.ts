@@ -281,7 +281,7 @@ test('command-line mistakes around --socket and --trust-proxy exit 2 and say wha
   assertFails(
     await run(['--demo', '--socket', join('/tmp', `nogroup-${process.pid}.sock`), '--socket-group', 'keine-gruppe']),
     1,
-    "booking-search-server: no group 'keine-gruppe' in /etc/group; give its number instead",
+    "booking-search-server: no group 'keine-gruppe' on this system (getent group keine-gruppe); give its number instead",
   );
 });
 
