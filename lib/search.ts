@@ -222,6 +222,13 @@ export interface Requester {
  */
 export const TURN_BUDGET_MS = 5;
 
+// After a turn, this many empty turns of the event loop per millisecond it took (at most
+// MAX_YIELDS) before the next: libuv accepts one new connection per turn of the loop, so a
+// burst of connections that arrived during a long turn would otherwise be accepted one
+// search at a time, and a new client's /status would wait behind all of them.
+const YIELDS_PER_MS = 1;
+const MAX_YIELDS = 100;
+
 /**
  * Prepares the search over `mapping` (the own schema by default) once; the returned
  * function runs it for one validated query.
@@ -303,7 +310,7 @@ export function createBookingSearch(db: Database, mapping: Mapping = ownSchema()
       if (batch.length === 0) for (let job = next(); job !== undefined; job = next()) batch.push(job);
       while (outcomes.length < batch.length) outcomes.push({ ok: false, error });
     }
-    if (waiting.size > 0) schedule();
+    if (waiting.size > 0) schedule(Math.min(MAX_YIELDS, Math.floor((performance.now() - started) * YIELDS_PER_MS)));
     // The lock is released before any answer is written. One failing callback must not
     // leave the others unanswered; its error is thrown after them.
     let failure: { error: unknown } | undefined;
@@ -317,10 +324,15 @@ export function createBookingSearch(db: Database, mapping: Mapping = ownSchema()
     if (failure !== undefined) throw failure.error;
   }
 
-  function schedule(): void {
+  /** The next turn, after `yields` empty turns of the event loop. */
+  function schedule(yields = 0): void {
     if (scheduled) return;
     scheduled = true;
-    setImmediate(runTurn);
+    const hop = (left: number): void => {
+      if (left > 0) setImmediate(hop, left - 1);
+      else runTurn();
+    };
+    setImmediate(hop, yields);
   }
 
   const search = (query: SearchQuery): SearchRows => inTransaction(() => searchInTransaction(query));

@@ -175,3 +175,19 @@ test("a client's search is answered after at most one search of a client that ha
   assert.ok(flood.answered() < 2 * PIPELINED, `the flood is still being answered: ${context}`);
   assert.ok(Math.max(...waits) < 1_000, `the other client is answered within 1 s: ${context}`);
 });
+
+test('a new connection gets /status within a second while a burst of connections that arrived together each wait for the widest search', async (t) => {
+  const file = bigBook(t);
+  const server = await start(t, ['--db', file]);
+  assert.equal((await get(`${server.origin}${WIDEST}`)).status, 200);
+  pipeline(t, server.origin, WIDEST, PIPELINED); // the server is busy
+  await sleep(200);
+  const burst = Array.from({ length: 100 }, () => pipeline(t, server.origin, WIDEST, 1));
+  await sleep(100); // the burst waits in the listening socket's queue
+  const statusMs = await statusFromNewConnection(server.origin);
+  const answered = burst.reduce((sum, client) => sum + client.answered(), 0);
+  assert.ok(answered < burst.length, `the burst is still being answered: ${answered}`);
+  // libuv accepts one connection per turn of the event loop; before the empty turns after
+  // each search turn, the new connection waited for one search per connection ahead of it.
+  assert.ok(statusMs < 1_000, `/status from a new connection after ${statusMs.toFixed(0)} ms (${answered} answered)`);
+});
