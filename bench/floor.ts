@@ -43,14 +43,13 @@ for (const [label, file] of Object.entries(FILES)) {
   const search = createBookingSearch(db);
   const begin = db.prepare('BEGIN');
   const commit = db.prepare('COMMIT');
-  const dataVersion = db.prepare(SQL.dataVersion).pluck();
+  const dataVersion = db.prepare('PRAGMA data_version').pluck();
   const exactCount = db.prepare<[Bounds], number>(SQL.count('exact')).pluck();
-  const pageIds = db.prepare<[Bounds & { limit: number }], BookingRow>(SQL.page('exact', 'ids')).raw();
-  const pageJoined = db.prepare<[Bounds & { limit: number }], BookingRow>(SQL.page('exact', 'joined')).raw();
+  const pageJoined = db.prepare<[Bounds & { limit: number }], BookingRow>(SQL.page('exact')).raw();
   // The statements as they were before: bare parameters, so that stat4 and LIMIT re-prepare them.
   const bare = (sql: string): string => sql.replaceAll('+:', ':');
   const exactCountBare = db.prepare<[Bounds], number>(bare(SQL.count('exact'))).pluck();
-  const pageJoinedBare = db.prepare<[Bounds & { limit: number }], BookingRow>(bare(SQL.page('exact', 'joined'))).raw();
+  const pageJoinedBare = db.prepare<[Bounds & { limit: number }], BookingRow>(bare(SQL.page('exact'))).raw();
   const plainCount = db.prepare<[Bounds], number>(PLAIN.count).pluck();
   const plainPage = db.prepare<[Bounds & { limit: number }], BookingRow>(PLAIN.page).raw();
   const results = queries.map((q) => search(q));
@@ -74,13 +73,7 @@ for (const [label, file] of Object.entries(FILES)) {
     '  count (exact), in a transaction': inTransaction(() => {
       for (const b of bounds) exactCount.get(b);
     }),
-    '  page with ids + name cache check, in a transaction': inTransaction(() => {
-      for (const b of bounds) {
-        dataVersion.get();
-        pageIds.all({ ...b, limit: 50 });
-      }
-    }),
-    '  page with the two joins instead, in a transaction': inTransaction(() => {
+    '  page (names joined), in a transaction': inTransaction(() => {
       for (const b of bounds) pageJoined.all({ ...b, limit: 50 });
     }),
     '  count, bare parameters (re-prepared under stat4)': inTransaction(() => {

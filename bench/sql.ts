@@ -101,7 +101,7 @@ function explain(shape: Shape, q: SearchQuery): string {
   ];
   if (pageFilter !== undefined) {
     lines.push(`  plain page:\n${explained(PLAIN.page, parameters)}`);
-    lines.push(`  service page (${pageFilter}):\n${explained(SQL.page(pageFilter, 'ids'), parameters)}`);
+    lines.push(`  service page (${pageFilter}):\n${explained(SQL.page(pageFilter), parameters)}`);
   }
   return `\`\`\`\n${lines.join('\n')}\n\`\`\`\n`;
 }

@@ -106,10 +106,6 @@ const amountsInBand = (entries: string): string => `
   )`;
 
 const NEWEST_FIRST = 'ORDER BY entries.date DESC, entries.id DESC';
-type Names = 'joined' | 'ids';
-
-// The name tables are cached while they are small (they hold a dozen names in a cash book).
-const MAX_CACHED_NAMES = 1000;
 
 /**
  * The statements over the own schema under `tables`' names. The entries table is always
@@ -123,23 +119,14 @@ export function sqlFor(tables: TableNames) {
   const joins = `
   LEFT JOIN ${categories} AS c ON c.id = entries.category_id
   LEFT JOIN ${paymentMethods} AS p ON p.id = entries.payment_method_id`;
-  /** The page with the names joined in SQL, or with the ids to look up in the name cache. */
-  const columns = {
-    joined: { columns: 'entries.id, entries.date, entries.amount_cents, entries.subject, c.name, p.name', joins },
-    ids: {
-      columns:
-        'entries.id, entries.date, entries.amount_cents, entries.subject, entries.category_id, entries.payment_method_id',
-      joins: '',
-    },
-  } as const;
+  const selected = 'entries.id, entries.date, entries.amount_cents, entries.subject, c.name, p.name';
   const band = amountsInBand(entries);
   const prefix = (filter: Filter): string => (filter === 'skipScan' ? band : '');
   return {
     stats: `SELECT (SELECT min(date) FROM ${entries}), (SELECT max(date) FROM ${entries}), (SELECT max(id) FROM ${entries}),
                  (SELECT min(amount_cents) FROM ${entries}), (SELECT max(amount_cents) FROM ${entries})`,
     count: (filter: Filter): string => `${prefix(filter)} SELECT count(*) FROM ${entries} WHERE ${FILTERS[filter]}`,
-    page: (filter: PageFilter, names: Names = 'joined'): string => {
-      const { columns: selected, joins: joined } = columns[names];
+    page: (filter: PageFilter): string => {
       // The skip-scan finds the newest ids in the index first, so that only `limit` rows
       // are read from the table; the other paths find them in order already.
       if (filter === 'skipScan') {
@@ -147,16 +134,13 @@ export function sqlFor(tables: TableNames) {
         SELECT ${selected} FROM (
           SELECT entries.id FROM ${entries} WHERE ${FILTERS.skipScan} ${NEWEST_FIRST} LIMIT +:limit
         ) AS newest
-        JOIN ${entries} ON entries.id = newest.id ${joined} ${NEWEST_FIRST}`;
+        JOIN ${entries} ON entries.id = newest.id ${joins} ${NEWEST_FIRST}`;
       }
-      return `SELECT ${selected} FROM ${entries} ${joined} WHERE ${FILTERS[filter]} ${NEWEST_FIRST} LIMIT +:limit`;
+      return `SELECT ${selected} FROM ${entries} ${joins} WHERE ${FILTERS[filter]} ${NEWEST_FIRST} LIMIT +:limit`;
     },
     // With total_changes(), a change this connection made itself counts too (data_version
     // counts only other connections' commits).
-    dataVersion: 'PRAGMA data_version',
     version: "SELECT (SELECT data_version FROM pragma_data_version) || '.' || total_changes()",
-    categories: `SELECT id, name FROM ${categories} LIMIT ${MAX_CACHED_NAMES + 1}`,
-    paymentMethods: `SELECT id, name FROM ${paymentMethods} LIMIT ${MAX_CACHED_NAMES + 1}`,
   } as const;
 }
 
@@ -354,8 +338,8 @@ function createOwnSchemaSearch(db: Database, tables: TableNames): (query: Search
   type PageStatement = Statement<[Bounds & { limit: number }], BookingRow>;
   const sql = sqlFor(tables);
   const count = (filter: Filter): CountStatement => db.prepare<[Bounds], number>(sql.count(filter)).pluck();
-  const page = (filter: PageFilter, names: Names): PageStatement =>
-    db.prepare<[Bounds & { limit: number }], BookingRow>(sql.page(filter, names)).raw();
+  const page = (filter: PageFilter): PageStatement =>
+    db.prepare<[Bounds & { limit: number }], BookingRow>(sql.page(filter)).raw();
   const stats = createStatsCache(db, db.prepare<[], Stats>(sql.stats).raw());
   const counts: Record<Filter, CountStatement> = {
     exact: count('exact'),
@@ -364,15 +348,13 @@ function createOwnSchemaSearch(db: Database, tables: TableNames): (query: Search
     band: count('band'),
     skipScan: count('skipScan'),
   };
-  const pages: Record<Names, Record<PageFilter, PageStatement>> = {
-    joined: {
-      exact: page('exact', 'joined'),
-      dateWalk: page('dateWalk', 'joined'),
-      skipScan: page('skipScan', 'joined'),
-    },
-    ids: { exact: page('exact', 'ids'), dateWalk: page('dateWalk', 'ids'), skipScan: page('skipScan', 'ids') },
+  // The names of category and payment method are joined into each page row: a cache of
+  // them saved nothing measurable on a cash book (BENCHMARKS.md, "The names").
+  const pages: Record<PageFilter, PageStatement> = {
+    exact: page('exact'),
+    dateWalk: page('dateWalk'),
+    skipScan: page('skipScan'),
   };
-  const names = createNameCache(db, sql);
 
   return (query) => {
     const bounds = toBounds(query);
@@ -381,13 +363,7 @@ function createOwnSchemaSearch(db: Database, tables: TableNames): (query: Search
     const total = counts[chooseCount(plan)].get(bounds) ?? 0;
     if (total === 0 || query.limit === 0) return { count: total, rows: [] };
     const filter = choosePage(plan, total, query.limit);
-    const parameters = { ...bounds, limit: query.limit };
-    const lookUp = names.current();
-    if (lookUp !== undefined) {
-      const rows = pages.ids[filter].all(parameters);
-      if (lookUp(rows)) return { count: total, rows };
-    }
-    return { count: total, rows: pages.joined[filter].all(parameters) };
+    return { count: total, rows: pages[filter].all({ ...bounds, limit: query.limit }) };
   };
 }
 
@@ -440,69 +416,6 @@ function createApplicationSearch(db: Database, mapping: ApplicationMapping): (qu
     if (total === 0 || query.limit === 0) return { count: total, rows: [] };
     return { count: total, rows: page.all(parameters) };
   };
-}
-
-/**
- * The names of categories and payment methods, read once per change of the file instead
- * of joined into every page row, on a read-only connection. `PRAGMA data_version` changes
- * whenever another connection commits, and is read inside the search's transaction, so
- * the names always come from the search's snapshot. The cache is used only where it gives exactly what the join
- * gives: every id of the name table an integer and unique (an INTEGER PRIMARY KEY, as in
- * docs/API.md's schema; a view may differ), and every id of the page an integer or NULL;
- * otherwise the page is read again with the join.
- */
-function createNameCache(
-  db: Database,
-  sql: ReturnType<typeof sqlFor>,
-): { current(): ((rows: BookingRow[]) => boolean) | undefined } {
-  // data_version does not change for what this connection writes itself, so only a
-  // read-only connection (the CLI's) can trust it.
-  if (!db.readonly) return { current: () => undefined };
-  const version = db.prepare<[], number>(sql.dataVersion).pluck();
-  const categories = db.prepare<[], [unknown, unknown]>(sql.categories).raw();
-  const paymentMethods = db.prepare<[], [unknown, unknown]>(sql.paymentMethods).raw();
-  let seen: number | undefined;
-  let lookUp: ((rows: BookingRow[]) => boolean) | undefined;
-
-  const load = (statement: typeof categories): Map<number, unknown> | undefined => {
-    const rows = statement.all();
-    if (rows.length > MAX_CACHED_NAMES) return undefined;
-    const map = new Map<number, unknown>();
-    for (const [id, name] of rows) {
-      if (typeof id !== 'number' || !Number.isInteger(id) || map.has(id)) return undefined;
-      map.set(id, name);
-    }
-    return map;
-  };
-
-  return {
-    current() {
-      const now = version.get();
-      if (now === seen) return lookUp;
-      seen = now;
-      const category = load(categories);
-      const paymentMethod = load(paymentMethods);
-      lookUp =
-        category === undefined || paymentMethod === undefined
-          ? undefined
-          : (rows) => {
-              for (const row of rows) {
-                const [, , , , categoryId, paymentMethodId] = row as unknown[];
-                if (!isKey(categoryId) || !isKey(paymentMethodId)) return false;
-                row[4] = categoryId === null ? null : ((category.get(categoryId) ?? null) as string | null);
-                row[5] =
-                  paymentMethodId === null ? null : ((paymentMethod.get(paymentMethodId) ?? null) as string | null);
-              }
-              return true;
-            };
-      return lookUp;
-    },
-  };
-}
-
-/** A page's id that the cache can look up exactly as the join would: NULL or an integer. */
-function isKey(id: unknown): id is number | null {
-  return id === null || (typeof id === 'number' && Number.isInteger(id));
 }
 
 /** docs/API.md, Sign convention: the client's amount is the negated stored amount. */

@@ -110,7 +110,7 @@ test('during a writer in another process, every search equals the plain query in
   const file = cashBookFile(t);
   const writer = startWriter(t, file, 3);
   await commitThere(writer, 1); // the writer runs
-  // Read-only, as the CLI opens it (the name cache is on); a long busy timeout, since a
+  // Read-only, as the CLI opens it; a long busy timeout, since a
   // loaded test machine may hold the writer's lock long.
   const db = new Database(file, { readonly: true, timeout: 10_000 });
   t.after(() => db.close());

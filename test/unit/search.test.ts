@@ -30,8 +30,8 @@ test('the search equals the plain query on the fixture', async () => {
   await assertSameAsOracle(db, randomQueries(2000, 1, amounts));
 });
 
-test('names through the cache are the names the join gives: odd ids, a renamed name, duplicates in a view', async (t) => {
-  // The cache serves read-only connections (the CLI's); another connection writes.
+test('names on a read-only connection are the names the plain join gives: odd ids, a renamed name, duplicates in a view', async (t) => {
+  // A read-only connection, as the CLI's; another connection writes.
   const file = join(tempDir(t), 'names.sqlite');
   const writer = new Database(file);
   t.after(() => writer.close());
@@ -42,8 +42,7 @@ test('names through the cache are the names the join gives: odd ids, a renamed n
     INSERT INTO payment_methods VALUES (1, 'Barkasse'), (2, 'Portokasse');
     CREATE TABLE entries (id INTEGER PRIMARY KEY, date TEXT, amount_cents INTEGER, subject TEXT, category_id, payment_method_id);
     CREATE INDEX entries_amount_date ON entries (amount_cents, date);`);
-  // 1250: integer ids, NULL and a dangling 99 (the cache answers); 990: ids that SQLite
-  // compares by affinity, which only the join gets right.
+  // 1250: integer ids, NULL and a dangling 99; 990: ids that SQLite compares by affinity.
   const plainIds = [1, 2, 3, 4, null, 99, 1.0];
   const oddIds = ['1', ' 2', '3.0', 4.5, 2];
   const blobIds = [Buffer.from('1'), 1];
@@ -88,7 +87,7 @@ test('names through the cache are the names the join gives: odd ids, a renamed n
   writer.exec("UPDATE payment_methods SET name = 'Handkasse' WHERE id = 1");
   assert.ok(
     search(query).rows.some((row) => row[5] === 'Handkasse'),
-    'the new name, not the cached one',
+    'the new name, not an earlier one',
   );
   await assertSameAsOracle(db, queries);
   // Duplicate ids behind a view: the join gives a booking twice, and so must the search.
