@@ -1,0 +1,86 @@
+// GnuCash (gnucash.org): a book saved in SQLite (File › Save As, Data Format "sqlite3"),
+// as GnuCash's SQL backend writes it (libgnucash/backend/sql/). docs/applications.md,
+// "GnuCash", says what is served.
+//
+// GnuCash's rules, read from its SQL backend and from a book its Python bindings wrote:
+// - double entry: a transaction (`transactions`) has two or more splits (`splits`), one
+//   per account it touches; ids are 32-digit hex guids;
+// - `post_date` is text, 'YYYY-MM-DD 10:59:00': the day at 10:59 UTC, GnuCash's "neutral
+//   time", the same calendar date in every time zone from UTC-10 to UTC+13. Books from
+//   versions before neutral time hold the local midnight in UTC ('2026-03-13 23:00:00'
+//   for the 14th in Berlin); rounding to the nearest day gives the date in both cases;
+// - a split's amount is a fraction: `value_num/value_denom` in the transaction's currency,
+//   `quantity_num/quantity_denom` in the account's commodity; money leaving an asset
+//   account is negative;
+// - a void transaction keeps its splits with value and quantity 0 and reconcile_state 'v';
+//   a deleted one is gone;
+// - a transaction without a counter-account gets a split in a top-level account
+//   'Imbalance-EUR' (its name translated), of type BANK;
+// - each account has its commodity (`commodities`, a currency has namespace 'CURRENCY').
+//
+// Served: one booking per split in a money account (type CASH, BANK, CREDIT, ASSET or
+// LIABILITY) whose commodity is EUR and that is not top-level (GnuCash puts its own
+// Imbalance and Orphan accounts, and the templates of scheduled transactions, at the top
+// of a tree; the accounts a user keeps money in sit below "Assets" or "Liabilities"), void
+// splits left out. The amount is the split's quantity, in the account's EUR; the category
+// is the name of the other account (several, for a split transaction: their names in
+// order, comma-separated); the subject the transaction's description. The id is the
+// split guid's first 13 hex digits (lib/apps/ids.ts). The window is read by GnuCash's own
+// index on transactions(post_date), then each transaction's splits by splits(tx_guid).
+
+import type { ApplicationMapping } from '../mapping.js';
+import { hexPrefixId } from './ids.js';
+
+/** GnuCash's account types that hold money (gnc-account-sql.cpp stores the type as text). */
+export const GNUCASH_MONEY_ACCOUNT_TYPES = ['CASH', 'BANK', 'CREDIT', 'ASSET', 'LIABILITY'] as const;
+
+// A fraction as whole cents: exact when the denominator divides num × 100 (EUR's is 100);
+// otherwise a REAL with a fraction of a cent, which the service refuses to answer (a 500
+// with the reason in the log), never a rounded amount.
+const cents = (num: string, denom: string): string =>
+  `CASE WHEN ${num} * 100 % ${denom} = 0 THEN ${num} * 100 / ${denom} ELSE ${num} * 100.0 / ${denom} END`;
+
+// Accounts that hold money in EUR, below a top-level account.
+const MONEY_ACCOUNTS = `
+  SELECT a.guid FROM accounts AS a
+  JOIN accounts AS parent ON parent.guid = a.parent_guid AND parent.account_type <> 'ROOT'
+  JOIN commodities AS c ON c.guid = a.commodity_guid AND c.namespace = 'CURRENCY' AND c.mnemonic = 'EUR'
+  WHERE a.account_type IN (${GNUCASH_MONEY_ACCOUNT_TYPES.map((type) => `'${type}'`).join(', ')})`;
+
+export const gnucash: ApplicationMapping = {
+  kind: 'application',
+  name: 'gnucash',
+  title: 'GnuCash',
+  requires: {
+    transactions: ['guid', 'post_date', 'description'],
+    splits: ['guid', 'tx_guid', 'account_guid', 'reconcile_state', 'quantity_num', 'quantity_denom'],
+    accounts: ['guid', 'name', 'account_type', 'commodity_guid', 'parent_guid'],
+    commodities: ['guid', 'namespace', 'mnemonic'],
+  },
+  // CROSS JOIN keeps `transactions` first, read by tx_post_date_index: joined the other
+  // way, the planner walks splits_account_guid_index, every split of each account. The
+  // money accounts are found once per search (a dozen rows), not looked up per split.
+  bookings: `
+    SELECT ${hexPrefixId('s.guid')} AS id,
+           date(t.post_date, '+12 hours') AS date,
+           -(${cents('s.quantity_num', 's.quantity_denom')}) AS amount_cents,
+           coalesce(t.description, '') AS subject,
+           (SELECT group_concat(other.name, ', ' ORDER BY other.name)
+              FROM (SELECT DISTINCT o.name FROM splits AS x JOIN accounts AS o ON o.guid = x.account_guid
+                    WHERE x.tx_guid = s.tx_guid AND x.guid <> s.guid) AS other) AS category,
+           (SELECT name FROM accounts WHERE guid = s.account_guid) AS payment_method
+    FROM transactions AS t
+    CROSS JOIN splits AS s ON s.tx_guid = t.guid
+    WHERE t.post_date BETWEEN +:from AND +:to
+      AND s.reconcile_state <> 'v'
+      AND +s.account_guid IN (${MONEY_ACCOUNTS})`,
+  // The post_date of day D lies in [D-1 12:00, D 12:00) UTC: rounding to the nearest day
+  // (the `date` column above) maps exactly that range to D. The search then keeps exactly
+  // the days von..bis.
+  window: (von, bis) => ({ from: `${dayBefore(von)} 12:00:00`, to: `${bis} 12:00:00` }),
+};
+
+/** 'YYYY-MM-DD' of the day before `isoDate` (a valid date; the query validator made sure). */
+function dayBefore(isoDate: string): string {
+  return new Date(Date.parse(`${isoDate}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+}

@@ -1,0 +1,82 @@
+// KMyMoney (kmymoney.org): a file kept in SQLite by its SQL storage plugin (File › Save
+// As, SQLite), as kmymoney/plugins/sql/ writes it (database layout version 12).
+// docs/applications.md, "KMyMoney", says what is served.
+//
+// KMyMoney's rules, read from mymoneydbdef.cpp and mymoneystoragesql_p.h:
+// - double entry: a transaction (`kmmTransactions`) has splits (`kmmSplits`, key
+//   transactionId + splitId), one per account; ids are text ('A000001',
+//   'T000000000000000001'); a transaction without a category has a single split;
+// - `postDate` is text, 'YYYY-MM-DD', on the transaction and copied onto each split
+//   (files upgraded from old layouts may hold 'YYYY-MM-DDT00:00:00');
+// - `shares` (in the account's currency) and `value` (in the transaction's) are text
+//   fractions, AlkValue's canonical form: '-25/2' is -12.50, '-1250/1' is -1,250.00;
+//   money leaving an asset account is negative;
+// - `txType` 'N' is a booking, 'S' a scheduled transaction's template;
+// - `kmmAccounts.accountType` is eMyMoney::Account::Type as text ('3' cash), each
+//   account has its currency (`currencyId`, an ISO code); KMyMoney has no void, and a
+//   deleted transaction is gone.
+//
+// Served: one booking per split in a money account (checking, savings, cash, credit card,
+// asset, liability) whose currency is EUR. The amount is the split's shares, in the
+// account's EUR; the category is the name of the other account (several, for a split
+// transaction: their names in order, comma-separated; none for a transaction without a
+// category); the subject the split's memo, else the transaction's, else the payee's name.
+// The id is the transaction's number × 1000 + splitId (stable: KMyMoney updates a split
+// in place). KMyMoney has no index on dates: without one the search reads every split of
+// the money accounts through kmmSplits(accountId, txType); docs/applications.md names the
+// index an admin may add.
+
+import type { ApplicationMapping } from '../mapping.js';
+
+/** eMyMoney::Account::Type of the accounts that hold money: checking, savings, cash, credit card, asset, liability. */
+export const KMYMONEY_MONEY_ACCOUNT_TYPES = ['1', '2', '3', '4', '9', '10'] as const;
+
+/** The index an admin may add to a KMyMoney file; docs/applications.md says what it costs. */
+export const KMYMONEY_DATE_INDEX = 'CREATE INDEX kmmSplits_account_date ON kmmSplits (accountId, txType, postDate);';
+
+// `shares` as whole cents: numerator × 100 / denominator, exact when the denominator
+// divides it (AlkValue reduces the fraction, so EUR amounts have 1, 2, 4, 5, …, 100);
+// otherwise a REAL with a fraction of a cent, which the service refuses to answer (a 500
+// with the reason in the log), never a rounded amount. A value without '/' is read as a
+// plain number.
+const SHARES_CENTS = `(
+  SELECT CASE WHEN slash = 0 THEN shares * 100
+              WHEN num * 100 % den = 0 THEN num * 100 / den
+              ELSE num * 100.0 / den END
+  FROM (SELECT s.shares AS shares, instr(s.shares, '/') AS slash,
+               CAST(substr(s.shares, 1, instr(s.shares, '/') - 1) AS INTEGER) AS num,
+               CAST(substr(s.shares, instr(s.shares, '/') + 1) AS INTEGER) AS den))`;
+
+export const kmymoney: ApplicationMapping = {
+  kind: 'application',
+  name: 'kmymoney',
+  title: 'KMyMoney',
+  requires: {
+    kmmSplits: ['transactionId', 'splitId', 'txType', 'payeeId', 'shares', 'memo', 'accountId', 'postDate'],
+    kmmTransactions: ['id', 'memo'],
+    kmmAccounts: ['id', 'accountType', 'accountName', 'currencyId'],
+    kmmPayees: ['id', 'name'],
+  },
+  // The money accounts are found once per search; their splits are read by KMyMoney's own
+  // index kmmSplits(accountId, txType), or by (accountId, txType, postDate) where an admin
+  // added it, which then reads only the window.
+  bookings: `
+    SELECT CAST(substr(s.transactionId, 2) AS INTEGER) * 1000 + s.splitId AS id,
+           substr(s.postDate, 1, 10) AS date,
+           -${SHARES_CENTS} AS amount_cents,
+           coalesce(nullif(s.memo, ''), nullif((SELECT memo FROM kmmTransactions WHERE id = s.transactionId), ''),
+                    (SELECT name FROM kmmPayees WHERE id = s.payeeId), '') AS subject,
+           (SELECT group_concat(other.name, ', ' ORDER BY other.name)
+              FROM (SELECT DISTINCT o.accountName AS name FROM kmmSplits AS x JOIN kmmAccounts AS o ON o.id = x.accountId
+                    WHERE x.transactionId = s.transactionId AND x.splitId <> s.splitId) AS other) AS category,
+           (SELECT accountName FROM kmmAccounts WHERE id = s.accountId) AS payment_method
+    FROM kmmSplits AS s
+    WHERE s.accountId IN (
+            SELECT id FROM kmmAccounts
+            WHERE accountType IN (${KMYMONEY_MONEY_ACCOUNT_TYPES.map((type) => `'${type}'`).join(', ')})
+              AND currencyId = 'EUR')
+      AND s.txType = 'N'
+      AND s.postDate BETWEEN +:from AND +:to`,
+  // 'YYYY-MM-DD' and, from upgraded files, 'YYYY-MM-DDT00:00:00': '~' sorts after both.
+  window: (von, bis) => ({ from: von, to: `${bis}~` }),
+};
