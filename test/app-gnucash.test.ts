@@ -1,0 +1,208 @@
+// GnuCash, served with one option (`app: "gnucash"`, --app gnucash) from a book that GnuCash
+// 4.13 itself wrote through its Python bindings: a split transaction, transfers between
+// cash and bank, a void and a deleted transaction, an uncategorised booking (GnuCash's
+// Imbalance-EUR), a cash account in US dollars, 0.01 and 1,234,567.89; each answer checked
+// against the answer computed from the ledger (test/ledger-books.ts), not from SQL.
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type TestContext, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { findApplication } from '../lib/apps/index.js';
+import { createHandler } from '../lib/index.js';
+import { explainCount } from '../lib/search.js';
+import { run, start } from './cli-helpers.js';
+import { AUTH, CREDENTIALS, request, serve, tempDir } from './helpers.js';
+import {
+  answer,
+  CASES,
+  type ExpectedBooking,
+  ledger,
+  writeGnuCash,
+  writeGnuCashWithGnuCash,
+} from './ledger-books.js';
+
+/** The searches every book is held to: each amount exactly in March, bands, every date. */
+function queries(bookings: ExpectedBooking[]): Array<{ von: string; bis: string; cents: number; toleranz?: number; limit?: number }> {
+  const march = bookings.filter((b) => b.datum.startsWith('2026-03'));
+  return [
+    ...march.map((b) => ({ von: '2026-03-01', bis: '2026-03-31', cents: b.cents })),
+    { von: '2026-03-01', bis: '2026-03-31', cents: -1250, toleranz: 500 },
+    { von: '2026-03-01', bis: '2026-03-31', cents: 0, toleranz: 1 },
+    { von: '2026-03-16', bis: '2026-03-16', cents: 0, toleranz: 100_000, limit: 10 },
+    { von: '2026-03-01', bis: '2026-03-31', cents: -435, limit: 1 },
+    { von: '2026-02-28', bis: '2026-04-01', cents: -435 },
+    { von: '2000-01-01', bis: '2099-12-31', cents: 0, toleranz: 999_999_999, limit: 1000 },
+  ];
+}
+
+async function searchFor(t: TestContext, db: Database.Database): Promise<(query: string) => Promise<unknown>> {
+  const origin = await serve(t, createHandler(db, CREDENTIALS, { app: 'gnucash' }));
+  return async (query) => {
+    const reply = await request(`${origin}/api/v1/buchungen?${query}`, { headers: { authorization: AUTH } });
+    assert.equal(reply.status, 200, reply.body);
+    return JSON.parse(reply.body);
+  };
+}
+
+const asQuery = (q: { von: string; bis: string; cents: number; toleranz?: number; limit?: number }): string =>
+  `von=${q.von}&bis=${q.bis}&betrag=${q.cents / 100}&toleranz=${(q.toleranz ?? 0) / 100}&limit=${q.limit ?? 50}`;
+
+test('a GnuCash book written by GnuCash itself answers exactly what its ledger says, with app "gnucash"', async (t) => {
+  const file = join(tempDir(t), 'kasse.gnucash');
+  const expected = writeGnuCashWithGnuCash(file, CASES);
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
+  // The file holds what the test means to serve, as GnuCash wrote it.
+  const one = (sql: string): unknown => db.prepare(sql).pluck().get();
+  assert.equal(one("SELECT count(*) FROM splits WHERE reconcile_state = 'v' AND value_num = 0"), 2, 'a void');
+  assert.equal(one("SELECT count(*) FROM accounts WHERE name = 'Imbalance-EUR' AND account_type = 'BANK'"), 1);
+  assert.equal(one("SELECT count(*) FROM transactions WHERE post_date NOT LIKE '% 10:59:00'"), 0, 'neutral time');
+  assert.equal(one("SELECT count(*) FROM transactions WHERE description = 'Gelöscht'"), 0, 'deleted');
+  assert.equal(one("SELECT type FROM sqlite_master WHERE name = 'entries'"), 'table', "GnuCash's own entries");
+
+  const search = await searchFor(t, db);
+  const id = (zweck: string, konto = 'Barkasse'): number | undefined =>
+    expected.find((b) => b.zweck === zweck && b.konto === konto)?.id;
+  // Pinned by hand: what a GnuCash user sees in the cash account's register.
+  assert.deepEqual(await search('von=2026-03-15&bis=2026-03-15&betrag=-43.5'), {
+    anzahl: 1,
+    buchungen: [
+      {
+        id: id('Einkauf Schreibwaren'),
+        datum: '2026-03-15',
+        betrag: -43.5,
+        zweck: 'Einkauf Schreibwaren',
+        kategorie: 'Bürobedarf, Porto',
+        konto: 'Barkasse',
+      },
+    ],
+  });
+  // A transfer is a booking in each account, the other account as its category.
+  assert.deepEqual(await search('von=2026-03-16&bis=2026-03-16&betrag=-500'), {
+    anzahl: 1,
+    buchungen: [
+      {
+        id: id('Bareinzahlung auf Girokonto'),
+        datum: '2026-03-16',
+        betrag: -500,
+        zweck: 'Bareinzahlung auf Girokonto',
+        kategorie: 'Girokonto',
+        konto: 'Barkasse',
+      },
+    ],
+  });
+  assert.deepEqual(await search('von=2026-03-16&bis=2026-03-16&betrag=500'), {
+    anzahl: 1,
+    buchungen: [
+      {
+        id: id('Bareinzahlung auf Girokonto', 'Girokonto'),
+        datum: '2026-03-16',
+        betrag: 500,
+        zweck: 'Bareinzahlung auf Girokonto',
+        kategorie: 'Barkasse',
+        konto: 'Girokonto',
+      },
+    ],
+  });
+  // Void, deleted and US-dollar bookings are not served; GnuCash's Imbalance-EUR is the
+  // category of an uncategorised booking, never an account of its own.
+  assert.deepEqual(await search('von=2026-03-17&bis=2026-03-17&betrag=-9.99'), { anzahl: 0, buchungen: [] });
+  assert.deepEqual(await search('von=2026-03-17&bis=2026-03-17&betrag=0'), { anzahl: 0, buchungen: [] });
+  assert.deepEqual(await search('von=2026-03-17&bis=2026-03-17&betrag=-7.77'), { anzahl: 0, buchungen: [] });
+  assert.deepEqual(await search('von=2026-03-20&bis=2026-03-20&betrag=-12.5'), { anzahl: 0, buchungen: [] });
+  assert.deepEqual(await search('von=2026-03-18&bis=2026-03-18&betrag=0&toleranz=1'), {
+    anzahl: 1,
+    buchungen: [
+      {
+        id: id('Ohne Kategorie'),
+        datum: '2026-03-18',
+        betrag: -0.01,
+        zweck: 'Ohne Kategorie',
+        kategorie: 'Imbalance-EUR',
+        konto: 'Barkasse',
+      },
+    ],
+  });
+  for (const q of queries(expected)) assert.deepEqual(await search(asQuery(q)), answer(expected, q), asQuery(q));
+});
+
+test('a GnuCash book from fixtures/gnucash.sql with 2,000 more bookings answers like the ledger', async (t) => {
+  const file = join(tempDir(t), 'kasse.gnucash');
+  const book = ledger(2_000);
+  const expected = writeGnuCash(file, book);
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
+  const search = await searchFor(t, db);
+  const some = expected.filter((_, i) => i % 97 === 0);
+  const all = [
+    ...queries(expected),
+    ...some.map((b) => ({ von: b.datum, bis: b.datum, cents: b.cents })),
+    ...some.map((b) => ({ von: `${b.datum.slice(0, 7)}-01`, bis: b.datum, cents: b.cents, toleranz: 500, limit: 5 })),
+  ];
+  for (const q of all) assert.deepEqual(await search(asQuery(q)), answer(expected, q), asQuery(q));
+});
+
+test('a GnuCash date is the day GnuCash shows, also from books written before neutral time', async (t) => {
+  const file = join(tempDir(t), 'kasse.gnucash');
+  writeGnuCash(file, CASES);
+  const writer = new Database(file);
+  // GnuCash before neutral time stored the local midnight in UTC: Berlin's 14 March is the
+  // 13th at 23:00, New York's the 14th at 05:00.
+  writer.prepare("UPDATE transactions SET post_date = '2026-03-13 23:00:00' WHERE description = 'Briefmarken für Mahnungen'").run();
+  writer.prepare("UPDATE transactions SET post_date = '2026-03-15 05:00:00' WHERE description = 'Einkauf Schreibwaren'").run();
+  writer.close();
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
+  const search = await searchFor(t, db);
+  const dates = async (query: string): Promise<string[]> =>
+    ((await search(query)) as { buchungen: Array<{ datum: string }> }).buchungen.map((b) => b.datum);
+  assert.deepEqual(await dates('von=2026-03-14&bis=2026-03-14&betrag=-12.5'), ['2026-03-14']);
+  assert.deepEqual(await dates('von=2026-03-13&bis=2026-03-13&betrag=-12.5'), []);
+  assert.deepEqual(await dates('von=2026-03-15&bis=2026-03-15&betrag=-43.5'), ['2026-03-15']);
+});
+
+test('a GnuCash amount that is not whole cents is a 500 with the reason in the log, never a rounded amount', async (t) => {
+  const file = join(tempDir(t), 'kasse.gnucash');
+  writeGnuCash(file, CASES);
+  const writer = new Database(file);
+  // 12.345 EUR: a commodity with three decimals, or a split written by another program.
+  writer
+    .prepare("UPDATE splits SET quantity_num = -12345, quantity_denom = 1000 WHERE quantity_num = -1250 AND quantity_denom = 100")
+    .run();
+  writer.close();
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
+  const errors: unknown[] = [];
+  const origin = await serve(t, createHandler(db, CREDENTIALS, { app: 'gnucash', onError: (e) => errors.push(e) }));
+  const reply = await request(`${origin}/api/v1/buchungen?von=2026-03-14&bis=2026-03-14&betrag=-12.35&toleranz=0.01`, {
+    headers: { authorization: AUTH },
+  });
+  assert.equal(reply.status, 500);
+  assert.deepEqual(JSON.parse(reply.body), { fehler: 'Interner Fehler bei der Buchungssuche.' });
+  assert.match(String(errors[0]), /not a whole number of cents/);
+});
+
+test("a GnuCash book is searched by GnuCash's own date index, `check --app gnucash` says it fits, the CLI serves it, nothing is written", async (t) => {
+  const file = join(tempDir(t), 'kasse.gnucash');
+  const expected = writeGnuCash(file, ledger(200));
+  const before = readFileSync(file);
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  const plan = explainCount(db, undefined, findApplication('gnucash'));
+  db.close();
+  assert.ok(plan.includes('SEARCH t USING INDEX tx_post_date_index (post_date>? AND post_date<?)'), plan.join('; '));
+  assert.ok(plan.includes('SEARCH s USING INDEX splits_tx_guid_index (tx_guid=?)'), plan.join('; '));
+
+  const check = await run(['check', '--db', file, '--app', 'gnucash']);
+  assert.equal(check.code, 0, check.stdout + check.stderr);
+  assert.match(check.stdout, /^Mapping: GnuCash \(--app gnucash\)\.$/m);
+
+  const cli = await start(t, ['--db', file, '--app', 'gnucash']);
+  const q = { von: '2026-03-01', bis: '2026-03-31', cents: -1250, toleranz: 500 };
+  const reply = await request(`${cli.api}buchungen?${asQuery(q)}`, { headers: { authorization: AUTH } });
+  assert.equal(reply.status, 200, reply.body);
+  assert.deepEqual(JSON.parse(reply.body), answer(expected, q));
+  await cli.stop();
+  assert.deepEqual(readFileSync(file), before);
+});

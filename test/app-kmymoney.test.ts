@@ -1,0 +1,182 @@
+// KMyMoney, served with one option (`app: "kmymoney"`, --app kmymoney) from a file in
+// KMyMoney's own SQLite layout (fixtures/kmymoney.sql, from its SQL storage plugin's table
+// definitions), written the way the plugin writes: a split transaction, transfers between
+// cash and bank, a deleted transaction, an uncategorised booking (a single split), a cash
+// account in US dollars, 0.01 and 1,234,567.89; each answer checked against the answer
+// computed from the ledger (test/ledger-books.ts), not from SQL.
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type TestContext, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { findApplication } from '../lib/apps/index.js';
+import { KMYMONEY_DATE_INDEX } from '../lib/apps/kmymoney.js';
+import { createHandler } from '../lib/index.js';
+import { explainCount } from '../lib/search.js';
+import { run, start } from './cli-helpers.js';
+import { AUTH, CREDENTIALS, request, serve, tempDir } from './helpers.js';
+import { answer, CASES, type ExpectedBooking, kmmSplitNumber, ledger, writeKMyMoney } from './ledger-books.js';
+
+type Query = { von: string; bis: string; cents: number; toleranz?: number; limit?: number };
+
+/** The searches every book is held to: each amount exactly in March, bands, every date. */
+function queries(bookings: ExpectedBooking[]): Query[] {
+  const march = bookings.filter((b) => b.datum.startsWith('2026-03'));
+  return [
+    ...march.map((b) => ({ von: '2026-03-01', bis: '2026-03-31', cents: b.cents })),
+    { von: '2026-03-01', bis: '2026-03-31', cents: -1250, toleranz: 500 },
+    { von: '2026-03-01', bis: '2026-03-31', cents: 0, toleranz: 1 },
+    { von: '2026-03-16', bis: '2026-03-16', cents: 0, toleranz: 100_000, limit: 10 },
+    { von: '2026-03-01', bis: '2026-03-31', cents: -435, limit: 1 },
+    { von: '2026-02-28', bis: '2026-04-01', cents: -435 },
+    { von: '2000-01-01', bis: '2099-12-31', cents: 0, toleranz: 999_999_999, limit: 1000 },
+  ];
+}
+
+const asQuery = (q: Query): string =>
+  `von=${q.von}&bis=${q.bis}&betrag=${q.cents / 100}&toleranz=${(q.toleranz ?? 0) / 100}&limit=${q.limit ?? 50}`;
+
+async function searchFor(t: TestContext, db: Database.Database): Promise<(query: string) => Promise<unknown>> {
+  const origin = await serve(t, createHandler(db, CREDENTIALS, { app: 'kmymoney' }));
+  return async (query) => {
+    const reply = await request(`${origin}/api/v1/buchungen?${query}`, { headers: { authorization: AUTH } });
+    assert.equal(reply.status, 200, reply.body);
+    return JSON.parse(reply.body);
+  };
+}
+
+function openBook(t: TestContext, book = CASES, prepare?: (writer: Database.Database) => void) {
+  const file = join(tempDir(t), 'kasse.kmy.sqlite');
+  const expected = writeKMyMoney(file, book);
+  if (prepare !== undefined) {
+    const writer = new Database(file);
+    prepare(writer);
+    writer.close();
+  }
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
+  return { file, expected, db };
+}
+
+test('a KMyMoney file answers exactly what its ledger says, with app "kmymoney"', async (t) => {
+  const { expected, db } = openBook(t);
+  // The file holds what the test means to serve, as KMyMoney writes it.
+  const one = (sql: string): unknown => db.prepare(sql).pluck().get();
+  assert.equal(one("SELECT shares FROM kmmSplits WHERE transactionId = 'T000000000000000001' AND splitId = 0"), '-25/2');
+  assert.equal(one("SELECT count(*) FROM kmmSplits WHERE shares = '123456789/100' AND accountId = 'A000001'"), 1);
+  assert.equal(one("SELECT count(*) FROM kmmTransactions WHERE memo = 'Gelöscht'"), 0, 'deleted');
+
+  const search = await searchFor(t, db);
+  // Pinned by hand: what a KMyMoney user sees in the cash account's ledger.
+  assert.deepEqual(await search('von=2026-03-15&bis=2026-03-15&betrag=-43.5'), {
+    anzahl: 1,
+    buchungen: [
+      {
+        id: kmmSplitNumber(2, 0),
+        datum: '2026-03-15',
+        betrag: -43.5,
+        zweck: 'Einkauf Schreibwaren',
+        kategorie: 'Bürobedarf, Porto',
+        konto: 'Barkasse',
+      },
+    ],
+  });
+  // A transfer is a booking in each account, the other account as its category.
+  assert.deepEqual(await search('von=2026-03-16&bis=2026-03-16&betrag=0&toleranz=500'), {
+    anzahl: 4,
+    buchungen: [
+      { id: kmmSplitNumber(4, 1), datum: '2026-03-16', betrag: 200, zweck: 'Barabhebung', kategorie: 'Girokonto', konto: 'Barkasse' },
+      { id: kmmSplitNumber(4, 0), datum: '2026-03-16', betrag: -200, zweck: 'Barabhebung', kategorie: 'Barkasse', konto: 'Girokonto' },
+      { id: kmmSplitNumber(3, 1), datum: '2026-03-16', betrag: 500, zweck: 'Bareinzahlung auf Girokonto', kategorie: 'Barkasse', konto: 'Girokonto' },
+      { id: kmmSplitNumber(3, 0), datum: '2026-03-16', betrag: -500, zweck: 'Bareinzahlung auf Girokonto', kategorie: 'Girokonto', konto: 'Barkasse' },
+    ],
+  });
+  // KMyMoney has no void: what GnuCash would void stays a booking. Deleted and US-dollar
+  // bookings are not served; a booking without a category has none.
+  assert.equal(((await search('von=2026-03-17&bis=2026-03-17&betrag=-9.99')) as { anzahl: number }).anzahl, 1);
+  assert.deepEqual(await search('von=2026-03-17&bis=2026-03-17&betrag=-7.77'), { anzahl: 0, buchungen: [] });
+  assert.deepEqual(await search('von=2026-03-20&bis=2026-03-20&betrag=-12.5'), { anzahl: 0, buchungen: [] });
+  assert.deepEqual(await search('von=2026-03-18&bis=2026-03-18&betrag=-0.01'), {
+    anzahl: 1,
+    buchungen: [{ id: kmmSplitNumber(7, 0), datum: '2026-03-18', betrag: -0.01, zweck: 'Ohne Kategorie', konto: 'Barkasse' }],
+  });
+  for (const q of queries(expected)) assert.deepEqual(await search(asQuery(q)), answer(expected, q), asQuery(q));
+});
+
+test('a KMyMoney file with 2,000 more bookings answers like the ledger, with and without the index an admin may add', async (t) => {
+  const book = ledger(2_000);
+  for (const index of [undefined, KMYMONEY_DATE_INDEX]) {
+    const { expected, db } = openBook(t, book, index === undefined ? undefined : (writer) => writer.exec(index));
+    const search = await searchFor(t, db);
+    const some = expected.filter((_, i) => i % 97 === 0);
+    const all = [
+      ...queries(expected),
+      ...some.map((b) => ({ von: b.datum, bis: b.datum, cents: b.cents })),
+      ...some.map((b) => ({ von: `${b.datum.slice(0, 7)}-01`, bis: b.datum, cents: b.cents, toleranz: 500, limit: 5 })),
+    ];
+    for (const q of all) assert.deepEqual(await search(asQuery(q)), answer(expected, q), `${asQuery(q)} ${index ?? ''}`);
+  }
+});
+
+test('a KMyMoney split without a memo is named by its payee; a date from an upgraded file keeps its day', async (t) => {
+  const { db } = openBook(t, CASES, (writer) => {
+    writer.exec("UPDATE kmmSplits SET memo = '' WHERE transactionId = 'T000000000000000001'");
+    writer.exec("UPDATE kmmTransactions SET memo = '' WHERE id = 'T000000000000000001'");
+    writer.exec("UPDATE kmmSplits SET postDate = '2026-03-15T00:00:00' WHERE transactionId = 'T000000000000000002'");
+  });
+  const search = await searchFor(t, db);
+  const first = (await search('von=2026-03-14&bis=2026-03-14&betrag=-12.5')) as { buchungen: Array<{ zweck: string }> };
+  assert.equal(first.buchungen[0]?.zweck, 'Kiosk am Markt');
+  const split = (await search('von=2026-03-15&bis=2026-03-15&betrag=-43.5')) as { buchungen: Array<{ datum: string }> };
+  assert.deepEqual(
+    split.buchungen.map((b) => b.datum),
+    ['2026-03-15'],
+  );
+});
+
+test('a KMyMoney amount that is not whole cents is a 500 with the reason in the log, never a rounded amount', async (t) => {
+  const { db } = openBook(t, CASES, (writer) => {
+    writer.exec("UPDATE kmmSplits SET shares = '-37/3' WHERE shares = '-25/2'");
+  });
+  const errors: unknown[] = [];
+  const origin = await serve(t, createHandler(db, CREDENTIALS, { app: 'kmymoney', onError: (e) => errors.push(e) }));
+  const reply = await request(`${origin}/api/v1/buchungen?von=2026-03-14&bis=2026-03-14&betrag=-12.33&toleranz=0.01`, {
+    headers: { authorization: AUTH },
+  });
+  assert.equal(reply.status, 500);
+  assert.deepEqual(JSON.parse(reply.body), { fehler: 'Interner Fehler bei der Buchungssuche.' });
+  assert.match(String(errors[0]), /not a whole number of cents/);
+});
+
+test("a KMyMoney file is searched by KMyMoney's own account index, or by the date index an admin added; `check --app kmymoney` says it fits, the CLI serves it, nothing is written", async (t) => {
+  const { file, expected, db } = openBook(t, ledger(200));
+  assert.ok(
+    explainCount(db, undefined, findApplication('kmymoney')).includes(
+      'SEARCH s USING INDEX kmmSplits_kmmSplitsaccount_type_idx (accountId=? AND txType=?)',
+    ),
+  );
+  db.close();
+  const withIndex = new Database(join(tempDir(t), 'indexed.sqlite'));
+  withIndex.exec(readFileSync(new URL('../fixtures/kmymoney.sql', import.meta.url), 'utf8'));
+  withIndex.exec(KMYMONEY_DATE_INDEX);
+  const plan = explainCount(withIndex, undefined, findApplication('kmymoney'));
+  withIndex.close();
+  assert.ok(
+    plan.includes('SEARCH s USING INDEX kmmSplits_account_date (accountId=? AND txType=? AND postDate>? AND postDate<?)'),
+    plan.join('; '),
+  );
+
+  const before = readFileSync(file);
+  const check = await run(['check', '--db', file, '--app', 'kmymoney']);
+  assert.equal(check.code, 0, check.stdout + check.stderr);
+  assert.match(check.stdout, /^Mapping: KMyMoney \(--app kmymoney\)\.$/m);
+
+  const cli = await start(t, ['--db', file, '--app', 'kmymoney']);
+  const q = { von: '2026-03-01', bis: '2026-03-31', cents: -1250, toleranz: 500 };
+  const reply = await request(`${cli.api}buchungen?${asQuery(q)}`, { headers: { authorization: AUTH } });
+  assert.equal(reply.status, 200, reply.body);
+  assert.deepEqual(JSON.parse(reply.body), answer(expected, q));
+  await cli.stop();
+  assert.deepEqual(readFileSync(file), before);
+});
