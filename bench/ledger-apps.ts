@@ -36,7 +36,15 @@ const files = {
   kmymoney: join(dir, 'kmymoney.sqlite'),
   kmymoneyIndexed: join(dir, 'kmymoney-indexed.sqlite'),
 };
-execFileSync(process.execPath, ['--import', 'tsx', 'bench/generate.ts', '--rows', String(bookings), '--out', files.own]);
+execFileSync(process.execPath, [
+  '--import',
+  'tsx',
+  'bench/generate.ts',
+  '--rows',
+  String(bookings),
+  '--out',
+  files.own,
+]);
 writeGnuCash(files.gnucash, book);
 writeKMyMoney(files.kmymoney, book);
 writeKMyMoney(files.kmymoneyIndexed, book);
@@ -80,10 +88,12 @@ function fetchOnce(port: number, path: string): Promise<number> {
 const random = mulberry32(7);
 const AMOUNTS = ['-4.35', '-12.5', '-2.5', '-19.99', '-5', '-89.9'];
 const shapes = {
-  typical: (month: string, amount: string) => `betrag=${amount}`,
-  'band ±5 €': (month: string, amount: string) => `betrag=${amount}&toleranz=5`,
+  typical: (amount: string) => `betrag=${amount}`,
+  'band ±5 €': (amount: string) => `betrag=${amount}&toleranz=5`,
 };
-const times: Record<string, Record<string, number[]>> = {};
+const times: Record<string, Record<string, number[]>> = Object.fromEntries(
+  Object.keys(shapes).map((shape) => [shape, Object.fromEntries(configs.map(({ name }) => [name, [] as number[]]))]),
+);
 for (let i = 0; i < requests; i++) {
   const year = 2017 + Math.floor(random() * 9);
   const month = String(1 + Math.floor(random() * 12)).padStart(2, '0');
@@ -92,8 +102,8 @@ for (let i = 0; i < requests; i++) {
   for (const [shape, query] of Object.entries(shapes)) {
     for (const [c, config] of configs.entries()) {
       const server = servers[c] as (typeof servers)[number];
-      const ms = await fetchOnce(server.port, `/api/v1/buchungen?${window}&${query(month, amount)}`);
-      ((times[shape] ??= {})[config.name] ??= []).push(ms);
+      const ms = await fetchOnce(server.port, `/api/v1/buchungen?${window}&${query(amount)}`);
+      times[shape]?.[config.name]?.push(ms);
     }
   }
 }
@@ -114,6 +124,8 @@ for (const [shape, byConfig] of Object.entries(times)) {
   const own = quantile(byConfig['own schema'] ?? [], 0.5);
   for (const [name, list] of Object.entries(byConfig)) {
     const p50 = quantile(list, 0.5);
-    console.log(`| ${shape} | ${name} | ${p50.toFixed(2)} | ${quantile(list, 0.95).toFixed(2)} | ${(p50 / own).toFixed(1)} |`);
+    console.log(
+      `| ${shape} | ${name} | ${p50.toFixed(2)} | ${quantile(list, 0.95).toFixed(2)} | ${(p50 / own).toFixed(1)} |`,
+    );
   }
 }

@@ -14,6 +14,25 @@ import { detectApplication, findRecommendedIndexes, findSchemaProblems } from '.
 import { createBookingSearch, explainCount } from '../lib/search.js';
 import { describeDatabaseError, journalOf, notReadableNow, openDatabase } from './database-file.js';
 
+/** The verdict on the typical search's plan: by the mapping's window index where it names one. */
+function describePlan(plan: string[], mapping: Mapping): string {
+  const steps = plan.join('; ');
+  const index = mapping.kind === 'application' ? mapping.windowIndex : undefined;
+  if (index === undefined) {
+    return plan.some((detail) => /^SCAN (?!\()/.test(detail))
+      ? `The typical search (one amount in a month) reads every booking: ${steps}. It will be slow on a large book.`
+      : `The typical search (one amount in a month) uses an index: ${steps}.`;
+  }
+  if (plan.some((detail) => detail.includes(` INDEX ${index.name} (`))) {
+    return `The typical search (one amount in a month) reads only its month, by the index ${index.name}: ${steps}.`;
+  }
+  const advice =
+    index.create === undefined
+      ? `The file lacks the index ${index.name} that ${mapping.title} creates itself.`
+      : `An admin may add an index that reads only the month (docs/applications.md says what it costs ${mapping.title}): ${index.create}`;
+  return `The typical search (one amount in a month) reads every booking of the accounts, not only its month: ${steps}. It will be slow on a large book. ${advice}`;
+}
+
 /**
  * Writes the report to stdout; returns the exit code: 0 when the file fits the mapping
  * (given, or detected when `app` is undefined), its sample means what it must, and it can
@@ -65,12 +84,7 @@ export function reportOnDatabase(file: string, app?: string, tables: Partial<Tab
     );
 
     if (mapping.kind === 'own') lines.push(...describeIndexes(db, mapping.tables.entries));
-    const plan = explainCount(db, undefined, mapping);
-    lines.push(
-      plan.some((detail) => /^SCAN (?!\()/.test(detail))
-        ? `The typical search (one amount in a month) reads every booking: ${plan.join('; ')}. It will be slow on a large book.`
-        : `The typical search (one amount in a month) uses an index: ${plan.join('; ')}.`,
-    );
+    lines.push(describePlan(explainCount(db, undefined, mapping), mapping));
     if (meaning.newest !== undefined) {
       const { date, amountCents } = meaning.newest;
       const [von, bis] = monthOf(date);

@@ -52,6 +52,13 @@ export interface ApplicationMapping {
   bookings: string;
   /** The window `von`..`bis` ('YYYY-MM-DD', both included) in the form the application stores dates in. */
   window(von: string, bis: string): { from: string | number; to: string | number };
+  /**
+   * For `check`'s verdict on the typical search: the index that reads only the window, as
+   * EXPLAIN QUERY PLAN names it, and, where the application itself has none, the statement
+   * an admin may run to add one (docs/applications.md says what it costs the
+   * application). Without it `check` judges the plan by its SCAN lines.
+   */
+  windowIndex?: { name: string; create?: string };
 }
 
 export type Mapping = OwnSchemaMapping | ApplicationMapping;

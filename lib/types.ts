@@ -78,8 +78,8 @@ export interface HandlerOptions {
   maxVerifiedCredentials?: number | undefined;
   /**
    * Whose tables the file holds (docs/applications.md): `"own"` (the schema of docs/API.md,
-   * under the names of `tables`), `"actual"` (Actual Budget), `"mmex"` (Money Manager Ex), or
-   * another name the CLI's `--app` lists. The service reads the application's own tables
+   * under the names of `tables`), `"actual"` (Actual Budget), `"mmex"` (Money Manager Ex),
+   * `"gnucash"` (GnuCash), `"kmymoney"` (KMyMoney), or another name the CLI's `--app` lists. The service reads the application's own tables
    * and needs no object in its file. Default `"own"`.
    */
   app?: string | undefined;

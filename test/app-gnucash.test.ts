@@ -14,17 +14,12 @@ import { createHandler } from '../lib/index.js';
 import { explainCount } from '../lib/search.js';
 import { run, start } from './cli-helpers.js';
 import { AUTH, CREDENTIALS, request, serve, tempDir } from './helpers.js';
-import {
-  answer,
-  CASES,
-  type ExpectedBooking,
-  ledger,
-  writeGnuCash,
-  writeGnuCashWithGnuCash,
-} from './ledger-books.js';
+import { answer, CASES, type ExpectedBooking, ledger, writeGnuCash, writeGnuCashWithGnuCash } from './ledger-books.js';
 
 /** The searches every book is held to: each amount exactly in March, bands, every date. */
-function queries(bookings: ExpectedBooking[]): Array<{ von: string; bis: string; cents: number; toleranz?: number; limit?: number }> {
+function queries(
+  bookings: ExpectedBooking[],
+): Array<{ von: string; bis: string; cents: number; toleranz?: number; limit?: number }> {
   const march = bookings.filter((b) => b.datum.startsWith('2026-03'));
   return [
     ...march.map((b) => ({ von: '2026-03-01', bis: '2026-03-31', cents: b.cents })),
@@ -150,8 +145,14 @@ test('a GnuCash date is the day GnuCash shows, also from books written before ne
   const writer = new Database(file);
   // GnuCash before neutral time stored the local midnight in UTC: Berlin's 14 March is the
   // 13th at 23:00, New York's the 14th at 05:00.
-  writer.prepare("UPDATE transactions SET post_date = '2026-03-13 23:00:00' WHERE description = 'Briefmarken für Mahnungen'").run();
-  writer.prepare("UPDATE transactions SET post_date = '2026-03-15 05:00:00' WHERE description = 'Einkauf Schreibwaren'").run();
+  writer
+    .prepare(
+      "UPDATE transactions SET post_date = '2026-03-13 23:00:00' WHERE description = 'Briefmarken für Mahnungen'",
+    )
+    .run();
+  writer
+    .prepare("UPDATE transactions SET post_date = '2026-03-15 05:00:00' WHERE description = 'Einkauf Schreibwaren'")
+    .run();
   writer.close();
   const db = new Database(file, { readonly: true, fileMustExist: true });
   t.after(() => db.close());
@@ -169,7 +170,9 @@ test('a GnuCash amount that is not whole cents is a 500 with the reason in the l
   const writer = new Database(file);
   // 12.345 EUR: a commodity with three decimals, or a split written by another program.
   writer
-    .prepare("UPDATE splits SET quantity_num = -12345, quantity_denom = 1000 WHERE quantity_num = -1250 AND quantity_denom = 100")
+    .prepare(
+      'UPDATE splits SET quantity_num = -12345, quantity_denom = 1000 WHERE quantity_num = -1250 AND quantity_denom = 100',
+    )
     .run();
   writer.close();
   const db = new Database(file, { readonly: true, fileMustExist: true });
@@ -197,6 +200,11 @@ test("a GnuCash book is searched by GnuCash's own date index, `check --app gnuca
   const check = await run(['check', '--db', file, '--app', 'gnucash']);
   assert.equal(check.code, 0, check.stdout + check.stderr);
   assert.match(check.stdout, /^Mapping: GnuCash \(--app gnucash\)\.$/m);
+  assert.match(check.stdout, /^Data: fits /m);
+  assert.match(
+    check.stdout,
+    /^The typical search \(one amount in a month\) reads only its month, by the index tx_post_date_index: /m,
+  );
 
   const cli = await start(t, ['--db', file, '--app', 'gnucash']);
   const q = { von: '2026-03-01', bis: '2026-03-31', cents: -1250, toleranz: 500 };

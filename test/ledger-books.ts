@@ -238,7 +238,7 @@ export function writeGnuCash(file: string, book: LedgerTransaction[]): ExpectedB
   const insertAccount = db.prepare('INSERT INTO accounts VALUES (?, ?, ?, ?, 100, 0, ?, ?, ?, 0, 0)');
   const root = guid();
   insertAccount.run(root, 'Root Account', 'ROOT', null, null, '', '');
-  db.prepare("UPDATE accounts SET commodity_scu = 0 WHERE guid = ?").run(root);
+  db.prepare('UPDATE accounts SET commodity_scu = 0 WHERE guid = ?').run(root);
   db.prepare('INSERT INTO books VALUES (?, ?, ?)').run(guid(), root, guid());
   const parent = (name: string, type: string): string => {
     const id = guid();
@@ -284,7 +284,8 @@ export function writeGnuCash(file: string, book: LedgerTransaction[]): ExpectedB
         insertSplit.run(splitGuid, id, account, s?.memo ?? '', t.voided ? 'v' : 'n', value, value);
         ids.set(`${ti}/${si}`, hexPrefixIdOf(splitGuid));
         if (t.voided) {
-          for (const name of ['void-former-amount', 'void-former-value']) insertSlot.run(splitGuid, name, 3, null, null);
+          for (const name of ['void-former-amount', 'void-former-value'])
+            insertSlot.run(splitGuid, name, 3, null, null);
         }
       });
       if (t.voided) {
@@ -294,10 +295,9 @@ export function writeGnuCash(file: string, book: LedgerTransaction[]): ExpectedB
       }
       if (t.deleted) {
         // GnuCash deletes a transaction's splits, slots and row.
-        db.prepare('DELETE FROM slots WHERE obj_guid = ? OR obj_guid IN (SELECT guid FROM splits WHERE tx_guid = ?)').run(
-          id,
-          id,
-        );
+        db.prepare(
+          'DELETE FROM slots WHERE obj_guid = ? OR obj_guid IN (SELECT guid FROM splits WHERE tx_guid = ?)',
+        ).run(id, id);
         db.prepare('DELETE FROM splits WHERE tx_guid = ?').run(id);
         db.prepare('DELETE FROM transactions WHERE guid = ?').run(id);
       }
@@ -320,7 +320,10 @@ export const GNUCASH_PYTHON = '/usr/bin/python3';
 export function writeGnuCashWithGnuCash(file: string, book: LedgerTransaction[]): ExpectedBooking[] {
   const TYPE = { cash: 'CASH', bank: 'BANK', expense: 'EXPENSE', income: 'INCOME' } as const;
   const accounts = Object.fromEntries(
-    Object.entries(ACCOUNTS).map(([key, def]) => [key, { name: def.name, type: TYPE[def.kind], currency: def.currency }]),
+    Object.entries(ACCOUNTS).map(([key, def]) => [
+      key,
+      { name: def.name, type: TYPE[def.kind], currency: def.currency },
+    ]),
   );
   const output = execFileSync(GNUCASH_PYTHON, [new URL('gnucash-book.py', import.meta.url).pathname, file], {
     input: JSON.stringify({ accounts, transactions: book }),
@@ -379,9 +382,7 @@ export function writeKMyMoney(file: string, book: LedgerTransaction[]): Expected
     accounts[key] = id;
   }
   db.prepare("INSERT INTO kmmPayees (id, name) VALUES ('P000001', 'Kiosk am Markt')").run();
-  const insertTx = db.prepare(
-    "INSERT INTO kmmTransactions VALUES (?, 'N', ?, ?, '2026-11-24', ?, '')",
-  );
+  const insertTx = db.prepare("INSERT INTO kmmTransactions VALUES (?, 'N', ?, ?, '2026-11-24', ?, '')");
   const insertSplit = db.prepare(
     "INSERT INTO kmmSplits VALUES (?, 'N', ?, 'P000001', NULL, ?, '0', ?, ?, ?, ?, NULL, NULL, ?, ?, NULL, '', ?, '')",
   );

@@ -78,6 +78,7 @@ export const gnucash: ApplicationMapping = {
   // (the `date` column above) maps exactly that range to D. The search then keeps exactly
   // the days von..bis.
   window: (von, bis) => ({ from: `${dayBefore(von)} 12:00:00`, to: `${bis} 12:00:00` }),
+  windowIndex: { name: 'tx_post_date_index' },
 };
 
 /** 'YYYY-MM-DD' of the day before `isoDate` (a valid date; the query validator made sure). */

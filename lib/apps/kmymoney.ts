@@ -79,4 +79,5 @@ export const kmymoney: ApplicationMapping = {
       AND s.postDate BETWEEN +:from AND +:to`,
   // 'YYYY-MM-DD' and, from upgraded files, 'YYYY-MM-DDT00:00:00': '~' sorts after both.
   window: (von, bis) => ({ from: von, to: `${bis}~` }),
+  windowIndex: { name: 'kmmSplits_account_date', create: KMYMONEY_DATE_INDEX },
 };
