@@ -22,8 +22,9 @@ const PROBE_BINDINGS = { bound: 1, text: 'Bürobedarf', unused: 0 };
 /**
  * Throws a TypeError naming what is wrong unless `db` is an open handle that behaves like a
  * better-sqlite3 `Database` where the search relies on it: statements prepare with named
- * parameters, `pluck()` gives a count as a number, `raw()` gives rows as arrays, and
- * `transaction(fn)` returns a function that runs `fn` and returns its result.
+ * parameters and run, `pluck()` gives a count as a number, `raw()` gives rows as arrays, and
+ * `inTransaction` tells whether a prepared `BEGIN` has opened a transaction (the search's
+ * read transaction is a prepared BEGIN and COMMIT, lib/search.ts).
  */
 export function checkDatabaseHandle(db: unknown): asserts db is Database {
   ensure(typeof db === 'object' && db !== null, 'db must be a better-sqlite3 Database');
@@ -33,20 +34,31 @@ export function checkDatabaseHandle(db: unknown): asserts db is Database {
   ensure(db.constructor?.name !== 'DatabaseSync', NODE_SQLITE_REFUSED);
   const handle = db as Partial<Record<keyof Database, unknown>>;
   ensure(typeof handle.prepare === 'function', 'db must be a better-sqlite3 Database (it has no prepare())');
-  ensure(typeof handle.transaction === 'function', 'db must be a better-sqlite3 Database (it has no transaction())');
+  ensure(
+    typeof handle.inTransaction === 'boolean',
+    'db must be a better-sqlite3 Database (it has no inTransaction property)',
+  );
   ensure(typeof handle.open === 'boolean', 'db must be a better-sqlite3 Database (it has no open property)');
   ensure(handle.open, 'db must be open');
 
-  let outcome: { count: unknown; row: unknown; rows: unknown };
+  let outcome: { count: unknown; row: unknown; rows: unknown; began: unknown };
   try {
     const database = db as Database;
     const count = database.prepare(PROBE_COUNT).pluck();
     const row = database.prepare(PROBE_ROW).raw();
-    outcome = database.transaction(() => ({
-      count: count.get(PROBE_BINDINGS),
-      row: row.get(PROBE_BINDINGS),
-      rows: row.all(PROBE_BINDINGS),
-    }))();
+    const begin = database.prepare('BEGIN');
+    const commit = database.prepare('COMMIT');
+    begin.run();
+    try {
+      outcome = {
+        began: database.inTransaction,
+        count: count.get(PROBE_BINDINGS),
+        row: row.get(PROBE_BINDINGS),
+        rows: row.all(PROBE_BINDINGS),
+      };
+    } finally {
+      if (database.inTransaction) commit.run();
+    }
   } catch (error: unknown) {
     // SQLite's own errors (not a database, locked, …) are the file's, not the handle's:
     // they go on unchanged, for the caller to tell the user what the file lacks.
@@ -56,7 +68,8 @@ export function checkDatabaseHandle(db: unknown): asserts db is Database {
     });
   }
 
-  const { count, row, rows } = outcome ?? {};
+  const { count, row, rows, began } = outcome ?? {};
+  ensure(began === true, 'db must behave like better-sqlite3: inTransaction must be true after BEGIN');
   ensure(
     typeof count !== 'bigint',
     'db must return numbers, not BigInts: turn safeIntegers off (db.defaultSafeIntegers(false))',

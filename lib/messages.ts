@@ -1,5 +1,6 @@
 // Every `fehler` text a client can receive, in one place (docs/API.md, "Messages", is the
-// contract; test/contract.test.ts holds this list, that document and openapi.json together).
+// contract; test/unit/contract.test.ts holds this list, that document and openapi.json
+// together).
 
 /** Fixed messages of the HTTP layer. */
 export const MESSAGES = {
