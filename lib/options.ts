@@ -106,7 +106,7 @@ export function validateDatabase(db: Database | undefined, mapping: Mapping = ow
     const hint =
       detected === undefined
         ? ''
-        : ` (it looks like a ${detected.title} file: serve it with app "${detected.name}", --app ${detected.name})`;
+        : ` (the file has the tables of ${detected.title}: serve it with --app ${detected.name}, or app: "${detected.name}")`;
     const what = mapping.kind === 'own' ? 'the schema' : `the tables of ${mapping.title}`;
     throw new Error(`db does not fit ${what}: ${problems.join('; ')}${hint}`);
   }

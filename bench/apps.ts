@@ -1,0 +1,124 @@
+// The applications' own schemas over HTTP: for each --app, a 20,000-booking file in that
+// application's schema (bench/app-data.ts, generated once into bench/data/), the real CLI
+// serving it with --app, and the query shapes of a reconciliation run sent one after
+// another over a keep-alive connection. Prints markdown: p50 and p95 per shape, and each
+// p50 as a ratio to the own schema's in the same run.
+//
+//   npm run bench:apps -- [--apps own,actual,mmex] [--queries 200] [--rows 20000]
+
+import { existsSync, mkdirSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { parseArgs } from 'node:util';
+import type { SearchQuery } from '../lib/query.js';
+import { type BenchBooking, bookingStream, GENERATORS } from './app-data.js';
+import { serviceEnv } from './load.js';
+import { startServer, stopServer } from './process.js';
+import { median, percentile, SHAPES, type Shape, toQueryString } from './shapes.js';
+
+const { values } = parseArgs({
+  options: {
+    apps: { type: 'string', default: Object.keys(GENERATORS).join(',') },
+    queries: { type: 'string', default: '200' },
+    rows: { type: 'string', default: '20000' },
+  },
+});
+const apps = values.apps.split(',');
+const perShape = Number(values.queries);
+const rows = Number(values.rows);
+const bookings = bookingStream(rows);
+const AUTH = `Basic ${Buffer.from(`${serviceEnv['BOOKING_SEARCH_USER']}:${serviceEnv['BOOKING_SEARCH_PASSWORD']}`).toString('base64')}`;
+
+const DAY_MS = 86_400_000;
+const shift = (date: string, days: number): string =>
+  new Date(Date.parse(date) + days * DAY_MS).toISOString().slice(0, 10);
+
+/** bench/shapes.ts's shapes, around bookings of the stream that every application's file holds. */
+function queriesFor(shape: Shape, count: number, seed: number): SearchQuery[] {
+  let state = seed >>> 0;
+  const random = (): number => {
+    state = (state * 1_664_525 + 1_013_904_223) >>> 0;
+    return state / 4_294_967_296;
+  };
+  const first = (bookings[0] as BenchBooking).date;
+  const last = (bookings[bookings.length - 1] as BenchBooking).date;
+  return Array.from({ length: count }, () => {
+    const { date, cents } = bookings[Math.floor(random() * bookings.length)] as BenchBooking;
+    const month = { von: shift(date, -15), bis: shift(date, 15) };
+    const decade = { von: first, bis: last };
+    const base = { betragCents: -cents, toleranzCents: 0, waehrung: 'EUR', limit: 50 };
+    const query: Record<Shape, SearchQuery> = {
+      'month exact': { ...base, ...month },
+      'month ±5 €': { ...base, ...month, toleranzCents: 500 },
+      '10 years exact': { ...base, ...decade },
+      '10 years ±1 €': { ...base, ...decade, toleranzCents: 100 },
+      '10 years everything': { ...base, ...decade, betragCents: 0, toleranzCents: 99_999_999_999_999 },
+      'limit=0': { ...base, ...decade, toleranzCents: 100, limit: 0 },
+    };
+    return query[shape];
+  });
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+function timed(origin: string, path: string): Promise<number> {
+  const started = process.hrtime.bigint();
+  return new Promise((resolve, reject) => {
+    request(`${origin}${path}`, { agent, headers: { authorization: AUTH } }, (res) => {
+      res.resume();
+      res.on('end', () => {
+        if (res.statusCode !== 200) reject(new Error(`${path}: ${res.statusCode}`));
+        else resolve(Number(process.hrtime.bigint() - started) / 1e6);
+      });
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+const fmt = (ms: number): string => (ms >= 10 ? ms.toFixed(0) : ms.toFixed(2));
+mkdirSync('bench/data', { recursive: true });
+const results = new Map<string, Map<Shape, { p50: number; p95: number }>>();
+for (const app of apps) {
+  const generate = GENERATORS[app];
+  if (generate === undefined) throw new Error(`no generator for --app ${app} in bench/app-data.ts`);
+  const file = `bench/data/app-${app}-${rows}.sqlite`;
+  if (!existsSync(file)) {
+    const started = Date.now();
+    await generate(file, bookings);
+    process.stderr.write(`generated ${file} in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  }
+  const server = await startServer(
+    ['node', 'bin/booking-search-server.js', '--db', file, '--app', app, '--port', '0', '--max-auth-failures', '0'],
+    serviceEnv,
+  );
+  const byShape = new Map<Shape, { p50: number; p95: number }>();
+  try {
+    for (const q of queriesFor('month exact', 20, 99))
+      await timed(server.origin, `/api/v1/buchungen?${toQueryString(q)}`);
+    for (const shape of SHAPES) {
+      const count = shape === '10 years everything' ? Math.max(10, perShape / 10) : perShape;
+      const times: number[] = [];
+      for (const q of queriesFor(shape, count, 7))
+        times.push(await timed(server.origin, `/api/v1/buchungen?${toQueryString(q)}`));
+      byShape.set(shape, { p50: median(times), p95: percentile(times, 0.95) });
+    }
+  } finally {
+    await stopServer(server);
+  }
+  results.set(app, byShape);
+}
+agent.destroy();
+
+const own = results.get('own');
+console.log(
+  `Over HTTP, one request at a time on a keep-alive connection, ${rows} bookings per file, ${perShape} searches per shape (everything: ${Math.max(10, perShape / 10)}). p50 / p95 in ms; in brackets the p50 as a multiple of the own schema's.\n`,
+);
+console.log(`| --app | ${SHAPES.join(' | ')} |`);
+console.log(`|---|${SHAPES.map(() => '---:').join('|')}|`);
+for (const [app, byShape] of results) {
+  const cells = SHAPES.map((shape) => {
+    const { p50, p95 } = byShape.get(shape) ?? { p50: Number.NaN, p95: Number.NaN };
+    const base = own?.get(shape)?.p50;
+    return `${fmt(p50)} / ${fmt(p95)}${base === undefined || app === 'own' ? '' : ` (${(p50 / base).toFixed(1)}×)`}`;
+  });
+  console.log(`| ${app} | ${cells.join(' | ')} |`);
+}
