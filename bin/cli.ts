@@ -208,8 +208,10 @@ function createServer(command: ServeCommand, listener: (req: IncomingMessage, re
   if (command.tls === undefined) return answerProtocolErrors(createHttpServer(options, listener));
   const { cert, key } = readTls(command.tls);
   try {
+    // A TLS handshake gets as long as the request's headers (Node's default is 120 s).
+    const handshakeTimeout = command.timeouts.headersMs;
     return answerProtocolErrors(
-      createHttpsServer({ ...options, ...tlsPolicy(command.tls.minVersion), cert, key }, listener),
+      createHttpsServer({ ...options, ...tlsPolicy(command.tls.minVersion), cert, key, handshakeTimeout }, listener),
     );
   } catch (error: unknown) {
     throw new CliError(

@@ -3,6 +3,7 @@
 
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { TLSSocket } from 'node:tls';
 import { errorCode } from './errors.js';
 import { MESSAGES } from './messages.js';
 import { sendError, sendOnSocket } from './respond.js';
@@ -35,7 +36,7 @@ export function answerClientError(error: unknown, socket: Duplex): void {
   // complete (a pipelined request before the bad one) can be followed by ours.
   const current = (socket as { _httpMessage?: { headersSent: boolean; writableEnded: boolean } | null })._httpMessage;
   const interrupting = current?.headersSent === true && !current.writableEnded;
-  if (code === 'ECONNRESET' || !socket.writable || interrupting) {
+  if (code === 'ECONNRESET' || !socket.writable || interrupting || unanswerableOnTls(socket, code)) {
     socket.destroy();
     return;
   }
@@ -43,6 +44,17 @@ export function answerClientError(error: unknown, socket: Duplex): void {
     return sendOnSocket(socket, 431, 'Request Header Fields Too Large', MESSAGES.headersTooLarge);
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return sendOnSocket(socket, 408, 'Request Timeout', MESSAGES.timeout);
   sendOnSocket(socket, 400, 'Bad Request', MESSAGES.badRequest);
+}
+
+/**
+ * On a TLS socket only the HTTP parser's errors, which come after the handshake, can be
+ * answered (encrypted, like any response). Every other error there is the TLS layer's (a
+ * handshake that timed out or failed, plain HTTP sent to the TLS port): node:https hands it
+ * to `'clientError'` instead of destroying the socket, and an answer written into a
+ * handshake that never completes is never sent, so the socket would stay open for good.
+ */
+function unanswerableOnTls(socket: Duplex, code: string | undefined): boolean {
+  return socket instanceof TLSSocket && !/^(?:HPE_|ERR_HTTP_)/.test(code ?? '');
 }
 
 /** A `'checkExpectation'` listener: an `Expect` other than `100-continue` gets 417. */

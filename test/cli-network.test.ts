@@ -211,6 +211,57 @@ test('--tls-min-version 1.3 refuses TLS 1.2 and serves TLS 1.3; the flag needs T
   );
 });
 
+test('TLS: connections that never finish the handshake are closed after --headers-timeout, and their descriptors given back', async (t) => {
+  const dir = tempDir(t);
+  const cert = join(dir, 'cert.pem');
+  const key = join(dir, 'key.pem');
+  makeCertificate(cert, key);
+  const server = await start(t, ['--demo', '--tls-cert', cert, '--tls-key', key, '--headers-timeout', '1']);
+  const port = Number(new URL(server.api).port);
+  const descriptors = (): number => readdirSync(`/proc/${server.child.pid}/fd`).length;
+  const before = descriptors();
+
+  // 50 connections that send nothing, 50 that send half a ClientHello (a TLS record
+  // header that announces 512 bytes, then one).
+  const closedAt: number[] = [];
+  const sockets: Socket[] = [];
+  const opened = Date.now();
+  for (let i = 0; i < 100; i += 1) {
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.on('close', () => closedAt.push(Date.now() - opened));
+    if (i % 2 === 1) socket.write(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01]));
+    sockets.push(socket);
+  }
+  t.after(() => {
+    for (const socket of sockets) socket.destroy();
+  });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.ok(descriptors() >= before + 100, 'the server holds the stalled connections meanwhile');
+  assert.equal((await httpsStatus(server.api, cert)).status, 200, 'a real client is served meanwhile');
+
+  const deadline = Date.now() + 8_000;
+  while (closedAt.length < 100 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.equal(closedAt.length, 100, 'every stalled handshake was closed by the server');
+  assert.ok(Math.max(...closedAt) < 5_000, `closed after at most ${Math.max(...closedAt)} ms`);
+  assert.ok(Math.min(...closedAt) >= 800, 'not before the timeout');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.ok(descriptors() <= before + 1, `descriptors back to ${before} (now ${descriptors()})`);
+  assert.equal((await httpsStatus(server.api, cert)).status, 200, 'and a real client is served after');
+  assert.equal(server.output().stderr, '');
+});
+
+/** `GET {api}status` over HTTPS, trusting `cert`. */
+function httpsStatus(api: string, cert: string): Promise<{ status: number }> {
+  return new Promise((resolve, reject) => {
+    httpsRequest(`${api}status`, { ca: readFileSync(cert), headers: { authorization: AUTH } }, (res) => {
+      res.resume().on('end', () => resolve({ status: res.statusCode ?? 0 }));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
 test('TLS flags: both or neither, readable files, a usable pair', async (t) => {
   const dir = tempDir(t);
   const cert = join(dir, 'cert.pem');
