@@ -1,10 +1,15 @@
 // lib/protocol-errors.ts on a plain node:http server, as an embedder wires it.
 
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createHttpsServer } from 'node:https';
+import { type AddressInfo, connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { answerProtocolErrors, createHandler } from '../../lib/index.js';
+import { makeCertificate } from '../cli-helpers.js';
 import { AUTH, assertReply, CREDENTIALS, openFixture } from '../helpers.js';
 import { assertProtocolError, rawRequest } from '../raw-http.js';
 
@@ -88,4 +93,47 @@ test('a parser error after a pipelined request: the first answer stays whole, th
   assert.match(second, /\r\nConnection: close\r\n/);
   assert.ok(second.endsWith('\r\n\r\n{"fehler":"Ungültige Anfrage."}'), second);
   assert.ok(reply.closed);
+});
+
+test('on an https server, a handshake that times out is destroyed, never answered in plaintext', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'protocol-errors-tls-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  makeCertificate(join(dir, 'cert.pem'), join(dir, 'key.pem'));
+  const handler = createHandler(openFixture(t), CREDENTIALS);
+  // docs/API.md, Responses in general: an embedder sets handshakeTimeout itself.
+  const options = { cert: readFileSync(join(dir, 'cert.pem')), key: readFileSync(join(dir, 'key.pem')) };
+  const server = answerProtocolErrors(createHttpsServer({ ...options, handshakeTimeout: 300 }, handler));
+  const accepted: Socket[] = [];
+  server.on('connection', (socket: Socket) => accepted.push(socket));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => {
+    server.close();
+    for (const socket of accepted) socket.destroy();
+  });
+  const { port } = server.address() as AddressInfo;
+
+  // Half send nothing, half a TLS record header that announces 512 bytes, then one.
+  const outcomes = await Promise.all(
+    Array.from(
+      { length: 10 },
+      (_, i) =>
+        new Promise<{ ms: number; received: number }>((resolve) => {
+          const started = Date.now();
+          let received = 0;
+          const socket = connect(port, '127.0.0.1');
+          const give = setTimeout(() => socket.destroy(), 3_000);
+          socket.on('data', (chunk: Buffer) => (received += chunk.length));
+          socket.on('error', () => undefined);
+          socket.on('close', () => {
+            clearTimeout(give);
+            resolve({ ms: Date.now() - started, received });
+          });
+          if (i % 2 === 1) socket.write(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01]));
+        }),
+    ),
+  );
+  for (const { ms, received } of outcomes) {
+    assert.ok(ms >= 250 && ms < 2_000, `closed by the server after the handshake timeout, not after ${ms} ms`);
+    assert.equal(received, 0, 'no plaintext answer');
+  }
 });
