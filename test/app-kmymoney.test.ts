@@ -79,13 +79,13 @@ test('a KMyMoney file answers exactly what its ledger says, with app "kmymoney"'
         id: kmmSplitNumber(2, 0),
         datum: '2026-03-15',
         betrag: -43.5,
-        zweck: 'Einkauf Schreibwaren',
-        kategorie: 'Bürobedarf, Porto',
+        zweck: 'Kiosk am Markt: Einkauf Schreibwaren',
         konto: 'Barkasse',
       },
     ],
   });
-  // A transfer is a booking in each account, the other account as its category.
+  // A split transaction is one booking with its whole amount and no category; a transfer
+  // is a booking in each account, its zweck naming the other account.
   assert.deepEqual(await search('von=2026-03-16&bis=2026-03-16&betrag=0&toleranz=500'), {
     anzahl: 4,
     buchungen: [
@@ -93,32 +93,28 @@ test('a KMyMoney file answers exactly what its ledger says, with app "kmymoney"'
         id: kmmSplitNumber(4, 1),
         datum: '2026-03-16',
         betrag: 200,
-        zweck: 'Barabhebung',
-        kategorie: 'Girokonto',
+        zweck: 'Girokonto: Barabhebung',
         konto: 'Barkasse',
       },
       {
         id: kmmSplitNumber(4, 0),
         datum: '2026-03-16',
         betrag: -200,
-        zweck: 'Barabhebung',
-        kategorie: 'Barkasse',
+        zweck: 'Barkasse: Barabhebung',
         konto: 'Girokonto',
       },
       {
         id: kmmSplitNumber(3, 1),
         datum: '2026-03-16',
         betrag: 500,
-        zweck: 'Bareinzahlung auf Girokonto',
-        kategorie: 'Barkasse',
+        zweck: 'Barkasse: Bareinzahlung auf Girokonto',
         konto: 'Girokonto',
       },
       {
         id: kmmSplitNumber(3, 0),
         datum: '2026-03-16',
         betrag: -500,
-        zweck: 'Bareinzahlung auf Girokonto',
-        kategorie: 'Girokonto',
+        zweck: 'Girokonto: Bareinzahlung auf Girokonto',
         konto: 'Barkasse',
       },
     ],
@@ -131,7 +127,13 @@ test('a KMyMoney file answers exactly what its ledger says, with app "kmymoney"'
   assert.deepEqual(await search('von=2026-03-18&bis=2026-03-18&betrag=-0.01'), {
     anzahl: 1,
     buchungen: [
-      { id: kmmSplitNumber(7, 0), datum: '2026-03-18', betrag: -0.01, zweck: 'Ohne Kategorie', konto: 'Barkasse' },
+      {
+        id: kmmSplitNumber(7, 0),
+        datum: '2026-03-18',
+        betrag: -0.01,
+        zweck: 'Kiosk am Markt: Ohne Kategorie',
+        konto: 'Barkasse',
+      },
     ],
   });
   for (const q of queries(expected)) assert.deepEqual(await search(asQuery(q)), answer(expected, q), asQuery(q));

@@ -152,31 +152,41 @@ export function ledger(bookings = 0, end = '2026-10-31'): LedgerTransaction[] {
 }
 
 /**
- * What the service answers for `book`, independent of any SQL: one booking per side in a
- * money account (cash or bank) in EUR.
+ * What the service answers for `book`, independent of any SQL (docs/applications.md): one
+ * booking per side in a money account (cash or bank) in EUR. With exactly one other
+ * account, a money account makes it a transfer (zweck 'Other: text', no kategorie) and
+ * any other account is its kategorie; several other accounts (a split) or none give no
+ * kategorie. zweck is otherwise 'Payee: text' (text: the description).
  */
 export function expectedBookings(
   book: LedgerTransaction[],
   idOf: (transactionIndex: number, sideIndex: number) => number,
-  app: { voids: boolean; uncategorised?: string },
+  app: { voids: boolean; uncategorised?: string; payee?: string },
 ): ExpectedBooking[] {
-  const { uncategorised } = app;
+  const joined = (a: string | undefined, b: string): string => [a ?? '', b].filter((part) => part !== '').join(': ');
+  const isMoney = (key: AccountKey): boolean => ACCOUNTS[key].kind === 'cash' || ACCOUNTS[key].kind === 'bank';
   const out: ExpectedBooking[] = [];
   book.forEach((t, ti) => {
     if (t.deleted || (t.voided && app.voids)) return;
     t.sides.forEach((s, si) => {
       const account = ACCOUNTS[s.account];
-      if ((account.kind !== 'cash' && account.kind !== 'bank') || account.currency !== 'EUR') return;
-      const others = t.sides.filter((_, i) => i !== si).map((o) => ACCOUNTS[o.account].name);
-      const names = others.length === 0 ? (uncategorised === undefined ? [] : [uncategorised]) : others;
+      if (!isMoney(s.account) || account.currency !== 'EUR') return;
+      const others = [...new Set(t.sides.filter((_, i) => i !== si).map((o) => o.account))];
       const booking: ExpectedBooking = {
         id: idOf(ti, si),
         datum: t.date,
         cents: s.cents,
-        zweck: t.description,
+        zweck: joined(app.payee, t.description),
         konto: account.name,
       };
-      if (names.length > 0) booking.kategorie = [...new Set(names)].sort().join(', ');
+      const [other] = others;
+      if (others.length === 1 && other !== undefined && isMoney(other)) {
+        booking.zweck = joined(ACCOUNTS[other].name, t.description);
+      } else if (others.length === 1 && other !== undefined) {
+        booking.kategorie = ACCOUNTS[other].name;
+      } else if (others.length === 0 && app.uncategorised !== undefined) {
+        booking.kategorie = app.uncategorised;
+      }
       out.push(booking);
     });
   });
@@ -350,6 +360,9 @@ export function kmmFraction(cents: number): string {
   return `${cents / g}/${100 / g}`;
 }
 
+/** The payee of every KMyMoney transaction the generator writes. */
+export const KMM_PAYEE = 'Kiosk am Markt';
+
 /** The id the kmymoney mapping gives a split: transaction number × 1000 + splitId. */
 export function kmmSplitNumber(transaction: number, split: number): number {
   return transaction * 1000 + split;
@@ -381,7 +394,7 @@ export function writeKMyMoney(file: string, book: LedgerTransaction[]): Expected
     insertAccount.run(id, parentId, String(TYPE[def.kind]), def.kind, 'N', def.name, def.currency, '2016-01-01');
     accounts[key] = id;
   }
-  db.prepare("INSERT INTO kmmPayees (id, name) VALUES ('P000001', 'Kiosk am Markt')").run();
+  db.prepare("INSERT INTO kmmPayees (id, name) VALUES ('P000001', ?)").run(KMM_PAYEE);
   const insertTx = db.prepare("INSERT INTO kmmTransactions VALUES (?, 'N', ?, ?, '2026-11-24', ?, '')");
   const insertSplit = db.prepare(
     "INSERT INTO kmmSplits VALUES (?, 'N', ?, 'P000001', NULL, ?, '0', ?, ?, ?, ?, NULL, NULL, ?, ?, NULL, '', ?, '')",
@@ -405,7 +418,7 @@ export function writeKMyMoney(file: string, book: LedgerTransaction[]): Expected
     });
   })();
   db.close();
-  return expectedBookings(book, (ti, si) => kmmSplitNumber(ti + 1, si), { voids: false });
+  return expectedBookings(book, (ti, si) => kmmSplitNumber(ti + 1, si), { voids: false, payee: KMM_PAYEE });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

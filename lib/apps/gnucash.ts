@@ -22,9 +22,11 @@
 // LIABILITY) whose commodity is EUR and that is not top-level (GnuCash puts its own
 // Imbalance and Orphan accounts, and the templates of scheduled transactions, at the top
 // of a tree; the accounts a user keeps money in sit below "Assets" or "Liabilities"), void
-// splits left out. The amount is the split's quantity, in the account's EUR; the category
-// is the name of the other account (several, for a split transaction: their names in
-// order, comma-separated); the subject the transaction's description. The id is the
+// splits left out. The amount is the split's quantity, in the account's EUR. With one
+// other account: a money account makes it a transfer (subject 'Other account:
+// description', no category), any other account is its category (Imbalance-EUR too, as
+// GnuCash's register shows it); a split transaction has no category. The subject is
+// otherwise the transaction's description (GnuCash's payee field). The id is the
 // split guid's first 13 hex digits (lib/apps/ids.ts). The window is read by GnuCash's own
 // index on transactions(post_date), then each transaction's splits by splits(tx_guid).
 
@@ -40,12 +42,16 @@ export const GNUCASH_MONEY_ACCOUNT_TYPES = ['CASH', 'BANK', 'CREDIT', 'ASSET', '
 const cents = (num: string, denom: string): string =>
   `CASE WHEN ${num} * 100 % ${denom} = 0 THEN ${num} * 100 / ${denom} ELSE ${num} * 100.0 / ${denom} END`;
 
-// Accounts that hold money in EUR, below a top-level account.
-const MONEY_ACCOUNTS = `
+// Accounts that hold money, below a top-level account; `eur`: only those in EUR (served).
+const moneyAccounts = (eur: boolean): string => `
   SELECT a.guid FROM accounts AS a
   JOIN accounts AS parent ON parent.guid = a.parent_guid AND parent.account_type <> 'ROOT'
-  JOIN commodities AS c ON c.guid = a.commodity_guid AND c.namespace = 'CURRENCY' AND c.mnemonic = 'EUR'
+  ${eur ? "JOIN commodities AS c ON c.guid = a.commodity_guid AND c.namespace = 'CURRENCY' AND c.mnemonic = 'EUR'" : ''}
   WHERE a.account_type IN (${GNUCASH_MONEY_ACCOUNT_TYPES.map((type) => `'${type}'`).join(', ')})`;
+
+// `a: b`, or whichever of the two is not empty.
+const joined = (a: string, b: string): string =>
+  `coalesce(${a}, '') || CASE WHEN coalesce(${a}, '') <> '' AND coalesce(${b}, '') <> '' THEN ': ' ELSE '' END || coalesce(${b}, '')`;
 
 export const gnucash: ApplicationMapping = {
   kind: 'application',
@@ -60,20 +66,25 @@ export const gnucash: ApplicationMapping = {
   // CROSS JOIN keeps `transactions` first, read by tx_post_date_index: joined the other
   // way, the planner walks splits_account_guid_index, every split of each account. The
   // money accounts are found once per search (a dozen rows), not looked up per split.
+  // `other` is the transaction's other account when there is exactly one (a split
+  // transaction has several, an unbalanced one none); it is joined last, for the rows that
+  // match, and left out of the count.
   bookings: `
     SELECT ${hexPrefixId('s.guid')} AS id,
            date(t.post_date, '+12 hours') AS date,
            -(${cents('s.quantity_num', 's.quantity_denom')}) AS amount_cents,
-           coalesce(t.description, '') AS subject,
-           (SELECT group_concat(other.name, ', ' ORDER BY other.name)
-              FROM (SELECT DISTINCT o.name FROM splits AS x JOIN accounts AS o ON o.guid = x.account_guid
-                    WHERE x.tx_guid = s.tx_guid AND x.guid <> s.guid) AS other) AS category,
+           CASE WHEN other.guid IN (${moneyAccounts(false)}) THEN ${joined('other.name', 't.description')}
+                ELSE coalesce(t.description, '') END AS subject,
+           CASE WHEN other.guid IN (${moneyAccounts(false)}) THEN NULL ELSE other.name END AS category,
            (SELECT name FROM accounts WHERE guid = s.account_guid) AS payment_method
     FROM transactions AS t
     CROSS JOIN splits AS s ON s.tx_guid = t.guid
+    LEFT JOIN accounts AS other ON other.guid = (
+      SELECT CASE WHEN count(DISTINCT x.account_guid) = 1 THEN min(x.account_guid) END
+      FROM splits AS x WHERE x.tx_guid = s.tx_guid AND x.guid <> s.guid)
     WHERE t.post_date BETWEEN +:from AND +:to
       AND s.reconcile_state <> 'v'
-      AND +s.account_guid IN (${MONEY_ACCOUNTS})`,
+      AND +s.account_guid IN (${moneyAccounts(true)})`,
   // The post_date of day D lies in [D-1 12:00, D 12:00) UTC: rounding to the nearest day
   // (the `date` column above) maps exactly that range to D. The search then keeps exactly
   // the days von..bis.

@@ -18,9 +18,10 @@
 //
 // Served: one booking per split in a money account (checking, savings, cash, credit card,
 // asset, liability) whose currency is EUR. The amount is the split's shares, in the
-// account's EUR; the category is the name of the other account (several, for a split
-// transaction: their names in order, comma-separated; none for a transaction without a
-// category); the subject the split's memo, else the transaction's, else the payee's name.
+// account's EUR. With one other account: a money account makes it a transfer (subject
+// 'Other account: memo', no category), any other account is its category; a split
+// transaction, and one without a category (a single split), has none. The subject is
+// otherwise 'Payee: memo' (the split's memo, else the transaction's).
 // The id is the transaction's number × 1000 + splitId (stable: KMyMoney updates a split
 // in place). KMyMoney has no index on dates: without one the search reads every split of
 // the money accounts through kmmSplits(accountId, txType); docs/applications.md names the
@@ -47,6 +48,13 @@ const SHARES_CENTS = `(
                CAST(substr(s.shares, 1, instr(s.shares, '/') - 1) AS INTEGER) AS num,
                CAST(substr(s.shares, instr(s.shares, '/') + 1) AS INTEGER) AS den))`;
 
+const MONEY_TYPES = KMYMONEY_MONEY_ACCOUNT_TYPES.map((type) => `'${type}'`).join(', ');
+// `a: b`, or whichever of the two is not empty.
+const joined = (a: string, b: string): string =>
+  `coalesce(${a}, '') || CASE WHEN coalesce(${a}, '') <> '' AND coalesce(${b}, '') <> '' THEN ': ' ELSE '' END || coalesce(${b}, '')`;
+const MEMO = "coalesce(nullif(s.memo, ''), (SELECT memo FROM kmmTransactions WHERE id = s.transactionId))";
+const IS_TRANSFER = `other.accountType IN (${MONEY_TYPES})`;
+
 export const kmymoney: ApplicationMapping = {
   kind: 'application',
   name: 'kmymoney',
@@ -59,22 +67,22 @@ export const kmymoney: ApplicationMapping = {
   },
   // The money accounts are found once per search; their splits are read by KMyMoney's own
   // index kmmSplits(accountId, txType), or by (accountId, txType, postDate) where an admin
-  // added it, which then reads only the window.
+  // added it, which then reads only the window. `other` is the transaction's other
+  // account when there is exactly one; it is joined last, for the rows that match.
   bookings: `
     SELECT CAST(substr(s.transactionId, 2) AS INTEGER) * 1000 + s.splitId AS id,
            substr(s.postDate, 1, 10) AS date,
            -${SHARES_CENTS} AS amount_cents,
-           coalesce(nullif(s.memo, ''), nullif((SELECT memo FROM kmmTransactions WHERE id = s.transactionId), ''),
-                    (SELECT name FROM kmmPayees WHERE id = s.payeeId), '') AS subject,
-           (SELECT group_concat(other.name, ', ' ORDER BY other.name)
-              FROM (SELECT DISTINCT o.accountName AS name FROM kmmSplits AS x JOIN kmmAccounts AS o ON o.id = x.accountId
-                    WHERE x.transactionId = s.transactionId AND x.splitId <> s.splitId) AS other) AS category,
+           CASE WHEN ${IS_TRANSFER} THEN ${joined('other.accountName', MEMO)}
+                ELSE ${joined('(SELECT name FROM kmmPayees WHERE id = s.payeeId)', MEMO)} END AS subject,
+           CASE WHEN ${IS_TRANSFER} THEN NULL ELSE other.accountName END AS category,
            (SELECT accountName FROM kmmAccounts WHERE id = s.accountId) AS payment_method
     FROM kmmSplits AS s
+    LEFT JOIN kmmAccounts AS other ON other.id = (
+      SELECT CASE WHEN count(DISTINCT x.accountId) = 1 THEN min(x.accountId) END
+      FROM kmmSplits AS x WHERE x.transactionId = s.transactionId AND x.splitId <> s.splitId)
     WHERE s.accountId IN (
-            SELECT id FROM kmmAccounts
-            WHERE accountType IN (${KMYMONEY_MONEY_ACCOUNT_TYPES.map((type) => `'${type}'`).join(', ')})
-              AND currencyId = 'EUR')
+            SELECT id FROM kmmAccounts WHERE accountType IN (${MONEY_TYPES}) AND currencyId = 'EUR')
       AND s.txType = 'N'
       AND s.postDate BETWEEN +:from AND +:to`,
   // 'YYYY-MM-DD' and, from upgraded files, 'YYYY-MM-DDT00:00:00': '~' sorts after both.
