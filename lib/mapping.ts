@@ -80,10 +80,14 @@ export function quoteName(name: string): string {
     .join('.');
 }
 
-/** The table part of a name (`main.kasse` → `kasse`), for pragma_table_info. */
-export function splitName(name: string): { schema: string; table: string } {
+/**
+ * The schema and table parts of a name (`main.kasse` → main, kasse), for the pragma
+ * functions; without a schema, `null`: SQLite then looks in every schema, TEMP first, as it
+ * does when a statement names the table.
+ */
+export function splitName(name: string): { schema: string | null; table: string } {
   const dot = name.indexOf('.');
-  return dot === -1 ? { schema: 'main', table: name } : { schema: name.slice(0, dot), table: name.slice(dot + 1) };
+  return dot === -1 ? { schema: null, table: name } : { schema: name.slice(0, dot), table: name.slice(dot + 1) };
 }
 
 /** The tables and columns a mapping reads. */

@@ -17,7 +17,7 @@ export const REQUIRED_COLUMNS = {
  * fits. Tables and views both count.
  */
 export function findSchemaProblems(db: Database, mapping: Mapping = ownSchema()): string[] {
-  const columnsOf = db.prepare<[string, string], { name: string }>('SELECT name FROM pragma_table_info(?, ?)');
+  const columnsOf = db.prepare<[string, string | null], { name: string }>('SELECT name FROM pragma_table_info(?, ?)');
   const problems: string[] = [];
   for (const [table, required] of Object.entries(requiredTables(mapping))) {
     const { schema, table: bare } = splitName(table);
@@ -63,9 +63,9 @@ export interface IndexReport {
 export function findRecommendedIndexes(db: Database, entries = 'entries'): IndexReport[] {
   const { schema, table } = splitName(entries);
   const indexes = db
-    .prepare<[string, string], { name: string }>('SELECT name FROM pragma_index_list(?, ?)')
+    .prepare<[string, string | null], { name: string }>('SELECT name FROM pragma_index_list(?, ?)')
     .all(table, schema);
-  const columnsOf = db.prepare<[string, string], { name: string | null }>(
+  const columnsOf = db.prepare<[string, string | null], { name: string | null }>(
     'SELECT name FROM pragma_index_info(?, ?) ORDER BY seqno',
   );
   const existing = indexes.map(({ name }) => ({

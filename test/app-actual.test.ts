@@ -173,5 +173,9 @@ test("an Actual budget is searched by Actual's own date index, and nothing is wr
   const result = await run(['check', '--db', budget.file, '--app', 'actual']);
   assert.equal(result.code, 0, result.stdout + result.stderr);
   assert.match(result.stdout, /^Mapping: Actual \(--app actual\)\.$/m);
+  assert.match(
+    result.stdout,
+    /^The typical search \(one amount in a month\) reads only its month, by the index trans_date: /m,
+  );
   assert.deepEqual(readFileSync(budget.file), before);
 });

@@ -310,6 +310,10 @@ test("a Money Manager Ex file is searched by MMEX's own TRANSDATE index; check r
   assert.match(result.stdout, /^Mapping: Money Manager Ex \(detected; serve it with --app mmex\)\.$/m);
   assert.match(result.stdout, /^Bookings: 13, dated 2026-02-28 to 2026-04-01\.$/m);
   assert.match(result.stdout, /^Data: fits \(13 bookings looked at: /m);
+  assert.match(
+    result.stdout,
+    /^The typical search \(one amount in a month\) reads only its month, by the index IDX_CHECKINGACCOUNT_TRANSDATE: /m,
+  );
   assert.match(result.stdout, /^A real search, \?von=2026-04-01&bis=2026-04-30&betrag=-12\.5&limit=3, answers:$/m);
   const served = await run(['--db', file, '--port', '0']);
   assert.equal(served.code, 1, 'without --app the own schema is missing');

@@ -66,4 +66,5 @@ export const actual: ApplicationMapping = {
     LEFT JOIN categories AS c ON c.id = cm.transferId AND c.tombstone = 0
     WHERE t.date BETWEEN +:from AND +:to AND t.tombstone = 0 AND t.isChild = 0`,
   window: (von, bis) => ({ from: toActualDate(von), to: toActualDate(bis) }),
+  windowIndex: { name: 'trans_date' },
 };

@@ -93,4 +93,5 @@ export const mmex: ApplicationMapping = {
   // '2026-03-14T00:00:00' and, from files before schema 20, '2026-03-14': '~' sorts after
   // both 'T' and the end of the text, so the last day is included whole.
   window: (von, bis) => ({ from: von, to: `${bis}~` }),
+  windowIndex: { name: 'IDX_CHECKINGACCOUNT_TRANSDATE' },
 };

@@ -32,7 +32,14 @@ const COMMANDS: Array<[argv: string[], expected: Record<string, unknown>]> = [
   [['--version'], { command: 'version' }],
   [['-v'], { command: 'version' }],
   [['--openapi'], { command: 'openapi' }],
-  [['check', '--db', 'kasse.sqlite'], { command: 'check', db: 'kasse.sqlite' }],
+  [['check', '--db', 'kasse.sqlite'], { command: 'check', db: 'kasse.sqlite', app: undefined, tables: {} }],
+  [['check', '--db', 'kasse.mmb', '--app', 'mmex'], { command: 'check', app: 'mmex', tables: {} }],
+  [['--db', 'db.sqlite', '--app', 'actual'], { command: 'serve', app: 'actual', tables: {} }],
+  [['--db', 'kasse.sqlite'], { app: 'own', tables: {} }],
+  [
+    ['--db', 'book.sqlite', '--table-names', 'entries=bss_entries, payment_methods=temp.bss_konto'],
+    { app: 'own', tables: { entries: 'bss_entries', paymentMethods: 'temp.bss_konto' } },
+  ],
   [['hash-password'], { command: 'hash-password' }],
   [
     ['--demo'],
@@ -125,6 +132,21 @@ const USAGE_ERRORS: Array<[argv: string[], line: string]> = [
     '--cors-origin "https://buchhaltung.example:443" is not written as a browser sends it: write "https://buchhaltung.example"',
   ],
   [['--demo', '--cors-origin'], 'option --cors-origin needs a value'],
+  [['--db', 'x', '--app', 'quicken'], "--app must be one of own, actual, mmex, gnucash, kmymoney, not 'quicken'"],
+  [
+    ['--db', 'x', '--app', 'mmex', '--table-names', 'entries=k'],
+    "--table-names is for --app own; --app mmex reads the application's own tables",
+  ],
+  [
+    ['--db', 'x', '--table-names', 'bookings=k'],
+    "--table-names takes entries=NAME,categories=NAME,payment_methods=NAME, not 'bookings=k'",
+  ],
+  [
+    ['--db', 'x', '--table-names', 'entries=k;x'],
+    "--table-names: 'k;x' is not an SQL name such as kasse or temp.kasse",
+  ],
+  [['--db', 'x', '--table-names', 'entries=a,entries=b'], '--table-names names entries twice'],
+  [['--demo', '--app', 'actual'], '--app and --table-names describe a --db FILE, not the demo'],
 ];
 
 test('parseCommandLine: a wrong command line is a usage error (exit 2) that points at --help', () => {

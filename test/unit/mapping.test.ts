@@ -2,6 +2,7 @@
 // guard on every answered row, and the planner's statistics read once per change of the file.
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
@@ -170,4 +171,35 @@ test('judge: integer dates, date-times, REAL amounts, text ids and duplicates ar
     /^ids are not unique \(1 is given to two bookings\)/,
   );
   assert.match(problems([[1, null, 1250]]), /^1 booking has no date \(NULL\)/);
+});
+
+test("TEMP views on the embedder's own read-only connection serve another schema without touching the file", async (t) => {
+  const file = join(tempDir(t), 'fremd.sqlite');
+  const writer = new Database(file);
+  writer.exec(fixtureSql('existing-app.sql'));
+  writer.close();
+  const before = readFileSync(file);
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
+  db.exec(
+    fixtureSql('existing-app-views.sql')
+      .replace(/CREATE VIEW (\w+)/g, 'CREATE TEMP VIEW bss_$1')
+      .replace(/CREATE INDEX[\s\S]*?\);/, ''),
+  );
+  const tables = { entries: 'bss_entries', categories: 'bss_categories', paymentMethods: 'bss_payment_methods' };
+  const origin = await serve(t, createHandler(db, CREDENTIALS, { tables }));
+  assertReply(await get(`${origin}/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`), 200, {
+    anzahl: 1,
+    buchungen: [
+      {
+        id: 2,
+        datum: '2026-03-14',
+        betrag: -4.35,
+        zweck: 'Kaffee für Kundengespräch',
+        kategorie: 'Bewirtung',
+        konto: 'Barkasse',
+      },
+    ],
+  });
+  assert.deepEqual(readFileSync(file), before);
 });
