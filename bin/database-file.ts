@@ -5,8 +5,8 @@
 // Nothing is ever created beside the file. Used by `check` and by the serving side
 // (bin/database.ts).
 
-import { accessSync, closeSync, constants, openSync, readSync, statSync } from 'node:fs';
-import { basename } from 'node:path';
+import { accessSync, closeSync, constants, openSync, readSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { errorCode, isNotReadableNow } from '../lib/errors.js';
 import { CliError, describeFsError } from './errors.js';
@@ -32,6 +32,47 @@ export interface NotReadableNow {
 export type Opened<T> =
   | { readable: true; db: Database.Database; value: T }
   | { readable: false; state: NotReadableNow };
+
+/**
+ * Throws a CliError when this process's user could create files in the directory of `file`
+ * (a file that exists; otherwise it returns and the open says what is missing).
+ *
+ * SQLite creates -wal, -shm and -journal as whoever opens the database first. In a
+ * directory the service can write, a few of the application's open/close cycles were
+ * enough for the service's own open to create a -wal owned by the service (between the
+ * look for -wal/-shm and SQLite's first read), and the application's writes then failed.
+ * Only the directory's permissions close that window, so the service does not start. For
+ * root, which may write everywhere, the mode bits decide as they would for an ordinary
+ * user: a directory owned by root (or of group root) that its owner (group) may write, or
+ * one that every user may write, is refused.
+ */
+export function ensureDirectoryReadOnly(file: string): void {
+  let dir: string;
+  try {
+    const real = realpathSync(file);
+    if (!statSync(real).isFile()) return;
+    dir = dirname(real);
+  } catch {
+    return;
+  }
+  const uid = process.geteuid?.() ?? 0;
+  let writable: boolean;
+  if (uid === 0) {
+    const { mode, uid: owner, gid: group } = statSync(dir);
+    writable = (owner === 0 && (mode & 0o200) !== 0) || (group === 0 && (mode & 0o020) !== 0) || (mode & 0o002) !== 0;
+  } else {
+    try {
+      accessSync(dir, constants.W_OK);
+      writable = true;
+    } catch {
+      writable = false;
+    }
+  }
+  if (!writable) return;
+  throw new CliError(
+    `refusing database ${file}: its directory ${dir} is writable by this service's user (uid ${uid}), so SQLite could create -wal, -shm or -journal files there that the application cannot write; let only the application's user write the directory (e.g. chmod 0750 ${dir}, owned by the application) and give the service read access through the application's group`,
+  );
+}
 
 /**
  * Opens `file` read-only and hands it to `use`, which reads from it. Returns the state when

@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { errorCode, isNotReadableNow } from '../lib/errors.js';
 import { REQUIRED_COLUMNS } from '../lib/schema.js';
 import type { BookingSearchHandler, Credentials, RequestHandler } from '../lib/types.js';
-import { describeDatabaseError, notReadableNow, openDatabase } from './database-file.js';
+import { describeDatabaseError, ensureDirectoryReadOnly, notReadableNow, openDatabase } from './database-file.js';
 import { CliError } from './errors.js';
 
 // How often the file is looked at; a replacement, or the end of a wait, is noticed within this.
@@ -26,6 +26,7 @@ export type BuildHandler = (db: Database.Database, onError: ErrorHook, standIn?:
  * be read now passes: each worker waits for it.
  */
 export function preflightDatabaseFile(file: string, build: BuildHandler): void {
+  ensureDirectoryReadOnly(file);
   const opened = openDatabase(file, (db) => build(db, () => {}));
   if (opened.readable) opened.db.close();
 }
@@ -83,6 +84,7 @@ export function watchDatabase(
   const standIn = build(standInDb, onError, true);
 
   const attempt = (): Serving => {
+    ensureDirectoryReadOnly(file);
     const opened = openDatabase(file, (db) => build(db, onError));
     if (opened.readable) return { serving: true, db: opened.db, handler: opened.value, inode: inodeOf(file) };
     return { serving: false, cause: new Unavailable(opened.state.code, opened.state.explanation) };

@@ -11,7 +11,7 @@ import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { assertFails, BIN, cleanEnv, makeCertificate, run, start, waitFor } from './cli-helpers.js';
-import { basicAuth, buildDatabase, HASH_OF_ALT, HASH_OF_NEU, request, tempDir } from './helpers.js';
+import { basicAuth, buildDatabase, databaseDir, HASH_OF_ALT, HASH_OF_NEU, request, tempDir } from './helpers.js';
 
 /** Runs `hash-password` with `input` on its standard input. */
 async function hashPasswordOf(input: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -211,7 +211,7 @@ test('SIGHUP re-reads the credentials file: old secret out, new in, the keep-ali
 });
 
 test('SIGHUP reaches the stand-in that answers while the database is gone: before and after the file goes, only the new secret gets in', async (t) => {
-  const dir = tempDir(t);
+  const dir = databaseDir(t);
   const file = join(dir, 'zugang');
   const db = join(dir, 'kasse.sqlite');
   renameSync(buildDatabase(t), db);

@@ -3,9 +3,10 @@
 // file when it is restored from a backup, deleted or corrupted.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import {
   chmodSync,
+  chownSync,
   closeSync,
   copyFileSync,
   openSync,
@@ -19,8 +20,8 @@ import {
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { run, sha256, start } from './cli-helpers.js';
-import { assertReply, buildDatabase, get, tempDir } from './helpers.js';
+import { assertFails, run, sha256, start } from './cli-helpers.js';
+import { assertReply, buildDatabase, get, MARCH_COFFEE, tempDir } from './helpers.js';
 
 const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5&limit=0';
 const STATUS = { name: 'booking-search-server', version: '1.0' };
@@ -175,7 +176,7 @@ test('a file corrupted in place gives the fixed 500, never a crash', async (t) =
   assert.equal((await server.stop()).code, 0);
 });
 
-test('WAL without -wal/-shm in a directory the service can write: starts, waits and creates nothing; served within 2 s once the application has the file open', async (t) => {
+test('WAL without -wal/-shm, served by root, which could write the directory anyway: starts, waits and creates nothing; served within 2 s once the application has the file open', async (t) => {
   const file = buildDatabase(t);
   const dir = dirname(file);
   const setup = new Database(file);
@@ -237,4 +238,23 @@ test('a lock held when the service starts: it starts and waits; check names the 
   writer.exec('COMMIT');
   await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 2_000, 'served after the lock');
   assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 7, buchungen: [] });
+});
+
+test('a database whose directory the service user could write is refused with one line saying why and what to do; as root the mode bits decide', async (t) => {
+  assert.equal(process.getuid?.(), 0, 'needs root to judge a directory by its mode bits (CI runs as root)');
+  const file = buildDatabase(t);
+  const dir = dirname(file);
+  const line = `booking-search-server: refusing database ${file}: its directory ${dir} is writable by this service's user (uid 0), so SQLite could create -wal, -shm or -journal files there that the application cannot write; let only the application's user write the directory (e.g. chmod 0750 ${dir}, owned by the application) and give the service read access through the application's group`;
+  for (const mode of [0o755, 0o575, 0o557]) {
+    chmodSync(dir, mode);
+    assertFails(await run(['--db', file, '--port', '0']), 1, line);
+  }
+  assertFails(await run(['--db', file, '--port', '0', '--workers', '2']), 1, line);
+  assert.deepEqual(readdirSync(dir), ['kasse.sqlite'], 'nothing created');
+  // Owned by another user, 0755: root could write it, but its bits give root no write.
+  chownSync(dir, Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim()), 0);
+  chmodSync(dir, 0o755);
+  const server = await start(t, ['--db', file]);
+  assertReply(await get(`${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`), 200, MARCH_COFFEE);
+  await server.stop();
 });

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import { isLoopback } from '../bin/args.js';
 import { cashBook } from './cash-book.js';
 import { assertFails, makeCertificate, run, start, waitFor } from './cli-helpers.js';
-import { AUTH, assertReply, buildDatabase, get, tempDir } from './helpers.js';
+import { AUTH, assertReply, buildDatabase, databaseDir, get, tempDir } from './helpers.js';
 
 test('50 slowloris connections are cut off after --headers-timeout while normal requests are answered promptly', async (t) => {
   const server = await start(t, ['--db', buildDatabase(t), '--headers-timeout', '2', '--request-timeout', '3']);
@@ -65,7 +65,7 @@ function openSockets(pid: number): number {
 
 test('a client that never reads its large answers is cut off after --send-timeout; others are served meanwhile', async (t) => {
   // The widest search on a 3,000-booking book: 1,000 bookings, about 100 KB an answer.
-  const file = join(tempDir(t), 'kasse.sqlite');
+  const file = join(databaseDir(t), 'kasse.sqlite');
   const book = cashBook(3_000);
   writeFileSync(file, book.serialize());
   book.close();
@@ -276,6 +276,7 @@ test('TLS flags: both or neither, readable files, a usable pair', async (t) => {
     `booking-search-server: cannot read --tls-cert ${cert}: no such file`,
   );
   execFileSync('sh', ['-c', `echo nonsense > ${cert}`]);
+  chmodSync(cert, 0o600);
   assertFails(
     await run(['--demo', '--tls-cert', cert, '--tls-key', cert]),
     1,

@@ -11,7 +11,7 @@ import { chmodSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { cleanEnv, type Launcher, run, start, USER } from './cli-helpers.js';
+import { assertFails, cleanEnv, type Launcher, run, start, USER } from './cli-helpers.js';
 import { assertReply, get } from './helpers.js';
 import {
   type Application,
@@ -80,13 +80,20 @@ function stderrLines(text: string): string[] {
   return text.split('\n').filter((line) => line !== '');
 }
 
-test('WAL after the application exited cleanly, directory writable by the service: starts, waits, creates nothing; served once the application opens the file', async (t) => {
+test('WAL after the application exited cleanly: a directory the service could write is refused; in a 0750 one it starts, waits, creates nothing; served once the application opens the file', async (t) => {
   const { users, asService } = setup();
   // 0770: the service's group may write the directory, so SQLite could create files in it.
   const dir = applicationDirectory(users, users.workDir(), 0o770);
   const file = await createDatabase(users, dir, 'wal');
   assert.deepEqual(listing(dir), ['kasse.sqlite'], 'SQLite deleted -wal and -shm at the clean exit');
   const seen = watchDirectory(t, dir);
+  assertFails(
+    await run(['--db', file, '--port', '0'], cleanEnv(USER), asService),
+    1,
+    `booking-search-server: refusing database ${file}: its directory ${dir} is writable by this service's user (uid ${users.service.uid}), so SQLite could create -wal, -shm or -journal files there that the application cannot write; let only the application's user write the directory (e.g. chmod 0750 ${dir}, owned by the application) and give the service read access through the application's group`,
+  );
+  assert.deepEqual(listing(dir), ['kasse.sqlite']);
+  chmodSync(dir, 0o750);
 
   const server = await start(t, ['--db', file], cleanEnv(USER), asService);
   assertReply(await get(`${server.api}status`), 200, STATUS);

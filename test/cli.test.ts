@@ -10,7 +10,17 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { assertFails, BIN, cleanEnv, run, sha256, start, TIME, USER } from './cli-helpers.js';
-import { assertReply, basicAuth, buildDatabase, get, HASH_OF_ALT, MARCH_COFFEE, request, tempDir } from './helpers.js';
+import {
+  assertReply,
+  basicAuth,
+  buildDatabase,
+  databaseDir,
+  get,
+  HASH_OF_ALT,
+  MARCH_COFFEE,
+  request,
+  tempDir,
+} from './helpers.js';
 
 test('--help prints the usage and --version the package version', async () => {
   const help = await run(['--help']);
@@ -86,7 +96,7 @@ test('without credentials it refuses to start', async (t) => {
 });
 
 test('a missing file, a directory, a non-database and a foreign schema each end with one clear line', async (t) => {
-  const dir = tempDir(t);
+  const dir = databaseDir(t);
   const missing = join(dir, 'fehlt.sqlite');
   assertFails(await run(['--db', missing]), 1, `booking-search-server: cannot open database ${missing}: no such file`);
   assertFails(await run(['--db', dir]), 1, `booking-search-server: cannot open database ${dir}: not a regular file`);
@@ -377,7 +387,7 @@ test('--workers with a port in use ends with one line, not one per worker', asyn
     1,
     /^booking-search-server: cannot open database .*fehlt\.sqlite: no such file$/,
   );
-  const foreign = join(tempDir(t), 'fremd.sqlite');
+  const foreign = join(databaseDir(t), 'fremd.sqlite');
   new Database(foreign).exec('CREATE TABLE buchungen (id INTEGER PRIMARY KEY)').close();
   assertFails(
     await run(['--db', foreign, '--workers', '2']),

@@ -2,7 +2,7 @@
 // the real handler on 127.0.0.1 port 0, and real HTTP requests.
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -35,9 +35,21 @@ export function tempDir(t: TestContext): string {
   return dir;
 }
 
+/**
+ * A directory for a database the CLI serves: mode 0555, as a directory the service may read
+ * but not write (docs/operations.md, Users and permissions). The CLI refuses a database in a
+ * directory its user could write; for root it judges by the mode bits, while the tests,
+ * running as root, may still create and replace files in it.
+ */
+export function databaseDir(t: TestContext): string {
+  const dir = tempDir(t);
+  chmodSync(dir, 0o555);
+  return dir;
+}
+
 /** A database file built from schema.sql and the given fixtures; returns its path. */
 export function buildDatabase(t: TestContext, fixtures: readonly string[] = ['schema.sql', 'bookings.sql']): string {
-  const file = join(tempDir(t), 'kasse.sqlite');
+  const file = join(databaseDir(t), 'kasse.sqlite');
   const db = new Database(file);
   for (const name of fixtures) db.exec(fixtureSql(name));
   db.close();

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { start } from './cli-helpers.js';
-import { AUTH, fixtureSql, get, tempDir } from './helpers.js';
+import { AUTH, databaseDir, fixtureSql, get } from './helpers.js';
 
 const WIDEST = '/api/v1/buchungen?von=0000-01-01&bis=9999-12-31&betrag=0&toleranz=999999999999.99&limit=1000';
 const TYPICAL = '/api/v1/buchungen?von=2026-01-01&bis=2026-01-31&betrag=-12.50';
@@ -24,7 +24,7 @@ const PIPELINED = 200;
 
 /** A cash book of `ROWS` bookings over ten years, with the recommended indexes, in DELETE journal mode. */
 function bigBook(t: TestContext): string {
-  const file = join(tempDir(t), 'kasse.sqlite');
+  const file = join(databaseDir(t), 'kasse.sqlite');
   const db = new Database(file);
   db.pragma('synchronous = OFF');
   db.exec(fixtureSql('schema.sql'));
