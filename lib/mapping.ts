@@ -53,6 +53,13 @@ export interface ApplicationMapping {
   /** The window `von`..`bis` ('YYYY-MM-DD', both included) in the form the application stores dates in. */
   window(von: string, bis: string): { from: string | number; to: string | number };
   /**
+   * `true` when the window admits exactly the rows whose `date` lies in `von`..`bis` (a
+   * stored value that converts to no date at all is answered 500 by the row guard anyway):
+   * the search then does not compare the converted dates again, which saves converting
+   * every row of a long window. Default: they are compared again.
+   */
+  exactWindow?: boolean;
+  /**
    * For `check`'s verdict on the typical search: the index that reads only the window, as
    * EXPLAIN QUERY PLAN names it, and, where the application itself has none, the statement
    * an admin may run to add one (docs/applications.md says what it costs the

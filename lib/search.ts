@@ -401,7 +401,7 @@ export function createStatsCache(db: Database, source: StatsSource): () => Stats
  */
 function createApplicationSearch(db: Database, mapping: ApplicationMapping): (query: SearchQuery) => SearchRows {
   const source = `(${mapping.bookings}) AS booking`;
-  const where = 'booking.date BETWEEN +:von AND +:bis AND booking.amount_cents BETWEEN +:low AND +:high';
+  const where = `booking.amount_cents BETWEEN +:low AND +:high${mapping.exactWindow === true ? '' : ' AND booking.date BETWEEN +:von AND +:bis'}`;
   const count = db.prepare<[Record<string, unknown>], number>(`SELECT count(*) FROM ${source} WHERE ${where}`).pluck();
   const page = db
     .prepare<[Record<string, unknown>], BookingRow>(

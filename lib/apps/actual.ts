@@ -67,4 +67,5 @@ export const actual: ApplicationMapping = {
     WHERE t.date BETWEEN +:from AND +:to AND t.tombstone = 0 AND t.isChild = 0`,
   window: (von, bis) => ({ from: toActualDate(von), to: toActualDate(bis) }),
   windowIndex: { name: 'trans_date' },
+  exactWindow: true,
 };

@@ -94,4 +94,5 @@ export const mmex: ApplicationMapping = {
   // both 'T' and the end of the text, so the last day is included whole.
   window: (von, bis) => ({ from: von, to: `${bis}~` }),
   windowIndex: { name: 'IDX_CHECKINGACCOUNT_TRANSDATE' },
+  exactWindow: true,
 };
