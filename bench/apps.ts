@@ -6,7 +6,7 @@
 //
 //   npm run bench:apps -- [--apps own,actual,mmex] [--queries 200] [--rows 20000]
 
-import { existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { parseArgs } from 'node:util';
 import type { SearchQuery } from '../lib/query.js';
@@ -76,6 +76,7 @@ function timed(origin: string, path: string): Promise<number> {
 
 const fmt = (ms: number): string => (ms >= 10 ? ms.toFixed(0) : ms.toFixed(2));
 mkdirSync('bench/data', { recursive: true });
+chmodSync('bench/data', 0o755);
 const results = new Map<string, Map<Shape, { p50: number; p95: number }>>();
 for (const app of apps) {
   const generate = GENERATORS[app];
@@ -86,6 +87,9 @@ for (const app of apps) {
     await generate(file, bookings);
     process.stderr.write(`generated ${file} in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   }
+  // The service refuses a file in a directory its user could write (as root: by the mode
+  // bits); bench/setup.ts leaves bench/data so too.
+  chmodSync('bench/data', 0o555);
   const server = await startServer(
     ['node', 'bin/booking-search-server.js', '--db', file, '--app', app, '--port', '0', '--max-auth-failures', '0'],
     serviceEnv,

@@ -13,7 +13,7 @@ import { findApplication } from '../lib/apps/index.js';
 import { createHandler } from '../lib/index.js';
 import { explainCount } from '../lib/search.js';
 import { run, start } from './cli-helpers.js';
-import { AUTH, CREDENTIALS, request, serve, tempDir } from './helpers.js';
+import { AUTH, CREDENTIALS, databaseDir, request, serve, tempDir } from './helpers.js';
 import { answer, CASES, type ExpectedBooking, ledger, writeGnuCash, writeGnuCashWithGnuCash } from './ledger-books.js';
 
 /** The searches every book is held to: each amount exactly in March, bands, every date. */
@@ -186,7 +186,7 @@ test('a GnuCash amount that is not whole cents is a 500 with the reason in the l
 });
 
 test("a GnuCash book is searched by GnuCash's own date index, `check --app gnucash` says it fits, the CLI serves it, nothing is written", async (t) => {
-  const file = join(tempDir(t), 'kasse.gnucash');
+  const file = join(databaseDir(t), 'kasse.gnucash');
   const expected = writeGnuCash(file, ledger(200));
   const before = readFileSync(file);
   const db = new Database(file, { readonly: true, fileMustExist: true });

@@ -15,7 +15,7 @@ import { KMYMONEY_DATE_INDEX } from '../lib/apps/kmymoney.js';
 import { createHandler } from '../lib/index.js';
 import { explainCount } from '../lib/search.js';
 import { run, start } from './cli-helpers.js';
-import { AUTH, CREDENTIALS, request, serve, tempDir } from './helpers.js';
+import { AUTH, CREDENTIALS, databaseDir, request, serve, tempDir } from './helpers.js';
 import { answer, CASES, type ExpectedBooking, kmmSplitNumber, ledger, writeKMyMoney } from './ledger-books.js';
 
 type Query = { von: string; bis: string; cents: number; toleranz?: number; limit?: number };
@@ -47,7 +47,7 @@ async function searchFor(t: TestContext, db: Database.Database): Promise<(query:
 }
 
 function openBook(t: TestContext, book = CASES, prepare?: (writer: Database.Database) => void) {
-  const file = join(tempDir(t), 'kasse.kmy.sqlite');
+  const file = join(databaseDir(t), 'kasse.kmy.sqlite');
   const expected = writeKMyMoney(file, book);
   if (prepare !== undefined) {
     const writer = new Database(file);

@@ -14,7 +14,7 @@ import { findApplication } from '../lib/apps/index.js';
 import { createHandler } from '../lib/index.js';
 import { explainCount } from '../lib/search.js';
 import { run } from './cli-helpers.js';
-import { AUTH, CREDENTIALS, fixtureSql, request, serve, tempDir } from './helpers.js';
+import { AUTH, CREDENTIALS, databaseDir, fixtureSql, request, serve, tempDir } from './helpers.js';
 
 interface Tx {
   id: number;
@@ -292,7 +292,7 @@ test('a Money Manager Ex file answers by MMEX rules with app "mmex": signs, spli
 });
 
 test("a Money Manager Ex file is searched by MMEX's own TRANSDATE index; check recognises it and changes nothing", async (t) => {
-  const file = join(tempDir(t), 'kasse.mmb');
+  const file = join(databaseDir(t), 'kasse.mmb');
   writeMmexFile(file);
   const before = readFileSync(file);
   const db = new Database(file, { readonly: true, fileMustExist: true });
