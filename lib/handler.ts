@@ -38,6 +38,9 @@ const ALLOWED_METHODS = ['Allow', 'GET, HEAD'] as const;
 const RETRY_AFTER_BUSY = ['Retry-After', '1'] as const;
 // docs/API.md, Credentials: when too many hash checks wait, try again in a second.
 const RETRY_AFTER_AUTH_BUSY = ['Retry-After', '1'] as const;
+// docs/API.md, "Searches, the application's writer and other clients": a client with
+// too many searches waiting tries again in a second.
+const RETRY_AFTER_SEARCHES = ['Retry-After', '1'] as const;
 
 /**
  * A node:http request handler for the booking search over `db`.
@@ -142,6 +145,9 @@ export function createHandler(
     if (!parsed.ok) return sendError(res, 400, parsed.message);
     // docs/API.md: only EUR is stored; any other (valid) code matches nothing.
     if (parsed.query.waehrung !== 'EUR') return send(res, 200, EMPTY_RESULT);
+    if (search.waitingFrom(facts.clientAddress) >= settings.maxWaitingSearches) {
+      return sendError(res, 429, MESSAGES.searchesWaiting, RETRY_AFTER_SEARCHES);
+    }
     // Answered in a later turn of the event loop, in one read transaction with other
     // queued searches, each client's in turn (lib/search.ts says why that is exact, cheaper
     // and fair to the other clients and to the application's writer).

@@ -6,6 +6,7 @@
 export const MESSAGES = {
   unauthorized: 'Anmeldung erforderlich.',
   throttled: 'Zu viele fehlgeschlagene Anmeldeversuche. Bitte später erneut versuchen.',
+  searchesWaiting: 'Zu viele Suchanfragen in Arbeit. Bitte später erneut versuchen.',
   notFound: 'Nicht gefunden.',
   methodNotAllowed: 'Methode nicht erlaubt.',
   searchFailed: 'Interner Fehler bei der Buchungssuche.',

@@ -37,6 +37,7 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
     maxHashChecks: Math.max(1, Math.min(2, availableParallelism() - 1)),
     maxQueuedHashChecks: 32,
     maxVerifiedCredentials: 1000,
+    maxWaitingSearches: 64,
     now: Date.now,
     app: 'own',
     tables: {},
@@ -59,6 +60,7 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
   ensure(isWhole(settings.maxHashChecks, 1), 'options.maxHashChecks must be a whole number ≥ 1');
   ensure(isWhole(settings.maxQueuedHashChecks, 0), 'options.maxQueuedHashChecks must be a whole number ≥ 0');
   ensure(isWhole(settings.maxVerifiedCredentials, 1), 'options.maxVerifiedCredentials must be a whole number ≥ 1');
+  ensure(isWhole(settings.maxWaitingSearches, 1), 'options.maxWaitingSearches must be a whole number ≥ 1');
   ensure(typeof settings.now === 'function', 'options.now must be a function');
   settings.corsOrigins = validateCorsOrigins(settings.corsOrigins);
   resolveMapping(settings.app, settings.tables);

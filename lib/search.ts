@@ -187,6 +187,8 @@ export interface BookingSearch {
    * decides whose search runs next. See `createBookingSearch`.
    */
   queue(query: SearchQuery, done: (outcome: SearchOutcome) => void, from?: Requester): void;
+  /** How many queued searches of `address` wait for their turn. */
+  waitingFrom(address: string): number;
 }
 
 /** Who asked for a queued search. */
@@ -320,6 +322,11 @@ export function createBookingSearch(db: Database, mapping: Mapping = ownSchema()
   }
 
   const search = (query: SearchQuery): SearchRows => inTransaction(() => searchInTransaction(query));
+  search.waitingFrom = (address: string): number => {
+    let count = 0;
+    for (const jobs of waiting.get(address)?.values() ?? []) count += jobs.length;
+    return count;
+  };
   search.queue = (query: SearchQuery, done: (outcome: SearchOutcome) => void, from = ANYONE): void => {
     const job = { query, done, abandoned: from.abandoned };
     const connections = waiting.get(from.address) ?? new Map<object, Job[]>();

@@ -1,13 +1,15 @@
 // The queue of searches: clients take turns, a turn's read transaction ends once it has
-// used its budget and the event loop runs before the next, and a search whose client
-// left is skipped.
+// used its budget and the event loop runs before the next, a search whose client left is
+// skipped, and a client address cannot queue more than maxWaitingSearches.
 
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
+import { MESSAGES } from '../../lib/messages.js';
 import type { SearchQuery } from '../../lib/query.js';
 import { createBookingSearch, type Requester, type SearchOutcome, TURN_BUDGET_MS } from '../../lib/search.js';
-import { fixtureSql } from '../helpers.js';
+import { AUTH, fixtureSql, get, requestFrom, serveFixture } from '../helpers.js';
 
 const WIDEST: SearchQuery = {
   von: '0000-01-01',
@@ -103,4 +105,33 @@ test('a search whose client left is skipped and never answered', async () => {
     search.queue(WIDEST, () => resolve(void answered.push('stayed')), { ...from, abandoned: () => false }),
   );
   assert.deepEqual(answered, ['stayed']);
+});
+
+test('a client address with maxWaitingSearches searches waiting gets 429 with Retry-After: 1 for the next, and another address is answered', async (t) => {
+  const origin = await serveFixture(t, { maxWaitingSearches: 5 });
+  const { hostname, port } = new URL(origin);
+  const socket = connect(Number(port), hostname);
+  t.after(() => void socket.destroy());
+  let received = '';
+  socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+  const one = `GET /api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35 HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: ${AUTH}\r\n\r\n`;
+  // Eight pipelined searches arrive in one turn of the event loop: five wait, three are too many.
+  socket.write(one.repeat(8));
+  const other = await requestFrom(
+    '127.0.0.2',
+    `${origin}/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`,
+    {
+      authorization: AUTH,
+    },
+  );
+  assert.equal(other.status, 200);
+  for (let waited = 0; received.split('HTTP/1.1 ').length - 1 < 8 && waited < 5_000; waited += 10) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const statuses = received.match(/HTTP\/1\.1 \d+/g) ?? [];
+  assert.deepEqual(statuses, [...Array(5).fill('HTTP/1.1 200'), ...Array(3).fill('HTTP/1.1 429')]);
+  assert.match(received, /\r\nRetry-After: 1\r\n/i);
+  assert.ok(received.includes(JSON.stringify({ fehler: MESSAGES.searchesWaiting })));
+  // Once they are answered, the address searches again.
+  assert.equal((await get(`${origin}/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`)).status, 200);
 });
