@@ -5,9 +5,12 @@
 // round to round, and every figure is also given as a ratio to the ceiling of the same
 // round. Then the writer: another process commits a booking every 10 ms while wrk loads
 // the service (and, for comparison, the Fastify peer, whose transaction per statement is
-// the design before the shared read transaction). Prints markdown.
+// the design before the shared read transaction). Last, one client against the writer:
+// 50 connections repeat the widest search on the 1M file while the writer commits with
+// busy timeouts of 5 s, 1 s and 0 (bench/widest.ts). Prints markdown.
 //
 //   npm run bench -- [--rounds 3] [--seconds 5] [--connections 16] [--workers] [--before DIR]
+//   npm run bench -- --widest-only [--rounds 3] [--seconds 6] [--before DIR]   (that last part alone)
 //   BENCH_QUICK=1 npm run bench     (1 round of 2 s: about a minute; the full run about 6)
 
 import { spawn } from 'node:child_process';
@@ -19,6 +22,7 @@ import Database from 'better-sqlite3';
 import { serviceEnv as env, type Load, load, loadAverage, requireWrk, wrk } from './load.js';
 import { pinned, startServer, stopServer } from './process.js';
 import { median, queriesFor, toQueryString } from './shapes.js';
+import { widestScenario } from './widest.js';
 
 const quick = process.env['BENCH_QUICK'] === '1';
 const { values } = parseArgs({
@@ -29,8 +33,13 @@ const { values } = parseArgs({
     workers: { type: 'boolean', default: false },
     // A checkout of an earlier version, built (npm ci && npm run build), to run beside this one.
     before: { type: 'string' },
+    'widest-only': { type: 'boolean', default: false },
   },
 });
+if (values['widest-only']) {
+  await widestScenario({ rounds: Number(values.rounds), seconds: Number(values.seconds), before: values.before });
+  process.exit(0);
+}
 const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
@@ -235,4 +244,5 @@ if (values.workers) {
   console.log('|---:|---:|---:|---:|');
   console.log(rows.join('\n'));
 }
+await widestScenario({ rounds, seconds, before: values.before });
 console.log(`\nRun time: ${((Date.now() - started) / 1000).toFixed(0)} s.`);

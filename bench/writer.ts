@@ -1,9 +1,10 @@
 // The other application: commits one booking every --interval ms (autocommit, so one
 // transaction each) to a copy of the cash book while the benchmark loads the server, and
-// reports its commit latencies and every SQLITE_BUSY. better-sqlite3's default busy
-// timeout (5 s), as an application left at its defaults has.
+// reports its commit latencies and every SQLITE_BUSY. By default better-sqlite3's busy
+// timeout (5 s), as an application left at its defaults has; --busy-timeout sets another
+// (0: SQLite's own default, fail at once).
 //
-//   node --import tsx bench/writer.ts --db FILE [--interval 10] [--seconds 10]
+//   node --import tsx bench/writer.ts --db FILE [--interval 10] [--seconds 10] [--busy-timeout 5000]
 // Prints one JSON line: {"commits", "busy", "p50", "p99", "max"} (milliseconds).
 
 import { parseArgs } from 'node:util';
@@ -15,9 +16,10 @@ const { values } = parseArgs({
     db: { type: 'string' },
     interval: { type: 'string', default: '10' },
     seconds: { type: 'string', default: '10' },
+    'busy-timeout': { type: 'string', default: '5000' },
   },
 });
-const db = new Database(values.db as string, { fileMustExist: true });
+const db = new Database(values.db as string, { fileMustExist: true, timeout: Number(values['busy-timeout']) });
 const insert = db.prepare(
   "INSERT INTO entries (date, amount_cents, subject, category_id, payment_method_id) VALUES ('2026-10-31', ?, 'Nachtrag', 1, 1)",
 );
@@ -36,7 +38,8 @@ const timer = setInterval(() => {
 setTimeout(() => {
   clearInterval(timer);
   db.close();
-  const ms = (p: number): number => Number(percentile(latencies, p).toFixed(2));
+  const ms = (p: number): number | null =>
+    latencies.length === 0 ? null : Number(percentile(latencies, p).toFixed(2));
   process.stdout.write(
     `${JSON.stringify({ commits: latencies.length, busy, p50: ms(0.5), p99: ms(0.99), max: ms(1) })}\n`,
   );
