@@ -12,8 +12,8 @@ import { findApplication } from '../lib/apps/index.js';
 import { createHandler } from '../lib/index.js';
 import { explainCount } from '../lib/search.js';
 import { type ActualView, writeActualBudget } from './actual-budget.js';
-import { run } from './cli-helpers.js';
-import { AUTH, CREDENTIALS, request, serve, tempDir } from './helpers.js';
+import { run } from './support/cli-helpers.js';
+import { AUTH, CREDENTIALS, request, serve, tempDir } from './support/helpers.js';
 
 interface Served {
   id: number;

@@ -12,9 +12,9 @@ import Database from 'better-sqlite3';
 import { findApplication } from '../lib/apps/index.js';
 import { createHandler } from '../lib/index.js';
 import { explainCount } from '../lib/search.js';
-import { run, start } from './cli-helpers.js';
-import { AUTH, CREDENTIALS, databaseDir, request, serve, tempDir } from './helpers.js';
 import { answer, CASES, type ExpectedBooking, ledger, writeGnuCash, writeGnuCashWithGnuCash } from './ledger-books.js';
+import { run, start } from './support/cli-helpers.js';
+import { AUTH, CREDENTIALS, databaseDir, request, serve, tempDir } from './support/helpers.js';
 
 /** The searches every book is held to: each amount exactly in March, bands, every date. */
 function queries(

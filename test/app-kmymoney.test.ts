@@ -14,9 +14,9 @@ import { findApplication } from '../lib/apps/index.js';
 import { KMYMONEY_DATE_INDEX } from '../lib/apps/kmymoney.js';
 import { createHandler } from '../lib/index.js';
 import { explainCount } from '../lib/search.js';
-import { run, start } from './cli-helpers.js';
-import { AUTH, CREDENTIALS, databaseDir, request, serve, tempDir } from './helpers.js';
 import { answer, CASES, type ExpectedBooking, kmmSplitNumber, ledger, writeKMyMoney } from './ledger-books.js';
+import { run, start } from './support/cli-helpers.js';
+import { AUTH, CREDENTIALS, databaseDir, request, serve, tempDir } from './support/helpers.js';
 
 type Query = { von: string; bis: string; cents: number; toleranz?: number; limit?: number };
 

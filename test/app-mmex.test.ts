@@ -13,8 +13,8 @@ import Database from 'better-sqlite3';
 import { findApplication } from '../lib/apps/index.js';
 import { createHandler } from '../lib/index.js';
 import { explainCount } from '../lib/search.js';
-import { run } from './cli-helpers.js';
-import { AUTH, CREDENTIALS, databaseDir, fixtureSql, request, serve, tempDir } from './helpers.js';
+import { run } from './support/cli-helpers.js';
+import { AUTH, CREDENTIALS, databaseDir, fixtureSql, request, serve, tempDir } from './support/helpers.js';
 
 interface Tx {
   id: number;

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { QUERY_MESSAGES } from '../lib/messages.js';
-import { cleanEnv, start } from './cli-helpers.js';
-import { basicAuth, request, tempDir } from './helpers.js';
+import { cleanEnv, start } from './support/cli-helpers.js';
+import { basicAuth, request, tempDir } from './support/helpers.js';
 
 const CHROMIUM = process.env['CHROMIUM'] ?? '/usr/bin/chromium';
 const SERVE_PAGE = new URL('../examples/browser/serve.mjs', import.meta.url).pathname;

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { RECOMMENDED_INDEXES } from '../lib/schema.js';
-import { run } from './cli-helpers.js';
-import { buildDatabase, fixtureSql, tempDir } from './helpers.js';
+import { run } from './support/cli-helpers.js';
+import { buildDatabase, fixtureSql, tempDir } from './support/helpers.js';
 
 test('a fitting database: the count, the dates, the indexes, the plan; exit 0', async (t) => {
   const file = buildDatabase(t);

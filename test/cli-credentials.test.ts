@@ -10,8 +10,16 @@ import { Agent, request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { assertFails, BIN, cleanEnv, makeCertificate, run, start, waitFor } from './cli-helpers.js';
-import { basicAuth, buildDatabase, databaseDir, HASH_OF_ALT, HASH_OF_NEU, request, tempDir } from './helpers.js';
+import { assertFails, BIN, cleanEnv, makeCertificate, run, start, waitFor } from './support/cli-helpers.js';
+import {
+  basicAuth,
+  buildDatabase,
+  databaseDir,
+  HASH_OF_ALT,
+  HASH_OF_NEU,
+  request,
+  tempDir,
+} from './support/helpers.js';
 
 /** Runs `hash-password` with `input` on its standard input. */
 async function hashPasswordOf(input: string): Promise<{ code: number | null; stdout: string; stderr: string }> {

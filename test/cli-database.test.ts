@@ -20,8 +20,8 @@ import {
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { assertFails, run, sha256, start } from './cli-helpers.js';
-import { assertReply, buildDatabase, get, MARCH_COFFEE, tempDir } from './helpers.js';
+import { assertFails, run, sha256, start } from './support/cli-helpers.js';
+import { assertReply, buildDatabase, get, MARCH_COFFEE, tempDir } from './support/helpers.js';
 
 const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5&limit=0';
 const STATUS = { name: 'booking-search-server', version: '1.0' };

@@ -10,9 +10,9 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isLoopback } from '../bin/args.js';
-import { cashBook } from './cash-book.js';
-import { assertFails, makeCertificate, run, start, waitFor } from './cli-helpers.js';
-import { AUTH, assertReply, buildDatabase, databaseDir, get, tempDir } from './helpers.js';
+import { cashBook } from './support/cash-book.js';
+import { assertFails, makeCertificate, run, start, waitFor } from './support/cli-helpers.js';
+import { AUTH, assertReply, buildDatabase, databaseDir, get, tempDir } from './support/helpers.js';
 
 test('50 slowloris connections are cut off after --headers-timeout while normal requests are answered promptly', async (t) => {
   const server = await start(t, ['--db', buildDatabase(t), '--headers-timeout', '2', '--request-timeout', '3']);

@@ -4,9 +4,9 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { assertFails, run, start } from './cli-helpers.js';
-import { AUTH, assertReply, buildDatabase, MARCH_COFFEE, request } from './helpers.js';
-import { assertProtocolError, rawRequest } from './raw-http.js';
+import { assertFails, run, start } from './support/cli-helpers.js';
+import { AUTH, assertReply, buildDatabase, MARCH_COFFEE, request } from './support/helpers.js';
+import { assertProtocolError, rawRequest } from './support/raw-http.js';
 
 const BAD_REQUEST = 'Ungültige Anfrage.';
 

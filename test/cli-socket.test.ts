@@ -9,9 +9,9 @@ import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { assertFails, BIN, cleanEnv, run, start, TIME } from './cli-helpers.js';
-import { AUTH, basicAuth, buildDatabase, type Reply, request, requestFrom, tempDir } from './helpers.js';
-import { nodeForEveryUser } from './linux-users.js';
+import { assertFails, BIN, cleanEnv, run, start, TIME } from './support/cli-helpers.js';
+import { AUTH, basicAuth, buildDatabase, type Reply, request, requestFrom, tempDir } from './support/helpers.js';
+import { nodeForEveryUser } from './support/linux-users.js';
 
 const WRONG = basicAuth('kasse', 'falsch');
 

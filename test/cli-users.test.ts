@@ -11,8 +11,8 @@ import { chmodSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { assertFails, cleanEnv, type Launcher, run, start, USER } from './cli-helpers.js';
-import { assertReply, get } from './helpers.js';
+import { assertFails, cleanEnv, type Launcher, run, start, USER } from './support/cli-helpers.js';
+import { assertReply, get } from './support/helpers.js';
 import {
   type Application,
   applicationDirectory,
@@ -23,7 +23,7 @@ import {
   NOT_ROOT_REASON,
   startApplication,
   type Users,
-} from './linux-users.js';
+} from './support/linux-users.js';
 
 const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5&limit=0';
 const STATUS = { name: 'booking-search-server', version: '1.0' };

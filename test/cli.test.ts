@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { assertFails, BIN, cleanEnv, run, sha256, start, TIME, USER } from './cli-helpers.js';
+import { assertFails, BIN, cleanEnv, run, sha256, start, TIME, USER } from './support/cli-helpers.js';
 import {
   assertReply,
   basicAuth,
@@ -20,7 +20,7 @@ import {
   MARCH_COFFEE,
   request,
   tempDir,
-} from './helpers.js';
+} from './support/helpers.js';
 
 test('--help prints the usage and --version the package version', async () => {
   const help = await run(['--help']);

@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
-import { cleanEnv, start } from './cli-helpers.js';
-import { buildDatabase } from './helpers.js';
+import { cleanEnv, start } from './support/cli-helpers.js';
+import { buildDatabase } from './support/helpers.js';
 
 const run = promisify(execFile);
 // Non-ASCII on purpose: RFC 7617 §2.1, charset="UTF-8".

@@ -7,7 +7,7 @@ import { createAuthenticator, PENDING, REJECTED, type Verdict } from '../lib/aut
 import { validateCredentials } from '../lib/credentials.js';
 import { createHandler } from '../lib/index.js';
 import type { Credentials } from '../lib/types.js';
-import { basicAuth, HASH_OF_ALT, HASH_OF_NEU, openFixture } from './helpers.js';
+import { basicAuth, HASH_OF_ALT, HASH_OF_NEU, openFixture } from './support/helpers.js';
 
 const WEAK = '$scrypt$ln=16,r=8,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g';
 

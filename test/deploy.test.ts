@@ -10,8 +10,8 @@ import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { BIN, makeCertificate, TIME } from './cli-helpers.js';
-import { AUTH, basicAuth, buildDatabase, type Reply, tempDir } from './helpers.js';
+import { BIN, makeCertificate, TIME } from './support/cli-helpers.js';
+import { AUTH, basicAuth, buildDatabase, type Reply, tempDir } from './support/helpers.js';
 
 const UNIT = new URL('../deploy/booking-search-server.service', import.meta.url).pathname;
 const SITE = new URL('../deploy/nginx.conf', import.meta.url).pathname;

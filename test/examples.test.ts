@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { test } from 'node:test';
-import { AUTH, assertReply, buildDatabase, get, MARCH_COFFEE, request } from './helpers.js';
-import { assertProtocolError, rawRequest } from './raw-http.js';
+import { AUTH, assertReply, buildDatabase, get, MARCH_COFFEE, request } from './support/helpers.js';
+import { assertProtocolError, rawRequest } from './support/raw-http.js';
 
 const EXAMPLES = ['node-http.mjs', 'express.mjs', 'fastify.mjs'];
 

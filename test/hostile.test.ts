@@ -6,9 +6,9 @@ import { Agent, request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { start } from './cli-helpers.js';
-import { AUTH, buildDatabase, get, openReadOnly, serveFixture } from './helpers.js';
-import { expected, loadRows, NAMES } from './oracle.js';
+import { start } from './support/cli-helpers.js';
+import { AUTH, buildDatabase, get, openReadOnly, serveFixture } from './support/helpers.js';
+import { expected, loadRows, NAMES } from './support/oracle.js';
 
 // ---- The generators ---------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ import { connect } from 'node:net';
 import { test } from 'node:test';
 import { createHandler, type RequestFacts, requestFacts } from '../lib/index.js';
 import type { Credentials, HandlerOptions } from '../lib/types.js';
-import { basicAuth, HASH_OF_ALT, HASH_OF_NEU, openFixture, request, serve } from './helpers.js';
+import { basicAuth, HASH_OF_ALT, HASH_OF_NEU, openFixture, request, serve } from './support/helpers.js';
 
 const STATUS = { name: 'booking-search-server', version: '1.0' };
 

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { start } from './cli-helpers.js';
-import { tempDir } from './helpers.js';
+import { start } from './support/cli-helpers.js';
+import { tempDir } from './support/helpers.js';
 
 const ROOT = new URL('../', import.meta.url);
 const TSC = new URL('node_modules/typescript/bin/tsc', ROOT).pathname;

@@ -13,8 +13,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { createHandler } from '../lib/index.js';
 import { parseSearchQuery } from '../lib/query.js';
 import type { HandlerOptions } from '../lib/types.js';
-import { run, start } from './cli-helpers.js';
-import { AUTH, CREDENTIALS, openFixture, type Reply, request, serve } from './helpers.js';
+import { run, start } from './support/cli-helpers.js';
+import { AUTH, CREDENTIALS, openFixture, type Reply, request, serve } from './support/helpers.js';
 
 const FILE = new URL('../openapi.json', import.meta.url);
 const raw = JSON.parse(readFileSync(FILE, 'utf8')) as object;

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { scryptSync } from 'node:crypto';
 import { test } from 'node:test';
 import { hashPassword, parsePasswordHash, verifyPassword } from '../lib/password-hash.js';
-import { HASH_OF_ALT } from './helpers.js';
+import { HASH_OF_ALT } from './support/helpers.js';
 
 const PHC = /^\$scrypt\$ln=17,r=8,p=1\$([A-Za-z0-9+/]{22})\$([A-Za-z0-9+/]{43})$/;
 

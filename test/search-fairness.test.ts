@@ -13,8 +13,8 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { start } from './cli-helpers.js';
-import { AUTH, databaseDir, fixtureSql, get } from './helpers.js';
+import { start } from './support/cli-helpers.js';
+import { AUTH, databaseDir, fixtureSql, get } from './support/helpers.js';
 
 const WIDEST = '/api/v1/buchungen?von=0000-01-01&bis=9999-12-31&betrag=0&toleranz=999999999999.99&limit=1000';
 const TYPICAL = '/api/v1/buchungen?von=2026-01-01&bis=2026-01-31&betrag=-12.50';

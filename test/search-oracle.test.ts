@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { assertSameAsOracle, cashBook, randomQueries } from './cash-book.js';
+import { assertSameAsOracle, cashBook, randomQueries } from './support/cash-book.js';
 
 test('the search equals the plain query on 3,000 random queries over a generated cash book', async () => {
   const db = cashBook(20_000);

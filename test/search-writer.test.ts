@@ -12,8 +12,8 @@ import Database from 'better-sqlite3';
 import { createHandler } from '../lib/index.js';
 import type { SearchQuery } from '../lib/query.js';
 import { createBookingSearch, type SearchOutcome, type SearchRows } from '../lib/search.js';
-import { CREDENTIALS, fixtureSql, get, serve, tempDir } from './helpers.js';
-import { plainSearch as oracle } from './plain-query.js';
+import { CREDENTIALS, fixtureSql, get, serve, tempDir } from './support/helpers.js';
+import { plainSearch as oracle } from './support/plain-query.js';
 
 const MONTH = { von: '2026-03-01', bis: '2026-03-31', waehrung: 'EUR' } as const;
 // The noise the writer keeps committing: bookings of 7.77 € and a category renamed with

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { USAGE } from '../../bin/args.js';
 import { MESSAGES, QUERY_MESSAGES } from '../../lib/messages.js';
 import { PARAMETERS } from '../../lib/query.js';
-import { NAMES } from '../oracle.js';
+import { NAMES } from '../support/oracle.js';
 
 const read = (path: string): string => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
 const API = read('docs/API.md');
@@ -79,7 +79,7 @@ test('the query parameters are one list: code, docs/API.md, README, openapi.json
   const code = [...PARAMETERS];
   assert.deepEqual(firstColumn(section(API, '### Parameters')), code, 'docs/API.md, "Parameters"');
   assert.deepEqual(firstColumn(section(README, '### `GET {base}/api/v1/buchungen`')), code, 'README parameter table');
-  assert.deepEqual([...NAMES], code, 'test/oracle.ts NAMES');
+  assert.deepEqual([...NAMES], code, 'test/support/oracle.ts NAMES');
   const operations = OPENAPI['paths'] as Record<string, Record<string, { parameters?: unknown[] }>>;
   // The search's two operations; OPTIONS (the CORS preflight) takes none of them.
   for (const method of ['get', 'head']) {

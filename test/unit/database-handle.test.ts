@@ -10,7 +10,7 @@ import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import Libsql from 'libsql';
 import { createHandler } from '../../lib/index.js';
-import { buildDatabase, CREDENTIALS, openFixture, serve, tempDir } from '../helpers.js';
+import { buildDatabase, CREDENTIALS, openFixture, serve, tempDir } from '../support/helpers.js';
 
 // What createHandler says about libsql 0.5's Database; docs/API.md quotes it.
 const LIBSQL_REFUSED =

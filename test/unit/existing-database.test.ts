@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { createHandler } from '../../lib/index.js';
 import { explainCount } from '../../lib/search.js';
-import { assertReply, CREDENTIALS, fixtureSql, get, openFixture, serve } from '../helpers.js';
+import { assertReply, CREDENTIALS, fixtureSql, get, openFixture, serve } from '../support/helpers.js';
 
 const VIEWS = ['existing-app.sql', 'existing-app-views.sql'];
 

@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { formatSearchResult } from '../../lib/format.js';
 import { createHandler } from '../../lib/index.js';
 import type { BookingRow } from '../../lib/search.js';
-import { AUTH, assertReply, CREDENTIALS, request, serve } from '../helpers.js';
+import { AUTH, assertReply, CREDENTIALS, request, serve } from '../support/helpers.js';
 
 const row = (id: unknown): BookingRow => [id as number, '2026-03-14', 1250, 'Briefmarken', 'Porto', null];
 

@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { createHandler } from '../../lib/index.js';
 import { judge } from '../../lib/meaning.js';
 import { createStatsCache, type Stats } from '../../lib/search.js';
-import { AUTH, assertReply, CREDENTIALS, fixtureSql, get, request, serve, tempDir } from '../helpers.js';
+import { AUTH, assertReply, CREDENTIALS, fixtureSql, get, request, serve, tempDir } from '../support/helpers.js';
 
 test('the planner statistics are read once per data_version, again after another connection commits or this one writes', (t) => {
   const file = join(tempDir(t), 'stats.sqlite');

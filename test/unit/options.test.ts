@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { createHandler } from '../../lib/index.js';
 import type { Credentials, HandlerOptions } from '../../lib/types.js';
-import { CREDENTIALS, openFixture } from '../helpers.js';
+import { CREDENTIALS, openFixture } from '../support/helpers.js';
 
 test('credentials must be a non-empty username without a colon and a non-empty password', (t) => {
   const db = openFixture(t);

@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { MESSAGES } from '../../lib/messages.js';
 import type { SearchQuery } from '../../lib/query.js';
 import { createBookingSearch, type Requester, type SearchOutcome, TURN_BUDGET_MS } from '../../lib/search.js';
-import { AUTH, fixtureSql, get, requestFrom, serveFixture } from '../helpers.js';
+import { AUTH, fixtureSql, get, requestFrom, serveFixture } from '../support/helpers.js';
 
 const WIDEST: SearchQuery = {
   von: '0000-01-01',

@@ -18,9 +18,9 @@ import {
   type Stats,
   toBounds,
 } from '../../lib/search.js';
-import { assertSameAsOracle, cashBook, randomQueries } from '../cash-book.js';
-import { fixtureSql, tempDir } from '../helpers.js';
-import { plainSearch as oracle } from '../plain-query.js';
+import { assertSameAsOracle, cashBook, randomQueries } from '../support/cash-book.js';
+import { fixtureSql, tempDir } from '../support/helpers.js';
+import { plainSearch as oracle } from '../support/plain-query.js';
 
 test('the search equals the plain query on the fixture', async () => {
   const db = new Database(':memory:');

@@ -14,7 +14,7 @@ import { after } from 'node:test';
 export const IS_ROOT = process.getuid?.() === 0;
 export const NOT_ROOT_REASON = 'needs root to create Linux users (CI runs as root)';
 
-const REPO = new URL('..', import.meta.url).pathname;
+const REPO = new URL('../..', import.meta.url).pathname;
 
 export interface Users {
   /** The application's user and group, owner of the directory and the file. */

@@ -8,10 +8,10 @@ import { type AddressInfo, connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { answerProtocolErrors, createHandler } from '../../lib/index.js';
-import { makeCertificate } from '../cli-helpers.js';
-import { AUTH, assertReply, CREDENTIALS, openFixture } from '../helpers.js';
-import { assertProtocolError, rawRequest } from '../raw-http.js';
+import { answerProtocolErrors, createHandler } from '../lib/index.js';
+import { makeCertificate } from './support/cli-helpers.js';
+import { AUTH, assertReply, CREDENTIALS, openFixture } from './support/helpers.js';
+import { assertProtocolError, rawRequest } from './support/raw-http.js';
 
 async function serveWired(t: test.TestContext, withNext = false): Promise<string> {
   const handler = createHandler(openFixture(t), CREDENTIALS, { corsOrigins: ['http://127.0.0.1:8081'] });

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { test } from 'node:test';
-import { API_VERSION, createHandler } from '../../lib/index.js';
+import { API_VERSION, createHandler } from '../lib/index.js';
 import {
   AUTH,
   assertCommonHeaders,
@@ -14,8 +14,8 @@ import {
   request,
   serve,
   serveFixture,
-} from '../helpers.js';
-import { rawRequest } from '../raw-http.js';
+} from './support/helpers.js';
+import { rawRequest } from './support/raw-http.js';
 
 const STATUS = { name: 'booking-search-server', version: '1.0' };
 const SEARCH = '/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5';

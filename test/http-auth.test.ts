@@ -12,7 +12,7 @@ import {
   request,
   requestFrom,
   serveFixture,
-} from '../helpers.js';
+} from './support/helpers.js';
 
 const UNAUTHORIZED = { fehler: 'Anmeldung erforderlich.' };
 const THROTTLED = { fehler: 'Zu viele fehlgeschlagene Anmeldeversuche. Bitte später erneut versuchen.' };

@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { createHandler } from '../../lib/index.js';
-import { assertReply, buildDatabase, CREDENTIALS, get, openReadOnly, serve, serveFixture } from '../helpers.js';
+import { createHandler } from '../lib/index.js';
+import { assertReply, buildDatabase, CREDENTIALS, get, openReadOnly, serve, serveFixture } from './support/helpers.js';
 
 const MARCH = 'von=2026-03-01&bis=2026-03-31';
 

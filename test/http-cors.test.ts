@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createHandler } from '../../lib/index.js';
+import { createHandler } from '../lib/index.js';
 import {
   AUTH,
   assertCommonHeaders,
@@ -13,7 +13,7 @@ import {
   type Reply,
   request,
   serveFixture,
-} from '../helpers.js';
+} from './support/helpers.js';
 
 const PAGE = 'http://127.0.0.1:8081';
 const OTHER_PAGE = 'http://127.0.0.1:8082';

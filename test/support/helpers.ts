@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import Database from 'better-sqlite3';
-import { createHandler } from '../lib/index.js';
-import type { HandlerOptions, PasswordCredentials } from '../lib/types.js';
+import { createHandler } from '../../lib/index.js';
+import type { HandlerOptions, PasswordCredentials } from '../../lib/types.js';
 
-export const FIXTURES = new URL('../fixtures/', import.meta.url);
+export const FIXTURES = new URL('../../fixtures/', import.meta.url);
 export const CREDENTIALS: PasswordCredentials = { username: 'kasse', password: 'ge:heim' };
 export const AUTH = basicAuth(CREDENTIALS.username, CREDENTIALS.password);
 

@@ -2,8 +2,8 @@
 // steps 4 to 6 as plainly as SQL allows, the planner left to itself.
 
 import type Database from 'better-sqlite3';
-import type { SearchQuery } from '../lib/query.js';
-import { type BookingRow, type Bounds, PLAIN, type SearchRows, toBounds } from '../lib/search.js';
+import type { SearchQuery } from '../../lib/query.js';
+import { type BookingRow, type Bounds, PLAIN, type SearchRows, toBounds } from '../../lib/search.js';
 
 export function plainSearch(db: Database.Database): (q: SearchQuery) => SearchRows {
   const count = db.prepare<[Bounds], number>(PLAIN.count).pluck();
