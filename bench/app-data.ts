@@ -1,7 +1,8 @@
 // The 20,000-booking files of each application for bench/apps.ts, in each application's
 // own schema: the own schema from fixtures/schema.sql, Actual through its own package
 // (@actual-app/api, all its migrations and indexes), Money Manager Ex from its tables.sql
-// (fixtures/mmex-tables.sql) with rows as MMEX writes them. Ten years of a small business's
+// (fixtures/mmex-tables.sql) with rows as MMEX writes them, GnuCash and KMyMoney from
+// their own table definitions (fixtures/gnucash.sql, fixtures/kmymoney.sql). Ten years of a small business's
 // cash, the same stream of bookings for each: typical prices, about 10% income, some splits
 // and transfers. To add an application: one generator below, keyed by its --app name.
 
@@ -10,6 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { mulberry32 } from '../bin/demo.js';
+import {
+  type AccountKey,
+  type LedgerTransaction,
+  type Side,
+  writeGnuCash,
+  writeKMyMoney,
+} from '../test/ledger-books.js';
 
 export interface BenchBooking {
   date: string;
@@ -173,4 +181,32 @@ export const GENERATORS: Record<string, Generator> = {
     db.pragma('journal_mode = DELETE');
     db.close();
   },
+  // GnuCash's and KMyMoney's schemas, written by test/ledger-books.ts (GnuCash's own DDL,
+  // KMyMoney's SQL plugin's), from the same stream as a double-entry ledger.
+  async gnucash(file, bookings) {
+    writeGnuCash(file, toLedger(bookings));
+  },
+  async kmymoney(file, bookings) {
+    writeKMyMoney(file, toLedger(bookings));
+  },
 };
+
+/** The stream as double-entry transactions: the money account's side and its counterpart(s). */
+function toLedger(bookings: readonly BenchBooking[]): LedgerTransaction[] {
+  const EXPENSES: readonly AccountKey[] = ['porto', 'buero', 'bewirtung', 'reise', 'getraenke'];
+  return bookings.map((b): LedgerTransaction => {
+    const own: AccountKey = b.account === 0 ? 'kasse' : 'bank';
+    const sides: Side[] = [{ account: own, cents: -b.cents }];
+    if (b.transfer) sides.push({ account: own === 'kasse' ? 'bank' : 'kasse', cents: b.cents });
+    else if (b.split) {
+      const part = Math.floor(b.cents / 2);
+      sides.push({ account: 'porto', cents: part }, { account: 'buero', cents: b.cents - part });
+    } else if (b.category !== undefined) {
+      sides.push({
+        account: b.cents < 0 ? 'erloese' : (EXPENSES[b.category % EXPENSES.length] ?? 'porto'),
+        cents: b.cents,
+      });
+    }
+    return { date: b.date, description: b.subject, currency: 'EUR', sides };
+  });
+}

@@ -4,7 +4,7 @@
 // another over a keep-alive connection. Prints markdown: p50 and p95 per shape, and each
 // p50 as a ratio to the own schema's in the same run.
 //
-//   npm run bench:apps -- [--apps own,actual,mmex] [--queries 200] [--rows 20000]
+//   npm run bench:apps -- [--apps own,actual,mmex,gnucash,kmymoney] [--queries 200] [--rows 20000]
 
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { Agent, request } from 'node:http';

@@ -71,7 +71,8 @@ export const gnucash: ApplicationMapping = {
   // match, and left out of the count.
   bookings: `
     SELECT ${hexPrefixId('s.guid')} AS id,
-           date(t.post_date, '+12 hours') AS date,
+           CASE WHEN substr(t.post_date, 12, 2) < '12' THEN substr(t.post_date, 1, 10)
+                ELSE date(t.post_date, '+12 hours') END AS date,
            -(${cents('s.quantity_num', 's.quantity_denom')}) AS amount_cents,
            CASE WHEN other.guid IN (${moneyAccounts(false)}) THEN ${joined('other.name', 't.description')}
                 ELSE coalesce(t.description, '') END AS subject,
@@ -80,15 +81,18 @@ export const gnucash: ApplicationMapping = {
     FROM transactions AS t
     CROSS JOIN splits AS s ON s.tx_guid = t.guid
     LEFT JOIN accounts AS other ON other.guid = (
-      SELECT CASE WHEN count(DISTINCT x.account_guid) = 1 THEN min(x.account_guid) END
+      SELECT CASE WHEN min(x.account_guid) = max(x.account_guid) THEN min(x.account_guid) END
       FROM splits AS x WHERE x.tx_guid = s.tx_guid AND x.guid <> s.guid)
     WHERE t.post_date BETWEEN +:from AND +:to
       AND s.reconcile_state <> 'v'
       AND +s.account_guid IN (${moneyAccounts(true)})`,
-  // The post_date of day D lies in [D-1 12:00, D 12:00) UTC: rounding to the nearest day
-  // (the `date` column above) maps exactly that range to D. The search then keeps exactly
+  // The post_date of day D lies in [D-1 12:00:00, D 11:59:59] UTC: rounding to the
+  // nearest day (the `date` column above; before noon the day itself, which is every date
+  // written in neutral time, so date() runs only for the rest) maps exactly that range to
+  // D. GnuCash writes post_date as 'YYYY-MM-DD HH:MM:SS', so the window admits exactly
   // the days von..bis.
-  window: (von, bis) => ({ from: `${dayBefore(von)} 12:00:00`, to: `${bis} 12:00:00` }),
+  window: (von, bis) => ({ from: `${dayBefore(von)} 12:00:00`, to: `${bis} 11:59:59` }),
+  exactWindow: true,
   windowIndex: { name: 'tx_post_date_index' },
 };
 

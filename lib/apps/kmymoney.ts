@@ -79,7 +79,7 @@ export const kmymoney: ApplicationMapping = {
            (SELECT accountName FROM kmmAccounts WHERE id = s.accountId) AS payment_method
     FROM kmmSplits AS s
     LEFT JOIN kmmAccounts AS other ON other.id = (
-      SELECT CASE WHEN count(DISTINCT x.accountId) = 1 THEN min(x.accountId) END
+      SELECT CASE WHEN min(x.accountId) = max(x.accountId) THEN min(x.accountId) END
       FROM kmmSplits AS x WHERE x.transactionId = s.transactionId AND x.splitId <> s.splitId)
     WHERE s.accountId IN (
             SELECT id FROM kmmAccounts WHERE accountType IN (${MONEY_TYPES}) AND currencyId = 'EUR')
