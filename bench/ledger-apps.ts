@@ -58,7 +58,7 @@ const configs: Array<{ name: string; file: string; options: HandlerOptions }> = 
   { name: 'own schema', file: files.own, options: {} },
   { name: 'GnuCash', file: files.gnucash, options: { app: 'gnucash' } },
   { name: 'KMyMoney', file: files.kmymoney, options: { app: 'kmymoney' } },
-  { name: 'KMyMoney + index', file: files.kmymoneyIndexed, options: { app: 'kmymoney' } },
+  { name: 'KMyMoney + kmmSplits_account_date', file: files.kmymoneyIndexed, options: { app: 'kmymoney' } },
 ];
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 const servers = await Promise.all(
@@ -88,8 +88,8 @@ function fetchOnce(port: number, path: string): Promise<number> {
 const random = mulberry32(7);
 const AMOUNTS = ['-4.35', '-12.5', '-2.5', '-19.99', '-5', '-89.9'];
 const shapes = {
-  typical: (amount: string) => `betrag=${amount}`,
-  'band ±5 €': (amount: string) => `betrag=${amount}&toleranz=5`,
+  'month exact': (amount: string) => `betrag=${amount}`,
+  'month ±5 €': (amount: string) => `betrag=${amount}&toleranz=5`,
 };
 const times: Record<string, Record<string, number[]>> = Object.fromEntries(
   Object.keys(shapes).map((shape) => [shape, Object.fromEntries(configs.map(({ name }) => [name, [] as number[]]))]),
