@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { createHandler } from '../../lib/index.js';
-import { explainCount } from '../../lib/search.js';
-import { assertReply, CREDENTIALS, fixtureSql, get, openFixture, serve } from '../support/helpers.js';
+import { createHandler } from '../lib/index.js';
+import { explainCount } from '../lib/search.js';
+import { assertReply, CREDENTIALS, fixtureSql, get, openFixture, serve } from './support/helpers.js';
 
 const VIEWS = ['existing-app.sql', 'existing-app-views.sql'];
 
