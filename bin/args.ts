@@ -34,6 +34,9 @@ export interface ServeCommand {
   /** The credentials file, read again on SIGHUP; `undefined` when they come from elsewhere. */
   credentialsFile: string | undefined;
   maxAuthFailures: number;
+  maxUserAuthFailures: number;
+  maxGlobalAuthFailures: number;
+  maxUnauthenticatedRequests: number;
   authFailureWindowMs: number;
   /** Peers whose X-Forwarded-For names the client: IP addresses, and `unix` with --socket. */
   trustProxy: string[];
@@ -77,8 +80,12 @@ Options:
   --base-path PATH           path before /api/v1, e.g. /kasse (default none)
   --name NAME                service name in /status and the auth realm (default booking-search-server)
   --credentials-file FILE    user:secret lines (secret: a password or a hash-password hash); SIGHUP re-reads it
-  --max-auth-failures N      failed logins per client address before 429; 0 turns it off (default 10)
-  --auth-failure-window SEC  the window those failures are counted in (default 60)
+  --max-auth-failures N      failed logins per client address (IPv6: per /64) before 429; 0: off (default 10)
+  --max-user-failures N      failed logins per username, from any address, before only clients that logged
+                             in from their address before are checked; 0: off (default 50)
+  --max-global-failures N    ... and in all, for any username (default 100)
+  --max-unauthenticated N    requests without credentials per address, not followed by a login (default 100)
+  --auth-failure-window SEC  the window all of these are counted in (default 60)
   --socket PATH              listen on this Unix socket instead of a port (for a proxy on this machine)
   --socket-mode MODE         its permissions, octal (default 660: owner and group may connect)
   --socket-group GROUP       its group, e.g. the proxy's (www-data); the service user must be a member
@@ -112,6 +119,9 @@ const OPTIONS = {
   name: { type: 'string' },
   'credentials-file': { type: 'string' },
   'max-auth-failures': { type: 'string' },
+  'max-user-failures': { type: 'string' },
+  'max-global-failures': { type: 'string' },
+  'max-unauthenticated': { type: 'string' },
   'auth-failure-window': { type: 'string' },
   'trust-proxy': { type: 'string' },
   socket: { type: 'string' },
@@ -165,6 +175,15 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   // Every flag is checked (exit 2) before the credentials are read (exit 1).
   const port = wholeNumber('--port', values.port, 8080, 0, 65_535);
   const maxAuthFailures = wholeNumber('--max-auth-failures', values['max-auth-failures'], 10, 0, 1_000_000);
+  const maxUserAuthFailures = wholeNumber('--max-user-failures', values['max-user-failures'], 50, 0, 1_000_000);
+  const maxGlobalAuthFailures = wholeNumber('--max-global-failures', values['max-global-failures'], 100, 0, 1_000_000);
+  const maxUnauthenticatedRequests = wholeNumber(
+    '--max-unauthenticated',
+    values['max-unauthenticated'],
+    100,
+    0,
+    1_000_000,
+  );
   const authFailureWindowMs = 1000 * wholeNumber('--auth-failure-window', values['auth-failure-window'], 60, 1, 86_400);
   const workers = wholeNumber('--workers', values.workers, 1, 1, 64);
   const timeouts = readTimeouts(values);
@@ -199,6 +218,9 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     credentialsFrom: credentials.from,
     credentialsFile: credentials.from === 'file' ? values['credentials-file'] : undefined,
     maxAuthFailures,
+    maxUserAuthFailures,
+    maxGlobalAuthFailures,
+    maxUnauthenticatedRequests,
     authFailureWindowMs,
     trustProxy: socket === undefined ? trustProxy : ['unix'],
     socket,

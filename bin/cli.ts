@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { dirname } from 'node:path';
+import { canonicalAddress } from '../lib/client-address.js';
 import { describeError, errorCode } from '../lib/errors.js';
 import { answerProtocolErrors, createHandler } from '../lib/index.js';
 import { pathForLog } from '../lib/request-target.js';
@@ -52,6 +53,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     setLogFormat(command.logFormat);
     if (role === 'single' && command.workers > 1) role = 'primary';
     if (role !== 'worker') warnAboutSecretFiles(command);
+    if (role !== 'worker') warnAboutLoopbackProxy(command);
     if (command.socket !== undefined) {
       useSocketMode(command.socket.mode);
       if (role !== 'worker' && letsEveryoneConnect(command.socket.mode)) {
@@ -179,6 +181,20 @@ function warnAboutPlainHttp(command: ServeCommand): void {
   }
 }
 
+/**
+ * A proxy trusted on loopback believes X-Forwarded-For from every local process, so every
+ * local user can choose the client address the throttle counts (docs/API.md, Throttling).
+ */
+function warnAboutLoopbackProxy(command: ServeCommand): void {
+  const loopback = command.trustProxy.filter(
+    (entry) => entry !== 'unix' && isLoopback(canonicalAddress(entry) ?? entry),
+  );
+  if (loopback.length === 0) return;
+  logLine(
+    `warning: --trust-proxy ${loopback.join(',')} is on loopback: every user of this machine can connect from there and choose its X-Forwarded-For, so only the per-username and global failure budgets slow their guessing; prefer --socket with --socket-group`,
+  );
+}
+
 /** How this command turns a database into a handler. */
 function handlerFor(command: ServeCommand): BuildHandler {
   return (db, onError, standIn = false) =>
@@ -188,6 +204,9 @@ function handlerFor(command: ServeCommand): BuildHandler {
       basePath: command.basePath,
       serviceName: command.serviceName,
       maxAuthFailures: command.maxAuthFailures,
+      maxUserAuthFailures: command.maxUserAuthFailures,
+      maxGlobalAuthFailures: command.maxGlobalAuthFailures,
+      maxUnauthenticatedRequests: command.maxUnauthenticatedRequests,
       authFailureWindowMs: command.authFailureWindowMs,
       trustProxy: command.trustProxy,
       corsOrigins: command.corsOrigins,

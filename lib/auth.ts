@@ -14,7 +14,7 @@ const MAX_HEADER_LENGTH = 4096;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** `Authorization` header → the credentials in it, or `undefined` when it holds none. */
-export function parseBasicAuth(header: string | undefined): { username: string; password: string } | undefined {
+export function parseBasicAuth(header: string | undefined): GivenCredentials | undefined {
   if (header === undefined || header.length > MAX_HEADER_LENGTH) return undefined;
   const match = BASIC_CREDENTIALS.exec(header);
   if (match === null) return undefined;
@@ -32,6 +32,11 @@ export function parseBasicAuth(header: string | undefined): { username: string; 
 
 /** No credentials in the header (none, another scheme, malformed): challenged, not counted. */
 export const MISSING = 0;
+/** A username and password as sent (RFC 7617). */
+export interface GivenCredentials {
+  username: string;
+  password: string;
+}
 /** Well-formed Basic credentials that do not match: a failed authentication. */
 export const REJECTED = 1;
 /** A password hash must be checked: call `verify`. */
@@ -55,12 +60,12 @@ export interface Authenticator {
    * The verdict without waiting: the user, when a plain password or a remembered
    * verification matches; `PENDING` when a hash must be checked.
    */
-  check(header: string | undefined): Verdict;
+  check(given: GivenCredentials): Verdict;
   /**
-   * Checks a hash for a header `check` called `PENDING`; `done` gets the user, `REJECTED` or
-   * `BUSY`. A waiting check whose clients have all `gone` is dropped without an answer.
+   * Checks a hash for credentials `check` called `PENDING`; `done` gets the user, `REJECTED`
+   * or `BUSY`. A waiting check whose clients have all `gone` is dropped without an answer.
    */
-  verify(header: string, done: (verdict: Settled) => void, gone?: () => boolean): void;
+  verify(given: GivenCredentials, done: (verdict: Settled) => void, gone?: () => boolean): void;
   /** Takes new users; remembered verifications are forgotten. */
   replaceUsers(users: readonly ConfiguredUser[]): void;
 }
@@ -80,11 +85,14 @@ interface Users {
   passwords: Array<Buffer | undefined>;
   hashes: Array<PasswordHash | undefined>;
   usernames: string[];
-  /** Checked for an unknown user or a wrong plain password when any user has a hash. */
-  dummy: PasswordHash | undefined;
-  /** Verified headers: SHA-256 of a secret and the header → username. Forgotten with these users. */
+  /**
+   * One hash with each hashed user's parameters that no password matches: an unknown user,
+   * or a plain user's wrong password, is checked against one of them (empty: no hashes).
+   */
+  dummies: PasswordHash[];
+  /** Verified credentials: SHA-256 of a secret, user and password → username. Forgotten with these users. */
   verified: Map<string, string>;
-  /** Headers being checked now (the same key) → who waits for the verdict. */
+  /** Credentials being checked now (the same key) → who waits for the verdict. */
   checking: Map<string, Waiter[]>;
 }
 
@@ -93,13 +101,15 @@ interface Users {
  * hashed to fixed-length digests and compared with `timingSafeEqual` against every user,
  * so the time taken depends neither on their contents nor on which user, or which of the
  * two, is wrong. Hashes (docs/API.md, Credentials): checked on libuv's thread pool, at
- * most `maxHashChecks` at once, at most `maxQueuedHashChecks` waiting. A verified header,
- * plain or hashed, is remembered under a hash keyed with a secret of this process, so
- * nothing remembered can be turned back into a password.
+ * most `maxHashChecks` at once, at most `maxQueuedHashChecks` waiting. Verified
+ * credentials, plain or hashed, are remembered under a hash keyed with a secret of this
+ * process, so nothing remembered can be turned back into a password.
  */
 export function createAuthenticator(initial: readonly ConfiguredUser[], limits: AuthenticatorLimits): Authenticator {
-  // The memory of verified headers is keyed by SHA-256(secret ‖ header) with a secret of
-  // this process: one-way, and useless for a dictionary made elsewhere. (A secret prefix,
+  // The memory of verified credentials is keyed by SHA-256(secret ‖ user ‖ ":" ‖ password)
+  // with a secret of this process: one-way, and useless for a dictionary made elsewhere.
+  // Keyed on what the header means, not its spelling: `basic`, extra spaces or padding
+  // cost no second check. (A secret prefix,
   // not HMAC: nobody sees these keys, so length extension does not matter, and Node's
   // one-shot hash is several times cheaper than an Hmac object on every request.)
   const cacheSecret = randomBytes(32).toString('base64');
@@ -108,8 +118,19 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
   /** Checks waiting for a free slot; each says whether it started one. */
   const waiting: Array<() => boolean> = [];
 
-  function remembered(header: string): string {
-    return oneShotSha256(cacheSecret + header);
+  function remembered({ username, password }: GivenCredentials): string {
+    // RFC 7617 §2: the username holds no colon, so the first one ends it.
+    return oneShotSha256(`${cacheSecret}${username}:${password}`);
+  }
+
+  /**
+   * The dummy hash an unknown `username` is checked against: always the same one for the
+   * same name, chosen by a keyed digest among one per hashed user, so that an unknown user
+   * costs what some configured user costs, and which one tells nothing.
+   */
+  function dummyFor(current: Users, username: string): PasswordHash {
+    const pick = createHash('sha256').update(cacheSecret).update(username, 'utf8').digest().readUInt32BE(0);
+    return current.dummies[pick % current.dummies.length] as PasswordHash;
   }
 
   /** The index of the user whose name matches, or -1; every user is compared. */
@@ -123,18 +144,14 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
     return found;
   }
 
-  function check(header: string | undefined): Verdict {
-    if (header === undefined || header.length > MAX_HEADER_LENGTH) return MISSING;
+  function check(given: GivenCredentials): Verdict {
     const current = users;
-    // A header verified before is answered from memory: one keyed digest instead of the
-    // parsing and digests below (most of a status request's cost: BENCHMARKS.md,
-    // "Remembered credentials"). A miss tells the sender nothing: only the right
-    // credentials are ever remembered.
-    const key = remembered(header);
+    // Credentials verified before are answered from memory: one keyed digest instead of
+    // the digests below and, for a hash, a check. A miss tells the sender nothing: only
+    // the right credentials are ever remembered.
+    const key = remembered(given);
     const known = current.verified.get(key);
     if (known !== undefined) return known;
-    const given = parseBasicAuth(header);
-    if (given === undefined) return MISSING;
     const name = digest(given.username);
     const password = digest(given.password);
     let accepted = -1;
@@ -146,18 +163,16 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
       // `&`, not `&&`: no early return on the user.
       if ((Number(userMatches) & Number(passwordMatches) & Number(expected !== undefined)) === 1) accepted = i;
     }
-    if (accepted === -1) return current.dummy === undefined ? REJECTED : PENDING;
+    if (accepted === -1) return current.dummies.length === 0 ? REJECTED : PENDING;
     const user = current.usernames[accepted] as string;
     remember(current, key, user);
     return user;
   }
 
-  function verify(header: string, done: (verdict: Settled) => void, gone: () => boolean = never): void {
+  function verify(given: GivenCredentials, done: (verdict: Settled) => void, gone: () => boolean = never): void {
     const current = users;
-    const given = parseBasicAuth(header);
-    if (given === undefined) return done(MISSING);
-    const key = remembered(header);
-    // The same header already being checked (a client's first requests in parallel): one
+    const key = remembered(given);
+    // The same credentials already being checked (a client's first requests in parallel): one
     // check answers them all.
     const waiters = current.checking.get(key);
     if (waiters !== undefined) return void waiters.push({ done, gone });
@@ -166,7 +181,7 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
     const index = findUser(current, given.username);
     const own = index === -1 ? undefined : current.hashes[index];
     // An unknown user, or a plain user with a wrong password, costs one check like a wrong password.
-    const target = own ?? (current.dummy as PasswordHash);
+    const target = own ?? dummyFor(current, given.username);
     waiting.push(() => {
       // Every client that waited for this check has gone: it is not worth a core.
       if ((current.checking.get(key) ?? []).every((waiter) => waiter.gone())) {
@@ -181,7 +196,7 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
         current.checking.delete(key);
         // The credentials changed while this was checked: judge it by the new ones.
         if (current !== users) {
-          for (const waiter of answer) retry(header, waiter);
+          for (const waiter of answer) retry(given, waiter);
           return;
         }
         const verdict = matches && own !== undefined ? (current.usernames[index] as string) : REJECTED;
@@ -202,9 +217,9 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
     }
   }
 
-  function retry(header: string, { done, gone }: Waiter): void {
-    const verdict = check(header);
-    if (verdict === PENDING) verify(header, done, gone);
+  function retry(given: GivenCredentials, { done, gone }: Waiter): void {
+    const verdict = check(given);
+    if (verdict === PENDING) verify(given, done, gone);
     else done(verdict);
   }
 
@@ -226,13 +241,12 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
 }
 
 function prepare(list: readonly ConfiguredUser[]): Users {
-  const firstHash = list.find((user) => user.kind === 'hash');
   return {
     names: list.map((user) => digest(user.username)),
     passwords: list.map((user) => (user.kind === 'password' ? digest(user.password) : undefined)),
     hashes: list.map((user) => (user.kind === 'hash' ? user.hash : undefined)),
     usernames: list.map((user) => user.username),
-    dummy: firstHash?.kind === 'hash' ? dummyHash(firstHash.hash) : undefined,
+    dummies: list.flatMap((user) => (user.kind === 'hash' ? [dummyHash(user.hash)] : [])),
     verified: new Map(),
     checking: new Map(),
   };

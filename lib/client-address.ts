@@ -3,23 +3,32 @@
 // entry, the one that proxy appended. Earlier entries are whatever the client sent.
 
 import type { IncomingMessage } from 'node:http';
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 
 /** The name `trustProxy` uses for a peer on a Unix socket, which has no address. */
 export const UNIX_SOCKET_PEER = 'unix';
 
 /** Which peers may speak for the client; built once by createHandler. */
-export type TrustedPeers = ReadonlySet<string>;
+export interface TrustedPeers {
+  /** The proxies' addresses; BlockList compares IPv6 in any spelling. */
+  addresses: BlockList;
+  /** Whether a peer on a Unix socket is a proxy. */
+  unix: boolean;
+  /** Whether any peer is trusted at all. */
+  any: boolean;
+}
 
 /**
  * The canonical form of an IP address, so that `::ffff:127.0.0.1` (how a dual-stack
  * socket reports an IPv4 peer) and `127.0.0.1` are one address, and `FE80:0::1` and
- * `fe80::1` are one too. `undefined` for anything that is not an IP address.
+ * `fe80::1` are one too. `undefined` for anything that is not an IP address, an IPv6
+ * address with a zone id (`fe80::1%eth0`) included: a zone names an interface of the
+ * machine that wrote it, which means nothing here.
  */
 export function canonicalAddress(text: string): string | undefined {
   const family = isIP(text);
   if (family === 4) return text;
-  if (family !== 6) return undefined;
+  if (family !== 6 || text.includes('%')) return undefined;
   // The URL parser writes IPv6 in RFC 5952's canonical form, IPv4-mapped ones as `::ffff:7f00:1`.
   const canonical = new URL(`http://[${text}]/`).hostname.slice(1, -1);
   const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(canonical);
@@ -29,18 +38,43 @@ export function canonicalAddress(text: string): string | undefined {
   return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
 }
 
-/** Canonical forms of the configured proxies; the caller has validated each entry. */
-export function trustedPeers(addresses: readonly string[]): TrustedPeers {
-  return new Set(addresses.map((address) => canonicalAddress(address) ?? address));
+/**
+ * What the throttle counts for a client address: an IPv4 address as it is, an IPv6
+ * address by its /64 (`2001:db8:1:2::/64`; `address` is canonical), since one subscriber or host gets a whole /64
+ * and can use any address in it.
+ */
+export function throttleKey(address: string): string {
+  if (!address.includes(':')) return address;
+  const [head = '', tail = ''] = address.split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === '' ? [] : tail.split(':');
+  const groups = address.includes('::')
+    ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right]
+    : left;
+  return `${canonicalAddress(`${groups.slice(0, 4).join(':')}::`) ?? address}/64`;
+}
+
+/** The configured proxies; the caller has validated each entry. */
+export function trustedPeers(entries: readonly string[]): TrustedPeers {
+  const addresses = new BlockList();
+  for (const entry of entries) {
+    const address = canonicalAddress(entry);
+    if (address !== undefined) addresses.addAddress(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
+  }
+  return { addresses, unix: entries.includes(UNIX_SOCKET_PEER), any: entries.length > 0 };
 }
 
 /** The address a throttle counts and a log line shows for `req`. */
 export function clientAddress(req: IncomingMessage, trusted: TrustedPeers): string {
   const remote = req.socket.remoteAddress;
-  const peer = remote === undefined ? UNIX_SOCKET_PEER : (canonicalAddress(remote) ?? remote);
-  if (trusted.size === 0 || !trusted.has(peer)) return peer;
+  // A link-local peer comes with its zone (`fe80::1%lo`): the address without it.
+  const peer = remote === undefined ? UNIX_SOCKET_PEER : (canonicalAddress(remote.replace(/%.*$/, '')) ?? remote);
+  if (!trusted.any) return peer;
+  const isProxy =
+    peer === UNIX_SOCKET_PEER ? trusted.unix : trusted.addresses.check(peer, isIP(peer) === 6 ? 'ipv6' : 'ipv4');
+  if (!isProxy) return peer;
   const forwarded = req.headers['x-forwarded-for'];
   const last = (Array.isArray(forwarded) ? forwarded.join(',') : forwarded)?.split(',').pop()?.trim();
-  // A value that is not an address is not the proxy's: count the proxy itself.
+  // A value that is not an address (a zone id included) is not the proxy's: count the proxy itself.
   return (last !== undefined && canonicalAddress(last)) || peer;
 }

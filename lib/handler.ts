@@ -14,8 +14,8 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from 'better-sqlite3';
-import { BUSY, challenge, createAuthenticator, MISSING, PENDING, REJECTED, type Settled } from './auth.js';
-import { clientAddress, trustedPeers } from './client-address.js';
+import { BUSY, challenge, createAuthenticator, PENDING, parseBasicAuth, REJECTED, type Settled } from './auth.js';
+import { clientAddress, throttleKey, trustedPeers } from './client-address.js';
 import { createCors } from './cors.js';
 import { validateCredentials } from './credentials.js';
 import { isNotReadableNow } from './errors.js';
@@ -59,8 +59,12 @@ export function createHandler(
   const authenticator = createAuthenticator(validateCredentials(credentials), settings);
   const throttle = createThrottle({
     maxFailures: settings.maxAuthFailures,
+    maxUserFailures: settings.maxUserAuthFailures,
+    maxGlobalFailures: settings.maxGlobalAuthFailures,
+    maxUnauthenticated: settings.maxUnauthenticatedRequests,
     windowMs: settings.authFailureWindowMs,
     maxAddresses: settings.maxTrackedAddresses,
+    maxKnownClients: settings.maxKnownClients,
     now: settings.now,
   });
   const cors = createCors(settings.corsOrigins);
@@ -98,19 +102,38 @@ export function createHandler(
     }
   }
 
-  /** Throttle, then credentials; a password hash is checked off the event loop. */
+  /**
+   * Throttle, then credentials (docs/API.md, Throttling); a password hash is checked off the
+   * event loop, counted as a failure while it runs so that parallel guesses see it.
+   */
   function authenticate(exchange: Exchange): void {
     const { req, res, facts } = exchange;
-    const retryAfter = throttle.retryAfter(facts.clientAddress);
-    if (retryAfter > 0) return sendError(res, 429, MESSAGES.throttled, ['Retry-After', String(retryAfter)]);
-    const header = req.headers.authorization;
-    const verdict = authenticator.check(header);
-    if (verdict !== PENDING) return afterAuthentication(exchange, verdict);
+    const address = throttleKey(facts.clientAddress);
+    const blocked = throttle.retryAfter(address);
+    if (blocked > 0) return throttled(res, blocked);
+    const given = parseBasicAuth(req.headers.authorization);
+    if (given === undefined) {
+      // No credentials: challenged, not a failure; a flood of them is cut off.
+      const wait = throttle.recordUnauthenticated(address);
+      if (wait > 0) return throttled(res, wait);
+      return sendError(res, 401, MESSAGES.unauthorized, challengeHeader);
+    }
+    // The username's or the global budget is spent: only clients that logged in from this
+    // address before are checked, everyone else waits for the window without a check.
+    const budget = throttle.budgetRetryAfter(given.username, address);
+    if (budget > 0) return throttled(res, budget);
+    const verdict = authenticator.check(given);
+    if (verdict !== PENDING) {
+      if (verdict === REJECTED) throttle.recordFailure(address, given.username);
+      return afterAuthentication(exchange, verdict, address);
+    }
+    throttle.recordFailure(address, given.username);
     authenticator.verify(
-      header as string,
+      given,
       (late) => {
         try {
-          afterAuthentication(exchange, late);
+          if (late !== REJECTED) throttle.forgive(address, given.username);
+          afterAuthentication(exchange, late, address);
         } catch (error: unknown) {
           fail(error, req, res);
         }
@@ -119,15 +142,17 @@ export function createHandler(
     );
   }
 
-  /** The verdict on the credentials, then path, method and endpoint. */
-  function afterAuthentication(exchange: Exchange, verdict: Settled): void {
+  /** 429 from the throttle; the connection closes, so a pipelined flood ends with it. */
+  function throttled(res: ServerResponse, seconds: number): void {
+    sendError(res, 429, MESSAGES.throttled, ['Retry-After', String(seconds), 'Connection', 'close']);
+  }
+
+  /** The verdict on the credentials (failures already counted), then path, method and endpoint. */
+  function afterAuthentication(exchange: Exchange, verdict: Settled, address: string): void {
     const { req, res, path, facts } = exchange;
     if (verdict === BUSY) return sendError(res, 429, MESSAGES.throttled, RETRY_AFTER_AUTH_BUSY);
-    if (verdict === MISSING || verdict === REJECTED) {
-      // docs/API.md, Throttling: only well-formed Basic credentials that do not match count.
-      if (verdict === REJECTED) throttle.recordFailure(facts.clientAddress);
-      return sendError(res, 401, MESSAGES.unauthorized, challengeHeader);
-    }
+    if (typeof verdict !== 'string') return sendError(res, 401, MESSAGES.unauthorized, challengeHeader);
+    throttle.recordSuccess(address, verdict);
     facts.user = verdict;
 
     if (path !== statusPath && path !== searchPath) return sendError(res, 404, MESSAGES.notFound);

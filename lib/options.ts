@@ -29,13 +29,17 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
     serviceName: 'booking-search-server',
     onError: writeToStderr,
     maxAuthFailures: 10,
+    maxUserAuthFailures: 50,
+    maxGlobalAuthFailures: 100,
+    maxUnauthenticatedRequests: 100,
     authFailureWindowMs: 60_000,
     maxTrackedAddresses: 10_000,
+    maxKnownClients: 1000,
     trustProxy: [],
     corsOrigins: [],
     // One core stays free for the event loop; libuv's pool (4 threads) keeps two for other work.
     maxHashChecks: Math.max(1, Math.min(2, availableParallelism() - 1)),
-    maxQueuedHashChecks: 32,
+    maxQueuedHashChecks: 128,
     maxVerifiedCredentials: 1000,
     maxWaitingSearches: 64,
     now: Date.now,
@@ -55,7 +59,14 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
   ensure(typeof settings.onError === 'function', 'options.onError must be a function');
   ensure(isWhole(settings.maxAuthFailures, 0), 'options.maxAuthFailures must be a whole number ≥ 0');
   ensure(isWhole(settings.authFailureWindowMs, 1), 'options.authFailureWindowMs must be a whole number ≥ 1');
+  ensure(isWhole(settings.maxUserAuthFailures, 0), 'options.maxUserAuthFailures must be a whole number ≥ 0');
+  ensure(isWhole(settings.maxGlobalAuthFailures, 0), 'options.maxGlobalAuthFailures must be a whole number ≥ 0');
+  ensure(
+    isWhole(settings.maxUnauthenticatedRequests, 0),
+    'options.maxUnauthenticatedRequests must be a whole number ≥ 0',
+  );
   ensure(isWhole(settings.maxTrackedAddresses, 1), 'options.maxTrackedAddresses must be a whole number ≥ 1');
+  ensure(isWhole(settings.maxKnownClients, 1), 'options.maxKnownClients must be a whole number ≥ 1');
   settings.trustProxy = validateTrustProxy(settings.trustProxy);
   ensure(isWhole(settings.maxHashChecks, 1), 'options.maxHashChecks must be a whole number ≥ 1');
   ensure(isWhole(settings.maxQueuedHashChecks, 0), 'options.maxQueuedHashChecks must be a whole number ≥ 0');

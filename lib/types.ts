@@ -39,12 +39,46 @@ export interface HandlerOptions {
    * ever sees the fixed message. Default: writes the error to stderr.
    */
   onError?: ((error: unknown, req: IncomingMessage) => void) | undefined;
-  /** Failed authentications from one client address that trigger `429`. `0` turns throttling off. Default `10`. */
+  /**
+   * Failed authentications from one client address (an IPv6 address counts by its /64)
+   * that trigger `429` for that address. `0` turns this off. Default `10`.
+   */
   maxAuthFailures?: number | undefined;
-  /** The window, in milliseconds, in which `maxAuthFailures` failures trigger `429`. Default `60000`. */
+  /**
+   * Failed authentications for one username, from any address, after which credentials
+   * for it are checked only from addresses it logged in from before (`maxKnownClients`);
+   * others get `429` until the window ends. `0` turns this off. Default `50` (3,000
+   * guesses an hour at most against one username with the default window).
+   */
+  maxUserAuthFailures?: number | undefined;
+  /**
+   * Failed authentications in all, for any username from any address, after which only
+   * known clients are checked until the window ends. `0` turns this off. Default `100`
+   * (6,000 guesses an hour at most in all with the default window).
+   */
+  maxGlobalAuthFailures?: number | undefined;
+  /**
+   * Requests without credentials from one client address within the window, not followed
+   * by a successful login from it, after which such requests get `429` and their
+   * connection is closed (never counted as failures; a login clears the count). A client
+   * that asks first without credentials (urllib, `curl --anyauth`) logs in after each
+   * one, so it never gets near this. `0` turns this off. Default `100`.
+   */
+  maxUnauthenticatedRequests?: number | undefined;
+  /** The window, in milliseconds, in which failures are counted (all of the limits above). Default `60000`. */
   authFailureWindowMs?: number | undefined;
-  /** How many client addresses the throttle remembers at most; the oldest is dropped first. Default `10000`. */
+  /**
+   * How many client addresses (and, apart, usernames) the throttle counts at most; when
+   * full, the oldest that is not blocked is dropped first, so that failures from other
+   * addresses never free a blocked one. Blocked addresses are kept apart, up to the
+   * same number. Default `10000`.
+   */
   maxTrackedAddresses?: number | undefined;
+  /**
+   * (username, address) pairs that logged in, remembered so that the username's and the
+   * global budget never lock them out; the least recent is forgotten first. Default `1000`.
+   */
+  maxKnownClients?: number | undefined;
   /**
    * The reverse proxies in front of this service: IP addresses (`"127.0.0.1"`, `"::1"`;
    * `::ffff:`-mapped forms count as IPv4) and `"unix"` for a peer on a Unix socket. A
@@ -68,12 +102,15 @@ export interface HandlerOptions {
   maxHashChecks?: number | undefined;
   /**
    * Hash checks that may wait for their turn; a request beyond them is answered `429` with
-   * `Retry-After: 1` without a check (and is not counted as a failure). Default `32`.
+   * `Retry-After: 1` without a check (and is not counted as a failure). Default `128`,
+   * above `maxGlobalAuthFailures`, so that the failure budgets, which count a check while
+   * it waits, turn a flood away before the queue does.
    */
   maxQueuedHashChecks?: number | undefined;
   /**
-   * Verified `Authorization` values remembered, so that a client's next request is not
-   * hashed again; the oldest is forgotten first. Default `1000`.
+   * Verified credentials (username and password, however the header spells them)
+   * remembered, so that a client's next request is not hashed again; the oldest is
+   * forgotten first. Default `1000`.
    */
   maxVerifiedCredentials?: number | undefined;
   /**

@@ -246,9 +246,17 @@ test('--trust-proxy: X-Forwarded-For counts only from the named proxy, never fro
     (await requestFrom('127.0.0.1', status, { authorization: AUTH, 'x-forwarded-for': '10.0.0.9' })).status,
     200,
   );
-  const log = (await server.stop()).stdout;
+  const { stdout: log, stderr } = await server.stop();
   assert.match(log, new RegExp(String.raw`^${TIME} 127\.0\.0\.2 - GET /api/v1/status 429 `, 'm'));
   assert.match(log, new RegExp(String.raw`^${TIME} 10\.0\.0\.9 kasse GET /api/v1/status 200 `, 'm'));
+  // Any local user can connect from 127.0.0.1 as well and choose its X-Forwarded-For.
+  assert.match(
+    stderr,
+    new RegExp(
+      String.raw`^${TIME} warning: --trust-proxy 127\.0\.0\.1 is on loopback: every user of this machine can connect from there and choose its X-Forwarded-For`,
+      'm',
+    ),
+  );
 });
 
 test('command-line mistakes around --socket and --trust-proxy exit 2 and say what to write', async () => {

@@ -3,11 +3,26 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createAuthenticator, PENDING, REJECTED, type Verdict } from '../lib/auth.js';
+import {
+  type Authenticator,
+  createAuthenticator,
+  type GivenCredentials,
+  MISSING,
+  PENDING,
+  parseBasicAuth,
+  REJECTED,
+  type Verdict,
+} from '../lib/auth.js';
 import { validateCredentials } from '../lib/credentials.js';
 import { createHandler } from '../lib/index.js';
 import type { Credentials } from '../lib/types.js';
 import { basicAuth, HASH_OF_ALT, HASH_OF_NEU, openFixture } from './support/helpers.js';
+
+/** `check` on what an `Authorization` header holds; `MISSING` when it holds no credentials. */
+function checkHeader(authenticator: Authenticator, header: string | undefined): Verdict {
+  const given = parseBasicAuth(header);
+  return given === undefined ? MISSING : authenticator.check(given);
+}
 
 const WEAK = '$scrypt$ln=16,r=8,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g';
 
@@ -111,8 +126,10 @@ test('no user oracle: an unknown user and a wrong password of a hashed user take
     // Interleaved, so that the machine's drift hits each kind alike.
     for (const kind of i % 2 === 0 ? kinds : [...kinds].reverse()) {
       const started = process.hrtime.bigint();
-      assert.equal(authenticator.check(headers[kind]), PENDING);
-      const verdict = await new Promise<Verdict>((resolve) => authenticator.verify(headers[kind], resolve));
+      assert.equal(checkHeader(authenticator, headers[kind]), PENDING);
+      const verdict = await new Promise<Verdict>((resolve) =>
+        authenticator.verify(parseBasicAuth(headers[kind]) as GivenCredentials, resolve),
+      );
       assert.equal(verdict, REJECTED);
       samples[kind].push(Number(process.hrtime.bigint() - started));
     }
@@ -121,4 +138,47 @@ test('no user oracle: an unknown user and a wrong password of a hashed user take
   const ratio = median(samples.unknownUser) / median(samples.wrongPassword);
   // Without the dummy hash an unknown user would be answered in microseconds (ratio ~0.001).
   assert.ok(ratio > 0.5 && ratio < 2, `unknown user / wrong password = ${ratio.toFixed(3)}`);
+});
+
+test('no user oracle with mixed hash parameters: each unknown user costs what one of the configured users costs', async () => {
+  // OWASP's cheapest row, and a user whose hash costs about twice as much, listed first
+  // and second: before, every unknown user cost what the first one costs.
+  const cheap = '$scrypt$ln=13,r=8,p=10$t32q+swFKtNFG8W4WW+iuQ$U0czAa6OOpWzh9L2w5ap1+3c6cTCjm0HrcAHxLR0PKk';
+  const dear = '$scrypt$ln=14,r=8,p=10$4oyMi7+q9UrnvXT5OfxyZQ$8keuGIM9J34i52lWDePzZCPAJFY4iGhHF8zoiP9TPEc';
+  const authenticator = createAuthenticator(
+    validateCredentials([
+      { username: 'bank', passwordHash: cheap },
+      { username: 'pruefer', passwordHash: dear },
+    ]),
+    LIMITS,
+  );
+  const time = async (username: string): Promise<number> => {
+    const given = { username, password: 'falsch' };
+    const started = process.hrtime.bigint();
+    assert.equal(authenticator.check(given), PENDING);
+    assert.equal(await new Promise<Verdict>((resolve) => authenticator.verify(given, resolve)), REJECTED);
+    return Number(process.hrtime.bigint() - started) / 1e6;
+  };
+  const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1] as number;
+  const bank: number[] = [];
+  const pruefer: number[] = [];
+  const unknown: number[] = [];
+  // 14 unknown names, interleaved with the two users so that the machine's drift hits all alike.
+  for (let i = 0; i < 14; i += 1) {
+    if (i % 4 === 0) bank.push(await time('bank'));
+    unknown.push(await time(`niemand${i}`));
+    if (i % 4 === 2) pruefer.push(await time('pruefer'));
+  }
+  const [low, high] = [median(bank), median(pruefer)];
+  const figures = `bank ${low.toFixed(0)} ms, pruefer ${high.toFixed(0)} ms, unknown ${unknown.map((ms) => ms.toFixed(0)).join(' ')}`;
+  assert.ok(high > 1.4 * low, `the two users' hashes differ in cost: ${figures}`);
+  // Each unknown name is checked against one user's parameters, chosen by the name: over
+  // 14 names each cost turns up at least twice (otherwise: a chance of about 1 in 1,000).
+  // Before, every unknown name cost what bank costs. The bounds leave room for a busy machine.
+  assert.ok(unknown.filter((ms) => ms < 1.25 * low).length >= 2, `unknown names that cost what bank costs: ${figures}`);
+  assert.ok(
+    unknown.filter((ms) => ms > 0.8 * high).length >= 2,
+    `unknown names that cost what pruefer costs: ${figures}`,
+  );
+  assert.ok(Math.min(...unknown) > 0.4 * low, `none is answered without a check: ${figures}`);
 });

@@ -1,6 +1,8 @@
 // Authentication and throttling over real HTTP (docs/API.md, Authentication).
 
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { test } from 'node:test';
 import {
   AUTH,
@@ -167,4 +169,100 @@ test('only well-formed Basic credentials that do not match count as failures (ch
   for (let i = 0; i < 3; i += 1) assertUnauthorized(await request(status, { headers: wrong }));
   assertReply(await get(status), 429, THROTTLED);
   assertReply(await request(status), 429, THROTTLED);
+});
+
+/** Through a trusted proxy on 127.0.0.1: each request names its client in X-Forwarded-For. */
+function viaProxy(status: string, forwarded: string, authorization?: string): Promise<Reply> {
+  const headers: Record<string, string> = { 'x-forwarded-for': forwarded };
+  if (authorization !== undefined) headers['authorization'] = authorization;
+  return request(status, { headers });
+}
+
+test('IPv6 addresses count per /64: ten wrong passwords from ten addresses of one /64 block all of it', async (t) => {
+  const origin = await serveFixture(t, { trustProxy: ['127.0.0.1'] });
+  const status = `${origin}/api/v1/status`;
+  for (let i = 1; i <= 10; i += 1) {
+    assertUnauthorized(await viaProxy(status, `2001:db8:1:2::${i.toString(16)}`, basicAuth('kasse', `raten${i}`)));
+  }
+  const blocked = await viaProxy(status, '2001:db8:1:2:ffff:ffff:ffff:ffff', AUTH);
+  assertReply(blocked, 429, THROTTLED);
+  assert.equal(blocked.headers['retry-after'], '60');
+  assert.equal((await viaProxy(status, '2001:db8:1:3::1', AUTH)).status, 200, 'the next /64 is another client');
+});
+
+test('guessing from fresh addresses stops at the username budget; a client that logged in before still gets in', async (t) => {
+  let now = 7_000_000;
+  const origin = await serveFixture(t, { trustProxy: ['127.0.0.1'], now: () => now });
+  const status = `${origin}/api/v1/status`;
+  assert.equal((await viaProxy(status, '192.0.2.7', AUTH)).status, 200, 'the client logs in once');
+  const answers: number[] = [];
+  // 60 wrong passwords for kasse, each from a fresh address, as a local user behind a
+  // loopback proxy can send them.
+  for (let i = 0; i < 60; i += 1) {
+    answers.push((await viaProxy(status, `198.51.100.${i}`, basicAuth('kasse', `raten${i}`))).status);
+  }
+  assert.deepEqual(answers, [...Array(50).fill(401), ...Array(10).fill(429)]);
+  const fresh = await viaProxy(status, '203.0.113.50', AUTH);
+  assertReply(fresh, 429, THROTTLED);
+  assert.equal(fresh.headers['retry-after'], '60', 'the right password from a new address waits for the window');
+  assert.equal(fresh.headers['connection'], 'close');
+  assert.equal((await viaProxy(status, '192.0.2.7', AUTH)).status, 200, 'the known client is checked and let in');
+  assert.equal(
+    (await viaProxy(status, '203.0.113.51', basicAuth('pruefer', 'raten'))).status,
+    401,
+    'another username is still checked',
+  );
+  now += 60_000;
+  assert.equal((await viaProxy(status, '203.0.113.50', AUTH)).status, 200, 'after the window');
+});
+
+test('the global budget: failures over many usernames stop every address but known clients', async (t) => {
+  const origin = await serveFixture(t, { trustProxy: ['127.0.0.1'], maxGlobalAuthFailures: 20 });
+  const status = `${origin}/api/v1/status`;
+  assert.equal((await viaProxy(status, '2001:db8:7::1', AUTH)).status, 200);
+  const answers: number[] = [];
+  for (let i = 0; i < 25; i += 1) {
+    answers.push((await viaProxy(status, `198.51.100.${i}`, basicAuth(`user${i}`, 'raten'))).status);
+  }
+  assert.deepEqual(answers, [...Array(20).fill(401), ...Array(5).fill(429)]);
+  assert.equal((await viaProxy(status, '203.0.113.9', AUTH)).status, 429);
+  assert.equal((await viaProxy(status, '2001:db8:7::2', AUTH)).status, 200, 'same /64 as the known client');
+});
+
+test('requests without credentials: the 101st within a minute gets 429 and a closed connection; a login clears the count', async (t) => {
+  const origin = await serveFixture(t);
+  const status = `${origin}/api/v1/status`;
+  // A challenge-first client (urllib, curl --anyauth): one without, then one with, 150 times.
+  for (let i = 0; i < 150; i += 1) {
+    assert.equal((await request(status)).status, 401);
+    assert.equal((await get(status)).status, 200);
+  }
+  for (let i = 0; i < 100; i += 1) assertUnauthorized(await request(status));
+  const cut = await request(status);
+  assertReply(cut, 429, THROTTLED);
+  assert.equal(cut.headers['connection'], 'close');
+  assert.equal((await get(status)).status, 200, 'credentials are still checked, and clear the count');
+  assertUnauthorized(await request(status));
+});
+
+test('a pipelined flood without credentials ends with one 429 and a closed connection', async (t) => {
+  const origin = await serveFixture(t);
+  const { hostname, port } = new URL(origin);
+  const socket = connect(Number(port), hostname);
+  t.after(() => socket.destroy());
+  let received = '';
+  socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+  socket.write('GET /api/v1/status HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(1000));
+  await once(socket, 'close');
+  const statuses = [...received.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((match) => match[1]);
+  assert.deepEqual(statuses, [...Array(100).fill('401'), '429']);
+});
+
+test('an X-Forwarded-For entry with an IPv6 zone id is ignored, never a 500', async (t) => {
+  const origin = await serveFixture(t, { trustProxy: ['127.0.0.1'], maxAuthFailures: 2 });
+  const status = `${origin}/api/v1/status`;
+  assert.equal((await viaProxy(status, 'fe80::1%eth0', AUTH)).status, 200);
+  for (let i = 0; i < 2; i += 1) assertUnauthorized(await viaProxy(status, `fe80::${i}%eth0`, basicAuth('kasse', 'x')));
+  // Both counted under the proxy itself, not under made-up keys.
+  assert.equal((await viaProxy(status, 'fe80::9%lo', AUTH)).status, 429);
 });

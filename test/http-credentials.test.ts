@@ -216,3 +216,51 @@ test('a waiting check whose client has hung up is dropped, not computed', async 
   const second = await burst(served.status, [wrong(4), wrong(5), wrong(6), wrong(7)]);
   assert.deepEqual((await second.answers).sort(), ['401', '401', '401', '429 retry-after 1']);
 });
+
+// ln=13, p=10: OWASP's cheapest row, so that these tests need no second of CPU per check.
+const CHEAP_HASH_OF_ALT = '$scrypt$ln=13,r=8,p=10$t32q+swFKtNFG8W4WW+iuQ$U0czAa6OOpWzh9L2w5ap1+3c6cTCjm0HrcAHxLR0PKk';
+
+test('the right credentials spelled another way (basic, extra spaces, = padding) are remembered: one hash check in all', async (t) => {
+  const served = await serveUsers(t, { username: 'kasse', passwordHash: CHEAP_HASH_OF_ALT });
+  const payload = Buffer.from('kasse:alt').toString('base64');
+  const spellings = [`Basic ${payload}`, `basic ${payload}`, `BASIC   ${payload}`, `Basic ${payload}==`];
+  for (const authorization of spellings) {
+    assert.equal((await request(served.status, { headers: { authorization } })).status, 200, authorization);
+  }
+  assert.deepEqual(
+    spellings.map((spelling) => served.atOnce.get(spelling)),
+    [[false], [true], [true], [true]],
+    'only the first waits for a hash check',
+  );
+});
+
+test('parallel wrong passwords from one address: a check counts while it waits, so only maxAuthFailures are checked', async (t) => {
+  const served = await serveUsers(
+    t,
+    { username: 'kasse', passwordHash: CHEAP_HASH_OF_ALT },
+    { maxHashChecks: 1, maxQueuedHashChecks: 20, maxAuthFailures: 3 },
+  );
+  const { answers } = await burst(
+    served.status,
+    Array.from({ length: 8 }, (_, i) => basicAuth('kasse', `falsch${i}`)),
+  );
+  // Counted only after the check, all eight were checked (33 of 40 in the review).
+  assert.deepEqual((await answers).sort(), [...Array(3).fill('401'), ...Array(5).fill('429 retry-after 60')]);
+});
+
+test('a right password whose check was counted while it waited is taken back: it does not use up the address', async (t) => {
+  const served = await serveUsers(
+    t,
+    { username: 'kasse', passwordHash: CHEAP_HASH_OF_ALT },
+    { maxHashChecks: 1, maxAuthFailures: 2 },
+  );
+  for (let i = 0; i < 3; i += 1) {
+    const header = basicAuth('kasse', 'alt');
+    served.handler.updateCredentials({ username: 'kasse', passwordHash: CHEAP_HASH_OF_ALT }); // forget: check again
+    assert.equal((await request(served.status, { headers: { authorization: header } })).status, 200);
+  }
+  assert.equal(
+    (await request(served.status, { headers: { authorization: basicAuth('kasse', 'falsch') } })).status,
+    401,
+  );
+});

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { test } from 'node:test';
-import { canonicalAddress, clientAddress, trustedPeers } from '../../lib/client-address.js';
+import { canonicalAddress, clientAddress, throttleKey, trustedPeers } from '../../lib/client-address.js';
 
 test('canonicalAddress: one spelling per address, undefined for anything else', () => {
   const cases: Array<[string, string | undefined]> = [
@@ -19,6 +19,8 @@ test('canonicalAddress: one spelling per address, undefined for anything else', 
     ['10.0.0.0/8', undefined],
     ['1.2.3', undefined],
     ['', undefined],
+    ['fe80::1%eth0', undefined],
+    ['fe80::1234%lo', undefined],
   ];
   for (const [text, expected] of cases) assert.equal(canonicalAddress(text), expected, text);
 });
@@ -44,4 +46,23 @@ test('clientAddress: the last X-Forwarded-For entry only from a named proxy', ()
     assert.equal(clientAddress(fakeRequest(remote, forwarded), trusted), expected, `${remote} ${forwarded}`);
   }
   assert.equal(clientAddress(fakeRequest(undefined, '203.0.113.9'), trustedPeers([])), 'unix');
+});
+
+test('clientAddress: a link-local peer with a zone id is its address without the zone; a zoned forwarded entry is ignored', () => {
+  assert.equal(clientAddress(fakeRequest('fe80::1234%lo'), trustedPeers([])), 'fe80::1234');
+  const trusted = trustedPeers(['fe80::1']);
+  assert.equal(clientAddress(fakeRequest('fe80::1%eth0', '203.0.113.9'), trusted), '203.0.113.9');
+  assert.equal(clientAddress(fakeRequest('fe80::1%eth0', 'fe80::2%eth0'), trusted), 'fe80::1');
+});
+
+test('throttleKey: IPv4 as it is, IPv6 by its /64', () => {
+  const cases: Array<[string, string]> = [
+    ['203.0.113.9', '203.0.113.9'],
+    ['2001:db8:1:2::5', '2001:db8:1:2::/64'],
+    ['2001:db8:1:2:ffff:ffff:ffff:ffff', '2001:db8:1:2::/64'],
+    ['2001:db8::1', '2001:db8::/64'],
+    ['::1', '::/64'],
+    ['unix', 'unix'],
+  ];
+  for (const [address, expected] of cases) assert.equal(throttleKey(address), expected, address);
 });

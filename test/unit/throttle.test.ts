@@ -1,19 +1,34 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createThrottle } from '../../lib/throttle.js';
+import { createThrottle, type ThrottleSettings } from '../../lib/throttle.js';
 
 function clock(start = 1_000_000) {
   let time = start;
   return { now: () => time, advance: (ms: number) => (time += ms) };
 }
 
+/** The library's defaults, with `overrides`. */
+function settings(now: () => number, overrides: Partial<ThrottleSettings> = {}): ThrottleSettings {
+  return {
+    maxFailures: 10,
+    maxUserFailures: 50,
+    maxGlobalFailures: 100,
+    maxUnauthenticated: 100,
+    windowMs: 60_000,
+    maxAddresses: 10_000,
+    maxKnownClients: 1000,
+    now,
+    ...overrides,
+  };
+}
+
 test('the 10th failure within 60 s blocks the address until its window ends', () => {
   const { now, advance } = clock();
-  const throttle = createThrottle({ maxFailures: 10, windowMs: 60_000, maxAddresses: 100, now });
-  for (let i = 0; i < 9; i += 1) throttle.recordFailure('10.0.0.1');
+  const throttle = createThrottle(settings(now));
+  for (let i = 0; i < 9; i += 1) throttle.recordFailure('10.0.0.1', 'kasse');
   assert.equal(throttle.retryAfter('10.0.0.1'), 0);
   advance(20_000);
-  throttle.recordFailure('10.0.0.1');
+  throttle.recordFailure('10.0.0.1', 'kasse');
   assert.equal(throttle.retryAfter('10.0.0.1'), 40);
   advance(39_001);
   assert.equal(throttle.retryAfter('10.0.0.1'), 1);
@@ -23,41 +38,141 @@ test('the 10th failure within 60 s blocks the address until its window ends', ()
 
 test('other addresses are not affected', () => {
   const { now } = clock();
-  const throttle = createThrottle({ maxFailures: 10, windowMs: 60_000, maxAddresses: 100, now });
-  for (let i = 0; i < 10; i += 1) throttle.recordFailure('10.0.0.1');
+  const throttle = createThrottle(settings(now));
+  for (let i = 0; i < 10; i += 1) throttle.recordFailure('10.0.0.1', 'kasse');
   assert.equal(throttle.retryAfter('10.0.0.1'), 60);
   assert.equal(throttle.retryAfter('10.0.0.2'), 0);
 });
 
 test('failures spread over more than the window never block', () => {
   const { now, advance } = clock();
-  const throttle = createThrottle({ maxFailures: 10, windowMs: 60_000, maxAddresses: 100, now });
+  const throttle = createThrottle(settings(now));
   for (let i = 0; i < 100; i += 1) {
-    throttle.recordFailure('10.0.0.1');
+    throttle.recordFailure('10.0.0.1', 'kasse');
     advance(7_000);
     assert.equal(throttle.retryAfter('10.0.0.1'), 0, `after failure ${i}`);
   }
 });
 
-test('the table keeps at most maxAddresses, dropping the oldest window', () => {
+test('the table keeps at most maxAddresses below the limit, dropping the oldest window', () => {
   const { now, advance } = clock();
-  const throttle = createThrottle({ maxFailures: 2, windowMs: 60_000, maxAddresses: 3, now });
-  throttle.recordFailure('a');
-  throttle.recordFailure('a');
+  const throttle = createThrottle(settings(now, { maxFailures: 3, maxAddresses: 3, maxGlobalFailures: 0 }));
+  throttle.recordFailure('a', 'u');
+  throttle.recordFailure('a', 'u');
   for (const address of ['b', 'c', 'd']) {
     advance(1);
-    throttle.recordFailure(address);
+    throttle.recordFailure(address, 'u');
   }
   assert.equal(throttle.size, 3);
-  assert.equal(throttle.retryAfter('a'), 0, 'a, the oldest, was dropped');
-  for (let i = 0; i < 10_000; i += 1) throttle.recordFailure(`10.0.${i >> 8}.${i & 255}`);
+  throttle.recordFailure('a', 'u');
+  assert.equal(throttle.retryAfter('a'), 0, 'a, the oldest, was dropped: one more failure opens a new window');
+  for (let i = 0; i < 10_000; i += 1) throttle.recordFailure(`10.0.${i >> 8}.${i & 255}`, 'u');
   assert.equal(throttle.size, 3);
 });
 
-test('maxFailures 0 turns throttling off', () => {
+test('a blocked address stays blocked however many other addresses fail (they were 10,000 before)', () => {
+  const { now, advance } = clock();
+  const throttle = createThrottle(settings(now, { maxGlobalFailures: 0, maxUserFailures: 0 }));
+  for (let i = 0; i < 10; i += 1) throttle.recordFailure('203.0.113.9', 'kasse');
+  assert.equal(throttle.retryAfter('203.0.113.9'), 60);
+  for (let i = 0; i < 30_000; i += 1) throttle.recordFailure(`10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`, 'kasse');
+  advance(1_000);
+  assert.equal(throttle.retryAfter('203.0.113.9'), 59, 'still blocked');
+  assert.ok(throttle.size <= 2 * 10_000, `bounded: ${throttle.size}`);
+});
+
+test('blocked addresses are bounded too: a full table of blocks drops the oldest block', () => {
   const { now } = clock();
-  const throttle = createThrottle({ maxFailures: 0, windowMs: 60_000, maxAddresses: 3, now });
-  for (let i = 0; i < 50; i += 1) throttle.recordFailure('a');
+  const throttle = createThrottle(settings(now, { maxFailures: 1, maxAddresses: 2, maxGlobalFailures: 0 }));
+  for (const address of ['a', 'b', 'c']) throttle.recordFailure(address, 'u');
+  assert.deepEqual(
+    ['a', 'b', 'c'].map((address) => throttle.retryAfter(address)),
+    [0, 60, 60],
+  );
+});
+
+test('a username whose budget is spent is checked only from addresses it logged in from', () => {
+  const { now, advance } = clock();
+  const throttle = createThrottle(settings(now));
+  throttle.recordSuccess('192.0.2.7', 'kasse');
+  // 50 guesses from 50 fresh addresses, each far below the address limit.
+  for (let i = 0; i < 50; i += 1) {
+    assert.equal(throttle.budgetRetryAfter('kasse', `198.51.100.${i}`), 0, `guess ${i} is checked`);
+    throttle.recordFailure(`198.51.100.${i}`, 'kasse');
+  }
+  assert.equal(throttle.budgetRetryAfter('kasse', '198.51.100.200'), 60, 'a fresh address waits');
+  assert.equal(throttle.budgetRetryAfter('kasse', '192.0.2.7'), 0, 'the known client is still checked');
+  assert.equal(throttle.budgetRetryAfter('pruefer', '198.51.100.200'), 0, 'another username is not affected');
+  advance(60_000);
+  assert.equal(throttle.budgetRetryAfter('kasse', '198.51.100.200'), 0, 'the window ended');
+});
+
+test('the global budget stops guessing over many usernames; known clients still get in', () => {
+  const { now } = clock();
+  const throttle = createThrottle(settings(now));
+  throttle.recordSuccess('2001:db8:1:2::/64', 'kasse');
+  for (let i = 0; i < 100; i += 1) throttle.recordFailure(`198.51.${i >> 8}.${i & 255}`, `user${i}`);
+  assert.equal(throttle.budgetRetryAfter('user500', '203.0.113.1'), 60);
+  assert.equal(throttle.budgetRetryAfter('kasse', '203.0.113.1'), 60, 'kasse on a new address waits');
+  assert.equal(throttle.budgetRetryAfter('kasse', '2001:db8:1:2::/64'), 0, 'kasse where it logged in before does not');
+});
+
+test('guesses per hour, whatever addresses the attacker uses: 3,000 against one username, 6,000 in all', () => {
+  const { now, advance } = clock();
+  for (const spread of ['one username', 'a username per guess'] as const) {
+    const throttle = createThrottle(settings(now));
+    let checked = 0;
+    // One guess every 100 ms from a fresh address for an hour: 36,000 tries.
+    for (let i = 0; i < 36_000; i += 1) {
+      const address = `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`;
+      const user = spread === 'one username' ? 'kasse' : `user${i}`;
+      if (throttle.retryAfter(address) === 0 && throttle.budgetRetryAfter(user, address) === 0) {
+        checked += 1;
+        throttle.recordFailure(address, user);
+      }
+      advance(100);
+    }
+    assert.equal(checked, spread === 'one username' ? 3_000 : 6_000, spread);
+  }
+});
+
+test('a check in flight counts against the address; forgive takes it back', () => {
+  const { now } = clock();
+  const throttle = createThrottle(settings(now));
+  let started = 0;
+  // 40 parallel wrong passwords: each counts when its check starts.
+  for (let i = 0; i < 40; i += 1) {
+    if (throttle.retryAfter('10.0.0.1') > 0) continue;
+    started += 1;
+    throttle.recordFailure('10.0.0.1', 'kasse');
+  }
+  assert.equal(started, 10);
+  throttle.forgive('10.0.0.1', 'kasse');
+  assert.equal(throttle.retryAfter('10.0.0.1'), 0, 'the right password of the 10th unblocks');
+});
+
+test('requests without credentials: beyond 100 within the window they get 429, a login clears the count', () => {
+  const { now } = clock();
+  const throttle = createThrottle(settings(now));
+  for (let i = 0; i < 100; i += 1) assert.equal(throttle.recordUnauthenticated('10.0.0.1'), 0);
+  throttle.recordSuccess('10.0.0.1', 'kasse');
+  for (let i = 0; i < 100; i += 1) assert.equal(throttle.recordUnauthenticated('10.0.0.1'), 0);
+  assert.equal(throttle.recordUnauthenticated('10.0.0.1'), 60);
+  assert.equal(throttle.retryAfter('10.0.0.1'), 0, 'credentials are still checked');
+  assert.equal(throttle.recordUnauthenticated('10.0.0.2'), 0);
+});
+
+test('limits of 0 turn each count off', () => {
+  const { now } = clock();
+  const throttle = createThrottle(
+    settings(now, { maxFailures: 0, maxUserFailures: 0, maxGlobalFailures: 0, maxUnauthenticated: 0 }),
+  );
+  for (let i = 0; i < 500; i += 1) {
+    throttle.recordFailure('a', 'u');
+    throttle.recordUnauthenticated('a');
+  }
   assert.equal(throttle.retryAfter('a'), 0);
+  assert.equal(throttle.budgetRetryAfter('u', 'b'), 0);
+  assert.equal(throttle.recordUnauthenticated('a'), 0);
   assert.equal(throttle.size, 0);
 });
