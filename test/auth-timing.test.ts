@@ -5,14 +5,17 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createAuthenticator, REJECTED } from '../lib/auth.js';
+import { createAuthenticator, MISSING, parseBasicAuth, REJECTED } from '../lib/auth.js';
 import { validateCredentials } from '../lib/credentials.js';
 
 const LIMITS = { maxHashChecks: 2, maxQueuedHashChecks: 32, maxVerifiedCredentials: 1000 };
 /** The synchronous check over plain passwords: the user, or why not. */
 function plainAuthenticator(...credentials: Array<{ username: string; password: string }>) {
   const authenticator = createAuthenticator(validateCredentials(credentials), LIMITS);
-  return (header: string | undefined) => authenticator.check(header);
+  return (header: string | undefined) => {
+    const given = parseBasicAuth(header);
+    return given === undefined ? MISSING : authenticator.check(given);
+  };
 }
 
 const basic = (text: string): string => `Basic ${Buffer.from(text, 'utf8').toString('base64')}`;
