@@ -44,17 +44,27 @@ export function checkMeaning(db: Database, mapping: Mapping, size = SAMPLE_SIZE)
           )
           .raw()
           .all({ ...mapping.window('0000-01-01', '9999-12-31'), low: -(2 ** 53), high: 2 ** 53, size });
-  return judge(rows);
+  return judge(rows, mapping.kind === 'application' ? mapping.title : undefined);
 }
 
-/** The judgement of `rows`, apart from reading them (for tests). */
-export function judge(rows: readonly SampleRow[]): MeaningReport {
+/**
+ * The judgement of `rows`, apart from reading them (for tests). With `application` (a
+ * built-in mapping's title) a broken row is the application's data, not a mapping to
+ * correct: the sentence says so instead of proposing SQL.
+ */
+export function judge(rows: readonly SampleRow[], application?: string): MeaningReport {
   const problems: string[] = [];
   const notes: string[] = [];
   const badDate = rows.find(([, date]) => typeof date !== 'string' || !ISO_DATE.test(date));
   if (badDate !== undefined) problems.push(dateProblem(badDate[1], rows.filter(([, d]) => d === null).length));
   const badAmount = rows.find(([, , amount]) => !Number.isSafeInteger(amount));
-  if (badAmount !== undefined) problems.push(amountProblem(badAmount[2]));
+  if (badAmount !== undefined) {
+    problems.push(
+      application === undefined
+        ? amountProblem(badAmount[2])
+        : `booking ${shown(badAmount[0])} has the amount ${shown(badAmount[2])} (in cents), not whole cents: ${application} holds an amount the service cannot answer exactly (a fraction of a cent, or a value written by another program). A search that finds it answers 500; correct the booking in ${application}.`,
+    );
+  }
   const badId = rows.find(([id]) => !Number.isSafeInteger(id));
   if (badId !== undefined) {
     problems.push(

@@ -175,8 +175,8 @@ test('a GnuCash date is the day GnuCash shows, also from books written before ne
   assert.deepEqual(await dates('von=2026-03-15&bis=2026-03-15&betrag=-43.5'), ['2026-03-15']);
 });
 
-test('a GnuCash amount that is not whole cents is a 500 with the reason in the log, never a rounded amount', async (t) => {
-  const file = join(tempDir(t), 'kasse.gnucash');
+test('a GnuCash amount that is not whole cents is a 500 with the reason in the log, never a rounded amount; check refuses the file', async (t) => {
+  const file = join(databaseDir(t), 'kasse.gnucash');
   writeGnuCash(file, CASES);
   const writer = new Database(file);
   // 12.345 EUR: a commodity with three decimals, or a split written by another program.
@@ -196,6 +196,12 @@ test('a GnuCash amount that is not whole cents is a 500 with the reason in the l
   assert.equal(reply.status, 500);
   assert.deepEqual(JSON.parse(reply.body), { fehler: 'Interner Fehler bei der Buchungssuche.' });
   assert.match(String(errors[0]), /not a whole number of cents/);
+  const check = await run(['check', '--db', file, '--app', 'gnucash']);
+  assert.equal(check.code, 1, check.stdout);
+  assert.match(
+    check.stdout,
+    /^ {2}- booking \d+ has the amount 1234\.5 \(in cents\), not whole cents: GnuCash holds an amount the service cannot answer exactly .*; correct the booking in GnuCash\.$/m,
+  );
 });
 
 test("a GnuCash book is searched by GnuCash's own date index, `check --app gnucash` says it fits, the CLI serves it, nothing is written", async (t) => {

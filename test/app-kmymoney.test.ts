@@ -171,8 +171,8 @@ test('a KMyMoney split without a memo is named by its payee; a date from an upgr
   );
 });
 
-test('a KMyMoney amount that is not whole cents is a 500 with the reason in the log, never a rounded amount', async (t) => {
-  const { db } = openBook(t, CASES, (writer) => {
+test('a KMyMoney amount that is not whole cents is a 500 with the reason in the log, never a rounded amount; check refuses the file', async (t) => {
+  const { db, file } = openBook(t, CASES, (writer) => {
     writer.exec("UPDATE kmmSplits SET shares = '-37/3' WHERE shares = '-25/2'");
   });
   const errors: unknown[] = [];
@@ -183,6 +183,12 @@ test('a KMyMoney amount that is not whole cents is a 500 with the reason in the 
   assert.equal(reply.status, 500);
   assert.deepEqual(JSON.parse(reply.body), { fehler: 'Interner Fehler bei der Buchungssuche.' });
   assert.match(String(errors[0]), /not a whole number of cents/);
+  const check = await run(['check', '--db', file, '--app', 'kmymoney']);
+  assert.equal(check.code, 1, check.stdout);
+  assert.match(
+    check.stdout,
+    /^ {2}- booking 1000 has the amount 1233\.3333333333333 \(in cents\), not whole cents: KMyMoney holds an amount the service cannot answer exactly .*; correct the booking in KMyMoney\.$/m,
+  );
 });
 
 test("a KMyMoney file is searched by KMyMoney's own account index, or by the date index an admin added; `check --app kmymoney` says it fits, the CLI serves it, nothing is written", async (t) => {
