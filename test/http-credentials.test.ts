@@ -264,3 +264,27 @@ test('a right password whose check was counted while it waited is taken back: it
     401,
   );
 });
+
+test('40 wrong passwords from fresh addresses no longer turn away the first logins of a hashed user (they got 10 × 429)', async (t) => {
+  // The defaults but two checks at once; the fresh addresses come through a trusted proxy.
+  const served = await serveUsers(
+    t,
+    { username: 'kasse', passwordHash: CHEAP_HASH_OF_ALT },
+    { trustProxy: ['127.0.0.1'], maxHashChecks: 2 },
+  );
+  const as = (address: string, password: string) =>
+    request(served.status, {
+      headers: { authorization: basicAuth('kasse', password), 'x-forwarded-for': address },
+    });
+  const flood = Array.from({ length: 40 }, (_, i) => as(`198.51.100.${i}`, `falsch${i}`));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const logins = await Promise.all(Array.from({ length: 10 }, (_, i) => as(`203.0.113.${i}`, 'alt')));
+  assert.deepEqual(
+    logins.map((reply) => reply.status),
+    Array(10).fill(200),
+  );
+  assert.deepEqual(
+    (await Promise.all(flood)).map((reply) => reply.status),
+    Array(40).fill(401),
+  );
+});
