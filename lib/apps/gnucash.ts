@@ -6,9 +6,10 @@
 // - double entry: a transaction (`transactions`) has two or more splits (`splits`), one
 //   per account it touches; ids are 32-digit hex guids;
 // - `post_date` is text, 'YYYY-MM-DD 10:59:00': the day at 10:59 UTC, GnuCash's "neutral
-//   time", the same calendar date in every time zone from UTC-10 to UTC+13. Books from
-//   versions before neutral time hold the local midnight in UTC ('2026-03-13 23:00:00'
-//   for the 14th in Berlin); rounding to the nearest day gives the date in both cases;
+//   time" (4.13 moves it in the outermost zones: 09:59 at UTC+14, 11:59 at UTC-11), so the
+//   date part is the date entered. Books from versions before neutral time hold the local
+//   midnight in UTC ('2026-03-13 23:00:00' for the 14th in Berlin); rounding to the
+//   nearest day gives the date in both cases (old books: from UTC-11 to UTC+12);
 // - a split's amount is a fraction: `value_num/value_denom` in the transaction's currency,
 //   `quantity_num/quantity_denom` in the account's commodity; money leaving an asset
 //   account is negative;
