@@ -274,6 +274,32 @@ test('--name and --max-auth-failures reach the handler', async (t) => {
   assert.equal((await get(`${server.api}status`)).status, 429);
 });
 
+test('--max-user-failures, --max-global-failures and --max-unauthenticated reach the handler', async (t) => {
+  const server = await start(t, [
+    '--demo',
+    '--trust-proxy',
+    '127.0.0.1',
+    '--max-user-failures',
+    '2',
+    '--max-global-failures',
+    '3',
+    '--max-unauthenticated',
+    '1',
+  ]);
+  const status = `${server.api}status`;
+  const from = (address: string, authorization?: string) =>
+    request(status, {
+      headers: { 'x-forwarded-for': address, ...(authorization === undefined ? {} : { authorization }) },
+    });
+  for (const address of ['10.0.0.1', '10.0.0.2'])
+    assert.equal((await from(address, basicAuth('demo', 'x'))).status, 401);
+  assert.equal((await from('10.0.0.3', basicAuth('demo', 'x'))).status, 429, 'the username budget');
+  assert.equal((await from('10.0.0.4', basicAuth('other', 'x'))).status, 401);
+  assert.equal((await from('10.0.0.5', basicAuth('other2', 'x'))).status, 429, 'the global budget');
+  assert.equal((await from('10.0.0.6')).status, 401);
+  assert.equal((await from('10.0.0.6')).status, 429, 'requests without credentials');
+});
+
 function childPids(pid: number): number[] {
   return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
 }

@@ -54,6 +54,14 @@ const COMMANDS: Array<[argv: string[], expected: Record<string, unknown>]> = [
     { maxAuthFailures: 0, authFailureWindowMs: 5000, workers: 4 },
   ],
   [
+    ['--demo'],
+    { maxAuthFailures: 10, maxUserAuthFailures: 50, maxGlobalAuthFailures: 100, maxUnauthenticatedRequests: 100 },
+  ],
+  [
+    ['--demo', '--max-user-failures', '5', '--max-global-failures', '0', '--max-unauthenticated', '7'],
+    { maxUserAuthFailures: 5, maxGlobalAuthFailures: 0, maxUnauthenticatedRequests: 7 },
+  ],
+  [
     ['--demo', '--tls-cert', 'c.pem', '--tls-key', 'k.pem'],
     { tls: { cert: 'c.pem', key: 'k.pem', minVersion: 'TLSv1.2' } },
   ],
@@ -105,6 +113,7 @@ const USAGE_ERRORS: Array<[argv: string[], line: string]> = [
   [['--demo', '--port', '-1'], 'option --port needs a value'],
   [['--demo', '--workers', '0'], "--workers must be a whole number from 1 to 64, not '0'"],
   [['--demo', '--max-auth-failures', '1e3'], "--max-auth-failures must be a whole number from 0 to 1000000, not '1e3'"],
+  [['--demo', '--max-user-failures', '5x'], "--max-user-failures must be a whole number from 0 to 1000000, not '5x'"],
   [['--demo', '--tls-cert', 'c.pem'], '--tls-cert and --tls-key go together'],
   [['--demo', '--headers-timeout', '40'], '--headers-timeout must not be longer than --request-timeout'],
   [
