@@ -80,8 +80,11 @@ export function watchDatabase(
     }
     logError(error, req);
   };
-  const standInDb = unavailableDatabase(() => (state.serving ? undefined : state.cause));
+  // While the stand-in is being built, createHandler reads a sample of its entries: none.
+  let building = true;
+  const standInDb = unavailableDatabase(() => (building ? null : state.serving ? undefined : state.cause));
   const standIn = build(standInDb, onError, true);
+  building = false;
 
   const attempt = (): Serving => {
     ensureDirectoryReadOnly(file);
@@ -181,14 +184,17 @@ function waitingLine(file: string, cause: Unavailable): string {
  * the real handler over it authenticates, throttles, routes and answers /status as always,
  * and every search gets docs/API.md's 500 — with Retry-After when the cause passes by itself.
  */
-function unavailableDatabase(cause: () => Error | undefined): Database.Database {
+function unavailableDatabase(cause: () => Error | undefined | null): Database.Database {
   const db = new Database(':memory:');
-  // An eponymous virtual table: every statement that reads `entries` calls rows().
+  // An eponymous virtual table: every statement that reads `entries` calls rows(). `null`
+  // from cause(): no rows (the handler is being built), rather than a failure.
   db.table('entries', {
     columns: [...REQUIRED_COLUMNS.entries],
     // biome-ignore lint/correctness/useYield: no row ever comes: reading entries is what fails.
     *rows() {
-      throw cause() ?? new Error('the database is being opened');
+      const error = cause();
+      if (error === null) return;
+      throw error ?? new Error('the database is being opened');
     },
   });
   const table = (name: 'categories' | 'payment_methods'): string =>

@@ -7,6 +7,8 @@ import { type Mapping, quoteName } from './mapping.js';
 
 /** How many bookings `check` looks at: the first ones the file gives, enough to see its habits. */
 export const SAMPLE_SIZE = 20_000;
+/** How many `createHandler` looks at: enough to see a mapping that is wrong for every row, cheap to read. */
+export const CREATION_SAMPLE_SIZE = 200;
 
 const ISO_DATE = /^[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])$/;
 const DATE_WITH_TIME = /^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]/;
@@ -30,21 +32,47 @@ type SampleRow = [id: unknown, date: unknown, amountCents: unknown];
  * them: dates 'YYYY-MM-DD' text, amounts whole cents (INTEGER), ids whole numbers and unique.
  */
 export function checkMeaning(db: Database, mapping: Mapping, size = SAMPLE_SIZE): MeaningReport {
-  const rows =
-    mapping.kind === 'own'
-      ? db
-          .prepare<[number], SampleRow>(
-            `SELECT id, date, amount_cents FROM ${quoteName(mapping.tables.entries)} LIMIT ?`,
-          )
-          .raw()
-          .all(size)
-      : db
-          .prepare<[Record<string, unknown>], SampleRow>(
-            `SELECT id, date, amount_cents FROM (${mapping.bookings}) LIMIT +:size`,
-          )
-          .raw()
-          .all({ ...mapping.window('0000-01-01', '9999-12-31'), low: -(2 ** 53), high: 2 ** 53, size });
-  return judge(rows, mapping.kind === 'application' ? mapping.title : undefined);
+  return judge(readSample(db, mapping, size), mapping.kind === 'application' ? mapping.title : undefined);
+}
+
+/**
+ * What is wrong with the mapping itself, as `createHandler` judges it: a problem of the
+ * dates, the amounts or the ids that most of a small sample shares (integer dates, dates
+ * with a time, REAL amounts, text ids). Such a mapping would answer every search wrongly —
+ * integer dates never match, so it would answer nothing, and no row guard would see it.
+ * A few odd rows among good ones are left to the row guard: each search that finds one
+ * answers 500, the others are answered.
+ */
+export function findSystematicProblems(db: Database, mapping: Mapping): string[] {
+  const rows = readSample(db, mapping, CREATION_SAMPLE_SIZE);
+  const half = rows.length / 2;
+  const problems: string[] = [];
+  const badDates = rows.filter(([, date]) => typeof date !== 'string' || !ISO_DATE.test(date));
+  if (badDates.length > half)
+    problems.push(dateProblem(badDates[0]?.[1], badDates.filter(([, d]) => d === null).length));
+  const badAmounts = rows.filter(([, , amount]) => !Number.isSafeInteger(amount));
+  if (badAmounts.length > half) problems.push(amountProblem(badAmounts[0]?.[2]));
+  const badIds = rows.filter(([id]) => !Number.isSafeInteger(id));
+  if (badIds.length > half) {
+    problems.push(
+      `ids such as ${shown(badIds[0]?.[0])} are not whole numbers: give an INTEGER id (a table's INTEGER PRIMARY KEY, or its rowid).`,
+    );
+  }
+  return problems;
+}
+
+function readSample(db: Database, mapping: Mapping, size: number): SampleRow[] {
+  return mapping.kind === 'own'
+    ? db
+        .prepare<[number], SampleRow>(`SELECT id, date, amount_cents FROM ${quoteName(mapping.tables.entries)} LIMIT ?`)
+        .raw()
+        .all(size)
+    : db
+        .prepare<[Record<string, unknown>], SampleRow>(
+          `SELECT id, date, amount_cents FROM (${mapping.bookings}) LIMIT +:size`,
+        )
+        .raw()
+        .all({ ...mapping.window('0000-01-01', '9999-12-31'), low: -(2 ** 53), high: 2 ** 53, size });
 }
 
 /**

@@ -10,6 +10,7 @@ import { validateCorsOrigins } from './cors.js';
 import { checkDatabaseHandle } from './database-handle.js';
 import { ensure } from './errors.js';
 import { type Mapping, ownSchema, TABLE_NAME, type TableNames } from './mapping.js';
+import { findSystematicProblems } from './meaning.js';
 import { pathForLog } from './request-target.js';
 import { detectApplication, findSchemaProblems } from './schema.js';
 import type { HandlerOptions } from './types.js';
@@ -122,6 +123,12 @@ export function validateDatabase(db: Database | undefined, mapping: Mapping = ow
         : ` (the file has the tables of ${detected.title}: serve it with --app ${detected.name}, or app: "${detected.name}")`;
     const what = mapping.kind === 'own' ? 'the schema' : `the tables of ${mapping.title}`;
     throw new Error(`db does not fit ${what}: ${problems.join('; ')}${hint}`);
+  }
+  const wrong = findSystematicProblems(db, mapping);
+  if (wrong.length > 0) {
+    throw new Error(
+      `db's bookings do not mean what the search needs, so every answer would be wrong: ${wrong.join(' ')}`,
+    );
   }
   return db;
 }

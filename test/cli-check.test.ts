@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { RECOMMENDED_INDEXES } from '../lib/schema.js';
 import { run } from './support/cli-helpers.js';
-import { buildDatabase, fixtureSql, tempDir } from './support/helpers.js';
+import { buildDatabase, databaseDir, fixtureSql, tempDir } from './support/helpers.js';
 
 test('a fitting database: the count, the dates, the indexes, the plan; exit 0', async (t) => {
   const file = buildDatabase(t);
@@ -126,8 +126,8 @@ const WRONG_MAPPINGS = [
 ];
 
 for (const { wrong, date, amount, says } of WRONG_MAPPINGS) {
-  test(`a custom mapping with ${wrong} is refused with what to change, exit 1 (it used to "fit")`, async (t) => {
-    const file = join(tempDir(t), 'falsch.sqlite');
+  test(`a custom mapping with ${wrong} is refused by check with what to change, exit 1 (it used to "fit"), and not served`, async (t) => {
+    const file = join(databaseDir(t), 'falsch.sqlite');
     const db = new Database(file);
     db.exec(fixtureSql('existing-app.sql'));
     db.exec(`CREATE VIEW kasse AS SELECT lfd_nr AS id, ${date} AS date, ${amount} AS amount_cents,
@@ -147,6 +147,16 @@ for (const { wrong, date, amount, says } of WRONG_MAPPINGS) {
     assert.match(result.stdout, /^Data: does not fit \(10 bookings looked at\); the search would answer wrongly:$/m);
     assert.match(result.stdout, says);
     assert.doesNotMatch(result.stdout, /Data: fits/);
+    const served = await run([
+      '--db',
+      file,
+      '--port',
+      '0',
+      '--table-names',
+      'entries=kasse,categories=kat,payment_methods=zahlart',
+    ]);
+    assert.equal(served.code, 1, 'the service refuses to start rather than answer every search wrongly');
+    assert.match(served.stderr, /db's bookings do not mean what the search needs, so every answer would be wrong: /);
   });
 }
 

@@ -33,8 +33,9 @@ test('a view whose id is text answers the search 500, not 200 with {"id":A-17} (
   const db = new Database(':memory:');
   t.after(() => db.close());
   db.exec(`
-    CREATE TABLE buchung (nr TEXT, datum TEXT, cents INTEGER, text TEXT);
-    INSERT INTO buchung VALUES ('A-17', '2026-03-14', 1250, 'Briefmarken');
+    CREATE TABLE buchung (nr, datum TEXT, cents INTEGER, text TEXT);
+    INSERT INTO buchung VALUES ('A-17', '2026-03-14', 1250, 'Briefmarken'), (1, '2026-02-02', 990, 'Kaffee'),
+      (2, '2026-02-03', 450, 'Porto');
     CREATE VIEW entries AS SELECT nr AS id, datum AS date, cents AS amount_cents, text AS subject,
       NULL AS category_id, NULL AS payment_method_id FROM buchung;
     CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT NOT NULL);

@@ -137,7 +137,7 @@ for (const [what, date, amount, reason] of [
     db.exec(`CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
       CREATE TABLE payment_methods (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
       CREATE TABLE raw (n INTEGER PRIMARY KEY, d, a);
-      INSERT INTO raw VALUES (1, ${date}, ${amount});
+      INSERT INTO raw VALUES (1, ${date}, ${amount}), (2, '2026-05-01', 100), (3, '2026-05-02', 200);
       CREATE VIEW entries AS SELECT n AS id, d AS date, a AS amount_cents, '' AS subject,
         NULL AS category_id, NULL AS payment_method_id FROM raw;`);
     const causes: unknown[] = [];
@@ -150,6 +150,24 @@ for (const [what, date, amount, reason] of [
     assert.match(String(causes[0]), reason);
   });
 }
+
+test('createHandler refuses a mapping that is wrong for most rows, naming the fix; one odd row is left to the row guard', () => {
+  const db = new Database(':memory:');
+  db.exec(`CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+    CREATE TABLE payment_methods (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+    CREATE TABLE raw (n INTEGER PRIMARY KEY, d, a);
+    INSERT INTO raw VALUES (1, 20260314, 1250), (2, 20260315, 990), (3, 20260316, 435);
+    CREATE VIEW entries AS SELECT n AS id, d AS date, a AS amount_cents, '' AS subject,
+      NULL AS category_id, NULL AS payment_method_id FROM raw;`);
+  assert.throws(() => createHandler(db, CREDENTIALS), {
+    message:
+      /^db's bookings do not mean what the search needs, so every answer would be wrong: dates are numbers such as 20260314, not 'YYYY-MM-DD' text: .* printf\('%04d-%02d-%02d', d \/ 10000, d \/ 100 % 100, d % 100\)\.$/,
+  });
+  db.exec("UPDATE raw SET d = '2026-03-' || (13 + n), a = a / 100.0");
+  assert.throws(() => createHandler(db, CREDENTIALS), /amounts are REAL numbers such as 12\.5, not whole cents/);
+  db.exec('UPDATE raw SET a = CAST(a * 100 AS INTEGER) WHERE n > 1');
+  assert.doesNotThrow(() => createHandler(db, CREDENTIALS), 'one REAL amount among three is left to the row guard');
+});
 
 test('judge: integer dates, date-times, REAL amounts, text ids and duplicates are each named with the fix', () => {
   const ok: Array<[unknown, unknown, unknown]> = [[1, '2026-03-14', 1250]];
