@@ -164,6 +164,11 @@ test('a GnuCash date is the day GnuCash shows, also from books written before ne
   writer
     .prepare("UPDATE transactions SET post_date = '2026-03-15 05:00:00' WHERE description = 'Einkauf Schreibwaren'")
     .run();
+  // Neutral time as GnuCash 4.13 writes it at UTC+14 and at UTC-11.
+  writer.prepare("UPDATE transactions SET post_date = '2026-03-20 09:59:00' WHERE description = 'Pfand zurück'").run();
+  writer
+    .prepare("UPDATE transactions SET post_date = '2026-03-01 11:59:00' WHERE description = 'Kaffee am Ersten'")
+    .run();
   writer.close();
   const db = new Database(file, { readonly: true, fileMustExist: true });
   t.after(() => db.close());
@@ -173,6 +178,9 @@ test('a GnuCash date is the day GnuCash shows, also from books written before ne
   assert.deepEqual(await dates('von=2026-03-14&bis=2026-03-14&betrag=-12.5'), ['2026-03-14']);
   assert.deepEqual(await dates('von=2026-03-13&bis=2026-03-13&betrag=-12.5'), []);
   assert.deepEqual(await dates('von=2026-03-15&bis=2026-03-15&betrag=-43.5'), ['2026-03-15']);
+  assert.deepEqual(await dates('von=2026-03-20&bis=2026-03-20&betrag=0.01'), ['2026-03-20']);
+  assert.deepEqual(await dates('von=2026-03-01&bis=2026-03-01&betrag=-4.35'), ['2026-03-01']);
+  assert.deepEqual(await dates('von=2026-03-02&bis=2026-03-02&betrag=-4.35'), []);
 });
 
 test('a GnuCash amount that is not whole cents is a 500 with the reason in the log, never a rounded amount; check refuses the file', async (t) => {
