@@ -82,6 +82,10 @@ export function reportOnDatabase(file: string, app?: string, tables: Partial<Tab
         : `Data: fits (${meaning.sampled} bookings looked at: dates 'YYYY-MM-DD', amounts whole cents, ids whole and unique).`,
       ...meaning.notes.map((note) => `Note: ${note}`),
     );
+    if (mapping.kind === 'application' && mapping.notes !== undefined) {
+      const notes = db.prepare<[], string>(mapping.notes).pluck().all();
+      lines.push(...notes.map((note) => `Note: ${note}`));
+    }
 
     if (mapping.kind === 'own') lines.push(...describeIndexes(db, mapping.tables.entries));
     lines.push(describePlan(explainCount(db, undefined, mapping), mapping));

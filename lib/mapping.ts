@@ -66,6 +66,13 @@ export interface ApplicationMapping {
    * application). Without it `check` judges the plan by its SCAN lines.
    */
   windowIndex?: { name: string; create?: string };
+  /**
+   * For `check`: a SELECT of sentences (one text column, zero or more rows) about what the
+   * file holds that the mapping leaves out without the admin expecting it, e.g. accounts
+   * the application keeps where they are not served. Printed as notes; they do not make
+   * the file unfit.
+   */
+  notes?: string;
 }
 
 export type Mapping = OwnSchemaMapping | ApplicationMapping;

@@ -230,6 +230,7 @@ test("a GnuCash book is searched by GnuCash's own date index, `check --app gnuca
     check.stdout,
     /^The typical search \(one amount in a month\) reads only its month, by the index tx_post_date_index: /m,
   );
+  assert.doesNotMatch(check.stdout, /^Note: /m, 'Imbalance-EUR is at the top level, and no note');
 
   const cli = await start(t, ['--db', file, '--app', 'gnucash']);
   const q = { von: '2026-03-01', bis: '2026-03-31', cents: -1250, toleranz: 500 };
@@ -238,4 +239,25 @@ test("a GnuCash book is searched by GnuCash's own date index, `check --app gnuca
   assert.deepEqual(JSON.parse(reply.body), answer(expected, q));
   await cli.stop();
   assert.deepEqual(readFileSync(file), before);
+});
+
+test('check notes a GnuCash money account kept at the top level, which is not served', async (t) => {
+  const file = join(databaseDir(t), 'kasse.gnucash');
+  writeGnuCash(file, CASES);
+  const writer = new Database(file);
+  // Move the bank account to the top level, beside Imbalance-EUR.
+  writer.exec(
+    "UPDATE accounts SET parent_guid = (SELECT guid FROM accounts WHERE account_type = 'ROOT') WHERE name = 'Girokonto'",
+  );
+  writer.close();
+  const check = await run(['check', '--db', file, '--app', 'gnucash']);
+  assert.equal(check.code, 0, check.stdout + check.stderr);
+  assert.match(
+    check.stdout,
+    /^Note: accounts at the top level are not served \(GnuCash keeps its own Imbalance and Orphan accounts there\): Girokonto\. Move an account that holds money below "Assets" or "Liabilities" to serve it\.$/m,
+  );
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
+  const search = await searchFor(t, db);
+  assert.deepEqual(await search('von=2026-03-16&bis=2026-03-16&betrag=500'), { anzahl: 0, buchungen: [] });
 });

@@ -95,6 +95,18 @@ export const gnucash: ApplicationMapping = {
   window: (von, bis) => ({ from: `${dayBefore(von)} 12:00:00`, to: `${bis} 11:59:59` }),
   exactWindow: true,
   windowIndex: { name: 'tx_post_date_index' },
+  // A money account at the top level holds bookings that are not served. GnuCash's own
+  // Imbalance-EUR and Orphan-EUR (their names translated) end in '-' and the currency.
+  notes: `
+    SELECT 'accounts at the top level are not served (GnuCash keeps its own Imbalance and Orphan accounts there): '
+           || group_concat(a.name, ', ') || '. Move an account that holds money below "Assets" or "Liabilities" to serve it.'
+    FROM accounts AS a
+    JOIN accounts AS parent ON parent.guid = a.parent_guid AND parent.account_type = 'ROOT'
+    JOIN commodities AS c ON c.guid = a.commodity_guid AND c.namespace = 'CURRENCY'
+    WHERE a.account_type IN (${GNUCASH_MONEY_ACCOUNT_TYPES.map((type) => `'${type}'`).join(', ')})
+      AND a.name NOT LIKE '%-' || c.mnemonic
+      AND EXISTS (SELECT 1 FROM splits WHERE splits.account_guid = a.guid)
+    HAVING count(*) > 0`,
 };
 
 /** 'YYYY-MM-DD' of the day before `isoDate` (a valid date; the query validator made sure). */
