@@ -14,7 +14,7 @@
 // Served: one booking per transaction in any account that is not deleted: a plain row, or
 // the parent of a split with its whole amount (the children are its parts, not payments
 // of their own; the parent has no category). Each side of a transfer is a booking in its
-// account. The id is the uuid's first 13 hex digits (lib/apps/ids.ts). The window is read
+// account. The id is made of 13 of the uuid's hex digits (lib/apps/ids.ts). The window is read
 // by Actual's own index on `transactions(date)`.
 
 import type { ApplicationMapping } from '../mapping.js';

@@ -28,7 +28,7 @@
 // description', no category), any other account is its category (Imbalance-EUR too, as
 // GnuCash's register shows it); a split transaction has no category. The subject is
 // otherwise the transaction's description (GnuCash's payee field). The id is the
-// split guid's first 13 hex digits (lib/apps/ids.ts). The window is read by GnuCash's own
+// split guid's hex digits, 13 of them (lib/apps/ids.ts). The window is read by GnuCash's own
 // index on transactions(post_date), then each transaction's splits by splits(tx_guid).
 
 import type { ApplicationMapping } from '../mapping.js';

@@ -2,10 +2,12 @@
 // guard on every answered row, and the planner's statistics read once per change of the file.
 
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
+import { hexPrefixId, hexPrefixIdOf } from '../../lib/apps/ids.js';
 import { createHandler } from '../../lib/index.js';
 import { judge } from '../../lib/meaning.js';
 import { createStatsCache, type Stats } from '../../lib/search.js';
@@ -220,4 +222,29 @@ test("TEMP views on the embedder's own read-only connection serve another schema
     ],
   });
   assert.deepEqual(readFileSync(file), before);
+});
+
+test('hexPrefixId: the SQL gives the number of 13 hex digits (not the uuid version digit), as hexPrefixIdOf does; NULL for what is no hex id', () => {
+  const db = new Database(':memory:');
+  const select = db.prepare<[{ v: string }], number | null>(`SELECT ${hexPrefixId(':v')}`).pluck();
+  const idOf = { get: (v: string) => select.get({ v }) };
+  const uuids = [
+    'be204d4d-2a98-43d9-885d-c8a4084ef980',
+    '00719435-a56d-4c2e-b7b0-3737c64fe3e1',
+    'ffffffff-ffff-4fff-bfff-ffffffffffff',
+    '0123456789abcdef0123456789abcdef',
+    'BE204D4D-2A98-43D9-885D-C8A4084EF980',
+    ...Array.from({ length: 50 }, () => randomUUID()),
+  ];
+  for (const uuid of uuids) {
+    const id = idOf.get(uuid);
+    assert.equal(id, hexPrefixIdOf(uuid), uuid);
+    assert.ok(Number.isSafeInteger(id) && (id as number) >= 0, uuid);
+  }
+  assert.equal(idOf.get('ffffffff-ffff-4fff-bfff-ffffffffffff'), 2 ** 52 - 1, 'the version digit 4 is not one of them');
+  // Version-4 uuids differ in 52 bits: the version digit, the same in all, is left out.
+  assert.equal(new Set(Array.from({ length: 2000 }, () => idOf.get(randomUUID()))).size, 2000);
+  for (const notHex of ['starting-balance', 'be204d4d-2a98', 'xe204d4d-2a98-43d9-885d-c8a4084ef980', '']) {
+    assert.equal(idOf.get(notHex), null, notHex);
+  }
 });
