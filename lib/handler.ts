@@ -170,7 +170,9 @@ export function createHandler(
     if (!parsed.ok) return sendError(res, 400, parsed.message);
     // docs/API.md: only EUR is stored; any other (valid) code matches nothing.
     if (parsed.query.waehrung !== 'EUR') return send(res, 200, EMPTY_RESULT);
-    if (search.waitingFrom(facts.clientAddress) >= settings.maxWaitingSearches) {
+    // An IPv6 client counts by its /64 here too (docs/API.md, Throttling).
+    const client = throttleKey(facts.clientAddress);
+    if (search.waitingFrom(client) >= settings.maxWaitingSearches) {
       return sendError(res, 429, MESSAGES.searchesWaiting, RETRY_AFTER_SEARCHES);
     }
     // Answered in a later turn of the event loop, in one read transaction with other
@@ -185,7 +187,7 @@ export function createHandler(
           fail(error, req, res);
         }
       },
-      { address: facts.clientAddress, connection: req.socket, abandoned: () => req.socket.destroyed },
+      { address: client, connection: req.socket, abandoned: () => req.socket.destroyed },
     );
   }
 

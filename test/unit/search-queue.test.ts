@@ -135,3 +135,21 @@ test('a client address with maxWaitingSearches searches waiting gets 429 with Re
   // Once they are answered, the address searches again.
   assert.equal((await get(`${origin}/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`)).status, 200);
 });
+
+test('the addresses of one IPv6 /64 share their place in the rotation and their maxWaitingSearches', async (t) => {
+  const origin = await serveFixture(t, { maxWaitingSearches: 5, trustProxy: ['127.0.0.1'] });
+  const { hostname, port } = new URL(origin);
+  const socket = connect(Number(port), hostname);
+  t.after(() => void socket.destroy());
+  let received = '';
+  socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+  const from = (address: string): string =>
+    `GET /api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35 HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: ${AUTH}\r\nX-Forwarded-For: ${address}\r\n\r\n`;
+  // Four from each of two addresses of one /64, in one turn: eight of one client, five wait.
+  socket.write(`${from('2001:db8:1:2::a')}${from('2001:db8:1:2::b')}`.repeat(4));
+  for (let waited = 0; received.split('HTTP/1.1 ').length - 1 < 8 && waited < 5_000; waited += 10) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const statuses = received.match(/HTTP\/1\.1 \d+/g) ?? [];
+  assert.deepEqual(statuses, [...Array(5).fill('HTTP/1.1 200'), ...Array(3).fill('HTTP/1.1 429')]);
+});
