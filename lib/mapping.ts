@@ -60,6 +60,14 @@ export interface ApplicationMapping {
    */
   exactWindow?: boolean;
   /**
+   * `true` when `bookings` yields one more column, `order_date`: the application's own
+   * date column, the one its index reads the window by, where it sorts exactly as `date`
+   * does (a day is one value; no time of day). The page is then ordered by it, so SQLite
+   * takes the newest bookings from the index in order and converts only the page's rows,
+   * instead of converting and sorting every booking of the window. Default: ordered by `date`.
+   */
+  orderDate?: boolean;
+  /**
    * For `check`'s verdict on the typical search: the index that reads only the window, as
    * EXPLAIN QUERY PLAN names it, and, where the application itself has none, the statement
    * an admin may run to add one (docs/applications.md says what it costs the

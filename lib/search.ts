@@ -413,7 +413,8 @@ function createApplicationSearch(db: Database, mapping: ApplicationMapping): (qu
   const page = db
     .prepare<[Record<string, unknown>], BookingRow>(
       `SELECT booking.id, booking.date, booking.amount_cents, booking.subject, booking.category, booking.payment_method
-       FROM ${source} WHERE ${where} ORDER BY booking.date DESC, booking.id DESC LIMIT +:limit`,
+       FROM ${source} WHERE ${where}
+       ORDER BY booking.${mapping.orderDate === true ? 'order_date' : 'date'} DESC, booking.id DESC LIMIT +:limit`,
     )
     .raw();
   return (query) => {

@@ -56,7 +56,8 @@ export const actual: ApplicationMapping = {
                      THEN ': ' ELSE '' END
              || coalesce(t.notes, '') AS subject,
            c.name AS category,
-           a.name AS payment_method
+           a.name AS payment_method,
+           t.date AS order_date
     FROM transactions AS t
     CROSS JOIN accounts AS a ON a.id = t.acct AND a.tombstone = 0
     LEFT JOIN payee_mapping AS pm ON pm.id = t.description
@@ -68,4 +69,6 @@ export const actual: ApplicationMapping = {
   window: (von, bis) => ({ from: toActualDate(von), to: toActualDate(bis) }),
   windowIndex: { name: 'trans_date' },
   exactWindow: true,
+  // 20260314 sorts as '2026-03-14' does: the newest bookings come out of trans_date in order.
+  orderDate: true,
 };
