@@ -60,12 +60,18 @@ export interface Authenticator {
    * The verdict without waiting: the user, when a plain password or a remembered
    * verification matches; `PENDING` when a hash must be checked.
    */
-  check(given: GivenCredentials): Verdict;
+  check(given: GivenCredentials, header?: string): Verdict;
   /**
    * Checks a hash for credentials `check` called `PENDING`; `done` gets the user, `REJECTED`
    * or `BUSY`. A waiting check whose clients have all `gone` is dropped without an answer.
    */
-  verify(given: GivenCredentials, done: (verdict: Settled) => void, gone?: () => boolean): void;
+  verify(given: GivenCredentials, done: (verdict: Settled) => void, gone?: () => boolean, header?: string): void;
+  /**
+   * The user whose accepted credentials `header` is spelled exactly as before (`check` and
+   * `verify` remember the `header` they were given once it is accepted), or `undefined`:
+   * then parse it and call `check`. Saves the parsing on a client's later requests.
+   */
+  recall(header: string | undefined): string | undefined;
   /** Takes new users; remembered verifications are forgotten. */
   replaceUsers(users: readonly ConfiguredUser[]): void;
 }
@@ -92,6 +98,8 @@ interface Users {
   dummies: PasswordHash[];
   /** Verified credentials: SHA-256 of a secret, user and password → username. Forgotten with these users. */
   verified: Map<string, string>;
+  /** Headers that carried verified credentials: SHA-256 of a secret and the header → username. */
+  spellings: Map<string, string>;
   /** Credentials being checked now (the same key) → who waits for the verdict. */
   checking: Map<string, Waiter[]>;
 }
@@ -144,14 +152,22 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
     return found;
   }
 
-  function check(given: GivenCredentials): Verdict {
+  function recall(header: string | undefined): string | undefined {
+    if (header === undefined || header.length > MAX_HEADER_LENGTH) return undefined;
+    return users.spellings.get(oneShotSha256(cacheSecret + header));
+  }
+
+  function check(given: GivenCredentials, header?: string): Verdict {
     const current = users;
     // Credentials verified before are answered from memory: one keyed digest instead of
     // the digests below and, for a hash, a check. A miss tells the sender nothing: only
     // the right credentials are ever remembered.
     const key = remembered(given);
     const known = current.verified.get(key);
-    if (known !== undefined) return known;
+    if (known !== undefined) {
+      if (header !== undefined) bounded(current.spellings, oneShotSha256(cacheSecret + header), known);
+      return known;
+    }
     const name = digest(given.username);
     const password = digest(given.password);
     let accepted = -1;
@@ -165,11 +181,16 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
     }
     if (accepted === -1) return current.dummies.length === 0 ? REJECTED : PENDING;
     const user = current.usernames[accepted] as string;
-    remember(current, key, user);
+    remember(current, key, user, header);
     return user;
   }
 
-  function verify(given: GivenCredentials, done: (verdict: Settled) => void, gone: () => boolean = never): void {
+  function verify(
+    given: GivenCredentials,
+    done: (verdict: Settled) => void,
+    gone: () => boolean = never,
+    header?: string,
+  ): void {
     const current = users;
     const key = remembered(given);
     // The same credentials already being checked (a client's first requests in parallel): one
@@ -200,7 +221,7 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
           return;
         }
         const verdict = matches && own !== undefined ? (current.usernames[index] as string) : REJECTED;
-        if (verdict !== REJECTED) remember(current, key, verdict);
+        if (verdict !== REJECTED) remember(current, key, verdict, header);
         for (const waiter of answer) waiter.done(verdict);
       });
       return true;
@@ -223,17 +244,24 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
     else done(verdict);
   }
 
-  function remember(current: Users, key: string, user: string): void {
-    if (current.verified.size >= limits.maxVerifiedCredentials) {
-      const oldest = current.verified.keys().next();
-      if (oldest.done !== true) current.verified.delete(oldest.value);
+  function remember(current: Users, key: string, user: string, header: string | undefined): void {
+    bounded(current.verified, key, user);
+    if (header !== undefined) bounded(current.spellings, oneShotSha256(cacheSecret + header), user);
+  }
+
+  /** `map.set(key, value)`, forgetting the oldest entry beyond `maxVerifiedCredentials`. */
+  function bounded(map: Map<string, string>, key: string, value: string): void {
+    if (map.size >= limits.maxVerifiedCredentials && !map.has(key)) {
+      const oldest = map.keys().next();
+      if (oldest.done !== true) map.delete(oldest.value);
     }
-    current.verified.set(key, user);
+    map.set(key, value);
   }
 
   return {
     check,
     verify,
+    recall,
     replaceUsers(next) {
       users = prepare(next);
     },
@@ -248,6 +276,7 @@ function prepare(list: readonly ConfiguredUser[]): Users {
     usernames: list.map((user) => user.username),
     dummies: list.flatMap((user) => (user.kind === 'hash' ? [dummyHash(user.hash)] : [])),
     verified: new Map(),
+    spellings: new Map(),
     checking: new Map(),
   };
 }

@@ -111,7 +111,16 @@ export function createHandler(
     const address = throttleKey(facts.clientAddress);
     const blocked = throttle.retryAfter(address);
     if (blocked > 0) return throttled(res, blocked);
-    const given = parseBasicAuth(req.headers.authorization);
+    const header = req.headers.authorization;
+    // A header that carried accepted credentials before, spelled the same: no parsing. The
+    // budgets hold for it as for any credentials.
+    const recalled = authenticator.recall(header);
+    if (recalled !== undefined) {
+      const wait = throttle.budgetRetryAfter(recalled, address);
+      if (wait > 0) return throttled(res, wait);
+      return afterAuthentication(exchange, recalled, address);
+    }
+    const given = parseBasicAuth(header);
     if (given === undefined) {
       // No credentials: challenged, not a failure; a flood of them is cut off.
       const wait = throttle.recordUnauthenticated(address);
@@ -122,7 +131,7 @@ export function createHandler(
     // address before are checked, everyone else waits for the window without a check.
     const budget = throttle.budgetRetryAfter(given.username, address);
     if (budget > 0) return throttled(res, budget);
-    const verdict = authenticator.check(given);
+    const verdict = authenticator.check(given, header);
     if (verdict !== PENDING) {
       if (verdict === REJECTED) throttle.recordFailure(address, given.username);
       return afterAuthentication(exchange, verdict, address);
@@ -139,6 +148,7 @@ export function createHandler(
         }
       },
       () => req.socket.destroyed,
+      header,
     );
   }
 
