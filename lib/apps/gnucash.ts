@@ -54,6 +54,33 @@ const moneyAccounts = (eur: boolean): string => `
 const joined = (a: string, b: string): string =>
   `coalesce(${a}, '') || CASE WHEN coalesce(${a}, '') <> '' AND coalesce(${b}, '') <> '' THEN ': ' ELSE '' END || coalesce(${b}, '')`;
 
+// The bookings of the window, read one of two ways, chosen by the window's length before
+// any row is read (`when` is a constant condition): up to three years by GnuCash's
+// tx_post_date_index, transaction by transaction, then each one's splits; a longer window
+// by splits_account_guid_index, every split of the money accounts, whose amount is
+// compared before its transaction is read (a ten-year search for one amount on 20,000
+// bookings: 17 ms instead of 51). `+` on account_guid keeps the first way off that index.
+const LONG_WINDOW_DAYS = 3 * 366;
+// A bound julianday() cannot read (check's whole range starts before the year 0) is long.
+const WINDOW_DAYS = 'coalesce(julianday(+:to) - julianday(+:from), 1e9)';
+const select = (from: string, account: string, when: string): string => `
+    SELECT ${hexPrefixId('s.guid')} AS id,
+           CASE WHEN substr(t.post_date, 12, 2) < '12' THEN substr(t.post_date, 1, 10)
+                ELSE date(t.post_date, '+12 hours') END AS date,
+           -(${cents('s.quantity_num', 's.quantity_denom')}) AS amount_cents,
+           CASE WHEN other.guid IN (${moneyAccounts(false)}) THEN ${joined('other.name', 't.description')}
+                ELSE coalesce(t.description, '') END AS subject,
+           CASE WHEN other.guid IN (${moneyAccounts(false)}) THEN NULL ELSE other.name END AS category,
+           (SELECT name FROM accounts WHERE guid = s.account_guid) AS payment_method
+    FROM ${from}
+    LEFT JOIN accounts AS other ON other.guid = (
+      SELECT CASE WHEN min(x.account_guid) = max(x.account_guid) THEN min(x.account_guid) END
+      FROM splits AS x WHERE x.tx_guid = s.tx_guid AND x.guid <> s.guid)
+    WHERE ${when}
+      AND t.post_date BETWEEN +:from AND +:to
+      AND s.reconcile_state <> 'v'
+      AND ${account} IN (${moneyAccounts(true)})`;
+
 export const gnucash: ApplicationMapping = {
   kind: 'application',
   name: 'gnucash',
@@ -64,29 +91,14 @@ export const gnucash: ApplicationMapping = {
     accounts: ['guid', 'name', 'account_type', 'commodity_guid', 'parent_guid'],
     commodities: ['guid', 'namespace', 'mnemonic'],
   },
-  // CROSS JOIN keeps `transactions` first, read by tx_post_date_index: joined the other
-  // way, the planner walks splits_account_guid_index, every split of each account. The
-  // money accounts are found once per search (a dozen rows), not looked up per split.
-  // `other` is the transaction's other account when there is exactly one (a split
-  // transaction has several, an unbalanced one none); it is joined last, for the rows that
-  // match, and left out of the count.
+  // CROSS JOIN fixes each way's order. The money accounts are found once per search (a
+  // dozen rows), not looked up per split. `other` is the transaction's other account when
+  // there is exactly one (a split transaction has several, an unbalanced one none); it is
+  // joined last, for the rows that match.
   bookings: `
-    SELECT ${hexPrefixId('s.guid')} AS id,
-           CASE WHEN substr(t.post_date, 12, 2) < '12' THEN substr(t.post_date, 1, 10)
-                ELSE date(t.post_date, '+12 hours') END AS date,
-           -(${cents('s.quantity_num', 's.quantity_denom')}) AS amount_cents,
-           CASE WHEN other.guid IN (${moneyAccounts(false)}) THEN ${joined('other.name', 't.description')}
-                ELSE coalesce(t.description, '') END AS subject,
-           CASE WHEN other.guid IN (${moneyAccounts(false)}) THEN NULL ELSE other.name END AS category,
-           (SELECT name FROM accounts WHERE guid = s.account_guid) AS payment_method
-    FROM transactions AS t
-    CROSS JOIN splits AS s ON s.tx_guid = t.guid
-    LEFT JOIN accounts AS other ON other.guid = (
-      SELECT CASE WHEN min(x.account_guid) = max(x.account_guid) THEN min(x.account_guid) END
-      FROM splits AS x WHERE x.tx_guid = s.tx_guid AND x.guid <> s.guid)
-    WHERE t.post_date BETWEEN +:from AND +:to
-      AND s.reconcile_state <> 'v'
-      AND +s.account_guid IN (${moneyAccounts(true)})`,
+    ${select('transactions AS t CROSS JOIN splits AS s ON s.tx_guid = t.guid', '+s.account_guid', `${WINDOW_DAYS} <= ${LONG_WINDOW_DAYS}`)}
+    UNION ALL
+    ${select('splits AS s CROSS JOIN transactions AS t ON t.guid = s.tx_guid', 's.account_guid', `${WINDOW_DAYS} > ${LONG_WINDOW_DAYS}`)}`,
   // The post_date of day D lies in [D-1 12:00:00, D 11:59:59] UTC: rounding to the
   // nearest day (the `date` column above; before noon the day itself, which is every date
   // written in neutral time, so date() runs only for the rest) maps exactly that range to
