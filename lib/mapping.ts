@@ -30,10 +30,10 @@ export interface OwnSchemaMapping {
 /**
  * A real application's tables, read through one SELECT that the search wraps.
  *
- * `bookings` yields exactly these columns, one row per booking the application would show
- * as a cash booking: `id` (a whole number, unique, stable), `date` ('YYYY-MM-DD' text),
+ * `bookings` yields these columns, one row per booking the application would show as a
+ * cash booking: `id` (a whole number, unique, stable), `date` ('YYYY-MM-DD' text),
  * `amount_cents` (whole cents, expenses POSITIVE as in docs/API.md), `subject` (text),
- * `category` and `payment_method` (names, or NULL). It must restrict itself to the window
+ * `category` and `payment_method` (names, or NULL); with `orderDate`, also `order_date`. It must restrict itself to the window
  * `:from`..`:to` (both included), given in the application's own date form by `window()`,
  * on a column the application has an index on, so that a search reads one window of the
  * file and never all of it. It may also use `:low`/`:high` (the amount_cents bounds).
