@@ -41,6 +41,11 @@ test('options are checked and name what is wrong', (t) => {
     [{ maxAuthFailures: 1.5 }, /^options\.maxAuthFailures/],
     [{ authFailureWindowMs: 0 }, /^options\.authFailureWindowMs/],
     [{ maxTrackedAddresses: 0 }, /^options\.maxTrackedAddresses/],
+    [{ maxUserAuthFailures: -1 }, /^options\.maxUserAuthFailures/],
+    [{ maxGlobalAuthFailures: 2.5 }, /^options\.maxGlobalAuthFailures/],
+    [{ maxUnauthenticatedRequests: Number.NaN }, /^options\.maxUnauthenticatedRequests/],
+    [{ maxKnownClients: 0 }, /^options\.maxKnownClients/],
+    [{ trustProxy: ['fe80::1%eth0'] }, /^options\.trustProxy must hold IP addresses/],
     [{ trustProxy: 'yes' as unknown as string[] }, /^options\.trustProxy must be an array/],
     [{ trustProxy: true as unknown as string[] }, /^options\.trustProxy must list the proxy's addresses/],
     [
