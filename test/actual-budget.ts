@@ -65,40 +65,46 @@ export async function writeActualBudget(dataDir: string, spec: ActualBudgetSpec)
         payees.find((payee) => payee.transfer_acct === accountIds.get(account))?.id;
       const category = (name: string | undefined): string | undefined =>
         name === undefined ? undefined : categoryIds.get(name);
+      const written = (tx: ActualTransaction) => ({
+        date: tx.date,
+        amount: tx.amount,
+        ...(tx.payee === undefined ? {} : { payee_name: tx.payee }),
+        ...(tx.transferTo === undefined ? {} : { payee: transferPayee(tx.transferTo) }),
+        ...(tx.category === undefined ? {} : { category: category(tx.category) }),
+        ...(tx.notes === undefined ? {} : { notes: tx.notes }),
+        ...(tx.parts === undefined
+          ? {}
+          : {
+              subtransactions: tx.parts.map((part) => ({
+                amount: part.amount,
+                ...(part.category === undefined ? {} : { category: category(part.category) }),
+                ...(part.notes === undefined ? {} : { notes: part.notes }),
+              })),
+            }),
+      });
       for (const account of spec.accounts) {
         const id = accountIds.get(account.name) as string;
+        // Consecutive transactions go in one call (one call each would take minutes for
+        // thousands); one to be deleted goes alone, and is deleted right after.
+        let batch: ActualTransaction[] = [];
+        const flush = async (): Promise<void> => {
+          if (batch.length > 0) await api.addTransactions(id, batch.map(written) as never, { runTransfers: true });
+          batch = [];
+        };
         for (const tx of account.transactions) {
-          const payee = tx.transferTo === undefined ? {} : { payee: transferPayee(tx.transferTo) };
-          await api.addTransactions(
-            id,
-            [
-              {
-                date: tx.date,
-                amount: tx.amount,
-                ...(tx.payee === undefined ? {} : { payee_name: tx.payee }),
-                ...payee,
-                ...(tx.category === undefined ? {} : { category: category(tx.category) }),
-                ...(tx.notes === undefined ? {} : { notes: tx.notes }),
-                ...(tx.parts === undefined
-                  ? {}
-                  : {
-                      subtransactions: tx.parts.map((part) => ({
-                        amount: part.amount,
-                        ...(part.category === undefined ? {} : { category: category(part.category) }),
-                        ...(part.notes === undefined ? {} : { notes: part.notes }),
-                      })),
-                    }),
-              },
-            ] as never,
-            { runTransfers: true },
-          );
-          if (tx.deleted === true) {
-            const written = (await api.getTransactions(id, tx.date, tx.date)) as Array<{ id: string; amount: number }>;
-            const row = written.find((candidate) => candidate.amount === tx.amount);
-            if (row === undefined) throw new Error(`the transaction to delete on ${tx.date} is not there`);
-            await api.deleteTransaction(row.id);
+          if (tx.deleted !== true) {
+            batch.push(tx);
+            continue;
           }
+          await flush();
+          batch = [tx];
+          await flush();
+          const rows = (await api.getTransactions(id, tx.date, tx.date)) as Array<{ id: string; amount: number }>;
+          const row = rows.find((candidate) => candidate.amount === tx.amount);
+          if (row === undefined) throw new Error(`the transaction to delete on ${tx.date} is not there`);
+          await api.deleteTransaction(row.id);
         }
+        await flush();
       }
       for (const account of spec.accounts) {
         if (account.deleted === true) await api.deleteAccount(accountIds.get(account.name) as string);
