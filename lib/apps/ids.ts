@@ -9,7 +9,7 @@
 // (which may renumber the rowids of a table without an INTEGER PRIMARY KEY) and is the same
 // in every copy of a synced file. Two bookings share an id only if their random ids agree
 // in those 52 bits: for 100,000 bookings the chance is about one in a million
-// (100,000² / 2^53); `check` verifies that the ids of the file are unique.
+// (100,000² / 2^53); `check` verifies that the ids of a sample of the file are unique.
 
 // Positions (1-based, in the id without dashes) of the 13 digits, most significant first.
 const DIGITS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14];
