@@ -10,9 +10,9 @@ import { formatSearchResult } from '../lib/format.js';
 import { type Mapping, ownSchema, quoteName, type TableNames } from '../lib/mapping.js';
 import { checkMeaning } from '../lib/meaning.js';
 import { formatEuros } from '../lib/money.js';
-import { detectApplication, findRecommendedIndexes, findSchemaProblems } from '../lib/schema.js';
+import { detectApplication, findRecommendedIndexes, findSchemaProblems, recogniseOther } from '../lib/schema.js';
 import { createBookingSearch, explainCount } from '../lib/search.js';
-import { describeDatabaseError, journalOf, notReadableNow, openDatabase } from './database-file.js';
+import { describeDatabaseError, directoryProblem, journalOf, notReadableNow, openDatabase } from './database-file.js';
 
 /** The verdict on the typical search's plan: by the mapping's window index where it names one. */
 function describePlan(plan: string[], mapping: Mapping): string {
@@ -35,21 +35,28 @@ function describePlan(plan: string[], mapping: Mapping): string {
 
 /**
  * Writes the report to stdout; returns the exit code: 0 when the file fits the mapping
- * (given, or detected when `app` is undefined), its sample means what it must, and it can
- * be read now; else 1.
+ * (given, or detected when `app` is undefined), its sample means what it must, it can be
+ * read now, and the service would not refuse it for its directory (judged as the service
+ * judges it, for the user that runs `check`); else 1.
  */
 export function reportOnDatabase(file: string, app?: string, tables: Partial<TableNames> = {}): number {
   const lines: string[] = [`Database: ${file}`];
+  // The rest of the report is still worth reading: the refusal is said last, and decides.
+  const refusal = directoryProblem(file);
+  const finish = (code: number): number => {
+    if (refusal !== undefined) lines.push(`Cannot be served: ${refusal}`);
+    return write(lines, refusal === undefined ? code : 1);
+  };
   let db: Database.Database | undefined;
   try {
     const opened = openDatabase(file, (db) => chooseMapping(db, app, tables));
     lines.push(`Journal: ${journalOf(file).description}.`);
     if (!opened.readable) {
       lines.push(`Cannot be read now: ${opened.state.explanation}.`);
-      return finish(lines, 1);
+      return finish(1);
     }
     db = opened.db;
-    const { mapping, detected, problems } = opened.value;
+    const { mapping, detected, problems, other } = opened.value;
     if (mapping.kind === 'application') {
       lines.push(
         detected
@@ -60,8 +67,11 @@ export function reportOnDatabase(file: string, app?: string, tables: Partial<Tab
     if (problems.length > 0) {
       const what = mapping.kind === 'own' ? 'Schema' : `Tables of ${mapping.title}`;
       lines.push(`${what}: does not fit. Missing:`, ...problems.map((problem) => `  - ${problem}`));
+      if (other !== undefined) {
+        lines.push(`The file has the tables of ${other.title}: serve it with --app ${other.name}.`);
+      }
       lines.push('See docs/applications.md for the applications served with --app, and for serving another schema.');
-      return finish(lines, 1);
+      return finish(1);
     }
     if (mapping.kind === 'own') lines.push(describeOwnTables(db, mapping.tables));
     else lines.push(`Tables of ${mapping.title}: fit (read as they are; nothing is created in the file).`);
@@ -74,7 +84,7 @@ export function reportOnDatabase(file: string, app?: string, tables: Partial<Tab
         `Data: does not fit (${meaning.sampled} bookings looked at); the search would answer wrongly:`,
         ...meaning.problems.map((problem) => `  - ${problem}`),
       );
-      return finish(lines, 1);
+      return finish(1);
     }
     lines.push(
       meaning.sampled === 0
@@ -107,7 +117,7 @@ export function reportOnDatabase(file: string, app?: string, tables: Partial<Tab
       lines.push(`A real search, ?von=${von}&bis=${bis}&betrag=${betrag}&limit=3, answers:`);
       lines.push(`  ${formatSearchResult(answer)}`);
     }
-    return finish(lines, 0);
+    return finish(0);
   } catch (error: unknown) {
     const state = notReadableNow(file, error);
     lines.push(
@@ -115,7 +125,7 @@ export function reportOnDatabase(file: string, app?: string, tables: Partial<Tab
         ? `Cannot check: ${describeDatabaseError(file, error)}`
         : `Cannot be read now: ${state.explanation}.`,
     );
-    return finish(lines, 1);
+    return finish(1);
   } finally {
     db?.close();
   }
@@ -126,15 +136,17 @@ function chooseMapping(
   db: Database.Database,
   app: string | undefined,
   tables: Partial<TableNames>,
-): { mapping: Mapping; detected: boolean; problems: string[] } {
+): { mapping: Mapping; detected: boolean; problems: string[]; other?: Mapping | undefined } {
   const asked = app === undefined || app === 'own' ? ownSchema(tables) : findApplication(app);
   if (asked === undefined) throw new Error(`unknown application '${app}'`);
   const problems = findSchemaProblems(db, asked);
-  if (app === undefined && problems.length > 0) {
+  if (problems.length === 0) return { mapping: asked, detected: false, problems };
+  if (app === undefined) {
     const detected = detectApplication(db);
     if (detected !== undefined) return { mapping: detected, detected: true, problems: [] };
   }
-  return { mapping: asked, detected: false, problems };
+  // Asked for a mapping the file does not fit: name the one it fits, if any.
+  return { mapping: asked, detected: false, problems, other: recogniseOther(db, asked) };
 }
 
 function describeOwnTables(db: Database.Database, tables: TableNames): string {
@@ -189,7 +201,7 @@ function monthOf(date: string): [string, string] {
   return [`${date.slice(0, 7)}-01`, `${date.slice(0, 7)}-${String(last).padStart(2, '0')}`];
 }
 
-function finish(lines: string[], code: number): number {
+function write(lines: string[], code: number): number {
   process.stdout.write(`${lines.join('\n')}\n`);
   return code;
 }

@@ -6,7 +6,8 @@
 // (bin/database.ts).
 
 import { accessSync, closeSync, constants, openSync, readSync, realpathSync, statSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import { gunzipSync, constants as zlib } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { errorCode, isNotReadableNow } from '../lib/errors.js';
 import { CliError, describeFsError } from './errors.js';
@@ -34,8 +35,9 @@ export type Opened<T> =
   | { readable: false; state: NotReadableNow };
 
 /**
- * Throws a CliError when this process's user could create files in the directory of `file`
- * (a file that exists; otherwise it returns and the open says what is missing).
+ * Why this process's user must not serve `file` from where it is, as one line (the start's
+ * refusal, and `check`'s), or `undefined`: when it could create files in the directory of
+ * `file` (a file that exists; otherwise the open says what is missing).
  *
  * SQLite creates -wal, -shm and -journal as whoever opens the database first. In a
  * directory the service can write, a few of the application's open/close cycles were
@@ -45,33 +47,55 @@ export type Opened<T> =
  * root, which may write everywhere, the mode bits decide as they would for an ordinary
  * user: a directory owned by root (or of group root) that its owner (group) may write, or
  * one that every user may write, is refused.
+ *
+ * The line says what to do: run the service as a user that may only read the directory,
+ * or, for a first look, serve a copy in a directory no one may write. The copy is made
+ * with VACUUM INTO, which takes one consistent snapshot (a WAL file's log included) and
+ * writes it with a rollback journal: a plain copy of a WAL file would wait for its -wal.
  */
-export function ensureDirectoryReadOnly(file: string): void {
+export function directoryProblem(file: string): string | undefined {
   let dir: string;
+  let writable: boolean;
+  const uid = process.geteuid?.() ?? 0;
   try {
     const real = realpathSync(file);
-    if (!statSync(real).isFile()) return;
+    if (!statSync(real).isFile()) return undefined;
     dir = dirname(real);
-  } catch {
-    return;
-  }
-  const uid = process.geteuid?.() ?? 0;
-  let writable: boolean;
-  if (uid === 0) {
-    const { mode, uid: owner, gid: group } = statSync(dir);
-    writable = (owner === 0 && (mode & 0o200) !== 0) || (group === 0 && (mode & 0o020) !== 0) || (mode & 0o002) !== 0;
-  } else {
-    try {
-      accessSync(dir, constants.W_OK);
-      writable = true;
-    } catch {
-      writable = false;
+    if (uid === 0) {
+      const { mode, uid: owner, gid: group } = statSync(dir);
+      writable = (owner === 0 && (mode & 0o200) !== 0) || (group === 0 && (mode & 0o020) !== 0) || (mode & 0o002) !== 0;
+    } else {
+      writable = canWrite(dir);
     }
+  } catch {
+    return undefined;
   }
-  if (!writable) return;
-  throw new CliError(
-    `refusing database ${file}: its directory ${dir} is writable by this service's user (uid ${uid}), so SQLite could create -wal, -shm or -journal files there that the application cannot write; let only the application's user write the directory (e.g. chmod 0750 ${dir}, owned by the application) and give the service read access through the application's group`,
-  );
+  if (!writable) return undefined;
+  const name = basename(file);
+  const copy = `/tmp/look/${SHELL_SAFE.test(name) ? name : 'copy.sqlite'}`;
+  return `refusing database ${file}: its directory ${dir} is writable by this service's user (uid ${uid}), so SQLite could create -wal, -shm or -journal files there that the application then cannot write; run the service as its own user that may read the file and the directory but not write the directory (e.g. in the application's group, the directory 0750 and the file 0640: docs/operations.md, Users and permissions), or for a first look serve a copy in a directory no one may write: mkdir /tmp/look && sqlite3 ${shellWord(file)} "VACUUM INTO '${copy}'" && chmod 0555 /tmp/look, then --db ${copy}`;
+}
+
+/** Throws `directoryProblem(file)` as a CliError, if there is one. */
+export function ensureDirectoryReadOnly(file: string): void {
+  const problem = directoryProblem(file);
+  if (problem !== undefined) throw new CliError(problem);
+}
+
+function canWrite(dir: string): boolean {
+  try {
+    accessSync(dir, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const SHELL_SAFE = /^[\w./+-]+$/;
+
+/** `word` as one word of a POSIX shell command line, quoted only where it must be. */
+function shellWord(word: string): string {
+  return SHELL_SAFE.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 /**
@@ -91,7 +115,7 @@ export function openDatabase<T>(file: string, use: (db: Database.Database) => T)
   } catch (error: unknown) {
     throw new CliError(`cannot open database ${file}: ${describeFsError(error)}`);
   }
-  if (!isFile) throw new CliError(`cannot open database ${file}: not a regular file`);
+  if (!isFile) throw new CliError(`cannot open database ${file}: not a regular file${folderHint(file)}`);
   // Between this look and SQLite's first read (which takes the shared lock that keeps a
   // closing application from deleting -wal/-shm) lies well under a millisecond; a directory
   // the service cannot write (docs/operations.md, Users and permissions) covers even that window.
@@ -174,7 +198,7 @@ export function describeDatabaseError(file: string | undefined, error: unknown):
   if (error instanceof CliError) return error.message;
   const code = errorCode(error);
   const message = error instanceof Error ? error.message : String(error);
-  if (code === 'SQLITE_NOTADB') return `${file} is not a SQLite database`;
+  if (code === 'SQLITE_NOTADB') return `${file} is not a SQLite database${file === undefined ? '' : formatHint(file)}`;
   if (file !== undefined && code?.startsWith('SQLITE_CANTOPEN'))
     return `cannot open database ${file}: SQLite cannot open it or a file beside it (${code})`;
   return file === undefined ? message : `cannot serve ${file}: ${message}`;
@@ -203,8 +227,54 @@ function walFilesMissing(file: string, code: string): NotReadableNow {
   };
 }
 
-function readHeader(file: string): Buffer {
-  const header = Buffer.alloc(100);
+/** For a folder given as the database: the Actual budget's db.sqlite inside it, if it holds one. */
+function folderHint(dir: string): string {
+  const inside = join(dir, 'db.sqlite');
+  try {
+    if (!statSync(inside).isFile()) return '';
+  } catch {
+    return '';
+  }
+  return ` (a folder; Actual keeps each budget as a folder, and the file to serve is ${inside}: --db ${inside} --app actual)`;
+}
+
+// A book saved in the applications' default format: XML, gzip-compressed unless the user
+// turned compression off. Both start the XML with their own root element.
+const GZIP_MAGIC = [0x1f, 0x8b];
+const XML_FORMATS = [
+  {
+    root: /<gnc-v2[\s>]/,
+    says: "a GnuCash book in XML (GnuCash's default format)",
+    save: 'save it in GnuCash as SQLite (File › Save As…, Data Format sqlite3) and serve that file with --app gnucash',
+  },
+  {
+    root: /<(?:!DOCTYPE )?KMYMONEY-FILE[\s>]/,
+    says: "a KMyMoney file in XML (KMyMoney's default format)",
+    save: 'save it in KMyMoney as SQLite (File › Save As…, SQLite) and serve that file with --app kmymoney',
+  },
+];
+
+/** For a file that is not SQLite: what it is, where it is a bookkeeping application's XML. */
+function formatHint(file: string): string {
+  let head = readHeader(file, 64 * 1024);
+  const gzipped = head[0] === GZIP_MAGIC[0] && head[1] === GZIP_MAGIC[1];
+  if (gzipped) {
+    try {
+      // The start of the stream only: a flush that does not require the stream's end.
+      head = gunzipSync(head, { finishFlush: zlib.Z_SYNC_FLUSH });
+    } catch {
+      head = Buffer.alloc(0);
+    }
+  }
+  const text = head.toString('utf8', 0, Math.min(head.length, 4096));
+  const known = XML_FORMATS.find((format) => format.root.test(text));
+  if (known !== undefined) return `: it is ${known.says}; ${known.save}`;
+  if (!gzipped && !/^\uFEFF?\s*<\?xml/.test(text)) return '';
+  return `: it is ${gzipped ? 'gzip-compressed' : 'XML'}, as GnuCash and KMyMoney save a book by default; save it as SQLite in the application (GnuCash: File › Save As…, Data Format sqlite3; KMyMoney: File › Save As…, SQLite) and serve that file`;
+}
+
+function readHeader(file: string, size = 100): Buffer {
+  const header = Buffer.alloc(size);
   let fd: number | undefined;
   try {
     fd = openSync(file, 'r');

@@ -12,7 +12,7 @@ import { ensure } from './errors.js';
 import { type Mapping, ownSchema, TABLE_NAME, type TableNames } from './mapping.js';
 import { findSystematicProblems } from './meaning.js';
 import { pathForLog } from './request-target.js';
-import { detectApplication, findSchemaProblems } from './schema.js';
+import { findSchemaProblems, recogniseOther } from './schema.js';
 import type { HandlerOptions } from './types.js';
 
 export type Settings = { [K in keyof HandlerOptions]-?: Exclude<HandlerOptions[K], undefined> };
@@ -116,7 +116,7 @@ export function validateDatabase(db: Database | undefined, mapping: Mapping = ow
   checkDatabaseHandle(db);
   const problems = findSchemaProblems(db, mapping);
   if (problems.length > 0) {
-    const detected = mapping.kind === 'own' ? detectApplication(db) : undefined;
+    const detected = recogniseOther(db, mapping);
     const hint =
       detected === undefined
         ? ''

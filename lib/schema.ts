@@ -85,3 +85,15 @@ export function findRecommendedIndexes(db: Database, entries = 'entries'): Index
 export function detectApplication(db: Database): ApplicationMapping | undefined {
   return APPLICATIONS.find((app) => findSchemaProblems(db, app).length === 0);
 }
+
+/**
+ * Whose tables the file holds when it does not fit `asked`: another application's, or the
+ * own schema's (under its usual names) when an application was asked for; `undefined` when
+ * neither. For the hint that names the right `--app`.
+ */
+export function recogniseOther(db: Database, asked: Mapping): Mapping | undefined {
+  const app = APPLICATIONS.find((other) => other.name !== asked.name && findSchemaProblems(db, other).length === 0);
+  if (app !== undefined) return app;
+  const own = ownSchema();
+  return asked.kind === 'application' && findSchemaProblems(db, own).length === 0 ? own : undefined;
+}

@@ -4,7 +4,8 @@
 // what Actual's API itself lists.
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { chmodSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { hexPrefixIdOf } from '../lib/apps/ids.js';
@@ -170,6 +171,8 @@ test("an Actual budget is searched by Actual's own date index, and nothing is wr
     plan.join('; '),
   );
   db.close();
+  // As an admin gives the service a budget folder it may read but not write.
+  chmodSync(dirname(budget.file), 0o555);
   const result = await run(['check', '--db', budget.file, '--app', 'actual']);
   assert.equal(result.code, 0, result.stdout + result.stderr);
   assert.match(result.stdout, /^Mapping: Actual \(--app actual\)\.$/m);

@@ -1,13 +1,15 @@
 // booking-search-server check --db FILE, as an admin runs it.
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { test } from 'node:test';
+import { gzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { RECOMMENDED_INDEXES } from '../lib/schema.js';
-import { run } from './support/cli-helpers.js';
-import { buildDatabase, databaseDir, fixtureSql, tempDir } from './support/helpers.js';
+import { assertFails, directoryRefusal, run, start } from './support/cli-helpers.js';
+import { assertReply, buildDatabase, databaseDir, fixtureSql, get, MARCH_COFFEE, tempDir } from './support/helpers.js';
 
 test('a fitting database: the count, the dates, the indexes, the plan; exit 0', async (t) => {
   const file = buildDatabase(t);
@@ -32,7 +34,7 @@ test('a fitting database: the count, the dates, the indexes, the plan; exit 0', 
 });
 
 test('missing indexes are named with the CREATE INDEX to run; the file is not changed', async (t) => {
-  const file = join(tempDir(t), 'ohne-index.sqlite');
+  const file = join(databaseDir(t), 'ohne-index.sqlite');
   const db = new Database(file);
   db.exec(fixtureSql('schema.sql').replace(/^CREATE INDEX.*$/gm, ''));
   db.close();
@@ -161,7 +163,7 @@ for (const { wrong, date, amount, says } of WRONG_MAPPINGS) {
 }
 
 test('a custom mapping under its own names fits, and check prints the answer of a real search', async (t) => {
-  const file = join(tempDir(t), 'richtig.sqlite');
+  const file = join(databaseDir(t), 'richtig.sqlite');
   const db = new Database(file);
   db.exec(fixtureSql('existing-app.sql'));
   db.exec(
@@ -187,4 +189,159 @@ test('a custom mapping under its own names fits, and check prints the answer of 
   const plain = await run(['check', '--db', file]);
   assert.equal(plain.code, 1, 'without the names the file does not fit');
   assert.match(plain.stdout, /^ {2}- table or view 'entries' is missing$/m);
+});
+
+test('a file whose directory the service could write: check says the refusal the service says, in the same words, and exits 1 (it used to "fit"); as root the mode bits decide', async (t) => {
+  assert.equal(process.getuid?.(), 0, 'needs root to judge a directory by its mode bits (CI runs as root)');
+  const file = buildDatabase(t);
+  const dir = dirname(file);
+  chmodSync(dir, 0o755);
+  const refusal = directoryRefusal(file, dir, 0);
+  const checked = await run(['check', '--db', file]);
+  assert.equal(checked.code, 1, checked.stdout);
+  const lines = checked.stdout.split('\n');
+  assert.match(checked.stdout, /^Schema: fits /m, 'the rest of the report is still there');
+  assert.match(checked.stdout, /^A real search, /m);
+  assert.equal(lines.at(-2), `Cannot be served: ${refusal}`, 'said last');
+  assert.equal(lines.at(-1), '');
+  assertFails(await run(['--db', file, '--port', '0']), 1, `booking-search-server: ${refusal}`);
+  // A file that does not fit is refused for both reasons; exit 1 either way.
+  const foreign = await run(['check', '--db', file, '--app', 'gnucash']);
+  assert.equal(foreign.code, 1);
+  assert.equal(foreign.stdout.split('\n').at(-2), `Cannot be served: ${refusal}`);
+  chmodSync(dir, 0o555);
+  const fits = await run(['check', '--db', file]);
+  assert.equal(fits.code, 0, fits.stdout);
+  assert.doesNotMatch(fits.stdout, /Cannot be served/);
+  assert.deepEqual(readdirSync(dir), ['kasse.sqlite'], 'nothing created');
+});
+
+test("the refusal's first look works as it says: the copy it makes, even of a WAL file with its log and no application running, is served from a directory no one may write", async (t) => {
+  const file = join(tempDir(t), 'kasse.sqlite');
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.exec(fixtureSql('schema.sql') + fixtureSql('bookings.sql'));
+  // The newest booking only in -wal, as while an application has the file open.
+  db.pragma('wal_autocheckpoint = 0');
+  db.exec("INSERT INTO entries (date, amount_cents, subject) VALUES ('2026-03-21', 435, 'nur im Log')");
+  const refused = await run(['--db', file, '--port', '0']);
+  assert.equal(refused.code, 1);
+  const advice = /or for a first look serve a copy in a directory no one may write: (.*), then --db (\S+)$/.exec(
+    refused.stderr.trim(),
+  );
+  assert.ok(advice !== null, refused.stderr);
+  // The command as it stands, in a fresh directory instead of /tmp/look.
+  const look = join(tempDir(t), 'look');
+  const command = (advice[1] as string).replaceAll('/tmp/look', look);
+  execFileSync('sh', ['-c', command]);
+  db.close();
+  const server = await start(t, ['--db', (advice[2] as string).replace('/tmp/look', look)]);
+  assertReply(await get(`${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`), 200, {
+    anzahl: 2,
+    buchungen: [...MARCH_COFFEE.buchungen, { id: 21, datum: '2026-03-21', betrag: -4.35, zweck: 'nur im Log' }],
+  });
+  await server.stop();
+  assert.deepEqual(
+    readdirSync(look),
+    ['kasse.sqlite'],
+    'a copy in rollback mode: nothing to wait for, nothing created',
+  );
+});
+
+// Each application's own empty tables, from its DDL: enough to be recognised.
+const TITLES: Record<string, string> = {
+  actual: 'Actual',
+  mmex: 'Money Manager Ex',
+  gnucash: 'GnuCash',
+  kmymoney: 'KMyMoney',
+  own: 'the own schema',
+};
+const APPLICATION_FILES = [
+  { fixture: 'gnucash.sql', name: 'gnucash', wrong: ['kmymoney', 'mmex'] },
+  { fixture: 'kmymoney.sql', name: 'kmymoney', wrong: ['gnucash', 'actual'] },
+  { fixture: 'mmex-tables.sql', name: 'mmex', wrong: ['actual', 'own'] },
+  { fixture: 'schema.sql', name: 'own', wrong: ['mmex'] },
+];
+
+for (const { fixture, name, wrong } of APPLICATION_FILES) {
+  const title = TITLES[name] as string;
+  test(`a file with the tables of ${title} under the wrong --app (${wrong.join(', ')}): the service and check list what is missing and name --app ${name}, as without the flag`, async (t) => {
+    const file = buildDatabase(t, [fixture]);
+    for (const app of wrong) {
+      const asked = app === 'own' ? 'the schema' : `the tables of ${TITLES[app]}`;
+      assertFails(
+        await run(['--db', file, '--port', '0', '--app', app]),
+        1,
+        new RegExp(
+          `^booking-search-server: cannot serve \\S+: db does not fit ${asked}: .* \\(the file has the tables of ${title}: serve it with --app ${name}, or app: "${name}"\\)$`,
+        ),
+      );
+      const checked = await run(['check', '--db', file, '--app', app]);
+      assert.equal(checked.code, 1);
+      const lines = checked.stdout.split('\n');
+      const missing = lines.findIndex((line) => line.endsWith('does not fit. Missing:'));
+      const hint = lines.findIndex((line) => line.startsWith('The file has the tables of'));
+      assert.ok(missing > 0 && hint > missing, checked.stdout);
+      assert.ok(
+        lines.slice(missing + 1, hint).every((line) => line.startsWith('  - ')),
+        checked.stdout,
+      );
+      assert.equal(lines[hint], `The file has the tables of ${title}: serve it with --app ${name}.`);
+    }
+  });
+}
+
+test('a GnuCash book in XML, gzip-compressed or not, and a KMyMoney XML file: "not a SQLite database" says how to save it as SQLite, in one line', async (t) => {
+  const dir = tempDir(t);
+  const gnucash =
+    '<?xml version="1.0" encoding="utf-8" ?>\n<gnc-v2\n     xmlns:gnc="http://www.gnucash.org/XML/gnc">\n<gnc:count-data cd:type="book">1</gnc:count-data>\n';
+  const kmymoney = '<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE KMYMONEY-FILE>\n<KMYMONEY-FILE>\n <FILEINFO>\n';
+  const files = {
+    'kasse.gnucash': gzipSync(gnucash + 'x'.repeat(100_000)),
+    'kasse-xml.gnucash': Buffer.from(gnucash),
+    'kasse.kmy': gzipSync(kmymoney),
+    'anderes.gz': gzipSync('nichts'),
+  };
+  for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
+  chmodSync(dir, 0o555);
+  const saveGnuCash =
+    "it is a GnuCash book in XML (GnuCash's default format); save it in GnuCash as SQLite (File › Save As…, Data Format sqlite3) and serve that file with --app gnucash";
+  for (const name of ['kasse.gnucash', 'kasse-xml.gnucash']) {
+    const file = join(dir, name);
+    assertFails(
+      await run(['--db', file, '--app', 'gnucash']),
+      1,
+      `booking-search-server: ${file} is not a SQLite database: ${saveGnuCash}`,
+    );
+    const checked = await run(['check', '--db', file]);
+    assert.equal(checked.code, 1);
+    assert.match(checked.stdout, /^Cannot check: .* is not a SQLite database: it is a GnuCash book in XML /m);
+  }
+  assertFails(
+    await run(['--db', join(dir, 'kasse.kmy'), '--app', 'kmymoney']),
+    1,
+    `booking-search-server: ${join(dir, 'kasse.kmy')} is not a SQLite database: it is a KMyMoney file in XML (KMyMoney's default format); save it in KMyMoney as SQLite (File › Save As…, SQLite) and serve that file with --app kmymoney`,
+  );
+  assertFails(
+    await run(['--db', join(dir, 'anderes.gz')]),
+    1,
+    `booking-search-server: ${join(dir, 'anderes.gz')} is not a SQLite database: it is gzip-compressed, as GnuCash and KMyMoney save a book by default; save it as SQLite in the application (GnuCash: File › Save As…, Data Format sqlite3; KMyMoney: File › Save As…, SQLite) and serve that file`,
+  );
+});
+
+test('an Actual budget folder given instead of its db.sqlite: "not a regular file" names the db.sqlite inside, in one line; a folder without one is told as before', async (t) => {
+  const budget = join(tempDir(t), 'My-Finances-1a2b3c4');
+  execFileSync('mkdir', ['-p', budget]);
+  new Database(join(budget, 'db.sqlite')).close();
+  const said = `cannot open database ${budget}: not a regular file (a folder; Actual keeps each budget as a folder, and the file to serve is ${budget}/db.sqlite: --db ${budget}/db.sqlite --app actual)`;
+  assertFails(await run(['--db', budget, '--app', 'actual']), 1, `booking-search-server: ${said}`);
+  const checked = await run(['check', '--db', budget]);
+  assert.equal(checked.code, 1);
+  assert.equal(checked.stdout, `Database: ${budget}\nCannot check: ${said}\n`);
+  const empty = tempDir(t);
+  assertFails(
+    await run(['--db', empty]),
+    1,
+    `booking-search-server: cannot open database ${empty}: not a regular file`,
+  );
 });

@@ -20,7 +20,7 @@ import {
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { assertFails, run, sha256, start } from './support/cli-helpers.js';
+import { assertFails, directoryRefusal, run, sha256, start } from './support/cli-helpers.js';
 import { assertReply, buildDatabase, get, MARCH_COFFEE, tempDir } from './support/helpers.js';
 
 const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5&limit=0';
@@ -244,7 +244,7 @@ test('a database whose directory the service user could write is refused with on
   assert.equal(process.getuid?.(), 0, 'needs root to judge a directory by its mode bits (CI runs as root)');
   const file = buildDatabase(t);
   const dir = dirname(file);
-  const line = `booking-search-server: refusing database ${file}: its directory ${dir} is writable by this service's user (uid 0), so SQLite could create -wal, -shm or -journal files there that the application cannot write; let only the application's user write the directory (e.g. chmod 0750 ${dir}, owned by the application) and give the service read access through the application's group`;
+  const line = `booking-search-server: ${directoryRefusal(file, dir, 0)}`;
   for (const mode of [0o755, 0o575, 0o557]) {
     chmodSync(dir, mode);
     assertFails(await run(['--db', file, '--port', '0']), 1, line);

@@ -11,7 +11,7 @@ import { chmodSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { assertFails, cleanEnv, type Launcher, run, start, USER } from './support/cli-helpers.js';
+import { assertFails, cleanEnv, directoryRefusal, type Launcher, run, start, USER } from './support/cli-helpers.js';
 import { assertReply, get } from './support/helpers.js';
 import {
   type Application,
@@ -90,7 +90,7 @@ test('WAL after the application exited cleanly: a directory the service could wr
   assertFails(
     await run(['--db', file, '--port', '0'], cleanEnv(USER), asService),
     1,
-    `booking-search-server: refusing database ${file}: its directory ${dir} is writable by this service's user (uid ${users.service.uid}), so SQLite could create -wal, -shm or -journal files there that the application cannot write; let only the application's user write the directory (e.g. chmod 0750 ${dir}, owned by the application) and give the service read access through the application's group`,
+    `booking-search-server: ${directoryRefusal(file, dir, users.service.uid)}`,
   );
   assert.deepEqual(listing(dir), ['kasse.sqlite']);
   chmodSync(dir, 0o750);
@@ -183,6 +183,27 @@ test('a hot journal left by a crashed writer: the 500 with Retry-After, one line
   await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 3_000, 'served');
   assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
   assert.match(server.output().stderr, /Z database \S+ can be read now; serving it$/m);
+  assert.deepEqual(listing(dir), ['kasse.sqlite']);
+});
+
+test('check as the service user on a file whose directory it could write (0770): the refusal the service says, in its words, exit 1 (it used to say "fits", exit 0); in a 0750 directory: fits, exit 0', async () => {
+  const { users, asService } = setup();
+  const dir = applicationDirectory(users, users.workDir(), 0o770);
+  const file = await createDatabase(users, dir, 'delete');
+  const refusal = directoryRefusal(file, dir, users.service.uid);
+  const checked = await run(['check', '--db', file], cleanEnv(), asService);
+  assert.equal(checked.code, 1, checked.stdout);
+  assert.match(checked.stdout, /^Data: fits /m);
+  assert.equal(checked.stdout.split('\n').at(-2), `Cannot be served: ${refusal}`);
+  assertFails(
+    await run(['--db', file, '--port', '0'], cleanEnv(USER), asService),
+    1,
+    `booking-search-server: ${refusal}`,
+  );
+  chmodSync(dir, 0o750);
+  const fits = await run(['check', '--db', file], cleanEnv(), asService);
+  assert.equal(fits.code, 0, fits.stdout);
+  assert.doesNotMatch(fits.stdout, /Cannot be served/);
   assert.deepEqual(listing(dir), ['kasse.sqlite']);
 });
 

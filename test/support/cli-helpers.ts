@@ -159,3 +159,13 @@ export async function waitFor(output: () => string, pattern: RegExp, count = 1):
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/**
+ * The line (without its time and the program's name) with which the CLI refuses `file`,
+ * whose directory `dir` the user `uid` could write, and which `check` prints after
+ * "Cannot be served: ". Spelled out here so that the tests pin every word of it.
+ */
+export function directoryRefusal(file: string, dir: string, uid: number): string {
+  const name = file.slice(file.lastIndexOf('/') + 1);
+  return `refusing database ${file}: its directory ${dir} is writable by this service's user (uid ${uid}), so SQLite could create -wal, -shm or -journal files there that the application then cannot write; run the service as its own user that may read the file and the directory but not write the directory (e.g. in the application's group, the directory 0750 and the file 0640: docs/operations.md, Users and permissions), or for a first look serve a copy in a directory no one may write: mkdir /tmp/look && sqlite3 ${file} "VACUUM INTO '/tmp/look/${name}'" && chmod 0555 /tmp/look, then --db /tmp/look/${name}`;
+}
