@@ -73,7 +73,7 @@ export function directoryProblem(file: string): string | undefined {
   if (!writable) return undefined;
   const name = basename(file);
   const copy = `/tmp/look/${SHELL_SAFE.test(name) ? name : 'copy.sqlite'}`;
-  return `refusing database ${file}: its directory ${dir} is writable by this service's user (uid ${uid}), so SQLite could create -wal, -shm or -journal files there that the application then cannot write; run the service as its own user that may read the file and the directory but not write the directory (e.g. in the application's group, the directory 0750 and the file 0640: docs/operations.md, Users and permissions), or for a first look serve a copy in a directory no one may write: mkdir /tmp/look && sqlite3 ${shellWord(file)} "VACUUM INTO '${copy}'" && chmod 0555 /tmp/look, then --db ${copy}`;
+  return `refusing database ${file}: its directory ${dir} is writable by this service's user (uid ${uid}), so SQLite could create -wal, -shm or -journal files there that the application then cannot write; run the service as its own user that may read the file and the directory but not write the directory (e.g. in the application's group, the directory 0750 and the file 0640: docs/operations.md, Users and permissions), or for a first look serve a copy in a directory no one may write: mkdir /tmp/look && sqlite3 -readonly ${shellWord(file)} "VACUUM INTO '${copy}'" && chmod 0555 /tmp/look, then --db ${copy}`;
 }
 
 /** Throws `directoryProblem(file)` as a CliError, if there is one. */
