@@ -10,7 +10,13 @@ import { formatSearchResult } from '../lib/format.js';
 import { type Mapping, ownSchema, quoteName, type TableNames } from '../lib/mapping.js';
 import { checkMeaning } from '../lib/meaning.js';
 import { formatEuros } from '../lib/money.js';
-import { detectApplication, findRecommendedIndexes, findSchemaProblems, recogniseOther } from '../lib/schema.js';
+import {
+  detectApplication,
+  findRecommendedIndexes,
+  findSchemaProblems,
+  recogniseOlder,
+  recogniseOther,
+} from '../lib/schema.js';
 import { createBookingSearch, explainCount } from '../lib/search.js';
 import { describeDatabaseError, directoryProblem, journalOf, notReadableNow, openDatabase } from './database-file.js';
 
@@ -56,7 +62,7 @@ export function reportOnDatabase(file: string, app?: string, tables: Partial<Tab
       return finish(1);
     }
     db = opened.db;
-    const { mapping, detected, problems, other } = opened.value;
+    const { mapping, detected, problems, other, older } = opened.value;
     if (mapping.kind === 'application') {
       lines.push(
         detected
@@ -69,6 +75,11 @@ export function reportOnDatabase(file: string, app?: string, tables: Partial<Tab
       lines.push(`${what}: does not fit. Missing:`, ...problems.map((problem) => `  - ${problem}`));
       if (other !== undefined) {
         lines.push(`The file has the tables of ${other.title}: serve it with --app ${other.name}.`);
+      }
+      if (older !== undefined) {
+        lines.push(
+          `The file has the tables of ${older.title}, but not every column the service reads (a file of an older version?): check --app ${older.name} names them.`,
+        );
       }
       lines.push('See docs/applications.md for the applications served with --app, and for serving another schema.');
       return finish(1);
@@ -136,7 +147,13 @@ function chooseMapping(
   db: Database.Database,
   app: string | undefined,
   tables: Partial<TableNames>,
-): { mapping: Mapping; detected: boolean; problems: string[]; other?: Mapping | undefined } {
+): {
+  mapping: Mapping;
+  detected: boolean;
+  problems: string[];
+  other?: Mapping | undefined;
+  older?: Mapping | undefined;
+} {
   const asked = app === undefined || app === 'own' ? ownSchema(tables) : findApplication(app);
   if (asked === undefined) throw new Error(`unknown application '${app}'`);
   const problems = findSchemaProblems(db, asked);
@@ -144,6 +161,8 @@ function chooseMapping(
   if (app === undefined) {
     const detected = detectApplication(db);
     if (detected !== undefined) return { mapping: detected, detected: true, problems: [] };
+    const older = recogniseOlder(db);
+    if (older !== undefined) return { mapping: asked, detected: false, problems, older };
   }
   // Asked for a mapping the file does not fit: name the one it fits, if any.
   return { mapping: asked, detected: false, problems, other: recogniseOther(db, asked) };

@@ -12,7 +12,7 @@ import { ensure } from './errors.js';
 import { type Mapping, ownSchema, TABLE_NAME, type TableNames } from './mapping.js';
 import { findSystematicProblems } from './meaning.js';
 import { pathForLog } from './request-target.js';
-import { findSchemaProblems, recogniseOther } from './schema.js';
+import { findSchemaProblems, recogniseOlder, recogniseOther } from './schema.js';
 import type { HandlerOptions } from './types.js';
 
 export type Settings = { [K in keyof HandlerOptions]-?: Exclude<HandlerOptions[K], undefined> };
@@ -117,10 +117,13 @@ export function validateDatabase(db: Database | undefined, mapping: Mapping = ow
   const problems = findSchemaProblems(db, mapping);
   if (problems.length > 0) {
     const detected = recogniseOther(db, mapping);
+    const older = detected === undefined && mapping.kind === 'own' ? recogniseOlder(db) : undefined;
     const hint =
-      detected === undefined
-        ? ''
-        : ` (the file has the tables of ${detected.title}: serve it with --app ${detected.name}, or app: "${detected.name}")`;
+      detected !== undefined
+        ? ` (the file has the tables of ${detected.title}: serve it with --app ${detected.name}, or app: "${detected.name}")`
+        : older !== undefined
+          ? ` (the file has the tables of ${older.title}, but not every column the service reads, as a file of an older version may: check --app ${older.name} names them)`
+          : '';
     const what = mapping.kind === 'own' ? 'the schema' : `the tables of ${mapping.title}`;
     throw new Error(`db does not fit ${what}: ${problems.join('; ')}${hint}`);
   }

@@ -97,3 +97,15 @@ export function recogniseOther(db: Database, asked: Mapping): Mapping | undefine
   const own = ownSchema();
   return asked.kind === 'application' && findSchemaProblems(db, own).length === 0 ? own : undefined;
 }
+
+/**
+ * The application whose tables the file holds, each of them, but not all their columns:
+ * most likely a file of an older version of it, before a column the mapping reads was
+ * added. `undefined` when there is none (or when one fits fully: detectApplication).
+ */
+export function recogniseOlder(db: Database): ApplicationMapping | undefined {
+  return APPLICATIONS.find((app) => {
+    const problems = findSchemaProblems(db, app);
+    return problems.length > 0 && problems.every((problem) => !problem.startsWith('table or view '));
+  });
+}

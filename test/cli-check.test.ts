@@ -291,6 +291,34 @@ for (const { fixture, name, wrong } of APPLICATION_FILES) {
   });
 }
 
+test('an older Money Manager Ex file, without the trash column of schema 16: check names the application and, with --app mmex, the column', async (t) => {
+  const file = join(databaseDir(t), 'alt.mmb');
+  const db = new Database(file);
+  db.exec(fixtureSql('mmex-tables.sql').replace(/^, DELETEDTIME TEXT$/m, ''));
+  assert.equal(
+    db.prepare("SELECT count(*) FROM pragma_table_info('CHECKINGACCOUNT_V1') WHERE name = 'DELETEDTIME'").pluck().get(),
+    0,
+  );
+  db.close();
+  const plain = await run(['check', '--db', file]);
+  assert.equal(plain.code, 1);
+  assert.match(
+    plain.stdout,
+    /^The file has the tables of Money Manager Ex, but not every column the service reads \(a file of an older version\?\): check --app mmex names them\.$/m,
+  );
+  const asked = await run(['check', '--db', file, '--app', 'mmex']);
+  assert.equal(asked.code, 1);
+  assert.match(
+    asked.stdout,
+    /^Tables of Money Manager Ex: does not fit\. Missing:\n {2}- 'CHECKINGACCOUNT_V1' is missing column 'DELETEDTIME'$/m,
+  );
+  assertFails(
+    await run(['--db', file, '--port', '0']),
+    1,
+    /^booking-search-server: cannot serve \S+: db does not fit the schema: .* \(the file has the tables of Money Manager Ex, but not every column the service reads, as a file of an older version may: check --app mmex names them\)$/,
+  );
+});
+
 test('a GnuCash book in XML, gzip-compressed or not, and a KMyMoney XML file: "not a SQLite database" says how to save it as SQLite, in one line', async (t) => {
   const dir = tempDir(t);
   const gnucash =
