@@ -256,12 +256,13 @@ const XML_FORMATS = [
 
 /** For a file that is not SQLite: what it is, where it is a bookkeeping application's XML. */
 function formatHint(file: string): string {
-  let head = readHeader(file, 64 * 1024);
+  // 4 KiB of compressed XML hold its root element; they inflate to at most about 4 MB.
+  let head = readHeader(file, 4096);
   const gzipped = head[0] === GZIP_MAGIC[0] && head[1] === GZIP_MAGIC[1];
   if (gzipped) {
     try {
       // The start of the stream only: a flush that does not require the stream's end.
-      head = gunzipSync(head, { finishFlush: zlib.Z_SYNC_FLUSH });
+      head = gunzipSync(head, { finishFlush: zlib.Z_SYNC_FLUSH, maxOutputLength: 8 * 1024 * 1024 });
     } catch {
       head = Buffer.alloc(0);
     }
