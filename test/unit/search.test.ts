@@ -8,10 +8,13 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import type { SearchQuery } from '../../lib/query.js';
 import {
+  type Bounds,
+  type CountKind,
   chooseCount,
   choosePage,
   createBookingSearch,
   FILTERS,
+  isTable,
   type PageFilter,
   planFor,
   SQL,
@@ -124,7 +127,12 @@ function assertEveryStatement(db: Database.Database, queries: SearchQuery[]): vo
     }
     // The band's two ways are both exact whatever the estimate says; the others only
     // where chooseCount may take them.
-    const counts = new Set([chooseCount(plan), ...(plan.kind === 'band' ? (['dateWalk', 'skipScan'] as const) : [])]);
+    // chooseCount(plan, false) is the choice over a view, where `everything` is not taken.
+    const counts = new Set([
+      chooseCount(plan),
+      chooseCount(plan, false),
+      ...(plan.kind === 'band' ? (['dateWalk', 'skipScan'] as const) : []),
+    ]);
     for (const filter of counts) {
       assert.equal(
         db.prepare(SQL.count(filter)).pluck().get(bounds),
@@ -144,7 +152,7 @@ function assertEveryStatement(db: Database.Database, queries: SearchQuery[]): vo
       );
     }
   }
-  assert.deepEqual(Object.keys(FILTERS).sort(), ['band', 'dateWalk', 'exact', 'skipScan', 'window']);
+  assert.deepEqual(Object.keys(FILTERS).sort(), ['band', 'dateWalk', 'exact', 'skipScan', 'window', 'windowFrom']);
 }
 
 test('without any index the search is still exact', async () => {
@@ -197,4 +205,87 @@ test('amounts and dates that are no number or date (NULL, text, numbers, as a vi
     limit: 50,
   };
   assert.equal(createBookingSearch(db)(everything).count, 3, 'only the three numbers with dates in 2026');
+});
+
+const WIDEST: SearchQuery = {
+  von: '0000-01-01',
+  bis: '9999-12-31',
+  betragCents: 0,
+  toleranzCents: 99_999_999_999_999,
+  waehrung: 'EUR',
+  limit: 1000,
+};
+
+/** The count the search runs for `query` on `db`, and whether SQLite counts it as a whole b-tree (opcode Count). */
+function countOf(db: Database.Database, query: SearchQuery): { kind: CountKind; wholeBtree: boolean } {
+  const plan = planFor(toBounds(query), db.prepare<[], Stats>(SQL.stats).raw().get());
+  assert.notEqual(plan.kind, 'empty');
+  const kind = chooseCount(plan as Exclude<typeof plan, { kind: 'empty' }>, isTable(db, 'entries'));
+  const opcodes = db
+    .prepare<[Bounds], { opcode: string }>(`EXPLAIN ${SQL.count(kind)}`)
+    .all(toBounds(query))
+    .map(({ opcode }) => opcode);
+  return { kind, wholeBtree: opcodes.includes('Count') };
+}
+
+test('a search over every date and every amount counts the whole b-tree of a table, a window through the last date is open at the top, a view is counted as before', () => {
+  const db = cashBook(2000);
+  assert.deepEqual(countOf(db, WIDEST), { kind: 'everything', wholeBtree: true });
+  // From a day inside the book to past its last date: one bound, no comparison per entry.
+  const from = { ...WIDEST, von: '2024-06-01' };
+  assert.equal(countOf(db, from).kind, 'windowFrom');
+  assert.match(
+    db
+      .prepare<[Bounds], { detail: string }>(`EXPLAIN QUERY PLAN ${SQL.count('windowFrom')}`)
+      .all(toBounds(from))
+      .map(({ detail }) => detail)
+      .join(),
+    /\(date>\?\)/,
+  );
+  // A window that ends inside the book keeps both bounds.
+  assert.equal(countOf(db, { ...from, bis: '2024-12-31' }).kind, 'window');
+  // A view has no b-tree of its own: counting it whole, and its NULLs, would be extra passes.
+  db.exec('ALTER TABLE entries RENAME TO kasse; CREATE VIEW entries AS SELECT * FROM kasse');
+  assert.equal(isTable(db, 'entries'), false);
+  assert.equal(isTable(db, 'kasse'), true);
+  assert.deepEqual(countOf(db, WIDEST), { kind: 'windowFrom', wholeBtree: false });
+});
+
+test('counted whole or open at the top, NULL dates and amounts still never match, with indexes, without and through a view', async () => {
+  for (const setup of ['indexes', 'no indexes', 'view']) {
+    const db = new Database(':memory:');
+    db.exec(`
+      CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT);
+      CREATE TABLE payment_methods (id INTEGER PRIMARY KEY, name TEXT);
+      CREATE TABLE kasse (id INTEGER PRIMARY KEY, date TEXT, amount_cents INTEGER, subject TEXT, category_id INTEGER, payment_method_id INTEGER);
+      INSERT INTO kasse (date, amount_cents, subject) VALUES
+        ('2026-03-01', 1250, 'a'), ('2026-03-02', NULL, 'b'), (NULL, 1250, 'c'), (NULL, NULL, 'd'),
+        ('2026-03-04', -500, 'e'), ('2026-03-05', 435, 'f'), ('2026-03-05', 0, 'g');`);
+    if (setup === 'indexes') {
+      db.exec(`CREATE INDEX kasse_amount_date ON kasse (amount_cents, date);
+        CREATE INDEX kasse_date_id_amount ON kasse (date, id, amount_cents);`);
+    }
+    db.exec(setup === 'view' ? 'CREATE VIEW entries AS SELECT * FROM kasse' : 'ALTER TABLE kasse RENAME TO entries');
+    const queries = [
+      WIDEST,
+      { ...WIDEST, von: '2026-03-02' },
+      { ...WIDEST, von: '2026-03-05', bis: '2026-03-05' },
+      { ...WIDEST, bis: '2026-03-04' },
+      { ...WIDEST, limit: 0 },
+    ];
+    await assertSameAsOracle(db, queries);
+    assert.equal(createBookingSearch(db)(WIDEST).count, 4, setup);
+  }
+});
+
+test('amounts that JavaScript would read as numbers but SQLite sorts above every number (text, blobs) never match the widest search', async () => {
+  const db = new Database(':memory:');
+  db.exec(`
+    CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT);
+    CREATE TABLE payment_methods (id INTEGER PRIMARY KEY, name TEXT);
+    CREATE TABLE entries (id INTEGER PRIMARY KEY, date TEXT, amount_cents, subject TEXT, category_id INTEGER, payment_method_id INTEGER);
+    INSERT INTO entries (date, amount_cents, subject) VALUES ('2026-03-01', 1250, 'a'), ('2026-03-02', '5', 'b'), ('2026-03-03', x'35', 'c');`);
+  const search = createBookingSearch(db);
+  assert.equal(search(WIDEST).count, 1);
+  await assertSameAsOracle(db, [WIDEST, { ...WIDEST, von: '2026-03-02' }]);
 });
