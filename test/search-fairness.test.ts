@@ -1,6 +1,6 @@
-// Expensive searches against the application's writer and the other clients: the widest
-// search (every date, every amount, a page of 1000) on a book big enough that one of them
-// takes tens of milliseconds, pipelined by clients of the real CLI while the application
+// Expensive searches against the application's writer and the other clients: every
+// amount in every day but the book's first and last (a page of 1000), on a book big enough
+// that one of them takes tens of milliseconds, pipelined by clients of the real CLI while the application
 // commits from another process. Neither the writer nor a new client waits for more than
 // a turn's budget and one search (docs/API.md, "Searches, the application's writer and
 // other clients"); before, a turn's searches shared one read transaction however long.
@@ -16,7 +16,10 @@ import Database from 'better-sqlite3';
 import { start } from './support/cli-helpers.js';
 import { AUTH, databaseDir, fixtureSql, get } from './support/helpers.js';
 
-const WIDEST = '/api/v1/buchungen?von=0000-01-01&bis=9999-12-31&betrag=0&toleranz=999999999999.99&limit=1000';
+// Not the widest search itself: SQLite counts that one as a whole b-tree, several times
+// faster. A window that leaves out the first and the last day must compare every entry
+// with both of its ends, the most a count over every amount can cost.
+const HEAVY = '/api/v1/buchungen?von=2016-11-02&bis=2026-10-27&betrag=0&toleranz=999999999999.99&limit=1000';
 const TYPICAL = '/api/v1/buchungen?von=2026-01-01&bis=2026-01-31&betrag=-12.50';
 const ROWS = 300_000;
 // Searches each pipelining connection sends at once, under the 64 that one address may
@@ -129,16 +132,16 @@ function statusFromNewConnection(origin: string): Promise<number> {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-test('while clients pipeline the widest search, the writer in another process (busy_timeout 1 s) never gets SQLITE_BUSY and a new connection gets /status within a second', async (t) => {
+test('while clients pipeline an expensive search, the writer in another process (busy_timeout 1 s) never gets SQLITE_BUSY and a new connection gets /status within a second', async (t) => {
   const file = bigBook(t);
   const server = await start(t, ['--db', file]);
   const warm = performance.now();
-  assert.equal((await get(`${server.origin}${WIDEST}`)).status, 200);
+  assert.equal((await get(`${server.origin}${HEAVY}`)).status, 200);
   const searchMs = performance.now() - warm;
 
   const writer = runWriter(t, file, 1_000, 4);
   await sleep(200); // the writer runs
-  const clients = FLOOD_ADDRESSES.map((address) => pipeline(t, server.origin, WIDEST, PIPELINED, address));
+  const clients = FLOOD_ADDRESSES.map((address) => pipeline(t, server.origin, HEAVY, PIPELINED, address));
   const statusMs: number[] = [];
   for (let i = 0; i < 6; i += 1) {
     await sleep(400);
@@ -155,8 +158,8 @@ test('while clients pipeline the widest search, the writer in another process (b
 test("a client's search is answered after at most one search of each client that has dozens queued", async (t) => {
   const file = bigBook(t);
   const server = await start(t, ['--db', file]);
-  assert.equal((await get(`${server.origin}${WIDEST}`)).status, 200);
-  const flood = FLOOD_ADDRESSES.map((address) => pipeline(t, server.origin, WIDEST, PIPELINED, address));
+  assert.equal((await get(`${server.origin}${HEAVY}`)).status, 200);
+  const flood = FLOOD_ADDRESSES.map((address) => pipeline(t, server.origin, HEAVY, PIPELINED, address));
   const floodAnswered = (): number => flood.reduce((sum, client) => sum + client.answered(), 0);
   await sleep(300); // the flood is queued and running
   const waits: number[] = [];
@@ -185,13 +188,13 @@ test("a client's search is answered after at most one search of each client that
   assert.ok(Math.max(...waits) < 1_000, `the other client is answered within 1 s: ${context}`);
 });
 
-test('a new connection gets /status within a second while a burst of connections that arrived together each wait for the widest search', async (t) => {
+test('a new connection gets /status within a second while a burst of connections that arrived together each wait for an expensive search', async (t) => {
   const file = bigBook(t);
   const server = await start(t, ['--db', file]);
-  assert.equal((await get(`${server.origin}${WIDEST}`)).status, 200);
-  for (const address of FLOOD_ADDRESSES) pipeline(t, server.origin, WIDEST, PIPELINED, address); // the server is busy
+  assert.equal((await get(`${server.origin}${HEAVY}`)).status, 200);
+  for (const address of FLOOD_ADDRESSES) pipeline(t, server.origin, HEAVY, PIPELINED, address); // the server is busy
   await sleep(200);
-  const burst = Array.from({ length: 100 }, () => pipeline(t, server.origin, WIDEST, 1, '127.0.0.3'));
+  const burst = Array.from({ length: 100 }, () => pipeline(t, server.origin, HEAVY, 1, '127.0.0.3'));
   await sleep(100); // the burst waits in the listening socket's queue
   const statusMs = await statusFromNewConnection(server.origin);
   const answered = burst.reduce((sum, client) => sum + client.answered(), 0);
