@@ -11,6 +11,7 @@
 //
 //   npm run bench -- [--rounds 3] [--seconds 5] [--connections 16] [--workers] [--before DIR]
 //   npm run bench -- --widest-only [--rounds 3] [--seconds 6] [--before DIR]   (that last part alone)
+//   npm run bench -- --widest-only --widest-query 'von=…&bis=…&betrag=…&toleranz=…'   (another search in its place)
 //   BENCH_QUICK=1 npm run bench     (1 round of 2 s: about a minute; the full run about 6)
 
 import { spawn } from 'node:child_process';
@@ -34,10 +35,17 @@ const { values } = parseArgs({
     // A checkout of an earlier version, built (npm ci && npm run build), to run beside this one.
     before: { type: 'string' },
     'widest-only': { type: 'boolean', default: false },
+    // With --widest-only: another search instead of the widest (its query string).
+    'widest-query': { type: 'string' },
   },
 });
 if (values['widest-only']) {
-  await widestScenario({ rounds: Number(values.rounds), seconds: Number(values.seconds), before: values.before });
+  await widestScenario({
+    rounds: Number(values.rounds),
+    seconds: Number(values.seconds),
+    before: values.before,
+    query: values['widest-query'],
+  });
   process.exit(0);
 }
 const rounds = Number(values.rounds);

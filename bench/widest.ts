@@ -60,7 +60,13 @@ function statusFromNewConnection(origin: string): Promise<number> {
   });
 }
 
-async function once(command: string[] | undefined, file: string, busyMs: number, seconds: number): Promise<Run> {
+async function once(
+  command: string[] | undefined,
+  file: string,
+  busyMs: number,
+  seconds: number,
+  path: string,
+): Promise<Run> {
   const server = command === undefined ? undefined : await startServer(command, env, '0');
   if (server !== undefined) await statusFromNewConnection(server.origin); // the process is up
   if (server !== undefined) {
@@ -70,7 +76,7 @@ async function once(command: string[] | undefined, file: string, busyMs: number,
       '--origin',
       server.origin,
       '--path',
-      WIDEST,
+      path,
       '--connections',
       '1',
       '--seconds',
@@ -96,7 +102,7 @@ async function once(command: string[] | undefined, file: string, busyMs: number,
           '--origin',
           server.origin,
           '--path',
-          WIDEST,
+          path,
           '--connections',
           String(CLIENTS),
           '--seconds',
@@ -127,8 +133,11 @@ export async function widestScenario(options: {
   rounds: number;
   seconds: number;
   before?: string | undefined;
+  /** Another search than the widest (a query string), to measure its neighbours. */
+  query?: string | undefined;
 }): Promise<void> {
   const { rounds, seconds, before } = options;
+  const path = options.query === undefined ? WIDEST : `/api/v1/buchungen?${options.query}`;
   const dir = mkdtempSync(join(tmpdir(), 'bench-widest-'));
   try {
     // A copy, so that the benchmark file stays as it is; the writer's few thousand
@@ -156,14 +165,14 @@ export async function widestScenario(options: {
         : BUSY_TIMEOUTS.map((busyMs) => ({ reader: 'before', busyMs, command: service(before) }))),
     ];
     console.log(
-      `\nOne client against the writer: ${CLIENTS} connections repeat the widest search (${WIDEST.split('?')[1]}) on the 1M file; another process commits a booking every 10 ms (rollback journal, synchronous FULL) with the busy timeout given; this process opens a new connection every 250 ms for /status. ${rounds} round(s) × ${seconds} s per configuration, ${pinned ? 'server on core 0, clients and writer on core 1' : 'unpinned (no taskset)'}. Load average at the start: ${loadAverage()}. Medians over the rounds.\n`,
+      `\nOne client against the writer: ${CLIENTS} connections repeat ${path === WIDEST ? 'the widest search' : 'the search'} (${path.split('?')[1]}) on the 1M file; another process commits a booking every 10 ms (rollback journal, synchronous FULL) with the busy timeout given; this process opens a new connection every 250 ms for /status. ${rounds} round(s) × ${seconds} s per configuration, ${pinned ? 'server on core 0, clients and writer on core 1' : 'unpinned (no taskset)'}. Load average at the start: ${loadAverage()}. Medians over the rounds.\n`,
     );
     const results = new Map<string, Run[]>();
     const key = (c: { reader: string; busyMs: number }): string => `${c.reader}|${c.busyMs}`;
     for (let round = 0; round < rounds; round += 1) {
       const order = configs.map((_, i) => configs[(i + round * 3) % configs.length] as (typeof configs)[number]);
       for (const config of order) {
-        const run = await once(config.command, file, config.busyMs, seconds);
+        const run = await once(config.command, file, config.busyMs, seconds, path);
         results.set(key(config), [...(results.get(key(config)) ?? []), run]);
         process.stderr.write(
           `round ${round + 1}: ${config.reader}, busy timeout ${config.busyMs} ms: ${JSON.stringify(run)}\n`,
