@@ -182,7 +182,12 @@ export function createHandler(
     if (parsed.query.waehrung !== 'EUR') return send(res, 200, EMPTY_RESULT);
     // An IPv6 client counts by its /64 here too (docs/API.md, Throttling).
     const client = throttleKey(facts.clientAddress);
-    if (search.waitingFrom(client) >= settings.maxWaitingSearches) {
+    // Per address, and per user whatever number of addresses it comes from: the waiting
+    // searches, and the memory they hold, stay bounded (docs/API.md).
+    if (
+      search.waitingFrom(client) >= settings.maxWaitingSearches ||
+      search.waitingFor(facts.user ?? '') >= settings.maxUserWaitingSearches
+    ) {
       return sendError(res, 429, MESSAGES.searchesWaiting, RETRY_AFTER_SEARCHES);
     }
     // Answered in a later turn of the event loop, in one read transaction with other
@@ -197,7 +202,7 @@ export function createHandler(
           fail(error, req, res);
         }
       },
-      { address: client, connection: req.socket, abandoned: () => req.socket.destroyed },
+      { user: facts.user ?? '', address: client, connection: req.socket, abandoned: () => req.socket.destroyed },
     );
   }
 

@@ -43,6 +43,7 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
     maxQueuedHashChecks: 128,
     maxVerifiedCredentials: 1000,
     maxWaitingSearches: 64,
+    maxUserWaitingSearches: 1024,
     now: Date.now,
     app: 'own',
     tables: {},
@@ -73,6 +74,7 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
   ensure(isWhole(settings.maxQueuedHashChecks, 0), 'options.maxQueuedHashChecks must be a whole number ≥ 0');
   ensure(isWhole(settings.maxVerifiedCredentials, 1), 'options.maxVerifiedCredentials must be a whole number ≥ 1');
   ensure(isWhole(settings.maxWaitingSearches, 1), 'options.maxWaitingSearches must be a whole number ≥ 1');
+  ensure(isWhole(settings.maxUserWaitingSearches, 1), 'options.maxUserWaitingSearches must be a whole number ≥ 1');
   ensure(typeof settings.now === 'function', 'options.now must be a function');
   settings.corsOrigins = validateCorsOrigins(settings.corsOrigins);
   resolveMapping(settings.app, settings.tables);

@@ -200,7 +200,7 @@ interface Job {
   done: (outcome: SearchOutcome) => void;
   abandoned: (() => boolean) | undefined;
 }
-const ANYONE: Requester = { address: '', connection: {} };
+const ANYONE: Requester = { user: '', address: '', connection: {} };
 
 export interface BookingSearch {
   /** One search in its own read transaction, now. */
@@ -210,13 +210,17 @@ export interface BookingSearch {
    * decides whose search runs next. See `createBookingSearch`.
    */
   queue(query: SearchQuery, done: (outcome: SearchOutcome) => void, from?: Requester): void;
-  /** How many queued searches of `address` wait for their turn. */
+  /** How many queued searches of `address` (whoever's) wait for their turn. */
   waitingFrom(address: string): number;
+  /** How many queued searches of `user` (from any address) wait for their turn. */
+  waitingFor(user: string): number;
 }
 
 /** Who asked for a queued search. */
 export interface Requester {
-  /** The client's address: the addresses take turns. */
+  /** The authenticated user: the users take turns, whatever number of addresses each comes from. */
+  user?: string;
+  /** The client's address: the addresses of one user take turns. */
   address: string;
   /** The client's connection: the connections of one address take turns. */
   connection: object;
@@ -251,11 +255,12 @@ const MAX_YIELDS = 100;
  * same process) runs. It also ends once the turn has used `TURN_BUDGET_MS`: the rest wait
  * for the next turn, after the event loop has answered what else arrived, and a writer in
  * another process that waits for the lock gets it in between. So the lock is never held
- * longer than the budget plus one search. The turns take the client addresses in
- * rotation, one search each, and the connections of one address in rotation, so that a
- * client with many searches queued (pipelined, or over many connections) delays another
- * address by at most one search of its own a round, and another connection of its own
- * address by at most one search per connection.
+ * longer than the budget plus one search. The turns take the users in rotation, one
+ * search each, the addresses of one user in rotation, and the connections of one address
+ * in rotation, so that a user with many searches queued (pipelined, over many connections,
+ * or from many addresses) delays another user by at most one search of its own a round,
+ * another address of its own by at most one search per address, and another connection of
+ * its own address by at most one search per connection.
  */
 export function createBookingSearch(db: Database, mapping: Mapping = ownSchema()): BookingSearch {
   const searchInTransaction =
@@ -274,24 +279,46 @@ export function createBookingSearch(db: Database, mapping: Mapping = ownSchema()
     }
   }
 
-  // The queued searches by address, then by connection, each in the order of the
-  // rotation: the first address's first connection's oldest search runs next, and both
-  // then go to the end of their rotation.
-  const waiting = new Map<string, Map<object, Job[]>>();
+  // The queued searches by user, then by address, then by connection, each in the order
+  // of the rotation: the first user's first address's first connection's oldest search
+  // runs next, and all three then go to the end of their rotation.
+  const waiting = new Map<string, Map<string, Map<object, Job[]>>>();
+  const byAddress = new Map<string, number>();
+  const byUser = new Map<string, number>();
   let scheduled = false;
+
+  /** Moves the first entry of a non-empty `map` to its end, or drops it when `take` (given its value) returns false. */
+  function rotate<K, V>(map: Map<K, V>, take: (value: V) => boolean): void {
+    const [key, value] = map.entries().next().value as [K, V];
+    map.delete(key);
+    if (take(value)) map.set(key, value);
+  }
+  function count(counts: Map<string, number>, key: string, by: number): void {
+    const now = (counts.get(key) ?? 0) + by;
+    if (now === 0) counts.delete(key);
+    else counts.set(key, now);
+  }
 
   function next(): Job | undefined {
     for (;;) {
-      const firstAddress = waiting.entries().next();
-      if (firstAddress.done === true) return undefined;
-      const [address, connections] = firstAddress.value;
-      const [connection, jobs] = connections.entries().next().value as [object, Job[]];
-      const job = jobs.shift() as Job;
-      connections.delete(connection);
-      if (jobs.length > 0) connections.set(connection, jobs);
-      waiting.delete(address);
-      if (connections.size > 0) waiting.set(address, connections);
-      if (job.abandoned?.() !== true) return job;
+      const firstUser = waiting.entries().next();
+      if (firstUser.done === true) return undefined;
+      let job: Job | undefined;
+      let address = '';
+      rotate(waiting, (addresses) => {
+        address = addresses.keys().next().value as string;
+        rotate(addresses, (connections) => {
+          rotate(connections, (jobs) => {
+            job = jobs.shift();
+            return jobs.length > 0;
+          });
+          return connections.size > 0;
+        });
+        return addresses.size > 0;
+      });
+      count(byUser, firstUser.value[0], -1);
+      count(byAddress, address, -1);
+      if (job !== undefined && job.abandoned?.() !== true) return job;
     }
   }
 
@@ -345,18 +372,21 @@ export function createBookingSearch(db: Database, mapping: Mapping = ownSchema()
   }
 
   const search = (query: SearchQuery): SearchRows => inTransaction(() => searchInTransaction(query));
-  search.waitingFrom = (address: string): number => {
-    let count = 0;
-    for (const jobs of waiting.get(address)?.values() ?? []) count += jobs.length;
-    return count;
-  };
+  search.waitingFrom = (address: string): number => byAddress.get(address) ?? 0;
+  search.waitingFor = (user: string): number => byUser.get(user) ?? 0;
   search.queue = (query: SearchQuery, done: (outcome: SearchOutcome) => void, from = ANYONE): void => {
     const job = { query, done, abandoned: from.abandoned };
-    const connections = waiting.get(from.address) ?? new Map<object, Job[]>();
-    waiting.set(from.address, connections); // a new address joins at the end of the rotation
+    const user = from.user ?? '';
+    // A new user, address or connection joins at the end of its rotation.
+    const addresses = waiting.get(user) ?? new Map<string, Map<object, Job[]>>();
+    waiting.set(user, addresses);
+    const connections = addresses.get(from.address) ?? new Map<object, Job[]>();
+    addresses.set(from.address, connections);
     const jobs = connections.get(from.connection);
     if (jobs === undefined) connections.set(from.connection, [job]);
     else jobs.push(job);
+    count(byUser, user, 1);
+    count(byAddress, from.address, 1);
     schedule();
   };
   return search;

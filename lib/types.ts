@@ -120,6 +120,12 @@ export interface HandlerOptions {
    */
   maxWaitingSearches?: number | undefined;
   /**
+   * Searches of one authenticated user, from all its addresses together, that may wait for
+   * their turn (docs/API.md, "Searches, the application's writer and other clients"); a
+   * search beyond them is answered `429` with `Retry-After: 1` at once. Default `1024` (16 addresses' worth).
+   */
+  maxUserWaitingSearches?: number | undefined;
+  /**
    * Whose tables the file holds (docs/applications.md): `"own"` (the schema of docs/API.md,
    * under the names of `tables`), `"actual"` (Actual Budget), `"mmex"` (Money Manager Ex),
    * `"gnucash"` (GnuCash), `"kmymoney"` (KMyMoney), or another name the CLI's `--app` lists. The service reads the application's own tables

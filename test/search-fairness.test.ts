@@ -8,13 +8,14 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { start } from './support/cli-helpers.js';
-import { AUTH, databaseDir, fixtureSql, get } from './support/helpers.js';
+import { cleanEnv, start } from './support/cli-helpers.js';
+import { AUTH, basicAuth, databaseDir, fixtureSql, get, tempDir } from './support/helpers.js';
 
 // Not the widest search itself: SQLite counts that one as a whole b-tree, several times
 // faster. A window that leaves out the first and the last day must compare every entry
@@ -97,6 +98,7 @@ function pipeline(
   path: string,
   count: number,
   localAddress = '127.0.0.1',
+  authorization = AUTH,
 ): { answered: () => number } {
   const { hostname, port } = new URL(origin);
   const socket: Socket = connect({ port: Number(port), host: hostname, localAddress });
@@ -111,7 +113,7 @@ function pipeline(
     answered += text.split('HTTP/1.1 200 ').length - 1;
     tail = text.slice(-12);
   });
-  const one = `GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: ${AUTH}\r\n\r\n`;
+  const one = `GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: ${authorization}\r\n\r\n`;
   socket.write(one.repeat(count));
   return { answered: () => answered };
 }
@@ -202,4 +204,44 @@ test('a new connection gets /status within a second while a burst of connections
   // libuv accepts one connection per turn of the event loop; before the empty turns after
   // each search turn, the new connection waited for one search per connection ahead of it.
   assert.ok(statusMs < 1_000, `/status from a new connection after ${statusMs.toFixed(0)} ms (${answered} answered)`);
+});
+
+test("a user's search is answered within a second while another user pipelines expensive searches from 200 addresses", async (t) => {
+  const file = bigBook(t);
+  const credentials = join(tempDir(t), 'zugang');
+  writeFileSync(credentials, 'kasse:ge:heim\npruefer:zwei\n', { mode: 0o600 });
+  const server = await start(t, ['--db', file, '--credentials-file', credentials], cleanEnv());
+  const warm = performance.now();
+  assert.equal((await get(`${server.origin}${HEAVY}`)).status, 200);
+  const searchMs = performance.now() - warm;
+  // One user, 200 addresses (each its own client to the rotation of addresses), 12
+  // expensive searches pipelined from each: more than the one user may have waiting.
+  const flood = Array.from({ length: 200 }, (_, i) => pipeline(t, server.origin, HEAVY, 12, `127.0.9.${i + 1}`));
+  await sleep(300); // the flood is queued and running
+  const waits: number[] = [];
+  for (let i = 0; i < 5; i += 1) {
+    const started = performance.now();
+    const reply = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(
+        `${server.origin}${TYPICAL}`,
+        { headers: { authorization: basicAuth('pruefer', 'zwei') }, agent: false, localAddress: '127.0.0.2' },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.setTimeout(20_000, () => req.destroy(new Error('no answer within 20 s')));
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(reply, 200);
+    waits.push(performance.now() - started);
+    await sleep(100);
+  }
+  const floodAnswered = flood.reduce((sum, client) => sum + client.answered(), 0);
+  const context = JSON.stringify({ searchMs, waits, floodAnswered });
+  t.diagnostic(context);
+  assert.ok(floodAnswered < 200 * 12, `the flood is still being answered: ${context}`);
+  // Before users took turns, the other user waited for one search of each of the 200 addresses.
+  assert.ok(Math.max(...waits) < 1_000, `the other user is answered within 1 s: ${context}`);
 });

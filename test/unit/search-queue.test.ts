@@ -57,6 +57,30 @@ test('queued searches take turns by client address, then by connection of one ad
   assert.deepEqual(order, ['a1 first', 'b', 'a2', 'a1 second', 'a1 third']);
 });
 
+test("queued searches take turns by user first, whatever number of addresses one user's searches come from", async () => {
+  const search = createBookingSearch(book(10));
+  const x1 = { user: 'x', address: 'x1', connection: {} };
+  const x2 = { user: 'x', address: 'x2', connection: {} };
+  const x3 = { user: 'x', address: 'x3', connection: {} };
+  const y = { user: 'y', address: 'y', connection: {} };
+  const order: string[] = [];
+  const queue = (name: string, from: Requester): Promise<void> =>
+    new Promise((resolve) => search.queue(WIDEST, () => resolve(void order.push(name)), from));
+  const all = Promise.all([
+    queue('x1 first', x1),
+    queue('x1 second', x1),
+    queue('x2', x2),
+    queue('x3', x3),
+    queue('y first', y),
+    queue('y second', y),
+  ]);
+  assert.equal(search.waitingFor('x'), 4);
+  assert.equal(search.waitingFrom('x1'), 2);
+  await all;
+  assert.deepEqual(order, ['x1 first', 'y first', 'x2', 'y second', 'x3', 'x1 second']);
+  assert.equal(search.waitingFor('x'), 0);
+});
+
 test('a turn ends its read transaction once it has used its budget, and the event loop runs before the next', async () => {
   const db = book(60_000);
   const search = createBookingSearch(db);
@@ -152,4 +176,24 @@ test('the addresses of one IPv6 /64 share their place in the rotation and their 
   }
   const statuses = received.match(/HTTP\/1\.1 \d+/g) ?? [];
   assert.deepEqual(statuses, [...Array(5).fill('HTTP/1.1 200'), ...Array(3).fill('HTTP/1.1 429')]);
+});
+
+test('one user with maxUserWaitingSearches searches waiting from many addresses gets 429 with Retry-After: 1 for the next', async (t) => {
+  const origin = await serveFixture(t, { maxUserWaitingSearches: 5, trustProxy: ['127.0.0.1'] });
+  const { hostname, port } = new URL(origin);
+  const socket = connect(Number(port), hostname);
+  t.after(() => void socket.destroy());
+  let received = '';
+  socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+  const from = (address: string): string =>
+    `GET /api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35 HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: ${AUTH}\r\nX-Forwarded-For: ${address}\r\n\r\n`;
+  // Eight searches of one user from eight addresses, in one turn: five wait, three are too many.
+  socket.write(Array.from({ length: 8 }, (_, i) => from(`192.0.2.${i + 1}`)).join(''));
+  for (let waited = 0; received.split('HTTP/1.1 ').length - 1 < 8 && waited < 5_000; waited += 10) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const statuses = received.match(/HTTP\/1\.1 \d+/g) ?? [];
+  assert.deepEqual(statuses, [...Array(5).fill('HTTP/1.1 200'), ...Array(3).fill('HTTP/1.1 429')]);
+  assert.match(received, /\r\nRetry-After: 1\r\n/i);
+  assert.ok(received.includes(JSON.stringify({ fehler: MESSAGES.searchesWaiting })));
 });
