@@ -5,12 +5,13 @@
 // Nothing is ever created beside the file. Used by `check` and by the serving side
 // (bin/database.ts).
 
-import { accessSync, closeSync, constants, openSync, readSync, realpathSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, lstatSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { gunzipSync, constants as zlib } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { errorCode, isNotReadableNow } from '../lib/errors.js';
 import { CliError, describeFsError } from './errors.js';
+import { walkPath } from './file-safety.js';
 
 // A search waits this long for another program's write lock before it answers 500 with
 // Retry-After; better-sqlite3's default of 5 s would block every other request meanwhile.
@@ -54,6 +55,10 @@ export type Opened<T> =
  * writes it with a rollback journal: a plain copy of a WAL file would wait for its -wal.
  */
 export function directoryProblem(file: string): string | undefined {
+  const link = foreignSymlink(file);
+  if (link !== undefined) {
+    return `refusing database ${file}: symlink ${link.entry} is owned by another user (uid ${link.owner}), who could point it at another file; give the path without it, or a symlink owned by root, the service's user or the owner of its directory`;
+  }
   let dir: string;
   let writable: boolean;
   const uid = process.geteuid?.() ?? 0;
@@ -74,6 +79,27 @@ export function directoryProblem(file: string): string | undefined {
   const name = basename(file);
   const copy = `/tmp/look/${SHELL_SAFE.test(name) ? name : 'copy.sqlite'}`;
   return `refusing database ${file}: its directory ${dir} is writable by this service's user (uid ${uid}), so SQLite could create -wal, -shm or -journal files there that the application then cannot write; run the service as its own user that may read the file and the directory but not write the directory (e.g. in the application's group, the directory 0750 and the file 0640: docs/operations.md, Users and permissions), or for a first look serve a copy in a directory no one may write: mkdir /tmp/look && sqlite3 -readonly ${shellWord(file)} "VACUUM INTO '${copy}'" && chmod 0555 /tmp/look, then --db ${copy}`;
+}
+
+/**
+ * The first symlink on the way to `file` that is owned by someone other than root, this
+ * process's user and the owner of the directory it is in (who could replace it anyway):
+ * in a sticky directory such as /tmp, another user's symlink is theirs to point at another
+ * file, whose bookings the service would then serve. The application's own symlinks in
+ * its own directory pass. `undefined` also when the path does not resolve (the open says why).
+ */
+function foreignSymlink(file: string): { entry: string; owner: number } | undefined {
+  const uid = process.geteuid?.() ?? 0;
+  let found: { entry: string; owner: number } | undefined;
+  try {
+    walkPath(file, (entry, stats, role) => {
+      if (found !== undefined || role !== 'symlink' || stats.uid === 0 || stats.uid === uid) return;
+      if (lstatSync(dirname(entry)).uid !== stats.uid) found = { entry, owner: stats.uid };
+    });
+  } catch {
+    return undefined;
+  }
+  return found;
 }
 
 /** Throws `directoryProblem(file)` as a CliError, if there is one. */

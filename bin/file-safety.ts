@@ -2,19 +2,22 @@
 // certificate, the directory of its socket. The rule is OpenSSH's for its own files
 // (StrictModes): the file, and every directory above it, must be owned by root or the
 // service's user and writable by nobody else; a directory with the sticky bit (/tmp) is
-// accepted, as others cannot rename or remove what is not theirs in it. A symlink is
-// judged by what it points to (the path every part of which is resolved).
+// accepted, as others cannot rename or remove what is not theirs in it. The path is
+// resolved one component at a time (OpenSSH's secure_path, the kernel's own order): every
+// directory it passes through is judged, and every symlink on the way must be owned by
+// root or the service's user as well. A symlink that another user made in a sticky
+// directory is that user's to point elsewhere at any time (to /etc/passwd, say, read at
+// the next SIGHUP); the sticky bit only keeps them from replacing the service's own.
 
-import { realpathSync, statSync } from 'node:fs';
+import { lstatSync, readlinkSync, type Stats, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { errorCode } from '../lib/errors.js';
 import { CliError, describeFsError } from './errors.js';
 
 const STICKY = 0o1000;
 
-/** Why another user could change `path` itself, or `undefined`. `path` must exist. */
-function ownProblem(path: string, directory: boolean): string | undefined {
-  const { mode, uid: owner, gid: group } = statSync(path);
+/** Why another user could change the entry with `stats` itself, or `undefined`. */
+function ownProblem(stats: Stats, directory: boolean): string | undefined {
+  const { mode, uid: owner, gid: group } = stats;
   const uid = process.geteuid?.() ?? 0;
   const gid = process.getegid?.() ?? 0;
   const bits = `(mode ${(mode & 0o7777).toString(8)})`;
@@ -34,41 +37,92 @@ function ownProblem(path: string, directory: boolean): string | undefined {
  * `what` names it in the line, e.g. `credentials file /etc/x`.
  */
 export function ensureOnlyOwnerCanChange(what: string, path: string): void {
+  const advice = "use a directory only root or the service's user can write";
   let real: string;
   try {
-    real = realpathSync(path);
+    real = resolveSafely(what, path, 'the file', advice);
   } catch (error: unknown) {
+    if (error instanceof CliError) throw error;
     throw new CliError(`cannot read ${what}: ${describeFsError(error)}`);
   }
-  const problem = ownProblem(real, false);
+  const problem = ownProblem(statSync(real), false);
   if (problem !== undefined) {
     const fix = problem.includes('owned by') ? `chown it to root or the service's user` : 'chmod go-w it';
     throw new CliError(`refusing ${what}: ${real === path ? 'it' : real} ${problem}; ${fix}`);
   }
-  ensureDirectoriesSafe(what, dirname(real), 'the file', "use a directory only root or the service's user can write");
 }
 
 /**
- * Throws a CliError when another user could replace an entry of `dir` (a real path, no
- * symlink in it) or of one above it: `refusing WHAT: directory D …, so another user could
- * replace WHICH; ADVICE`.
+ * Throws a CliError when another user could replace an entry of `dir` or of one above it,
+ * or could point a symlink on the way to it elsewhere: `refusing WHAT: directory D …, so
+ * another user could replace WHICH; ADVICE`. A file-system error (no such directory) is
+ * thrown as it is. Returns `dir`'s real path.
  */
-export function ensureDirectoriesSafe(what: string, dir: string, which: string, advice: string): void {
-  for (let current = dir; ; current = dirname(current)) {
-    let problem: string | undefined;
-    try {
-      problem = ownProblem(current, true);
-    } catch (error: unknown) {
-      if (errorCode(error) === 'ENOENT') throw new CliError(`cannot use ${what}: no such directory`);
-      throw new CliError(`cannot use ${what}: ${describeFsError(error)}`);
+export function ensureDirectoriesSafe(what: string, dir: string, which: string, advice: string): string {
+  return resolveSafely(what, dir, which, advice);
+}
+
+/** As many symlinks as Linux follows in one path before ELOOP. */
+const MAX_SYMLINKS = 40;
+
+/**
+ * Resolves `path` one component at a time, as the kernel does, and calls `visit` with each
+ * directory it enters and each symlink it follows (by lstat, so the symlink itself), and
+ * with the last entry. Returns the real path. File-system errors are thrown as they are.
+ */
+export function walkPath(
+  path: string,
+  visit: (entry: string, stats: Stats, role: 'directory' | 'symlink' | 'last') => void,
+): string {
+  let pending = (path.startsWith('/') ? path : `${process.cwd()}/${path}`).split('/');
+  let current = '/';
+  visit('/', lstatSync('/'), pending.some((name) => name !== '' && name !== '.') ? 'directory' : 'last');
+  let links = 0;
+  for (let name = pending.shift(); name !== undefined; name = pending.shift()) {
+    if (name === '' || name === '.') continue;
+    if (name === '..') {
+      current = dirname(current); // `current` is a real path: its parent was entered before
+      continue;
     }
-    if (problem !== undefined) {
+    const entry = current === '/' ? `/${name}` : `${current}/${name}`;
+    const stats = lstatSync(entry);
+    if (stats.isSymbolicLink()) {
+      visit(entry, stats, 'symlink');
+      links += 1;
+      if (links > MAX_SYMLINKS) throw Object.assign(new Error(`too many symlinks in ${path}`), { code: 'ELOOP' });
+      const target = readlinkSync(entry);
+      if (target.startsWith('/')) current = '/';
+      pending = [...target.split('/'), ...pending];
+      continue;
+    }
+    visit(entry, stats, pending.every((next) => next === '' || next === '.') ? 'last' : 'directory');
+    current = entry;
+  }
+  return current;
+}
+
+/**
+ * The real path of `path`, or a CliError for the first directory on the way that another
+ * user could change (the last entry included when it is a directory) or the first symlink
+ * on the way owned by another user.
+ */
+function resolveSafely(what: string, path: string, which: string, advice: string): string {
+  const uid = process.geteuid?.() ?? 0;
+  return walkPath(path, (entry, stats, role) => {
+    if (role === 'symlink') {
+      if (stats.uid === 0 || stats.uid === uid) return;
       throw new CliError(
-        `refusing ${what}: directory ${current} ${problem}, so another user could replace ${which}; ${advice}`,
+        `refusing ${what}: symlink ${entry} is owned by another user (uid ${stats.uid}), who could point it elsewhere; give the path without it, or a symlink owned by root or the service's user`,
       );
     }
-    if (current === dirname(current)) return;
-  }
+    if (role === 'last' && !stats.isDirectory()) return; // the caller judges the file itself
+    const problem = ownProblem(stats, true);
+    if (problem !== undefined) {
+      throw new CliError(
+        `refusing ${what}: directory ${entry} ${problem}, so another user could replace ${which}; ${advice}`,
+      );
+    }
+  });
 }
 
 /** Whether every user of the machine may read `path` (a warning for a secret). */

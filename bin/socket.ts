@@ -13,9 +13,9 @@
 // chown reaches is the socket that bind() just made.
 
 import { execFileSync } from 'node:child_process';
-import { lchownSync, lstatSync, realpathSync, unlinkSync } from 'node:fs';
+import { lchownSync, lstatSync, unlinkSync } from 'node:fs';
 import { connect } from 'node:net';
-import { dirname, resolve } from 'node:path';
+import { dirname } from 'node:path';
 import { errorCode } from '../lib/errors.js';
 import { CliError, describeFsError } from './errors.js';
 import { ensureDirectoriesSafe } from './file-safety.js';
@@ -56,22 +56,23 @@ export async function prepareSocketPath(path: string): Promise<void> {
  * and writable by no one else (another user, a group that is not the service's own), unless
  * its sticky bit keeps others from renaming or removing what the service created (/tmp).
  * Otherwise another user could replace the socket with their own, and read the passwords
- * the proxy passes on, or swap the entry while the service sets its group.
+ * the proxy passes on, or swap the entry while the service sets its group. A symlink on
+ * the way must be root's or the service's user's too (bin/file-safety.ts).
  */
 export function checkSocketDirectory(path: string): void {
-  let dir: string;
   try {
-    dir = realpathSync(dirname(resolve(path)));
+    // The directory as bind() will reach it: '..' after a symlink is the symlink target's parent.
+    ensureDirectoriesSafe(
+      `socket ${path}`,
+      dirname(path),
+      'the socket',
+      "use a directory only the service's user can write, such as systemd's RuntimeDirectory=",
+    );
   } catch (error: unknown) {
+    if (error instanceof CliError) throw error;
     if (errorCode(error) === 'ENOENT') throw new CliError(`cannot listen on socket ${path}: no such directory`);
     throw new CliError(`cannot listen on socket ${path}: ${describeFsError(error)}`);
   }
-  ensureDirectoriesSafe(
-    `socket ${path}`,
-    dir,
-    'the socket',
-    "use a directory only the service's user can write, such as systemd's RuntimeDirectory=",
-  );
 }
 
 function answers(path: string): Promise<boolean> {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { scryptSync } from 'node:crypto';
 import { once } from 'node:events';
-import { chmodSync, chownSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, lchownSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
@@ -431,6 +431,58 @@ test('a credentials file that another user could change is refused with one line
     () => server.output().stderr,
     /SIGHUP: keeping the old credentials: refusing credentials file .*: it is writable by every user \(mode 666\); chmod go-w it/,
   );
+  assert.equal(
+    (await request(`${server.api}status`, { headers: { authorization: basicAuth('bank', 'geheim') } })).status,
+    200,
+  );
+});
+
+test("a credentials file or TLS key reached through another user's symlink in a sticky directory is refused at the start; root's own symlink there is taken", async (t) => {
+  assert.equal(process.getuid?.(), 0, 'needs root to give a symlink to another user (CI runs as root)');
+  const nobody = Number(spawnSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).stdout.trim());
+  const dir = tempDir(t);
+  chmodSync(dir, 0o755);
+  const own = join(dir, 'cred');
+  mkdirSync(own, { mode: 0o755 });
+  const good = join(own, 'good');
+  writeFileSync(good, 'bank:geheim\n', { mode: 0o600 });
+  const sticky = join(dir, 'st');
+  mkdirSync(sticky);
+  chmodSync(sticky, 0o1777);
+  // Another user's symlink in a sticky directory is theirs to point elsewhere at any time
+  // (at /etc/passwd, whose lines read as user:password, before the next SIGHUP).
+  const link = join(sticky, 'credlink');
+  symlinkSync(good, link);
+  lchownSync(link, nobody, 0);
+  const refusal = (what: string, symlink: string): string =>
+    `booking-search-server: refusing ${what}: symlink ${symlink} is owned by another user (uid ${nobody}), who could point it elsewhere; give the path without it, or a symlink owned by root or the service's user`;
+  assertFails(
+    await run(['--demo', '--credentials-file', link], cleanEnv()),
+    1,
+    refusal(`credentials file ${link}`, link),
+  );
+  // The same for a symlink to a directory on the way.
+  const dirlink = join(sticky, 'dirlink');
+  symlinkSync(own, dirlink);
+  lchownSync(dirlink, nobody, 0);
+  const through = join(dirlink, 'good');
+  assertFails(
+    await run(['--demo', '--credentials-file', through], cleanEnv()),
+    1,
+    refusal(`credentials file ${through}`, dirlink),
+  );
+  const cert = join(own, 'cert.pem');
+  const key = join(own, 'key.pem');
+  makeCertificate(cert, key);
+  chmodSync(key, 0o600);
+  assertFails(
+    await run(['--demo', '--tls-cert', cert, '--tls-key', join(dirlink, 'key.pem')]),
+    1,
+    refusal(`--tls-key ${join(dirlink, 'key.pem')}`, dirlink),
+  );
+
+  lchownSync(link, 0, 0);
+  const server = await start(t, ['--demo', '--credentials-file', link], cleanEnv());
   assert.equal(
     (await request(`${server.api}status`, { headers: { authorization: basicAuth('bank', 'geheim') } })).status,
     200,

@@ -9,11 +9,14 @@ import {
   chownSync,
   closeSync,
   copyFileSync,
+  lchownSync,
+  mkdirSync,
   openSync,
   readdirSync,
   renameSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
@@ -255,6 +258,28 @@ test('a database whose directory the service user could write is refused with on
   chownSync(dir, Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim()), 0);
   chmodSync(dir, 0o755);
   const server = await start(t, ['--db', file]);
+  assertReply(await get(`${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`), 200, MARCH_COFFEE);
+  await server.stop();
+});
+
+test("a database reached through another user's symlink in a sticky directory is refused; the symlink of the directory's owner or root is taken", async (t) => {
+  assert.equal(process.getuid?.(), 0, 'needs root to give a symlink to another user (CI runs as root)');
+  const nobody = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
+  const file = buildDatabase(t);
+  const sticky = join(tempDir(t), 'st');
+  mkdirSync(sticky);
+  chmodSync(sticky, 0o1777);
+  const link = join(sticky, 'kasse.sqlite');
+  symlinkSync(file, link);
+  lchownSync(link, nobody, 0);
+  // Theirs to point at another file, whose bookings the service would then serve.
+  assertFails(
+    await run(['--db', link, '--port', '0']),
+    1,
+    `booking-search-server: refusing database ${link}: symlink ${link} is owned by another user (uid ${nobody}), who could point it at another file; give the path without it, or a symlink owned by root, the service's user or the owner of its directory`,
+  );
+  lchownSync(link, 0, 0);
+  const server = await start(t, ['--db', link]);
   assertReply(await get(`${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`), 200, MARCH_COFFEE);
   await server.stop();
 });

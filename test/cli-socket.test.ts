@@ -4,7 +4,18 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  lchownSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -155,6 +166,28 @@ test('--socket in a directory every user can write without the sticky bit is ref
     1,
     /^booking-search-server: refusing socket .*fremd\/api\.sock: directory .*fremd is owned by another user \(uid \d+\) \(mode 755\)/,
   );
+});
+
+test("--socket through another user's symlink in a sticky directory is refused, though it points to root's own directory", async (t) => {
+  assert.equal(process.getuid?.(), 0, 'needs root to give a symlink to another user (CI runs as root)');
+  const nobody = Number(spawnSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).stdout.trim());
+  const dir = tempDir(t);
+  chmodSync(dir, 0o755);
+  const own = join(dir, 'run');
+  mkdirSync(own, { mode: 0o755 });
+  const sticky = join(dir, 'st');
+  mkdirSync(sticky);
+  chmodSync(sticky, 0o1777);
+  const dirlink = join(sticky, 'dirlink');
+  symlinkSync(own, dirlink);
+  lchownSync(dirlink, nobody, 0);
+  const socket = join(dirlink, 's.sock');
+  assertFails(
+    await run(['--demo', '--socket', socket]),
+    1,
+    `booking-search-server: refusing socket ${socket}: symlink ${dirlink} is owned by another user (uid ${nobody}), who could point it elsewhere; give the path without it, or a symlink owned by root or the service's user`,
+  );
+  assert.equal(existsSync(join(own, 's.sock')), false, 'no socket made');
 });
 
 test('--socket is created with its mode, never chmodded after: a user watching a sticky /tmp-like directory never sees it wider', async (t) => {
