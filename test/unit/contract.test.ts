@@ -147,3 +147,19 @@ test('docs/operations.md shows the usage exactly as --help prints it, and is the
     assert.ok(!read(path).includes(firstLine), `${path} leaves the usage to docs/operations.md`);
   }
 });
+
+test('bench/README.md lists every benchmark script of package.json, and is the only document with such a table', () => {
+  const scripts = Object.keys((JSON.parse(read('package.json')) as { scripts: Json }).scripts);
+  const benchmarks = scripts.filter((name) => /^(bench(:.+)?|soak)$/.test(name) && name !== 'bench:install');
+  assert.ok(benchmarks.includes('bench:guessing'), 'the benchmark scripts are found');
+  const readme = read('bench/README.md');
+  for (const name of benchmarks) {
+    assert.ok(readme.includes(`\`npm run ${name}`), `bench/README.md shows npm run ${name}`);
+  }
+  for (const path of ['README.md', 'CONTRIBUTING.md', 'BENCHMARKS.md']) {
+    const rows = read(path)
+      .split('\n')
+      .filter((line) => /^\| `npm run (bench|soak)/.test(line));
+    assert.deepEqual(rows, [], `${path} links to bench/README.md instead of listing the benchmarks`);
+  }
+});
