@@ -10,11 +10,11 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { hexPrefixIdOf } from '../lib/apps/ids.js';
 import { findApplication } from '../lib/apps/index.js';
-import { createHandler } from '../lib/index.js';
 import { explainCount } from '../lib/search.js';
 import { type ActualView, writeActualBudget } from './actual-budget.js';
+import { searchFor } from './support/app-serving.js';
 import { run } from './support/cli-helpers.js';
-import { AUTH, CREDENTIALS, request, serve, tempDir } from './support/helpers.js';
+import { tempDir } from './support/helpers.js';
 
 interface Served {
   id: number;
@@ -99,12 +99,7 @@ test('an Actual budget written by Actual itself answers exactly what Actual list
 
   const all = budget.transactions.map(expectedBooking);
   assert.equal(all.length, 11, 'nine in the cash box (one deleted), the transfer in the bank and its own booking');
-  const origin = await serve(t, createHandler(db, CREDENTIALS, { app: 'actual' }));
-  const search = async (query: string): Promise<unknown> => {
-    const reply = await request(`${origin}/api/v1/buchungen?${query}`, { headers: { authorization: AUTH } });
-    assert.equal(reply.status, 200, reply.body);
-    return JSON.parse(reply.body);
-  };
+  const search = await searchFor(t, db, 'actual');
 
   // Pinned by hand: what an Actual user sees, the way the client gets it.
   assert.deepEqual(await search('von=2026-03-15&bis=2026-03-15&betrag=-30'), {

@@ -7,42 +7,14 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type TestContext, test } from 'node:test';
+import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { findApplication } from '../lib/apps/index.js';
-import { createHandler } from '../lib/index.js';
 import { explainCount } from '../lib/search.js';
-import { answer, CASES, type ExpectedBooking, ledger, writeGnuCash, writeGnuCashWithGnuCash } from './ledger-books.js';
+import { answer, asQuery, CASES, ledger, queries, writeGnuCash, writeGnuCashWithGnuCash } from './ledger-books.js';
+import { assertNotWholeCents, searchFor } from './support/app-serving.js';
 import { run, start } from './support/cli-helpers.js';
-import { AUTH, CREDENTIALS, databaseDir, request, serve, tempDir } from './support/helpers.js';
-
-/** The searches every book is held to: each amount exactly in March, bands, every date. */
-function queries(
-  bookings: ExpectedBooking[],
-): Array<{ von: string; bis: string; cents: number; toleranz?: number; limit?: number }> {
-  const march = bookings.filter((b) => b.datum.startsWith('2026-03'));
-  return [
-    ...march.map((b) => ({ von: '2026-03-01', bis: '2026-03-31', cents: b.cents })),
-    { von: '2026-03-01', bis: '2026-03-31', cents: -1250, toleranz: 500 },
-    { von: '2026-03-01', bis: '2026-03-31', cents: 0, toleranz: 1 },
-    { von: '2026-03-16', bis: '2026-03-16', cents: 0, toleranz: 100_000, limit: 10 },
-    { von: '2026-03-01', bis: '2026-03-31', cents: -435, limit: 1 },
-    { von: '2026-02-28', bis: '2026-04-01', cents: -435 },
-    { von: '2000-01-01', bis: '2099-12-31', cents: 0, toleranz: 999_999_999, limit: 1000 },
-  ];
-}
-
-async function searchFor(t: TestContext, db: Database.Database): Promise<(query: string) => Promise<unknown>> {
-  const origin = await serve(t, createHandler(db, CREDENTIALS, { app: 'gnucash' }));
-  return async (query) => {
-    const reply = await request(`${origin}/api/v1/buchungen?${query}`, { headers: { authorization: AUTH } });
-    assert.equal(reply.status, 200, reply.body);
-    return JSON.parse(reply.body);
-  };
-}
-
-const asQuery = (q: { von: string; bis: string; cents: number; toleranz?: number; limit?: number }): string =>
-  `von=${q.von}&bis=${q.bis}&betrag=${q.cents / 100}&toleranz=${(q.toleranz ?? 0) / 100}&limit=${q.limit ?? 50}`;
+import { AUTH, databaseDir, request, tempDir } from './support/helpers.js';
 
 test('a GnuCash book written by GnuCash itself answers exactly what its ledger says, with app "gnucash"', async (t) => {
   const file = join(tempDir(t), 'kasse.gnucash');
@@ -70,7 +42,7 @@ test('a GnuCash book written by GnuCash itself answers exactly what its ledger s
   }
   fixture.close();
 
-  const search = await searchFor(t, db);
+  const search = await searchFor(t, db, 'gnucash');
   const id = (description: string, konto = 'Barkasse'): number | undefined =>
     expected.find((b) => (b.zweck === description || b.zweck.endsWith(`: ${description}`)) && b.konto === konto)?.id;
   // Pinned by hand: what a GnuCash user sees in the cash account's register.
@@ -140,7 +112,7 @@ test('a GnuCash book from fixtures/gnucash.sql with 2,000 more bookings answers 
   const expected = writeGnuCash(file, book);
   const db = new Database(file, { readonly: true, fileMustExist: true });
   t.after(() => db.close());
-  const search = await searchFor(t, db);
+  const search = await searchFor(t, db, 'gnucash');
   const some = expected.filter((_, i) => i % 97 === 0);
   const all = [
     ...queries(expected),
@@ -172,7 +144,7 @@ test('a GnuCash date is the day GnuCash shows, also from books written before ne
   writer.close();
   const db = new Database(file, { readonly: true, fileMustExist: true });
   t.after(() => db.close());
-  const search = await searchFor(t, db);
+  const search = await searchFor(t, db, 'gnucash');
   const dates = async (query: string): Promise<string[]> =>
     ((await search(query)) as { buchungen: Array<{ datum: string }> }).buchungen.map((b) => b.datum);
   assert.deepEqual(await dates('von=2026-03-14&bis=2026-03-14&betrag=-12.5'), ['2026-03-14']);
@@ -196,18 +168,15 @@ test('a GnuCash amount that is not whole cents is a 500 with the reason in the l
   writer.close();
   const db = new Database(file, { readonly: true, fileMustExist: true });
   t.after(() => db.close());
-  const errors: unknown[] = [];
-  const origin = await serve(t, createHandler(db, CREDENTIALS, { app: 'gnucash', onError: (e) => errors.push(e) }));
-  const reply = await request(`${origin}/api/v1/buchungen?von=2026-03-14&bis=2026-03-14&betrag=-12.35&toleranz=0.01`, {
-    headers: { authorization: AUTH },
-  });
-  assert.equal(reply.status, 500);
-  assert.deepEqual(JSON.parse(reply.body), { fehler: 'Interner Fehler bei der Buchungssuche.' });
-  assert.match(String(errors[0]), /not a whole number of cents/);
-  const check = await run(['check', '--db', file, '--app', 'gnucash']);
-  assert.equal(check.code, 1, check.stdout);
+  const stdout = await assertNotWholeCents(
+    t,
+    db,
+    file,
+    'gnucash',
+    'von=2026-03-14&bis=2026-03-14&betrag=-12.35&toleranz=0.01',
+  );
   assert.match(
-    check.stdout,
+    stdout,
     /^ {2}- booking \d+ has the amount 1234\.5 \(in cents\), not whole cents: GnuCash holds an amount the service cannot answer exactly .*; correct the booking in GnuCash\.$/m,
   );
 });
@@ -258,6 +227,6 @@ test('check notes a GnuCash money account kept at the top level, which is not se
   );
   const db = new Database(file, { readonly: true, fileMustExist: true });
   t.after(() => db.close());
-  const search = await searchFor(t, db);
+  const search = await searchFor(t, db, 'gnucash');
   assert.deepEqual(await search('von=2026-03-16&bis=2026-03-16&betrag=500'), { anzahl: 0, buchungen: [] });
 });

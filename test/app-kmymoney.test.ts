@@ -12,39 +12,11 @@ import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { findApplication } from '../lib/apps/index.js';
 import { KMYMONEY_DATE_INDEX } from '../lib/apps/kmymoney.js';
-import { createHandler } from '../lib/index.js';
 import { explainCount } from '../lib/search.js';
-import { answer, CASES, type ExpectedBooking, kmmSplitNumber, ledger, writeKMyMoney } from './ledger-books.js';
+import { answer, asQuery, CASES, kmmSplitNumber, ledger, queries, writeKMyMoney } from './ledger-books.js';
+import { assertNotWholeCents, searchFor } from './support/app-serving.js';
 import { run, start } from './support/cli-helpers.js';
-import { AUTH, CREDENTIALS, databaseDir, request, serve, tempDir } from './support/helpers.js';
-
-type Query = { von: string; bis: string; cents: number; toleranz?: number; limit?: number };
-
-/** The searches every book is held to: each amount exactly in March, bands, every date. */
-function queries(bookings: ExpectedBooking[]): Query[] {
-  const march = bookings.filter((b) => b.datum.startsWith('2026-03'));
-  return [
-    ...march.map((b) => ({ von: '2026-03-01', bis: '2026-03-31', cents: b.cents })),
-    { von: '2026-03-01', bis: '2026-03-31', cents: -1250, toleranz: 500 },
-    { von: '2026-03-01', bis: '2026-03-31', cents: 0, toleranz: 1 },
-    { von: '2026-03-16', bis: '2026-03-16', cents: 0, toleranz: 100_000, limit: 10 },
-    { von: '2026-03-01', bis: '2026-03-31', cents: -435, limit: 1 },
-    { von: '2026-02-28', bis: '2026-04-01', cents: -435 },
-    { von: '2000-01-01', bis: '2099-12-31', cents: 0, toleranz: 999_999_999, limit: 1000 },
-  ];
-}
-
-const asQuery = (q: Query): string =>
-  `von=${q.von}&bis=${q.bis}&betrag=${q.cents / 100}&toleranz=${(q.toleranz ?? 0) / 100}&limit=${q.limit ?? 50}`;
-
-async function searchFor(t: TestContext, db: Database.Database): Promise<(query: string) => Promise<unknown>> {
-  const origin = await serve(t, createHandler(db, CREDENTIALS, { app: 'kmymoney' }));
-  return async (query) => {
-    const reply = await request(`${origin}/api/v1/buchungen?${query}`, { headers: { authorization: AUTH } });
-    assert.equal(reply.status, 200, reply.body);
-    return JSON.parse(reply.body);
-  };
-}
+import { AUTH, databaseDir, request, tempDir } from './support/helpers.js';
 
 function openBook(t: TestContext, book = CASES, prepare?: (writer: Database.Database) => void) {
   const file = join(databaseDir(t), 'kasse.kmy.sqlite');
@@ -70,7 +42,7 @@ test('a KMyMoney file answers exactly what its ledger says, with app "kmymoney"'
   assert.equal(one("SELECT count(*) FROM kmmSplits WHERE shares = '123456789/100' AND accountId = 'A000001'"), 1);
   assert.equal(one("SELECT count(*) FROM kmmTransactions WHERE memo = 'Gelöscht'"), 0, 'deleted');
 
-  const search = await searchFor(t, db);
+  const search = await searchFor(t, db, 'kmymoney');
   // Pinned by hand: what a KMyMoney user sees in the cash account's ledger.
   assert.deepEqual(await search('von=2026-03-15&bis=2026-03-15&betrag=-43.5'), {
     anzahl: 1,
@@ -143,7 +115,7 @@ test('a KMyMoney file with 2,000 more bookings answers like the ledger, with and
   const book = ledger(2_000);
   for (const index of [undefined, KMYMONEY_DATE_INDEX]) {
     const { expected, db } = openBook(t, book, index === undefined ? undefined : (writer) => writer.exec(index));
-    const search = await searchFor(t, db);
+    const search = await searchFor(t, db, 'kmymoney');
     const some = expected.filter((_, i) => i % 97 === 0);
     const all = [
       ...queries(expected),
@@ -161,7 +133,7 @@ test('a KMyMoney split without a memo is named by its payee; a date from an upgr
     writer.exec("UPDATE kmmTransactions SET memo = '' WHERE id = 'T000000000000000001'");
     writer.exec("UPDATE kmmSplits SET postDate = '2026-03-15T00:00:00' WHERE transactionId = 'T000000000000000002'");
   });
-  const search = await searchFor(t, db);
+  const search = await searchFor(t, db, 'kmymoney');
   const first = (await search('von=2026-03-14&bis=2026-03-14&betrag=-12.5')) as { buchungen: Array<{ zweck: string }> };
   assert.equal(first.buchungen[0]?.zweck, 'Kiosk am Markt');
   const split = (await search('von=2026-03-15&bis=2026-03-15&betrag=-43.5')) as { buchungen: Array<{ datum: string }> };
@@ -175,18 +147,15 @@ test('a KMyMoney amount that is not whole cents is a 500 with the reason in the 
   const { db, file } = openBook(t, CASES, (writer) => {
     writer.exec("UPDATE kmmSplits SET shares = '-37/3' WHERE shares = '-25/2'");
   });
-  const errors: unknown[] = [];
-  const origin = await serve(t, createHandler(db, CREDENTIALS, { app: 'kmymoney', onError: (e) => errors.push(e) }));
-  const reply = await request(`${origin}/api/v1/buchungen?von=2026-03-14&bis=2026-03-14&betrag=-12.33&toleranz=0.01`, {
-    headers: { authorization: AUTH },
-  });
-  assert.equal(reply.status, 500);
-  assert.deepEqual(JSON.parse(reply.body), { fehler: 'Interner Fehler bei der Buchungssuche.' });
-  assert.match(String(errors[0]), /not a whole number of cents/);
-  const check = await run(['check', '--db', file, '--app', 'kmymoney']);
-  assert.equal(check.code, 1, check.stdout);
+  const stdout = await assertNotWholeCents(
+    t,
+    db,
+    file,
+    'kmymoney',
+    'von=2026-03-14&bis=2026-03-14&betrag=-12.33&toleranz=0.01',
+  );
   assert.match(
-    check.stdout,
+    stdout,
     /^ {2}- booking 1000 has the amount 1233\.3333333333333 \(in cents\), not whole cents: KMyMoney holds an amount the service cannot answer exactly .*; correct the booking in KMyMoney\.$/m,
   );
 });

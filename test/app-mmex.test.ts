@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { findApplication } from '../lib/apps/index.js';
-import { createHandler } from '../lib/index.js';
 import { explainCount } from '../lib/search.js';
+import { searchFor } from './support/app-serving.js';
 import { run } from './support/cli-helpers.js';
-import { AUTH, CREDENTIALS, databaseDir, fixtureSql, request, serve, tempDir } from './support/helpers.js';
+import { databaseDir, fixtureSql, tempDir } from './support/helpers.js';
 
 interface Tx {
   id: number;
@@ -229,12 +229,7 @@ test('a Money Manager Ex file answers by MMEX rules with app "mmex": signs, spli
   writeMmexFile(file);
   const db = new Database(file, { readonly: true, fileMustExist: true });
   t.after(() => db.close());
-  const origin = await serve(t, createHandler(db, CREDENTIALS, { app: 'mmex' }));
-  const search = async (query: string): Promise<unknown> => {
-    const reply = await request(`${origin}/api/v1/buchungen?${query}`, { headers: { authorization: AUTH } });
-    assert.equal(reply.status, 200, reply.body);
-    return JSON.parse(reply.body);
-  };
+  const search = await searchFor(t, db, 'mmex');
 
   // Pinned by hand.
   assert.deepEqual(await search('von=2026-03-14&bis=2026-03-14&betrag=-4.35'), {

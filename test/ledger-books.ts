@@ -193,10 +193,31 @@ export function expectedBookings(
   return out;
 }
 
+/** A search in cents: the period, the amount, the tolerance and the limit. */
+export type LedgerQuery = { von: string; bis: string; cents: number; toleranz?: number; limit?: number };
+
+/** The searches every book is held to: each amount exactly in March, bands, every date. */
+export function queries(bookings: ExpectedBooking[]): LedgerQuery[] {
+  const march = bookings.filter((b) => b.datum.startsWith('2026-03'));
+  return [
+    ...march.map((b) => ({ von: '2026-03-01', bis: '2026-03-31', cents: b.cents })),
+    { von: '2026-03-01', bis: '2026-03-31', cents: -1250, toleranz: 500 },
+    { von: '2026-03-01', bis: '2026-03-31', cents: 0, toleranz: 1 },
+    { von: '2026-03-16', bis: '2026-03-16', cents: 0, toleranz: 100_000, limit: 10 },
+    { von: '2026-03-01', bis: '2026-03-31', cents: -435, limit: 1 },
+    { von: '2026-02-28', bis: '2026-04-01', cents: -435 },
+    { von: '2000-01-01', bis: '2099-12-31', cents: 0, toleranz: 999_999_999, limit: 1000 },
+  ];
+}
+
+/** A search as the query string the service reads. */
+export const asQuery = (q: LedgerQuery): string =>
+  `von=${q.von}&bis=${q.bis}&betrag=${q.cents / 100}&toleranz=${(q.toleranz ?? 0) / 100}&limit=${q.limit ?? 50}`;
+
 /** docs/API.md's processing steps 4 to 6, on expected bookings. */
 export function answer(
   bookings: ExpectedBooking[],
-  query: { von: string; bis: string; cents: number; toleranz?: number; limit?: number },
+  query: LedgerQuery,
 ): { anzahl: number; buchungen: Array<Record<string, unknown>> } {
   const tolerance = query.toleranz ?? 0;
   const matches = bookings
