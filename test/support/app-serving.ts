@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import type Database from 'better-sqlite3';
-import { createHandler } from '../../lib/index.js';
+import { type Booking, createHandler } from '../../lib/index.js';
 import { run } from './cli-helpers.js';
 import { AUTH, CREDENTIALS, request, serve } from './helpers.js';
 
@@ -42,4 +42,46 @@ export async function assertNotWholeCents(
   const check = await run(['check', '--db', file, '--app', app]);
   assert.equal(check.code, 1, check.stdout);
   return check.stdout;
+}
+
+/** docs/API.md's processing steps 4 to 6 on the bookings a test expects, amounts in euros. */
+export function expectedAnswer(
+  all: Booking[],
+  von: string,
+  bis: string,
+  betrag: number,
+  toleranz: number,
+  limit: number,
+): { anzahl: number; buchungen: Booking[] } {
+  const cents = (euros: number) => Math.round(euros * 100);
+  const matches = all
+    .filter((b) => b.datum >= von && b.datum <= bis && Math.abs(cents(b.betrag) - cents(betrag)) <= cents(toleranz))
+    .sort((a, b) => (a.datum === b.datum ? b.id - a.id : a.datum < b.datum ? 1 : -1));
+  return { anzahl: matches.length, buchungen: matches.slice(0, limit) };
+}
+
+/** A search: von, bis, betrag, toleranz (euros) and limit. */
+export type EuroQuery = [string, string, number, number, number];
+
+/**
+ * Every amount of `all` exactly in March, bands, one day, the whole range and a limit of
+ * one, then `more`: each answer held to `expectedAnswer`.
+ */
+export async function assertAnswersEverySearch(
+  search: (query: string) => Promise<unknown>,
+  all: Booking[],
+  ...more: EuroQuery[]
+): Promise<void> {
+  const queries: EuroQuery[] = [];
+  for (const booking of all) queries.push(['2026-03-01', '2026-03-31', booking.betrag, 0, 50]);
+  queries.push(['2026-03-01', '2026-03-31', -12.5, 5, 50], ['2026-03-01', '2026-03-31', 0, 0.01, 50]);
+  queries.push(['2026-03-14', '2026-03-14', -12.5, 0, 50], ['2000-01-01', '2099-12-31', 0, 9_999_999, 1000]);
+  queries.push(['2000-01-01', '2099-12-31', -12.5, 0, 1], ...more);
+  for (const [von, bis, betrag, toleranz, limit] of queries) {
+    assert.deepEqual(
+      await search(`von=${von}&bis=${bis}&betrag=${betrag}&toleranz=${toleranz}&limit=${limit}`),
+      expectedAnswer(all, von, bis, betrag, toleranz, limit),
+      `${von}..${bis} ${betrag} ±${toleranz}`,
+    );
+  }
 }
