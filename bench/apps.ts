@@ -13,7 +13,7 @@ import type { SearchQuery } from '../lib/query.js';
 import { type BenchBooking, bookingStream, GENERATORS } from './app-data.js';
 import { serviceEnv } from './load.js';
 import { startServer, stopServer } from './process.js';
-import { median, percentile, SHAPES, type Shape, toQueryString } from './shapes.js';
+import { median, percentile, SHAPES, type Shape, seededRandom, shapeQuery, toQueryString } from './shapes.js';
 
 const { values } = parseArgs({
   options: {
@@ -28,33 +28,14 @@ const rows = Number(values.rows);
 const bookings = bookingStream(rows);
 const AUTH = `Basic ${Buffer.from(`${serviceEnv['BOOKING_SEARCH_USER']}:${serviceEnv['BOOKING_SEARCH_PASSWORD']}`).toString('base64')}`;
 
-const DAY_MS = 86_400_000;
-const shift = (date: string, days: number): string =>
-  new Date(Date.parse(date) + days * DAY_MS).toISOString().slice(0, 10);
-
 /** bench/shapes.ts's shapes, around bookings of the stream that every application's file holds. */
 function queriesFor(shape: Shape, count: number, seed: number): SearchQuery[] {
-  let state = seed >>> 0;
-  const random = (): number => {
-    state = (state * 1_664_525 + 1_013_904_223) >>> 0;
-    return state / 4_294_967_296;
-  };
+  const random = seededRandom(seed);
   const first = (bookings[0] as BenchBooking).date;
   const last = (bookings[bookings.length - 1] as BenchBooking).date;
   return Array.from({ length: count }, () => {
     const { date, cents } = bookings[Math.floor(random() * bookings.length)] as BenchBooking;
-    const month = { von: shift(date, -15), bis: shift(date, 15) };
-    const decade = { von: first, bis: last };
-    const base = { betragCents: -cents, toleranzCents: 0, waehrung: 'EUR', limit: 50 };
-    const query: Record<Shape, SearchQuery> = {
-      'month exact': { ...base, ...month },
-      'month ±5 €': { ...base, ...month, toleranzCents: 500 },
-      '10 years exact': { ...base, ...decade },
-      '10 years ±1 €': { ...base, ...decade, toleranzCents: 100 },
-      '10 years everything': { ...base, ...decade, betragCents: 0, toleranzCents: 99_999_999_999_999 },
-      'limit=0': { ...base, ...decade, toleranzCents: 100, limit: 0 },
-    };
-    return query[shape];
+    return shapeQuery(shape, date, cents, first, last);
   });
 }
 

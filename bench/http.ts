@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { serviceEnv as env, type Load, load, loadAverage, requireWrk, wrk } from './load.js';
-import { pinned, startServer, stopServer } from './process.js';
+import { pinned, serviceCommand, startServer, stopServer } from './process.js';
 import { median, queriesFor, toQueryString } from './shapes.js';
 import { widestScenario } from './widest.js';
 
@@ -80,16 +80,7 @@ writeFileSync(STATUS_PATHS, '/api/v1/status\n');
 const pathsOf = (data: Data): string => (data.startsWith('20k') ? PATHS.small : PATHS.large);
 
 const tsx = ['node', '--import', 'tsx'];
-const service = (file: string, root = '.'): string[] => [
-  'node',
-  join(root, 'bin/booking-search-server.js'),
-  '--db',
-  file,
-  '--port',
-  '0',
-  '--max-auth-failures',
-  '0',
-];
+const service = serviceCommand;
 
 interface Config {
   name: string;

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Load, load, loadAverage, requireWrk, serviceEnv } from './load.js';
-import { pinned, startServer, stopServer } from './process.js';
+import { pinned, serviceCommand, startServer, stopServer } from './process.js';
 import { median } from './shapes.js';
 
 const { values } = parseArgs({
@@ -34,16 +34,7 @@ const STATUS = join(dir, 'status.txt');
 writeFileSync(STATUS, '/api/v1/status\n');
 
 const tsx = ['node', '--import', 'tsx'];
-const cli = (root: string): string[] => [
-  'node',
-  join(root, 'bin/booking-search-server.js'),
-  '--db',
-  FILE,
-  '--port',
-  '0',
-  '--max-auth-failures',
-  '0',
-];
+const cli = (root: string): string[] => serviceCommand(FILE, root);
 const CONFIGS: Array<{ name: string; command: string[] }> = [
   { name: 'ceiling', command: [...tsx, 'bench/servers/ceiling.ts'] },
   ...[5, 10, 20].map((us) => ({

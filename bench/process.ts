@@ -2,12 +2,25 @@
 // taskset exists, so that the load generator has the other core to itself.
 
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 
 export const pinned = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
 
 /** `command` run on `core` (taskset), or as it is where taskset is missing. */
 export const onCore = (core: string, command: string[]): string[] =>
   pinned ? ['taskset', '-c', core, ...command] : command;
+
+/** The service from the checkout at `root` serving `file` on a free port, with the login throttle off. */
+export const serviceCommand = (file: string, root = '.'): string[] => [
+  'node',
+  join(root, 'bin/booking-search-server.js'),
+  '--db',
+  file,
+  '--port',
+  '0',
+  '--max-auth-failures',
+  '0',
+];
 
 export interface Running {
   child: ChildProcess;

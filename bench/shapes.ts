@@ -18,6 +18,31 @@ const DAY_MS = 86_400_000;
 const shift = (date: string, days: number): string =>
   new Date(Date.parse(date) + days * DAY_MS).toISOString().slice(0, 10);
 
+/** A seeded generator of numbers in [0, 1), the same sequence for the same seed. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state * 1_664_525 + 1_013_904_223) >>> 0;
+    return state / 4_294_967_296;
+  };
+}
+
+/** The search of `shape` around one booking (`date`, `cents`) of a file dated `first` to `last`. */
+export function shapeQuery(shape: Shape, date: string, cents: number, first: string, last: string): SearchQuery {
+  const month = { von: shift(date, -15), bis: shift(date, 15) };
+  const decade = { von: first, bis: last };
+  const base = { betragCents: -cents, toleranzCents: 0, waehrung: 'EUR', limit: 50 };
+  const query: Record<Shape, SearchQuery> = {
+    'month exact': { ...base, ...month },
+    'month ±5 €': { ...base, ...month, toleranzCents: 500 },
+    '10 years exact': { ...base, ...decade },
+    '10 years ±1 €': { ...base, ...decade, toleranzCents: 100 },
+    '10 years everything': { ...base, ...decade, betragCents: 0, toleranzCents: 99_999_999_999_999 },
+    'limit=0': { ...base, ...decade, toleranzCents: 100, limit: 0 },
+  };
+  return query[shape];
+}
+
 /** `count` searches of `shape`, each around a booking drawn at random (seeded) from `db`. */
 export function queriesFor(db: Database.Database, shape: Shape, count: number, seed = 1): SearchQuery[] {
   const maxId = db.prepare<[], number>('SELECT max(id) FROM entries').pluck().get() ?? 0;
@@ -28,26 +53,11 @@ export function queriesFor(db: Database.Database, shape: Shape, count: number, s
   const booking = db
     .prepare<[number], [string, number]>('SELECT date, amount_cents FROM entries WHERE id >= ? ORDER BY id LIMIT 1')
     .raw();
-  let state = seed >>> 0;
-  const random = (): number => {
-    state = (state * 1_664_525 + 1_013_904_223) >>> 0;
-    return state / 4_294_967_296;
-  };
+  const random = seededRandom(seed);
   const queries: SearchQuery[] = [];
   for (let i = 0; i < count; i += 1) {
     const [date, cents] = booking.get(1 + Math.floor(random() * maxId)) ?? [last, 1250];
-    const month = { von: shift(date, -15), bis: shift(date, 15) };
-    const decade = { von: first, bis: last };
-    const base = { betragCents: -cents, toleranzCents: 0, waehrung: 'EUR', limit: 50 };
-    const query: Record<Shape, SearchQuery> = {
-      'month exact': { ...base, ...month },
-      'month ±5 €': { ...base, ...month, toleranzCents: 500 },
-      '10 years exact': { ...base, ...decade },
-      '10 years ±1 €': { ...base, ...decade, toleranzCents: 100 },
-      '10 years everything': { ...base, ...decade, betragCents: 0, toleranzCents: 99_999_999_999_999 },
-      'limit=0': { ...base, ...decade, toleranzCents: 100, limit: 0 },
-    };
-    queries.push(query[shape]);
+    queries.push(shapeQuery(shape, date, cents, first, last));
   }
   return queries;
 }

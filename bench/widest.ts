@@ -12,7 +12,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serviceEnv as env, loadAverage, PASSWORD, USER } from './load.js';
-import { onCore, pinned, startServer, stopServer } from './process.js';
+import { onCore, pinned, serviceCommand, startServer, stopServer } from './process.js';
 import { median } from './shapes.js';
 
 export const WIDEST = '/api/v1/buchungen?von=0000-01-01&bis=9999-12-31&betrag=0&toleranz=999999999999.99&limit=1000';
@@ -147,16 +147,7 @@ export async function widestScenario(options: {
     // The service refuses a directory its user could write (docs/operations.md); the
     // writer, root here, creates its journal there all the same.
     chmodSync(dir, 0o555);
-    const service = (root: string): string[] => [
-      'node',
-      join(root, 'bin/booking-search-server.js'),
-      '--db',
-      file,
-      '--port',
-      '0',
-      '--max-auth-failures',
-      '0',
-    ];
+    const service = (root: string): string[] => serviceCommand(file, root);
     const configs: Array<{ reader: string; busyMs: number; command: string[] | undefined }> = [
       { reader: 'none (writer alone)', busyMs: 5000, command: undefined },
       ...BUSY_TIMEOUTS.map((busyMs) => ({ reader: 'service', busyMs, command: service('.') })),
