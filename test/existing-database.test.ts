@@ -6,26 +6,22 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { createHandler } from '../lib/index.js';
 import { explainCount } from '../lib/search.js';
-import { assertReply, CREDENTIALS, fixtureSql, get, openFixture, serve } from './support/helpers.js';
+import {
+  assertReply,
+  CREDENTIALS,
+  EXISTING_APP_MARCH_COFFEE,
+  fixtureSql,
+  get,
+  openFixture,
+  serve,
+} from './support/helpers.js';
 
 const VIEWS = ['existing-app.sql', 'existing-app-views.sql'];
 
 test("through the views, REAL euros come out as exact cents in the client's sign convention", async (t) => {
   const origin = await serve(t, createHandler(openFixture(t, VIEWS), CREDENTIALS));
   const search = (query: string) => get(`${origin}/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&${query}`);
-  assertReply(await search('betrag=-4.35'), 200, {
-    anzahl: 1,
-    buchungen: [
-      {
-        id: 2,
-        datum: '2026-03-14',
-        betrag: -4.35,
-        zweck: 'Kaffee für Kundengespräch',
-        kategorie: 'Bewirtung',
-        konto: 'Barkasse',
-      },
-    ],
-  });
+  assertReply(await search('betrag=-4.35'), 200, EXISTING_APP_MARCH_COFFEE);
   assertReply(await search('betrag=0.30'), 200, {
     anzahl: 1,
     buchungen: [{ id: 4, datum: '2026-03-16', betrag: 0.3, zweck: 'Pfand zurück' }],

@@ -157,3 +157,18 @@ export const MARCH_COFFEE = {
     },
   ],
 };
+
+/** fixtures/existing-app.sql's answer, through its views, to `von=2026-03-01&bis=2026-03-31&betrag=-4.35`. */
+export const EXISTING_APP_MARCH_COFFEE = {
+  anzahl: 1,
+  buchungen: [
+    {
+      id: 2,
+      datum: '2026-03-14',
+      betrag: -4.35,
+      zweck: 'Kaffee für Kundengespräch',
+      kategorie: 'Bewirtung',
+      konto: 'Barkasse',
+    },
+  ],
+};
