@@ -12,9 +12,9 @@ import Database from 'better-sqlite3';
 import { findApplication } from '../lib/apps/index.js';
 import { explainCount } from '../lib/search.js';
 import { answer, asQuery, CASES, ledger, queries, writeGnuCash, writeGnuCashWithGnuCash } from './ledger-books.js';
-import { assertNotWholeCents, searchFor } from './support/app-serving.js';
-import { run, start } from './support/cli-helpers.js';
-import { AUTH, databaseDir, request, tempDir } from './support/helpers.js';
+import { assertCliServesLedger, assertNotWholeCents, searchFor } from './support/app-serving.js';
+import { run } from './support/cli-helpers.js';
+import { databaseDir, tempDir } from './support/helpers.js';
 
 test('a GnuCash book written by GnuCash itself answers exactly what its ledger says, with app "gnucash"', async (t) => {
   const file = join(tempDir(t), 'kasse.gnucash');
@@ -201,12 +201,7 @@ test("a GnuCash book is searched by GnuCash's own date index, `check --app gnuca
   );
   assert.doesNotMatch(check.stdout, /^Note: /m, 'Imbalance-EUR is at the top level, and no note');
 
-  const cli = await start(t, ['--db', file, '--app', 'gnucash']);
-  const q = { von: '2026-03-01', bis: '2026-03-31', cents: -1250, toleranz: 500 };
-  const reply = await request(`${cli.api}buchungen?${asQuery(q)}`, { headers: { authorization: AUTH } });
-  assert.equal(reply.status, 200, reply.body);
-  assert.deepEqual(JSON.parse(reply.body), answer(expected, q));
-  await cli.stop();
+  await assertCliServesLedger(t, file, 'gnucash', expected);
   assert.deepEqual(readFileSync(file), before);
 });
 

@@ -14,9 +14,9 @@ import { findApplication } from '../lib/apps/index.js';
 import { KMYMONEY_DATE_INDEX } from '../lib/apps/kmymoney.js';
 import { explainCount } from '../lib/search.js';
 import { answer, asQuery, CASES, kmmSplitNumber, ledger, queries, writeKMyMoney } from './ledger-books.js';
-import { assertNotWholeCents, searchFor } from './support/app-serving.js';
-import { run, start } from './support/cli-helpers.js';
-import { AUTH, databaseDir, request, tempDir } from './support/helpers.js';
+import { assertCliServesLedger, assertNotWholeCents, searchFor } from './support/app-serving.js';
+import { run } from './support/cli-helpers.js';
+import { databaseDir, tempDir } from './support/helpers.js';
 
 function openBook(t: TestContext, book = CASES, prepare?: (writer: Database.Database) => void) {
   const file = join(databaseDir(t), 'kasse.kmy.sqlite');
@@ -193,11 +193,6 @@ test("a KMyMoney file is searched by KMyMoney's own account index, or by the dat
     check.stdout,
   );
 
-  const cli = await start(t, ['--db', file, '--app', 'kmymoney']);
-  const q = { von: '2026-03-01', bis: '2026-03-31', cents: -1250, toleranz: 500 };
-  const reply = await request(`${cli.api}buchungen?${asQuery(q)}`, { headers: { authorization: AUTH } });
-  assert.equal(reply.status, 200, reply.body);
-  assert.deepEqual(JSON.parse(reply.body), answer(expected, q));
-  await cli.stop();
+  await assertCliServesLedger(t, file, 'kmymoney', expected);
   assert.deepEqual(readFileSync(file), before);
 });

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import type Database from 'better-sqlite3';
 import { type Booking, createHandler } from '../../lib/index.js';
-import { run } from './cli-helpers.js';
+import { answer, asQuery, type ExpectedBooking } from '../ledger-books.js';
+import { run, start } from './cli-helpers.js';
 import { AUTH, CREDENTIALS, request, serve } from './helpers.js';
 
 /** Serves `db` with `app` on 127.0.0.1; the returned search asserts a 200 and gives the parsed body. */
@@ -84,4 +85,19 @@ export async function assertAnswersEverySearch(
       `${von}..${bis} ${betrag} ±${toleranz}`,
     );
   }
+}
+
+/** The command serving a ledger book `file` with `--app`: a band of March answers what the ledger says. */
+export async function assertCliServesLedger(
+  t: TestContext,
+  file: string,
+  app: string,
+  expected: ExpectedBooking[],
+): Promise<void> {
+  const cli = await start(t, ['--db', file, '--app', app]);
+  const q = { von: '2026-03-01', bis: '2026-03-31', cents: -1250, toleranz: 500 };
+  const reply = await request(`${cli.api}buchungen?${asQuery(q)}`, { headers: { authorization: AUTH } });
+  assert.equal(reply.status, 200, reply.body);
+  assert.deepEqual(JSON.parse(reply.body), answer(expected, q));
+  await cli.stop();
 }
