@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { MESSAGES } from '../../lib/messages.js';
 import type { SearchQuery } from '../../lib/query.js';
@@ -131,16 +131,33 @@ test('a search whose client left is skipped and never answered', async () => {
   assert.deepEqual(answered, ['stayed']);
 });
 
-test('a client address with maxWaitingSearches searches waiting gets 429 with Retry-After: 1 for the next, and another address is answered', async (t) => {
-  const origin = await serveFixture(t, { maxWaitingSearches: 5 });
+/**
+ * One raw connection to `origin` for pipelined searches: `search(address)` is the text of
+ * one (from `address` through the trusted proxy's X-Forwarded-For, when given), `answers()`
+ * waits up to 5 s for eight answers and gives their status lines and the raw text.
+ */
+function pipelined(t: TestContext, origin: string) {
   const { hostname, port } = new URL(origin);
   const socket = connect(Number(port), hostname);
   t.after(() => void socket.destroy());
   let received = '';
   socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
-  const one = `GET /api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35 HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: ${AUTH}\r\n\r\n`;
+  const search = (address?: string): string =>
+    `GET /api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35 HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: ${AUTH}\r\n${address === undefined ? '' : `X-Forwarded-For: ${address}\r\n`}\r\n`;
+  const answers = async (): Promise<{ statuses: string[]; received: string }> => {
+    for (let waited = 0; received.split('HTTP/1.1 ').length - 1 < 8 && waited < 5_000; waited += 10) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return { statuses: received.match(/HTTP\/1\.1 \d+/g) ?? [], received };
+  };
+  return { write: (text: string) => socket.write(text), search, answers };
+}
+
+test('a client address with maxWaitingSearches searches waiting gets 429 with Retry-After: 1 for the next, and another address is answered', async (t) => {
+  const origin = await serveFixture(t, { maxWaitingSearches: 5 });
+  const connection = pipelined(t, origin);
   // Eight pipelined searches arrive in one turn of the event loop: five wait, three are too many.
-  socket.write(one.repeat(8));
+  connection.write(connection.search().repeat(8));
   const other = await requestFrom(
     '127.0.0.2',
     `${origin}/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`,
@@ -149,10 +166,7 @@ test('a client address with maxWaitingSearches searches waiting gets 429 with Re
     },
   );
   assert.equal(other.status, 200);
-  for (let waited = 0; received.split('HTTP/1.1 ').length - 1 < 8 && waited < 5_000; waited += 10) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  const statuses = received.match(/HTTP\/1\.1 \d+/g) ?? [];
+  const { statuses, received } = await connection.answers();
   assert.deepEqual(statuses, [...Array(5).fill('HTTP/1.1 200'), ...Array(3).fill('HTTP/1.1 429')]);
   assert.match(received, /\r\nRetry-After: 1\r\n/i);
   assert.ok(received.includes(JSON.stringify({ fehler: MESSAGES.searchesWaiting })));
@@ -162,37 +176,21 @@ test('a client address with maxWaitingSearches searches waiting gets 429 with Re
 
 test('the addresses of one IPv6 /64 share their place in the rotation and their maxWaitingSearches', async (t) => {
   const origin = await serveFixture(t, { maxWaitingSearches: 5, trustProxy: ['127.0.0.1'] });
-  const { hostname, port } = new URL(origin);
-  const socket = connect(Number(port), hostname);
-  t.after(() => void socket.destroy());
-  let received = '';
-  socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
-  const from = (address: string): string =>
-    `GET /api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35 HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: ${AUTH}\r\nX-Forwarded-For: ${address}\r\n\r\n`;
+  const connection = pipelined(t, origin);
+  const from = connection.search;
   // Four from each of two addresses of one /64, in one turn: eight of one client, five wait.
-  socket.write(`${from('2001:db8:1:2::a')}${from('2001:db8:1:2::b')}`.repeat(4));
-  for (let waited = 0; received.split('HTTP/1.1 ').length - 1 < 8 && waited < 5_000; waited += 10) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  const statuses = received.match(/HTTP\/1\.1 \d+/g) ?? [];
+  connection.write(`${from('2001:db8:1:2::a')}${from('2001:db8:1:2::b')}`.repeat(4));
+  const { statuses } = await connection.answers();
   assert.deepEqual(statuses, [...Array(5).fill('HTTP/1.1 200'), ...Array(3).fill('HTTP/1.1 429')]);
 });
 
 test('one user with maxUserWaitingSearches searches waiting from many addresses gets 429 with Retry-After: 1 for the next', async (t) => {
   const origin = await serveFixture(t, { maxUserWaitingSearches: 5, trustProxy: ['127.0.0.1'] });
-  const { hostname, port } = new URL(origin);
-  const socket = connect(Number(port), hostname);
-  t.after(() => void socket.destroy());
-  let received = '';
-  socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
-  const from = (address: string): string =>
-    `GET /api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35 HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: ${AUTH}\r\nX-Forwarded-For: ${address}\r\n\r\n`;
+  const connection = pipelined(t, origin);
+  const from = connection.search;
   // Eight searches of one user from eight addresses, in one turn: five wait, three are too many.
-  socket.write(Array.from({ length: 8 }, (_, i) => from(`192.0.2.${i + 1}`)).join(''));
-  for (let waited = 0; received.split('HTTP/1.1 ').length - 1 < 8 && waited < 5_000; waited += 10) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  const statuses = received.match(/HTTP\/1\.1 \d+/g) ?? [];
+  connection.write(Array.from({ length: 8 }, (_, i) => from(`192.0.2.${i + 1}`)).join(''));
+  const { statuses, received } = await connection.answers();
   assert.deepEqual(statuses, [...Array(5).fill('HTTP/1.1 200'), ...Array(3).fill('HTTP/1.1 429')]);
   assert.match(received, /\r\nRetry-After: 1\r\n/i);
   assert.ok(received.includes(JSON.stringify({ fehler: MESSAGES.searchesWaiting })));
