@@ -7,14 +7,17 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { findApplication } from '../lib/apps/index.js';
 import { explainCount } from '../lib/search.js';
 import { answer, asQuery, CASES, ledger, queries, writeGnuCash, writeGnuCashWithGnuCash } from './ledger-books.js';
-import { assertCliServesLedger, assertNotWholeCents, searchFor } from './support/app-serving.js';
+import { assertCliServesLedger, assertNotWholeCents, openLedgerBook, searchFor } from './support/app-serving.js';
 import { run } from './support/cli-helpers.js';
 import { databaseDir, tempDir } from './support/helpers.js';
+
+const openBook = (t: TestContext, book = CASES, prepare?: (writer: Database.Database) => void) =>
+  openLedgerBook(t, 'kasse.gnucash', writeGnuCash, book, prepare);
 
 test('a GnuCash book written by GnuCash itself answers exactly what its ledger says, with app "gnucash"', async (t) => {
   const file = join(tempDir(t), 'kasse.gnucash');
@@ -107,11 +110,7 @@ test('a GnuCash book written by GnuCash itself answers exactly what its ledger s
 });
 
 test('a GnuCash book from fixtures/gnucash.sql with 2,000 more bookings answers like the ledger', async (t) => {
-  const file = join(tempDir(t), 'kasse.gnucash');
-  const book = ledger(2_000);
-  const expected = writeGnuCash(file, book);
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  t.after(() => db.close());
+  const { expected, db } = openBook(t, ledger(2_000));
   const search = await searchFor(t, db, 'gnucash');
   const some = expected.filter((_, i) => i % 97 === 0);
   const all = [
@@ -123,27 +122,25 @@ test('a GnuCash book from fixtures/gnucash.sql with 2,000 more bookings answers 
 });
 
 test('a GnuCash date is the day GnuCash shows, also from books written before neutral time', async (t) => {
-  const file = join(tempDir(t), 'kasse.gnucash');
-  writeGnuCash(file, CASES);
-  const writer = new Database(file);
-  // GnuCash before neutral time stored the local midnight in UTC: Berlin's 14 March is the
-  // 13th at 23:00, New York's the 14th at 05:00.
-  writer
-    .prepare(
-      "UPDATE transactions SET post_date = '2026-03-13 23:00:00' WHERE description = 'Briefmarken für Mahnungen'",
-    )
-    .run();
-  writer
-    .prepare("UPDATE transactions SET post_date = '2026-03-15 05:00:00' WHERE description = 'Einkauf Schreibwaren'")
-    .run();
-  // Neutral time as GnuCash 4.13 writes it at UTC+14 and at UTC-11.
-  writer.prepare("UPDATE transactions SET post_date = '2026-03-20 09:59:00' WHERE description = 'Pfand zurück'").run();
-  writer
-    .prepare("UPDATE transactions SET post_date = '2026-03-01 11:59:00' WHERE description = 'Kaffee am Ersten'")
-    .run();
-  writer.close();
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  t.after(() => db.close());
+  const { db } = openBook(t, CASES, (writer) => {
+    // GnuCash before neutral time stored the local midnight in UTC: Berlin's 14 March is the
+    // 13th at 23:00, New York's the 14th at 05:00.
+    writer
+      .prepare(
+        "UPDATE transactions SET post_date = '2026-03-13 23:00:00' WHERE description = 'Briefmarken für Mahnungen'",
+      )
+      .run();
+    writer
+      .prepare("UPDATE transactions SET post_date = '2026-03-15 05:00:00' WHERE description = 'Einkauf Schreibwaren'")
+      .run();
+    // Neutral time as GnuCash 4.13 writes it at UTC+14 and at UTC-11.
+    writer
+      .prepare("UPDATE transactions SET post_date = '2026-03-20 09:59:00' WHERE description = 'Pfand zurück'")
+      .run();
+    writer
+      .prepare("UPDATE transactions SET post_date = '2026-03-01 11:59:00' WHERE description = 'Kaffee am Ersten'")
+      .run();
+  });
   const search = await searchFor(t, db, 'gnucash');
   const dates = async (query: string): Promise<string[]> =>
     ((await search(query)) as { buchungen: Array<{ datum: string }> }).buchungen.map((b) => b.datum);
@@ -156,18 +153,14 @@ test('a GnuCash date is the day GnuCash shows, also from books written before ne
 });
 
 test('a GnuCash amount that is not whole cents is a 500 with the reason in the log, never a rounded amount; check refuses the file', async (t) => {
-  const file = join(databaseDir(t), 'kasse.gnucash');
-  writeGnuCash(file, CASES);
-  const writer = new Database(file);
-  // 12.345 EUR: a commodity with three decimals, or a split written by another program.
-  writer
-    .prepare(
-      'UPDATE splits SET quantity_num = -12345, quantity_denom = 1000 WHERE quantity_num = -1250 AND quantity_denom = 100',
-    )
-    .run();
-  writer.close();
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  t.after(() => db.close());
+  const { file, db } = openBook(t, CASES, (writer) => {
+    // 12.345 EUR: a commodity with three decimals, or a split written by another program.
+    writer
+      .prepare(
+        'UPDATE splits SET quantity_num = -12345, quantity_denom = 1000 WHERE quantity_num = -1250 AND quantity_denom = 100',
+      )
+      .run();
+  });
   const stdout = await assertNotWholeCents(
     t,
     db,

@@ -14,22 +14,12 @@ import { findApplication } from '../lib/apps/index.js';
 import { KMYMONEY_DATE_INDEX } from '../lib/apps/kmymoney.js';
 import { explainCount } from '../lib/search.js';
 import { answer, asQuery, CASES, kmmSplitNumber, ledger, queries, writeKMyMoney } from './ledger-books.js';
-import { assertCliServesLedger, assertNotWholeCents, searchFor } from './support/app-serving.js';
+import { assertCliServesLedger, assertNotWholeCents, openLedgerBook, searchFor } from './support/app-serving.js';
 import { run } from './support/cli-helpers.js';
-import { databaseDir, tempDir } from './support/helpers.js';
+import { tempDir } from './support/helpers.js';
 
-function openBook(t: TestContext, book = CASES, prepare?: (writer: Database.Database) => void) {
-  const file = join(databaseDir(t), 'kasse.kmy.sqlite');
-  const expected = writeKMyMoney(file, book);
-  if (prepare !== undefined) {
-    const writer = new Database(file);
-    prepare(writer);
-    writer.close();
-  }
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  t.after(() => db.close());
-  return { file, expected, db };
-}
+const openBook = (t: TestContext, book = CASES, prepare?: (writer: Database.Database) => void) =>
+  openLedgerBook(t, 'kasse.kmy.sqlite', writeKMyMoney, book, prepare);
 
 test('a KMyMoney file answers exactly what its ledger says, with app "kmymoney"', async (t) => {
   const { expected, db } = openBook(t);

@@ -1,12 +1,13 @@
 // An application's file served by the handler with its `app` option, for the test/app-*.test.ts files.
 
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import type { TestContext } from 'node:test';
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import { type Booking, createHandler } from '../../lib/index.js';
-import { answer, asQuery, type ExpectedBooking } from '../ledger-books.js';
+import { answer, asQuery, type ExpectedBooking, type LedgerTransaction } from '../ledger-books.js';
 import { run, start } from './cli-helpers.js';
-import { AUTH, CREDENTIALS, request, serve } from './helpers.js';
+import { AUTH, CREDENTIALS, databaseDir, request, serve } from './helpers.js';
 
 /** Serves `db` with `app` on 127.0.0.1; the returned search asserts a 200 and gives the parsed body. */
 export async function searchFor(
@@ -100,4 +101,27 @@ export async function assertCliServesLedger(
   assert.equal(reply.status, 200, reply.body);
   assert.deepEqual(JSON.parse(reply.body), answer(expected, q));
   await cli.stop();
+}
+
+/**
+ * A ledger book written by `write` as `name` in a fresh directory, changed by `prepare` as
+ * another program would, then opened read-only (closed after the test).
+ */
+export function openLedgerBook(
+  t: TestContext,
+  name: string,
+  write: (file: string, book: LedgerTransaction[]) => ExpectedBooking[],
+  book: LedgerTransaction[],
+  prepare?: (writer: Database.Database) => void,
+): { file: string; expected: ExpectedBooking[]; db: Database.Database } {
+  const file = join(databaseDir(t), name);
+  const expected = write(file, book);
+  if (prepare !== undefined) {
+    const writer = new Database(file);
+    prepare(writer);
+    writer.close();
+  }
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
+  return { file, expected, db };
 }
