@@ -127,6 +127,9 @@ const WRONG_MAPPINGS = [
   },
 ];
 
+/** The views of the custom mappings below, under their own names. */
+const OWN_NAMES = ['--table-names', 'entries=kasse,categories=kat,payment_methods=zahlart'];
+
 for (const { wrong, date, amount, says } of WRONG_MAPPINGS) {
   test(`a custom mapping with ${wrong} is refused by check with what to change, exit 1 (it used to "fit"), and not served`, async (t) => {
     const file = join(databaseDir(t), 'falsch.sqlite');
@@ -137,26 +140,13 @@ for (const { wrong, date, amount, says } of WRONG_MAPPINGS) {
       CREATE VIEW kat AS SELECT nr AS id, bezeichnung AS name FROM kategorie;
       CREATE VIEW zahlart AS SELECT nr AS id, bezeichnung AS name FROM zahlungsart;`);
     db.close();
-    const result = await run([
-      'check',
-      '--db',
-      file,
-      '--table-names',
-      'entries=kasse,categories=kat,payment_methods=zahlart',
-    ]);
+    const result = await run(['check', '--db', file, ...OWN_NAMES]);
     assert.equal(result.code, 1, result.stdout);
     assert.match(result.stdout, /^Schema: fits \(kasse: view, kat: view, zahlart: view\)\.$/m);
     assert.match(result.stdout, /^Data: does not fit \(10 bookings looked at\); the search would answer wrongly:$/m);
     assert.match(result.stdout, says);
     assert.doesNotMatch(result.stdout, /Data: fits/);
-    const served = await run([
-      '--db',
-      file,
-      '--port',
-      '0',
-      '--table-names',
-      'entries=kasse,categories=kat,payment_methods=zahlart',
-    ]);
+    const served = await run(['--db', file, '--port', '0', ...OWN_NAMES]);
     assert.equal(served.code, 1, 'the service refuses to start rather than answer every search wrongly');
     assert.match(served.stderr, /db's bookings do not mean what the search needs, so every answer would be wrong: /);
   });
@@ -173,13 +163,7 @@ test('a custom mapping under its own names fits, and check prints the answer of 
       .replace('CREATE VIEW payment_methods', 'CREATE VIEW zahlart'),
   );
   db.close();
-  const result = await run([
-    'check',
-    '--db',
-    file,
-    '--table-names',
-    'entries=kasse,categories=kat,payment_methods=zahlart',
-  ]);
+  const result = await run(['check', '--db', file, ...OWN_NAMES]);
   assert.equal(result.code, 0, result.stdout);
   assert.match(result.stdout, /^Data: fits \(10 bookings looked at: /m);
   assert.match(
