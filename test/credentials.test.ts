@@ -4,10 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  type Authenticator,
   createAuthenticator,
   type GivenCredentials,
-  MISSING,
   PENDING,
   parseBasicAuth,
   REJECTED,
@@ -16,13 +14,7 @@ import {
 import { validateCredentials } from '../lib/credentials.js';
 import { createHandler } from '../lib/index.js';
 import type { Credentials } from '../lib/types.js';
-import { basicAuth, HASH_OF_ALT, HASH_OF_NEU, openFixture } from './support/helpers.js';
-
-/** `check` on what an `Authorization` header holds; `MISSING` when it holds no credentials. */
-function checkHeader(authenticator: Authenticator, header: string | undefined): Verdict {
-  const given = parseBasicAuth(header);
-  return given === undefined ? MISSING : authenticator.check(given);
-}
+import { basicAuth, checkHeader, HASH_OF_ALT, HASH_OF_NEU, openFixture } from './support/helpers.js';
 
 const WEAK = '$scrypt$ln=16,r=8,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g';
 

@@ -8,6 +8,16 @@ import { createBookingSearch } from '../../lib/search.js';
 import { fixtureSql } from './helpers.js';
 import { plainSearch as oracle } from './plain-query.js';
 
+/** The search that matches every booking of any date: all of them counted, a thousand listed. */
+export const WIDEST: SearchQuery = {
+  von: '0000-01-01',
+  bis: '9999-12-31',
+  betragCents: 0,
+  toleranzCents: 99_999_999_999_999,
+  waehrung: 'EUR',
+  limit: 1000,
+};
+
 export function random(seed: number): () => number {
   let state = seed >>> 0;
   return () => {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import Database from 'better-sqlite3';
+import { type Authenticator, MISSING, parseBasicAuth, type Verdict } from '../../lib/auth.js';
 import { createHandler } from '../../lib/index.js';
 import type { HandlerOptions, PasswordCredentials } from '../../lib/types.js';
 
@@ -172,3 +173,9 @@ export const EXISTING_APP_MARCH_COFFEE = {
     },
   ],
 };
+
+/** `check` on what an `Authorization` header holds; `MISSING` when it holds no credentials. */
+export function checkHeader(authenticator: Authenticator, header: string | undefined): Verdict {
+  const given = parseBasicAuth(header);
+  return given === undefined ? MISSING : authenticator.check(given);
+}

@@ -1,22 +1,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  type Authenticator,
   challenge,
   createAuthenticator,
   type GivenCredentials,
   MISSING,
   parseBasicAuth,
   REJECTED,
-  type Verdict,
 } from '../../lib/auth.js';
 import { validateCredentials } from '../../lib/credentials.js';
-
-/** `check` on what an `Authorization` header holds; `MISSING` when it holds no credentials. */
-function checkHeader(authenticator: Authenticator, header: string | undefined): Verdict {
-  const given = parseBasicAuth(header);
-  return given === undefined ? MISSING : authenticator.check(given);
-}
+import { checkHeader } from '../support/helpers.js';
 
 const LIMITS = { maxHashChecks: 2, maxQueuedHashChecks: 32, maxVerifiedCredentials: 1000 };
 /** The synchronous check over plain passwords: the user, or why not. */

@@ -9,16 +9,10 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { MMAP_BYTES, openDatabase } from '../../bin/database-file.js';
 import { createBookingSearch } from '../../lib/search.js';
+import { WIDEST as EVERY_BOOKING } from '../support/cash-book.js';
 import { fixtureSql, tempDir } from '../support/helpers.js';
 
-const WIDEST = {
-  von: '0000-01-01',
-  bis: '9999-12-31',
-  betragCents: 0,
-  toleranzCents: 99_999_999_999_999,
-  waehrung: 'EUR',
-  limit: 10,
-};
+const WIDEST = { ...EVERY_BOOKING, limit: 10 };
 
 test("the CLI's connection reads through a memory map of up to 1 GiB", (t) => {
   const file = join(tempDir(t), 'kasse.sqlite');

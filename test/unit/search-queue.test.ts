@@ -7,18 +7,9 @@ import { connect } from 'node:net';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { MESSAGES } from '../../lib/messages.js';
-import type { SearchQuery } from '../../lib/query.js';
 import { createBookingSearch, type Requester, type SearchOutcome, TURN_BUDGET_MS } from '../../lib/search.js';
+import { WIDEST } from '../support/cash-book.js';
 import { AUTH, fixtureSql, get, requestFrom, serveFixture } from '../support/helpers.js';
-
-const WIDEST: SearchQuery = {
-  von: '0000-01-01',
-  bis: '9999-12-31',
-  betragCents: 0,
-  toleranzCents: 99_999_999_999_999,
-  waehrung: 'EUR',
-  limit: 1000,
-};
 
 /** An in-memory cash book of `rows` bookings over ten years. */
 function book(rows: number): Database.Database {

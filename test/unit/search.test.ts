@@ -21,7 +21,7 @@ import {
   type Stats,
   toBounds,
 } from '../../lib/search.js';
-import { assertSameAsOracle, cashBook, randomQueries } from '../support/cash-book.js';
+import { assertSameAsOracle, cashBook, randomQueries, WIDEST } from '../support/cash-book.js';
 import { fixtureSql, tempDir } from '../support/helpers.js';
 import { plainSearch as oracle } from '../support/plain-query.js';
 
@@ -206,15 +206,6 @@ test('amounts and dates that are no number or date (NULL, text, numbers, as a vi
   };
   assert.equal(createBookingSearch(db)(everything).count, 3, 'only the three numbers with dates in 2026');
 });
-
-const WIDEST: SearchQuery = {
-  von: '0000-01-01',
-  bis: '9999-12-31',
-  betragCents: 0,
-  toleranzCents: 99_999_999_999_999,
-  waehrung: 'EUR',
-  limit: 1000,
-};
 
 /** The count the search runs for `query` on `db`, and whether SQLite counts it as a whole b-tree (opcode Count). */
 function countOf(db: Database.Database, query: SearchQuery): { kind: CountKind; wholeBtree: boolean } {
