@@ -60,6 +60,19 @@ function statusFromNewConnection(origin: string): Promise<number> {
   });
 }
 
+/** bench/clients.ts's arguments: `connections` clients searching `path` at `origin` for `seconds`. */
+const clientsArgs = (origin: string, path: string, connections: number, seconds: number): string[] => [
+  'bench/clients.ts',
+  '--origin',
+  origin,
+  '--path',
+  path,
+  '--connections',
+  String(connections),
+  '--seconds',
+  String(seconds),
+];
+
 async function once(
   command: string[] | undefined,
   file: string,
@@ -71,17 +84,7 @@ async function once(
   if (server !== undefined) await statusFromNewConnection(server.origin); // the process is up
   if (server !== undefined) {
     // Warm: the file's pages in the page cache, the statements prepared.
-    await runScript([
-      'bench/clients.ts',
-      '--origin',
-      server.origin,
-      '--path',
-      path,
-      '--connections',
-      '1',
-      '--seconds',
-      '1',
-    ]);
+    await runScript(clientsArgs(server.origin, path, 1, 1));
   }
   const writer = runScript<{ commits: number; busy: number; p50: number; p99: number; max: number }>([
     'bench/writer.ts',
@@ -97,17 +100,7 @@ async function once(
   const clients =
     server === undefined
       ? Promise.resolve({ answered: 0, failed: 0 })
-      : runScript<{ answered: number; failed: number }>([
-          'bench/clients.ts',
-          '--origin',
-          server.origin,
-          '--path',
-          path,
-          '--connections',
-          String(CLIENTS),
-          '--seconds',
-          String(seconds),
-        ]);
+      : runScript<{ answered: number; failed: number }>(clientsArgs(server.origin, path, CLIENTS, seconds));
   const status: number[] = [];
   const probing = (async () => {
     if (server === undefined) return;
