@@ -35,12 +35,10 @@ import type { BookingSearchHandler, Credentials, HandlerOptions, Next } from './
 export const API_VERSION = '1.0';
 
 const ALLOWED_METHODS = ['Allow', 'GET, HEAD'] as const;
-const RETRY_AFTER_BUSY = ['Retry-After', '1'] as const;
-// docs/API.md, Credentials: when too many hash checks wait, try again in a second.
-const RETRY_AFTER_AUTH_BUSY = ['Retry-After', '1'] as const;
-// docs/API.md, "Searches, the application's writer and other clients": a client with
-// too many searches waiting tries again in a second.
-const RETRY_AFTER_SEARCHES = ['Retry-After', '1'] as const;
+// Try again in a second (docs/API.md): a database that is busy or cannot be read now, too
+// many hash checks waiting (Credentials), too many searches of one client waiting
+// ("Searches, the application's writer and other clients").
+const RETRY_IN_A_SECOND = ['Retry-After', '1'] as const;
 
 /**
  * A node:http request handler for the booking search over `db`.
@@ -160,7 +158,7 @@ export function createHandler(
   /** The verdict on the credentials (failures already counted), then path, method and endpoint. */
   function afterAuthentication(exchange: Exchange, verdict: Settled, address: string): void {
     const { req, res, path, facts } = exchange;
-    if (verdict === BUSY) return sendError(res, 429, MESSAGES.throttled, RETRY_AFTER_AUTH_BUSY);
+    if (verdict === BUSY) return sendError(res, 429, MESSAGES.throttled, RETRY_IN_A_SECOND);
     if (typeof verdict !== 'string') return sendError(res, 401, MESSAGES.unauthorized, challengeHeader);
     throttle.recordSuccess(address, verdict);
     facts.user = verdict;
@@ -188,7 +186,7 @@ export function createHandler(
       search.waitingFrom(client) >= settings.maxWaitingSearches ||
       search.waitingFor(facts.user ?? '') >= settings.maxUserWaitingSearches
     ) {
-      return sendError(res, 429, MESSAGES.searchesWaiting, RETRY_AFTER_SEARCHES);
+      return sendError(res, 429, MESSAGES.searchesWaiting, RETRY_IN_A_SECOND);
     }
     // Answered in a later turn of the event loop, in one read transaction with other
     // queued searches, each client's in turn (lib/search.ts says why that is exact, cheaper
@@ -219,7 +217,7 @@ export function createHandler(
     } else failure = outcome.error;
     if (body !== undefined) return send(res, 200, body);
     report(failure, req);
-    sendError(res, 500, MESSAGES.searchFailed, isNotReadableNow(failure) ? RETRY_AFTER_BUSY : []);
+    sendError(res, 500, MESSAGES.searchFailed, isNotReadableNow(failure) ? RETRY_IN_A_SECOND : []);
   }
 
   /** Anything unexpected: the cause to `onError`, the client a 500 (or a cut connection, mid-answer). */
