@@ -20,7 +20,7 @@ import { createCors } from './cors.js';
 import { validateCredentials } from './credentials.js';
 import { isNotReadableNow } from './errors.js';
 import { EMPTY_RESULT, formatSearchResult } from './format.js';
-import { MESSAGES } from './messages.js';
+import { badQuery, ERRORS } from './messages.js';
 import { resolveMapping, resolveOptions, validateDatabase } from './options.js';
 import { hasBadHost } from './protocol-errors.js';
 import { parseSearchQuery } from './query.js';
@@ -86,7 +86,7 @@ export function createHandler(
       const preflight = !badRequest && (path === statusPath || path === searchPath) ? cors.preflight(req) : undefined;
       if (preflight !== undefined) return sendNoContent(res, preflight);
       addToEveryResponse(res, cors.responseHeaders(req));
-      if (badRequest) return sendError(res, 400, MESSAGES.badRequest, ['Connection', 'close']);
+      if (badRequest) return sendError(res, ERRORS.badRequest, ['Connection', 'close']);
       const exchange: Exchange = {
         req,
         res,
@@ -123,7 +123,7 @@ export function createHandler(
       // No credentials: challenged, not a failure; a flood of them is cut off.
       const wait = throttle.recordUnauthenticated(address);
       if (wait > 0) return throttled(res, wait);
-      return sendError(res, 401, MESSAGES.unauthorized, challengeHeader);
+      return sendError(res, ERRORS.unauthorized, challengeHeader);
     }
     // The username's or the global budget is spent: only clients that logged in from this
     // address before are checked, everyone else waits for the window without a check.
@@ -152,20 +152,20 @@ export function createHandler(
 
   /** 429 from the throttle; the connection closes, so a pipelined flood ends with it. */
   function throttled(res: ServerResponse, seconds: number): void {
-    sendError(res, 429, MESSAGES.throttled, ['Retry-After', String(seconds), 'Connection', 'close']);
+    sendError(res, ERRORS.loginThrottled, ['Retry-After', String(seconds), 'Connection', 'close']);
   }
 
   /** The verdict on the credentials (failures already counted), then path, method and endpoint. */
   function afterAuthentication(exchange: Exchange, verdict: Settled, address: string): void {
     const { req, res, path, facts } = exchange;
-    if (verdict === BUSY) return sendError(res, 429, MESSAGES.throttled, RETRY_IN_A_SECOND);
-    if (typeof verdict !== 'string') return sendError(res, 401, MESSAGES.unauthorized, challengeHeader);
+    if (verdict === BUSY) return sendError(res, ERRORS.busy, RETRY_IN_A_SECOND);
+    if (typeof verdict !== 'string') return sendError(res, ERRORS.unauthorized, challengeHeader);
     throttle.recordSuccess(address, verdict);
     facts.user = verdict;
 
-    if (path !== statusPath && path !== searchPath) return sendError(res, 404, MESSAGES.notFound);
+    if (path !== statusPath && path !== searchPath) return sendError(res, ERRORS.notFound);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      return sendError(res, 405, MESSAGES.methodNotAllowed, ALLOWED_METHODS);
+      return sendError(res, ERRORS.methodNotAllowed, ALLOWED_METHODS);
     }
     // docs/API.md: the status endpoint ignores any query and never touches the database.
     if (path === statusPath) return send(res, 200, statusBody);
@@ -175,7 +175,7 @@ export function createHandler(
   /** Validates the query and queues the search; the answer follows in a later turn. */
   function startSearch({ req, res, query, facts }: Exchange): void {
     const parsed = parseSearchQuery(query);
-    if (!parsed.ok) return sendError(res, 400, parsed.message);
+    if (!parsed.ok) return sendError(res, badQuery(parsed.message));
     // docs/API.md: only EUR is stored; any other (valid) code matches nothing.
     if (parsed.query.waehrung !== 'EUR') return send(res, 200, EMPTY_RESULT);
     // An IPv6 client counts by its /64 here too (docs/API.md, Throttling).
@@ -186,7 +186,7 @@ export function createHandler(
       search.waitingFrom(client) >= settings.maxWaitingSearches ||
       search.waitingFor(facts.user ?? '') >= settings.maxUserWaitingSearches
     ) {
-      return sendError(res, 429, MESSAGES.searchesWaiting, RETRY_IN_A_SECOND);
+      return sendError(res, ERRORS.tooManySearches, RETRY_IN_A_SECOND);
     }
     // Answered in a later turn of the event loop, in one read transaction with other
     // queued searches, each client's in turn (lib/search.ts says why that is exact, cheaper
@@ -217,14 +217,15 @@ export function createHandler(
     } else failure = outcome.error;
     if (body !== undefined) return send(res, 200, body);
     report(failure, req);
-    sendError(res, 500, MESSAGES.searchFailed, isNotReadableNow(failure) ? RETRY_IN_A_SECOND : []);
+    if (isNotReadableNow(failure)) sendError(res, ERRORS.databaseUnavailable, RETRY_IN_A_SECOND);
+    else sendError(res, ERRORS.searchFailed);
   }
 
   /** Anything unexpected: the cause to `onError`, the client a 500 (or a cut connection, mid-answer). */
   function fail(error: unknown, req: IncomingMessage, res: ServerResponse): void {
     report(error, req);
     if (res.headersSent) res.destroy();
-    else sendError(res, 500, MESSAGES.internal);
+    else sendError(res, ERRORS.internal);
   }
 
   function report(error: unknown, req: IncomingMessage): void {

@@ -1,4 +1,5 @@
 export { API_VERSION, createHandler } from './handler.js';
+export { ERROR_CODES, type ErrorCode } from './messages.js';
 export { answerClientError, answerExpectation, answerProtocolErrors } from './protocol-errors.js';
 export { type RequestFacts, requestFacts } from './request-facts.js';
 export type {

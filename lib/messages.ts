@@ -1,22 +1,74 @@
-// Every `fehler` text a client can receive, in one place (docs/API.md, "Messages", is the
-// contract; test/unit/contract.test.ts holds this list, that document and openapi.json
-// together).
+// Every error a client can receive, in one place: its status, its stable `code` for
+// programs and its `fehler` for people (docs/API.md, "Errors", is the contract;
+// test/unit/contract.test.ts holds this table, that document and openapi.json together).
+// A code, once published, never changes meaning.
 
-/** Fixed messages of the HTTP layer. */
-export const MESSAGES = {
-  unauthorized: 'Anmeldung erforderlich.',
-  throttled: 'Zu viele fehlgeschlagene Anmeldeversuche. Bitte später erneut versuchen.',
-  searchesWaiting: 'Zu viele Suchanfragen in Arbeit. Bitte später erneut versuchen.',
-  notFound: 'Nicht gefunden.',
-  methodNotAllowed: 'Methode nicht erlaubt.',
-  searchFailed: 'Interner Fehler bei der Buchungssuche.',
-  internal: 'Interner Fehler.',
-  // Raised by Node's HTTP parser before a handler runs.
-  badRequest: 'Ungültige Anfrage.',
-  headersTooLarge: 'Anfragekopf zu groß.',
-  timeout: 'Zeitüberschreitung der Anfrage.',
-  expectationFailed: 'Erwartung nicht erfüllbar.',
+/** One error answer: the body `{"fehler": …, "code": …}` with its status. */
+export interface ApiError {
+  readonly status: number;
+  readonly code: ErrorCode;
+  readonly fehler: string;
+  /** The JSON body, written once. */
+  readonly body: string;
+}
+
+function apiError(status: number, code: ErrorCode, fehler: string): ApiError {
+  return { status, code, fehler, body: JSON.stringify({ fehler, code }) };
+}
+
+const THROTTLED_TEXT = 'Zu viele fehlgeschlagene Anmeldeversuche. Bitte später erneut versuchen.';
+const SEARCH_FAILED_TEXT = 'Interner Fehler bei der Buchungssuche.';
+
+/** The errors with a fixed text, by the name the code uses. */
+export const ERRORS = {
+  unauthorized: apiError(401, 'unauthorized', 'Anmeldung erforderlich.'),
+  // The login throttle: failed logins from this address, for this username or in all, or
+  // requests without credentials from this address.
+  loginThrottled: apiError(429, 'login_throttled', THROTTLED_TEXT),
+  // Too many password-hash checks waiting: the service is busy, the client did nothing wrong.
+  busy: apiError(429, 'busy', 'Der Dienst ist gerade ausgelastet. Bitte gleich erneut versuchen.'),
+  tooManySearches: apiError(
+    429,
+    'too_many_searches',
+    'Zu viele Suchanfragen in Arbeit. Bitte später erneut versuchen.',
+  ),
+  notFound: apiError(404, 'not_found', 'Nicht gefunden.'),
+  methodNotAllowed: apiError(405, 'method_not_allowed', 'Methode nicht erlaubt.'),
+  searchFailed: apiError(500, 'search_failed', SEARCH_FAILED_TEXT),
+  // The file cannot be read now (busy, locked, waiting for its application): the same text,
+  // with Retry-After, since it passes by itself.
+  databaseUnavailable: apiError(500, 'database_unavailable', SEARCH_FAILED_TEXT),
+  internal: apiError(500, 'internal_error', 'Interner Fehler.'),
+  // Raised by Node's HTTP parser before a handler runs (and a bad Host, by the handler).
+  badRequest: apiError(400, 'bad_request', 'Ungültige Anfrage.'),
+  headersTooLarge: apiError(431, 'headers_too_large', 'Anfragekopf zu groß.'),
+  timeout: apiError(408, 'request_timeout', 'Zeitüberschreitung der Anfrage.'),
+  expectationFailed: apiError(417, 'expectation_failed', 'Erwartung nicht erfüllbar.'),
 } as const;
+
+/** Every code a client can receive, `bad_query` (the validator's 400) included. */
+export const ERROR_CODES = [
+  'bad_query',
+  'unauthorized',
+  'login_throttled',
+  'busy',
+  'too_many_searches',
+  'not_found',
+  'method_not_allowed',
+  'search_failed',
+  'database_unavailable',
+  'internal_error',
+  'bad_request',
+  'headers_too_large',
+  'request_timeout',
+  'expectation_failed',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** The validator's 400, with one of its messages (QUERY_MESSAGES). */
+export function badQuery(fehler: string): ApiError {
+  return apiError(400, 'bad_query', fehler);
+}
 
 /** The validator's messages, rules 1–4 of docs/API.md; `name` is the parameter as sent. */
 export const QUERY_MESSAGES = {

@@ -5,13 +5,13 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import { errorCode } from './errors.js';
-import { MESSAGES } from './messages.js';
+import { ERRORS } from './messages.js';
 import { sendError, sendOnSocket } from './respond.js';
 
 /**
  * Makes `server` answer its protocol errors as docs/API.md says: parser errors (400),
  * headers over `maxHeaderSize` (431), `headersTimeout`/`requestTimeout` (408) and an
- * `Expect` other than `100-continue` (417), each as `{"fehler": …}` with `Connection: close`.
+ * `Expect` other than `100-continue` (417), each as `{"fehler": …, "code": …}` with `Connection: close`.
  *
  * It also turns off Node's own check for a missing `Host` (`requireHostHeader`), whose
  * answer has no body: the handler from `createHandler` answers that request with the JSON
@@ -41,9 +41,9 @@ export function answerClientError(error: unknown, socket: Duplex): void {
     return;
   }
   if (code === 'HPE_HEADER_OVERFLOW')
-    return sendOnSocket(socket, 431, 'Request Header Fields Too Large', MESSAGES.headersTooLarge);
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return sendOnSocket(socket, 408, 'Request Timeout', MESSAGES.timeout);
-  sendOnSocket(socket, 400, 'Bad Request', MESSAGES.badRequest);
+    return sendOnSocket(socket, 'Request Header Fields Too Large', ERRORS.headersTooLarge);
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return sendOnSocket(socket, 'Request Timeout', ERRORS.timeout);
+  sendOnSocket(socket, 'Bad Request', ERRORS.badRequest);
 }
 
 /**
@@ -59,7 +59,7 @@ function unanswerableOnTls(socket: Duplex, code: string | undefined): boolean {
 
 /** A `'checkExpectation'` listener: an `Expect` other than `100-continue` gets 417. */
 export function answerExpectation(_req: IncomingMessage, res: ServerResponse): void {
-  sendError(res, 417, MESSAGES.expectationFailed, ['Connection', 'close']);
+  sendError(res, ERRORS.expectationFailed, ['Connection', 'close']);
 }
 
 /**

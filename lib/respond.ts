@@ -3,6 +3,7 @@
 
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { ApiError } from './messages.js';
 
 const COMMON_HEADERS = [
   'Content-Type',
@@ -41,14 +42,9 @@ export function send(res: ServerResponse, status: number, json: string, extraHea
   res.end(json);
 }
 
-/** `{"fehler": message}` with `status`. */
-export function sendError(
-  res: ServerResponse,
-  status: number,
-  message: string,
-  extraHeaders: readonly string[] = [],
-): void {
-  send(res, status, JSON.stringify({ fehler: message }), extraHeaders);
+/** An error's `{"fehler": …, "code": …}` with its status. */
+export function sendError(res: ServerResponse, error: ApiError, extraHeaders: readonly string[] = []): void {
+  send(res, error.status, error.body, extraHeaders);
 }
 
 /** `204` without a body (a CORS preflight): the common headers but `Content-Length`. */
@@ -59,12 +55,12 @@ export function sendNoContent(res: ServerResponse, headers: readonly string[]): 
 
 /**
  * Answers on a bare socket, for errors that Node's HTTP parser raises before there is a
- * request to answer (docs/API.md, Responses in general): `{"fehler": message}`, the common
+ * request to answer (docs/API.md, Responses in general): the error's body, the common
  * headers and `Connection: close`; the connection is closed once the answer is out.
  */
-export function sendOnSocket(socket: Duplex, status: number, reason: string, message: string): void {
-  const json = JSON.stringify({ fehler: message });
-  const head = [`HTTP/1.1 ${status} ${reason}`];
+export function sendOnSocket(socket: Duplex, reason: string, error: ApiError): void {
+  const json = error.body;
+  const head = [`HTTP/1.1 ${error.status} ${reason}`];
   const headers = [...COMMON_HEADERS, 'Content-Length', String(Buffer.byteLength(json)), 'Connection', 'close'];
   for (let i = 0; i < headers.length; i += 2) head.push(`${headers[i]}: ${headers[i + 1]}`);
   socket.end(`${head.join('\r\n')}\r\n\r\n${json}`, () => socket.destroy());

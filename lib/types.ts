@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ErrorCode } from './messages.js';
 
 /** A client that presents a plain password (HTTP Basic, RFC 7617). */
 export interface PasswordCredentials {
@@ -189,5 +190,8 @@ export interface StatusResult {
 
 /** The body of every error response. */
 export interface ErrorBody {
+  /** The text a client shows its user, in German. */
   fehler: string;
+  /** What happened, for a program to branch on (docs/API.md, "Errors"); never changes meaning. */
+  code: ErrorCode;
 }

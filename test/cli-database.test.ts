@@ -28,7 +28,9 @@ import { assertReply, buildDatabase, get, MARCH_COFFEE, tempDir } from './suppor
 
 const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5&limit=0';
 const STATUS = { name: 'booking-search-server', version: '1.0' };
-const SEARCH_FAILED = { fehler: 'Interner Fehler bei der Buchungssuche.' };
+const SEARCH_FAILED = { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'search_failed' };
+// The same text, with Retry-After: the file cannot be read now.
+const DATABASE_UNAVAILABLE = { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'database_unavailable' };
 
 async function until(condition: () => Promise<boolean>, ms: number, what: string): Promise<number> {
   const started = Date.now();
@@ -110,7 +112,7 @@ test('an exclusive lock gets the 500 with Retry-After within 300 ms; /status kee
   const started = Date.now();
   const locked = await get(`${server.api}${SEARCH}`);
   const elapsed = Date.now() - started;
-  assertReply(locked, 500, SEARCH_FAILED);
+  assertReply(locked, 500, DATABASE_UNAVAILABLE);
   assert.equal(locked.headers['retry-after'], '1');
   assert.ok(elapsed < 300, `answered after ${elapsed} ms`);
   assertReply(await get(`${server.api}status`), 200, STATUS);
@@ -188,7 +190,7 @@ test('WAL without -wal/-shm, served by root, which could write the directory any
   assert.deepEqual(readdirSync(dir), ['kasse.sqlite']);
   const server = await start(t, ['--db', file]);
   const waiting = await get(`${server.api}${SEARCH}`);
-  assertReply(waiting, 500, SEARCH_FAILED);
+  assertReply(waiting, 500, DATABASE_UNAVAILABLE);
   assert.equal(waiting.headers['retry-after'], '1');
   // Every shape of search (one amount, a band, the whole window) waits the same way.
   for (const query of [
@@ -197,7 +199,7 @@ test('WAL without -wal/-shm, served by root, which could write the directory any
     'von=2000-01-01&bis=2030-12-31&betrag=0&toleranz=100000',
   ]) {
     const reply = await get(`${server.api}buchungen?${query}`);
-    assertReply(reply, 500, SEARCH_FAILED);
+    assertReply(reply, 500, DATABASE_UNAVAILABLE);
     assert.equal(reply.headers['retry-after'], '1');
   }
   assertReply(await get(`${server.api}status`), 200, STATUS);
@@ -228,7 +230,7 @@ test('a lock held when the service starts: it starts and waits; check names the 
   writer.exec("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-02', 1250)");
   const server = await start(t, ['--db', file]);
   const locked = await get(`${server.api}${SEARCH}`);
-  assertReply(locked, 500, SEARCH_FAILED);
+  assertReply(locked, 500, DATABASE_UNAVAILABLE);
   assert.equal(locked.headers['retry-after'], '1');
   assertReply(await get(`${server.api}status`), 200, STATUS);
   assert.match(

@@ -82,13 +82,19 @@ test('an absolute-form request target is answered like its path and query (RFC 9
     200,
     MARCH_COFFEE,
   );
-  assertReply(await ask(`${origin}/kasse/api/v1/buchungen?von=2026-03-01`), 400, { fehler: "Parameter 'bis' fehlt." });
-  assertReply(await ask(`${origin}/kasse/api/v1/status`, ''), 401, { fehler: 'Anmeldung erforderlich.' });
-  assertReply(await ask(`${origin}/api/v1/status`), 404, { fehler: 'Nicht gefunden.' });
-  assertReply(await ask(origin), 404, { fehler: 'Nicht gefunden.' });
+  assertReply(await ask(`${origin}/kasse/api/v1/buchungen?von=2026-03-01`), 400, {
+    fehler: "Parameter 'bis' fehlt.",
+    code: 'bad_query',
+  });
+  assertReply(await ask(`${origin}/kasse/api/v1/status`, ''), 401, {
+    fehler: 'Anmeldung erforderlich.',
+    code: 'unauthorized',
+  });
+  assertReply(await ask(`${origin}/api/v1/status`), 404, { fehler: 'Nicht gefunden.', code: 'not_found' });
+  assertReply(await ask(origin), 404, { fehler: 'Nicht gefunden.', code: 'not_found' });
   // RFC 9110 §4.2.4: user info in the target is an error (it would put a password in logs).
   const withUser = await ask(`http://kasse:geheim@127.0.0.1/kasse/api/v1/status`);
-  assertReply(withUser, 400, { fehler: 'Ungültige Anfrage.' });
+  assertReply(withUser, 400, { fehler: 'Ungültige Anfrage.', code: 'bad_request' });
   assert.equal(withUser.headers.connection, 'close');
 
   // The access log shows the path of each target, never its scheme, authority or query.

@@ -27,7 +27,8 @@ import {
 
 const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5&limit=0';
 const STATUS = { name: 'booking-search-server', version: '1.0' };
-const SEARCH_FAILED = { fehler: 'Interner Fehler bei der Buchungssuche.' };
+// The 500 with Retry-After: the file cannot be read now.
+const DATABASE_UNAVAILABLE = { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'database_unavailable' };
 const users: Users | undefined = IS_ROOT ? createUsers() : undefined;
 
 function setup(): { users: Users; asService: Launcher } {
@@ -98,7 +99,7 @@ test('WAL after the application exited cleanly: a directory the service could wr
   const server = await start(t, ['--db', file], cleanEnv(USER), asService);
   assertReply(await get(`${server.api}status`), 200, STATUS);
   const waiting = await get(`${server.api}${SEARCH}`);
-  assertReply(waiting, 500, SEARCH_FAILED);
+  assertReply(waiting, 500, DATABASE_UNAVAILABLE);
   assert.equal(waiting.headers['retry-after'], '1');
   // Said once, not every second.
   await new Promise((resolve) => setTimeout(resolve, 1_500));
@@ -151,7 +152,7 @@ test('a hot journal left by a crashed writer: the 500 with Retry-After, one line
 
   for (let i = 0; i < 5; i += 1) {
     const reply = await get(`${server.api}${SEARCH}`);
-    assertReply(reply, 500, SEARCH_FAILED);
+    assertReply(reply, 500, DATABASE_UNAVAILABLE);
     assert.equal(reply.headers['retry-after'], '1');
   }
   assertReply(await get(`${server.api}status`), 200, STATUS);

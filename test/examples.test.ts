@@ -40,13 +40,16 @@ for (const example of EXAMPLES) {
       MARCH_COFFEE,
     );
     assertReply(await get(`${origin}/kasse/api/v1/status`), 200, { name: 'booking-search-server', version: '1.0' });
-    assertReply(await request(`${origin}/kasse/api/v1/status`), 401, { fehler: 'Anmeldung erforderlich.' });
-    assertReply(await get(`${origin}/kasse/api/v2/x`), 404, { fehler: 'Nicht gefunden.' });
+    assertReply(await request(`${origin}/kasse/api/v1/status`), 401, {
+      fehler: 'Anmeldung erforderlich.',
+      code: 'unauthorized',
+    });
+    assertReply(await get(`${origin}/kasse/api/v2/x`), 404, { fehler: 'Nicht gefunden.', code: 'not_found' });
     const head = await request(`${origin}/kasse/api/v1/status`, { method: 'HEAD', headers: { authorization: AUTH } });
     assert.equal(head.status, 200);
     assert.equal(head.body, '');
     const post = await request(`${origin}/kasse/api/v1/status`, { method: 'POST', headers: { authorization: AUTH } });
-    assertReply(post, 405, { fehler: 'Methode nicht erlaubt.' });
+    assertReply(post, 405, { fehler: 'Methode nicht erlaubt.', code: 'method_not_allowed' });
     if (example !== 'node-http.mjs') {
       const home = await request(`${origin}/`);
       assert.equal(home.status, 200, "the framework's own route still answers");

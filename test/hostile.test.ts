@@ -164,7 +164,7 @@ test("10,000 random and malformed queries: 400 with the oracle's message or 200 
       assert.equal(reply.status, outcome.status, `${query} → ${reply.body}`);
       counts[outcome.status] += 1;
       if (outcome.status === 400) {
-        assert.deepEqual(JSON.parse(reply.body), { fehler: outcome.fehler }, query);
+        assert.deepEqual(JSON.parse(reply.body), { fehler: outcome.fehler, code: 'bad_query' }, query);
         const echoed = /^Unbekannter Parameter '(.*)'\.$/su.exec(outcome.fehler)?.[1];
         if (echoed !== undefined) assert.ok([...echoed].length <= 40);
       } else {

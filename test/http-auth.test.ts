@@ -16,8 +16,11 @@ import {
   serveFixture,
 } from './support/helpers.js';
 
-const UNAUTHORIZED = { fehler: 'Anmeldung erforderlich.' };
-const THROTTLED = { fehler: 'Zu viele fehlgeschlagene Anmeldeversuche. Bitte später erneut versuchen.' };
+const UNAUTHORIZED = { fehler: 'Anmeldung erforderlich.', code: 'unauthorized' };
+const THROTTLED = {
+  fehler: 'Zu viele fehlgeschlagene Anmeldeversuche. Bitte später erneut versuchen.',
+  code: 'login_throttled',
+};
 const CHALLENGE = 'Basic realm="booking-search-server", charset="UTF-8"';
 
 function assertUnauthorized(reply: Reply, challenge = CHALLENGE): void {

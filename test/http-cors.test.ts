@@ -71,7 +71,10 @@ test('a preflight from a listed origin gets 204 with exactly the CORS headers, b
   // Blocked: a preflight is still answered (it is not a login), everything else gets 429.
   for (let i = 0; i < 2; i += 1) await request(`${origin}/api/v1/status`, { headers: { authorization: WRONG } });
   const blocked = await request(`${origin}${SEARCH}`, { headers: { authorization: AUTH, origin: PAGE } });
-  assertReply(blocked, 429, { fehler: 'Zu viele fehlgeschlagene Anmeldeversuche. Bitte später erneut versuchen.' });
+  assertReply(blocked, 429, {
+    fehler: 'Zu viele fehlgeschlagene Anmeldeversuche. Bitte später erneut versuchen.',
+    code: 'login_throttled',
+  });
   assertCorsHeaders(blocked, PAGE);
   assert.ok(Number(blocked.headers['retry-after']) > 0);
   assert.equal((await preflight(`${origin}${SEARCH}`, PAGE)).status, 204);
@@ -88,13 +91,13 @@ test('any other OPTIONS is an ordinary request: 401 without credentials, then 40
   ];
   for (const headers of cases) {
     const unauthenticated = await request(url, { method: 'OPTIONS', headers });
-    assertReply(unauthenticated, 401, { fehler: 'Anmeldung erforderlich.' });
+    assertReply(unauthenticated, 401, { fehler: 'Anmeldung erforderlich.', code: 'unauthorized' });
     const authenticated = await request(url, { method: 'OPTIONS', headers: { ...headers, authorization: AUTH } });
-    assertReply(authenticated, 405, { fehler: 'Methode nicht erlaubt.' });
+    assertReply(authenticated, 405, { fehler: 'Methode nicht erlaubt.', code: 'method_not_allowed' });
     assert.equal(authenticated.headers.allow, 'GET, HEAD');
   }
   const elsewhere = await preflight(`${origin}/api/v1/nirgends`, PAGE);
-  assertReply(elsewhere, 401, { fehler: 'Anmeldung erforderlich.' });
+  assertReply(elsewhere, 401, { fehler: 'Anmeldung erforderlich.', code: 'unauthorized' });
   assertCorsHeaders(elsewhere, PAGE);
 });
 
@@ -140,7 +143,7 @@ test('without corsOrigins: no CORS header, no Vary, and OPTIONS is an ordinary r
   assertNoCorsHeaders(reply);
   assert.equal(reply.headers.vary, undefined);
   const options = await preflight(`${origin}${SEARCH}`, PAGE);
-  assertReply(options, 401, { fehler: 'Anmeldung erforderlich.' });
+  assertReply(options, 401, { fehler: 'Anmeldung erforderlich.', code: 'unauthorized' });
   assertNoCorsHeaders(options);
 });
 

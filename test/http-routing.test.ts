@@ -51,10 +51,11 @@ test('unknown paths get 404 after authentication', async (t) => {
     '/api/v1/buchungen/1',
     '/api/v1/%73tatus',
   ]) {
-    assertReply(await get(`${origin}${path}`), 404, { fehler: 'Nicht gefunden.' });
+    assertReply(await get(`${origin}${path}`), 404, { fehler: 'Nicht gefunden.', code: 'not_found' });
   }
   assertReply(await request(`${origin}/nirgends`, { method: 'POST', headers: { authorization: AUTH } }), 404, {
     fehler: 'Nicht gefunden.',
+    code: 'not_found',
   });
 });
 
@@ -63,7 +64,7 @@ test('methods other than GET and HEAD on a known path get 405 with Allow', async
   for (const path of ['/api/v1/status', SEARCH]) {
     for (const method of ['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']) {
       const reply = await request(`${origin}${path}`, { method, headers: { authorization: AUTH } });
-      assertReply(reply, 405, { fehler: 'Methode nicht erlaubt.' });
+      assertReply(reply, 405, { fehler: 'Methode nicht erlaubt.', code: 'method_not_allowed' });
       assert.equal(reply.headers['allow'], 'GET, HEAD');
     }
   }
@@ -93,8 +94,8 @@ test('basePath moves both endpoints and nothing else answers', async (t) => {
     const origin = await serveFixture(t, { basePath });
     assertReply(await get(`${origin}/kasse/api/v1/status`), 200, STATUS);
     assert.equal((await get(`${origin}/kasse${SEARCH}`)).status, 200);
-    assertReply(await get(`${origin}/api/v1/status`), 404, { fehler: 'Nicht gefunden.' });
-    assertReply(await get(`${origin}/kasse2/api/v1/status`), 404, { fehler: 'Nicht gefunden.' });
+    assertReply(await get(`${origin}/api/v1/status`), 404, { fehler: 'Nicht gefunden.', code: 'not_found' });
+    assertReply(await get(`${origin}/kasse2/api/v1/status`), 404, { fehler: 'Nicht gefunden.', code: 'not_found' });
   }
 });
 
@@ -115,7 +116,7 @@ test('with next, requests outside {basePath}/api/ are handed on untouched', asyn
   assert.deepEqual(passed, ['/kasse/index.html', '/api/v1/status', '/kasse/api']);
 
   assert.equal((await request(`${origin}/kasse/api/v1/status`)).status, 401);
-  assertReply(await get(`${origin}/kasse/api/v2/x`), 404, { fehler: 'Nicht gefunden.' });
+  assertReply(await get(`${origin}/kasse/api/v2/x`), 404, { fehler: 'Nicht gefunden.', code: 'not_found' });
   assertReply(await get(`${origin}/kasse/api/v1/status`), 200, STATUS);
 });
 
@@ -130,7 +131,7 @@ test('an unexpected error answers 500 "Interner Fehler." and the server keeps se
     onError: (error) => errors.push(error),
   });
   const reply = await request(`${origin}/api/v1/status`, { headers: { authorization: 'Basic eDp5' } });
-  assertReply(reply, 500, { fehler: 'Interner Fehler.' });
+  assertReply(reply, 500, { fehler: 'Interner Fehler.', code: 'internal_error' });
   assert.equal((errors[0] as Error).message, 'clock failed at /secret/path');
   broken = false;
   assertReply(await get(`${origin}/api/v1/status`), 200, STATUS);
@@ -147,5 +148,8 @@ test('an onError hook that throws does not change the answer', async (t) => {
     }),
   );
   db.close();
-  assertReply(await get(`${origin}${SEARCH}`), 500, { fehler: 'Interner Fehler bei der Buchungssuche.' });
+  assertReply(await get(`${origin}${SEARCH}`), 500, {
+    fehler: 'Interner Fehler bei der Buchungssuche.',
+    code: 'search_failed',
+  });
 });

@@ -190,9 +190,9 @@ test('validation failures answer 400 with the docs/API.md message', async (t) =>
     ['von=2026-03-31&bis=2026-03-01&betrag=1', "Der Zeitraum ist ungültig: 'von' liegt nach 'bis'."],
   ];
   for (const [query, message] of cases) {
-    assertReply(await get(`${origin}/api/v1/buchungen?${query}`), 400, { fehler: message });
+    assertReply(await get(`${origin}/api/v1/buchungen?${query}`), 400, { fehler: message, code: 'bad_query' });
   }
-  assertReply(await get(`${origin}/api/v1/buchungen`), 400, { fehler: "Parameter 'von' fehlt." });
+  assertReply(await get(`${origin}/api/v1/buchungen`), 400, { fehler: "Parameter 'von' fehlt.", code: 'bad_query' });
 });
 
 test('a database error answers the fixed 500, the cause goes to onError, and serving goes on', async (t) => {
@@ -201,7 +201,7 @@ test('a database error answers the fixed 500, the cause goes to onError, and ser
   const origin = await serve(t, createHandler(db, CREDENTIALS, { onError: (error) => errors.push(error) }));
   db.close();
   const reply = await get(`${origin}/api/v1/buchungen?${MARCH}&betrag=-12.5`);
-  assertReply(reply, 500, { fehler: 'Interner Fehler bei der Buchungssuche.' });
+  assertReply(reply, 500, { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'search_failed' });
   assert.equal(reply.headers['retry-after'], undefined);
   assert.equal(errors.length, 1);
   assertReply(await get(`${origin}/api/v1/status`), 200, { name: 'booking-search-server', version: '1.0' });
@@ -218,7 +218,7 @@ test('a locked database answers 500 with Retry-After: 1 and succeeds once the lo
   writer.exec('BEGIN EXCLUSIVE');
   writer.exec("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-02', 1250)");
   const locked = await get(`${origin}/api/v1/buchungen?${MARCH}&betrag=-12.5`);
-  assertReply(locked, 500, { fehler: 'Interner Fehler bei der Buchungssuche.' });
+  assertReply(locked, 500, { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'database_unavailable' });
   assert.equal(locked.headers['retry-after'], '1');
   assert.match(String((errors[0] as { code?: string }).code), /^SQLITE_BUSY/);
 
@@ -238,7 +238,7 @@ test('an amount that is not whole cents in the database answers 500 instead of a
     createHandler(openReadOnly(t, file), CREDENTIALS, { onError: (error) => errors.push(error) }),
   );
   const reply = await get(`${origin}/api/v1/buchungen?${MARCH}&betrag=-12.5&toleranz=1`);
-  assertReply(reply, 500, { fehler: 'Interner Fehler bei der Buchungssuche.' });
+  assertReply(reply, 500, { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'search_failed' });
   assert.ok(errors[0] instanceof RangeError);
 });
 

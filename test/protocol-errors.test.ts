@@ -91,7 +91,7 @@ test('a parser error after a pipelined request: the first answer stays whole, th
   const second = reply.body.slice(first.length);
   assert.match(second, /^HTTP\/1\.1 400 Bad Request\r\n/);
   assert.match(second, /\r\nConnection: close\r\n/);
-  assert.ok(second.endsWith('\r\n\r\n{"fehler":"Ungültige Anfrage."}'), second);
+  assert.ok(second.endsWith('\r\n\r\n{"fehler":"Ungültige Anfrage.","code":"bad_request"}'), second);
   assert.ok(reply.closed);
 });
 

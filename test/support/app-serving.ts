@@ -39,7 +39,7 @@ export async function assertNotWholeCents(
   const origin = await serve(t, createHandler(db, CREDENTIALS, { app, onError: (e) => errors.push(e) }));
   const reply = await request(`${origin}/api/v1/buchungen?${query}`, { headers: { authorization: AUTH } });
   assert.equal(reply.status, 500);
-  assert.deepEqual(JSON.parse(reply.body), { fehler: 'Interner Fehler bei der Buchungssuche.' });
+  assert.deepEqual(JSON.parse(reply.body), { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'search_failed' });
   assert.match(String(errors[0]), /not a whole number of cents/);
   const check = await run(['check', '--db', file, '--app', app]);
   assert.equal(check.code, 1, check.stdout);

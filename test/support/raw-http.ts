@@ -42,9 +42,17 @@ export function rawRequest(origin: string, payload: string | Buffer, timeoutMs =
   });
 }
 
+/** docs/API.md, Errors: each status of the HTTP layer has one code. */
+const PROTOCOL_CODES: Record<number, string> = {
+  400: 'bad_request',
+  408: 'request_timeout',
+  417: 'expectation_failed',
+  431: 'headers_too_large',
+};
+
 /** docs/API.md: a protocol error is JSON with the common headers, and the connection closes. */
 export function assertProtocolError(reply: RawReply, status: number, fehler: string): void {
-  assertReply(reply, status, { fehler });
+  assertReply(reply, status, { fehler, code: PROTOCOL_CODES[status] });
   assert.equal(reply.headers.connection, 'close');
   assert.ok(reply.closed, 'the server closed the connection');
 }

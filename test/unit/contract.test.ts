@@ -1,5 +1,5 @@
 // One source for each list. The code holds the query parameters (lib/query.ts), the
-// messages (lib/messages.ts) and the CLI usage (bin/args.ts); docs/API.md, openapi.json,
+// errors (lib/messages.ts) and the CLI usage (bin/args.ts); docs/API.md, openapi.json,
 // the README, docs/operations.md and the test oracle each repeat them for their readers.
 // These tests fail as soon as one copy is changed without the others.
 
@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { USAGE } from '../../bin/args.js';
-import { MESSAGES, QUERY_MESSAGES } from '../../lib/messages.js';
+import { ERROR_CODES, ERRORS, QUERY_MESSAGES } from '../../lib/messages.js';
 import { PARAMETERS } from '../../lib/query.js';
 import { NAMES } from '../support/oracle.js';
 
@@ -61,8 +61,8 @@ function resolve(node: unknown): Json {
 }
 
 /** Every message the code can send, parameterised ones with `NAME`. */
-const CODE_MESSAGES = [
-  ...Object.values(MESSAGES),
+const CODE_MESSAGES: string[] = [
+  ...Object.values(ERRORS).map((error) => error.fehler),
   ...Object.values(QUERY_MESSAGES).map((message) => (typeof message === 'function' ? message('NAME') : message)),
 ];
 
@@ -90,12 +90,30 @@ test('the query parameters are one list: code, docs/API.md, README, openapi.json
 });
 
 test('every message of the code is in docs/API.md, and docs/API.md holds no other', () => {
-  const documented = [
-    ...messagesIn(section(API, '## Messages')),
-    ...messagesIn(section(API, '### Validation messages')),
-  ];
+  const documented = [...messagesIn(section(API, '## Errors')), ...messagesIn(section(API, '### Validation messages'))];
   for (const message of CODE_MESSAGES) assert.ok(documented.includes(message), `docs/API.md lists "${message}"`);
   for (const message of documented) assert.ok(isCodeMessage(message), `"${message}" in docs/API.md is in the code`);
+});
+
+test('the error codes are one list: lib/messages.ts, docs/API.md and openapi.json', () => {
+  const fixed = Object.values(ERRORS).map((error) => error.code);
+  assert.deepEqual(new Set(fixed).size, fixed.length, 'each fixed error has a code of its own');
+  assert.deepEqual([...new Set([...fixed, 'bad_query'])].sort(), [...ERROR_CODES].sort(), 'ERROR_CODES');
+  assert.deepEqual(firstColumn(section(API, '## Errors')).sort(), [...ERROR_CODES].sort(), 'docs/API.md, "Errors"');
+  const schemas = (OPENAPI['components'] as Json)['schemas'] as Record<string, Json>;
+  assert.deepEqual(schemas['ErrorCode']?.['enum'], [...ERROR_CODES], 'openapi.json ErrorCode');
+  // Each error response of openapi.json names the codes it carries, all of them known.
+  const responses = (OPENAPI['components'] as Json)['responses'] as Record<string, Json>;
+  const described = new Set<string>();
+  for (const [name, response] of Object.entries(responses)) {
+    const schema = ((response['content'] as Json | undefined)?.['application/json'] as Json | undefined)?.['schema'];
+    const code = ((schema as Json | undefined)?.['properties'] as Json | undefined)?.['code'] as Json | undefined;
+    if (code === undefined) continue;
+    const codes = (code['enum'] as string[] | undefined) ?? [code['const'] as string];
+    for (const one of codes) assert.ok(ERROR_CODES.includes(one as never), `${name}: ${one} is a code`);
+    for (const one of codes) described.add(one);
+  }
+  assert.deepEqual([...described].sort(), [...ERROR_CODES].sort(), 'every code is in some response of openapi.json');
 });
 
 test('every message quoted in the README and docs/ is one of the code', () => {

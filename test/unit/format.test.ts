@@ -45,6 +45,6 @@ test('a view whose id is text answers the search 500, not 200 with {"id":A-17} (
   const reply = await request(`${origin}/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5`, {
     headers: { authorization: AUTH },
   });
-  assertReply(reply, 500, { fehler: 'Interner Fehler bei der Buchungssuche.' });
+  assertReply(reply, 500, { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'search_failed' });
   assert.match(String(causes[0]), /booking id is not an integer: A-17/);
 });

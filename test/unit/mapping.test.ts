@@ -158,7 +158,7 @@ for (const [what, date, amount, reason] of [
       `${origin}/api/v1/buchungen?von=2026-01-01&bis=2027-01-01&betrag=-12.5&toleranz=1000000`,
       { headers: { authorization: AUTH } },
     );
-    assertReply(reply, 500, { fehler: 'Interner Fehler bei der Buchungssuche.' });
+    assertReply(reply, 500, { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'search_failed' });
     assert.match(String(causes[0]), reason);
   });
 }

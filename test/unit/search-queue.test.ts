@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { MESSAGES } from '../../lib/messages.js';
+import { ERRORS } from '../../lib/messages.js';
 import { createBookingSearch, type Requester, type SearchOutcome, TURN_BUDGET_MS } from '../../lib/search.js';
 import { WIDEST } from '../support/cash-book.js';
 import { AUTH, fixtureSql, get, requestFrom, serveFixture } from '../support/helpers.js';
@@ -160,7 +160,7 @@ test('a client address with maxWaitingSearches searches waiting gets 429 with Re
   const { statuses, received } = await connection.answers();
   assert.deepEqual(statuses, [...Array(5).fill('HTTP/1.1 200'), ...Array(3).fill('HTTP/1.1 429')]);
   assert.match(received, /\r\nRetry-After: 1\r\n/i);
-  assert.ok(received.includes(JSON.stringify({ fehler: MESSAGES.searchesWaiting })));
+  assert.ok(received.includes(ERRORS.tooManySearches.body));
   // Once they are answered, the address searches again.
   assert.equal((await get(`${origin}/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`)).status, 200);
 });
@@ -184,5 +184,5 @@ test('one user with maxUserWaitingSearches searches waiting from many addresses 
   const { statuses, received } = await connection.answers();
   assert.deepEqual(statuses, [...Array(5).fill('HTTP/1.1 200'), ...Array(3).fill('HTTP/1.1 429')]);
   assert.match(received, /\r\nRetry-After: 1\r\n/i);
-  assert.ok(received.includes(JSON.stringify({ fehler: MESSAGES.searchesWaiting })));
+  assert.ok(received.includes(ERRORS.tooManySearches.body));
 });
