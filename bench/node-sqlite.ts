@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { type Bounds, SQL, toBounds } from '../lib/search.js';
+import { type Bounds, SQL, toBounds } from '../lib/search/index.js';
 import { median } from './shapes.js';
 
 const { values } = parseArgs({

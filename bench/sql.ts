@@ -17,7 +17,7 @@ import {
   SQL,
   type Stats,
   toBounds,
-} from '../lib/search.js';
+} from '../lib/search/index.js';
 import { median, percentile, queriesFor, SHAPES, type Shape } from './shapes.js';
 
 const { values } = parseArgs({

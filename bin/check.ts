@@ -17,7 +17,7 @@ import {
   recogniseOlder,
   recogniseOther,
 } from '../lib/schema.js';
-import { createBookingSearch, explainCount } from '../lib/search.js';
+import { createBookingSearch, explainCount } from '../lib/search/index.js';
 import { describeDatabaseError, directoryProblem, journalOf, notReadableNow, openDatabase } from './database-file.js';
 
 /** The verdict on the typical search's plan: by the mapping's window index where it names one. */

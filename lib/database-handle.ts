@@ -1,5 +1,5 @@
 // The `db` argument of createHandler: checked once, at creation, to behave like
-// better-sqlite3 in every way the search relies on (lib/search.ts, lib/format.ts).
+// better-sqlite3 in every way the search relies on (lib/search/, lib/format.ts).
 //
 // A look-alike handle that differs there would not fail loudly on a request: the search
 // would write whatever it got into the JSON text. libsql's `Database` (advertised as
@@ -24,7 +24,7 @@ const PROBE_BINDINGS = { bound: 1, text: 'Bürobedarf', unused: 0 };
  * better-sqlite3 `Database` where the search relies on it: statements prepare with named
  * parameters and run, `pluck()` gives a count as a number, `raw()` gives rows as arrays, and
  * `inTransaction` tells whether a prepared `BEGIN` has opened a transaction (the search's
- * read transaction is a prepared BEGIN and COMMIT, lib/search.ts).
+ * read transaction is a prepared BEGIN and COMMIT, lib/search/booking-search.ts).
  */
 export function checkDatabaseHandle(db: unknown): asserts db is Database {
   ensure(typeof db === 'object' && db !== null, 'db must be a better-sqlite3 Database');

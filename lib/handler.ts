@@ -9,7 +9,7 @@
 //
 // Two steps finish in a later turn of the event loop: checking a password hash (on libuv's
 // thread pool, lib/auth.ts) and the search itself (queued into one read transaction with the
-// other searches of a turn, lib/search.ts). Each hop catches its own errors, so that every
+// other searches of a turn, lib/search/). Each hop catches its own errors, so that every
 // request still ends in one answer.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -27,7 +27,7 @@ import { parseSearchQuery } from './query.js';
 import { type RequestFacts, recordFacts } from './request-facts.js';
 import { originForm } from './request-target.js';
 import { addToEveryResponse, send, sendError, sendNoContent } from './respond.js';
-import { createBookingSearch, type SearchOutcome } from './search.js';
+import { createBookingSearch, type SearchOutcome } from './search/index.js';
 import { createThrottle } from './throttle.js';
 import type { BookingSearchHandler, Credentials, HandlerOptions, Next } from './types.js';
 
@@ -189,7 +189,7 @@ export function createHandler(
       return sendError(res, ERRORS.tooManySearches, RETRY_IN_A_SECOND);
     }
     // Answered in a later turn of the event loop, in one read transaction with other
-    // queued searches, each client's in turn (lib/search.ts says why that is exact, cheaper
+    // queued searches, each client's in turn (lib/search/booking-search.ts says why that is exact, cheaper
     // and fair to the other clients and to the application's writer).
     search.queue(
       parsed.query,

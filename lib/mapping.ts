@@ -19,7 +19,7 @@ export const DEFAULT_TABLE_NAMES: TableNames = {
   paymentMethods: 'payment_methods',
 };
 
-/** The project's own schema (docs/API.md, Storage), searched by the tuned planner of lib/search.ts. */
+/** The project's own schema (docs/API.md, Storage), searched by the tuned planner of lib/search/plan.ts. */
 export interface OwnSchemaMapping {
   kind: 'own';
   name: 'own';
@@ -37,7 +37,7 @@ export interface OwnSchemaMapping {
  * `:from`..`:to` (both included), given in the application's own date form by `window()`,
  * on a column the application has an index on, so that a search reads one window of the
  * file and never all of it. It may also use `:low`/`:high` (the amount_cents bounds).
- * Write bound parameters as `+:from` (lib/search.ts says why: no re-preparation when the
+ * Write bound parameters as `+:from` (lib/search/sql.ts says why: no re-preparation when the
  * file holds sqlite_stat4), and fix the join order with CROSS JOIN where a join could
  * tempt the planner away from the window's index.
  */

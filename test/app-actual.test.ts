@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { hexPrefixIdOf } from '../lib/apps/ids.js';
 import { findApplication } from '../lib/apps/index.js';
 import type { Booking } from '../lib/index.js';
-import { explainCount } from '../lib/search.js';
+import { explainCount } from '../lib/search/index.js';
 import { type ActualView, writeActualBudget } from './actual-budget.js';
 import { assertAnswersEverySearch, searchFor } from './support/app-serving.js';
 import { run } from './support/cli-helpers.js';

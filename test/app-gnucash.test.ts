@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { findApplication } from '../lib/apps/index.js';
-import { explainCount } from '../lib/search.js';
+import { explainCount } from '../lib/search/index.js';
 import { answer, asQuery, CASES, ledger, queries, writeGnuCash, writeGnuCashWithGnuCash } from './ledger-books.js';
 import { assertCliServesLedger, assertNotWholeCents, openLedgerBook, searchFor } from './support/app-serving.js';
 import { run } from './support/cli-helpers.js';

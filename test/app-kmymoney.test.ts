@@ -12,7 +12,7 @@ import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { findApplication } from '../lib/apps/index.js';
 import { KMYMONEY_DATE_INDEX } from '../lib/apps/kmymoney.js';
-import { explainCount } from '../lib/search.js';
+import { explainCount } from '../lib/search/index.js';
 import { answer, asQuery, CASES, kmmSplitNumber, ledger, queries, writeKMyMoney } from './ledger-books.js';
 import { assertCliServesLedger, assertNotWholeCents, openLedgerBook, searchFor } from './support/app-serving.js';
 import { run } from './support/cli-helpers.js';

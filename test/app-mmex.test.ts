@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { findApplication } from '../lib/apps/index.js';
 import type { Booking } from '../lib/index.js';
-import { explainCount } from '../lib/search.js';
+import { explainCount } from '../lib/search/index.js';
 import { assertAnswersEverySearch, searchFor } from './support/app-serving.js';
 import { run } from './support/cli-helpers.js';
 import { databaseDir, fixtureSql, tempDir } from './support/helpers.js';

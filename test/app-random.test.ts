@@ -10,7 +10,7 @@ import { hexPrefixIdOf } from '../lib/apps/ids.js';
 import { findApplication } from '../lib/apps/index.js';
 import type { ApplicationMapping } from '../lib/mapping.js';
 import type { SearchQuery } from '../lib/query.js';
-import { createBookingSearch } from '../lib/search.js';
+import { createBookingSearch } from '../lib/search/index.js';
 import { writeActualBudget } from './actual-budget.js';
 import { random } from './support/cash-book.js';
 import { fixtureSql, tempDir } from './support/helpers.js';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { createHandler } from '../lib/index.js';
-import { explainCount } from '../lib/search.js';
+import { explainCount } from '../lib/search/index.js';
 import {
   assertReply,
   CREDENTIALS,

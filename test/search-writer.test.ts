@@ -11,7 +11,7 @@ import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { createHandler } from '../lib/index.js';
 import type { SearchQuery } from '../lib/query.js';
-import { createBookingSearch, type SearchOutcome, type SearchRows } from '../lib/search.js';
+import { createBookingSearch, type SearchOutcome, type SearchRows } from '../lib/search/index.js';
 import { CREDENTIALS, fixtureSql, get, serve, tempDir } from './support/helpers.js';
 import { plainSearch as oracle } from './support/plain-query.js';
 

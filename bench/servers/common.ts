@@ -5,7 +5,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { parseSearchQuery } from '../../lib/query.js';
-import { type Bounds, PLAIN, toBounds } from '../../lib/search.js';
+import { type Bounds, PLAIN, toBounds } from '../../lib/search/index.js';
 
 export const { values: args } = parseArgs({
   options: {
@@ -41,7 +41,7 @@ export interface Answer {
 
 export function createPlainSearch(file: string): (rawQuery: string) => Answer {
   const db = new Database(file, { readonly: true, fileMustExist: true, timeout: 100 });
-  // The one plain query of the contract (lib/search.ts's PLAIN), row objects as a
+  // The one plain query of the contract (lib/search/sql.ts's PLAIN), row objects as a
   // straightforward server reads them.
   const count = db.prepare<[Bounds], number>(PLAIN.count).pluck();
   const page = db.prepare<[Bounds & { limit: number }], unknown[]>(PLAIN.page).raw();

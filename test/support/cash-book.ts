@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import type { SearchQuery } from '../../lib/query.js';
-import { createBookingSearch } from '../../lib/search.js';
+import { createBookingSearch } from '../../lib/search/index.js';
 import { fixtureSql } from './helpers.js';
 import { plainSearch as oracle } from './plain-query.js';
 

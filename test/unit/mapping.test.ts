@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { hexPrefixId, hexPrefixIdOf } from '../../lib/apps/ids.js';
 import { createHandler } from '../../lib/index.js';
 import { judge } from '../../lib/meaning.js';
-import { createStatsCache, type Stats } from '../../lib/search.js';
+import { createStatsCache, type Stats } from '../../lib/search/index.js';
 import {
   AUTH,
   assertReply,

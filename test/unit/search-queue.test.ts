@@ -1,13 +1,14 @@
-// The queue of searches: clients take turns, a turn's read transaction ends once it has
-// used its budget and the event loop runs before the next, a search whose client left is
-// skipped, and a client address cannot queue more than maxWaitingSearches.
+// The queue of searches on a real database: a turn's read transaction ends once it has used
+// its budget and the event loop runs before the next, and over HTTP a client address (or a
+// user) cannot queue more than maxWaitingSearches (maxUserWaitingSearches). The rotation
+// itself is tested without SQL in turns.test.ts.
 
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { ERRORS } from '../../lib/messages.js';
-import { createBookingSearch, type Requester, type SearchOutcome, TURN_BUDGET_MS } from '../../lib/search.js';
+import { createBookingSearch, type SearchOutcome, TURN_BUDGET_MS } from '../../lib/search/index.js';
 import { WIDEST } from '../support/cash-book.js';
 import { AUTH, fixtureSql, get, requestFrom, serveFixture } from '../support/helpers.js';
 
@@ -20,57 +21,6 @@ function book(rows: number): Database.Database {
     (i * 7919) % 20000 - 2000, 'Buchung ' || i FROM n`);
   return db;
 }
-
-test('queued searches take turns by client address, then by connection of one address', async () => {
-  const search = createBookingSearch(book(10));
-  const a1 = { address: 'a', connection: {} };
-  const a2 = { address: 'a', connection: {} };
-  const b = { address: 'b', connection: {} };
-  const order: string[] = [];
-  const queue = (name: string, from: Requester): Promise<void> =>
-    new Promise((resolve) =>
-      search.queue(
-        WIDEST,
-        () => {
-          order.push(name);
-          resolve();
-        },
-        from,
-      ),
-    );
-  await Promise.all([
-    queue('a1 first', a1),
-    queue('a1 second', a1),
-    queue('a1 third', a1),
-    queue('b', b),
-    queue('a2', a2),
-  ]);
-  assert.deepEqual(order, ['a1 first', 'b', 'a2', 'a1 second', 'a1 third']);
-});
-
-test("queued searches take turns by user first, whatever number of addresses one user's searches come from", async () => {
-  const search = createBookingSearch(book(10));
-  const x1 = { user: 'x', address: 'x1', connection: {} };
-  const x2 = { user: 'x', address: 'x2', connection: {} };
-  const x3 = { user: 'x', address: 'x3', connection: {} };
-  const y = { user: 'y', address: 'y', connection: {} };
-  const order: string[] = [];
-  const queue = (name: string, from: Requester): Promise<void> =>
-    new Promise((resolve) => search.queue(WIDEST, () => resolve(void order.push(name)), from));
-  const all = Promise.all([
-    queue('x1 first', x1),
-    queue('x1 second', x1),
-    queue('x2', x2),
-    queue('x3', x3),
-    queue('y first', y),
-    queue('y second', y),
-  ]);
-  assert.equal(search.waitingFor('x'), 4);
-  assert.equal(search.waitingFrom('x1'), 2);
-  await all;
-  assert.deepEqual(order, ['x1 first', 'y first', 'x2', 'y second', 'x3', 'x1 second']);
-  assert.equal(search.waitingFor('x'), 0);
-});
 
 test('a turn ends its read transaction once it has used its budget, and the event loop runs before the next', async () => {
   const db = book(60_000);
@@ -109,17 +59,6 @@ test('a turn ends its read transaction once it has used its budget, and the even
   for (const outcome of outcomes) assert.ok(outcome.ok && outcome.result.count === 60_000);
   const turns = new Set(answeredAt).size;
   assert.ok(turns >= 2, `${count} searches of ${searchMs.toFixed(1)} ms answered in ${turns} turns`);
-});
-
-test('a search whose client left is skipped and never answered', async () => {
-  const search = createBookingSearch(book(10));
-  const from = { address: 'a', connection: {} };
-  const answered: string[] = [];
-  search.queue(WIDEST, () => answered.push('left'), { ...from, abandoned: () => true });
-  await new Promise<void>((resolve) =>
-    search.queue(WIDEST, () => resolve(void answered.push('stayed')), { ...from, abandoned: () => false }),
-  );
-  assert.deepEqual(answered, ['stayed']);
 });
 
 /**

@@ -20,7 +20,7 @@ import {
   SQL,
   type Stats,
   toBounds,
-} from '../../lib/search.js';
+} from '../../lib/search/index.js';
 import { assertSameAsOracle, cashBook, randomQueries, WIDEST } from '../support/cash-book.js';
 import { fixtureSql, tempDir } from '../support/helpers.js';
 import { plainSearch as oracle } from '../support/plain-query.js';

@@ -1,0 +1,171 @@
+// createBookingSearch: the search over a mapping, its statements prepared once on the
+// database, each search's count and page in one read transaction, alone or queued in turns.
+
+import type { Database, Statement } from 'better-sqlite3';
+import { type ApplicationMapping, type Mapping, ownSchema, splitName, type TableNames } from '../mapping.js';
+import type { SearchQuery } from '../query.js';
+import { chooseCount, choosePage, planFor } from './plan.js';
+import {
+  type BookingRow,
+  type Bounds,
+  type CountKind,
+  type PageFilter,
+  type SearchRows,
+  SQL,
+  type Stats,
+  sqlFor,
+  toBounds,
+} from './sql.js';
+import { createTurns, type Outcome, type Requester, type Turns } from './turns.js';
+
+export type SearchOutcome = Outcome<SearchRows>;
+
+export interface BookingSearch extends Turns<SearchQuery, SearchRows> {
+  /** One search in its own read transaction, now. */
+  (query: SearchQuery): SearchRows;
+  /**
+   * The search soon, in a read transaction shared with the other searches of its turn;
+   * `from` decides whose search runs next (lib/search/turns.ts).
+   */
+  queue(query: SearchQuery, done: (outcome: SearchOutcome) => void, from?: Requester): void;
+}
+
+/**
+ * Prepares the search over `mapping` (the own schema by default) once; the returned
+ * function runs it for one validated query.
+ *
+ * Count and page read one snapshot, so a concurrent writer cannot make them disagree.
+ * `queue` shares one read transaction among the searches of a turn: on a rollback-journal
+ * file every transaction costs a lock cycle (fcntl, the hot-journal check, the change
+ * counter), which is most of a small search. A turn's transaction starts after every search
+ * it runs has arrived, and ends before any answer is written: a booking committed before a
+ * request arrived is in its answer, and no lock is held while other code (a writer in the
+ * same process) runs. A turn ends once it has used its budget, and a writer in another
+ * process that waits for the lock gets it in between: the lock is never held longer than
+ * the budget plus one search.
+ */
+export function createBookingSearch(db: Database, mapping: Mapping = ownSchema()): BookingSearch {
+  const searchInTransaction =
+    mapping.kind === 'own' ? createOwnSchemaSearch(db, mapping.tables) : createApplicationSearch(db, mapping);
+  const begin = db.prepare('BEGIN');
+  const commit = db.prepare('COMMIT');
+
+  /** Runs `work` in a read transaction of its own, unless the caller already holds one. */
+  function inTransaction<T>(work: () => T): T {
+    if (db.inTransaction) return work();
+    begin.run();
+    try {
+      return work();
+    } finally {
+      if (db.inTransaction) commit.run();
+    }
+  }
+
+  const turns = createTurns(searchInTransaction, inTransaction);
+  const search = (query: SearchQuery): SearchRows => inTransaction(() => searchInTransaction(query));
+  return Object.assign(search, turns);
+}
+
+/** The tuned search over the own schema, inside a read transaction that the caller holds. */
+function createOwnSchemaSearch(db: Database, tables: TableNames): (query: SearchQuery) => SearchRows {
+  type CountStatement = Statement<[Bounds], number>;
+  type PageStatement = Statement<[Bounds & { limit: number }], BookingRow>;
+  const sql = sqlFor(tables);
+  const count = (kind: CountKind): CountStatement => db.prepare<[Bounds], number>(sql.count(kind)).pluck();
+  const page = (filter: PageFilter): PageStatement =>
+    db.prepare<[Bounds & { limit: number }], BookingRow>(sql.page(filter)).raw();
+  const stats = createStatsCache(db, db.prepare<[], Stats>(sql.stats).raw());
+  const counts: Record<CountKind, CountStatement> = {
+    exact: count('exact'),
+    dateWalk: count('dateWalk'),
+    window: count('window'),
+    windowFrom: count('windowFrom'),
+    band: count('band'),
+    skipScan: count('skipScan'),
+    everything: count('everything'),
+  };
+  // Decided once: a table does not turn into a view under a running search, and if it
+  // did, the count would only be slower, never wrong.
+  const table = isTable(db, tables.entries);
+  // The names of category and payment method are joined into each page row: a cache of
+  // them saved nothing measurable on a cash book (BENCHMARKS.md, "The names").
+  const pages: Record<PageFilter, PageStatement> = {
+    exact: page('exact'),
+    dateWalk: page('dateWalk'),
+    skipScan: page('skipScan'),
+  };
+
+  return (query) => {
+    const bounds = toBounds(query);
+    const plan = planFor(bounds, bounds.low === bounds.high ? undefined : stats());
+    if (plan.kind === 'empty') return { count: 0, rows: [] };
+    const total = counts[chooseCount(plan, table)].get(bounds) ?? 0;
+    if (total === 0 || query.limit === 0) return { count: total, rows: [] };
+    const filter = choosePage(plan, total, query.limit);
+    return { count: total, rows: pages[filter].all({ ...bounds, limit: query.limit }) };
+  };
+}
+
+/** What the stats cache reads the statistics with: a prepared statement, or a stand-in in a test. */
+export interface StatsSource {
+  get(): Stats | undefined;
+}
+
+/**
+ * The planner's statistics, read again only when the file has changed: when another
+ * connection committed (`PRAGMA data_version`) or this one wrote (`total_changes()`). On a
+ * view, the five min/max are five scans of the tables behind it; a search must not pay
+ * them every time. Called inside the search's read transaction: reading the version starts
+ * the snapshot, so the statistics read after it belong to that version (stale statistics
+ * would not only cost time: `window` and `band` trust them to leave a filter out).
+ */
+export function createStatsCache(db: Database, source: StatsSource): () => Stats | undefined {
+  const version = db.prepare<[], string>(SQL.version).pluck();
+  let seen: string | undefined;
+  let stats: Stats | undefined;
+  return () => {
+    const now = version.get();
+    if (now !== seen || stats === undefined) {
+      stats = source.get();
+      seen = now;
+    }
+    return stats;
+  };
+}
+
+/**
+ * The search over a real application's tables (lib/apps/): the mapping's SELECT reads the
+ * window by the application's own date index; the service filters the converted rows by
+ * docs/API.md's rule and orders them. Every value is bound.
+ */
+function createApplicationSearch(db: Database, mapping: ApplicationMapping): (query: SearchQuery) => SearchRows {
+  const source = `(${mapping.bookings}) AS booking`;
+  const where = `booking.amount_cents BETWEEN +:low AND +:high${mapping.exactWindow === true ? '' : ' AND booking.date BETWEEN +:von AND +:bis'}`;
+  const count = db.prepare<[Record<string, unknown>], number>(`SELECT count(*) FROM ${source} WHERE ${where}`).pluck();
+  const page = db
+    .prepare<[Record<string, unknown>], BookingRow>(
+      `SELECT booking.id, booking.date, booking.amount_cents, booking.subject, booking.category, booking.payment_method
+       FROM ${source} WHERE ${where}
+       ORDER BY booking.${mapping.orderDate === true ? 'order_date' : 'date'} DESC, booking.id DESC LIMIT +:limit`,
+    )
+    .raw();
+  return (query) => {
+    const bounds = toBounds(query);
+    const parameters = { ...bounds, ...mapping.window(bounds.von, bounds.bis), limit: query.limit };
+    const total = count.get(parameters) ?? 0;
+    if (total === 0 || query.limit === 0) return { count: total, rows: [] };
+    return { count: total, rows: page.all(parameters) };
+  };
+}
+
+/** Whether `name` (the entries table's name in the mapping) is a table, not a view. */
+export function isTable(db: Database, name: string): boolean {
+  const { schema, table } = splitName(name);
+  // Unqualified, the name means temp's object before main's before an attached database's.
+  const found = db
+    .prepare<[string, string | null, string | null], { schema: string; type: string }>(
+      "SELECT schema, type FROM pragma_table_list WHERE name = ? COLLATE NOCASE AND (? IS NULL OR schema = ? COLLATE NOCASE) ORDER BY schema <> 'temp', schema <> 'main'",
+    )
+    .all(table, schema, schema);
+  return found[0]?.type === 'table';
+}

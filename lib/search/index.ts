@@ -1,0 +1,28 @@
+// The booking search, by job: the SQL text (sql.ts), the planner and its cost model
+// (plan.ts), the queue of turns (turns.ts), the search prepared on a database
+// (booking-search.ts) and explain for `check` (explain.ts).
+
+export {
+  type BookingSearch,
+  createBookingSearch,
+  createStatsCache,
+  isTable,
+  type SearchOutcome,
+  type StatsSource,
+} from './booking-search.js';
+export { explainCount, TYPICAL_QUERY } from './explain.js';
+export { type BandCosts, bandCosts, chooseCount, choosePage, type Plan, planFor } from './plan.js';
+export {
+  type BookingRow,
+  type Bounds,
+  type CountKind,
+  FILTERS,
+  type PageFilter,
+  PLAIN,
+  type SearchRows,
+  SQL,
+  type Stats,
+  sqlFor,
+  toBounds,
+} from './sql.js';
+export { createTurns, type Outcome, type Requester, TURN_BUDGET_MS, type Turns } from './turns.js';

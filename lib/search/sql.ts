@@ -1,0 +1,173 @@
+// The search's SQL text: the plain query, the tuned statements over the own schema, the
+// values they bind and the rows they return. Text only; nothing here touches a database.
+//
+// Every statement below returns the same bookings as PLAIN, the one plain query of
+// docs/API.md (test/unit/search.test.ts holds them to it). They differ only in the index
+// SQLite walks, which BENCHMARKS.md measured per query shape ("How the service chooses";
+// lib/search/plan.ts chooses). No statement names an index: on a database without the
+// recommended indexes, or behind views, every path still answers correctly, only slower.
+//
+// Two kinds of unary `+`:
+// - on a column (`+e.amount_cents`) it keeps the planner off the index for that term;
+// - on a parameter (`+:low`) it hides the bound value from the planner. With sqlite_stat4
+//   in the file (any application that runs ANALYZE or `PRAGMA optimize` leaves it), SQLite
+//   otherwise looks up each bound value in the statistics while planning and re-prepares
+//   the statement whenever that parameter is bound again, which is every search. `+:x` is
+//   not a bare parameter, so the planner takes it as an unknown value: each statement is
+//   planned once, and the index is used all the same (BENCHMARKS.md, "Re-preparation under stat4").
+
+import { DEFAULT_TABLE_NAMES, quoteName, type TableNames } from '../mapping.js';
+import type { SearchQuery } from '../query.js';
+
+/** One page row, as SQLite returns it in raw mode. */
+export type BookingRow = [
+  id: number,
+  date: string,
+  amountCents: number,
+  subject: string | null,
+  category: string | null,
+  paymentMethod: string | null,
+];
+
+export interface SearchRows {
+  count: number;
+  rows: BookingRow[];
+}
+
+export interface Bounds {
+  von: string;
+  bis: string;
+  /** Lowest and highest stored amount_cents that match. */
+  low: number;
+  high: number;
+}
+
+/** What the planner decides from: cheap to read, since every value is one index seek. */
+export type Stats = [
+  firstDate: string | null,
+  lastDate: string | null,
+  maxId: number | null,
+  minAmount: number | null,
+  maxAmount: number | null,
+];
+
+/** docs/API.md, Sign convention: the client's amount is the negated stored amount. */
+export function toBounds(query: SearchQuery): Bounds {
+  return {
+    von: query.von,
+    bis: query.bis,
+    low: -query.betragCents - query.toleranzCents,
+    high: -query.betragCents + query.toleranzCents,
+  };
+}
+
+/**
+ * The reference: docs/API.md's processing steps 4 to 6 as plainly as SQL allows, the
+ * planner left to itself. The tests hold every statement of the search to it; the
+ * benchmark's peers serve it.
+ */
+export const PLAIN = {
+  count: 'SELECT count(*) FROM entries WHERE date BETWEEN :von AND :bis AND amount_cents BETWEEN :low AND :high',
+  page: `SELECT e.id, e.date, e.amount_cents, e.subject, c.name, p.name FROM entries AS e
+    LEFT JOIN categories AS c ON c.id = e.category_id LEFT JOIN payment_methods AS p ON p.id = e.payment_method_id
+    WHERE e.date BETWEEN :von AND :bis AND e.amount_cents BETWEEN :low AND :high
+    ORDER BY e.date DESC, e.id DESC LIMIT :limit`,
+} as const;
+
+const WINDOW = 'entries.date BETWEEN +:von AND +:bis';
+
+/**
+ * The filters, one per way through the index; each matches exactly the bookings of the
+ * plain `date BETWEEN :von AND :bis AND amount_cents BETWEEN :low AND :high`, given when
+ * the planner chooses it (lib/search/plan.ts, `chooseCount`).
+ */
+export const FILTERS = {
+  // One amount (low = high): seek (amount_cents, date) to the window; rows come out newest first.
+  exact: `entries.amount_cents = +:low AND ${WINDOW}`,
+  // A band of amounts, walked along the dates: (date, id, amount_cents) covers the filter.
+  dateWalk: `${WINDOW} AND +entries.amount_cents BETWEEN +:low AND +:high`,
+  // Every stored amount matches: only the window counts (and amounts that are no number,
+  // which a view can produce and BETWEEN never matches).
+  window: `${WINDOW} AND entries.amount_cents IS NOT NULL`,
+  // The same when no stored date is later than the window's end: the range is open at the
+  // top, so SQLite walks from the seek to the end of the index without comparing each
+  // entry with the upper bound, in about 60 % of the time (BENCHMARKS.md, "One client
+  // against the writer").
+  windowFrom: 'entries.date >= +:von AND entries.amount_cents IS NOT NULL',
+  // Every booking is in the window: only the band counts (and dates that are no date,
+  // which BETWEEN never matches).
+  band: 'entries.amount_cents BETWEEN +:low AND +:high AND entries.date IS NOT NULL',
+  // A band of amounts, one seek per distinct stored amount (the `band` CTE), then the
+  // window within it.
+  skipScan: `entries.amount_cents IN (SELECT amount FROM band WHERE amount IS NOT NULL) AND ${WINDOW}`,
+} as const;
+type Filter = keyof typeof FILTERS;
+
+/**
+ * What the count of a search may be: one of the filters, or `everything` — every booking
+ * is in the window and every stored amount in the band, so the bookings whose date and
+ * amount are not NULL match. SQLite counts a whole b-tree (its smallest index) without
+ * reading the entries, about 3.4 times faster than stepping over them; a NULL is one seek
+ * on an index, none at all where the column is declared NOT NULL. Only on a table: a view
+ * has no b-tree of its own, and each part would be another pass over it.
+ */
+export type CountKind = Filter | 'everything';
+
+/** The ways a page is read, once the count is known. */
+export type PageFilter = 'exact' | 'dateWalk' | 'skipScan';
+
+// Distinct stored amounts in [low, high], each found by one seek on (amount_cents, date):
+// a skip-scan, so a narrow band of amounts costs one seek per amount, not one step per row.
+const amountsInBand = (entries: string): string => `
+  WITH RECURSIVE band(amount) AS (
+    SELECT (SELECT min(amount_cents) FROM ${entries} WHERE amount_cents BETWEEN +:low AND +:high)
+    UNION ALL
+    SELECT (SELECT min(amount_cents) FROM ${entries} WHERE amount_cents > band.amount AND amount_cents <= +:high)
+    FROM band WHERE band.amount IS NOT NULL
+  )`;
+
+const NEWEST_FIRST = 'ORDER BY entries.date DESC, entries.id DESC';
+
+/**
+ * The statements over the own schema under `tables`' names. The entries table is always
+ * called `entries` inside them (`"kasse" AS entries` when it has another name), so the
+ * filters above read the same whatever the name.
+ */
+export function sqlFor(tables: TableNames) {
+  const entries = tables.entries === 'entries' ? 'entries' : `${quoteName(tables.entries)} AS entries`;
+  const categories = quoteName(tables.categories);
+  const paymentMethods = quoteName(tables.paymentMethods);
+  const joins = `
+  LEFT JOIN ${categories} AS c ON c.id = entries.category_id
+  LEFT JOIN ${paymentMethods} AS p ON p.id = entries.payment_method_id`;
+  const selected = 'entries.id, entries.date, entries.amount_cents, entries.subject, c.name, p.name';
+  const band = amountsInBand(entries);
+  const prefix = (filter: Filter): string => (filter === 'skipScan' ? band : '');
+  return {
+    stats: `SELECT (SELECT min(date) FROM ${entries}), (SELECT max(date) FROM ${entries}), (SELECT max(id) FROM ${entries}),
+                 (SELECT min(amount_cents) FROM ${entries}), (SELECT max(amount_cents) FROM ${entries})`,
+    count: (kind: CountKind): string =>
+      kind === 'everything'
+        ? `SELECT (SELECT count(*) FROM ${entries})
+             - (SELECT count(*) FROM ${entries} WHERE entries.date IS NULL)
+             - (SELECT count(*) FROM ${entries} WHERE entries.amount_cents IS NULL AND entries.date IS NOT NULL)`
+        : `${prefix(kind)} SELECT count(*) FROM ${entries} WHERE ${FILTERS[kind]}`,
+    page: (filter: PageFilter): string => {
+      // The skip-scan finds the newest ids in the index first, so that only `limit` rows
+      // are read from the table; the other paths find them in order already.
+      if (filter === 'skipScan') {
+        return `${band}
+        SELECT ${selected} FROM (
+          SELECT entries.id FROM ${entries} WHERE ${FILTERS.skipScan} ${NEWEST_FIRST} LIMIT +:limit
+        ) AS newest
+        JOIN ${entries} ON entries.id = newest.id ${joins} ${NEWEST_FIRST}`;
+      }
+      return `SELECT ${selected} FROM ${entries} ${joins} WHERE ${FILTERS[filter]} ${NEWEST_FIRST} LIMIT +:limit`;
+    },
+    // With total_changes(), a change this connection made itself counts too (data_version
+    // counts only other connections' commits).
+    version: "SELECT (SELECT data_version FROM pragma_data_version) || '.' || total_changes()",
+  } as const;
+}
+
+export const SQL = sqlFor(DEFAULT_TABLE_NAMES);

@@ -1,0 +1,149 @@
+// The queue of turns without SQL: the users, their addresses and their connections take
+// turns, a query whose client left is skipped, a failure answers only what it concerns,
+// and a turn ends once it has used its budget, the event loop running before the next.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createTurns, type Outcome, type Requester, TURN_BUDGET_MS, type Turns } from '../../lib/search/index.js';
+
+/** Queues `query` with `from` and resolves with its outcome. */
+function ask<Q, R>(turns: Turns<Q, R>, query: Q, from?: Requester): Promise<Outcome<R>> {
+  return new Promise((resolve) => turns.queue(query, resolve, from));
+}
+
+test('queued queries take turns by client address, then by connection of one address', async () => {
+  const turns = createTurns((name: string) => name);
+  const a1 = { address: 'a', connection: {} };
+  const a2 = { address: 'a', connection: {} };
+  const b = { address: 'b', connection: {} };
+  const order: string[] = [];
+  const queue = (name: string, from: Requester) => ask(turns, name, from).then(() => void order.push(name));
+  await Promise.all([
+    queue('a1 first', a1),
+    queue('a1 second', a1),
+    queue('a1 third', a1),
+    queue('b', b),
+    queue('a2', a2),
+  ]);
+  assert.deepEqual(order, ['a1 first', 'b', 'a2', 'a1 second', 'a1 third']);
+});
+
+test("queued queries take turns by user first, whatever number of addresses one user's queries come from", async () => {
+  const turns = createTurns((name: string) => name);
+  const x1 = { user: 'x', address: 'x1', connection: {} };
+  const x2 = { user: 'x', address: 'x2', connection: {} };
+  const x3 = { user: 'x', address: 'x3', connection: {} };
+  const y = { user: 'y', address: 'y', connection: {} };
+  const order: string[] = [];
+  const queue = (name: string, from: Requester) => ask(turns, name, from).then(() => void order.push(name));
+  const all = Promise.all([
+    queue('x1 first', x1),
+    queue('x1 second', x1),
+    queue('x2', x2),
+    queue('x3', x3),
+    queue('y first', y),
+    queue('y second', y),
+  ]);
+  assert.equal(turns.waitingFor('x'), 4);
+  assert.equal(turns.waitingFrom('x1'), 2);
+  await all;
+  assert.deepEqual(order, ['x1 first', 'y first', 'x2', 'y second', 'x3', 'x1 second']);
+  assert.equal(turns.waitingFor('x'), 0);
+  assert.equal(turns.waitingFrom('x1'), 0);
+});
+
+test('a query whose client left is skipped: never run, never answered', async () => {
+  const ran: string[] = [];
+  const turns = createTurns((name: string) => void ran.push(name));
+  const from = { address: 'a', connection: {} };
+  const answered: string[] = [];
+  turns.queue('left', () => answered.push('left'), { ...from, abandoned: () => true });
+  await new Promise<void>((resolve) =>
+    turns.queue('stayed', () => resolve(void answered.push('stayed')), { ...from, abandoned: () => false }),
+  );
+  assert.deepEqual(ran, ['stayed']);
+  assert.deepEqual(answered, ['stayed']);
+});
+
+test('a query that throws gets its error; the others of its turn get their results', async () => {
+  const failure = new Error('no such table');
+  const turns = createTurns((n: number) => {
+    if (n === 2) throw failure;
+    return n * 10;
+  });
+  const outcomes = await Promise.all([1, 2, 3].map((n) => ask(turns, n)));
+  assert.deepEqual(outcomes, [
+    { ok: true, result: 10 },
+    { ok: false, error: failure },
+    { ok: true, result: 30 },
+  ]);
+});
+
+test('a turn that fails before its first query answers every waiting query with that error, and runs none', async () => {
+  const failure = new Error('the database connection is not open');
+  let ran = 0;
+  const turns = createTurns(
+    () => ran++,
+    () => {
+      throw failure;
+    },
+  );
+  const outcomes = await Promise.all([ask(turns, 1), ask(turns, 2, { address: 'b', connection: {} })]);
+  assert.deepEqual(outcomes, [
+    { ok: false, error: failure },
+    { ok: false, error: failure },
+  ]);
+  assert.equal(ran, 0);
+  assert.equal(turns.waitingFrom('b'), 0);
+});
+
+test('a turn that fails after its queries ran keeps the answers they had', async () => {
+  const failure = new Error('COMMIT failed');
+  const turns = createTurns(
+    (n: number) => n,
+    (work) => {
+      work();
+      throw failure;
+    },
+  );
+  assert.deepEqual(await Promise.all([ask(turns, 1), ask(turns, 2)]), [
+    { ok: true, result: 1 },
+    { ok: true, result: 2 },
+  ]);
+});
+
+test('a turn ends once it has used its budget, and the event loop runs between turns, outside them', async () => {
+  const queryMs = 2;
+  const count = 4 * Math.ceil(TURN_BUDGET_MS / queryMs);
+  let inside = false;
+  let turnsRun = 0;
+  const turns = createTurns(
+    () => {
+      const until = performance.now() + queryMs;
+      while (performance.now() < until);
+    },
+    (work) => {
+      turnsRun += 1;
+      inside = true;
+      try {
+        work();
+      } finally {
+        inside = false;
+      }
+    },
+  );
+  let between = 0;
+  let ticking = true;
+  const tick = (): void => {
+    between += 1;
+    assert.equal(inside, false, 'the event loop never runs inside a turn');
+    if (ticking) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const answeredAt: number[] = [];
+  await Promise.all(Array.from({ length: count }, (_, i) => ask(turns, i).then(() => void answeredAt.push(between))));
+  ticking = false;
+  // Each turn runs the queries until one passes the budget: at most ceil(budget / query) + 1 of them.
+  assert.ok(turnsRun >= 4, `${count} queries of ${queryMs} ms ran in ${turnsRun} turns`);
+  assert.equal(new Set(answeredAt).size, turnsRun, 'each turn answered after the event loop ran');
+});
