@@ -81,6 +81,13 @@ export interface ApplicationMapping {
    * the file unfit.
    */
   notes?: string;
+  /**
+   * A SELECT of sentences (one text column, zero or more rows) about what the file holds
+   * that the mapping cannot serve exactly, e.g. a budget kept in another currency. Any row
+   * and the file is not served: `check` refuses it and `createHandler` throws, both with
+   * these sentences (lib/meaning.ts).
+   */
+  refusals?: string;
 }
 
 export type Mapping = OwnSchemaMapping | ApplicationMapping;

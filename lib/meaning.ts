@@ -5,10 +5,11 @@
 import type { Database } from 'better-sqlite3';
 import { type Mapping, quoteName } from './mapping.js';
 
-/** How many bookings `check` looks at: the first ones the file gives, enough to see its habits. */
+/**
+ * How many bookings are judged, by `check` and by `createHandler` alike: the first ones the
+ * file gives, enough to see its habits, and cheap enough to read at every start.
+ */
 export const SAMPLE_SIZE = 20_000;
-/** How many `createHandler` looks at: enough to see a mapping that is wrong for every row, cheap to read. */
-export const CREATION_SAMPLE_SIZE = 200;
 
 const ISO_DATE = /^[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])$/;
 const DATE_WITH_TIME = /^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]/;
@@ -16,7 +17,10 @@ const DATE_WITH_TIME = /^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]/;
 export interface MeaningReport {
   /** Bookings looked at. */
   sampled: number;
-  /** What is wrong, each a sentence that says what to change; empty when the sample fits. */
+  /**
+   * Why the file cannot be served exactly, each a sentence that says what to change; empty
+   * when it can. `check` prints them and exits 1; `createHandler` throws with them.
+   */
   problems: string[];
   /** Doubts that do not make the mapping wrong by themselves. */
   notes: string[];
@@ -27,38 +31,22 @@ export interface MeaningReport {
 type SampleRow = [id: unknown, date: unknown, amountCents: unknown];
 
 /**
- * Reads up to `size` bookings as the search would see them (for the own schema: the
- * entries table itself, so that dates outside any text window are seen too) and judges
- * them: dates 'YYYY-MM-DD' text, amounts whole cents (INTEGER), ids whole numbers and unique.
+ * The one judgement of a file, made by `check` and by `createHandler` alike, so that the
+ * service never starts on a file `check` refuses, nor refuses one `check` passes: what the
+ * application's mapping cannot serve exactly (its `refusals`, e.g. a budget kept in another
+ * currency), then up to `size` bookings as the search would see them (for the own schema:
+ * the entries table itself, so that dates outside any text window are seen too): dates
+ * 'YYYY-MM-DD' text, amounts whole cents (INTEGER), ids whole numbers and unique. A row
+ * beyond the sample, or written later, is still never answered wrongly: the search answers
+ * 500 for it (the row guard).
  */
 export function checkMeaning(db: Database, mapping: Mapping, size = SAMPLE_SIZE): MeaningReport {
-  return judge(readSample(db, mapping, size), mapping.kind === 'application' ? mapping.title : undefined);
-}
-
-/**
- * What is wrong with the mapping itself, as `createHandler` judges it: a problem of the
- * dates, the amounts or the ids that most of a small sample shares (integer dates, dates
- * with a time, REAL amounts, text ids). Such a mapping would answer every search wrongly —
- * integer dates never match, so it would answer nothing, and no row guard would see it.
- * A few odd rows among good ones are left to the row guard: each search that finds one
- * answers 500, the others are answered.
- */
-export function findSystematicProblems(db: Database, mapping: Mapping): string[] {
-  const rows = readSample(db, mapping, CREATION_SAMPLE_SIZE);
-  const half = rows.length / 2;
-  const problems: string[] = [];
-  const badDates = rows.filter(([, date]) => typeof date !== 'string' || !ISO_DATE.test(date));
-  if (badDates.length > half)
-    problems.push(dateProblem(badDates[0]?.[1], badDates.filter(([, d]) => d === null).length));
-  const badAmounts = rows.filter(([, , amount]) => !Number.isSafeInteger(amount));
-  if (badAmounts.length > half) problems.push(amountProblem(badAmounts[0]?.[2]));
-  const badIds = rows.filter(([id]) => !Number.isSafeInteger(id));
-  if (badIds.length > half) {
-    problems.push(
-      `ids such as ${shown(badIds[0]?.[0])} are not whole numbers: give an INTEGER id (a table's INTEGER PRIMARY KEY, or its rowid).`,
-    );
-  }
-  return problems;
+  const refusals =
+    mapping.kind === 'application' && mapping.refusals !== undefined
+      ? db.prepare<[], string>(mapping.refusals).pluck().all()
+      : [];
+  const report = judge(readSample(db, mapping, size), mapping.kind === 'application' ? mapping.title : undefined);
+  return { ...report, problems: [...refusals, ...report.problems] };
 }
 
 function readSample(db: Database, mapping: Mapping, size: number): SampleRow[] {
@@ -84,13 +72,19 @@ export function judge(rows: readonly SampleRow[], application?: string): Meaning
   const problems: string[] = [];
   const notes: string[] = [];
   const badDate = rows.find(([, date]) => typeof date !== 'string' || !ISO_DATE.test(date));
-  if (badDate !== undefined) problems.push(dateProblem(badDate[1], rows.filter(([, d]) => d === null).length));
+  if (badDate !== undefined) {
+    problems.push(
+      application === undefined
+        ? dateProblem(badDate[1], rows.filter(([, d]) => d === null).length)
+        : `booking ${shown(badDate[0])} has ${badDate[1] === null ? 'no date the service can read' : `the date ${shown(badDate[1])}, not a day`}: ${application} holds a date the service cannot answer (a value written by another program). A search that finds it would answer 500; correct the booking's date in ${application}.`,
+    );
+  }
   const badAmount = rows.find(([, , amount]) => !Number.isSafeInteger(amount));
   if (badAmount !== undefined) {
     problems.push(
       application === undefined
         ? amountProblem(badAmount[2])
-        : `booking ${shown(badAmount[0])} has the amount ${shown(badAmount[2])} (in cents), not whole cents: ${application} holds an amount the service cannot answer exactly (a fraction of a cent, or a value written by another program). A search that finds it answers 500; correct the booking in ${application}.`,
+        : `booking ${shown(badAmount[0])} has the amount ${shown(badAmount[2])} (in cents), not whole cents: ${application} holds an amount the service cannot answer exactly (a fraction of a cent, or a value written by another program). A search that finds it would answer 500; correct the booking in ${application}.`,
     );
   }
   const badId = rows.find(([id]) => !Number.isSafeInteger(id));

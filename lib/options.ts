@@ -10,7 +10,7 @@ import { validateCorsOrigins } from './cors.js';
 import { checkDatabaseHandle } from './database-handle.js';
 import { ensure } from './errors.js';
 import { type Mapping, ownSchema, TABLE_NAME, type TableNames } from './mapping.js';
-import { findSystematicProblems } from './meaning.js';
+import { checkMeaning } from './meaning.js';
 import { pathForLog } from './request-target.js';
 import { findSchemaProblems, recogniseOlder, recogniseOther } from './schema.js';
 import type { HandlerOptions } from './types.js';
@@ -112,7 +112,8 @@ export function resolveMapping(app: unknown, tables: unknown): Mapping {
 
 /**
  * Throws unless `db` is an open better-sqlite3 database (or behaves like one) holding the
- * tables `mapping` reads (docs/API.md's schema by default).
+ * tables `mapping` reads (docs/API.md's schema by default), whose bookings the search can
+ * answer exactly as `check` judges them (lib/meaning.ts).
  */
 export function validateDatabase(db: Database | undefined, mapping: Mapping = ownSchema()): Database {
   checkDatabaseHandle(db);
@@ -129,12 +130,9 @@ export function validateDatabase(db: Database | undefined, mapping: Mapping = ow
     const what = mapping.kind === 'own' ? 'the schema' : `the tables of ${mapping.title}`;
     throw new Error(`db does not fit ${what}: ${problems.join('; ')}${hint}`);
   }
-  const wrong = findSystematicProblems(db, mapping);
-  if (wrong.length > 0) {
-    throw new Error(
-      `db's bookings do not mean what the search needs, so every answer would be wrong: ${wrong.join(' ')}`,
-    );
-  }
+  // check's own judgement, word for word: the service starts on exactly the files check passes.
+  const { problems: wrong } = checkMeaning(db, mapping);
+  if (wrong.length > 0) throw new Error(`db cannot be served exactly: ${wrong.join(' ')}`);
   return db;
 }
 

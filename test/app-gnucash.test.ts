@@ -152,21 +152,21 @@ test('a GnuCash date is the day GnuCash shows, also from books written before ne
   assert.deepEqual(await dates('von=2026-03-02&bis=2026-03-02&betrag=-4.35'), []);
 });
 
-test('a GnuCash amount that is not whole cents is a 500 with the reason in the log, never a rounded amount; check refuses the file', async (t) => {
-  const { file, db } = openBook(t, CASES, (writer) => {
-    // 12.345 EUR: a commodity with three decimals, or a split written by another program.
-    writer
-      .prepare(
-        'UPDATE splits SET quantity_num = -12345, quantity_denom = 1000 WHERE quantity_num = -1250 AND quantity_denom = 100',
-      )
-      .run();
-  });
+test('a GnuCash amount that is not whole cents is a 500 with the reason in the log, never a rounded amount; check, the handler and the command refuse the file alike', async (t) => {
+  const { file, db } = openBook(t, CASES);
   const stdout = await assertNotWholeCents(
     t,
     db,
     file,
     'gnucash',
     'von=2026-03-14&bis=2026-03-14&betrag=-12.35&toleranz=0.01',
+    // 12.345 EUR: a commodity with three decimals, or a split written by another program.
+    (writer) =>
+      writer
+        .prepare(
+          'UPDATE splits SET quantity_num = -12345, quantity_denom = 1000 WHERE quantity_num = -1250 AND quantity_denom = 100',
+        )
+        .run(),
   );
   assert.match(
     stdout,

@@ -133,16 +133,15 @@ test('a KMyMoney split without a memo is named by its payee; a date from an upgr
   );
 });
 
-test('a KMyMoney amount that is not whole cents is a 500 with the reason in the log, never a rounded amount; check refuses the file', async (t) => {
-  const { db, file } = openBook(t, CASES, (writer) => {
-    writer.exec("UPDATE kmmSplits SET shares = '-37/3' WHERE shares = '-25/2'");
-  });
+test('a KMyMoney amount that is not whole cents is a 500 with the reason in the log, never a rounded amount; check, the handler and the command refuse the file alike', async (t) => {
+  const { db, file } = openBook(t, CASES);
   const stdout = await assertNotWholeCents(
     t,
     db,
     file,
     'kmymoney',
     'von=2026-03-14&bis=2026-03-14&betrag=-12.33&toleranz=0.01',
+    (writer) => writer.exec("UPDATE kmmSplits SET shares = '-37/3' WHERE shares = '-25/2'"),
   );
   assert.match(
     stdout,

@@ -24,9 +24,11 @@ export async function searchFor(
 }
 
 /**
- * An amount that is not whole cents: the search `query` is a 500 with the reason given to
- * `onError`, and `check --app` refuses `file`. Returns check's output for the application's
- * own wording.
+ * An amount that is not whole cents, written into the book `file` (open as `db`) by `spoil`
+ * as another program would: written while the service runs, the search `query` is a 500
+ * with the reason given to `onError`, never a rounded amount; then `check --app` refuses the
+ * file, and the handler and the command refuse to start on it, with check's sentence.
+ * Returns check's output for the application's own wording.
  */
 export async function assertNotWholeCents(
   t: TestContext,
@@ -34,16 +36,48 @@ export async function assertNotWholeCents(
   file: string,
   app: string,
   query: string,
+  spoil: (writer: Database.Database) => void,
 ): Promise<string> {
   const errors: unknown[] = [];
   const origin = await serve(t, createHandler(db, CREDENTIALS, { app, onError: (e) => errors.push(e) }));
+  const writer = new Database(file);
+  spoil(writer);
+  writer.close();
   const reply = await request(`${origin}/api/v1/buchungen?${query}`, { headers: { authorization: AUTH } });
   assert.equal(reply.status, 500);
   assert.deepEqual(JSON.parse(reply.body), { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'search_failed' });
   assert.match(String(errors[0]), /not a whole number of cents/);
   const check = await run(['check', '--db', file, '--app', app]);
   assert.equal(check.code, 1, check.stdout);
+  await assertRefusedAsCheckSays(db, file, app, check.stdout);
   return check.stdout;
+}
+
+/**
+ * The file `check` refused with `checkOutput` is refused by the handler and by the command,
+ * with the sentence check printed first under "Data: does not fit".
+ */
+export async function assertRefusedAsCheckSays(
+  db: Database.Database,
+  file: string,
+  app: string,
+  checkOutput: string,
+): Promise<void> {
+  const sentence = checkOutput.match(/^Data: does not fit .*\n {2}- (.*)$/m)?.[1];
+  assert.ok(sentence !== undefined, checkOutput);
+  assert.throws(
+    () => createHandler(db, CREDENTIALS, { app }),
+    (error: unknown) => {
+      assert.ok(
+        error instanceof Error && error.message.startsWith(`db cannot be served exactly: ${sentence}`),
+        String(error),
+      );
+      return true;
+    },
+  );
+  const served = await run(['--db', file, '--app', app, '--port', '0']);
+  assert.equal(served.code, 1, served.stderr);
+  assert.ok(served.stderr.includes(sentence), served.stderr);
 }
 
 /** docs/API.md's processing steps 4 to 6 on the bookings a test expects, amounts in euros. */

@@ -34,14 +34,15 @@ test('a view whose id is text answers the search 500, not 200 with {"id":A-17} (
   t.after(() => db.close());
   db.exec(`
     CREATE TABLE buchung (nr, datum TEXT, cents INTEGER, text TEXT);
-    INSERT INTO buchung VALUES ('A-17', '2026-03-14', 1250, 'Briefmarken'), (1, '2026-02-02', 990, 'Kaffee'),
-      (2, '2026-02-03', 450, 'Porto');
+    INSERT INTO buchung VALUES (1, '2026-02-02', 990, 'Kaffee'), (2, '2026-02-03', 450, 'Porto');
     CREATE VIEW entries AS SELECT nr AS id, datum AS date, cents AS amount_cents, text AS subject,
       NULL AS category_id, NULL AS payment_method_id FROM buchung;
     CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
     CREATE TABLE payment_methods (id INTEGER PRIMARY KEY, name TEXT NOT NULL);`);
   const causes: unknown[] = [];
   const origin = await serve(t, createHandler(db, CREDENTIALS, { onError: (error) => causes.push(error) }));
+  // Written after the start (at the start, createHandler refuses it as check does).
+  db.exec(`INSERT INTO buchung VALUES ('A-17', '2026-03-14', 1250, 'Briefmarken')`);
   const reply = await request(`${origin}/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5`, {
     headers: { authorization: AUTH },
   });
