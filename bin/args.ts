@@ -16,8 +16,11 @@ export interface ServeCommand {
   command: 'serve';
   /** A database file, or `undefined` for the in-memory demo. */
   db: string | undefined;
-  /** Whose tables the file holds: `own` or an application (lib/apps/). */
-  app: string;
+  /**
+   * Whose tables the file holds: `own` or an application (lib/apps/); `undefined` when
+   * --app was not given: then the file's tables tell, as `check` recognises them.
+   */
+  app: string | undefined;
   /** With `own`: the names of the three tables, where they differ from the defaults. */
   tables: Partial<TableNames>;
   host: string;
@@ -73,7 +76,8 @@ export const USAGE = `Usage:
 Options:
   --db FILE                  the SQLite database of the bookkeeping application
   --demo                     an in-memory database with a few hundred sample bookings
-  --app NAME                 whose tables FILE holds: ${APP_NAMES.join(', ')} (default own; docs/applications.md)
+  --app NAME                 whose tables FILE holds: ${APP_NAMES.join(', ')} (default: what FILE's tables
+                             say, else own; docs/applications.md)
   --table-names LIST         with --app own: other names for the tables, e.g. entries=kasse,categories=kat
   --host HOST                address to listen on (default 127.0.0.1)
   --port PORT                port to listen on, 0 for any free one (default 8080)
@@ -163,8 +167,9 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   if (demo && values.db !== undefined) throw usage('give either --db FILE or --demo, not both');
   if (!demo && values.db === undefined) throw usage('--db FILE is required (or --demo for sample data)');
   const tables = readTableNames(values['table-names']);
-  const app = readApp(values.app, tables) ?? 'own';
-  if (demo && (app !== 'own' || Object.keys(tables).length > 0))
+  // --table-names names the own schema's tables: nothing left to recognise.
+  const app = readApp(values.app, tables) ?? (Object.keys(tables).length > 0 ? 'own' : undefined);
+  if (demo && ((app !== undefined && app !== 'own') || Object.keys(tables).length > 0))
     throw usage('--app and --table-names describe a --db FILE, not the demo');
 
   const cert = values['tls-cert'];

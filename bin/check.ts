@@ -1,8 +1,9 @@
 // booking-search-server check --db FILE [--app NAME]: tells an admin whether a database
 // fits, whether its dates and amounts mean what the contract needs (on a sample of the
 // data), its journal and whether it can be read now, what the search needs that it lacks,
-// and what one real search answers. Opens read-only; changes nothing, creates nothing
-// beside the file.
+// and what one real search answers. Opens read-only and changes nothing; it opens the file
+// as the service would (bin/database-file.ts), so run as the file's owner it lets SQLite
+// create a WAL file's missing -wal and -shm, which are the owner's, as the service does.
 
 import type Database from 'better-sqlite3';
 import { findApplication } from '../lib/apps/index.js';
@@ -18,7 +19,8 @@ import {
   recogniseOther,
 } from '../lib/schema.js';
 import { createBookingSearch, explainCount } from '../lib/search/index.js';
-import { describeDatabaseError, directoryProblem, journalOf, notReadableNow, openDatabase } from './database-file.js';
+import { describeDatabaseError, ensureDatabaseFile, journalOf, notReadableNow, openDatabase } from './database-file.js';
+import { judgeDatabaseFile } from './file-safety.js';
 
 /** The verdict on the typical search's plan: by the mapping's window index where it names one. */
 function describePlan(plan: string[], mapping: Mapping): string {
@@ -48,14 +50,19 @@ function describePlan(plan: string[], mapping: Mapping): string {
 export function reportOnDatabase(file: string, app?: string, tables: Partial<TableNames> = {}): number {
   const lines: string[] = [`Database: ${file}`];
   // The rest of the report is still worth reading: the refusal is said last, and decides.
-  const refusal = directoryProblem(file);
+  let refusal: string | undefined;
   const finish = (code: number): number => {
     if (refusal !== undefined) lines.push(`Cannot be served: ${refusal}`);
     return write(lines, refusal === undefined ? code : 1);
   };
   let db: Database.Database | undefined;
   try {
-    const opened = openDatabase(file, (db) => chooseMapping(db, app, tables));
+    // As the service does it: a file that is not a database is told so first, and alone.
+    ensureDatabaseFile(file);
+    const access = judgeDatabaseFile(file);
+    if (access.kind === 'refused') refusal = access.line;
+    // A refused file is still read, as a reader that creates nothing, so that the report is whole.
+    const opened = openDatabase(file, (db) => chooseMapping(db, app, tables), access.kind === 'owner');
     lines.push(`Journal: ${journalOf(file).description}.`);
     if (!opened.readable) {
       lines.push(`Cannot be read now: ${opened.state.explanation}.`);

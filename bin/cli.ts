@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { dirname } from 'node:path';
+import { findApplication } from '../lib/apps/index.js';
 import { canonicalAddress } from '../lib/client-address.js';
 import { describeError, errorCode } from '../lib/errors.js';
 import { answerProtocolErrors, createHandler } from '../lib/index.js';
@@ -14,7 +15,13 @@ import { pathForLog } from '../lib/request-target.js';
 import { isLoopback, parseCommandLine, type ServeCommand, USAGE } from './args.js';
 import { reportOnDatabase } from './check.js';
 import { readCredentialsFile } from './credentials.js';
-import { type BuildHandler, inMemoryDatabase, preflightDatabaseFile, watchDatabase } from './database.js';
+import {
+  type BuildHandler,
+  inMemoryDatabase,
+  preflightDatabaseFile,
+  recogniseApplication,
+  watchDatabase,
+} from './database.js';
 import { createDemoDatabase, type DemoDatabase } from './demo.js';
 import { CliError, describeFsError } from './errors.js';
 import { ensureOnlyOwnerCanChange, readableByEveryone } from './file-safety.js';
@@ -64,7 +71,11 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     }
     if (role === 'primary') {
       return await superviseWorkers(command, async () => {
-        if (command.db !== undefined) preflightDatabaseFile(command.db, handlerFor(command));
+        if (command.db !== undefined)
+          preflightDatabaseFile(
+            command.db,
+            handlerFor(command, () => {}),
+          );
         if (command.socket !== undefined) await prepareSocketPath(command.socket.path);
       });
     }
@@ -101,7 +112,14 @@ function warnAboutSecretFiles(command: ServeCommand): void {
 async function serve(command: ServeCommand, role: Exclude<Role, 'primary'>): Promise<string[]> {
   // SIGHUP gives the new credentials to every handler that answers (the file's and the
   // stand-in's while the file cannot be served), and `command` keeps them for the next one.
-  const build: BuildHandler = handlerFor(command);
+  // Without --app, the start line names an application's file recognised by its tables;
+  // recognised later (the file was waited for, or replaced), a line says so then.
+  let recognised: string | undefined;
+  let greeted = false;
+  const build: BuildHandler = handlerFor(command, (app) => {
+    if (greeted && app !== recognised && command.db !== undefined) logInfo([`${command.db}: ${recognition(app)}`]);
+    recognised = app;
+  });
   const demo = command.db === undefined ? createDemoDatabase() : undefined;
   const database =
     demo === undefined
@@ -135,11 +153,25 @@ async function serve(command: ServeCommand, role: Exclude<Role, 'primary'>): Pro
   stopOnBugs();
 
   warnAboutPlainHttp(command);
-  return greeting(command, server, demo);
+  greeted = true;
+  return greeting(command, server, demo, recognised);
+}
+
+/** How the file is served when no --app was given: `app` is what its tables say. */
+function recognition(app: string): string {
+  const application = findApplication(app);
+  return application === undefined
+    ? 'served with the own schema (its tables are not an application known to --app)'
+    : `recognised as ${application.title}'s file by its tables, served as with --app ${application.name}`;
 }
 
 /** The start-up lines: where the API is served, and for the demo what to try. */
-function greeting(command: ServeCommand, server: Server, demo: DemoDatabase | undefined): string[] {
+function greeting(
+  command: ServeCommand,
+  server: Server,
+  demo: DemoDatabase | undefined,
+  recognised: string | undefined,
+): string[] {
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : command.port;
   const host = command.host.includes(':') ? `[${command.host}]` : command.host;
@@ -148,7 +180,8 @@ function greeting(command: ServeCommand, server: Server, demo: DemoDatabase | un
   // A socket is written the way nginx's proxy_pass names one: unix:PATH:URI.
   const api =
     command.socket === undefined ? `${scheme}://${host}:${port}${base}` : `unix:${command.socket.path}:${base}`;
-  const lines = [`${NAME} listening on ${api}`];
+  const served = command.app === undefined && recognised !== undefined && recognised !== 'own';
+  const lines = [`${NAME} listening on ${api}${served ? ` (${command.db}: ${recognition(recognised)})` : ''}`];
   if (demo === undefined) return lines;
   const userArgument =
     command.credentialsFrom === 'demo default'
@@ -195,12 +228,17 @@ function warnAboutLoopbackProxy(command: ServeCommand): void {
   );
 }
 
-/** How this command turns a database into a handler. */
-function handlerFor(command: ServeCommand): BuildHandler {
-  return (db, onError, standIn = false) =>
-    createHandler(db, command.credentials, {
-      // The stand-in that answers while the file cannot be served has the own schema.
-      ...(standIn ? {} : { app: command.app, tables: command.tables }),
+/**
+ * How this command turns a database into a handler. Without --app, the file's tables say
+ * whose they are (`recognised` hears it), as `check` recognises them.
+ */
+function handlerFor(command: ServeCommand, recognised: (app: string) => void): BuildHandler {
+  return (db, onError, standIn = false) => {
+    // The stand-in that answers while the file cannot be served has the own schema.
+    const app = standIn ? undefined : (command.app ?? recogniseApplication(db, command.tables));
+    if (!standIn && command.app === undefined && app !== undefined) recognised(app);
+    return createHandler(db, command.credentials, {
+      ...(app === undefined ? {} : { app, tables: command.tables }),
       basePath: command.basePath,
       serviceName: command.serviceName,
       maxAuthFailures: command.maxAuthFailures,
@@ -212,6 +250,7 @@ function handlerFor(command: ServeCommand): BuildHandler {
       corsOrigins: command.corsOrigins,
       onError,
     });
+  };
 }
 
 /** node:http, or node:https with --tls-cert/--tls-key; timeouts set against slow clients. */

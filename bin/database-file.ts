@@ -2,16 +2,16 @@
 // read-only, its journal read from the header and the files beside it, and SQLite's
 // answers put into words. A file that is a SQLite database but cannot be read *now* is a
 // state, not a failure (docs/API.md, The CLI); what will not pass by itself is a CliError.
-// Nothing is ever created beside the file. Used by `check` and by the serving side
-// (bin/database.ts).
+// Nothing is created beside the file unless this process runs as its owner (the owner rule,
+// bin/file-safety.ts). Used by `check` and by the serving side (bin/database.ts).
 
-import { accessSync, closeSync, constants, lstatSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { accessSync, closeSync, constants, openSync, readSync, type Stats, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { gunzipSync, constants as zlib } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { errorCode, isNotReadableNow } from '../lib/errors.js';
 import { CliError, describeFsError } from './errors.js';
-import { walkPath } from './file-safety.js';
+import { judgeDatabaseFile } from './file-safety.js';
 
 // A search waits this long for another program's write lock before it answers 500 with
 // Retry-After; better-sqlite3's default of 5 s would block every other request meanwhile.
@@ -43,92 +43,33 @@ export type Opened<T> =
   | { readable: false; state: NotReadableNow };
 
 /**
- * Why this process's user must not serve `file` from where it is, as one line (the start's
- * refusal, and `check`'s), or `undefined`: when it could create files in the directory of
- * `file` (a file that exists; otherwise the open says what is missing).
- *
- * SQLite creates -wal, -shm and -journal as whoever opens the database first. In a
- * directory the service can write, a few of the application's open/close cycles were
- * enough for the service's own open to create a -wal owned by the service (between the
- * look for -wal/-shm and SQLite's first read), and the application's writes then failed.
- * Only the directory's permissions close that window, so the service does not start. For
- * root, which may write everywhere, the mode bits decide as they would for an ordinary
- * user: a directory owned by root (or of group root) that its owner (group) may write, or
- * one that every user may write, is refused.
- *
- * The line says what to do: run the service as a user that may only read the directory,
- * or, for a first look, serve a copy in a directory no one may write. The copy is made
- * with VACUUM INTO, which takes one consistent snapshot (a WAL file's log included) and
- * writes it with a rollback journal: a plain copy of a WAL file would wait for its -wal.
+ * The start's order, and a replaced file's: a SQLite database at all (a file that is not
+ * one is told so before anything else), then the owner rule (bin/file-safety.ts: a refusal
+ * is a CliError), then the open.
  */
-export function directoryProblem(file: string): string | undefined {
-  const link = foreignSymlink(file);
-  if (link !== undefined) {
-    return `refusing database ${file}: symlink ${link.entry} is owned by another user (uid ${link.owner}), who could point it at another file; give the path without it, or a symlink owned by root, the service's user or the owner of its directory`;
-  }
-  let dir: string;
-  let writable: boolean;
-  const uid = process.geteuid?.() ?? 0;
-  try {
-    const real = realpathSync(file);
-    if (!statSync(real).isFile()) return undefined;
-    dir = dirname(real);
-    if (uid === 0) {
-      const { mode, uid: owner, gid: group } = statSync(dir);
-      writable = (owner === 0 && (mode & 0o200) !== 0) || (group === 0 && (mode & 0o020) !== 0) || (mode & 0o002) !== 0;
-    } else {
-      writable = canWrite(dir);
-    }
-  } catch {
-    return undefined;
-  }
-  if (!writable) return undefined;
-  const name = basename(file);
-  const copy = `/tmp/look/${SHELL_SAFE.test(name) ? name : 'copy.sqlite'}`;
-  return `refusing database ${file}: its directory ${dir} is writable by this service's user (uid ${uid}), so SQLite could create -wal, -shm or -journal files there that the application then cannot write; run the service as its own user that may read the file and the directory but not write the directory (e.g. in the application's group, the directory 0750 and the file 0640: docs/operations.md, Users and permissions), or for a first look serve a copy in a directory no one may write: mkdir /tmp/look && sqlite3 -readonly ${shellWord(file)} "VACUUM INTO '${copy}'" && chmod 0555 /tmp/look, then --db ${copy}`;
+export function openToServe<T>(file: string, use: (db: Database.Database) => T): Opened<T> {
+  ensureDatabaseFile(file);
+  const access = judgeDatabaseFile(file);
+  if (access.kind === 'refused') throw new CliError(access.line);
+  return openDatabase(file, use, access.kind === 'owner');
 }
 
 /**
- * The first symlink on the way to `file` that is owned by someone other than root, this
- * process's user and the owner of the directory it is in (who could replace it anyway):
- * in a sticky directory such as /tmp, another user's symlink is theirs to point at another
- * file, whose bookings the service would then serve. The application's own symlinks in
- * its own directory pass. `undefined` also when the path does not resolve (the open says why).
+ * Throws a CliError unless `file` is a regular file this process may read that starts as a
+ * SQLite database does (or is empty, which SQLite reads as an empty database).
  */
-function foreignSymlink(file: string): { entry: string; owner: number } | undefined {
-  const uid = process.geteuid?.() ?? 0;
-  let found: { entry: string; owner: number } | undefined;
+export function ensureDatabaseFile(file: string): void {
+  let stats: Stats;
   try {
-    walkPath(file, (entry, stats, role) => {
-      if (found !== undefined || role !== 'symlink' || stats.uid === 0 || stats.uid === uid) return;
-      if (lstatSync(dirname(entry)).uid !== stats.uid) found = { entry, owner: stats.uid };
-    });
-  } catch {
-    return undefined;
+    stats = statSync(file);
+    if (stats.isFile()) accessSync(file, constants.R_OK);
+  } catch (error: unknown) {
+    throw new CliError(`cannot open database ${file}: ${describeFsError(error)}`);
   }
-  return found;
-}
-
-/** Throws `directoryProblem(file)` as a CliError, if there is one. */
-export function ensureDirectoryReadOnly(file: string): void {
-  const problem = directoryProblem(file);
-  if (problem !== undefined) throw new CliError(problem);
-}
-
-function canWrite(dir: string): boolean {
-  try {
-    accessSync(dir, constants.W_OK);
-    return true;
-  } catch {
-    return false;
+  if (!stats.isFile()) throw new CliError(`cannot open database ${file}: not a regular file${folderHint(file)}`);
+  if (stats.size > 0 && readHeader(file).toString('latin1', 0, SQLITE_MAGIC.length) !== SQLITE_MAGIC) {
+    throw new CliError(notADatabase(file));
   }
-}
-
-const SHELL_SAFE = /^[\w./+-]+$/;
-
-/** `word` as one word of a POSIX shell command line, quoted only where it must be. */
-function shellWord(word: string): string {
-  return SHELL_SAFE.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 /**
@@ -136,23 +77,18 @@ function shellWord(word: string): string {
  * the file cannot be read now; throws a CliError for what will not pass by itself (no file,
  * no permission, not a database, a schema that does not fit).
  *
- * A WAL database is only opened when its -wal and -shm are there: otherwise SQLite would
- * create them, owned by this service, in a directory it can write — and the application,
- * which must write them, could then fail.
+ * `asOwner`: this process runs as the file's owner (bin/file-safety.ts, judgeDatabaseFile),
+ * so what SQLite creates beside it is the owner's, and a WAL file is opened whether its
+ * -wal and -shm exist or not. Otherwise a WAL database is only opened when they are there:
+ * SQLite would create them, owned by this service, and the application, which must write
+ * them, could then fail.
  */
-export function openDatabase<T>(file: string, use: (db: Database.Database) => T): Opened<T> {
-  let isFile: boolean;
-  try {
-    isFile = statSync(file).isFile();
-    if (isFile) accessSync(file, constants.R_OK);
-  } catch (error: unknown) {
-    throw new CliError(`cannot open database ${file}: ${describeFsError(error)}`);
-  }
-  if (!isFile) throw new CliError(`cannot open database ${file}: not a regular file${folderHint(file)}`);
+export function openDatabase<T>(file: string, use: (db: Database.Database) => T, asOwner = false): Opened<T> {
+  ensureDatabaseFile(file);
   // Between this look and SQLite's first read (which takes the shared lock that keeps a
   // closing application from deleting -wal/-shm) lies well under a millisecond; a directory
   // the service cannot write (docs/operations.md, Users and permissions) covers even that window.
-  if (journalOf(file).wal) {
+  if (!asOwner && journalOf(file).wal) {
     const missing = walFilesNotReadable(file);
     if (missing !== undefined) return { readable: false, state: missing };
   }
@@ -232,7 +168,7 @@ export function describeDatabaseError(file: string | undefined, error: unknown):
   if (error instanceof CliError) return error.message;
   const code = errorCode(error);
   const message = error instanceof Error ? error.message : String(error);
-  if (code === 'SQLITE_NOTADB') return `${file} is not a SQLite database${file === undefined ? '' : formatHint(file)}`;
+  if (code === 'SQLITE_NOTADB') return file === undefined ? 'not a SQLite database' : notADatabase(file);
   if (file !== undefined && code?.startsWith('SQLITE_CANTOPEN'))
     return `cannot open database ${file}: SQLite cannot open it or a file beside it (${code})`;
   return file === undefined ? message : `cannot serve ${file}: ${message}`;
@@ -259,6 +195,10 @@ function walFilesMissing(file: string, code: string): NotReadableNow {
     code,
     explanation: `it is in WAL mode and ${name}-wal or ${name}-shm is missing (SQLite deletes them when the last connection closes); a reader would have to create them, and this service never creates files beside the database (${code}): start the application before this service, and keep it running until this service says it serves the file`,
   };
+}
+
+function notADatabase(file: string): string {
+  return `${file} is not a SQLite database${formatHint(file)}`;
 }
 
 /** For a folder given as the database: the Actual budget's db.sqlite inside it, if it holds one. */
@@ -312,7 +252,8 @@ function readHeader(file: string, size = 100): Buffer {
   const header = Buffer.alloc(size);
   let fd: number | undefined;
   try {
-    fd = openSync(file, 'r');
+    // Never waits: a FIFO put in the file's place opens at once, and reads nothing.
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
     return header.subarray(0, readSync(fd, header, 0, header.length, 0));
   } catch {
     return Buffer.alloc(0);

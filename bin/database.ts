@@ -8,9 +8,10 @@ import { statSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import Database from 'better-sqlite3';
 import { errorCode, isNotReadableNow } from '../lib/errors.js';
-import { REQUIRED_COLUMNS } from '../lib/schema.js';
+import { ownSchema, type TableNames } from '../lib/mapping.js';
+import { detectApplication, findSchemaProblems, REQUIRED_COLUMNS } from '../lib/schema.js';
 import type { BookingSearchHandler, Credentials, RequestHandler } from '../lib/types.js';
-import { describeDatabaseError, ensureDirectoryReadOnly, notReadableNow, openDatabase } from './database-file.js';
+import { describeDatabaseError, notReadableNow, openToServe } from './database-file.js';
 import { CliError } from './errors.js';
 
 // How often the file is looked at; a replacement, or the end of a wait, is noticed within this.
@@ -26,9 +27,18 @@ export type BuildHandler = (db: Database.Database, onError: ErrorHook, standIn?:
  * be read now passes: each worker waits for it.
  */
 export function preflightDatabaseFile(file: string, build: BuildHandler): void {
-  ensureDirectoryReadOnly(file);
-  const opened = openDatabase(file, (db) => build(db, () => {}));
+  const opened = openToServe(file, (db) => build(db, () => {}));
   if (opened.readable) opened.db.close();
+}
+
+/**
+ * Whose tables `db` holds when no --app was given, as `check` recognises them: `own` when
+ * the own schema (under `tables`) fits, else the first application whose tables fit, else
+ * `own`, whose missing tables the start then names.
+ */
+export function recogniseApplication(db: Database.Database, tables: Partial<TableNames>): string {
+  if (findSchemaProblems(db, ownSchema(tables)).length === 0) return 'own';
+  return detectApplication(db)?.name ?? 'own';
 }
 
 export interface ServedDatabase {
@@ -87,8 +97,7 @@ export function watchDatabase(
   building = false;
 
   const attempt = (): Serving => {
-    ensureDirectoryReadOnly(file);
-    const opened = openDatabase(file, (db) => build(db, onError));
+    const opened = openToServe(file, (db) => build(db, onError));
     if (opened.readable) return { serving: true, db: opened.db, handler: opened.value, inode: inodeOf(file) };
     return { serving: false, cause: new Unavailable(opened.state.code, opened.state.explanation) };
   };

@@ -1,5 +1,6 @@
 // Who else could change a file the service trusts: its credentials file, its TLS key and
-// certificate, the directory of its socket. The rule is OpenSSH's for its own files
+// certificate, the directory of its socket; and who would own what SQLite creates beside
+// the database it serves (the owner rule, at the end). The rule is OpenSSH's for its own files
 // (StrictModes): the file, and every directory above it, must be owned by root or the
 // service's user and writable by nobody else; a directory with the sticky bit (/tmp) is
 // accepted, as others cannot rename or remove what is not theirs in it. The path is
@@ -9,7 +10,7 @@
 // directory is that user's to point elsewhere at any time (to /etc/passwd, say, read at
 // the next SIGHUP); the sticky bit only keeps them from replacing the service's own.
 
-import { lstatSync, readlinkSync, type Stats, statSync } from 'node:fs';
+import { accessSync, constants, lstatSync, readlinkSync, realpathSync, type Stats, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { CliError, describeFsError } from './errors.js';
 
@@ -132,5 +133,95 @@ export function readableByEveryone(path: string): number | undefined {
     return (mode & 0o004) !== 0 ? mode & 0o777 : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * What the owner rule (docs/API.md, The CLI) says about serving the database `file` as this
+ * process's user. SQLite creates `-wal`, `-shm` and `-journal` beside a database as whoever
+ * opens it first, and the service never leaves a file there that the application could not
+ * use as its own:
+ *
+ * - `owner`: this process runs as the file's owner (root on root's file, as in a
+ *   container). Whatever SQLite creates belongs to that owner, who is the application's
+ *   user, so SQLite may create what it needs: a WAL file is served whether the application
+ *   runs or not.
+ * - `reader`: another user that cannot create files beside it. SQLite creates nothing, and
+ *   a WAL file is opened only while its `-wal` and `-shm` exist.
+ * - `refused`: another user that could create files there (the directory is writable for
+ *   it: `access(W_OK)`; for root, which may write anywhere, the mode bits as for an
+ *   ordinary user), or a path through another user's symlink. The service does not start;
+ *   `line` says why and what to do. A check of the directory and SQLite's first read are
+ *   two steps: in a directory the service could write, its own open once in a few of the
+ *   application's open/close cycles created a `-wal` owned by the service, and the
+ *   application's writes then failed. Only permissions close that window.
+ *
+ * `reader` too when the path does not lead to a regular file: the open says what is wrong.
+ */
+export type DatabaseAccess = { kind: 'owner' } | { kind: 'reader' } | { kind: 'refused'; line: string };
+
+export function judgeDatabaseFile(file: string): DatabaseAccess {
+  const link = foreignSymlink(file);
+  if (link !== undefined) {
+    return {
+      kind: 'refused',
+      line: `refusing database ${file}: symlink ${link.entry} is owned by another user (uid ${link.owner}), who could point it at another file; give the path without it, or a symlink owned by root, the service's user or the owner of its directory`,
+    };
+  }
+  const uid = process.geteuid?.() ?? 0;
+  let dir: string;
+  let owner: number;
+  let writable: boolean;
+  try {
+    const real = realpathSync(file);
+    const stats = statSync(real);
+    if (!stats.isFile()) return { kind: 'reader' };
+    owner = stats.uid;
+    if (owner === uid) return { kind: 'owner' };
+    dir = dirname(real);
+    if (uid === 0) {
+      const { mode, uid: dirOwner, gid: group } = statSync(dir);
+      writable =
+        (dirOwner === 0 && (mode & 0o200) !== 0) || (group === 0 && (mode & 0o020) !== 0) || (mode & 0o002) !== 0;
+    } else {
+      writable = canWrite(dir);
+    }
+  } catch {
+    return { kind: 'reader' };
+  }
+  if (!writable) return { kind: 'reader' };
+  return {
+    kind: 'refused',
+    line: `refusing database ${file}: its directory ${dir} is writable by this service's user (uid ${uid}), which does not own the file (its owner is uid ${owner}), so SQLite could create -wal, -shm or -journal files there that the application then cannot write; run the service as the file's owner, or as a user of its own that may read the file and the directory but not write the directory (e.g. in the application's group, the directory 0750 and the file 0640: docs/operations.md, Users and permissions)`,
+  };
+}
+
+/**
+ * The first symlink on the way to `file` that is owned by someone other than root, this
+ * process's user and the owner of the directory it is in (who could replace it anyway):
+ * in a sticky directory such as /tmp, another user's symlink is theirs to point at another
+ * file, whose bookings the service would then serve. The application's own symlinks in
+ * its own directory pass. `undefined` also when the path does not resolve (the open says why).
+ */
+function foreignSymlink(file: string): { entry: string; owner: number } | undefined {
+  const uid = process.geteuid?.() ?? 0;
+  let found: { entry: string; owner: number } | undefined;
+  try {
+    walkPath(file, (entry, stats, role) => {
+      if (found !== undefined || role !== 'symlink' || stats.uid === 0 || stats.uid === uid) return;
+      if (lstatSync(dirname(entry)).uid !== stats.uid) found = { entry, owner: stats.uid };
+    });
+  } catch {
+    return undefined;
+  }
+  return found;
+}
+
+function canWrite(dir: string): boolean {
+  try {
+    accessSync(dir, constants.W_OK);
+    return true;
+  } catch {
+    return false;
   }
 }

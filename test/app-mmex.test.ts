@@ -14,8 +14,8 @@ import { findApplication } from '../lib/apps/index.js';
 import type { Booking } from '../lib/index.js';
 import { explainCount } from '../lib/search/index.js';
 import { assertAnswersEverySearch, searchFor } from './support/app-serving.js';
-import { run } from './support/cli-helpers.js';
-import { databaseDir, fixtureSql, tempDir } from './support/helpers.js';
+import { run, start, TIME } from './support/cli-helpers.js';
+import { assertReply, databaseDir, fixtureSql, get, tempDir } from './support/helpers.js';
 
 interface Tx {
   id: number;
@@ -283,8 +283,30 @@ test("a Money Manager Ex file is searched by MMEX's own TRANSDATE index; check r
     /^The typical search \(one amount in a month\) reads only its month, by the index IDX_CHECKINGACCOUNT_TRANSDATE: /m,
   );
   assert.match(result.stdout, /^A real search, \?von=2026-04-01&bis=2026-04-30&betrag=-12\.5&limit=3, answers:$/m);
-  const served = await run(['--db', file, '--port', '0']);
-  assert.equal(served.code, 1, 'without --app the own schema is missing');
-  assert.match(served.stderr, /the file has the tables of Money Manager Ex: serve it with --app mmex/);
+  assert.deepEqual(readFileSync(file), before);
+});
+
+test('a Money Manager Ex file served without --app: recognised by its tables as check recognises it, served as with --app mmex, and the start line names it', async (t) => {
+  const file = join(databaseDir(t), 'kasse.mmb');
+  writeMmexFile(file);
+  const before = readFileSync(file);
+  const server = await start(t, ['--db', file]);
+  assert.match(
+    server.output().stdout,
+    new RegExp(
+      `^${TIME} booking-search-server listening on http://127\\.0\\.0\\.1:\\d+/api/v1/ \\(${file}: recognised as Money Manager Ex's file by its tables, served as with --app mmex\\)$`,
+      'm',
+    ),
+  );
+  const reply = await get(`${server.api}buchungen?von=2026-03-31&bis=2026-03-31&betrag=-12.5`);
+  assertReply(reply, 200, {
+    anzahl: 1,
+    buchungen: [{ id: 12, datum: '2026-03-31', betrag: -12.5, zweck: 'Post', kategorie: 'Porto', konto: 'Barkasse' }],
+  });
+  await server.stop();
+  // --app still forces a mapping: the own schema is then missing, and the line names --app mmex.
+  const forced = await run(['--db', file, '--port', '0', '--app', 'own']);
+  assert.equal(forced.code, 1);
+  assert.match(forced.stderr, /the file has the tables of Money Manager Ex: serve it with --app mmex/);
   assert.deepEqual(readFileSync(file), before);
 });

@@ -2,14 +2,14 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { RECOMMENDED_INDEXES } from '../lib/schema.js';
-import { assertFails, directoryRefusal, run, start } from './support/cli-helpers.js';
-import { assertReply, buildDatabase, databaseDir, fixtureSql, get, MARCH_COFFEE, tempDir } from './support/helpers.js';
+import { assertFails, directoryRefusal, run } from './support/cli-helpers.js';
+import { buildDatabase, databaseDir, fixtureSql, tempDir } from './support/helpers.js';
 
 test('a fitting database: the count, the dates, the indexes, the plan; exit 0', async (t) => {
   const file = buildDatabase(t);
@@ -177,12 +177,14 @@ test('a custom mapping under its own names fits, and check prints the answer of 
   assert.match(plain.stdout, /^ {2}- table or view 'entries' is missing$/m);
 });
 
-test('a file whose directory the service could write: check says the refusal the service says, in the same words, and exits 1 (it used to "fit"); as root the mode bits decide', async (t) => {
+test("another user's file in a directory the service could write: check says the refusal the service says, in the same words, and exits 1; as root the mode bits decide; root's own file fits", async (t) => {
   assert.equal(process.getuid?.(), 0, 'needs root to judge a directory by its mode bits (CI runs as root)');
+  const nobody = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
   const file = buildDatabase(t);
   const dir = dirname(file);
+  chownSync(file, nobody, 0);
   chmodSync(dir, 0o755);
-  const refusal = directoryRefusal(file, dir, 0);
+  const refusal = directoryRefusal(file, dir, 0, nobody);
   const checked = await run(['check', '--db', file]);
   assert.equal(checked.code, 1, checked.stdout);
   const lines = checked.stdout.split('\n');
@@ -200,38 +202,32 @@ test('a file whose directory the service could write: check says the refusal the
   assert.equal(fits.code, 0, fits.stdout);
   assert.doesNotMatch(fits.stdout, /Cannot be served/);
   assert.deepEqual(readdirSync(dir), ['kasse.sqlite'], 'nothing created');
+  // The owner rule: root's own file, in the directory root may write.
+  chownSync(file, 0, 0);
+  chmodSync(dir, 0o700);
+  const own = await run(['check', '--db', file]);
+  assert.equal(own.code, 0, own.stdout);
+  assert.doesNotMatch(own.stdout, /Cannot be served/);
 });
 
-test("the refusal's first look works as it says: the copy it makes, even of a WAL file with its log and no application running, is served from a directory no one may write", async (t) => {
-  const file = join(tempDir(t), 'kasse.sqlite');
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.exec(fixtureSql('schema.sql') + fixtureSql('bookings.sql'));
-  // The newest booking only in -wal, as while an application has the file open.
-  db.pragma('wal_autocheckpoint = 0');
-  db.exec("INSERT INTO entries (date, amount_cents, subject) VALUES ('2026-03-21', 435, 'nur im Log')");
-  const refused = await run(['--db', file, '--port', '0']);
-  assert.equal(refused.code, 1);
-  const advice = /or for a first look serve a copy in a directory no one may write: (.*), then --db (\S+)$/.exec(
-    refused.stderr.trim(),
-  );
-  assert.ok(advice !== null, refused.stderr);
-  // The command as it stands, in a fresh directory instead of /tmp/look.
-  const look = join(tempDir(t), 'look');
-  const command = (advice[1] as string).replaceAll('/tmp/look', look);
-  execFileSync('sh', ['-c', command]);
-  db.close();
-  const server = await start(t, ['--db', (advice[2] as string).replace('/tmp/look', look)]);
-  assertReply(await get(`${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`), 200, {
-    anzahl: 2,
-    buchungen: [...MARCH_COFFEE.buchungen, { id: 21, datum: '2026-03-21', betrag: -4.35, zweck: 'nur im Log' }],
-  });
-  await server.stop();
-  assert.deepEqual(
-    readdirSync(look),
-    ['kasse.sqlite'],
-    'a copy in rollback mode: nothing to wait for, nothing created',
-  );
+test('a file that is not a database is told so first, in one line, and not the refusal of its directory', async (t) => {
+  assert.equal(process.getuid?.(), 0, 'needs root to give the file to another user (CI runs as root)');
+  const nobody = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
+  const dir = tempDir(t);
+  chmodSync(dir, 0o755);
+  const readme = join(dir, 'README.md');
+  writeFileSync(readme, '# Kasse\n\nNotizen.\n');
+  for (const owner of [0, nobody]) {
+    chownSync(readme, owner, 0);
+    assertFails(
+      await run(['--db', readme, '--port', '0']),
+      1,
+      `booking-search-server: ${readme} is not a SQLite database`,
+    );
+    const checked = await run(['check', '--db', readme]);
+    assert.equal(checked.code, 1);
+    assert.equal(checked.stdout, `Database: ${readme}\nCannot check: ${readme} is not a SQLite database\n`);
+  }
 });
 
 // Each application's own empty tables, from its DDL: enough to be recognised.

@@ -181,12 +181,17 @@ test('a file corrupted in place gives the fixed 500, never a crash', async (t) =
   assert.equal((await server.stop()).code, 0);
 });
 
-test('WAL without -wal/-shm, served by root, which could write the directory anyway: starts, waits and creates nothing; served within 2 s once the application has the file open', async (t) => {
+test("WAL without -wal/-shm, served by root on another user's file, in that user's 0755 directory (root could write it, its bits give root no write): starts, waits and creates nothing; served within 2 s once the application has the file open", async (t) => {
+  assert.equal(process.getuid?.(), 0, "needs root to serve another user's file (CI runs as root)");
+  const nobody = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
   const file = buildDatabase(t);
   const dir = dirname(file);
   const setup = new Database(file);
   setup.pragma('journal_mode = WAL');
   setup.close();
+  chownSync(file, nobody, 0);
+  chownSync(dir, nobody, 0);
+  chmodSync(dir, 0o755);
   assert.deepEqual(readdirSync(dir), ['kasse.sqlite']);
   const server = await start(t, ['--db', file]);
   const waiting = await get(`${server.api}${SEARCH}`);
@@ -245,11 +250,13 @@ test('a lock held when the service starts: it starts and waits; check names the 
   assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 7, buchungen: [] });
 });
 
-test('a database whose directory the service user could write is refused with one line saying why and what to do; as root the mode bits decide', async (t) => {
+test("another user's database in a directory the service's user could write is refused with one line saying why and what to do; as root the mode bits decide; root's own file is root's to serve", async (t) => {
   assert.equal(process.getuid?.(), 0, 'needs root to judge a directory by its mode bits (CI runs as root)');
+  const nobody = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
   const file = buildDatabase(t);
   const dir = dirname(file);
-  const line = `booking-search-server: ${directoryRefusal(file, dir, 0)}`;
+  chownSync(file, nobody, 0);
+  const line = `booking-search-server: ${directoryRefusal(file, dir, 0, nobody)}`;
   for (const mode of [0o755, 0o575, 0o557]) {
     chmodSync(dir, mode);
     assertFails(await run(['--db', file, '--port', '0']), 1, line);
@@ -257,9 +264,16 @@ test('a database whose directory the service user could write is refused with on
   assertFails(await run(['--db', file, '--port', '0', '--workers', '2']), 1, line);
   assert.deepEqual(readdirSync(dir), ['kasse.sqlite'], 'nothing created');
   // Owned by another user, 0755: root could write it, but its bits give root no write.
-  chownSync(dir, Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim()), 0);
+  chownSync(dir, nobody, 0);
   chmodSync(dir, 0o755);
-  const server = await start(t, ['--db', file]);
+  let server = await start(t, ['--db', file]);
+  assertReply(await get(`${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`), 200, MARCH_COFFEE);
+  await server.stop();
+  // The owner rule: root serving root's file, in root's 0700 directory.
+  chownSync(file, 0, 0);
+  chownSync(dir, 0, 0);
+  chmodSync(dir, 0o700);
+  server = await start(t, ['--db', file, '--workers', '2']);
   assertReply(await get(`${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`), 200, MARCH_COFFEE);
   await server.stop();
 });

@@ -7,9 +7,9 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { assertFails, cleanEnv, directoryRefusal, type Launcher, run, start, USER } from './support/cli-helpers.js';
 import { assertReply, get } from './support/helpers.js';
@@ -21,6 +21,7 @@ import {
   IS_ROOT,
   listing,
   NOT_ROOT_REASON,
+  nodeForEveryUser,
   startApplication,
   type Users,
 } from './support/linux-users.js';
@@ -91,7 +92,7 @@ test('WAL after the application exited cleanly: a directory the service could wr
   assertFails(
     await run(['--db', file, '--port', '0'], cleanEnv(USER), asService),
     1,
-    `booking-search-server: ${directoryRefusal(file, dir, users.service.uid)}`,
+    `booking-search-server: ${directoryRefusal(file, dir, users.service.uid, users.app.uid)}`,
   );
   assert.deepEqual(listing(dir), ['kasse.sqlite']);
   chmodSync(dir, 0o750);
@@ -191,7 +192,7 @@ test('check as the service user on a file whose directory it could write (0770):
   const { users, asService } = setup();
   const dir = applicationDirectory(users, users.workDir(), 0o770);
   const file = await createDatabase(users, dir, 'delete');
-  const refusal = directoryRefusal(file, dir, users.service.uid);
+  const refusal = directoryRefusal(file, dir, users.service.uid, users.app.uid);
   const checked = await run(['check', '--db', file], cleanEnv(), asService);
   assert.equal(checked.code, 1, checked.stdout);
   assert.match(checked.stdout, /^Data: fits /m);
@@ -306,4 +307,120 @@ test('a file the service may not read ends the start with one line and exit 1, a
     assert.doesNotMatch(result.stderr, /\n\s+at /);
   }
   assert.deepEqual(listing(dir), ['kasse.sqlite']);
+});
+
+/**
+ * The owner's first run (docs/API.md, The CLI: the owner's file): `who` owns `file`, a WAL
+ * database its application created and closed; the service runs as `who` through `launch`
+ * and serves the live file at once, while the application is not running and while it
+ * opens, writes and closes the file 150 times, each booking served within a second. Every
+ * file that ever appears beside it is `who`'s.
+ */
+async function ownerServesLiveFile(
+  t: TestContext,
+  users: Users,
+  who: { name: string; uid: number },
+  file: string,
+  launch: Launcher,
+): Promise<void> {
+  const dir = file.slice(0, file.lastIndexOf('/'));
+  const creator = startApplication(users, file, who.name);
+  assert.equal(await creator.send('create wal'), 'created');
+  await creator.close();
+  assert.ok(!listing(dir).some((name) => name.startsWith('kasse.sqlite-')), 'SQLite deleted -wal and -shm');
+  const seen = watchDirectory(t, dir);
+
+  const server = await start(t, [], cleanEnv(USER), launch);
+  // The application is not running: served all the same, its -wal and -shm made as `who`.
+  assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
+
+  const app = startApplication(users, file, who.name);
+  let slowest = 0;
+  for (let saved = 1; saved <= 150; saved += 1) {
+    assert.equal(await app.send('cycle'), 'cycled', `save ${saved} of the application`);
+    const written = Date.now();
+    await until(
+      async () => (JSON.parse((await get(`${server.api}${SEARCH}`)).body) as { anzahl: number }).anzahl === 6 + saved,
+      1_000,
+      `booking ${saved} served within a second`,
+    );
+    slowest = Math.max(slowest, Date.now() - written);
+  }
+  t.diagnostic(`150 saves of the application, each served after at most ${slowest} ms`);
+  // The application keeps the file open and writes: served as well.
+  assert.equal(await app.send('open'), String(20 + 150));
+  assert.equal(await app.send('insert 3'), 'inserted');
+  assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6 + 153, buchungen: [] });
+  await app.close();
+  assert.equal((await server.stop()).code, 0);
+  assert.deepEqual(server.output().stderr, '', 'no warning, no error');
+
+  for (const [name, owners] of seen) assert.deepEqual([...owners], [who.uid], `${name} only ever ${who.name}'s`);
+  assert.ok(seen.has('kasse.sqlite-wal') && seen.has('kasse.sqlite-shm'), [...seen.keys()].join(', '));
+}
+
+test('the owner\'s first run: a fresh user serves ~/kasse.sqlite (WAL) with "node bin/booking-search-server.js --db ~/kasse.sqlite" as their application saves it 150 times: no copy, no second user, each booking within a second, every file beside it theirs; check fits', async (t) => {
+  const { users } = setup();
+  const { owner } = users;
+  const file = join(owner.home, 'kasse.sqlite');
+  // As the user types it, in their shell: ~ is their home.
+  const asOwner: Launcher = (args) => [
+    'setpriv',
+    [
+      '--reuid',
+      owner.name,
+      '--regid',
+      owner.name,
+      '--init-groups',
+      '--',
+      'env',
+      `HOME=${owner.home}`,
+      'sh',
+      '-c',
+      `cd ${users.runtime} && exec ${nodeForEveryUser()} bin/booking-search-server.js --db ~/kasse.sqlite "$@"`,
+      'sh',
+      ...args,
+    ],
+  ];
+  await ownerServesLiveFile(t, users, owner, file, asOwner);
+  const checkAsOwner: Launcher = (args) =>
+    asUser(owner.name, [join(users.runtime, 'bin/booking-search-server.js'), ...args]);
+  const checked = await run(['check', '--db', file], cleanEnv(), checkAsOwner);
+  assert.equal(checked.code, 0, checked.stdout);
+  assert.doesNotMatch(checked.stdout, /Cannot be served/);
+});
+
+test("the owner rule for root: root serves its own WAL file in a 0700 directory while its application saves it 150 times, each booking within a second, every file beside it root's", async (t) => {
+  const { users } = setup();
+  const dir = join(users.workDir(), 'privat');
+  mkdirSync(dir, { mode: 0o700 });
+  const file = join(dir, 'kasse.sqlite');
+  const asRoot: Launcher = (args) =>
+    asUser('root', [join(users.runtime, 'bin/booking-search-server.js'), '--db', file, ...args]);
+  await ownerServesLiveFile(t, users, { name: 'root', uid: 0 }, file, asRoot);
+});
+
+test("another user with group write on the owner's directory is refused in one line, and check says the same; a file there that is not a database is told so instead", async () => {
+  const { users, asService } = setup();
+  const dir = applicationDirectory(users, users.workDir(), 0o770);
+  const file = await createDatabase(users, dir, 'wal');
+  const refusal = directoryRefusal(file, dir, users.service.uid, users.app.uid);
+  assertFails(
+    await run(['--db', file, '--port', '0'], cleanEnv(USER), asService),
+    1,
+    `booking-search-server: ${refusal}`,
+  );
+  const checked = await run(['check', '--db', file], cleanEnv(), asService);
+  assert.equal(checked.stdout.split('\n').at(-2), `Cannot be served: ${refusal}`);
+  assert.equal(checked.code, 1);
+  const readme = join(dir, 'README.md');
+  writeFileSync(readme, '# Kasse\n');
+  chownSync(readme, users.app.uid, users.app.gid);
+  chmodSync(readme, 0o640);
+  assertFails(
+    await run(['--db', readme, '--port', '0'], cleanEnv(USER), asService),
+    1,
+    `booking-search-server: ${readme} is not a SQLite database`,
+  );
+  assert.deepEqual(listing(dir), ['README.md', 'kasse.sqlite']);
 });

@@ -11,8 +11,9 @@ export const BIN = new URL('../../bin/booking-search-server.js', import.meta.url
 export const USER = { BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: 'ge:heim' };
 /** The ISO 8601 time that starts every line the running CLI writes. */
 export const TIME = String.raw`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z`;
+// Without --app, an application's file recognised by its tables is named after the URL.
 const LISTENING = new RegExp(
-  String.raw`^${TIME} booking-search-server listening on (https?:\/\/127\.0\.0\.1:(\d+)(\/[^\s]*)?\/api\/v1\/|unix:([^:\s]+):(\/[^\s]*)?\/api\/v1\/)$`,
+  String.raw`^${TIME} booking-search-server listening on (https?:\/\/127\.0\.0\.1:(\d+)(\/[^\s]*)?\/api\/v1\/|unix:([^:\s]+):(\/[^\s]*)?\/api\/v1\/)(?: \(.+\))?$`,
   'm',
 );
 
@@ -162,10 +163,9 @@ export async function waitFor(output: () => string, pattern: RegExp, count = 1):
 
 /**
  * The line (without its time and the program's name) with which the CLI refuses `file`,
- * whose directory `dir` the user `uid` could write, and which `check` prints after
- * "Cannot be served: ". Spelled out here so that the tests pin every word of it.
+ * owned by `owner`, whose directory `dir` the user `uid` could write, and which `check`
+ * prints after "Cannot be served: ". Spelled out here so that the tests pin every word of it.
  */
-export function directoryRefusal(file: string, dir: string, uid: number): string {
-  const name = file.slice(file.lastIndexOf('/') + 1);
-  return `refusing database ${file}: its directory ${dir} is writable by this service's user (uid ${uid}), so SQLite could create -wal, -shm or -journal files there that the application then cannot write; run the service as its own user that may read the file and the directory but not write the directory (e.g. in the application's group, the directory 0750 and the file 0640: docs/operations.md, Users and permissions), or for a first look serve a copy in a directory no one may write: mkdir /tmp/look && sqlite3 -readonly ${file} "VACUUM INTO '/tmp/look/${name}'" && chmod 0555 /tmp/look, then --db /tmp/look/${name}`;
+export function directoryRefusal(file: string, dir: string, uid: number, owner: number): string {
+  return `refusing database ${file}: its directory ${dir} is writable by this service's user (uid ${uid}), which does not own the file (its owner is uid ${owner}), so SQLite could create -wal, -shm or -journal files there that the application then cannot write; run the service as the file's owner, or as a user of its own that may read the file and the directory but not write the directory (e.g. in the application's group, the directory 0750 and the file 0640: docs/operations.md, Users and permissions)`;
 }

@@ -21,6 +21,11 @@ export interface Users {
   app: { name: string; uid: number; gid: number };
   /** The service's user, in the application's group for read access. */
   service: { name: string; uid: number; gid: number };
+  /**
+   * A sole trader: a fresh user with a home directory (as `useradd --create-home` makes it)
+   * who runs the application and the service alike.
+   */
+  owner: { name: string; uid: number; gid: number; home: string };
   /** A copy of the built package that both users can read (the clone may sit in a private directory). */
   runtime: string;
   /** A fresh 0755 directory for a test's files, removed when the file's tests end. */
@@ -32,12 +37,13 @@ export function createUsers(): Users {
   const tag = `${process.pid.toString(36)}${Date.now().toString(36).slice(-4)}`;
   const app = `bsk${tag}`;
   const service = `bss${tag}`;
+  const owner = `bso${tag}`;
   const root = mkdtempSync(join(tmpdir(), 'booking-search-users-'));
   chmodSync(root, 0o755);
   after(() => {
     rmSync(root, { recursive: true, force: true });
     // userdel removes each user's own group as well (USERGROUPS_ENAB).
-    for (const name of [service, app]) retry(['userdel', name], true);
+    for (const name of [owner, service, app]) retry(['userdel', name], true);
   });
   retry(['useradd', '--system', '--no-create-home', '--user-group', '--shell', '/usr/sbin/nologin', app]);
   retry([
@@ -51,12 +57,16 @@ export function createUsers(): Users {
     '/usr/sbin/nologin',
     service,
   ]);
+  const home = join(root, 'home', owner);
+  mkdirSync(join(root, 'home'), { mode: 0o755 });
+  retry(['useradd', '--create-home', '--home-dir', home, '--user-group', '--shell', '/bin/sh', owner]);
   const runtime = join(root, 'runtime');
   copyRuntime(runtime);
   let dirs = 0;
   return {
     app: { name: app, ...ids(app) },
     service: { name: service, ...ids(service) },
+    owner: { name: owner, ...ids(owner), home },
     runtime,
     workDir: () => {
       dirs += 1;
@@ -110,6 +120,8 @@ export interface Application {
 //   create wal|delete   creates the file from schema.sql and bookings.sql
 //   open                opens it (creating -wal/-shm in WAL mode) and reads once
 //   insert N            N bookings of 12.50 € on 2026-03-20, one transaction each
+//   cycle               opens the file, writes one such booking, closes it again (a desktop
+//                       application's save); answers 'cycled' or 'failed: ' and why
 //   crash               a large write with a tiny cache, so that pages reach the file, then waits to be killed
 //   close               closes the database cleanly and exits
 const APPLICATION = `
@@ -138,6 +150,16 @@ readline.createInterface({ input: process.stdin }).on('line', (line) => {
     for (let i = 0; i < Number(arg); i += 1) insert.run();
     return answer('inserted');
   }
+  if (command === 'cycle') {
+    try {
+      const once = new Database(file, { fileMustExist: true, timeout: 5000 });
+      once.prepare("INSERT INTO entries (date, amount_cents, subject) VALUES ('2026-03-20', 1250, 'Nachtrag')").run();
+      once.close();
+      return answer('cycled');
+    } catch (error) {
+      return answer('failed: ' + String(error && error.code) + ' ' + String(error && error.message));
+    }
+  }
   if (command === 'crash') {
     db.pragma('cache_size = 2');
     db.exec('BEGIN');
@@ -153,9 +175,12 @@ readline.createInterface({ input: process.stdin }).on('line', (line) => {
 });
 `;
 
-/** Starts the application as its user; it is killed when the test file ends, if still running. */
-export function startApplication(users: Users, file: string): Application {
-  const [command, args] = asUser(users.app.name, ['-e', APPLICATION, file]);
+/**
+ * Starts the application as its user (`as`: another one, e.g. the owner or root); it is
+ * killed when the test file ends, if still running.
+ */
+export function startApplication(users: Users, file: string, as = users.app.name): Application {
+  const [command, args] = asUser(as, ['-e', APPLICATION, file]);
   const child = spawn(command, args, { cwd: users.runtime, stdio: ['pipe', 'pipe', 'inherit'] });
   after(() => void child.kill('SIGKILL'));
   const lines: string[] = [];

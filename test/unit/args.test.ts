@@ -35,7 +35,8 @@ const COMMANDS: Array<[argv: string[], expected: Record<string, unknown>]> = [
   [['check', '--db', 'kasse.sqlite'], { command: 'check', db: 'kasse.sqlite', app: undefined, tables: {} }],
   [['check', '--db', 'kasse.mmb', '--app', 'mmex'], { command: 'check', app: 'mmex', tables: {} }],
   [['--db', 'db.sqlite', '--app', 'actual'], { command: 'serve', app: 'actual', tables: {} }],
-  [['--db', 'kasse.sqlite'], { app: 'own', tables: {} }],
+  // Without --app the file's tables tell (an application's file is served with its mapping).
+  [['--db', 'kasse.sqlite'], { app: undefined, tables: {} }],
   [
     ['--db', 'book.sqlite', '--table-names', 'entries=bss_entries, payment_methods=temp.bss_konto'],
     { app: 'own', tables: { entries: 'bss_entries', paymentMethods: 'temp.bss_konto' } },
