@@ -20,7 +20,9 @@ export function parseBasicAuth(header: string | undefined): GivenCredentials | u
   if (match === null) return undefined;
   let decoded: string;
   try {
-    decoded = utf8.decode(Buffer.from(match[1] ?? '', 'base64'));
+    // RFC 7617 §2.1: under charset="UTF-8" user-id and password are compared in Unicode
+    // Normalization Form C, so `ü` typed as u + combining diaeresis is the same `ü`.
+    decoded = utf8.decode(Buffer.from(match[1] ?? '', 'base64')).normalize('NFC');
   } catch {
     return undefined; // not UTF-8 (RFC 7617 §2.1, charset="UTF-8")
   }

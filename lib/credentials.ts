@@ -72,8 +72,11 @@ export function validateCredentials(credentials: Credentials | readonly Credenti
 
 function checkOne(entry: unknown, index: number | undefined): ConfiguredUser | CredentialsProblem {
   if (typeof entry !== 'object' || entry === null) return { index, kind: 'not an object' };
-  const { username, password, passwordHash } = entry as Record<string, unknown>;
-  if (typeof username !== 'string' || username === '') return { index, kind: 'empty username' };
+  const { username: given, password, passwordHash } = entry as Record<string, unknown>;
+  if (typeof given !== 'string' || given === '') return { index, kind: 'empty username' };
+  // Compared in Unicode NFC, as the sent credentials are (lib/auth.ts, RFC 7617 §2.1): two
+  // spellings of one name are one user.
+  const username = given.normalize('NFC');
   // RFC 7617 §2: a user-id containing a colon could never be sent.
   if (username.includes(':')) return { index, kind: 'colon in username' };
   if (password !== undefined && passwordHash !== undefined) return { index, kind: 'password and passwordHash' };
@@ -89,7 +92,7 @@ function checkOne(entry: unknown, index: number | undefined): ConfiguredUser | C
   if (typeof password !== 'string' || password === '') return { index, kind: 'empty password' };
   const foreign = foreignHashScheme(password);
   if (foreign !== undefined) return { index, kind: 'foreign hash', detail: FOREIGN_HASH_ADVICE(foreign) };
-  return { username, kind: 'password', password };
+  return { username, kind: 'password', password: password.normalize('NFC') };
 }
 
 /** The problem as createHandler's TypeError says it: `credentials[2].username is the same as …`. */

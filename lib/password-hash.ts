@@ -96,11 +96,15 @@ export function formatPasswordHash({ ln, r, p, salt, hash }: PasswordHash): stri
   return `${HASH_PREFIX}ln=${ln},r=${r},p=${p}$${unpadded(salt)}$${unpadded(hash)}`;
 }
 
-/** A fresh hash of `password` with a random salt and the default parameters. */
+/**
+ * A fresh hash of `password` with a random salt and the default parameters. The password
+ * is hashed in Unicode NFC, the form every password is checked in (RFC 7617 §2.1).
+ */
 export function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(SALT_BYTES);
+  const nfc = password.normalize('NFC');
   return new Promise((resolve, reject) => {
-    derive(password, { ...DEFAULT_PARAMETERS, salt, hash: Buffer.alloc(HASH_BYTES) }, (error, derived) => {
+    derive(nfc, { ...DEFAULT_PARAMETERS, salt, hash: Buffer.alloc(HASH_BYTES) }, (error, derived) => {
       if (error !== null) return reject(error);
       resolve(formatPasswordHash({ ...DEFAULT_PARAMETERS, salt, hash: derived }));
     });
@@ -108,12 +112,12 @@ export function hashPassword(password: string): Promise<string> {
 }
 
 /**
- * Calls `done(true)` when `password` hashes to `expected`. crypto.scrypt with a callback
+ * Calls `done(true)` when `password` (in NFC, as `hashPassword` hashed it) hashes to `expected`. crypto.scrypt with a callback
  * runs on libuv's thread pool, never on the event loop. A failure of scrypt itself (out of
  * memory) counts as no match.
  */
 export function verifyPassword(password: string, expected: PasswordHash, done: (matches: boolean) => void): void {
-  derive(password, expected, (error, derived) => {
+  derive(password.normalize('NFC'), expected, (error, derived) => {
     done(error === null && timingSafeEqual(derived, expected.hash));
   });
 }

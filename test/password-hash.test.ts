@@ -74,3 +74,18 @@ test('parsePasswordHash accepts OWASP strength or more and names what is wrong o
     }
   }
 });
+
+test('a password is hashed and checked in Unicode NFC: a hash of the decomposed password verifies the precomposed one, and the other way round', async () => {
+  const precomposed = 'pa\u00dfw\u00f6rt';
+  const decomposed = 'pa\u00dfwo\u0308rt';
+  for (const [hashed, sent] of [
+    [decomposed, precomposed],
+    [precomposed, decomposed],
+  ]) {
+    const phc = await hashPassword(hashed as string);
+    assert.equal(independentScrypt(precomposed, phc), phc.split('$')[4], 'the hash is of the NFC form');
+    const parsed = parsePasswordHash(phc);
+    assert.ok(parsed.ok);
+    assert.equal(await new Promise<boolean>((resolve) => verifyPassword(sent as string, parsed.hash, resolve)), true);
+  }
+});

@@ -68,6 +68,25 @@ test('the authenticator accepts exactly the configured user and password', () =>
   assert.equal(authenticate('Bearer abc'), MISSING);
 });
 
+test('credentials are compared in Unicode NFC: a user and password sent decomposed match the precomposed ones, and the other way round (RFC 7617 §2.1)', () => {
+  const precomposed = { username: 'j\u00fcrgen', password: 'stra\u00dfe-\u00e4\u00f6' };
+  const decomposed = { username: 'ju\u0308rgen', password: 'stra\u00dfe-a\u0308o\u0308' };
+  for (const [configured, sent] of [
+    [precomposed, decomposed],
+    [decomposed, precomposed],
+    [precomposed, precomposed],
+  ] as const) {
+    const authenticate = plainAuthenticator(configured);
+    assert.equal(authenticate(basic(`${sent.username}:${sent.password}`)), precomposed.username);
+    assert.equal(authenticate(basic(`${sent.username}:${sent.password}x`)), REJECTED);
+  }
+  assert.deepEqual(parseBasicAuth(basic('ju\u0308rgen:a\u0308')), { username: 'j\u00fcrgen', password: '\u00e4' });
+  assert.throws(
+    () => validateCredentials([precomposed, { ...decomposed, password: 'x' }]),
+    /credentials\[1\]\.username is the same as credentials\[0\]\.username/,
+  );
+});
+
 test('with several users each is accepted with its own password only, and named', () => {
   const authenticate = plainAuthenticator(
     { username: 'bank', password: 'eins' },
