@@ -11,14 +11,12 @@ import { checkDatabaseHandle } from './database-handle.js';
 import { ensure } from './errors.js';
 import { type Mapping, ownSchema, TABLE_NAME, type TableNames } from './mapping.js';
 import { checkMeaning } from './meaning.js';
-import { pathForLog } from './request-target.js';
+import { normalBasePath, pathForLog } from './request-target.js';
 import { findSchemaProblems, recogniseOlder, recogniseOther } from './schema.js';
 import type { HandlerOptions } from './types.js';
 
 export type Settings = { [K in keyof HandlerOptions]-?: Exclude<HandlerOptions[K], undefined> };
 
-// `""` or `/segment/segment…`: no empty segment, no query or fragment, no white space.
-const BASE_PATH = /^(?:\/[^/?#\s]+)*$/;
 // The name is also the realm of a header, which must stay printable ASCII.
 const SERVICE_NAME = /^[\x20-\x7E]{1,100}$/;
 
@@ -52,8 +50,9 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
 
   // Validate
   ensure(typeof settings.basePath === 'string', 'options.basePath must be a string such as "/kasse"');
-  settings.basePath = settings.basePath.replace(/\/+$/, '');
-  ensure(BASE_PATH.test(settings.basePath), 'options.basePath must be "" or a path such as "/kasse"');
+  const basePath = normalBasePath(settings.basePath);
+  ensure(basePath !== undefined, 'options.basePath must be "" or a path such as "/kasse"');
+  settings.basePath = basePath;
   ensure(
     typeof settings.serviceName === 'string' && SERVICE_NAME.test(settings.serviceName),
     'options.serviceName must be 1 to 100 printable ASCII characters',

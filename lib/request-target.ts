@@ -1,5 +1,18 @@
 // The request target (RFC 9112 §3.2): what the handler routes on and what a log may show.
 
+// `""` or `/segment/segment…`: no empty segment, no query or fragment, no white space.
+const BASE_PATH = /^(?:\/[^/?#\s]+)*$/;
+
+/**
+ * A base path (docs/API.md, Paths) without its trailing slashes (`/kasse/` → `/kasse`), or
+ * `undefined` when it is none: `""` or `/segment/…`, no empty segment, query, fragment or space.
+ */
+export function normalBasePath(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const path = value.replace(/\/+$/, '');
+  return BASE_PATH.test(path) ? path : undefined;
+}
+
 // RFC 9112 §3.2.2: absolute-form `scheme://authority/path?query`, answered like its path.
 const ABSOLUTE_FORM = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
 

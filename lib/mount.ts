@@ -1,0 +1,52 @@
+// Several books behind one listener: each request goes to the handler whose base path its
+// path names (docs/API.md, Books). createHandler serves one book; this only chooses which.
+//
+// A path names a book when it starts with `{basePath}/api/`, the part createHandler owns
+// (with a `next`, it hands on everything else); the longest base path wins, so `/a/b` is
+// not taken by `/a`. A path that names no book goes to `next` when there is one, and to
+// `fallback` when not: the handler that authenticates, as every answer must before it
+// says a path does not exist, and then answers 404.
+
+import { ensure } from './errors.js';
+import { normalBasePath, originForm } from './request-target.js';
+import type { Next, RequestHandler } from './types.js';
+
+/** One book's handler and the base path it was created with. */
+export interface Mount {
+  /** The handler's `basePath` option, e.g. `"/mueller"`; a trailing slash is ignored. */
+  readonly basePath: string;
+  readonly handler: RequestHandler;
+}
+
+/**
+ * A request handler that passes each request to the mount its path names, or to `fallback`
+ * (with no `next`). Throws a TypeError naming the mount when a base path is not one or is
+ * given twice.
+ */
+export function mountHandlers(mounts: readonly Mount[], fallback: RequestHandler): RequestHandler {
+  ensure(Array.isArray(mounts), 'mounts must be an array of { basePath, handler }');
+  ensure(typeof fallback === 'function', 'fallback must be a request handler');
+  const prefixes = new Map<string, RequestHandler>();
+  mounts.forEach((mount, index) => {
+    const basePath = normalBasePath(mount?.basePath);
+    ensure(basePath !== undefined, `mounts[${index}].basePath must be "" or a path such as "/kasse"`);
+    ensure(typeof mount.handler === 'function', `mounts[${index}].handler must be a request handler`);
+    const prefix = `${basePath}/api/`;
+    ensure(!prefixes.has(prefix), `mounts[${index}].basePath "${basePath}" is given twice`);
+    prefixes.set(prefix, mount.handler);
+  });
+  // Longest first: the first prefix a path starts with is its book.
+  const table = [...prefixes].sort(([a], [b]) => b.length - a.length);
+
+  return (req, res, next?: Next) => {
+    // An unusable target (user info in an absolute-form authority) is the fallback's 400.
+    const path = originForm(req.url ?? '/');
+    if (path !== undefined) {
+      for (const [prefix, handler] of table) {
+        if (path.startsWith(prefix)) return handler(req, res, next);
+      }
+    }
+    if (next !== undefined && path !== undefined) return next();
+    fallback(req, res);
+  };
+}

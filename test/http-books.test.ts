@@ -1,0 +1,151 @@
+// Several books behind one listener (docs/API.md, Books), over real HTTP: each book's
+// handler knows only its own users, so a user of one book is an unknown user on another —
+// the same 401 as a wrong password, in the same time; a path that names no book is
+// answered after a login with any user of the service.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createHandler, mountHandlers } from '../lib/index.js';
+import type { Credentials, HandlerOptions } from '../lib/types.js';
+import {
+  assertReply,
+  basicAuth,
+  HASH_OF_ALT,
+  HASH_OF_NEU,
+  openFixture,
+  type Reply,
+  request,
+  serve,
+} from './support/helpers.js';
+
+const UNAUTHORIZED = { fehler: 'Anmeldung erforderlich.', code: 'unauthorized' };
+const NOT_FOUND = { fehler: 'Nicht gefunden.', code: 'not_found' };
+const MUELLER: Credentials[] = [{ username: 'mueller', password: 'kasse-m' }];
+const SCHMIDT: Credentials[] = [{ username: 'schmidt', password: 'kasse-s' }];
+
+/** Two books and the fallback with every user, as the command composes them; returns the origin. */
+async function serveTwoBooks(
+  t: Parameters<typeof openFixture>[0],
+  mueller: Credentials[],
+  schmidt: Credentials[],
+  options: HandlerOptions = {},
+): Promise<string> {
+  const book = (users: Credentials[], basePath: string, serviceName: string) =>
+    createHandler(openFixture(t), users, { ...options, basePath, serviceName });
+  return serve(
+    t,
+    mountHandlers(
+      [
+        { basePath: '/mueller', handler: book(mueller, '/mueller', 'Mueller') },
+        { basePath: '/schmidt', handler: book(schmidt, '/schmidt', 'Schmidt') },
+      ],
+      book([...mueller, ...schmidt], '/mueller', 'Kanzlei'),
+    ),
+  );
+}
+
+function assertRefused(reply: Reply, realm: string): void {
+  assertReply(reply, 401, UNAUTHORIZED);
+  assert.equal(reply.headers['www-authenticate'], `Basic realm="${realm}", charset="UTF-8"`);
+}
+
+test('each book answers its own users, and a user of the other book exactly as a wrong password', async (t) => {
+  const origin = await serveTwoBooks(t, MUELLER, SCHMIDT);
+  const as = (user: string, password: string) => ({ headers: { authorization: basicAuth(user, password) } });
+
+  assertReply(await request(`${origin}/mueller/api/v1/status`, as('mueller', 'kasse-m')), 200, {
+    name: 'Mueller',
+    version: '1.0',
+  });
+  assertReply(await request(`${origin}/schmidt/api/v1/status`, as('schmidt', 'kasse-s')), 200, {
+    name: 'Schmidt',
+    version: '1.0',
+  });
+  const search = await request(
+    `${origin}/schmidt/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`,
+    as('schmidt', 'kasse-s'),
+  );
+  assert.equal(search.status, 200, search.body);
+
+  const otherBook = await request(`${origin}/schmidt/api/v1/status`, as('mueller', 'kasse-m'));
+  const wrongPassword = await request(`${origin}/schmidt/api/v1/status`, as('schmidt', 'kasse-m'));
+  assertRefused(otherBook, 'Schmidt');
+  assertRefused(wrongPassword, 'Schmidt');
+  const { date: _a, ...otherHeaders } = otherBook.headers;
+  const { date: _b, ...wrongHeaders } = wrongPassword.headers;
+  assert.deepEqual(otherHeaders, wrongHeaders);
+  assert.equal(otherBook.body, wrongPassword.body);
+  assertRefused(
+    await request(
+      `${origin}/mueller/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`,
+      as('schmidt', 'kasse-s'),
+    ),
+    'Mueller',
+  );
+});
+
+test('a path that names no book: 401 without credentials or with wrong ones, 404 for a user of any book', async (t) => {
+  const origin = await serveTwoBooks(t, MUELLER, SCHMIDT);
+  for (const path of ['/api/v1/status', '/meier/api/v1/status', '/mueller', '/', '/muellerx/api/v1/buchungen']) {
+    assertRefused(await request(`${origin}${path}`), 'Kanzlei');
+    assertRefused(
+      await request(`${origin}${path}`, { headers: { authorization: basicAuth('mueller', 'x') } }),
+      'Kanzlei',
+    );
+    for (const [user, password] of [
+      ['mueller', 'kasse-m'],
+      ['schmidt', 'kasse-s'],
+    ] as const) {
+      assertReply(
+        await request(`${origin}${path}`, { headers: { authorization: basicAuth(user, password) } }),
+        404,
+        NOT_FOUND,
+      );
+    }
+  }
+  // Within a book, a path it does not have is that book's 404, for that book's users only.
+  assertReply(
+    await request(`${origin}/mueller/api/v2/status`, { headers: { authorization: basicAuth('mueller', 'kasse-m') } }),
+    404,
+    NOT_FOUND,
+  );
+  assertRefused(
+    await request(`${origin}/mueller/api/v2/status`, { headers: { authorization: basicAuth('schmidt', 'kasse-s') } }),
+    'Mueller',
+  );
+});
+
+test('with hashed users, a user of the other book costs what a wrong password or an unknown user costs (medians of 6 each)', async (t) => {
+  const origin = await serveTwoBooks(
+    t,
+    [{ username: 'mueller', passwordHash: HASH_OF_ALT }],
+    [{ username: 'schmidt', passwordHash: HASH_OF_NEU }],
+    // Every attempt here fails: the throttle would otherwise answer 429 before any check.
+    { maxAuthFailures: 0, maxUserAuthFailures: 0, maxGlobalAuthFailures: 0 },
+  );
+  const url = `${origin}/schmidt/api/v1/status`;
+  const kinds = {
+    otherBook: basicAuth('mueller', 'alt'),
+    wrongPassword: basicAuth('schmidt', 'alt'),
+    unknownUser: basicAuth('niemand', 'alt'),
+  };
+  const names = Object.keys(kinds) as Array<keyof typeof kinds>;
+  const samples: Record<keyof typeof kinds, number[]> = { otherBook: [], wrongPassword: [], unknownUser: [] };
+  for (let i = 0; i < 6; i += 1) {
+    for (const kind of i % 2 === 0 ? names : [...names].reverse()) {
+      const started = performance.now();
+      const reply = await request(url, { headers: { authorization: kinds[kind] } });
+      samples[kind].push(performance.now() - started);
+      assertRefused(reply, 'Schmidt');
+    }
+  }
+  const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1] as number;
+  const wrong = median(samples.wrongPassword);
+  // A hash check takes tens of milliseconds; an answer without one would take under one, a
+  // ratio below 0.1: the bounds are wide, for a machine that others share.
+  assert.ok(wrong > 10, `a wrong password costs a hash check: ${wrong.toFixed(1)} ms`);
+  for (const kind of ['otherBook', 'unknownUser'] as const) {
+    const ratio = median(samples[kind]) / wrong;
+    assert.ok(ratio > 0.5 && ratio < 2, `${kind} / wrong password = ${ratio.toFixed(2)}`);
+  }
+});

@@ -1,0 +1,171 @@
+// parseConfig as a table: a configuration file's text → its service entries and books, or
+// the one message naming the file and the line. readConfigFile's refusal of a file others
+// could change is file-safety's, tested with the credentials file.
+
+import assert from 'node:assert/strict';
+import { chmodSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { parseConfig, readConfigFile } from '../../bin/config-file.js';
+import { CliError } from '../../bin/errors.js';
+import { tempDir } from '../support/helpers.js';
+
+const FILE = '/etc/booking-search-server/books.conf';
+const SERVICE_KEYS = new Set(['port', 'host', 'credentials-file', 'name', 'db', 'base-path', 'cors-origin']);
+
+function parse(text: string) {
+  return parseConfig(text, FILE, SERVICE_KEYS);
+}
+
+test('a file with comments, service settings and three books → entries with their lines', () => {
+  const parsed = parse(
+    [
+      '# Steuerbüro Beispiel',
+      'port = 8080',
+      '  credentials-file=/etc/booking-search-server/credentials  ',
+      '',
+      '[book mueller]',
+      'db = /srv/mueller/kasse.sqlite',
+      'base-path = /mueller',
+      'users = mueller, buero',
+      '   # indented comment',
+      '[ book  "Schmidt & Co" ]',
+      'db = "/srv/schmidt/Kasse 2026.mmb"',
+      'app = mmex',
+      '[book gnucash]',
+      'db = /srv/g/book.gnucash',
+      'app = gnucash',
+      'base-path = "/g"',
+    ].join('\n'),
+  );
+  assert.deepEqual(parsed, {
+    ok: true,
+    config: {
+      file: FILE,
+      service: [
+        { key: 'port', value: '8080', line: 2 },
+        { key: 'credentials-file', value: '/etc/booking-search-server/credentials', line: 3 },
+      ],
+      books: [
+        {
+          name: 'mueller',
+          line: 5,
+          entries: [
+            { key: 'db', value: '/srv/mueller/kasse.sqlite', line: 6 },
+            { key: 'base-path', value: '/mueller', line: 7 },
+            { key: 'users', value: 'mueller, buero', line: 8 },
+          ],
+        },
+        {
+          name: 'Schmidt & Co',
+          line: 10,
+          entries: [
+            { key: 'db', value: '/srv/schmidt/Kasse 2026.mmb', line: 11 },
+            { key: 'app', value: 'mmex', line: 12 },
+          ],
+        },
+        {
+          name: 'gnucash',
+          line: 13,
+          entries: [
+            { key: 'db', value: '/srv/g/book.gnucash', line: 14 },
+            { key: 'app', value: 'gnucash', line: 15 },
+            { key: 'base-path', value: '/g', line: 16 },
+          ],
+        },
+      ],
+    },
+  });
+});
+
+test('Windows line ends, a BOM and an empty file are read as the same file would be on Linux', () => {
+  assert.deepEqual(parse('\uFEFFport = 1\r\n[book a]\r\ndb = x\r\n'), {
+    ok: true,
+    config: {
+      file: FILE,
+      service: [{ key: 'port', value: '1', line: 1 }],
+      books: [{ name: 'a', line: 2, entries: [{ key: 'db', value: 'x', line: 3 }] }],
+    },
+  });
+  assert.deepEqual(parse(''), { ok: true, config: { file: FILE, service: [], books: [] } });
+});
+
+test('quoted values keep their spaces, a # and an = ; \\" is a quote and \\\\ a backslash', () => {
+  const parsed = parse('name = "  Kasse # Nord = 1 "\nhost = "a\\"b\\\\c"\ndb = a = b');
+  assert.ok(parsed.ok);
+  assert.deepEqual(
+    parsed.config.service.map((entry) => entry.value),
+    ['  Kasse # Nord = 1 ', 'a"b\\c', 'a = b'],
+  );
+});
+
+const PROBLEMS: Array<[text: string, message: string]> = [
+  ['prot = 8080', `${FILE}:1: unknown key prot: the keys are the long flags' names without -- (see --help)`],
+  ['\n\n--port = 8080', `${FILE}:3: '--port' is not a key: keys are the long flags' names without --`],
+  ['Port = 1', `${FILE}:1: 'Port' is not a key: keys are the long flags' names without --`],
+  ['port 8080', `${FILE}:1: expected key = value, [book NAME] or a # comment`],
+  ['port =', `${FILE}:1: port needs a value`],
+  ['port = ""', `${FILE}:1: port needs a value`],
+  ['port = 1\nport = 2', `${FILE}:2: port is given again (first on line 1)`],
+  [
+    'name = "Kasse',
+    `${FILE}:1: the value of name starts with " but is not one quoted string (write \\" for a quote inside)`,
+  ],
+  [
+    'name = "a" b"',
+    `${FILE}:1: the value of name starts with " but is not one quoted string (write \\" for a quote inside)`,
+  ],
+  ['users = a', `${FILE}:1: users belongs in a [book NAME] section`],
+  ['[books a]', `${FILE}:1: unknown section [books]: a section is written [book NAME]`],
+  ['[book]', `${FILE}:1: a section is written [book NAME]; the name is missing`],
+  ['[book a', `${FILE}:1: a section is written [book NAME]`],
+  ['[book ""]', `${FILE}:1: a section is written [book NAME]; the name is missing`],
+  ['[book a]\ndb = x\n\n[book a]', `${FILE}:4: book 'a' is given again (first on line 1)`],
+  [
+    '[book a]\nport = 1',
+    `${FILE}:2: unknown key port in [book a]: a book holds db, app, table-names, base-path, users; port is the service's: put it before the first section`,
+  ],
+  [
+    '[book a]\ndatabase = x',
+    `${FILE}:2: unknown key database in [book a]: a book holds db, app, table-names, base-path, users`,
+  ],
+  ['[book a]\ndb = x\ndb = y', `${FILE}:3: db is given again (first on line 2)`],
+  [`name = ${'x'.repeat(5000)}`, `${FILE}:1: the line is longer than 4096 characters`],
+];
+
+for (const [text, message] of PROBLEMS) {
+  test(`${JSON.stringify(text.slice(0, 60))} → ${message.slice(FILE.length + 1)}`, () => {
+    assert.deepEqual(parse(text), { ok: false, message });
+  });
+}
+
+test('the same key in the service part and in a book is no duplicate: db of a section is that book’s', () => {
+  const parsed = parse('db = /a\n[book b]\ndb = /b');
+  assert.ok(parsed.ok);
+  assert.equal(parsed.config.service[0]?.value, '/a');
+  assert.equal(parsed.config.books[0]?.entries[0]?.value, '/b');
+});
+
+test('readConfigFile: a file others could change is refused; a missing one is named; a bad line is a CliError with file:line', (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'books.conf');
+  const expectCliError = (run: () => unknown, message: RegExp): void =>
+    assert.throws(run, (error: unknown) => error instanceof CliError && message.test(error.message));
+
+  expectCliError(
+    () => readConfigFile(join(dir, 'missing.conf'), SERVICE_KEYS),
+    /^cannot read configuration file .*: no such file$/,
+  );
+  writeFileSync(file, 'port = 1\nport = 2\n', { mode: 0o600 });
+  expectCliError(() => readConfigFile(file, SERVICE_KEYS), new RegExp(`^${file}:2: port is given again`));
+  chmodSync(file, 0o666);
+  expectCliError(
+    () => readConfigFile(file, SERVICE_KEYS),
+    /^refusing configuration file .*: it is writable by every user/,
+  );
+  chmodSync(file, 0o600);
+  writeFileSync(file, '[book a]\ndb = x\n');
+  assert.deepEqual(readConfigFile(file, SERVICE_KEYS).books, [
+    { name: 'a', line: 1, entries: [{ key: 'db', value: 'x', line: 2 }] },
+  ]);
+});

@@ -1,0 +1,101 @@
+// mountHandlers: which handler a request target reaches, and misuse named at creation. The
+// handlers here only record who was asked; test/http-books.test.ts speaks HTTP to real ones.
+
+import assert from 'node:assert/strict';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { test } from 'node:test';
+import { type Mount, mountHandlers } from '../../lib/mount.js';
+import type { RequestHandler } from '../../lib/types.js';
+
+// route() puts a recording handler in each mount's place; these only fill the table.
+const handler: RequestHandler = () => {};
+
+function route(mounts: readonly Mount[], url: string, withNext = false): string {
+  let answeredBy = '';
+  const record =
+    (name: string): RequestHandler =>
+    () => {
+      answeredBy = name;
+    };
+  const handler = mountHandlers(
+    mounts.map((mount) => ({ basePath: mount.basePath, handler: record(mount.basePath || '(root)') })),
+    record('fallback'),
+  );
+  const next = withNext ? () => (answeredBy = 'next') : undefined;
+  handler({ url } as IncomingMessage, {} as ServerResponse, next);
+  return answeredBy;
+}
+
+const BOOKS: Mount[] = ['/mueller', '/mueller/filiale', '/schmidt/', '/a'].map((basePath) => ({
+  basePath,
+  handler,
+}));
+
+const ROUTES: Array<[url: string, expected: string, withNext?: boolean]> = [
+  ['/mueller/api/v1/status', '/mueller'],
+  ['/mueller/api/v1/buchungen?von=2026-01-01', '/mueller'],
+  ['/mueller/api/v2/other', '/mueller'],
+  ['/mueller/filiale/api/v1/status', '/mueller/filiale'],
+  ['/schmidt/api/v1/status', '/schmidt/'],
+  ['http://kasse.example/schmidt/api/v1/status', '/schmidt/'],
+  ['/mueller', 'fallback'],
+  ['/mueller/api', 'fallback'],
+  ['/muellerx/api/v1/status', 'fallback'],
+  ['/api/v1/status', 'fallback'],
+  ['/', 'fallback'],
+  ['*', 'fallback'],
+  ['/ab/api/v1/status', 'fallback'],
+  ['/other/api/v1/status', 'next', true],
+  ['/mueller/api/v1/status', '/mueller', true],
+  // A password in the request line is no path to route on: the fallback's 400, never next.
+  ['http://user:pw@kasse.example/mueller/api/v1/status', 'fallback', true],
+];
+
+for (const [url, expected, withNext] of ROUTES) {
+  test(`${url}${withNext ? ' (with next)' : ''} → ${expected}`, () => {
+    assert.equal(route(BOOKS, url, withNext), expected);
+  });
+}
+
+test('a book at the base path "" takes every /api/ path that no longer base path names', () => {
+  const mounts = [
+    { basePath: '', handler },
+    { basePath: '/mueller', handler },
+  ];
+  assert.equal(route(mounts, '/api/v1/status'), '(root)');
+  assert.equal(route(mounts, '/mueller/api/v1/status'), '/mueller');
+  assert.equal(route(mounts, '/x/api/v1/status'), 'fallback');
+});
+
+test('misuse is a TypeError naming the mount', () => {
+  const bad: Array<[unknown, unknown, RegExp]> = [
+    [undefined, handler, /^mounts must be an array/],
+    [[], 'no', /^fallback must be a request handler/],
+    [[{ basePath: 'mueller', handler }], handler, /^mounts\[0\]\.basePath must be "" or a path/],
+    [
+      [
+        { basePath: '/a', handler },
+        { basePath: '/b b', handler },
+      ],
+      handler,
+      /^mounts\[1\]\.basePath must be/,
+    ],
+    [[{ basePath: '/a', handler: 'h' }], handler, /^mounts\[0\]\.handler must be a request handler/],
+    [
+      [
+        { basePath: '/a', handler },
+        { basePath: '/a/', handler },
+      ],
+      handler,
+      /^mounts\[1\]\.basePath "\/a" is given twice/,
+    ],
+    [[null], handler, /^mounts\[0\]\.basePath must be/],
+  ];
+  for (const [mounts, fallback, message] of bad) {
+    assert.throws(
+      () => mountHandlers(mounts as Mount[], fallback as RequestHandler),
+      { name: 'TypeError', message },
+      JSON.stringify(mounts),
+    );
+  }
+});
