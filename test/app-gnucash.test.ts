@@ -11,10 +11,25 @@ import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { findApplication } from '../lib/apps/index.js';
 import { explainCount } from '../lib/search/index.js';
-import { answer, asQuery, CASES, ledger, queries, writeGnuCash, writeGnuCashWithGnuCash } from './ledger-books.js';
+import {
+  type AccountKey,
+  answer,
+  asQuery,
+  CASES,
+  type GnuCashSplitView,
+  type LedgerTransaction,
+  ledger,
+  queries,
+  readGnuCashView,
+  type Side,
+  servedFromGnuCash,
+  writeGnuCash,
+  writeGnuCashBook,
+  writeGnuCashWithGnuCash,
+} from './ledger-books.js';
 import { assertCliServesLedger, assertNotWholeCents, openLedgerBook, searchFor } from './support/app-serving.js';
-import { run } from './support/cli-helpers.js';
-import { databaseDir, tempDir } from './support/helpers.js';
+import { cleanEnv, run, start, USER } from './support/cli-helpers.js';
+import { AUTH, databaseDir, request, tempDir } from './support/helpers.js';
 
 const openBook = (t: TestContext, book = CASES, prepare?: (writer: Database.Database) => void) =>
   openLedgerBook(t, 'kasse.gnucash', writeGnuCash, book, prepare);
@@ -121,35 +136,205 @@ test('a GnuCash book from fixtures/gnucash.sql with 2,000 more bookings answers 
   for (const q of all) assert.deepEqual(await search(asQuery(q)), answer(expected, q), asQuery(q));
 });
 
-test('a GnuCash date is the day GnuCash shows, also from books written before neutral time', async (t) => {
-  const { db } = openBook(t, CASES, (writer) => {
-    // GnuCash before neutral time stored the local midnight in UTC: Berlin's 14 March is the
-    // 13th at 23:00, New York's the 14th at 05:00.
-    writer
-      .prepare(
-        "UPDATE transactions SET post_date = '2026-03-13 23:00:00' WHERE description = 'Briefmarken für Mahnungen'",
-      )
-      .run();
-    writer
-      .prepare("UPDATE transactions SET post_date = '2026-03-15 05:00:00' WHERE description = 'Einkauf Schreibwaren'")
-      .run();
-    // Neutral time as GnuCash 4.13 writes it at UTC+14 and at UTC-11.
-    writer
-      .prepare("UPDATE transactions SET post_date = '2026-03-20 09:59:00' WHERE description = 'Pfand zurück'")
-      .run();
-    writer
-      .prepare("UPDATE transactions SET post_date = '2026-03-01 11:59:00' WHERE description = 'Kaffee am Ersten'")
-      .run();
+/** Sets the process's time zone (TZ) for the rest of the test, as an admin would for the service. */
+function inTimeZone(t: TestContext, zone: string): void {
+  const saved = process.env['TZ'];
+  process.env['TZ'] = zone;
+  t.after(() => {
+    if (saved === undefined) delete process.env['TZ'];
+    else process.env['TZ'] = saved;
   });
+}
+
+const side = (account: AccountKey, cents: number, amount?: number): Side =>
+  amount === undefined ? { account, cents } : { account, cents, amount };
+const tx = (date: string, description: string, sides: Side[], more: Partial<LedgerTransaction> = {}) =>
+  ({ date, description, currency: 'EUR', sides, ...more }) as LedgerTransaction;
+
+// A book kept since 2015: transactions GnuCash before 2.6.20 dated at local midnight (and
+// stored as YYYYMMDDhhmmss, below), one it dated in neutral time in the old form, and
+// transactions a script or an importer dated through GnuCash's API at other times of day.
+const OLD_FORM = ['Altbuchung Mai', 'Silvester', 'Neujahr', 'Neutral im alten Format', 'Letzte alte Buchung'];
+const KEPT_FOR_YEARS: LedgerTransaction[] = [
+  ...CASES,
+  tx('2015-05-14', 'Altbuchung Mai', [side('kasse', -1250), side('porto', 1250)], { time: '00:00:00' }),
+  tx('2015-12-31', 'Silvester', [side('kasse', -1250), side('porto', 1250)], { time: '00:00:00' }),
+  tx('2016-01-01', 'Neujahr', [side('kasse', -435), side('bewirtung', 435)], { time: '00:00:00' }),
+  tx('2016-07-01', 'Neutral im alten Format', [side('kasse', -435), side('bewirtung', 435)]),
+  tx('2026-03-16', 'Letzte alte Buchung', [side('kasse', -999), side('buero', 999)], { time: '00:00:00' }),
+  tx('2026-03-14', 'Import spät abends', [side('kasse', -1250), side('porto', 1250)], { time: '23:30:00' }),
+  tx('2026-03-15', 'Import kurz nach Mitternacht', [side('kasse', -1250), side('porto', 1250)], { time: '00:30:00' }),
+  tx('2026-03-31', 'Skript mittags', [side('kasse', -435), side('bewirtung', 435)], { time: '12:00:00' }),
+  tx('2026-01-01', 'Skript zum Jahreswechsel', [side('bank', -5000), side('kasse', 5000)], { time: '00:05:00' }),
+];
+
+/**
+ * KEPT_FOR_YEARS written by GnuCash in `zone`, the transactions of OLD_FORM then stored as
+ * GnuCash before 2.6.20 stored them (the same UTC time as YYYYMMDDhhmmss), and what
+ * GnuCash 4.13 itself reads from the book in that zone.
+ */
+function keptForYears(t: TestContext, zone: string): { file: string; view: GnuCashSplitView[] } {
+  const file = join(databaseDir(t), 'kasse.gnucash');
+  writeGnuCashBook(file, KEPT_FOR_YEARS, { timeZone: zone });
+  const writer = new Database(file);
+  const changed = writer
+    .prepare(
+      `UPDATE transactions SET post_date = strftime('%Y%m%d%H%M%S', post_date)
+       WHERE description IN (${OLD_FORM.map(() => '?').join(', ')})`,
+    )
+    .run(...OLD_FORM).changes;
+  writer.close();
+  assert.equal(changed, OLD_FORM.length);
+  return { file, view: readGnuCashView(file, zone) };
+}
+
+// Zones east and west, the outermost ones GnuCash moves its neutral time in, a half hour.
+const ZONES = ['Europe/Berlin', 'America/New_York', 'Pacific/Kiritimati', 'Pacific/Pago_Pago', 'Asia/Kolkata'];
+
+for (const zone of ZONES) {
+  test(`a GnuCash book kept for years, in both of GnuCash's date forms and at any time of day, is served on the days GnuCash shows in ${zone}, the service's time zone`, async (t) => {
+    const { file, view } = keptForYears(t, zone);
+    const expected = servedFromGnuCash(view);
+    const shown = (description: string): string | undefined =>
+      view.find((s) => s.description === description && s.account === 'Barkasse')?.date;
+    // What GnuCash shows: the day entered, however it was stored.
+    assert.equal(shown('Altbuchung Mai'), '2015-05-14');
+    assert.equal(shown('Silvester'), '2015-12-31');
+    assert.equal(shown('Neutral im alten Format'), '2016-07-01');
+    assert.equal(shown('Import spät abends'), '2026-03-14');
+    assert.equal(shown('Import kurz nach Mitternacht'), '2026-03-15');
+    const db = new Database(file, { readonly: true, fileMustExist: true });
+    t.after(() => db.close());
+    const stored = (description: string): unknown =>
+      db.prepare('SELECT post_date FROM transactions WHERE description = ?').pluck().get(description);
+    assert.match(String(stored('Silvester')), /^\d{14}$/, 'the old form');
+    assert.match(String(stored('Import spät abends')), /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/, 'the new form');
+
+    inTimeZone(t, zone);
+    const search = await searchFor(t, db, 'gnucash');
+    const years = [...new Set(expected.map((b) => b.datum.slice(0, 4)))];
+    const all = [
+      ...queries(expected),
+      ...expected.map((b) => ({ von: b.datum, bis: b.datum, cents: b.cents })),
+      // The searches that missed the old form (bis in its year) or answered 500 (a later year).
+      ...years.map((year) => ({ von: `${year}-01-01`, bis: `${year}-12-31`, cents: 0, toleranz: 999_999_999 })),
+      ...years.map((year) => ({
+        von: `${year}-01-01`,
+        bis: '2026-12-31',
+        cents: 0,
+        toleranz: 999_999_999,
+        limit: 1000,
+      })),
+    ];
+    for (const q of all) assert.deepEqual(await search(asQuery(q)), answer(expected, q), `${zone} ${asQuery(q)}`);
+  });
+}
+
+test('check and the service agree on a book kept for years; check says which time zone the dates are read in, and how many depend on it', async (t) => {
+  const { file, view } = keptForYears(t, 'Europe/Berlin');
+  const expected = servedFromGnuCash(view);
+  // Served in Berlin, as GnuCash ran: fits, and the days are GnuCash's.
+  const berlin = cleanEnv({ ...USER, TZ: 'Europe/Berlin' });
+  const check = await run(['check', '--db', file, '--app', 'gnucash'], berlin);
+  assert.equal(check.code, 0, check.stdout);
+  assert.match(check.stdout, /^Data: fits /m);
+  assert.match(
+    check.stdout,
+    /^Note: 8 of the book's 24 transactions are dated at another time of day than GnuCash's 10:59 UTC \(by GnuCash before 2\.6\.20, which dated at local midnight, or by an importer or a script\): each is served on the day its time falls on in this service's time zone, UTC\+01:00 in January and UTC\+02:00 in July \(TZ, else \/etc\/localtime\), as GnuCash shows it in the time zone it runs in; 4 of them fall on midnight here\. If GnuCash runs in another time zone, run the service with TZ set to it \(TZ=Europe\/Berlin\)\.$/m,
+  );
+  const q = { von: '2015-01-01', bis: '2016-12-31', cents: 0, toleranz: 999_999 };
+  const cli = await start(t, ['--db', file, '--app', 'gnucash'], berlin);
+  const reply = await request(`${cli.api}buchungen?${asQuery(q)}`, { headers: { authorization: AUTH } });
+  assert.deepEqual(JSON.parse(reply.body), answer(expected, q));
+  await cli.stop();
+  // Served in UTC: also fits (GnuCash run in UTC shows these days too), and check's note
+  // gives away that the old dates are not at midnight there.
+  const utc = await run(['check', '--db', file, '--app', 'gnucash'], cleanEnv({ ...USER, TZ: 'UTC' }));
+  assert.equal(utc.code, 0, utc.stdout);
+  assert.match(
+    utc.stdout,
+    /in this service's time zone, UTC\+00:00 in January and UTC\+00:00 in July .*; 0 of them fall on midnight here\./,
+  );
+});
+
+test('a GnuCash book with trading accounts: a dollar bill paid from the euro bank names its category, a transfer between currencies names the other account, as GnuCash shows them', async (t) => {
+  const file = join(databaseDir(t), 'kasse.gnucash');
+  writeGnuCashBook(
+    file,
+    [
+      ...CASES,
+      tx('2026-03-21', 'Hotel in Boston', [side('bank', -9250), side('hotel', 9250, 10000)]),
+      tx('2026-03-22', 'Dollar für die Reise', [side('bank', -18500), side('dollar', 18500, 20000)]),
+      tx('2026-03-23', 'Dollar zurück', [side('dollar', -4625, -5000), side('kasse', 4625)]),
+    ],
+    { trading: true },
+  );
+  const view = readGnuCashView(file);
+  assert.ok(
+    view.some((s) => s.type === 'TRADING'),
+    'GnuCash wrote its trading splits',
+  );
+  const expected = servedFromGnuCash(view);
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
   const search = await searchFor(t, db, 'gnucash');
-  const dates = async (query: string): Promise<string[]> =>
-    ((await search(query)) as { buchungen: Array<{ datum: string }> }).buchungen.map((b) => b.datum);
-  assert.deepEqual(await dates('von=2026-03-14&bis=2026-03-14&betrag=-12.5'), ['2026-03-14']);
-  assert.deepEqual(await dates('von=2026-03-13&bis=2026-03-13&betrag=-12.5'), []);
-  assert.deepEqual(await dates('von=2026-03-15&bis=2026-03-15&betrag=-43.5'), ['2026-03-15']);
-  assert.deepEqual(await dates('von=2026-03-20&bis=2026-03-20&betrag=0.01'), ['2026-03-20']);
-  assert.deepEqual(await dates('von=2026-03-01&bis=2026-03-01&betrag=-4.35'), ['2026-03-01']);
-  assert.deepEqual(await dates('von=2026-03-02&bis=2026-03-02&betrag=-4.35'), []);
+  const one = (description: string, konto: string) =>
+    expected.find((b) => b.zweck.endsWith(description) && b.konto === konto)?.id;
+  assert.deepEqual(await search('von=2026-03-21&bis=2026-03-23&betrag=0&toleranz=1000'), {
+    anzahl: 3,
+    buchungen: [
+      {
+        id: one('Dollar zurück', 'Barkasse'),
+        datum: '2026-03-23',
+        betrag: 46.25,
+        zweck: 'Dollarkasse: Dollar zurück',
+        konto: 'Barkasse',
+      },
+      {
+        id: one('Dollar für die Reise', 'Girokonto'),
+        datum: '2026-03-22',
+        betrag: -185,
+        zweck: 'Dollarkasse: Dollar für die Reise',
+        konto: 'Girokonto',
+      },
+      {
+        id: one('Hotel in Boston', 'Girokonto'),
+        datum: '2026-03-21',
+        betrag: -92.5,
+        zweck: 'Hotel in Boston',
+        kategorie: 'Hotel USA',
+        konto: 'Girokonto',
+      },
+    ],
+  });
+  for (const q of queries(expected)) assert.deepEqual(await search(asQuery(q)), answer(expected, q), asQuery(q));
+});
+
+test('a GnuCash transaction with two splits in one expense account is a split transaction, without a category, as GnuCash shows it', async (t) => {
+  const file = join(databaseDir(t), 'kasse.gnucash');
+  writeGnuCashBook(file, [
+    ...CASES,
+    tx('2026-03-24', 'Porto für zwei Briefe', [side('kasse', -300), side('porto', 100), side('porto', 200)]),
+  ]);
+  const view = readGnuCashView(file);
+  assert.equal(view.find((s) => s.description === 'Porto für zwei Briefe' && s.account === 'Barkasse')?.other, null);
+  const expected = servedFromGnuCash(view);
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
+  const search = await searchFor(t, db, 'gnucash');
+  assert.deepEqual(await search('von=2026-03-24&bis=2026-03-24&betrag=-3'), {
+    anzahl: 1,
+    buchungen: [
+      {
+        id: expected.find((b) => b.zweck === 'Porto für zwei Briefe')?.id,
+        datum: '2026-03-24',
+        betrag: -3,
+        zweck: 'Porto für zwei Briefe',
+        konto: 'Barkasse',
+      },
+    ],
+  });
+  for (const q of queries(expected)) assert.deepEqual(await search(asQuery(q)), answer(expected, q), asQuery(q));
 });
 
 test('a GnuCash amount that is not whole cents is a 500 with the reason in the log, never a rounded amount; check, the handler and the command refuse the file alike', async (t) => {

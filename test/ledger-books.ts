@@ -28,7 +28,8 @@ export type AccountKey =
   | 'reise'
   | 'getraenke'
   | 'erloese'
-  | 'zinsen';
+  | 'zinsen'
+  | 'hotel';
 
 interface AccountDef {
   name: string;
@@ -47,6 +48,8 @@ export const ACCOUNTS: Record<AccountKey, AccountDef> = {
   getraenke: { name: 'Getränke', kind: 'expense', currency: 'EUR' },
   erloese: { name: 'Erlöse', kind: 'income', currency: 'EUR' },
   zinsen: { name: 'Zinserträge', kind: 'income', currency: 'EUR' },
+  // An expense account in dollars: a bill abroad, paid from a euro account.
+  hotel: { name: 'Hotel USA', kind: 'expense', currency: 'USD' },
 };
 const EXPENSES: AccountKey[] = ['porto', 'buero', 'bewirtung', 'reise', 'getraenke'];
 
@@ -54,6 +57,8 @@ const EXPENSES: AccountKey[] = ['porto', 'buero', 'bewirtung', 'reise', 'getraen
 export interface Side {
   account: AccountKey;
   cents: number;
+  /** GnuCash: the amount in the account's own currency where it differs from `cents` (the transaction's). */
+  amount?: number;
   memo?: string;
 }
 
@@ -65,6 +70,11 @@ export interface LedgerTransaction {
   sides: Side[];
   /** GnuCash: voided (values 0, reconcile_state 'v'). KMyMoney has no void; it keeps such a transaction as it was. */
   voided?: boolean;
+  /**
+   * GnuCash: the local time of day ('HH:MM:SS') a script or importer gave the date through
+   * GnuCash's API, instead of GnuCash's neutral 10:59 UTC.
+   */
+  time?: string;
   /** Written, then deleted the way the application deletes it. */
   deleted?: boolean;
 }
@@ -156,12 +166,14 @@ export function ledger(bookings = 0, end = '2026-10-31'): LedgerTransaction[] {
  * booking per side in a money account (cash or bank) in EUR. With exactly one other
  * account, a money account makes it a transfer (zweck 'Other: text', no kategorie) and
  * any other account is its kategorie; several other accounts (a split) or none give no
- * kategorie. zweck is otherwise 'Payee: text' (text: the description).
+ * kategorie. zweck is otherwise 'Payee: text' (text: the description). With `bySplit`
+ * (GnuCash), the other side is counted by splits: two splits in one account are a split
+ * transaction, as GnuCash's register shows them.
  */
 export function expectedBookings(
   book: LedgerTransaction[],
   idOf: (transactionIndex: number, sideIndex: number) => number,
-  app: { voids: boolean; uncategorised?: string; payee?: string },
+  app: { voids: boolean; uncategorised?: string; payee?: string; bySplit?: boolean },
 ): ExpectedBooking[] {
   const joined = (a: string | undefined, b: string): string => [a ?? '', b].filter((part) => part !== '').join(': ');
   const isMoney = (key: AccountKey): boolean => ACCOUNTS[key].kind === 'cash' || ACCOUNTS[key].kind === 'bank';
@@ -171,11 +183,12 @@ export function expectedBookings(
     t.sides.forEach((s, si) => {
       const account = ACCOUNTS[s.account];
       if (!isMoney(s.account) || account.currency !== 'EUR') return;
-      const others = [...new Set(t.sides.filter((_, i) => i !== si).map((o) => o.account))];
+      const otherSides = t.sides.filter((_, i) => i !== si).map((o) => o.account);
+      const others = app.bySplit === true ? otherSides : [...new Set(otherSides)];
       const booking: ExpectedBooking = {
         id: idOf(ti, si),
         datum: t.date,
-        cents: s.cents,
+        cents: s.amount ?? s.cents,
         zweck: joined(app.payee, t.description),
         konto: account.name,
       };
@@ -338,17 +351,40 @@ export function writeGnuCash(file: string, book: LedgerTransaction[]): ExpectedB
   return expectedBookings(book, (ti, si) => ids.get(`${ti}/${si}`) as number, {
     voids: true,
     uncategorised: GNUCASH_IMBALANCE,
+    bySplit: true,
   });
 }
 
 /** The Python that has Debian's python3-gnucash (test/system-tools.sh installs it). */
 export const GNUCASH_PYTHON = '/usr/bin/python3';
 
+/** test/gnucash-book.py run by GnuCash's Python in `timeZone` (default: the process's own). */
+function gnucashPython(mode: 'write' | 'read', file: string, input: string, timeZone?: string): string {
+  return execFileSync(GNUCASH_PYTHON, [new URL('gnucash-book.py', import.meta.url).pathname, mode, file], {
+    input,
+    encoding: 'utf8',
+    // GnuCash logs its backend's chatter to stderr; only a failure matters.
+    stdio: ['pipe', 'pipe', 'pipe'],
+    // Without HOME GnuCash 4.13 looks for a home directory to write its settings to.
+    env: {
+      ...process.env,
+      HOME: process.env.HOME ?? '/tmp',
+      ...(timeZone === undefined ? {} : { TZ: timeZone }),
+    },
+  });
+}
+
 /**
- * Writes `book` with GnuCash's own Python bindings (test/gnucash-book.py), so that the file
- * is GnuCash's, not an imitation: its neutral time, its Imbalance-EUR, its void.
+ * Writes `book` with GnuCash's own Python bindings (test/gnucash-book.py), in `timeZone`, so
+ * that the file is GnuCash's, not an imitation: its neutral time, its Imbalance-EUR, its
+ * void, its trading splits (`trading`: the book option "Use Trading Accounts"). Returns the
+ * guids of each transaction's splits, in the order of its sides.
  */
-export function writeGnuCashWithGnuCash(file: string, book: LedgerTransaction[]): ExpectedBooking[] {
+export function writeGnuCashBook(
+  file: string,
+  book: LedgerTransaction[],
+  options: { trading?: boolean; timeZone?: string } = {},
+): string[][] {
   const TYPE = { cash: 'CASH', bank: 'BANK', expense: 'EXPENSE', income: 'INCOME' } as const;
   const accounts = Object.fromEntries(
     Object.entries(ACCOUNTS).map(([key, def]) => [
@@ -356,19 +392,70 @@ export function writeGnuCashWithGnuCash(file: string, book: LedgerTransaction[])
       { name: def.name, type: TYPE[def.kind], currency: def.currency },
     ]),
   );
-  const output = execFileSync(GNUCASH_PYTHON, [new URL('gnucash-book.py', import.meta.url).pathname, file], {
-    input: JSON.stringify({ accounts, transactions: book }),
-    encoding: 'utf8',
-    // GnuCash logs its backend's chatter to stderr; only a failure matters.
-    stdio: ['pipe', 'pipe', 'pipe'],
-    // Without it GnuCash 4.13 looks for a home directory to write its settings to.
-    env: { ...process.env, HOME: process.env.HOME ?? '/tmp' },
-  });
-  const guids = JSON.parse(output) as string[][];
+  const input = JSON.stringify({ accounts, transactions: book, trading: options.trading === true });
+  return JSON.parse(gnucashPython('write', file, input, options.timeZone)) as string[][];
+}
+
+/**
+ * `book` written by GnuCash itself (writeGnuCashBook); the bookings expected from the
+ * ledger, where every transaction has at most one split per account.
+ */
+export function writeGnuCashWithGnuCash(file: string, book: LedgerTransaction[]): ExpectedBooking[] {
+  const guids = writeGnuCashBook(file, book);
   return expectedBookings(book, (ti, si) => hexPrefixIdOf(guids[ti]?.[si] ?? ''), {
     voids: true,
     uncategorised: GNUCASH_IMBALANCE,
+    bySplit: true,
   });
+}
+
+/** A split as GnuCash itself reads it from a book (test/gnucash-book.py read). */
+export interface GnuCashSplitView {
+  guid: string;
+  account: string;
+  type: string;
+  commodity: string;
+  topLevel: boolean;
+  void: boolean;
+  /** The day GnuCash shows, in the time zone it ran in. */
+  date: string;
+  amountNum: number;
+  amountDenom: number;
+  description: string;
+  /** The account GnuCash's register names as the other side; null for a split transaction. */
+  other: { account: string; type: string; topLevel: boolean } | null;
+}
+
+/** Every split of the book `file` as GnuCash 4.13 reads it, in `timeZone`. */
+export function readGnuCashView(file: string, timeZone?: string): GnuCashSplitView[] {
+  return JSON.parse(gnucashPython('read', file, '', timeZone)) as GnuCashSplitView[];
+}
+
+const GNUCASH_MONEY_TYPES = ['CASH', 'BANK', 'CREDIT', 'ASSET', 'LIABILITY'];
+
+/**
+ * What the service must answer for a book GnuCash read as `view` (docs/applications.md,
+ * GnuCash, applied to GnuCash's own reading): one booking per split in a money account
+ * below the top level in EUR that is not void, on the day GnuCash shows, its amount; the
+ * other account GnuCash names is a transfer when it holds money (zweck 'Other:
+ * description', no kategorie), else the kategorie; none for a split transaction.
+ */
+export function servedFromGnuCash(view: GnuCashSplitView[]): ExpectedBooking[] {
+  const isMoney = (type: string, topLevel: boolean): boolean => GNUCASH_MONEY_TYPES.includes(type) && !topLevel;
+  return view
+    .filter((s) => isMoney(s.type, s.topLevel) && s.commodity === 'EUR' && !s.void)
+    .map((s) => {
+      const transfer = s.other !== null && isMoney(s.other.type, s.other.topLevel);
+      const booking: ExpectedBooking = {
+        id: hexPrefixIdOf(s.guid),
+        datum: s.date,
+        cents: (s.amountNum * 100) / s.amountDenom,
+        zweck: transfer ? [s.other?.account, s.description].filter((part) => part !== '').join(': ') : s.description,
+        konto: s.account,
+      };
+      if (s.other !== null && !transfer) booking.kategorie = s.other.account;
+      return booking;
+    });
 }
 
 // ---------------------------------------------------------------------------------------

@@ -2,14 +2,18 @@
 // as GnuCash's SQL backend writes it (libgnucash/backend/sql/). docs/applications.md,
 // "GnuCash", says what is served.
 //
-// GnuCash's rules, read from its SQL backend and from a book its Python bindings wrote:
+// GnuCash's rules, read from its source (gnc-datetime.cpp, Split.c, the SQL backend) and
+// from books its Python bindings wrote and read:
 // - double entry: a transaction (`transactions`) has two or more splits (`splits`), one
 //   per account it touches; ids are 32-digit hex guids;
-// - `post_date` is text, 'YYYY-MM-DD 10:59:00': the day at 10:59 UTC, GnuCash's "neutral
-//   time" (4.13 moves it in the outermost zones: 09:59 at UTC+14, 11:59 at UTC-11), so the
-//   date part is the date entered. Books from versions before neutral time hold the local
-//   midnight in UTC ('2026-03-13 23:00:00' for the 14th in Berlin); rounding to the
-//   nearest day gives the date in both cases (old books: from UTC-11 to UTC+12);
+// - `post_date` is text, a time in UTC: 'YYYY-MM-DD hh:mm:ss' since GnuCash 2.6.20,
+//   'YYYYMMDDhhmmss' before, and GnuCash 4.x reads both (GncDateTime), rewriting a row only
+//   when its transaction is edited, so a book kept for years holds both forms. GnuCash
+//   writes an entered date at 10:59 UTC ("neutral time", moved in the outermost zones),
+//   versions before it the local midnight, scripts and importers through its API any time
+//   of day. GnuCash shows the day that time falls on in the local time zone of the
+//   computer it runs on (TZ, else /etc/localtime; its register formats the time with
+//   gnc_localtime);
 // - a split's amount is a fraction: `value_num/value_denom` in the transaction's currency,
 //   `quantity_num/quantity_denom` in the account's commodity; money leaving an asset
 //   account is negative;
@@ -17,19 +21,27 @@
 //   a deleted one is gone;
 // - a transaction without a counter-account gets a split in a top-level account
 //   'Imbalance-EUR' (its name translated), of type BANK;
+// - with "Use Trading Accounts", a transaction between currencies also has a split in a
+//   TRADING account per currency ("Trading:CURRENCY:EUR");
+// - the other account the register names is that of the one other split, not counting
+//   splits in TRADING accounts and splits cut up between lots (a 'lot-split' slot); with
+//   two or more, the transaction is a split transaction (xaccSplitGetOtherSplit), also
+//   when they are in the same account;
 // - each account has its commodity (`commodities`, a currency has namespace 'CURRENCY').
 //
 // Served: one booking per split in a money account (type CASH, BANK, CREDIT, ASSET or
 // LIABILITY) whose commodity is EUR and that is not top-level (GnuCash puts its own
 // Imbalance and Orphan accounts, and the templates of scheduled transactions, at the top
 // of a tree; the accounts a user keeps money in sit below "Assets" or "Liabilities"), void
-// splits left out. The amount is the split's quantity, in the account's EUR. With one
-// other account: a money account makes it a transfer (subject 'Other account:
-// description', no category), any other account is its category (Imbalance-EUR too, as
-// GnuCash's register shows it); a split transaction has no category. The subject is
-// otherwise the transaction's description (GnuCash's payee field). The id is the
-// split guid's hex digits, 13 of them (lib/apps/ids.ts). The window is read by GnuCash's own
-// index on transactions(post_date), then each transaction's splits by splits(tx_guid).
+// splits left out, on the day its post_date falls on in the service's own local time zone
+// (SQLite's 'localtime', the C library's zone: TZ, else /etc/localtime, as GnuCash's). The
+// amount is the split's quantity, in the account's EUR. With one other split: a money
+// account makes it a transfer (subject 'Other account: description', no category), any
+// other account is its category (Imbalance-EUR too, as GnuCash's register shows it); a
+// split transaction has no category. The subject is otherwise the transaction's
+// description (GnuCash's payee field). The id is the split guid's hex digits, 13 of them
+// (lib/apps/ids.ts). The window is read by GnuCash's own index on
+// transactions(post_date), in both forms, then each transaction's splits by splits(tx_guid).
 
 import type { ApplicationMapping } from '../mapping.js';
 import { hexPrefixId } from './ids.js';
@@ -63,10 +75,15 @@ const joined = (a: string, b: string): string =>
 const LONG_WINDOW_DAYS = 3 * 366;
 // A bound julianday() cannot read (check's whole range starts before the year 0) is long.
 const WINDOW_DAYS = 'coalesce(julianday(+:to) - julianday(+:from), 1e9)';
+// post_date as 'YYYY-MM-DD hh:mm:ss' UTC, whichever of GnuCash's two forms it is in.
+const POSTED = `CASE WHEN substr(t.post_date, 5, 1) = '-' THEN t.post_date
+  ELSE substr(t.post_date, 1, 4) || '-' || substr(t.post_date, 5, 2) || '-' || substr(t.post_date, 7, 2) || ' '
+    || substr(t.post_date, 9, 2) || ':' || substr(t.post_date, 11, 2) || ':' || substr(t.post_date, 13, 2) END`;
+// A window bound 'YYYY-MM-DD hh:mm:ss' in the form of books before 2.6.20, 'YYYYMMDDhhmmss'.
+const oldForm = (bound: string): string => `replace(replace(replace(${bound}, '-', ''), ' ', ''), ':', '')`;
 const select = (from: string, account: string, when: string): string => `
     SELECT ${hexPrefixId('s.guid')} AS id,
-           CASE WHEN substr(t.post_date, 12, 2) < '12' THEN substr(t.post_date, 1, 10)
-                ELSE date(t.post_date, '+12 hours') END AS date,
+           date(${POSTED}, 'localtime') AS date,
            -(${cents('s.quantity_num', 's.quantity_denom')}) AS amount_cents,
            CASE WHEN other.guid IN (${moneyAccounts(false)}) THEN ${joined('other.name', 't.description')}
                 ELSE coalesce(t.description, '') END AS subject,
@@ -74,10 +91,13 @@ const select = (from: string, account: string, when: string): string => `
            (SELECT name FROM accounts WHERE guid = s.account_guid) AS payment_method
     FROM ${from}
     LEFT JOIN accounts AS other ON other.guid = (
-      SELECT CASE WHEN min(x.account_guid) = max(x.account_guid) THEN min(x.account_guid) END
-      FROM splits AS x WHERE x.tx_guid = s.tx_guid AND x.guid <> s.guid)
+      SELECT CASE WHEN count(*) = 1 THEN min(x.account_guid) END
+      FROM splits AS x
+      WHERE x.tx_guid = s.tx_guid AND x.guid <> s.guid
+        AND x.account_guid NOT IN (SELECT guid FROM accounts WHERE account_type = 'TRADING')
+        AND NOT EXISTS (SELECT 1 FROM slots WHERE slots.obj_guid = x.guid AND slots.name = 'lot-split'))
     WHERE ${when}
-      AND t.post_date BETWEEN +:from AND +:to
+      AND (t.post_date BETWEEN +:from AND +:to OR t.post_date BETWEEN ${oldForm('+:from')} AND ${oldForm('+:to')})
       AND s.reconcile_state <> 'v'
       AND ${account} IN (${moneyAccounts(true)})`;
 
@@ -90,22 +110,21 @@ export const gnucash: ApplicationMapping = {
     splits: ['guid', 'tx_guid', 'account_guid', 'reconcile_state', 'quantity_num', 'quantity_denom'],
     accounts: ['guid', 'name', 'account_type', 'commodity_guid', 'parent_guid'],
     commodities: ['guid', 'namespace', 'mnemonic'],
+    slots: ['obj_guid', 'name'],
   },
   // CROSS JOIN fixes each way's order. The money accounts are found once per search (a
-  // dozen rows), not looked up per split. `other` is the transaction's other account when
-  // there is exactly one (a split transaction has several, an unbalanced one none); it is
+  // dozen rows), not looked up per split. `other` is the account of the transaction's one
+  // other split, as GnuCash's register names it (a split transaction has several); it is
   // joined last, for the rows that match.
   bookings: `
     ${select('transactions AS t CROSS JOIN splits AS s ON s.tx_guid = t.guid', '+s.account_guid', `${WINDOW_DAYS} <= ${LONG_WINDOW_DAYS}`)}
     UNION ALL
     ${select('splits AS s CROSS JOIN transactions AS t ON t.guid = s.tx_guid', 's.account_guid', `${WINDOW_DAYS} > ${LONG_WINDOW_DAYS}`)}`,
-  // The post_date of day D lies in [D-1 12:00:00, D 11:59:59] UTC: rounding to the
-  // nearest day (the `date` column above; before noon the day itself, which is every date
-  // written in neutral time, so date() runs only for the rest) maps exactly that range to
-  // D. GnuCash writes post_date as 'YYYY-MM-DD HH:MM:SS', so the window admits exactly
-  // the days von..bis.
-  window: (von, bis) => ({ from: `${dayBefore(von)} 12:00:00`, to: `${bis} 11:59:59` }),
-  exactWindow: true,
+  // The day a post_date falls on in the local zone is at most a day away from its UTC day
+  // (offsets lie within ±14 hours), so the window is widened by a day on each side, read in
+  // both forms of post_date, and the converted dates are compared again (not exactWindow):
+  // no date arithmetic in JavaScript has to agree with SQLite's 'localtime'.
+  window: (von, bis) => ({ from: `${dayBefore(von)} 00:00:00`, to: `${dayAfter(bis)} 23:59:59` }),
   windowIndex: { name: 'tx_post_date_index' },
   // A money account at the top level holds bookings that are not served. GnuCash's own
   // Imbalance-EUR and Orphan-EUR (their names translated) end in '-' and the currency.
@@ -118,10 +137,39 @@ export const gnucash: ApplicationMapping = {
     WHERE a.account_type IN (${GNUCASH_MONEY_ACCOUNT_TYPES.map((type) => `'${type}'`).join(', ')})
       AND a.name NOT LIKE '%-' || c.mnemonic
       AND EXISTS (SELECT 1 FROM splits WHERE splits.account_guid = a.guid)
-    HAVING count(*) > 0`,
+    HAVING count(*) > 0
+    UNION ALL
+    SELECT moved || ' of the book''s ' || total || ' transactions are dated at another time of day than GnuCash''s 10:59 UTC'
+           || ' (by GnuCash before 2.6.20, which dated at local midnight, or by an importer or a script): each is served'
+           || ' on the day its time falls on in this service''s time zone, ' || ${offsetIn('01')} || ' in January and '
+           || ${offsetIn('07')} || ' in July (TZ, else /etc/localtime), as GnuCash shows it in the time zone it runs in; '
+           || midnight || ' of them fall on midnight here. If GnuCash runs in another time zone, run the service with TZ'
+           || ' set to it (TZ=Europe/Berlin).'
+    FROM (SELECT count(*) AS total,
+                 coalesce(sum(substr(${POSTED}, 12, 8) <> '10:59:00'), 0) AS moved,
+                 coalesce(sum(substr(${POSTED}, 12, 8) <> '10:59:00' AND time(${POSTED}, 'localtime') = '00:00:00'), 0) AS midnight
+          FROM transactions AS t)
+    WHERE moved > 0`,
 };
 
-/** 'YYYY-MM-DD' of the day before `isoDate` (a valid date; the query validator made sure). */
+/** SQL for the offset of the local time zone from UTC in `month` of this year, as 'UTC+01:00'. */
+function offsetIn(month: string): string {
+  const noon = `strftime('%Y', 'now') || '-${month}-15 12:00:00'`;
+  const minutes = `CAST(round((julianday(${noon}, 'localtime') - julianday(${noon})) * 1440) AS INTEGER)`;
+  return `(SELECT 'UTC' || CASE WHEN m < 0 THEN '-' ELSE '+' END || printf('%02d:%02d', abs(m) / 60, abs(m) % 60)
+           FROM (SELECT ${minutes} AS m))`;
+}
+
+/** 'YYYY-MM-DD' of the day before `isoDate` (a valid date; the query validator made sure); the year 0 stays. */
 function dayBefore(isoDate: string): string {
-  return new Date(Date.parse(`${isoDate}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+  return isoDate <= '0000-01-01' ? isoDate : shifted(isoDate, -1);
+}
+
+/** 'YYYY-MM-DD' of the day after `isoDate`; the last day of the year 9999 stays. */
+function dayAfter(isoDate: string): string {
+  return isoDate >= '9999-12-31' ? isoDate : shifted(isoDate, 1);
+}
+
+function shifted(isoDate: string, days: number): string {
+  return new Date(Date.parse(`${isoDate}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 }
