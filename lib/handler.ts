@@ -84,8 +84,14 @@ export function createHandler(
       // docs/API.md, CORS: a preflight is answered before throttling and authentication,
       // with headers of its own; every other answer carries the CORS response headers.
       const preflight = !badRequest && (path === statusPath || path === searchPath) ? cors.preflight(req) : undefined;
-      if (preflight !== undefined) return sendNoContent(res, preflight);
+      // A preflight carries no credentials: never a failed login, but one of the requests
+      // without credentials, so that a flood of them ends like any other (a browser sends
+      // its credentials next, and that login clears the count).
+      const flood =
+        preflight === undefined ? 0 : throttle.recordUnauthenticated(throttleKey(clientAddress(req, trusted)));
+      if (preflight !== undefined && flood === 0) return sendNoContent(res, preflight);
       addToEveryResponse(res, cors.responseHeaders(req));
+      if (flood > 0) return throttled(res, flood);
       if (badRequest) return sendError(res, ERRORS.badRequest, ['Connection', 'close']);
       const exchange: Exchange = {
         req,

@@ -59,8 +59,8 @@ export interface HandlerOptions {
    */
   maxGlobalAuthFailures?: number | undefined;
   /**
-   * Requests without credentials from one client address within the window, not followed
-   * by a successful login from it, after which such requests get `429` and their
+   * Requests without credentials (CORS preflights included) from one client address
+   * within the window, not followed by a successful login from it, after which such requests get `429` and their
    * connection is closed (never counted as failures; a login clears the count). A client
    * that asks first without credentials (urllib, `curl --anyauth`) logs in after each
    * one, so it never gets near this. `0` turns this off. Default `100`.

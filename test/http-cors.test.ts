@@ -1,6 +1,8 @@
 // CORS over real HTTP (docs/API.md, Browser clients (CORS)).
 
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { test } from 'node:test';
 import { createHandler } from '../lib/index.js';
 import {
@@ -78,6 +80,30 @@ test('a preflight from a listed origin gets 204 with exactly the CORS headers, b
   assertCorsHeaders(blocked, PAGE);
   assert.ok(Number(blocked.headers['retry-after']) > 0);
   assert.equal((await preflight(`${origin}${SEARCH}`, PAGE)).status, 204);
+});
+
+test('preflights count toward the requests without credentials: a pipelined flood of them ends with one 429 and a closed connection; a login clears the count', async (t) => {
+  const origin = await serveFixture(t, { corsOrigins: [PAGE], maxUnauthenticatedRequests: 20 });
+  const { hostname, port } = new URL(origin);
+  const socket = connect(Number(port), hostname);
+  t.after(() => socket.destroy());
+  let received = '';
+  socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+  const preflightText = `OPTIONS ${SEARCH} HTTP/1.1\r\nHost: x\r\nOrigin: ${PAGE}\r\nAccess-Control-Request-Method: GET\r\n\r\n`;
+  socket.write(preflightText.repeat(1000));
+  await once(socket, 'close');
+  const statuses = [...received.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((match) => match[1]);
+  assert.deepEqual(statuses, [...Array(20).fill('204'), '429']);
+  const last = received.slice(received.lastIndexOf('HTTP/1.1 '));
+  assert.match(last, /^access-control-allow-origin: http:\/\/127\.0\.0\.1:8081\r$/im);
+  assert.match(last, /"code":"login_throttled"/);
+  assert.equal((await preflight(`${origin}${SEARCH}`, PAGE)).status, 429);
+  // A browser's request after its preflight carries the credentials: a login clears the count.
+  assert.equal((await request(`${origin}${SEARCH}`, { headers: { authorization: AUTH, origin: PAGE } })).status, 200);
+  for (let i = 0; i < 20; i += 1) {
+    assert.equal((await preflight(`${origin}${SEARCH}`, PAGE)).status, 204);
+    assert.equal((await request(`${origin}${SEARCH}`, { headers: { authorization: AUTH, origin: PAGE } })).status, 200);
+  }
 });
 
 test('any other OPTIONS is an ordinary request: 401 without credentials, then 405', async (t) => {
