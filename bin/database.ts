@@ -41,9 +41,34 @@ export function recogniseApplication(db: Database.Database, tables: Partial<Tabl
   return detectApplication(db)?.name ?? 'own';
 }
 
+/**
+ * What a served file is now, for the admin listener (/ready, /metrics) and the books'
+ * state: plain data, so that a worker can send it to the primary.
+ */
+export interface DatabaseStatus {
+  /**
+   * `serving`: searches are answered; `waiting`: the file cannot be read now and will be
+   * once the application acts (a WAL without its -wal/-shm, a hot journal, a lock);
+   * `missing`: the file is gone; `unusable`: the file there cannot be served (not a
+   * database, tables that do not fit, a directory others could write).
+   */
+  readonly state: 'serving' | 'waiting' | 'missing' | 'unusable';
+  /** Why searches are not answered, as the log line says it; `undefined` while serving. */
+  readonly reason: string | undefined;
+  /** When this state began, in milliseconds since the epoch. */
+  readonly since: number;
+  /**
+   * How often another file was served at the path since the start: a restore, or a file back
+   * after the path was missing or unusable (not the end of a wait for the same file).
+   */
+  readonly replaced: number;
+}
+
 export interface ServedDatabase {
   /** Always the handler over the file as it is now. */
   handler: RequestHandler;
+  /** What the file is now. */
+  status(): DatabaseStatus;
   /**
    * New credentials for every handler that answers now or may answer again: the file's and
    * the stand-in's that answers while the file cannot be served (SIGHUP). A handler built
@@ -74,6 +99,8 @@ export function watchDatabase(
   let state: Serving;
   let lastLine = '';
   let noticed = false;
+  let since = Date.now();
+  let replaced = 0;
   // A state that lasts is said once, not at every look.
   const say = (line: string): void => {
     if (line !== lastLine) log(line);
@@ -116,6 +143,7 @@ export function watchDatabase(
       state.db.close();
     }
     const wasWaiting = !state.serving && state.cause.waits;
+    const before = describeState(state);
     noticed = false;
     try {
       state = attempt();
@@ -123,13 +151,16 @@ export function watchDatabase(
       const gone = inodeOf(file) === undefined;
       const message = describeDatabaseError(file, error);
       state = { serving: false, cause: new Unavailable(gone ? 'ENOENT' : 'INVALID', message) };
+      if (describeState(state) !== before) since = Date.now();
       return say(
         gone
           ? `database ${file} is gone; searches answer 500 until it is back`
           : `${message}; searches answer 500 until a valid file is there`,
       );
     }
+    if (describeState(state) !== before) since = Date.now();
     if (!state.serving) return say(waitingLine(file, state.cause));
+    if (!wasWaiting) replaced += 1;
     // Each start of serving is said, even the same as the last one (two restores in a row).
     lastLine = '';
     log(
@@ -143,6 +174,12 @@ export function watchDatabase(
 
   return {
     handler: (req, res, next) => (state.serving ? state.handler : standIn)(req, res, next),
+    status: () => {
+      if (state.serving) return { state: 'serving', reason: undefined, since, replaced };
+      const { cause } = state;
+      const kind = cause.waits ? 'waiting' : cause.code === 'ENOENT' ? 'missing' : 'unusable';
+      return { state: kind, reason: cause.message, since, replaced };
+    },
     updateCredentials: (credentials) => {
       standIn.updateCredentials(credentials);
       if (state.serving) state.handler.updateCredentials(credentials);
@@ -164,8 +201,10 @@ export function inMemoryDatabase(db: Database.Database, build: BuildHandler, log
     db.close();
     throw new CliError(describeDatabaseError(undefined, error));
   }
+  const since = Date.now();
   return {
     handler,
+    status: () => ({ state: 'serving', reason: undefined, since, replaced: 0 }),
     updateCredentials: (credentials) => handler.updateCredentials(credentials),
     close: () => db.close(),
   };
@@ -182,6 +221,11 @@ class Unavailable extends Error {
     this.code = code;
     this.waits = isNotReadableNow(this);
   }
+}
+
+/** A state as a word and its cause, to tell whether a look at the file changed it. */
+function describeState(state: Serving): string {
+  return state.serving ? 'serving' : `${state.cause.code}: ${state.cause.message}`;
 }
 
 function waitingLine(file: string, cause: Unavailable): string {

@@ -1,0 +1,63 @@
+// What a served file is now (bin/database.ts, status()): the state the admin listener's
+// /ready and /metrics report for each book, followed through a restore, a deletion and a
+// file that is no database. The CLI's lines for the same story are test/cli-database.test.ts's.
+
+import assert from 'node:assert/strict';
+import { copyFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import Database from 'better-sqlite3';
+import { type DatabaseStatus, watchDatabase } from '../bin/database.js';
+import { createHandler } from '../lib/index.js';
+import { buildDatabase, CREDENTIALS, tempDir } from './support/helpers.js';
+
+async function until(status: () => DatabaseStatus, state: DatabaseStatus['state']): Promise<DatabaseStatus> {
+  const deadline = Date.now() + 3_000;
+  while (status().state !== state) {
+    if (Date.now() > deadline) assert.fail(`still ${JSON.stringify(status())}, not ${state}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return status();
+}
+
+test('status(): serving, replaced (counted), missing with the reason, unusable with the reason, serving again', async (t) => {
+  const file = buildDatabase(t);
+  const lines: string[] = [];
+  const started = Date.now();
+  const served = watchDatabase(
+    file,
+    (db, onError) => createHandler(db, CREDENTIALS, { onError }),
+    (line) => lines.push(line),
+    () => {},
+  );
+  t.after(() => served.close());
+  const first = served.status();
+  assert.deepEqual({ ...first, since: 0 }, { state: 'serving', reason: undefined, since: 0, replaced: 0 });
+  assert.ok(first.since >= started && first.since <= Date.now());
+
+  const backup = join(tempDir(t), 'backup.sqlite');
+  copyFileSync(file, backup);
+  const db = new Database(backup);
+  db.exec("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-03', 1250)");
+  db.close();
+  renameSync(backup, file);
+  const deadline = Date.now() + 3_000;
+  while (served.status().replaced === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual({ ...served.status(), since: 0 }, { state: 'serving', reason: undefined, since: 0, replaced: 1 });
+
+  rmSync(file);
+  const missing = await until(served.status, 'missing');
+  assert.match(missing.reason ?? '', /no such file/);
+  assert.ok(missing.since > first.since);
+
+  writeFileSync(file, 'kaputt'.repeat(1000));
+  const unusable = await until(served.status, 'unusable');
+  assert.match(unusable.reason ?? '', /is not a SQLite database/);
+
+  rmSync(file);
+  copyFileSync(buildDatabase(t), file);
+  const again = await until(served.status, 'serving');
+  assert.equal(again.reason, undefined);
+  assert.equal(again.replaced, 2, 'a file back after a gap is another file served');
+  assert.ok(lines.some((line) => line.includes('is gone')));
+});
