@@ -23,6 +23,21 @@ export function addToEveryResponse(res: ServerResponse, headers: readonly string
   for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i] as string, headers[i + 1] as string);
 }
 
+const CLOSE = ['Connection', 'close'] as const;
+
+/**
+ * `Connection: close` when the request announced a body, unless `extraHeaders` already
+ * close: the handler reads no body, and node:http would read all of it after the answer
+ * to keep the connection open (a 401 to a request with a 100 GB `Content-Length` went on
+ * reading for the whole request timeout). Closed, the rest is never read.
+ */
+function closeUnreadBody(res: ServerResponse, extraHeaders: readonly string[]): readonly string[] {
+  const headers = res.req?.headers;
+  if (headers === undefined) return extraHeaders;
+  const announced = headers['transfer-encoding'] !== undefined || Number(headers['content-length'] ?? 0) > 0;
+  return announced && !extraHeaders.includes('Connection') ? [...extraHeaders, ...CLOSE] : extraHeaders;
+}
+
 /**
  * Writes a complete JSON response. A `HEAD` request gets the same headers, `Content-Length`
  * included, and no body: node:http leaves the body of an answer to HEAD out itself.
@@ -37,7 +52,7 @@ export function send(res: ServerResponse, status: number, json: string, extraHea
     'no-store',
     'X-Content-Type-Options',
     'nosniff',
-    ...extraHeaders,
+    ...closeUnreadBody(res, extraHeaders),
   ]);
   res.end(json);
 }
@@ -49,7 +64,7 @@ export function sendError(res: ServerResponse, error: ApiError, extraHeaders: re
 
 /** `204` without a body (a CORS preflight): the common headers but `Content-Length`. */
 export function sendNoContent(res: ServerResponse, headers: readonly string[]): void {
-  res.writeHead(204, [...COMMON_HEADERS, ...headers]);
+  res.writeHead(204, [...COMMON_HEADERS, ...closeUnreadBody(res, headers)]);
   res.end();
 }
 

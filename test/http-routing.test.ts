@@ -1,8 +1,11 @@
 // Paths, methods, HEAD, the status endpoint and mounting (docs/API.md, Paths).
 
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { connect } from 'node:net';
 import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { API_VERSION, createHandler } from '../lib/index.js';
 import {
   AUTH,
@@ -118,6 +121,54 @@ test('with next, requests outside {basePath}/api/ are handed on untouched', asyn
   assert.equal((await request(`${origin}/kasse/api/v1/status`)).status, 401);
   assertReply(await get(`${origin}/kasse/api/v2/x`), 404, { fehler: 'Nicht gefunden.', code: 'not_found' });
   assertReply(await get(`${origin}/kasse/api/v1/status`), 200, STATUS);
+});
+
+test('a request whose body is never read is answered with Connection: close and its body is not read: a 100 GB upload gets its 401 and the connection ends', async (t) => {
+  const origin = await serveFixture(t);
+  const { hostname, port } = new URL(origin);
+  const socket = connect(Number(port), hostname);
+  t.after(() => socket.destroy());
+  let received = '';
+  let closed = false;
+  socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+  // The server may reset the connection while the client still sends (EPIPE, ECONNRESET).
+  socket.on('error', () => undefined);
+  const close = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  void close.then(() => (closed = true));
+  await once(socket, 'connect');
+  socket.write(`POST /api/v1/status HTTP/1.1\r\nHost: x\r\nContent-Length: ${100 * 1024 ** 3}\r\n\r\n`);
+  // The upload goes on as fast as the server takes it, for 3 s at most.
+  const chunk = Buffer.alloc(64 * 1024, 'x');
+  let sent = 0;
+  const until = Date.now() + 3_000;
+  while (!closed && !socket.destroyed && Date.now() < until) {
+    sent += chunk.length;
+    if (!socket.write(chunk)) {
+      await Promise.race([new Promise((resolve) => socket.once('drain', resolve)), close, sleep(100)]);
+    }
+  }
+  await Promise.race([close, sleep(1_000)]);
+  assert.equal(closed, true, `still open after ${sent} bytes`);
+  assert.ok(sent < 256 * 1024 * 1024, `${sent} bytes taken`);
+  assert.match(received, /^HTTP\/1\.1 401 /);
+  assert.match(received, /\r\nConnection: close\r\n/i);
+
+  // The same for an authenticated request that announced a body: answered, then closed.
+  for (const length of ['Content-Length: 5', 'Transfer-Encoding: chunked']) {
+    const reply = await rawRequest(
+      origin,
+      `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\n${length}\r\n\r\n`,
+    );
+    assertReply(reply, 200, STATUS);
+    assert.equal(reply.headers.connection, 'close', length);
+    assert.equal(reply.closed, true, length);
+  }
+  const plain = await rawRequest(
+    origin,
+    `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\n\r\n`,
+    500,
+  );
+  assert.equal(plain.headers.connection, 'keep-alive', 'no body: the connection stays');
 });
 
 test('an unexpected error answers 500 "Interner Fehler." and the server keeps serving', async (t) => {
