@@ -27,6 +27,56 @@ export function isoTime(): string {
   return cachedTime;
 }
 
+// What a value that did not come from this program may not bring into a log line as it is:
+// C0 controls (newlines among them), DEL and C1 controls, the line and paragraph
+// separators, the bidirectional overrides and isolates that reorder what a terminal shows,
+// a lone surrogate, and the two characters the escapes and a quoted value are made of.
+const UNSAFE_IN_LOG =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds, to escape them.
+  /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"\\]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const SHORT_ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '"': '\\"', '\\': '\\\\' };
+/** The most characters (code points) of one value a log line shows, unless told otherwise. */
+export const MAX_LOGGED_CHARACTERS = 100;
+
+/**
+ * `value` made fit for one log line, for every value that did not come from this program:
+ * the username a client sent, a text read from the database file, a path. The result is
+ * one line that reads back unambiguously and may be put in double quotes: control
+ * characters (newlines among them), the line and paragraph separators, bidirectional
+ * controls and lone surrogates are written as escapes (`\n`, `\t`, `\x1b`, `\u2028`), `"`
+ * and `\` as `\"` and `\\`. Beyond `max` code points it is cut (never inside a character)
+ * and ends with `…(+N)`, N the code points left out, so that a hostile value cannot make a
+ * line of any length. Everything else, umlauts and emoji included, stays as it is.
+ */
+export function logValue(value: string, max = MAX_LOGGED_CHARACTERS): string {
+  let shown = value;
+  let left = 0;
+  if (value.length > max) {
+    const characters = Array.from(value);
+    if (characters.length > max) {
+      shown = characters.slice(0, max).join('');
+      left = characters.length - max;
+    }
+  }
+  const escaped = shown.replace(UNSAFE_IN_LOG, (character) => {
+    const short = SHORT_ESCAPES[character];
+    if (short !== undefined) return short;
+    const code = character.charCodeAt(0);
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+  return left === 0 ? escaped : `${escaped}…(+${left})`;
+}
+
+/**
+ * The access log's user: accepted, or tried by a failed login, escaped; `-` for none. In a
+ * text line it is one field: a name that is empty, holds a space or reads `-` is quoted.
+ */
+function userForLog(user: string | undefined, json: boolean): string {
+  if (user === undefined) return '-';
+  const value = logValue(user);
+  return json || (value !== '' && value !== '-' && !value.includes(' ')) ? value : `"${value}"`;
+}
+
 function formatMessage(message: string): string {
   return format === 'json' ? `${JSON.stringify({ time: isoTime(), message })}\n` : `${isoTime()} ${message}\n`;
 }
@@ -83,7 +133,8 @@ process.on('exit', flushAccessLog);
 
 /**
  * One line per request on stdout, written when the response ends: time, client address
- * (after the proxy rule), user (`-` until credentials are accepted), method, path without
+ * (after the proxy rule), user (accepted, or the one a failed login tried; `-` without
+ * credentials), method, path without
  * the query, status (`aborted` / `null` when the client left first) and milliseconds.
  */
 export function withAccessLog(
@@ -96,7 +147,7 @@ export function withAccessLog(
       const path = pathForLog(req.url ?? '');
       const facts = requestFacts(req);
       const address = facts?.clientAddress ?? '-';
-      const user = facts?.user ?? '-';
+      const user = userForLog(facts?.user ?? facts?.attempted, format === 'json');
       const finished = res.writableFinished;
       writeAccessLine(
         format === 'json'

@@ -39,6 +39,10 @@ const ALLOWED_METHODS = ['Allow', 'GET, HEAD'] as const;
 // many hash checks waiting (Credentials), too many searches of one client waiting
 // ("Searches, the application's writer and other clients").
 const RETRY_IN_A_SECOND = ['Retry-After', '1'] as const;
+// A request waits for its password-hash check at most this long (docs/API.md, Credentials),
+// and never until the idle timeout of its socket (node:http's server.setTimeout, the CLI's
+// --send-timeout) would close its connection without an answer.
+export const MAX_HASH_WAIT_MS = 10_000;
 
 /**
  * A node:http request handler for the booking search over `db`.
@@ -125,6 +129,8 @@ export function createHandler(
       return afterAuthentication(exchange, recalled, address);
     }
     const given = parseBasicAuth(header);
+    // The access log names the user a failed login tried (bin/log.ts escapes it).
+    facts.attempted = given?.username;
     if (given === undefined) {
       // No credentials: challenged, not a failure; a flood of them is cut off.
       const wait = throttle.recordUnauthenticated(address);
@@ -141,19 +147,37 @@ export function createHandler(
       return afterAuthentication(exchange, verdict, address);
     }
     throttle.recordFailure(address, given.username);
+    // Every request gets an answer (docs/API.md, Credentials): one whose check has not come
+    // by the deadline is answered 503 with Retry-After, and its place in the queue given up.
+    let answered = false;
+    const deadline = setTimeout(() => {
+      answered = true;
+      try {
+        sendError(res, ERRORS.busyTimeout, RETRY_IN_A_SECOND);
+      } catch (error: unknown) {
+        fail(error, req, res);
+      }
+    }, hashWaitMs(req));
     authenticator.verify(
       given,
       (late) => {
+        clearTimeout(deadline);
         try {
           if (late !== REJECTED) throttle.forgive(address, given.username);
-          afterAuthentication(exchange, late, address);
+          if (!answered) afterAuthentication(exchange, late, address);
         } catch (error: unknown) {
           fail(error, req, res);
         }
       },
-      () => req.socket.destroyed,
+      () => answered || req.socket.destroyed,
       header,
     );
+  }
+
+  /** How long `req` may wait for its hash check: up to a second less than its socket's idle timeout. */
+  function hashWaitMs(req: IncomingMessage): number {
+    const idle = req.socket.timeout ?? 0;
+    return idle > 0 ? Math.min(MAX_HASH_WAIT_MS, idle - Math.min(1_000, idle / 10)) : MAX_HASH_WAIT_MS;
   }
 
   /** 429 from the throttle; the connection closes, so a pipelined flood ends with it. */

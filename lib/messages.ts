@@ -18,6 +18,7 @@ function apiError(status: number, code: ErrorCode, fehler: string): ApiError {
 
 const THROTTLED_TEXT = 'Zu viele fehlgeschlagene Anmeldeversuche. Bitte später erneut versuchen.';
 const SEARCH_FAILED_TEXT = 'Interner Fehler bei der Buchungssuche.';
+const BUSY_TEXT = 'Der Dienst ist gerade ausgelastet. Bitte gleich erneut versuchen.';
 
 /** The errors with a fixed text, by the name the code uses. */
 export const ERRORS = {
@@ -26,7 +27,10 @@ export const ERRORS = {
   // requests without credentials from this address.
   loginThrottled: apiError(429, 'login_throttled', THROTTLED_TEXT),
   // Too many password-hash checks waiting: the service is busy, the client did nothing wrong.
-  busy: apiError(429, 'busy', 'Der Dienst ist gerade ausgelastet. Bitte gleich erneut versuchen.'),
+  busy: apiError(429, 'busy', BUSY_TEXT),
+  // A request waited for its password-hash check until shortly before its connection could
+  // time out: answered rather than cut off, the same sentence as `busy`.
+  busyTimeout: apiError(503, 'busy_timeout', BUSY_TEXT),
   tooManySearches: apiError(
     429,
     'too_many_searches',
@@ -52,6 +56,7 @@ export const ERROR_CODES = [
   'unauthorized',
   'login_throttled',
   'busy',
+  'busy_timeout',
   'too_many_searches',
   'not_found',
   'method_not_allowed',

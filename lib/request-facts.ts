@@ -1,5 +1,6 @@
 // What the handler learned about a request that a log line may show: the client address
-// after the proxy rule, and the user whose credentials were accepted. Kept beside the
+// after the proxy rule, the username its credentials named, and the user whose credentials
+// were accepted. Kept beside the
 // request, not on it, so nothing is added to node:http's objects.
 
 import type { IncomingMessage } from 'node:http';
@@ -9,6 +10,11 @@ export interface RequestFacts {
   clientAddress: string;
   /** The username of accepted credentials; `undefined` until (or unless) they are. */
   user: string | undefined;
+  /**
+   * The username of well-formed Basic credentials, accepted or not, as the client sent it
+   * (untrusted: escape it for a log line); `undefined` without such credentials.
+   */
+  attempted: string | undefined;
 }
 
 const facts = new WeakMap<IncomingMessage, RequestFacts>();
@@ -19,7 +25,7 @@ export function requestFacts(req: IncomingMessage): RequestFacts | undefined {
 }
 
 export function recordFacts(req: IncomingMessage, clientAddress: string): RequestFacts {
-  const recorded: RequestFacts = { clientAddress, user: undefined };
+  const recorded: RequestFacts = { clientAddress, user: undefined, attempted: undefined };
   facts.set(req, recorded);
   return recorded;
 }

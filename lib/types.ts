@@ -105,7 +105,9 @@ export interface HandlerOptions {
    * Hash checks that may wait for their turn; a request beyond them is answered `429` with
    * `Retry-After: 1` without a check (and is not counted as a failure). Default `128`,
    * above `maxGlobalAuthFailures`, so that the failure budgets, which count a check while
-   * it waits, turn a flood away before the queue does.
+   * it waits, turn a flood away before the queue does. A request still waiting after 10 s,
+   * or a second before its socket's idle timeout (`server.setTimeout`), is answered `503`
+   * with `Retry-After: 1` rather than left to be cut off.
    */
   maxQueuedHashChecks?: number | undefined;
   /**

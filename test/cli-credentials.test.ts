@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import { chmodSync, chownSync, lchownSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { assertFails, BIN, cleanEnv, makeCertificate, run, start, waitFor } from './support/cli-helpers.js';
@@ -178,6 +179,68 @@ function requestFrom(localAddress: string, url: string, authorization: string): 
     req.on('error', reject).end();
   });
 }
+
+test('200 parallel first logins against a hashed password: every request gets an answer (401, 429 busy, 503 busy_timeout with Retry-After) before --send-timeout could close it, even with --request-timeout 600; none is cut off', async (t) => {
+  const server = await start(
+    t,
+    [
+      '--demo',
+      '--send-timeout',
+      '3',
+      '--request-timeout',
+      '600',
+      '--max-auth-failures',
+      '0',
+      '--max-user-failures',
+      '0',
+      '--max-global-failures',
+      '0',
+    ],
+    cleanEnv({ BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: HASH_OF_ALT }),
+  );
+  const url = new URL(`${server.api}status`);
+  const started = Date.now();
+  const answers = await Promise.all(
+    Array.from(
+      { length: 200 },
+      (_, i) =>
+        new Promise<{ answer: string; ms: number }>((resolve) => {
+          const socket = connect(Number(url.port), url.hostname);
+          let text = '';
+          socket.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+          socket.once('error', () => undefined);
+          socket.once('close', () => {
+            const status = text.slice(9, 12);
+            const code = /"code":"(\w+)"/.exec(text)?.[1];
+            const retryAfter = /^retry-after: (\d+)\r$/im.exec(text)?.[1];
+            resolve({
+              answer:
+                text === ''
+                  ? 'no answer'
+                  : `${status} ${code}${retryAfter === undefined ? '' : ` retry-after ${retryAfter}`}`,
+              ms: Date.now() - started,
+            });
+          });
+          socket.write(
+            `GET ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: ${basicAuth('kasse', `falsch${i}`)}\r\nConnection: close\r\n\r\n`,
+          );
+        }),
+    ),
+  );
+  const counts = new Map<string, number>();
+  for (const { answer } of answers) counts.set(answer, (counts.get(answer) ?? 0) + 1);
+  t.diagnostic(JSON.stringify(Object.fromEntries(counts)));
+  assert.deepEqual(
+    [...counts.keys()].filter(
+      (answer) => !['401 unauthorized', '429 busy retry-after 1', '503 busy_timeout retry-after 1'].includes(answer),
+    ),
+    [],
+    'nothing but the three answers; no connection closed without one',
+  );
+  assert.ok((counts.get('503 busy_timeout retry-after 1') ?? 0) > 0, 'the waiting ones were answered');
+  const latest = Math.max(...answers.map(({ ms }) => ms));
+  assert.ok(latest < 3_000, `every answer within the send timeout: the last after ${latest} ms`);
+});
 
 test('SIGHUP re-reads the credentials file: old secret out, new in, the keep-alive connection and the throttle table stay; a bad file keeps the old credentials', async (t) => {
   const file = join(tempDir(t), 'zugang');

@@ -87,7 +87,8 @@ test('--socket serves over a Unix socket with mode 660, trusts X-Forwarded-For f
     log[0] as string,
     new RegExp(String.raw`^${TIME} 198\.51\.100\.4 kasse GET /kasse/api/v1/buchungen 200 \d+\.\dms$`),
   );
-  assert.match(log[1] as string, new RegExp(String.raw`^${TIME} 203\.0\.113\.7 - GET /kasse/api/v1/status 401 `));
+  // A failed login names the user it tried.
+  assert.match(log[1] as string, new RegExp(String.raw`^${TIME} 203\.0\.113\.7 kasse GET /kasse/api/v1/status 401 `));
   assert.match(log[3] as string, new RegExp(String.raw`^${TIME} 203\.0\.113\.7 - GET /kasse/api/v1/status 429 `));
   assert.match(log[5] as string, new RegExp(`^${TIME} unix kasse GET /kasse/api/v1/status 200 `));
   assert.doesNotMatch(stopped.stdout, /betrag|von=/);
@@ -372,7 +373,7 @@ test('--log-format json: one JSON object a line on stdout and stderr, with the s
     access.map(({ address, user, method, path, status }) => ({ address, user, method, path, status })),
     [
       { address: '127.0.0.1', user: 'kasse', method: 'GET', path: '/api/v1/buchungen', status: 200 },
-      { address: '127.0.0.1', user: '-', method: 'GET', path: '/api/v1/status', status: 401 },
+      { address: '127.0.0.1', user: 'kasse', method: 'GET', path: '/api/v1/status', status: 401 },
     ],
   );
   assert.doesNotMatch(stdout, /betrag|von=|ge:heim/);

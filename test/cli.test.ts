@@ -147,6 +147,51 @@ test('serves a database read-only, logs one line per request without query or cr
   assert.equal(sha256(file), before, 'the file is unchanged');
 });
 
+test('a failed login logs the username it tried, escaped and bounded, never the password; text and JSON', async (t) => {
+  const file = buildDatabase(t);
+  const basic = (user: string, password: string): Record<string, string> => ({
+    authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+  });
+  // A name that would forge a second access line (a username holds no colon, RFC 7617, but
+  // newlines and spaces), one of 500 characters, an empty one, one that turns text around.
+  const forged = 'evil\n10.0.0.1 kasse GET /api/v1/status 200 0.1ms';
+  const tries: Array<[string, string]> = [
+    ['bank-import', 'Falsch-1'],
+    [forged, 'Falsch-2'],
+    ['a'.repeat(500), 'Falsch-3'],
+    ['', 'Falsch-4'],
+    ['bank\u202eimport', 'Falsch-5'],
+  ];
+  for (const format of ['text', 'json'] as const) {
+    const server = await start(t, ['--db', file, '--log-format', format]);
+    for (const [user, password] of tries) {
+      assert.equal((await request(`${server.api}status`, { headers: basic(user, password) })).status, 401);
+    }
+    const stopped = await server.stop();
+    assert.doesNotMatch(stopped.stdout + stopped.stderr, /Falsch-/, 'never a password');
+    const lines = stopped.stdout.split('\n').slice(1, -1);
+    assert.equal(lines.length, tries.length, stopped.stdout);
+    const users =
+      format === 'json'
+        ? lines.map((line) => (JSON.parse(line) as { user: string }).user)
+        : lines.map((line) => {
+            const match = new RegExp(String.raw`^${TIME} 127\.0\.0\.1 (.*) GET /api/v1/status 401 \d+\.\dms$`).exec(
+              line,
+            );
+            assert.ok(match !== null, line);
+            return match[1] as string;
+          });
+    const long = `${'a'.repeat(100)}…(+400)`;
+    const escaped = 'evil\\n10.0.0.1 kasse GET /api/v1/status 200 0.1ms';
+    assert.deepEqual(
+      users,
+      format === 'json'
+        ? ['bank-import', escaped, long, '', 'bank\\u202eimport']
+        : ['bank-import', `"${escaped}"`, long, '""', 'bank\\u202eimport'],
+    );
+  }
+});
+
 test('the access log is written in batches yet loses nothing: a line shows on a quiet service, and a burst ended by SIGTERM logs every request once', async (t) => {
   const server = await start(t, ['--demo']);
   const lines = (): string[] =>

@@ -24,11 +24,14 @@ async function serveUsers(
   t: Parameters<typeof serve>[0],
   credentials: Credentials | Credentials[],
   options: HandlerOptions = {},
+  idleTimeoutMs = 0,
 ): Promise<Served> {
   const handler = createHandler(openFixture(t), credentials, options);
   const atOnce = new Map<string | undefined, boolean[]>();
   const facts: Array<RequestFacts | undefined> = [];
   const origin = await serve(t, (req: IncomingMessage, res: ServerResponse) => {
+    // As server.setTimeout does it (the CLI's --send-timeout): node:http destroys an idle socket.
+    if (idleTimeoutMs > 0) req.socket.setTimeout(idleTimeoutMs);
     handler(req, res);
     facts.push(requestFacts(req));
     const header = req.headers.authorization;
@@ -132,6 +135,8 @@ async function burst(status: string, headers: string[], hangUp = 0): Promise<{ a
   const answers = sockets.map(
     (socket) =>
       new Promise<string>((resolve) => {
+        // A connection closed by the server before any answer: what must never happen.
+        socket.once('close', () => resolve('no answer'));
         let text = '';
         socket.setEncoding('utf8').on('data', (chunk: string) => {
           text += chunk;
@@ -184,6 +189,31 @@ test('a flood of wrong passwords gets at most maxHashChecks checks at once and m
   // One checked at once, two waiting: three get their 401 after a check, seven are turned away.
   assert.deepEqual(answers, [...Array(3).fill('401'), ...Array(7).fill('429 retry-after 1')]);
   assert.deepEqual(served.atOnce.get(verified), [false, true, true, true, true, true]);
+});
+
+test('a request still waiting for its hash check when its socket would time out gets 503 busy_timeout with Retry-After a moment before, never a closed connection', async (t) => {
+  // An idle timeout of 1.5 s, as server.setTimeout sets it: checks of about half a second
+  // each, one at a time, and eight of them waiting.
+  const served = await serveUsers(
+    t,
+    { username: 'kasse', passwordHash: HASH_OF_ALT },
+    { maxHashChecks: 1, maxQueuedHashChecks: 20, maxAuthFailures: 0, maxUserAuthFailures: 0, maxGlobalAuthFailures: 0 },
+    1_500,
+  );
+  const started = Date.now();
+  const flood = await burst(
+    served.status,
+    Array.from({ length: 8 }, (_, i) => basicAuth('kasse', `falsch${i}`)),
+  );
+  const answers = await flood.answers;
+  const took = Date.now() - started;
+  assert.ok(!answers.includes('no answer'), answers.join(', '));
+  assert.ok(
+    answers.every((answer) => answer === '401' || answer === '503 retry-after 1'),
+    answers.join(', '),
+  );
+  assert.ok(answers.includes('503 retry-after 1'), `some waited too long: ${answers.join(', ')}`);
+  assert.ok(took < 1_500, `answered before the socket's timeout: ${took} ms`);
 });
 
 test('a client whose first requests come in parallel pays one hash check for all of them', async (t) => {

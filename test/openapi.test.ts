@@ -14,7 +14,16 @@ import { createHandler } from '../lib/index.js';
 import { parseSearchQuery } from '../lib/query.js';
 import type { HandlerOptions } from '../lib/types.js';
 import { run, start } from './support/cli-helpers.js';
-import { AUTH, CREDENTIALS, openFixture, type Reply, request, serve } from './support/helpers.js';
+import {
+  AUTH,
+  basicAuth,
+  CREDENTIALS,
+  HASH_OF_ALT,
+  openFixture,
+  type Reply,
+  request,
+  serve,
+} from './support/helpers.js';
 
 const FILE = new URL('../openapi.json', import.meta.url);
 const raw = JSON.parse(readFileSync(FILE, 'utf8')) as object;
@@ -115,6 +124,18 @@ test('every status code of each operation is answered as the document says', asy
   const failing = await serve(t, createHandler(closedDb, CREDENTIALS, { onError: () => undefined }));
   closedDb.close();
   const throttled = await serve(t, createHandler(openFixture(t), CREDENTIALS, { maxAuthFailures: 1 }));
+  // A socket idle timeout of 100 ms: a hash check (hundreds of ms) outlasts the request's wait.
+  const hashed = createHandler(openFixture(t), { username: CREDENTIALS.username, passwordHash: HASH_OF_ALT });
+  const busy = await serve(t, (req, res) => {
+    req.socket.setTimeout(100);
+    hashed(req, res);
+  });
+  // A fresh wrong password each time: the same one would share a check already running.
+  let guesses = 0;
+  const fresh = (method: string, url: string) => () => {
+    guesses += 1;
+    return as(method, url, { authorization: basicAuth(CREDENTIALS.username, `falsch${guesses}`) })();
+  };
   await request(`${throttled}/api/v1/status`, { headers: { authorization: 'Basic eDp5' } });
 
   // The HTTP layer's own errors (the `default` response) come from the CLI's server.
@@ -146,12 +167,14 @@ test('every status code of each operation is answered as the document says', asy
       [`${m} /api/v1/status 404`]: { reply: as(method, `${origin}/falsch/api/v1/status`, withAuth) },
       [`${m} /api/v1/status 429`]: { reply: as(method, `${throttled}/api/v1/status`, withAuth) },
       [`${m} /api/v1/status 500`]: { reply: whileBroken(as(method, `${origin}/api/v1/status`, wrongAuth)) },
+      [`${m} /api/v1/status 503`]: { reply: fresh(method, `${busy}/api/v1/status`) },
       [`${m} /api/v1/buchungen 200`]: { reply: as(method, `${origin}${search}`, withAuth) },
       [`${m} /api/v1/buchungen 400`]: { reply: as(method, `${origin}/api/v1/buchungen?seite=2`, withAuth) },
       [`${m} /api/v1/buchungen 401`]: { reply: as(method, `${origin}${search}`) },
       [`${m} /api/v1/buchungen 404`]: { reply: as(method, `${origin}/falsch${search}`, withAuth) },
       [`${m} /api/v1/buchungen 429`]: { reply: as(method, `${throttled}${search}`, withAuth) },
       [`${m} /api/v1/buchungen 500`]: { reply: as(method, `${failing}${search}`, withAuth) },
+      [`${m} /api/v1/buchungen 503`]: { reply: fresh(method, `${busy}${search}`) },
       [`${m} /api/v1/status default`]: { reply: as(method, `${cli.origin}/api/v1/status`, unmeetable) },
       [`${m} /api/v1/buchungen default`]: { reply: as(method, `${cli.origin}${search}`, unmeetable) },
     });
@@ -165,6 +188,7 @@ test('every status code of each operation is answered as the document says', asy
       [`options ${path} 405`]: { reply: as('OPTIONS', `${origin}${path}`, withAuth) },
       [`options ${path} 429`]: { reply: as('OPTIONS', `${throttled}${path}`, withAuth) },
       [`options ${path} 500`]: { reply: whileBroken(as('OPTIONS', `${origin}${path}`, wrongAuth)) },
+      [`options ${path} 503`]: { reply: fresh('OPTIONS', `${busy}${path}`) },
       [`options ${path} default`]: { reply: as('OPTIONS', `${cli.origin}${path}`, unmeetable) },
     });
   }

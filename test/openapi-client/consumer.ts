@@ -32,10 +32,10 @@ export const fehlerIsString: [
   FehlerIsString<Responses<'/api/v1/status', 'options'>>,
   FehlerIsString<Responses<'/api/v1/buchungen', 'options'>>,
 ] = [
-  { 200: true, 401: true, 404: true, 429: true, 500: true, default: true },
-  { 200: true, 400: true, 401: true, 404: true, 429: true, 500: true, default: true },
-  { 204: true, 401: true, 404: true, 405: true, 429: true, 500: true, default: true },
-  { 204: true, 401: true, 404: true, 405: true, 429: true, 500: true, default: true },
+  { 200: true, 401: true, 404: true, 429: true, 500: true, 503: true, default: true },
+  { 200: true, 400: true, 401: true, 404: true, 429: true, 500: true, 503: true, default: true },
+  { 204: true, 401: true, 404: true, 405: true, 429: true, 500: true, 503: true, default: true },
+  { 204: true, 401: true, 404: true, 405: true, 429: true, 500: true, 503: true, default: true },
 ];
 
 const [baseUrl = '', user = '', password = ''] = process.argv.slice(2);

@@ -85,11 +85,11 @@ export async function start(
   const output = collect(child);
   const exited = once(child, 'close');
   const deadline = Date.now() + 10_000;
-  let match = LISTENING.exec(output().stdout);
+  let match = listeningLine(output().stdout);
   while (match === null) {
     if (child.exitCode !== null || Date.now() > deadline) assert.fail(`CLI did not start: ${JSON.stringify(output())}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
-    match = LISTENING.exec(output().stdout);
+    match = listeningLine(output().stdout);
   }
   const api = match[1] as string;
   const socketPath = match[4];
@@ -105,6 +105,15 @@ export async function start(
       return { code, signal: exitSignal, ...output() };
     },
   };
+}
+
+/** The listening line in `stdout`, as text or (--log-format json) as `{"time","message"}`. */
+function listeningLine(stdout: string): RegExpExecArray | null {
+  const text = LISTENING.exec(stdout);
+  const end = stdout.indexOf('\n');
+  if (text !== null || !stdout.startsWith('{') || end === -1) return text;
+  const first = JSON.parse(stdout.slice(0, end)) as { time: string; message: string };
+  return LISTENING.exec(`${first.time} ${first.message}`);
 }
 
 /**

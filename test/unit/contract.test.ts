@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { USAGE } from '../../bin/args.js';
+import { MAX_HASH_WAIT_MS } from '../../lib/handler.js';
 import { ERROR_CODES, ERRORS, QUERY_MESSAGES } from '../../lib/messages.js';
+import { resolveOptions } from '../../lib/options.js';
 import { PARAMETERS } from '../../lib/query.js';
 import { NAMES } from '../support/oracle.js';
 
@@ -153,6 +155,20 @@ test('openapi.json knows every message of the code, and no other', () => {
     );
     assert.ok(known, `openapi.json describes "${message}"`);
   }
+});
+
+test("the hash-check queue in the docs is the code's: how many may wait, and how long a request waits at most", () => {
+  const { maxQueuedHashChecks } = resolveOptions({});
+  const seconds = MAX_HASH_WAIT_MS / 1000;
+  const EMBEDDING = read('docs/embedding.md');
+  const CLIENTS = read('docs/clients.md');
+  assert.match(API, new RegExp(`\`maxQueuedHashChecks\` \\(${maxQueuedHashChecks},`));
+  assert.match(OPERATIONS, new RegExp(`with at most ${maxQueuedHashChecks} more waiting`));
+  assert.match(EMBEDDING, new RegExp(`\\| \`maxQueuedHashChecks\` \\| \`${maxQueuedHashChecks}\` \\|`));
+  assert.match(API, new RegExp(`waiting\\s+for its check after ${seconds} s`));
+  assert.match(OPERATIONS, new RegExp(`waiting for its check after ${seconds} s`));
+  assert.match(EMBEDDING, new RegExp(`still waiting after ${seconds} s`));
+  assert.match(CLIENTS, new RegExp(`\\(${seconds} s at most\\)`));
 });
 
 test('docs/operations.md shows the usage exactly as --help prints it, and is the only document that does', () => {

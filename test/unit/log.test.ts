@@ -1,0 +1,32 @@
+// bin/log.ts: a value that did not come from this program, made fit for one log line.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { logValue, MAX_LOGGED_CHARACTERS } from '../../bin/log.js';
+
+test('logValue escapes what could break or forge a line, and leaves the rest as it is', () => {
+  const cases: Array<[string, string]> = [
+    ['bank-import', 'bank-import'],
+    ['Bürobedarf 🧾', 'Bürobedarf 🧾'],
+    ['a\nb', 'a\\nb'],
+    ['a\r\nb\tc', 'a\\r\\nb\\tc'],
+    ['\u001b[31mrot', '\\x1b[31mrot'],
+    ['\u0000\u007f\u0085', '\\x00\\x7f\\x85'],
+    ['zeile\u2028zwei\u2029', 'zeile\\u2028zwei\\u2029'],
+    ['abc\u202edcba\u2066x\u2069', 'abc\\u202edcba\\u2066x\\u2069'],
+    ['say "hi"', 'say \\"hi\\"'],
+    ['C:\\kasse', 'C:\\\\kasse'],
+    ['lone \ud800 high, lone \udc00 low', 'lone \\ud800 high, lone \\udc00 low'],
+    ['', ''],
+  ];
+  for (const [value, expected] of cases) assert.equal(logValue(value), expected, JSON.stringify(value));
+});
+
+test('logValue bounds a value by code points, never cutting a character in two, and says how many were left out', () => {
+  assert.equal(MAX_LOGGED_CHARACTERS, 100);
+  assert.equal(logValue('x'.repeat(100)), 'x'.repeat(100));
+  assert.equal(logValue('x'.repeat(101)), `${'x'.repeat(100)}…(+1)`);
+  assert.equal(logValue('🧾'.repeat(150)), `${'🧾'.repeat(100)}…(+50)`);
+  assert.equal(logValue('\n'.repeat(10), 4), '\\n\\n\\n\\n…(+6)');
+  assert.equal(logValue('abcdef', 3), 'abc…(+3)');
+});
