@@ -1,0 +1,119 @@
+// The admin listener (--admin-port / --admin-socket): what an admin's tools ask a service —
+// is it alive, can it answer searches now, and its metrics — on a listener of its own, off
+// by default, without credentials, and with nothing on it that reads a booking. The API
+// listener never answers these paths, and this one never answers the API's.
+//
+//   GET /live     200 while the service serves; 503 once it stops
+//   GET /ready    200 when every book is served (can be searched now) in every process;
+//                 503 naming the books that are not, and why
+//   GET /metrics  the Prometheus text format (bin/exposition.ts)
+//
+// As PostgREST's admin server does: /live and /ready for liveness and readiness probes
+// (systemd, Kubernetes, a load balancer, Uptime Kuma), /metrics for a scrape. Their answers
+// are never written to the access log: a probe every few seconds would drown it.
+
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { describeError } from '../lib/errors.js';
+import type { ServedBook } from './books.js';
+import type { DatabaseStatus } from './database.js';
+import { EXPOSITION_CONTENT_TYPE } from './exposition.js';
+
+/** One book as a process serves it: docs/operations.md, "Monitoring", names the states. */
+export interface BookReport {
+  name: string;
+  basePath: string;
+  state: DatabaseStatus['state'];
+  /** Why searches are not answered, as the log line says it. */
+  reason?: string;
+  /** Since when, as an ISO 8601 time. */
+  since: string;
+  /** How often another file was served at the path since the start (a restore by rename, say). */
+  replaced: number;
+}
+
+/** A served book's report: plain data, which a worker sends to the primary. */
+export function reportBook(book: ServedBook): BookReport {
+  const status = book.status();
+  return {
+    name: book.name,
+    basePath: book.basePath,
+    state: status.state,
+    ...(status.reason === undefined ? {} : { reason: status.reason }),
+    since: new Date(status.since).toISOString(),
+    replaced: status.replaced,
+  };
+}
+
+/** Whether every book can be searched now, in every process of the service. */
+export interface Readiness {
+  ready: boolean;
+  books: BookReport[];
+  /** With --workers: how many serve of how many there should be. */
+  workers?: { serving: number; of: number };
+}
+
+/** What the listener answers from; each promise settles (the service bounds how long it waits for a worker). */
+export interface AdminAnswers {
+  live(): boolean;
+  ready(): Promise<Readiness>;
+  metrics(): Promise<string>;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** The request handler of the admin listener. */
+export function createAdminHandler(answers: AdminAnswers): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const path = (req.url ?? '').split('?', 1)[0];
+    if (path !== '/live' && path !== '/ready' && path !== '/metrics') {
+      return reply(
+        res,
+        404,
+        JSON_TYPE,
+        '{"error":"not found: the admin listener answers /live, /ready and /metrics"}\n',
+      );
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      return reply(res, 405, JSON_TYPE, '{"error":"method not allowed"}\n', ['Allow', 'GET, HEAD']);
+    }
+    if (path === '/live') {
+      const live = answers.live();
+      return reply(res, live ? 200 : 503, JSON_TYPE, `${JSON.stringify({ live })}\n`);
+    }
+    const answer =
+      path === '/ready'
+        ? answers.ready().then((readiness) => {
+            reply(res, readiness.ready ? 200 : 503, JSON_TYPE, `${JSON.stringify(readiness)}\n`);
+          })
+        : answers.metrics().then((text) => reply(res, 200, EXPOSITION_CONTENT_TYPE, text));
+    answer.catch((error: unknown) => {
+      if (res.headersSent) res.destroy();
+      else reply(res, 500, JSON_TYPE, `${JSON.stringify({ error: describeError(error) })}\n`);
+    });
+  };
+}
+
+function reply(res: ServerResponse, status: number, type: string, body: string, extra: readonly string[] = []): void {
+  res.writeHead(status, [
+    'Content-Type',
+    type,
+    'Content-Length',
+    String(Buffer.byteLength(body)),
+    'Cache-Control',
+    'no-store',
+    'X-Content-Type-Options',
+    'nosniff',
+    ...extra,
+  ]);
+  res.end(body);
+}
+
+/** A node:http server for the admin handler; short timeouts, since only probes and scrapes call it. */
+export function createAdminServer(answers: AdminAnswers): Server {
+  const server = createServer(
+    { headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000, maxHeaderSize: 16 * 1024 },
+    createAdminHandler(answers),
+  );
+  server.setTimeout(30_000);
+  return server;
+}

@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createChannel, isChannelMessage } from '../../bin/channel.js';
+import { portPair, settle } from '../support/port-pair.js';
+
+test('a request gets the answer of the handler at the other end, a promise resolved or a value', async () => {
+  const [a, b] = portPair();
+  const primary = createChannel(a);
+  const worker = createChannel(b);
+  worker.handle('add', (body) => {
+    const { x, y } = body as { x: number; y: number };
+    return x + y;
+  });
+  worker.handle('later', async () => 'done');
+  assert.equal(await primary.request<number>('add', { x: 2, y: 3 }, 1000), 5);
+  assert.equal(await primary.request<string>('later', null, 1000), 'done');
+});
+
+test('a notification reaches its handler and gets no answer', async () => {
+  const [a, b] = portPair();
+  const primary = createChannel(a);
+  const worker = createChannel(b);
+  const heard: unknown[] = [];
+  worker.handle('tell', (body) => heard.push(body));
+  primary.notify('tell', { n: 1 });
+  primary.notify('tell', { n: 2 });
+  await settle();
+  assert.deepEqual(heard, [{ n: 1 }, { n: 2 }]);
+  assert.equal(b.sent.length, 0, 'nothing was sent back');
+});
+
+test('a handler that throws, or none at all, fails the request with its reason', async () => {
+  const [a, b] = portPair();
+  const primary = createChannel(a);
+  const worker = createChannel(b);
+  worker.handle('broken', () => {
+    throw new TypeError('no such thing');
+  });
+  await assert.rejects(primary.request('broken', null, 1000), /^Error: TypeError: no such thing$/);
+  await assert.rejects(primary.request('unknown', null, 1000), /nothing answers unknown/);
+});
+
+test('no answer within the time limit fails the request; a late answer is dropped', async () => {
+  const [a, b] = portPair();
+  const primary = createChannel(a);
+  const worker = createChannel(b);
+  worker.handle('slow', () => new Promise((resolve) => setTimeout(() => resolve('late'), 100)));
+  await assert.rejects(primary.request('slow', null, 20), /no answer to slow within 20 ms/);
+  await new Promise((resolve) => setTimeout(resolve, 150));
+});
+
+test('a closed channel fails requests at once, and close() fails those waiting', async () => {
+  const [a, b] = portPair();
+  const primary = createChannel(a);
+  createChannel(b);
+  const waiting = primary.request('never', null, 10_000);
+  primary.close('the worker ended');
+  await assert.rejects(waiting, /the worker ended/);
+  a.close();
+  await assert.rejects(primary.request('any', null, 1000), /the channel is closed/);
+  assert.doesNotThrow(() => primary.notify('any', null));
+});
+
+test("messages of node:cluster and of the workers' start-up are not this channel's", async () => {
+  const [a, b] = portPair();
+  createChannel(b);
+  assert.equal(isChannelMessage({ cmd: 'NODE_CLUSTER', act: 'online' }), false);
+  assert.equal(isChannelMessage({ type: 'listening', greeting: [] }), false);
+  a.send({ type: 'listening', greeting: [] });
+  await settle();
+  assert.equal(b.sent.length, 0, 'not answered');
+});

@@ -1,0 +1,105 @@
+// What /metrics says for the counts of several processes (bin/service-metrics.ts).
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { noneRetired, type ProcessReport, renderMetrics, retire } from '../../bin/service-metrics.js';
+import {
+  countRequest,
+  countSearchWait,
+  createMetrics,
+  NO_CREDENTIALS,
+  OK_OUTCOME,
+  outcomeOf,
+  REFUSAL_INDEX,
+  SEARCH_ENDPOINT,
+  STATUS_ENDPOINT,
+  snapshotMetrics,
+  WRONG_CREDENTIALS,
+} from '../../lib/metrics.js';
+
+const SERVICE = {
+  version: '1.0.0',
+  startTime: 1_773_478_800,
+  serving: 2,
+  restarts: 1,
+  ownCpuSeconds: 0.5,
+  ownResidentBytes: 40_000_000,
+};
+
+function report(
+  build: (metrics: ReturnType<typeof createMetrics>) => void,
+  state: 'serving' | 'waiting',
+): ProcessReport {
+  const metrics = createMetrics();
+  build(metrics);
+  return {
+    metrics: snapshotMetrics(metrics),
+    connections: 3,
+    books: [{ name: 'kasse', basePath: '', state, since: '2026-03-14T09:00:00.000Z', replaced: 1 }],
+    cpuSeconds: 2,
+    residentBytes: 60_000_000,
+  };
+}
+
+/** The sample lines of `name` (with its labels), as written. */
+function samples(text: string, name: string): string[] {
+  return text.split('\n').filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `));
+}
+
+test('the counts of all processes add up, with those of processes that ended, so that no counter drops', () => {
+  const a = report((m) => {
+    for (let i = 0; i < 5; i += 1) countRequest(m, SEARCH_ENDPOINT, OK_OUTCOME, 0.0003);
+    countRequest(m, SEARCH_ENDPOINT, outcomeOf('bad_query'), 0.00005);
+    countSearchWait(m, 0.002);
+    (m.failedLogins[WRONG_CREDENTIALS] as number) += 2;
+    (m.refusals[REFUSAL_INDEX.user] as number) += 7;
+    (m.hashChecks[0] as number) += 1;
+  }, 'serving');
+  const b = report((m) => {
+    countRequest(m, SEARCH_ENDPOINT, OK_OUTCOME, 0.02);
+    countRequest(m, STATUS_ENDPOINT, outcomeOf('unauthorized'), 0.00002);
+    (m.failedLogins[NO_CREDENTIALS] as number) += 1;
+  }, 'waiting');
+  const retired = noneRetired();
+  retire(
+    retired,
+    report((m) => countRequest(m, SEARCH_ENDPOINT, OK_OUTCOME, 0.0003), 'serving'),
+  );
+  const text = renderMetrics([a, b], retired, SERVICE);
+
+  assert.deepEqual(samples(text, 'booking_search_requests_total'), [
+    'booking_search_requests_total{endpoint="status",status="200"} 0',
+    'booking_search_requests_total{endpoint="status",status="401",error="unauthorized"} 1',
+    'booking_search_requests_total{endpoint="search",status="200"} 7',
+    'booking_search_requests_total{endpoint="search",status="400",error="bad_query"} 1',
+  ]);
+  assert.ok(text.includes('booking_search_request_duration_seconds_bucket{endpoint="search",le="0.0001"} 1\n'));
+  assert.ok(text.includes('booking_search_request_duration_seconds_bucket{endpoint="search",le="0.0005"} 7\n'));
+  assert.ok(text.includes('booking_search_request_duration_seconds_bucket{endpoint="search",le="+Inf"} 8\n'));
+  assert.ok(text.includes('booking_search_request_duration_seconds_count{endpoint="search"} 8\n'));
+  assert.ok(text.includes('booking_search_search_wait_seconds_bucket{le="0.0025"} 1\n'));
+  assert.deepEqual(samples(text, 'booking_search_failed_logins_total'), [
+    'booking_search_failed_logins_total{reason="wrong_credentials"} 2',
+    'booking_search_failed_logins_total{reason="no_credentials"} 1',
+  ]);
+  assert.ok(text.includes('booking_search_refusals_total{reason="user"} 7\n'));
+  assert.deepEqual(samples(text, 'booking_search_hash_checks'), [
+    'booking_search_hash_checks{state="running"} 1',
+    'booking_search_hash_checks{state="waiting"} 0',
+  ]);
+  assert.deepEqual(samples(text, 'booking_search_open_connections'), ['booking_search_open_connections 6']);
+  assert.deepEqual(samples(text, 'booking_search_book_state'), [
+    'booking_search_book_state{book="kasse",state="serving"} 1',
+    'booking_search_book_state{book="kasse",state="waiting"} 1',
+    'booking_search_book_state{book="kasse",state="missing"} 0',
+    'booking_search_book_state{book="kasse",state="unusable"} 0',
+  ]);
+  assert.deepEqual(samples(text, 'booking_search_book_replacements_total'), [
+    'booking_search_book_replacements_total{book="kasse"} 3',
+  ]);
+  assert.deepEqual(samples(text, 'process_cpu_seconds_total'), ['process_cpu_seconds_total 6.5']);
+  assert.deepEqual(samples(text, 'process_resident_memory_bytes'), ['process_resident_memory_bytes 160000000']);
+  assert.deepEqual(samples(text, 'booking_search_processes'), ['booking_search_processes 2']);
+  assert.deepEqual(samples(text, 'booking_search_worker_restarts_total'), ['booking_search_worker_restarts_total 1']);
+  assert.match(text, /^booking_search_build_info\{version="1\.0\.0",node="[\d.]+",sqlite="3\.\d+\.\d+"\} 1$/m);
+});
