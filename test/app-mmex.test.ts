@@ -13,9 +13,10 @@ import Database from 'better-sqlite3';
 import { findApplication } from '../lib/apps/index.js';
 import type { Booking } from '../lib/index.js';
 import { explainCount } from '../lib/search/index.js';
-import { assertAnswersEverySearch, searchFor } from './support/app-serving.js';
+import { assertAnswersEverySearch, assertRefusedAsCheckSays, searchFor } from './support/app-serving.js';
 import { run, start, TIME } from './support/cli-helpers.js';
 import { assertReply, databaseDir, fixtureSql, get, tempDir } from './support/helpers.js';
+import { mmexShownCents } from './support/mmex-amounts.js';
 
 interface Tx {
   id: number;
@@ -33,14 +34,20 @@ interface Tx {
 }
 
 const ACCOUNTS = new Map([
-  [1, { name: 'Barkasse', currency: 1 }],
-  [2, { name: 'Girokonto', currency: 1 }],
-  [3, { name: 'Dollarkonto', currency: 2 }],
+  [1, { name: 'Barkasse', currency: 1, type: 'Cash' }],
+  [2, { name: 'Girokonto', currency: 1, type: 'Checking' }],
+  [3, { name: 'Dollarkonto', currency: 2, type: 'Checking' }],
+  // An asset account (MMEX 1.9.1+), bought from the bank and revalued.
+  [4, { name: 'Firmenwagen', currency: 1, type: 'Asset' }],
 ]);
 const CATEGORIES = new Map<number, [string, number]>([
   [1, ['Porto', -1]],
   [2, ['Bürobedarf', -1]],
   [3, ['Papier', 2]],
+  // Three levels, as MMEX lets a user nest them.
+  [4, ['Auto', -1]],
+  [5, ['Wartung', 4]],
+  [6, ['Reifen', 5]],
 ]);
 const PAYEES = new Map([
   [1, 'Post'],
@@ -124,6 +131,24 @@ const TRANSACTIONS: Tx[] = [
   { id: 14, account: 1, payee: 1, code: 'Withdrawal', amount: 12.5, category: 1, date: '2026-02-28T00:00:00' },
   // A date as MMEX wrote it before schema 20.
   { id: 15, account: 1, payee: 1, code: 'Withdrawal', amount: 5, category: 2, date: '2026-03-10', deleted: '' },
+  // The asset bought from the bank, then revalued: a transfer from the asset account to itself.
+  { id: 16, account: 2, to: 4, payee: -1, code: 'Transfer', amount: 25000, notes: 'Kauf', date: '2026-03-23T00:00:00' },
+  {
+    id: 17,
+    account: 4,
+    to: 4,
+    payee: -1,
+    code: 'Transfer',
+    amount: 20000,
+    notes: 'Neubewertung',
+    date: '2026-03-24T00:00:00',
+  },
+  // Amounts with more than two decimals, as imports write them: MMEX shows 1.01, 2.68,
+  // 1,234,567.12 (a binary tie, to even) and 0.13.
+  { id: 18, account: 1, payee: 2, code: 'Withdrawal', amount: 1.005, category: 6, date: '2026-03-25T00:00:00' },
+  { id: 19, account: 1, payee: 2, code: 'Withdrawal', amount: 2.675, category: 5, date: '2026-03-25T00:00:00' },
+  { id: 20, account: 2, payee: 2, code: 'Deposit', amount: 1234567.125, date: '2026-03-26T00:00:00' },
+  { id: 21, account: 1, payee: 1, code: 'Withdrawal', amount: 0.125, category: 1, date: '2026-03-26T00:00:00' },
 ];
 
 /** Writes MMEX's tables and the rows above, as MMEX stores them, into a new file. */
@@ -135,9 +160,9 @@ function writeMmexFile(file: string): void {
     VALUES (1, 'Euro', '€', '', ',', '.', '', '', 100, 1, 'EUR', 'Fiat'),
            (2, 'US dollar', '$', '', '.', ',', '', '', 100, 0.92, 'USD', 'Fiat')`);
   const account = db.prepare(
-    "INSERT INTO ACCOUNTLIST_V1 (ACCOUNTID, ACCOUNTNAME, ACCOUNTTYPE, STATUS, FAVORITEACCT, CURRENCYID) VALUES (?, ?, 'Cash', 'Open', 'TRUE', ?)",
+    "INSERT INTO ACCOUNTLIST_V1 (ACCOUNTID, ACCOUNTNAME, ACCOUNTTYPE, STATUS, FAVORITEACCT, CURRENCYID) VALUES (?, ?, ?, 'Open', 'TRUE', ?)",
   );
-  for (const [id, { name, currency }] of ACCOUNTS) account.run(id, name, currency);
+  for (const [id, { name, currency, type }] of ACCOUNTS) account.run(id, name, type, currency);
   const category = db.prepare('INSERT INTO CATEGORY_V1 (CATEGID, CATEGNAME, ACTIVE, PARENTID) VALUES (?, ?, 1, ?)');
   for (const [id, [name, parent]] of CATEGORIES) category.run(id, name, parent);
   const payee = db.prepare('INSERT INTO PAYEE_V1 (PAYEEID, PAYEENAME, ACTIVE) VALUES (?, ?, 1)');
@@ -167,28 +192,38 @@ function writeMmexFile(file: string): void {
   db.close();
 }
 
-/** docs/applications.md, Money Manager Ex, applied to the rows in JavaScript. */
-function expectedBookings(): Booking[] {
+/**
+ * docs/applications.md, Money Manager Ex, applied to the rows in JavaScript: categories by
+ * their whole path joined by `delimiter`, amounts as MMEX shows them (mmexShownCents),
+ * revaluations (a transfer to the same account) left out.
+ */
+function expectedBookings(delimiter = ':'): Booking[] {
   const joined = (counterpart: string | undefined, notes: string | undefined) =>
     [counterpart ?? '', notes ?? ''].filter((part) => part !== '').join(': ');
+  const path = (id: number): string | undefined => {
+    const [name, parent] = CATEGORIES.get(id) ?? [];
+    if (name === undefined) return undefined;
+    const above = path(parent ?? -1);
+    return above === undefined ? name : `${above}${delimiter}${name}`;
+  };
   const categoryName = (id: number | undefined) => {
-    const [name, parent] = CATEGORIES.get(id ?? -1) ?? [];
-    if (name === undefined) return {};
-    const parentName = CATEGORIES.get(parent ?? -1)?.[0];
-    return { kategorie: parentName === undefined ? name : `${parentName}:${name}` };
+    const name = path(id ?? -1);
+    return name === undefined ? {} : { kategorie: name };
   };
   const isEuro = (account: number | undefined) => ACCOUNTS.get(account ?? -1)?.currency === 1;
   const bookings: Booking[] = [];
   for (const tx of TRANSACTIONS) {
     if ((tx.deleted ?? '') !== '' || tx.status === 'V') continue;
+    if (tx.code === 'Transfer' && tx.to === tx.account) continue;
     const datum = tx.date.slice(0, 10);
+    const shown = mmexShownCents(tx.amount) / 100;
     if (isEuro(tx.account)) {
       const counterpart = tx.code === 'Transfer' ? ACCOUNTS.get(tx.to ?? -1)?.name : PAYEES.get(tx.payee ?? -1);
       bookings.push({
         id: tx.id,
         datum,
         // The client's sign: what leaves the account is negative.
-        betrag: tx.code === 'Deposit' ? tx.amount : -tx.amount,
+        betrag: tx.code === 'Deposit' ? shown : -shown,
         zweck: joined(counterpart, tx.notes),
         ...categoryName(tx.category),
         konto: ACCOUNTS.get(tx.account)?.name as string,
@@ -198,7 +233,7 @@ function expectedBookings(): Booking[] {
       bookings.push({
         id: -tx.id,
         datum,
-        betrag: tx.toAmount ?? tx.amount,
+        betrag: mmexShownCents(tx.toAmount ?? tx.amount) / 100,
         zweck: joined(ACCOUNTS.get(tx.account)?.name, tx.notes),
         ...categoryName(tx.category),
         konto: ACCOUNTS.get(tx.to ?? -1)?.name as string,
@@ -208,7 +243,7 @@ function expectedBookings(): Booking[] {
   return bookings;
 }
 
-test('a Money Manager Ex file answers by MMEX rules with app "mmex": signs, splits, transfers, trash, void, currency', async (t) => {
+test('a Money Manager Ex file answers by MMEX rules with app "mmex": signs, splits, transfers, trash, void, currency, asset revaluations, categories three deep, amounts with more decimals', async (t) => {
   const file = join(tempDir(t), 'kasse.mmb');
   writeMmexFile(file);
   const db = new Database(file, { readonly: true, fileMustExist: true });
@@ -243,11 +278,41 @@ test('a Money Manager Ex file answers by MMEX rules with app "mmex": signs, spli
     buchungen: [{ id: 12, datum: '2026-03-31', betrag: -12.5, zweck: 'Post', kategorie: 'Porto', konto: 'Barkasse' }],
   });
 
+  // Pinned by hand: an asset revaluation moves no money; a category three levels deep by
+  // its whole path; amounts with more decimals as MMEX shows them.
+  assert.deepEqual(await search('von=2026-03-24&bis=2026-03-24&betrag=0&toleranz=100000'), {
+    anzahl: 0,
+    buchungen: [],
+  });
+  assert.deepEqual(await search('von=2026-03-25&bis=2026-03-25&betrag=-1.01'), {
+    anzahl: 1,
+    buchungen: [
+      {
+        id: 18,
+        datum: '2026-03-25',
+        betrag: -1.01,
+        zweck: 'Laden',
+        kategorie: 'Auto:Wartung:Reifen',
+        konto: 'Barkasse',
+      },
+    ],
+  });
+  assert.deepEqual(await search('von=2026-03-25&bis=2026-03-25&betrag=-2.68'), {
+    anzahl: 1,
+    buchungen: [
+      { id: 19, datum: '2026-03-25', betrag: -2.68, zweck: 'Laden', kategorie: 'Auto:Wartung', konto: 'Barkasse' },
+    ],
+  });
+  assert.deepEqual(await search('von=2026-03-26&bis=2026-03-26&betrag=1234567.12'), {
+    anzahl: 1,
+    buchungen: [{ id: 20, datum: '2026-03-26', betrag: 1234567.12, zweck: 'Laden', konto: 'Girokonto' }],
+  });
+
   const all = expectedBookings();
   assert.equal(
     all.length,
-    13,
-    'fifteen rows, two transfers twice, one in the trash, one void, two of the dollar account',
+    19,
+    'twenty-one rows, three transfers twice, one in the trash, one void, two of the dollar account, one revaluation',
   );
   await assertAnswersEverySearch(search, all, ['2026-03-10', '2026-03-10', -5, 0, 50]);
   const everything = (await search('von=2000-01-01&bis=2099-12-31&betrag=0&toleranz=9999999&limit=1000')) as {
@@ -276,8 +341,16 @@ test("a Money Manager Ex file is searched by MMEX's own TRANSDATE index; check r
   const result = await run(['check', '--db', file]);
   assert.equal(result.code, 0, result.stdout + result.stderr);
   assert.match(result.stdout, /^Mapping: Money Manager Ex \(detected; serve it with --app mmex\)\.$/m);
-  assert.match(result.stdout, /^Bookings: 13, dated 2026-02-28 to 2026-04-01\.$/m);
-  assert.match(result.stdout, /^Data: fits \(13 bookings looked at: /m);
+  assert.match(result.stdout, /^Bookings: 19, dated 2026-02-28 to 2026-04-01\.$/m);
+  assert.match(result.stdout, /^Data: fits \(19 bookings looked at: /m);
+  assert.match(
+    result.stdout,
+    /^Note: 1 asset revaluation is not served \(a transfer from an account to itself\): MMEX counts it as 0, as moving no money\.$/m,
+  );
+  assert.match(
+    result.stdout,
+    /^Note: 4 amounts have more than two decimals \(written by an import or another program\), served as MMEX shows them: rounded to the cent, 1\.005 as 1\.01\.$/m,
+  );
   assert.match(
     result.stdout,
     /^The typical search \(one amount in a month\) reads only its month, by the index IDX_CHECKINGACCOUNT_TRANSDATE: /m,
@@ -309,4 +382,46 @@ test('a Money Manager Ex file served without --app: recognised by its tables as 
   assert.equal(forced.code, 1);
   assert.match(forced.stderr, /the file has the tables of Money Manager Ex: serve it with --app mmex/);
   assert.deepEqual(readFileSync(file), before);
+});
+
+test("Money Manager Ex's category delimiter (View options) joins the path as MMEX shows it", async (t) => {
+  const file = join(tempDir(t), 'kasse.mmb');
+  writeMmexFile(file);
+  const writer = new Database(file);
+  writer.prepare("INSERT INTO INFOTABLE_V1 (INFONAME, INFOVALUE) VALUES ('CATEG_DELIMITER', ' / ')").run();
+  writer.close();
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
+  const search = await searchFor(t, db, 'mmex');
+  assert.deepEqual(await search('von=2026-03-25&bis=2026-03-25&betrag=-1.01'), {
+    anzahl: 1,
+    buchungen: [
+      {
+        id: 18,
+        datum: '2026-03-25',
+        betrag: -1.01,
+        zweck: 'Laden',
+        kategorie: 'Auto / Wartung / Reifen',
+        konto: 'Barkasse',
+      },
+    ],
+  });
+  await assertAnswersEverySearch(search, expectedBookings(' / '));
+});
+
+test('a Money Manager Ex file whose euro shows other than two decimals is refused by check, the handler and the command alike', async (t) => {
+  const file = join(databaseDir(t), 'kasse.mmb');
+  writeMmexFile(file);
+  const writer = new Database(file);
+  writer.prepare("UPDATE CURRENCYFORMATS_V1 SET SCALE = 1000 WHERE CURRENCY_SYMBOL = 'EUR'").run();
+  writer.close();
+  const check = await run(['check', '--db', file, '--app', 'mmex']);
+  assert.equal(check.code, 1, check.stdout);
+  assert.match(
+    check.stdout,
+    /^ {2}- the euro's SCALE in Money Manager Ex is 1000, so MMEX shows euro amounts with other than two decimals, and the service answers whole cents only: set the euro's scale back to 100 in MMEX's currency dialog to serve this file\.$/m,
+  );
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
+  await assertRefusedAsCheckSays(db, file, 'mmex', check.stdout);
 });
