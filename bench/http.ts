@@ -37,6 +37,9 @@ const { values } = parseArgs({
     'widest-only': { type: 'boolean', default: false },
     // With --widest-only: another search instead of the widest (its query string).
     'widest-query': { type: 'string' },
+    // Only these rows of the first table (names as printed, e.g. 'service 20k ANALYZEd,before
+    // status'), beside the ceiling, and nothing after it: for measuring a change quickly.
+    only: { type: 'string' },
   },
 });
 if (values['widest-only']) {
@@ -87,7 +90,7 @@ interface Config {
   command: string[];
   paths: string;
 }
-const CONFIGS: Config[] = [
+const ALL_CONFIGS: Config[] = [
   { name: 'ceiling', command: [...tsx, 'bench/servers/ceiling.ts'], paths: PATHS.small },
   ...(Object.keys(DATA) as Data[]).map((data) => ({
     name: `service ${data}`,
@@ -116,6 +119,17 @@ const CONFIGS: Config[] = [
     ? []
     : [{ name: 'before status', command: service(DATA['20k'], values.before), paths: STATUS_PATHS }]),
 ];
+const only = values.only?.split(',').map((name) => name.trim());
+const unknown = only?.filter((name) => !ALL_CONFIGS.some((config) => config.name === name)) ?? [];
+if (unknown.length > 0) {
+  console.error(
+    `--only: no configuration named ${unknown.join(', ')}; there are: ${ALL_CONFIGS.map((c) => c.name).join(', ')}`,
+  );
+  process.exit(1);
+}
+const CONFIGS = ALL_CONFIGS.filter(
+  (config) => only === undefined || config.name === 'ceiling' || only.includes(config.name),
+);
 
 const loadOptions = { seconds, connections, core: '1' };
 
@@ -163,6 +177,10 @@ for (const { name } of CONFIGS) {
 }
 const cpuRatio = (a: string, b: string): number =>
   median((results[a] as Load[]).map((l, i) => ((results[b] as Load[])[i] as Load).cpu / l.cpu));
+if (only !== undefined) {
+  console.log(`\nRun time: ${((Date.now() - started) / 1000).toFixed(0)} s (--only: the rest left out).`);
+  process.exit(0);
+}
 console.log('\n| file | service / fastify (CPU) | service / express (CPU) | service / fastify (req/s) |');
 console.log('|---|---:|---:|---:|');
 for (const data of Object.keys(DATA) as Data[]) {

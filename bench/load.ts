@@ -19,6 +19,8 @@ export function requireWrk(): void {
 
 export interface Load {
   rps: number;
+  /** Requests answered in the measured run. */
+  requests: number;
   /** CPU time of the server (user + system) per answered request, in µs. */
   cpu: number;
   p50: number;
@@ -83,23 +85,27 @@ function cpuSeconds(pid: number): number {
 }
 const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
-/** One second of warm-up, then `seconds` measured. */
+/** Requests wrk answered, from its report. */
+export const requestsIn = (report: string): number => Number(/(\d+) requests in/.exec(report)?.[1]);
+
+/** One second of warm-up (unless `warmUp` is false), then `seconds` measured. */
 export async function load(
   server: Running,
   paths: string,
-  options: { seconds: number; connections: number; core: string | undefined },
+  options: { seconds: number; connections: number; core: string | undefined; warmUp?: boolean },
 ): Promise<Load> {
   const { seconds, connections, core } = options;
-  await wrk(server.origin, paths, 1, connections, core); // warm-up
+  if (options.warmUp !== false) await wrk(server.origin, paths, 1, connections, core);
   const pid = server.child.pid as number;
   const cpuBefore = cpuSeconds(pid);
   const out = await wrk(server.origin, paths, seconds, connections, core);
   const cpu = cpuSeconds(pid) - cpuBefore;
-  const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
+  const requests = requestsIn(out);
   const errors = /Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? '0';
   const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
   return {
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]),
+    requests,
     cpu: (cpu * 1e6) / requests,
     p50: toMs(/^\s+50%\s+(\S+)$/m.exec(out)?.[1] ?? ''),
     p99: toMs(/^\s+99%\s+(\S+)$/m.exec(out)?.[1] ?? ''),
