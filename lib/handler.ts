@@ -7,10 +7,10 @@
 //   5. path (404), method (405), then the endpoint: /status at once, a search validated
 //      (400) and answered.
 //
-// Two steps finish in a later turn of the event loop: checking a password hash (on libuv's
-// thread pool, lib/auth.ts) and the search itself (queued into one read transaction with the
-// other searches of a turn, lib/search/). Each hop catches its own errors, so that every
-// request still ends in one answer.
+// Two steps may finish in a later turn of the event loop: checking a password hash (on
+// libuv's thread pool, lib/auth.ts) and the search, when other searches wait (queued into
+// one read transaction with the other searches of a turn, lib/search/). Each hop catches
+// its own errors, so that every request still ends in one answer.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from 'better-sqlite3';
@@ -202,7 +202,7 @@ export function createHandler(
     startSearch(exchange);
   }
 
-  /** Validates the query and queues the search; the answer follows in a later turn. */
+  /** Validates the query and answers the search: at once when no other search waits, else in a later turn. */
   function startSearch({ req, res, query, facts }: Exchange): void {
     const parsed = parseSearchQuery(query);
     if (!parsed.ok) return sendError(res, badQuery(parsed.message));
@@ -218,10 +218,11 @@ export function createHandler(
     ) {
       return sendError(res, ERRORS.tooManySearches, RETRY_IN_A_SECOND);
     }
-    // Answered in a later turn of the event loop, in one read transaction with other
-    // queued searches, each client's in turn (lib/search/booking-search.ts says why that is exact, cheaper
-    // and fair to the other clients and to the application's writer).
-    search.queue(
+    // Answered at once when no other search waits; otherwise in a later turn of the event
+    // loop, in one read transaction with other queued searches, each client's in turn
+    // (lib/search/booking-search.ts says why that is exact, cheaper and fair to the other
+    // clients and to the application's writer).
+    search.answer(
       parsed.query,
       (outcome) => {
         try {

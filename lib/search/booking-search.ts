@@ -24,6 +24,11 @@ export interface BookingSearch extends Turns<SearchQuery, SearchRows> {
   /** One search in its own read transaction, now. */
   (query: SearchQuery): SearchRows;
   /**
+   * The search now, in its own read transaction, when no other search waits; otherwise
+   * queued (lib/search/turns.ts).
+   */
+  answer(query: SearchQuery, done: (outcome: SearchOutcome) => void, from?: Requester): void;
+  /**
    * The search soon, in a read transaction shared with the other searches of its turn;
    * `from` decides whose search runs next (lib/search/turns.ts).
    */
@@ -35,9 +40,10 @@ export interface BookingSearch extends Turns<SearchQuery, SearchRows> {
  * function runs it for one validated query.
  *
  * Count and page read one snapshot, so a concurrent writer cannot make them disagree.
- * `queue` shares one read transaction among the searches of a turn: on a rollback-journal
- * file every transaction costs a lock cycle (fcntl, the hot-journal check, the change
- * counter), which is most of a small search. A turn's transaction starts after every search
+ * `answer` runs a search at once, in its own read transaction, when no other waits; the
+ * searches that arrive while others wait share one read transaction per turn: on a
+ * rollback-journal file every transaction costs a lock cycle (fcntl, the hot-journal check,
+ * the change counter), which is most of a small search. A turn's transaction starts after every search
  * it runs has arrived, and ends before any answer is written: a booking committed before a
  * request arrived is in its answer, and no lock is held while other code (a writer in the
  * same process) runs. A turn ends once it has used its budget, and a writer in another

@@ -1,8 +1,9 @@
-// The queue of turns: queued queries run in turns of the event loop, a turn within a time
-// budget, the users, their addresses and their connections each in rotation. Generic over
-// the function that answers one query (the booking search in lib/search/booking-search.ts,
-// a stand-in in test/unit/turns.test.ts), and over what a whole turn runs inside (there:
-// one read transaction).
+// The queue of turns: a query runs at once when no other waits; under contention, queued
+// queries run in turns of the event loop, a turn within a time budget, the users, their
+// addresses and their connections each in rotation. Generic over the function that answers
+// one query (the booking search in lib/search/booking-search.ts, a stand-in in
+// test/unit/turns.test.ts), and over what a query runs inside, alone or with the others of
+// its turn (there: one read transaction).
 
 /** What `run` gave for one query: its result, or what it threw. */
 export type Outcome<R> = { ok: true; result: R } | { ok: false; error: unknown };
@@ -20,11 +21,21 @@ export interface Requester {
 }
 
 export interface Turns<Q, R> {
+  /**
+   * `query` answered now, before this call returns, when no other query waits and none ran
+   * at once in this turn of the event loop; otherwise queued as by `queue`. So a query pays
+   * for the turns only when another is there to share them with.
+   */
+  answer(query: Q, done: (outcome: Outcome<R>) => void, from?: Requester): void;
   /** `query` answered in a later turn of the event loop; `from` decides whose query runs next. */
   queue(query: Q, done: (outcome: Outcome<R>) => void, from?: Requester): void;
-  /** How many queued queries of `address` (whoever's) wait for their turn. */
+  /**
+   * How many queries of `address` (whoever's) wait for their turn, counting one that `answer`
+   * ran at once in this turn of the event loop: so a burst of pipelined queries is held to
+   * the same bound whether its first ran at once or waited.
+   */
   waitingFrom(address: string): number;
-  /** How many queued queries of `user` (from any address) wait for their turn. */
+  /** How many queries of `user` (from any address) wait for their turn, counted as `waitingFrom` counts. */
   waitingFor(user: string): number;
 }
 
@@ -47,71 +58,108 @@ interface Job<Q, R> {
   done: (outcome: Outcome<R>) => void;
   abandoned: (() => boolean) | undefined;
 }
+
+// The three rotations, each a Map for finding an entry and an array in the order of the
+// rotation (the first entry is served next, then goes to the end or, when it has nothing
+// left, out of both): no iterator, closure or entry array is made to find the next query.
+interface ConnectionEntry<Q, R> {
+  connection: object;
+  jobs: Job<Q, R>[];
+}
+interface AddressEntry<Q, R> {
+  address: string;
+  connections: Map<object, ConnectionEntry<Q, R>>;
+  order: ConnectionEntry<Q, R>[];
+}
+interface UserEntry<Q, R> {
+  user: string;
+  addresses: Map<string, AddressEntry<Q, R>>;
+  order: AddressEntry<Q, R>[];
+  /** Its queries waiting, from all its addresses. */
+  waiting: number;
+}
+
 const ANYONE: Requester = { user: '', address: '', connection: {} };
 
 /**
- * Queues queries for `run`, answered in turns. A turn starts after every query it runs has
- * arrived, runs them inside one call of `turn` (`work` runs them; if `turn` throws, every
- * query of the turn without an answer gets that error, and when it threw before the first,
- * so does every waiting one), and answers them only after `turn` has returned, so that
- * nothing `turn` holds is held while other code runs. A turn ends once it has used
- * `TURN_BUDGET_MS`: the rest wait for the next turn, after the event loop has answered what
- * else arrived. The turns take the users in rotation, one query each, the addresses of one
- * user in rotation, and the connections of one address in rotation, so that a user with
- * many queries queued (pipelined, over many connections, or from many addresses) delays
- * another user by at most one query of its own a round, another address of its own by at
- * most one query per address, and another connection of its own address by at most one
- * query per connection.
+ * Answers queries with `run`. `answer` runs a query at once, inside its own call of `turn`,
+ * when nothing waits; what arrives while others wait, or after one ran at once in the same
+ * turn of the event loop, is queued. Queued queries run in turns: a turn starts after every
+ * query it runs has arrived, runs them inside one call of `turn` (`work` runs them; if
+ * `turn` throws, every query of the turn without an answer gets that error, and when it
+ * threw before the first, so does every waiting one), and answers them only after `turn`
+ * has returned, so that nothing `turn` holds is held while other code runs. A turn ends
+ * once it has used `TURN_BUDGET_MS`: the rest wait for the next turn, after the event loop
+ * has answered what else arrived. The turns take the users in rotation, one query each,
+ * the addresses of one user in rotation, and the connections of one address in rotation,
+ * so that a user with many queries queued (pipelined, over many connections, or from many
+ * addresses) delays another user by at most one query of its own a round, another address
+ * of its own by at most one query per address, and another connection of its own address
+ * by at most one query per connection. A query that ran at once had its turn: its user,
+ * address and connection go behind the others that queued in the same turn of the loop.
  */
 export function createTurns<Q, R>(
   run: (query: Q) => R,
   turn: (work: () => void) => void = (work) => work(),
 ): Turns<Q, R> {
-  // The queued queries by user, then by address, then by connection, each in the order
-  // of the rotation: the first user's first address's first connection's oldest query
-  // runs next, and all three then go to the end of their rotation.
-  const waiting = new Map<string, Map<string, Map<object, Job<Q, R>[]>>>();
+  const users = new Map<string, UserEntry<Q, R>>();
+  const order: UserEntry<Q, R>[] = [];
   const byAddress = new Map<string, number>();
-  const byUser = new Map<string, number>();
+  /** A turn (or the end of this turn of the event loop, after a query ran at once) is scheduled. */
   let scheduled = false;
+  /** Who had a query answered at once in this turn of the event loop. */
+  let ranAtOnce: Requester | undefined;
 
-  /** Moves the first entry of a non-empty `map` to its end, or drops it when `take` (given its value) returns false. */
-  function rotate<K, V>(map: Map<K, V>, take: (value: V) => boolean): void {
-    const [key, value] = map.entries().next().value as [K, V];
-    map.delete(key);
-    if (take(value)) map.set(key, value);
-  }
-  function count(counts: Map<string, number>, key: string, by: number): void {
-    const now = (counts.get(key) ?? 0) + by;
-    if (now === 0) counts.delete(key);
-    else counts.set(key, now);
+  function countAddress(address: string, by: number): void {
+    const now = (byAddress.get(address) ?? 0) + by;
+    if (now === 0) byAddress.delete(address);
+    else byAddress.set(address, now);
   }
 
+  /** The next query in the rotations (its user, address and connection then go to the end), or `undefined`. */
   function next(): Job<Q, R> | undefined {
     for (;;) {
-      const firstUser = waiting.entries().next();
-      if (firstUser.done === true) return undefined;
-      let job: Job<Q, R> | undefined;
-      let address = '';
-      rotate(waiting, (addresses) => {
-        address = addresses.keys().next().value as string;
-        rotate(addresses, (connections) => {
-          rotate(connections, (jobs) => {
-            job = jobs.shift();
-            return jobs.length > 0;
-          });
-          return connections.size > 0;
-        });
-        return addresses.size > 0;
-      });
-      count(byUser, firstUser.value[0], -1);
-      count(byAddress, address, -1);
-      if (job !== undefined && job.abandoned?.() !== true) return job;
+      const user = order.shift();
+      if (user === undefined) return undefined;
+      const address = user.order.shift() as AddressEntry<Q, R>;
+      const connection = address.order.shift() as ConnectionEntry<Q, R>;
+      const job = connection.jobs.shift() as Job<Q, R>;
+      if (connection.jobs.length > 0) address.order.push(connection);
+      else address.connections.delete(connection.connection);
+      if (address.order.length > 0) user.order.push(address);
+      else user.addresses.delete(address.address);
+      user.waiting -= 1;
+      if (user.order.length > 0) order.push(user);
+      else users.delete(user.user);
+      countAddress(address.address, -1);
+      if (job.abandoned?.() !== true) return job;
     }
+  }
+
+  /** Moves `entries[0]` to the end when `isLast(entries[0])` and others are there. */
+  function behindTheOthers<T>(entries: T[], isLast: (entry: T) => boolean): void {
+    if (entries.length > 1 && isLast(entries[0] as T)) entries.push(entries.shift() as T);
+  }
+
+  /** The rotations as if the query that ran at once had been served from them first. */
+  function afterRanAtOnce(from: Requester): void {
+    const user = users.get(from.user ?? '');
+    if (user === undefined) return;
+    behindTheOthers(order, (entry) => entry === user);
+    const address = user.addresses.get(from.address);
+    if (address === undefined) return;
+    behindTheOthers(user.order, (entry) => entry === address);
+    behindTheOthers(address.order, (entry) => entry.connection === from.connection);
   }
 
   function runTurn(): void {
     scheduled = false;
+    if (ranAtOnce !== undefined) {
+      afterRanAtOnce(ranAtOnce);
+      ranAtOnce = undefined;
+    }
+    // Only the end of a turn of the loop in which a query ran at once: nothing to run.
+    if (order.length === 0) return;
     const batch: Job<Q, R>[] = [];
     const outcomes: Outcome<R>[] = [];
     const started = performance.now();
@@ -135,13 +183,13 @@ export function createTurns<Q, R>(
       if (batch.length === 0) for (let job = next(); job !== undefined; job = next()) batch.push(job);
       while (outcomes.length < batch.length) outcomes.push({ ok: false, error });
     }
-    if (waiting.size > 0) schedule(Math.min(MAX_YIELDS, Math.floor((performance.now() - started) * YIELDS_PER_MS)));
+    if (order.length > 0) schedule(Math.min(MAX_YIELDS, Math.floor((performance.now() - started) * YIELDS_PER_MS)));
     // What the turn held is released before any answer is written. One failing callback
     // must not leave the others unanswered; its error is thrown after them.
     let failure: { error: unknown } | undefined;
-    for (const [i, { done }] of batch.entries()) {
+    for (let i = 0; i < batch.length; i += 1) {
       try {
-        done(outcomes[i] as Outcome<R>);
+        (batch[i] as Job<Q, R>).done(outcomes[i] as Outcome<R>);
       } catch (error: unknown) {
         failure ??= { error };
       }
@@ -153,30 +201,62 @@ export function createTurns<Q, R>(
   function schedule(yields = 0): void {
     if (scheduled) return;
     scheduled = true;
-    const hop = (left: number): void => {
-      if (left > 0) setImmediate(hop, left - 1);
-      else runTurn();
-    };
-    setImmediate(hop, yields);
+    if (yields === 0) setImmediate(runTurn);
+    else setImmediate(hop, yields);
+  }
+  function hop(left: number): void {
+    if (left > 1) setImmediate(hop, left - 1);
+    else setImmediate(runTurn);
+  }
+
+  function queue(query: Q, done: (outcome: Outcome<R>) => void, from: Requester = ANYONE): void {
+    const name = from.user ?? '';
+    // A new user, address or connection joins at the end of its rotation.
+    let user = users.get(name);
+    if (user === undefined) {
+      user = { user: name, addresses: new Map(), order: [], waiting: 0 };
+      users.set(name, user);
+      order.push(user);
+    }
+    let address = user.addresses.get(from.address);
+    if (address === undefined) {
+      address = { address: from.address, connections: new Map(), order: [] };
+      user.addresses.set(from.address, address);
+      user.order.push(address);
+    }
+    let connection = address.connections.get(from.connection);
+    if (connection === undefined) {
+      connection = { connection: from.connection, jobs: [] };
+      address.connections.set(from.connection, connection);
+      address.order.push(connection);
+    }
+    connection.jobs.push({ query, done, abandoned: from.abandoned });
+    user.waiting += 1;
+    countAddress(from.address, 1);
+    schedule();
   }
 
   return {
-    queue(query, done, from = ANYONE) {
-      const job = { query, done, abandoned: from.abandoned };
-      const user = from.user ?? '';
-      // A new user, address or connection joins at the end of its rotation.
-      const addresses = waiting.get(user) ?? new Map<string, Map<object, Job<Q, R>[]>>();
-      waiting.set(user, addresses);
-      const connections = addresses.get(from.address) ?? new Map<object, Job<Q, R>[]>();
-      addresses.set(from.address, connections);
-      const jobs = connections.get(from.connection);
-      if (jobs === undefined) connections.set(from.connection, [job]);
-      else jobs.push(job);
-      count(byUser, user, 1);
-      count(byAddress, from.address, 1);
+    answer(query, done, from = ANYONE) {
+      // Another query waits, or one ran at once in this turn of the loop: contention.
+      if (scheduled) return queue(query, done, from);
+      ranAtOnce = from;
+      // The end of this turn of the loop: until then, the others that arrive wait for a turn.
       schedule();
+      let outcome: Outcome<R> | undefined;
+      try {
+        turn(() => {
+          outcome = { ok: true, result: run(query) };
+        });
+      } catch (error: unknown) {
+        // What `run` threw, or `turn` itself (then after `run`, an answer is kept as in a turn).
+        outcome ??= { ok: false, error };
+      }
+      done(outcome as Outcome<R>);
     },
-    waitingFrom: (address) => byAddress.get(address) ?? 0,
-    waitingFor: (user) => byUser.get(user) ?? 0,
+    queue,
+    waitingFrom: (address) => (byAddress.get(address) ?? 0) + (ranAtOnce?.address === address ? 1 : 0),
+    waitingFor: (user) =>
+      (users.get(user)?.waiting ?? 0) + (ranAtOnce !== undefined && (ranAtOnce.user ?? '') === user ? 1 : 0),
   };
 }

@@ -1,6 +1,7 @@
 // The queue of turns without SQL: the users, their addresses and their connections take
 // turns, a query whose client left is skipped, a failure answers only what it concerns,
-// and a turn ends once it has used its budget, the event loop running before the next.
+// a turn ends once it has used its budget, the event loop running before the next, and a
+// query runs at once when no other waits.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -146,4 +147,78 @@ test('a turn ends once it has used its budget, and the event loop runs between t
   // Each turn runs the queries until one passes the budget: at most ceil(budget / query) + 1 of them.
   assert.ok(turnsRun >= 4, `${count} queries of ${queryMs} ms ran in ${turnsRun} turns`);
   assert.equal(new Set(answeredAt).size, turnsRun, 'each turn answered after the event loop ran');
+});
+
+test('a query answers at once when no other waits: inside its own turn, before `answer` returns', () => {
+  let turnsRun = 0;
+  const turns = createTurns(
+    (n: number) => n * 10,
+    (work) => {
+      turnsRun += 1;
+      work();
+    },
+  );
+  const outcomes: Outcome<number>[] = [];
+  turns.answer(4, (outcome) => outcomes.push(outcome));
+  assert.deepEqual(outcomes, [{ ok: true, result: 40 }]);
+  assert.equal(turnsRun, 1);
+});
+
+test('after a query ran at once, the others of that turn of the event loop share one turn, and its client goes behind them', async () => {
+  let turnsRun = 0;
+  const turns = createTurns(
+    (name: string) => name,
+    (work) => {
+      turnsRun += 1;
+      work();
+    },
+  );
+  const x1 = { user: 'x', address: 'x1', connection: {} };
+  const x2 = { user: 'x', address: 'x2', connection: {} };
+  const y = { user: 'y', address: 'y', connection: {} };
+  const order: string[] = [];
+  const answer = (name: string, from: Requester): Promise<void> =>
+    new Promise((resolve) => turns.answer(name, () => resolve(void order.push(name)), from));
+  const all = Promise.all([
+    answer('x1 first', x1),
+    answer('x1 second', x1),
+    answer('x2', x2),
+    answer('y first', y),
+    answer('y second', y),
+  ]);
+  assert.deepEqual(order, ['x1 first'], 'only the first ran at once');
+  // The one that ran at once counts until the end of this turn of the event loop: a burst
+  // is held to maxWaitingSearches whether its first waited or not.
+  assert.equal(turns.waitingFor('x'), 3);
+  assert.equal(turns.waitingFrom('x1'), 2);
+  await all;
+  assert.deepEqual(order, ['x1 first', 'y first', 'x2', 'y second', 'x1 second']);
+  assert.equal(turnsRun, 2, 'one turn at once, one for the four that waited');
+  assert.equal(turns.waitingFor('x'), 0);
+  assert.equal(turns.waitingFrom('x1'), 0);
+  // A later turn of the event loop with nothing waiting: at once again.
+  let again = false;
+  turns.answer('later', () => (again = true), x1);
+  assert.equal(again, true);
+});
+
+test('a query that throws at once gets its error; one whose turn fails after it ran keeps its answer', () => {
+  const failure = new Error('no such table');
+  const throwing = createTurns((_: number): number => {
+    throw failure;
+  });
+  const outcomes: Outcome<number>[] = [];
+  throwing.answer(1, (outcome) => outcomes.push(outcome));
+  const commitFails = createTurns(
+    (n: number) => n,
+    (work) => {
+      work();
+      throw new Error('COMMIT failed');
+    },
+  );
+  commitFails.answer(2, (outcome) => outcomes.push(outcome));
+  assert.deepEqual(outcomes, [
+    { ok: false, error: failure },
+    { ok: true, result: 2 },
+  ]);
 });
