@@ -100,8 +100,18 @@ function createOwnSchemaSearch(db: Database, tables: TableNames): (query: Search
     dateWalk: page('dateWalk'),
     skipScan: page('skipScan'),
   };
+  const exactCount = db.prepare<[number, string, string], number>(sql.exactCount).pluck();
+  const exactPage = db.prepare<[number, string, string, number], BookingRow>(sql.exactPage).raw();
 
   return (query) => {
+    if (query.toleranzCents === 0) {
+      // The typical search, one exact amount: the plan is `exact` without an estimate
+      // (lib/search/plan.ts), and its statements bind by position.
+      const amount = -query.betragCents;
+      const total = exactCount.get(amount, query.von, query.bis) ?? 0;
+      if (total === 0 || query.limit === 0) return { count: total, rows: [] };
+      return { count: total, rows: exactPage.all(amount, query.von, query.bis, query.limit) };
+    }
     const bounds = toBounds(query);
     const plan = planFor(bounds, bounds.low === bounds.high ? undefined : stats());
     if (plan.kind === 'empty') return { count: 0, rows: [] };
