@@ -23,6 +23,8 @@ export interface ActualTransaction {
 }
 
 export interface ActualBudgetSpec {
+  /** Synced preferences saved as Actual's settings save them (e.g. `defaultCurrencyCode`). */
+  preferences?: Record<string, string>;
   categories: string[];
   accounts: Array<{ name: string; transactions: ActualTransaction[]; deleted?: boolean }>;
 }
@@ -30,6 +32,8 @@ export interface ActualBudgetSpec {
 /** What Actual itself reports back through its API: the oracle of the tests. */
 export interface ActualView {
   file: string;
+  /** The budget's synced preferences, as Actual's API reads them back. */
+  preferences: Record<string, unknown>;
   transactions: Array<{
     id: string;
     date: string;
@@ -50,9 +54,13 @@ export interface ActualView {
 export async function writeActualBudget(dataDir: string, spec: ActualBudgetSpec): Promise<ActualView> {
   const quiet = silenceConsole();
   try {
-    await api.init({ dataDir });
+    const actual = await api.init({ dataDir });
     const view: ActualView['transactions'] = [];
+    let preferences: ActualView['preferences'] = {};
     await api.runImport('Kasse', async () => {
+      for (const [id, value] of Object.entries(spec.preferences ?? {})) {
+        await actual.send('preferences/save', { id, value } as never);
+      }
       const group = await api.createCategoryGroup({ name: 'Ausgaben' });
       const categoryIds = new Map<string, string>();
       for (const name of spec.categories) categoryIds.set(name, await api.createCategory({ name, group_id: group }));
@@ -109,6 +117,7 @@ export async function writeActualBudget(dataDir: string, spec: ActualBudgetSpec)
       for (const account of spec.accounts) {
         if (account.deleted === true) await api.deleteAccount(accountIds.get(account.name) as string);
       }
+      preferences = { ...(await api.getPreferences()) };
       const names = new Map((await api.getPayees()).map((payee) => [payee.id, payee] as const));
       const categoryNames = new Map([...categoryIds].map(([name, id]) => [id, name] as const));
       const accountNames = new Map([...accountIds].map(([name, id]) => [id, name] as const));
@@ -148,7 +157,7 @@ export async function writeActualBudget(dataDir: string, spec: ActualBudgetSpec)
     });
     const [budget] = readdirSync(dataDir);
     await api.shutdown();
-    return { file: join(dataDir, budget as string, 'db.sqlite'), transactions: view };
+    return { file: join(dataDir, budget as string, 'db.sqlite'), preferences, transactions: view };
   } finally {
     quiet();
   }

@@ -13,7 +13,7 @@ import { findApplication } from '../lib/apps/index.js';
 import type { Booking } from '../lib/index.js';
 import { explainCount } from '../lib/search/index.js';
 import { type ActualView, writeActualBudget } from './actual-budget.js';
-import { assertAnswersEverySearch, searchFor } from './support/app-serving.js';
+import { assertAnswersEverySearch, assertRefusedAsCheckSays, searchFor } from './support/app-serving.js';
 import { run } from './support/cli-helpers.js';
 import { tempDir } from './support/helpers.js';
 
@@ -145,4 +145,32 @@ test("an Actual budget is searched by Actual's own date index, and nothing is wr
     /^The typical search \(one amount in a month\) reads only its month, by the index trans_date: /m,
   );
   assert.deepEqual(readFileSync(budget.file), before);
+});
+
+test("an Actual budget kept in US dollars (Actual's own currency setting) is refused by check, the handler and the command with one sentence; one kept in euros is served", async (t) => {
+  const dollars = await writeActualBudget(tempDir(t), {
+    preferences: { 'flags.currency': 'true', defaultCurrencyCode: 'USD' },
+    ...SPEC,
+  });
+  // Actual's own reading of the budget's currency.
+  assert.equal(dollars.preferences['defaultCurrencyCode'], 'USD');
+  chmodSync(dirname(dollars.file), 0o555);
+  const check = await run(['check', '--db', dollars.file, '--app', 'actual']);
+  assert.equal(check.code, 1, check.stdout);
+  assert.match(
+    check.stdout,
+    /^ {2}- the budget is kept in USD \(its currency in Actual's settings, defaultCurrencyCode\), and the service answers in euros only: it does not serve this budget\.$/m,
+  );
+  const db = new Database(dollars.file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
+  await assertRefusedAsCheckSays(db, dollars.file, 'actual', check.stdout);
+
+  const euros = await writeActualBudget(tempDir(t), { preferences: { defaultCurrencyCode: 'EUR' }, ...SPEC });
+  assert.equal(euros.preferences['defaultCurrencyCode'], 'EUR');
+  chmodSync(dirname(euros.file), 0o555);
+  const fits = await run(['check', '--db', euros.file, '--app', 'actual']);
+  assert.equal(fits.code, 0, fits.stdout);
+  const served = new Database(euros.file, { readonly: true, fileMustExist: true });
+  t.after(() => served.close());
+  await assertAnswersEverySearch(await searchFor(t, served, 'actual'), euros.transactions.map(expectedBooking));
 });

@@ -9,13 +9,17 @@
 // - a split is a parent row (`isParent = 1`, the whole amount) with child rows
 //   (`isChild = 1`, `parent_id`); a deleted row has `tombstone = 1`;
 // - a transfer is two rows, one in each account, linked by `transferred_id`;
-// - there is no currency per account.
+// - there is no currency per account; the budget's currency is its synced preference
+//   `defaultCurrencyCode` (table `preferences`, Settings › Currency), an ISO code, empty or
+//   absent where none was chosen.
 //
 // Served: one booking per transaction in any account that is not deleted: a plain row, or
 // the parent of a split with its whole amount (the children are its parts, not payments
 // of their own; the parent has no category). Each side of a transfer is a booking in its
 // account. The id is made of 13 of the uuid's hex digits (lib/apps/ids.ts). The window is read
-// by Actual's own index on `transactions(date)`.
+// by Actual's own index on `transactions(date)`. A budget whose currency is set to another
+// than EUR is refused (the contract knows only euros, and Actual's amounts are that
+// currency's); one without a currency is served as euros, the admin's choice.
 
 import type { ApplicationMapping } from '../mapping.js';
 import { hexPrefixId } from './ids.js';
@@ -44,6 +48,7 @@ export const actual: ApplicationMapping = {
     categories: ['id', 'name', 'tombstone'],
     payee_mapping: ['id', 'targetId'],
     payees: ['id', 'name', 'transfer_acct'],
+    preferences: ['id', 'value'],
   },
   // CROSS JOIN keeps `transactions` first, read by its date index: joined the other way,
   // the planner may walk idx_transactions_acct_tombstone, all of each account.
@@ -71,4 +76,10 @@ export const actual: ApplicationMapping = {
   exactWindow: true,
   // 20260314 sorts as '2026-03-14' does: the newest bookings come out of trans_date in order.
   orderDate: true,
+  // The currency is the budget's setting, whether or not Actual's currency feature
+  // (flags.currency) shows its symbol now: the amounts are in it either way.
+  refusals: `
+    SELECT 'the budget is kept in ' || value || ' (its currency in Actual''s settings, defaultCurrencyCode),'
+           || ' and the service answers in euros only: it does not serve this budget.'
+    FROM preferences WHERE id = 'defaultCurrencyCode' AND value <> '' AND value <> 'EUR'`,
 };
