@@ -17,6 +17,7 @@ const read = (path: string): string => readFileSync(new URL(`../../${path}`, imp
 const API = read('docs/API.md');
 const README = read('README.md');
 const OPERATIONS = read('docs/operations.md');
+const CLIENTS = read('docs/clients.md');
 /** Every document of the project a reader may quote a message from. */
 const DOCUMENTS = [
   'README.md',
@@ -116,6 +117,16 @@ test('the error codes are one list: lib/messages.ts, docs/API.md and openapi.jso
     for (const one of codes) described.add(one);
   }
   assert.deepEqual([...described].sort(), [...ERROR_CODES].sort(), 'every code is in some response of openapi.json');
+});
+
+test("docs/clients.md's table of what to do goes by code: every code has its row, each code once", () => {
+  const cells = section(CLIENTS, '## Errors')
+    .split('\n')
+    .filter((line) => line.startsWith('|'))
+    .slice(2)
+    .map((row) => row.split('|')[1] ?? '');
+  const codes = cells.flatMap((cell) => [...cell.matchAll(/`([a-z_]+)`/g)].map((match) => match[1] as string));
+  assert.deepEqual([...codes].sort(), [...ERROR_CODES].sort());
 });
 
 test('every message quoted in the README and docs/ is one of the code', () => {
