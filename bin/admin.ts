@@ -12,11 +12,15 @@
 // (systemd, Kubernetes, a load balancer, Uptime Kuma), /metrics for a scrape. Their answers
 // are never written to the access log: a probe every few seconds would drown it.
 
+import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { describeError } from '../lib/errors.js';
+import type { AddressInfo } from 'node:net';
+import { describeError, errorCode } from '../lib/errors.js';
 import type { ServedBook } from './books.js';
 import type { DatabaseStatus } from './database.js';
+import { CliError } from './errors.js';
 import { EXPOSITION_CONTENT_TYPE } from './exposition.js';
+import { applySocketGroup, prepareSocketPath } from './socket.js';
 
 /** One book as a process serves it: docs/operations.md, "Monitoring", names the states. */
 export interface BookReport {
@@ -44,10 +48,13 @@ export function reportBook(book: ServedBook): BookReport {
   };
 }
 
+/** A book as /ready names it. */
+export type ReadyBook = Omit<BookReport, 'replaced'>;
+
 /** Whether every book can be searched now, in every process of the service. */
 export interface Readiness {
   ready: boolean;
-  books: BookReport[];
+  books: ReadyBook[];
   /** With --workers: how many serve of how many there should be. */
   workers?: { serving: number; of: number };
 }
@@ -108,12 +115,42 @@ function reply(res: ServerResponse, status: number, type: string, body: string, 
   res.end(body);
 }
 
-/** A node:http server for the admin handler; short timeouts, since only probes and scrapes call it. */
-export function createAdminServer(answers: AdminAnswers): Server {
+/** Where the admin listener listens (ServeCommand's `admin`). */
+export type AdminAddress = { host: string; port: number } | { socket: string };
+
+/**
+ * Starts the admin listener at `where`; its socket, if it is one, gets `group` (as
+ * --socket's does) and the mode of the process's umask (--socket-mode's). Resolves with the
+ * server and its address as a line says it; a CliError says why it cannot listen.
+ */
+export async function listenAdmin(
+  where: AdminAddress,
+  answers: AdminAnswers,
+  group: string | undefined,
+): Promise<{ server: Server; address: string }> {
   const server = createServer(
     { headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000, maxHeaderSize: 16 * 1024 },
     createAdminHandler(answers),
   );
   server.setTimeout(30_000);
-  return server;
+  try {
+    if ('socket' in where) {
+      await prepareSocketPath(where.socket);
+      server.listen(where.socket);
+      await once(server, 'listening');
+      applySocketGroup({ path: where.socket, mode: 0, group });
+      return { server, address: `unix:${where.socket}:/` };
+    }
+    server.listen(where.port, where.host);
+    await once(server, 'listening');
+  } catch (error: unknown) {
+    server.close();
+    if (error instanceof CliError) throw error;
+    const place = 'socket' in where ? `socket ${where.socket}` : `${where.host}:${where.port}`;
+    const why = errorCode(error) === 'EADDRINUSE' ? 'another process is listening there' : describeError(error);
+    throw new CliError(`the admin listener cannot listen on ${place}: ${why}`);
+  }
+  const { port } = server.address() as AddressInfo;
+  const host = where.host.includes(':') ? `[${where.host}]` : where.host;
+  return { server, address: `http://${host}:${port}/` };
 }

@@ -45,6 +45,8 @@ export interface ServeCommand {
   trustProxy: string[];
   /** A Unix socket to listen on instead of host and port. */
   socket: { path: string; mode: number; group: string | undefined } | undefined;
+  /** Where the admin listener (/live, /ready, /metrics) listens; `undefined`: it is off. */
+  admin: { host: string; port: number } | { socket: string } | undefined;
   logFormat: 'text' | 'json';
   /** Origins whose web pages may call the API (CORS); empty: off. */
   corsOrigins: string[];
@@ -93,6 +95,9 @@ Options:
   --socket PATH              listen on this Unix socket instead of a port (for a proxy on this machine)
   --socket-mode MODE         its permissions, octal (default 660: owner and group may connect)
   --socket-group GROUP       its group, e.g. the proxy's (www-data); the service user must be a member
+  --admin-port PORT          serve /live, /ready and /metrics on this port, without credentials (default: off)
+  --admin-host HOST          ... on this address (default 127.0.0.1)
+  --admin-socket PATH        ... or on this Unix socket (with --socket: its mode and group)
   --trust-proxy ADDRESS,...  take the client address from X-Forwarded-For, only from these proxy addresses
                              (a --socket's peer is trusted as the proxy without this)
   --log-format text|json     log lines as text with an ISO time first, or one JSON object each (default text)
@@ -129,6 +134,9 @@ const OPTIONS = {
   'auth-failure-window': { type: 'string' },
   'trust-proxy': { type: 'string' },
   socket: { type: 'string' },
+  'admin-port': { type: 'string' },
+  'admin-host': { type: 'string' },
+  'admin-socket': { type: 'string' },
   'socket-mode': { type: 'string' },
   'socket-group': { type: 'string' },
   'log-format': { type: 'string' },
@@ -195,6 +203,11 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   const socket = readSocket(values);
   if (socket !== undefined && (values.port !== undefined || values.host !== undefined))
     throw usage('give either --socket PATH or --host/--port, not both');
+  const admin = readAdmin(values);
+  if (admin !== undefined && 'socket' in admin && admin.socket === socket?.path)
+    throw usage('--admin-socket needs a path of its own, not the API socket');
+  if (admin !== undefined && 'port' in admin && admin.port !== 0 && admin.port === port && socket === undefined)
+    throw usage('--admin-port needs a port of its own, not the API port');
   const trustProxy = readTrustProxy(values['trust-proxy']);
   // docs/API.md, Throttling: the only peer of a Unix socket is the proxy that connects to it.
   if (socket !== undefined && trustProxy.length > 0)
@@ -229,6 +242,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     authFailureWindowMs,
     trustProxy: socket === undefined ? trustProxy : ['unix'],
     socket,
+    admin,
     logFormat,
     corsOrigins,
     workers,
@@ -308,6 +322,26 @@ function readSocket(values: Record<string, string | string[] | boolean | undefin
     path,
     mode: typeof mode === 'string' ? Number.parseInt(mode, 8) : 0o660,
     group: typeof group === 'string' ? group : undefined,
+  };
+}
+
+function readAdmin(values: Record<string, string | string[] | boolean | undefined>): ServeCommand['admin'] {
+  const port = values['admin-port'];
+  const host = values['admin-host'];
+  const socket = values['admin-socket'];
+  if (typeof socket === 'string') {
+    if (port !== undefined || host !== undefined)
+      throw usage('give either --admin-socket PATH or --admin-port/--admin-host, not both');
+    if (socket === '') throw usage('--admin-socket needs a path');
+    return { socket };
+  }
+  if (port === undefined) {
+    if (host !== undefined) throw usage('--admin-host needs --admin-port PORT');
+    return undefined;
+  }
+  return {
+    host: typeof host === 'string' ? host : '127.0.0.1',
+    port: wholeNumber('--admin-port', typeof port === 'string' ? port : undefined, 0, 0, 65_535),
   };
 }
 

@@ -11,8 +11,11 @@ import { findApplication } from '../lib/apps/index.js';
 import { canonicalAddress } from '../lib/client-address.js';
 import { describeError, errorCode } from '../lib/errors.js';
 import { answerProtocolErrors, createHandler } from '../lib/index.js';
+import { createMetrics } from '../lib/metrics.js';
 import { pathForLog } from '../lib/request-target.js';
+import { listenAdmin } from './admin.js';
 import { isLoopback, parseCommandLine, type ServeCommand, USAGE } from './args.js';
+import type { ServedBook } from './books.js';
 import { reportOnDatabase } from './check.js';
 import { readCredentialsFile } from './credentials.js';
 import {
@@ -27,9 +30,10 @@ import { CliError, describeFsError } from './errors.js';
 import { ensureOnlyOwnerCanChange, readableByEveryone } from './file-safety.js';
 import { runHashPassword } from './hash-password.js';
 import { logInfo, logLine, setLogFormat, withAccessLog } from './log.js';
+import { answersOfProcess, reportToPrimary, type ServingProcess } from './monitoring.js';
 import { applySocketGroup, letsEveryoneConnect, prepareSocketPath, useSocketMode } from './socket.js';
 import { tlsPolicy } from './tls.js';
-import { reportFailure, reportListening, superviseWorkers } from './workers.js';
+import { adminLine, primaryChannel, reportFailure, reportListening, superviseWorkers } from './workers.js';
 
 const NAME = 'booking-search-server';
 // After SIGINT/SIGTERM, requests in flight get this long before their connections are cut.
@@ -70,14 +74,18 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       }
     }
     if (role === 'primary') {
-      return await superviseWorkers(command, async () => {
-        if (command.db !== undefined)
-          preflightDatabaseFile(
-            command.db,
-            handlerFor(command, () => {}),
-          );
-        if (command.socket !== undefined) await prepareSocketPath(command.socket.path);
-      });
+      return await superviseWorkers(
+        command,
+        async () => {
+          if (command.db !== undefined)
+            preflightDatabaseFile(
+              command.db,
+              handlerFor(command, () => {}),
+            );
+          if (command.socket !== undefined) await prepareSocketPath(command.socket.path);
+        },
+        readVersion(),
+      );
     }
     const greeting = await serve(command, role);
     if (role === 'worker') reportListening(greeting);
@@ -120,13 +128,23 @@ async function serve(command: ServeCommand, role: Exclude<Role, 'primary'>): Pro
     if (greeted && app !== recognised && command.db !== undefined) logInfo([`${command.db}: ${recognition(app)}`]);
     recognised = app;
   });
+  // What the handlers count for the admin listener's /metrics (lib/metrics.ts).
+  const metrics = createMetrics();
   const demo = command.db === undefined ? createDemoDatabase() : undefined;
   const database =
     demo === undefined
       ? watchDatabase(command.db ?? '', build, logLine, logError)
       : inMemoryDatabase(demo.db, build, logError);
 
+  const book: ServedBook = {
+    name: command.serviceName ?? NAME,
+    basePath: command.basePath,
+    db: command.db,
+    status: () => ({ ...database.status(), app: command.app ?? recognised }),
+  };
   let server: Server | undefined;
+  let admin: { server: Server; address: string } | undefined;
+  let stopping = false;
   try {
     server = createServer(command, withAccessLog(database.handler));
     // node:http's socket timeout (0, off, by default): a client that stops reading a large
@@ -145,7 +163,34 @@ async function serve(command: ServeCommand, role: Exclude<Role, 'primary'>): Pro
     database.close();
     throw error instanceof CliError ? error : new CliError(describeListenError(error, command));
   }
-  stopOnSignals(server, database.close, role);
+  const serving: ServingProcess = { metrics, server, books: () => [book] };
+  // With --workers the primary answers the admin listener, asking each worker for its report.
+  if (role === 'worker') reportToPrimary(primaryChannel(), serving);
+  else if (command.admin !== undefined) {
+    try {
+      admin = await listenAdmin(
+        command.admin,
+        answersOfProcess(serving, readVersion(), () => stopping),
+        command.socket?.group,
+      );
+    } catch (error: unknown) {
+      server.close();
+      database.close();
+      throw error;
+    }
+  }
+  stopOnSignals(
+    server,
+    () => {
+      database.close();
+      admin?.server.close();
+      admin?.server.closeAllConnections();
+    },
+    role,
+    () => {
+      stopping = true;
+    },
+  );
   reloadOnHangup(command, server, (credentials) => {
     database.updateCredentials(credentials);
     command.credentials = credentials;
@@ -154,7 +199,9 @@ async function serve(command: ServeCommand, role: Exclude<Role, 'primary'>): Pro
 
   warnAboutPlainHttp(command);
   greeted = true;
-  return greeting(command, server, demo, recognised);
+  const lines = greeting(command, server, demo, recognised);
+  if (admin !== undefined) lines.splice(1, 0, adminLine(admin.address));
+  return lines;
 }
 
 /** How the file is served when no --app was given: `app` is what its tables say. */
@@ -376,7 +423,13 @@ function thrownAt(error: unknown): string {
   return frame === null ? '' : ` (at ${frame[1]})`;
 }
 
-function stopOnSignals(server: Server, closeDatabase: () => void, role: Exclude<Role, 'primary'>): void {
+/** `closeAll` runs once the server has closed; `started` when the stop begins (the admin listener's /live says 503 from then). */
+function stopOnSignals(
+  server: Server,
+  closeAll: () => void,
+  role: Exclude<Role, 'primary'>,
+  started: () => void,
+): void {
   let stopping = false;
   const stop = (): void => {
     if (stopping) {
@@ -387,8 +440,9 @@ function stopOnSignals(server: Server, closeDatabase: () => void, role: Exclude<
       return;
     }
     stopping = true;
+    started();
     server.close(() => {
-      closeDatabase();
+      closeAll();
       process.exitCode = 0;
       // A worker's channel to the primary would keep it alive.
       if (role === 'worker') process.disconnect?.();

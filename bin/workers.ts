@@ -1,13 +1,18 @@
 // --workers N: the primary process forks N workers (node:cluster), each of which opens its
-// own read-only connection and serves the one shared port or socket. The primary only
-// supervises: it says once that the service is up, or once why it is not, replaces a
-// worker that dies (within a budget), and passes SIGINT/SIGTERM on, and SIGHUP (each
-// worker re-reads its credentials and TLS files).
+// own read-only connection and serves the one shared port or socket. The primary serves no
+// request: it says once that the service is up, or once why it is not, replaces a worker
+// that dies (within a budget), passes SIGINT/SIGTERM on, and SIGHUP (each worker re-reads
+// its credentials and TLS files), and answers the admin listener for all workers together
+// (bin/monitoring.ts).
 
 import cluster, { type Worker } from 'node:cluster';
+import type { Server } from 'node:http';
 import { describeError, errorCode } from '../lib/errors.js';
+import { listenAdmin } from './admin.js';
 import type { ServeCommand } from './args.js';
+import { type Channel, createChannel, type Port } from './channel.js';
 import { logInfo, logLine } from './log.js';
+import { answersOfWorkers } from './monitoring.js';
 
 type WorkerMessage = { type: 'listening'; greeting: string[] } | { type: 'failed'; message: string };
 
@@ -24,30 +29,66 @@ export function reportListening(greeting: string[]): void {
   process.send?.({ type: 'listening', greeting } satisfies WorkerMessage);
 }
 
+let toPrimary: Channel | undefined;
+/** In a worker: its channel to the primary, for requests and notifications (bin/channel.ts). */
+export function primaryChannel(): Channel {
+  toPrimary ??= createChannel(process as unknown as Port);
+  return toPrimary;
+}
+
 /** In a worker: hands the one line about its failure to the primary, then ends. */
 export function reportFailure(message: string): void {
   process.send?.({ type: 'failed', message } satisfies WorkerMessage, () => process.exit(1));
 }
 
-/** In the primary: runs `command.workers` workers until a signal, a failure or the budget ends them. */
-export async function superviseWorkers(command: ServeCommand, preflight: () => Promise<void>): Promise<void> {
+/**
+ * In the primary: runs `command.workers` workers until a signal, a failure or the budget
+ * ends them. `version` is the package's, for the admin listener's build info.
+ */
+export async function superviseWorkers(
+  command: ServeCommand,
+  preflight: () => Promise<void>,
+  version: string,
+): Promise<void> {
   await preflight();
+  const channels = new Map<Worker, Channel>();
+  /** Workers that said they serve, by their channel. */
+  const serving = new Set<Channel>();
+  let replaced = 0;
+  let ending = false;
+  const monitoring = answersOfWorkers(
+    {
+      serving: () => [...serving],
+      expected: command.workers,
+      restarts: () => replaced,
+      stopping: () => ending,
+    },
+    version,
+  );
+  let admin: { server: Server; address: string } | undefined;
+  if (command.admin !== undefined) admin = await listenAdmin(command.admin, monitoring, command.socket?.group);
   return new Promise((resolve) => {
     const alive = new Set<Worker>();
     const restarts: number[] = [];
     let listening = 0;
-    let ending = false;
+    const done = (): void => {
+      admin?.server.close();
+      admin?.server.closeAllConnections();
+      resolve();
+    };
 
     const endAll = (exitCode: number): void => {
       ending = true;
       process.exitCode = exitCode;
       for (const worker of alive) worker.process.kill('SIGTERM');
-      if (alive.size === 0) resolve();
+      if (alive.size === 0) done();
     };
 
     const fork = (): Worker => {
       const worker = cluster.fork();
       alive.add(worker);
+      const channel = createChannel(worker);
+      channels.set(worker, channel);
       // The channel to a worker that has just ended (a worker that could not start, while
       // the cluster still answers its listen request) fails with EPIPE. Unheard, that
       // 'error' would end the primary with a stack trace; the worker's end is handled below.
@@ -59,13 +100,16 @@ export async function superviseWorkers(command: ServeCommand, preflight: () => P
         if (message.type === 'failed' && !ending) {
           logLine(`booking-search-server: ${message.message}`);
           endAll(1);
-        } else if (message.type === 'listening' && listening < command.workers) {
+        } else if (message.type === 'listening') {
+          serving.add(channel);
+          if (listening >= command.workers) return;
           listening += 1;
           if (listening === command.workers) {
             const pids = [...alive].map((w) => w.process.pid).join(', ');
             logInfo([
               ...message.greeting,
               `Serving from ${command.workers} worker processes (pids ${pids}), each with its own read-only connection.`,
+              ...(admin === undefined ? [] : [adminLine(admin.address)]),
             ]);
           }
         }
@@ -75,8 +119,15 @@ export async function superviseWorkers(command: ServeCommand, preflight: () => P
 
     cluster.on('exit', (worker, code, signal) => {
       alive.delete(worker);
+      const channel = channels.get(worker);
+      channels.delete(worker);
+      if (channel !== undefined) {
+        serving.delete(channel);
+        channel.close(`worker ${worker.process.pid} ended`);
+        monitoring.retire(channel);
+      }
       if (ending) {
-        if (alive.size === 0) resolve();
+        if (alive.size === 0) done();
         return;
       }
       const cause = signal === null ? `exit code ${code}` : `signal ${signal}`;
@@ -90,6 +141,7 @@ export async function superviseWorkers(command: ServeCommand, preflight: () => P
         return;
       }
       restarts.push(now);
+      replaced += 1;
       const replacement = fork();
       logLine(
         `worker ${worker.process.pid} ended (${cause}); started worker ${replacement.process.pid} (replacement ${restarts.length} of ${RESTART_BUDGET} allowed within ${RESTART_WINDOW_MS / 1000} s)`,
@@ -104,4 +156,9 @@ export async function superviseWorkers(command: ServeCommand, preflight: () => P
     });
     for (let i = 0; i < command.workers; i += 1) fork();
   });
+}
+
+/** The start-up line that says where the admin listener is. */
+export function adminLine(address: string): string {
+  return `admin listener on ${address} (/live, /ready, /metrics; no credentials)`;
 }

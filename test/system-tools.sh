@@ -10,6 +10,8 @@
 #   openssl   throwaway certificates for the TLS tests and test/deploy.test.ts
 #   nginx     deploy/nginx.conf: nginx -t, and nginx in front of the CLI (test/deploy.test.ts)
 #   systemd   systemd-analyze verify/security on deploy/booking-search-server.service
+#   prometheus  Prometheus scrapes the admin listener, and its promtool lints /metrics
+#             (test/admin.test.ts); installed without recommends
 #   gnucash, python3-gnucash, libdbd-sqlite3
 #             GnuCash writes a real SQLite book through its Python bindings
 #             (test/gnucash-book.py); about 400 MB and a minute, installed without recommends
@@ -26,6 +28,7 @@ command -v systemd-analyze >/dev/null || missing+=(systemd)
 lean=()
 /usr/bin/python3 -c 'import gnucash' 2>/dev/null || lean+=(gnucash python3-gnucash)
 dpkg -s libdbd-sqlite3 >/dev/null 2>&1 || lean+=(libdbd-sqlite3)
+{ command -v prometheus >/dev/null && command -v promtool >/dev/null; } || lean+=(prometheus)
 [ "${#missing[@]}" -eq 0 ] && [ "${#lean[@]}" -eq 0 ] && exit 0
 
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then

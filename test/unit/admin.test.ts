@@ -8,7 +8,7 @@ import { request, serve } from '../support/helpers.js';
 
 const SERVING: Readiness = {
   ready: true,
-  books: [{ name: 'kasse', basePath: '/kasse', state: 'serving', since: '2026-03-14T09:00:00.000Z', replaced: 0 }],
+  books: [{ name: 'kasse', basePath: '/kasse', state: 'serving', since: '2026-03-14T09:00:00.000Z' }],
 };
 const WAITING: Readiness = {
   ready: false,
@@ -19,7 +19,6 @@ const WAITING: Readiness = {
       state: 'waiting',
       reason: 'it is in WAL mode and kasse.sqlite-wal or kasse.sqlite-shm is missing',
       since: '2026-03-14T09:00:00.000Z',
-      replaced: 0,
     },
   ],
 };

@@ -85,6 +85,13 @@ const COMMANDS: Array<[argv: string[], expected: Record<string, unknown>]> = [
     { socket: { path: '/run/b/api.sock', mode: 0o600, group: 'www-data' } },
   ],
   [['--demo', '--log-format', 'json'], { logFormat: 'json' }],
+  [['--demo'], { admin: undefined }],
+  [['--demo', '--admin-port', '9469'], { admin: { host: '127.0.0.1', port: 9469 } }],
+  [['--demo', '--admin-port', '0', '--admin-host', '::1'], { admin: { host: '::1', port: 0 } }],
+  [
+    ['--demo', '--socket', '/run/b/api.sock', '--admin-socket', '/run/b/admin.sock'],
+    { admin: { socket: '/run/b/admin.sock' } },
+  ],
   [['--demo'], { corsOrigins: [] }],
   [
     ['--demo', '--cors-origin', 'https://buchhaltung.example', '--cors-origin', 'http://127.0.0.1:8081'],
@@ -129,6 +136,14 @@ const USAGE_ERRORS: Array<[argv: string[], line: string]> = [
   [['--demo', '--socket', '/s', '--socket-mode', '8'], "--socket-mode must be octal permissions such as 660, not '8'"],
   [['--demo', '--socket-group', 'www-data'], '--socket-mode and --socket-group need --socket PATH'],
   [['--demo', '--log-format', 'JSON'], "--log-format must be text or json, not 'JSON'"],
+  [['--demo', '--admin-port', '65536'], "--admin-port must be a whole number from 0 to 65535, not '65536'"],
+  [['--demo', '--admin-host', '::1'], '--admin-host needs --admin-port PORT'],
+  [
+    ['--demo', '--admin-socket', '/a', '--admin-port', '9469'],
+    'give either --admin-socket PATH or --admin-port/--admin-host, not both',
+  ],
+  [['--demo', '--socket', '/s', '--admin-socket', '/s'], '--admin-socket needs a path of its own, not the API socket'],
+  [['--demo', '--port', '8080', '--admin-port', '8080'], '--admin-port needs a port of its own, not the API port'],
   [
     ['--demo', '--cors-origin', '*'],
     '--cors-origin "*" is refused: no wildcard; with credentials it would let any web page read the bookings',
