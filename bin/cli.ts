@@ -70,6 +70,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       if (role !== 'worker' && letsEveryoneConnect(command.socket.mode)) {
         logLine(
           `warning: --socket-mode ${command.socket.mode.toString(8)} lets every user of this machine connect to the socket, and the socket's peer is trusted as the proxy (X-Forwarded-For): any of them can choose the address the throttle counts; use 660 with --socket-group`,
+          'warning',
         );
       }
     }
@@ -111,6 +112,7 @@ function warnAboutSecretFiles(command: ServeCommand): void {
     if (mode !== undefined) {
       logLine(
         `warning: ${what} ${file} is readable by every user of this machine (mode ${mode.toString(8)}); chmod o-rwx it`,
+        'warning',
       );
     }
   }
@@ -257,6 +259,7 @@ function warnAboutPlainHttp(command: ServeCommand): void {
   if (command.tls === undefined && command.socket === undefined && !isLoopback(command.host)) {
     logLine(
       `warning: serving HTTP Basic authentication without TLS on ${command.host}: passwords cross the network readable; use --tls-cert/--tls-key or a TLS proxy`,
+      'warning',
     );
   }
 }
@@ -272,6 +275,7 @@ function warnAboutLoopbackProxy(command: ServeCommand): void {
   if (loopback.length === 0) return;
   logLine(
     `warning: --trust-proxy ${loopback.join(',')} is on loopback: every user of this machine can connect from there and choose its X-Forwarded-For, so only the per-username and global failure budgets slow their guessing; prefer --socket with --socket-group`,
+    'warning',
   );
 }
 
@@ -351,25 +355,25 @@ function reloadOnHangup(
   process.on('SIGHUP', () => {
     const file = command.credentialsFile;
     if (file === undefined) {
-      logLine(`SIGHUP: credentials come from the ${command.credentialsFrom}; nothing to re-read`);
+      logLine(`SIGHUP: credentials come from the ${command.credentialsFrom}; nothing to re-read`, 'notice');
     } else {
       try {
         const credentials = readCredentialsFile(file);
         useCredentials(credentials);
-        logLine(`SIGHUP: credentials re-read from ${file}: ${credentials.length} user(s)`);
+        logLine(`SIGHUP: credentials re-read from ${file}: ${credentials.length} user(s)`, 'notice');
       } catch (error: unknown) {
         const why = error instanceof CliError ? error.message : describeError(error);
-        logLine(`SIGHUP: keeping the old credentials: ${why}`);
+        logLine(`SIGHUP: keeping the old credentials: ${why}`, 'warning');
       }
     }
     if (command.tls === undefined) return;
     try {
       // setSecureContext resets what it is not given to Node's defaults: the policy goes with it.
       (server as HttpsServer).setSecureContext({ ...tlsPolicy(command.tls.minVersion), ...readTls(command.tls) });
-      logLine(`SIGHUP: TLS certificate and key re-read from ${command.tls.cert} and ${command.tls.key}`);
+      logLine(`SIGHUP: TLS certificate and key re-read from ${command.tls.cert} and ${command.tls.key}`, 'notice');
     } catch (error: unknown) {
       const why = error instanceof CliError ? error.message : describeError(error);
-      logLine(`SIGHUP: keeping the old TLS certificate: ${why}`);
+      logLine(`SIGHUP: keeping the old TLS certificate: ${why}`, 'warning');
     }
   });
 }

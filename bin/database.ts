@@ -13,6 +13,7 @@ import { detectApplication, findSchemaProblems, REQUIRED_COLUMNS } from '../lib/
 import type { BookingSearchHandler, Credentials, RequestHandler } from '../lib/types.js';
 import { describeDatabaseError, notReadableNow, openToServe } from './database-file.js';
 import { CliError } from './errors.js';
+import type { LogLevel } from './log.js';
 
 // How often the file is looked at; a replacement, or the end of a wait, is noticed within this.
 const WATCH_INTERVAL_MS = 1_000;
@@ -93,7 +94,7 @@ type Serving =
 export function watchDatabase(
   file: string,
   build: BuildHandler,
-  log: (line: string) => void,
+  log: (line: string, level: Exclude<LogLevel, 'info'>) => void,
   logError: ErrorHook,
 ): ServedDatabase {
   let state: Serving;
@@ -102,8 +103,8 @@ export function watchDatabase(
   let since = Date.now();
   let replaced = 0;
   // A state that lasts is said once, not at every look.
-  const say = (line: string): void => {
-    if (line !== lastLine) log(line);
+  const say = (line: string, level: Exclude<LogLevel, 'info'>): void => {
+    if (line !== lastLine) log(line, level);
     lastLine = line;
   };
   // Causes of 500s: a stand-in's are already said once; a state the file fell into while
@@ -135,7 +136,7 @@ export function watchDatabase(
     standInDb.close();
     throw error;
   }
-  if (!state.serving) say(waitingLine(file, state.cause));
+  if (!state.serving) say(waitingLine(file, state.cause), 'warning');
 
   const followFile = (): void => {
     if (state.serving) {
@@ -156,10 +157,11 @@ export function watchDatabase(
         gone
           ? `database ${file} is gone; searches answer 500 until it is back`
           : `${message}; searches answer 500 until a valid file is there`,
+        'error',
       );
     }
     if (describeState(state) !== before) since = Date.now();
-    if (!state.serving) return say(waitingLine(file, state.cause));
+    if (!state.serving) return say(waitingLine(file, state.cause), 'warning');
     if (!wasWaiting) replaced += 1;
     // Each start of serving is said, even the same as the last one (two restores in a row).
     lastLine = '';
@@ -167,6 +169,7 @@ export function watchDatabase(
       wasWaiting
         ? `database ${file} can be read now; serving it`
         : `database ${file} was replaced; serving the new file`,
+      'notice',
     );
   };
   const timer = setInterval(followFile, WATCH_INTERVAL_MS);

@@ -1,14 +1,40 @@
 // What the running CLI writes: every line starts with an ISO 8601 time (UTC), or is one
-// JSON object with a `time` field (`--log-format json`). stdout carries the greeting and
-// the access log, stderr warnings and errors. Never a query string, never a secret.
+// JSON object with a `time` and a `level` field (`--log-format json`). stdout carries the
+// greeting and the access log, stderr warnings and errors. Never a query string, never a
+// secret. Under systemd, each line also starts with its syslog priority (`<4>`), which
+// journald reads and strips, so that `journalctl -p warning` shows the warnings.
 
+import { fstatSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { requestFacts } from '../lib/request-facts.js';
 import { pathForLog } from '../lib/request-target.js';
 
 export type LogFormat = 'text' | 'json';
+/** How much a line matters, as syslog and journald rank it (RFC 5424 §6.2.1). */
+export type LogLevel = 'error' | 'warning' | 'notice' | 'info';
 
 let format: LogFormat = 'text';
+
+// sd-daemon(3): a line written to journald's stream that starts with `<N>` has priority N.
+const PRIORITY: Record<LogLevel, string> = { error: '<3>', warning: '<4>', notice: '<5>', info: '<6>' };
+
+/**
+ * Whether file descriptor `fd` is journald's stream: systemd names that stream's device
+ * and inode in JOURNAL_STREAM (`DEV:INODE`, systemd.exec(5)), and a program is to check
+ * its own stdout/stderr against it rather than trust the variable alone (the variable is
+ * inherited by children whose output goes elsewhere).
+ */
+function isJournal(fd: number): boolean {
+  const stream = /^(\d+):(\d+)$/.exec(process.env['JOURNAL_STREAM'] ?? '');
+  if (stream === null) return false;
+  try {
+    const { dev, ino } = fstatSync(fd, { bigint: true });
+    return String(dev) === stream[1] && String(ino) === stream[2];
+  } catch {
+    return false;
+  }
+}
+const toJournal = { stdout: isJournal(1), stderr: isJournal(2) };
 
 export function setLogFormat(chosen: LogFormat): void {
   format = chosen;
@@ -77,19 +103,26 @@ function userForLog(user: string | undefined, json: boolean): string {
   return json || (value !== '' && value !== '-' && !value.includes(' ')) ? value : `"${value}"`;
 }
 
-function formatMessage(message: string): string {
-  return format === 'json' ? `${JSON.stringify({ time: isoTime(), message })}\n` : `${isoTime()} ${message}\n`;
+function formatMessage(message: string, level: LogLevel, journal: boolean): string {
+  const priority = journal ? PRIORITY[level] : '';
+  return format === 'json'
+    ? `${priority}${JSON.stringify({ time: isoTime(), level, message })}\n`
+    : `${priority}${isoTime()} ${message}\n`;
 }
 
-/** A warning or an error: one line on stderr. */
-export function logLine(message: string): void {
-  process.stderr.write(formatMessage(message));
+/**
+ * One line on stderr: an error (what failed, the start's refusal), by default; a warning
+ * (what the admin should change, a state the service waits for); or a notice (a change
+ * that went well: a file served again, credentials re-read).
+ */
+export function logLine(message: string, level: Exclude<LogLevel, 'info'> = 'error'): void {
+  process.stderr.write(formatMessage(message, level, toJournal.stderr));
 }
 
 /** Lines that tell the admin what the service does (the listening line first): stdout. */
 export function logInfo(lines: readonly string[]): void {
   flushAccessLog(); // stdout keeps its order
-  process.stdout.write(lines.map(formatMessage).join(''));
+  process.stdout.write(lines.map((line) => formatMessage(line, 'info', toJournal.stdout)).join(''));
 }
 
 // Access lines go out in batches: at most one write every FLUSH_INTERVAL_MS, at the end of
@@ -140,6 +173,8 @@ process.on('exit', flushAccessLog);
 export function withAccessLog(
   handler: (req: IncomingMessage, res: ServerResponse) => void,
 ): (req: IncomingMessage, res: ServerResponse) => void {
+  // Every access line is information, whatever its status: a failure is its own line.
+  const accessPriority = toJournal.stdout ? PRIORITY.info : '';
   return (req, res) => {
     const started = performance.now();
     res.once('close', () => {
@@ -151,8 +186,8 @@ export function withAccessLog(
       const finished = res.writableFinished;
       writeAccessLine(
         format === 'json'
-          ? `${JSON.stringify({ time: isoTime(), address, user, method: req.method, path, status: finished ? res.statusCode : null, ms })}\n`
-          : `${isoTime()} ${address} ${user} ${req.method} ${path} ${finished ? res.statusCode : 'aborted'} ${ms.toFixed(1)}ms\n`,
+          ? `${accessPriority}${JSON.stringify({ time: isoTime(), level: 'info', address, user, method: req.method, path, status: finished ? res.statusCode : null, ms })}\n`
+          : `${accessPriority}${isoTime()} ${address} ${user} ${req.method} ${path} ${finished ? res.statusCode : 'aborted'} ${ms.toFixed(1)}ms\n`,
       );
     });
     handler(req, res);

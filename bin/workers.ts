@@ -145,6 +145,7 @@ export async function superviseWorkers(
       const replacement = fork();
       logLine(
         `worker ${worker.process.pid} ended (${cause}); started worker ${replacement.process.pid} (replacement ${restarts.length} of ${RESTART_BUDGET} allowed within ${RESTART_WINDOW_MS / 1000} s)`,
+        'warning',
       );
     });
 

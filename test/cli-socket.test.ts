@@ -327,7 +327,7 @@ test('command-line mistakes around --socket and --trust-proxy exit 2 and say wha
   );
 });
 
-test('--log-format json: one JSON object a line on stdout and stderr, with the same fields', async (t) => {
+test('--log-format json: one JSON object a line on stdout and stderr, with the same fields and a level', async (t) => {
   const dir = tempDir(t);
   const credentials = join(dir, 'credentials');
   writeFileSync(credentials, 'kasse:ge:heim\n');
@@ -342,7 +342,9 @@ test('--log-format json: one JSON object a line on stdout and stderr, with the s
   const exited = once(child, 'close');
   const deadline = Date.now() + 10_000;
   while (!stdout.includes('\n') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-  const listening = JSON.parse(stdout.split('\n')[0] as string) as { time: string; message: string };
+  const listening = JSON.parse(stdout.split('\n')[0] as string) as { time: string; level: string; message: string };
+  assert.deepEqual(Object.keys(listening), ['time', 'level', 'message']);
+  assert.equal(listening.level, 'info');
   assert.match(listening.time, new RegExp(`^${TIME}$`));
   const api = /^booking-search-server listening on (http:\/\/127\.0\.0\.1:\d+\/api\/v1\/)$/.exec(
     listening.message,
@@ -365,7 +367,8 @@ test('--log-format json: one JSON object a line on stdout and stderr, with the s
     .map((line) => JSON.parse(line) as Record<string, unknown>);
   assert.equal(access.length, 2, stdout);
   for (const line of access) {
-    assert.deepEqual(Object.keys(line), ['time', 'address', 'user', 'method', 'path', 'status', 'ms']);
+    assert.deepEqual(Object.keys(line), ['time', 'level', 'address', 'user', 'method', 'path', 'status', 'ms']);
+    assert.equal(line['level'], 'info');
     assert.match(line['time'] as string, new RegExp(`^${TIME}$`));
     assert.equal(typeof line['ms'], 'number');
   }
@@ -382,9 +385,10 @@ test('--log-format json: one JSON object a line on stdout and stderr, with the s
   const warnings = stderr
     .trimEnd()
     .split('\n')
-    .map((line) => JSON.parse(line) as { time: string; message: string });
+    .map((line) => JSON.parse(line) as { time: string; level: string; message: string });
   assert.equal(warnings.length, 1, stderr);
   assert.match(warnings[0]?.time as string, new RegExp(`^${TIME}$`));
+  assert.equal(warnings[0]?.level, 'warning');
   assert.match(
     warnings[0]?.message as string,
     /^warning: credentials file .*credentials is readable by every user of this machine \(mode 644\); chmod o-rwx it$/,

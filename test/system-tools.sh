@@ -5,11 +5,11 @@
 #   chromium  the browser test (driven by puppeteer-core, which never downloads a browser)
 #   python3   urllib as a challenge-first client; its pty module gives hash-password a terminal
 #   curl      curl --anyauth as a challenge-first client
-#   sqlite3   the backup commands of docs/operations.md (test/cli-users.test.ts) and the
-#             first look the refusal of a writable directory suggests (test/cli-check.test.ts)
+#   sqlite3   the backup commands of docs/operations.md (test/cli-users.test.ts)
 #   openssl   throwaway certificates for the TLS tests and test/deploy.test.ts
 #   nginx     deploy/nginx.conf: nginx -t, and nginx in front of the CLI (test/deploy.test.ts)
-#   systemd   systemd-analyze verify/security on deploy/booking-search-server.service
+#   systemd   systemd-analyze verify/security on deploy/booking-search-server.service;
+#             systemd-journald, systemd-cat and journalctl for test/cli-journal.test.ts
 #   prometheus  Prometheus scrapes the admin listener, and its promtool lints /metrics
 #             (test/admin.test.ts); installed without recommends
 #   gnucash, python3-gnucash, libdbd-sqlite3
