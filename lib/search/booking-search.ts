@@ -50,7 +50,12 @@ export interface BookingSearch extends Turns<SearchQuery, SearchRows> {
  * process that waits for the lock gets it in between: the lock is never held longer than
  * the budget plus one search.
  */
-export function createBookingSearch(db: Database, mapping: Mapping = ownSchema()): BookingSearch {
+/** `waited` hears how long each search waited for its turn, in seconds (lib/metrics.ts counts it). */
+export function createBookingSearch(
+  db: Database,
+  mapping: Mapping = ownSchema(),
+  waited?: (seconds: number) => void,
+): BookingSearch {
   const searchInTransaction =
     mapping.kind === 'own' ? createOwnSchemaSearch(db, mapping.tables) : createApplicationSearch(db, mapping);
   const begin = db.prepare('BEGIN');
@@ -67,7 +72,7 @@ export function createBookingSearch(db: Database, mapping: Mapping = ownSchema()
     }
   }
 
-  const turns = createTurns(searchInTransaction, inTransaction);
+  const turns = createTurns(searchInTransaction, inTransaction, waited);
   const search = (query: SearchQuery): SearchRows => inTransaction(() => searchInTransaction(query));
   return Object.assign(search, turns);
 }

@@ -57,6 +57,8 @@ interface Job<Q, R> {
   query: Q;
   done: (outcome: Outcome<R>) => void;
   abandoned: (() => boolean) | undefined;
+  /** When it was queued (performance.now()). */
+  queuedAt: number;
 }
 
 // The three rotations, each a Map for finding an entry and an array in the order of the
@@ -97,10 +99,12 @@ const ANYONE: Requester = { user: '', address: '', connection: {} };
  * of its own by at most one query per address, and another connection of its own address
  * by at most one query per connection. A query that ran at once had its turn: its user,
  * address and connection go behind the others that queued in the same turn of the loop.
+ * `waited` hears how long each query waited, in seconds (0 for one that ran at once).
  */
 export function createTurns<Q, R>(
   run: (query: Q) => R,
   turn: (work: () => void) => void = (work) => work(),
+  waited: (seconds: number) => void = () => {},
 ): Turns<Q, R> {
   const users = new Map<string, UserEntry<Q, R>>();
   const order: UserEntry<Q, R>[] = [];
@@ -165,14 +169,18 @@ export function createTurns<Q, R>(
     const started = performance.now();
     try {
       turn(() => {
+        // Each query starts when the one before it ended: one clock reading per query.
+        let clock = started;
         for (let job = next(); job !== undefined; job = next()) {
           batch.push(job);
+          waited((clock - job.queuedAt) / 1000);
           try {
             outcomes.push({ ok: true, result: run(job.query) });
           } catch (error: unknown) {
             outcomes.push({ ok: false, error });
           }
-          if (performance.now() - started >= TURN_BUDGET_MS) break;
+          clock = performance.now();
+          if (clock - started >= TURN_BUDGET_MS) break;
         }
       });
     } catch (error: unknown) {
@@ -230,7 +238,7 @@ export function createTurns<Q, R>(
       address.connections.set(from.connection, connection);
       address.order.push(connection);
     }
-    connection.jobs.push({ query, done, abandoned: from.abandoned });
+    connection.jobs.push({ query, done, abandoned: from.abandoned, queuedAt: performance.now() });
     user.waiting += 1;
     countAddress(from.address, 1);
     schedule();
@@ -243,6 +251,7 @@ export function createTurns<Q, R>(
       ranAtOnce = from;
       // The end of this turn of the loop: until then, the others that arrive wait for a turn.
       schedule();
+      waited(0);
       let outcome: Outcome<R> | undefined;
       try {
         turn(() => {

@@ -222,3 +222,26 @@ test('a query that throws at once gets its error; one whose turn fails after it 
     { ok: true, result: 2 },
   ]);
 });
+
+test('each query says how long it waited for its turn: 0 at once, the time behind the others when queued', async () => {
+  const waits: number[] = [];
+  const busy = (ms: number): void => {
+    const until = performance.now() + ms;
+    while (performance.now() < until);
+  };
+  const turns = createTurns(
+    (ms: number) => busy(ms),
+    (work) => work(),
+    (seconds) => waits.push(seconds),
+  );
+  const from = { address: 'a', connection: {} };
+  const answers: Promise<unknown>[] = [];
+  turns.answer(0, () => {}, from);
+  // Queued behind it in this turn of the event loop, then each behind the one before.
+  for (const ms of [2, 2, 0]) answers.push(new Promise((resolve) => turns.answer(ms, resolve, from)));
+  await Promise.all(answers);
+  assert.equal(waits.length, 4);
+  assert.equal(waits[0], 0, 'the one that ran at once');
+  assert.ok((waits[2] as number) - (waits[1] as number) >= 0.002, `the second queued waited for the first: ${waits}`);
+  assert.ok((waits[3] as number) - (waits[1] as number) >= 0.004, `the third for both: ${waits}`);
+});
