@@ -7,6 +7,11 @@
 // reports on every install; and it could not run there anyway (no TypeScript, no lib/).
 // So the files are staged with the manifest minus scripts, dev dependencies and
 // allowScripts (which only a project's own root reads), and packed from there.
+//
+// The runtime dependencies go into the tarball too (bundleDependencies), as the clone's
+// package-lock.json has them: better-sqlite3 with its prebuilt binaries, and what it
+// depends on. So the tarball installs on a server that may not reach a registry, with an
+// empty npm cache and --offline (docs/operations.md, Install).
 
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,9 +21,14 @@ import { parseArgs } from 'node:util';
 
 interface Manifest {
   files: string[];
+  dependencies: Record<string, string>;
   scripts?: unknown;
   devDependencies?: unknown;
   allowScripts?: unknown;
+}
+
+interface Lock {
+  packages: Record<string, { dev?: boolean; devOptional?: boolean; optional?: boolean }>;
 }
 
 const root = resolve(import.meta.dirname, '..');
@@ -28,7 +38,14 @@ const destination = resolve(values['pack-destination']);
 execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
 
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Manifest;
-const { scripts: _scripts, devDependencies: _dev, allowScripts: _allow, ...published } = manifest;
+const { scripts: _scripts, devDependencies: _dev, allowScripts: _allow, ...kept } = manifest;
+const published = { ...kept, bundleDependencies: Object.keys(manifest.dependencies) };
+// Every package the installed tree needs at run time: the lock's entries that no dev
+// dependency alone brought in.
+const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as Lock;
+const runtime = Object.entries(lock.packages)
+  .filter(([path, entry]) => path.startsWith('node_modules/') && entry.dev !== true && entry.devOptional !== true)
+  .map(([path]) => path);
 
 const stage = mkdtempSync(join(tmpdir(), 'booking-search-server-pack-'));
 try {
@@ -36,6 +53,7 @@ try {
   for (const entry of [...manifest.files, 'README.md', 'LICENSE']) {
     cpSync(join(root, entry), join(stage, entry), { recursive: true });
   }
+  for (const path of runtime) cpSync(join(root, path), join(stage, path), { recursive: true });
   writeFileSync(join(stage, 'package.json'), `${JSON.stringify(published, null, 2)}\n`);
   const name = execFileSync('npm', ['pack', '--silent', '--pack-destination', destination], {
     cwd: stage,

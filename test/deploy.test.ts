@@ -16,14 +16,16 @@ import { AUTH, basicAuth, buildDatabase, type Reply, tempDir } from './support/h
 const UNIT = new URL('../deploy/booking-search-server.service', import.meta.url).pathname;
 const SITE = new URL('../deploy/nginx.conf', import.meta.url).pathname;
 const INSTALLED = '/opt/booking-search-server/bin/booking-search-server';
+// The Node the unit names (docs/operations.md, Install): never the first `node` on PATH.
+const NODE = '/opt/node/bin/node';
 
 test('the systemd unit passes systemd-analyze verify without a warning, and its exposure is low', (t) => {
   const dir = tempDir(t);
-  // verify needs an executable at ExecStart's path: the repository's own launcher.
+  // verify needs an executable at ExecStart's path: this Node, and the repository's own launcher.
   const unit = join(dir, 'booking-search-server.service');
   const text = readFileSync(UNIT, 'utf8');
-  assert.ok(text.includes(INSTALLED), 'the unit starts the installed command');
-  writeFileSync(unit, text.replaceAll(INSTALLED, BIN));
+  assert.ok(text.includes(`ExecStart=${NODE} ${INSTALLED} `), 'the unit starts the installed command on its Node');
+  writeFileSync(unit, text.replaceAll(INSTALLED, BIN).replaceAll(NODE, process.execPath));
   const verify = spawnSync('systemd-analyze', ['verify', unit], { encoding: 'utf8' });
   assert.equal(verify.error, undefined, 'systemd-analyze must be installed');
   assert.equal(verify.status, 0, verify.stderr);
@@ -171,9 +173,9 @@ test("nginx with TLS in front of the CLI started with the unit's flags: searches
   writeFileSync(join(credentials, 'credentials'), 'kasse:ge:heim\n', { mode: 0o400 });
 
   const args = execStart();
-  assert.equal(args[0], INSTALLED);
+  assert.deepEqual(args.slice(0, 2), [NODE, INSTALLED]);
   const database = buildDatabase(t);
-  const cliArgs = args.slice(1).map((arg) =>
+  const cliArgs = args.slice(2).map((arg) =>
     arg
       .replace('/srv/kasse/kasse.sqlite', database)
       .replace('/run/booking-search-server/', `${dirnameOf(site.socket)}/`)

@@ -1,14 +1,28 @@
 // The package as npm users get it: pack it, install the tarball into an empty folder,
-// run the installed command with --demo and search it, and type-check a consumer.
+// run the installed command with --demo and search it, and type-check a consumer. Then as
+// an admin installs it (docs/operations.md, Install): the documented offline install, run
+// as written with an empty npm cache, --offline and no registry in reach, and the systemd
+// unit's ExecStart line run as systemd would, with an old Node first on PATH.
 //
 //   npm run test:pack
 
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import Database from 'better-sqlite3';
 
 const root = new URL('../../', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'booking-pack-'));
@@ -38,9 +52,18 @@ try {
   ]) {
     assert.ok(files.includes(expected), `the tarball holds ${expected}`);
   }
-  for (const unwanted of ['test/', 'bench/', 'examples/', 'lib/', '.ci/', 'node_modules/']) {
+  for (const unwanted of ['test/', 'bench/', 'examples/', 'lib/', '.ci/']) {
     assert.ok(!files.some((file) => file.startsWith(`package/${unwanted}`)), `the tarball leaves out ${unwanted}`);
   }
+  // The runtime dependencies, for an install without a registry, and nothing of the dev ones.
+  const bundled = new Set(
+    files.filter((file) => file.startsWith('package/node_modules/')).map((file) => file.split('/')[2]),
+  );
+  assert.deepEqual([...bundled].sort(), ['better-sqlite3', 'node-addon-api'], 'the bundled packages');
+  assert.ok(
+    files.includes('package/node_modules/better-sqlite3/prebuilds/linux-x64.node'),
+    'with its prebuilt binaries',
+  );
   step(`${files.length} files in ${tarball}`);
 
   const app = join(dir, 'app');
@@ -117,7 +140,129 @@ try {
   execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(app, 'tsconfig.json')], {
     stdio: 'inherit',
   });
+  await adminInstall(dir, join(dir, tarball));
   step('1 passed, 0 failed');
 } finally {
   rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * docs/operations.md's offline install, its lines as written (`sudo` left out, `/opt/` in
+ * `dir`, the tarball where it lies), with an empty npm cache and an unreachable registry;
+ * then the unit's ExecStart line with an old `node` first on PATH, as systemd runs it.
+ */
+async function adminInstall(dir: string, tarball: string): Promise<void> {
+  const operations = readFileSync(join(root, 'docs/operations.md'), 'utf8');
+  const install =
+    /^sudo (env PATH="\/opt\/node\/bin:\$PATH" npm install -g --offline --prefix \/opt\/booking-search-server \.\/booking-search-server-[\d.]+\.tgz)$/m.exec(
+      operations,
+    )?.[1];
+  const version = /^(\/opt\/node\/bin\/node \/opt\/booking-search-server\/bin\/booking-search-server --version)$/m.exec(
+    operations,
+  )?.[1];
+  assert.ok(install && version, 'docs/operations.md, Install, holds the offline install and its check');
+  // /opt inside `dir`: the Node that runs this test as /opt/node, the install's prefix beside it.
+  const opt = join(dir, 'opt');
+  mkdirSync(opt);
+  symlinkSync(dirname(dirname(process.execPath)), join(opt, 'node'));
+  const asWritten = (line: string): string =>
+    line.replaceAll('/opt/', `${opt}/`).replace(/\.\/booking-search-server-[\d.]+\.tgz/, tarball);
+  const cache = join(dir, 'empty-cache');
+  mkdirSync(cache);
+  step(`the documented offline install: ${install}`);
+  const installed = spawnSync('sh', ['-c', asWritten(install)], {
+    cwd: dir,
+    encoding: 'utf8',
+    // Nothing to fetch from: an empty cache, and a registry nobody answers on.
+    env: { ...process.env, npm_config_cache: cache, npm_config_registry: 'http://127.0.0.1:9/' },
+  });
+  assert.equal(installed.status, 0, `${installed.stdout}${installed.stderr}`);
+  const warnings = installed.stderr
+    .split('\n')
+    .filter((line) => /install-scripts|allowScripts|EBADENGINE|gyp|ENOTCACHED/i.test(line));
+  assert.deepEqual(warnings, [], 'the offline install prints no warning');
+  assert.equal(execFileSync('sh', ['-c', asWritten(version)], { encoding: 'utf8' }).trim(), '1.0.0');
+
+  // systemd's own PATH, with an old node first: the machine's own, if older than 22.14,
+  // else a stand-in that fails as one would.
+  const systemdPath = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+  const oldBin = join(dir, 'old-node');
+  mkdirSync(oldBin);
+  const machines = spawnSync('sh', ['-c', 'command -v node && node --version'], {
+    encoding: 'utf8',
+    env: { PATH: systemdPath },
+  }).stdout.split('\n');
+  const [major = 0, minor = 0] = (machines[1] ?? '').replace(/^v/, '').split('.').map(Number);
+  if (machines[0] && (major < 22 || (major === 22 && minor < 14))) {
+    symlinkSync(machines[0], join(oldBin, 'node'));
+    step(`the unit's ExecStart with the machine's Node ${machines[1]} (${machines[0]}) first on PATH`);
+  } else {
+    writeFileSync(join(oldBin, 'node'), '#!/bin/sh\necho "an old node on PATH ran the command" >&2\nexit 1\n');
+    chmodSync(join(oldBin, 'node'), 0o755);
+    step("the unit's ExecStart with a stand-in for an old Node first on PATH (this machine has none)");
+  }
+
+  const unit = readFileSync(join(root, 'deploy/booking-search-server.service'), 'utf8');
+  const line = /^ExecStart=((?:.*\\\n)*.*)$/m.exec(unit)?.[1];
+  assert.ok(line, 'the unit has an ExecStart line');
+  const db = join(dir, 'kasse', 'kasse.sqlite');
+  mkdirSync(dirname(db));
+  const book = new Database(db);
+  book.exec(
+    readFileSync(join(root, 'fixtures/schema.sql'), 'utf8') + readFileSync(join(root, 'fixtures/bookings.sql'), 'utf8'),
+  );
+  book.close();
+  const credentials = join(dir, 'credentials');
+  mkdirSync(credentials, { mode: 0o700 });
+  writeFileSync(join(credentials, 'credentials'), 'kasse:ge:heim\n', { mode: 0o600 });
+  const run = join(dir, 'run');
+  mkdirSync(run, { mode: 0o755 });
+  const group = execFileSync('id', ['-gn'], { encoding: 'utf8' }).trim();
+  // What systemd does with the line: continuation lines joined, ${CREDENTIALS_DIRECTORY}
+  // expanded; the paths of this machine put in.
+  const args = line
+    .replace(/\\\n/g, ' ')
+    .trim()
+    .split(/\s+/)
+    .map((arg) =>
+      arg
+        .replaceAll('/opt/', `${opt}/`)
+        .replace('/srv/kasse/kasse.sqlite', db)
+        .replace('/run/booking-search-server/', `${run}/`)
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: systemd's variable, not a template
+        .replace('${CREDENTIALS_DIRECTORY}', credentials)
+        .replace(/^www-data$/, group),
+    );
+  const service = spawn(args[0] as string, args.slice(1), {
+    env: { PATH: `${oldBin}:${systemdPath}`, CREDENTIALS_DIRECTORY: credentials },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  service.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  service.stderr.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  const started = Date.now();
+  while (!out.includes(' listening on unix:')) {
+    assert.ok(Date.now() - started < 15_000 && service.exitCode === null, `the unit's command did not start: ${out}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const status = await new Promise<number>((resolve, reject) => {
+    request(
+      {
+        socketPath: join(run, 'api.sock'),
+        path: '/kasse/api/v1/status',
+        headers: { authorization: `Basic ${Buffer.from('kasse:ge:heim').toString('base64')}` },
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    )
+      .on('error', reject)
+      .end();
+  });
+  assert.equal(status, 200, out);
+  service.kill('SIGTERM');
+  const code = await new Promise((resolve) => service.on('exit', resolve));
+  assert.equal(code, 0, out);
+  step("the unit's command ran on the Node it names, served and stopped cleanly");
 }
