@@ -31,6 +31,7 @@ import { ensureOnlyOwnerCanChange, readableByEveryone } from './file-safety.js';
 import { runHashPassword } from './hash-password.js';
 import { logInfo, logLine, setLogFormat, withAccessLog } from './log.js';
 import { answersOfProcess, reportToPrimary, type ServingProcess } from './monitoring.js';
+import { closeStalledConnections } from './send-timeout.js';
 import { applySocketGroup, letsEveryoneConnect, prepareSocketPath, useSocketMode } from './socket.js';
 import { tlsPolicy } from './tls.js';
 import { adminLine, primaryChannel, reportFailure, reportListening, superviseWorkers } from './workers.js';
@@ -151,8 +152,11 @@ async function serve(command: ServeCommand, role: Exclude<Role, 'primary'>): Pro
     server = createServer(command, withAccessLog(database.handler));
     // node:http's socket timeout (0, off, by default): a client that stops reading a large
     // answer would hold its connection and the unsent part of the answer for ever. Without
-    // a 'timeout' listener Node destroys the socket. Every write that drains restarts it.
+    // a 'timeout' listener Node destroys the socket. Every write that drains restarts it,
+    // and so does every byte the client sends: a connection whose answer has stood still
+    // for as long is closed all the same (bin/send-timeout.ts).
     server.setTimeout(command.timeouts.sendMs);
+    closeStalledConnections(server, command.timeouts.sendMs);
     if (command.socket === undefined) await listen(server, command.port, command.host);
     else {
       // With --workers the primary has cleared the path; the workers share its socket.

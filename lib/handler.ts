@@ -16,6 +16,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from 'better-sqlite3';
 import { BUSY, challenge, createAuthenticator, PENDING, parseBasicAuth, REJECTED, type Settled } from './auth.js';
 import { clientAddress, throttleKey, trustedPeers } from './client-address.js';
+import { admit } from './connection.js';
 import { createCors } from './cors.js';
 import { validateCredentials } from './credentials.js';
 import { isNotReadableNow } from './errors.js';
@@ -83,10 +84,18 @@ export function createHandler(
     const mark = url.indexOf('?');
     const path = mark === -1 ? url : url.slice(0, mark);
     if (next !== undefined && !path.startsWith(apiPrefix)) return next();
+    // A connection's unanswered requests are bounded, and nothing after a closing answer is
+    // processed (lib/connection.ts).
+    const admission = admit(req, res);
+    if (admission === 'drop') return;
     try {
       const badRequest = hasBadHost(req) || url === '';
       // docs/API.md, CORS: a preflight is answered before throttling and authentication,
       // with headers of its own; every other answer carries the CORS response headers.
+      if (admission === 'refuse') {
+        addToEveryResponse(res, cors.responseHeaders(req));
+        return sendError(res, ERRORS.tooManyUnanswered, [...RETRY_IN_A_SECOND, 'Connection', 'close']);
+      }
       const preflight = !badRequest && (path === statusPath || path === searchPath) ? cors.preflight(req) : undefined;
       // A preflight carries no credentials: never a failed login, but one of the requests
       // without credentials, so that a flood of them ends like any other (a browser sends

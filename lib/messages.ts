@@ -36,6 +36,12 @@ export const ERRORS = {
     'too_many_searches',
     'Zu viele Suchanfragen in Arbeit. Bitte später erneut versuchen.',
   ),
+  // Requests pipelined on one connection whose answers the client has not taken.
+  tooManyUnanswered: apiError(
+    429,
+    'too_many_unanswered',
+    'Zu viele Anfragen auf dieser Verbindung, deren Antworten nicht abgeholt wurden. Bitte die Antworten lesen und erneut verbinden.',
+  ),
   notFound: apiError(404, 'not_found', 'Nicht gefunden.'),
   methodNotAllowed: apiError(405, 'method_not_allowed', 'Methode nicht erlaubt.'),
   searchFailed: apiError(500, 'search_failed', SEARCH_FAILED_TEXT),
@@ -58,6 +64,7 @@ export const ERROR_CODES = [
   'busy',
   'busy_timeout',
   'too_many_searches',
+  'too_many_unanswered',
   'not_found',
   'method_not_allowed',
   'search_failed',

@@ -3,6 +3,7 @@
 
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { markClosing } from './connection.js';
 import type { ApiError } from './messages.js';
 
 const COMMON_HEADERS = [
@@ -39,10 +40,21 @@ function closeUnreadBody(res: ServerResponse, extraHeaders: readonly string[]): 
 }
 
 /**
+ * Ends the answer whose headers are written; when it closes the connection (our
+ * `Connection: close`, or node:http's for a client that asked for it), no later request on
+ * the connection is processed (lib/connection.ts).
+ */
+function endAnswer(res: ServerResponse, extraHeaders: readonly string[], body?: string): void {
+  if (!res.shouldKeepAlive || extraHeaders.includes('Connection')) markClosing(res);
+  res.end(body);
+}
+
+/**
  * Writes a complete JSON response. A `HEAD` request gets the same headers, `Content-Length`
  * included, and no body: node:http leaves the body of an answer to HEAD out itself.
  */
 export function send(res: ServerResponse, status: number, json: string, extraHeaders: readonly string[] = []): void {
+  const extra = closeUnreadBody(res, extraHeaders);
   res.writeHead(status, [
     'Content-Type',
     'application/json; charset=utf-8',
@@ -52,9 +64,9 @@ export function send(res: ServerResponse, status: number, json: string, extraHea
     'no-store',
     'X-Content-Type-Options',
     'nosniff',
-    ...closeUnreadBody(res, extraHeaders),
+    ...extra,
   ]);
-  res.end(json);
+  endAnswer(res, extra, json);
 }
 
 /** An error's `{"fehler": …, "code": …}` with its status. */
@@ -64,8 +76,9 @@ export function sendError(res: ServerResponse, error: ApiError, extraHeaders: re
 
 /** `204` without a body (a CORS preflight): the common headers but `Content-Length`. */
 export function sendNoContent(res: ServerResponse, headers: readonly string[]): void {
-  res.writeHead(204, [...COMMON_HEADERS, ...closeUnreadBody(res, headers)]);
-  res.end();
+  const extra = closeUnreadBody(res, headers);
+  res.writeHead(204, [...COMMON_HEADERS, ...extra]);
+  endAnswer(res, extra);
 }
 
 /**

@@ -104,6 +104,41 @@ test('a client that never reads its large answers is cut off after --send-timeou
   reader.destroy();
 });
 
+test('a client that reads nothing but keeps sending is cut off after --send-timeout all the same: what it sends does not restart it', async (t) => {
+  const file = join(databaseDir(t), 'kasse.sqlite');
+  const book = cashBook(3_000);
+  writeFileSync(file, book.serialize());
+  book.close();
+  const server = await start(t, ['--db', file, '--send-timeout', '2']);
+  const pid = server.child.pid as number;
+  const baseline = openSockets(pid);
+  const widest = new URL(
+    `${server.api}buchungen?von=2000-01-01&bis=2099-12-31&betrag=0&toleranz=999999999999.99&limit=1000`,
+  );
+  const reader = connect(Number(widest.port), '127.0.0.1');
+  reader.on('error', () => undefined);
+  reader.pause();
+  await once(reader, 'connect');
+  reader.write(
+    `GET ${widest.pathname}${widest.search} HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\n\r\n`.repeat(60),
+  );
+  const opened = Date.now();
+  // Then a request that never ends, a byte every 200 ms: node:http's socket timeout,
+  // restarted by every read, never fired.
+  reader.write('GET /api/v1/status HTTP/1.1\r\nHost: x\r\nX-Langsam: ');
+  const trickle = setInterval(() => reader.write('a'), 200);
+  t.after(() => clearInterval(trickle));
+  while (openSockets(pid) === baseline && Date.now() - opened < 1_000)
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(openSockets(pid), baseline + 1, 'the connection is open');
+  while (openSockets(pid) > baseline && Date.now() - opened < 10_000)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  const closedAfter = Date.now() - opened;
+  assert.equal(openSockets(pid), baseline, `the server closed the stalled connection (after ${closedAfter} ms)`);
+  assert.ok(closedAfter >= 2_000 && closedAfter < 5_000, `closed after ${closedAfter} ms`);
+  reader.destroy();
+});
+
 test('the timeout flags are checked', async () => {
   assertFails(
     await run(['--demo', '--headers-timeout', '0']),

@@ -11,6 +11,7 @@ import {
   AUTH,
   assertCommonHeaders,
   assertReply,
+  basicAuth,
   CREDENTIALS,
   get,
   openFixture,
@@ -169,6 +170,58 @@ test('a request whose body is never read is answered with Connection: close and 
     500,
   );
   assert.equal(plain.headers.connection, 'keep-alive', 'no body: the connection stays');
+});
+
+test('a connection with 128 answers its client has not taken gets 429 too_many_unanswered and is closed: /status too; a client that never reads is closed as soon as the kernel has taken them', async (t) => {
+  let handled = 0;
+  const handler = createHandler(openFixture(t), CREDENTIALS);
+  const origin = await serve(t, (req, res) => {
+    handled += 1;
+    handler(req, res);
+  });
+  const { hostname, port } = new URL(origin);
+  const status = `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\n\r\n`;
+
+  // 1,000 pipelined in one write, and read: 128 answers, the 429, and the connection ends.
+  const reader = await rawRequest(origin, status.repeat(1_000));
+  const statuses = [...`${reader.status} ${reader.body}`.matchAll(/(?:^|HTTP\/1\.1 )(\d{3}) /g)].map((m) => m[1]);
+  assert.deepEqual(statuses, [...Array(128).fill('200'), '429']);
+  assert.match(reader.body, /"code":"too_many_unanswered"}$/);
+  assert.equal(reader.closed, true);
+
+  // Pipelined as fast as the server takes them, for 3 s at most, and nothing read.
+  handled = 0;
+  const socket = connect(Number(port), hostname);
+  t.after(() => socket.destroy());
+  socket.pause();
+  socket.on('error', () => undefined);
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  let ended = false;
+  void closed.then(() => (ended = true));
+  await once(socket, 'connect');
+  const until = Date.now() + 3_000;
+  while (!ended && Date.now() < until) {
+    if (!socket.write(status.repeat(500))) {
+      await Promise.race([new Promise((resolve) => socket.once('drain', resolve)), closed, sleep(100)]);
+    }
+  }
+  await Promise.race([closed, sleep(1_000)]);
+  assert.equal(ended, true, `open after ${handled} requests`);
+  // node:http hands on every request of the chunks it read; none past the 429 is processed.
+  assert.ok(handled < 5_000, `${handled} requests reached the handler`);
+});
+
+test('no request after an answer that closes the connection is processed (RFC 9112 §9.6): ten wrong passwords pipelined behind it are not counted', async (t) => {
+  const origin = await serveFixture(t, { maxAuthFailures: 10 });
+  const wrong = `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nAuthorization: ${basicAuth('kasse', 'raten')}\r\n\r\n`;
+  const reply = await rawRequest(
+    origin,
+    `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nConnection: close\r\n\r\n${wrong.repeat(10)}`,
+  );
+  assertReply(reply, 200, STATUS);
+  assert.equal(reply.closed, true);
+  // Had they been processed, ten failures would have blocked this address.
+  assert.equal((await get(`${origin}/api/v1/status`)).status, 200);
 });
 
 test('an unexpected error answers 500 "Interner Fehler." and the server keeps serving', async (t) => {

@@ -1,0 +1,56 @@
+// What one connection may have waiting (docs/API.md, Responses in general): requests whose
+// answers its client has not taken are bounded, and after an answer that closes the
+// connection no later request on it is processed.
+//
+// node:http parses every request of a chunk it reads (a 64 KiB read holds hundreds of
+// pipelined requests) and calls the handler for each, also after an answer that closes
+// the connection, and holds each answer until the one before it has been taken by the
+// kernel. A client that pipelined and never read so had thousands of requests answered and
+// held per connection, and every one of them cost a request's work.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/**
+ * Requests of one connection whose answers have not been taken yet (by the kernel, from
+ * node:http's queue) at which the next is refused with `429` and `Connection: close`:
+ * twice the waiting searches one address may have (`maxWaitingSearches`, 64), so a client
+ * that pipelines searches meets that 429 first, and far above what a client pipelines that
+ * reads its answers. node:http then closes the connection once the client has taken what
+ * was answered before; a client that reads nothing holds no more than these answers.
+ */
+export const MAX_UNANSWERED = 128;
+
+const UNANSWERED = Symbol('unanswered requests');
+const CLOSING = Symbol('closing');
+
+interface Counted {
+  [UNANSWERED]?: number;
+  [CLOSING]?: true;
+}
+
+/**
+ * What the handler does with `req`: `process` it; `refuse` it with `429` and
+ * `Connection: close` (its connection has `MAX_UNANSWERED` answers its client has not
+ * taken); or `drop` it, unanswered, because an answer on its connection already closes it
+ * (RFC 9112 §9.6: the server processes no further request; node:http drops what is left
+ * when the connection ends).
+ */
+export function admit(req: IncomingMessage, res: ServerResponse): 'process' | 'refuse' | 'drop' {
+  const socket = req.socket as IncomingMessage['socket'] & Counted;
+  if (socket[CLOSING] === true) return 'drop';
+  const unanswered = socket[UNANSWERED] ?? 0;
+  socket[UNANSWERED] = unanswered + 1;
+  res.once('finish', taken);
+  return unanswered < MAX_UNANSWERED ? 'process' : 'refuse';
+}
+
+function taken(this: ServerResponse): void {
+  const socket = this.req.socket as IncomingMessage['socket'] & Counted;
+  socket[UNANSWERED] = (socket[UNANSWERED] ?? 1) - 1;
+}
+
+/** The answer on `res` closes its connection: no later request on it is processed. */
+export function markClosing(res: ServerResponse): void {
+  const socket = res.req?.socket as (IncomingMessage['socket'] & Counted) | undefined;
+  if (socket !== undefined) socket[CLOSING] = true;
+}
