@@ -7,12 +7,12 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { assertFails, cleanEnv, directoryRefusal, type Launcher, run, start, USER } from './support/cli-helpers.js';
-import { assertReply, get } from './support/helpers.js';
+import { assertReply, get, request } from './support/helpers.js';
 import {
   type Application,
   applicationDirectory,
@@ -134,6 +134,59 @@ test('WAL after the application exited cleanly: a directory the service could wr
   assert.deepEqual([...seen.keys()].sort(), ['kasse.sqlite', 'kasse.sqlite-shm', 'kasse.sqlite-wal']);
   for (const [name, owners] of seen)
     assert.deepEqual([...owners], [users.app.uid], `${name} only ever the application's`);
+});
+
+test("the admin listener's /ready flips to 503 and back as a WAL file's application stops and starts: waiting until it first opens the file, serving while the service holds it, waiting again after a restore, serving once it opens that", async (t) => {
+  const { users, asService } = setup();
+  const dir = applicationDirectory(users, users.workDir());
+  const file = await createDatabase(users, dir, 'wal');
+  const server = await start(t, ['--db', file, '--admin-port', '0'], cleanEnv(USER), asService);
+  const admin = /admin listener on (http:\/\/127\.0\.0\.1:\d+)\//.exec(server.output().stdout)?.[1] as string;
+  type Ready = { ready: boolean; books: { name: string; state: string; reason?: string }[] };
+  const ready = async (): Promise<{ status: number; body: Ready }> => {
+    const reply = await request(`${admin}/ready`);
+    return { status: reply.status, body: JSON.parse(reply.body) as Ready };
+  };
+  const waiting = await ready();
+  assert.equal(waiting.status, 503);
+  assert.equal(waiting.body.ready, false);
+  assert.equal(waiting.body.books[0]?.state, 'waiting');
+  assert.match(
+    waiting.body.books[0]?.reason ?? '',
+    /^it is in WAL mode and kasse\.sqlite-wal or kasse\.sqlite-shm is missing /,
+  );
+  assert.equal((await request(`${admin}/live`)).status, 200, 'alive all the while: /status answers');
+  assert.match(
+    (await request(`${admin}/metrics`)).body,
+    /^booking_search_book_state\{book="booking-search-server",state="waiting"\} 1$/m,
+  );
+
+  // The application starts: ready within a few seconds.
+  const app = startApplication(users, file);
+  assert.equal(await app.send('open'), '20');
+  await until(async () => (await ready()).status === 200, 3_000, '/ready 200 once the application has the file open');
+  // It stops: the service's own connection keeps -wal and -shm, so it still serves, and says so.
+  await app.close();
+  assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
+  assert.equal((await ready()).status, 200);
+
+  // A restore while the application is stopped (docs/operations.md, Backups): the old -wal and
+  // -shm removed, the backup renamed into place. The service follows the file and waits again.
+  const restore = startApplication(users, join(dir, 'restore.sqlite'));
+  assert.equal(await restore.send('create wal'), 'created');
+  await restore.close();
+  for (const name of ['kasse.sqlite-wal', 'kasse.sqlite-shm']) rmSync(join(dir, name));
+  renameSync(join(dir, 'restore.sqlite'), file);
+  await until(async () => (await ready()).status === 503, 3_000, '/ready 503 after the restore');
+  assert.equal((await ready()).body.books[0]?.state, 'waiting');
+  const started = startApplication(users, file);
+  assert.equal(await started.send('open'), '20');
+  await until(
+    async () => (await ready()).status === 200,
+    3_000,
+    '/ready 200 once the application opens the restored file',
+  );
+  await started.close();
 });
 
 test('a hot journal left by a crashed writer: the 500 with Retry-After, one line saying the application must roll it back; check says the same; served once the application opened the file', async (t) => {
