@@ -1,9 +1,11 @@
 // Online guessing against the CLI from fresh addresses, the worst case of docs/API.md,
 // Throttling: a local user behind a proxy trusted on loopback picks a new X-Forwarded-For
 // for every wrong password. Counts what the attacker got checked (401) and what was turned
-// away (429), while a client that logged in before keeps searching from its own address.
+// away (429), while a client that logged in before keeps searching from its own address,
+// on one connection, and another reconnects for every request (with --workers, each
+// connection may reach another worker).
 //
-//   npm run bench:guessing -- [--seconds 20] [--connections 8] [--usernames 1]
+//   npm run bench:guessing -- [--seconds 20] [--connections 8] [--usernames 1] [--workers 1]
 
 import { spawn } from 'node:child_process';
 import { Agent, request } from 'node:http';
@@ -15,21 +17,28 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '8' },
     // 1: every guess for the demo user; more: each guess for another of that many usernames.
     usernames: { type: 'string', default: '1' },
+    // The service's --workers.
+    workers: { type: 'string', default: '1' },
   },
 });
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 const usernames = Number(values.usernames);
+const workers = Number(values.workers);
 
 const bin = new URL('../bin/booking-search-server.js', import.meta.url).pathname;
-const server = spawn(process.execPath, [bin, '--demo', '--port', '0', '--trust-proxy', '127.0.0.1'], {
-  stdio: ['ignore', 'pipe', 'ignore'],
-});
+const server = spawn(
+  process.execPath,
+  [bin, '--demo', '--port', '0', '--trust-proxy', '127.0.0.1', '--workers', String(workers)],
+  {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  },
+);
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const basic = (user: string, password: string): string =>
   `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
-function get(port: number, agent: Agent, headers: Record<string, string>): Promise<number> {
+function get(port: number, agent: Agent | false, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve) => {
     const req = request({ port, host: '127.0.0.1', path: '/api/v1/status', agent, headers }, (res) => {
       res.resume().on('end', () => resolve(res.statusCode ?? 0));
@@ -55,6 +64,10 @@ try {
 
   const counts = new Map<number, number>();
   const clientStatuses = new Map<number, number>();
+  const reconnectingStatuses = new Map<number, number>();
+  // Its one login before the attack, through whichever worker takes that connection.
+  if ((await get(port, false, { ...right, 'x-forwarded-for': '192.0.2.8' })) !== 200)
+    throw new Error('the reconnecting client could not log in');
   const deadline = Date.now() + seconds * 1000;
   let guess = 0;
   const attacker = async (): Promise<void> => {
@@ -73,17 +86,25 @@ try {
       await sleep(100);
     }
   };
-  await Promise.all([...Array.from({ length: connections }, attacker), legitimate()]);
+  const reconnecting = async (): Promise<void> => {
+    while (Date.now() < deadline) {
+      const status = await get(port, false, { ...right, 'x-forwarded-for': '192.0.2.8' });
+      reconnectingStatuses.set(status, (reconnectingStatuses.get(status) ?? 0) + 1);
+      await sleep(250);
+    }
+  };
+  await Promise.all([...Array.from({ length: connections }, attacker), legitimate(), reconnecting()]);
   const show = (map: Map<number, number>): string =>
     [...map.entries()]
       .sort(([a], [b]) => a - b)
       .map(([status, n]) => `${n} × ${status}`)
       .join(', ');
   process.stdout.write(
-    `node ${process.version}; ${seconds} s, ${connections} connections, a fresh address per guess, ${usernames === 1 ? 'one username' : `${usernames} usernames`}\n` +
+    `node ${process.version}; ${workers === 1 ? 'one process' : `--workers ${workers}`}; ${seconds} s, ${connections} connections, a fresh address per guess, ${usernames === 1 ? 'one username' : `${usernames} usernames`}\n` +
       `attacker: ${guess} guesses: ${show(counts)} (401 = checked)\n` +
       `checked guesses per window of 60 s: ${((counts.get(401) ?? 0) / Math.ceil(seconds / 60)).toFixed(0)}, so ${(((counts.get(401) ?? 0) / Math.ceil(seconds / 60)) * 60).toFixed(0)} an hour\n` +
-      `client that logged in before, every 100 ms from its own address: ${show(clientStatuses)}\n`,
+      `client that logged in before, every 100 ms from its own address: ${show(clientStatuses)}\n` +
+      `client that logged in before, a new connection every 250 ms from its own address: ${show(reconnectingStatuses)}\n`,
   );
 } finally {
   server.kill('SIGTERM');

@@ -1,0 +1,156 @@
+// What the admin listener's counting costs: the service on the 20k ANALYZEd book, with and
+// without --admin-port (the handlers count only where an admin listener will read it), the
+// typical search and the status endpoint, each server pinned to core 0 while wrk loads it
+// from core 1, and the admin listener scraped every second as Prometheus would, from core 1
+// too. Within a round both variants of a load run one after the other, in an order that
+// alternates from round to round; the cost is the median over the rounds of the ratio
+// within each round. Prints markdown.
+//
+//   npm run bench:admin -- [--rounds 5] [--seconds 5] [--connections 16]
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
+import { serviceEnv as env, type Load, load, loadAverage, requireWrk } from './load.js';
+import { onCore, pinned, type Running, serviceCommand, stopServer } from './process.js';
+import { median, queriesFor, toQueryString } from './shapes.js';
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '5' },
+    seconds: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '16' },
+  },
+});
+const rounds = Number(values.rounds);
+const seconds = Number(values.seconds);
+const connections = Number(values.connections);
+requireWrk();
+
+const FILE = 'bench/data/bookings-20000-analyzed.sqlite';
+const dir = mkdtempSync(join(tmpdir(), 'bench-admin-'));
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+
+const db = new Database(FILE, { readonly: true, fileMustExist: true });
+const SEARCH_PATHS = join(dir, 'search.txt');
+writeFileSync(
+  SEARCH_PATHS,
+  `${queriesFor(db, 'month exact', 5000, 11)
+    .map((q) => `/api/v1/buchungen?${toQueryString(q)}`)
+    .join('\n')}\n`,
+);
+db.close();
+const STATUS_PATHS = join(dir, 'status.txt');
+writeFileSync(STATUS_PATHS, '/api/v1/status\n');
+
+interface Admin extends Running {
+  /** The admin listener's origin, with --admin-port. */
+  admin: string | undefined;
+}
+
+/** The service, with or without the admin listener; resolves once both listen. */
+function startService(withAdmin: boolean): Promise<Admin> {
+  const command = onCore('0', [...serviceCommand(FILE), ...(withAdmin ? ['--admin-port', '0'] : [])]);
+  const started = process.hrtime.bigint();
+  const child: ChildProcess = spawn(command[0] as string, command.slice(1), {
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+      const api = /listening on (http:\/\/[\d.:]+)\//.exec(output);
+      const admin = /admin listener on (http:\/\/[\d.:]+)\//.exec(output);
+      if (api === null || (withAdmin && admin === null)) return;
+      child.stdout?.removeAllListeners('data').resume();
+      resolve({
+        child,
+        origin: api[1] as string,
+        admin: admin?.[1],
+        startMs: Number(process.hrtime.bigint() - started) / 1e6,
+      });
+    });
+    child.on('exit', (code) => reject(new Error(`the service exited with ${code}: ${output}`)));
+  });
+}
+
+/** GET /metrics every second until `stop()`; resolves with how many scrapes succeeded. */
+function scrapeEverySecond(origin: string): { stop: () => Promise<number> } {
+  let scrapes = 0;
+  let running = true;
+  const once = (): Promise<void> =>
+    new Promise((resolve) => {
+      const req = request(`${origin}/metrics`, (res) => {
+        res.resume().on('end', () => {
+          if (res.statusCode === 200) scrapes += 1;
+          resolve();
+        });
+      });
+      req.on('error', () => resolve());
+      req.end();
+    });
+  const loop = (async () => {
+    while (running) {
+      await once();
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      return scrapes;
+    },
+  };
+}
+
+const LOADS = [
+  { name: 'typical search', paths: SEARCH_PATHS },
+  { name: 'status', paths: STATUS_PATHS },
+] as const;
+const results: Record<string, { off: Load[]; on: Load[]; scrapes: number[] }> = {};
+
+console.log(
+  `The admin listener's counting: the service on the 20k ANALYZEd book, without and with --admin-port (scraped every second), ${connections} connections, ${rounds} round(s) × ${seconds} s per variant, ${pinned ? 'server on core 0, wrk on core 1' : 'unpinned (no taskset)'}. Load average at the start: ${loadAverage()}.\n`,
+);
+for (let round = 0; round < rounds; round += 1) {
+  for (const { name, paths } of LOADS) {
+    results[name] ??= { off: [], on: [], scrapes: [] };
+    const entry = results[name];
+    const variants = round % 2 === 0 ? [false, true] : [true, false];
+    for (const withAdmin of variants) {
+      const server = await startService(withAdmin);
+      const scraper = server.admin === undefined ? undefined : scrapeEverySecond(server.admin);
+      const result = await load(server, paths, { seconds, connections, core: '1' });
+      if (scraper !== undefined) entry.scrapes.push(await scraper.stop());
+      await stopServer(server);
+      (withAdmin ? entry.on : entry.off).push(result);
+    }
+  }
+  process.stderr.write(
+    `round ${round + 1}: ${LOADS.map(({ name }) => {
+      const entry = results[name] as { off: Load[]; on: Load[] };
+      return `${name} ${Math.round(entry.off[round]?.rps ?? 0)} / ${Math.round(entry.on[round]?.rps ?? 0)} req/s`;
+    }).join(', ')}\n`,
+  );
+}
+
+console.log(
+  '| load | CPU µs / request, off | on | on / off (CPU) | req/s, off | on | on / off (req/s) | scrapes | non-2xx + socket errors |',
+);
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+for (const { name } of LOADS) {
+  const { off, on, scrapes } = results[name] as { off: Load[]; on: Load[]; scrapes: number[] };
+  const pairs = off.map((o, i) => [o, on[i] as Load] as const);
+  console.log(
+    `| ${name} | ${median(off.map((l) => l.cpu)).toFixed(1)} | ${median(on.map((l) => l.cpu)).toFixed(1)} | ${median(pairs.map(([o, n]) => n.cpu / o.cpu)).toFixed(3)} | ${median(off.map((l) => l.rps)).toFixed(0)} | ${median(on.map((l) => l.rps)).toFixed(0)} | ${median(pairs.map(([o, n]) => n.rps / o.rps)).toFixed(3)} | ${scrapes.reduce((a, b) => a + b, 0)} | ${[...off, ...on].reduce((sum, l) => sum + l.errors, 0)} |`,
+  );
+}
+console.log(
+  "\n(on / off = the variant with the admin listener against the one without, within a round; the median over the rounds. CPU µs / request is the server's own CPU time, the figure a shared machine disturbs least.)",
+);
