@@ -8,14 +8,29 @@ import { originProblem } from '../lib/cors.js';
 import { errorCode } from '../lib/errors.js';
 import { TABLE_NAME, type TableNames } from '../lib/mapping.js';
 import type { Credentials } from '../lib/types.js';
+import type { BookConfig } from './books.js';
+import type { ConfigFile } from './config-file.js';
+import { BOOK_SETTINGS, gatherSettings, type Origin, placeError, type Values } from './configuration.js';
 import { environmentCredentials } from './credentials.js';
 import { CliError } from './errors.js';
 import type { TlsMinVersion } from './tls.js';
 
 export interface ServeCommand {
   command: 'serve';
-  /** A database file, or `undefined` for the in-memory demo. */
+  /** The single book's database file; `undefined` for the demo and for the books of a configuration file. */
   db: string | undefined;
+  /** `--demo`: the in-memory sample book. */
+  demo: boolean;
+  /**
+   * `--config FILE` as read at the start (the caller reads it, bin/config-file.ts), read
+   * again on SIGHUP; `undefined` without one.
+   */
+  config: ConfigFile | undefined;
+  /**
+   * The books served: the one of --db (or the demo), or the file's `[book NAME]` sections,
+   * which the caller resolves once it has the credentials (bin/configuration.ts, resolveBooks).
+   */
+  books: BookConfig[];
   /**
    * Whose tables the file holds: `own` or an application (lib/apps/); `undefined` when
    * --app was not given: then the file's tables tell, as `check` recognises them.
@@ -60,6 +75,12 @@ export interface ServeCommand {
 export type Command =
   | ServeCommand
   | { command: 'check'; db: string; app: string | undefined; tables: Partial<TableNames> }
+  | {
+      command: 'check-config';
+      serve: ServeCommand;
+      /** Why the service's credentials could not be found, if so: `check` goes on without them. */
+      credentialsProblem: string | undefined;
+    }
   | { command: 'hash-password' }
   | { command: 'openapi' }
   | { command: 'help' }
@@ -68,14 +89,18 @@ export type Command =
 export const USAGE = `Usage:
   booking-search-server --db FILE [options]   serve the bookings in FILE (opened read-only)
   booking-search-server --demo [options]      serve built-in sample bookings (user demo, password demo)
+  booking-search-server --config FILE [options] serve the books of FILE ([book NAME] sections)
   booking-search-server check --db FILE [--app NAME]
                                               does FILE fit? do its dates and amounts mean what they must?
                                               which indexes? journal state? one real search
+  booking-search-server check --config FILE   the same for every book of FILE, and which fit
   booking-search-server hash-password         read a password on stdin, print its scrypt hash
   booking-search-server --openapi             print the OpenAPI 3.1 description
   booking-search-server --help | --version
 
 Options:
+  --config FILE              settings (key = value, the flags' names without --) and [book NAME] sections
+                             (db, app or table-names, base-path, users); SIGHUP re-reads it
   --db FILE                  the SQLite database of the bookkeeping application
   --demo                     an in-memory database with a few hundred sample bookings
   --app NAME                 whose tables FILE holds: ${APP_NAMES.join(', ')} (default: what FILE's tables
@@ -111,12 +136,18 @@ Options:
   --keep-alive-timeout SEC   an idle keep-alive connection is closed after this (default 5)
   --send-timeout SEC         a connection whose client reads nothing of an answer for this long is closed (default 30)
 
+Every option that takes a value may also come from the variable BOOKING_SEARCH_ and its name
+in capitals with _ for - (BOOKING_SEARCH_PORT=8080), or from --config FILE: a flag wins over
+the variable, the variable over the file.
+
 Credentials come from BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD (a password or a
 hash), or from --credentials-file; never from a flag, which every user of the machine could
-read in ps. SIGHUP re-reads the credentials file and the TLS certificate and key.
+read in ps. SIGHUP re-reads the credentials file, the configuration file and the TLS
+certificate and key.
 `;
 
 const OPTIONS = {
+  config: { type: 'string' },
   db: { type: 'string' },
   app: { type: 'string' },
   'table-names': { type: 'string' },
@@ -155,25 +186,88 @@ const OPTIONS = {
 
 const DEMO_CREDENTIALS: Credentials[] = [{ username: 'demo', password: 'demo' }];
 
-export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv): Command {
-  const { values, positionals } = parse(argv);
-  if (values.help === true) return { command: 'help' };
-  if (values.version === true) return { command: 'version' };
-  if (values.openapi === true) return { command: 'openapi' };
+/**
+ * The options a variable or the configuration file may give too, with whether they repeat:
+ * every option that takes a value but `--config` itself (the flags --demo, --help, --version
+ * and --openapi say what to do, they are no settings).
+ */
+export const SETTINGS: ReadonlyArray<readonly [key: string, multiple: boolean]> = Object.entries(OPTIONS)
+  .filter(([key, option]) => option.type === 'string' && key !== 'config')
+  .map(([key, option]) => [key, 'multiple' in option && option.multiple === true] as const);
+
+/** The keys the configuration file's service part may hold. */
+export const CONFIG_KEYS: ReadonlySet<string> = new Set(SETTINGS.map(([key]) => key));
+
+/** `--config FILE` as given on the command line (the variable is bin/configuration.ts's configPath). */
+export function configFlag(argv: readonly string[]): string | undefined {
+  try {
+    const { values } = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: false });
+    return typeof values.config === 'string' ? values.config : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * argv, the environment and the configuration file (read by the caller) → what the command
+ * is asked to do. A value refused is named where it was written: the flag, the variable or
+ * the file's line.
+ */
+export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv, config?: ConfigFile): Command {
+  const parsed = parse(argv);
+  const { values: flags, positionals } = parsed;
+  if (flags.help === true) return { command: 'help' };
+  if (flags.version === true) return { command: 'version' };
+  if (flags.openapi === true) return { command: 'openapi' };
+  const gathered = gatherSettings(flags as Values, SETTINGS, env, config);
+  const values = gathered.values as typeof flags;
+  try {
+    return interpret(values, positionals, env, config, gathered.origins);
+  } catch (error: unknown) {
+    throw placeError(error, gathered.origins);
+  }
+}
+
+function interpret(
+  values: ReturnType<typeof parse>['values'],
+  positionals: string[],
+  env: NodeJS.ProcessEnv,
+  config: ConfigFile | undefined,
+  origins: ReadonlyMap<string, Origin>,
+): Command {
   const [verb, ...extra] = positionals;
-  if (verb === 'check' && extra.length === 0) {
-    if (values.db === undefined) throw usage('check needs --db FILE');
+  const hasBooks = config !== undefined && config.books.length > 0;
+  if (verb === 'check' && extra.length === 0 && !hasBooks) {
+    if (values.db === undefined) throw usage('check needs --db FILE or --config FILE');
     const tables = readTableNames(values['table-names']);
     return { command: 'check', db: values.db, app: readApp(values.app, tables), tables };
   }
   if (verb === 'hash-password' && extra.length === 0) return { command: 'hash-password' };
-  if (verb !== undefined) {
+  if (verb !== undefined && !(verb === 'check' && extra.length === 0)) {
     throw usage(`unexpected argument '${verb === 'check' || verb === 'hash-password' ? extra[0] : verb}'`);
   }
 
   const demo = values.demo === true;
-  if (demo && values.db !== undefined) throw usage('give either --db FILE or --demo, not both');
-  if (!demo && values.db === undefined) throw usage('--db FILE is required (or --demo for sample data)');
+  if (hasBooks) {
+    // The books are the file's sections: a file, mapping or base path given beside them
+    // would be a book without a name and users, so it is refused where it was written.
+    for (const key of BOOK_SETTINGS) {
+      const origin = origins.get(key);
+      if (origin === undefined) continue;
+      const problem = `${key} belongs in a [book NAME] section when the file has books`;
+      if (origin.kind === 'file') throw new CliError(`${origin.file}:${origin.line}: ${problem}`);
+      throw usage(
+        origin.kind === 'flag'
+          ? `give either --${key} or books in --config FILE, not both`
+          : `${origin.variable} is set, but the books come from --config FILE; unset it`,
+      );
+    }
+    if (demo) throw usage('give either --demo or books in --config FILE, not both');
+  } else {
+    if (demo && values.db !== undefined) throw usage('give either --db FILE or --demo, not both');
+    if (!demo && values.db === undefined)
+      throw usage('--db FILE is required (or --demo for sample data, or --config FILE)');
+  }
   const tables = readTableNames(values['table-names']);
   // --table-names names the own schema's tables: nothing left to recognise.
   const app = readApp(values.app, tables) ?? (Object.keys(tables).length > 0 ? 'own' : undefined);
@@ -221,16 +315,37 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     if (problem !== undefined) throw usage(`--cors-origin ${problem}`);
   }
 
-  const credentials = readCredentials(env, values['credentials-file'], demo);
+  let credentials: ReturnType<typeof readCredentials>;
+  let credentialsProblem: string | undefined;
+  try {
+    credentials = readCredentials(env, values['credentials-file'], demo);
+  } catch (error: unknown) {
+    // check judges the books without the service's credentials, and says so.
+    if (verb !== 'check' || !(error instanceof CliError)) throw error;
+    credentials = { credentials: [], from: 'environment' };
+    credentialsProblem = error.message;
+  }
+  const basePath = values['base-path'] ?? '';
+  const single: BookConfig = {
+    name: values.name ?? 'booking-search-server',
+    db: values.db,
+    app,
+    tables,
+    basePath: basePath.replace(/\/+$/, ''),
+    users: undefined,
+  };
 
-  return {
+  const serve: ServeCommand = {
     command: 'serve',
     db: values.db,
+    demo,
+    config,
+    books: hasBooks ? [] : [single],
     app,
     tables,
     host: values.host ?? '127.0.0.1',
     port,
-    basePath: values['base-path'] ?? '',
+    basePath,
     serviceName: values.name,
     credentials: credentials.credentials,
     credentialsFrom: credentials.from,
@@ -249,6 +364,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     tls: cert === undefined || key === undefined ? undefined : { cert, key, minVersion },
     timeouts,
   };
+  return verb === 'check' ? { command: 'check-config', serve, credentialsProblem } : serve;
 }
 
 function parse(argv: readonly string[]) {
@@ -266,7 +382,7 @@ function parse(argv: readonly string[]) {
   }
 }
 
-function readApp(app: string | undefined, tables: Partial<TableNames>): string | undefined {
+export function readApp(app: string | undefined, tables: Partial<TableNames>): string | undefined {
   if (app !== undefined && !APP_NAMES.includes(app))
     throw usage(`--app must be one of ${APP_NAMES.join(', ')}, not '${app}'`);
   if (app !== undefined && app !== 'own' && Object.keys(tables).length > 0)
@@ -277,7 +393,7 @@ function readApp(app: string | undefined, tables: Partial<TableNames>): string |
 const TABLE_KEYS = { entries: 'entries', categories: 'categories', payment_methods: 'paymentMethods' } as const;
 
 /** `entries=kasse,categories=kat` → `{ entries: 'kasse', categories: 'kat' }`. */
-function readTableNames(text: string | undefined): Partial<TableNames> {
+export function readTableNames(text: string | undefined): Partial<TableNames> {
   if (text === undefined) return {};
   const names: Partial<TableNames> = {};
   for (const pair of text.split(',')) {

@@ -19,7 +19,13 @@ import {
   recogniseOther,
 } from '../lib/schema.js';
 import { createBookingSearch, explainCount } from '../lib/search/index.js';
+import type { ServeCommand } from './args.js';
+import { readApp, readTableNames } from './args.js';
+import type { BookConfig } from './books.js';
+import { resolveBooks } from './configuration.js';
+import { readCredentialsFile } from './credentials.js';
 import { describeDatabaseError, ensureDatabaseFile, journalOf, notReadableNow, openDatabase } from './database-file.js';
+import { CliError } from './errors.js';
 import { judgeDatabaseFile } from './file-safety.js';
 
 /** The verdict on the typical search's plan: by the mapping's window index where it names one. */
@@ -225,6 +231,55 @@ function monthOf(date: string): [string, string] {
   const [year, month] = date.split('-').map(Number) as [number, number];
   const last = new Date(Date.UTC(year, month, 0)).getUTCDate();
   return [`${date.slice(0, 7)}-01`, `${date.slice(0, 7)}-${String(last).padStart(2, '0')}`];
+}
+
+/**
+ * `check --config FILE`: the configuration judged as the service would read it (its
+ * settings, its books, their users against the credentials where they can be read), then
+ * each book's file as `check --db` judges it, and which books fit. Exit code 0 when all do.
+ */
+export function reportOnBooks(command: ServeCommand, credentialsProblem: string | undefined): number {
+  const file = command.config?.file ?? '';
+  const lines = [`Configuration: ${file}`];
+  let credentials = credentialsProblem === undefined ? command.credentials : undefined;
+  let problem = credentialsProblem;
+  if (command.credentialsFile !== undefined) {
+    try {
+      credentials = readCredentialsFile(command.credentialsFile);
+    } catch (error: unknown) {
+      credentials = undefined;
+      problem = error instanceof CliError ? error.message : String(error);
+    }
+  }
+  if (problem !== undefined)
+    lines.push(`Credentials: cannot be read here (${problem}); the users of the books are not checked.`);
+  else lines.push(`Credentials: ${credentials?.length ?? 0} user(s); the users of the books are checked against them.`);
+  let books: BookConfig[];
+  try {
+    books =
+      command.books.length > 0
+        ? command.books
+        : resolveBooks(command.config ?? { file, service: [], books: [] }, credentials, { readApp, readTableNames });
+  } catch (error: unknown) {
+    lines.push(`Does not fit: ${error instanceof CliError ? error.message : String(error)}`);
+    return write(lines, 1);
+  }
+  lines.push(`Books: ${books.length}.`);
+  write(lines, 0);
+  const fit: string[] = [];
+  const unfit: string[] = [];
+  for (const book of books) {
+    const users = book.users === undefined ? 'every user' : `users ${book.users.join(', ')}`;
+    process.stdout.write(`\nBook ${book.name} at ${book.basePath}/api/v1/ (${users}):\n`);
+    const code = book.db === undefined ? 1 : reportOnDatabase(book.db, book.app, book.tables);
+    (code === 0 ? fit : unfit).push(book.name);
+  }
+  const summary = [
+    '',
+    `${fit.length} of ${books.length} book${books.length === 1 ? '' : 's'} fit${fit.length === 0 ? '' : `: ${fit.join(', ')}`}.`,
+  ];
+  if (unfit.length > 0) summary.push(`Do not fit: ${unfit.join(', ')} (see above).`);
+  return write(summary, unfit.length === 0 && problem === undefined ? 0 : 1);
 }
 
 function write(lines: string[], code: number): number {

@@ -7,16 +7,29 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { dirname } from 'node:path';
+import type Database from 'better-sqlite3';
 import { findApplication } from '../lib/apps/index.js';
 import { canonicalAddress } from '../lib/client-address.js';
 import { describeError, errorCode } from '../lib/errors.js';
 import { answerProtocolErrors, createHandler } from '../lib/index.js';
-import { createMetrics } from '../lib/metrics.js';
+import { createMetrics, type Metrics } from '../lib/metrics.js';
 import { pathForLog } from '../lib/request-target.js';
+import type { HandlerOptions, RequestHandler } from '../lib/types.js';
 import { listenAdmin } from './admin.js';
-import { isLoopback, parseCommandLine, type ServeCommand, USAGE } from './args.js';
-import type { ServedBook } from './books.js';
-import { reportOnDatabase } from './check.js';
+import {
+  CONFIG_KEYS,
+  configFlag,
+  isLoopback,
+  parseCommandLine,
+  readApp,
+  readTableNames,
+  type ServeCommand,
+  USAGE,
+} from './args.js';
+import type { BookConfig, ServedBook } from './books.js';
+import { reportOnBooks, reportOnDatabase } from './check.js';
+import { type ConfigFile, readConfigFile } from './config-file.js';
+import { configPath, resolveBooks } from './configuration.js';
 import { readCredentialsFile } from './credentials.js';
 import {
   type BuildHandler,
@@ -25,13 +38,14 @@ import {
   recogniseApplication,
   watchDatabase,
 } from './database.js';
-import { createDemoDatabase, type DemoDatabase } from './demo.js';
+import { createDemoDatabase, createEmptyBook, type DemoDatabase } from './demo.js';
 import { CliError, describeFsError } from './errors.js';
 import { ensureOnlyOwnerCanChange, readableByEveryone } from './file-safety.js';
 import { runHashPassword } from './hash-password.js';
 import { logInfo, logLine, setLogFormat, withAccessLog } from './log.js';
 import { answersOfProcess, reportToPrimary, type ServingProcess } from './monitoring.js';
 import { closeStalledConnections } from './send-timeout.js';
+import { type BookService, serveBooks, usersOf } from './serve-books.js';
 import { applySocketGroup, letsEveryoneConnect, prepareSocketPath, useSocketMode } from './socket.js';
 import { tlsPolicy } from './tls.js';
 import { adminLine, primaryChannel, reportFailure, reportListening, superviseWorkers } from './workers.js';
@@ -52,7 +66,7 @@ type Role = 'single' | 'primary' | 'worker';
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
   let role: Role = cluster.isWorker ? 'worker' : 'single';
   try {
-    const command = parseCommandLine(argv, env);
+    const command = readCommand(argv, env);
     if (command.command === 'help') return void process.stdout.write(USAGE);
     if (command.command === 'version') return void process.stdout.write(`${readVersion()}\n`);
     if (command.command === 'openapi') return void process.stdout.write(readPackageFile('openapi.json'));
@@ -61,7 +75,11 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       process.exitCode = reportOnDatabase(command.db, command.app, command.tables);
       return;
     }
-    if (command.credentialsFile !== undefined) command.credentials = readCredentialsFile(command.credentialsFile);
+    if (command.command === 'check-config') {
+      process.exitCode = reportOnBooks(command.serve, command.credentialsProblem);
+      return;
+    }
+    completeCommand(command);
     setLogFormat(command.logFormat);
     if (role === 'single' && command.workers > 1) role = 'primary';
     if (role !== 'worker') warnAboutSecretFiles(command);
@@ -79,17 +97,19 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       return await superviseWorkers(
         command,
         async () => {
-          if (command.db !== undefined)
-            preflightDatabaseFile(
-              command.db,
-              handlerFor(command, () => {}),
-            );
+          for (const book of command.books) {
+            if (book.db !== undefined)
+              preflightDatabaseFile(
+                book.db,
+                handlerFor(command, book, usersOf(book, command.credentials), () => {}),
+              );
+          }
           if (command.socket !== undefined) await prepareSocketPath(command.socket.path);
         },
         readVersion(),
       );
     }
-    const greeting = await serve(command, role);
+    const greeting = await serve(command, role, () => completeCommand(readServeCommand(argv, env)));
     if (role === 'worker') reportListening(greeting);
     else logInfo(greeting);
   } catch (error: unknown) {
@@ -100,6 +120,33 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     else logLine(`${NAME}: ${message}`);
     process.exitCode = error instanceof CliError ? error.exitCode : 1;
   }
+}
+
+/** argv, the environment and the configuration file they name → the command. */
+function readCommand(argv: readonly string[], env: NodeJS.ProcessEnv): ReturnType<typeof parseCommandLine> {
+  const file = configPath(configFlag(argv), env);
+  return parseCommandLine(argv, env, file === undefined ? undefined : readConfigFile(file, CONFIG_KEYS));
+}
+
+/** The serving command again, as SIGHUP reads it: the configuration file as it is now. */
+function readServeCommand(argv: readonly string[], env: NodeJS.ProcessEnv): ServeCommand {
+  const command = readCommand(argv, env);
+  if (command.command !== 'serve') throw new CliError(`the command line no longer serves (${command.command})`);
+  return command;
+}
+
+/** Reads what the command names but does not hold yet: the credentials file, then the file's books. */
+function completeCommand(command: ServeCommand): ServeCommand {
+  if (command.credentialsFile !== undefined) command.credentials = readCredentialsFile(command.credentialsFile);
+  if (servesFileBooks(command)) {
+    command.books = resolveBooks(command.config, command.credentials, { readApp, readTableNames });
+  }
+  return command;
+}
+
+/** Whether the books are a configuration file's `[book NAME]` sections. */
+function servesFileBooks(command: ServeCommand): command is ServeCommand & { config: ConfigFile } {
+  return command.config !== undefined && command.config.books.length > 0;
 }
 
 /** A credentials file or TLS key that every user of the machine can read is used, with a warning. */
@@ -120,36 +167,198 @@ function warnAboutSecretFiles(command: ServeCommand): void {
 }
 
 /** Opens, checks and serves; returns the lines that tell the user where and what. */
-async function serve(command: ServeCommand, role: Exclude<Role, 'primary'>): Promise<string[]> {
+async function serve(
+  command: ServeCommand,
+  role: Exclude<Role, 'primary'>,
+  reread: () => ServeCommand,
+): Promise<string[]> {
+  if (servesFileBooks(command)) return serveFileBooks(command, role, reread);
   // SIGHUP gives the new credentials to every handler that answers (the file's and the
   // stand-in's while the file cannot be served), and `command` keeps them for the next one.
   // Without --app, the start line names an application's file recognised by its tables;
   // recognised later (the file was waited for, or replaced), a line says so then.
   let recognised: string | undefined;
   let greeted = false;
-  const build: BuildHandler = handlerFor(command, (app) => {
+  const book = command.books[0] as BookConfig;
+  const build: BuildHandler = handlerFor(command, book, command.credentials, (app) => {
     if (greeted && app !== recognised && command.db !== undefined) logInfo([`${command.db}: ${recognition(app)}`]);
     recognised = app;
   });
   // What the handlers count for the admin listener's /metrics (lib/metrics.ts).
   const metrics = createMetrics();
-  const demo = command.db === undefined ? createDemoDatabase() : undefined;
+  const demo = command.demo ? createDemoDatabase() : undefined;
   const database =
     demo === undefined
       ? watchDatabase(command.db ?? '', build, logLine, logError)
       : inMemoryDatabase(demo.db, build, logError);
 
-  const book: ServedBook = {
+  const served: ServedBook = {
     name: command.serviceName ?? NAME,
     basePath: command.basePath,
     db: command.db,
     status: () => ({ ...database.status(), app: command.app ?? recognised }),
   };
+  const { server, adminLines } = await listenFor(command, role, metrics, database.handler, database.close, () => [
+    served,
+  ]);
+  reloadOnHangup(command, server, () => {
+    const file = command.credentialsFile;
+    if (file === undefined) {
+      logLine(`SIGHUP: credentials come from the ${command.credentialsFrom}; nothing to re-read`, 'notice');
+      return;
+    }
+    try {
+      const credentials = readCredentialsFile(file);
+      database.updateCredentials(credentials);
+      command.credentials = credentials;
+      logLine(`SIGHUP: credentials re-read from ${file}: ${credentials.length} user(s)`, 'notice');
+    } catch (error: unknown) {
+      const why = error instanceof CliError ? error.message : describeError(error);
+      logLine(`SIGHUP: keeping the old credentials: ${why}`, 'warning');
+    }
+  });
+  stopOnBugs();
+
+  warnAboutPlainHttp(command);
+  greeted = true;
+  const lines = greeting(command, server, demo, recognised);
+  lines.splice(1, 0, ...adminLines);
+  return lines;
+}
+
+/**
+ * The books of the configuration file, served; SIGHUP reads the file (and the credentials)
+ * again and serves what it says, or keeps everything and says why in one line.
+ */
+async function serveFileBooks(
+  command: ServeCommand,
+  role: Exclude<Role, 'primary'>,
+  reread: () => ServeCommand,
+): Promise<string[]> {
+  const recognised = new Map<string, string>();
+  let greeted = false;
+  const metrics = createMetrics();
+  const service: BookService = serveBooks(command.books, command.credentials, {
+    build: (book, users, heard) =>
+      handlerFor(command, book, users, (app) => {
+        heard(app);
+        const before = recognised.get(book.name);
+        if (greeted && before !== undefined && before !== app) logInfo([`book ${book.name}: ${recognition(app)}`]);
+        recognised.set(book.name, app);
+      }),
+    fallback: (basePath, credentials) => fallbackHandler(command, basePath, credentials),
+    log: logLine,
+    logError,
+  });
+  const { server, adminLines } = await listenFor(command, role, metrics, service.handler, service.close, service.books);
+  const file = command.config?.file;
+  reloadOnHangup(command, server, () => {
+    try {
+      const next = reread();
+      const changed = settingsChanged(command, next);
+      const summary = service.reload(next.books, next.credentials);
+      command.credentials = next.credentials;
+      command.books = next.books;
+      logLine(`SIGHUP: configuration re-read from ${file}: ${summary}`, 'notice');
+      if (changed.length > 0) {
+        logLine(`SIGHUP: ${changed.join(', ')} changed; that takes effect at the next start`, 'warning');
+      }
+    } catch (error: unknown) {
+      const why = error instanceof CliError ? error.message : describeError(error);
+      logLine(`SIGHUP: keeping the running configuration: ${why}`, 'warning');
+    }
+  });
+  stopOnBugs();
+  warnAboutPlainHttp(command);
+  greeted = true;
+  const origin = listeningAt(command, server);
+  return [
+    `${NAME} listening on ${origin}/ (${command.books.length} book${command.books.length === 1 ? '' : 's'} from ${file})`,
+    ...adminLines,
+    ...command.books.map((book) => {
+      const app = recognised.get(book.name);
+      const how = book.app === undefined && app !== undefined && app !== 'own' ? `; ${recognition(app)}` : '';
+      return `book ${book.name}: ${origin}${book.basePath}/api/v1/ (${book.db}${how})`;
+    }),
+  ];
+}
+
+/** The service's settings that only a new start takes: everything but the books and the credentials. */
+function settingsChanged(running: ServeCommand, next: ServeCommand): string[] {
+  const fixed: Array<keyof ServeCommand> = [
+    'host',
+    'port',
+    'socket',
+    'tls',
+    'workers',
+    'timeouts',
+    'serviceName',
+    'credentialsFile',
+    'maxAuthFailures',
+    'maxUserAuthFailures',
+    'maxGlobalAuthFailures',
+    'maxUnauthenticatedRequests',
+    'authFailureWindowMs',
+    'trustProxy',
+    'corsOrigins',
+    'logFormat',
+  ];
+  return fixed.filter((key) => JSON.stringify(running[key]) !== JSON.stringify(next[key]));
+}
+
+/** `http://127.0.0.1:8080`, or for a socket `unix:PATH:` as nginx's proxy_pass names one. */
+function listeningAt(command: ServeCommand, server: Server): string {
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : command.port;
+  const host = command.host.includes(':') ? `[${command.host}]` : command.host;
+  const scheme = command.tls === undefined ? 'http' : 'https';
+  return command.socket === undefined ? `${scheme}://${host}:${port}` : `unix:${command.socket.path}:`;
+}
+
+/**
+ * The answer for a path that names no book (docs/API.md, Books): a login with any user of
+ * the service, then 404. A handler over an empty in-memory book, created with `basePath`,
+ * one of the books', so that its own two paths always go to that book instead.
+ */
+function fallbackHandler(
+  command: ServeCommand,
+  basePath: string,
+  credentials: readonly ServeCommand['credentials'][number][],
+): RequestHandler {
+  const db = emptyBook();
+  return createHandler(db, [...credentials], {
+    ...serviceOptions(command),
+    basePath,
+    serviceName: command.serviceName,
+    onError: logError,
+  });
+}
+
+let emptyDatabase: Database.Database | undefined;
+/** One in-memory database with the own schema and no booking, for every fallback. */
+function emptyBook(): Database.Database {
+  emptyDatabase ??= createEmptyBook();
+  return emptyDatabase;
+}
+
+/**
+ * Listens for `handler` with the access log, and with --admin-port or --admin-socket the
+ * admin listener over `books` (with --workers the primary's, fed by each worker's report);
+ * SIGINT/SIGTERM stop both, then `close`. A failure closes what was opened and is one line.
+ */
+async function listenFor(
+  command: ServeCommand,
+  role: Exclude<Role, 'primary'>,
+  metrics: Metrics,
+  handler: RequestHandler,
+  close: () => void,
+  books: () => readonly ServedBook[],
+): Promise<{ server: Server; adminLines: string[] }> {
   let server: Server | undefined;
   let admin: { server: Server; address: string } | undefined;
   let stopping = false;
   try {
-    server = createServer(command, withAccessLog(database.handler));
+    server = createServer(command, withAccessLog(handler));
     // node:http's socket timeout (0, off, by default): a client that stops reading a large
     // answer would hold its connection and the unsent part of the answer for ever. Without
     // a 'timeout' listener Node destroys the socket. Every write that drains restarts it,
@@ -166,10 +375,10 @@ async function serve(command: ServeCommand, role: Exclude<Role, 'primary'>): Pro
     }
   } catch (error: unknown) {
     server?.close();
-    database.close();
+    close();
     throw error instanceof CliError ? error : new CliError(describeListenError(error, command));
   }
-  const serving: ServingProcess = { metrics, server, books: () => [book] };
+  const serving: ServingProcess = { metrics, server, books };
   // With --workers the primary answers the admin listener, asking each worker for its report.
   if (role === 'worker') reportToPrimary(primaryChannel(), serving);
   else if (command.admin !== undefined) {
@@ -181,14 +390,14 @@ async function serve(command: ServeCommand, role: Exclude<Role, 'primary'>): Pro
       );
     } catch (error: unknown) {
       server.close();
-      database.close();
+      close();
       throw error;
     }
   }
   stopOnSignals(
     server,
     () => {
-      database.close();
+      close();
       admin?.server.close();
       admin?.server.closeAllConnections();
     },
@@ -197,17 +406,7 @@ async function serve(command: ServeCommand, role: Exclude<Role, 'primary'>): Pro
       stopping = true;
     },
   );
-  reloadOnHangup(command, server, (credentials) => {
-    database.updateCredentials(credentials);
-    command.credentials = credentials;
-  });
-  stopOnBugs();
-
-  warnAboutPlainHttp(command);
-  greeted = true;
-  const lines = greeting(command, server, demo, recognised);
-  if (admin !== undefined) lines.splice(1, 0, adminLine(admin.address));
-  return lines;
+  return { server, adminLines: admin === undefined ? [] : [adminLine(admin.address)] };
 }
 
 /** How the file is served when no --app was given: `app` is what its tables say. */
@@ -284,27 +483,41 @@ function warnAboutLoopbackProxy(command: ServeCommand): void {
 }
 
 /**
- * How this command turns a database into a handler. Without --app, the file's tables say
- * whose they are (`recognised` hears it), as `check` recognises them.
+ * How this command turns `book`'s database into its handler for `users`. Without an app,
+ * the file's tables say whose they are (`recognised` hears it), as `check` recognises them.
+ * A book of the configuration file is named in /status and the realm by its name.
  */
-function handlerFor(command: ServeCommand, recognised: (app: string) => void): BuildHandler {
+function handlerFor(
+  command: ServeCommand,
+  book: BookConfig,
+  users: readonly ServeCommand['credentials'][number][],
+  recognised: (app: string) => void,
+): BuildHandler {
+  const fromFile = servesFileBooks(command);
   return (db, onError, standIn = false) => {
     // The stand-in that answers while the file cannot be served has the own schema.
-    const app = standIn ? undefined : (command.app ?? recogniseApplication(db, command.tables));
-    if (!standIn && command.app === undefined && app !== undefined) recognised(app);
-    return createHandler(db, command.credentials, {
-      ...(app === undefined ? {} : { app, tables: command.tables }),
-      basePath: command.basePath,
-      serviceName: command.serviceName,
-      maxAuthFailures: command.maxAuthFailures,
-      maxUserAuthFailures: command.maxUserAuthFailures,
-      maxGlobalAuthFailures: command.maxGlobalAuthFailures,
-      maxUnauthenticatedRequests: command.maxUnauthenticatedRequests,
-      authFailureWindowMs: command.authFailureWindowMs,
-      trustProxy: command.trustProxy,
-      corsOrigins: command.corsOrigins,
+    const app = standIn ? undefined : (book.app ?? recogniseApplication(db, book.tables));
+    if (!standIn && book.app === undefined && app !== undefined) recognised(app);
+    return createHandler(db, [...users], {
+      ...serviceOptions(command),
+      ...(app === undefined ? {} : { app, tables: book.tables }),
+      basePath: book.basePath,
+      serviceName: fromFile ? book.name : command.serviceName,
       onError,
     });
+  };
+}
+
+/** The options every handler of the service shares: the throttle's limits, proxies, CORS. */
+function serviceOptions(command: ServeCommand): HandlerOptions {
+  return {
+    maxAuthFailures: command.maxAuthFailures,
+    maxUserAuthFailures: command.maxUserAuthFailures,
+    maxGlobalAuthFailures: command.maxGlobalAuthFailures,
+    maxUnauthenticatedRequests: command.maxUnauthenticatedRequests,
+    authFailureWindowMs: command.authFailureWindowMs,
+    trustProxy: command.trustProxy,
+    corsOrigins: command.corsOrigins,
   };
 }
 
@@ -347,29 +560,14 @@ function readTls(tls: { cert: string; key: string }): { cert: Buffer; key: Buffe
 }
 
 /**
- * SIGHUP (docs/API.md, Credentials): the credentials file and the TLS certificate and key
- * are read again; what cannot be used is kept as it was, with one line on stderr saying why.
- * Connections and the throttle table stay.
+ * SIGHUP (docs/API.md, Credentials): `reread` reads the credentials file (or the
+ * configuration file and the credentials), then the TLS certificate and key are read again;
+ * what cannot be used is kept as it was, with one line on stderr saying why. Connections and
+ * the throttle table stay.
  */
-function reloadOnHangup(
-  command: ServeCommand,
-  server: Server,
-  useCredentials: (credentials: ServeCommand['credentials']) => void,
-): void {
+function reloadOnHangup(command: ServeCommand, server: Server, reread: () => void): void {
   process.on('SIGHUP', () => {
-    const file = command.credentialsFile;
-    if (file === undefined) {
-      logLine(`SIGHUP: credentials come from the ${command.credentialsFrom}; nothing to re-read`, 'notice');
-    } else {
-      try {
-        const credentials = readCredentialsFile(file);
-        useCredentials(credentials);
-        logLine(`SIGHUP: credentials re-read from ${file}: ${credentials.length} user(s)`, 'notice');
-      } catch (error: unknown) {
-        const why = error instanceof CliError ? error.message : describeError(error);
-        logLine(`SIGHUP: keeping the old credentials: ${why}`, 'warning');
-      }
-    }
+    reread();
     if (command.tls === undefined) return;
     try {
       // setSecureContext resets what it is not given to Node's defaults: the policy goes with it.

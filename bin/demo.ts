@@ -50,9 +50,15 @@ const TEMPLATES: Template[] = [
 const BOOKINGS = 400;
 const DAY_MS = 86_400_000;
 
-export function createDemoDatabase(today: Date = new Date()): DemoDatabase {
+/** An in-memory database with the schema and no booking (the answer for a path that names no book). */
+export function createEmptyBook(): Database.Database {
   const db = new Database(':memory:');
   db.exec(readFileSync(new URL(import.meta.resolve('booking-search-server/schema.sql')), 'utf8'));
+  return db;
+}
+
+export function createDemoDatabase(today: Date = new Date()): DemoDatabase {
+  const db = createEmptyBook();
 
   const random = mulberry32(20_260_314);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;

@@ -77,7 +77,7 @@ test('a database that does not fit: what is missing, exit 1', async (t) => {
   assert.match(missing.stdout, /^Cannot check: cannot open database .*nix\.sqlite: no such file$/m);
   const usage = await run(['check']);
   assert.equal(usage.code, 2);
-  assert.equal(usage.stderr, 'booking-search-server: check needs --db FILE (see --help)\n');
+  assert.equal(usage.stderr, 'booking-search-server: check needs --db FILE or --config FILE (see --help)\n');
 });
 
 test('an existing application served through views: fits, and the plan shows whether its index is there', async (t) => {

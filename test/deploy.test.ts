@@ -1,11 +1,12 @@
 // deploy/: the systemd unit passes `systemd-analyze verify` (and its hardening is scored),
 // the nginx site passes `nginx -t`, and both together serve: nginx with TLS in front of the
-// CLI started with the unit's own ExecStart flags on a Unix socket. Both tools must be
+// CLI started with the unit's own ExecStart flags on a Unix socket; and the site for many
+// books routes each book's base path to one of two instances. Both tools must be
 // installed (.ci/run installs them); a missing tool fails these tests.
 
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -15,6 +16,7 @@ import { AUTH, basicAuth, buildDatabase, type Reply, tempDir } from './support/h
 
 const UNIT = new URL('../deploy/booking-search-server.service', import.meta.url).pathname;
 const SITE = new URL('../deploy/nginx.conf', import.meta.url).pathname;
+const BOOKS_SITE = new URL('../deploy/nginx-books.conf', import.meta.url).pathname;
 const INSTALLED = '/opt/booking-search-server/bin/booking-search-server';
 // The Node the unit names (docs/operations.md, Install): never the first `node` on PATH.
 const NODE = '/opt/node/bin/node';
@@ -93,7 +95,12 @@ async function prepareSite(dir: string): Promise<Site> {
     .replaceAll('/var/log/nginx/', `${dir}/`)
     .replaceAll('/var/www/acme', dir);
   writeFileSync(join(dir, 'site.conf'), site);
-  // What Debian's /etc/nginx/nginx.conf provides around a conf.d file, in `dir`.
+  const config = writeNginxMain(dir);
+  return { dir, config, https, http, socket: join(run, 'api.sock'), cert };
+}
+
+/** What Debian's /etc/nginx/nginx.conf provides around `dir`/site.conf, in `dir`; returns its path. */
+function writeNginxMain(dir: string): string {
   const config = join(dir, 'nginx.conf');
   writeFileSync(
     config,
@@ -113,7 +120,7 @@ http {
 }
 `,
   );
-  return { dir, config, https, http, socket: join(run, 'api.sock'), cert };
+  return config;
 }
 
 test('the nginx site passes nginx -t (TLS, the Unix socket, a log format without the query string)', async (t) => {
@@ -251,3 +258,138 @@ test("nginx with TLS in front of the CLI started with the unit's flags: searches
 function dirnameOf(path: string): string {
   return path.slice(0, path.lastIndexOf('/'));
 }
+
+test('nginx routes the books to two instances on loopback ports, each serving its own books for their own users', async (t) => {
+  const dir = tempDir(t);
+  chmodSync(dir, 0o755);
+  const cert = join(dir, 'cert.pem');
+  const key = join(dir, 'key.pem');
+  makeCertificate(cert, key, 'localhost');
+  const [a, b, http, https] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const text = readFileSync(BOOKS_SITE, 'utf8');
+  assert.match(text, /^\s*proxy_pass http:\/\/\$booking_books_instance;$/m);
+  const site = text
+    .replace(/^\s*listen \[::\].*\n/gm, '')
+    .replace('listen 80;', `listen 127.0.0.1:${http};`)
+    .replace('listen 443 ssl http2;', `listen 127.0.0.1:${https} ssl http2;`)
+    .replace('server 10.0.0.11:8080;', `server 127.0.0.1:${a};`)
+    .replace('server 10.0.0.12:8080;', `server 127.0.0.1:${b};`)
+    .replaceAll('/etc/letsencrypt/live/buchungen.example.org/fullchain.pem', cert)
+    .replaceAll('/etc/letsencrypt/live/buchungen.example.org/privkey.pem', key)
+    .replaceAll('/var/log/nginx/', `${dir}/`)
+    .replaceAll('/var/www/acme', dir);
+  writeFileSync(join(dir, 'site.conf'), site);
+  const config = writeNginxMain(dir);
+  const nginxCheck = spawnSync('nginx', ['-t', '-p', dir, '-e', join(dir, 'error.log'), '-c', config], {
+    encoding: 'utf8',
+  });
+  assert.equal(nginxCheck.error, undefined, 'nginx must be installed');
+  assert.equal(nginxCheck.status, 0, nginxCheck.stderr);
+
+  // Instance A has mueller and schmidt, instance B has meier: each its own file and port.
+  const data = join(dir, 'data');
+  mkdirSync(data);
+  const files = Object.fromEntries(
+    ['mueller', 'schmidt', 'meier'].map((name) => {
+      const file = join(data, `${name}.sqlite`);
+      copyFileSync(buildDatabase(t), file);
+      return [name, file];
+    }),
+  );
+  chmodSync(data, 0o555);
+  writeFileSync(join(dir, 'credentials'), 'mueller:m-geheim\nschmidt:s-geheim\nmeier:g-geheim\n', { mode: 0o600 });
+  const instance = (name: string, port: number, books: string[]): string => {
+    const file = join(dir, `${name}.conf`);
+    const sections = books.map(
+      (book) => `[book ${book}]\ndb = ${files[book]}\nbase-path = /${book}\nusers = ${book}\n`,
+    );
+    writeFileSync(
+      file,
+      [
+        `port = ${port}`,
+        'trust-proxy = 127.0.0.1',
+        `credentials-file = ${join(dir, 'credentials')}`,
+        '',
+        ...sections,
+      ].join('\n'),
+      { mode: 0o600 },
+    );
+    return file;
+  };
+  const env = { ...process.env };
+  delete env['BOOKING_SEARCH_USER'];
+  delete env['BOOKING_SEARCH_PASSWORD'];
+  const started = [
+    spawn(process.execPath, [BIN, '--config', instance('a', a, ['mueller', 'schmidt'])], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+    spawn(process.execPath, [BIN, '--config', instance('b', b, ['meier'])], { env, stdio: ['ignore', 'pipe', 'pipe'] }),
+  ];
+  const outputs = started.map((child) => {
+    t.after(() => void child.kill('SIGKILL'));
+    return collect(child);
+  });
+  for (const output of outputs)
+    await waitFor(
+      () => output().includes(' listening on '),
+      () => `an instance: ${output()}`,
+    );
+
+  const nginx = spawn('nginx', ['-p', dir, '-e', join(dir, 'error.log'), '-c', config], { stdio: 'ignore' });
+  t.after(() => void nginx.kill('SIGTERM'));
+  const site443 = { dir, config, https, http, socket: '', cert };
+  const as = (user: string, password: string) => ({ authorization: basicAuth(user, password) });
+  await waitFor(
+    () =>
+      httpsGet(site443, '/meier/api/v1/status', as('meier', 'g-geheim')).then(
+        (reply) => reply.status === 200,
+        () => false,
+      ),
+    () => `nginx: ${existsSync(join(dir, 'error.log')) ? readFileSync(join(dir, 'error.log'), 'utf8') : ''}`,
+  );
+
+  const search = '/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35';
+  for (const [book, password] of [
+    ['mueller', 'm-geheim'],
+    ['schmidt', 's-geheim'],
+    ['meier', 'g-geheim'],
+  ] as const) {
+    const status = await httpsGet(site443, `/${book}/api/v1/status`, as(book, password));
+    assert.equal(status.status, 200, status.body);
+    assert.deepEqual(JSON.parse(status.body), { name: book, version: '1.0' });
+    const reply = await httpsGet(site443, `/${book}${search}`, as(book, password));
+    assert.equal((JSON.parse(reply.body) as { anzahl: number }).anzahl, 1);
+  }
+  // A user of instance A's book on instance B's: refused there, as a wrong password.
+  assert.equal((await httpsGet(site443, '/meier/api/v1/status', as('mueller', 'm-geheim'))).status, 401);
+  assert.equal((await httpsGet(site443, '/schmidt/api/v1/status', as('mueller', 'm-geheim'))).status, 401);
+  // A book no instance has, and anything but an API: nginx's own 404, no instance asked.
+  assert.equal((await httpsGet(site443, '/weber/api/v1/status', as('mueller', 'm-geheim'))).status, 404);
+  assert.equal((await httpsGet(site443, '/', as('mueller', 'm-geheim'))).status, 404);
+
+  for (const child of started) child.kill('SIGTERM');
+  nginx.kill('SIGQUIT');
+  await waitFor(
+    () => started.every((child) => child.exitCode !== null) && nginx.exitCode !== null,
+    () => 'the instances and nginx to stop',
+  );
+  const [logA, logB] = outputs.map((output) => output());
+  // Each instance saw only its own books, and the client's address (the proxy is trusted).
+  assert.match(logA ?? '', new RegExp(`^${TIME} 127\\.0\\.0\\.1 mueller GET /mueller/api/v1/buchungen 200 `, 'm'));
+  assert.match(logA ?? '', new RegExp(`^${TIME} 127\\.0\\.0\\.1 schmidt GET /schmidt/api/v1/buchungen 200 `, 'm'));
+  assert.doesNotMatch(logA ?? '', /\/meier\/|\/weber\//);
+  assert.match(logB ?? '', new RegExp(`^${TIME} 127\\.0\\.0\\.1 meier GET /meier/api/v1/buchungen 200 `, 'm'));
+  assert.match(logB ?? '', new RegExp(`^${TIME} 127\\.0\\.0\\.1 mueller GET /meier/api/v1/status 401 `, 'm'));
+  assert.doesNotMatch(logB ?? '', /\/mueller\/|\/schmidt\/|\/weber\//);
+  const nginxLog = readFileSync(join(dir, 'booking-books.access.log'), 'utf8');
+  assert.match(
+    nginxLog,
+    new RegExp(`"GET /meier/api/v1/buchungen HTTP/[\\d.]+" 200 \\d+ [\\d.]+ 127\\.0\\.0\\.1:${b}`),
+  );
+  assert.match(
+    nginxLog,
+    new RegExp(`"GET /mueller/api/v1/buchungen HTTP/[\\d.]+" 200 \\d+ [\\d.]+ 127\\.0\\.0\\.1:${a}`),
+  );
+  assert.doesNotMatch(nginxLog, /betrag|von=|\?/);
+});

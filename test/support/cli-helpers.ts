@@ -11,9 +11,10 @@ export const BIN = new URL('../../bin/booking-search-server.js', import.meta.url
 export const USER = { BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: 'ge:heim' };
 /** The ISO 8601 time that starts every line the running CLI writes. */
 export const TIME = String.raw`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z`;
-// Without --app, an application's file recognised by its tables is named after the URL.
+// Without --app, an application's file recognised by its tables is named after the URL;
+// the books of --config FILE are listed after the origin (`http://127.0.0.1:PORT/ (3 books from F)`).
 const LISTENING = new RegExp(
-  String.raw`^${TIME} booking-search-server listening on (https?:\/\/127\.0\.0\.1:(\d+)(\/[^\s]*)?\/api\/v1\/|unix:([^:\s]+):(\/[^\s]*)?\/api\/v1\/)(?: \(.+\))?$`,
+  String.raw`^${TIME} booking-search-server listening on (https?:\/\/127\.0\.0\.1:(\d+)(\/[^\s]*)?\/api\/v1\/|unix:([^:\s]+):(\/[^\s]*)?\/api\/v1\/|https?:\/\/127\.0\.0\.1:\d+\/(?= \(\d+ books? from ))(?: \(.+\))?$`,
   'm',
 );
 

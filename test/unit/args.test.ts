@@ -109,9 +109,9 @@ test('parseCommandLine: each command line gives its command', () => {
 const USAGE_ERRORS: Array<[argv: string[], line: string]> = [
   [['--db'], 'option --db needs a value'],
   [['--frobnicate'], 'unknown option --frobnicate'],
-  [[], '--db FILE is required (or --demo for sample data)'],
+  [[], '--db FILE is required (or --demo for sample data, or --config FILE)'],
   [['--db', 'x.sqlite', '--demo'], 'give either --db FILE or --demo, not both'],
-  [['check'], 'check needs --db FILE'],
+  [['check'], 'check needs --db FILE or --config FILE'],
   [['check', '--db', 'x', 'y'], "unexpected argument 'y'"],
   [['--demo', 'extra'], "unexpected argument 'extra'"],
   [['hash-password', 'geheim'], "unexpected argument 'geheim'"],

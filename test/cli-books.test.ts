@@ -1,0 +1,413 @@
+// An office of books (docs/operations.md, Many books): the command serving the books of a
+// configuration file — the own schema, a Money Manager Ex file and a GnuCash book — each at
+// its base path for its own users; a user of one book refused on the others as a wrong
+// password is, in the same time; SIGHUP adding and removing books while searches are in
+// flight; a broken file kept out; `check --config`; and where a setting may come from.
+
+import assert from 'node:assert/strict';
+import { copyFileSync, writeFileSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { type TestContext, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { answer, asQuery, CASES, writeGnuCash } from './ledger-books.js';
+import { assertFails, cleanEnv, run, start, TIME, waitFor } from './support/cli-helpers.js';
+import {
+  assertReply,
+  basicAuth,
+  buildDatabase,
+  databaseDir,
+  fixtureSql,
+  HASH_OF_ALT,
+  MARCH_COFFEE,
+  type Reply,
+  request,
+  tempDir,
+} from './support/helpers.js';
+
+const UNAUTHORIZED = { fehler: 'Anmeldung erforderlich.', code: 'unauthorized' };
+const NOT_FOUND = { fehler: 'Nicht gefunden.', code: 'not_found' };
+const MARCH_435 = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35';
+const MARCH_1250 = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.50';
+const GNUCASH_QUERY = { von: '2026-03-01', bis: '2026-03-31', cents: -1250, toleranz: 500 };
+
+/** A Money Manager Ex file (MMEX's own tables) with one cash withdrawal of 12.50 € in March. */
+function writeMmex(file: string): void {
+  const db = new Database(file);
+  db.exec(fixtureSql('mmex-tables.sql'));
+  db.exec(`INSERT INTO CURRENCYFORMATS_V1 (CURRENCYID, CURRENCYNAME, PFX_SYMBOL, SFX_SYMBOL, DECIMAL_POINT,
+      GROUP_SEPARATOR, UNIT_NAME, CENT_NAME, SCALE, BASECONVRATE, CURRENCY_SYMBOL, CURRENCY_TYPE)
+    VALUES (1, 'Euro', '€', '', ',', '.', '', '', 100, 1, 'EUR', 'Fiat');
+    INSERT INTO ACCOUNTLIST_V1 (ACCOUNTID, ACCOUNTNAME, ACCOUNTTYPE, STATUS, FAVORITEACCT, CURRENCYID)
+      VALUES (1, 'Barkasse', 'Cash', 'Open', 'TRUE', 1);
+    INSERT INTO PAYEE_V1 (PAYEEID, PAYEENAME, ACTIVE) VALUES (1, 'Post', 1);
+    INSERT INTO CHECKINGACCOUNT_V1 (TRANSID, ACCOUNTID, TOACCOUNTID, PAYEEID, TRANSCODE, TRANSAMOUNT, STATUS,
+      NOTES, CATEGID, TRANSDATE, DELETEDTIME, TOTRANSAMOUNT)
+      VALUES (1, 1, -1, 1, 'Withdrawal', 12.5, '', 'Briefmarken', -1, '2026-03-14T00:00:00', NULL, 12.5);`);
+  db.close();
+}
+
+interface Office {
+  dir: string;
+  config: string;
+  files: { own: string; mmex: string; gnucash: string; spare: string };
+  gnucashAnswer: ReturnType<typeof answer>;
+}
+
+/** Three books' files, a credentials file and the configuration that serves them. */
+function office(t: TestContext, credentials: string): Office {
+  const dir = tempDir(t);
+  const data = databaseDir(t);
+  const files = {
+    own: buildDatabase(t),
+    mmex: join(data, 'schmidt.mmb'),
+    gnucash: join(data, 'meier.gnucash'),
+    spare: join(data, 'neu.sqlite'),
+  };
+  writeMmex(files.mmex);
+  const expected = writeGnuCash(files.gnucash, CASES);
+  copyFileSync(files.own, files.spare);
+  writeFileSync(join(dir, 'credentials'), credentials, { mode: 0o600 });
+  const config = join(dir, 'books.conf');
+  return { dir, config, files, gnucashAnswer: answer(expected, GNUCASH_QUERY) };
+}
+
+const CREDENTIALS = ['mueller:m-geheim', 'schmidt:s-geheim', 'meier:g-geheim', `buero:${HASH_OF_ALT}`, ''].join('\n');
+
+/** The configuration of the three books; `more` is appended (further books). */
+function writeConfig(o: Office, books: string[]): void {
+  const text = [
+    '# Steuerbüro: three clients, one service',
+    `credentials-file = ${join(o.dir, 'credentials')}`,
+    'name = "Steuerbuero Beispiel"',
+    '',
+    ...books,
+  ].join('\n');
+  writeFileSync(o.config, text, { mode: 0o600 });
+}
+
+const BOOKS = (o: Office): Record<string, string> => ({
+  mueller: `[book mueller]\ndb = ${o.files.own}\nbase-path = /mueller\nusers = mueller, buero\n`,
+  schmidt: `[book schmidt]\ndb = ${o.files.mmex}\napp = mmex\nbase-path = /schmidt/\nusers = schmidt, buero\n`,
+  // No app: the GnuCash book is recognised by its tables.
+  meier: `[book "Meier GmbH"]\ndb = "${o.files.gnucash}"\nbase-path = /meier\nusers = meier\n`,
+  neu: `[book neu]\ndb = ${o.files.spare}\nbase-path = /neu\nusers = buero\n`,
+});
+
+const as = (user: string, password: string) => ({ headers: { authorization: basicAuth(user, password) } });
+
+test('three books (own schema, MMEX, GnuCash) at their base paths, each for its own users; a path that names no book is 404 after a login', async (t) => {
+  const o = office(t, CREDENTIALS);
+  const books = BOOKS(o);
+  writeConfig(o, [books.mueller as string, books.schmidt as string, books.meier as string]);
+  const cli = await start(t, ['--config', o.config], cleanEnv());
+  const { origin } = cli;
+  const { stdout } = cli.output();
+  assert.match(
+    stdout,
+    new RegExp(`^${TIME} booking-search-server listening on ${origin}/ \\(3 books from ${o.config}\\)$`, 'm'),
+  );
+  assert.match(stdout, new RegExp(`^${TIME} book mueller: ${origin}/mueller/api/v1/ \\(${o.files.own}\\)$`, 'm'));
+  assert.match(stdout, new RegExp(`^${TIME} book schmidt: ${origin}/schmidt/api/v1/ \\(${o.files.mmex}\\)$`, 'm'));
+  assert.match(
+    stdout,
+    new RegExp(
+      `^${TIME} book Meier GmbH: ${origin}/meier/api/v1/ \\(${o.files.gnucash}; recognised as GnuCash's file`,
+      'm',
+    ),
+  );
+
+  assertReply(await request(`${origin}/mueller/api/v1/status`, as('mueller', 'm-geheim')), 200, {
+    name: 'mueller',
+    version: '1.0',
+  });
+  assertReply(await request(`${origin}/mueller/api/v1/${MARCH_435}`, as('mueller', 'm-geheim')), 200, MARCH_COFFEE);
+  assertReply(await request(`${origin}/schmidt/api/v1/${MARCH_1250}`, as('schmidt', 's-geheim')), 200, {
+    anzahl: 1,
+    buchungen: [{ id: 1, datum: '2026-03-14', betrag: -12.5, zweck: 'Post: Briefmarken', konto: 'Barkasse' }],
+  });
+  assertReply(
+    await request(`${origin}/meier/api/v1/buchungen?${asQuery(GNUCASH_QUERY)}`, as('meier', 'g-geheim')),
+    200,
+    o.gnucashAnswer,
+  );
+  assertReply(await request(`${origin}/meier/api/v1/status`, as('meier', 'g-geheim')), 200, {
+    name: 'Meier GmbH',
+    version: '1.0',
+  });
+
+  // Each user on the other books: the 401 of a wrong password there, with that book's realm.
+  const refusals: Array<[path: string, user: string, password: string, realm: string]> = [
+    ['/schmidt/api/v1/status', 'mueller', 'm-geheim', 'schmidt'],
+    ['/meier/api/v1/status', 'mueller', 'm-geheim', 'Meier GmbH'],
+    ['/mueller/api/v1/status', 'schmidt', 's-geheim', 'mueller'],
+    ['/meier/api/v1/status', 'schmidt', 's-geheim', 'Meier GmbH'],
+    ['/mueller/api/v1/status', 'meier', 'g-geheim', 'mueller'],
+    ['/schmidt/api/v1/status', 'meier', 'g-geheim', 'schmidt'],
+    ['/meier/api/v1/status', 'meier', 'falsch', 'Meier GmbH'],
+  ];
+  for (const [path, user, password, realm] of refusals) {
+    const reply = await request(`${origin}${path}`, as(user, password));
+    assertReply(reply, 401, UNAUTHORIZED);
+    assert.equal(reply.headers['www-authenticate'], `Basic realm="${realm}", charset="UTF-8"`, `${user} on ${path}`);
+  }
+
+  // A path that names no book: every user of the service logs in, then 404; others get the 401.
+  for (const path of ['/api/v1/status', '/weber/api/v1/status', '/']) {
+    assertReply(await request(`${origin}${path}`, as('meier', 'g-geheim')), 404, NOT_FOUND);
+    const refused = await request(`${origin}${path}`);
+    assertReply(refused, 401, UNAUTHORIZED);
+    assert.equal(refused.headers['www-authenticate'], 'Basic realm="Steuerbuero Beispiel", charset="UTF-8"');
+  }
+  const stopped = await cli.stop();
+  assert.equal(stopped.code, 0, stopped.stderr);
+  assert.match(stopped.stdout, new RegExp(`^${TIME} 127\\.0\\.0\\.1 meier GET /meier/api/v1/buchungen 200 `, 'm'));
+});
+
+type TimedReply = Reply & { at: number; port: number };
+
+/** A GET that records when its answer came, on `agent` (keep-alive) when given. */
+function timedGet(url: string, authorization: string, agent?: Agent): Promise<TimedReply> {
+  return sentGet(url, authorization, agent).answer;
+}
+
+/** A GET, and when it was sent whole: `sent` resolves once the request has left. */
+function sentGet(
+  url: string,
+  authorization: string,
+  agent?: Agent,
+): { sent: Promise<void>; answer: Promise<TimedReply> } {
+  let sent: () => void = () => {};
+  const left = new Promise<void>((resolve) => (sent = resolve));
+  const answer = new Promise<TimedReply>((resolve, reject) => {
+    const req = httpRequest(url, { headers: { authorization }, agent: agent ?? false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body,
+          at: Date.now(),
+          port: req.socket?.localPort ?? 0,
+        }),
+      );
+    });
+    req.setTimeout(20_000, () => req.destroy(new Error(`no answer within 20 s: ${url}`)));
+    req.on('error', reject);
+    req.on('finish', sent);
+    req.end();
+  });
+  return { sent: left, answer };
+}
+
+test('SIGHUP adds a fourth book and removes one; searches in flight on the others and on the removed one are answered, keep-alive connections stay', async (t) => {
+  const o = office(t, CREDENTIALS);
+  const books = BOOKS(o);
+  writeConfig(o, [books.mueller as string, books.schmidt as string, books.meier as string]);
+  const cli = await start(t, ['--config', o.config], cleanEnv());
+  const { origin } = cli;
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  t.after(() => agent.destroy());
+  const mueller = basicAuth('mueller', 'm-geheim');
+  const before = await timedGet(`${origin}/mueller/api/v1/${MARCH_435}`, mueller, agent);
+  assert.equal(before.status, 200);
+
+  // buero's password is a hash: each first request waits for a check of a few hundred
+  // milliseconds, on libuv's pool, one at a time on this machine. The reload happens meanwhile.
+  const buero = basicAuth('buero', 'alt');
+  const inFlight = [
+    sentGet(`${origin}/mueller/api/v1/${MARCH_435}`, buero),
+    sentGet(`${origin}/schmidt/api/v1/${MARCH_1250}`, buero),
+  ];
+  await Promise.all(inFlight.map(({ sent }) => sent));
+  // The requests have left; a moment for the service to read them and start their checks.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  writeConfig(o, [books.mueller as string, books.meier as string, books.neu as string]);
+  const hangup = Date.now();
+  cli.child.kill('SIGHUP');
+  await waitFor(() => cli.output().stderr, /SIGHUP: configuration re-read/);
+  const reloaded = Date.now();
+  const [onKept, onRemoved] = (await Promise.all(inFlight.map(({ answer }) => answer))) as [TimedReply, TimedReply];
+  assert.ok(
+    onKept.at > reloaded && onRemoved.at > reloaded,
+    `answered after the reload (${onKept.at - hangup} ms, ${onRemoved.at - hangup} ms after SIGHUP, reload after ${reloaded - hangup} ms)`,
+  );
+  assertReply(onKept, 200, MARCH_COFFEE);
+  assertReply(onRemoved, 200, {
+    anzahl: 1,
+    buchungen: [{ id: 1, datum: '2026-03-14', betrag: -12.5, zweck: 'Post: Briefmarken', konto: 'Barkasse' }],
+  });
+  assert.match(
+    cli.output().stderr,
+    new RegExp(`^${TIME} SIGHUP: configuration re-read from ${o.config}: 3 books: added neu; removed schmidt$`, 'm'),
+  );
+
+  const after = await timedGet(`${origin}/mueller/api/v1/${MARCH_435}`, mueller, agent);
+  assertReply(after, 200, MARCH_COFFEE);
+  assert.equal(after.port, before.port, 'the keep-alive connection to an unchanged book stayed open');
+  assertReply(await request(`${origin}/neu/api/v1/${MARCH_435}`, as('buero', 'alt')), 200, MARCH_COFFEE);
+  assertReply(await request(`${origin}/schmidt/api/v1/status`, as('schmidt', 's-geheim')), 404, NOT_FOUND);
+  assertReply(
+    await request(`${origin}/meier/api/v1/buchungen?${asQuery(GNUCASH_QUERY)}`, as('meier', 'g-geheim')),
+    200,
+    o.gnucashAnswer,
+  );
+});
+
+test('SIGHUP with a broken file, or a book that cannot be served, keeps the running books and says why in one line', async (t) => {
+  const o = office(t, CREDENTIALS);
+  const books = BOOKS(o);
+  writeConfig(o, [books.mueller as string, books.schmidt as string]);
+  const cli = await start(t, ['--config', o.config], cleanEnv());
+  const attempts: Array<[books: string[], line: RegExp]> = [
+    [
+      [books.mueller as string, `${books.schmidt}prot = 8080\n`],
+      new RegExp(`${o.config}:15: unknown key prot in \\[book schmidt\\]`),
+    ],
+    [
+      [books.mueller as string, (books.schmidt as string).replace('/schmidt/', '/mueller')],
+      new RegExp(`${o.config}:13: base-path /mueller is already the one of the book on line 5`),
+    ],
+    [
+      [books.mueller as string, (books.schmidt as string).replace('users = schmidt', 'users = schmitt')],
+      new RegExp(`${o.config}:14: user 'schmitt' is not in the credentials`),
+    ],
+    [
+      [
+        books.mueller as string,
+        books.schmidt as string,
+        (books.neu as string).replace(o.files.spare, join(o.dir, 'fehlt.sqlite')),
+      ],
+      /cannot open database .*fehlt\.sqlite: no such file/,
+    ],
+  ];
+  for (const [index, [next, line]] of attempts.entries()) {
+    writeConfig(o, next);
+    cli.child.kill('SIGHUP');
+    await waitFor(() => cli.output().stderr, /SIGHUP: keeping the running configuration: /, index + 1);
+    const last = cli.output().stderr.trim().split('\n').at(-1) ?? '';
+    assert.match(last, new RegExp(`^${TIME} SIGHUP: keeping the running configuration: `));
+    assert.match(last, line);
+    assertReply(await request(`${cli.origin}/schmidt/api/v1/${MARCH_1250}`, as('schmidt', 's-geheim')), 200, {
+      anzahl: 1,
+      buchungen: [{ id: 1, datum: '2026-03-14', betrag: -12.5, zweck: 'Post: Briefmarken', konto: 'Barkasse' }],
+    });
+  }
+  assertReply(await request(`${cli.origin}/neu/api/v1/status`, as('buero', 'alt')), 404, NOT_FOUND);
+  const stopped = await cli.stop();
+  assert.equal(stopped.code, 0);
+  assert.doesNotMatch(stopped.stderr, /\n\s+at /, 'no stack trace');
+});
+
+test('a user of one book on another costs what a wrong password costs there (hashed users, medians of 5 each)', async (t) => {
+  const o = office(t, [`mueller:${HASH_OF_ALT}`, `schmidt:${HASH_OF_ALT}`, ''].join('\n'));
+  writeConfig(o, [
+    `[book mueller]\ndb = ${o.files.own}\nbase-path = /mueller\nusers = mueller\n`,
+    `[book schmidt]\ndb = ${o.files.spare}\nbase-path = /schmidt\nusers = schmidt\n`,
+  ]);
+  // Every attempt fails on purpose: no throttle, so that each one is checked.
+  const cli = await start(
+    t,
+    ['--config', o.config, '--max-auth-failures', '0', '--max-user-failures', '0', '--max-global-failures', '0'],
+    cleanEnv(),
+  );
+  const url = `${cli.origin}/schmidt/api/v1/status`;
+  const kinds = {
+    otherBook: basicAuth('mueller', 'alt'),
+    wrongPassword: basicAuth('schmidt', 'neu'),
+    unknownUser: basicAuth('weber', 'alt'),
+  };
+  const names = Object.keys(kinds) as Array<keyof typeof kinds>;
+  const samples: Record<keyof typeof kinds, number[]> = { otherBook: [], wrongPassword: [], unknownUser: [] };
+  for (let i = 0; i < 5; i += 1) {
+    for (const kind of i % 2 === 0 ? names : [...names].reverse()) {
+      const started = performance.now();
+      const reply = await request(url, { headers: { authorization: kinds[kind] } });
+      samples[kind].push(performance.now() - started);
+      assertReply(reply, 401, UNAUTHORIZED);
+    }
+  }
+  const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1] as number;
+  const wrong = median(samples.wrongPassword);
+  // A hash check takes tens of milliseconds, an answer without one under one: a ratio below
+  // 0.1. The bounds are wide, for a machine that others share.
+  assert.ok(wrong > 10, `a wrong password costs a hash check: ${wrong.toFixed(1)} ms`);
+  for (const kind of ['otherBook', 'unknownUser'] as const) {
+    const ratio = median(samples[kind]) / wrong;
+    assert.ok(ratio > 0.5 && ratio < 2, `${kind} / wrong password = ${ratio.toFixed(2)}`);
+  }
+});
+
+test('check --config judges every book as check --db does and says which fit; a bad line of the file is named', async (t) => {
+  const o = office(t, CREDENTIALS);
+  const books = BOOKS(o);
+  const broken = join(o.dir, 'kaputt.sqlite');
+  writeFileSync(broken, 'kaputt'.repeat(1000));
+  writeConfig(o, [books.mueller as string, books.schmidt as string, books.meier as string]);
+  const fits = await run(['check', '--config', o.config], cleanEnv());
+  assert.equal(fits.code, 0, fits.stdout + fits.stderr);
+  assert.match(
+    fits.stdout,
+    /^Configuration: .*books\.conf\nCredentials: 4 user\(s\); the users of the books are checked against them\.\nBooks: 3\.\n/,
+  );
+  assert.match(fits.stdout, /^Book mueller at \/mueller\/api\/v1\/ \(users mueller, buero\):\nDatabase: /m);
+  assert.match(
+    fits.stdout,
+    /^Book Meier GmbH at \/meier\/api\/v1\/ \(users meier\):\nDatabase: .*\nJournal: .*\nMapping: GnuCash \(detected; serve it with --app gnucash\)\./m,
+  );
+  assert.match(fits.stdout, /\n3 of 3 books fit: mueller, schmidt, Meier GmbH\.\n$/);
+
+  writeConfig(o, [
+    books.mueller as string,
+    books.schmidt as string,
+    `[book kaputt]\ndb = ${broken}\nbase-path = /kaputt\n`,
+  ]);
+  const unfit = await run(['check', '--config', o.config], cleanEnv());
+  assert.equal(unfit.code, 1);
+  assert.match(unfit.stdout, /\n2 of 3 books fit: mueller, schmidt\.\nDo not fit: kaputt \(see above\)\.\n$/);
+
+  writeConfig(o, [books.mueller as string, `${books.schmidt}users = meier\n`]);
+  const badLine = await run(['check', '--config', o.config], cleanEnv());
+  assert.equal(badLine.code, 1);
+  assertFails(badLine, 1, `booking-search-server: ${o.config}:15: users is given again (first on line 14)`);
+});
+
+test('a setting comes from its flag, else its BOOKING_SEARCH_ variable, else the file; the file itself may be named by BOOKING_SEARCH_CONFIG', async (t) => {
+  const o = office(t, CREDENTIALS);
+  writeFileSync(o.config, `name = Datei\ndb = ${o.files.own}\ncredentials-file = ${join(o.dir, 'credentials')}\n`, {
+    mode: 0o600,
+  });
+  const status = async (args: string[], env: Record<string, string>): Promise<unknown> => {
+    const cli = await start(t, args, cleanEnv(env));
+    const reply = await request(`${cli.api}status`, as('mueller', 'm-geheim'));
+    await cli.stop();
+    return JSON.parse(reply.body);
+  };
+  assert.deepEqual(await status(['--config', o.config], {}), { name: 'Datei', version: '1.0' });
+  assert.deepEqual(await status([], { BOOKING_SEARCH_CONFIG: o.config }), { name: 'Datei', version: '1.0' });
+  assert.deepEqual(await status(['--config', o.config], { BOOKING_SEARCH_NAME: 'Umgebung' }), {
+    name: 'Umgebung',
+    version: '1.0',
+  });
+  assert.deepEqual(await status(['--config', o.config, '--name', 'Flagge'], { BOOKING_SEARCH_NAME: 'Umgebung' }), {
+    name: 'Flagge',
+    version: '1.0',
+  });
+
+  writeFileSync(o.config, `port = achtzig\ndb = ${o.files.own}\n`, { mode: 0o600 });
+  assertFails(
+    await run(['--config', o.config], cleanEnv({ BOOKING_SEARCH_USER: 'a', BOOKING_SEARCH_PASSWORD: 'b' })),
+    1,
+    `booking-search-server: ${o.config}:1: port must be a whole number from 0 to 65535, not 'achtzig'`,
+  );
+  assertFails(
+    await run(
+      ['--db', o.files.own],
+      cleanEnv({ BOOKING_SEARCH_WORKERS: 'viele', BOOKING_SEARCH_USER: 'a', BOOKING_SEARCH_PASSWORD: 'b' }),
+    ),
+    1,
+    "booking-search-server: BOOKING_SEARCH_WORKERS: --workers must be a whole number from 1 to 64, not 'viele'",
+  );
+});

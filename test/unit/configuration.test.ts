@@ -1,0 +1,244 @@
+// Where a setting comes from (a flag, a BOOKING_SEARCH_ variable, the configuration file)
+// and the file's books resolved, in-process: parseCommandLine with a parsed file, and
+// resolveBooks against credentials. Every problem names its file and line, or its variable.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+  CONFIG_KEYS,
+  type Command,
+  parseCommandLine,
+  readApp,
+  readTableNames,
+  type ServeCommand,
+} from '../../bin/args.js';
+import { parseConfig } from '../../bin/config-file.js';
+import { resolveBooks, variableName } from '../../bin/configuration.js';
+import { CliError } from '../../bin/errors.js';
+
+const FILE = '/etc/booking-search-server/books.conf';
+const USER = { BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: 'ge:heim' };
+const READERS = { readApp, readTableNames };
+
+function config(text: string) {
+  const parsed = parseConfig(text, FILE, CONFIG_KEYS);
+  assert.ok(parsed.ok, parsed.ok ? '' : parsed.message);
+  return parsed.config;
+}
+
+function outcome(run: () => unknown): unknown {
+  try {
+    return run();
+  } catch (error: unknown) {
+    if (!(error instanceof CliError)) throw error;
+    return { error: error.message, exitCode: error.exitCode };
+  }
+}
+
+const serve = (argv: string[], env: NodeJS.ProcessEnv, text?: string): ServeCommand => {
+  const command = parseCommandLine(argv, env, text === undefined ? undefined : config(text)) as Command;
+  assert.equal(command.command, 'serve');
+  return command as ServeCommand;
+};
+
+test('variableName: BOOKING_SEARCH_ and the flag in capitals, _ for -', () => {
+  assert.equal(variableName('port'), 'BOOKING_SEARCH_PORT');
+  assert.equal(variableName('max-auth-failures'), 'BOOKING_SEARCH_MAX_AUTH_FAILURES');
+  assert.equal(variableName('credentials-file'), 'BOOKING_SEARCH_CREDENTIALS_FILE');
+});
+
+test('the file may hold every option that takes a value, but not --config, --demo, --help, --version or --openapi', () => {
+  for (const key of [
+    'db',
+    'app',
+    'table-names',
+    'port',
+    'host',
+    'socket-mode',
+    'cors-origin',
+    'tls-min-version',
+    'send-timeout',
+  ]) {
+    assert.ok(CONFIG_KEYS.has(key), key);
+  }
+  for (const key of ['config', 'demo', 'help', 'version', 'openapi']) assert.ok(!CONFIG_KEYS.has(key), key);
+});
+
+test('a flag wins over its variable, the variable over the file; an empty variable is not set', () => {
+  const file = 'port = 1\nhost = ::1\nname = Datei\nworkers = 2\ndb = /srv/kasse.sqlite';
+  const command = serve(
+    ['--port', '3'],
+    { ...USER, BOOKING_SEARCH_PORT: '2', BOOKING_SEARCH_NAME: 'Umgebung', BOOKING_SEARCH_WORKERS: '' },
+    file,
+  );
+  assert.deepEqual(
+    { port: command.port, host: command.host, name: command.serviceName, workers: command.workers, db: command.db },
+    { port: 3, host: '::1', name: 'Umgebung', workers: 2, db: '/srv/kasse.sqlite' },
+  );
+  assert.equal(
+    serve([], { ...USER, BOOKING_SEARCH_DB: '/srv/env.sqlite' }).db,
+    '/srv/env.sqlite',
+    'a container needs no file',
+  );
+});
+
+test('a repeated option is one comma-separated value in a variable or the file', () => {
+  const fromFile = serve(['--db', 'x'], USER, 'cors-origin = https://a.example, https://b.example');
+  assert.deepEqual(fromFile.corsOrigins, ['https://a.example', 'https://b.example']);
+  const fromVariable = serve(['--db', 'x'], { ...USER, BOOKING_SEARCH_CORS_ORIGIN: 'https://c.example' });
+  assert.deepEqual(fromVariable.corsOrigins, ['https://c.example']);
+});
+
+test('a value refused is named where it was written: the flag (exit 2), the variable or the line of the file (exit 1)', () => {
+  const file = 'name = Kasse\nport = achtzig\ndb = /srv/kasse.sqlite';
+  assert.deepEqual(
+    outcome(() => parseCommandLine([], USER, config(file))),
+    {
+      error: `${FILE}:2: port must be a whole number from 0 to 65535, not 'achtzig'`,
+      exitCode: 1,
+    },
+  );
+  assert.deepEqual(
+    outcome(() => parseCommandLine(['--db', 'x'], { ...USER, BOOKING_SEARCH_LOG_FORMAT: 'xml' })),
+    {
+      error: "BOOKING_SEARCH_LOG_FORMAT: --log-format must be text or json, not 'xml'",
+      exitCode: 1,
+    },
+  );
+  assert.deepEqual(
+    outcome(() => parseCommandLine(['--port', 'x'], USER, config(file))),
+    {
+      error: "--port must be a whole number from 0 to 65535, not 'x' (see --help)",
+      exitCode: 2,
+    },
+  );
+  assert.deepEqual(
+    outcome(() => parseCommandLine([], USER, config('tls-cert = /a.pem\ndb = x'))),
+    {
+      error: `${FILE}:1: tls-cert and tls-key go together`,
+      exitCode: 1,
+    },
+  );
+});
+
+test('with [book NAME] sections, db, app, table-names and base-path belong in the sections', () => {
+  const books = '[book a]\ndb = /srv/a.sqlite\n';
+  assert.deepEqual(serve([], USER, books).books, [], 'resolved by the caller, once it has the credentials');
+  assert.deepEqual(
+    outcome(() => parseCommandLine([], USER, config(`base-path = /x\n${books}`))),
+    {
+      error: `${FILE}:1: base-path belongs in a [book NAME] section when the file has books`,
+      exitCode: 1,
+    },
+  );
+  assert.deepEqual(
+    outcome(() => parseCommandLine(['--db', 'y'], USER, config(books))),
+    {
+      error: 'give either --db or books in --config FILE, not both (see --help)',
+      exitCode: 2,
+    },
+  );
+  assert.deepEqual(
+    outcome(() => parseCommandLine([], { ...USER, BOOKING_SEARCH_APP: 'mmex' }, config(books))),
+    {
+      error: 'BOOKING_SEARCH_APP is set, but the books come from --config FILE; unset it (see --help)',
+      exitCode: 2,
+    },
+  );
+  assert.deepEqual(
+    outcome(() => parseCommandLine(['--demo'], USER, config(books))),
+    {
+      error: 'give either --demo or books in --config FILE, not both (see --help)',
+      exitCode: 2,
+    },
+  );
+  const single = serve(['--db', '/srv/k.sqlite', '--base-path', '/kasse/', '--name', 'Kasse'], USER);
+  assert.deepEqual(single.books, [
+    { name: 'Kasse', db: '/srv/k.sqlite', app: undefined, tables: {}, basePath: '/kasse', users: undefined },
+  ]);
+});
+
+const CREDENTIALS = [
+  { username: 'mueller', password: 'a' },
+  { username: 'buero', password: 'b' },
+];
+
+test('resolveBooks: each book with its file, mapping, base path and users', () => {
+  const books = resolveBooks(
+    config(
+      [
+        '[book mueller]',
+        'db = /srv/m.sqlite',
+        'base-path = /mueller/',
+        'users = mueller, buero',
+        '[book schmidt]',
+        'db = /srv/s.mmb',
+        'app = mmex',
+        'base-path = /schmidt',
+        '[book kasse]',
+        'db = /srv/k.sqlite',
+        'table-names = entries=kasse',
+      ].join('\n'),
+    ),
+    CREDENTIALS,
+    READERS,
+  );
+  assert.deepEqual(books, [
+    {
+      name: 'mueller',
+      db: '/srv/m.sqlite',
+      app: undefined,
+      tables: {},
+      basePath: '/mueller',
+      users: ['mueller', 'buero'],
+    },
+    { name: 'schmidt', db: '/srv/s.mmb', app: 'mmex', tables: {}, basePath: '/schmidt', users: undefined },
+    { name: 'kasse', db: '/srv/k.sqlite', app: 'own', tables: { entries: 'kasse' }, basePath: '', users: undefined },
+  ]);
+});
+
+const BOOK_PROBLEMS: Array<[text: string, message: string]> = [
+  ['[book a]\nbase-path = /a', `${FILE}:1: book 'a' has no db = FILE`],
+  [
+    '[book a]\ndb = x\napp = quicken',
+    `${FILE}:3: app must be one of own, actual, mmex, gnucash, kmymoney, not 'quicken'`,
+  ],
+  [
+    '[book a]\ndb = x\ntable-names = entries=1x',
+    `${FILE}:3: table-names: '1x' is not an SQL name such as kasse or temp.kasse`,
+  ],
+  [
+    '[book a]\ndb = x\napp = mmex\ntable-names = entries=k',
+    `${FILE}:3: table-names is for app own; app mmex reads the application's own tables`,
+  ],
+  ['[book a]\ndb = x\nbase-path = kasse', `${FILE}:3: base-path must be a path such as /mueller, not 'kasse'`],
+  [
+    '[book a]\ndb = x\nbase-path = /k\n[book b]\ndb = y\nbase-path = /k/',
+    `${FILE}:6: base-path /k is already the one of the book on line 1`,
+  ],
+  [
+    '[book a]\ndb = x\n[book b]\ndb = y',
+    `${FILE}:3: the base path "" (none given) is already the one of the book on line 1`,
+  ],
+  ['[book a]\ndb = x\nusers = mueller, weber', `${FILE}:3: user 'weber' is not in the credentials`],
+  [
+    '[book a]\ndb = x\nusers = mueller,, buero',
+    `${FILE}:3: users takes names separated by commas, such as mueller, buero`,
+  ],
+  ['[book a]\ndb = x\nusers = buero, buero', `${FILE}:3: user 'buero' is named twice`],
+  ['[book "Müller"]\ndb = x', `${FILE}:1: the book's name 'Müller' must be 1 to 100 printable ASCII characters`],
+];
+
+for (const [text, message] of BOOK_PROBLEMS) {
+  test(`resolveBooks: ${JSON.stringify(text).slice(0, 70)} → ${message.slice(FILE.length + 1)}`, () => {
+    assert.deepEqual(
+      outcome(() => resolveBooks(config(text), CREDENTIALS, READERS)),
+      { error: message, exitCode: 1 },
+    );
+  });
+}
+
+test('resolveBooks without credentials (check, where they cannot be read) does not judge the users', () => {
+  const [book] = resolveBooks(config('[book a]\ndb = x\nusers = weber'), undefined, READERS);
+  assert.deepEqual(book?.users, ['weber']);
+});
