@@ -27,6 +27,7 @@ import { readCredentialsFile } from './credentials.js';
 import { describeDatabaseError, ensureDatabaseFile, journalOf, notReadableNow, openDatabase } from './database-file.js';
 import { CliError } from './errors.js';
 import { judgeDatabaseFile } from './file-safety.js';
+import { logValue, MAX_LINE_CHARACTERS } from './log.js';
 
 /** The verdict on the typical search's plan: by the mapping's window index where it names one. */
 function describePlan(plan: string[], mapping: Mapping): string {
@@ -282,7 +283,13 @@ export function reportOnBooks(command: ServeCommand, credentialsProblem: string 
   return write(summary, unfit.length === 0 && problem === undefined ? 0 : 1);
 }
 
+/**
+ * The report, a line each: dates, names and sentences from the file (an account name, a
+ * booking's date) are printed escaped and bounded (bin/log.ts), never as terminal control
+ * sequences or lines of their own.
+ */
 function write(lines: string[], code: number): number {
-  process.stdout.write(`${lines.join('\n')}\n`);
+  const shown = lines.map((line) => logValue(line, MAX_LINE_CHARACTERS, { quotes: false }));
+  process.stdout.write(`${shown.join('\n')}\n`);
   return code;
 }

@@ -63,6 +63,14 @@ const UNSAFE_IN_LOG =
 const SHORT_ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '"': '\\"', '\\': '\\\\' };
 /** The most characters (code points) of one value a log line shows, unless told otherwise. */
 export const MAX_LOGGED_CHARACTERS = 100;
+/**
+ * The most characters of one whole line, whatever it holds: every line through `logLine`
+ * and `logInfo`, and every line `check` prints, is passed through `logValue` (with
+ * `quotes: false`) as a last guard, so that a text from the database file that reached a
+ * message unescaped (an SQLite error quoting a view's name, a booking's id in an error)
+ * can neither start a line of its own nor send a terminal control sequence.
+ */
+export const MAX_LINE_CHARACTERS = 8_192;
 
 /**
  * `value` made fit for one log line, for every value that did not come from this program:
@@ -73,8 +81,10 @@ export const MAX_LOGGED_CHARACTERS = 100;
  * and `\` as `\"` and `\\`. Beyond `max` code points it is cut (never inside a character)
  * and ends with `…(+N)`, N the code points left out, so that a hostile value cannot make a
  * line of any length. Everything else, umlauts and emoji included, stays as it is.
+ * `quotes: false` leaves `"` and `\` as they are: for a whole line this program wrote,
+ * whose quotes are its own.
  */
-export function logValue(value: string, max = MAX_LOGGED_CHARACTERS): string {
+export function logValue(value: string, max = MAX_LOGGED_CHARACTERS, { quotes = true } = {}): string {
   let shown = value;
   let left = 0;
   if (value.length > max) {
@@ -85,6 +95,7 @@ export function logValue(value: string, max = MAX_LOGGED_CHARACTERS): string {
     }
   }
   const escaped = shown.replace(UNSAFE_IN_LOG, (character) => {
+    if (!quotes && (character === '"' || character === '\\')) return character;
     const short = SHORT_ESCAPES[character];
     if (short !== undefined) return short;
     const code = character.charCodeAt(0);
@@ -103,8 +114,9 @@ function userForLog(user: string | undefined, json: boolean): string {
   return json || (value !== '' && value !== '-' && !value.includes(' ')) ? value : `"${value}"`;
 }
 
-function formatMessage(message: string, level: LogLevel, journal: boolean): string {
+function formatMessage(text: string, level: LogLevel, journal: boolean): string {
   const priority = journal ? PRIORITY[level] : '';
+  const message = logValue(text, MAX_LINE_CHARACTERS, { quotes: false });
   return format === 'json'
     ? `${priority}${JSON.stringify({ time: isoTime(), level, message })}\n`
     : `${priority}${isoTime()} ${message}\n`;

@@ -15,18 +15,18 @@ export function formatSearchResult({ count, rows }: SearchRows): string {
   // `count` and `id` are written as they are: anything but an integer (a view can hand
   // over a text id) would make the text invalid JSON, so it becomes the search's 500.
   // So does a row whose date or amount breaks the contract (below).
-  if (!Number.isSafeInteger(count)) throw new RangeError(`count is not an integer: ${String(count)}`);
+  if (!Number.isSafeInteger(count)) throw new RangeError(`count is not an integer: ${shown(count)}`);
   let bookings = '';
   for (const [id, date, amountCents, subject, category, paymentMethod] of rows) {
-    if (!Number.isSafeInteger(id)) throw new RangeError(`booking id is not an integer: ${String(id)}`);
+    if (!Number.isSafeInteger(id)) throw new RangeError(`booking id is not an integer: ${shown(id)}`);
     // docs/API.md: never a `datum` that is not a date, never an amount that is not whole
     // cents. The mapping (or the file) is wrong; the search answers its 500, with this
     // reason in the log, rather than a wrong answer.
     if (typeof date !== 'string' || !DATE.test(date)) {
-      throw new RangeError(`booking ${id}: the date ${JSON.stringify(date)} is not a YYYY-MM-DD date`);
+      throw new RangeError(`booking ${id}: the date ${shown(date)} is not a YYYY-MM-DD date`);
     }
     if (!Number.isSafeInteger(amountCents)) {
-      throw new RangeError(`booking ${id}: the amount ${String(amountCents)} is not a whole number of cents`);
+      throw new RangeError(`booking ${id}: the amount ${shown(amountCents)} is not a whole number of cents`);
     }
     if (bookings !== '') bookings += ',';
     // docs/API.md, Sign convention: betrag = -amount_cents / 100.
@@ -36,4 +36,16 @@ export function formatSearchResult({ count, rows }: SearchRows): string {
     bookings += '}';
   }
   return `{"anzahl":${count},"buchungen":[${bookings}]}`;
+}
+
+// A value from the file in an error message: a text at most this long, quoted as JSON (a
+// text id or date can be of any length and hold any character; the CLI escapes what it logs).
+const SHOWN_CHARACTERS = 100;
+
+function shown(value: unknown): string {
+  if (typeof value === 'string') {
+    return JSON.stringify(value.length > SHOWN_CHARACTERS ? `${value.slice(0, SHOWN_CHARACTERS)}…` : value);
+  }
+  if (value instanceof Uint8Array) return `a blob of ${value.length} bytes`;
+  return String(value);
 }

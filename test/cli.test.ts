@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { Agent, get as httpGet } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { assertFails, BIN, cleanEnv, run, sha256, start, TIME, USER } from './support/cli-helpers.js';
 import {
@@ -190,6 +190,55 @@ test('a failed login logs the username it tried, escaped and bounded, never the 
         : ['bank-import', `"${escaped}"`, long, '""', 'bank\\u202eimport'],
     );
   }
+});
+
+/**
+ * The fixture's bookings under the name `kasse`, whose id column takes any value, with a
+ * booking whose text id would forge an access-log line and one whose date carries
+ * terminal control sequences.
+ */
+function bookWithHostileValues(t: TestContext): { file: string; writeHostileValues: () => void } {
+  const file = buildDatabase(t);
+  const db = new Database(file);
+  db.exec(`CREATE TABLE kasse (id, date, amount_cents, subject, category_id, payment_method_id);
+    INSERT INTO kasse SELECT * FROM entries;`);
+  db.close();
+  const writeHostileValues = (): void => {
+    const writer = new Database(file);
+    writer.exec(`INSERT INTO kasse VALUES ('A' || char(10) || '${FORGED_LINE}', '2026-03-14', 435, 'x', NULL, NULL);
+      INSERT INTO kasse VALUES (9999, '2026-12-3' || char(27) || '[31m1' || char(27) || ']0;pwned' || char(7), 100, 'y', NULL, NULL);`);
+    writer.close();
+  };
+  return { file, writeHostileValues };
+}
+const FORGED_LINE = '2026-11-24T08:00:00.000Z 10.0.0.1 kasse GET /api/v1/buchungen 200 0.1ms';
+// Control characters but the newline that ends each line, and C1 controls.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: what must never be printed.
+const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
+
+test('a value from the file cannot forge a log line: a text id holding a newline is logged escaped, in the one line of its 500', async (t) => {
+  const { file, writeHostileValues } = bookWithHostileValues(t);
+  // Written by the application while the service runs (a file that has them is not served).
+  const server = await start(t, ['--db', file, '--table-names', 'entries=kasse']);
+  writeHostileValues();
+  const failed = await get(`${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`);
+  assert.equal(failed.status, 500);
+  const stopped = await server.stop();
+  assert.doesNotMatch(stopped.stderr, CONTROL);
+  const errors = stopped.stderr.split('\n').filter((line) => line.includes('error in GET'));
+  assert.equal(errors.length, 1, stopped.stderr);
+  assert.ok(errors[0]?.endsWith(`booking id is not an integer: "A\\n${FORGED_LINE}"`), errors[0]);
+  assert.ok(!stopped.stderr.split('\n').some((line) => line.startsWith(FORGED_LINE)));
+  assert.ok(!stopped.stdout.split('\n').some((line) => line.startsWith(FORGED_LINE)));
+});
+
+test('check prints values from the file escaped: no control character reaches the terminal, no line of its own', async (t) => {
+  const { file, writeHostileValues } = bookWithHostileValues(t);
+  writeHostileValues();
+  const result = await run(['check', '--db', file, '--table-names', 'entries=kasse']);
+  assert.doesNotMatch(result.stdout, CONTROL);
+  assert.match(result.stdout, /^Bookings: 22, dated 2024-02-29 to 2026-12-3\\x1b\[31m1\\x1b\]0;pwned\\x07\.$/m);
+  assert.ok(!result.stdout.split('\n').some((line) => line.startsWith(FORGED_LINE)), result.stdout);
 });
 
 test('the access log is written in batches yet loses nothing: a line shows on a quiet service, and a burst ended by SIGTERM logs every request once', async (t) => {

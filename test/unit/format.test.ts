@@ -47,5 +47,5 @@ test('a view whose id is text answers the search 500, not 200 with {"id":A-17} (
     headers: { authorization: AUTH },
   });
   assertReply(reply, 500, { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'search_failed' });
-  assert.match(String(causes[0]), /booking id is not an integer: A-17/);
+  assert.match(String(causes[0]), /booking id is not an integer: "A-17"/);
 });

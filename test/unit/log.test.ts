@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { logValue, MAX_LOGGED_CHARACTERS } from '../../bin/log.js';
+import { logValue, MAX_LINE_CHARACTERS, MAX_LOGGED_CHARACTERS } from '../../bin/log.js';
 
 test('logValue escapes what could break or forge a line, and leaves the rest as it is', () => {
   const cases: Array<[string, string]> = [
@@ -29,4 +29,16 @@ test('logValue bounds a value by code points, never cutting a character in two, 
   assert.equal(logValue('🧾'.repeat(150)), `${'🧾'.repeat(100)}…(+50)`);
   assert.equal(logValue('\n'.repeat(10), 4), '\\n\\n\\n\\n…(+6)');
   assert.equal(logValue('abcdef', 3), 'abc…(+3)');
+});
+
+test('logValue with quotes: false, for a whole line: the line keeps its own quotes and backslashes, a newline or escape from the file is escaped', () => {
+  const line = `error in GET /api/v1/buchungen: RangeError: booking id is not an integer: "A\n2026-11-24T08:00:00.000Z forged" \\ \u001b[2J`;
+  assert.equal(
+    logValue(line, MAX_LINE_CHARACTERS, { quotes: false }),
+    'error in GET /api/v1/buchungen: RangeError: booking id is not an integer: "A\\n2026-11-24T08:00:00.000Z forged" \\ \\x1b[2J',
+  );
+  assert.equal(
+    logValue('x'.repeat(MAX_LINE_CHARACTERS + 5), MAX_LINE_CHARACTERS, { quotes: false }).length,
+    MAX_LINE_CHARACTERS + 5,
+  );
 });
