@@ -45,26 +45,26 @@ const CATEGORY = `(WITH RECURSIVE up(parent, path, depth) AS (
   SELECT path FROM up ORDER BY depth DESC LIMIT 1)`;
 
 // The cents MMEX shows for the REAL `column`: fmt's "{:.2f}" of column + 1e-10, which
-// rounds the binary number exactly, a tie to even. Far from a half cent (every amount in
-// whole cents and most others) that is round(a × 100), whose error is below 2^-16 for
-// a < 10^9. Near one, exactly in integers: a = i + f, f = m / 2^52 + m2 / 2^104 (both
-// exact for a ≥ 2^-52; a ≥ 1e-10 here), and f × 100 compared with the half cent.
+// rounds the binary number exactly, a tie to even. Where column × 100 lies farther than
+// 0.4999 from a half (every amount in whole cents, and most others), that is round(column
+// × 100): for |column| ≤ 10^9 its error is below 2^-16, and 1e-10 moves it by 10^-8, so
+// neither crosses the half. Near a half, exactly in integers: a = |column + 1e-10| = i + f,
+// f = m / 2^52 + m2 / 2^104 (both exact for a ≥ 2^-52), f × 100 compared with the half.
 const TWO52 = '4503599627370496';
 const HALF = '2251799813685248';
 const TWO104 = '20282409603651670423947251286016';
 export const shownCents = (column: string): string => {
   const x = `(${column} + 1e-10)`;
-  const a = `abs${x}`;
   const exact = `(SELECT i * 100 + q + CASE WHEN r > ${HALF} THEN 1 WHEN r < ${HALF} - 100 THEN 0
       WHEN (r - ${HALF}) * ${TWO52} + m2 * 100 > 0 THEN 1 WHEN (r - ${HALF}) * ${TWO52} + m2 * 100 < 0 THEN 0
       ELSE q % 2 END
     FROM (SELECT i, m * 100 / ${TWO52} AS q, m * 100 % ${TWO52} AS r,
                  CAST((f - m / ${TWO52}.0) * ${TWO104}.0 AS INTEGER) AS m2
       FROM (SELECT i, f, CAST(f * ${TWO52}.0 AS INTEGER) AS m
-        FROM (SELECT CAST(a AS INTEGER) AS i, a - CAST(a AS INTEGER) AS f FROM (SELECT ${a} AS a)))))`;
-  const nearHalf = `${a} >= 1e9 OR abs(${a} * 100 - CAST(${a} * 100 AS INTEGER) - 0.5) <= 0.0001`;
-  return `(CASE WHEN ${x} < 0 THEN -1 ELSE 1 END
-    * CASE WHEN ${nearHalf} THEN ${exact} ELSE CAST(round(${a} * 100) AS INTEGER) END)`;
+        FROM (SELECT CAST(a AS INTEGER) AS i, a - CAST(a AS INTEGER) AS f FROM (SELECT abs${x} AS a)))))`;
+  return `(CASE WHEN ${column} * 100 - round(${column} * 100) BETWEEN -0.4999 AND 0.4999 AND ${column} BETWEEN -1e9 AND 1e9
+      THEN CAST(round(${column} * 100) AS INTEGER)
+      ELSE CASE WHEN ${x} < 0 THEN -1 ELSE 1 END * ${exact} END)`;
 };
 const cents = shownCents;
 const subject = (counterpart: string): string => `

@@ -23,5 +23,5 @@ export function mmexShownCents(amount: number): number {
     const twice = 2n * (hundred % unit);
     if (twice > unit || (twice === unit && cents % 2n === 1n)) cents += 1n;
   }
-  return (x < 0 ? -1 : 1) * Number(cents);
+  return x < 0 && cents > 0n ? -Number(cents) : Number(cents);
 }

@@ -28,6 +28,8 @@ test("shownCents: amounts with more decimals as MMEX shows them (fmt's {:.2f} of
     [0.1 + 0.2, 30],
     [0, 0],
     [1_234_567.89, 123_456_789],
+    [-1.005, -100], // never stored by MMEX itself: -1.005 + 1e-10 is -1.0049999999
+    [-4.35, -435],
   ];
   for (const [amount, cents] of cases) {
     assert.equal(shown.get({ amount }), cents, String(amount));
@@ -48,5 +50,6 @@ test('shownCents agrees with the exact binary rounding on 100,000 amounts of up 
         ? Math.floor(next() * magnitude) + (HALF_CENTS[Math.floor(next() * HALF_CENTS.length)] as number)
         : Math.round(next() * magnitude * 10 ** decimals) / 10 ** decimals;
     assert.equal(shown.get({ amount }), mmexShownCents(amount), String(amount));
+    assert.equal(shown.get({ amount: -amount }), mmexShownCents(-amount), String(-amount));
   }
 });
