@@ -52,9 +52,9 @@ export interface ServeCommand {
   /** The credentials file, read again on SIGHUP; `undefined` when they come from elsewhere. */
   credentialsFile: string | undefined;
   maxAuthFailures: number;
-  maxUserAuthFailures: number;
-  maxGlobalAuthFailures: number;
-  maxUnauthenticatedRequests: number;
+  maxUserFailures: number;
+  maxGlobalFailures: number;
+  maxUnauthenticated: number;
   authFailureWindowMs: number;
   /** Peers whose X-Forwarded-For names the client: IP addresses, and `unix` with --socket. */
   trustProxy: string[];
@@ -282,15 +282,9 @@ function interpret(
   // Every flag is checked (exit 2) before the credentials are read (exit 1).
   const port = wholeNumber('--port', values.port, 8080, 0, 65_535);
   const maxAuthFailures = wholeNumber('--max-auth-failures', values['max-auth-failures'], 10, 0, 1_000_000);
-  const maxUserAuthFailures = wholeNumber('--max-user-failures', values['max-user-failures'], 50, 0, 1_000_000);
-  const maxGlobalAuthFailures = wholeNumber('--max-global-failures', values['max-global-failures'], 100, 0, 1_000_000);
-  const maxUnauthenticatedRequests = wholeNumber(
-    '--max-unauthenticated',
-    values['max-unauthenticated'],
-    100,
-    0,
-    1_000_000,
-  );
+  const maxUserFailures = wholeNumber('--max-user-failures', values['max-user-failures'], 50, 0, 1_000_000);
+  const maxGlobalFailures = wholeNumber('--max-global-failures', values['max-global-failures'], 100, 0, 1_000_000);
+  const maxUnauthenticated = wholeNumber('--max-unauthenticated', values['max-unauthenticated'], 100, 0, 1_000_000);
   const authFailureWindowMs = 1000 * wholeNumber('--auth-failure-window', values['auth-failure-window'], 60, 1, 86_400);
   const workers = wholeNumber('--workers', values.workers, 1, 1, 64);
   const timeouts = readTimeouts(values);
@@ -351,9 +345,9 @@ function interpret(
     credentialsFrom: credentials.from,
     credentialsFile: credentials.from === 'file' ? values['credentials-file'] : undefined,
     maxAuthFailures,
-    maxUserAuthFailures,
-    maxGlobalAuthFailures,
-    maxUnauthenticatedRequests,
+    maxUserFailures,
+    maxGlobalFailures,
+    maxUnauthenticated,
     authFailureWindowMs,
     trustProxy: socket === undefined ? trustProxy : ['unix'],
     socket,

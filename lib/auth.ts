@@ -32,22 +32,25 @@ export function parseBasicAuth(header: string | undefined): GivenCredentials | u
   return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
-/** No credentials in the header (none, another scheme, malformed): challenged, not counted. */
-export const MISSING = 0;
 /** A username and password as sent (RFC 7617). */
 export interface GivenCredentials {
   username: string;
   password: string;
 }
+/** Accepted credentials: the user they name (one object per configured user, never copied). */
+export interface Accepted {
+  readonly kind: 'user';
+  readonly user: string;
+}
 /** Well-formed Basic credentials that do not match: a failed authentication. */
-export const REJECTED = 1;
+export const REJECTED = Object.freeze({ kind: 'rejected' } as const);
 /** A password hash must be checked: call `verify`. */
-export const PENDING = 2;
+export const PENDING = Object.freeze({ kind: 'pending' } as const);
 /** Too many hash checks wait already: answered without a check. */
-export const BUSY = 3;
+export const BUSY = Object.freeze({ kind: 'busy' } as const);
 
-/** The user whose credentials were accepted, or why not. */
-export type Verdict = string | typeof MISSING | typeof REJECTED | typeof PENDING | typeof BUSY;
+/** The verdict on credentials: the user, or why not. */
+export type Verdict = Accepted | typeof REJECTED | typeof PENDING | typeof BUSY;
 /** A verdict after the hash check: never `PENDING`. */
 export type Settled = Exclude<Verdict, typeof PENDING>;
 
@@ -60,9 +63,9 @@ export interface AuthenticatorLimits {
 export interface Authenticator {
   /**
    * The verdict without waiting: the user, when a plain password or a remembered
-   * verification matches; `PENDING` when a hash must be checked.
+   * verification matches; `REJECTED` or, when a hash must be checked, `PENDING`.
    */
-  check(given: GivenCredentials, header?: string): Verdict;
+  check(given: GivenCredentials, header?: string): Exclude<Verdict, typeof BUSY>;
   /**
    * Checks a hash for credentials `check` called `PENDING`; `done` gets the user, `REJECTED`
    * or `BUSY`. A waiting check whose clients have all `gone` is dropped without an answer.
@@ -73,7 +76,7 @@ export interface Authenticator {
    * `verify` remember the `header` they were given once it is accepted), or `undefined`:
    * then parse it and call `check`. Saves the parsing on a client's later requests.
    */
-  recall(header: string | undefined): string | undefined;
+  recall(header: string | undefined): Accepted | undefined;
   /** Takes new users; remembered verifications are forgotten. */
   replaceUsers(users: readonly ConfiguredUser[]): void;
 }
@@ -92,16 +95,17 @@ interface Users {
   /** SHA-256 of each plain password; `undefined` for a hashed user. */
   passwords: Array<Buffer | undefined>;
   hashes: Array<PasswordHash | undefined>;
-  usernames: string[];
+  /** The verdict that accepts each user. */
+  accepted: Accepted[];
   /**
    * One hash with each hashed user's parameters that no password matches: an unknown user,
    * or a plain user's wrong password, is checked against one of them (empty: no hashes).
    */
   dummies: PasswordHash[];
-  /** Verified credentials: SHA-256 of a secret, user and password → username. Forgotten with these users. */
-  verified: Map<string, string>;
-  /** Headers that carried verified credentials: SHA-256 of a secret and the header → username. */
-  spellings: Map<string, string>;
+  /** Verified credentials: SHA-256 of a secret, user and password → the user. Forgotten with these users. */
+  verified: Map<string, Accepted>;
+  /** Headers that carried verified credentials: SHA-256 of a secret and the header → the user. */
+  spellings: Map<string, Accepted>;
   /** Credentials being checked now (the same key) → who waits for the verdict. */
   checking: Map<string, Waiter[]>;
 }
@@ -154,12 +158,12 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
     return found;
   }
 
-  function recall(header: string | undefined): string | undefined {
+  function recall(header: string | undefined): Accepted | undefined {
     if (header === undefined || header.length > MAX_HEADER_LENGTH) return undefined;
     return users.spellings.get(oneShotSha256(cacheSecret + header));
   }
 
-  function check(given: GivenCredentials, header?: string): Verdict {
+  function check(given: GivenCredentials, header?: string): Exclude<Verdict, typeof BUSY> {
     const current = users;
     // Credentials verified before are answered from memory: one keyed digest instead of
     // the digests below and, for a hash, a check. A miss tells the sender nothing: only
@@ -182,7 +186,7 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
       if ((Number(userMatches) & Number(passwordMatches) & Number(expected !== undefined)) === 1) accepted = i;
     }
     if (accepted === -1) return current.dummies.length === 0 ? REJECTED : PENDING;
-    const user = current.usernames[accepted] as string;
+    const user = current.accepted[accepted] as Accepted;
     remember(current, key, user, header);
     return user;
   }
@@ -222,8 +226,8 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
           for (const waiter of answer) retry(given, waiter);
           return;
         }
-        const verdict = matches && own !== undefined ? (current.usernames[index] as string) : REJECTED;
-        if (verdict !== REJECTED) remember(current, key, verdict, header);
+        const verdict = matches && own !== undefined ? (current.accepted[index] as Accepted) : REJECTED;
+        if (verdict.kind === 'user') remember(current, key, verdict, header);
         for (const waiter of answer) waiter.done(verdict);
       });
       return true;
@@ -242,17 +246,17 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
 
   function retry(given: GivenCredentials, { done, gone }: Waiter): void {
     const verdict = check(given);
-    if (verdict === PENDING) verify(given, done, gone);
+    if (verdict.kind === 'pending') verify(given, done, gone);
     else done(verdict);
   }
 
-  function remember(current: Users, key: string, user: string, header: string | undefined): void {
+  function remember(current: Users, key: string, user: Accepted, header: string | undefined): void {
     bounded(current.verified, key, user);
     if (header !== undefined) bounded(current.spellings, oneShotSha256(cacheSecret + header), user);
   }
 
   /** `map.set(key, value)`, forgetting the oldest entry beyond `maxVerifiedCredentials`. */
-  function bounded(map: Map<string, string>, key: string, value: string): void {
+  function bounded(map: Map<string, Accepted>, key: string, value: Accepted): void {
     if (map.size >= limits.maxVerifiedCredentials && !map.has(key)) {
       const oldest = map.keys().next();
       if (oldest.done !== true) map.delete(oldest.value);
@@ -275,7 +279,7 @@ function prepare(list: readonly ConfiguredUser[]): Users {
     names: list.map((user) => digest(user.username)),
     passwords: list.map((user) => (user.kind === 'password' ? digest(user.password) : undefined)),
     hashes: list.map((user) => (user.kind === 'hash' ? user.hash : undefined)),
-    usernames: list.map((user) => user.username),
+    accepted: list.map((user): Accepted => ({ kind: 'user', user: user.username })),
     dummies: list.flatMap((user) => (user.kind === 'hash' ? [dummyHash(user.hash)] : [])),
     verified: new Map(),
     spellings: new Map(),

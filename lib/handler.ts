@@ -3,24 +3,26 @@
 //   1. outside `{basePath}/api/` with a `next`: handed on untouched;
 //   2. a bad Host (none in HTTP/1.1, or two) or an unusable target: 400;
 //   3. a CORS preflight on one of the two paths: 204, before anything else is looked at;
-//   4. throttle (429), then authenticate (401; too many hash checks waiting: 429);
+//   4. the login, throttle and credentials in one call (lib/login.ts): 401, or 429 from the
+//      throttle or a full queue of hash checks, or 503 when a hash check comes too late;
 //   5. path (404), method (405), then the endpoint: /status at once, a search validated
 //      (400) and answered.
 //
 // Two steps may finish in a later turn of the event loop: checking a password hash (on
-// libuv's thread pool, lib/auth.ts) and the search, when other searches wait (queued into
+// libuv's thread pool, lib/auth.ts, through the login) and the search, when other searches wait (queued into
 // one read transaction with the other searches of a turn, lib/search/). Each hop catches
 // its own errors, so that every request still ends in one answer.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from 'better-sqlite3';
-import { BUSY, challenge, createAuthenticator, PENDING, parseBasicAuth, REJECTED, type Settled } from './auth.js';
+import { challenge, createAuthenticator } from './auth.js';
 import { clientAddress, throttleKey, trustedPeers } from './client-address.js';
 import { admit } from './connection.js';
 import { createCors } from './cors.js';
 import { validateCredentials } from './credentials.js';
 import { isNotReadableNow } from './errors.js';
 import { EMPTY_RESULT, formatSearchResult } from './format.js';
+import { createLogin, type LoginVerdict } from './login.js';
 import { badQuery, ERRORS } from './messages.js';
 import { resolveMapping, resolveOptions, validateDatabase } from './options.js';
 import { hasBadHost } from './protocol-errors.js';
@@ -37,13 +39,8 @@ export const API_VERSION = '1.0';
 
 const ALLOWED_METHODS = ['Allow', 'GET, HEAD'] as const;
 // Try again in a second (docs/API.md): a database that is busy or cannot be read now, too
-// many hash checks waiting (Credentials), too many searches of one client waiting
-// ("Searches, the application's writer and other clients").
+// many searches of one client waiting ("Searches, the application's writer and other clients").
 const RETRY_IN_A_SECOND = ['Retry-After', '1'] as const;
-// A request waits for its password-hash check at most this long (docs/API.md, Credentials),
-// and never until the idle timeout of its socket (node:http's server.setTimeout, the CLI's
-// --send-timeout) would close its connection without an answer.
-export const MAX_HASH_WAIT_MS = 10_000;
 
 /**
  * A node:http request handler for the booking search over `db`.
@@ -60,16 +57,7 @@ export function createHandler(
   const mapping = resolveMapping(settings.app, settings.tables);
   const search = createBookingSearch(validateDatabase(db, mapping), mapping);
   const authenticator = createAuthenticator(validateCredentials(credentials), settings);
-  const throttle = createThrottle({
-    maxFailures: settings.maxAuthFailures,
-    maxUserFailures: settings.maxUserAuthFailures,
-    maxGlobalFailures: settings.maxGlobalAuthFailures,
-    maxUnauthenticated: settings.maxUnauthenticatedRequests,
-    windowMs: settings.authFailureWindowMs,
-    maxAddresses: settings.maxTrackedAddresses,
-    maxKnownClients: settings.maxKnownClients,
-    now: settings.now,
-  });
+  const login = createLogin(authenticator, createThrottle(settings));
   const cors = createCors(settings.corsOrigins);
   const { basePath, onError } = settings;
   const trusted = trustedPeers(settings.trustProxy === false ? [] : settings.trustProxy);
@@ -97,110 +85,34 @@ export function createHandler(
         return sendError(res, ERRORS.tooManyUnanswered, [...RETRY_IN_A_SECOND, 'Connection', 'close']);
       }
       const preflight = !badRequest && (path === statusPath || path === searchPath) ? cors.preflight(req) : undefined;
-      // A preflight carries no credentials: never a failed login, but one of the requests
-      // without credentials, so that a flood of them ends like any other (a browser sends
-      // its credentials next, and that login clears the count).
-      const flood =
-        preflight === undefined ? 0 : throttle.recordUnauthenticated(throttleKey(clientAddress(req, trusted)));
-      if (preflight !== undefined && flood === 0) return sendNoContent(res, preflight);
+      const flood = preflight === undefined ? undefined : login.preflight(throttleKey(clientAddress(req, trusted)));
+      if (preflight !== undefined && flood === undefined) return sendNoContent(res, preflight);
       addToEveryResponse(res, cors.responseHeaders(req));
-      if (flood > 0) return throttled(res, flood);
+      if (flood !== undefined) return refuse(res, flood);
       if (badRequest) return sendError(res, ERRORS.badRequest, ['Connection', 'close']);
-      const exchange: Exchange = {
-        req,
-        res,
-        path,
-        query: mark === -1 ? '' : url.slice(mark + 1),
-        facts: recordFacts(req, clientAddress(req, trusted)),
-      };
-      authenticate(exchange);
+      const facts = recordFacts(req, clientAddress(req, trusted));
+      // An IPv6 client counts by its /64 (docs/API.md, Throttling), in the throttle and the queue of searches.
+      const client = throttleKey(facts.clientAddress);
+      const exchange: Exchange = { req, res, path, query: mark === -1 ? '' : url.slice(mark + 1), facts, client };
+      const verdict = login(req.headers.authorization, client, req.socket);
+      // A password hash is checked off the event loop: the answer follows in a later turn.
+      if (verdict instanceof Promise)
+        verdict.then((late) => route(exchange, late)).catch((error) => fail(error, req, res));
+      else route(exchange, verdict);
     } catch (error: unknown) {
       fail(error, req, res);
     }
   }
 
-  /**
-   * Throttle, then credentials (docs/API.md, Throttling); a password hash is checked off the
-   * event loop, counted as a failure while it runs so that parallel guesses see it.
-   */
-  function authenticate(exchange: Exchange): void {
-    const { req, res, facts } = exchange;
-    const address = throttleKey(facts.clientAddress);
-    const blocked = throttle.retryAfter(address);
-    if (blocked > 0) return throttled(res, blocked);
-    const header = req.headers.authorization;
-    // A header that carried accepted credentials before, spelled the same: no parsing. The
-    // budgets hold for it as for any credentials.
-    const recalled = authenticator.recall(header);
-    if (recalled !== undefined) {
-      const wait = throttle.budgetRetryAfter(recalled, address);
-      if (wait > 0) return throttled(res, wait);
-      return afterAuthentication(exchange, recalled, address);
-    }
-    const given = parseBasicAuth(header);
-    // The access log names the user a failed login tried (bin/log.ts escapes it).
-    facts.attempted = given?.username;
-    if (given === undefined) {
-      // No credentials: challenged, not a failure; a flood of them is cut off.
-      const wait = throttle.recordUnauthenticated(address);
-      if (wait > 0) return throttled(res, wait);
-      return sendError(res, ERRORS.unauthorized, challengeHeader);
-    }
-    // The username's or the global budget is spent: only clients that logged in from this
-    // address before are checked, everyone else waits for the window without a check.
-    const budget = throttle.budgetRetryAfter(given.username, address);
-    if (budget > 0) return throttled(res, budget);
-    const verdict = authenticator.check(given, header);
-    if (verdict !== PENDING) {
-      if (verdict === REJECTED) throttle.recordFailure(address, given.username);
-      return afterAuthentication(exchange, verdict, address);
-    }
-    throttle.recordFailure(address, given.username);
-    // Every request gets an answer (docs/API.md, Credentials): one whose check has not come
-    // by the deadline is answered 503 with Retry-After, and its place in the queue given up.
-    let answered = false;
-    const deadline = setTimeout(() => {
-      answered = true;
-      try {
-        sendError(res, ERRORS.busyTimeout, RETRY_IN_A_SECOND);
-      } catch (error: unknown) {
-        fail(error, req, res);
-      }
-    }, hashWaitMs(req));
-    authenticator.verify(
-      given,
-      (late) => {
-        clearTimeout(deadline);
-        try {
-          if (late !== REJECTED) throttle.forgive(address, given.username);
-          if (!answered) afterAuthentication(exchange, late, address);
-        } catch (error: unknown) {
-          fail(error, req, res);
-        }
-      },
-      () => answered || req.socket.destroyed,
-      header,
-    );
-  }
-
-  /** How long `req` may wait for its hash check: up to a second less than its socket's idle timeout. */
-  function hashWaitMs(req: IncomingMessage): number {
-    const idle = req.socket.timeout ?? 0;
-    return idle > 0 ? Math.min(MAX_HASH_WAIT_MS, idle - Math.min(1_000, idle / 10)) : MAX_HASH_WAIT_MS;
-  }
-
-  /** 429 from the throttle; the connection closes, so a pipelined flood ends with it. */
-  function throttled(res: ServerResponse, seconds: number): void {
-    sendError(res, ERRORS.loginThrottled, ['Retry-After', String(seconds), 'Connection', 'close']);
-  }
-
-  /** The verdict on the credentials (failures already counted), then path, method and endpoint. */
-  function afterAuthentication(exchange: Exchange, verdict: Settled, address: string): void {
+  /** The login's verdict, then path, method and endpoint. */
+  function route(exchange: Exchange, verdict: LoginVerdict): void {
     const { req, res, path, facts } = exchange;
-    if (verdict === BUSY) return sendError(res, ERRORS.busy, RETRY_IN_A_SECOND);
-    if (typeof verdict !== 'string') return sendError(res, ERRORS.unauthorized, challengeHeader);
-    throttle.recordSuccess(address, verdict);
-    facts.user = verdict;
+    if (verdict.kind !== 'user') {
+      // The access log names the user a failed login tried (bin/log.ts escapes it).
+      facts.attempted = verdict.attempted;
+      return refuse(res, verdict);
+    }
+    facts.user = facts.attempted = verdict.user;
 
     if (path !== statusPath && path !== searchPath) return sendError(res, ERRORS.notFound);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -211,14 +123,21 @@ export function createHandler(
     startSearch(exchange);
   }
 
+  /** 401 with the challenge; 429 or 503 with its Retry-After. */
+  function refuse(res: ServerResponse, verdict: Exclude<LoginVerdict, { kind: 'user' }>): void {
+    if (verdict.kind === 'refused') return sendError(res, ERRORS.unauthorized, challengeHeader);
+    const retry = ['Retry-After', String(verdict.retryAfter)];
+    if (verdict.kind === 'busy') return sendError(res, ERRORS.busy, retry);
+    if (verdict.kind === 'late') return sendError(res, ERRORS.busyTimeout, retry);
+    sendError(res, ERRORS.loginThrottled, verdict.close ? [...retry, 'Connection', 'close'] : retry);
+  }
+
   /** Validates the query and answers the search: at once when no other search waits, else in a later turn. */
-  function startSearch({ req, res, query, facts }: Exchange): void {
+  function startSearch({ req, res, query, facts, client }: Exchange): void {
     const parsed = parseSearchQuery(query);
     if (!parsed.ok) return sendError(res, badQuery(parsed.message));
     // docs/API.md: only EUR is stored; any other (valid) code matches nothing.
     if (parsed.query.waehrung !== 'EUR') return send(res, 200, EMPTY_RESULT);
-    // An IPv6 client counts by its /64 here too (docs/API.md, Throttling).
-    const client = throttleKey(facts.clientAddress);
     // Per address, and per user whatever number of addresses it comes from: the waiting
     // searches, and the memory they hold, stay bounded (docs/API.md).
     if (
@@ -293,4 +212,6 @@ interface Exchange {
   query: string;
   /** The client address, and the user once authenticated (for the access log). */
   facts: RequestFacts;
+  /** The client as the throttle and the queue of searches count it: its address, an IPv6 one by its /64. */
+  client: string;
 }

@@ -28,9 +28,9 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
     serviceName: 'booking-search-server',
     onError: writeToStderr,
     maxAuthFailures: 10,
-    maxUserAuthFailures: 50,
-    maxGlobalAuthFailures: 100,
-    maxUnauthenticatedRequests: 100,
+    maxUserFailures: 50,
+    maxGlobalFailures: 100,
+    maxUnauthenticated: 100,
     authFailureWindowMs: 60_000,
     maxTrackedAddresses: 10_000,
     maxKnownClients: 1000,
@@ -60,12 +60,9 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
   ensure(typeof settings.onError === 'function', 'options.onError must be a function');
   ensure(isWhole(settings.maxAuthFailures, 0), 'options.maxAuthFailures must be a whole number ≥ 0');
   ensure(isWhole(settings.authFailureWindowMs, 1), 'options.authFailureWindowMs must be a whole number ≥ 1');
-  ensure(isWhole(settings.maxUserAuthFailures, 0), 'options.maxUserAuthFailures must be a whole number ≥ 0');
-  ensure(isWhole(settings.maxGlobalAuthFailures, 0), 'options.maxGlobalAuthFailures must be a whole number ≥ 0');
-  ensure(
-    isWhole(settings.maxUnauthenticatedRequests, 0),
-    'options.maxUnauthenticatedRequests must be a whole number ≥ 0',
-  );
+  ensure(isWhole(settings.maxUserFailures, 0), 'options.maxUserFailures must be a whole number ≥ 0');
+  ensure(isWhole(settings.maxGlobalFailures, 0), 'options.maxGlobalFailures must be a whole number ≥ 0');
+  ensure(isWhole(settings.maxUnauthenticated, 0), 'options.maxUnauthenticated must be a whole number ≥ 0');
   ensure(isWhole(settings.maxTrackedAddresses, 1), 'options.maxTrackedAddresses must be a whole number ≥ 1');
   ensure(isWhole(settings.maxKnownClients, 1), 'options.maxKnownClients must be a whole number ≥ 1');
   settings.trustProxy = validateTrustProxy(settings.trustProxy);

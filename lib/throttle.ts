@@ -8,18 +8,19 @@
 // oldest window below the limit, so that failures from other keys can never free a
 // blocked one; only a full table of blocked keys drops its oldest block.
 
+/** The throttle's options, under createHandler's names (lib/types.ts says what each means). */
 export interface ThrottleSettings {
   /** Failures per address (or IPv6 /64) within a window; 0: off. */
-  maxFailures: number;
+  maxAuthFailures: number;
   /** Failures per username within a window before only known clients are checked; 0: off. */
   maxUserFailures: number;
   /** Failures in all within a window before only known clients are checked; 0: off. */
   maxGlobalFailures: number;
   /** Requests without credentials per address within a window, not followed by a login; 0: off. */
   maxUnauthenticated: number;
-  windowMs: number;
+  authFailureWindowMs: number;
   /** Addresses (and, separately, usernames) remembered at most, in each of the two tables. */
-  maxAddresses: number;
+  maxTrackedAddresses: number;
   /** (user, address) pairs that logged in, remembered at most; the least recent is forgotten. */
   maxKnownClients: number;
   now: () => number;
@@ -46,8 +47,8 @@ export interface Throttle {
 }
 
 export function createThrottle(settings: ThrottleSettings): Throttle {
-  const { windowMs, maxAddresses, now } = settings;
-  const addresses = createWindows(settings.maxFailures, windowMs, maxAddresses, now);
+  const { authFailureWindowMs: windowMs, maxTrackedAddresses: maxAddresses, now } = settings;
+  const addresses = createWindows(settings.maxAuthFailures, windowMs, maxAddresses, now);
   const users = createWindows(settings.maxUserFailures, windowMs, maxAddresses, now);
   const everyone = createWindows(settings.maxGlobalFailures, windowMs, 1, now);
   const unauthenticated = createWindows(settings.maxUnauthenticated, windowMs, maxAddresses, now);

@@ -51,13 +51,13 @@ export interface HandlerOptions {
    * others get `429` until the window ends. `0` turns this off. Default `50` (3,000
    * guesses an hour at most against one username with the default window).
    */
-  maxUserAuthFailures?: number | undefined;
+  maxUserFailures?: number | undefined;
   /**
    * Failed authentications in all, for any username from any address, after which only
    * known clients are checked until the window ends. `0` turns this off. Default `100`
    * (6,000 guesses an hour at most in all with the default window).
    */
-  maxGlobalAuthFailures?: number | undefined;
+  maxGlobalFailures?: number | undefined;
   /**
    * Requests without credentials (CORS preflights included) from one client address
    * within the window, not followed by a successful login from it, after which such requests get `429` and their
@@ -65,7 +65,7 @@ export interface HandlerOptions {
    * that asks first without credentials (urllib, `curl --anyauth`) logs in after each
    * one, so it never gets near this. `0` turns this off. Default `100`.
    */
-  maxUnauthenticatedRequests?: number | undefined;
+  maxUnauthenticated?: number | undefined;
   /** The window, in milliseconds, in which failures are counted (all of the limits above). Default `60000`. */
   authFailureWindowMs?: number | undefined;
   /**
@@ -104,7 +104,7 @@ export interface HandlerOptions {
   /**
    * Hash checks that may wait for their turn; a request beyond them is answered `429` with
    * `Retry-After: 1` without a check (and is not counted as a failure). Default `128`,
-   * above `maxGlobalAuthFailures`, so that the failure budgets, which count a check while
+   * above `maxGlobalFailures`, so that the failure budgets, which count a check while
    * it waits, turn a flood away before the queue does. A request still waiting after 10 s,
    * or a second before its socket's idle timeout (`server.setTimeout`), is answered `503`
    * with `Retry-After: 1` rather than left to be cut off.

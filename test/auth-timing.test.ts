@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createAuthenticator, MISSING, parseBasicAuth, REJECTED } from '../lib/auth.js';
+import { createAuthenticator, parseBasicAuth, REJECTED } from '../lib/auth.js';
 import { validateCredentials } from '../lib/credentials.js';
 
 const LIMITS = { maxHashChecks: 2, maxQueuedHashChecks: 32, maxVerifiedCredentials: 1000 };
@@ -14,7 +14,7 @@ function plainAuthenticator(...credentials: Array<{ username: string; password: 
   const authenticator = createAuthenticator(validateCredentials(credentials), LIMITS);
   return (header: string | undefined) => {
     const given = parseBasicAuth(header);
-    return given === undefined ? MISSING : authenticator.check(given);
+    return given === undefined ? undefined : authenticator.check(given);
   };
 }
 

@@ -220,7 +220,7 @@ test('guessing from fresh addresses stops at the username budget; a client that 
 });
 
 test('the global budget: failures over many usernames stop every address but known clients', async (t) => {
-  const origin = await serveFixture(t, { trustProxy: ['127.0.0.1'], maxGlobalAuthFailures: 20 });
+  const origin = await serveFixture(t, { trustProxy: ['127.0.0.1'], maxGlobalFailures: 20 });
   const status = `${origin}/api/v1/status`;
   assert.equal((await viaProxy(status, '2001:db8:7::1', AUTH)).status, 200);
   const answers: number[] = [];

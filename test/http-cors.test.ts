@@ -83,7 +83,7 @@ test('a preflight from a listed origin gets 204 with exactly the CORS headers, b
 });
 
 test('preflights count toward the requests without credentials: a pipelined flood of them ends with one 429 and a closed connection; a login clears the count', async (t) => {
-  const origin = await serveFixture(t, { corsOrigins: [PAGE], maxUnauthenticatedRequests: 20 });
+  const origin = await serveFixture(t, { corsOrigins: [PAGE], maxUnauthenticated: 20 });
   const { hostname, port } = new URL(origin);
   const socket = connect(Number(port), hostname);
   t.after(() => socket.destroy());

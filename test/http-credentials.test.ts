@@ -197,7 +197,7 @@ test('a request still waiting for its hash check when its socket would time out 
   const served = await serveUsers(
     t,
     { username: 'kasse', passwordHash: HASH_OF_ALT },
-    { maxHashChecks: 1, maxQueuedHashChecks: 20, maxAuthFailures: 0, maxUserAuthFailures: 0, maxGlobalAuthFailures: 0 },
+    { maxHashChecks: 1, maxQueuedHashChecks: 20, maxAuthFailures: 0, maxUserFailures: 0, maxGlobalFailures: 0 },
     1_500,
   );
   const started = Date.now();

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import Database from 'better-sqlite3';
-import { type Authenticator, MISSING, parseBasicAuth, type Verdict } from '../../lib/auth.js';
+import type { Accepted, Authenticator, Verdict } from '../../lib/auth.js';
+import { parseBasicAuth } from '../../lib/auth.js';
 import { createHandler } from '../../lib/index.js';
 import type { HandlerOptions, PasswordCredentials } from '../../lib/types.js';
 
@@ -174,8 +175,13 @@ export const EXISTING_APP_MARCH_COFFEE = {
   ],
 };
 
-/** `check` on what an `Authorization` header holds; `MISSING` when it holds no credentials. */
-export function checkHeader(authenticator: Authenticator, header: string | undefined): Verdict {
+/** `check` on what an `Authorization` header holds; `undefined` when it holds no credentials. */
+export function checkHeader(authenticator: Authenticator, header: string | undefined): Verdict | undefined {
   const given = parseBasicAuth(header);
-  return given === undefined ? MISSING : authenticator.check(given);
+  return given === undefined ? undefined : authenticator.check(given);
+}
+
+/** The verdict that accepts `user`. */
+export function accepted(user: string): Accepted {
+  return { kind: 'user', user };
 }

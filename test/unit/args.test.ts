@@ -54,13 +54,10 @@ const COMMANDS: Array<[argv: string[], expected: Record<string, unknown>]> = [
     ['--demo', '--max-auth-failures', '0', '--auth-failure-window', '5', '--workers', '4'],
     { maxAuthFailures: 0, authFailureWindowMs: 5000, workers: 4 },
   ],
-  [
-    ['--demo'],
-    { maxAuthFailures: 10, maxUserAuthFailures: 50, maxGlobalAuthFailures: 100, maxUnauthenticatedRequests: 100 },
-  ],
+  [['--demo'], { maxAuthFailures: 10, maxUserFailures: 50, maxGlobalFailures: 100, maxUnauthenticated: 100 }],
   [
     ['--demo', '--max-user-failures', '5', '--max-global-failures', '0', '--max-unauthenticated', '7'],
-    { maxUserAuthFailures: 5, maxGlobalAuthFailures: 0, maxUnauthenticatedRequests: 7 },
+    { maxUserFailures: 5, maxGlobalFailures: 0, maxUnauthenticated: 7 },
   ],
   [
     ['--demo', '--tls-cert', 'c.pem', '--tls-key', 'k.pem'],

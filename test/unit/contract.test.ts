@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { USAGE } from '../../bin/args.js';
-import { MAX_HASH_WAIT_MS } from '../../lib/handler.js';
+import { MAX_HASH_WAIT_MS } from '../../lib/login.js';
 import { ERROR_CODES, ERRORS, QUERY_MESSAGES } from '../../lib/messages.js';
 import { resolveOptions } from '../../lib/options.js';
 import { PARAMETERS } from '../../lib/query.js';

@@ -10,12 +10,12 @@ function clock(start = 1_000_000) {
 /** The library's defaults, with `overrides`. */
 function settings(now: () => number, overrides: Partial<ThrottleSettings> = {}): ThrottleSettings {
   return {
-    maxFailures: 10,
+    maxAuthFailures: 10,
     maxUserFailures: 50,
     maxGlobalFailures: 100,
     maxUnauthenticated: 100,
-    windowMs: 60_000,
-    maxAddresses: 10_000,
+    authFailureWindowMs: 60_000,
+    maxTrackedAddresses: 10_000,
     maxKnownClients: 1000,
     now,
     ...overrides,
@@ -56,7 +56,7 @@ test('failures spread over more than the window never block', () => {
 
 test('the table keeps at most maxAddresses below the limit, dropping the oldest window', () => {
   const { now, advance } = clock();
-  const throttle = createThrottle(settings(now, { maxFailures: 3, maxAddresses: 3, maxGlobalFailures: 0 }));
+  const throttle = createThrottle(settings(now, { maxAuthFailures: 3, maxTrackedAddresses: 3, maxGlobalFailures: 0 }));
   throttle.recordFailure('a', 'u');
   throttle.recordFailure('a', 'u');
   for (const address of ['b', 'c', 'd']) {
@@ -83,7 +83,7 @@ test('a blocked address stays blocked however many other addresses fail (they we
 
 test('blocked addresses are bounded too: a full table of blocks drops the oldest block', () => {
   const { now } = clock();
-  const throttle = createThrottle(settings(now, { maxFailures: 1, maxAddresses: 2, maxGlobalFailures: 0 }));
+  const throttle = createThrottle(settings(now, { maxAuthFailures: 1, maxTrackedAddresses: 2, maxGlobalFailures: 0 }));
   for (const address of ['a', 'b', 'c']) throttle.recordFailure(address, 'u');
   assert.deepEqual(
     ['a', 'b', 'c'].map((address) => throttle.retryAfter(address)),
@@ -165,7 +165,7 @@ test('requests without credentials: beyond 100 within the window they get 429, a
 test('limits of 0 turn each count off', () => {
   const { now } = clock();
   const throttle = createThrottle(
-    settings(now, { maxFailures: 0, maxUserFailures: 0, maxGlobalFailures: 0, maxUnauthenticated: 0 }),
+    settings(now, { maxAuthFailures: 0, maxUserFailures: 0, maxGlobalFailures: 0, maxUnauthenticated: 0 }),
   );
   for (let i = 0; i < 500; i += 1) {
     throttle.recordFailure('a', 'u');

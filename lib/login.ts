@@ -1,0 +1,156 @@
+// A login in one call (docs/API.md, Authentication and Throttling): the `Authorization`
+// header, the client and its connection in, a tagged verdict out. The throttle and the
+// authenticator are asked here, in the contract's order, and nowhere else.
+//
+// The policy, in the order it is applied:
+//   1. an address whose failures are spent: 429, before its credentials are looked at;
+//   2. a header spelled as one accepted before: that user, no parsing (the budgets of 4 hold);
+//   3. no credentials (none, another scheme, malformed): 401, not a failure, but a flood of
+//      them from one address is cut off (429);
+//   4. the username's or the global budget spent: only a client that logged in from this
+//      address before is checked, everyone else 429 until the window ends;
+//   5. wrong credentials: 401, a failure; right ones: the user, a known client from now on;
+//   6. a password hash to check: it counts as a failure while it runs, so that parallel
+//      guesses see it, and success forgives it (as does a check that never ran). A request
+//      gets its answer before its connection could time out: 503 when the check has not
+//      come by then.
+
+import { type Accepted, type Authenticator, parseBasicAuth } from './auth.js';
+import type { Throttle } from './throttle.js';
+
+/** Why a login did not give a user: the username the credentials named, if they were well-formed Basic ones. */
+interface NoUser {
+  /** As the client sent it (untrusted: escape it for a log line). */
+  readonly attempted?: string;
+}
+
+/** What a login comes to, and so the answer: the user, or the error to send. */
+export type LoginVerdict =
+  /** Accepted credentials: the user. */
+  | Accepted
+  /** No credentials, or wrong ones: 401 with the challenge, the same for every cause. */
+  | (NoUser & { readonly kind: 'refused' })
+  /** The throttle: 429 after `retryAfter` seconds; `close`: end the connection, so that a pipelined flood ends with it. */
+  | (NoUser & { readonly kind: 'throttled'; readonly retryAfter: number; readonly close: boolean })
+  /** Too many hash checks waiting: 429 after `retryAfter` seconds; the client did nothing wrong. */
+  | (NoUser & { readonly kind: 'busy'; readonly retryAfter: number })
+  /** The hash check did not come before the connection could time out: 503 after `retryAfter` seconds. */
+  | (NoUser & { readonly kind: 'late'; readonly retryAfter: number });
+
+/** The throttle's answer: 429, and end the connection. */
+export type Throttled = Extract<LoginVerdict, { kind: 'throttled' }>;
+
+/** The client's connection (its socket), as far as a login looks at it. */
+export interface Connection {
+  /** Whether the client has gone: a hash check that nobody waits for any more is skipped. */
+  readonly destroyed: boolean;
+  /** The socket's idle timeout in milliseconds (node:http's `server.setTimeout`); 0 or none: no limit. */
+  readonly timeout?: number | undefined;
+}
+
+export interface Login {
+  /**
+   * The verdict on `header` from `client` (its address as the throttle counts it: an IPv6
+   * address by its /64). At once, except where a password hash is checked: then a promise,
+   * which stays pending when every client waiting for that check has gone.
+   */
+  (header: string | undefined, client: string, connection: Connection): LoginVerdict | Promise<LoginVerdict>;
+  /**
+   * A CORS preflight from `client`: it carries no credentials by its nature, so it is never
+   * a failed login, but it counts with the requests without credentials, so that a flood of
+   * them ends like any other (a browser sends its credentials next, and that login clears
+   * the count). `undefined`: answer it.
+   */
+  preflight(client: string): Throttled | undefined;
+}
+
+/**
+ * A request waits for its password-hash check at most this long (docs/API.md, Credentials),
+ * and never until the idle timeout of its socket (node:http's server.setTimeout, the CLI's
+ * --send-timeout) would close its connection without an answer.
+ */
+export const MAX_HASH_WAIT_MS = 10_000;
+
+const REFUSED: LoginVerdict = Object.freeze({ kind: 'refused' });
+
+/**
+ * The login over `authenticator` (who the credentials name) and `throttle` (how many
+ * failures each address, username and the service as a whole may have). Both are passed
+ * in, not built here, so that one throttle can hold for several logins.
+ */
+export function createLogin(authenticator: Authenticator, throttle: Throttle): Login {
+  function login(header: string | undefined, client: string, connection: Connection) {
+    const blocked = throttle.retryAfter(client);
+    if (blocked > 0) return throttled(blocked, undefined);
+    const recalled = authenticator.recall(header);
+    if (recalled !== undefined) {
+      const wait = throttle.budgetRetryAfter(recalled.user, client);
+      return wait > 0 ? throttled(wait, recalled.user) : admit(recalled, client);
+    }
+    const given = parseBasicAuth(header);
+    if (given === undefined) {
+      const wait = throttle.recordUnauthenticated(client);
+      return wait > 0 ? throttled(wait, undefined) : REFUSED;
+    }
+    const attempted = given.username;
+    const budget = throttle.budgetRetryAfter(attempted, client);
+    if (budget > 0) return throttled(budget, attempted);
+    const verdict = authenticator.check(given, header);
+    if (verdict.kind === 'rejected') {
+      throttle.recordFailure(client, attempted);
+      return { kind: 'refused', attempted } as const;
+    }
+    if (verdict.kind === 'user') return admit(verdict, client);
+    throttle.recordFailure(client, attempted);
+    return new Promise<LoginVerdict>((resolve, reject) => {
+      // Every request gets an answer (docs/API.md, Credentials): one whose check has not come
+      // by the deadline is answered 503 with Retry-After, and its place in the queue given up.
+      let answered = false;
+      const deadline = setTimeout(() => {
+        answered = true;
+        resolve({ kind: 'late', retryAfter: 1, attempted });
+      }, hashWaitMs(connection));
+      authenticator.verify(
+        given,
+        (late) => {
+          clearTimeout(deadline);
+          try {
+            if (late.kind !== 'rejected') throttle.forgive(client, attempted);
+            if (answered) return;
+            if (late.kind === 'user') return resolve(admit(late, client));
+            // docs/API.md, Credentials: a full hash-check queue says "again in a second".
+            resolve(late.kind === 'busy' ? { kind: 'busy', retryAfter: 1, attempted } : { kind: 'refused', attempted });
+          } catch (error: unknown) {
+            reject(error);
+          }
+        },
+        () => answered || connection.destroyed,
+        header,
+      );
+    });
+  }
+
+  function admit(accepted: Accepted, client: string): Accepted {
+    throttle.recordSuccess(client, accepted.user);
+    return accepted;
+  }
+
+  return Object.assign(login, {
+    preflight(client: string): Throttled | undefined {
+      const wait = throttle.recordUnauthenticated(client);
+      return wait > 0 ? throttled(wait, undefined) : undefined;
+    },
+  });
+}
+
+function throttled(retryAfter: number, attempted: string | undefined): Throttled {
+  return attempted === undefined
+    ? { kind: 'throttled', retryAfter, close: true }
+    : { kind: 'throttled', retryAfter, close: true, attempted };
+}
+
+/** How long a request on `connection` may wait for its hash check: up to a second less than its socket's idle timeout. */
+function hashWaitMs(connection: Connection): number {
+  const idle = connection.timeout ?? 0;
+  return idle > 0 ? Math.min(MAX_HASH_WAIT_MS, idle - Math.min(1_000, idle / 10)) : MAX_HASH_WAIT_MS;
+}

@@ -1,0 +1,198 @@
+// The login's policy without HTTP (docs/API.md, Authentication and Throttling): the throttle
+// before the credentials, requests without credentials never counted as failures, a pending
+// hash check counted as a failure while it runs and forgiven when it accepts (or never
+// ran), the budgets letting known clients through.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+  type Authenticator,
+  BUSY,
+  createAuthenticator,
+  type GivenCredentials,
+  PENDING,
+  REJECTED,
+  type Settled,
+} from '../../lib/auth.js';
+import { validateCredentials } from '../../lib/credentials.js';
+import { createLogin, type LoginVerdict } from '../../lib/login.js';
+import { createThrottle, type ThrottleSettings } from '../../lib/throttle.js';
+import { accepted } from '../support/helpers.js';
+
+const basic = (text: string): string => `Basic ${Buffer.from(text, 'utf8').toString('base64')}`;
+const HERE = { destroyed: false };
+/** 401; `attempted`: the username that well-formed credentials named. */
+const refused = (attempted?: string) =>
+  attempted === undefined ? { kind: 'refused' } : { kind: 'refused', attempted };
+const REFUSED = refused();
+const throttled = (retryAfter: number, attempted?: string) =>
+  attempted === undefined
+    ? { kind: 'throttled', retryAfter, close: true }
+    : { kind: 'throttled', retryAfter, close: true, attempted };
+
+/** The library's defaults on a clock that stands still, with `overrides`. */
+function throttleFor(overrides: Partial<ThrottleSettings> = {}) {
+  return createThrottle({
+    maxAuthFailures: 10,
+    maxUserFailures: 50,
+    maxGlobalFailures: 100,
+    maxUnauthenticated: 100,
+    authFailureWindowMs: 60_000,
+    maxTrackedAddresses: 10_000,
+    maxKnownClients: 1000,
+    now: () => 1_000_000,
+    ...overrides,
+  });
+}
+
+/** The login over one plain user `kasse:richtig`, answered at once. */
+function plainLogin(overrides: Partial<ThrottleSettings> = {}) {
+  const authenticator = createAuthenticator(validateCredentials([{ username: 'kasse', password: 'richtig' }]), {
+    maxHashChecks: 1,
+    maxQueuedHashChecks: 8,
+    maxVerifiedCredentials: 100,
+  });
+  const login = createLogin(authenticator, throttleFor(overrides));
+  return (header: string | undefined, client = '192.0.2.1'): LoginVerdict => {
+    const verdict = login(header, client, HERE);
+    assert.ok(!(verdict instanceof Promise), 'a plain password is answered at once');
+    return verdict;
+  };
+}
+
+/** An authenticator whose every check is a hash check, answered when the test says so. */
+function heldChecks() {
+  const checks: Array<{ given: GivenCredentials; done: (verdict: Settled) => void; gone: () => boolean }> = [];
+  const authenticator: Authenticator = {
+    check: () => PENDING,
+    verify: (given, done, gone = () => false) => void checks.push({ given, done, gone }),
+    recall: () => undefined,
+    replaceUsers: () => {},
+  };
+  return { authenticator, checks };
+}
+
+test('the right credentials give the user; wrong ones, none and another scheme give the same refusal', () => {
+  const login = plainLogin();
+  assert.deepEqual(login(basic('kasse:richtig')), accepted('kasse'));
+  assert.deepEqual(login(basic('kasse:falsch')), refused('kasse'));
+  assert.deepEqual(login(basic('niemand:richtig')), refused('niemand'));
+  assert.deepEqual(login(undefined), REFUSED);
+  assert.deepEqual(login('Bearer abc'), REFUSED);
+});
+
+test('wrong credentials count: the 10th blocks the address before its credentials are looked at, the right ones too', () => {
+  const login = plainLogin();
+  for (let i = 0; i < 10; i += 1) assert.deepEqual(login(basic('kasse:falsch')), refused('kasse'));
+  assert.deepEqual(login(basic('kasse:richtig')), throttled(60));
+  assert.deepEqual(login(basic('kasse:richtig'), '192.0.2.2'), accepted('kasse'), 'another address is not affected');
+});
+
+test('requests without credentials never count as failures; beyond 100 they are throttled, and a login clears them', () => {
+  const login = plainLogin();
+  for (let i = 0; i < 100; i += 1) assert.deepEqual(login(undefined), REFUSED);
+  assert.deepEqual(login(basic('kasse:richtig')), accepted('kasse'), 'no failure was counted');
+  for (let i = 0; i < 100; i += 1) assert.deepEqual(login('Bearer abc'), REFUSED);
+  assert.deepEqual(login(undefined), throttled(60));
+  assert.deepEqual(login(basic('kasse:richtig')), accepted('kasse'), 'credentials are still checked');
+});
+
+test('a header accepted before is the user at once, and the budgets still hold for it on a new address', () => {
+  const login = plainLogin({ maxUserFailures: 3 });
+  const right = basic('kasse:richtig');
+  assert.deepEqual(login(right, '192.0.2.1'), accepted('kasse'));
+  for (let i = 0; i < 3; i += 1) assert.deepEqual(login(basic('kasse:falsch'), `198.51.100.${i}`), refused('kasse'));
+  assert.deepEqual(login(right, '192.0.2.1'), accepted('kasse'), 'the known client gets in');
+  assert.deepEqual(login(right, '203.0.113.9'), throttled(60, 'kasse'), 'a new address waits for the window');
+});
+
+test('a username whose budget is spent: an unknown client is throttled without a check, a known one is checked', () => {
+  const { authenticator, checks } = heldChecks();
+  const login = createLogin(authenticator, throttleFor({ maxUserFailures: 2 }));
+  const known = login(basic('kasse:richtig'), '192.0.2.1', HERE);
+  checks.shift()?.done(accepted('kasse'));
+  assert.ok(known instanceof Promise);
+  for (let i = 0; i < 2; i += 1) {
+    void login(basic('kasse:falsch'), `198.51.100.${i}`, HERE);
+    checks.shift()?.done(REJECTED);
+  }
+  assert.deepEqual(login(basic('kasse:falsch'), '203.0.113.9', HERE), throttled(60, 'kasse'));
+  assert.equal(checks.length, 0, 'no hash check for the unknown client');
+  void login(basic('kasse:richtig'), '192.0.2.1', HERE);
+  assert.equal(checks.length, 1, 'the known client is checked');
+  checks.shift()?.done(accepted('kasse'));
+});
+
+test('a pending hash check counts as a failure while it runs: parallel guesses beyond the limit are throttled unchecked', () => {
+  const { authenticator, checks } = heldChecks();
+  const login = createLogin(authenticator, throttleFor());
+  const verdicts = Array.from({ length: 40 }, () => login(basic('kasse:falsch'), '192.0.2.1', HERE));
+  assert.equal(checks.length, 10, 'only maxAuthFailures checks start');
+  assert.equal(verdicts.filter((verdict) => verdict instanceof Promise).length, 10);
+  assert.deepEqual(verdicts[10], throttled(60));
+  for (const check of checks) check.done(REJECTED);
+});
+
+test('success forgives the failure its pending check counted; a rejection keeps it', async () => {
+  const { authenticator, checks } = heldChecks();
+  const login = createLogin(authenticator, throttleFor());
+  const pending = Array.from({ length: 10 }, () => login(basic('kasse:?'), '192.0.2.1', HERE));
+  assert.deepEqual(login(basic('kasse:?'), '192.0.2.1', HERE), throttled(60), 'ten checks in flight block');
+  // Nine wrong, one right: the right one gives its failure back, the address has one left.
+  for (let i = 0; i < 9; i += 1) checks[i]?.done(REJECTED);
+  checks[9]?.done(accepted('kasse'));
+  const settled = await Promise.all(pending);
+  assert.deepEqual(settled.slice(0, 9), Array(9).fill(refused('kasse')));
+  assert.deepEqual(settled[9], accepted('kasse'));
+  assert.ok(login(basic('kasse:?'), '192.0.2.1', HERE) instanceof Promise, 'one more is checked');
+  assert.deepEqual(login(basic('kasse:?'), '192.0.2.1', HERE), throttled(60));
+  checks[10]?.done(REJECTED);
+});
+
+test('a full queue of hash checks answers busy for a second, and the check that never ran is forgiven', async () => {
+  const { authenticator, checks } = heldChecks();
+  const login = createLogin(authenticator, throttleFor({ maxAuthFailures: 1 }));
+  const verdict = login(basic('kasse:richtig'), '192.0.2.1', HERE);
+  checks[0]?.done(BUSY);
+  assert.deepEqual(await verdict, { kind: 'busy', retryAfter: 1, attempted: 'kasse' });
+  assert.ok(login(basic('kasse:richtig'), '192.0.2.1', HERE) instanceof Promise, 'the address was not used up');
+  checks[1]?.done(accepted('kasse'));
+});
+
+test('the hash check learns from the connection whether its client has gone', () => {
+  const { authenticator, checks } = heldChecks();
+  const login = createLogin(authenticator, throttleFor());
+  const connection = { destroyed: false };
+  void login(basic('kasse:richtig'), '192.0.2.1', connection);
+  assert.equal(checks[0]?.gone(), false);
+  connection.destroyed = true;
+  assert.equal(checks[0]?.gone(), true);
+  checks[0]?.done(REJECTED);
+});
+
+test('a hash check that has not come a little before the connection would time out is answered 503 and given up', async () => {
+  const { authenticator, checks } = heldChecks();
+  const login = createLogin(authenticator, throttleFor());
+  const started = performance.now();
+  const verdict = await login(basic('kasse:richtig'), '192.0.2.1', { destroyed: false, timeout: 200 });
+  const waited = performance.now() - started;
+  assert.deepEqual(verdict, { kind: 'late', retryAfter: 1, attempted: 'kasse' });
+  // A tenth of the idle timeout (at most a second) before it: 180 ms.
+  assert.ok(waited >= 170, `answered after ${waited.toFixed(0)} ms`);
+  assert.equal(checks[0]?.gone(), true, 'nobody waits for the check any more');
+  checks[0]?.done(accepted('kasse'));
+});
+
+test('a CORS preflight is never a failed login but counts with the requests without credentials; a login clears them', () => {
+  const authenticator = createAuthenticator(validateCredentials([{ username: 'kasse', password: 'richtig' }]), {
+    maxHashChecks: 1,
+    maxQueuedHashChecks: 8,
+    maxVerifiedCredentials: 100,
+  });
+  const login = createLogin(authenticator, throttleFor({ maxAuthFailures: 1 }));
+  for (let i = 0; i < 100; i += 1) assert.equal(login.preflight('192.0.2.1'), undefined);
+  assert.deepEqual(login.preflight('192.0.2.1'), throttled(60));
+  assert.deepEqual(login(undefined, '192.0.2.1', HERE), throttled(60), 'so is a request without credentials');
+  assert.deepEqual(login(basic('kasse:richtig'), '192.0.2.1', HERE), accepted('kasse'), 'no failure was counted');
+  assert.equal(login.preflight('192.0.2.1'), undefined);
+});
