@@ -176,3 +176,22 @@ test('limits of 0 turn each count off', () => {
   assert.equal(throttle.recordUnauthenticated('a'), 0);
   assert.equal(throttle.size, 0);
 });
+
+test("a client's repeated logins keep its pair the most recent known client, and each clears its requests without credentials", () => {
+  const { now } = clock();
+  const throttle = createThrottle(settings(now, { maxKnownClients: 2 }));
+  throttle.recordSuccess('10.0.0.1', 'kasse');
+  throttle.recordSuccess('10.0.0.2', 'kasse');
+  throttle.recordSuccess('10.0.0.1', 'kasse');
+  throttle.recordSuccess('10.0.0.1', 'kasse');
+  // A third pair: the least recent one, 10.0.0.2, is forgotten, not 10.0.0.1.
+  throttle.recordSuccess('10.0.0.3', 'kasse');
+  for (let i = 0; i < 50; i += 1) throttle.recordFailure(`198.51.100.${i}`, 'kasse');
+  assert.equal(throttle.budgetRetryAfter('kasse', '10.0.0.1'), 0);
+  assert.equal(throttle.budgetRetryAfter('kasse', '10.0.0.3'), 0);
+  assert.equal(throttle.budgetRetryAfter('kasse', '10.0.0.2'), 60);
+  // The same login again, after 100 requests without credentials: the count starts afresh.
+  for (let i = 0; i < 100; i += 1) throttle.recordUnauthenticated('10.0.0.3');
+  throttle.recordSuccess('10.0.0.3', 'kasse');
+  assert.equal(throttle.recordUnauthenticated('10.0.0.3'), 0);
+});
