@@ -5,10 +5,12 @@
 // server on core 0 and wrk on core 1 as in `npm run bench`. Prints markdown.
 //
 //   npm run bench:profile -- [--seconds 10] [--rounds 1] [--interval-us 100] [--before DIR] [--keep DIR]
+//   npm run bench:profile -- --analyze DIR      (the tables again from the profiles --keep left)
 //
-// The profiler's own cost inflates every figure a little; compare the builds, and the
-// phases of one build, within one run. `--keep DIR` leaves the .cpuprofile files there
-// (for Chrome's DevTools).
+// The ceiling (bare node:http) is profiled beside /status: what every server pays. The
+// profiler's own cost inflates every figure a little; compare the builds, and the phases
+// of one build, within one run. `--keep DIR` leaves the .cpuprofile files there (for
+// Chrome's DevTools) with what each measured.
 
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,26 +29,13 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '16' },
     before: { type: 'string' },
     keep: { type: 'string' },
+    // The tables again from the profiles a run kept, without running anything.
+    analyze: { type: 'string' },
   },
 });
-requireWrk();
 const seconds = Number(values.seconds);
 const rounds = Number(values.rounds);
 const FILE = 'bench/data/bookings-20000-analyzed.sqlite';
-const dir = mkdtempSync(join(tmpdir(), 'bench-profile-'));
-process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
-
-const db = new Database(FILE, { readonly: true, fileMustExist: true });
-const SEARCHES = join(dir, 'search.txt');
-writeFileSync(
-  SEARCHES,
-  `${queriesFor(db, 'month exact', 5000, 11)
-    .map((q) => `/api/v1/buchungen?${toQueryString(q)}`)
-    .join('\n')}\n`,
-);
-db.close();
-const STATUS = join(dir, 'status.txt');
-writeFileSync(STATUS, '/api/v1/status\n');
 
 // ---------------------------------------------------------------------------------------
 // The phases. A sample goes to the deepest frame that one of these rules names; what no
@@ -57,49 +46,42 @@ interface Frame {
   url: string;
 }
 type Rule = [phase: string, file: RegExp, name: RegExp];
-const OURS = /\/(?:lib|bin)\/[^/]+\.js$/;
+// Our own code, as the command runs it (this build's and the earlier one's alike).
+const OURS = /\/dist\/(?:lib|bin)\//;
+const SEARCH = /\/dist\/lib\/search(?:\/[^/]+)?\.js$/;
+const ANY = /(?:)/;
+// The first rule that names the deepest frame of ours takes the sample. Native calls (into
+// better-sqlite3, node:crypto) show no frame of their own: they count to the frame that
+// made them, so "the search" holds SQLite's count and page.
 const RULES: Rule[] = [
-  ['access log', /\/bin\/log\.js$/, /./],
-  ['parsing the query', /\/lib\/(?:query|money)\.js$/, /^(?!formatEuros)/],
-  ['formatting the answer', /\/lib\/(?:format|money)\.js$/, /./],
-  ['throttle', /\/lib\/throttle\.js$/, /./],
+  ['access log', /\/bin\/log\.js$/, ANY],
+  ['parsing the query', /\/lib\/(?:query|money)\.js$/, /^(?!formatEuros$)/],
+  ['formatting the answer', /\/lib\/(?:format|money)\.js$/, ANY],
+  ['throttle', /\/lib\/throttle\.js$/, ANY],
   ['throttle keys', /\/lib\/client-address\.js$/, /^throttleKey$/],
-  ['request facts (client address)', /\/lib\/(?:client-address|request-facts)\.js$/, /./],
-  ['login', /\/lib\/(?:auth|login)\.js$/, /./],
-  ['routing (target, Host, CORS)', /\/lib\/(?:request-target|protocol-errors|cors)\.js$/, /./],
-  ['writing the answer (node:http)', /\/lib\/respond\.js$/, /./],
+  ['request facts (client address)', /\/lib\/(?:client-address|request-facts)\.js$/, ANY],
+  ['login (the remembered header, its digest)', /\/lib\/(?:auth|login)\.js$/, ANY],
+  ['routing (target, Host, CORS)', /\/lib\/(?:request-target|protocol-errors|cors|mount)\.js$/, ANY],
+  ['writing the answer (node:http)', /\/lib\/respond\.js$/, ANY],
+  ['the read transaction (BEGIN, COMMIT)', SEARCH, /^inTransaction$/],
+  ['the queue and its turns', /\/lib\/search\/turns\.js$/, ANY],
   [
     'the queue and its turns',
-    /\/lib\/search(?:\/[^/]+)?\.js$/,
-    /^(?:queue|search\.queue|schedule|hop|runTurn|runQueue|next|rotate|count|waitingFrom|waitingFor|search\.waitingFrom|search\.waitingFor|take|enqueue|runAlone|runNow)$/,
+    SEARCH,
+    /^(?:search\.queue|runQueue|schedule|hop|runTurn|next|rotate|count|search\.waitingFrom|search\.waitingFor)$/,
   ],
-  ['the search: plan, bounds, names', /\/lib\/search(?:\/[^/]+)?\.js$/, /./],
-  ['the handler (routing, the endpoint)', /\/lib\/handler\.js$/, /./],
-  ['the command (bin/)', /\/bin\/[^/]+\.js$/, /./],
+  ['the search: count and page in SQLite, the plan', SEARCH, ANY],
+  ['the handler (routing, the endpoint)', /\/lib\/[^/]+\.js$/, ANY],
+  ['the command (bin/)', /\/bin\/[^/]+\.js$/, ANY],
 ];
-// Native calls into better-sqlite3 under a frame of the search: which statement it ran.
-const SQLITE_CALLS: Record<string, string> = {
-  run: 'the transaction (BEGIN, COMMIT)',
-  get: 'count',
-  pluck: 'count',
-  all: 'page',
-  iterate: 'page',
-};
 
 function classify(stack: Frame[]): string {
   // stack[0] is the leaf.
   const leaf = stack[0] as Frame;
   if (leaf.functionName === '(garbage collector)') return 'garbage collection';
   if (leaf.functionName === '(program)') return '(program): native, outside JavaScript';
-  for (let i = 0; i < stack.length; i += 1) {
-    const frame = stack[i] as Frame;
+  for (const frame of stack) {
     if (!OURS.test(frame.url)) continue;
-    // A native call made by the search: the statement's own work.
-    if (/\/lib\/search(?:\/[^/]+)?\.js$/.test(frame.url) && i > 0) {
-      const callee = stack[i - 1] as Frame;
-      const sqlite = callee.url === '' ? SQLITE_CALLS[callee.functionName] : undefined;
-      if (sqlite !== undefined) return sqlite;
-    }
     for (const [phase, file, name] of RULES) {
       if (file.test(frame.url) && name.test(frame.functionName)) return phase;
     }
@@ -172,75 +154,136 @@ interface Run {
   phases: Map<string, number>; // µs per request
   load: Load;
 }
-const builds: Array<[string, string]> = [['this build', '.']];
-if (values.before !== undefined) builds.push(['before', values.before]);
-const loads: Array<[string, string]> = [
-  ['typical search, 20k ANALYZEd', SEARCHES],
-  ['/api/v1/status', STATUS],
-];
-const options = { seconds, connections: Number(values.connections), core: '1' };
+/** What `--keep` writes beside each profile, and `--analyze` reads. */
+interface Kept {
+  build: string;
+  loadName: string;
+  round: number;
+  requests: number;
+  load: Load;
+}
+const loadNames = ['typical search, 20k ANALYZEd', '/api/v1/status'];
+const builds: string[] = [];
 const runs = new Map<string, Run[]>();
-console.log(
-  `node --cpu-prof (sampling every ${values['interval-us']} µs) of the command under wrk, ${options.connections} connections, ${rounds} round(s) × ${seconds} s, ${pinned ? 'server on core 0, wrk on core 1' : 'unpinned'}; load average at the start ${loadAverage()}.\n`,
-);
-for (let round = 0; round < rounds; round += 1) {
-  for (const [loadName, paths] of round % 2 === 0 ? loads : [...loads].reverse()) {
-    for (const [build, root] of round % 2 === 0 ? builds : [...builds].reverse()) {
-      const profiles = join(dir, `${round}-${build}-${loadName}`.replace(/[^a-z0-9-]+/gi, '_'));
-      mkdirSync(profiles);
-      const [node, ...rest] = serviceCommand(FILE, root);
-      const command = [
-        node as string,
-        '--cpu-prof',
-        `--cpu-prof-dir=${profiles}`,
-        `--cpu-prof-interval=${values['interval-us']}`,
-        ...rest,
-      ];
-      const server = await startServer(command, serviceEnv, '0');
-      // The profile covers the warm-up and the measured run: both are counted.
-      const warmUp = requestsIn(await wrk(server.origin, paths, 1, options.connections, options.core));
-      const measured = await load(server, paths, { ...options, warmUp: false });
-      await stopServer(server);
-      const file = readdirSync(profiles).find((name) => name.endsWith('.cpuprofile'));
-      if (file === undefined) throw new Error(`no profile written in ${profiles}`);
-      const profile = JSON.parse(readFileSync(join(profiles, file), 'utf8')) as Profile;
-      const requests = warmUp + measured.requests;
-      if (values.keep !== undefined) {
-        // The name says how many requests the profile holds, to turn its times into µs per request.
-        const name = `${build}-${loadName}-${round}-${requests}requests.cpuprofile`.replace(/[^a-z0-9.-]+/gi, '_');
-        mkdirSync(values.keep, { recursive: true });
-        writeFileSync(join(values.keep, name), JSON.stringify(profile));
+function add(kept: Kept, profile: Profile): void {
+  if (!builds.includes(kept.build)) builds.push(kept.build);
+  const phases = new Map([...phasesOf(profile)].map(([phase, us]) => [phase, us / kept.requests]));
+  const key = `${kept.build}|${kept.loadName}`;
+  runs.set(key, [...(runs.get(key) ?? []), { phases, load: kept.load }]);
+}
+
+if (values.analyze !== undefined) {
+  const from = values.analyze;
+  console.log(`The profiles kept in ${from}.\n`);
+  for (const name of readdirSync(from)
+    .filter((n) => n.endsWith('.json'))
+    .sort()) {
+    const kept = JSON.parse(readFileSync(join(from, name), 'utf8')) as Kept;
+    add(kept, JSON.parse(readFileSync(join(from, name.replace(/\.json$/, '.cpuprofile')), 'utf8')) as Profile);
+  }
+} else {
+  await measure();
+}
+print();
+
+async function measure(): Promise<void> {
+  requireWrk();
+  const dir = mkdtempSync(join(tmpdir(), 'bench-profile-'));
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const db = new Database(FILE, { readonly: true, fileMustExist: true });
+  const searches = join(dir, 'search.txt');
+  writeFileSync(
+    searches,
+    `${queriesFor(db, 'month exact', 5000, 11)
+      .map((q) => `/api/v1/buchungen?${toQueryString(q)}`)
+      .join('\n')}\n`,
+  );
+  db.close();
+  const status = join(dir, 'status.txt');
+  writeFileSync(status, '/api/v1/status\n');
+  const paths = [searches, status];
+  // The ceiling (bare node:http, a constant body) beside /status: what no server avoids.
+  const commands: Array<[string, (file: string) => string[], boolean]> = [
+    ['this build', (file) => serviceCommand(file), true],
+    ...(values.before === undefined
+      ? []
+      : [
+          ['before', (file: string) => serviceCommand(file, values.before), true] as [
+            string,
+            (file: string) => string[],
+            boolean,
+          ],
+        ]),
+    ['ceiling', () => ['node', '--import', 'tsx', 'bench/servers/ceiling.ts'], false],
+  ];
+  const options = { seconds, connections: Number(values.connections), core: '1' };
+  console.log(
+    `node --cpu-prof (sampling every ${values['interval-us']} µs) of the command under wrk, ${options.connections} connections, ${rounds} round(s) × ${seconds} s, ${pinned ? 'server on core 0, wrk on core 1' : 'unpinned'}; load average at the start ${loadAverage()}.\n`,
+  );
+  for (let round = 0; round < rounds; round += 1) {
+    for (const [l, loadName] of (round % 2 === 0 ? loadNames : [...loadNames].reverse()).entries()) {
+      const which = round % 2 === 0 ? l : loadNames.length - 1 - l;
+      for (const [build, commandFor, searches] of round % 2 === 0 ? commands : [...commands].reverse()) {
+        // The ceiling answers every path alike: beside /status only.
+        if (!searches && which === 0) continue;
+        const profiles = join(dir, `${round}-${build}-${loadName}`.replace(/[^a-z0-9-]+/gi, '_'));
+        mkdirSync(profiles);
+        const [node, ...rest] = commandFor(FILE);
+        const command = [
+          node as string,
+          '--cpu-prof',
+          `--cpu-prof-dir=${profiles}`,
+          `--cpu-prof-interval=${values['interval-us']}`,
+          ...rest,
+        ];
+        const server = await startServer(command, serviceEnv, '0');
+        const path = paths[which] as string;
+        // The profile covers the warm-up and the measured run: both are counted.
+        const warmUp = requestsIn(await wrk(server.origin, path, 1, options.connections, options.core));
+        const measured = await load(server, path, { ...options, warmUp: false });
+        await stopServer(server);
+        const file = readdirSync(profiles).find((name) => name.endsWith('.cpuprofile'));
+        if (file === undefined) throw new Error(`no profile written in ${profiles}`);
+        const text = readFileSync(join(profiles, file), 'utf8');
+        const kept: Kept = { build, loadName, round, requests: warmUp + measured.requests, load: measured };
+        if (values.keep !== undefined) {
+          const name = `${round}-${build}-${loadName}`.replace(/[^a-z0-9-]+/gi, '_');
+          mkdirSync(values.keep, { recursive: true });
+          writeFileSync(join(values.keep, `${name}.cpuprofile`), text);
+          writeFileSync(join(values.keep, `${name}.json`), JSON.stringify(kept));
+        }
+        add(kept, JSON.parse(text) as Profile);
+        process.stderr.write(`round ${round + 1}: ${build}, ${loadName}: ${Math.round(measured.rps)} req/s\n`);
       }
-      const phases = new Map([...phasesOf(profile)].map(([phase, us]) => [phase, us / requests]));
-      const key = `${build}|${loadName}`;
-      runs.set(key, [...(runs.get(key) ?? []), { phases, load: measured }]);
-      process.stderr.write(`round ${round + 1}: ${build}, ${loadName}: ${Math.round(measured.rps)} req/s\n`);
     }
   }
 }
 
-for (const [loadName] of loads) {
-  const columns = builds.map(([build]) => runs.get(`${build}|${loadName}`) as Run[]);
-  const phases = new Set(columns.flatMap((list) => list.flatMap((run) => [...run.phases.keys()])));
-  const cell = (list: Run[], phase: string): number => median(list.map((run) => run.phases.get(phase) ?? 0));
-  const ordered = [...phases].sort((a, b) => cell(columns[0] as Run[], b) - cell(columns[0] as Run[], a));
-  console.log(`\n${loadName}, µs per request (median of ${rounds}):\n`);
-  console.log(`| phase | ${builds.map(([b]) => b).join(' | ')} |${builds.length > 1 ? ' difference |' : ''}`);
-  console.log(`|---|${builds.map(() => '---:').join('|')}|${builds.length > 1 ? '---:|' : ''}`);
-  for (const phase of ordered) {
-    const figures = columns.map((list) => cell(list, phase));
-    const difference = builds.length > 1 ? ` ${((figures[0] ?? 0) - (figures[1] ?? 0)).toFixed(1)} |` : '';
-    console.log(`| ${phase} | ${figures.map((f) => f.toFixed(1)).join(' | ')} |${difference}`);
+function print(): void {
+  for (const loadName of loadNames) {
+    const shown = builds.filter((build) => runs.has(`${build}|${loadName}`));
+    const columns = shown.map((build) => runs.get(`${build}|${loadName}`) as Run[]);
+    const compared = shown[1] === 'before';
+    const phases = new Set(columns.flatMap((list) => list.flatMap((run) => [...run.phases.keys()])));
+    const cell = (list: Run[], phase: string): number => median(list.map((run) => run.phases.get(phase) ?? 0));
+    const ordered = [...phases].sort((a, b) => cell(columns[0] as Run[], b) - cell(columns[0] as Run[], a));
+    const diff = (xs: number[]): string => (compared ? ` ${((xs[0] ?? 0) - (xs[1] ?? 0)).toFixed(1)} |` : '');
+    console.log(`\n${loadName}, µs per request (median of ${(columns[0] as Run[]).length}):\n`);
+    console.log(`| phase | ${shown.join(' | ')} |${compared ? ' this build − before |' : ''}`);
+    console.log(`|---|${shown.map(() => '---:').join('|')}|${compared ? '---:|' : ''}`);
+    for (const phase of ordered) {
+      const figures = columns.map((list) => cell(list, phase));
+      console.log(`| ${phase} | ${figures.map((f) => f.toFixed(1)).join(' | ')} |${diff(figures)}`);
+    }
+    const totals = columns.map((list) =>
+      median(list.map((run) => [...run.phases.values()].reduce((s, v) => s + v, 0))),
+    );
+    const cpu = columns.map((list) => median(list.map((run) => run.load.cpu)));
+    const rps = columns.map((list) => median(list.map((run) => run.load.rps)));
+    console.log(`| **main thread, sampled** | ${totals.map((f) => f.toFixed(1)).join(' | ')} |${diff(totals)}`);
+    console.log(
+      `| process CPU (/proc: all threads, the kernel's part included) | ${cpu.map((f) => f.toFixed(1)).join(' | ')} |${diff(cpu)}`,
+    );
+    console.log(`| req/s under the profiler | ${rps.map((f) => f.toFixed(0)).join(' | ')} |${compared ? ' |' : ''}`);
   }
-  const totals = columns.map((list) => median(list.map((run) => [...run.phases.values()].reduce((s, v) => s + v, 0))));
-  const cpu = columns.map((list) => median(list.map((run) => run.load.cpu)));
-  const rps = columns.map((list) => median(list.map((run) => run.load.rps)));
-  const diff = (xs: number[]): string => (builds.length > 1 ? ` ${((xs[0] ?? 0) - (xs[1] ?? 0)).toFixed(1)} |` : '');
-  console.log(`| **main thread, sampled** | ${totals.map((f) => f.toFixed(1)).join(' | ')} |${diff(totals)}`);
-  console.log(
-    `| process CPU (/proc, all threads, kernel included) | ${cpu.map((f) => f.toFixed(1)).join(' | ')} |${diff(cpu)}`,
-  );
-  console.log(
-    `| req/s under the profiler | ${rps.map((f) => f.toFixed(0)).join(' | ')} |${builds.length > 1 ? ' |' : ''}`,
-  );
 }
