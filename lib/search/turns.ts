@@ -22,9 +22,10 @@ export interface Requester {
 
 export interface Turns<Q, R> {
   /**
-   * `query` answered now, before this call returns, when no other query waits and none ran
-   * at once in this turn of the event loop; otherwise queued as by `queue`. So a query pays
-   * for the turns only when another is there to share them with.
+   * `query` answered now, before this call returns, when no other query waits, none ran at
+   * once in this turn of the event loop and none waited in the turn before; otherwise
+   * queued as by `queue`. So a query pays for the turns only when others are there to
+   * share them with.
    */
   answer(query: Q, done: (outcome: Outcome<R>) => void, from?: Requester): void;
   /** `query` answered in a later turn of the event loop; `from` decides whose query runs next. */
@@ -86,7 +87,8 @@ const ANYONE: Requester = { user: '', address: '', connection: {} };
 /**
  * Answers queries with `run`. `answer` runs a query at once, inside its own call of `turn`,
  * when nothing waits; what arrives while others wait, or after one ran at once in the same
- * turn of the event loop, is queued. Queued queries run in turns: a turn starts after every
+ * turn of the event loop, is queued, and so is the first of a turn while queries have
+ * waited in the turn before (under load they arrive together: one `turn` for them all). Queued queries run in turns: a turn starts after every
  * query it runs has arrived, runs them inside one call of `turn` (`work` runs them; if
  * `turn` throws, every query of the turn without an answer gets that error, and when it
  * threw before the first, so does every waiting one), and answers them only after `turn`
@@ -113,6 +115,14 @@ export function createTurns<Q, R>(
   let scheduled = false;
   /** Who had a query answered at once in this turn of the event loop. */
   let ranAtOnce: Requester | undefined;
+  /**
+   * Queries waited in the last turn of the event loop that had any: under load they keep
+   * arriving together, and then the first of a turn waits for the others too, so that they
+   * share one read transaction instead of paying a lock cycle of its own (about 9 µs of a
+   * 15 µs search). Cleared by a turn of the event loop in which none arrived.
+   */
+  let contended = false;
+  let probing = false;
 
   function countAddress(address: string, by: number): void {
     const now = (byAddress.get(address) ?? 0) + by;
@@ -164,6 +174,11 @@ export function createTurns<Q, R>(
     }
     // Only the end of a turn of the loop in which a query ran at once: nothing to run.
     if (order.length === 0) return;
+    contended = true;
+    if (!probing) {
+      probing = true;
+      setImmediate(probe);
+    }
     const batch: Job<Q, R>[] = [];
     const outcomes: Outcome<R>[] = [];
     const started = performance.now();
@@ -203,6 +218,15 @@ export function createTurns<Q, R>(
       }
     }
     if (failure !== undefined) throw failure.error;
+  }
+
+  /** In the turn of the event loop after a contended one: contended still if queries wait again. */
+  function probe(): void {
+    probing = false;
+    if (scheduled) {
+      probing = true;
+      setImmediate(probe);
+    } else contended = false;
   }
 
   /** The next turn, after `yields` empty turns of the event loop. */
@@ -247,7 +271,7 @@ export function createTurns<Q, R>(
   return {
     answer(query, done, from = ANYONE) {
       // Another query waits, or one ran at once in this turn of the loop: contention.
-      if (scheduled) return queue(query, done, from);
+      if (scheduled || contended) return queue(query, done, from);
       ranAtOnce = from;
       // The end of this turn of the loop: until then, the others that arrive wait for a turn.
       schedule();

@@ -164,7 +164,7 @@ test('a query answers at once when no other waits: inside its own turn, before `
   assert.equal(turnsRun, 1);
 });
 
-test('after a query ran at once, the others of that turn of the event loop share one turn, and its client goes behind them', async () => {
+test('after a query ran at once, the others of that turn of the event loop share one turn and its client goes behind them; while queries keep waiting, the first of a turn waits too', async () => {
   let turnsRun = 0;
   const turns = createTurns(
     (name: string) => name,
@@ -196,7 +196,25 @@ test('after a query ran at once, the others of that turn of the event loop share
   assert.equal(turnsRun, 2, 'one turn at once, one for the four that waited');
   assert.equal(turns.waitingFor('x'), 0);
   assert.equal(turns.waitingFrom('x1'), 0);
-  // A later turn of the event loop with nothing waiting: at once again.
+  // Right after a turn in which queries waited, as under load, the first of the next turn
+  // of the event loop waits for the others too, to share their read transaction.
+  let next = false;
+  const waited = new Promise<void>((resolve) =>
+    turns.answer(
+      'next',
+      () => {
+        next = true;
+        resolve();
+      },
+      x1,
+    ),
+  );
+  assert.equal(next, false);
+  await waited;
+  assert.equal(turnsRun, 3);
+  // After a turn of the event loop in which none waited: at once again.
+  await new Promise(setImmediate);
+  await new Promise(setImmediate);
   let again = false;
   turns.answer('later', () => (again = true), x1);
   assert.equal(again, true);
