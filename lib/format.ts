@@ -30,7 +30,8 @@ export function formatSearchResult({ count, rows }: SearchRows): string {
     }
     if (bookings !== '') bookings += ',';
     // docs/API.md, Sign convention: betrag = -amount_cents / 100.
-    bookings += `{"id":${id},"datum":${JSON.stringify(date)},"betrag":${formatEuros(-amountCents)},"zweck":${JSON.stringify(subject ?? '')}`;
+    // The date is digits and dashes (DATE above): nothing in it to escape.
+    bookings += `{"id":${id},"datum":"${date}","betrag":${formatEuros(-amountCents)},"zweck":${JSON.stringify(subject ?? '')}`;
     if (category !== null) bookings += `,"kategorie":${JSON.stringify(category)}`;
     if (paymentMethod !== null) bookings += `,"konto":${JSON.stringify(paymentMethod)}`;
     bookings += '}';

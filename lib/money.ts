@@ -1,6 +1,7 @@
 // Amounts are integer cents from the moment a string is parsed until a booking is
-// formatted. Neither direction uses floating-point arithmetic: parsing reads digits,
-// formatting writes digits.
+// formatted. Neither direction ever holds a fraction: parsing reads digits into an integer,
+// formatting splits a safe integer into euros and cents by integer division, which is
+// exact, and writes their digits.
 
 // docs/API.md: optional sign, 1–12 integer digits, optional `.` or `,` with 1–2 decimals,
 // that is /^[+-]?[0-9]{1,12}(?:[.,][0-9]{1,2})?$/, read character by character below.
@@ -65,9 +66,17 @@ export function formatEuros(cents: number): string {
   if (!Number.isSafeInteger(cents)) {
     throw new RangeError(`amount is not a whole number of cents: ${String(cents)}`);
   }
-  const digits = String(Math.abs(cents)).padStart(3, '0');
-  const euros = digits.slice(0, -2);
-  const fraction = digits.slice(-2).replace(/0+$/, '');
-  const sign = cents < 0 ? '-' : '';
-  return fraction === '' ? sign + euros : `${sign}${euros}.${fraction}`;
+  // Integer arithmetic on a safe integer is exact: the euros and the cents apart, then the
+  // cents without trailing zeros (`.5`, `.05`, `.25`, none for whole euros).
+  const negative = cents < 0;
+  const abs = negative ? -cents : cents;
+  const fraction = abs % 100;
+  const euros = (abs - fraction) / 100;
+  const text =
+    fraction === 0
+      ? `${euros}`
+      : fraction % 10 === 0
+        ? `${euros}.${fraction / 10}`
+        : `${euros}.${fraction < 10 ? '0' : ''}${fraction}`;
+  return negative ? `-${text}` : text;
 }
