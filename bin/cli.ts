@@ -97,11 +97,21 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       return await superviseWorkers(
         command,
         async () => {
-          for (const book of command.books) {
+          // The file is judged once here, so that a problem is said once, not by every
+          // worker. Not the books of a configuration file: judging 100 books here and again
+          // in each worker would triple the start; the first worker that fails says why,
+          // once, and the service ends (bin/workers.ts).
+          const preflight = servesFileBooks(command) ? [] : command.books;
+          for (const book of preflight) {
             if (book.db !== undefined)
               preflightDatabaseFile(
                 book.db,
-                handlerFor(command, book, usersOf(book, command.credentials), () => {}),
+                handlerFor(
+                  command,
+                  book,
+                  () => usersOf(book, command.credentials),
+                  () => {},
+                ),
               );
           }
           if (command.socket !== undefined) await prepareSocketPath(command.socket.path);
@@ -180,10 +190,15 @@ async function serve(
   let recognised: string | undefined;
   let greeted = false;
   const book = command.books[0] as BookConfig;
-  const build: BuildHandler = handlerFor(command, book, command.credentials, (app) => {
-    if (greeted && app !== recognised && command.db !== undefined) logInfo([`${command.db}: ${recognition(app)}`]);
-    recognised = app;
-  });
+  const build: BuildHandler = handlerFor(
+    command,
+    book,
+    () => command.credentials,
+    (app) => {
+      if (greeted && app !== recognised && command.db !== undefined) logInfo([`${command.db}: ${recognition(app)}`]);
+      recognised = app;
+    },
+  );
   // What the handlers count for the admin listener's /metrics (lib/metrics.ts).
   const metrics = createMetrics();
   const demo = command.demo ? createDemoDatabase() : undefined;
@@ -490,7 +505,7 @@ function warnAboutLoopbackProxy(command: ServeCommand): void {
 function handlerFor(
   command: ServeCommand,
   book: BookConfig,
-  users: readonly ServeCommand['credentials'][number][],
+  users: () => readonly ServeCommand['credentials'][number][],
   recognised: (app: string) => void,
 ): BuildHandler {
   const fromFile = servesFileBooks(command);
@@ -498,7 +513,7 @@ function handlerFor(
     // The stand-in that answers while the file cannot be served has the own schema.
     const app = standIn ? undefined : (book.app ?? recogniseApplication(db, book.tables));
     if (!standIn && book.app === undefined && app !== undefined) recognised(app);
-    return createHandler(db, [...users], {
+    return createHandler(db, [...users()], {
       ...serviceOptions(command),
       ...(app === undefined ? {} : { app, tables: book.tables }),
       basePath: book.basePath,
