@@ -144,7 +144,11 @@ async function measure(setup: Setup): Promise<Run> {
   // A moment for the garbage collector after the start, as a service has before its first client.
   await new Promise((done) => setTimeout(done, 500));
   const idleRss = rssMb(server.child.pid as number);
-  const measured = await load(server, setup.paths, { seconds, connections, core: core === undefined ? undefined : '1' });
+  const measured = await load(server, setup.paths, {
+    seconds,
+    connections,
+    core: core === undefined ? undefined : '1',
+  });
   await stopServer(server);
   return { startMs: server.startMs, idleRss, load: measured };
 }
@@ -173,7 +177,10 @@ async function table(workers: number): Promise<void> {
       cpu: median(of.map((r) => r.load.cpu)),
     };
   };
-  const [one, many] = list.map((setup) => summary(setup.name)) as [ReturnType<typeof summary>, ReturnType<typeof summary>];
+  const [one, many] = list.map((setup) => summary(setup.name)) as [
+    ReturnType<typeof summary>,
+    ReturnType<typeof summary>,
+  ];
   console.log(
     `\n${workers === 1 ? 'One process, pinned to core 0 (wrk on core 1)' : `--workers ${workers}, unpinned (wrk shares the two cores)`}: medians of ${rounds} rounds of ${seconds} s, ${connections} connections, the typical search, load average ${loadAverage()}\n`,
   );
@@ -193,6 +200,8 @@ async function table(workers: number): Promise<void> {
   );
 }
 
-console.log(`# ${books} books of ${rows} bookings in one service, beside one book alone${pinned ? '' : ' (taskset missing: nothing pinned)'}`);
+console.log(
+  `# ${books} books of ${rows} bookings in one service, beside one book alone${pinned ? '' : ' (taskset missing: nothing pinned)'}`,
+);
 await table(1);
 if (!values['no-workers']) await table(2);
