@@ -4,11 +4,12 @@
 
 import type { IncomingMessage } from 'node:http';
 import { BlockList, isIP } from 'node:net';
+import { ensure } from './errors.js';
 
 /** The name `trustProxy` uses for a peer on a Unix socket, which has no address. */
 export const UNIX_SOCKET_PEER = 'unix';
 
-/** Which peers may speak for the client; built once by createHandler. */
+/** Which peers may speak for the client; built once, from `options.trustProxy`. */
 export interface TrustedPeers {
   /** The proxies' addresses; BlockList compares IPv6 in any spelling. */
   addresses: BlockList;
@@ -54,14 +55,34 @@ export function throttleKey(address: string): string {
   return `${canonicalAddress(`${groups.slice(0, 4).join(':')}::`) ?? address}/64`;
 }
 
-/** The configured proxies; the caller has validated each entry. */
-export function trustedPeers(entries: readonly string[]): TrustedPeers {
+/**
+ * The proxies `options.trustProxy` names (`false`: none), each entry checked and parsed
+ * once; throws a TypeError naming the option and the entry that is wrong. docs/API.md,
+ * Throttling: the proxies are named; `true` ("whoever connects") would let any client that
+ * reaches the port directly pick its own address.
+ */
+export function trustedPeers(value: unknown): TrustedPeers {
+  ensure(
+    value !== true,
+    `options.trustProxy must list the proxy's addresses, e.g. ["127.0.0.1"] (or "${UNIX_SOCKET_PEER}" for a Unix socket); true would trust any client`,
+  );
+  const entries: unknown = value === false ? [] : value;
+  ensure(Array.isArray(entries), 'options.trustProxy must be an array of IP addresses');
   const addresses = new BlockList();
-  for (const entry of entries) {
-    const address = canonicalAddress(entry);
-    if (address !== undefined) addresses.addAddress(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
+  let unix = false;
+  for (const entry of entries as unknown[]) {
+    if (entry === UNIX_SOCKET_PEER) {
+      unix = true;
+      continue;
+    }
+    const address = typeof entry === 'string' ? canonicalAddress(entry) : undefined;
+    ensure(
+      address !== undefined,
+      `options.trustProxy must hold IP addresses or "${UNIX_SOCKET_PEER}", not ${JSON.stringify(entry)}`,
+    );
+    addresses.addAddress(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
   }
-  return { addresses, unix: entries.includes(UNIX_SOCKET_PEER), any: entries.length > 0 };
+  return { addresses, unix, any: entries.length > 0 };
 }
 
 /** The address a throttle counts and a log line shows for `req`. */

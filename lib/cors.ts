@@ -23,7 +23,7 @@ export interface Cors {
  * Checks `origins` (throws a TypeError naming the option and the bad value) and builds the
  * CORS headers for them. An empty list turns CORS off: no header is ever added.
  */
-export function createCors(origins: readonly string[]): Cors {
+export function createCors(origins: unknown): Cors {
   const allowed = new Set(validateCorsOrigins(origins));
   if (allowed.size === 0) return { responseHeaders: () => [], preflight: () => undefined };
 

@@ -1,5 +1,7 @@
-// The `db` argument of createHandler: checked once, at creation, to behave like
-// better-sqlite3 in every way the search relies on (lib/search/, lib/format.ts).
+// The `db` argument of createHandler, checked once, at creation: a handle that behaves like
+// better-sqlite3 in every way the search relies on (lib/search/, lib/format.ts), holding the
+// tables the mapping reads, with bookings that mean what the search needs (as `check`
+// judges them).
 //
 // A look-alike handle that differs there would not fail loudly on a request: the search
 // would write whatever it got into the JSON text. libsql's `Database` (advertised as
@@ -9,6 +11,9 @@
 
 import type { Database } from 'better-sqlite3';
 import { ensure, errorCode } from './errors.js';
+import { type Mapping, ownSchema } from './mapping.js';
+import { checkMeaning } from './meaning.js';
+import { findSchemaProblems, recogniseOlder, recogniseOther } from './schema.js';
 
 /** What createHandler says to a `node:sqlite` `DatabaseSync`. */
 export const NODE_SQLITE_REFUSED =
@@ -18,6 +23,31 @@ export const NODE_SQLITE_REFUSED =
 const PROBE_COUNT = 'SELECT count(*) FROM (SELECT 1 UNION ALL SELECT 2) WHERE :bound = :bound';
 const PROBE_ROW = "SELECT 7, :text, NULL, 'x' WHERE :bound = :bound";
 const PROBE_BINDINGS = { bound: 1, text: 'Bürobedarf', unused: 0 };
+
+/**
+ * Throws unless `db` is an open better-sqlite3 database (or behaves like one) holding the
+ * tables `mapping` reads (docs/API.md's schema by default), whose bookings the search can
+ * answer exactly as `check` judges them (lib/meaning.ts).
+ */
+export function validateDatabase(db: unknown, mapping: Mapping = ownSchema()): asserts db is Database {
+  checkDatabaseHandle(db);
+  const problems = findSchemaProblems(db, mapping);
+  if (problems.length > 0) {
+    const detected = recogniseOther(db, mapping);
+    const older = detected === undefined && mapping.kind === 'own' ? recogniseOlder(db) : undefined;
+    const hint =
+      detected !== undefined
+        ? ` (the file has the tables of ${detected.title}: serve it with --app ${detected.name}, or app: "${detected.name}")`
+        : older !== undefined
+          ? ` (the file has the tables of ${older.title}, but not every column the service reads, as a file of an older version may: check --app ${older.name} names them)`
+          : '';
+    const what = mapping.kind === 'own' ? 'the schema' : `the tables of ${mapping.title}`;
+    throw new Error(`db does not fit ${what}: ${problems.join('; ')}${hint}`);
+  }
+  // check's own judgement, word for word: the service starts on exactly the files check passes.
+  const { problems: wrong } = checkMeaning(db, mapping);
+  if (wrong.length > 0) throw new Error(`db cannot be served exactly: ${wrong.join(' ')}`);
+}
 
 /**
  * Throws a TypeError naming what is wrong unless `db` is an open handle that behaves like a

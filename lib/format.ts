@@ -2,7 +2,7 @@
 // is the exact decimal of the stored cents and the keys stand in the contract's order.
 
 import { formatEuros } from './money.js';
-import type { SearchRows } from './search/index.js';
+import type { SearchRows } from './search/sql.js';
 
 export const EMPTY_RESULT = '{"anzahl":0,"buchungen":[]}';
 

@@ -16,21 +16,21 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from 'better-sqlite3';
 import { challenge, createAuthenticator } from './auth.js';
-import { clientAddress, throttleKey, trustedPeers } from './client-address.js';
+import { clientAddress, throttleKey } from './client-address.js';
 import { admit } from './connection.js';
-import { createCors } from './cors.js';
 import { validateCredentials } from './credentials.js';
+import { validateDatabase } from './database-handle.js';
 import { isNotReadableNow } from './errors.js';
 import { EMPTY_RESULT, formatSearchResult } from './format.js';
 import { createLogin, type LoginVerdict } from './login.js';
 import { badQuery, ERRORS } from './messages.js';
-import { resolveMapping, resolveOptions, validateDatabase } from './options.js';
+import { resolveOptions } from './options.js';
 import { hasBadHost } from './protocol-errors.js';
 import { parseSearchQuery } from './query.js';
 import { type RequestFacts, recordFacts } from './request-facts.js';
 import { originForm } from './request-target.js';
 import { addToEveryResponse, send, sendError, sendNoContent } from './respond.js';
-import { createBookingSearch, type SearchOutcome } from './search/index.js';
+import { createBookingSearch, type SearchOutcome } from './search/booking-search.js';
 import { createThrottle } from './throttle.js';
 import type { BookingSearchHandler, Credentials, HandlerOptions, Next } from './types.js';
 
@@ -54,13 +54,11 @@ export function createHandler(
   options?: HandlerOptions,
 ): BookingSearchHandler {
   const settings = resolveOptions(options);
-  const mapping = resolveMapping(settings.app, settings.tables);
-  const search = createBookingSearch(validateDatabase(db, mapping), mapping);
+  const { mapping, cors, trustedPeers: trusted, basePath, onError } = settings;
+  validateDatabase(db, mapping);
+  const search = createBookingSearch(db, mapping);
   const authenticator = createAuthenticator(validateCredentials(credentials), settings);
   const login = createLogin(authenticator, createThrottle(settings));
-  const cors = createCors(settings.corsOrigins);
-  const { basePath, onError } = settings;
-  const trusted = trustedPeers(settings.trustProxy === false ? [] : settings.trustProxy);
   const apiPrefix = `${basePath}/api/`;
   const statusPath = `${basePath}/api/v1/status`;
   const searchPath = `${basePath}/api/v1/buchungen`;

@@ -1,29 +1,36 @@
-// Arguments of createHandler: defaults applied and misuse thrown at creation time,
-// never on the first request.
+// Arguments of createHandler: defaults applied, misuse thrown at creation time (never on
+// the first request), and what the options name resolved once: the mapping, the trusted
+// proxies, the CORS headers.
 
 import type { IncomingMessage } from 'node:http';
 import { availableParallelism } from 'node:os';
-import type { Database } from 'better-sqlite3';
 import { APP_NAMES, findApplication } from './apps/index.js';
-import { canonicalAddress, UNIX_SOCKET_PEER } from './client-address.js';
-import { validateCorsOrigins } from './cors.js';
-import { checkDatabaseHandle } from './database-handle.js';
+import { type TrustedPeers, trustedPeers } from './client-address.js';
+import { type Cors, createCors } from './cors.js';
 import { ensure } from './errors.js';
 import { type Mapping, ownSchema, TABLE_NAME, type TableNames } from './mapping.js';
-import { checkMeaning } from './meaning.js';
 import { normalBasePath, pathForLog } from './request-target.js';
-import { findSchemaProblems, recogniseOlder, recogniseOther } from './schema.js';
 import type { HandlerOptions } from './types.js';
 
-export type Settings = { [K in keyof HandlerOptions]-?: Exclude<HandlerOptions[K], undefined> };
+type Filled = { [K in keyof HandlerOptions]-?: Exclude<HandlerOptions[K], undefined> };
+
+/** The options resolved: every default applied, every value checked once, and what they name built. */
+export interface Settings extends Omit<Filled, 'app' | 'tables' | 'trustProxy' | 'corsOrigins'> {
+  /** Whose tables the file holds, under which names (`app` and `tables`). */
+  readonly mapping: Mapping;
+  /** The proxies `trustProxy` names. */
+  readonly trustedPeers: TrustedPeers;
+  /** The CORS headers for `corsOrigins`. */
+  readonly cors: Cors;
+}
 
 // The name is also the realm of a header, which must stay printable ASCII.
 const SERVICE_NAME = /^[\x20-\x7E]{1,100}$/;
 
-/** Applies the defaults and throws a TypeError naming the first bad option. */
+/** Applies the defaults, throws a TypeError naming the first bad option, and resolves the rest. */
 export function resolveOptions(options: HandlerOptions | undefined): Settings {
   // Apply defaults
-  const settings: Settings = {
+  const { app, tables, trustProxy, corsOrigins, ...settings }: Filled = {
     basePath: '',
     serviceName: 'booking-search-server',
     onError: writeToStderr,
@@ -52,7 +59,6 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
   ensure(typeof settings.basePath === 'string', 'options.basePath must be a string such as "/kasse"');
   const basePath = normalBasePath(settings.basePath);
   ensure(basePath !== undefined, 'options.basePath must be "" or a path such as "/kasse"');
-  settings.basePath = basePath;
   ensure(
     typeof settings.serviceName === 'string' && SERVICE_NAME.test(settings.serviceName),
     'options.serviceName must be 1 to 100 printable ASCII characters',
@@ -65,20 +71,25 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
   ensure(isWhole(settings.maxUnauthenticated, 0), 'options.maxUnauthenticated must be a whole number ≥ 0');
   ensure(isWhole(settings.maxTrackedAddresses, 1), 'options.maxTrackedAddresses must be a whole number ≥ 1');
   ensure(isWhole(settings.maxKnownClients, 1), 'options.maxKnownClients must be a whole number ≥ 1');
-  settings.trustProxy = validateTrustProxy(settings.trustProxy);
   ensure(isWhole(settings.maxHashChecks, 1), 'options.maxHashChecks must be a whole number ≥ 1');
   ensure(isWhole(settings.maxQueuedHashChecks, 0), 'options.maxQueuedHashChecks must be a whole number ≥ 0');
   ensure(isWhole(settings.maxVerifiedCredentials, 1), 'options.maxVerifiedCredentials must be a whole number ≥ 1');
   ensure(isWhole(settings.maxWaitingSearches, 1), 'options.maxWaitingSearches must be a whole number ≥ 1');
   ensure(isWhole(settings.maxUserWaitingSearches, 1), 'options.maxUserWaitingSearches must be a whole number ≥ 1');
   ensure(typeof settings.now === 'function', 'options.now must be a function');
-  settings.corsOrigins = validateCorsOrigins(settings.corsOrigins);
-  resolveMapping(settings.app, settings.tables);
-  return settings;
+
+  // Interpret: each of these is checked as it is built, once.
+  return {
+    ...settings,
+    basePath,
+    trustedPeers: trustedPeers(trustProxy),
+    cors: createCors(corsOrigins),
+    mapping: resolveMapping(app, tables),
+  };
 }
 
 /** The mapping `app` and `tables` name; throws a TypeError naming the option that is wrong. */
-export function resolveMapping(app: unknown, tables: unknown): Mapping {
+function resolveMapping(app: unknown, tables: unknown): Mapping {
   ensure(
     typeof app === 'string' && APP_NAMES.includes(app),
     `options.app must be one of ${APP_NAMES.map((name) => `"${name}"`).join(', ')}`,
@@ -106,57 +117,13 @@ export function resolveMapping(app: unknown, tables: unknown): Mapping {
   return application;
 }
 
-/**
- * Throws unless `db` is an open better-sqlite3 database (or behaves like one) holding the
- * tables `mapping` reads (docs/API.md's schema by default), whose bookings the search can
- * answer exactly as `check` judges them (lib/meaning.ts).
- */
-export function validateDatabase(db: Database | undefined, mapping: Mapping = ownSchema()): Database {
-  checkDatabaseHandle(db);
-  const problems = findSchemaProblems(db, mapping);
-  if (problems.length > 0) {
-    const detected = recogniseOther(db, mapping);
-    const older = detected === undefined && mapping.kind === 'own' ? recogniseOlder(db) : undefined;
-    const hint =
-      detected !== undefined
-        ? ` (the file has the tables of ${detected.title}: serve it with --app ${detected.name}, or app: "${detected.name}")`
-        : older !== undefined
-          ? ` (the file has the tables of ${older.title}, but not every column the service reads, as a file of an older version may: check --app ${older.name} names them)`
-          : '';
-    const what = mapping.kind === 'own' ? 'the schema' : `the tables of ${mapping.title}`;
-    throw new Error(`db does not fit ${what}: ${problems.join('; ')}${hint}`);
-  }
-  // check's own judgement, word for word: the service starts on exactly the files check passes.
-  const { problems: wrong } = checkMeaning(db, mapping);
-  if (wrong.length > 0) throw new Error(`db cannot be served exactly: ${wrong.join(' ')}`);
-  return db;
-}
-
-// docs/API.md, Throttling: the proxies are named; `true` ("whoever connects") would let any
-// client that reaches the port directly pick its own address.
-function validateTrustProxy(value: unknown): readonly string[] {
-  if (value === false) return [];
-  ensure(
-    value !== true,
-    `options.trustProxy must list the proxy's addresses, e.g. ["127.0.0.1"] (or "${UNIX_SOCKET_PEER}" for a Unix socket); true would trust any client`,
-  );
-  ensure(Array.isArray(value), 'options.trustProxy must be an array of IP addresses');
-  for (const entry of value as unknown[]) {
-    ensure(
-      entry === UNIX_SOCKET_PEER || (typeof entry === 'string' && canonicalAddress(entry) !== undefined),
-      `options.trustProxy must hold IP addresses or "${UNIX_SOCKET_PEER}", not ${JSON.stringify(entry)}`,
-    );
-  }
-  return value as readonly string[];
-}
-
 function isWhole(value: unknown, min: number): boolean {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= min;
 }
 
 // `{ basePath: undefined }` means the default, as it does everywhere in JavaScript.
-function withoutUndefined(options: HandlerOptions): Partial<Settings> {
-  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as Partial<Settings>;
+function withoutUndefined(options: HandlerOptions): Partial<Filled> {
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as Partial<Filled>;
 }
 
 function writeToStderr(error: unknown, req: IncomingMessage): void {
