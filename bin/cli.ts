@@ -11,9 +11,12 @@ import type Database from 'better-sqlite3';
 import { findApplication } from '../lib/apps/index.js';
 import { canonicalAddress } from '../lib/client-address.js';
 import { describeError, errorCode } from '../lib/errors.js';
+import type { SharedParts } from '../lib/handler.js';
 import { answerProtocolErrors, createHandler } from '../lib/index.js';
 import { createMetrics, type Metrics } from '../lib/metrics.js';
+import { resolveOptions } from '../lib/options.js';
 import { pathForLog } from '../lib/request-target.js';
+import { createThrottle } from '../lib/throttle.js';
 import type { HandlerOptions, RequestHandler } from '../lib/types.js';
 import { listenAdmin } from './admin.js';
 import {
@@ -43,9 +46,10 @@ import { CliError, describeFsError } from './errors.js';
 import { ensureOnlyOwnerCanChange, readableByEveryone } from './file-safety.js';
 import { runHashPassword } from './hash-password.js';
 import { logInfo, logLine, setLogFormat, withAccessLog } from './log.js';
-import { answersOfProcess, reportToPrimary, type ServingProcess } from './monitoring.js';
+import { answersOfProcess, countAnswers, reportToPrimary, type ServingProcess } from './monitoring.js';
 import { closeStalledConnections } from './send-timeout.js';
 import { type BookService, serveBooks, usersOf } from './serve-books.js';
+import { createThrottleAuthority, createThrottleReplica, type ThrottleAuthority } from './shared-throttle.js';
 import { applySocketGroup, letsEveryoneConnect, prepareSocketPath, useSocketMode } from './socket.js';
 import { tlsPolicy } from './tls.js';
 import { adminLine, primaryChannel, reportFailure, reportListening, superviseWorkers } from './workers.js';
@@ -97,26 +101,17 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       return await superviseWorkers(
         command,
         async () => {
-          // The file is judged once here, so that a problem is said once, not by every
-          // worker. Not the books of a configuration file: judging 100 books here and again
-          // in each worker would triple the start; the first worker that fails says why,
-          // once, and the service ends (bin/workers.ts).
-          const preflight = servesFileBooks(command) ? [] : command.books;
-          for (const book of preflight) {
+          for (const book of command.books) {
             if (book.db !== undefined)
               preflightDatabaseFile(
                 book.db,
-                handlerFor(
-                  command,
-                  book,
-                  () => usersOf(book, command.credentials),
-                  () => {},
-                ),
+                handlerFor(command, book, usersOf(book, command.credentials), () => {}),
               );
           }
           if (command.socket !== undefined) await prepareSocketPath(command.socket.path);
         },
         readVersion(),
+        throttleAuthority(command),
       );
     }
     const greeting = await serve(command, role, () => completeCommand(readServeCommand(argv, env)));
@@ -190,17 +185,17 @@ async function serve(
   let recognised: string | undefined;
   let greeted = false;
   const book = command.books[0] as BookConfig;
+  const shared = sharedParts(command, role);
   const build: BuildHandler = handlerFor(
     command,
     book,
-    () => command.credentials,
+    command.credentials,
     (app) => {
       if (greeted && app !== recognised && command.db !== undefined) logInfo([`${command.db}: ${recognition(app)}`]);
       recognised = app;
     },
+    shared,
   );
-  // What the handlers count for the admin listener's /metrics (lib/metrics.ts).
-  const metrics = createMetrics();
   const demo = command.demo ? createDemoDatabase() : undefined;
   const database =
     demo === undefined
@@ -213,9 +208,14 @@ async function serve(
     db: command.db,
     status: () => ({ ...database.status(), app: command.app ?? recognised }),
   };
-  const { server, adminLines } = await listenFor(command, role, metrics, database.handler, database.close, () => [
-    served,
-  ]);
+  const { server, adminLines } = await listenFor(
+    command,
+    role,
+    shared.metrics,
+    database.handler,
+    database.close,
+    () => [served],
+  );
   reloadOnHangup(command, server, () => {
     const file = command.credentialsFile;
     if (file === undefined) {
@@ -252,20 +252,33 @@ async function serveFileBooks(
 ): Promise<string[]> {
   const recognised = new Map<string, string>();
   let greeted = false;
-  const metrics = createMetrics();
+  const shared = sharedParts(command, role);
   const service: BookService = serveBooks(command.books, command.credentials, {
     build: (book, users, heard) =>
-      handlerFor(command, book, users, (app) => {
-        heard(app);
-        const before = recognised.get(book.name);
-        if (greeted && before !== undefined && before !== app) logInfo([`book ${book.name}: ${recognition(app)}`]);
-        recognised.set(book.name, app);
-      }),
-    fallback: (basePath, credentials) => fallbackHandler(command, basePath, credentials),
+      handlerFor(
+        command,
+        book,
+        users,
+        (app) => {
+          heard(app);
+          const before = recognised.get(book.name);
+          if (greeted && before !== undefined && before !== app) logInfo([`book ${book.name}: ${recognition(app)}`]);
+          recognised.set(book.name, app);
+        },
+        shared,
+      ),
+    fallback: (basePath, credentials) => fallbackHandler(command, basePath, credentials, shared),
     log: logLine,
     logError,
   });
-  const { server, adminLines } = await listenFor(command, role, metrics, service.handler, service.close, service.books);
+  const { server, adminLines } = await listenFor(
+    command,
+    role,
+    shared.metrics,
+    service.handler,
+    service.close,
+    service.books,
+  );
   const file = command.config?.file;
   reloadOnHangup(command, server, () => {
     try {
@@ -339,14 +352,20 @@ function fallbackHandler(
   command: ServeCommand,
   basePath: string,
   credentials: readonly ServeCommand['credentials'][number][],
+  shared: SharedParts,
 ): RequestHandler {
   const db = emptyBook();
-  return createHandler(db, [...credentials], {
-    ...serviceOptions(command),
-    basePath,
-    serviceName: command.serviceName,
-    onError: logError,
-  });
+  return createHandler(
+    db,
+    [...credentials],
+    {
+      ...serviceOptions(command),
+      basePath,
+      serviceName: command.serviceName,
+      onError: logError,
+    },
+    shared,
+  );
 }
 
 let emptyDatabase: Database.Database | undefined;
@@ -364,7 +383,7 @@ function emptyBook(): Database.Database {
 async function listenFor(
   command: ServeCommand,
   role: Exclude<Role, 'primary'>,
-  metrics: Metrics,
+  metrics: Metrics | undefined,
   handler: RequestHandler,
   close: () => void,
   books: () => readonly ServedBook[],
@@ -373,7 +392,7 @@ async function listenFor(
   let admin: { server: Server; address: string } | undefined;
   let stopping = false;
   try {
-    server = createServer(command, withAccessLog(handler));
+    server = createServer(command, withAccessLog(handler, metrics === undefined ? undefined : countAnswers(metrics)));
     // node:http's socket timeout (0, off, by default): a client that stops reading a large
     // answer would hold its connection and the unsent part of the answer for ever. Without
     // a 'timeout' listener Node destroys the socket. Every write that drains restarts it,
@@ -393,10 +412,12 @@ async function listenFor(
     close();
     throw error instanceof CliError ? error : new CliError(describeListenError(error, command));
   }
-  const serving: ServingProcess = { metrics, server, books };
+  // Without an admin listener nothing was counted, and nobody asks.
+  const serving: ServingProcess = { metrics: metrics ?? createMetrics(), server, books };
   // With --workers the primary answers the admin listener, asking each worker for its report.
-  if (role === 'worker') reportToPrimary(primaryChannel(), serving);
-  else if (command.admin !== undefined) {
+  if (role === 'worker') {
+    if (command.admin !== undefined) reportToPrimary(primaryChannel(), serving);
+  } else if (command.admin !== undefined) {
     try {
       admin = await listenAdmin(
         command.admin,
@@ -505,22 +526,48 @@ function warnAboutLoopbackProxy(command: ServeCommand): void {
 function handlerFor(
   command: ServeCommand,
   book: BookConfig,
-  users: () => readonly ServeCommand['credentials'][number][],
+  users: readonly ServeCommand['credentials'][number][],
   recognised: (app: string) => void,
+  shared: SharedParts = {},
 ): BuildHandler {
   const fromFile = servesFileBooks(command);
   return (db, onError, standIn = false) => {
     // The stand-in that answers while the file cannot be served has the own schema.
     const app = standIn ? undefined : (book.app ?? recogniseApplication(db, book.tables));
     if (!standIn && book.app === undefined && app !== undefined) recognised(app);
-    return createHandler(db, [...users()], {
-      ...serviceOptions(command),
-      ...(app === undefined ? {} : { app, tables: book.tables }),
-      basePath: book.basePath,
-      serviceName: fromFile ? book.name : command.serviceName,
-      onError,
-    });
+    return createHandler(
+      db,
+      [...users],
+      {
+        ...serviceOptions(command),
+        ...(app === undefined ? {} : { app, tables: book.tables }),
+        basePath: book.basePath,
+        serviceName: fromFile ? book.name : command.serviceName,
+        onError,
+      },
+      shared,
+    );
   };
+}
+
+/**
+ * What every handler of this process shares (lib/handler.ts, SharedParts): one login
+ * throttle, so that its budgets hold for the service as a whole, across books, a file's
+ * replacements and, with --workers, the workers (the counts in the primary,
+ * bin/shared-throttle.ts); and, with an admin listener, where they count for /metrics.
+ */
+function sharedParts(command: ServeCommand, role: Exclude<Role, 'primary'>): SharedParts {
+  const metrics = command.admin === undefined ? undefined : createMetrics();
+  const settings = resolveOptions(serviceOptions(command));
+  const throttle =
+    role === 'worker' ? createThrottleReplica(primaryChannel(), settings, metrics) : createThrottle(settings, metrics);
+  return metrics === undefined ? { throttle } : { throttle, metrics };
+}
+
+/** In the primary of --workers: the throttle's counts, for every worker (bin/shared-throttle.ts). */
+function throttleAuthority(command: ServeCommand): ThrottleAuthority {
+  const settings = resolveOptions(serviceOptions(command));
+  return createThrottleAuthority(createThrottle(settings), settings.maxTrackedAddresses);
 }
 
 /** The options every handler of the service shares: the throttle's limits, proxies, CORS. */

@@ -2,8 +2,9 @@
 // own read-only connection and serves the one shared port or socket. The primary serves no
 // request: it says once that the service is up, or once why it is not, replaces a worker
 // that dies (within a budget), passes SIGINT/SIGTERM on, and SIGHUP (each worker re-reads
-// its credentials and TLS files), and answers the admin listener for all workers together
-// (bin/monitoring.ts).
+// its credentials and TLS files), answers the admin listener for all workers together
+// (bin/monitoring.ts), and holds the login throttle's counts for all of them
+// (bin/shared-throttle.ts), so that a worker that ends takes none with it.
 
 import cluster, { type Worker } from 'node:cluster';
 import type { Server } from 'node:http';
@@ -13,6 +14,7 @@ import type { ServeCommand } from './args.js';
 import { type Channel, createChannel, type Port } from './channel.js';
 import { logInfo, logLine } from './log.js';
 import { answersOfWorkers } from './monitoring.js';
+import type { ThrottleAuthority } from './shared-throttle.js';
 
 type WorkerMessage = { type: 'listening'; greeting: string[] } | { type: 'failed'; message: string };
 
@@ -49,6 +51,7 @@ export async function superviseWorkers(
   command: ServeCommand,
   preflight: () => Promise<void>,
   version: string,
+  throttle: ThrottleAuthority,
 ): Promise<void> {
   await preflight();
   const channels = new Map<Worker, Channel>();
@@ -89,6 +92,8 @@ export async function superviseWorkers(
       alive.add(worker);
       const channel = createChannel(worker);
       channels.set(worker, channel);
+      // The throttle's state goes first, before the worker's first request (bin/shared-throttle.ts).
+      throttle.attach(channel);
       // The channel to a worker that has just ended (a worker that could not start, while
       // the cluster still answers its listen request) fails with EPIPE. Unheard, that
       // 'error' would end the primary with a stack trace; the worker's end is handled below.
@@ -122,6 +127,7 @@ export async function superviseWorkers(
       const channel = channels.get(worker);
       channels.delete(worker);
       if (channel !== undefined) {
+        throttle.detach(channel);
         serving.delete(channel);
         channel.close(`worker ${worker.process.pid} ended`);
         monitoring.retire(channel);

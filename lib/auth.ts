@@ -3,6 +3,7 @@
 
 import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ConfiguredUser } from './credentials.js';
+import type { Metrics } from './metrics.js';
 import { dummyHash, type PasswordHash, verifyPassword } from './password-hash.js';
 
 // RFC 7617 §2 / RFC 7235 §2.1: credentials = auth-scheme 1*SP token68, the scheme
@@ -119,7 +120,11 @@ interface Users {
  * credentials, plain or hashed, are remembered under a hash keyed with a secret of this
  * process, so nothing remembered can be turned back into a password.
  */
-export function createAuthenticator(initial: readonly ConfiguredUser[], limits: AuthenticatorLimits): Authenticator {
+export function createAuthenticator(
+  initial: readonly ConfiguredUser[],
+  limits: AuthenticatorLimits,
+  metrics?: Metrics,
+): Authenticator {
   // The memory of verified credentials is keyed by SHA-256(secret ‖ user ‖ ":" ‖ password)
   // with a secret of this process: one-way, and useless for a dictionary made elsewhere.
   // Keyed on what the header means, not its spelling: `basic`, extra spaces or padding
@@ -131,6 +136,8 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
   let running = 0;
   /** Checks waiting for a free slot; each says whether it started one. */
   const waiting: Array<() => boolean> = [];
+  // The checks running and waiting now, added to those of other authenticators (lib/metrics.ts).
+  const gauges = metrics?.hashChecks ?? new Float64Array(2);
 
   function remembered({ username, password }: GivenCredentials): string {
     // RFC 7617 §2: the username holds no colon, so the first one ends it.
@@ -216,8 +223,10 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
         return false;
       }
       running += 1;
+      (gauges[0] as number) += 1;
       verifyPassword(given.password, target, (matches) => {
         running -= 1;
+        (gauges[0] as number) -= 1;
         pump();
         const answer = current.checking.get(key) ?? [];
         current.checking.delete(key);
@@ -232,6 +241,7 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
       });
       return true;
     });
+    (gauges[1] as number) += 1;
     pump();
   }
 
@@ -240,6 +250,7 @@ export function createAuthenticator(initial: readonly ConfiguredUser[], limits: 
     while (running < limits.maxHashChecks) {
       const next = waiting.shift();
       if (next === undefined) return;
+      (gauges[1] as number) -= 1;
       next();
     }
   }

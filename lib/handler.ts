@@ -24,6 +24,7 @@ import { isNotReadableNow } from './errors.js';
 import { EMPTY_RESULT, formatSearchResult } from './format.js';
 import { createLogin, type LoginVerdict } from './login.js';
 import { badQuery, ERRORS } from './messages.js';
+import { countSearchWait, type Metrics } from './metrics.js';
 import { resolveOptions } from './options.js';
 import { hasBadHost } from './protocol-errors.js';
 import { parseSearchQuery } from './query.js';
@@ -31,7 +32,7 @@ import { type RequestFacts, recordFacts } from './request-facts.js';
 import { originForm } from './request-target.js';
 import { addToEveryResponse, send, sendError, sendNoContent } from './respond.js';
 import { createBookingSearch, type SearchOutcome } from './search/booking-search.js';
-import { createThrottle } from './throttle.js';
+import { createThrottle, type Throttle } from './throttle.js';
 import type { BookingSearchHandler, Credentials, HandlerOptions, Next } from './types.js';
 
 /** The API version reported by `GET {base}/api/v1/status`. */
@@ -43,22 +44,41 @@ const ALLOWED_METHODS = ['Allow', 'GET, HEAD'] as const;
 const RETRY_IN_A_SECOND = ['Retry-After', '1'] as const;
 
 /**
+ * What the handlers of one service share beyond their options (the CLI's books, their
+ * stand-ins and fallback, and its workers): one login throttle, whose budgets then hold for
+ * the service as a whole, and where they count for the admin listener's /metrics.
+ */
+export interface SharedParts {
+  /** Default: a throttle of the handler's own, over its options. */
+  throttle?: Throttle;
+  /** Default: nothing is counted. */
+  metrics?: Metrics;
+}
+
+/**
  * A node:http request handler for the booking search over `db`.
  *
  * Throws a TypeError naming the argument when `credentials` or `options` are unusable,
- * and an Error naming what is missing when `db` lacks the schema.
+ * and an Error naming what is missing when `db` lacks the schema. `shared` is what several
+ * handlers of one service have in common (the CLI passes it; an embedder need not).
  */
 export function createHandler(
   db: Database,
   credentials: Credentials | readonly Credentials[],
   options?: HandlerOptions,
+  shared: SharedParts = {},
 ): BookingSearchHandler {
   const settings = resolveOptions(options);
   const { mapping, cors, trustedPeers: trusted, basePath, onError } = settings;
   validateDatabase(db, mapping);
-  const search = createBookingSearch(db, mapping);
-  const authenticator = createAuthenticator(validateCredentials(credentials), settings);
-  const login = createLogin(authenticator, createThrottle(settings));
+  const { metrics } = shared;
+  const search = createBookingSearch(
+    db,
+    mapping,
+    metrics === undefined ? undefined : (seconds) => countSearchWait(metrics, seconds),
+  );
+  const authenticator = createAuthenticator(validateCredentials(credentials), settings, metrics);
+  const login = createLogin(authenticator, shared.throttle ?? createThrottle(settings, metrics));
   const apiPrefix = `${basePath}/api/`;
   const statusPath = `${basePath}/api/v1/status`;
   const searchPath = `${basePath}/api/v1/buchungen`;
@@ -88,7 +108,11 @@ export function createHandler(
       addToEveryResponse(res, cors.responseHeaders(req));
       if (flood !== undefined) return refuse(res, flood);
       if (badRequest) return sendError(res, ERRORS.badRequest, ['Connection', 'close']);
-      const facts = recordFacts(req, clientAddress(req, trusted));
+      const facts = recordFacts(
+        req,
+        clientAddress(req, trusted),
+        path === statusPath ? 'status' : path === searchPath ? 'search' : 'other',
+      );
       // An IPv6 client counts by its /64 (docs/API.md, Throttling), in the throttle and the queue of searches.
       const client = throttleKey(facts.clientAddress);
       const exchange: Exchange = { req, res, path, query: mark === -1 ? '' : url.slice(mark + 1), facts, client };

@@ -9,13 +9,15 @@
 //      them from one address is cut off (429);
 //   4. the username's or the global budget spent: only a client that logged in from this
 //      address before is checked, everyone else 429 until the window ends;
-//   5. wrong credentials: 401, a failure; right ones: the user, a known client from now on;
-//   6. a password hash to check: it counts as a failure while it runs, so that parallel
-//      guesses see it, and success forgives it (as does a check that never ran). A request
+//   5. credentials are checked with a failure counted (decided and counted in one step of
+//      the throttle, so that parallel guesses, on any worker, see it): wrong ones keep it
+//      (401); right ones take it back, and are the user, a known client from now on;
+//   6. a password hash is checked so too, off the event loop; a check that never ran takes
+//      the failure back as well. A request
 //      gets its answer before its connection could time out: 503 when the check has not
 //      come by then.
 
-import { type Accepted, type Authenticator, parseBasicAuth } from './auth.js';
+import { type Accepted, type Authenticator, type GivenCredentials, parseBasicAuth } from './auth.js';
 import type { Throttle } from './throttle.js';
 
 /** Why a login did not give a user: the username the credentials named, if they were well-formed Basic ones. */
@@ -93,15 +95,33 @@ export function createLogin(authenticator: Authenticator, throttle: Throttle): L
       return wait > 0 ? throttled(wait, undefined) : REFUSED;
     }
     const attempted = given.username;
-    const budget = throttle.budgetRetryAfter(attempted, client);
-    if (budget > 0) return throttled(budget, attempted);
-    const verdict = authenticator.check(given, header);
-    if (verdict.kind === 'rejected') {
-      throttle.recordFailure(client, attempted);
-      return { kind: 'refused', attempted } as const;
+    // Steps 4 to 6: the budgets decide, and a failure is counted while the credentials are
+    // checked, in one step of the throttle; with --workers that step is the primary's, asked
+    // over IPC here only, where a hash check or a guess is on its way anyway.
+    const reserved = throttle.reserve(attempted, client);
+    if (typeof reserved !== 'number') {
+      return reserved.then((wait) =>
+        wait > 0 ? throttled(wait, attempted) : checkCredentials(given, header, attempted, client, connection),
+      );
     }
-    if (verdict.kind === 'user') return admit(verdict, client);
-    throttle.recordFailure(client, attempted);
+    if (reserved > 0) return throttled(reserved, attempted);
+    return checkCredentials(given, header, attempted, client, connection);
+  }
+
+  /** Credentials checked with a failure counted: it stays for wrong ones, and is taken back for right ones or a check that never ran. */
+  function checkCredentials(
+    given: GivenCredentials,
+    header: string | undefined,
+    attempted: string,
+    client: string,
+    connection: Connection,
+  ): LoginVerdict | Promise<LoginVerdict> {
+    const verdict = authenticator.check(given, header);
+    if (verdict.kind === 'rejected') return { kind: 'refused', attempted } as const;
+    if (verdict.kind === 'user') {
+      throttle.forgive(client, attempted);
+      return admit(verdict, client);
+    }
     return new Promise<LoginVerdict>((resolve, reject) => {
       // Every request gets an answer (docs/API.md, Credentials): one whose check has not come
       // by the deadline is answered 503 with Retry-After, and its place in the queue given up.

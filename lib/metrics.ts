@@ -41,11 +41,20 @@ export const WRONG_CREDENTIALS = 0;
 export const NO_CREDENTIALS = 1;
 
 /**
- * Why a request was turned away before it was answered: the login throttle's four rules
- * (failures from the address, for the username, in all; requests without credentials from
- * the address), a full queue of hash checks, too many searches of the client waiting.
+ * Why a request was turned away (429): the login throttle's four rules (failures from the
+ * address, for the username, in all; requests without credentials from the address), a
+ * full queue of hash checks, too many searches of the client waiting, too many requests
+ * pipelined on one connection whose answers the client has not read.
  */
-export const REFUSALS = ['address', 'user', 'global', 'unauthenticated', 'hash_checks', 'searches'] as const;
+export const REFUSALS = [
+  'address',
+  'user',
+  'global',
+  'unauthenticated',
+  'hash_checks',
+  'searches',
+  'unanswered',
+] as const;
 export type RefusalReason = (typeof REFUSALS)[number];
 export const REFUSAL_INDEX = Object.fromEntries(REFUSALS.map((reason, i) => [reason, i])) as Record<
   RefusalReason,

@@ -1,6 +1,6 @@
-// What the handler learned about a request that a log line may show: the client address
-// after the proxy rule, the username its credentials named, and the user whose credentials
-// were accepted. Kept on the request under a symbol of this module, which no other code
+// What the handler learned about a request that a log line (or a count of the CLI's
+// /metrics) may show: the endpoint its path names, the client address after the proxy
+// rule, the username its credentials named, and the user whose credentials were accepted. Kept on the request under a symbol of this module, which no other code
 // can name or collide with: a WeakMap beside the request cost 0.8 µs of CPU a request more
 // (its entry is an ephemeron, which every scavenge of the young generation visits again;
 // BENCHMARKS.md, "Where a request's time goes").
@@ -8,6 +8,8 @@
 import type { IncomingMessage } from 'node:http';
 
 export interface RequestFacts {
+  /** Which endpoint the path names: `{base}/api/v1/status`, `{base}/api/v1/buchungen`, or none of them. */
+  endpoint: 'status' | 'search' | 'other';
   /** The socket's address, or the trusted proxy's `X-Forwarded-For` entry. */
   clientAddress: string;
   /** The username of accepted credentials; `undefined` until (or unless) they are. */
@@ -27,8 +29,12 @@ export function requestFacts(req: IncomingMessage): RequestFacts | undefined {
   return (req as WithFacts)[FACTS];
 }
 
-export function recordFacts(req: IncomingMessage, clientAddress: string): RequestFacts {
-  const recorded: RequestFacts = { clientAddress, user: undefined, attempted: undefined };
+export function recordFacts(
+  req: IncomingMessage,
+  clientAddress: string,
+  endpoint: RequestFacts['endpoint'] = 'other',
+): RequestFacts {
+  const recorded: RequestFacts = { endpoint, clientAddress, user: undefined, attempted: undefined };
   (req as WithFacts)[FACTS] = recorded;
   return recorded;
 }

@@ -69,9 +69,21 @@ export function send(res: ServerResponse, status: number, json: string, extraHea
   endAnswer(res, extra, json);
 }
 
+// The error a response was answered with, on the response under a symbol of this module,
+// which no other code can name (lib/request-facts.ts says why not in a WeakMap); only
+// errors are recorded, so a 200 costs nothing here.
+const ERROR = Symbol('booking-search-server error sent');
+type WithError = ServerResponse & { [ERROR]?: ApiError };
+
 /** An error's `{"fehler": …, "code": …}` with its status. */
 export function sendError(res: ServerResponse, error: ApiError, extraHeaders: readonly string[] = []): void {
+  (res as WithError)[ERROR] = error;
   send(res, error.status, error.body, extraHeaders);
+}
+
+/** The error `sendError` answered `res` with, or `undefined` (the CLI's /metrics counts answers by code). */
+export function errorSent(res: ServerResponse): ApiError | undefined {
+  return (res as WithError)[ERROR];
 }
 
 /** `204` without a body (a CORS preflight): the common headers but `Content-Length`. */

@@ -8,6 +8,8 @@
 // oldest window below the limit, so that failures from other keys can never free a
 // blocked one; only a full table of blocked keys drops its oldest block.
 
+import { type Metrics, REFUSAL_INDEX } from './metrics.js';
+
 /** The throttle's options, under createHandler's names (lib/types.ts says what each means). */
 export interface ThrottleSettings {
   /** Failures per address (or IPv6 /64) within a window; 0: off. */
@@ -26,6 +28,14 @@ export interface ThrottleSettings {
   now: () => number;
 }
 
+/** The four rules of the login throttle: which budget refused a request. */
+export type ThrottleRule = 'address' | 'user' | 'global' | 'unauthenticated';
+
+/**
+ * What a login asks of a throttle (lib/login.ts), in the contract's order. One throttle may
+ * serve several handlers (the books of a service), and its counts may live in another
+ * process (bin/shared-throttle.ts, for --workers): then `reserve` answers with a promise.
+ */
 export interface Throttle {
   /** Seconds until `address` may present credentials again (≥ 1), or 0 when it may. */
   retryAfter(address: string): number;
@@ -36,17 +46,40 @@ export interface Throttle {
   budgetRetryAfter(user: string, address: string): number;
   /** Counts a request without credentials; seconds until the next is answered 401, or 0. */
   recordUnauthenticated(address: string): number;
-  /** Counts a failed authentication, also one whose check has only begun. */
-  recordFailure(address: string, user: string): void;
-  /** Takes back a `recordFailure` whose check accepted the credentials or never ran. */
+  /**
+   * Credentials for `user` from `address` are about to be checked: 0, and a failure counted
+   * while the check runs (`forgive` takes it back once they are accepted, or when the check
+   * never runs); or the seconds until they may be checked, as `retryAfter` and
+   * `budgetRetryAfter` would say. Deciding and counting are one step, so that parallel
+   * guesses cannot overrun a budget.
+   */
+  reserve(user: string, address: string): number | Promise<number>;
+  /** Takes back a failure counted by `reserve` whose check accepted the credentials or never ran. */
   forgive(address: string, user: string): void;
   /** `user` logged in from `address`: a known client from now on. */
   recordSuccess(address: string, user: string): void;
+}
+
+/** The throttle that holds the counts itself, in this process. */
+export interface LocalThrottle extends Throttle {
+  reserve(user: string, address: string): number;
+  /** Counts a failed authentication, also one whose check has only begun. */
+  recordFailure(address: string, user: string): void;
+  /** When `rule`'s window for `key` (`''` for the global one) ends, in ms of `now`, while it blocks; else 0. */
+  blockedUntil(rule: ThrottleRule, key: string): number;
+  /** Whether `user` logged in from `address` (and is still remembered). */
+  isKnown(user: string, address: string): boolean;
+  /** The (user, address) pairs that logged in, least recent first. */
+  knownClients(): { user: string; address: string }[];
   /** Addresses currently remembered (for tests and monitoring). */
   readonly size: number;
 }
 
-export function createThrottle(settings: ThrottleSettings): Throttle {
+/**
+ * The throttle over `settings`; each refusal is counted in `metrics` by its rule when given
+ * (lib/metrics.ts).
+ */
+export function createThrottle(settings: ThrottleSettings, metrics?: Metrics): LocalThrottle {
   const { authFailureWindowMs: windowMs, maxTrackedAddresses: maxAddresses, now } = settings;
   const addresses = createWindows(settings.maxAuthFailures, windowMs, maxAddresses, now);
   const users = createWindows(settings.maxUserFailures, windowMs, maxAddresses, now);
@@ -60,19 +93,43 @@ export function createThrottle(settings: ThrottleSettings): Throttle {
   // recent, and costs two comparisons instead of a new key and a delete and an add.
   let recentUser: string | undefined;
   let recentAddress: string | undefined;
+  const tables: Record<ThrottleRule, Windows> = { address: addresses, user: users, global: everyone, unauthenticated };
+  const refuse = (rule: ThrottleRule, seconds: number): number => {
+    if (metrics !== undefined) (metrics.refusals[REFUSAL_INDEX[rule]] as number) += 1;
+    return seconds;
+  };
+  /** The username's or the global budget, unless the pair logged in before: the seconds, and which rule. */
+  const budget = (user: string, address: string): number => {
+    const forUser = users.retryAfter(user);
+    const forAll = everyone.retryAfter('');
+    if ((forUser === 0 && forAll === 0) || known.has(pair(user, address))) return 0;
+    return refuse(forUser > 0 ? 'user' : 'global', Math.max(forUser, forAll));
+  };
 
   return {
-    retryAfter: (address) => addresses.retryAfter(address),
-
-    budgetRetryAfter(user, address) {
-      const wait = Math.max(users.retryAfter(user), everyone.retryAfter(''));
-      return wait > 0 && known.has(pair(user, address)) ? 0 : wait;
+    retryAfter(address) {
+      const wait = addresses.retryAfter(address);
+      return wait === 0 ? 0 : refuse('address', wait);
     },
+
+    budgetRetryAfter: budget,
 
     recordUnauthenticated(address) {
       const wait = unauthenticated.retryAfter(address);
-      if (wait === 0) unauthenticated.add(address);
-      return wait;
+      if (wait > 0) return refuse('unauthenticated', wait);
+      unauthenticated.add(address);
+      return 0;
+    },
+
+    reserve(user, address) {
+      const blocked = addresses.retryAfter(address);
+      if (blocked > 0) return refuse('address', blocked);
+      const wait = budget(user, address);
+      if (wait > 0) return wait;
+      addresses.add(address);
+      users.add(user);
+      everyone.add('');
+      return 0;
     },
 
     recordFailure(address, user) {
@@ -101,6 +158,17 @@ export function createThrottle(settings: ThrottleSettings): Throttle {
       }
     },
 
+    blockedUntil: (rule, key) => tables[rule].blockedUntil(key),
+
+    isKnown: (user, address) => known.has(pair(user, address)),
+
+    knownClients: () =>
+      [...known].map((key) => {
+        // The username holds no colon (RFC 7617 §2): the first one ends it.
+        const colon = key.indexOf(':');
+        return { user: key.slice(0, colon), address: key.slice(colon + 1) };
+      }),
+
     get size() {
       return addresses.size;
     },
@@ -114,6 +182,7 @@ interface Window {
 
 interface Windows {
   retryAfter(key: string): number;
+  blockedUntil(key: string): number;
   add(key: string): void;
   remove(key: string): void;
   clear(key: string): void;
@@ -149,6 +218,13 @@ function createWindows(limit: number, windowMs: number, bound: number, now: () =
       if (remainingMs > 0) return Math.ceil(remainingMs / 1000);
       blocked.delete(key);
       return 0;
+    },
+
+    blockedUntil(key) {
+      const window = blocked.get(key);
+      if (limit === 0 || window === undefined) return 0;
+      const until = window.startedAt + windowMs;
+      return until > now() ? until : 0;
     },
 
     add(key) {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { type Running, start } from './support/cli-helpers.js';
 import { AUTH, buildDatabase, get, type Reply, request, tempDir } from './support/helpers.js';
-import { promtoolCheckMetrics } from './support/prometheus.js';
+import { promtoolCheckMetrics, startPrometheus } from './support/prometheus.js';
 
 const ADMIN_LINE =
   /admin listener on (http:\/\/127\.0\.0\.1:\d+\/|unix:([^:\s]+):\/) \(\/live, \/ready, \/metrics; no credentials\)$/m;
@@ -105,4 +105,92 @@ test('--workers 2: the primary answers for both workers together', async (t) => 
   assert.match(metrics, /^booking_search_processes 2$/m);
   assert.match(metrics, /^booking_search_book_state\{book="booking-search-server",state="serving"\} 2$/m);
   assert.deepEqual(await promtoolCheckMetrics(metrics), { code: 0, output: '' });
+});
+
+test('Prometheus scrapes the admin listener, and its query API returns the request counter after a known number of requests', async (t) => {
+  const server = await start(t, ['--db', buildDatabase(t), '--admin-port', '0']);
+  const admin = adminOf(server);
+  const prometheus = await startPrometheus(t, new URL(admin).host);
+  for (let i = 0; i < 7; i += 1) assert.equal((await get(`${server.api}status`)).status, 200);
+  for (let i = 0; i < 3; i += 1) {
+    const search = await get(`${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5`);
+    assert.equal(search.status, 200);
+  }
+  assert.equal((await request(`${server.api}status`)).status, 401);
+  assert.equal((await get(`${server.api}buchungen?von=2026-03-01`)).status, 400);
+  const expected = new Map([
+    ['status 200', '7'],
+    ['search 200', '3'],
+    ['status 401 unauthorized', '1'],
+    ['search 400 bad_query', '1'],
+  ]);
+  const deadline = Date.now() + 20_000;
+  let seen = new Map<string, string>();
+  while (Date.now() < deadline) {
+    const samples = await prometheus.query('booking_search_requests_total');
+    seen = new Map(
+      samples.map(({ metric, value }) => [
+        [metric['endpoint'], metric['status'], metric['error']].filter((part) => part !== undefined).join(' '),
+        value[1],
+      ]),
+    );
+    if ([...expected].every(([series, value]) => seen.get(series) === value)) break;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  for (const [series, value] of expected)
+    assert.equal(seen.get(series), value, `${series}: ${JSON.stringify([...seen])}`);
+  const [target] = await prometheus.targets();
+  assert.equal(target?.health, 'up', target?.lastError);
+  assert.equal(target?.scrapeUrl, `${admin}/metrics`);
+  const failed = await prometheus.query('booking_search_failed_logins_total{reason="no_credentials"}');
+  assert.equal(failed[0]?.value[1], '1');
+});
+
+test('--workers 2: the counts of both workers add up; a worker that ends leaves its counts in the sums', async (t) => {
+  const server = await start(t, ['--db', buildDatabase(t), '--workers', '2', '--admin-port', '0']);
+  const admin = adminOf(server);
+  // A new connection per request: the primary deals them to the workers in turn.
+  for (let i = 0; i < 10; i += 1) assert.equal((await get(`${server.api}status`)).status, 200);
+  const count = async (): Promise<number> => {
+    const match = /^booking_search_requests_total\{endpoint="status",status="200"\} (\d+)$/m.exec(
+      (await request(`${admin}/metrics`)).body,
+    );
+    return Number(match?.[1]);
+  };
+  assert.equal(await count(), 10);
+  const pids = /\(pids (\d+), (\d+)\)/.exec(server.output().stdout);
+  assert.ok(pids !== null, server.output().stdout);
+  process.kill(Number(pids[1]), 'SIGKILL');
+  const deadline = Date.now() + 10_000;
+  let ready = await request(`${admin}/ready`);
+  while (Date.now() < deadline && !/"serving":2/.test(ready.body)) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    ready = await request(`${admin}/ready`);
+  }
+  assert.equal(ready.status, 200, ready.body);
+  assert.equal(await count(), 10, 'the ended worker counted still');
+  assert.match((await request(`${admin}/metrics`)).body, /^booking_search_worker_restarts_total 1$/m);
+});
+
+test('/metrics counts failed logins and refusals by reason, and a search turn for each search', async (t) => {
+  const server = await start(t, ['--db', buildDatabase(t), '--admin-port', '0', '--max-auth-failures', '2']);
+  const admin = adminOf(server);
+  for (let i = 0; i < 3; i += 1) await get(`${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5`);
+  const wrong = { authorization: `Basic ${Buffer.from('kasse:falsch').toString('base64')}` };
+  assert.equal((await request(`${server.api}status`, { headers: wrong })).status, 401);
+  assert.equal((await request(`${server.api}status`, { headers: wrong })).status, 401);
+  assert.equal((await get(`${server.api}status`)).status, 429, 'the address is blocked');
+  const metrics = (await request(`${admin}/metrics`)).body;
+  for (const line of [
+    'booking_search_failed_logins_total{reason="wrong_credentials"} 2',
+    'booking_search_failed_logins_total{reason="no_credentials"} 0',
+    'booking_search_refusals_total{reason="address"} 1',
+    'booking_search_requests_total{endpoint="status",status="401",error="unauthorized"} 2',
+    'booking_search_requests_total{endpoint="status",status="429",error="login_throttled"} 1',
+    'booking_search_requests_total{endpoint="search",status="200"} 3',
+    'booking_search_search_wait_seconds_count 3',
+    'booking_search_request_duration_seconds_count{endpoint="search"} 3',
+  ]) {
+    assert.ok(metrics.includes(`\n${line}\n`), `${line} in ${metrics}`);
+  }
 });

@@ -13,6 +13,7 @@ import {
 } from '../lib/auth.js';
 import { validateCredentials } from '../lib/credentials.js';
 import { createHandler } from '../lib/index.js';
+import { createMetrics } from '../lib/metrics.js';
 import type { Credentials } from '../lib/types.js';
 import { basicAuth, checkHeader, HASH_OF_ALT, HASH_OF_NEU, openFixture } from './support/helpers.js';
 
@@ -173,4 +174,17 @@ test('no user oracle with mixed hash parameters: each unknown user costs what on
     `unknown names that cost what pruefer costs: ${figures}`,
   );
   assert.ok(Math.min(...unknown) > 0.4 * low, `none is answered without a check: ${figures}`);
+});
+
+test('the hash checks running and waiting are counted while they last, and several authenticators add up', async () => {
+  const metrics = createMetrics();
+  const users = validateCredentials([{ username: 'bank', passwordHash: HASH_OF_ALT }]);
+  const limits = { ...LIMITS, maxHashChecks: 1 };
+  const [first, second] = [createAuthenticator(users, limits, metrics), createAuthenticator(users, limits, metrics)];
+  const check = (authenticator: typeof first, password: string): Promise<Verdict> =>
+    new Promise((resolve) => authenticator.verify({ username: 'bank', password }, resolve));
+  const checks = [check(first, 'eins'), check(first, 'zwei'), check(second, 'drei')];
+  assert.deepEqual([...metrics.hashChecks], [2, 1], 'one running in each, one waiting in the first');
+  assert.deepEqual(await Promise.all(checks), [REJECTED, REJECTED, REJECTED]);
+  assert.deepEqual([...metrics.hashChecks], [0, 0]);
 });

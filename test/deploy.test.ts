@@ -1,8 +1,9 @@
 // deploy/: the systemd unit passes `systemd-analyze verify` (and its hardening is scored),
 // the nginx site passes `nginx -t`, and both together serve: nginx with TLS in front of the
-// CLI started with the unit's own ExecStart flags on a Unix socket; and the site for many
-// books routes each book's base path to one of two instances. Both tools must be
-// installed (.ci/run installs them); a missing tool fails these tests.
+// CLI started with the unit's own ExecStart flags on a Unix socket, with nginx's monitoring
+// server in front of its admin listener; and the site for many books routes each book's
+// base path to one of two instances. The tools must be installed (.ci/run installs them);
+// a missing tool fails these tests.
 
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
@@ -12,7 +13,8 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { BIN, makeCertificate, TIME } from './support/cli-helpers.js';
-import { AUTH, basicAuth, buildDatabase, type Reply, tempDir } from './support/helpers.js';
+import { AUTH, basicAuth, buildDatabase, type Reply, request, tempDir } from './support/helpers.js';
+import { promtoolCheckMetrics } from './support/prometheus.js';
 
 const UNIT = new URL('../deploy/booking-search-server.service', import.meta.url).pathname;
 const SITE = new URL('../deploy/nginx.conf', import.meta.url).pathname;
@@ -70,6 +72,8 @@ interface Site {
   config: string;
   https: number;
   http: number;
+  /** nginx's monitoring server, in front of the admin listener. */
+  monitoring: number;
   socket: string;
   cert: string;
 }
@@ -85,7 +89,9 @@ async function prepareSite(dir: string): Promise<Site> {
   chmodSync(run, 0o755);
   const http = await freePort();
   const https = await freePort();
+  const monitoring = await freePort();
   const site = readFileSync(SITE, 'utf8')
+    .replace('listen 127.0.0.1:9469;', `listen 127.0.0.1:${monitoring};`)
     .replace(/^\s*listen \[::\].*\n/gm, '')
     .replace('listen 80;', `listen 127.0.0.1:${http};`)
     .replace('listen 443 ssl http2;', `listen 127.0.0.1:${https} ssl http2;`)
@@ -96,7 +102,7 @@ async function prepareSite(dir: string): Promise<Site> {
     .replaceAll('/var/www/acme', dir);
   writeFileSync(join(dir, 'site.conf'), site);
   const config = writeNginxMain(dir);
-  return { dir, config, https, http, socket: join(run, 'api.sock'), cert };
+  return { dir, config, https, http, monitoring, socket: join(run, 'api.sock'), cert };
 }
 
 /** What Debian's /etc/nginx/nginx.conf provides around `dir`/site.conf, in `dir`; returns its path. */
@@ -135,6 +141,8 @@ test('the nginx site passes nginx -t (TLS, the Unix socket, a log format without
   const text = readFileSync(SITE, 'utf8');
   assert.match(text, /^\s*proxy_pass http:\/\/booking_search;$/m);
   assert.match(text, /server unix:\/run\/booking-search-server\/api\.sock;/);
+  assert.match(text, /server unix:\/run\/booking-search-server\/admin\.sock;/);
+  assert.match(text, /^\s*listen 127\.0\.0\.1:9469;/m);
   const format = /log_format booking_search ([^;]+);/.exec(text)?.[1] ?? '';
   assert.match(format, /\$uri/);
   assert.doesNotMatch(format, /\$request(?!_method|_time)|\$args|\$query_string|\$request_uri/);
@@ -190,6 +198,7 @@ test("nginx with TLS in front of the CLI started with the unit's flags: searches
       .replace('${CREDENTIALS_DIRECTORY}', credentials),
   );
   assert.ok(cliArgs.includes(site.socket), cliArgs.join(' '));
+  assert.ok(cliArgs.includes(join(dirnameOf(site.socket), 'admin.sock')), cliArgs.join(' '));
   const cli = spawn(process.execPath, [BIN, ...cliArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
   t.after(() => void cli.kill('SIGKILL'));
   const cliOutput = collect(cli);
@@ -223,6 +232,20 @@ test("nginx with TLS in front of the CLI started with the unit's flags: searches
   assert.equal(search.status, 200, search.body);
   assert.equal((JSON.parse(search.body) as { anzahl: number }).anzahl, 1);
   assert.equal((await httpsGet(site, '/', { authorization: AUTH })).status, 404, 'only the API is passed on');
+
+  // The admin listener through nginx's monitoring server: what a health check and Prometheus
+  // ask for. The public server passes none of it on.
+  const ready = await request(`http://127.0.0.1:${site.monitoring}/ready`);
+  assert.equal(ready.status, 200, ready.body);
+  assert.equal((JSON.parse(ready.body) as { ready: boolean }).ready, true);
+  const metrics = await request(`http://127.0.0.1:${site.monitoring}/metrics`);
+  assert.equal(metrics.status, 200);
+  assert.deepEqual(await promtoolCheckMetrics(metrics.body), { code: 0, output: '' });
+  assert.match(metrics.body, /^booking_search_requests_total\{endpoint="search",status="200"\} 1$/m);
+  assert.equal((await request(`http://127.0.0.1:${site.monitoring}/kasse/api/v1/status`)).status, 404);
+  for (const path of ['/ready', '/metrics', '/live']) {
+    assert.equal((await httpsGet(site, path, {})).status, 404, `${path} is not public`);
+  }
 
   // Ten wrong passwords from this client (through nginx, as 127.0.0.1) block it; a made-up
   // X-Forwarded-For does not help, since nginx appends the address it saw and the service
@@ -338,7 +361,7 @@ test('nginx routes the books to two instances on loopback ports, each serving it
 
   const nginx = spawn('nginx', ['-p', dir, '-e', join(dir, 'error.log'), '-c', config], { stdio: 'ignore' });
   t.after(() => void nginx.kill('SIGTERM'));
-  const site443 = { dir, config, https, http, socket: '', cert };
+  const site443 = { dir, config, https, http, monitoring: 0, socket: '', cert };
   const as = (user: string, password: string) => ({ authorization: basicAuth(user, password) });
   await waitFor(
     () =>

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { createMetrics, REFUSALS } from '../../lib/metrics.js';
 import { createThrottle, type ThrottleSettings } from '../../lib/throttle.js';
 
 function clock(start = 1_000_000) {
@@ -194,4 +195,50 @@ test("a client's repeated logins keep its pair the most recent known client, and
   for (let i = 0; i < 100; i += 1) throttle.recordUnauthenticated('10.0.0.3');
   throttle.recordSuccess('10.0.0.3', 'kasse');
   assert.equal(throttle.recordUnauthenticated('10.0.0.3'), 0);
+});
+
+test('reserve decides and counts in one step: 0 and a failure counted, or the wait of the rule that refuses', () => {
+  const { now } = clock();
+  const throttle = createThrottle(settings(now, { maxAuthFailures: 2, maxUserFailures: 3 }));
+  throttle.recordSuccess('192.0.2.7', 'kasse');
+  assert.equal(throttle.reserve('kasse', '10.0.0.1'), 0);
+  assert.equal(throttle.reserve('kasse', '10.0.0.1'), 0);
+  assert.equal(
+    throttle.blockedUntil('address', '10.0.0.1'),
+    1_000_000 + 60_000,
+    'the second failure blocked the address',
+  );
+  assert.equal(throttle.reserve('kasse', '10.0.0.1'), 60, 'refused by the address rule');
+  assert.equal(throttle.reserve('kasse', '10.0.0.2'), 0, 'the third failure for kasse');
+  assert.equal(throttle.reserve('kasse', '10.0.0.3'), 60, 'refused by the username rule');
+  assert.equal(throttle.reserve('kasse', '192.0.2.7'), 0, 'a known client is still checked');
+  throttle.forgive('192.0.2.7', 'kasse');
+  assert.equal(throttle.isKnown('kasse', '192.0.2.7'), true);
+  assert.deepEqual(throttle.knownClients(), [{ user: 'kasse', address: '192.0.2.7' }]);
+});
+
+test('each refusal is counted by the rule that refused it', () => {
+  const { now } = clock();
+  const metrics = createMetrics();
+  const throttle = createThrottle(
+    settings(now, { maxAuthFailures: 1, maxUserFailures: 2, maxGlobalFailures: 3, maxUnauthenticated: 1 }),
+    metrics,
+  );
+  throttle.reserve('kasse', '10.0.0.1');
+  assert.equal(throttle.retryAfter('10.0.0.1'), 60);
+  throttle.reserve('kasse', '10.0.0.2');
+  assert.equal(throttle.budgetRetryAfter('kasse', '10.0.0.3'), 60);
+  throttle.reserve('pruefer', '10.0.0.4');
+  assert.equal(throttle.reserve('bank', '10.0.0.5'), 60);
+  throttle.recordUnauthenticated('10.0.0.6');
+  assert.equal(throttle.recordUnauthenticated('10.0.0.6'), 60);
+  assert.deepEqual(Object.fromEntries(REFUSALS.map((reason, i) => [reason, metrics.refusals[i]])), {
+    address: 1,
+    user: 1,
+    global: 1,
+    unauthenticated: 1,
+    hash_checks: 0,
+    searches: 0,
+    unanswered: 0,
+  });
 });

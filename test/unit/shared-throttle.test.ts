@@ -1,0 +1,133 @@
+// The throttle of --workers: the counts in the primary, a replica in each worker
+// (bin/shared-throttle.ts), here over in-process channels instead of node:cluster's.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createChannel } from '../../bin/channel.js';
+import { createThrottleAuthority, createThrottleReplica } from '../../bin/shared-throttle.js';
+import { createMetrics, REFUSAL_INDEX } from '../../lib/metrics.js';
+import { createThrottle, type Throttle, type ThrottleSettings } from '../../lib/throttle.js';
+import { portPair, settle } from '../support/port-pair.js';
+
+/** The library's defaults. */
+const SETTINGS: ThrottleSettings = {
+  maxAuthFailures: 10,
+  maxUserFailures: 50,
+  maxGlobalFailures: 100,
+  maxUnauthenticated: 100,
+  authFailureWindowMs: 60_000,
+  maxTrackedAddresses: 10_000,
+  maxKnownClients: 1000,
+  now: Date.now,
+};
+const REPLICA = { maxKnownClients: 1000, maxTrackedAddresses: 10_000, now: Date.now };
+
+function service(settings: Partial<ThrottleSettings> = {}) {
+  const counts = createThrottle({ ...SETTINGS, ...settings });
+  const authority = createThrottleAuthority(counts, 10_000);
+  const worker = () => {
+    const [primaryEnd, workerEnd] = portPair();
+    const channel = createChannel(primaryEnd);
+    const metrics = createMetrics();
+    const throttle = createThrottleReplica(createChannel(workerEnd), REPLICA, metrics);
+    authority.attach(channel);
+    return { throttle, metrics, end: () => authority.detach(channel) };
+  };
+  return { counts, worker };
+}
+
+/** One guess as lib/login.ts makes it: wrong credentials, reserved and never forgiven. */
+async function guess(throttle: Throttle, user: string, address: string): Promise<number> {
+  const blocked = throttle.retryAfter(address);
+  return blocked > 0 ? blocked : await throttle.reserve(user, address);
+}
+
+test('guesses spread over two workers get one budget per username: the 51st waits, on either worker', async () => {
+  const { worker } = service();
+  const [a, b] = [worker(), worker()];
+  await settle();
+  const checked = await Promise.all(
+    Array.from({ length: 60 }, (_, i) => guess((i % 2 === 0 ? a : b).throttle, 'kasse', `198.51.100.${i}`)),
+  );
+  assert.equal(checked.filter((wait) => wait === 0).length, 50, 'exactly 50 checked, not 50 per worker');
+  assert.ok(checked.slice(50).every((wait) => wait === 60));
+  await settle();
+  // Both replicas now know the username is spent, and refuse without asking the primary.
+  assert.equal(a.throttle.budgetRetryAfter('kasse', '203.0.113.1'), 60);
+  assert.equal(b.throttle.budgetRetryAfter('kasse', '203.0.113.1'), 60);
+  const refusedBy = (m: typeof a.metrics) => m.refusals[REFUSAL_INDEX.user];
+  assert.equal((refusedBy(a.metrics) ?? 0) + (refusedBy(b.metrics) ?? 0), 12, 'each refusal counted once, as user');
+});
+
+test('an address blocked through one worker is refused by the other from its replica', async () => {
+  const { worker } = service();
+  const [a, b] = [worker(), worker()];
+  await settle();
+  for (let i = 0; i < 10; i += 1) assert.equal(await guess(a.throttle, `user${i}`, '203.0.113.9'), 0);
+  await settle();
+  assert.equal(b.throttle.retryAfter('203.0.113.9'), 60);
+  assert.equal(b.metrics.refusals[REFUSAL_INDEX.address], 1);
+});
+
+test('a client that logged in through one worker gets in through the other while its username is attacked', async () => {
+  const { worker } = service();
+  const [a, b] = [worker(), worker()];
+  await settle();
+  assert.equal(await a.throttle.reserve('kasse', '192.0.2.7'), 0);
+  a.throttle.forgive('192.0.2.7', 'kasse');
+  a.throttle.recordSuccess('192.0.2.7', 'kasse');
+  for (let i = 0; i < 50; i += 1) await guess(a.throttle, 'kasse', `198.51.100.${i}`);
+  await settle();
+  assert.equal(b.throttle.budgetRetryAfter('kasse', '192.0.2.7'), 0, 'remembered: one lookup on b');
+  assert.equal(await b.throttle.reserve('kasse', '192.0.2.7'), 0, 'not remembered by b: checked all the same');
+  assert.equal(await b.throttle.reserve('kasse', '192.0.2.8'), 60, 'a new address waits');
+});
+
+test('a worker that starts gets the blocks and the known clients; a worker that ends resets no count', async () => {
+  const { worker } = service();
+  const a = worker();
+  await settle();
+  a.throttle.recordSuccess('192.0.2.7', 'kasse');
+  for (let i = 0; i < 10; i += 1) await guess(a.throttle, 'kasse', '203.0.113.9');
+  for (let i = 0; i < 39; i += 1) await guess(a.throttle, 'kasse', `198.51.100.${i}`);
+  a.end();
+  const b = worker();
+  await settle();
+  assert.equal(b.throttle.retryAfter('203.0.113.9'), 60, 'the block');
+  assert.equal(await guess(b.throttle, 'kasse', '198.51.100.200'), 0, 'the 50th failure for kasse');
+  assert.equal(await guess(b.throttle, 'kasse', '198.51.100.201'), 60, 'and no more: the 49 before it count');
+  assert.equal(b.throttle.budgetRetryAfter('kasse', '192.0.2.7'), 0, 'the known client');
+});
+
+test('a failure taken back (accepted, or never checked) frees the budget again on every worker', async () => {
+  const { worker } = service({ maxAuthFailures: 2 });
+  const [a, b] = [worker(), worker()];
+  await settle();
+  assert.equal(await guess(a.throttle, 'kasse', '203.0.113.9'), 0);
+  assert.equal(await guess(a.throttle, 'kasse', '203.0.113.9'), 0);
+  await settle();
+  assert.equal(b.throttle.retryAfter('203.0.113.9'), 60);
+  a.throttle.forgive('203.0.113.9', 'kasse');
+  await settle();
+  assert.equal(b.throttle.retryAfter('203.0.113.9'), 0, 'unblocked');
+});
+
+test('requests without credentials count once for the service; a login from the address clears them', async () => {
+  const { worker } = service({ maxUnauthenticated: 4 });
+  const [a, b] = [worker(), worker()];
+  await settle();
+  a.throttle.recordSuccess('192.0.2.7', 'kasse');
+  await settle();
+  // Challenge-first: without credentials, then with them, on either worker.
+  for (let round = 0; round < 10; round += 1) {
+    assert.equal((round % 2 === 0 ? a : b).throttle.recordUnauthenticated('192.0.2.7'), 0, `round ${round}`);
+    await settle();
+    (round % 2 === 0 ? b : a).throttle.recordSuccess('192.0.2.7', 'kasse');
+    await settle();
+  }
+  // A flood without a login: four in all, over both workers, and the address is cut off.
+  for (let i = 0; i < 4; i += 1) (i % 2 === 0 ? a : b).throttle.recordUnauthenticated('198.51.100.1');
+  await settle();
+  assert.equal(a.throttle.recordUnauthenticated('198.51.100.1'), 60);
+  assert.equal(b.throttle.recordUnauthenticated('198.51.100.1'), 60);
+});
