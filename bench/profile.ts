@@ -1,17 +1,26 @@
-// Where a request's time goes: the command under wrk's load with `node --cpu-prof`, each
-// sample of its main thread put to the phase of the request it belongs to (the deepest
-// frame of ours, or the native call it made), in µs per request. The typical search on the
-// 20k ANALYZEd book and /api/v1/status, this build and, with --before, an earlier one, the
-// server on core 0 and wrk on core 1 as in `npm run bench`. Prints markdown.
+// Where a request's time goes: the command under wrk's load, sampled, each sample put to
+// the phase of the request it belongs to, in µs per request. The typical search on the 20k
+// ANALYZEd book and /api/v1/status, this build and, with --before, an earlier one, beside
+// the ceiling (bare node:http, under the /status load: what every server pays); the server
+// on core 0 and wrk on core 1 as in `npm run bench`. Prints markdown.
 //
-//   npm run bench:profile -- [--seconds 10] [--rounds 1] [--interval-us 100] [--before DIR] [--keep DIR]
-//   npm run bench:profile -- --analyze DIR      (the tables again from the profiles --keep left)
+//   npm run bench:profile -- [--rounds 3] [--seconds 6] [--before DIR] [--sampler perf|cpu-prof] [--keep DIR]
+//   npm run bench:profile -- --analyze DIR      (the tables again from what --keep left)
 //
-// The ceiling (bare node:http) is profiled beside /status: what every server pays. The
-// profiler's own cost inflates every figure a little; compare the builds, and the phases
-// of one build, within one run. `--keep DIR` leaves the .cpuprofile files there (for
-// Chrome's DevTools) with what each measured.
+// Two samplers:
+// - perf (the default where `perf` runs; as root, or with kernel.perf_event_paranoid ≤ 1):
+//   `perf record -e cpu-clock -g` of the server's threads, with node's --perf-basic-prof
+//   naming the JavaScript frames. CPU time, the kernel's part included, so the phases add
+//   up to the process's CPU time per request; SQLite's statements are told apart by
+//   better-sqlite3's native frames (run: BEGIN and COMMIT, get: the count, all: the page).
+// - cpu-prof: `node --cpu-prof`, V8's own profiler of the main thread. Wall time: a phase
+//   that waits (a write to a full pipe) counts as if it ran, and native calls have no frame
+//   of their own (SQLite counts to the JavaScript that called it).
+// Either sampler's own cost inflates the figures a little: compare builds, and phases,
+// within one run.
 
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,11 +32,13 @@ import { median, queriesFor, toQueryString } from './shapes.js';
 
 const { values } = parseArgs({
   options: {
-    seconds: { type: 'string', default: '10' },
-    rounds: { type: 'string', default: '1' },
-    'interval-us': { type: 'string', default: '100' },
+    seconds: { type: 'string', default: '6' },
+    rounds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '16' },
     before: { type: 'string' },
+    sampler: { type: 'string' },
+    // cpu-prof's sampling interval.
+    'interval-us': { type: 'string', default: '100' },
     keep: { type: 'string' },
     // The tables again from the profiles a run kept, without running anything.
     analyze: { type: 'string' },
@@ -36,10 +47,12 @@ const { values } = parseArgs({
 const seconds = Number(values.seconds);
 const rounds = Number(values.rounds);
 const FILE = 'bench/data/bookings-20000-analyzed.sqlite';
+const perfWorks = spawnSync('perf', ['record', '-e', 'cpu-clock', '-o', '/dev/null', 'true']).status === 0;
+const sampler = values.sampler ?? (perfWorks ? 'perf' : 'cpu-prof');
+if (sampler !== 'perf' && sampler !== 'cpu-prof') throw new Error('--sampler is perf or cpu-prof');
 
 // ---------------------------------------------------------------------------------------
-// The phases. A sample goes to the deepest frame that one of these rules names; what no
-// rule names is node:http's and the socket's (or, outside any JavaScript, the rows below).
+// The phases. A sample goes to the deepest frame of ours that a rule names.
 
 interface Frame {
   functionName: string;
@@ -50,44 +63,61 @@ type Rule = [phase: string, file: RegExp, name: RegExp];
 const OURS = /\/dist\/(?:lib|bin)\//;
 const SEARCH = /\/dist\/lib\/search(?:\/[^/]+)?\.js$/;
 const ANY = /(?:)/;
-// The first rule that names the deepest frame of ours takes the sample. Native calls (into
-// better-sqlite3, node:crypto) show no frame of their own: they count to the frame that
-// made them, so "the search" holds SQLite's count and page.
+const PHASES = {
+  log: 'the access log',
+  parse: 'parsing the query',
+  format: 'formatting the answer',
+  throttle: 'throttle',
+  keys: 'throttle keys',
+  facts: 'request facts (client address)',
+  login: 'login (the remembered header, its digest)',
+  routing: 'routing (target, Host, CORS)',
+  write: 'writing the answer (node:http, the kernel)',
+  transaction: 'the read transaction (BEGIN, COMMIT)',
+  turns: 'the queue and its turns',
+  count: 'count (SQLite)',
+  page: 'page (SQLite)',
+  search: 'the search around its statements (plan, binding, rows)',
+  handler: 'the handler (routing, the endpoint)',
+  command: 'the command (bin/)',
+  gc: 'garbage collection',
+  helpers: "V8's helper threads (compiler, GC)",
+  kernel: 'the kernel: reading requests, polling, waking wrk',
+  node: "node:http's parsing, the socket, timers",
+  program: '(program): native, outside JavaScript',
+} as const;
 const RULES: Rule[] = [
-  ['access log', /\/bin\/log\.js$/, ANY],
-  ['parsing the query', /\/lib\/(?:query|money)\.js$/, /^(?!formatEuros$)/],
-  ['formatting the answer', /\/lib\/(?:format|money)\.js$/, ANY],
-  ['throttle', /\/lib\/throttle\.js$/, ANY],
-  ['throttle keys', /\/lib\/client-address\.js$/, /^throttleKey$/],
-  ['request facts (client address)', /\/lib\/(?:client-address|request-facts)\.js$/, ANY],
-  ['login (the remembered header, its digest)', /\/lib\/(?:auth|login)\.js$/, ANY],
-  ['routing (target, Host, CORS)', /\/lib\/(?:request-target|protocol-errors|cors|mount)\.js$/, ANY],
-  ['writing the answer (node:http)', /\/lib\/respond\.js$/, ANY],
-  ['the read transaction (BEGIN, COMMIT)', SEARCH, /^inTransaction$/],
-  ['the queue and its turns', /\/lib\/search\/turns\.js$/, ANY],
+  [PHASES.log, /\/bin\/log\.js$/, ANY],
+  [PHASES.parse, /\/lib\/(?:query|money)\.js$/, /^(?!formatEuros$)/],
+  [PHASES.format, /\/lib\/(?:format|money)\.js$/, ANY],
+  [PHASES.throttle, /\/lib\/throttle\.js$/, ANY],
+  [PHASES.keys, /\/lib\/client-address\.js$/, /^throttleKey$/],
+  [PHASES.facts, /\/lib\/(?:client-address|request-facts)\.js$/, ANY],
+  [PHASES.login, /\/lib\/(?:auth|login)\.js$/, ANY],
+  [PHASES.routing, /\/lib\/(?:request-target|protocol-errors|cors|mount)\.js$/, ANY],
+  [PHASES.write, /\/lib\/respond\.js$/, ANY],
+  [PHASES.transaction, SEARCH, /^inTransaction$/],
+  [PHASES.turns, /\/lib\/search\/turns\.js$/, ANY],
   [
-    'the queue and its turns',
+    PHASES.turns,
     SEARCH,
     /^(?:search\.queue|runQueue|schedule|hop|runTurn|next|rotate|count|search\.waitingFrom|search\.waitingFor)$/,
   ],
-  ['the search: count and page in SQLite, the plan', SEARCH, ANY],
-  ['the handler (routing, the endpoint)', /\/lib\/[^/]+\.js$/, ANY],
-  ['the command (bin/)', /\/bin\/[^/]+\.js$/, ANY],
+  [PHASES.search, SEARCH, ANY],
+  [PHASES.handler, /\/lib\/[^/]+\.js$/, ANY],
+  [PHASES.command, /\/bin\/[^/]+\.js$/, ANY],
 ];
 
-function classify(stack: Frame[]): string {
-  // stack[0] is the leaf.
-  const leaf = stack[0] as Frame;
-  if (leaf.functionName === '(garbage collector)') return 'garbage collection';
-  if (leaf.functionName === '(program)') return '(program): native, outside JavaScript';
-  for (const frame of stack) {
-    if (!OURS.test(frame.url)) continue;
-    for (const [phase, file, name] of RULES) {
-      if (file.test(frame.url) && name.test(frame.functionName)) return phase;
-    }
+function ruleFor(frame: Frame): string | undefined {
+  if (!OURS.test(frame.url)) return undefined;
+  for (const [phase, file, name] of RULES) {
+    if (file.test(frame.url) && name.test(frame.functionName)) return phase;
   }
-  return "node:http's parsing, the socket, timers";
+  return undefined;
 }
+
+// ---------------------------------------------------------------------------------------
+// cpu-prof: V8's profile of the main thread.
 
 interface ProfileNode {
   id: number;
@@ -100,8 +130,19 @@ interface Profile {
   timeDeltas: number[];
 }
 
+function classifyCpuProf(stack: Frame[]): string {
+  const leaf = stack[0] as Frame;
+  if (leaf.functionName === '(garbage collector)') return PHASES.gc;
+  if (leaf.functionName === '(program)') return PHASES.program;
+  for (const frame of stack) {
+    const phase = ruleFor(frame);
+    if (phase !== undefined) return phase;
+  }
+  return PHASES.node;
+}
+
 /** µs per phase in the profile, over the samples between the first and last request seen. */
-function phasesOf(profile: Profile): Map<string, number> {
+function phasesOfCpuProf(profile: Profile): Map<string, number> {
   const parent = new Map<number, ProfileNode>();
   const byId = new Map<number, ProfileNode>();
   for (const node of profile.nodes) {
@@ -117,7 +158,7 @@ function phasesOf(profile: Profile): Map<string, number> {
       stack.push(n.callFrame);
       if (n.callFrame.functionName === 'parserOnIncoming') handles = true;
     }
-    phaseOf.set(node.id, classify(stack));
+    phaseOf.set(node.id, classifyCpuProf(stack));
     handling.set(node.id, handles);
   }
   // The load's window: from the first sample in a request handler to the last one.
@@ -149,6 +190,66 @@ function phasesOf(profile: Profile): Map<string, number> {
 }
 
 // ---------------------------------------------------------------------------------------
+// perf: `perf script` of a `perf record -g` of the server's threads.
+
+const SAMPLE_HEADER = /^(\S.*?)\s+\d+\s+[\d.]+:\s+(\d+)\s+cpu-clock/;
+const FRAME = /^\s*[0-9a-f]+ (.*?)(?:\+0x[0-9a-f]+)? \((.*)\)$/;
+// A JavaScript frame in node's perf map: `JS:*name file:///…/x.js:12:3` (the mark: the tier).
+const JS_FRAME = /^JS:[*+^~]?(\S*) (\S+?)(?::\d+:\d+)?$/;
+const GC = /Heap::(?:CollectGarbage|PerformGarbageCollection)|Scavenger|MarkCompact|MinorMarkSweep/;
+const STATEMENT = /Statement::JS_(run|get|all|iterate)/;
+const SQL_PHASE: Record<string, string> = {
+  run: PHASES.transaction,
+  get: PHASES.count,
+  all: PHASES.page,
+  iterate: PHASES.page,
+};
+
+/** CPU µs per phase in `perf script`'s text. */
+function phasesOfPerf(script: string): Map<string, number> {
+  const spent = new Map<string, number>();
+  let thread = '';
+  let periodNs = 0;
+  let phase: string | undefined;
+  let kernel = false;
+  const finish = (): void => {
+    if (periodNs === 0) return;
+    const decided = thread !== 'MainThread' ? PHASES.helpers : (phase ?? (kernel ? PHASES.kernel : PHASES.node));
+    spent.set(decided, (spent.get(decided) ?? 0) + periodNs / 1000);
+    periodNs = 0;
+  };
+  for (const line of script.split('\n')) {
+    const header = SAMPLE_HEADER.exec(line);
+    if (header !== null) {
+      finish();
+      thread = header[1] as string;
+      periodNs = Number(header[2]);
+      phase = undefined;
+      kernel = false;
+      continue;
+    }
+    if (phase !== undefined || periodNs === 0) continue;
+    const frame = FRAME.exec(line);
+    if (frame === null) continue;
+    const [, symbol = '', dso = ''] = frame;
+    if (dso.includes('kernel')) kernel = true;
+    if (GC.test(symbol)) {
+      phase = PHASES.gc;
+      continue;
+    }
+    const statement = STATEMENT.exec(symbol);
+    if (statement !== null) {
+      phase = SQL_PHASE[statement[1] as string];
+      continue;
+    }
+    const js = JS_FRAME.exec(symbol);
+    if (js !== null) phase = ruleFor({ functionName: js[1] as string, url: js[2] as string });
+  }
+  finish();
+  return spent;
+}
+
+// ---------------------------------------------------------------------------------------
 
 interface Run {
   phases: Map<string, number>; // µs per request
@@ -159,15 +260,19 @@ interface Kept {
   build: string;
   loadName: string;
   round: number;
+  sampler: string;
   requests: number;
   load: Load;
 }
 const loadNames = ['typical search, 20k ANALYZEd', '/api/v1/status'];
 const builds: string[] = [];
 const runs = new Map<string, Run[]>();
-function add(kept: Kept, profile: Profile): void {
+let samplerUsed = sampler;
+function add(kept: Kept, text: string): void {
   if (!builds.includes(kept.build)) builds.push(kept.build);
-  const phases = new Map([...phasesOf(profile)].map(([phase, us]) => [phase, us / kept.requests]));
+  samplerUsed = kept.sampler;
+  const spent = kept.sampler === 'perf' ? phasesOfPerf(text) : phasesOfCpuProf(JSON.parse(text) as Profile);
+  const phases = new Map([...spent].map(([phase, us]) => [phase, us / kept.requests]));
   const key = `${kept.build}|${kept.loadName}`;
   runs.set(key, [...(runs.get(key) ?? []), { phases, load: kept.load }]);
 }
@@ -179,12 +284,28 @@ if (values.analyze !== undefined) {
     .filter((n) => n.endsWith('.json'))
     .sort()) {
     const kept = JSON.parse(readFileSync(join(from, name), 'utf8')) as Kept;
-    add(kept, JSON.parse(readFileSync(join(from, name.replace(/\.json$/, '.cpuprofile')), 'utf8')) as Profile);
+    add(kept, readFileSync(join(from, name.replace(/\.json$/, '.profile')), 'utf8'));
   }
 } else {
   await measure();
 }
 print();
+
+/** The server's command with the sampler's node flags, and how to read its profile. */
+function sampled(command: string[], dir: string): string[] {
+  const [node, ...rest] = command;
+  const flags =
+    sampler === 'perf'
+      ? // --perf-basic-prof also turns V8's log on: into the run's directory, not the current one.
+        [
+          '--perf-basic-prof',
+          '--interpreted-frames-native-stack',
+          '--no-logfile-per-isolate',
+          `--logfile=${join(dir, 'v8.log')}`,
+        ]
+      : ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-interval=${values['interval-us']}`];
+  return [node as string, ...flags, ...rest];
+}
 
 async function measure(): Promise<void> {
   requireWrk();
@@ -202,64 +323,70 @@ async function measure(): Promise<void> {
   const status = join(dir, 'status.txt');
   writeFileSync(status, '/api/v1/status\n');
   const paths = [searches, status];
-  // The ceiling (bare node:http, a constant body) beside /status: what no server avoids.
-  const commands: Array<[string, (file: string) => string[], boolean]> = [
+  type Command = [build: string, command: (file: string) => string[], searches: boolean];
+  const commands: Command[] = [
     ['this build', (file) => serviceCommand(file), true],
     ...(values.before === undefined
       ? []
-      : [
-          ['before', (file: string) => serviceCommand(file, values.before), true] as [
-            string,
-            (file: string) => string[],
-            boolean,
-          ],
-        ]),
+      : [['before', (file: string) => serviceCommand(file, values.before), true] as Command]),
     ['ceiling', () => ['node', '--import', 'tsx', 'bench/servers/ceiling.ts'], false],
   ];
   const options = { seconds, connections: Number(values.connections), core: '1' };
   console.log(
-    `node --cpu-prof (sampling every ${values['interval-us']} µs) of the command under wrk, ${options.connections} connections, ${rounds} round(s) × ${seconds} s, ${pinned ? 'server on core 0, wrk on core 1' : 'unpinned'}; load average at the start ${loadAverage()}.\n`,
+    `${sampler === 'perf' ? 'perf record -e cpu-clock -g (CPU time, kernel included)' : `node --cpu-prof (wall time of the main thread, every ${values['interval-us']} µs)`} of the server under wrk, ${options.connections} connections, ${rounds} round(s) × ${seconds} s after 1 s of warm-up, ${pinned ? 'server on core 0, wrk on core 1' : 'unpinned'}; load average at the start ${loadAverage()}.\n`,
   );
   for (let round = 0; round < rounds; round += 1) {
     for (const [l, loadName] of (round % 2 === 0 ? loadNames : [...loadNames].reverse()).entries()) {
       const which = round % 2 === 0 ? l : loadNames.length - 1 - l;
-      for (const [build, commandFor, searches] of round % 2 === 0 ? commands : [...commands].reverse()) {
+      for (const [build, commandFor, answersSearches] of round % 2 === 0 ? commands : [...commands].reverse()) {
         // The ceiling answers every path alike: beside /status only.
-        if (!searches && which === 0) continue;
+        if (!answersSearches && which === 0) continue;
         const profiles = join(dir, `${round}-${build}-${loadName}`.replace(/[^a-z0-9-]+/gi, '_'));
         mkdirSync(profiles);
-        const [node, ...rest] = commandFor(FILE);
-        const command = [
-          node as string,
-          '--cpu-prof',
-          `--cpu-prof-dir=${profiles}`,
-          `--cpu-prof-interval=${values['interval-us']}`,
-          ...rest,
-        ];
-        const server = await startServer(command, serviceEnv, '0');
+        const server = await startServer(sampled(commandFor(FILE), profiles), serviceEnv, '0');
         const path = paths[which] as string;
-        // The profile covers the warm-up and the measured run: both are counted.
-        const warmUp = requestsIn(await wrk(server.origin, path, 1, options.connections, options.core));
-        const measured = await load(server, path, { ...options, warmUp: false });
-        await stopServer(server);
-        const file = readdirSync(profiles).find((name) => name.endsWith('.cpuprofile'));
-        if (file === undefined) throw new Error(`no profile written in ${profiles}`);
-        const text = readFileSync(join(profiles, file), 'utf8');
-        const kept: Kept = { build, loadName, round, requests: warmUp + measured.requests, load: measured };
+        const pid = server.child.pid as number;
+        let text: string;
+        let kept: Kept;
+        if (sampler === 'perf') {
+          await wrk(server.origin, path, 1, options.connections, options.core); // warm-up
+          const data = join(profiles, 'perf.data');
+          const perf = spawn('perf', ['record', '-e', 'cpu-clock', '-F', '4999', '-g', '-p', String(pid), '-o', data], {
+            stdio: 'ignore',
+          });
+          await new Promise((resolve) => setTimeout(resolve, 200)); // perf attaches
+          const measured = await load(server, path, { ...options, warmUp: false });
+          perf.kill('SIGINT');
+          await once(perf, 'exit');
+          await stopServer(server);
+          text = spawnSync('perf', ['script', '-i', data], { encoding: 'utf8', maxBuffer: 1 << 30 }).stdout;
+          rmSync(`/tmp/perf-${pid}.map`, { force: true });
+          kept = { build, loadName, round, sampler, requests: measured.requests, load: measured };
+        } else {
+          // The profile covers the warm-up and the measured run: both are counted.
+          const warmUp = requestsIn(await wrk(server.origin, path, 1, options.connections, options.core));
+          const measured = await load(server, path, { ...options, warmUp: false });
+          await stopServer(server);
+          const file = readdirSync(profiles).find((name) => name.endsWith('.cpuprofile'));
+          if (file === undefined) throw new Error(`no profile written in ${profiles}`);
+          text = readFileSync(join(profiles, file), 'utf8');
+          kept = { build, loadName, round, sampler, requests: warmUp + measured.requests, load: measured };
+        }
         if (values.keep !== undefined) {
           const name = `${round}-${build}-${loadName}`.replace(/[^a-z0-9-]+/gi, '_');
           mkdirSync(values.keep, { recursive: true });
-          writeFileSync(join(values.keep, `${name}.cpuprofile`), text);
+          writeFileSync(join(values.keep, `${name}.profile`), text);
           writeFileSync(join(values.keep, `${name}.json`), JSON.stringify(kept));
         }
-        add(kept, JSON.parse(text) as Profile);
-        process.stderr.write(`round ${round + 1}: ${build}, ${loadName}: ${Math.round(measured.rps)} req/s\n`);
+        add(kept, text);
+        process.stderr.write(`round ${round + 1}: ${build}, ${loadName}: ${Math.round(kept.load.rps)} req/s\n`);
       }
     }
   }
 }
 
 function print(): void {
+  const unit = samplerUsed === 'perf' ? 'CPU µs' : 'µs (wall time of the main thread)';
   for (const loadName of loadNames) {
     const shown = builds.filter((build) => runs.has(`${build}|${loadName}`));
     const columns = shown.map((build) => runs.get(`${build}|${loadName}`) as Run[]);
@@ -268,7 +395,7 @@ function print(): void {
     const cell = (list: Run[], phase: string): number => median(list.map((run) => run.phases.get(phase) ?? 0));
     const ordered = [...phases].sort((a, b) => cell(columns[0] as Run[], b) - cell(columns[0] as Run[], a));
     const diff = (xs: number[]): string => (compared ? ` ${((xs[0] ?? 0) - (xs[1] ?? 0)).toFixed(1)} |` : '');
-    console.log(`\n${loadName}, µs per request (median of ${(columns[0] as Run[]).length}):\n`);
+    console.log(`\n${loadName}, ${unit} per request, medians of ${(columns[0] as Run[]).length} round(s):\n`);
     console.log(`| phase | ${shown.join(' | ')} |${compared ? ' this build − before |' : ''}`);
     console.log(`|---|${shown.map(() => '---:').join('|')}|${compared ? '---:|' : ''}`);
     for (const phase of ordered) {
@@ -280,10 +407,10 @@ function print(): void {
     );
     const cpu = columns.map((list) => median(list.map((run) => run.load.cpu)));
     const rps = columns.map((list) => median(list.map((run) => run.load.rps)));
-    console.log(`| **main thread, sampled** | ${totals.map((f) => f.toFixed(1)).join(' | ')} |${diff(totals)}`);
+    console.log(`| **all samples** | ${totals.map((f) => f.toFixed(1)).join(' | ')} |${diff(totals)}`);
     console.log(
       `| process CPU (/proc: all threads, the kernel's part included) | ${cpu.map((f) => f.toFixed(1)).join(' | ')} |${diff(cpu)}`,
     );
-    console.log(`| req/s under the profiler | ${rps.map((f) => f.toFixed(0)).join(' | ')} |${compared ? ' |' : ''}`);
+    console.log(`| req/s while sampled | ${rps.map((f) => f.toFixed(0)).join(' | ')} |${compared ? ' |' : ''}`);
   }
 }
