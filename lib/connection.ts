@@ -40,7 +40,8 @@ export function admit(req: IncomingMessage, res: ServerResponse): 'process' | 'r
   if (socket[CLOSING] === true) return 'drop';
   const unanswered = socket[UNANSWERED] ?? 0;
   socket[UNANSWERED] = unanswered + 1;
-  res.once('finish', taken);
+  // A response finishes once: on() spares the wrapper once() makes for every request.
+  res.on('finish', taken);
   return unanswered < MAX_UNANSWERED ? 'process' : 'refuse';
 }
 
