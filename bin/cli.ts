@@ -330,6 +330,7 @@ function settingsChanged(running: ServeCommand, next: ServeCommand): string[] {
     'trustProxy',
     'corsOrigins',
     'logFormat',
+    'admin',
   ];
   return fixed.filter((key) => JSON.stringify(running[key]) !== JSON.stringify(next[key]));
 }

@@ -3,12 +3,13 @@
 // admin points at it — promtool, and a Prometheus server that scrapes it.
 
 import assert from 'node:assert/strict';
-import { statSync } from 'node:fs';
+import { once } from 'node:events';
+import { statSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { type Running, start } from './support/cli-helpers.js';
-import { AUTH, buildDatabase, get, type Reply, request, tempDir } from './support/helpers.js';
+import { cleanEnv, type Running, start } from './support/cli-helpers.js';
+import { AUTH, basicAuth, buildDatabase, get, HASH_OF_ALT, type Reply, request, tempDir } from './support/helpers.js';
 import { promtoolCheckMetrics, startPrometheus } from './support/prometheus.js';
 
 const ADMIN_LINE =
@@ -193,4 +194,28 @@ test('/metrics counts failed logins and refusals by reason, and a search turn fo
   ]) {
     assert.ok(metrics.includes(`\n${line}\n`), `${line} in ${metrics}`);
   }
+});
+
+test('/live says 503 from SIGTERM on, while a request in flight finishes; then the service exits 0', async (t) => {
+  const file = join(tempDir(t), 'zugang');
+  writeFileSync(file, `pruefer:${HASH_OF_ALT}\n`, { mode: 0o600 });
+  const server = await start(
+    t,
+    ['--db', buildDatabase(t), '--credentials-file', file, '--admin-port', '0'],
+    cleanEnv(),
+  );
+  const admin = adminOf(server);
+  assert.equal((await request(`${admin}/live`)).status, 200);
+  // A first login with a hashed password: its check takes a good part of a second.
+  const inFlight = request(`${server.api}status`, { headers: { authorization: basicAuth('pruefer', 'alt') } });
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  server.child.kill('SIGTERM');
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const stopping = await request(`${admin}/live`);
+  assert.equal(stopping.status, 503);
+  assert.deepEqual(JSON.parse(stopping.body), { live: false });
+  assert.equal((await inFlight).status, 200, 'the request in flight finished');
+  // It ends by itself once nothing is in flight (another signal now could meet its exit).
+  if (server.child.exitCode === null) await once(server.child, 'exit');
+  assert.equal(server.child.exitCode, 0, JSON.stringify(server.output()));
 });
