@@ -101,11 +101,21 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       return await superviseWorkers(
         command,
         async () => {
-          for (const book of command.books) {
+          // The file is judged once here, so that a problem is said once, not by every
+          // worker. Not the books of a configuration file: judging 100 books here and again
+          // in each worker would triple the start; the first worker that fails says why,
+          // once, and the service ends (bin/workers.ts).
+          const preflight = servesFileBooks(command) ? [] : command.books;
+          for (const book of preflight) {
             if (book.db !== undefined)
               preflightDatabaseFile(
                 book.db,
-                handlerFor(command, book, usersOf(book, command.credentials), () => {}),
+                handlerFor(
+                  command,
+                  book,
+                  () => usersOf(book, command.credentials),
+                  () => {},
+                ),
               );
           }
           if (command.socket !== undefined) await prepareSocketPath(command.socket.path);
@@ -189,7 +199,7 @@ async function serve(
   const build: BuildHandler = handlerFor(
     command,
     book,
-    command.credentials,
+    () => command.credentials,
     (app) => {
       if (greeted && app !== recognised && command.db !== undefined) logInfo([`${command.db}: ${recognition(app)}`]);
       recognised = app;
@@ -527,7 +537,7 @@ function warnAboutLoopbackProxy(command: ServeCommand): void {
 function handlerFor(
   command: ServeCommand,
   book: BookConfig,
-  users: readonly ServeCommand['credentials'][number][],
+  users: () => readonly ServeCommand['credentials'][number][],
   recognised: (app: string) => void,
   shared: SharedParts = {},
 ): BuildHandler {
@@ -538,7 +548,7 @@ function handlerFor(
     if (!standIn && book.app === undefined && app !== undefined) recognised(app);
     return createHandler(
       db,
-      [...users],
+      [...users()],
       {
         ...serviceOptions(command),
         ...(app === undefined ? {} : { app, tables: book.tables }),

@@ -118,11 +118,25 @@ export function watchDatabase(
     }
     logError(error, req);
   };
-  // While the stand-in is being built, createHandler reads a sample of its entries: none.
-  let building = true;
-  const standInDb = unavailableDatabase(() => (building ? null : state.serving ? undefined : state.cause));
-  const standIn = build(standInDb, onError, true);
-  building = false;
+  // The stand-in is built when it is first needed: most files are served from the start,
+  // and a service of many books would hold a stand-in per book for nothing (an in-memory
+  // database and a handler each). `build` gives it the credentials of that moment.
+  let standIn: { db: Database.Database; handler: BookingSearchHandler } | undefined;
+  const standInHandler = (): BookingSearchHandler => {
+    if (standIn !== undefined) return standIn.handler;
+    // While the stand-in is being built, createHandler reads a sample of its entries: none.
+    let building = true;
+    const db = unavailableDatabase(() => (building ? null : state.serving ? undefined : state.cause));
+    try {
+      standIn = { db, handler: build(db, onError, true) };
+    } catch (error: unknown) {
+      db.close();
+      throw error;
+    } finally {
+      building = false;
+    }
+    return standIn.handler;
+  };
 
   const attempt = (): Serving => {
     const opened = openToServe(file, (db) => build(db, onError));
@@ -130,12 +144,7 @@ export function watchDatabase(
     return { serving: false, cause: new Unavailable(opened.state.code, opened.state.explanation) };
   };
 
-  try {
-    state = attempt();
-  } catch (error: unknown) {
-    standInDb.close();
-    throw error;
-  }
+  state = attempt();
   if (!state.serving) say(waitingLine(file, state.cause), 'warning');
 
   const followFile = (): void => {
@@ -176,7 +185,7 @@ export function watchDatabase(
   timer.unref();
 
   return {
-    handler: (req, res, next) => (state.serving ? state.handler : standIn)(req, res, next),
+    handler: (req, res, next) => (state.serving ? state.handler : standInHandler())(req, res, next),
     status: () => {
       if (state.serving) return { state: 'serving', reason: undefined, since, replaced };
       const { cause } = state;
@@ -184,13 +193,13 @@ export function watchDatabase(
       return { state: kind, reason: cause.message, since, replaced };
     },
     updateCredentials: (credentials) => {
-      standIn.updateCredentials(credentials);
+      standIn?.handler.updateCredentials(credentials);
       if (state.serving) state.handler.updateCredentials(credentials);
     },
     close: () => {
       clearInterval(timer);
       if (state.serving && state.db.open) state.db.close();
-      standInDb.close();
+      standIn?.db.close();
     },
   };
 }

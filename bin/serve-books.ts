@@ -30,8 +30,12 @@ export interface BookService {
 }
 
 export interface BookServiceParts {
-  /** How a book's file becomes its handler, for its users; `recognised` hears the mapping found. */
-  build(book: BookConfig, users: readonly Credentials[], recognised: (app: string) => void): BuildHandler;
+  /**
+   * How a book's file becomes its handler, for its users as they are when it is built (a
+   * replaced file is built anew, after a SIGHUP may have changed them); `recognised` hears
+   * the mapping found.
+   */
+  build(book: BookConfig, users: () => readonly Credentials[], recognised: (app: string) => void): BuildHandler;
   /** The handler for paths that name no book: every user, created with `basePath`, one of the books'. */
   fallback(basePath: string, credentials: readonly Credentials[]): RequestHandler;
   log(line: string, level: Exclude<LogLevel, 'info'>): void;
@@ -68,9 +72,13 @@ export function serveBooks(
   function open(config: BookConfig, users: readonly Credentials[]): Book {
     const book: Partial<Book> & { inFlight: number; retired: boolean } = { inFlight: 0, retired: false };
     // The caller says it when a replaced file is recognised as another application's.
-    const build = parts.build(config, users, (app) => {
-      book.app = app;
-    });
+    const build = parts.build(
+      config,
+      () => book.users ?? users,
+      (app) => {
+        book.app = app;
+      },
+    );
     const database = watchDatabase(config.db ?? '', build, parts.log, parts.logError);
     const whole = book as Book;
     Object.assign(whole, {

@@ -69,17 +69,48 @@ function readSample(db: Database, mapping: Mapping, size: number): SampleRow[] {
  * correct: the sentence says so instead of proposing SQL.
  */
 export function judge(rows: readonly SampleRow[], application?: string): MeaningReport {
+  // One pass over the sample, at every start of every book: the first row of each kind of
+  // fault, in the sample's order, and what the notes and the real search of `check` need.
+  let badDate: SampleRow | undefined;
+  let badAmount: SampleRow | undefined;
+  let badId: SampleRow | undefined;
+  let twice: SampleRow | undefined;
+  let nullDates = 0;
+  let amounts = 0;
+  let negative = 0;
+  let newest: MeaningReport['newest'];
+  const seen = new Set<unknown>();
+  for (const row of rows) {
+    const [id, date, amount] = row;
+    const dateOk = typeof date === 'string' && ISO_DATE.test(date);
+    const amountOk = Number.isSafeInteger(amount);
+    if (!dateOk) {
+      badDate ??= row;
+      if (date === null) nullDates += 1;
+    }
+    if (!amountOk) badAmount ??= row;
+    if (typeof amount === 'number') {
+      amounts += 1;
+      if (amount < 0) negative += 1;
+    }
+    if (badId === undefined) {
+      if (!Number.isSafeInteger(id)) badId = row;
+      else if (twice === undefined && seen.size === seen.add(id).size) twice = row;
+    }
+    if (dateOk && amountOk && (newest === undefined || (date as string) > newest.date)) {
+      newest = { date: date as string, amountCents: amount as number };
+    }
+  }
+
   const problems: string[] = [];
   const notes: string[] = [];
-  const badDate = rows.find(([, date]) => typeof date !== 'string' || !ISO_DATE.test(date));
   if (badDate !== undefined) {
     problems.push(
       application === undefined
-        ? dateProblem(badDate[1], rows.filter(([, d]) => d === null).length)
+        ? dateProblem(badDate[1], nullDates)
         : `booking ${shown(badDate[0])} has ${badDate[1] === null ? 'no date the service can read' : `the date ${shown(badDate[1])}, not a day`}: ${application} holds a date the service cannot answer (a value written by another program). A search that finds it would answer 500; correct the booking's date in ${application}.`,
     );
   }
-  const badAmount = rows.find(([, , amount]) => !Number.isSafeInteger(amount));
   if (badAmount !== undefined) {
     problems.push(
       application === undefined
@@ -87,32 +118,19 @@ export function judge(rows: readonly SampleRow[], application?: string): Meaning
         : `booking ${shown(badAmount[0])} has the amount ${shown(badAmount[2])} (in cents), not whole cents: ${application} holds an amount the service cannot answer exactly (a fraction of a cent, or a value written by another program). A search that finds it would answer 500; correct the booking in ${application}.`,
     );
   }
-  const badId = rows.find(([id]) => !Number.isSafeInteger(id));
   if (badId !== undefined) {
     problems.push(
       `ids such as ${shown(badId[0])} are not whole numbers: give an INTEGER id (a table's INTEGER PRIMARY KEY, or its rowid).`,
     );
-  } else {
-    const seen = new Set<unknown>();
-    const twice = rows.find(([id]) => seen.size === seen.add(id).size);
-    if (twice !== undefined) {
-      problems.push(
-        `ids are not unique (${shown(twice[0])} is given to two bookings): each booking needs an id of its own.`,
-      );
-    }
-  }
-  const amounts = rows.map(([, , amount]) => amount).filter((amount): amount is number => typeof amount === 'number');
-  const negative = amounts.filter((amount) => amount < 0).length;
-  if (amounts.length >= 20 && negative > 0.8 * amounts.length) {
-    notes.push(
-      `${Math.round((100 * negative) / amounts.length)}% of the amounts are negative; expenses must be POSITIVE in amount_cents (docs/API.md): if the application stores expenses negative, the mapping must negate them.`,
+  } else if (twice !== undefined) {
+    problems.push(
+      `ids are not unique (${shown(twice[0])} is given to two bookings): each booking needs an id of its own.`,
     );
   }
-  let newest: MeaningReport['newest'];
-  for (const [, date, amount] of rows) {
-    if (typeof date === 'string' && ISO_DATE.test(date) && Number.isSafeInteger(amount)) {
-      if (newest === undefined || date > newest.date) newest = { date, amountCents: amount as number };
-    }
+  if (amounts >= 20 && negative > 0.8 * amounts) {
+    notes.push(
+      `${Math.round((100 * negative) / amounts)}% of the amounts are negative; expenses must be POSITIVE in amount_cents (docs/API.md): if the application stores expenses negative, the mapping must negate them.`,
+    );
   }
   return { sampled: rows.length, problems, notes, newest };
 }

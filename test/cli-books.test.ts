@@ -5,7 +5,7 @@
 // flight; a broken file kept out; `check --config`; and where a setting may come from.
 
 import assert from 'node:assert/strict';
-import { copyFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, renameSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
@@ -409,5 +409,55 @@ test('a setting comes from its flag, else its BOOKING_SEARCH_ variable, else the
     ),
     1,
     "booking-search-server: BOOKING_SEARCH_WORKERS: --workers must be a whole number from 1 to 64, not 'viele'",
+  );
+});
+
+test('the users of a SIGHUP hold for a file replaced after it, for --db and for a book of the file', async (t) => {
+  const o = office(t, CREDENTIALS);
+  const credentials = join(o.dir, 'credentials');
+  writeConfig(o, [`[book mueller]\ndb = ${o.files.own}\nbase-path = /mueller\nusers = mueller\n`]);
+  const single = await start(t, ['--db', o.files.spare, '--credentials-file', credentials], cleanEnv());
+  const books = await start(t, ['--config', o.config], cleanEnv());
+  // mueller's password changes; a restore then replaces each file (another inode at the path).
+  writeFileSync(credentials, CREDENTIALS.replace('mueller:m-geheim', 'mueller:m-neu'), { mode: 0o600 });
+  single.child.kill('SIGHUP');
+  books.child.kill('SIGHUP');
+  await waitFor(() => single.output().stderr, /SIGHUP: credentials re-read/);
+  await waitFor(() => books.output().stderr, /SIGHUP: configuration re-read/);
+  for (const file of [o.files.own, o.files.spare]) {
+    const copy = `${file}.restore`;
+    copyFileSync(file, copy);
+    renameSync(copy, file);
+  }
+  await waitFor(() => single.output().stderr, /was replaced; serving the new file/);
+  await waitFor(() => books.output().stderr, /was replaced; serving the new file/);
+  for (const url of [`${single.api}status`, `${books.origin}/mueller/api/v1/status`]) {
+    assertReply(await request(url, as('mueller', 'm-geheim')), 401, UNAUTHORIZED);
+    assert.equal((await request(url, as('mueller', 'm-neu'))).status, 200, url);
+  }
+});
+
+test('--workers 2 serves the books from both workers; a book that cannot be served ends the start with its one line', async (t) => {
+  const o = office(t, CREDENTIALS);
+  const books = BOOKS(o);
+  writeConfig(o, [books.mueller as string, books.schmidt as string]);
+  const cli = await start(t, ['--config', o.config, '--workers', '2'], cleanEnv());
+  assert.match(cli.output().stdout, /Serving from 2 worker processes/);
+  for (let i = 0; i < 4; i += 1) {
+    assertReply(
+      await request(`${cli.origin}/mueller/api/v1/${MARCH_435}`, as('mueller', 'm-geheim')),
+      200,
+      MARCH_COFFEE,
+    );
+  }
+  assert.equal((await cli.stop()).code, 0);
+
+  const broken = join(o.dir, 'kaputt.sqlite');
+  writeFileSync(broken, 'kaputt'.repeat(1000));
+  writeConfig(o, [books.mueller as string, `[book kaputt]\ndb = ${broken}\nbase-path = /kaputt\n`]);
+  assertFails(
+    await run(['--config', o.config, '--workers', '2', '--port', '0'], cleanEnv()),
+    1,
+    /^booking-search-server: .*kaputt\.sqlite is not a SQLite database/,
   );
 });

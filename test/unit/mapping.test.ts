@@ -211,6 +211,85 @@ test('judge: integer dates, date-times, REAL amounts, text ids and duplicates ar
   assert.match(problems([[1, null, 1250]]), /^1 booking has no date \(NULL\)/);
 });
 
+/**
+ * judge's rules read one at a time, as they are written in docs/API.md and check's sentences:
+ * the plain oracle that the one-pass judge is held to.
+ */
+function plainJudge(rows: ReadonlyArray<[unknown, unknown, unknown]>) {
+  const iso = /^[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])$/;
+  const validDate = (date: unknown): date is string => typeof date === 'string' && iso.test(date);
+  const badDate = rows.findIndex(([, date]) => !validDate(date));
+  const badAmount = rows.findIndex(([, , amount]) => !Number.isSafeInteger(amount));
+  const badId = rows.findIndex(([id]) => !Number.isSafeInteger(id));
+  const twice = badId !== -1 ? -1 : rows.findIndex(([id], i) => rows.findIndex(([other]) => other === id) < i);
+  const amounts = rows.filter(([, , amount]) => typeof amount === 'number');
+  const valid = rows.filter(([, date, amount]) => validDate(date) && Number.isSafeInteger(amount));
+  const latest = valid.reduce<string | undefined>(
+    (max, [, date]) => (max === undefined || (date as string) > max ? (date as string) : max),
+    undefined,
+  );
+  const first = valid.find(([, date]) => date === latest);
+  return {
+    badDate,
+    badAmount,
+    badId,
+    twice,
+    nulls: rows.filter(([, date]) => date === null).length,
+    negative: amounts.filter(([, , amount]) => (amount as number) < 0).length,
+    amounts: amounts.length,
+    newest: first === undefined ? undefined : { date: first[1], amountCents: first[2] },
+  };
+}
+
+test('judge in one pass names the same rows as each rule read on its own (2,000 random samples)', () => {
+  const pick = <T>(random: () => number, items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+  let state = 42;
+  const random = (): number => {
+    state = (state * 1_664_525 + 1_013_904_223) >>> 0;
+    return state / 4_294_967_296;
+  };
+  const ids = [1, 2, 3, 4, 5, 'a1', 2.5, null, 2 ** 60];
+  const dates = [
+    '2026-03-14',
+    '2026-03-15',
+    '2025-12-31',
+    '2026-13-01',
+    '2026-03-14 10:00',
+    20260314,
+    null,
+    '2027-01-01',
+  ];
+  const amounts = [1250, -1250, 435, -1, 12.5, null, 'x', 2 ** 60, 0];
+  for (let sample = 0; sample < 2_000; sample += 1) {
+    const rows = Array.from(
+      { length: Math.floor(random() * 30) },
+      () => [pick(random, ids), pick(random, dates), pick(random, amounts)] as [unknown, unknown, unknown],
+    );
+    const plain = plainJudge(rows);
+    const report = judge(rows);
+    const expected: string[] = [];
+    // Each problem is the one its first row gives, in the rules' order.
+    if (plain.badDate !== -1)
+      expected.push(judge([rows[plain.badDate] as [unknown, unknown, unknown]]).problems[0] as string);
+    if (plain.badAmount !== -1)
+      expected.push(judge([[1, '2026-01-01', (rows[plain.badAmount] as unknown[])[2]]]).problems[0] as string);
+    if (plain.badId !== -1)
+      expected.push(judge([[(rows[plain.badId] as unknown[])[0], '2026-01-01', 1]]).problems[0] as string);
+    else if (plain.twice !== -1)
+      expected.push(
+        `ids are not unique (${String((rows[plain.twice] as unknown[])[0])} is given to two bookings): each booking needs an id of its own.`,
+      );
+    // The date's sentence counts the NULL dates of the whole sample.
+    if (plain.badDate !== -1 && (rows[plain.badDate] as unknown[])[1] === null) {
+      expected[0] = `${plain.nulls} booking${plain.nulls === 1 ? ' has' : 's have'} no date (NULL): no search can find ${plain.nulls === 1 ? 'it' : 'them'}; give every booking a 'YYYY-MM-DD' date, or leave such rows out of the mapping.`;
+    }
+    assert.deepEqual(report.problems, expected, JSON.stringify(rows));
+    assert.deepEqual(report.newest, plain.newest, JSON.stringify(rows));
+    assert.equal(report.notes.length, plain.amounts >= 20 && plain.negative > 0.8 * plain.amounts ? 1 : 0);
+    assert.equal(report.sampled, rows.length);
+  }
+});
+
 test("TEMP views on the embedder's own read-only connection serve another schema without touching the file", async (t) => {
   const file = join(tempDir(t), 'fremd.sqlite');
   const writer = new Database(file);
