@@ -9,6 +9,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import { findApplication } from '../lib/apps/index.js';
+import { createHashChecks } from '../lib/auth.js';
 import { canonicalAddress } from '../lib/client-address.js';
 import { describeError, errorCode } from '../lib/errors.js';
 import type { SharedParts } from '../lib/handler.js';
@@ -565,14 +566,18 @@ function handlerFor(
  * What every handler of this process shares (lib/handler.ts, SharedParts): one login
  * throttle, so that its budgets hold for the service as a whole, across books, a file's
  * replacements and, with --workers, the workers (the counts in the primary,
- * bin/shared-throttle.ts); and, with an admin listener, where they count for /metrics.
+ * bin/shared-throttle.ts); one bound on password-hash checks; and, with an admin
+ * listener, where they count for /metrics.
  */
 function sharedParts(command: ServeCommand, role: Exclude<Role, 'primary'>): SharedParts {
   const metrics = command.admin === undefined ? undefined : createMetrics();
   const settings = resolveOptions(serviceOptions(command));
   const throttle =
     role === 'worker' ? createThrottleReplica(primaryChannel(), settings, metrics) : createThrottle(settings, metrics);
-  return metrics === undefined ? { throttle } : { throttle, metrics };
+  // One bound on password-hash checks for all books: a flood of wrong passwords spread over
+  // them takes no more of the machine than one book's would.
+  const hashChecks = createHashChecks(settings, metrics);
+  return metrics === undefined ? { throttle, hashChecks } : { throttle, hashChecks, metrics };
 }
 
 /** In the primary of --workers: the throttle's counts, for every worker (bin/shared-throttle.ts). */

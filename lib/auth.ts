@@ -61,6 +61,63 @@ export interface AuthenticatorLimits {
   maxVerifiedCredentials: number;
 }
 
+/**
+ * The password-hash checks of a process: at most `maxHashChecks` at once, at most
+ * `maxQueuedHashChecks` waiting (docs/API.md, Credentials). One per authenticator by
+ * default; the CLI gives all of its books' authenticators one, so that many books cannot
+ * multiply the share of the machine a flood of wrong passwords takes.
+ */
+export interface HashChecks {
+  /** Whether a check now would have to wait behind a full queue: then it is answered `BUSY`. */
+  full(): boolean;
+  /** Queues `start`, which begins a check and says whether it did (a check nobody waits for any more does not). */
+  enqueue(start: () => boolean): void;
+  /** A check that `start` began has ended. */
+  finished(): void;
+}
+
+/** Hash checks bounded by `limits`; the running and waiting ones counted in `metrics` (lib/metrics.ts). */
+export function createHashChecks(
+  limits: Pick<AuthenticatorLimits, 'maxHashChecks' | 'maxQueuedHashChecks'>,
+  metrics?: Metrics,
+): HashChecks {
+  let running = 0;
+  /** Checks waiting for a free slot; each says whether it started one. */
+  const waiting: Array<() => boolean> = [];
+  // The checks running and waiting now, added to those of other authenticators (lib/metrics.ts).
+  const gauges = metrics?.hashChecks ?? new Float64Array(2);
+
+  /** Starts waiting checks while there is room. */
+  function pump(): void {
+    while (running < limits.maxHashChecks) {
+      const next = waiting.shift();
+      if (next === undefined) return;
+      (gauges[1] as number) -= 1;
+      // Counted as running before it starts: a check that ends at once finds itself counted.
+      running += 1;
+      (gauges[0] as number) += 1;
+      if (!next()) {
+        running -= 1;
+        (gauges[0] as number) -= 1;
+      }
+    }
+  }
+
+  return {
+    full: () => running >= limits.maxHashChecks && waiting.length >= limits.maxQueuedHashChecks,
+    enqueue(start) {
+      waiting.push(start);
+      (gauges[1] as number) += 1;
+      pump();
+    },
+    finished() {
+      running -= 1;
+      (gauges[0] as number) -= 1;
+      pump();
+    },
+  };
+}
+
 export interface Authenticator {
   /**
    * The verdict without waiting: the user, when a plain password or a remembered
@@ -124,6 +181,7 @@ export function createAuthenticator(
   initial: readonly ConfiguredUser[],
   limits: AuthenticatorLimits,
   metrics?: Metrics,
+  hashChecks: HashChecks = createHashChecks(limits, metrics),
 ): Authenticator {
   // The memory of verified credentials is keyed by SHA-256(secret ‖ user ‖ ":" ‖ password)
   // with a secret of this process: one-way, and useless for a dictionary made elsewhere.
@@ -133,11 +191,6 @@ export function createAuthenticator(
   // one-shot hash is several times cheaper than an Hmac object on every request.)
   const cacheSecret = randomBytes(32).toString('base64');
   let users = prepare(initial);
-  let running = 0;
-  /** Checks waiting for a free slot; each says whether it started one. */
-  const waiting: Array<() => boolean> = [];
-  // The checks running and waiting now, added to those of other authenticators (lib/metrics.ts).
-  const gauges = metrics?.hashChecks ?? new Float64Array(2);
 
   function remembered({ username, password }: GivenCredentials): string {
     // RFC 7617 §2: the username holds no colon, so the first one ends it.
@@ -210,24 +263,20 @@ export function createAuthenticator(
     // check answers them all.
     const waiters = current.checking.get(key);
     if (waiters !== undefined) return void waiters.push({ done, gone });
-    if (running >= limits.maxHashChecks && waiting.length >= limits.maxQueuedHashChecks) return done(BUSY);
+    if (hashChecks.full()) return done(BUSY);
     current.checking.set(key, [{ done, gone }]);
     const index = findUser(current, given.username);
     const own = index === -1 ? undefined : current.hashes[index];
     // An unknown user, or a plain user with a wrong password, costs one check like a wrong password.
     const target = own ?? dummyFor(current, given.username);
-    waiting.push(() => {
+    hashChecks.enqueue(() => {
       // Every client that waited for this check has gone: it is not worth a core.
       if ((current.checking.get(key) ?? []).every((waiter) => waiter.gone())) {
         current.checking.delete(key);
         return false;
       }
-      running += 1;
-      (gauges[0] as number) += 1;
       verifyPassword(given.password, target, (matches) => {
-        running -= 1;
-        (gauges[0] as number) -= 1;
-        pump();
+        hashChecks.finished();
         const answer = current.checking.get(key) ?? [];
         current.checking.delete(key);
         // The credentials changed while this was checked: judge it by the new ones.
@@ -241,18 +290,6 @@ export function createAuthenticator(
       });
       return true;
     });
-    (gauges[1] as number) += 1;
-    pump();
-  }
-
-  /** Starts waiting checks while there is room. */
-  function pump(): void {
-    while (running < limits.maxHashChecks) {
-      const next = waiting.shift();
-      if (next === undefined) return;
-      (gauges[1] as number) -= 1;
-      next();
-    }
   }
 
   function retry(given: GivenCredentials, { done, gone }: Waiter): void {

@@ -15,7 +15,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from 'better-sqlite3';
-import { challenge, createAuthenticator } from './auth.js';
+import { challenge, createAuthenticator, type HashChecks } from './auth.js';
 import { clientAddress, throttleKey } from './client-address.js';
 import { admit } from './connection.js';
 import { validateCredentials } from './credentials.js';
@@ -51,6 +51,8 @@ const RETRY_IN_A_SECOND = ['Retry-After', '1'] as const;
 export interface SharedParts {
   /** Default: a throttle of the handler's own, over its options. */
   throttle?: Throttle;
+  /** Default: the handler's own bound on password-hash checks, over its options. */
+  hashChecks?: HashChecks;
   /** Default: nothing is counted. */
   metrics?: Metrics;
 }
@@ -77,7 +79,7 @@ export function createHandler(
     mapping,
     metrics === undefined ? undefined : (seconds) => countSearchWait(metrics, seconds),
   );
-  const authenticator = createAuthenticator(validateCredentials(credentials), settings, metrics);
+  const authenticator = createAuthenticator(validateCredentials(credentials), settings, metrics, shared.hashChecks);
   const login = createLogin(authenticator, shared.throttle ?? createThrottle(settings, metrics));
   const apiPrefix = `${basePath}/api/`;
   const statusPath = `${basePath}/api/v1/status`;

@@ -4,7 +4,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
+  type Authenticator,
+  BUSY,
   createAuthenticator,
+  createHashChecks,
   type GivenCredentials,
   PENDING,
   parseBasicAuth,
@@ -174,6 +177,24 @@ test('no user oracle with mixed hash parameters: each unknown user costs what on
     `unknown names that cost what pruefer costs: ${figures}`,
   );
   assert.ok(Math.min(...unknown) > 0.4 * low, `none is answered without a check: ${figures}`);
+});
+
+test('authenticators that share their hash checks (the books of one service) share the bound: one running, the other waits', async () => {
+  const metrics = createMetrics();
+  const users = validateCredentials([{ username: 'bank', passwordHash: HASH_OF_ALT }]);
+  const limits = { ...LIMITS, maxHashChecks: 1, maxQueuedHashChecks: 1 };
+  const shared = createHashChecks(limits, metrics);
+  const [first, second, third] = [1, 2, 3].map(() => createAuthenticator(users, limits, metrics, shared)) as [
+    Authenticator,
+    Authenticator,
+    Authenticator,
+  ];
+  const check = (authenticator: Authenticator, password: string): Promise<Verdict> =>
+    new Promise((resolve) => authenticator.verify({ username: 'bank', password }, resolve));
+  const checks = [check(first, 'eins'), check(second, 'zwei'), check(third, 'drei')];
+  assert.deepEqual([...metrics.hashChecks], [1, 1], 'one running for all books, one waiting');
+  assert.deepEqual(await Promise.all(checks), [REJECTED, REJECTED, BUSY], 'the third finds the shared queue full');
+  assert.deepEqual([...metrics.hashChecks], [0, 0]);
 });
 
 test('the hash checks running and waiting are counted while they last, and several authenticators add up', async () => {
