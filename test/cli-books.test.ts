@@ -461,3 +461,27 @@ test('--workers 2 serves the books from both workers; a book that cannot be serv
     /^booking-search-server: .*kaputt\.sqlite is not a SQLite database/,
   );
 });
+
+test('the login throttle holds for the service: failures on several books spend one budget of the address', async (t) => {
+  const o = office(t, CREDENTIALS);
+  const books = BOOKS(o);
+  writeConfig(o, [books.mueller as string, books.schmidt as string, books.meier as string]);
+  const cli = await start(t, ['--config', o.config, '--max-auth-failures', '3'], cleanEnv());
+  for (const [path, user] of [
+    ['/mueller', 'mueller'],
+    ['/schmidt', 'schmidt'],
+    ['/meier', 'meier'],
+  ] as const) {
+    assertReply(await request(`${cli.origin}${path}/api/v1/status`, as(user, 'falsch')), 401, UNAUTHORIZED);
+  }
+  // Three failures, one on each book: the address is blocked on every book, the right
+  // password included, and on a path that names no book.
+  for (const [path, user, password] of [
+    ['/mueller', 'mueller', 'm-geheim'],
+    ['/meier', 'meier', 'g-geheim'],
+    ['/weber', 'meier', 'g-geheim'],
+  ] as const) {
+    const reply = await request(`${cli.origin}${path}/api/v1/status`, as(user, password));
+    assert.equal(reply.status, 429, `${path}: ${reply.body}`);
+  }
+});
