@@ -12,9 +12,9 @@ import { findApplication } from '../lib/apps/index.js';
 import { createHashChecks } from '../lib/auth.js';
 import { canonicalAddress } from '../lib/client-address.js';
 import { describeError, errorCode } from '../lib/errors.js';
-import type { SharedParts } from '../lib/handler.js';
+import { createHandlerOver, type SharedParts } from '../lib/handler.js';
 import { answerProtocolErrors, createHandler } from '../lib/index.js';
-import { createMetrics, type Metrics } from '../lib/metrics.js';
+import { countSearchWait, createMetrics, type Metrics } from '../lib/metrics.js';
 import { resolveOptions } from '../lib/options.js';
 import { pathForLog } from '../lib/request-target.js';
 import { createThrottle } from '../lib/throttle.js';
@@ -35,13 +35,7 @@ import { reportOnBooks, reportOnDatabase } from './check.js';
 import { type ConfigFile, readConfigFile } from './config-file.js';
 import { configPath, resolveBooks } from './configuration.js';
 import { readCredentialsFile } from './credentials.js';
-import {
-  type BuildHandler,
-  inMemoryDatabase,
-  preflightDatabaseFile,
-  recogniseApplication,
-  watchDatabase,
-} from './database.js';
+import { type BuildHandler, inMemoryDatabase, preflightDatabaseFile, watchDatabase } from './database.js';
 import { createDemoDatabase, createEmptyBook, type DemoDatabase } from './demo.js';
 import { CliError, describeFsError } from './errors.js';
 import { ensureOnlyOwnerCanChange, readableByEveryone } from './file-safety.js';
@@ -111,6 +105,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
             if (book.db !== undefined)
               preflightDatabaseFile(
                 book.db,
+                book,
                 handlerFor(
                   command,
                   book,
@@ -210,7 +205,7 @@ async function serve(
   const demo = command.demo ? createDemoDatabase() : undefined;
   const database =
     demo === undefined
-      ? watchDatabase(command.db ?? '', build, logLine, logError)
+      ? watchDatabase(command.db ?? '', book, build, logLine, logError)
       : inMemoryDatabase(demo.db, build, logError);
 
   const served: ServedBook = {
@@ -543,16 +538,14 @@ function handlerFor(
   shared: SharedParts = {},
 ): BuildHandler {
   const fromFile = servesFileBooks(command);
-  return (db, onError, standIn = false) => {
-    // The stand-in that answers while the file cannot be served has the own schema.
-    const app = standIn ? undefined : (book.app ?? recogniseApplication(db, book.tables));
-    if (!standIn && book.app === undefined && app !== undefined) recognised(app);
-    return createHandler(
-      db,
+  const handler: BuildHandler = (search, app, onError, standIn = false) => {
+    // The stand-in that answers while the file cannot be served says no application.
+    if (!standIn && book.app === undefined) recognised(app);
+    return createHandlerOver(
+      search,
       [...users()],
       {
         ...serviceOptions(command),
-        ...(app === undefined ? {} : { app, tables: book.tables }),
         basePath: book.basePath,
         serviceName: fromFile ? book.name : command.serviceName,
         onError,
@@ -560,6 +553,9 @@ function handlerFor(
       shared,
     );
   };
+  const { metrics } = shared;
+  if (metrics !== undefined) handler.waited = (seconds) => countSearchWait(metrics, seconds);
+  return handler;
 }
 
 /**

@@ -16,13 +16,12 @@ import { judgeDatabaseFile } from './file-safety.js';
 // A search waits this long for another program's write lock before it answers 500 with
 // Retry-After; better-sqlite3's default of 5 s would block every other request meanwhile.
 const BUSY_TIMEOUT_MS = 100;
-// Reads through a read-only memory map of the file, up to this size, instead of a read()
-// per page into SQLite's own page cache (2 MB by default, emptied whenever the application
-// commits): the widest search over a million bookings counts in 3 ms instead of 11–25
-// while the application writes, so its commits wait that much less (BENCHMARKS.md, "One
-// client against the writer"). Address space only: what is resident is the page cache the
-// kernel shares with the application.
-export const MMAP_BYTES = 1024 * 1024 * 1024;
+// No memory map of the file (SQLite's default, said here so that no build's default can
+// change it): a read through a map of a file that another program truncated or overwrote
+// in place (an admin restoring a backup with cp) ends the process with SIGBUS, which no
+// handler can turn into an answer. SQLite reads each page with read() into its page cache
+// instead; BENCHMARKS.md, "No memory map", measures what that costs the widest search.
+const MMAP_BYTES = 0;
 // While a file is first read and judged: SQLite's page cache, in KiB. SQLite's own default
 // (-2000: 2,000 KiB) is restored for serving.
 const OPENING_CACHE_KIB = 64;
@@ -103,15 +102,14 @@ export function openDatabase<T>(file: string, use: (db: Database.Database) => T,
     throw new CliError(describeDatabaseError(file, error));
   }
   try {
+    db.pragma(`mmap_size = ${MMAP_BYTES}`);
     // `use` reads a sample of every booking (lib/meaning.ts) once: through a small page
-    // cache, given back at once, not the memory map, whose pages would stay resident for
-    // as long as the file is served: 2 MB for a book of 20,000 bookings, 200 MB for 100
-    // such books (BENCHMARKS.md, "Many books"). Searches read through the map.
+    // cache, given back at once, so that a service of many books does not keep what every
+    // book's start read (BENCHMARKS.md, "Many books"). Searches read through the default.
     db.pragma(`cache_size = -${OPENING_CACHE_KIB}`);
     const value = use(db);
     db.pragma('shrink_memory');
     db.pragma(`cache_size = ${DEFAULT_CACHE_SIZE}`);
-    db.pragma(`mmap_size = ${MMAP_BYTES}`);
     return { readable: true, db, value };
   } catch (error: unknown) {
     db.close();
@@ -163,6 +161,12 @@ export function notReadableNow(file: string, error: unknown): NotReadableNow | u
     };
   }
   if (code === 'SQLITE_READONLY_DIRECTORY') return walFilesMissing(file, code);
+  if (code === 'SQLITE_SCHEMA') {
+    return {
+      code,
+      explanation: `the schema of ${name} changed while it was served (${code}: a migration of the application, a VACUUM, or a file written over it in place); it is opened and checked again before it is served`,
+    };
+  }
   if (code === 'SQLITE_READONLY_CANTINIT' || code === 'SQLITE_READONLY_CANTLOCK') {
     return {
       code,

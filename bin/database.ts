@@ -6,10 +6,14 @@
 
 import { statSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { validateDatabase } from '../lib/database-handle.js';
 import { errorCode, isNotReadableNow } from '../lib/errors.js';
+import type { SearchTurns } from '../lib/handler.js';
 import { ownSchema, type TableNames } from '../lib/mapping.js';
-import { detectApplication, findSchemaProblems, REQUIRED_COLUMNS } from '../lib/schema.js';
+import { resolveOptions } from '../lib/options.js';
+import { detectApplication, findSchemaProblems } from '../lib/schema.js';
+import { type BookingSearch, createBookingSearch } from '../lib/search/index.js';
 import type { BookingSearchHandler, Credentials, RequestHandler } from '../lib/types.js';
 import { describeDatabaseError, notReadableNow, openToServe } from './database-file.js';
 import { CliError } from './errors.js';
@@ -19,16 +23,70 @@ import type { LogLevel } from './log.js';
 const WATCH_INTERVAL_MS = 1_000;
 
 export type ErrorHook = (error: unknown, req: IncomingMessage) => void;
-/** How the CLI turns an open database into its handler; `onError` hears the causes of 500s. */
-export type BuildHandler = (db: Database.Database, onError: ErrorHook, standIn?: boolean) => BookingSearchHandler;
+/**
+ * How the CLI turns the search over a book's file into its handler: `app` is the mapping
+ * served (given, or recognised from the file's tables); `onError` hears the causes of
+ * 500s; `standIn` for the handler that answers while the file cannot be served.
+ */
+export interface BuildHandler {
+  (search: SearchTurns, app: string, onError: ErrorHook, standIn?: boolean): BookingSearchHandler;
+  /** Hears how long each search over the file waited for its turn, in seconds (lib/metrics.ts). */
+  waited?: ((seconds: number) => void) | undefined;
+}
+
+/** Whose tables a book's file holds: `app` as --app gives it (`undefined`: recognised from the file), `tables` as --table-names. */
+export interface BookFile {
+  app: string | undefined;
+  tables: Partial<TableNames>;
+}
+
+/**
+ * The search over `db` for `book`, validated (a CliError-worthy Error when the file does not
+ * fit), with the mapping served. `changed` is called, and the search refuses its read
+ * transaction, when the file's schema is no longer the one validated here (a file
+ * overwritten in place, a table swapped for a view): the connection must then be opened
+ * and checked again. Reading the schema cookie (`PRAGMA schema_version`) loads nothing and
+ * prepares nothing; every other statement would first load the new schema and prepare
+ * itself again over it.
+ */
+export function searchOverFile(
+  db: Database.Database,
+  book: BookFile,
+  changed: () => void = () => {},
+  waited?: (seconds: number) => void,
+): { search: BookingSearch; app: string } {
+  const app = book.app ?? recogniseApplication(db, book.tables);
+  const { mapping } = resolveOptions({ app, tables: book.tables });
+  const cookie = db.prepare<[], number>('PRAGMA schema_version').pluck();
+  const checked = cookie.get();
+  const snapshot = (): void => {
+    let now: unknown;
+    try {
+      now = cookie.get();
+    } catch (error: unknown) {
+      // A lock or a state that passes (a hot journal) is answered as such; a header that
+      // is no longer a database's (a file truncated or written over) means a new file.
+      if (isNotReadableNow(error)) throw error;
+      now = error;
+    }
+    if (now === checked) return;
+    changed();
+    throw new SchemaChanged();
+  };
+  validateDatabase(db, mapping);
+  return { search: createBookingSearch(db, mapping, waited, snapshot), app };
+}
 
 /**
  * Opens `file` and builds its handler once, then closes it again: the primary of
  * --workers says what is wrong once, instead of every worker saying it. A file that cannot
  * be read now passes: each worker waits for it.
  */
-export function preflightDatabaseFile(file: string, build: BuildHandler): void {
-  const opened = openToServe(file, (db) => build(db, () => {}));
+export function preflightDatabaseFile(file: string, book: BookFile, build: BuildHandler): void {
+  const opened = openToServe(file, (db) => {
+    const { search, app } = searchOverFile(db, book);
+    return build(search, app, () => {});
+  });
   if (opened.readable) opened.db.close();
 }
 
@@ -93,6 +151,7 @@ type Serving =
  */
 export function watchDatabase(
   file: string,
+  book: BookFile,
   build: BuildHandler,
   log: (line: string, level: Exclude<LogLevel, 'info'>) => void,
   logError: ErrorHook,
@@ -119,27 +178,30 @@ export function watchDatabase(
     logError(error, req);
   };
   // The stand-in is built when it is first needed: most files are served from the start,
-  // and a service of many books would hold a stand-in per book for nothing (an in-memory
-  // database and a handler each). `build` gives it the credentials of that moment.
-  let standIn: { db: Database.Database; handler: BookingSearchHandler } | undefined;
+  // and a service of many books would hold a stand-in per book for nothing (a handler
+  // each). `build` gives it the credentials of that moment.
+  let standIn: BookingSearchHandler | undefined;
   const standInHandler = (): BookingSearchHandler => {
-    if (standIn !== undefined) return standIn.handler;
-    // While the stand-in is being built, createHandler reads a sample of its entries: none.
-    let building = true;
-    const db = unavailableDatabase(() => (building ? null : state.serving ? undefined : state.cause));
-    try {
-      standIn = { db, handler: build(db, onError, true) };
-    } catch (error: unknown) {
-      db.close();
-      throw error;
-    } finally {
-      building = false;
-    }
-    return standIn.handler;
+    standIn ??= build(
+      unavailableSearch(() => (state.serving ? new Error('the database is being opened') : state.cause)),
+      'own',
+      onError,
+      true,
+    );
+    return standIn;
+  };
+  // The schema changed under the connection: looked at again at once, as a replaced file.
+  const changed = (): void => {
+    if (noticed) return;
+    noticed = true;
+    setImmediate(followFile);
   };
 
   const attempt = (): Serving => {
-    const opened = openToServe(file, (db) => build(db, onError));
+    const opened = openToServe(file, (db) => {
+      const { search, app } = searchOverFile(db, book, changed, build.waited);
+      return build(search, app, onError);
+    });
     if (opened.readable) return { serving: true, db: opened.db, handler: opened.value, inode: inodeOf(file) };
     return { serving: false, cause: new Unavailable(opened.state.code, opened.state.explanation) };
   };
@@ -150,7 +212,7 @@ export function watchDatabase(
   const followFile = (): void => {
     if (state.serving) {
       if (!noticed && inodeOf(file) === state.inode) return;
-      state.db.close();
+      if (state.db.open) state.db.close();
     }
     const wasWaiting = !state.serving && state.cause.waits;
     const before = describeState(state);
@@ -193,13 +255,12 @@ export function watchDatabase(
       return { state: kind, reason: cause.message, since, replaced };
     },
     updateCredentials: (credentials) => {
-      standIn?.handler.updateCredentials(credentials);
+      standIn?.updateCredentials(credentials);
       if (state.serving) state.handler.updateCredentials(credentials);
     },
     close: () => {
       clearInterval(timer);
       if (state.serving && state.db.open) state.db.close();
-      standIn?.db.close();
     },
   };
 }
@@ -208,7 +269,8 @@ export function watchDatabase(
 export function inMemoryDatabase(db: Database.Database, build: BuildHandler, logError: ErrorHook): ServedDatabase {
   let handler: BookingSearchHandler;
   try {
-    handler = build(db, logError);
+    const { search, app } = searchOverFile(db, { app: 'own', tables: {} }, undefined, build.waited);
+    handler = build(search, app, logError);
   } catch (error: unknown) {
     db.close();
     throw new CliError(describeDatabaseError(undefined, error));
@@ -220,6 +282,18 @@ export function inMemoryDatabase(db: Database.Database, build: BuildHandler, log
     updateCredentials: (credentials) => handler.updateCredentials(credentials),
     close: () => db.close(),
   };
+}
+
+/**
+ * The file's schema is not the one the search was built for: answered as the 500 with
+ * Retry-After (lib/errors.ts, SQLITE_SCHEMA), while the file is opened and checked again.
+ */
+class SchemaChanged extends Error {
+  readonly code = 'SQLITE_SCHEMA';
+
+  constructor() {
+    super('the schema of the file changed since it was checked; it is opened and checked again');
+  }
 }
 
 /** Why searches cannot be answered now; its `code` decides whether they get Retry-After. */
@@ -245,27 +319,17 @@ function waitingLine(file: string, cause: Unavailable): string {
 }
 
 /**
- * An in-memory database with the schema, whose `entries` throws `cause()` on every read:
- * the real handler over it authenticates, throttles, routes and answers /status as always,
- * and every search gets docs/API.md's 500 — with Retry-After when the cause passes by itself.
+ * A search whose every answer is `cause()`: the real handler over it authenticates,
+ * throttles, routes and answers /status as always, and every search gets docs/API.md's
+ * 500 — with Retry-After when the cause passes by itself.
  */
-function unavailableDatabase(cause: () => Error | undefined | null): Database.Database {
-  const db = new Database(':memory:');
-  // An eponymous virtual table: every statement that reads `entries` calls rows(). `null`
-  // from cause(): no rows (the handler is being built), rather than a failure.
-  db.table('entries', {
-    columns: [...REQUIRED_COLUMNS.entries],
-    // biome-ignore lint/correctness/useYield: no row ever comes: reading entries is what fails.
-    *rows() {
-      const error = cause();
-      if (error === null) return;
-      throw error ?? new Error('the database is being opened');
-    },
-  });
-  const table = (name: 'categories' | 'payment_methods'): string =>
-    `CREATE TABLE ${name} (${REQUIRED_COLUMNS[name].join(', ')});`;
-  db.exec(`${table('categories')} ${table('payment_methods')}`);
-  return db;
+function unavailableSearch(cause: () => Error): SearchTurns {
+  return {
+    answer: (_query, done) => done({ ok: false, error: cause() }),
+    queue: (_query, done) => setImmediate(() => done({ ok: false, error: cause() })),
+    waitingFrom: () => 0,
+    waitingFor: () => 0,
+  };
 }
 
 function isLock(error: unknown): boolean {

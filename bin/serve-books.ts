@@ -79,7 +79,7 @@ export function serveBooks(
         book.app = app;
       },
     );
-    const database = watchDatabase(config.db ?? '', build, parts.log, parts.logError);
+    const database = watchDatabase(config.db ?? '', config, build, parts.log, parts.logError);
     const whole = book as Book;
     Object.assign(whole, {
       config,

@@ -15,9 +15,10 @@ export function describeError(error: unknown): string {
 // SQLite's answers for a file that cannot be read *now* but will be once its owner acts:
 // a lock (BUSY, LOCKED), a hot journal only a writer may roll back (READONLY_ROLLBACK), a
 // write-ahead log to recover (READONLY_RECOVERY), a -wal/-shm that only a writer can create
-// or initialise (READONLY_DIRECTORY, READONLY_CANTINIT, READONLY_CANTLOCK).
+// or initialise (READONLY_DIRECTORY, READONLY_CANTINIT, READONLY_CANTLOCK); and a schema
+// that changed under the search (SCHEMA: the command checks the file again first).
 const NOT_READABLE_NOW =
-  /^SQLITE_(?:BUSY|LOCKED)(?:_|$)|^SQLITE_READONLY_(?:ROLLBACK|RECOVERY|DIRECTORY|CANTINIT|CANTLOCK)$/;
+  /^SQLITE_(?:BUSY|LOCKED)(?:_|$)|^SQLITE_READONLY_(?:ROLLBACK|RECOVERY|DIRECTORY|CANTINIT|CANTLOCK)$|^SQLITE_SCHEMA$/;
 
 /** Whether `error` says the database cannot be read now, so that a later try may succeed. */
 export function isNotReadableNow(error: unknown): boolean {

@@ -25,13 +25,15 @@ import { EMPTY_RESULT, formatSearchResult } from './format.js';
 import { createLogin, type LoginVerdict } from './login.js';
 import { badQuery, ERRORS } from './messages.js';
 import { countSearchWait, type Metrics } from './metrics.js';
-import { resolveOptions } from './options.js';
+import { resolveOptions, type Settings } from './options.js';
 import { hasBadHost } from './protocol-errors.js';
-import { parseSearchQuery } from './query.js';
+import { parseSearchQuery, type SearchQuery } from './query.js';
 import { type RequestFacts, recordFacts } from './request-facts.js';
 import { originForm } from './request-target.js';
 import { addToEveryResponse, send, sendError, sendNoContent } from './respond.js';
 import { createBookingSearch, type SearchOutcome } from './search/booking-search.js';
+import type { SearchRows } from './search/sql.js';
+import type { Turns } from './search/turns.js';
 import { createThrottle, type Throttle } from './throttle.js';
 import type { BookingSearchHandler, Credentials, HandlerOptions, Next } from './types.js';
 
@@ -71,7 +73,7 @@ export function createHandler(
   shared: SharedParts = {},
 ): BookingSearchHandler {
   const settings = resolveOptions(options);
-  const { mapping, cors, trustedPeers: trusted, basePath, onError } = settings;
+  const { mapping } = settings;
   validateDatabase(db, mapping);
   const { metrics } = shared;
   const search = createBookingSearch(
@@ -79,6 +81,34 @@ export function createHandler(
     mapping,
     metrics === undefined ? undefined : (seconds) => countSearchWait(metrics, seconds),
   );
+  return handlerOver(search, credentials, settings, shared);
+}
+
+/** What the handler needs of a search: its turns (lib/search/turns.ts). */
+export type SearchTurns = Turns<SearchQuery, SearchRows>;
+
+/**
+ * For the command (bin/): the handler over a search it made itself, checked on each read
+ * transaction or run in another process (bin/guard.ts). `options` and `shared` as
+ * createHandler's; `app` and `tables` are the search's business, and ignored here.
+ */
+export function createHandlerOver(
+  search: SearchTurns,
+  credentials: Credentials | readonly Credentials[],
+  options?: HandlerOptions,
+  shared: SharedParts = {},
+): BookingSearchHandler {
+  return handlerOver(search, credentials, resolveOptions(options), shared);
+}
+
+function handlerOver(
+  search: SearchTurns,
+  credentials: Credentials | readonly Credentials[],
+  settings: Settings,
+  shared: SharedParts,
+): BookingSearchHandler {
+  const { cors, trustedPeers: trusted, basePath, onError } = settings;
+  const { metrics } = shared;
   const authenticator = createAuthenticator(validateCredentials(credentials), settings, metrics, shared.hashChecks);
   const login = createLogin(authenticator, shared.throttle ?? createThrottle(settings, metrics));
   const apiPrefix = `${basePath}/api/`;

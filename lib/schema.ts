@@ -36,6 +36,64 @@ export function findSchemaProblems(db: Database, mapping: Mapping = ownSchema())
   return problems;
 }
 
+/** What the catalog holds under a name: a table (a b-tree of its own in the file), a view or a virtual table. */
+export type CatalogKind = 'table' | 'view' | 'virtual table';
+
+/**
+ * What `name` is (`schema.table` or a bare name, which a statement resolves in TEMP first,
+ * then main, then the attached databases), found by its name in each schema's catalog:
+ * rows of `sqlite_schema`, read without preparing any object. A table has a root page of
+ * its own (rowid or WITHOUT ROWID); a view and a virtual table have none. `undefined`:
+ * nothing of that name. Not `pragma_table_list`: it prepares every view of the file to
+ * count its columns, each time, and a file of 20,000 views took 14 s per look.
+ */
+export function catalogKind(db: Database, name: string): CatalogKind | undefined {
+  const { schema, table } = splitName(name);
+  const schemas =
+    schema !== null
+      ? [schema]
+      : [
+          'temp',
+          'main',
+          ...db
+            .prepare<[], string>("SELECT name FROM pragma_database_list WHERE name NOT IN ('main', 'temp')")
+            .pluck()
+            .all(),
+        ];
+  for (const where of schemas) {
+    const found = db
+      .prepare<[string], { type: string; rootpage: number | null }>(
+        `SELECT type, rootpage FROM ${quoteName(where)}.sqlite_schema WHERE name = ? COLLATE NOCASE AND type IN ('table', 'view')`,
+      )
+      .get(table);
+    if (found === undefined) continue;
+    if (found.type === 'view') return 'view';
+    return (found.rootpage ?? 0) > 0 ? 'table' : 'virtual table';
+  }
+  return undefined;
+}
+
+/**
+ * The first object `mapping` reads that is not a table of the file without generated
+ * columns, said as a phrase (`'entries' is a view`), or `undefined` when it reads only such
+ * tables. Over those, the search's statements are the service's own and read b-trees of
+ * the file: their work is bounded by what the file holds. A view runs whatever SQL the
+ * file holds (a recursive one that never ends), a virtual table its module's code, and a
+ * generated column its expression for every row read.
+ */
+export function findUnboundedObject(db: Database, mapping: Mapping = ownSchema()): string | undefined {
+  const generated = db.prepare<[string, string | null], number>(
+    'SELECT count(*) FROM pragma_table_xinfo(?, ?) WHERE hidden IN (2, 3)',
+  );
+  for (const name of Object.keys(requiredTables(mapping))) {
+    const kind = catalogKind(db, name);
+    if (kind !== 'table') return `'${name}' is ${kind === undefined ? 'missing' : `a ${kind}`}`;
+    const { schema, table } = splitName(name);
+    if ((generated.pluck().get(table, schema) ?? 0) > 0) return `'${name}' has generated columns`;
+  }
+  return undefined;
+}
+
 /** The indexes the search needs (fixtures/schema.sql creates them; BENCHMARKS.md says why). */
 export const RECOMMENDED_INDEXES = [
   {

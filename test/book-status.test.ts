@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { type DatabaseStatus, watchDatabase } from '../bin/database.js';
-import { createHandler } from '../lib/index.js';
+import { createHandlerOver } from '../lib/handler.js';
 import { buildDatabase, CREDENTIALS, tempDir } from './support/helpers.js';
 
 async function until(status: () => DatabaseStatus, state: DatabaseStatus['state']): Promise<DatabaseStatus> {
@@ -26,7 +26,8 @@ test('status(): serving, replaced (counted), missing with the reason, unusable w
   const started = Date.now();
   const served = watchDatabase(
     file,
-    (db, onError) => createHandler(db, CREDENTIALS, { onError }),
+    { app: undefined, tables: {} },
+    (search, _app, onError) => createHandlerOver(search, CREDENTIALS, { onError }),
     (line) => lines.push(line),
     () => {},
   );

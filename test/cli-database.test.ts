@@ -13,18 +13,21 @@ import {
   mkdirSync,
   openSync,
   readdirSync,
+  readFileSync,
   renameSync,
   rmSync,
   statSync,
   symlinkSync,
+  truncateSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
+import { cashBook } from './support/cash-book.js';
 import { assertFails, directoryRefusal, run, sha256, start } from './support/cli-helpers.js';
-import { assertReply, buildDatabase, get, MARCH_COFFEE, tempDir } from './support/helpers.js';
+import { assertReply, buildDatabase, databaseDir, get, MARCH_COFFEE, tempDir } from './support/helpers.js';
 
 const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5&limit=0';
 const STATUS = { name: 'booking-search-server', version: '1.0' };
@@ -179,6 +182,62 @@ test('a file corrupted in place gives the fixed 500, never a crash', async (t) =
   assertReply(reply, 500, SEARCH_FAILED);
   assertReply(await get(`${server.api}status`), 200, STATUS);
   assert.equal((await server.stop()).code, 0);
+});
+
+test('overwriting, truncating or copying the file over itself in place while searches run never ends a process, with and without --workers: searches answer, and the restored file is served', async (t) => {
+  const dir = databaseDir(t);
+  const file = join(dir, 'kasse.sqlite');
+  const book = cashBook(20_000);
+  const whole = book.serialize();
+  book.close();
+  const small = readFileSync(buildDatabase(t));
+  const widest = 'buchungen?von=2000-01-01&bis=2099-12-31&betrag=0&toleranz=999999999999.99&limit=1000';
+  for (const workers of [[], ['--workers', '2']]) {
+    writeFileSync(file, whole);
+    const server = await start(t, ['--db', file, ...workers]);
+    let running = true;
+    const statuses = new Map<number, number>();
+    // Four clients, each a new connection a search (spread over the workers), as fast as answered.
+    const clients = Array.from({ length: 4 }, async () => {
+      while (running) {
+        // A connection cut by a process that died is counted as 0, and ends this client.
+        const status = await get(`${server.api}${widest}`, { connection: 'close' }).then(
+          (reply) => reply.status,
+          () => 0,
+        );
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        if (status === 0) break;
+      }
+    });
+    // 20 times, as an admin restores a backup with cp, truncates, or copies the same file
+    // over it: the same inode, its pages changed or gone under the readers.
+    for (let i = 0; i < 20; i += 1) {
+      if (i % 3 === 0) writeFileSync(file, small);
+      else if (i % 3 === 1) truncateSync(file, 0);
+      else writeFileSync(file, whole);
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      writeFileSync(file, whole);
+      await new Promise((resolve) => setTimeout(resolve, 60));
+    }
+    running = false;
+    await Promise.all(clients);
+    const { stderr } = server.output();
+    const ended = server.child.exitCode ?? server.child.signalCode;
+    assert.equal(ended, null, `the service ended (${ended}): ${stderr}`);
+    assert.equal(statuses.get(0), undefined, `connections cut: ${JSON.stringify([...statuses])} ${stderr}`);
+    assert.doesNotMatch(stderr, /worker \d+ ended|SIGBUS/, stderr);
+    assert.ok((statuses.get(200) ?? 0) > 0, JSON.stringify([...statuses]));
+    // The restored file is served again within the watch's second.
+    let served = await get(`${server.api}${widest}`);
+    const deadline = Date.now() + 3_000;
+    while (served.status !== 200 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      served = await get(`${server.api}${widest}`);
+    }
+    assert.equal(served.status, 200, `${served.body} ${server.output().stderr}`);
+    assert.equal((JSON.parse(served.body) as { anzahl: number }).anzahl, 20_000);
+    assert.equal((await server.stop()).code, 0);
+  }
 });
 
 test("WAL without -wal/-shm, served by root on another user's file, in that user's 0755 directory (root could write it, its bits give root no write): starts, waits and creates nothing; served within 2 s once the application has the file open", async (t) => {

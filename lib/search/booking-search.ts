@@ -2,8 +2,9 @@
 // database, each search's count and page in one read transaction, alone or queued in turns.
 
 import type { Database, Statement } from 'better-sqlite3';
-import { type ApplicationMapping, type Mapping, ownSchema, splitName, type TableNames } from '../mapping.js';
+import { type ApplicationMapping, type Mapping, ownSchema, type TableNames } from '../mapping.js';
 import type { SearchQuery } from '../query.js';
+import { catalogKind } from '../schema.js';
 import { chooseCount, choosePage, planFor } from './plan.js';
 import {
   type BookingRow,
@@ -50,11 +51,19 @@ export interface BookingSearch extends Turns<SearchQuery, SearchRows> {
  * process that waits for the lock gets it in between: the lock is never held longer than
  * the budget plus one search.
  */
-/** `waited` hears how long each search waited for its turn, in seconds (lib/metrics.ts counts it). */
+/**
+ * `waited` hears how long each search waited for its turn, in seconds (lib/metrics.ts
+ * counts it). `snapshot` is called first in every read transaction, before any statement
+ * of a search reads the file; it may throw to refuse the snapshot, and the searches of
+ * that transaction then get what it threw (the command refuses one whose schema is no
+ * longer the one it checked: a statement prepared again over a table that became a view
+ * would run the view's SQL).
+ */
 export function createBookingSearch(
   db: Database,
   mapping: Mapping = ownSchema(),
   waited?: (seconds: number) => void,
+  snapshot?: () => void,
 ): BookingSearch {
   const searchInTransaction =
     mapping.kind === 'own' ? createOwnSchemaSearch(db, mapping.tables) : createApplicationSearch(db, mapping);
@@ -66,6 +75,7 @@ export function createBookingSearch(
     if (db.inTransaction) return work();
     begin.run();
     try {
+      snapshot?.();
       return work();
     } finally {
       if (db.inTransaction) commit.run();
@@ -179,14 +189,7 @@ function createApplicationSearch(db: Database, mapping: ApplicationMapping): (qu
   };
 }
 
-/** Whether `name` (the entries table's name in the mapping) is a table, not a view. */
+/** Whether `name` (the entries table's name in the mapping) is a table, not a view or a virtual table. */
 export function isTable(db: Database, name: string): boolean {
-  const { schema, table } = splitName(name);
-  // Unqualified, the name means temp's object before main's before an attached database's.
-  const found = db
-    .prepare<[string, string | null, string | null], { schema: string; type: string }>(
-      "SELECT schema, type FROM pragma_table_list WHERE name = ? COLLATE NOCASE AND (? IS NULL OR schema = ? COLLATE NOCASE) ORDER BY schema <> 'temp', schema <> 'main'",
-    )
-    .all(table, schema, schema);
-  return found[0]?.type === 'table';
+  return catalogKind(db, name) === 'table';
 }

@@ -6,7 +6,7 @@ import { isNotReadableNow } from '../../lib/errors.js';
 
 const withCode = (code: string): Error => Object.assign(new Error('x'), { code });
 
-test('isNotReadableNow: locks, a hot journal, a log to recover, -wal/-shm only a writer can set up → true', () => {
+test('isNotReadableNow: locks, a hot journal, a log to recover, -wal/-shm only a writer can set up, a schema that changed under the search → true', () => {
   for (const code of [
     'SQLITE_BUSY',
     'SQLITE_BUSY_RECOVERY',
@@ -18,6 +18,7 @@ test('isNotReadableNow: locks, a hot journal, a log to recover, -wal/-shm only a
     'SQLITE_READONLY_DIRECTORY',
     'SQLITE_READONLY_CANTINIT',
     'SQLITE_READONLY_CANTLOCK',
+    'SQLITE_SCHEMA',
   ]) {
     assert.equal(isNotReadableNow(withCode(code)), true, code);
   }
@@ -30,6 +31,7 @@ test('isNotReadableNow: what a wait does not mend → false', () => {
     'SQLITE_CORRUPT',
     'SQLITE_CANTOPEN',
     'SQLITE_BUSYNESS',
+    'SQLITE_SCHEMAS',
     'ENOENT',
   ]) {
     assert.equal(isNotReadableNow(withCode(code)), false, code);
