@@ -77,9 +77,13 @@ export const actual: ApplicationMapping = {
   // 20260314 sorts as '2026-03-14' does: the newest bookings come out of trans_date in order.
   orderDate: true,
   // The currency is the budget's setting, whether or not Actual's currency feature
-  // (flags.currency) shows its symbol now: the amounts are in it either way.
+  // (flags.currency) shows its symbol now: the amounts are in it either way. The value is
+  // repeated only when it is an ISO code: a sentence for a terminal and a log carries
+  // nothing else from the file.
   refusals: `
-    SELECT 'the budget is kept in ' || value || ' (its currency in Actual''s settings, defaultCurrencyCode),'
+    SELECT 'the budget is kept in '
+           || CASE WHEN value GLOB '[A-Z][A-Z][A-Z]' THEN value ELSE 'another currency than euros' END
+           || ' (its currency in Actual''s settings, defaultCurrencyCode),'
            || ' and the service answers in euros only: it does not serve this budget.'
     FROM preferences WHERE id = 'defaultCurrencyCode' AND value <> '' AND value <> 'EUR'`,
 };

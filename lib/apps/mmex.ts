@@ -154,7 +154,8 @@ export const mmex: ApplicationMapping = {
   // MMEX shows an amount with the decimals of its currency's SCALE (CurrencyData::precision):
   // only with 100 are they cents.
   refusals: `
-    SELECT 'the euro''s SCALE in Money Manager Ex is ' || coalesce(cur.SCALE, 'empty')
+    SELECT 'the euro''s SCALE in Money Manager Ex is '
+           || CASE WHEN typeof(cur.SCALE) = 'integer' THEN cur.SCALE ELSE 'not a whole number' END
            || ', so MMEX shows euro amounts with other than two decimals, and the service answers whole cents only:'
            || ' set the euro''s scale back to 100 in MMEX''s currency dialog to serve this file.'
     FROM CURRENCYFORMATS_V1 AS cur
