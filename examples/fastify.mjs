@@ -1,14 +1,18 @@
 // Fastify: a raw route hands the request to the handler; reply.hijack() tells Fastify
 // that the handler writes the response itself.
-//   BOOKING_DB=kasse.sqlite BOOKING_SEARCH_USER=… BOOKING_SEARCH_PASSWORD=… node examples/fastify.mjs
+//   BOOKING_DB=kasse.sqlite BOOKING_SEARCH_USER=… BOOKING_SEARCH_PASSWORD=… node fastify.mjs
 import Database from 'better-sqlite3';
 import { answerClientError, answerExpectation, createHandler } from 'booking-search-server';
 import Fastify from 'fastify';
 
-const db = new Database(process.env.BOOKING_DB, { readonly: true, fileMustExist: true, timeout: 100 });
+const { BOOKING_DB, BOOKING_SEARCH_USER, BOOKING_SEARCH_PASSWORD, PORT = '8080' } = process.env;
+if (!BOOKING_DB || !BOOKING_SEARCH_USER || !BOOKING_SEARCH_PASSWORD) {
+  throw new Error('set BOOKING_DB, BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD');
+}
+const db = new Database(BOOKING_DB, { readonly: true, fileMustExist: true, timeout: 100 });
 const handler = createHandler(
   db,
-  { username: process.env.BOOKING_SEARCH_USER, password: process.env.BOOKING_SEARCH_PASSWORD },
+  { username: BOOKING_SEARCH_USER, password: BOOKING_SEARCH_PASSWORD },
   { basePath: '/kasse' },
 );
 
@@ -22,6 +26,6 @@ app.all('/kasse/api/*', (request, reply) => {
 });
 app.get('/', async () => ({ hallo: 'Die Buchungssuche liegt unter /kasse/api/v1/.' }));
 
-await app.listen({ port: Number(process.env.PORT ?? 8080), host: '127.0.0.1' });
-console.log(`listening on http://127.0.0.1:${app.server.address().port}/kasse/api/v1/`);
+const origin = await app.listen({ port: Number(PORT), host: '127.0.0.1' });
+console.log(`listening on ${origin}/kasse/api/v1/`);
 process.on('SIGTERM', () => app.close().then(() => db.close()));

@@ -1,13 +1,16 @@
 // Each example under examples/ runs as its own process and serves the search under /kasse.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import { blocksAfter } from './support/doc-snippets.js';
 import { AUTH, assertReply, buildDatabase, get, MARCH_COFFEE, request } from './support/helpers.js';
 import { assertProtocolError, rawRequest } from './support/raw-http.js';
 
-const EXAMPLES = ['node-http.mjs', 'express.mjs', 'fastify.mjs'];
+const EXAMPLES = ['node-http.mjs', 'express.mjs', 'fastify.mjs', 'hono.mjs'];
 
 for (const example of EXAMPLES) {
   test(`examples/${example} serves the search under /kasse and nothing else of ours`, async (t) => {
@@ -19,11 +22,13 @@ for (const example of EXAMPLES) {
         BOOKING_SEARCH_USER: 'kasse',
         BOOKING_SEARCH_PASSWORD: 'ge:heim',
       },
-      stdio: ['ignore', 'pipe', 'inherit'],
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     t.after(() => void child.kill('SIGKILL'));
     let out = '';
+    let errors = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (errors += chunk));
     const deadline = Date.now() + 10_000;
     const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+)\/kasse\/api\/v1\//;
     let match = LISTENING.exec(out);
@@ -48,6 +53,15 @@ for (const example of EXAMPLES) {
     const head = await request(`${origin}/kasse/api/v1/status`, { method: 'HEAD', headers: { authorization: AUTH } });
     assert.equal(head.status, 200);
     assert.equal(head.body, '');
+    const headSearch = await request(`${origin}/kasse/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`, {
+      method: 'HEAD',
+      headers: { authorization: AUTH },
+    });
+    assert.equal(headSearch.status, 200);
+    assert.equal(headSearch.body, '');
+    assert.equal(headSearch.headers['content-length'], String(Buffer.byteLength(JSON.stringify(MARCH_COFFEE))));
+    const headDenied = await request(`${origin}/kasse/api/v1/status`, { method: 'HEAD' });
+    assert.equal(headDenied.status, 401);
     const post = await request(`${origin}/kasse/api/v1/status`, { method: 'POST', headers: { authorization: AUTH } });
     assertReply(post, 405, { fehler: 'Methode nicht erlaubt.', code: 'method_not_allowed' });
     if (example !== 'node-http.mjs') {
@@ -68,5 +82,85 @@ for (const example of EXAMPLES) {
     assertReply(await rawRequest(origin, absolute), 200, { name: 'booking-search-server', version: '1.0' });
     child.kill('SIGTERM');
     await once(child, 'exit');
+    // Mounted inside a Hono route, every HEAD logged ERR_HTTP_HEADERS_SENT here.
+    assert.equal(errors, '', 'nothing on stderr');
   });
 }
+
+test("the examples and docs/embedding.md's code type-check under strict TypeScript, as a TypeScript user pastes them", () => {
+  const examples = new URL('../examples/', import.meta.url).pathname;
+  const dir = mkdtempSync(join(examples, '.typecheck-'));
+  try {
+    const files: string[] = [];
+    for (const example of EXAMPLES) {
+      const file = join(dir, example.replace(/\.mjs$/, '.mts'));
+      writeFileSync(file, readFileSync(join(examples, example), 'utf8'));
+      files.push(file);
+    }
+    // The page's other snippets are pieces of a program: what they take for granted is
+    // declared before them, and nothing else.
+    const embedding = readFileSync(new URL('../docs/embedding.md', import.meta.url), 'utf8');
+    EMBEDDING_PIECES.forEach(({ marker, lang, preamble }, i) => {
+      const [code] = blocksAfter(embedding, marker, lang);
+      const file = join(dir, `piece-${i}.mts`);
+      writeFileSync(file, `${preamble}\n${code}\nexport {};\n`);
+      files.push(file);
+    });
+    const checked = spawnSync(
+      process.execPath,
+      [
+        new URL('../node_modules/typescript/bin/tsc', import.meta.url).pathname,
+        '--noEmit',
+        '--strict',
+        '--exactOptionalPropertyTypes',
+        '--noUncheckedIndexedAccess',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        '--target',
+        'es2023',
+        '--types',
+        'node',
+        '--skipLibCheck',
+        ...files,
+      ],
+      { encoding: 'utf8' },
+    );
+    assert.equal(checked.stdout + checked.stderr, '', 'no type error');
+    assert.equal(checked.status, 0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('docs/embedding.md shows each example whole, as the file that is run and type-checked', () => {
+  const embedding = readFileSync(new URL('../docs/embedding.md', import.meta.url), 'utf8');
+  for (const example of EXAMPLES) {
+    const file = readFileSync(new URL(`../examples/${example}`, import.meta.url), 'utf8');
+    const [shown] = blocksAfter(embedding, `\`examples/${example}\``, 'js');
+    assert.equal(shown, file, `docs/embedding.md shows examples/${example} as it is`);
+  }
+});
+
+// docs/embedding.md's snippets that are not a whole example, with what each takes for granted.
+const EMBEDDING_PIECES = [
+  {
+    marker: 'you **must set `handshakeTimeout`**',
+    lang: 'js',
+    preamble: `import * as https from 'node:https';
+import { answerProtocolErrors, type BookingSearchHandler } from 'booking-search-server';
+declare const handler: BookingSearchHandler;
+declare const cert: string;
+declare const key: string;`,
+  },
+  {
+    marker: '`mountHandlers(mounts, fallback)`',
+    lang: 'ts',
+    preamble: `import Database from 'better-sqlite3';
+import { type Credentials, createHandler, mountHandlers } from 'booking-search-server';
+declare const mueller: Credentials[];
+declare const schmidt: Credentials[];
+declare const emptyBook: Database.Database;`,
+  },
+];

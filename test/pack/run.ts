@@ -24,6 +24,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { asRoot, blocksAfter } from '../support/doc-snippets.js';
+import { brokenLinks } from '../support/markdown-links.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'booking-pack-'));
@@ -66,6 +67,35 @@ try {
     'with its prebuilt binaries',
   );
   step(`${files.length} files in ${tarball}`);
+
+  // The documents an installed package holds link only to what it ships (docs/operations.md
+  // names the install's own path to docs/): every relative link, and the heading it names.
+  const unpacked = join(dir, 'unpacked');
+  mkdirSync(unpacked);
+  execFileSync('tar', ['-xzf', join(dir, tarball), '-C', unpacked]);
+  const shipped = (path: string): string | undefined => {
+    try {
+      return readFileSync(join(unpacked, 'package', path), 'utf8');
+    } catch {
+      return undefined;
+    }
+  };
+  const documents = files
+    .map((file) => file.slice('package/'.length))
+    .filter((file) => file.endsWith('.md') && !file.startsWith('node_modules/'));
+  for (const expected of [
+    'README.md',
+    'docs/API.md',
+    'docs/operations.md',
+    'RELIABILITY.md',
+    'BENCHMARKS.md',
+    'CHANGELOG.md',
+  ]) {
+    assert.ok(documents.includes(expected), `the tarball holds ${expected}`);
+  }
+  const broken = documents.flatMap((file) => brokenLinks(file, shipped(file) ?? '', shipped));
+  assert.deepEqual(broken, [], 'every link in the shipped documents resolves inside the tarball');
+  step(`${documents.length} documents, every link resolves inside the tarball`);
 
   const app = join(dir, 'app');
   execFileSync('mkdir', [app]);
