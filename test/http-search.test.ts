@@ -229,14 +229,15 @@ test('a locked database answers 500 with Retry-After: 1 and succeeds once the lo
 
 test('an amount that is not whole cents in the database answers 500 instead of a wrong betrag', async (t) => {
   const file = buildDatabase(t);
-  const writer = new Database(file);
-  writer.exec("INSERT INTO entries (id, date, amount_cents) VALUES (100, '2026-03-05', 1250.5)");
-  writer.close();
   const errors: unknown[] = [];
   const origin = await serve(
     t,
     createHandler(openReadOnly(t, file), CREDENTIALS, { onError: (error) => errors.push(error) }),
   );
+  // Written after the start: at the start, createHandler refuses such a file as check does.
+  const writer = new Database(file);
+  writer.exec("INSERT INTO entries (id, date, amount_cents) VALUES (100, '2026-03-05', 1250.5)");
+  writer.close();
   const reply = await get(`${origin}/api/v1/buchungen?${MARCH}&betrag=-12.5&toleranz=1`);
   assertReply(reply, 500, { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'search_failed' });
   assert.ok(errors[0] instanceof RangeError);
