@@ -22,10 +22,11 @@ const BUSY_TIMEOUT_MS = 100;
 // handler can turn into an answer. SQLite reads each page with read() into its page cache
 // instead; BENCHMARKS.md, "No memory map", measures what that costs the widest search.
 const MMAP_BYTES = 0;
-// While a file is first read and judged: SQLite's page cache, in KiB. SQLite's own default
-// (-2000: 2,000 KiB) is restored for serving.
+// While a file is first read and judged: SQLite's page cache, in KiB. Then the cache a
+// connection serves with: SQLite's own default, 2,000 KiB (each book of a configuration
+// file gets less, bin/serve-books.ts).
 const OPENING_CACHE_KIB = 64;
-const DEFAULT_CACHE_SIZE = -2000;
+export const DEFAULT_CACHE_KIB = 2000;
 // sqlite.org/fileformat.html §1.3: the header starts with this string; byte 19, the read
 // version, is 2 for a database in WAL mode, and SQLite then opens (or creates) FILE-wal and
 // FILE-shm on the first read.
@@ -50,11 +51,15 @@ export type Opened<T> =
  * one is told so before anything else), then the owner rule (bin/file-safety.ts: a refusal
  * is a CliError), then the open.
  */
-export function openToServe<T>(file: string, use: (db: Database.Database) => T): Opened<T> {
+export function openToServe<T>(
+  file: string,
+  use: (db: Database.Database) => T,
+  cacheKiB = DEFAULT_CACHE_KIB,
+): Opened<T> {
   ensureDatabaseFile(file);
   const access = judgeDatabaseFile(file);
   if (access.kind === 'refused') throw new CliError(access.line);
-  return openDatabase(file, use, access.kind === 'owner');
+  return openDatabase(file, use, access.kind === 'owner', cacheKiB);
 }
 
 /**
@@ -84,9 +89,14 @@ export function ensureDatabaseFile(file: string): void {
  * so what SQLite creates beside it is the owner's, and a WAL file is opened whether its
  * -wal and -shm exist or not. Otherwise a WAL database is only opened when they are there:
  * SQLite would create them, owned by this service, and the application, which must write
- * them, could then fail.
+ * them, could then fail. `cacheKiB`: SQLite's page cache once the file is served.
  */
-export function openDatabase<T>(file: string, use: (db: Database.Database) => T, asOwner = false): Opened<T> {
+export function openDatabase<T>(
+  file: string,
+  use: (db: Database.Database) => T,
+  asOwner = false,
+  cacheKiB = DEFAULT_CACHE_KIB,
+): Opened<T> {
   ensureDatabaseFile(file);
   // Between this look and SQLite's first read (which takes the shared lock that keeps a
   // closing application from deleting -wal/-shm) lies well under a millisecond; a directory
@@ -105,11 +115,11 @@ export function openDatabase<T>(file: string, use: (db: Database.Database) => T,
     db.pragma(`mmap_size = ${MMAP_BYTES}`);
     // `use` reads a sample of every booking (lib/meaning.ts) once: through a small page
     // cache, given back at once, so that a service of many books does not keep what every
-    // book's start read (BENCHMARKS.md, "Many books"). Searches read through the default.
+    // book's start read (BENCHMARKS.md, "Many books"). Searches read through `cacheKiB`.
     db.pragma(`cache_size = -${OPENING_CACHE_KIB}`);
     const value = use(db);
     db.pragma('shrink_memory');
-    db.pragma(`cache_size = ${DEFAULT_CACHE_SIZE}`);
+    db.pragma(`cache_size = -${cacheKiB}`);
     return { readable: true, db, value };
   } catch (error: unknown) {
     db.close();

@@ -147,7 +147,8 @@ type Serving =
  * waited for; when it is deleted or replaced by one that cannot be served, the old
  * connection is closed. Until the file can be served again, `/status` keeps answering and
  * searches answer docs/API.md's 500 (with Retry-After while the file is only not readable
- * now). Each change of state is one line through `log`.
+ * now). Each change of state is one line through `log`. `cacheKiB`: SQLite's page cache
+ * of the connection (bin/database-file.ts, openDatabase).
  */
 export function watchDatabase(
   file: string,
@@ -155,6 +156,7 @@ export function watchDatabase(
   build: BuildHandler,
   log: (line: string, level: Exclude<LogLevel, 'info'>) => void,
   logError: ErrorHook,
+  cacheKiB?: number,
 ): ServedDatabase {
   let state: Serving;
   let lastLine = '';
@@ -198,10 +200,14 @@ export function watchDatabase(
   };
 
   const attempt = (): Serving => {
-    const opened = openToServe(file, (db) => {
-      const { search, app } = searchOverFile(db, book, changed, build.waited);
-      return build(search, app, onError);
-    });
+    const opened = openToServe(
+      file,
+      (db) => {
+        const { search, app } = searchOverFile(db, book, changed, build.waited);
+        return build(search, app, onError);
+      },
+      cacheKiB,
+    );
     if (opened.readable) return { serving: true, db: opened.db, handler: opened.value, inode: inodeOf(file) };
     return { serving: false, cause: new Unavailable(opened.state.code, opened.state.explanation) };
   };

@@ -14,6 +14,11 @@ import type { LogLevel } from './log.js';
 
 // A book that leaves lets its requests in flight finish for this long, as SIGTERM does.
 const RETIRE_GRACE_MS = 10_000;
+// SQLite's page cache of each book's connection, in KiB: an eighth of SQLite's default, so
+// that 100 books hold at most 25 MB of cached pages, not 200 MB. The upper levels of a
+// book's indexes stay cached; the rest comes from the kernel's page cache, shared with
+// the application (BENCHMARKS.md, "Many books", measures what that costs a search).
+export const BOOK_CACHE_KIB = 256;
 
 export interface BookService {
   /** Every request of the listener. */
@@ -79,7 +84,7 @@ export function serveBooks(
         book.app = app;
       },
     );
-    const database = watchDatabase(config.db ?? '', config, build, parts.log, parts.logError);
+    const database = watchDatabase(config.db ?? '', config, build, parts.log, parts.logError, BOOK_CACHE_KIB);
     const whole = book as Book;
     Object.assign(whole, {
       config,

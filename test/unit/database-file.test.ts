@@ -31,6 +31,10 @@ test("the CLI's connection judges the file through a small page cache, then read
   assert.deepEqual(opened.value, [0, -64]);
   assert.equal(opened.db.pragma('mmap_size', { simple: true }), 0);
   assert.equal(opened.db.pragma('cache_size', { simple: true }), -2000);
+  const book = openDatabase(file, () => undefined, false, 256);
+  assert.ok(book.readable);
+  t.after(() => book.db.close());
+  assert.equal(book.db.pragma('cache_size', { simple: true }), -256, "a book's own cache");
 });
 
 test('a file the application shrinks (DELETE, VACUUM) and grows between searches is read whole, and the process lives', (t) => {
