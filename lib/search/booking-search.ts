@@ -92,29 +92,22 @@ function createOwnSchemaSearch(db: Database, tables: TableNames): (query: Search
   type CountStatement = Statement<[Bounds], number>;
   type PageStatement = Statement<[Bounds & { limit: number }], BookingRow>;
   const sql = sqlFor(tables);
-  const count = (kind: CountKind): CountStatement => db.prepare<[Bounds], number>(sql.count(kind)).pluck();
-  const page = (filter: PageFilter): PageStatement =>
-    db.prepare<[Bounds & { limit: number }], BookingRow>(sql.page(filter)).raw();
-  const stats = createStatsCache(db, db.prepare<[], Stats>(sql.stats).raw());
-  const counts: Record<CountKind, CountStatement> = {
-    exact: count('exact'),
-    dateWalk: count('dateWalk'),
-    window: count('window'),
-    windowFrom: count('windowFrom'),
-    band: count('band'),
-    skipScan: count('skipScan'),
-    everything: count('everything'),
-  };
+  // The typical search's two statements are prepared now; a band's, each on its first use
+  // (and kept): a prepared statement holds 10 to 20 KB, which a service of 100 books pays
+  // 100 times for plans most books never run (BENCHMARKS.md, "Many books").
+  const counts = preparedOnUse(
+    (kind: CountKind): CountStatement => db.prepare<[Bounds], number>(sql.count(kind)).pluck(),
+  );
+  const pages = preparedOnUse(
+    (filter: PageFilter): PageStatement => db.prepare<[Bounds & { limit: number }], BookingRow>(sql.page(filter)).raw(),
+  );
+  const statsStatement = preparedOnUse((_: 'stats') => db.prepare<[], Stats>(sql.stats).raw());
+  const stats = createStatsCache(db, { get: () => statsStatement('stats').get() });
   // Decided once: a table does not turn into a view under a running search, and if it
   // did, the count would only be slower, never wrong.
   const table = isTable(db, tables.entries);
   // The names of category and payment method are joined into each page row: a cache of
   // them saved nothing measurable on a cash book (BENCHMARKS.md, "The names").
-  const pages: Record<PageFilter, PageStatement> = {
-    exact: page('exact'),
-    dateWalk: page('dateWalk'),
-    skipScan: page('skipScan'),
-  };
   const exactCount = db.prepare<[number, string, string], number>(sql.exactCount).pluck();
   const exactPage = db.prepare<[number, string, string, number], BookingRow>(sql.exactPage).raw();
 
@@ -130,10 +123,23 @@ function createOwnSchemaSearch(db: Database, tables: TableNames): (query: Search
     const bounds = toBounds(query);
     const plan = planFor(bounds, bounds.low === bounds.high ? undefined : stats());
     if (plan.kind === 'empty') return { count: 0, rows: [] };
-    const total = counts[chooseCount(plan, table)].get(bounds) ?? 0;
+    const total = counts(chooseCount(plan, table)).get(bounds) ?? 0;
     if (total === 0 || query.limit === 0) return { count: total, rows: [] };
     const filter = choosePage(plan, total, query.limit);
-    return { count: total, rows: pages[filter].all({ ...bounds, limit: query.limit }) };
+    return { count: total, rows: pages(filter).all({ ...bounds, limit: query.limit }) };
+  };
+}
+
+/** `prepare(key)` once per key, on the key's first use. */
+function preparedOnUse<K extends string, S>(prepare: (key: K) => S): (key: K) => S {
+  const prepared = new Map<K, S>();
+  return (key) => {
+    let statement = prepared.get(key);
+    if (statement === undefined) {
+      statement = prepare(key);
+      prepared.set(key, statement);
+    }
+    return statement;
   };
 }
 
