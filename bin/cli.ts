@@ -12,13 +12,13 @@ import { findApplication } from '../lib/apps/index.js';
 import { createHashChecks } from '../lib/auth.js';
 import { canonicalAddress } from '../lib/client-address.js';
 import { describeError, errorCode } from '../lib/errors.js';
-import { createHandlerOver, type SharedParts } from '../lib/handler.js';
+import { createHandlerOver } from '../lib/handler.js';
 import { answerProtocolErrors, createHandler } from '../lib/index.js';
 import { countSearchWait, createMetrics, type Metrics } from '../lib/metrics.js';
 import { resolveOptions } from '../lib/options.js';
 import { pathForLog } from '../lib/request-target.js';
 import { createThrottle } from '../lib/throttle.js';
-import type { HandlerOptions, RequestHandler } from '../lib/types.js';
+import type { HandlerOptions, RequestHandler, SharedParts } from '../lib/types.js';
 import { listenAdmin } from './admin.js';
 import {
   CONFIG_KEYS,
@@ -541,17 +541,13 @@ function handlerFor(
   const handler: BuildHandler = (search, app, onError, standIn = false) => {
     // The stand-in that answers while the file cannot be served says no application.
     if (!standIn && book.app === undefined) recognised(app);
-    return createHandlerOver(
-      search,
-      [...users()],
-      {
-        ...serviceOptions(command),
-        basePath: book.basePath,
-        serviceName: fromFile ? book.name : command.serviceName,
-        onError,
-      },
-      shared,
-    );
+    const options = {
+      ...serviceOptions(command),
+      basePath: book.basePath,
+      serviceName: fromFile ? book.name : command.serviceName,
+      onError,
+    };
+    return createHandlerOver(search, [...users()], resolveOptions(options), shared);
   };
   const { metrics } = shared;
   if (metrics !== undefined) handler.waited = (seconds) => countSearchWait(metrics, seconds);

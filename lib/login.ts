@@ -18,6 +18,7 @@
 //      come by then.
 
 import { type Accepted, type Authenticator, type GivenCredentials, parseBasicAuth } from './auth.js';
+import { type ApiError, ERRORS } from './messages.js';
 import type { Throttle } from './throttle.js';
 
 /** Why a login did not give a user: the username the credentials named, if they were well-formed Basic ones. */
@@ -38,6 +39,22 @@ export type LoginVerdict =
   | (NoUser & { readonly kind: 'busy'; readonly retryAfter: number })
   /** The hash check did not come before the connection could time out: 503 after `retryAfter` seconds. */
   | (NoUser & { readonly kind: 'late'; readonly retryAfter: number });
+
+/** A verdict that lets no user in. */
+export type Refusal = Exclude<LoginVerdict, Accepted>;
+
+/**
+ * The error a refusal is answered with, and its headers: the 401 with `challenge` (the
+ * realm's `WWW-Authenticate`), a 429 or 503 with its `Retry-After` (and `Connection: close`
+ * where the throttle asks for it).
+ */
+export function refusal(verdict: Refusal, challenge: readonly string[]): [ApiError, readonly string[]] {
+  if (verdict.kind === 'refused') return [ERRORS.unauthorized, challenge];
+  const retry = ['Retry-After', String(verdict.retryAfter)];
+  if (verdict.kind === 'busy') return [ERRORS.busy, retry];
+  if (verdict.kind === 'late') return [ERRORS.busyTimeout, retry];
+  return [ERRORS.loginThrottled, verdict.close ? [...retry, 'Connection', 'close'] : retry];
+}
 
 /** The throttle's answer: 429, and end the connection. */
 export type Throttled = Extract<LoginVerdict, { kind: 'throttled' }>;

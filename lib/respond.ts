@@ -6,6 +6,9 @@ import type { Duplex } from 'node:stream';
 import { markClosing } from './connection.js';
 import type { ApiError } from './messages.js';
 
+/** Try again in a second (docs/API.md): the answers whose cause passes by itself. */
+export const RETRY_IN_A_SECOND = ['Retry-After', '1'] as const;
+
 const COMMON_HEADERS = [
   'Content-Type',
   'application/json; charset=utf-8',

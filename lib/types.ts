@@ -1,5 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { HashChecks } from './auth.js';
 import type { ErrorCode } from './messages.js';
+import type { Metrics } from './metrics.js';
+import type { Throttle } from './throttle.js';
 
 /** A client that presents a plain password (HTTP Basic, RFC 7617). */
 export interface PasswordCredentials {
@@ -24,6 +27,9 @@ export interface HashedCredentials {
 
 /** One client's username and secret: a plain password or a password hash. */
 export type Credentials = PasswordCredentials | HashedCredentials;
+
+/** The `credentials` argument: one client's, or a list. */
+export type Users = Credentials | readonly Credentials[];
 
 /** Options of `createHandler`. Every option is optional; `undefined` means the default. */
 export interface HandlerOptions {
@@ -146,6 +152,20 @@ export interface HandlerOptions {
   now?: (() => number) | undefined;
 }
 
+/**
+ * What the handlers of one service share beyond their options (the CLI's books, their
+ * stand-ins and fallback, and its workers): one login throttle, whose budgets then hold for
+ * the service as a whole, and where they count for the admin listener's /metrics.
+ */
+export interface SharedParts {
+  /** Default: a throttle of the handler's own, over its options. */
+  throttle?: Throttle;
+  /** Default: the handler's own bound on password-hash checks, over its options. */
+  hashChecks?: HashChecks;
+  /** Default: nothing is counted. */
+  metrics?: Metrics;
+}
+
 /** Connect/Express style continuation: called for requests outside `{basePath}/api/`. */
 export type Next = (error?: unknown) => void;
 
@@ -159,7 +179,7 @@ export interface BookingSearchHandler extends RequestHandler {
    * old ones stay, when they are unusable). Requests from then on need the new ones;
    * remembered verifications are forgotten; the throttle table and open connections stay.
    */
-  updateCredentials(credentials: Credentials | readonly Credentials[]): void;
+  updateCredentials(credentials: Users): void;
 }
 
 /** One booking as the client sees it (expenses negative). */

@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { type DatabaseStatus, watchDatabase } from '../bin/database.js';
 import { createHandlerOver } from '../lib/handler.js';
+import { resolveOptions } from '../lib/options.js';
 import { buildDatabase, CREDENTIALS, tempDir } from './support/helpers.js';
 
 async function until(status: () => DatabaseStatus, state: DatabaseStatus['state']): Promise<DatabaseStatus> {
@@ -27,7 +28,7 @@ test('status(): serving, replaced (counted), missing with the reason, unusable w
   const served = watchDatabase(
     file,
     { app: undefined, tables: {} },
-    (search, _app, onError) => createHandlerOver(search, CREDENTIALS, { onError }),
+    (search, _app, onError) => createHandlerOver(search, CREDENTIALS, resolveOptions({ onError })),
     (line) => lines.push(line),
     () => {},
   );

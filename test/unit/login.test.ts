@@ -15,7 +15,8 @@ import {
   type Settled,
 } from '../../lib/auth.js';
 import { validateCredentials } from '../../lib/credentials.js';
-import { createLogin, type LoginVerdict } from '../../lib/login.js';
+import { createLogin, type LoginVerdict, refusal } from '../../lib/login.js';
+import { ERRORS } from '../../lib/messages.js';
 import { createThrottle, type ThrottleSettings } from '../../lib/throttle.js';
 import { accepted } from '../support/helpers.js';
 
@@ -195,4 +196,15 @@ test('a CORS preflight is never a failed login but counts with the requests with
   assert.deepEqual(login(undefined, '192.0.2.1', HERE), throttled(60), 'so is a request without credentials');
   assert.deepEqual(login(basic('kasse:richtig'), '192.0.2.1', HERE), accepted('kasse'), 'no failure was counted');
   assert.equal(login.preflight('192.0.2.1'), undefined);
+});
+
+test('each refusal is answered with its error: 401 with the challenge, 429 and 503 with Retry-After, the throttle closing', () => {
+  const challenge = ['WWW-Authenticate', 'Basic realm="x"'];
+  assert.deepEqual(refusal({ kind: 'refused', attempted: 'kasse' }, challenge), [ERRORS.unauthorized, challenge]);
+  assert.deepEqual(refusal({ kind: 'busy', retryAfter: 1 }, challenge), [ERRORS.busy, ['Retry-After', '1']]);
+  assert.deepEqual(refusal({ kind: 'late', retryAfter: 1 }, challenge), [ERRORS.busyTimeout, ['Retry-After', '1']]);
+  assert.deepEqual(refusal({ kind: 'throttled', retryAfter: 42, close: true }, challenge), [
+    ERRORS.loginThrottled,
+    ['Retry-After', '42', 'Connection', 'close'],
+  ]);
 });

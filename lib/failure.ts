@@ -1,0 +1,32 @@
+// What the handler does with the unexpected: the cause to the `onError` hook, the client the
+// fixed 500 (or, mid-answer, a cut connection). The hook's own failure never takes the
+// request, or the server, down with it.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ERRORS } from './messages.js';
+import { sendError } from './respond.js';
+
+export interface Failures {
+  /** The cause of an answer already chosen (a search's 500) to the hook. */
+  report(error: unknown, req: IncomingMessage): void;
+  /** Anything unexpected: the cause to the hook, the client a 500 (or a cut connection, mid-answer). */
+  fail(error: unknown, req: IncomingMessage, res: ServerResponse): void;
+}
+
+export function createFailures(onError: (error: unknown, req: IncomingMessage) => void): Failures {
+  function report(error: unknown, req: IncomingMessage): void {
+    try {
+      onError(error, req);
+    } catch {
+      // A failing error hook must not take the request, or the server, down with it.
+    }
+  }
+  return {
+    report,
+    fail(error, req, res) {
+      report(error, req);
+      if (res.headersSent) res.destroy();
+      else sendError(res, ERRORS.internal);
+    },
+  };
+}
