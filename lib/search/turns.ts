@@ -57,7 +57,7 @@ const MAX_YIELDS = 100;
 interface Job<Q, R> {
   query: Q;
   done: (outcome: Outcome<R>) => void;
-  abandoned: (() => boolean) | undefined;
+  from: Requester;
   /** When it was queued (performance.now()). */
   queuedAt: number;
 }
@@ -123,6 +123,14 @@ export function createTurns<Q, R>(
    */
   let contended = false;
   let probing = false;
+  // The lane: while every waiting query comes from one user and one address, and no
+  // connection has two, the rotations' order is the order of arrival, and the queries wait
+  // in this one array instead (the common case: one client, or a proxy, on many
+  // connections). The first query that breaks the rule moves them all into the rotations,
+  // in their order, as if they had been queued there.
+  const lane: Job<Q, R>[] = [];
+  let laneHead = 0;
+  const laneConnections = new Set<object>();
 
   function countAddress(address: string, by: number): void {
     const now = (byAddress.get(address) ?? 0) + by;
@@ -130,8 +138,26 @@ export function createTurns<Q, R>(
     else byAddress.set(address, now);
   }
 
+  /** Queries waiting in the lane. */
+  const inLane = (): number => lane.length - laneHead;
+
   /** The next query in the rotations (its user, address and connection then go to the end), or `undefined`. */
   function next(): Job<Q, R> | undefined {
+    while (laneHead < lane.length) {
+      const job = lane[laneHead] as Job<Q, R>;
+      lane[laneHead] = undefined as unknown as Job<Q, R>;
+      laneHead += 1;
+      if (laneHead === lane.length) {
+        lane.length = 0;
+        laneHead = 0;
+      } else if (laneHead >= 1024 && laneHead * 2 >= lane.length) {
+        // Under a lasting overload the lane never empties: what was served is cut off.
+        lane.splice(0, laneHead);
+        laneHead = 0;
+      }
+      laneConnections.delete(job.from.connection);
+      if (job.from.abandoned?.() !== true) return job;
+    }
     for (;;) {
       const user = order.shift();
       if (user === undefined) return undefined;
@@ -146,24 +172,42 @@ export function createTurns<Q, R>(
       if (user.order.length > 0) order.push(user);
       else users.delete(user.user);
       countAddress(address.address, -1);
-      if (job.abandoned?.() !== true) return job;
+      if (job.from.abandoned?.() !== true) return job;
     }
   }
 
-  /** Moves `entries[0]` to the end when `isLast(entries[0])` and others are there. */
-  function behindTheOthers<T>(entries: T[], isLast: (entry: T) => boolean): void {
-    if (entries.length > 1 && isLast(entries[0] as T)) entries.push(entries.shift() as T);
+  /** Moves the entry that `isIt` finds to the end of `entries`. */
+  function toTheEnd<T>(entries: T[], from: number, isIt: (entry: T) => boolean): void {
+    for (let i = from; i < entries.length - 1; i += 1) {
+      if (isIt(entries[i] as T)) {
+        entries.push(entries.splice(i, 1)[0] as T);
+        return;
+      }
+    }
   }
 
-  /** The rotations as if the query that ran at once had been served from them first. */
+  /**
+   * The rotations as if the query that ran at once had been served from them first: its
+   * user, its address and its connection go to the end of their rotations, behind every
+   * other that queued in the same turn of the event loop.
+   */
   function afterRanAtOnce(from: Requester): void {
-    const user = users.get(from.user ?? '');
+    const name = from.user ?? '';
+    if (inLane() > 0) {
+      const first = lane[laneHead] as Job<Q, R>;
+      // One user and one address in the lane: only its connections take turns.
+      if ((first.from.user ?? '') === name && first.from.address === from.address) {
+        toTheEnd(lane, laneHead, (job) => job.from.connection === from.connection);
+      }
+      return;
+    }
+    const user = users.get(name);
     if (user === undefined) return;
-    behindTheOthers(order, (entry) => entry === user);
+    toTheEnd(order, 0, (entry) => entry === user);
     const address = user.addresses.get(from.address);
     if (address === undefined) return;
-    behindTheOthers(user.order, (entry) => entry === address);
-    behindTheOthers(address.order, (entry) => entry.connection === from.connection);
+    toTheEnd(user.order, 0, (entry) => entry === address);
+    toTheEnd(address.order, 0, (entry) => entry.connection === from.connection);
   }
 
   function runTurn(): void {
@@ -173,7 +217,7 @@ export function createTurns<Q, R>(
       ranAtOnce = undefined;
     }
     // Only the end of a turn of the loop in which a query ran at once: nothing to run.
-    if (order.length === 0) return;
+    if (order.length === 0 && inLane() === 0) return;
     contended = true;
     if (!probing) {
       probing = true;
@@ -206,7 +250,9 @@ export function createTurns<Q, R>(
       if (batch.length === 0) for (let job = next(); job !== undefined; job = next()) batch.push(job);
       while (outcomes.length < batch.length) outcomes.push({ ok: false, error });
     }
-    if (order.length > 0) schedule(Math.min(MAX_YIELDS, Math.floor((performance.now() - started) * YIELDS_PER_MS)));
+    if (order.length > 0 || inLane() > 0) {
+      schedule(Math.min(MAX_YIELDS, Math.floor((performance.now() - started) * YIELDS_PER_MS)));
+    }
     // What the turn held is released before any answer is written. One failing callback
     // must not leave the others unanswered; its error is thrown after them.
     let failure: { error: unknown } | undefined;
@@ -242,6 +288,37 @@ export function createTurns<Q, R>(
   }
 
   function queue(query: Q, done: (outcome: Outcome<R>) => void, from: Requester = ANYONE): void {
+    const job: Job<Q, R> = { query, done, from, queuedAt: performance.now() };
+    if (order.length === 0) {
+      const first = lane[laneHead];
+      if (
+        first === undefined ||
+        ((first.from.user ?? '') === (from.user ?? '') &&
+          first.from.address === from.address &&
+          !laneConnections.has(from.connection))
+      ) {
+        lane.push(job);
+        laneConnections.add(from.connection);
+        schedule();
+        return;
+      }
+      // Two users, two addresses or a connection's second query: the rotations from now on.
+      while (laneHead < lane.length) {
+        const waiting = lane[laneHead] as Job<Q, R>;
+        laneHead += 1;
+        rotate(waiting);
+      }
+      lane.length = 0;
+      laneHead = 0;
+      laneConnections.clear();
+    }
+    rotate(job);
+    schedule();
+  }
+
+  /** `job` into the rotations: a new user, address or connection joins at the end of its rotation. */
+  function rotate(job: Job<Q, R>): void {
+    const { from } = job;
     const name = from.user ?? '';
     // A new user, address or connection joins at the end of its rotation.
     let user = users.get(name);
@@ -262,10 +339,9 @@ export function createTurns<Q, R>(
       address.connections.set(from.connection, connection);
       address.order.push(connection);
     }
-    connection.jobs.push({ query, done, abandoned: from.abandoned, queuedAt: performance.now() });
+    connection.jobs.push(job);
     user.waiting += 1;
     countAddress(from.address, 1);
-    schedule();
   }
 
   return {
@@ -288,8 +364,13 @@ export function createTurns<Q, R>(
       done(outcome as Outcome<R>);
     },
     queue,
-    waitingFrom: (address) => (byAddress.get(address) ?? 0) + (ranAtOnce?.address === address ? 1 : 0),
+    waitingFrom: (address) =>
+      (byAddress.get(address) ?? 0) +
+      (inLane() > 0 && (lane[laneHead] as Job<Q, R>).from.address === address ? inLane() : 0) +
+      (ranAtOnce?.address === address ? 1 : 0),
     waitingFor: (user) =>
-      (users.get(user)?.waiting ?? 0) + (ranAtOnce !== undefined && (ranAtOnce.user ?? '') === user ? 1 : 0),
+      (users.get(user)?.waiting ?? 0) +
+      (inLane() > 0 && ((lane[laneHead] as Job<Q, R>).from.user ?? '') === user ? inLane() : 0) +
+      (ranAtOnce !== undefined && (ranAtOnce.user ?? '') === user ? 1 : 0),
   };
 }
