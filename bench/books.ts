@@ -14,7 +14,16 @@
 //   npm run bench:books -- [--books 100] [--rows 20000] [--rounds 3] [--seconds 5] [--connections 16] [--no-workers]
 
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -124,35 +133,58 @@ const setups = (workers: number): Setup[] => {
 
 interface Run {
   startMs: number;
+  /** CPU time of the process and its workers up to the listening line: the start, whatever else the machine runs. */
+  startCpuMs: number;
   idleRss: number;
   load: Load;
   /** One client asking one search after the other: the latency a client sees on a service with room. */
   alone: Load;
 }
 
-/** RSS of a process and its children (the workers), in MB. */
+/** A process and its children (the workers). */
+function family(pid: number): number[] {
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8');
+  return [pid, ...children.trim().split(/\s+/).filter(Boolean).map(Number)];
+}
+
+/** RSS of a process and its children, in MB. */
 function rssMb(pid: number): number {
-  const children = spawnSync('cat', [`/proc/${pid}/task/${pid}/children`], { encoding: 'utf8' }).stdout;
   let kb = 0;
-  for (const p of [pid, ...children.trim().split(/\s+/).filter(Boolean).map(Number)]) {
-    const status = spawnSync('cat', [`/proc/${p}/status`], { encoding: 'utf8' }).stdout;
-    kb += Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0);
-  }
+  for (const p of family(pid))
+    kb += Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
   return kb / 1024;
+}
+
+const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/** CPU time (user + system) of a process and its children so far, in ms. */
+function cpuMs(pid: number): number {
+  let ticks = 0;
+  for (const p of family(pid)) {
+    const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return (1000 * ticks) / TICKS_PER_SECOND;
 }
 
 async function measure(setup: Setup): Promise<Run> {
   // One process pinned to core 0 and wrk on core 1; workers share both cores with wrk.
   const core = setup.workers === 1 ? '0' : undefined;
   const server: Running = await startServer(setup.command, env, core);
+  const startCpuMs = cpuMs(server.child.pid as number);
   // A moment for the garbage collector after the start, as a service has before its first client.
   await new Promise((done) => setTimeout(done, 500));
   const idleRss = rssMb(server.child.pid as number);
   const wrkCore = core === undefined ? undefined : '1';
   const measured = await load(server, setup.paths, { seconds, connections, core: wrkCore });
-  const alone = await load(server, setup.paths, { seconds: Math.max(2, seconds / 2), connections: 1, core: wrkCore });
+  // wrk takes whole seconds.
+  const alone = await load(server, setup.paths, {
+    seconds: Math.max(2, Math.round(seconds / 2)),
+    connections: 1,
+    core: wrkCore,
+  });
   await stopServer(server);
-  return { startMs: server.startMs, idleRss, load: measured, alone };
+  return { startMs: server.startMs, startCpuMs, idleRss, load: measured, alone };
 }
 
 async function table(workers: number): Promise<void> {
@@ -171,6 +203,7 @@ async function table(workers: number): Promise<void> {
     const of = runs.get(name) ?? [];
     return {
       start: median(of.map((r) => r.startMs)),
+      startCpu: median(of.map((r) => r.startCpuMs)),
       idle: median(of.map((r) => r.idleRss)),
       rss: median(of.map((r) => r.load.rss)),
       rps: median(of.map((r) => r.load.rps)),
@@ -190,21 +223,21 @@ async function table(workers: number): Promise<void> {
     `\n${workers === 1 ? 'One process, pinned to core 0 (wrk on core 1)' : `--workers ${workers}, unpinned (wrk shares the two cores)`}: medians of ${rounds} rounds of ${seconds} s, ${connections} connections, the typical search, load average ${loadAverage()}\n`,
   );
   console.log(
-    `| served | start s | RSS after start MB | RSS after load MB | req/s (${connections} conn.) | µs CPU/req | p50 ms | p99 ms | one client: p50 ms | p99 ms | µs CPU/req |`,
+    `| served | start s | start, CPU s | RSS after start MB | RSS after load MB | req/s (${connections} conn.) | µs CPU/req | p50 ms | p99 ms | one client: p50 ms | p99 ms | µs CPU/req |`,
   );
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const [setup, s] of [
     [list[0] as Setup, one],
     [list[1] as Setup, many],
   ] as const) {
     console.log(
       // With --workers the CPU time is the workers', which load() does not read: left out.
-      `| ${setup.name} | ${(s.start / 1000).toFixed(2)} | ${s.idle.toFixed(0)} | ${s.rss.toFixed(0)} | ${s.rps.toFixed(0)} | ${workers > 1 ? '–' : s.cpu.toFixed(0)} | ${s.p50.toFixed(2)} | ${s.p99.toFixed(2)} | ${s.aloneP50.toFixed(2)} | ${s.aloneP99.toFixed(2)} | ${workers > 1 ? '–' : s.aloneCpu.toFixed(0)} |`,
+      `| ${setup.name} | ${(s.start / 1000).toFixed(2)} | ${(s.startCpu / 1000).toFixed(2)} | ${s.idle.toFixed(0)} | ${s.rss.toFixed(0)} | ${s.rps.toFixed(0)} | ${workers > 1 ? '–' : s.cpu.toFixed(0)} | ${s.p50.toFixed(2)} | ${s.p99.toFixed(2)} | ${s.aloneP50.toFixed(2)} | ${s.aloneP99.toFixed(2)} | ${workers > 1 ? '–' : s.aloneCpu.toFixed(0)} |`,
     );
   }
   const ratio = (a: number, b: number): string => (a / b).toFixed(2);
   console.log(
-    `\n${books} books ÷ 1 book: RSS after load ${ratio(many.rss, one.rss)} (goal ≤ 1.5), start ${(many.start / 1000).toFixed(2)} s (goal ≤ 2), p50 ${ratio(many.p50, one.p50)} (goal ≤ 1.2), p99 ${ratio(many.p99, one.p99)}, req/s ${ratio(many.rps, one.rps)}; one client: p50 ${ratio(many.aloneP50, one.aloneP50)}, p99 ${ratio(many.aloneP99, one.aloneP99)}`,
+    `\n${books} books ÷ 1 book: RSS after load ${ratio(many.rss, one.rss)} (goal ≤ 1.5), start ${(many.start / 1000).toFixed(2)} s (goal ≤ 2; CPU ${(many.startCpu / 1000).toFixed(2)} s), p50 ${ratio(many.p50, one.p50)} (goal ≤ 1.2), p99 ${ratio(many.p99, one.p99)}, req/s ${ratio(many.rps, one.rps)}; one client: p50 ${ratio(many.aloneP50, one.aloneP50)}, p99 ${ratio(many.aloneP99, one.aloneP99)}`,
   );
 }
 
