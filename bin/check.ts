@@ -20,7 +20,7 @@ import {
 } from '../lib/schema.js';
 import { createBookingSearch, explainCount } from '../lib/search/index.js';
 import type { ServeCommand } from './args.js';
-import { readApp, readTableNames } from './args.js';
+import { readApp } from './args.js';
 import type { BookConfig } from './books.js';
 import { resolveBooks } from './configuration.js';
 import { readCredentialsFile } from './credentials.js';
@@ -28,6 +28,7 @@ import { describeDatabaseError, ensureDatabaseFile, journalOf, notReadableNow, o
 import { CliError } from './errors.js';
 import { judgeDatabaseFile } from './file-safety.js';
 import { logValue, MAX_LINE_CHARACTERS } from './log.js';
+import { readTableNames } from './settings.js';
 
 /** The verdict on the typical search's plan: by the mapping's window index where it names one. */
 function describePlan(plan: string[], mapping: Mapping): string {

@@ -22,18 +22,18 @@ import type { HandlerOptions, RequestHandler, SharedParts } from '../lib/types.j
 import { listenAdmin } from './admin.js';
 import {
   CONFIG_KEYS,
+  CONFIGURABLE,
   configFlag,
   isLoopback,
   parseCommandLine,
   readApp,
-  readTableNames,
   type ServeCommand,
   USAGE,
 } from './args.js';
 import type { BookConfig, ServedBook } from './books.js';
 import { reportOnBooks, reportOnDatabase } from './check.js';
 import { type ConfigFile, readConfigFile } from './config-file.js';
-import { configPath, resolveBooks } from './configuration.js';
+import { BOOK_SETTINGS, configPath, resolveBooks } from './configuration.js';
 import { readCredentialsFile } from './credentials.js';
 import { type BuildHandler, inMemoryDatabase, preflightDatabaseFile, watchDatabase } from './database.js';
 import { createDemoDatabase, createEmptyBook, type DemoDatabase } from './demo.js';
@@ -44,6 +44,7 @@ import { logInfo, logLine, setLogFormat, withAccessLog } from './log.js';
 import { answersOfProcess, countAnswers, reportToPrimary, type ServingProcess } from './monitoring.js';
 import { closeStalledConnections } from './send-timeout.js';
 import { type BookService, serveBooks, usersOf } from './serve-books.js';
+import { camel, handlerOptions, readTableNames } from './settings.js';
 import { createThrottleAuthority, createThrottleReplica, type ThrottleAuthority } from './shared-throttle.js';
 import { applySocketGroup, letsEveryoneConnect, prepareSocketPath, useSocketMode } from './socket.js';
 import { tlsPolicy } from './tls.js';
@@ -79,8 +80,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       return;
     }
     completeCommand(command);
-    setLogFormat(command.logFormat);
-    if (role === 'single' && command.workers > 1) role = 'primary';
+    setLogFormat(command.settings.logFormat);
+    if (role === 'single' && command.settings.workers > 1) role = 'primary';
     if (role !== 'worker') warnAboutSecretFiles(command);
     if (role !== 'worker') warnAboutLoopbackProxy(command);
     if (command.socket !== undefined) {
@@ -197,21 +198,22 @@ async function serve(
     book,
     () => command.credentials,
     (app) => {
-      if (greeted && app !== recognised && command.db !== undefined) logInfo([`${command.db}: ${recognition(app)}`]);
+      if (greeted && app !== recognised && command.settings.db !== undefined)
+        logInfo([`${command.settings.db}: ${recognition(app)}`]);
       recognised = app;
     },
     shared,
   );
-  const demo = command.demo ? createDemoDatabase() : undefined;
+  const demo = command.settings.demo ? createDemoDatabase() : undefined;
   const database =
     demo === undefined
-      ? watchDatabase(command.db ?? '', book, build, logLine, logError)
+      ? watchDatabase(command.settings.db ?? '', book, build, logLine, logError)
       : inMemoryDatabase(demo.db, build, logError);
 
   const served: ServedBook = {
-    name: command.serviceName ?? NAME,
-    basePath: command.basePath,
-    db: command.db,
+    name: command.settings.name ?? NAME,
+    basePath: command.settings.basePath,
+    db: command.settings.db,
     status: () => ({ ...database.status(), app: command.app ?? recognised }),
   };
   const { server, adminLines } = await listenFor(
@@ -317,35 +319,20 @@ async function serveFileBooks(
   ];
 }
 
-/** The service's settings that only a new start takes: everything but the books and the credentials. */
+/** The service's settings that only a new start takes (as the file names them): everything but the books and the credentials. */
 function settingsChanged(running: ServeCommand, next: ServeCommand): string[] {
-  const fixed: Array<keyof ServeCommand> = [
-    'host',
-    'port',
-    'socket',
-    'tls',
-    'workers',
-    'timeouts',
-    'serviceName',
-    'credentialsFile',
-    'maxAuthFailures',
-    'maxUserFailures',
-    'maxGlobalFailures',
-    'maxUnauthenticated',
-    'authFailureWindowMs',
-    'trustProxy',
-    'corsOrigins',
-    'logFormat',
-    'admin',
-  ];
-  return fixed.filter((key) => JSON.stringify(running[key]) !== JSON.stringify(next[key]));
+  return CONFIGURABLE.map(([key]) => key).filter(
+    (key) =>
+      !BOOK_SETTINGS.includes(key) &&
+      JSON.stringify(running.settings[camel(key)]) !== JSON.stringify(next.settings[camel(key)]),
+  );
 }
 
 /** `http://127.0.0.1:8080`, or for a socket `unix:PATH:` as nginx's proxy_pass names one. */
 function listeningAt(command: ServeCommand, server: Server): string {
   const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : command.port;
-  const host = command.host.includes(':') ? `[${command.host}]` : command.host;
+  const port = typeof address === 'object' && address !== null ? address.port : command.settings.port;
+  const host = command.settings.host.includes(':') ? `[${command.settings.host}]` : command.settings.host;
   const scheme = command.tls === undefined ? 'http' : 'https';
   return command.socket === undefined ? `${scheme}://${host}:${port}` : `unix:${command.socket.path}:`;
 }
@@ -368,7 +355,7 @@ function fallbackHandler(
     {
       ...serviceOptions(command),
       basePath,
-      serviceName: command.serviceName,
+      serviceName: command.settings.name,
       onError: logError,
     },
     shared,
@@ -407,7 +394,7 @@ async function listenFor(
     // for as long is closed all the same (bin/send-timeout.ts).
     server.setTimeout(command.timeouts.sendMs);
     closeStalledConnections(server, command.timeouts.sendMs);
-    if (command.socket === undefined) await listen(server, command.port, command.host);
+    if (command.socket === undefined) await listen(server, command.settings.port, command.settings.host);
     else {
       // With --workers the primary has cleared the path; the workers share its socket.
       if (role === 'single') await prepareSocketPath(command.socket.path);
@@ -468,15 +455,15 @@ function greeting(
   recognised: string | undefined,
 ): string[] {
   const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : command.port;
-  const host = command.host.includes(':') ? `[${command.host}]` : command.host;
-  const base = `${command.basePath.replace(/\/+$/, '')}/api/v1/`;
+  const port = typeof address === 'object' && address !== null ? address.port : command.settings.port;
+  const host = command.settings.host.includes(':') ? `[${command.settings.host}]` : command.settings.host;
+  const base = `${command.settings.basePath.replace(/\/+$/, '')}/api/v1/`;
   const scheme = command.tls === undefined ? 'http' : 'https';
   // A socket is written the way nginx's proxy_pass names one: unix:PATH:URI.
   const api =
     command.socket === undefined ? `${scheme}://${host}:${port}${base}` : `unix:${command.socket.path}:${base}`;
   const served = command.app === undefined && recognised !== undefined && recognised !== 'own';
-  const lines = [`${NAME} listening on ${api}${served ? ` (${command.db}: ${recognition(recognised)})` : ''}`];
+  const lines = [`${NAME} listening on ${api}${served ? ` (${command.settings.db}: ${recognition(recognised)})` : ''}`];
   if (demo === undefined) return lines;
   const userArgument =
     command.credentialsFrom === 'demo default'
@@ -502,9 +489,9 @@ function greeting(
 
 /** Basic credentials over plain HTTP beyond this machine cross the network readable. */
 function warnAboutPlainHttp(command: ServeCommand): void {
-  if (command.tls === undefined && command.socket === undefined && !isLoopback(command.host)) {
+  if (command.tls === undefined && command.socket === undefined && !isLoopback(command.settings.host)) {
     logLine(
-      `warning: serving HTTP Basic authentication without TLS on ${command.host}: passwords cross the network readable; use --tls-cert/--tls-key or a TLS proxy`,
+      `warning: serving HTTP Basic authentication without TLS on ${command.settings.host}: passwords cross the network readable; use --tls-cert/--tls-key or a TLS proxy`,
       'warning',
     );
   }
@@ -544,7 +531,7 @@ function handlerFor(
     const options = {
       ...serviceOptions(command),
       basePath: book.basePath,
-      serviceName: fromFile ? book.name : command.serviceName,
+      serviceName: fromFile ? book.name : command.settings.name,
       onError,
     };
     return createHandlerOver(search, [...users()], resolveOptions(options), shared);
@@ -578,17 +565,9 @@ function throttleAuthority(command: ServeCommand): ThrottleAuthority {
   return createThrottleAuthority(createThrottle(settings), settings.maxTrackedAddresses);
 }
 
-/** The options every handler of the service shares: the throttle's limits, proxies, CORS. */
+/** The options every handler of the service shares: the throttle's limits, proxies, CORS (bin/settings.ts says which). */
 function serviceOptions(command: ServeCommand): HandlerOptions {
-  return {
-    maxAuthFailures: command.maxAuthFailures,
-    maxUserFailures: command.maxUserFailures,
-    maxGlobalFailures: command.maxGlobalFailures,
-    maxUnauthenticated: command.maxUnauthenticated,
-    authFailureWindowMs: command.authFailureWindowMs,
-    trustProxy: command.trustProxy,
-    corsOrigins: command.corsOrigins,
-  };
+  return { ...handlerOptions(command.settings), trustProxy: command.trustProxy };
 }
 
 /** node:http, or node:https with --tls-cert/--tls-key; timeouts set against slow clients. */
@@ -657,7 +636,7 @@ async function listen(server: Server, ...where: [port: number, host: string] | [
   await once(server, 'listening');
 }
 
-function describeListenError(error: unknown, { host, port, socket }: ServeCommand): string {
+function describeListenError(error: unknown, { settings: { host, port }, socket }: ServeCommand): string {
   const code = errorCode(error);
   if (socket !== undefined) {
     if (code === 'EADDRINUSE') return `cannot listen on socket ${socket.path}: another process is listening on it`;

@@ -3,8 +3,9 @@
 // file; and the file's books, resolved against the credentials. A problem is named where
 // it was written: the file and line, or the variable.
 //
-// The flags' own rules (bounds, formats, what goes together) stay bin/args.ts's; this
-// module only gathers the values and, when args.ts refuses one, says where it came from.
+// Each setting's bounds and format are its row's in bin/settings.ts, what goes together is
+// bin/args.ts's; this module only gathers the values as text and, when one is refused, says
+// where it came from.
 
 import { normalBasePath } from '../lib/request-target.js';
 import type { Credentials } from '../lib/types.js';

@@ -44,7 +44,7 @@ export function reportFailure(message: string): void {
 }
 
 /**
- * In the primary: runs `command.workers` workers until a signal, a failure or the budget
+ * In the primary: runs `command.settings.workers` workers until a signal, a failure or the budget
  * ends them. `version` is the package's, for the admin listener's build info.
  */
 export async function superviseWorkers(
@@ -62,7 +62,7 @@ export async function superviseWorkers(
   const monitoring = answersOfWorkers(
     {
       serving: () => [...serving],
-      expected: command.workers,
+      expected: command.settings.workers,
       restarts: () => replaced,
       stopping: () => ending,
     },
@@ -107,13 +107,13 @@ export async function superviseWorkers(
           endAll(1);
         } else if (message.type === 'listening') {
           serving.add(channel);
-          if (listening >= command.workers) return;
+          if (listening >= command.settings.workers) return;
           listening += 1;
-          if (listening === command.workers) {
+          if (listening === command.settings.workers) {
             const pids = [...alive].map((w) => w.process.pid).join(', ');
             logInfo([
               ...message.greeting,
-              `Serving from ${command.workers} worker processes (pids ${pids}), each with its own read-only connection.`,
+              `Serving from ${command.settings.workers} worker processes (pids ${pids}), each with its own read-only connection.`,
               ...(admin === undefined ? [] : [adminLine(admin.address)]),
             ]);
           }
@@ -161,7 +161,7 @@ export async function superviseWorkers(
     process.on('SIGHUP', () => {
       for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGHUP');
     });
-    for (let i = 0; i < command.workers; i += 1) fork();
+    for (let i = 0; i < command.settings.workers; i += 1) fork();
   });
 }
 

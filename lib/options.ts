@@ -24,6 +24,33 @@ export interface Settings extends Omit<Filled, 'app' | 'tables' | 'trustProxy' |
   readonly cors: Cors;
 }
 
+/**
+ * Each option's default: the one place it is written (lib/types.ts and the documents say
+ * it; test/unit/settings.test.ts holds them to this, and bin/settings.ts shows the command's
+ * from here).
+ */
+export const DEFAULTS = Object.freeze({
+  basePath: '',
+  serviceName: 'booking-search-server',
+  maxAuthFailures: 10,
+  maxUserFailures: 50,
+  maxGlobalFailures: 100,
+  maxUnauthenticated: 100,
+  authFailureWindowMs: 60_000,
+  maxTrackedAddresses: 10_000,
+  maxKnownClients: 1000,
+  trustProxy: [] as readonly string[],
+  corsOrigins: [] as readonly string[],
+  // One core stays free for the event loop; libuv's pool (4 threads) keeps two for other work.
+  maxHashChecks: Math.max(1, Math.min(2, availableParallelism() - 1)),
+  maxQueuedHashChecks: 128,
+  maxVerifiedCredentials: 1000,
+  maxWaitingSearches: 64,
+  maxUserWaitingSearches: 1024,
+  app: 'own',
+  tables: {},
+});
+
 // The name is also the realm of a header, which must stay printable ASCII.
 const SERVICE_NAME = /^[\x20-\x7E]{1,100}$/;
 
@@ -31,27 +58,9 @@ const SERVICE_NAME = /^[\x20-\x7E]{1,100}$/;
 export function resolveOptions(options: HandlerOptions | undefined): Settings {
   // Apply defaults
   const { app, tables, trustProxy, corsOrigins, ...settings }: Filled = {
-    basePath: '',
-    serviceName: 'booking-search-server',
+    ...DEFAULTS,
     onError: writeToStderr,
-    maxAuthFailures: 10,
-    maxUserFailures: 50,
-    maxGlobalFailures: 100,
-    maxUnauthenticated: 100,
-    authFailureWindowMs: 60_000,
-    maxTrackedAddresses: 10_000,
-    maxKnownClients: 1000,
-    trustProxy: [],
-    corsOrigins: [],
-    // One core stays free for the event loop; libuv's pool (4 threads) keeps two for other work.
-    maxHashChecks: Math.max(1, Math.min(2, availableParallelism() - 1)),
-    maxQueuedHashChecks: 128,
-    maxVerifiedCredentials: 1000,
-    maxWaitingSearches: 64,
-    maxUserWaitingSearches: 1024,
     now: Date.now,
-    app: 'own',
-    tables: {},
     ...withoutUndefined(options ?? {}),
   };
 

@@ -21,9 +21,14 @@ function outcome(argv: string[], env: NodeJS.ProcessEnv): Command | { error: str
   }
 }
 
-/** Only the keys the row names are compared, so a new option does not touch every row. */
+/**
+ * Only the keys the row names are compared, so a new option does not touch every row; a
+ * key that is no field of the command is looked up among its settings (bin/settings.ts).
+ */
 function pick(value: object, keys: string[]): Record<string, unknown> {
-  return Object.fromEntries(keys.map((key) => [key, (value as Record<string, unknown>)[key]]));
+  const fields = value as Record<string, unknown>;
+  const settings = (fields['settings'] ?? {}) as Record<string, unknown>;
+  return Object.fromEntries(keys.map((key) => [key, key in fields ? fields[key] : settings[key]]));
 }
 
 const COMMANDS: Array<[argv: string[], expected: Record<string, unknown>]> = [
@@ -34,12 +39,12 @@ const COMMANDS: Array<[argv: string[], expected: Record<string, unknown>]> = [
   [['--openapi'], { command: 'openapi' }],
   [['check', '--db', 'kasse.sqlite'], { command: 'check', db: 'kasse.sqlite', app: undefined, tables: {} }],
   [['check', '--db', 'kasse.mmb', '--app', 'mmex'], { command: 'check', app: 'mmex', tables: {} }],
-  [['--db', 'db.sqlite', '--app', 'actual'], { command: 'serve', app: 'actual', tables: {} }],
+  [['--db', 'db.sqlite', '--app', 'actual'], { command: 'serve', app: 'actual', tableNames: {} }],
   // Without --app the file's tables tell (an application's file is served with its mapping).
-  [['--db', 'kasse.sqlite'], { app: undefined, tables: {} }],
+  [['--db', 'kasse.sqlite'], { app: undefined, tableNames: {} }],
   [
     ['--db', 'book.sqlite', '--table-names', 'entries=bss_entries, payment_methods=temp.bss_konto'],
-    { app: 'own', tables: { entries: 'bss_entries', paymentMethods: 'temp.bss_konto' } },
+    { app: 'own', tableNames: { entries: 'bss_entries', paymentMethods: 'temp.bss_konto' } },
   ],
   [['hash-password'], { command: 'hash-password' }],
   [
@@ -48,11 +53,11 @@ const COMMANDS: Array<[argv: string[], expected: Record<string, unknown>]> = [
   ],
   [
     ['--db', 'kasse.sqlite', '--host', '::1', '--port', '0', '--base-path', '/kasse', '--name', 'Kasse Nord'],
-    { db: 'kasse.sqlite', host: '::1', port: 0, basePath: '/kasse', serviceName: 'Kasse Nord' },
+    { db: 'kasse.sqlite', host: '::1', port: 0, basePath: '/kasse', name: 'Kasse Nord' },
   ],
   [
     ['--demo', '--max-auth-failures', '0', '--auth-failure-window', '5', '--workers', '4'],
-    { maxAuthFailures: 0, authFailureWindowMs: 5000, workers: 4 },
+    { maxAuthFailures: 0, authFailureWindow: 5, workers: 4 },
   ],
   [['--demo'], { maxAuthFailures: 10, maxUserFailures: 50, maxGlobalFailures: 100, maxUnauthenticated: 100 }],
   [
@@ -89,10 +94,10 @@ const COMMANDS: Array<[argv: string[], expected: Record<string, unknown>]> = [
     ['--demo', '--socket', '/run/b/api.sock', '--admin-socket', '/run/b/admin.sock'],
     { admin: { socket: '/run/b/admin.sock' } },
   ],
-  [['--demo'], { corsOrigins: [] }],
+  [['--demo'], { corsOrigin: [] }],
   [
     ['--demo', '--cors-origin', 'https://buchhaltung.example', '--cors-origin', 'http://127.0.0.1:8081'],
-    { corsOrigins: ['https://buchhaltung.example', 'http://127.0.0.1:8081'] },
+    { corsOrigin: ['https://buchhaltung.example', 'http://127.0.0.1:8081'] },
   ],
 ];
 

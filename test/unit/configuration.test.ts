@@ -4,17 +4,11 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  CONFIG_KEYS,
-  type Command,
-  parseCommandLine,
-  readApp,
-  readTableNames,
-  type ServeCommand,
-} from '../../bin/args.js';
+import { CONFIG_KEYS, type Command, parseCommandLine, readApp, type ServeCommand } from '../../bin/args.js';
 import { parseConfig } from '../../bin/config-file.js';
 import { resolveBooks, variableName } from '../../bin/configuration.js';
 import { CliError } from '../../bin/errors.js';
+import { readTableNames } from '../../bin/settings.js';
 
 const FILE = '/etc/booking-search-server/books.conf';
 const USER = { BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: 'ge:heim' };
@@ -72,11 +66,17 @@ test('a flag wins over its variable, the variable over the file; an empty variab
     file,
   );
   assert.deepEqual(
-    { port: command.port, host: command.host, name: command.serviceName, workers: command.workers, db: command.db },
+    {
+      port: command.settings.port,
+      host: command.settings.host,
+      name: command.settings.name,
+      workers: command.settings.workers,
+      db: command.settings.db,
+    },
     { port: 3, host: '::1', name: 'Umgebung', workers: 2, db: '/srv/kasse.sqlite' },
   );
   assert.equal(
-    serve([], { ...USER, BOOKING_SEARCH_DB: '/srv/env.sqlite' }).db,
+    serve([], { ...USER, BOOKING_SEARCH_DB: '/srv/env.sqlite' }).settings.db,
     '/srv/env.sqlite',
     'a container needs no file',
   );
@@ -84,9 +84,9 @@ test('a flag wins over its variable, the variable over the file; an empty variab
 
 test('a repeated option is one comma-separated value in a variable or the file', () => {
   const fromFile = serve(['--db', 'x'], USER, 'cors-origin = https://a.example, https://b.example');
-  assert.deepEqual(fromFile.corsOrigins, ['https://a.example', 'https://b.example']);
+  assert.deepEqual(fromFile.settings.corsOrigin, ['https://a.example', 'https://b.example']);
   const fromVariable = serve(['--db', 'x'], { ...USER, BOOKING_SEARCH_CORS_ORIGIN: 'https://c.example' });
-  assert.deepEqual(fromVariable.corsOrigins, ['https://c.example']);
+  assert.deepEqual(fromVariable.settings.corsOrigin, ['https://c.example']);
 });
 
 test('a value refused is named where it was written: the flag (exit 2), the variable or the line of the file (exit 1)', () => {
