@@ -61,13 +61,25 @@ export interface ServeCommand {
   admin: { host: string; port: number } | { socket: string } | undefined;
   /** PEM files for HTTPS; `undefined` serves plain HTTP. */
   tls: { cert: string; key: string; minVersion: TlsMinVersion } | undefined;
-  /** The four timeouts of --headers-timeout and the others, in milliseconds. */
-  timeouts: { headersMs: number; requestMs: number; keepAliveMs: number; sendMs: number };
+  /**
+   * The timeouts of --headers-timeout and the others, in milliseconds. `searchMs`: how
+   * long an open of a book's file, and a search over a book whose searches run in a guard
+   * process (views, virtual tables, generated columns), may take (bin/database.ts); the
+   * serving process is ended if it does not turn for six times it.
+   */
+  timeouts: { headersMs: number; requestMs: number; keepAliveMs: number; sendMs: number; searchMs: number };
 }
 
 export type Command =
   | ServeCommand
-  | { command: 'check'; db: string; app: string | undefined; tables: Partial<TableNames> }
+  | {
+      command: 'check';
+      db: string;
+      app: string | undefined;
+      tables: Partial<TableNames>;
+      /** --search-timeout: `check` of one file gets six times this (bin/check.ts, checkInGuard). */
+      searchMs: number;
+    }
   | {
       command: 'check-config';
       serve: ServeCommand;
@@ -178,7 +190,8 @@ function interpret(
     const db = setting('db');
     if (db === undefined) throw usage('check needs --db FILE or --config FILE');
     const tables = setting('table-names');
-    return { command: 'check', db, app: checkMapping(setting('app'), tables), tables };
+    const searchMs = 1000 * setting('search-timeout');
+    return { command: 'check', db, app: checkMapping(setting('app'), tables), tables, searchMs };
   }
   if (verb === 'hash-password' && extra.length === 0) return { command: 'hash-password' };
   if (verb !== undefined && !(verb === 'check' && extra.length === 0)) {
@@ -365,6 +378,7 @@ function readTimeouts(setting: Reader): ServeCommand['timeouts'] {
     requestMs: 1000 * request,
     keepAliveMs: 1000 * setting('keep-alive-timeout'),
     sendMs: 1000 * setting('send-timeout'),
+    searchMs: 1000 * setting('search-timeout'),
   };
 }
 

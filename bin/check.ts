@@ -27,6 +27,7 @@ import { readCredentialsFile } from './credentials.js';
 import { describeDatabaseError, ensureDatabaseFile, journalOf, notReadableNow, openDatabase } from './database-file.js';
 import { CliError } from './errors.js';
 import { judgeDatabaseFile } from './file-safety.js';
+import { Guard } from './guarded.js';
 import { logValue, MAX_LINE_CHARACTERS } from './log.js';
 import { readTableNames } from './settings.js';
 
@@ -236,11 +237,39 @@ function monthOf(date: string): [string, string] {
 }
 
 /**
+ * `check --db FILE`, run in a guard process (bin/guard.ts), which prints the report: a
+ * file that blocks its open (a named pipe in its place) or a view that never ends holds up
+ * that process, which is ended after `limitMs` (six times --search-timeout, 60 s by
+ * default) with one line here and exit code 1.
+ */
+export async function checkInGuard(
+  file: string,
+  app: string | undefined,
+  tables: Partial<TableNames>,
+  limitMs: number,
+): Promise<number> {
+  const guard = new Guard({ limitMs });
+  try {
+    const code = await guard.check(file, app, tables);
+    if (code !== undefined) return code;
+    return write(
+      [
+        `Database: ${file}`,
+        `Cannot check: opening ${file} and checking it did not end within ${limitMs / 1000} s (a named pipe in its place or in place of its journal, a view that does not end, or a schema too large to load); the process that checked it was ended.`,
+      ],
+      1,
+    );
+  } finally {
+    guard.end();
+  }
+}
+
+/**
  * `check --config FILE`: the configuration judged as the service would read it (its
  * settings, its books, their users against the credentials where they can be read), then
  * each book's file as `check --db` judges it, and which books fit. Exit code 0 when all do.
  */
-export function reportOnBooks(command: ServeCommand, credentialsProblem: string | undefined): number {
+export async function reportOnBooks(command: ServeCommand, credentialsProblem: string | undefined): Promise<number> {
   const file = command.config?.file ?? '';
   const lines = [`Configuration: ${file}`];
   let credentials = credentialsProblem === undefined ? command.credentials : undefined;
@@ -273,7 +302,8 @@ export function reportOnBooks(command: ServeCommand, credentialsProblem: string 
   for (const book of books) {
     const users = book.users === undefined ? 'every user' : `users ${book.users.join(', ')}`;
     process.stdout.write(`\nBook ${book.name} at ${book.basePath}/api/v1/ (${users}):\n`);
-    const code = book.db === undefined ? 1 : reportOnDatabase(book.db, book.app, book.tables);
+    const code =
+      book.db === undefined ? 1 : await checkInGuard(book.db, book.app, book.tables, 6 * command.timeouts.searchMs);
     (code === 0 ? fit : unfit).push(book.name);
   }
   const summary = [

@@ -31,7 +31,7 @@ import {
   USAGE,
 } from './args.js';
 import type { BookConfig, ServedBook } from './books.js';
-import { reportOnBooks, reportOnDatabase } from './check.js';
+import { checkInGuard, reportOnBooks } from './check.js';
 import { type ConfigFile, readConfigFile } from './config-file.js';
 import { BOOK_SETTINGS, configPath, resolveBooks } from './configuration.js';
 import { readCredentialsFile } from './credentials.js';
@@ -40,7 +40,7 @@ import { createDemoDatabase, createEmptyBook, type DemoDatabase } from './demo.j
 import { CliError, describeFsError } from './errors.js';
 import { ensureOnlyOwnerCanChange, readableByEveryone } from './file-safety.js';
 import { runHashPassword } from './hash-password.js';
-import { logInfo, logLine, setLogFormat, withAccessLog } from './log.js';
+import { errorLineTemplate, logInfo, logLine, setLogFormat, withAccessLog } from './log.js';
 import { answersOfProcess, countAnswers, reportToPrimary, type ServingProcess } from './monitoring.js';
 import { closeStalledConnections } from './send-timeout.js';
 import { type BookService, serveBooks, usersOf } from './serve-books.js';
@@ -48,6 +48,7 @@ import { camel, handlerOptions, readTableNames } from './settings.js';
 import { createThrottleAuthority, createThrottleReplica, type ThrottleAuthority } from './shared-throttle.js';
 import { applySocketGroup, letsEveryoneConnect, prepareSocketPath, useSocketMode } from './socket.js';
 import { tlsPolicy } from './tls.js';
+import { startWatchdog } from './watchdog.js';
 import { adminLine, primaryChannel, reportFailure, reportListening, superviseWorkers } from './workers.js';
 
 const NAME = 'booking-search-server';
@@ -72,11 +73,11 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     if (command.command === 'openapi') return void process.stdout.write(readPackageFile('openapi.json'));
     if (command.command === 'hash-password') return await runHashPassword(process.stdin, process.stdout);
     if (command.command === 'check') {
-      process.exitCode = reportOnDatabase(command.db, command.app, command.tables);
+      process.exitCode = await checkInGuard(command.db, command.app, command.tables, 6 * command.searchMs);
       return;
     }
     if (command.command === 'check-config') {
-      process.exitCode = reportOnBooks(command.serve, command.credentialsProblem);
+      process.exitCode = await reportOnBooks(command.serve, command.credentialsProblem);
       return;
     }
     completeCommand(command);
@@ -104,7 +105,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
           const preflight = servesFileBooks(command) ? [] : command.books;
           for (const book of preflight) {
             if (book.db !== undefined)
-              preflightDatabaseFile(
+              await preflightDatabaseFile(
                 book.db,
                 book,
                 handlerFor(
@@ -207,8 +208,16 @@ async function serve(
   const demo = command.settings.demo ? createDemoDatabase() : undefined;
   const database =
     demo === undefined
-      ? watchDatabase(command.settings.db ?? '', book, build, logLine, logError)
+      ? watchDatabase(command.settings.db ?? '', book, build, logLine, logError, {
+          limitMs: command.timeouts.searchMs,
+        })
       : inMemoryDatabase(demo.db, build, logError);
+  try {
+    await database.ready;
+  } catch (error: unknown) {
+    database.close();
+    throw error;
+  }
 
   const served: ServedBook = {
     name: command.settings.name ?? NAME,
@@ -241,6 +250,7 @@ async function serve(
     }
   });
   stopOnBugs();
+  watchEventLoop(command);
 
   warnAboutPlainHttp(command);
   greeted = true;
@@ -278,7 +288,9 @@ async function serveFileBooks(
     fallback: (basePath, credentials) => fallbackHandler(command, basePath, credentials, shared),
     log: logLine,
     logError,
+    limitMs: command.timeouts.searchMs,
   });
+  await service.ready;
   const { server, adminLines } = await listenFor(
     command,
     role,
@@ -288,11 +300,11 @@ async function serveFileBooks(
     service.books,
   );
   const file = command.config?.file;
-  reloadOnHangup(command, server, () => {
+  reloadOnHangup(command, server, async () => {
     try {
       const next = reread();
       const changed = settingsChanged(command, next);
-      const summary = service.reload(next.books, next.credentials);
+      const summary = await service.reload(next.books, next.credentials);
       command.credentials = next.credentials;
       command.books = next.books;
       logLine(`SIGHUP: configuration re-read from ${file}: ${summary}`, 'notice');
@@ -305,6 +317,7 @@ async function serveFileBooks(
     }
   });
   stopOnBugs();
+  watchEventLoop(command);
   warnAboutPlainHttp(command);
   greeted = true;
   const origin = listeningAt(command, server);
@@ -654,6 +667,22 @@ function describeListenError(error: unknown, { settings: { host, port }, socket 
 function logError(error: unknown, req: IncomingMessage): void {
   const path = pathForLog(req.url ?? '');
   logLine(`error in ${req.method} ${path}: ${describeError(error)}`);
+}
+
+/**
+ * The last resort (bin/watchdog.ts): a process whose event loop has not turned for six
+ * times --search-timeout (a statement or an open inside SQLite that does not return, which
+ * no signal interrupts) is ended with one line, so that systemd, or the primary of
+ * --workers, starts it again and SIGTERM never waits for ever.
+ */
+function watchEventLoop(command: ServeCommand): void {
+  const limitMs = 6 * command.timeouts.searchMs;
+  startWatchdog(
+    limitMs,
+    errorLineTemplate(
+      `${NAME}: the event loop has not turned for {seconds} s (a statement or an open of a database file inside SQLite that does not return); ending this process (SIGKILL) so that it is started again`,
+    ),
+  );
 }
 
 /**

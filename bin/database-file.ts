@@ -129,6 +129,19 @@ export function openDatabase<T>(
   }
 }
 
+/**
+ * The device and inode of what `path` leads to now (`dev:ino`), or `undefined` when there is
+ * nothing there: another value is another file, whatever its name.
+ */
+export function identityOf(path: string): string | undefined {
+  try {
+    const { dev, ino } = statSync(path);
+    return `${dev}:${ino}`;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The journal of `file` as its header and the files beside it tell, without SQLite. */
 export function journalOf(file: string): { wal: boolean; description: string } {
   const name = basename(file);

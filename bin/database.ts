@@ -4,7 +4,6 @@
 // handler answers: /status as always, searches with docs/API.md's 500. How a file is
 // opened and diagnosed is bin/database-file.ts.
 
-import { statSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import type Database from 'better-sqlite3';
 import { validateDatabase } from '../lib/database-handle.js';
@@ -15,12 +14,38 @@ import { detectApplication, findSchemaProblems } from '../lib/schema.js';
 import { type BookingSearch, createBookingSearch } from '../lib/search/index.js';
 import type { SearchTurns } from '../lib/search-endpoint.js';
 import type { BookingSearchHandler, Credentials, RequestHandler } from '../lib/types.js';
-import { describeDatabaseError, notReadableNow, openToServe } from './database-file.js';
+import {
+  describeDatabaseError,
+  ensureDatabaseFile,
+  identityOf,
+  notReadableNow,
+  openDatabase,
+} from './database-file.js';
 import { CliError } from './errors.js';
+import { judgeDatabaseFile } from './file-safety.js';
+import { Guard } from './guarded.js';
 import type { LogLevel } from './log.js';
 
 // How often the file is looked at; a replacement, or the end of a wait, is noticed within this.
 const WATCH_INTERVAL_MS = 1_000;
+// A changed file is opened only once its path has stood still this long: a file renamed into
+// place again and again (a named pipe and back) is not opened in the middle of it.
+const STABLE_MS = 250;
+/**
+ * How long an open of a book's file (in its guard process) and a search over a book whose
+ * searches run in a guard process may take; the CLI's --search-timeout.
+ */
+export const GUARD_LIMIT_MS = 10_000;
+// The guard process that opens and judges every book's file, one at a time, ended when
+// idle for this long.
+const OPENING_GUARD_IDLE_MS = 5_000;
+let opening: Guard | undefined;
+
+/** The one guard process of this process that opens and judges the books' files. */
+function openingGuard(limitMs: number): Guard {
+  opening ??= new Guard({ limitMs, serial: true, idleEndMs: OPENING_GUARD_IDLE_MS });
+  return opening;
+}
 
 export type ErrorHook = (error: unknown, req: IncomingMessage) => void;
 /**
@@ -78,16 +103,33 @@ export function searchOverFile(
 }
 
 /**
- * Opens `file` and builds its handler once, then closes it again: the primary of
- * --workers says what is wrong once, instead of every worker saying it. A file that cannot
- * be read now passes: each worker waits for it.
+ * Judges `file` once, in a guard process, and builds its handler over a search that
+ * answers nothing: the primary of --workers says what is wrong once, instead of every
+ * worker saying it. A file that cannot be read now passes: each worker waits for it.
  */
-export function preflightDatabaseFile(file: string, book: BookFile, build: BuildHandler): void {
-  const opened = openToServe(file, (db) => {
-    const { search, app } = searchOverFile(db, book);
-    return build(search, app, () => {});
-  });
-  if (opened.readable) opened.db.close();
+export async function preflightDatabaseFile(
+  file: string,
+  book: BookFile,
+  build: BuildHandler,
+  limitMs = GUARD_LIMIT_MS,
+): Promise<void> {
+  ensureDatabaseFile(file);
+  const access = judgeDatabaseFile(file);
+  if (access.kind === 'refused') throw new CliError(access.line);
+  const guard = new Guard({ limitMs });
+  try {
+    const result = await guard.open(file, book.app, book.tables);
+    if (result.kind === 'refused') throw new CliError(result.line);
+    if (result.kind === 'timeout') throw new CliError(openTimeout(file, limitMs));
+    if (result.kind === 'ready')
+      build(
+        unavailableSearch(() => new Error('not served here')),
+        result.app,
+        () => {},
+      );
+  } finally {
+    guard.end();
+  }
 }
 
 /**
@@ -124,6 +166,11 @@ export interface DatabaseStatus {
 }
 
 export interface ServedDatabase {
+  /**
+   * Settles with the first look at the file: rejects with a CliError when it cannot be
+   * served (the start ends with that line), resolves when it is served or waited for.
+   */
+  ready: Promise<void>;
   /** Always the handler over the file as it is now. */
   handler: RequestHandler;
   /** What the file is now. */
@@ -138,17 +185,32 @@ export interface ServedDatabase {
 }
 
 type Serving =
-  | { serving: true; db: Database.Database; handler: BookingSearchHandler; inode: string | undefined }
-  | { serving: false; cause: Unavailable };
+  | { serving: true; handler: BookingSearchHandler; inode: string | undefined; close: () => void }
+  | {
+      serving: false;
+      cause: Unavailable;
+      /** The file whose open did not end within the time limit: not tried again until another is there. */
+      timedOut?: string | undefined;
+      /** A passing moment (the file changed while it was opened), not said in the log. */
+      quiet?: true;
+    };
 
 /**
  * Serves `file` through `build` and follows it: when it is replaced (another inode at the
- * path) the new file is opened, checked and served; when it cannot be read now, it is
- * waited for; when it is deleted or replaced by one that cannot be served, the old
- * connection is closed. Until the file can be served again, `/status` keeps answering and
- * searches answer docs/API.md's 500 (with Retry-After while the file is only not readable
- * now). Each change of state is one line through `log`. `cacheKiB`: SQLite's page cache
- * of the connection (bin/database-file.ts, openDatabase).
+ * path) the new file is opened, checked and served once the path has stood still for
+ * STABLE_MS; when it cannot be read now, it is waited for; when it is deleted or replaced by
+ * one that cannot be served, the old connection is closed. Until the file can be served
+ * again, `/status` keeps answering and searches answer docs/API.md's 500 (with
+ * Retry-After while the file is only not readable now). Each change of state is one line
+ * through `log`.
+ *
+ * Every open is judged first in a guard process (bin/guard.ts), within `limitMs`: a named
+ * pipe put at the path, or a schema that takes long to load, holds up that process, never
+ * this one. A file whose mapping reads only tables is then opened here, checked to be the
+ * one judged, and its searches run here; any other (views, virtual tables, generated
+ * columns) is served by a guard process of its own, whose searches get `limitMs` each.
+ * `ready` settles with the first look: a CliError when the file cannot be served.
+ * `cacheKiB`: SQLite's page cache of the connection (bin/database-file.ts, openDatabase).
  */
 export function watchDatabase(
   file: string,
@@ -156,13 +218,15 @@ export function watchDatabase(
   build: BuildHandler,
   log: (line: string, level: Exclude<LogLevel, 'info'>) => void,
   logError: ErrorHook,
-  cacheKiB?: number,
+  { cacheKiB, limitMs = GUARD_LIMIT_MS }: { cacheKiB?: number | undefined; limitMs?: number | undefined } = {},
 ): ServedDatabase {
-  let state: Serving;
+  let state: Serving = { serving: false, cause: new Unavailable('SQLITE_BUSY', 'the file is being opened') };
   let lastLine = '';
   let noticed = false;
   let since = Date.now();
   let replaced = 0;
+  let closed = false;
+  let looking: Promise<void> | undefined;
   // A state that lasts is said once, not at every look.
   const say = (line: string, level: Exclude<LogLevel, 'info'>): void => {
     if (line !== lastLine) log(line, level);
@@ -172,11 +236,7 @@ export function watchDatabase(
   // served is said once by the next look at the file; anything else is the request's.
   const onError: ErrorHook = (error, req) => {
     if (error instanceof Unavailable) return;
-    if (notReadableNow(file, error) !== undefined && !isLock(error)) {
-      noticed = true;
-      setImmediate(followFile);
-      return;
-    }
+    if (notReadableNow(file, error) !== undefined && !isLock(error)) return notice();
     logError(error, req);
   };
   // The stand-in is built when it is first needed: most files are served from the start,
@@ -192,67 +252,167 @@ export function watchDatabase(
     );
     return standIn;
   };
-  // The schema changed under the connection: looked at again at once, as a replaced file.
-  const changed = (): void => {
+  // The file must be looked at again at once: its schema changed under the connection, it
+  // fell into a state that passes, or its guard process ended.
+  function notice(): void {
     if (noticed) return;
     noticed = true;
     setImmediate(followFile);
-  };
+  }
 
-  const attempt = (): Serving => {
-    const opened = openToServe(
+  /** The file opened, judged and served: a state, or a CliError for a file that cannot be served. */
+  const attempt = async (stillFor: number): Promise<Serving> => {
+    if (stillFor > 0) {
+      // Only a path that stands still is opened: a file being written or renamed into place
+      // again and again is looked at again at the next look.
+      const before = identityOf(file);
+      await new Promise((resolve) => setTimeout(resolve, stillFor));
+      if (identityOf(file) !== before) return changing();
+    }
+    ensureDatabaseFile(file);
+    const access = judgeDatabaseFile(file);
+    if (access.kind === 'refused') throw new CliError(access.line);
+    const identity = identityOf(file);
+    const result = await openingGuard(limitMs).open(file, book.app, book.tables);
+    if (result.kind === 'refused') throw new CliError(result.line);
+    if (result.kind === 'waiting') return { serving: false, cause: new Unavailable(result.code, result.explanation) };
+    if (result.kind === 'changed') return changing();
+    if (result.kind === 'timeout') {
+      return { serving: false, cause: new Unavailable('TIMEOUT', openTimeout(file, limitMs)), timedOut: identity };
+    }
+    if (result.unbounded !== undefined) return guarded(result.app, result.unbounded);
+    // A file of tables: opened here, if it is still the file judged, with its schema.
+    if (identityOf(file) !== result.identity) return changing();
+    const opened = openDatabase(
       file,
       (db) => {
-        const { search, app } = searchOverFile(db, book, changed, build.waited);
-        return build(search, app, onError);
+        if (db.prepare<[], number>('PRAGMA schema_version').pluck().get() !== result.schemaVersion) {
+          throw new SchemaChanged();
+        }
+        const { search } = searchOverFile(db, { app: result.app, tables: book.tables }, notice, build.waited);
+        return build(search, result.app, onError);
       },
+      access.kind === 'owner',
       cacheKiB,
     );
-    if (opened.readable) return { serving: true, db: opened.db, handler: opened.value, inode: inodeOf(file) };
-    return { serving: false, cause: new Unavailable(opened.state.code, opened.state.explanation) };
+    if (!opened.readable)
+      return { serving: false, cause: new Unavailable(opened.state.code, opened.state.explanation) };
+    if (identityOf(file) !== result.identity) {
+      opened.db.close();
+      return changing();
+    }
+    return { serving: true, handler: opened.value, inode: result.identity, close: () => opened.db.close() };
   };
 
-  state = attempt();
-  if (!state.serving) say(waitingLine(file, state.cause), 'warning');
+  /** Served by a guard process of its own, which opens and judges the file again and keeps it. */
+  const guarded = async (app: string, why: string): Promise<Serving> => {
+    const guard = new Guard({
+      limitMs,
+      ended: (how) => {
+        if (state.serving && state.close === end) {
+          log(`database ${file}: a search did not end, ${how}; it is opened again`, 'warning');
+          notice();
+        }
+      },
+    });
+    const end = (): void => guard.end();
+    const result = await guard.open(file, app, book.tables);
+    if (result.kind !== 'ready' || result.unbounded === undefined) {
+      guard.end();
+      if (result.kind === 'refused') throw new CliError(result.line);
+      if (result.kind === 'waiting') return { serving: false, cause: new Unavailable(result.code, result.explanation) };
+      return changing();
+    }
+    log(
+      `database ${file}: ${why}, so its searches run in a process of their own, ${limitMs / 1000} s each at most`,
+      'notice',
+    );
+    return { serving: true, handler: build(guard.searches(), app, onError), inode: result.identity, close: end };
+  };
 
-  const followFile = (): void => {
+  const changing = (): Serving => ({
+    serving: false,
+    cause: new Unavailable('SQLITE_BUSY', `${file} changed while it was opened; it is looked at again`),
+    quiet: true,
+  });
+
+  /** One look at the file; never two at once. */
+  function followFile(): void {
+    if (looking !== undefined || closed) return;
+    let sameFile = false;
     if (state.serving) {
-      if (!noticed && inodeOf(file) === state.inode) return;
-      if (state.db.open) state.db.close();
+      sameFile = identityOf(file) === state.inode;
+      if (!noticed && sameFile) return;
+      state.close();
+    } else if (state.timedOut !== undefined && !noticed && identityOf(file) === state.timedOut) {
+      return;
     }
     const wasWaiting = !state.serving && state.cause.waits;
     const before = describeState(state);
+    const changed = noticed || !state.serving;
     noticed = false;
-    try {
-      state = attempt();
-    } catch (error: unknown) {
-      const gone = inodeOf(file) === undefined;
-      const message = describeDatabaseError(file, error);
-      state = { serving: false, cause: new Unavailable(gone ? 'ENOENT' : 'INVALID', message) };
-      if (describeState(state) !== before) since = Date.now();
-      return say(
-        gone
-          ? `database ${file} is gone; searches answer 500 until it is back`
-          : `${message}; searches answer 500 until a valid file is there`,
-        'error',
-      );
-    }
-    if (describeState(state) !== before) since = Date.now();
-    if (!state.serving) return say(waitingLine(file, state.cause), 'warning');
-    if (!wasWaiting) replaced += 1;
-    // Each start of serving is said, even the same as the last one (two restores in a row).
-    lastLine = '';
-    log(
-      wasWaiting
-        ? `database ${file} can be read now; serving it`
-        : `database ${file} was replaced; serving the new file`,
-      'notice',
-    );
-  };
+    state = { serving: false, cause: new Unavailable('SQLITE_BUSY', 'the file is being opened again') };
+    looking = attempt(changed ? STABLE_MS : 0)
+      .then(
+        (next) => {
+          state = next;
+          if (closed && state.serving) state.close();
+          if (describeState(state) !== before) since = Date.now();
+          if (!state.serving) {
+            if (state.quiet !== true) {
+              say(state.cause.waits ? waitingLine(file, state.cause) : unusableLine(state.cause), 'warning');
+            }
+            return;
+          }
+          const again = sameFile && state.inode === identityOf(file);
+          if (!wasWaiting && !again) replaced += 1;
+          // Each start of serving is said, even the same as the last one (two restores in a row).
+          lastLine = '';
+          log(
+            wasWaiting
+              ? `database ${file} can be read now; serving it`
+              : again
+                ? `database ${file} was opened and checked again; serving it`
+                : `database ${file} was replaced; serving the new file`,
+            'notice',
+          );
+        },
+        (error: unknown) => {
+          const gone = identityOf(file) === undefined;
+          const message = describeDatabaseError(file, error);
+          state = { serving: false, cause: new Unavailable(gone ? 'ENOENT' : 'INVALID', message) };
+          if (describeState(state) !== before) since = Date.now();
+          say(
+            gone
+              ? `database ${file} is gone; searches answer 500 until it is back`
+              : `${message}; searches answer 500 until a valid file is there`,
+            'error',
+          );
+        },
+      )
+      .finally(() => {
+        looking = undefined;
+      });
+  }
+
   const timer = setInterval(followFile, WATCH_INTERVAL_MS);
   timer.unref();
+  // The first look: a file that cannot be served ends the start (ready rejects).
+  const ready = attempt(0).then((first) => {
+    state = first;
+    if (closed && state.serving) state.close();
+    if (!state.serving) say(state.cause.waits ? waitingLine(file, state.cause) : unusableLine(state.cause), 'warning');
+  });
+  looking = ready.then(
+    () => undefined,
+    () => undefined,
+  );
+  void looking.finally(() => {
+    looking = undefined;
+  });
 
   return {
+    ready,
     handler: (req, res, next) => (state.serving ? state.handler : standInHandler())(req, res, next),
     status: () => {
       if (state.serving) return { state: 'serving', reason: undefined, since, replaced };
@@ -265,8 +425,9 @@ export function watchDatabase(
       if (state.serving) state.handler.updateCredentials(credentials);
     },
     close: () => {
+      closed = true;
       clearInterval(timer);
-      if (state.serving && state.db.open) state.db.close();
+      if (state.serving) state.close();
     },
   };
 }
@@ -283,6 +444,7 @@ export function inMemoryDatabase(db: Database.Database, build: BuildHandler, log
   }
   const since = Date.now();
   return {
+    ready: Promise.resolve(),
     handler,
     status: () => ({ state: 'serving', reason: undefined, since, replaced: 0 }),
     updateCredentials: (credentials) => handler.updateCredentials(credentials),
@@ -324,6 +486,15 @@ function waitingLine(file: string, cause: Unavailable): string {
   return `database ${file} cannot be read yet: ${cause.message}; searches answer 500 with Retry-After until it can`;
 }
 
+function unusableLine(cause: Unavailable): string {
+  return `${cause.message}; searches answer 500 until another file is there`;
+}
+
+/** The line for a file whose open and judgement in the guard process did not end in time. */
+function openTimeout(file: string, limitMs: number): string {
+  return `database ${file} did not open within ${limitMs / 1000} s (a named pipe in its place, a journal, -wal or -shm that is one, or a schema too large to load): not served; the process that tried was ended`;
+}
+
 /**
  * A search whose every answer is `cause()`: the real handler over it authenticates,
  * throttles, routes and answers /status as always, and every search gets docs/API.md's
@@ -340,13 +511,4 @@ function unavailableSearch(cause: () => Error): SearchTurns {
 
 function isLock(error: unknown): boolean {
   return /^SQLITE_(?:BUSY|LOCKED)/.test(errorCode(error) ?? '');
-}
-
-function inodeOf(file: string): string | undefined {
-  try {
-    const { dev, ino } = statSync(file);
-    return `${dev}:${ino}`;
-  } catch {
-    return undefined;
-  }
 }

@@ -119,12 +119,20 @@ function userForLog(user: string | undefined, json: boolean): string {
 }
 let lastUser = { name: '', json: false, shown: '""' };
 
-function formatMessage(text: string, level: LogLevel, journal: boolean): string {
+function formatMessage(text: string, level: LogLevel, journal: boolean, time = isoTime()): string {
   const priority = journal ? PRIORITY[level] : '';
   const message = logValue(text, MAX_LINE_CHARACTERS, { quotes: false });
   return format === 'json'
-    ? `${priority}${JSON.stringify({ time: isoTime(), level, message })}\n`
-    : `${priority}${isoTime()} ${message}\n`;
+    ? `${priority}${JSON.stringify({ time, level, message })}\n`
+    : `${priority}${time} ${message}\n`;
+}
+
+/**
+ * An error line for stderr as `logLine` would write it, with `{time}` where its time goes:
+ * for a thread that must write it later without this module (bin/watchdog.ts).
+ */
+export function errorLineTemplate(text: string): string {
+  return formatMessage(text, 'error', toJournal.stderr, '{time}');
 }
 
 /**

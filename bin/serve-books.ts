@@ -21,6 +21,8 @@ const RETIRE_GRACE_MS = 10_000;
 export const BOOK_CACHE_KIB = 256;
 
 export interface BookService {
+  /** Settles with the first look at every book's file: a CliError when one cannot be served (bin/database.ts, ready). */
+  ready: Promise<void>;
   /** Every request of the listener. */
   handler: RequestHandler;
   /** The books served now, in the file's order. */
@@ -30,7 +32,7 @@ export interface BookService {
    * CliError then, and nothing has changed), then the table is swapped; books that left
    * are closed once their requests have ended. Returns what changed, for the log.
    */
-  reload(books: readonly BookConfig[], credentials: readonly Credentials[]): string;
+  reload(books: readonly BookConfig[], credentials: readonly Credentials[]): Promise<string>;
   close(): void;
 }
 
@@ -45,6 +47,8 @@ export interface BookServiceParts {
   fallback(basePath: string, credentials: readonly Credentials[]): RequestHandler;
   log(line: string, level: Exclude<LogLevel, 'info'>): void;
   logError: ErrorHook;
+  /** How long an open of a book's file, and a search run in a guard process, may take (bin/database.ts). */
+  limitMs?: number;
 }
 
 interface Book {
@@ -84,7 +88,10 @@ export function serveBooks(
         book.app = app;
       },
     );
-    const database = watchDatabase(config.db ?? '', config, build, parts.log, parts.logError, BOOK_CACHE_KIB);
+    const database = watchDatabase(config.db ?? '', config, build, parts.log, parts.logError, {
+      cacheKiB: BOOK_CACHE_KIB,
+      limitMs: parts.limitMs,
+    });
     const whole = book as Book;
     Object.assign(whole, {
       config,
@@ -129,6 +136,16 @@ export function serveBooks(
     );
   }
 
+  /** The first look at each of `books`' files (bin/database.ts, ready); all closed when one cannot be served. */
+  async function firstLooks(books: readonly Book[]): Promise<void> {
+    try {
+      await Promise.all(books.map((book) => book.database.ready));
+    } catch (error: unknown) {
+      for (const book of books) book.database.close();
+      throw error;
+    }
+  }
+
   try {
     for (const config of configs) running.push(open(config, usersOf(config, credentials)));
   } catch (error: unknown) {
@@ -136,12 +153,14 @@ export function serveBooks(
     throw error;
   }
   mount();
+  const ready = firstLooks(running);
 
   return {
+    ready,
     handler: (req: IncomingMessage, res, next) => table(req, res, next),
     books: () => running.map((book) => book.view),
 
-    reload(configs, credentials) {
+    async reload(configs, credentials) {
       const change = diffBooks(
         running.map((book) => book.config),
         configs,
@@ -156,6 +175,7 @@ export function serveBooks(
         for (const book of opened.values()) book.database.close();
         throw error;
       }
+      await firstLooks([...opened.values()]);
       const leaving = [...change.removed, ...change.replaced.map(({ before }) => before)];
       const renewed: string[] = [];
       running = configs.map((config) => {

@@ -304,6 +304,12 @@ export const SETTINGS = {
     30,
     'a connection whose client reads nothing of an answer for this long is closed (default {default})',
   ),
+  'search-timeout': whole(
+    'SEC',
+    [1, 3600],
+    10,
+    "an open of a book's file, and a search over views, gets at most this, then 500 (default {default})",
+  ),
 } as const;
 
 export type Flag = keyof typeof SETTINGS;

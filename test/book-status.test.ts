@@ -33,6 +33,7 @@ test('status(): serving, replaced (counted), missing with the reason, unusable w
     () => {},
   );
   t.after(() => served.close());
+  await served.ready;
   const first = served.status();
   assert.deepEqual({ ...first, since: 0 }, { state: 'serving', reason: undefined, since: 0, replaced: 0 });
   assert.ok(first.since >= started && first.since <= Date.now());

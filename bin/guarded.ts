@@ -1,0 +1,290 @@
+// The serving process's side of the guard (bin/guard.ts): the child started when a book's
+// file must be opened and judged, kept while it serves a book whose searches the serving
+// process cannot bound itself, and killed (SIGKILL: a process stuck in a statement ends no
+// other way) when it has not answered within its time limit. What waited for it then gets
+// an error, never an endless wait; the next request starts another child.
+
+import { type ChildProcess, fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { TableNames } from '../lib/mapping.js';
+import type { SearchQuery } from '../lib/query.js';
+import type { Outcome, Requester, SearchRows } from '../lib/search/index.js';
+import type { SearchTurns } from '../lib/search-endpoint.js';
+
+/** What the serving process asks of the guard. */
+export type GuardRequest =
+  | { type: 'open'; id: number; file: string; app: string | undefined; tables: Partial<TableNames> }
+  | {
+      type: 'search';
+      id: number;
+      query: SearchQuery;
+      from: { user: string; address: string; connection: number };
+    }
+  /** A client connection closed: the guard's turns forget it. */
+  | { type: 'forget'; connection: number }
+  | { type: 'check'; id: number; db: string; app: string | undefined; tables: Partial<TableNames> };
+
+/** How the guard found the file. */
+export type OpenResult =
+  /**
+   * Served with `app`. `unbounded`: why the serving process must not run its searches (a
+   * view, a virtual table, generated columns, a schema too large), and then the guard
+   * keeps the file open for them; `undefined`: the serving process opens it itself,
+   * checking that it is still `identity` (`dev:ino`) with `schemaVersion`.
+   */
+  | { kind: 'ready'; app: string; unbounded: string | undefined; schemaVersion: number; identity: string }
+  /** A SQLite file that cannot be read now (bin/database-file.ts, NotReadableNow). */
+  | { kind: 'waiting'; code: string; explanation: string }
+  /** Not served: one line saying why. */
+  | { kind: 'refused'; line: string }
+  /** Another file came to the path while it was judged: look again. */
+  | { kind: 'changed' }
+  /** No answer within the time limit: the guard was killed. */
+  | { kind: 'timeout' };
+
+/** A search's outcome as it crosses between the processes: an error as its message and code. */
+export type WireOutcome =
+  | { ok: true; result: SearchRows }
+  | { ok: false; error: { message: string; code: string | undefined } };
+
+export type GuardReply =
+  | { type: 'opened'; id: number; result: OpenResult }
+  | { type: 'answer'; id: number; outcome: WireOutcome }
+  | { type: 'checked'; id: number; code: number };
+
+// The guard's module beside this one: dist/bin/guard.js, or bin/guard.ts where the sources
+// run through tsx (whose loader the child inherits with process.execArgv).
+const GUARD_ENTRY = fileURLToPath(
+  new URL(import.meta.url.endsWith('.ts') ? './guard.ts' : './guard.js', import.meta.url),
+);
+
+/** An answer that did not come within the time limit; the guard was killed for it. */
+export class GuardTimeout extends Error {
+  readonly code = 'GUARD_TIMEOUT';
+}
+
+interface Pending {
+  settle(reply: GuardReply | undefined): void;
+  /** For a search: whose it is, for waitingFrom and waitingFor. */
+  address?: string;
+  user?: string;
+}
+
+export interface GuardOptions {
+  /** How long it may go without answering while something waits for it. */
+  limitMs: number;
+  /**
+   * One request at a time, the next sent when the last is answered: a time limit then
+   * ends only the request that passed it, and the ones behind it go to the next process.
+   * For the opens of every book of a process; a book's searches have turns of their own.
+   */
+  serial?: boolean;
+  /** Ends the process when nothing has waited for this long (it is started again when needed). */
+  idleEndMs?: number;
+  /** Hears why the process ended while something waited for it. */
+  ended?: (why: string) => void;
+}
+
+/**
+ * One guard process, started when first needed. After `limitMs` without an answer while
+ * something waits, it is killed, what waited for it is settled (an open with `timeout`, a
+ * search with a GuardTimeout), and `ended` hears why; an unexpected end (a crash) is
+ * settled the same way.
+ */
+export class Guard {
+  private child: ChildProcess | undefined;
+  private readonly pending = new Map<number, Pending>();
+  /** With `serial`: requests not sent yet. */
+  private readonly queued: Array<{ message: GuardRequest; pending: Pending }> = [];
+  private nextId = 1;
+  private lastProgress = 0;
+  private watch: NodeJS.Timeout | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private readonly byAddress = new Map<string, number>();
+  private readonly byUser = new Map<string, number>();
+  private readonly connectionIds = new WeakMap<object, number>();
+  private nextConnection = 1;
+  private readonly options: GuardOptions;
+  private readonly limitMs: number;
+
+  constructor(options: GuardOptions) {
+    this.options = options;
+    this.limitMs = options.limitMs;
+  }
+
+  /** Opens and judges `file` for a book of `app` (undefined: recognised) and `tables`. */
+  open(file: string, app: string | undefined, tables: Partial<TableNames>): Promise<OpenResult> {
+    return new Promise((resolve) => {
+      this.request({ type: 'open', id: 0, file, app, tables }, (reply) =>
+        resolve(reply?.type === 'opened' ? reply.result : { kind: 'timeout' }),
+      );
+    });
+  }
+
+  /** `check --db FILE` in the guard, which prints to this process's standard output; its exit code, or `undefined` after the time limit. */
+  check(db: string, app: string | undefined, tables: Partial<TableNames>): Promise<number | undefined> {
+    return new Promise((resolve) => {
+      this.request({ type: 'check', id: 0, db, app, tables }, (reply) =>
+        resolve(reply?.type === 'checked' ? reply.code : undefined),
+      );
+    });
+  }
+
+  /**
+   * The searches of the file the guard opened last, as the handler asks for them: each goes
+   * to the guard, whose turns rotate over users, addresses and connections as the serving
+   * process's would; the counts of what waits are this process's, so that the handler's
+   * bounds (maxWaitingSearches) hold as for any book.
+   */
+  searches(): SearchTurns {
+    const queue = (query: SearchQuery, done: (outcome: Outcome<SearchRows>) => void, from?: Requester): void => {
+      if (from?.abandoned?.() === true) return;
+      const user = from?.user ?? '';
+      const address = from?.address ?? '';
+      const connection = this.connectionId(from?.connection);
+      const settle = (reply: GuardReply | undefined): void => {
+        count(this.byAddress, address, -1);
+        count(this.byUser, user, -1);
+        if (reply?.type === 'answer') return done(toOutcome(reply.outcome));
+        done({
+          ok: false,
+          error: new GuardTimeout(
+            `the search's process did not answer within ${this.limitMs / 1000} s (a view, a virtual table or a generated column that does not end): it was ended, and the next search starts another`,
+          ),
+        });
+      };
+      count(this.byAddress, address, 1);
+      count(this.byUser, user, 1);
+      this.request({ type: 'search', id: 0, query, from: { user, address, connection } }, settle, { address, user });
+    };
+    return {
+      answer: queue,
+      queue,
+      waitingFrom: (address) => this.byAddress.get(address) ?? 0,
+      waitingFor: (user) => this.byUser.get(user) ?? 0,
+    };
+  }
+
+  /** Ends the guard process; what waits for it is settled as after a time limit. */
+  end(): void {
+    this.stop();
+    for (const { pending } of this.queued.splice(0)) pending.settle(undefined);
+    this.settleAll();
+  }
+
+  private stop(): void {
+    const child = this.child;
+    this.child = undefined;
+    clearTimeout(this.idleTimer);
+    if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+
+  private connectionId(connection: object | undefined): number {
+    if (connection === undefined) return 0;
+    let id = this.connectionIds.get(connection);
+    if (id === undefined) {
+      const fresh = this.nextConnection;
+      id = fresh;
+      this.nextConnection += 1;
+      this.connectionIds.set(connection, fresh);
+      const forget = (): void => {
+        this.child?.send({ type: 'forget', connection: fresh } satisfies GuardRequest);
+      };
+      (connection as { once?: (event: string, listener: () => void) => void }).once?.('close', forget);
+    }
+    return id;
+  }
+
+  private request(message: GuardRequest, settle: Pending['settle'], who: Omit<Pending, 'settle'> = {}): void {
+    const pending = { settle, ...who };
+    if (this.options.serial === true && this.pending.size > 0) return void this.queued.push({ message, pending });
+    this.dispatch(message, pending);
+  }
+
+  private dispatch(message: GuardRequest, pending: Pending): void {
+    clearTimeout(this.idleTimer);
+    const child = this.child ?? this.start();
+    const id = this.nextId;
+    this.nextId += 1;
+    if (this.pending.size === 0) this.lastProgress = performance.now();
+    this.pending.set(id, pending);
+    child.send({ ...message, id });
+    this.watch ??= setInterval(() => this.look(), Math.max(10, Math.min(250, this.limitMs / 4)));
+  }
+
+  /** The next queued request, or, with nothing left, the end of an idle process. */
+  private next(): void {
+    if (this.pending.size > 0) return;
+    const queued = this.queued.shift();
+    if (queued !== undefined) return this.dispatch(queued.message, queued.pending);
+    const idleEndMs = this.options.idleEndMs;
+    if (idleEndMs !== undefined && this.child !== undefined) {
+      clearTimeout(this.idleTimer);
+      this.idleTimer = setTimeout(() => this.stop(), idleEndMs);
+      this.idleTimer.unref();
+    }
+  }
+
+  private start(): ChildProcess {
+    const child = fork(GUARD_ENTRY, [], {
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'ignore', 'ipc'],
+      execArgv: process.execArgv,
+    });
+    this.child = child;
+    child.on('message', (reply: GuardReply) => {
+      this.lastProgress = performance.now();
+      const pending = this.pending.get(reply.id);
+      if (pending === undefined) return;
+      this.pending.delete(reply.id);
+      this.idle();
+      pending.settle(reply);
+      this.next();
+    });
+    // A channel to a process that has just ended fails with EPIPE; its end is handled below.
+    child.on('error', () => {});
+    child.once('exit', (code, signal) => {
+      if (this.child !== child) return;
+      this.child = undefined;
+      if (this.pending.size > 0) this.options.ended?.(`its guard process ended (${signal ?? `exit code ${code}`})`);
+      this.settleAll();
+      this.next();
+    });
+    return child;
+  }
+
+  /** Kills the guard when it has answered nothing for `limitMs` while something waits. */
+  private look(): void {
+    if (this.pending.size === 0) return this.idle();
+    if (performance.now() - this.lastProgress < this.limitMs) return;
+    this.options.ended?.(`its guard process did not answer within ${this.limitMs / 1000} s and was ended`);
+    // What waited is settled; what was queued behind it goes to the next process.
+    this.stop();
+    this.settleAll();
+    this.next();
+  }
+
+  private idle(): void {
+    if (this.pending.size > 0 || this.watch === undefined) return;
+    clearInterval(this.watch);
+    this.watch = undefined;
+  }
+
+  private settleAll(): void {
+    const waiting = [...this.pending.values()];
+    this.pending.clear();
+    this.idle();
+    for (const pending of waiting) pending.settle(undefined);
+  }
+}
+
+function toOutcome(outcome: WireOutcome): Outcome<SearchRows> {
+  if (outcome.ok) return outcome;
+  return { ok: false, error: Object.assign(new Error(outcome.error.message), { code: outcome.error.code }) };
+}
+
+function count(counts: Map<string, number>, key: string, by: number): void {
+  const now = (counts.get(key) ?? 0) + by;
+  if (now === 0) counts.delete(key);
+  else counts.set(key, now);
+}

@@ -1,0 +1,192 @@
+// The command beside a file that turns hostile: a view that never ends, a table swapped for
+// one while served, the file swapped for a named pipe again and again, a schema of 20,000
+// and 200,000 views, a named pipe in place of the journal. Whatever the file does, /status
+// answers, a search ends (200 or 500) within --search-timeout, and SIGTERM, or at the last
+// the watchdog, ends the process.
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { renameSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { test } from 'node:test';
+import Database from 'better-sqlite3';
+import { run, start } from './support/cli-helpers.js';
+import { AUTH, assertReply, buildDatabase, get, request } from './support/helpers.js';
+
+const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35';
+const STATUS = { name: 'booking-search-server', version: '1.0' };
+const SEARCH_FAILED = { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'search_failed' };
+// A view over every column the own schema needs, whose rows never end.
+const ENDLESS = `WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r)
+  SELECT n AS id, '2026-03-14' AS date, 435 AS amount_cents, '' AS subject, NULL AS category_id, NULL AS payment_method_id FROM r`;
+
+/** Milliseconds `work` took. */
+async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
+  const started = Date.now();
+  const value = await work();
+  return [value, Date.now() - started];
+}
+
+async function waitFor(condition: () => Promise<boolean>, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await condition())) {
+    if (Date.now() > deadline) assert.fail(`not within ${ms} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+test('a view that never ends: its search answers 500 within --search-timeout and only its own process is ended; /status answers meanwhile; SIGTERM stops the service; check ends within six times the limit', async (t) => {
+  const file = buildDatabase(t);
+  const db = new Database(file);
+  db.exec('CREATE VIEW kasse AS SELECT * FROM entries');
+  db.close();
+  const server = await start(t, ['--db', file, '--table-names', 'entries=kasse', '--search-timeout', '1']);
+  assert.equal((await get(`${server.api}${SEARCH}`)).status, 200);
+  // The application turns the view into one that never ends.
+  const writer = new Database(file);
+  writer.exec(`DROP VIEW kasse; CREATE VIEW kasse AS ${ENDLESS}`);
+  writer.close();
+  const searching = timed(() => get(`${server.api}${SEARCH}`));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const [status, statusMs] = await timed(() => get(`${server.api}status`));
+  assertReply(status, 200, STATUS);
+  assert.ok(statusMs < 500, `/status after ${statusMs} ms`);
+  const [failed, failedMs] = await searching;
+  assertReply(failed, 500, SEARCH_FAILED);
+  assert.ok(failedMs >= 900 && failedMs < 4_000, `the search answered after ${failedMs} ms`);
+  const stopped = await server.stop();
+  assert.equal(stopped.code, 0, stopped.stderr);
+  assert.match(stopped.stderr, /'kasse' is a view, so its searches run in a process of their own, 1 s each at most/);
+  assert.match(stopped.stderr, /a search did not end, its guard process did not answer within 1 s and was ended/);
+  const [checked, checkMs] = await timed(() =>
+    run(['check', '--db', file, '--table-names', 'entries=kasse', '--search-timeout', '1']),
+  );
+  assert.equal(checked.code, 1);
+  assert.ok(checkMs < 12_000, `check took ${checkMs} ms`);
+  assert.match(
+    checked.stdout,
+    /^Cannot check: opening .* did not end within 6 s .*; the process that checked it was ended\.$/m,
+  );
+});
+
+test('a table swapped for a view that never ends while the file is served: the serving process never runs it, the view is searched in a process of its own', async (t) => {
+  const file = buildDatabase(t);
+  const server = await start(t, ['--db', file, '--search-timeout', '1']);
+  assert.equal((await get(`${server.api}${SEARCH}`)).status, 200);
+  const writer = new Database(file);
+  writer.exec(`ALTER TABLE entries RENAME TO alt; CREATE VIEW entries AS ${ENDLESS}`);
+  writer.close();
+  // The schema cookie read first in the search's transaction: answered at once, and the
+  // file is judged again in the guard.
+  const [changed, changedMs] = await timed(() => get(`${server.api}${SEARCH}`));
+  assert.equal(changed.status, 500);
+  assert.equal(changed.headers['retry-after'], '1');
+  assert.ok(changedMs < 1_000, `${changedMs} ms`);
+  await waitFor(
+    async () => /'entries' is a view, so its searches run/.test(server.output().stderr),
+    5_000,
+    'the file judged again',
+  );
+  const [failed, failedMs] = await timed(() => get(`${server.api}${SEARCH}`));
+  assertReply(failed, 500, SEARCH_FAILED);
+  assert.ok(failedMs < 4_000, `${failedMs} ms`);
+  assertReply(await get(`${server.api}status`), 200, STATUS);
+  assert.equal((await server.stop()).code, 0);
+});
+
+test('the file swapped for a named pipe and back a thousand times: /status is answered throughout, no open blocks the service, and the file is served again once it stands still', async (t) => {
+  const file = buildDatabase(t);
+  const dir = dirname(file);
+  const pipe = join(dir, 'pipe');
+  execFileSync('mkfifo', [pipe]);
+  const server = await start(t, ['--db', file, '--search-timeout', '1']);
+  let swapping = true;
+  let swaps = 0;
+  const swapper = (async () => {
+    while (swapping) {
+      renameSync(file, join(dir, 'x'));
+      renameSync(pipe, file);
+      renameSync(join(dir, 'x'), pipe);
+      swaps += 1;
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+  })();
+  const ends = Date.now() + 3_000;
+  let worst = 0;
+  while (Date.now() < ends) {
+    const [status, ms] = await timed(() => get(`${server.api}status`));
+    assert.equal(status.status, 200);
+    worst = Math.max(worst, ms);
+    const search = await get(`${server.api}${SEARCH}`);
+    assert.ok(search.status === 200 || search.status === 500, String(search.status));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  swapping = false;
+  await swapper;
+  if (!statSync(file).isFile()) {
+    renameSync(file, join(dir, 'x'));
+    renameSync(pipe, file);
+  }
+  assert.ok(swaps > 100, `${swaps} swaps`);
+  assert.ok(worst < 1_000, `/status took up to ${worst} ms`);
+  await waitFor(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 5_000, 'served again');
+  assert.equal((await server.stop()).code, 0);
+});
+
+/** The own schema's book, with `views` more views in its catalog (written into sqlite_schema at once). */
+function bookWithViews(t: Parameters<typeof buildDatabase>[0], views: number): string {
+  const file = buildDatabase(t);
+  const db = new Database(file);
+  db.unsafeMode(true);
+  db.pragma('writable_schema = ON');
+  const insert = db.prepare(
+    "INSERT INTO sqlite_schema (type, name, tbl_name, rootpage, sql) VALUES ('view', ?, ?, 0, ?)",
+  );
+  db.transaction(() => {
+    for (let i = 0; i < views; i += 1) insert.run(`v${i}`, `v${i}`, `CREATE VIEW v${i} AS SELECT * FROM entries`);
+  })();
+  db.close();
+  return file;
+}
+
+test('a schema of 20,000 views: the service starts within seconds, answers /status at once, and searches in a process of its own', async (t) => {
+  const file = bookWithViews(t, 20_000);
+  const [server, startMs] = await timed(() => start(t, ['--db', file]));
+  assert.ok(startMs < 8_000, `listening after ${startMs} ms`);
+  const [status, statusMs] = await timed(() => get(`${server.api}status`));
+  assertReply(status, 200, STATUS);
+  assert.ok(statusMs < 500, `/status after ${statusMs} ms`);
+  assert.equal((await get(`${server.api}${SEARCH}`)).status, 200);
+  const stopped = await server.stop();
+  assert.match(stopped.stderr, /its schema holds 20,?0\d\d objects, so its searches run in a process of their own/);
+});
+
+test('a schema of 200,000 views, which takes SQLite minutes to load: listening at once, /status answered, searches 500, the open given up after --search-timeout', async (t) => {
+  const file = bookWithViews(t, 200_000);
+  const [server, startMs] = await timed(() => start(t, ['--db', file, '--search-timeout', '2']));
+  assert.ok(startMs < 8_000, `listening after ${startMs} ms`);
+  assertReply(await get(`${server.api}status`), 200, STATUS);
+  assert.equal((await get(`${server.api}${SEARCH}`)).status, 500);
+  const stopped = await server.stop();
+  assert.equal(stopped.code, 0);
+  assert.match(stopped.stderr, /did not open within 2 s \(.*a schema too large to load\): not served/);
+});
+
+test('a named pipe in place of the journal holds SQLite inside the serving process: the watchdog ends it after six times --search-timeout, with one line', async (t) => {
+  const file = buildDatabase(t);
+  const server = await start(t, ['--db', file, '--search-timeout', '1']);
+  execFileSync('mkfifo', [`${file}-journal`]);
+  // SQLite opens a -journal it finds to see whether it is hot: the open waits for a writer
+  // to the pipe that never comes, inside the statement, where no signal handler runs.
+  void request(`${server.api}${SEARCH}`, { headers: { authorization: AUTH } }).catch(() => undefined);
+  const started = Date.now();
+  await waitFor(async () => server.child.exitCode !== null || server.child.signalCode !== null, 12_000, 'the end');
+  const endedMs = Date.now() - started;
+  assert.equal(server.child.signalCode, 'SIGKILL');
+  assert.ok(endedMs >= 5_000 && endedMs < 10_000, `ended after ${endedMs} ms`);
+  const lines = server.output().stderr.trim().split('\n');
+  assert.match(
+    lines.at(-1) ?? '',
+    /^\S+ booking-search-server: the event loop has not turned for [67] s \(a statement or an open of a database file inside SQLite that does not return\); ending this process \(SIGKILL\) so that it is started again$/,
+  );
+});
