@@ -17,7 +17,7 @@ import {
   type Side,
   writeGnuCash,
   writeKMyMoney,
-} from '../test/ledger-books.js';
+} from '../fixtures/ledger-books.js';
 
 export interface BenchBooking {
   date: string;
@@ -181,7 +181,7 @@ export const GENERATORS: Record<string, Generator> = {
     db.pragma('journal_mode = DELETE');
     db.close();
   },
-  // GnuCash's and KMyMoney's schemas, written by test/ledger-books.ts (GnuCash's own DDL,
+  // GnuCash's and KMyMoney's schemas, written by fixtures/ledger-books.ts (GnuCash's own DDL,
   // KMyMoney's SQL plugin's), from the same stream as a double-entry ledger.
   async gnucash(file, bookings) {
     writeGnuCash(file, toLedger(bookings));

@@ -1,4 +1,4 @@
-// GnuCash and KMyMoney files of 20,000 bookings (test/ledger-books.ts) beside the own schema
+// GnuCash and KMyMoney files of 20,000 bookings (fixtures/ledger-books.ts) beside the own schema
 // of 20,000 (bench/generate.ts), searched over HTTP: the typical search (one amount in a
 // month) and a band of ±5 € over a month, one request at a time, p50 and p95 per shape.
 // KMyMoney runs twice: as KMyMoney leaves its file, and with the date index an admin may
@@ -16,10 +16,10 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { mulberry32 } from '../bin/demo.js';
+import { ledger, writeGnuCash, writeKMyMoney } from '../fixtures/ledger-books.js';
 import { KMYMONEY_DATE_INDEX } from '../lib/apps/kmymoney.js';
 import { createHandler } from '../lib/index.js';
 import type { HandlerOptions } from '../lib/types.js';
-import { ledger, writeGnuCash, writeKMyMoney } from '../test/ledger-books.js';
 
 const { values } = parseArgs({
   options: { requests: { type: 'string', default: '300' }, bookings: { type: 'string', default: '20000' } },

@@ -15,7 +15,7 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { describeError, errorCode } from '../lib/errors.js';
+import { describeError, errorCode } from '../lib/internal.js';
 import type { ServedBook } from './books.js';
 import type { DatabaseStatus } from './database.js';
 import { CliError } from './errors.js';

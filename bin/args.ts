@@ -5,9 +5,8 @@
 // settings.
 
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
-import { errorCode } from '../lib/errors.js';
-import type { TableNames } from '../lib/mapping.js';
-import type { Credentials } from '../lib/types.js';
+import type { Credentials } from '../lib/index.js';
+import { errorCode, type TableNames } from '../lib/internal.js';
 import type { BookConfig } from './books.js';
 import type { ConfigFile } from './config-file.js';
 import { BOOK_SETTINGS, gatherSettings, type Origin, placeError, type Values } from './configuration.js';

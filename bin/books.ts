@@ -1,7 +1,7 @@
 // The books a service serves (docs/operations.md, Many books): what each is configured as,
 // what a reload changes, and what each is now, for the admin listener and the logs.
 
-import type { TableNames } from '../lib/mapping.js';
+import type { TableNames } from '../lib/internal.js';
 import type { DatabaseStatus } from './database.js';
 
 /** One book as configured: a `[book NAME]` section, or the single book of `--db`. */

@@ -3,7 +3,7 @@
 // Each message carries `channel: CHANNEL`, so that it is told apart from node:cluster's own
 // messages and the start-up messages of bin/workers.ts that share the channel.
 
-import { describeError } from '../lib/errors.js';
+import { describeError } from '../lib/internal.js';
 
 const CHANNEL = 'booking-search-server';
 

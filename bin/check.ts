@@ -6,19 +6,23 @@
 // create a WAL file's missing -wal and -shm, which are the owner's, as the service does.
 
 import type Database from 'better-sqlite3';
-import { findApplication } from '../lib/apps/index.js';
-import { formatSearchResult } from '../lib/format.js';
-import { type Mapping, ownSchema, quoteName, type TableNames } from '../lib/mapping.js';
-import { checkMeaning } from '../lib/meaning.js';
-import { formatEuros } from '../lib/money.js';
 import {
+  checkMeaning,
+  createBookingSearch,
   detectApplication,
+  explainCount,
+  findApplication,
   findRecommendedIndexes,
   findSchemaProblems,
+  formatEuros,
+  formatSearchResult,
+  type Mapping,
+  ownSchema,
+  quoteName,
   recogniseOlder,
   recogniseOther,
-} from '../lib/schema.js';
-import { createBookingSearch, explainCount } from '../lib/search/index.js';
+  type TableNames,
+} from '../lib/internal.js';
 import type { ServeCommand } from './args.js';
 import { readApp } from './args.js';
 import type { BookConfig } from './books.js';

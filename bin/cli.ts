@@ -8,17 +8,22 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
-import { findApplication } from '../lib/apps/index.js';
-import { createHashChecks } from '../lib/auth.js';
-import { canonicalAddress } from '../lib/client-address.js';
-import { describeError, errorCode } from '../lib/errors.js';
-import { createHandlerOver } from '../lib/handler.js';
-import { answerProtocolErrors, createHandler } from '../lib/index.js';
-import { countSearchWait, createMetrics, type Metrics } from '../lib/metrics.js';
-import { resolveOptions } from '../lib/options.js';
-import { pathForLog } from '../lib/request-target.js';
-import { createThrottle } from '../lib/throttle.js';
-import type { HandlerOptions, RequestHandler, SharedParts } from '../lib/types.js';
+import { answerProtocolErrors, createHandler, type HandlerOptions, type RequestHandler } from '../lib/index.js';
+import {
+  canonicalAddress,
+  countSearchWait,
+  createHandlerOver,
+  createHashChecks,
+  createMetrics,
+  createThrottle,
+  describeError,
+  errorCode,
+  findApplication,
+  type Metrics,
+  pathForLog,
+  resolveOptions,
+  type SharedParts,
+} from '../lib/internal.js';
 import { listenAdmin } from './admin.js';
 import {
   CONFIG_KEYS,

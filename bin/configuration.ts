@@ -7,8 +7,8 @@
 // bin/args.ts's; this module only gathers the values as text and, when one is refused, says
 // where it came from.
 
-import { normalBasePath } from '../lib/request-target.js';
-import type { Credentials } from '../lib/types.js';
+import type { Credentials } from '../lib/index.js';
+import { normalBasePath } from '../lib/internal.js';
 import type { BookConfig } from './books.js';
 import type { BookSection, ConfigEntry, ConfigFile } from './config-file.js';
 import { CliError } from './errors.js';

@@ -3,9 +3,8 @@
 // line number of the file, never its content, or the variable.
 
 import { readFileSync } from 'node:fs';
-import { type CredentialsProblem, checkCredentials } from '../lib/credentials.js';
-import { isPasswordHash } from '../lib/password-hash.js';
-import type { Credentials } from '../lib/types.js';
+import type { Credentials } from '../lib/index.js';
+import { type CredentialsProblem, checkCredentials, isPasswordHash } from '../lib/internal.js';
 import { CliError, describeFsError } from './errors.js';
 import { ensureOnlyOwnerCanChange } from './file-safety.js';
 

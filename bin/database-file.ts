@@ -9,7 +9,7 @@ import { accessSync, closeSync, constants, openSync, readSync, type Stats, statS
 import { basename, join } from 'node:path';
 import { gunzipSync, constants as zlib } from 'node:zlib';
 import Database from 'better-sqlite3';
-import { errorCode, isNotReadableNow } from '../lib/errors.js';
+import { errorCode, isNotReadableNow } from '../lib/internal.js';
 import { CliError, describeFsError } from './errors.js';
 import { judgeDatabaseFile } from './file-safety.js';
 

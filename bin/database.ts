@@ -6,14 +6,20 @@
 
 import type { IncomingMessage } from 'node:http';
 import type Database from 'better-sqlite3';
-import { validateDatabase } from '../lib/database-handle.js';
-import { errorCode, isNotReadableNow } from '../lib/errors.js';
-import { ownSchema, type TableNames } from '../lib/mapping.js';
-import { resolveOptions } from '../lib/options.js';
-import { detectApplication, findSchemaProblems } from '../lib/schema.js';
-import { type BookingSearch, createBookingSearch } from '../lib/search/index.js';
-import type { SearchTurns } from '../lib/search-endpoint.js';
-import type { BookingSearchHandler, Credentials, RequestHandler } from '../lib/types.js';
+import type { BookingSearchHandler, Credentials, RequestHandler } from '../lib/index.js';
+import {
+  type BookingSearch,
+  createBookingSearch,
+  detectApplication,
+  errorCode,
+  findSchemaProblems,
+  isNotReadableNow,
+  ownSchema,
+  resolveOptions,
+  type SearchTurns,
+  type TableNames,
+  validateDatabase,
+} from '../lib/internal.js';
 import {
   describeDatabaseError,
   ensureDatabaseFile,

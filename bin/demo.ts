@@ -3,7 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { formatEuros } from '../lib/money.js';
+import { formatEuros } from '../lib/internal.js';
 
 export interface DemoDatabase {
   db: Database.Database;

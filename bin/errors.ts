@@ -1,7 +1,7 @@
 // The command's one error type and how it words a file system error. A leaf: it imports
 // nothing of bin/, so every module of the command can use it without an import cycle.
 
-import { errorCode } from '../lib/errors.js';
+import { errorCode } from '../lib/internal.js';
 
 /** A problem the command ends with: one line for the user, and the exit code. */
 export class CliError extends Error {

@@ -17,11 +17,14 @@
 
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
-import { validateDatabase } from '../lib/database-handle.js';
-import { errorCode } from '../lib/errors.js';
-import { resolveOptions } from '../lib/options.js';
-import { findUnboundedObject } from '../lib/schema.js';
-import { type BookingSearch, createBookingSearch } from '../lib/search/index.js';
+import {
+  type BookingSearch,
+  createBookingSearch,
+  errorCode,
+  findUnboundedObject,
+  resolveOptions,
+  validateDatabase,
+} from '../lib/internal.js';
 import { recogniseApplication } from './database.js';
 import { describeDatabaseError, identityOf, openToServe } from './database-file.js';
 import { CliError } from './errors.js';

@@ -6,10 +6,7 @@
 
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { TableNames } from '../lib/mapping.js';
-import type { SearchQuery } from '../lib/query.js';
-import type { Outcome, Requester, SearchRows } from '../lib/search/index.js';
-import type { SearchTurns } from '../lib/search-endpoint.js';
+import type { Outcome, Requester, SearchQuery, SearchRows, SearchTurns, TableNames } from '../lib/internal.js';
 
 /** What the serving process asks of the guard. */
 export type GuardRequest =

@@ -1,7 +1,7 @@
 // `booking-search-server hash-password`: a password on standard input → its scrypt hash on
 // standard output (docs/API.md, Credentials). On a terminal it asks twice without echo.
 
-import { hashPassword } from '../lib/password-hash.js';
+import { hashPassword } from '../lib/internal.js';
 import { CliError } from './errors.js';
 
 // A password is one line; more than this on stdin is not a password.

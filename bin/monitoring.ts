@@ -4,9 +4,10 @@
 // "Monitoring").
 
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { ErrorCode } from '../lib/messages.js';
+import { type ErrorCode, requestFacts } from '../lib/index.js';
 import {
   countRequest,
+  errorSent,
   type Metrics,
   NO_CREDENTIALS,
   OK_OUTCOME,
@@ -19,9 +20,7 @@ import {
   STATUS_ENDPOINT,
   snapshotMetrics,
   WRONG_CREDENTIALS,
-} from '../lib/metrics.js';
-import { requestFacts } from '../lib/request-facts.js';
-import { errorSent } from '../lib/respond.js';
+} from '../lib/internal.js';
 import { type AdminAnswers, type BookReport, type Readiness, type ReadyBook, reportBook } from './admin.js';
 import type { ServedBook } from './books.js';
 import type { Channel } from './channel.js';

@@ -6,8 +6,7 @@
 // the other books' connections and searches never notice.
 
 import type { IncomingMessage } from 'node:http';
-import { mountHandlers } from '../lib/mount.js';
-import type { Credentials, RequestHandler } from '../lib/types.js';
+import { type Credentials, mountHandlers, type RequestHandler } from '../lib/index.js';
 import { type BookConfig, type BookStatus, diffBooks, type ServedBook } from './books.js';
 import { type BuildHandler, type ErrorHook, type ServedDatabase, watchDatabase } from './database.js';
 import type { LogLevel } from './log.js';

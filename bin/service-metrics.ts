@@ -16,7 +16,7 @@ import {
   REFUSALS,
   SEARCH_ENDPOINT,
   STATUS_ENDPOINT,
-} from '../lib/metrics.js';
+} from '../lib/internal.js';
 import type { BookReport } from './admin.js';
 import { type Sample, writeExposition } from './exposition.js';
 

@@ -7,12 +7,8 @@
 // defaults and the values' types, and reads every value through its row;
 // test/unit/settings.test.ts fails on a copy that drifts.
 
-import { APP_NAMES } from '../lib/apps/index.js';
-import { canonicalAddress } from '../lib/client-address.js';
-import { originProblem } from '../lib/cors.js';
-import { TABLE_NAME, type TableNames } from '../lib/mapping.js';
-import { DEFAULTS } from '../lib/options.js';
-import type { HandlerOptions } from '../lib/types.js';
+import type { HandlerOptions } from '../lib/index.js';
+import { APP_NAMES, canonicalAddress, DEFAULTS, originProblem, TABLE_NAME, type TableNames } from '../lib/internal.js';
 import { CliError } from './errors.js';
 
 /** One setting. `T` is its value's type once read (the default when none is given). */

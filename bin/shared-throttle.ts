@@ -16,9 +16,7 @@
 // Every change the primary makes to what the replicas hold is sent to every worker in one
 // message per turn of its event loop; a worker that starts gets all of it first.
 
-import type { Metrics } from '../lib/metrics.js';
-import { REFUSAL_INDEX } from '../lib/metrics.js';
-import type { LocalThrottle, Throttle, ThrottleRule } from '../lib/throttle.js';
+import { type LocalThrottle, type Metrics, REFUSAL_INDEX, type Throttle, type ThrottleRule } from '../lib/internal.js';
 import type { Channel } from './channel.js';
 
 // How long a worker waits for the primary's decision before the request fails (500, logged).

@@ -16,7 +16,7 @@ import { execFileSync } from 'node:child_process';
 import { lchownSync, lstatSync, unlinkSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname } from 'node:path';
-import { errorCode } from '../lib/errors.js';
+import { errorCode } from '../lib/internal.js';
 import { CliError, describeFsError } from './errors.js';
 import { ensureDirectoriesSafe } from './file-safety.js';
 

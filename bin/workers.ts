@@ -8,7 +8,7 @@
 
 import cluster, { type Worker } from 'node:cluster';
 import type { Server } from 'node:http';
-import { describeError, errorCode } from '../lib/errors.js';
+import { describeError, errorCode } from '../lib/internal.js';
 import { listenAdmin } from './admin.js';
 import type { ServeCommand } from './args.js';
 import { type Channel, createChannel, type Port } from './channel.js';

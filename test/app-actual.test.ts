@@ -12,7 +12,7 @@ import { hexPrefixIdOf } from '../lib/apps/ids.js';
 import { findApplication } from '../lib/apps/index.js';
 import type { Booking } from '../lib/index.js';
 import { explainCount } from '../lib/search/index.js';
-import { type ActualView, writeActualBudget } from './actual-budget.js';
+import { type ActualView, writeActualBudget } from './support/actual-budget.js';
 import { assertAnswersEverySearch, assertRefusedAsCheckSays, searchFor } from './support/app-serving.js';
 import { run } from './support/cli-helpers.js';
 import { tempDir } from './support/helpers.js';

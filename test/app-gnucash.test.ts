@@ -2,15 +2,13 @@
 // 4.13 itself wrote through its Python bindings: a split transaction, transfers between
 // cash and bank, a void and a deleted transaction, an uncategorised booking (GnuCash's
 // Imbalance-EUR), a cash account in US dollars, 0.01 and 1,234,567.89; each answer checked
-// against the answer computed from the ledger (test/ledger-books.ts), not from SQL.
+// against the answer computed from the ledger (fixtures/ledger-books.ts), not from SQL.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { findApplication } from '../lib/apps/index.js';
-import { explainCount } from '../lib/search/index.js';
 import {
   type AccountKey,
   answer,
@@ -26,7 +24,9 @@ import {
   writeGnuCash,
   writeGnuCashBook,
   writeGnuCashWithGnuCash,
-} from './ledger-books.js';
+} from '../fixtures/ledger-books.js';
+import { findApplication } from '../lib/apps/index.js';
+import { explainCount } from '../lib/search/index.js';
 import { assertCliServesLedger, assertNotWholeCents, openLedgerBook, searchFor } from './support/app-serving.js';
 import { cleanEnv, run, start, USER } from './support/cli-helpers.js';
 import { AUTH, databaseDir, request, tempDir } from './support/helpers.js';

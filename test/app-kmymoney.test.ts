@@ -3,17 +3,17 @@
 // definitions), written the way the plugin writes: a split transaction, transfers between
 // cash and bank, a deleted transaction, an uncategorised booking (a single split), a cash
 // account in US dollars, 0.01 and 1,234,567.89; each answer checked against the answer
-// computed from the ledger (test/ledger-books.ts), not from SQL.
+// computed from the ledger (fixtures/ledger-books.ts), not from SQL.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
+import { answer, asQuery, CASES, kmmSplitNumber, ledger, queries, writeKMyMoney } from '../fixtures/ledger-books.js';
 import { findApplication } from '../lib/apps/index.js';
 import { KMYMONEY_DATE_INDEX } from '../lib/apps/kmymoney.js';
 import { explainCount } from '../lib/search/index.js';
-import { answer, asQuery, CASES, kmmSplitNumber, ledger, queries, writeKMyMoney } from './ledger-books.js';
 import { assertCliServesLedger, assertNotWholeCents, openLedgerBook, searchFor } from './support/app-serving.js';
 import { run } from './support/cli-helpers.js';
 import { tempDir } from './support/helpers.js';

@@ -8,12 +8,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { hexPrefixIdOf } from '../lib/apps/ids.js';
-import { findApplication } from '../lib/apps/index.js';
-import type { ApplicationMapping } from '../lib/mapping.js';
-import type { SearchQuery } from '../lib/query.js';
-import { createBookingSearch } from '../lib/search/index.js';
-import { writeActualBudget } from './actual-budget.js';
 import {
   type AccountKey,
   type LedgerTransaction,
@@ -21,7 +15,13 @@ import {
   type Side,
   servedFromGnuCash,
   writeGnuCashBook,
-} from './ledger-books.js';
+} from '../fixtures/ledger-books.js';
+import { hexPrefixIdOf } from '../lib/apps/ids.js';
+import { findApplication } from '../lib/apps/index.js';
+import type { ApplicationMapping } from '../lib/mapping.js';
+import type { SearchQuery } from '../lib/query.js';
+import { createBookingSearch } from '../lib/search/index.js';
+import { writeActualBudget } from './support/actual-budget.js';
 import { random } from './support/cash-book.js';
 import { fixtureSql, tempDir } from './support/helpers.js';
 import { mmexShownCents } from './support/mmex-amounts.js';

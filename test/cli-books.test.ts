@@ -10,7 +10,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { answer, asQuery, CASES, writeGnuCash } from './ledger-books.js';
+import { answer, asQuery, CASES, writeGnuCash } from '../fixtures/ledger-books.js';
 import { assertFails, cleanEnv, run, start, TIME, waitFor } from './support/cli-helpers.js';
 import {
   assertReply,

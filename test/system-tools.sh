@@ -14,7 +14,7 @@
 #             (test/admin.test.ts); installed without recommends
 #   gnucash, python3-gnucash, libdbd-sqlite3
 #             GnuCash writes a real SQLite book through its Python bindings
-#             (test/gnucash-book.py); about 400 MB and a minute, installed without recommends
+#             (fixtures/gnucash-book.py); about 400 MB and a minute, installed without recommends
 set -euo pipefail
 PATH="$PATH:/usr/sbin:/sbin"
 

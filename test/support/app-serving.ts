@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import Database from 'better-sqlite3';
+import { answer, asQuery, type ExpectedBooking, type LedgerTransaction } from '../../fixtures/ledger-books.js';
 import { type Booking, createHandler } from '../../lib/index.js';
-import { answer, asQuery, type ExpectedBooking, type LedgerTransaction } from '../ledger-books.js';
 import { run, start } from './cli-helpers.js';
 import { AUTH, CREDENTIALS, databaseDir, request, serve } from './helpers.js';
 

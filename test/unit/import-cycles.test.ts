@@ -1,6 +1,8 @@
 // No module of lib/, bin/ or scripts/ imports itself through others. A cycle loads one
 // module half-initialised: a class declared in it is in its temporal dead zone for the
-// other, and loading fails with "Cannot access 'X' before initialization".
+// other, and loading fails with "Cannot access 'X' before initialization". And the doors
+// between the parts: bin/ reaches the library through its two entries only, and bench/
+// never reaches into the tests.
 
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -97,4 +99,29 @@ test('lib/, bin/ and scripts/ have no import cycle', () => {
     findCycles(graph).map((cycle) => cycle.join(' → ')),
     [],
   );
+});
+
+// Every import and export, type-only ones too: which module a file reaches is the question here.
+const ANY_IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+'(\.[^']+)'|import\('(\.[^']+)'\)/g;
+
+/** The modules of the repository `file` names in an import or export, relative to the repository. */
+function reached(file: string): string[] {
+  return [...readFileSync(file, 'utf8').matchAll(ANY_IMPORT)].map((match) =>
+    relative(ROOT, resolve(dirname(file), match[1] ?? match[2] ?? '')),
+  );
+}
+
+test('bin/ reaches the library through lib/index.ts and lib/internal.ts only; bench/ never imports test/', () => {
+  const entries = ['lib/index.js', 'lib/internal.js'];
+  for (const file of sources('bin')) {
+    for (const target of reached(file).filter((path) => path.startsWith('lib/'))) {
+      assert.ok(entries.includes(target), `${relative(ROOT, file)} imports ${target}`);
+    }
+  }
+  const bench = sources('bench').filter((file) => !file.includes('/node_modules/'));
+  assert.ok(bench.length > 10, `read bench/ (${bench.length})`);
+  for (const file of bench) {
+    for (const target of reached(file))
+      assert.ok(!target.startsWith('test/'), `${relative(ROOT, file)} imports ${target}`);
+  }
 });
