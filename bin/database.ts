@@ -4,6 +4,7 @@
 // handler answers: /status as always, searches with docs/API.md's 500. How a file is
 // opened and diagnosed is bin/database-file.ts.
 
+import { statSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import type Database from 'better-sqlite3';
 import type { BookingSearchHandler, Credentials, RequestHandler } from '../lib/index.js';
@@ -233,6 +234,7 @@ export function watchDatabase(
   let replaced = 0;
   let closed = false;
   let looking: Promise<void> | undefined;
+  let application: { user: number; group: number } | undefined;
   // A state that lasts is said once, not at every look.
   const say = (line: string, level: Exclude<LogLevel, 'info'>): void => {
     if (line !== lastLine) log(line, level);
@@ -276,7 +278,10 @@ export function watchDatabase(
       if (identityOf(file) !== before) return changing();
     }
     ensureDatabaseFile(file);
-    const access = judgeDatabaseFile(file);
+    // The directories above it are judged for the application as the start found it: a file
+    // that another user put there later does not make that user trusted.
+    application ??= ownerOf(file);
+    const access = judgeDatabaseFile(file, application);
     if (access.kind === 'refused') throw new CliError(access.line);
     const identity = identityOf(file);
     const result = await openingGuard(limitMs).open(file, book.app, book.tables);
@@ -456,6 +461,16 @@ export function inMemoryDatabase(db: Database.Database, build: BuildHandler, log
     updateCredentials: (credentials) => handler.updateCredentials(credentials),
     close: () => db.close(),
   };
+}
+
+/** The owner and group of `file`, the application's user and group as the start finds them. */
+function ownerOf(file: string): { user: number; group: number } | undefined {
+  try {
+    const { uid, gid } = statSync(file);
+    return { user: uid, group: gid };
+  } catch {
+    return undefined;
+  }
 }
 
 /**

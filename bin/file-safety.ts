@@ -1,6 +1,7 @@
 // Who else could change a file the service trusts: its credentials file, its TLS key and
-// certificate, the directory of its socket; and who would own what SQLite creates beside
-// the database it serves (the owner rule, at the end). The rule is OpenSSH's for its own files
+// certificate, the directory of its socket, the directories above the database it serves
+// (with the application's user and group among the trusted); and who would own what
+// SQLite creates beside the database (the owner rule, at the end). The rule is OpenSSH's for its own files
 // (StrictModes): the file, and every directory above it, must be owned by root or the
 // service's user and writable by nobody else; a directory with the sticky bit (/tmp) is
 // accepted, as others cannot rename or remove what is not theirs in it. The path is
@@ -16,18 +17,27 @@ import { CliError, describeFsError } from './errors.js';
 
 const STICKY = 0o1000;
 
+/**
+ * Who may own (and whose group may write) what the service trusts besides root and the
+ * service's own user and group: for the database, its owner, the application's user.
+ */
+interface Trusted {
+  user?: number | undefined;
+  group?: number | undefined;
+}
+
 /** Why another user could change the entry with `stats` itself, or `undefined`. */
-function ownProblem(stats: Stats, directory: boolean): string | undefined {
+function ownProblem(stats: Stats, directory: boolean, trusted: Trusted = {}): string | undefined {
   const { mode, uid: owner, gid: group } = stats;
   const uid = process.geteuid?.() ?? 0;
   const gid = process.getegid?.() ?? 0;
   const bits = `(mode ${(mode & 0o7777).toString(8)})`;
-  if (owner !== 0 && owner !== uid) return `is owned by another user (uid ${owner}) ${bits}`;
+  if (owner !== 0 && owner !== uid && owner !== trusted.user) return `is owned by another user (uid ${owner}) ${bits}`;
   if (directory && (mode & STICKY) !== 0) return undefined;
   if ((mode & 0o002) !== 0) return `is writable by every user ${bits}`;
   // A directory may be writable by the service's own group (systemd's Group=); a file it
   // only reads need not be writable by any group.
-  if ((mode & 0o020) !== 0 && (!directory || (group !== gid && group !== 0)))
+  if ((mode & 0o020) !== 0 && (!directory || (group !== gid && group !== 0 && group !== trusted.group)))
     return `is writable by group ${group}${directory ? ", which is not the service's" : ''} ${bits}`;
   return undefined;
 }
@@ -160,7 +170,47 @@ export function readableByEveryone(path: string): number | undefined {
  */
 export type DatabaseAccess = { kind: 'owner' } | { kind: 'reader' } | { kind: 'refused'; line: string };
 
-export function judgeDatabaseFile(file: string): DatabaseAccess {
+/**
+ * The rule for the directories above the database (the ownership rule of the service's
+ * other trusted files, with the application's user and group among the trusted): every
+ * directory the path passes through must be owned by root, the service's user or
+ * `application.user` (the database's owner, as the start found it), and writable by no
+ * other user and no group but the service's, root's and `application.group`, unless it
+ * has the sticky bit. Otherwise whoever owns or may write such a directory could rename
+ * the application's directory away and put one of their own in its place, and the
+ * service would serve their bookings at the next look. Checked at the start and at every
+ * open of a replaced file. `application` defaults to the owner and group of the file now.
+ */
+export function databasePathProblem(file: string, application?: Trusted): string | undefined {
+  let trusted = application;
+  if (trusted === undefined) {
+    try {
+      const { uid, gid } = statSync(file);
+      trusted = { user: uid, group: gid };
+    } catch {
+      return undefined; // nothing to judge: the open says what is missing
+    }
+  }
+  let found: string | undefined;
+  try {
+    walkPath(file, (entry, stats, role) => {
+      if (found !== undefined || (role !== 'directory' && !(role === 'last' && stats.isDirectory()))) return;
+      const problem = ownProblem(stats, true, trusted);
+      if (problem !== undefined) found = `directory ${entry} ${problem}`;
+    });
+  } catch {
+    return undefined;
+  }
+  if (found === undefined) return undefined;
+  return `refusing database ${file}: ${found}, so another user could put a directory of their own in its place and a database of their own at this path; give a path whose directories belong to root, the service's user or the application's (uid ${trusted.user ?? '?'}) and that no one else may write (chmod o-w, g-w)`;
+}
+
+/**
+ * The owner rule and the rule for the directories above (databasePathProblem) on `file`,
+ * as this process's user. `application`: the database's owner and group as the start found
+ * them (the directories' trusted owner), for a replaced file; the file's own by default.
+ */
+export function judgeDatabaseFile(file: string, application?: Trusted): DatabaseAccess {
   const link = foreignSymlink(file);
   if (link !== undefined) {
     return {
@@ -168,6 +218,14 @@ export function judgeDatabaseFile(file: string): DatabaseAccess {
       line: `refusing database ${file}: symlink ${link.entry} is owned by another user (uid ${link.owner}), who could point it at another file; give the path without it, or a symlink owned by root, the service's user or the owner of its directory`,
     };
   }
+  const access = ownerRule(file);
+  if (access.kind === 'refused') return access;
+  const tree = databasePathProblem(file, application);
+  return tree === undefined ? access : { kind: 'refused', line: tree };
+}
+
+/** The owner rule alone (DatabaseAccess). */
+function ownerRule(file: string): DatabaseAccess {
   const uid = process.geteuid?.() ?? 0;
   let dir: string;
   let owner: number;

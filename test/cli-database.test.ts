@@ -358,3 +358,46 @@ test("a database reached through another user's symlink in a sticky directory is
   assertReply(await get(`${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`), 200, MARCH_COFFEE);
   await server.stop();
 });
+
+test("the directories above the database get the ownership rule, at the start and at every open of a replaced file: another user's directory above is refused, and so is a file put in a directory that became another user's", async (t) => {
+  assert.equal(process.getuid?.(), 0, 'needs root to give directories to another user (CI runs as root)');
+  const nobody = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
+  const root = tempDir(t);
+  chmodSync(root, 0o755);
+  // Another user's directory above the application's: she could rename the application's
+  // directory away and put her own, with a database of her own, in its place.
+  const theirs = join(root, 'nobody');
+  const app = join(theirs, 'app');
+  mkdirSync(app, { recursive: true });
+  chownSync(theirs, nobody, nobody);
+  const file = join(app, 'kasse.sqlite');
+  copyFileSync(buildDatabase(t), file);
+  assertFails(
+    await run(['--db', file, '--port', '0']),
+    1,
+    `booking-search-server: refusing database ${file}: directory ${theirs} is owned by another user (uid ${nobody}) (mode 755), so another user could put a directory of their own in its place and a database of their own at this path; give a path whose directories belong to root, the service's user or the application's (uid 0) and that no one else may write (chmod o-w, g-w)`,
+  );
+  // The application's own directories: served. Then the application's directory becomes
+  // another user's, who puts her database there: the replaced file is judged against the
+  // application the start found, and refused.
+  chownSync(theirs, 0, 0);
+  const server = await start(t, ['--db', file]);
+  assertReply(await get(`${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`), 200, MARCH_COFFEE);
+  chownSync(app, nobody, nobody);
+  const forged = join(app, 'forged.sqlite');
+  copyFileSync(buildDatabase(t), forged);
+  const db = new Database(forged);
+  db.exec("INSERT INTO entries (date, amount_cents, subject) VALUES ('2026-03-20', 435, 'gefälscht')");
+  db.close();
+  chownSync(forged, nobody, nobody);
+  renameSync(forged, file);
+  await until(
+    async () => /refusing database .*: directory .* is owned by another user/.test(server.output().stderr),
+    5_000,
+    'the refusal of the replaced file',
+  );
+  const search = await get(`${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`);
+  assert.equal(search.status, 500, search.body);
+  assert.doesNotMatch(search.body, /gefälscht/);
+  await server.stop();
+});
