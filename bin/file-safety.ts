@@ -1,7 +1,8 @@
 // Who else could change a file the service trusts: its credentials file, its TLS key and
 // certificate, the directory of its socket, the directories above the database it serves
-// (with the application's user and group among the trusted); and who would own what
-// SQLite creates beside the database (the owner rule, at the end). The rule is OpenSSH's for its own files
+// (with the application's user and group among the trusted); who else may connect to its
+// socket or read a secret; and who would own what SQLite creates beside the database (the
+// owner rule, at the end). The rule is OpenSSH's for its own files
 // (StrictModes): the file, and every directory above it, must be owned by root or the
 // service's user and writable by nobody else; a directory with the sticky bit (/tmp) is
 // accepted, as others cannot rename or remove what is not theirs in it. The path is
@@ -134,6 +135,11 @@ function resolveSafely(what: string, path: string, which: string, advice: string
       );
     }
   });
+}
+
+/** Whether a socket of `mode` lets users who are neither its owner nor in its group connect (connecting is writing). */
+export function letsEveryoneConnect(mode: number): boolean {
+  return (mode & 0o002) !== 0;
 }
 
 /** Whether every user of the machine may read `path` (a warning for a secret). */

@@ -130,8 +130,3 @@ export function groupId(group: string): number {
   if (gid !== undefined && /^[0-9]{1,9}$/.test(gid)) return Number(gid);
   throw new CliError(`no group '${group}' on this system (getent group ${group}); give its number instead`);
 }
-
-/** Whether `mode` lets users who are neither the owner nor in the socket's group connect. */
-export function letsEveryoneConnect(mode: number): boolean {
-  return (mode & 0o002) !== 0;
-}

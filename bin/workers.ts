@@ -16,6 +16,13 @@ import { logInfo, logLine } from './log.js';
 import { answersOfWorkers } from './monitoring.js';
 import type { ThrottleAuthority } from './shared-throttle.js';
 
+/**
+ * This process's part, decided once from node:cluster and --workers: the only process, the
+ * primary of --workers (it supervises and serves nothing), or one of its workers (its
+ * greeting and its failure go to the primary, which says them once).
+ */
+export type Role = 'single' | 'primary' | 'worker';
+
 type WorkerMessage = { type: 'listening'; greeting: string[] } | { type: 'failed'; message: string };
 
 /**
