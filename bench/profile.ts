@@ -13,6 +13,8 @@
 //   naming the JavaScript frames. CPU time, the kernel's part included, so the phases add
 //   up to the process's CPU time per request; SQLite's statements are told apart by
 //   better-sqlite3's native frames (run: BEGIN and COMMIT, get: the count, all: the page).
+//   The servers run with V8's inlining off (every function keeps a frame of its own, or its
+//   samples would count to its caller), which costs them some speed: compare builds.
 // - cpu-prof: `node --cpu-prof`, V8's own profiler of the main thread. Wall time: a phase
 //   that waits (a write to a full pipe) counts as if it ran, and native calls have no frame
 //   of their own (SQLite counts to the JavaScript that called it).
@@ -297,7 +299,11 @@ function sampled(command: string[], dir: string): string[] {
   const flags =
     sampler === 'perf'
       ? // --perf-basic-prof also turns V8's log on: into the run's directory, not the current one.
+        // Inlining off: a function the compilers inline has no frame of its own, and its
+        // samples would count to its caller's phase.
         [
+          '--no-turbo-inlining',
+          '--no-maglev-inlining',
           '--perf-basic-prof',
           '--interpreted-frames-native-stack',
           '--no-logfile-per-isolate',
