@@ -20,6 +20,7 @@ import type { ServedBook } from './books.js';
 import type { DatabaseStatus } from './database.js';
 import { CliError } from './errors.js';
 import { EXPOSITION_CONTENT_TYPE } from './exposition.js';
+import { SETTINGS } from './settings.js';
 import { applySocketGroup, prepareSocketPath } from './socket.js';
 
 /** One book as a process serves it: docs/operations.md, "Monitoring", names the states. */
@@ -128,11 +129,20 @@ export async function listenAdmin(
   answers: AdminAnswers,
   group: string | undefined,
 ): Promise<{ server: Server; address: string }> {
+  // The API listener's default timeouts (bin/settings.ts), whatever its flags say: a probe
+  // or a scrape is a short request, and the admin listener has no flags of its own for them.
+  const seconds = (flag: 'headers-timeout' | 'request-timeout' | 'keep-alive-timeout' | 'send-timeout') =>
+    1000 * SETTINGS[flag].default;
   const server = createServer(
-    { headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000, maxHeaderSize: 16 * 1024 },
+    {
+      headersTimeout: seconds('headers-timeout'),
+      requestTimeout: seconds('request-timeout'),
+      keepAliveTimeout: seconds('keep-alive-timeout'),
+      maxHeaderSize: 16 * 1024,
+    },
     createAdminHandler(answers),
   );
-  server.setTimeout(30_000);
+  server.setTimeout(seconds('send-timeout'));
   try {
     if ('socket' in where) {
       await prepareSocketPath(where.socket);

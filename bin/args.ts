@@ -9,13 +9,15 @@ import type { Credentials } from '../lib/index.js';
 import { errorCode, type TableNames } from '../lib/internal.js';
 import type { BookConfig } from './books.js';
 import type { ConfigFile } from './config-file.js';
-import { BOOK_SETTINGS, gatherSettings, type Origin, placeError, type Values } from './configuration.js';
+import { gatherSettings, type Origin, placeError, type Values } from './configuration.js';
 import { environmentCredentials } from './credentials.js';
 import { CliError } from './errors.js';
 import {
+  BOOK_SETTINGS,
   camel,
   type Flag,
   optionsHelp,
+  readSetting,
   SETTINGS,
   type Setting,
   type SettingValues,
@@ -301,13 +303,6 @@ function settingsOf(given: Values): Reader {
     if (!read.has(flag)) read.set(flag, readSetting(flag, SETTINGS[flag] as Setting<unknown>, given[flag]));
     return read.get(flag) as ValueOf<F>;
   };
-}
-
-function readSetting(flag: Flag, setting: Setting<unknown>, given: Values[string]): unknown {
-  if (given === undefined) return setting.default;
-  if (typeof given === 'boolean') return given;
-  if (typeof given === 'string') return setting.parse(given, `--${flag}`);
-  return given.flatMap((value) => setting.parse(value, `--${flag}`) as unknown[]);
 }
 
 /** Every setting, under its name in camelCase. */

@@ -27,6 +27,7 @@
 import { readFileSync } from 'node:fs';
 import { CliError, describeFsError } from './errors.js';
 import { ensureOnlyOwnerCanChange } from './file-safety.js';
+import { BOOK_SETTINGS } from './settings.js';
 
 /** One `key = value` line. */
 export interface ConfigEntry {
@@ -55,8 +56,8 @@ export interface ConfigFile {
 
 export type ParsedConfig = { ok: true; config: ConfigFile } | { ok: false; message: string };
 
-/** The keys a `[book NAME]` section may hold. */
-export const BOOK_KEYS: readonly string[] = ['db', 'app', 'table-names', 'base-path', 'users'];
+/** The keys a `[book NAME]` section may hold: a book's settings (bin/settings.ts) and its users. */
+export const BOOK_KEYS: readonly string[] = [...BOOK_SETTINGS, 'users'];
 
 // Anchored, bounded: a key is a long flag's name; a line is not a novel.
 const KEY = /^[a-z][a-z0-9-]{0,39}$/;

@@ -21,9 +21,6 @@ export type Origin =
   | { readonly kind: 'environment'; readonly variable: string }
   | { readonly kind: 'file'; readonly file: string; readonly line: number };
 
-/** The keys of a book: given at the top (or by a flag or variable) they are the one book of --db. */
-export const BOOK_SETTINGS: readonly string[] = ['db', 'app', 'table-names', 'base-path'];
-
 // The realm of a book's challenge and its name in /status: printable ASCII, as createHandler's serviceName.
 const BOOK_NAME = /^[\x20-\x7E]{1,100}$/;
 

@@ -32,6 +32,7 @@ import { CliError } from './errors.js';
 import { judgeDatabaseFile } from './file-safety.js';
 import { Guard } from './guarded.js';
 import type { LogLevel } from './log.js';
+import { SETTINGS } from './settings.js';
 
 // How often the file is looked at; a replacement, or the end of a wait, is noticed within this.
 const WATCH_INTERVAL_MS = 1_000;
@@ -40,9 +41,9 @@ const WATCH_INTERVAL_MS = 1_000;
 const STABLE_MS = 250;
 /**
  * How long an open of a book's file (in its guard process) and a search over a book whose
- * searches run in a guard process may take; the CLI's --search-timeout.
+ * searches run in a guard process may take when no limit is given: --search-timeout's default.
  */
-export const GUARD_LIMIT_MS = 10_000;
+export const GUARD_LIMIT_MS = 1000 * SETTINGS['search-timeout'].default;
 // The guard process that opens and judges every book's file, one at a time, ended when
 // idle for this long.
 const OPENING_GUARD_IDLE_MS = 5_000;

@@ -21,7 +21,7 @@ import {
 import { CONFIGURABLE, readApp, type ServeCommand } from './args.js';
 import type { BookConfig, ServedBook } from './books.js';
 import type { ConfigFile } from './config-file.js';
-import { BOOK_SETTINGS, resolveBooks } from './configuration.js';
+import { resolveBooks } from './configuration.js';
 import { readCredentialsFile } from './credentials.js';
 import { type BuildHandler, inMemoryDatabase, preflightDatabaseFile, watchDatabase } from './database.js';
 import { createDemoDatabase, createEmptyBook } from './demo.js';
@@ -31,7 +31,7 @@ import { listenFor, reloadOnHangup, stopOnBugs } from './listener.js';
 import { errorLineTemplate, logInfo, logLine, setLogFormat } from './log.js';
 import { NAME, readVersion } from './package.js';
 import { type BookService, serveBooks, usersOf } from './serve-books.js';
-import { camel, handlerOptions, readTableNames } from './settings.js';
+import { BOOK_SETTINGS, camel, handlerOptions, readTableNames } from './settings.js';
 import { createThrottleAuthority, createThrottleReplica, type ThrottleAuthority } from './shared-throttle.js';
 import { prepareSocketPath, useSocketMode } from './socket.js';
 import { startWatchdog } from './watchdog.js';

@@ -310,6 +310,13 @@ export const SETTINGS = {
 
 export type Flag = keyof typeof SETTINGS;
 
+/**
+ * The settings of a book: given at the top (or by a flag or variable) they are the one book
+ * of --db; a configuration file's `[book NAME]` section holds them and its `users`
+ * (bin/config-file.ts).
+ */
+export const BOOK_SETTINGS: readonly Flag[] = ['db', 'app', 'table-names', 'base-path'];
+
 type Camel<S extends string> = S extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<Camel<Tail>>}` : S;
 
 /** The value of every setting, given or by default, under the flag's name in camelCase. */
@@ -323,19 +330,15 @@ export function camel<F extends Flag>(flag: F): Camel<F> {
 }
 
 /**
- * Every setting read from what was given (a flag's text, or a repeated flag's texts, as
- * bin/configuration.ts gathers them from the flags, the variables and the file), each by
- * its row; what was not given is its default.
+ * One setting read by its row from what was given (a flag's text, or a repeated flag's
+ * texts, as bin/configuration.ts gathers them from the flags, the variables and the file);
+ * its default when nothing was.
  */
-export function readSettings(given: Readonly<Record<string, string | boolean | readonly string[] | undefined>>) {
-  const values: Record<string, unknown> = {};
-  for (const [flag, setting] of Object.entries(SETTINGS) as Array<[Flag, Setting<unknown>]>) {
-    values[camel(flag)] = readSetting(flag, setting, given[flag]);
-  }
-  return values as SettingValues;
-}
-
-function readSetting(flag: string, setting: Setting<unknown>, given: string | boolean | readonly string[] | undefined) {
+export function readSetting(
+  flag: Flag,
+  setting: Setting<unknown>,
+  given: string | boolean | readonly string[] | undefined,
+): unknown {
   if (given === undefined) return setting.default;
   if (typeof given === 'boolean') return given;
   if (typeof given === 'string') return setting.parse(given, `--${flag}`);
