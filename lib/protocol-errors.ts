@@ -32,6 +32,10 @@ export function answerProtocolErrors<S extends Server>(server: S): S {
  */
 export function answerClientError(error: unknown, socket: Duplex): void {
   const code = errorCode(error);
+  // Bytes after a request that asked to close (RFC 9112 §9.6): the parser refuses them, and
+  // they are no request to answer. The requests before them, the closing one included, are
+  // answered in order, and the closing one's answer ends the connection.
+  if (code === 'HPE_CLOSED_CONNECTION') return;
   // A response that is being written cannot be interrupted by another; one that is
   // complete (a pipelined request before the bad one) can be followed by ours.
   const current = (socket as { _httpMessage?: { headersSent: boolean; writableEnded: boolean } | null })._httpMessage;

@@ -46,6 +46,23 @@ test('answerProtocolErrors: parser errors, 431 and 417 as JSON on a plain node:h
   assertProtocolError(await rawRequest(origin, expect), 417, 'Erwartung nicht erfüllbar.');
 });
 
+test('every request pipelined before the one that asks to close is answered in order; the bytes after it are not a 400 that cuts them off', async (t) => {
+  const origin = await serveWired(t);
+  const search = `GET /api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5 HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\n\r\n`;
+  const status = (extra = ''): string =>
+    `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\n${extra}\r\n`;
+  // Node's parser raises an error for the bytes after the closing request, while the
+  // answers before it are still being written.
+  const reply = await rawRequest(origin, `${search}${search}${status('Connection: close\r\n')}${status()}`);
+  const text = `HTTP/1.1 ${reply.status} ${reply.body}`;
+  assert.deepEqual(
+    [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]),
+    ['200', '200', '200'],
+  );
+  assert.doesNotMatch(text, /bad_request/);
+  assert.equal(reply.closed, true);
+});
+
 test('a missing Host is the handler’s JSON 400 for HTTP/1.1, and no problem for HTTP/1.0', async (t) => {
   const origin = await serveWired(t);
   const missing = await rawRequest(origin, `GET /api/v1/status HTTP/1.1\r\nAuthorization: ${AUTH}\r\n\r\n`);
