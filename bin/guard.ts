@@ -25,7 +25,7 @@ import {
   resolveOptions,
   validateDatabase,
 } from '../lib/internal.js';
-import { recogniseApplication } from './database.js';
+import { recogniseApplication } from './book-search.js';
 import { describeDatabaseError, identityOf, openToServe } from './database-file.js';
 import { CliError } from './errors.js';
 import type { GuardReply, GuardRequest, OpenResult } from './guarded.js';
