@@ -8,7 +8,7 @@
 // where it came from.
 
 import type { Credentials } from '../lib/index.js';
-import { normalBasePath } from '../lib/internal.js';
+import { normalBasePath, SERVICE_NAME } from '../lib/internal.js';
 import type { BookConfig } from './books.js';
 import type { BookSection, ConfigEntry, ConfigFile } from './config-file.js';
 import { CliError } from './errors.js';
@@ -20,9 +20,6 @@ export type Origin =
   | { readonly kind: 'flag' }
   | { readonly kind: 'environment'; readonly variable: string }
   | { readonly kind: 'file'; readonly file: string; readonly line: number };
-
-// The realm of a book's challenge and its name in /status: printable ASCII, as createHandler's serviceName.
-const BOOK_NAME = /^[\x20-\x7E]{1,100}$/;
 
 /** `--base-path` → `BOOKING_SEARCH_BASE_PATH`. */
 export function variableName(key: string): string {
@@ -116,7 +113,7 @@ export function resolveBooks(
   const basePaths = new Map<string, number>();
   return config.books.map((section) => {
     const entry = (key: string): ConfigEntry | undefined => section.entries.find((e) => e.key === key);
-    if (!BOOK_NAME.test(section.name)) {
+    if (!SERVICE_NAME.test(section.name)) {
       throw atEntry(file, section, `the book's name '${section.name}' must be 1 to 100 printable ASCII characters`);
     }
     const db = entry('db');

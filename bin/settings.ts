@@ -8,7 +8,15 @@
 // test/unit/settings.test.ts fails on a copy that drifts.
 
 import type { HandlerOptions } from '../lib/index.js';
-import { APP_NAMES, canonicalAddress, DEFAULTS, originProblem, TABLE_NAME, type TableNames } from '../lib/internal.js';
+import {
+  APP_NAMES,
+  canonicalAddress,
+  DEFAULTS,
+  originProblem,
+  SERVICE_NAME,
+  TABLE_NAME,
+  type TableNames,
+} from '../lib/internal.js';
 import { CliError } from './errors.js';
 
 /** One setting. `T` is its value's type once read (the default when none is given). */
@@ -181,7 +189,20 @@ export const SETTINGS = {
   host: textOr('HOST', '127.0.0.1', 'address to listen on (default {default})'),
   port: whole('PORT', [0, 65_535], 8080, 'port to listen on, 0 for any free one (default {default})'),
   'base-path': textOr('PATH', '', 'path before /api/v1, e.g. /kasse (default {default})', (path) => path || 'none'),
-  name: textOr('NAME', DEFAULTS.serviceName, 'service name in /status and the auth realm (default {default})'),
+  name: row<string>(
+    {
+      placeholder: 'NAME',
+      help: 'service name in /status and the auth realm (default {default})',
+      parse: (value, flag) => {
+        if (!SERVICE_NAME.test(value))
+          throw usage(
+            `${flag} must be 1 to 100 printable ASCII characters (it is the realm of the login), not '${value}'`,
+          );
+        return value;
+      },
+    },
+    DEFAULTS.serviceName,
+  ),
   'credentials-file': text(
     'FILE',
     'user:secret lines (secret: a password or a hash-password hash); SIGHUP re-reads it',

@@ -39,7 +39,7 @@ export {
   WRONG_CREDENTIALS,
 } from './metrics.js';
 export { formatEuros } from './money.js';
-export { DEFAULTS, resolveOptions } from './options.js';
+export { DEFAULTS, resolveOptions, SERVICE_NAME } from './options.js';
 export { hashPassword, isPasswordHash } from './password-hash.js';
 export type { SearchQuery } from './query.js';
 export { normalBasePath, pathForLog } from './request-target.js';

@@ -52,7 +52,8 @@ export const DEFAULTS = Object.freeze({
 });
 
 // The name is also the realm of a header, which must stay printable ASCII.
-const SERVICE_NAME = /^[\x20-\x7E]{1,100}$/;
+/** A service's or a book's name: the realm of its challenge, so printable ASCII (RFC 9110 §11.5). */
+export const SERVICE_NAME = /^[\x20-\x7E]{1,100}$/;
 
 /** Applies the defaults, throws a TypeError naming the first bad option, and resolves the rest. */
 export function resolveOptions(options: HandlerOptions | undefined): Settings {

@@ -150,6 +150,10 @@ const USAGE_ERRORS: Array<[argv: string[], line: string]> = [
   [['--demo', '--socket', '/s', '--socket-mode', '8'], "--socket-mode must be octal permissions such as 660, not '8'"],
   [['--demo', '--socket-group', 'www-data'], '--socket-mode and --socket-group need --socket PATH'],
   [['--demo', '--log-format', 'JSON'], "--log-format must be text or json, not 'JSON'"],
+  [
+    ['--demo', '--name', 'Büro'],
+    "--name must be 1 to 100 printable ASCII characters (it is the realm of the login), not 'Büro'",
+  ],
   [['--demo', '--admin-port', '65536'], "--admin-port must be a whole number from 0 to 65535, not '65536'"],
   [['--demo', '--admin-host', '::1'], '--admin-host needs --admin-port PORT'],
   [

@@ -112,6 +112,14 @@ test('a value refused is named where it was written: the flag (exit 2), the vari
       exitCode: 2,
     },
   );
+  // A name that check accepted and the start refused with a stack's words, before it was read here.
+  assert.deepEqual(
+    outcome(() => parseCommandLine([], USER, config('name = "Büro"\ndb = x'))),
+    {
+      error: `${FILE}:1: name must be 1 to 100 printable ASCII characters (it is the realm of the login), not 'Büro'`,
+      exitCode: 1,
+    },
+  );
   assert.deepEqual(
     outcome(() => parseCommandLine([], USER, config('tls-cert = /a.pem\ndb = x'))),
     {
