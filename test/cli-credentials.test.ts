@@ -21,6 +21,7 @@ import {
   request,
   tempDir,
 } from './support/helpers.js';
+import { onTerminal } from './support/terminal.js';
 
 /** Runs `hash-password` with `input` on its standard input. */
 async function hashPasswordOf(input: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -385,48 +386,15 @@ test('--workers 2: the primary passes SIGHUP on, and every worker takes the new 
   assert.equal(server.child.exitCode, null);
 });
 
-// On a terminal (a pseudo-terminal from python3's pty module): two prompts, no echo.
-const PTY_DRIVER = `
-import os, pty, sys, time
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(sys.argv[1], [sys.argv[1], sys.argv[2], 'hash-password'])
-out = b''
-def read_prompts(count):
-    global out
-    end = time.time() + 60
-    while out.count(b'assword: ') < count and time.time() < end:
-        try:
-            out += os.read(fd, 1024)
-        except OSError:
-            return
-for number, answer in enumerate(sys.argv[3:], 1):
-    read_prompts(number)
-    os.write(fd, answer.encode() + b'\\r')
-while True:
-    try:
-        chunk = os.read(fd, 1024)
-    except OSError:
-        break
-    if not chunk:
-        break
-    out += chunk
-_, status = os.waitpid(pid, 0)
-sys.stdout.write(out.decode())
-sys.exit(os.waitstatus_to_exitcode(status))
-`;
-
-function onTerminal(...answers: string[]): { status: number | null; output: string } {
-  const result = spawnSync('python3', ['-c', PTY_DRIVER, process.execPath, BIN, ...answers], {
-    encoding: 'utf8',
-    timeout: 90_000,
-  });
+// On a terminal (a pseudo-terminal, test/support/terminal.ts): two prompts, no echo.
+function hashOnTerminal(...answers: string[]): { status: number | null; output: string } {
+  const result = onTerminal([process.execPath, BIN, 'hash-password'], answers, { timeout: 90_000 });
   assert.equal(result.error, undefined, 'python3 runs (it provides the pseudo-terminal)');
   return { status: result.status, output: result.stdout };
 }
 
 test('hash-password on a terminal asks twice without echo, and refuses two different answers', () => {
-  const same = onTerminal('Ge:heim 1', 'Ge:heim 1');
+  const same = hashOnTerminal('Ge:heim 1', 'Ge:heim 1');
   assert.equal(same.status, 0, same.output);
   assert.match(
     same.output,
@@ -441,7 +409,7 @@ test('hash-password on a terminal asks twice without echo, and refuses two diffe
   });
   assert.equal(derived.toString('base64').replace(/=+$/, ''), hash);
 
-  const different = onTerminal('Ge:heim 1', 'Ge:heim 2');
+  const different = hashOnTerminal('Ge:heim 1', 'Ge:heim 2');
   assert.equal(different.status, 1);
   assert.doesNotMatch(different.output, /Ge:heim|\$scrypt\$/);
   assert.match(different.output, /booking-search-server: the two passwords differ; nothing printed\r\n$/);

@@ -19,6 +19,7 @@ import Database from 'better-sqlite3';
 import { asRoot, blocksAfter } from './support/doc-snippets.js';
 import { fixtureSql } from './support/helpers.js';
 import { createUsers, IS_ROOT, NOT_ROOT_REASON, nodeForEveryUser, type Users } from './support/linux-users.js';
+import { onTerminal } from './support/terminal.js';
 
 const REPO = new URL('..', import.meta.url).pathname;
 const OPERATIONS = readFileSync(join(REPO, 'docs/operations.md'), 'utf8');
@@ -109,37 +110,6 @@ else if (command === 'reload') {
 else { process.stderr.write('systemctl: not part of the stand-in: ' + command + '\n'); process.exit(1); }
 `;
 
-// Runs sh -ec SCRIPT on a pseudo-terminal, typing each answer at the next password prompt.
-const ON_TERMINAL = `
-import os, pty, sys, time
-pid, fd = pty.fork()
-if pid == 0:
-    os.execvp('sh', ['sh', '-ec', sys.argv[1]])
-out = b''
-def read_until(count):
-    global out
-    end = time.time() + 60
-    while out.count(b'assword: ') < count and time.time() < end:
-        try:
-            out += os.read(fd, 1024)
-        except OSError:
-            return
-for number, answer in enumerate(sys.argv[2:], 1):
-    read_until(number)
-    os.write(fd, answer.encode() + b'\\r')
-while True:
-    try:
-        chunk = os.read(fd, 1024)
-    except OSError:
-        break
-    if not chunk:
-        break
-    out += chunk
-_, status = os.waitpid(pid, 0)
-sys.stdout.write(out.decode())
-sys.exit(os.waitstatus_to_exitcode(status))
-`;
-
 interface Machine {
   root: string;
   etc: string;
@@ -218,11 +188,7 @@ function machine(users: Users): Machine {
     pid: () => Number(readFileSync(join(state, `${UNIT}.pid`), 'utf8')),
     runBlock(block, answers) {
       const script = asRoot(block, [...paths, ['buchungssuche', users.service.name]]);
-      const ran = spawnSync('python3', ['-c', ON_TERMINAL, script, ...answers], {
-        env,
-        encoding: 'utf8',
-        timeout: 120_000,
-      });
+      const ran = onTerminal(['sh', '-ec', script], answers, { env, timeout: 120_000 });
       assert.equal(ran.status, 0, `${block}\n${ran.stdout}${ran.stderr}\n${result.log()}`);
       assert.doesNotMatch(ran.stdout, new RegExp(answers.join('|')), 'no password shown');
     },

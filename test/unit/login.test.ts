@@ -17,6 +17,7 @@ import {
 import { validateCredentials } from '../../lib/credentials.js';
 import { createLogin, type LoginVerdict, refusal } from '../../lib/login.js';
 import { ERRORS } from '../../lib/messages.js';
+import { DEFAULTS } from '../../lib/options.js';
 import { createThrottle, type ThrottleSettings } from '../../lib/throttle.js';
 import { accepted } from '../support/helpers.js';
 
@@ -34,13 +35,7 @@ const throttled = (retryAfter: number, attempted?: string) =>
 /** The library's defaults on a clock that stands still, with `overrides`. */
 function throttleFor(overrides: Partial<ThrottleSettings> = {}) {
   return createThrottle({
-    maxAuthFailures: 10,
-    maxUserFailures: 50,
-    maxGlobalFailures: 100,
-    maxUnauthenticated: 100,
-    authFailureWindowMs: 60_000,
-    maxTrackedAddresses: 10_000,
-    maxKnownClients: 1000,
+    ...DEFAULTS,
     now: () => 1_000_000,
     ...overrides,
   });

@@ -6,20 +6,12 @@ import { test } from 'node:test';
 import { createChannel } from '../../bin/channel.js';
 import { createThrottleAuthority, createThrottleReplica } from '../../bin/shared-throttle.js';
 import { createMetrics, REFUSAL_INDEX } from '../../lib/metrics.js';
+import { DEFAULTS } from '../../lib/options.js';
 import { createThrottle, type Throttle, type ThrottleSettings } from '../../lib/throttle.js';
 import { portPair, settle } from '../support/port-pair.js';
 
 /** The library's defaults. */
-const SETTINGS: ThrottleSettings = {
-  maxAuthFailures: 10,
-  maxUserFailures: 50,
-  maxGlobalFailures: 100,
-  maxUnauthenticated: 100,
-  authFailureWindowMs: 60_000,
-  maxTrackedAddresses: 10_000,
-  maxKnownClients: 1000,
-  now: Date.now,
-};
+const SETTINGS: ThrottleSettings = { ...DEFAULTS, now: Date.now };
 const REPLICA = { maxKnownClients: 1000, maxTrackedAddresses: 10_000, now: Date.now };
 
 function service(settings: Partial<ThrottleSettings> = {}) {

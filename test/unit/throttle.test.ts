@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createMetrics, REFUSALS } from '../../lib/metrics.js';
+import { DEFAULTS } from '../../lib/options.js';
 import { createThrottle, type ThrottleSettings } from '../../lib/throttle.js';
 
 function clock(start = 1_000_000) {
@@ -11,13 +12,7 @@ function clock(start = 1_000_000) {
 /** The library's defaults, with `overrides`. */
 function settings(now: () => number, overrides: Partial<ThrottleSettings> = {}): ThrottleSettings {
   return {
-    maxAuthFailures: 10,
-    maxUserFailures: 50,
-    maxGlobalFailures: 100,
-    maxUnauthenticated: 100,
-    authFailureWindowMs: 60_000,
-    maxTrackedAddresses: 10_000,
-    maxKnownClients: 1000,
+    ...DEFAULTS,
     now,
     ...overrides,
   };
