@@ -51,6 +51,22 @@ export const DEFAULTS = Object.freeze({
   tables: {},
 });
 
+// The whole-number options and the least each may be, in the order they are checked.
+const LEAST = {
+  maxAuthFailures: 0,
+  authFailureWindowMs: 1,
+  maxUserFailures: 0,
+  maxGlobalFailures: 0,
+  maxUnauthenticated: 0,
+  maxTrackedAddresses: 1,
+  maxKnownClients: 1,
+  maxHashChecks: 1,
+  maxQueuedHashChecks: 0,
+  maxVerifiedCredentials: 1,
+  maxWaitingSearches: 1,
+  maxUserWaitingSearches: 1,
+} as const satisfies Partial<Record<keyof Filled, number>>;
+
 // The name is also the realm of a header, which must stay printable ASCII.
 /** A service's or a book's name: the realm of its challenge, so printable ASCII (RFC 9110 §11.5). */
 export const SERVICE_NAME = /^[\x20-\x7E]{1,100}$/;
@@ -74,18 +90,9 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
     'options.serviceName must be 1 to 100 printable ASCII characters',
   );
   ensure(typeof settings.onError === 'function', 'options.onError must be a function');
-  ensure(isWhole(settings.maxAuthFailures, 0), 'options.maxAuthFailures must be a whole number ≥ 0');
-  ensure(isWhole(settings.authFailureWindowMs, 1), 'options.authFailureWindowMs must be a whole number ≥ 1');
-  ensure(isWhole(settings.maxUserFailures, 0), 'options.maxUserFailures must be a whole number ≥ 0');
-  ensure(isWhole(settings.maxGlobalFailures, 0), 'options.maxGlobalFailures must be a whole number ≥ 0');
-  ensure(isWhole(settings.maxUnauthenticated, 0), 'options.maxUnauthenticated must be a whole number ≥ 0');
-  ensure(isWhole(settings.maxTrackedAddresses, 1), 'options.maxTrackedAddresses must be a whole number ≥ 1');
-  ensure(isWhole(settings.maxKnownClients, 1), 'options.maxKnownClients must be a whole number ≥ 1');
-  ensure(isWhole(settings.maxHashChecks, 1), 'options.maxHashChecks must be a whole number ≥ 1');
-  ensure(isWhole(settings.maxQueuedHashChecks, 0), 'options.maxQueuedHashChecks must be a whole number ≥ 0');
-  ensure(isWhole(settings.maxVerifiedCredentials, 1), 'options.maxVerifiedCredentials must be a whole number ≥ 1');
-  ensure(isWhole(settings.maxWaitingSearches, 1), 'options.maxWaitingSearches must be a whole number ≥ 1');
-  ensure(isWhole(settings.maxUserWaitingSearches, 1), 'options.maxUserWaitingSearches must be a whole number ≥ 1');
+  for (const [name, min] of Object.entries(LEAST) as Array<[keyof typeof LEAST, number]>) {
+    ensure(isWhole(settings[name], min), `options.${name} must be a whole number ≥ ${min}`);
+  }
   ensure(typeof settings.now === 'function', 'options.now must be a function');
 
   // Interpret: each of these is checked as it is built, once.
