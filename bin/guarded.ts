@@ -201,6 +201,7 @@ export class Guard {
   private dispatch(message: GuardRequest, pending: Pending): void {
     clearTimeout(this.idleTimer);
     const child = this.child ?? this.start();
+    holdProcess(child, true);
     const id = this.nextId;
     this.nextId += 1;
     if (this.pending.size === 0) this.lastProgress = performance.now();
@@ -214,6 +215,9 @@ export class Guard {
     if (this.pending.size > 0) return;
     const queued = this.queued.shift();
     if (queued !== undefined) return this.dispatch(queued.message, queued.pending);
+    // An idle guard keeps nothing alive: a start that fails right after its books were
+    // judged ends at once, not when the idle guard would have been ended.
+    if (this.child !== undefined) holdProcess(this.child, false);
     const idleEndMs = this.options.idleEndMs;
     if (idleEndMs !== undefined && this.child !== undefined) {
       clearTimeout(this.idleTimer);
@@ -272,6 +276,17 @@ export class Guard {
     this.pending.clear();
     this.idle();
     for (const pending of waiting) pending.settle(undefined);
+  }
+}
+
+/** Whether `child` (the process and its channel) keeps this process's event loop alive. */
+function holdProcess(child: ChildProcess, hold: boolean): void {
+  if (hold) {
+    child.ref();
+    child.channel?.ref();
+  } else {
+    child.unref();
+    child.channel?.unref();
   }
 }
 

@@ -3,13 +3,13 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, get as httpGet } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { assertFails, BIN, cleanEnv, run, sha256, start, TIME, USER } from './support/cli-helpers.js';
+import { assertFails, BIN, cleanEnv, makeCertificate, run, sha256, start, TIME, USER } from './support/cli-helpers.js';
 import {
   assertReply,
   basicAuth,
@@ -122,6 +122,45 @@ test('a port in use ends with one clear line', async (t) => {
     1,
     `booking-search-server: port ${port} on 127.0.0.1 is already in use`,
   );
+});
+
+// The guard process that judged the file was left to its idle end, 5 s later, and held the
+// process until then.
+test('a start that fails at listen time, after the file was judged, ends at once with its one line', async (t) => {
+  const file = buildDatabase(t);
+  const dir = tempDir(t);
+  const blocker = createServer();
+  await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+  t.after(() => blocker.close());
+  const port = String((blocker.address() as { port: number }).port);
+  const cert = join(dir, 'cert.pem');
+  const key = join(dir, 'key.pem');
+  makeCertificate(cert, key);
+  chmodSync(cert, 0o600);
+  chmodSync(key, 0o600);
+  const failures: Array<[args: string[], line: string | RegExp]> = [
+    [['--port', port], `booking-search-server: port ${port} on 127.0.0.1 is already in use`],
+    [
+      ['--socket', join(dir, 'nonexist', 'api.sock')],
+      `booking-search-server: cannot listen on socket ${join(dir, 'nonexist', 'api.sock')}: no such directory`,
+    ],
+    [['--socket', join(dir, 'api.sock'), '--socket-group', 'nosuchgroup'], /^booking-search-server: .*nosuchgroup/],
+    [
+      ['--port', '0', '--admin-port', port],
+      `booking-search-server: the admin listener cannot listen on 127.0.0.1:${port}: another process is listening there`,
+    ],
+    [
+      ['--port', '0', '--tls-cert', key, '--tls-key', cert],
+      /^booking-search-server: the TLS certificate or key is not usable: /,
+    ],
+  ];
+  for (const [args, line] of failures) {
+    const began = performance.now();
+    const result = await run(['--db', file, ...args]);
+    const seconds = (performance.now() - began) / 1000;
+    assertFails(result, 1, line);
+    assert.ok(seconds < 2, `${args.join(' ')} ended after ${seconds.toFixed(2)} s`);
+  }
 });
 
 test('serves a database read-only, logs one line per request without query or credentials, and stops on SIGTERM', async (t) => {
