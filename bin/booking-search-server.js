@@ -12,5 +12,17 @@ if (major < 22 || (major === 22 && minor < 14)) {
   process.exit(1);
 }
 
-const { main } = await import('../dist/bin/cli.js');
+// A clone before `npm install` has no dist/: one line that says so, not Node's stack.
+const { fileURLToPath } = await import('node:url');
+const cli = new URL('../dist/bin/cli.js', import.meta.url);
+let main;
+try {
+  ({ main } = await import(cli.href));
+} catch (error) {
+  if (error?.code !== 'ERR_MODULE_NOT_FOUND' || !String(error.message).includes(`'${fileURLToPath(cli)}'`)) throw error;
+  process.stderr.write(
+    'booking-search-server: the package is not built (dist/bin/cli.js is missing); run `npm install` in the clone, which builds it\n',
+  );
+  process.exit(1);
+}
 await main(process.argv.slice(2), process.env);

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, get as httpGet } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -48,6 +48,31 @@ test('on a Node older than 22.14 the command refuses with one line, before bette
     stdout: '',
     stderr: 'booking-search-server: needs Node.js 22.14 or newer (this is v22.13.1); install Node.js 24 LTS\n',
   });
+});
+
+// A clone run before `npm install` printed Node's ERR_MODULE_NOT_FOUND stack for dist/bin/cli.js.
+test('in a clone without a build the command says to run npm install, in one line; any other missing module is reported as before', async (t) => {
+  const clone = join(tempDir(t), 'clone dir');
+  mkdirSync(join(clone, 'bin'), { recursive: true });
+  copyFileSync(BIN, join(clone, 'bin', 'booking-search-server.js'));
+  const launch: Parameters<typeof run>[2] = (args) => [
+    process.execPath,
+    [join(clone, 'bin', 'booking-search-server.js'), ...args],
+  ];
+  const unbuilt = await run(['--demo'], cleanEnv(), launch);
+  assert.deepEqual(unbuilt, {
+    code: 1,
+    signal: null,
+    stdout: '',
+    stderr:
+      'booking-search-server: the package is not built (dist/bin/cli.js is missing); run `npm install` in the clone, which builds it\n',
+  });
+  mkdirSync(join(clone, 'dist', 'bin'), { recursive: true });
+  writeFileSync(join(clone, 'dist', 'bin', 'cli.js'), "import './gone.js';\n");
+  const broken = await run(['--demo'], cleanEnv(), launch);
+  assert.equal(broken.code, 1);
+  assert.match(broken.stderr, /ERR_MODULE_NOT_FOUND/);
+  assert.doesNotMatch(broken.stderr, /not built/);
 });
 
 // Resuming after an uncaught exception is unsafe (Node's documentation); the process
