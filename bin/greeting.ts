@@ -5,7 +5,7 @@
 
 import type { Server } from 'node:http';
 import { canonicalAddress, findApplication } from '../lib/internal.js';
-import { isLoopback, type ServeCommand } from './args.js';
+import type { ServeCommand } from './args.js';
 import type { DemoDatabase } from './demo.js';
 import { letsEveryoneConnect, readableByEveryone } from './file-safety.js';
 import { logLine } from './log.js';
@@ -123,4 +123,9 @@ export function warnAboutPlainHttp(command: ServeCommand): void {
       'warning',
     );
   }
+}
+
+/** Whether `host` is an address only this machine can reach. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
