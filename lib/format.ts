@@ -31,12 +31,26 @@ export function formatSearchResult({ count, rows }: SearchRows): string {
     if (bookings !== '') bookings += ',';
     // docs/API.md, Sign convention: betrag = -amount_cents / 100.
     // The date is digits and dashes (DATE above): nothing in it to escape.
-    bookings += `{"id":${id},"datum":"${date}","betrag":${formatEuros(-amountCents)},"zweck":${JSON.stringify(subject ?? '')}`;
-    if (category !== null) bookings += `,"kategorie":${JSON.stringify(category)}`;
-    if (paymentMethod !== null) bookings += `,"konto":${JSON.stringify(paymentMethod)}`;
+    bookings += `{"id":${id},"datum":"${date}","betrag":${formatEuros(-amountCents)},"zweck":${jsonString(subject ?? '')}`;
+    if (category !== null) bookings += `,"kategorie":${jsonString(category)}`;
+    if (paymentMethod !== null) bookings += `,"konto":${jsonString(paymentMethod)}`;
     bookings += '}';
   }
   return `{"anzahl":${count},"buchungen":[${bookings}]}`;
+}
+
+// What JSON.stringify writes other than as it is (ECMA-262, QuoteJSONString): `"`, `\`, the
+// C0 controls and a lone surrogate; a pair of surrogates is taken here too, and left to it.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds, to escape them.
+const ESCAPED_IN_JSON = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/**
+ * `JSON.stringify(text)`: the same text, at half its cost for a text with nothing to escape
+ * (a subject, a category or an account name, three a booking; JSON.stringify is a call
+ * into the runtime, 0.1 µs each, a third of formatting an answer).
+ */
+function jsonString(text: string): string {
+  return ESCAPED_IN_JSON.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 
 // A value from the file in an error message: a text at most this long, quoted as JSON (a

@@ -49,3 +49,37 @@ test('a view whose id is text answers the search 500, not 200 with {"id":A-17} (
   assertReply(reply, 500, { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'search_failed' });
   assert.match(String(causes[0]), /booking id is not an integer: "A-17"/);
 });
+
+test('formatSearchResult writes every text as JSON.stringify does: quotes, backslashes, controls, lone and paired surrogates, U+2028, umlauts', () => {
+  const pieces = [
+    'a',
+    'ü',
+    '€',
+    '"',
+    '\\',
+    '\n',
+    '\u0000',
+    '\u001f',
+    '\u007f',
+    '\u2028',
+    '\ud83d\ude00',
+    '\ud83d',
+    '\ude00',
+    ' ',
+    '/',
+  ];
+  let seed = 7;
+  const random = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  for (let i = 0; i < 2000; i += 1) {
+    const text = (): string => Array.from({ length: random(6) }, () => pieces[random(pieces.length)]).join('');
+    const [subject, category, account] = [text(), text(), text()];
+    const written = formatSearchResult({ count: 1, rows: [[1, '2026-03-14', 1250, subject, category, account]] });
+    assert.equal(
+      written,
+      `{"anzahl":1,"buchungen":[{"id":1,"datum":"2026-03-14","betrag":-12.5,"zweck":${JSON.stringify(subject)},"kategorie":${JSON.stringify(category)},"konto":${JSON.stringify(account)}}]}`,
+    );
+  }
+});
