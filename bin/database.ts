@@ -300,7 +300,11 @@ export function watchDatabase(
     const before = describeState(state);
     const changed = noticed || !state.serving;
     noticed = false;
-    state = { serving: false, cause: new Unavailable('SQLITE_BUSY', 'the file is being opened again') };
+    // While it is opened again, a file that was not served keeps the reason it last gave:
+    // /ready and the 500s go on saying what to do (start the application, let it roll back
+    // its journal) until the file serves or fails otherwise, not "being opened" each second.
+    const lastCause = !state.serving && state.quiet !== true ? state.cause : undefined;
+    state = { serving: false, cause: lastCause ?? new Unavailable('SQLITE_BUSY', 'the file is being opened again') };
     looking = attempt(changed ? STABLE_MS : 0)
       .then(
         (next) => {

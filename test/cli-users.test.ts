@@ -189,6 +189,47 @@ test("the admin listener's /ready flips to 503 and back as a WAL file's applicat
   await started.close();
 });
 
+// The file is opened again every second while it waits; /ready said "the file is being
+// opened again" during each of those opens, and an admin polling it lost what to do.
+test("/ready keeps a waiting book's reason while its file is opened again: every poll says what to do, until the file serves", async (t) => {
+  const { users, asService } = setup();
+  const dir = applicationDirectory(users, users.workDir());
+  const file = await createDatabase(users, dir, 'wal');
+  const server = await start(t, ['--db', file, '--admin-port', '0'], cleanEnv(USER), asService);
+  const admin = /admin listener on (http:\/\/127\.0\.0\.1:\d+)\//.exec(server.output().stdout)?.[1] as string;
+  const reasons = new Set<string>();
+  // Three looks at the file, each opening it again for at least 250 ms.
+  const end = Date.now() + 3_500;
+  while (Date.now() < end) {
+    const reply = await request(`${admin}/ready`);
+    assert.equal(reply.status, 503);
+    const book = (JSON.parse(reply.body) as { books: { state: string; reason: string }[] }).books[0];
+    assert.equal(book?.state, 'waiting', reply.body);
+    reasons.add(book.reason);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.equal(reasons.size, 1, JSON.stringify([...reasons]));
+  assert.match(
+    [...reasons][0] as string,
+    /^it is in WAL mode and kasse\.sqlite-wal or kasse\.sqlite-shm is missing .*: start the application before this service/,
+  );
+  // A search meanwhile gets the 500 with Retry-After, every time.
+  for (let i = 0; i < 10; i += 1) {
+    const waiting = await get(`${server.api}${SEARCH}`);
+    assertReply(waiting, 500, DATABASE_UNAVAILABLE);
+    assert.equal(waiting.headers['retry-after'], '1');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const app = startApplication(users, file);
+  assert.equal(await app.send('open'), '20');
+  await until(
+    async () => (await request(`${admin}/ready`)).status === 200,
+    3_000,
+    '/ready 200 once the application opens the file',
+  );
+  await app.close();
+});
+
 test('a hot journal left by a crashed writer: the 500 with Retry-After, one line saying the application must roll it back; check says the same; served once the application opened the file', async (t) => {
   const { users, asService } = setup();
   const dir = applicationDirectory(users, users.workDir());
