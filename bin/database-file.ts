@@ -11,7 +11,7 @@ import { gunzipSync, constants as zlib } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { errorCode, isNotReadableNow } from '../lib/internal.js';
 import { CliError, describeFsError } from './errors.js';
-import { judgeDatabaseFile } from './file-safety.js';
+import { judgeDatabaseFile, whyNotReadable } from './file-safety.js';
 
 // A search waits this long for another program's write lock before it answers 500 with
 // Retry-After; better-sqlite3's default of 5 s would block every other request meanwhile.
@@ -72,7 +72,9 @@ export function ensureDatabaseFile(file: string): void {
     stats = statSync(file);
     if (stats.isFile()) accessSync(file, constants.R_OK);
   } catch (error: unknown) {
-    throw new CliError(`cannot open database ${file}: ${describeFsError(error)}`);
+    const denied = errorCode(error) === 'EACCES' || errorCode(error) === 'EPERM';
+    const why = describeFsError(error);
+    throw new CliError(`cannot open database ${file}: ${denied ? `${why}: ${whyNotReadable(file)}` : why}`);
   }
   if (!stats.isFile()) throw new CliError(`cannot open database ${file}: not a regular file${folderHint(file)}`);
   if (stats.size > 0 && readHeader(file).toString('latin1', 0, SQLITE_MAGIC.length) !== SQLITE_MAGIC) {

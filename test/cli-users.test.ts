@@ -385,20 +385,48 @@ test('backups: after a clean exit while the service reads, the newest bookings a
   assert.deepEqual(listing(dir), ['kasse.sqlite', 'kasse.sqlite-shm', 'kasse.sqlite-wal']);
 });
 
-test('a file the service may not read ends the start with one line and exit 1, as a missing file does', async () => {
+// The line said only "permission denied": neither which user nor what to change.
+test("a file the service may not read ends the start with one line and exit 1 that names the service's user, the file or directory in the way with its owner, group and mode, and what to change", async () => {
   const { users, asService } = setup();
   const dir = applicationDirectory(users, users.workDir());
   const file = await createDatabase(users, dir, 'delete');
-  chmodSync(file, 0o600);
-  for (const args of [
-    ['--db', file, '--port', '0'],
-    ['check', '--db', file],
-  ]) {
-    const result = await run(args, cleanEnv(USER), asService);
-    assert.equal(result.code, 1, JSON.stringify(result));
-    const said = args[0] === 'check' ? result.stdout : result.stderr;
-    assert.match(said, new RegExp(`cannot open database ${file}: permission denied$`, 'm'));
-    assert.doesNotMatch(result.stderr, /\n\s+at /);
+  const { app, service, owner } = users;
+  const asOwner: Launcher = (args) =>
+    asUser(owner.name, [join(users.runtime, 'bin', 'booking-search-server.js'), ...args]);
+  const advice = '(docs/operations.md, Users and permissions)';
+  const cases: Array<[what: string, launch: Launcher, setup: () => void, line: string]> = [
+    [
+      'a file without read access for its group',
+      asService,
+      () => chmodSync(file, 0o600),
+      `cannot open database ${file}: permission denied: this service's user ${service.name} (uid ${service.uid}) may not read the file (owner ${app.name} (uid ${app.uid}), group ${app.name} (gid ${app.gid}), mode 600); give it read access through the application's group: chmod g+r ${file} ${advice}`,
+    ],
+    [
+      'a directory without access for its group',
+      asService,
+      () => {
+        chmodSync(file, 0o640);
+        chmodSync(dir, 0o700);
+      },
+      `cannot open database ${file}: permission denied: this service's user ${service.name} (uid ${service.uid}) may not enter directory ${dir} (owner ${app.name} (uid ${app.uid}), group ${app.name} (gid ${app.gid}), mode 700); give it read access through the application's group: chmod g+rx ${dir} ${advice}`,
+    ],
+    [
+      "a user not in the application's group",
+      asOwner,
+      () => chmodSync(dir, 0o750),
+      `cannot open database ${file}: permission denied: this service's user ${owner.name} (uid ${owner.uid}) may not enter directory ${dir} (owner ${app.name} (uid ${app.uid}), group ${app.name} (gid ${app.gid}), mode 750); give it read access through the application's group: add ${owner.name} to group ${app.name} (usermod -aG ${app.name} ${owner.name}, then restart the service) ${advice}`,
+    ],
+  ];
+  for (const [what, launch, change, line] of cases) {
+    change();
+    assertFails(await run(['--db', file, '--port', '0'], cleanEnv(USER), launch), 1, `booking-search-server: ${line}`);
+    const checked = await run(['check', '--db', file], cleanEnv(USER), launch);
+    assert.equal(checked.code, 1, `${what}: ${JSON.stringify(checked)}`);
+    assert.ok(
+      checked.stdout.split('\n').some((said) => said.endsWith(line)),
+      `${what}: ${checked.stdout}`,
+    );
+    assert.doesNotMatch(checked.stderr, /\n\s+at /);
   }
   assert.deepEqual(listing(dir), ['kasse.sqlite']);
 });
