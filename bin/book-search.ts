@@ -29,13 +29,16 @@ export interface BookFile {
  * overwritten in place, a table swapped for a view): the connection must then be opened
  * and checked again. Reading the schema cookie (`PRAGMA schema_version`) loads nothing and
  * prepares nothing; every other statement would first load the new schema and prepare
- * itself again over it.
+ * itself again over it. `meaningJudged`: the bookings of this very file (its identity and
+ * schema cookie) were judged by a guard process a moment ago (bin/guard.ts): its tables are
+ * checked again here, its sample is not read again.
  */
 export function searchOverFile(
   db: Database.Database,
   book: BookFile,
   changed: () => void = () => {},
   waited?: (seconds: number) => void,
+  meaningJudged = false,
 ): { search: BookingSearch; app: string } {
   const app = book.app ?? recogniseApplication(db, book.tables);
   const { mapping } = resolveOptions({ app, tables: book.tables });
@@ -55,7 +58,7 @@ export function searchOverFile(
     changed();
     throw new SchemaChanged();
   };
-  validateDatabase(db, mapping);
+  validateDatabase(db, mapping, { meaningJudged });
   return { search: createBookingSearch(db, mapping, waited, snapshot), app };
 }
 

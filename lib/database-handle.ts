@@ -27,9 +27,15 @@ const PROBE_BINDINGS = { bound: 1, text: 'Bürobedarf', unused: 0 };
 /**
  * Throws unless `db` is an open better-sqlite3 database (or behaves like one) holding the
  * tables `mapping` reads (docs/API.md's schema by default), whose bookings the search can
- * answer exactly as `check` judges them (lib/meaning.ts).
+ * answer exactly as `check` judges them (lib/meaning.ts). `meaningJudged`: the command's
+ * serving process, over a file its guard process has just judged whole (bin/guard.ts) and
+ * that is still that file with that schema: the bookings are not read a second time.
  */
-export function validateDatabase(db: unknown, mapping: Mapping = ownSchema()): asserts db is Database {
+export function validateDatabase(
+  db: unknown,
+  mapping: Mapping = ownSchema(),
+  { meaningJudged = false }: { meaningJudged?: boolean } = {},
+): asserts db is Database {
   checkDatabaseHandle(db);
   const problems = findSchemaProblems(db, mapping);
   if (problems.length > 0) {
@@ -44,6 +50,7 @@ export function validateDatabase(db: unknown, mapping: Mapping = ownSchema()): a
     const what = mapping.kind === 'own' ? 'the schema' : `the tables of ${mapping.title}`;
     throw new Error(`db does not fit ${what}: ${problems.join('; ')}${hint}`);
   }
+  if (meaningJudged) return;
   // check's own judgement, word for word: the service starts on exactly the files check passes.
   const { problems: wrong } = checkMeaning(db, mapping);
   if (wrong.length > 0) throw new Error(`db cannot be served exactly: ${wrong.join(' ')}`);

@@ -11,7 +11,6 @@ import { type Mapping, quoteName } from './mapping.js';
  */
 export const SAMPLE_SIZE = 20_000;
 
-const ISO_DATE = /^[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])$/;
 const DATE_WITH_TIME = /^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]/;
 
 export interface MeaningReport {
@@ -71,18 +70,24 @@ function readSample(db: Database, mapping: Mapping, size: number): SampleRow[] {
 export function judge(rows: readonly SampleRow[], application?: string): MeaningReport {
   // One pass over the sample, at every start of every book: the first row of each kind of
   // fault, in the sample's order, and what the notes and the real search of `check` need.
+  // Costs at every start of every book: no Set of 20,000 ids and no regular expression
+  // per row (together about four fifths of the pass); the same verdicts, row for row.
   let badDate: SampleRow | undefined;
   let badAmount: SampleRow | undefined;
   let badId: SampleRow | undefined;
-  let twice: SampleRow | undefined;
   let nullDates = 0;
   let amounts = 0;
   let negative = 0;
   let newest: MeaningReport['newest'];
-  const seen = new Set<unknown>();
+  // The ids before the first one that is not a whole number, and whether they rose all along.
+  const ids = new Float64Array(rows.length);
+  let idCount = 0;
+  let rising = true;
   for (const row of rows) {
-    const [id, date, amount] = row;
-    const dateOk = typeof date === 'string' && ISO_DATE.test(date);
+    const id = row[0];
+    const date = row[1];
+    const amount = row[2];
+    const dateOk = typeof date === 'string' && isDay(date);
     const amountOk = Number.isSafeInteger(amount);
     if (!dateOk) {
       badDate ??= row;
@@ -95,12 +100,18 @@ export function judge(rows: readonly SampleRow[], application?: string): Meaning
     }
     if (badId === undefined) {
       if (!Number.isSafeInteger(id)) badId = row;
-      else if (twice === undefined && seen.size === seen.add(id).size) twice = row;
+      else {
+        if (idCount > 0 && (id as number) <= (ids[idCount - 1] as number)) rising = false;
+        ids[idCount] = id as number;
+        idCount += 1;
+      }
     }
     if (dateOk && amountOk && (newest === undefined || (date as string) > newest.date)) {
       newest = { date: date as string, amountCents: amount as number };
     }
   }
+  // Only said when every id is a whole number: the first booking whose id an earlier one has.
+  const twice = badId === undefined && !rising ? firstRepeated(rows, ids) : undefined;
 
   const problems: string[] = [];
   const notes: string[] = [];
@@ -134,6 +145,37 @@ export function judge(rows: readonly SampleRow[], application?: string): Meaning
   }
   return { sampled: rows.length, problems, notes, newest };
 }
+
+/** Whether `ids` (whole numbers) hold one twice; then the first row, in order, whose id an earlier row has. */
+function firstRepeated(rows: readonly SampleRow[], ids: Float64Array): SampleRow | undefined {
+  const sorted = ids.sort();
+  let repeated = false;
+  for (let i = 1; i < sorted.length && !repeated; i += 1) repeated = sorted[i] === sorted[i - 1];
+  if (!repeated) return undefined;
+  const seen = new Set<unknown>();
+  for (const row of rows) if (seen.size === seen.add(row[0]).size) return row;
+  return undefined;
+}
+
+/**
+ * Whether `text` is a day as 'YYYY-MM-DD': four digits, a month 01 to 12, a day 01 to 31
+ * (the regular expression ^[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])$, without
+ * running one per booking).
+ */
+export function isDay(text: string): boolean {
+  if (text.length !== 10 || text.charCodeAt(4) !== DASH || text.charCodeAt(7) !== DASH) return false;
+  for (const at of DIGITS_AT) {
+    const code = text.charCodeAt(at);
+    if (code < ZERO || code > ZERO + 9) return false;
+  }
+  const month = (text.charCodeAt(5) - ZERO) * 10 + text.charCodeAt(6) - ZERO;
+  const day = (text.charCodeAt(8) - ZERO) * 10 + text.charCodeAt(9) - ZERO;
+  return month >= 1 && month <= 12 && day >= 1 && day <= 31;
+}
+
+const DASH = 0x2d;
+const ZERO = 0x30;
+const DIGITS_AT = [0, 1, 2, 3, 5, 6, 8, 9] as const;
 
 function dateProblem(date: unknown, nulls: number): string {
   if (date === null) {

@@ -10,6 +10,8 @@ import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import Libsql from 'libsql';
 import { createHandler } from '../../lib/index.js';
+import { validateDatabase } from '../../lib/internal.js';
+import { ownSchema } from '../../lib/mapping.js';
 import { buildDatabase, CREDENTIALS, openFixture, serve, tempDir } from '../support/helpers.js';
 
 // What createHandler says about libsql 0.5's Database; docs/API.md quotes it.
@@ -169,4 +171,22 @@ test("SQLite's own errors from the test query go on unchanged: the file's proble
   const db = new Database(file, { readonly: true, fileMustExist: true });
   t.after(() => db.close());
   assert.throws(() => createHandler(db, CREDENTIALS), { name: 'SqliteError', code: 'SQLITE_NOTADB' });
+});
+
+test("validateDatabase with meaningJudged checks the handle and the tables but does not read the bookings again (the guard process judged them); without it, check's judgement refuses", (t) => {
+  const file = buildDatabase(t);
+  const writer = new Database(file);
+  writer.exec('UPDATE entries SET amount_cents = amount_cents + 0.5');
+  writer.close();
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
+  assert.throws(() => validateDatabase(db), /^Error: db cannot be served exactly: amounts are REAL numbers/);
+  assert.doesNotThrow(() => validateDatabase(db, ownSchema(), { meaningJudged: true }));
+  // The tables are still checked.
+  const other = new Database(':memory:');
+  t.after(() => other.close());
+  assert.throws(
+    () => validateDatabase(other, ownSchema(), { meaningJudged: true }),
+    /^Error: db does not fit the schema/,
+  );
 });

@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { hexPrefixId, hexPrefixIdOf } from '../../lib/apps/ids.js';
 import { createHandler } from '../../lib/index.js';
 import { ownSchema } from '../../lib/mapping.js';
-import { checkMeaning, judge } from '../../lib/meaning.js';
+import { checkMeaning, isDay, judge } from '../../lib/meaning.js';
 import { createStatsCache, type Stats } from '../../lib/search/index.js';
 import {
   AUTH,
@@ -211,6 +211,32 @@ test('judge: integer dates, date-times, REAL amounts, text ids and duplicates ar
   assert.match(problems([[1, null, 1250]]), /^1 booking has no date \(NULL\)/);
 });
 
+test('isDay takes exactly what the regular expression of a day takes', () => {
+  const iso = /^[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])$/;
+  const chars = ['0', '1', '2', '3', '9', '-', '/', ' ', 'a', '\u0660', '\uff10', '\n', ':', '/'];
+  let state = 7;
+  const random = (): number => {
+    state = (state * 1_664_525 + 1_013_904_223) >>> 0;
+    return state / 4_294_967_296;
+  };
+  const texts = ['2026-03-14', '2026-02-31', '0000-01-01', '9999-12-31', '2026-03-1', '2026-03-144', ''];
+  for (let i = 0; i < 50_000; i += 1) {
+    // Days with one to three characters changed, and random text of about a day's length.
+    const day = [...'2026-03-14'];
+    const changes = 1 + Math.floor(random() * 3);
+    for (let c = 0; c < changes; c += 1)
+      day[Math.floor(random() * 10)] = chars[Math.floor(random() * chars.length)] as string;
+    texts.push(day.join(''));
+    texts.push(Array.from({ length: 9 + Math.floor(random() * 3) }, () => chars[Math.floor(random() * 6)]).join(''));
+  }
+  let days = 0;
+  for (const text of texts) {
+    assert.equal(isDay(text), iso.test(text), JSON.stringify(text));
+    if (iso.test(text)) days += 1;
+  }
+  assert.ok(days > 1_000, `only ${days} days among the texts`);
+});
+
 /**
  * judge's rules read one at a time, as they are written in docs/API.md and check's sentences:
  * the plain oracle that the one-pass judge is held to.
@@ -258,12 +284,25 @@ test('judge in one pass names the same rows as each rule read on its own (2,000 
     20260314,
     null,
     '2027-01-01',
+    '2026-02-31',
+    '2026-00-10',
+    '2026-10-32',
+    '2026-1-014',
+    '2026-03-14\n',
   ];
   const amounts = [1250, -1250, 435, -1, 12.5, null, 'x', 2 ** 60, 0];
   for (let sample = 0; sample < 2_000; sample += 1) {
+    // Every other sample's ids rise, as a table's rowids do, with now and then one out of order.
+    let next = 0;
+    const nextId = (): unknown => {
+      if (random() < 0.05) return pick(random, ids);
+      next += 1 + Math.floor(random() * 3);
+      return next;
+    };
+    const id = sample % 2 === 0 ? () => pick(random, ids) : nextId;
     const rows = Array.from(
       { length: Math.floor(random() * 30) },
-      () => [pick(random, ids), pick(random, dates), pick(random, amounts)] as [unknown, unknown, unknown],
+      () => [id(), pick(random, dates), pick(random, amounts)] as [unknown, unknown, unknown],
     );
     const plain = plainJudge(rows);
     const report = judge(rows);
