@@ -54,6 +54,13 @@ export interface ServeCommand {
   credentialsFrom: 'environment' | 'file' | 'demo default';
   /** The credentials file, read again on SIGHUP; `undefined` when they come from elsewhere. */
   credentialsFile: string | undefined;
+  /**
+   * Which credentials and where they were named, for a book's user that is not in them:
+   * `/etc/x/credentials (--credentials-file)`, `… (BOOKING_SEARCH_CREDENTIALS_FILE)`,
+   * `… (books.conf:3)`, or `BOOKING_SEARCH_USER`. A flag wins over the file, so the file a
+   * book's users were checked against is not always the one its author had in mind.
+   */
+  credentialsSource: string;
   /** Peers whose X-Forwarded-For names the client: --trust-proxy's addresses, or `unix` with --socket. */
   trustProxy: string[];
   /** A Unix socket to listen on instead of host and port. */
@@ -284,6 +291,7 @@ function interpret(
     credentials: credentials.credentials,
     credentialsFrom: credentials.from,
     credentialsFile: credentials.from === 'file' ? settings.credentialsFile : undefined,
+    credentialsSource: credentialsSource(credentials.from, settings.credentialsFile, origins.get('credentials-file')),
     trustProxy: socket === undefined ? trustProxy : ['unix'],
     socket,
     admin,
@@ -374,6 +382,23 @@ function readTimeouts(setting: Reader): ServeCommand['timeouts'] {
     sendMs: 1000 * setting('send-timeout'),
     searchMs: 1000 * setting('search-timeout'),
   };
+}
+
+/** ServeCommand's `credentialsSource`: which credentials, and where they were named. */
+function credentialsSource(
+  from: ServeCommand['credentialsFrom'],
+  file: string | undefined,
+  origin: Origin | undefined,
+): string {
+  if (from === 'environment') return 'BOOKING_SEARCH_USER';
+  if (from === 'demo default') return 'the demo default';
+  const where =
+    origin?.kind === 'environment'
+      ? origin.variable
+      : origin?.kind === 'file'
+        ? `${origin.file}:${origin.line}`
+        : '--credentials-file';
+  return `${file} (${where})`;
 }
 
 /** Where the credentials come from; a file is named, not read. */

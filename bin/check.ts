@@ -294,7 +294,12 @@ export async function reportOnBooks(command: ServeCommand, credentialsProblem: s
     books =
       command.books.length > 0
         ? command.books
-        : resolveBooks(command.config ?? { file, service: [], books: [] }, credentials, { readApp, readTableNames });
+        : resolveBooks(
+            command.config ?? { file, service: [], books: [] },
+            credentials,
+            { readApp, readTableNames },
+            command.credentialsSource,
+          );
   } catch (error: unknown) {
     lines.push(`Does not fit: ${error instanceof CliError ? error.message : String(error)}`);
     return write(lines, 1);

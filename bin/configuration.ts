@@ -107,6 +107,7 @@ export function resolveBooks(
   config: ConfigFile,
   credentials: readonly Credentials[] | undefined,
   readers: MappingReaders,
+  credentialsSource?: string,
 ): BookConfig[] {
   const { file } = config;
   const known = credentials === undefined ? undefined : new Set(credentials.map((credential) => credential.username));
@@ -135,18 +136,25 @@ export function resolveBooks(
     }
     basePaths.set(basePath, section.line);
     const usersEntry = entry('users');
-    const users = usersEntry === undefined ? undefined : readUsers(file, usersEntry, known);
+    const users = usersEntry === undefined ? undefined : readUsers(file, usersEntry, known, credentialsSource);
     return { name: section.name, db: db.value, app, tables, basePath, users };
   });
 }
 
-function readUsers(file: string, entry: ConfigEntry, known: ReadonlySet<string> | undefined): string[] {
+function readUsers(
+  file: string,
+  entry: ConfigEntry,
+  known: ReadonlySet<string> | undefined,
+  source: string | undefined,
+): string[] {
+  const credentials = source === undefined ? 'the credentials' : `the credentials of ${source}`;
   const users = entry.value.split(',').map((name) => name.trim());
   const seen = new Set<string>();
   for (const user of users) {
     if (user === '') throw atEntry(file, entry, 'users takes names separated by commas, such as mueller, buero');
     // A name, never a secret: the credentials' usernames are what the access log shows too.
-    if (known !== undefined && !known.has(user)) throw atEntry(file, entry, `user '${user}' is not in the credentials`);
+    // Which credentials: a flag (the unit's ExecStart) wins over the file's own line.
+    if (known !== undefined && !known.has(user)) throw atEntry(file, entry, `user '${user}' is not in ${credentials}`);
     if (seen.has(user)) throw atEntry(file, entry, `user '${user}' is named twice`);
     seen.add(user);
   }

@@ -80,7 +80,12 @@ async function judgeOnce(command: ServeCommand): Promise<void> {
 function completeCommand(command: ServeCommand): ServeCommand {
   if (command.credentialsFile !== undefined) command.credentials = readCredentialsFile(command.credentialsFile);
   if (servesFileBooks(command)) {
-    command.books = resolveBooks(command.config, command.credentials, { readApp, readTableNames });
+    command.books = resolveBooks(
+      command.config,
+      command.credentials,
+      { readApp, readTableNames },
+      command.credentialsSource,
+    );
   }
   return command;
 }

@@ -412,6 +412,47 @@ test('a setting comes from its flag, else its BOOKING_SEARCH_ variable, else the
   );
 });
 
+// The unit's --credentials-file won over the file's credentials-file line without a word:
+// "user 'mueller' is not in the credentials" named neither file.
+test("a book's user not in the credentials names the credentials file read and where it was named: the flag, its variable or the file's line", async (t) => {
+  const o = office(t, CREDENTIALS);
+  const books = BOOKS(o);
+  writeConfig(o, [books.mueller as string]);
+  const other = join(o.dir, 'other-credentials');
+  writeFileSync(other, 'buero:b-geheim\n', { mode: 0o600 });
+  const inFile = join(o.dir, 'credentials');
+  const line = `${o.config}:8: user 'mueller' is not in the credentials of`;
+  assertFails(
+    await run(['--config', o.config, '--credentials-file', other], cleanEnv()),
+    1,
+    `booking-search-server: ${line} ${other} (--credentials-file)`,
+  );
+  assertFails(
+    await run(['--config', o.config], cleanEnv({ BOOKING_SEARCH_CREDENTIALS_FILE: other })),
+    1,
+    `booking-search-server: ${line} ${other} (BOOKING_SEARCH_CREDENTIALS_FILE)`,
+  );
+  writeFileSync(inFile, 'buero:b-geheim\n', { mode: 0o600 });
+  assertFails(
+    await run(['--config', o.config], cleanEnv()),
+    1,
+    `booking-search-server: ${line} ${inFile} (${o.config}:2)`,
+  );
+  const checked = await run(['check', '--config', o.config, '--credentials-file', other], cleanEnv());
+  assert.equal(checked.code, 1);
+  assert.match(checked.stdout, new RegExp(`^Does not fit: ${line} ${other} \\(--credentials-file\\)$`, 'm'));
+  const withoutFile = join(o.dir, 'environment.conf');
+  writeFileSync(withoutFile, books.mueller as string, { mode: 0o600 });
+  assertFails(
+    await run(
+      ['--config', withoutFile],
+      cleanEnv({ BOOKING_SEARCH_USER: 'buero', BOOKING_SEARCH_PASSWORD: 'b-geheim' }),
+    ),
+    1,
+    `booking-search-server: ${withoutFile}:4: user 'mueller' is not in the credentials of BOOKING_SEARCH_USER`,
+  );
+});
+
 test('the users of a SIGHUP hold for a file replaced after it, for --db and for a book of the file', async (t) => {
   const o = office(t, CREDENTIALS);
   const credentials = join(o.dir, 'credentials');
