@@ -77,6 +77,7 @@ export async function listenFor(
         command.admin,
         answersOfProcess(serving, readVersion(), () => stopping),
         command.socket?.group,
+        command.timeouts,
       );
     } catch (error: unknown) {
       server.close();

@@ -76,7 +76,8 @@ export async function superviseWorkers(
     version,
   );
   let admin: { server: Server; address: string } | undefined;
-  if (command.admin !== undefined) admin = await listenAdmin(command.admin, monitoring, command.socket?.group);
+  if (command.admin !== undefined)
+    admin = await listenAdmin(command.admin, monitoring, command.socket?.group, command.timeouts);
   return new Promise((resolve) => {
     const alive = new Set<Worker>();
     const restarts: number[] = [];

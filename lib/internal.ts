@@ -41,6 +41,7 @@ export {
 export { formatEuros } from './money.js';
 export { DEFAULTS, resolveOptions, SERVICE_NAME } from './options.js';
 export { hashPassword, isPasswordHash } from './password-hash.js';
+export { hasBadHost } from './protocol-errors.js';
 export type { SearchQuery } from './query.js';
 export { normalBasePath, pathForLog } from './request-target.js';
 export { errorSent } from './respond.js';

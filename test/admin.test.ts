@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { statSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { cleanEnv, type Running, start } from './support/cli-helpers.js';
@@ -218,4 +219,50 @@ test('/live says 503 from SIGTERM on, while a request in flight finishes; then t
   // It ends by itself once nothing is in flight (another signal now could meet its exit).
   if (server.child.exitCode === null) await once(server.child, 'exit');
   assert.equal(server.child.exitCode, 0, JSON.stringify(server.output()));
+});
+
+test("the admin listener has the API listener's protections: a body is never read, --headers-timeout, JSON protocol errors", async (t) => {
+  const server = await start(t, [
+    '--db',
+    buildDatabase(t),
+    '--admin-port',
+    '0',
+    '--workers',
+    '2',
+    '--headers-timeout',
+    '1',
+    '--request-timeout',
+    '2',
+  ]);
+  const { port } = new URL(adminOf(server));
+  /** Writes `head`, then uploads for up to `uploadMs`; what was answered, and whether the server closed. */
+  const exchange = (head: string, uploadMs: number): Promise<{ answer: string; closedMs: number | undefined }> =>
+    new Promise((resolve) => {
+      const socket = connect({ port: Number(port), host: '127.0.0.1' });
+      const began = Date.now();
+      let answer = '';
+      const chunk = Buffer.alloc(64 * 1024, 120);
+      const upload = setInterval(() => {
+        if (uploadMs > 0 && !socket.destroyed) socket.write(chunk);
+      }, 5);
+      const finish = (closedMs: number | undefined): void => {
+        clearInterval(upload);
+        clearTimeout(timer);
+        socket.destroy();
+        resolve({ answer, closedMs });
+      };
+      const timer = setTimeout(() => finish(undefined), Math.max(uploadMs, 4_000));
+      socket.setEncoding('utf8');
+      socket.on('data', (data: string) => (answer += data));
+      socket.on('error', () => {});
+      socket.on('close', () => finish(Date.now() - began));
+      socket.on('connect', () => socket.write(head));
+    });
+  const post = await exchange('POST /live HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000000\r\n\r\n', 4_000);
+  assert.match(post.answer, /^HTTP\/1\.1 405 /);
+  assert.ok(post.closedMs !== undefined && post.closedMs < 3_000, `closed after ${post.closedMs} ms`);
+  const idle = await exchange('GET /ready HTTP/1.1\r\n', 0);
+  assert.match(idle.answer, /^HTTP\/1\.1 408 [\s\S]*\{"fehler":"[^"]+","code":"request_timeout"\}$/);
+  assert.ok(idle.closedMs !== undefined && idle.closedMs < 3_000, `closed after ${idle.closedMs} ms`);
+  assert.equal((await request(`${adminOf(server)}/live`)).status, 200);
 });

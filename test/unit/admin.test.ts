@@ -2,8 +2,18 @@
 // with real books, workers and Prometheus, is test/admin.test.ts.
 
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
-import { type AdminAnswers, createAdminHandler, type Readiness } from '../../bin/admin.js';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { connect, type Socket } from 'node:net';
+import { type TestContext, test } from 'node:test';
+import {
+  type AdminAnswers,
+  type AdminTimeouts,
+  createAdminHandler,
+  createAdminServer,
+  MAX_ADMIN_CONNECTIONS,
+  type Readiness,
+} from '../../bin/admin.js';
 import { request, serve } from '../support/helpers.js';
 
 const SERVING: Readiness = {
@@ -83,4 +93,135 @@ test('other paths 404 (the API is not answered here), other methods 405, a faile
   const failed = await request(`${origin}/metrics`);
   assert.equal(failed.status, 500);
   assert.equal(failed.body, '{"error":"Error: no answer from worker 7"}\n');
+});
+
+const TIMEOUTS: AdminTimeouts = { headersMs: 1_000, requestMs: 2_000, keepAliveMs: 1_000, sendMs: 2_000 };
+
+/** The admin listener's server on 127.0.0.1 at a free port until the test ends; returns its port. */
+async function listenServer(t: TestContext, timeouts: AdminTimeouts = TIMEOUTS): Promise<number> {
+  const server = createAdminServer(answers(), timeouts);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  return (server.address() as AddressInfo).port;
+}
+
+interface Connection {
+  socket: Socket;
+  /** What the server sent so far. */
+  received: () => string;
+  /** Resolves with the milliseconds until the server closed the connection, or `undefined` after `withinMs`. */
+  closed: (withinMs: number) => Promise<number | undefined>;
+}
+
+async function open(t: TestContext, port: number): Promise<Connection> {
+  const socket = connect({ port, host: '127.0.0.1' });
+  t.after(() => socket.destroy());
+  let data = '';
+  let ended: number | undefined;
+  const began = performance.now();
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => (data += chunk));
+  socket.on('error', () => {});
+  const gone = new Promise<void>((resolve) =>
+    socket.once('close', () => {
+      ended = performance.now() - began;
+      resolve();
+    }),
+  );
+  await once(socket, 'connect');
+  return {
+    socket,
+    received: () => data,
+    closed: async (withinMs) => {
+      await Promise.race([gone, new Promise((resolve) => setTimeout(resolve, withinMs))]);
+      return ended;
+    },
+  };
+}
+
+test('a request that announces a body is answered and its connection closed: the body is never read', async (t) => {
+  const port = await listenServer(t);
+  const client = await open(t, port);
+  client.socket.write('POST /live HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000000\r\n\r\n');
+  // Uploading all the while, as the attack did: the server must stop taking it.
+  const chunk = Buffer.alloc(64 * 1024, 120);
+  const upload = setInterval(() => {
+    if (!client.socket.destroyed) client.socket.write(chunk);
+  }, 5);
+  t.after(() => clearInterval(upload));
+  const ms = await client.closed(3_000);
+  clearInterval(upload);
+  assert.match(client.received(), /^HTTP\/1\.1 405 /);
+  assert.match(client.received(), /\r\nConnection: close\r\n/i);
+  assert.ok(ms !== undefined, `the connection is still open after 3 s: ${client.received()}`);
+  for (const [method, path] of [
+    ['GET', '/ready'],
+    ['PUT', '/metrics'],
+  ]) {
+    const chunked = await open(t, port);
+    chunked.socket.write(`${method} ${path} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n`);
+    assert.ok((await chunked.closed(3_000)) !== undefined, `${method} ${path}: ${chunked.received()}`);
+    assert.match(chunked.received(), /^HTTP\/1\.1 (200|405) /);
+  }
+});
+
+test('protocol errors are answered as JSON and close; an idle connection ends after the headers timeout with a JSON 408', async (t) => {
+  const port = await listenServer(t);
+  const garbage = await open(t, port);
+  garbage.socket.write('NOT HTTP AT ALL\r\n\r\n');
+  assert.ok((await garbage.closed(3_000)) !== undefined);
+  assert.match(garbage.received(), /^HTTP\/1\.1 400 Bad Request\r\n/);
+  assert.match(garbage.received(), /\r\n\r\n\{"fehler":"[^"]+","code":"bad_request"\}$/);
+  for (const head of ['GET /live HTTP/1.1\r\n\r\n', 'GET /live HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n']) {
+    const hostless = await open(t, port);
+    hostless.socket.write(head);
+    assert.ok((await hostless.closed(3_000)) !== undefined, head);
+    assert.match(
+      hostless.received(),
+      /^HTTP\/1\.1 400 [\s\S]*\{"error":"bad request: one Host header is required"\}\n$/,
+    );
+  }
+  const large = await open(t, port);
+  large.socket.write(`GET /live HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`);
+  assert.ok((await large.closed(3_000)) !== undefined);
+  assert.match(large.received(), /^HTTP\/1\.1 431 /);
+  assert.match(large.received(), /"code":"headers_too_large"\}$/);
+  // An idle connection, and one that drips its headers a byte at a time.
+  const idle = await open(t, port);
+  const dripping = await open(t, port);
+  const drip = setInterval(() => {
+    if (!dripping.socket.destroyed) dripping.socket.write('G');
+  }, 100);
+  t.after(() => clearInterval(drip));
+  const [idleMs, drippingMs] = await Promise.all([idle.closed(4_000), dripping.closed(4_000)]);
+  clearInterval(drip);
+  assert.ok(idleMs !== undefined && idleMs < 3_000, `idle: closed after ${idleMs} ms`);
+  assert.ok(drippingMs !== undefined && drippingMs < 3_000, `dripping: closed after ${drippingMs} ms`);
+  assert.match(idle.received(), /^HTTP\/1\.1 408 /);
+  assert.match(idle.received(), /"code":"request_timeout"\}$/);
+});
+
+test(`at most ${MAX_ADMIN_CONNECTIONS} connections are open at once; one beyond is closed at once, and the others still answer`, async (t) => {
+  const port = await listenServer(t, { ...TIMEOUTS, headersMs: 10_000, requestMs: 10_000 });
+  const held: Connection[] = [];
+  for (let i = 0; i < MAX_ADMIN_CONNECTIONS; i += 1) held.push(await open(t, port));
+  const beyond = await open(t, port);
+  assert.ok((await beyond.closed(2_000)) !== undefined, 'the connection beyond the bound is closed');
+  assert.equal(beyond.received(), '');
+  const first = held[0] as Connection;
+  first.socket.write('GET /live HTTP/1.1\r\nHost: x\r\n\r\n');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.match(first.received(), /^HTTP\/1\.1 200 /);
+  // Once one closes, a new connection is taken again.
+  const last = held.at(-1) as Connection;
+  last.socket.destroy();
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const again = await open(t, port);
+  again.socket.write('GET /live HTTP/1.1\r\nHost: x\r\n\r\n');
+  assert.equal(await again.closed(500), undefined);
+  assert.match(again.received(), /^HTTP\/1\.1 200 /);
 });
