@@ -9,7 +9,7 @@ import type { Credentials } from '../lib/index.js';
 import { errorCode, type TableNames } from '../lib/internal.js';
 import type { BookConfig } from './books.js';
 import type { ConfigFile } from './config-file.js';
-import { gatherSettings, type Origin, placeError, type Values } from './configuration.js';
+import { gatherSettings, type Origin, placeError, strayVariables, type Values } from './configuration.js';
 import { environmentCredentials } from './credentials.js';
 import { CliError } from './errors.js';
 import {
@@ -61,6 +61,8 @@ export interface ServeCommand {
    * book's users were checked against is not always the one its author had in mind.
    */
   credentialsSource: string;
+  /** BOOKING_SEARCH_ variables that name no setting, each with the nearest known name (bin/configuration.ts, strayVariables). */
+  strayVariables: Array<{ variable: string; nearest: string | undefined }>;
   /** Peers whose X-Forwarded-For names the client: --trust-proxy's addresses, or `unix` with --socket. */
   trustProxy: string[];
   /** A Unix socket to listen on instead of host and port. */
@@ -291,6 +293,10 @@ function interpret(
     credentials: credentials.credentials,
     credentialsFrom: credentials.from,
     credentialsFile: credentials.from === 'file' ? settings.credentialsFile : undefined,
+    strayVariables: strayVariables(
+      env,
+      CONFIGURABLE.map(([key]) => key),
+    ),
     credentialsSource: credentialsSource(credentials.from, settings.credentialsFile, origins.get('credentials-file')),
     trustProxy: socket === undefined ? trustProxy : ['unix'],
     socket,

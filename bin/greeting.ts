@@ -69,10 +69,15 @@ export function listeningAt(command: ServeCommand, server: Server): string {
 }
 
 /**
- * What others on this machine could use, said once at the start: secrets every user can
- * read, a trusted proxy on loopback, a socket every user may connect to.
+ * Said once at the start: a BOOKING_SEARCH_ variable that names no setting (a typo the
+ * service would otherwise ignore), and what others on this machine could use: secrets
+ * every user can read, a trusted proxy on loopback, a socket every user may connect to.
  */
 export function warnAboutSetup(command: ServeCommand): void {
+  for (const { variable, nearest } of command.strayVariables) {
+    const hint = nearest === undefined ? '' : `; did you mean ${nearest}?`;
+    logLine(`warning: the variable ${variable} names no setting and is ignored${hint}`, 'warning');
+  }
   warnAboutSecretFiles(command);
   warnAboutLoopbackProxy(command);
   if (command.socket !== undefined && letsEveryoneConnect(command.socket.mode)) {

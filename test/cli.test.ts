@@ -188,6 +188,27 @@ test('a start that fails at listen time, after the file was judged, ends at once
   }
 });
 
+// A typo in a variable's name (BOOKING_SEARCH_SOKET) was ignored without a word.
+test('a BOOKING_SEARCH_ variable that names no setting is warned about once at the start, with the nearest known name; the service starts', async (t) => {
+  const env = cleanEnv({ ...USER, BOOKING_SEARCH_SOKET: '/run/api.sock', BOOKING_SEARCH_FROBNICATE: '1' });
+  const server = await start(t, ['--demo'], env);
+  assertReply(await get(`${server.api}status`), 200, { name: 'booking-search-server', version: '1.0' });
+  const stopped = await server.stop();
+  assert.equal(stopped.code, 0);
+  const lines = stopped.stderr.split('\n').filter((line) => line.includes('BOOKING_SEARCH_'));
+  assert.equal(lines.length, 2, stopped.stderr);
+  assert.match(
+    lines[0] as string,
+    new RegExp(`^${TIME} warning: the variable BOOKING_SEARCH_FROBNICATE names no setting and is ignored$`),
+  );
+  assert.match(
+    lines[1] as string,
+    new RegExp(
+      `^${TIME} warning: the variable BOOKING_SEARCH_SOKET names no setting and is ignored; did you mean BOOKING_SEARCH_SOCKET\\?$`,
+    ),
+  );
+});
+
 test('serves a database read-only, logs one line per request without query or credentials, and stops on SIGTERM', async (t) => {
   const file = buildDatabase(t);
   const before = sha256(file);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CONFIG_KEYS, type Command, parseCommandLine, readApp, type ServeCommand } from '../../bin/args.js';
 import { parseConfig } from '../../bin/config-file.js';
-import { resolveBooks, variableName } from '../../bin/configuration.js';
+import { resolveBooks, strayVariables, variableName } from '../../bin/configuration.js';
 import { CliError } from '../../bin/errors.js';
 import { readTableNames } from '../../bin/settings.js';
 
@@ -80,6 +80,37 @@ test('a flag wins over its variable, the variable over the file; an empty variab
     '/srv/env.sqlite',
     'a container needs no file',
   );
+});
+
+test('strayVariables: a BOOKING_SEARCH_ variable that names no setting, with the nearest known name; those read by name and empty ones are not stray', () => {
+  const keys = [...CONFIG_KEYS];
+  const env = {
+    BOOKING_SEARCH_SOKET: '/run/api.sock',
+    BOOKING_SEARCH_PROT: '8080',
+    BOOKING_SEARCH_CREDENTIALS: '/etc/credentials',
+    BOOKING_SEARCH_USERNAME: 'kasse',
+    BOOKING_SEARCH_FROBNICATE: '1',
+    BOOKING_SEARCH_DEMO: '1',
+    BOOKING_SEARCH_TYPO_EMPTY: '',
+    BOOKING_SEARCH_USER: 'kasse',
+    BOOKING_SEARCH_PASSWORD: 'ge:heim',
+    BOOKING_SEARCH_CONFIG: FILE,
+    BOOKING_SEARCH_SOCKET: '/run/api.sock',
+    BOOKING_SEARCH_MAX_AUTH_FAILURES: '5',
+    OTHER_SOKET: 'x',
+  };
+  assert.deepEqual(strayVariables(env, keys), [
+    { variable: 'BOOKING_SEARCH_CREDENTIALS', nearest: 'BOOKING_SEARCH_CREDENTIALS_FILE' },
+    { variable: 'BOOKING_SEARCH_DEMO', nearest: undefined },
+    { variable: 'BOOKING_SEARCH_FROBNICATE', nearest: undefined },
+    { variable: 'BOOKING_SEARCH_PROT', nearest: 'BOOKING_SEARCH_PORT' },
+    { variable: 'BOOKING_SEARCH_SOKET', nearest: 'BOOKING_SEARCH_SOCKET' },
+    { variable: 'BOOKING_SEARCH_USERNAME', nearest: 'BOOKING_SEARCH_USER' },
+  ]);
+  const parsed = parseCommandLine(['--db', 'x.sqlite'], { ...USER, BOOKING_SEARCH_SOKET: '/run/api.sock' }, undefined);
+  assert.deepEqual((parsed as ServeCommand).strayVariables, [
+    { variable: 'BOOKING_SEARCH_SOKET', nearest: 'BOOKING_SEARCH_SOCKET' },
+  ]);
 });
 
 test('a repeated option is one comma-separated value in a variable or the file', () => {
