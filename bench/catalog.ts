@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
+import { addViews } from '../fixtures/many-views.js';
 import { catalogKind, findSchemaProblems, findUnboundedObject } from '../lib/schema.js';
 import { median } from './shapes.js';
 
@@ -34,15 +35,8 @@ function book(views: number): string {
   const db = new Database(file);
   db.exec(readFileSync('fixtures/schema.sql', 'utf8'));
   db.exec(readFileSync('fixtures/bookings.sql', 'utf8'));
-  db.unsafeMode(true);
-  db.pragma('writable_schema = ON');
-  const insert = db.prepare(
-    "INSERT INTO sqlite_schema (type, name, tbl_name, rootpage, sql) VALUES ('view', ?, ?, 0, ?)",
-  );
-  db.transaction(() => {
-    for (let i = 0; i < views; i += 1) insert.run(`v${i}`, `v${i}`, `CREATE VIEW v${i} AS SELECT * FROM entries`);
-  })();
   db.close();
+  addViews(file, views);
   return file;
 }
 

@@ -10,6 +10,7 @@ import { renameSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
+import { addViews } from '../fixtures/many-views.js';
 import { run, start } from './support/cli-helpers.js';
 import { AUTH, assertReply, buildDatabase, get, request } from './support/helpers.js';
 
@@ -136,16 +137,7 @@ test('the file swapped for a named pipe and back a thousand times: /status is an
 /** The own schema's book, with `views` more views in its catalog (written into sqlite_schema at once). */
 function bookWithViews(t: Parameters<typeof buildDatabase>[0], views: number): string {
   const file = buildDatabase(t);
-  const db = new Database(file);
-  db.unsafeMode(true);
-  db.pragma('writable_schema = ON');
-  const insert = db.prepare(
-    "INSERT INTO sqlite_schema (type, name, tbl_name, rootpage, sql) VALUES ('view', ?, ?, 0, ?)",
-  );
-  db.transaction(() => {
-    for (let i = 0; i < views; i += 1) insert.run(`v${i}`, `v${i}`, `CREATE VIEW v${i} AS SELECT * FROM entries`);
-  })();
-  db.close();
+  addViews(file, views);
   return file;
 }
 
