@@ -222,7 +222,9 @@ function logResponse(this: Timed): void {
   const req = this.req;
   const elapsed = performance.now() - (this[STARTED] ?? 0);
   responseEnded?.(req, this, elapsed);
-  const ms = Math.round(elapsed * 10) / 10;
+  // To a tenth, written from whole tenths: toFixed formats a double, which costs more.
+  const tenths = Math.round(elapsed * 10);
+  const ms = tenths / 10;
   const path = pathForLog(req.url ?? '');
   const facts = requestFacts(req);
   const address = facts?.clientAddress ?? '-';
@@ -231,6 +233,6 @@ function logResponse(this: Timed): void {
   writeAccessLine(
     format === 'json'
       ? `${accessPriority}${JSON.stringify({ time: isoTime(), level: 'info', address, user, method: req.method, path, status: finished ? this.statusCode : null, ms })}\n`
-      : `${accessPriority}${isoTime()} ${address} ${user} ${req.method} ${path} ${finished ? this.statusCode : 'aborted'} ${ms.toFixed(1)}ms\n`,
+      : `${accessPriority}${isoTime()} ${address} ${user} ${req.method} ${path} ${finished ? this.statusCode : 'aborted'} ${(tenths - (tenths % 10)) / 10}.${tenths % 10}ms\n`,
   );
 }

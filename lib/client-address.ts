@@ -87,9 +87,7 @@ export function trustedPeers(value: unknown): TrustedPeers {
 
 /** The address a throttle counts and a log line shows for `req`. */
 export function clientAddress(req: IncomingMessage, trusted: TrustedPeers): string {
-  const remote = req.socket.remoteAddress;
-  // A link-local peer comes with its zone (`fe80::1%lo`): the address without it.
-  const peer = remote === undefined ? UNIX_SOCKET_PEER : (canonicalAddress(remote.replace(/%.*$/, '')) ?? remote);
+  const peer = peerOf(req.socket);
   if (!trusted.any) return peer;
   const isProxy =
     peer === UNIX_SOCKET_PEER ? trusted.unix : trusted.addresses.check(peer, isIP(peer) === 6 ? 'ipv6' : 'ipv4');
@@ -98,4 +96,21 @@ export function clientAddress(req: IncomingMessage, trusted: TrustedPeers): stri
   const last = (Array.isArray(forwarded) ? forwarded.join(',') : forwarded)?.split(',').pop()?.trim();
   // A value that is not an address (a zone id included) is not the proxy's: count the proxy itself.
   return (last !== undefined && canonicalAddress(last)) || peer;
+}
+
+// The peer of a connection, canonical, kept on its socket under a symbol of this module for
+// the connection's later requests: a connection's peer does not change (node:http keeps
+// the address it read once too), and a keep-alive client spares the canonical form's two
+// regular expressions on every request but the first.
+const PEER = Symbol('booking-search-server peer');
+type WithPeer = IncomingMessage['socket'] & { [PEER]?: string };
+
+function peerOf(socket: WithPeer): string {
+  const known = socket[PEER];
+  if (known !== undefined) return known;
+  const remote = socket.remoteAddress;
+  // A link-local peer comes with its zone (`fe80::1%lo`): the address without it.
+  const peer = remote === undefined ? UNIX_SOCKET_PEER : (canonicalAddress(remote.replace(/%.*$/, '')) ?? remote);
+  socket[PEER] = peer;
+  return peer;
 }
