@@ -260,6 +260,8 @@ export function watchDatabase(
   const guarded = async (app: string, why: string): Promise<Serving> => {
     const guard = new Guard({
       limitMs,
+      // Its process holds this file: once it has ended, the file is opened again in another guard.
+      once: true,
       ended: (how) => {
         if (state.serving && state.close === end) {
           log(`database ${file}: a search did not end, ${how}; it is opened again`, 'warning');
@@ -313,6 +315,8 @@ export function watchDatabase(
         (next) => {
           state = next;
           if (closed && state.serving) state.close();
+          // Stopped meanwhile: its guard was ended with the service, which says nothing of the file.
+          if (closed) return;
           if (describeState(state) !== before) since = Date.now();
           if (!state.serving) {
             if (state.quiet !== true) {
@@ -334,6 +338,7 @@ export function watchDatabase(
           );
         },
         (error: unknown) => {
+          if (closed) return;
           const gone = identityOf(file) === undefined;
           const message = describeDatabaseError(file, error);
           state = { serving: false, cause: new Unavailable(gone ? 'ENOENT' : 'INVALID', message) };

@@ -2,7 +2,11 @@
 // file must be opened and judged, kept while it serves a book whose searches the serving
 // process cannot bound itself, and killed (SIGKILL: a process stuck in a statement ends no
 // other way) when it has not answered within its time limit. What waited for it then gets
-// an error, never an endless wait; the next request starts another child.
+// an error, never an endless wait. The guard that opens files starts another child for the
+// next request; a book's guard (`once`) never does: its file is opened again by a new one.
+// Every child ends with its guard (end), and all of them when the service stops
+// (endAllGuards); each killed child is waited for until it has exited, so none is left
+// behind as a zombie.
 
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -60,8 +64,11 @@ export class GuardTimeout extends Error {
   readonly code = 'GUARD_TIMEOUT';
 }
 
+/** Why a request was settled without an answer: the time limit, or its guard was ended first. */
+type Unanswered = 'timeout' | 'ended';
+
 interface Pending {
-  settle(reply: GuardReply | undefined): void;
+  settle(reply: GuardReply | undefined, why?: Unanswered): void;
   /** For a search: whose it is, for waitingFrom and waitingFor. */
   address?: string;
   user?: string;
@@ -80,6 +87,42 @@ export interface GuardOptions {
   idleEndMs?: number;
   /** Hears why the process ended while something waited for it. */
   ended?: (why: string) => void;
+  /**
+   * The process is started once, by the first request, and not again: a book's guard, whose
+   * process holds the file it opened. Once that process has ended (killed after its time
+   * limit, crashed, or `end`), requests are settled at once instead of going to a process
+   * that has no file open; the book opens its file again in a new guard.
+   */
+  once?: boolean;
+}
+
+// Every guard not ended, for endAllGuards; and every child process not yet exited.
+const guards = new Set<Guard>();
+const children = new Set<ChildProcess>();
+let stopping = false;
+// After SIGTERM, how long a guard process gets to end before SIGKILL.
+const STOP_GRACE_MS = 500;
+
+/**
+ * Ends every guard and its process, when the service stops: what waits for one is settled
+ * at once, no guard starts a process again, and each process gets SIGTERM (it has no
+ * handler, so SIGTERM ends it even inside a statement), then SIGKILL after STOP_GRACE_MS
+ * if it has not exited by then. The
+ * event loop waits only for their exits: no request or channel to a guard keeps it alive.
+ */
+export function endAllGuards(): void {
+  stopping = true;
+  for (const guard of [...guards]) guard.end('SIGTERM');
+  for (const child of children) kill(child, 'SIGTERM');
+}
+
+/** Kills `child` (once) and holds the event loop only until it has exited, to reap it. */
+function kill(child: ChildProcess, signal: 'SIGTERM' | 'SIGKILL'): void {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  if (child.connected) child.disconnect();
+  child.ref();
+  child.kill(signal);
+  if (signal === 'SIGTERM') setTimeout(() => kill(child, 'SIGKILL'), STOP_GRACE_MS).unref();
 }
 
 /**
@@ -103,10 +146,13 @@ export class Guard {
   private nextConnection = 1;
   private readonly options: GuardOptions;
   private readonly limitMs: number;
+  /** Ended (`end`, or a `once` guard whose process ended): no process is started again. */
+  private ended = false;
 
   constructor(options: GuardOptions) {
     this.options = options;
     this.limitMs = options.limitMs;
+    guards.add(this);
   }
 
   /** Opens and judges `file` for a book of `app` (undefined: recognised) and `tables`. */
@@ -162,18 +208,26 @@ export class Guard {
     };
   }
 
-  /** Ends the guard process; what waits for it is settled as after a time limit. */
-  end(): void {
-    this.stop();
-    for (const { pending } of this.queued.splice(0)) pending.settle(undefined);
-    this.settleAll();
+  /** Ends the guard and its process for good; what waits for it is settled (`ended`). */
+  end(signal: 'SIGTERM' | 'SIGKILL' = 'SIGKILL'): void {
+    this.retire();
+    this.stop(signal);
+    for (const { pending } of this.queued.splice(0)) pending.settle(undefined, 'ended');
+    this.settleAll('ended');
   }
 
-  private stop(): void {
+  /** No process is started again. */
+  private retire(): void {
+    this.ended = true;
+    guards.delete(this);
+  }
+
+  private stop(signal: 'SIGTERM' | 'SIGKILL' = 'SIGKILL'): void {
     const child = this.child;
     this.child = undefined;
     clearTimeout(this.idleTimer);
-    if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (this.options.once === true) this.retire();
+    if (child !== undefined) kill(child, signal);
   }
 
   private connectionId(connection: object | undefined): number {
@@ -193,6 +247,8 @@ export class Guard {
   }
 
   private request(message: GuardRequest, settle: Pending['settle'], who: Omit<Pending, 'settle'> = {}): void {
+    // An ended guard starts no process: one would have no file open, and nothing would end it.
+    if (this.ended || stopping) return settle(undefined, 'ended');
     const pending = { settle, ...who };
     if (this.options.serial === true && this.pending.size > 0) return void this.queued.push({ message, pending });
     this.dispatch(message, pending);
@@ -233,6 +289,7 @@ export class Guard {
       execArgv: process.execArgv,
     });
     this.child = child;
+    children.add(child);
     child.on('message', (reply: GuardReply) => {
       this.lastProgress = performance.now();
       const pending = this.pending.get(reply.id);
@@ -245,9 +302,11 @@ export class Guard {
     // A channel to a process that has just ended fails with EPIPE; its end is handled below.
     child.on('error', () => {});
     child.once('exit', (code, signal) => {
+      children.delete(child);
       if (this.child !== child) return;
       this.child = undefined;
       if (this.pending.size > 0) this.options.ended?.(`its guard process ended (${signal ?? `exit code ${code}`})`);
+      if (this.options.once === true) this.retire();
       this.settleAll();
       this.next();
     });
@@ -271,11 +330,11 @@ export class Guard {
     this.watch = undefined;
   }
 
-  private settleAll(): void {
+  private settleAll(why: Unanswered = 'timeout'): void {
     const waiting = [...this.pending.values()];
     this.pending.clear();
     this.idle();
-    for (const pending of waiting) pending.settle(undefined);
+    for (const pending of waiting) pending.settle(undefined, why);
   }
 }
 

@@ -15,6 +15,7 @@ import type { ServeCommand } from './args.js';
 import type { ServedBook } from './books.js';
 import { CliError, describeFsError } from './errors.js';
 import { ensureOnlyOwnerCanChange } from './file-safety.js';
+import { endAllGuards } from './guarded.js';
 import { logLine, withAccessLog } from './log.js';
 import { answersOfProcess, countAnswers, reportToPrimary, type ServingProcess } from './monitoring.js';
 import { readVersion } from './package.js';
@@ -89,6 +90,8 @@ export async function listenFor(
     server,
     () => {
       close();
+      // What a book left in a guard process (one replaced, timed out or being opened) ends too.
+      endAllGuards();
       admin?.server.close();
       admin?.server.closeAllConnections();
     },

@@ -10,7 +10,10 @@ import { renameSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
+import { Guard } from '../bin/guarded.js';
 import { addViews } from '../fixtures/many-views.js';
+import { errorCode, type Outcome, type SearchRows } from '../lib/internal.js';
+import { parseSearchQuery } from '../lib/query.js';
 import { run, start } from './support/cli-helpers.js';
 import { AUTH, assertReply, buildDatabase, get, request } from './support/helpers.js';
 
@@ -181,4 +184,109 @@ test('a named pipe in place of the journal holds SQLite inside the serving proce
     lines.at(-1) ?? '',
     /^\S+ booking-search-server: the event loop has not turned for [67] s \(a statement or an open of a database file inside SQLite that does not return\); ending this process \(SIGKILL\) so that it is started again$/,
   );
+});
+
+/** The guard processes `pid` has started: its children running bin/guard. */
+function guardChildren(pid: number): number[] {
+  let out = '';
+  try {
+    out = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' });
+  } catch {
+    return []; // ps exits 1 when there is none
+  }
+  return out
+    .split('\n')
+    .filter((line) => /guard\.[jt]s/.test(line))
+    .map((line) => Number.parseInt(line.trim(), 10));
+}
+
+test('the file replaced every half second by a virtual table, a view that never ends and the good file: no guard process outlives its file, and SIGTERM ends the service with exit 0', async (t) => {
+  const file = buildDatabase(t);
+  const dir = dirname(file);
+  const good = join(dir, 'good.sqlite');
+  const virtual = join(dir, 'vt.sqlite');
+  const slow = join(dir, 'slow.sqlite');
+  execFileSync('cp', ['-p', file, good]);
+  execFileSync('cp', ['-p', file, virtual]);
+  execFileSync('cp', ['-p', file, slow]);
+  const vt = new Database(virtual);
+  vt.exec(`ALTER TABLE entries RENAME TO plain;
+    CREATE VIRTUAL TABLE entries USING fts5(id, date, amount_cents, subject, category_id, payment_method_id);
+    INSERT INTO entries SELECT id, date, amount_cents, subject, category_id, payment_method_id FROM plain;
+    DROP TABLE plain;`);
+  vt.close();
+  const endless = new Database(slow);
+  endless.exec(`DROP TABLE entries; CREATE VIEW entries AS ${ENDLESS}`);
+  endless.close();
+  const server = await start(t, ['--db', file, '--search-timeout', '2']);
+  const cycle = [virtual, good, slow, good];
+  for (let round = 0; round < 12; round += 1) {
+    // As a restore does it: a copy beside the file, renamed over it.
+    execFileSync('cp', ['-p', cycle[round % cycle.length] as string, join(dir, '.tmp')]);
+    renameSync(join(dir, '.tmp'), file);
+    const search = await get(`${server.api}${SEARCH}`);
+    assert.ok(search.status === 200 || search.status === 500, String(search.status));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  // The good file stands still: its searches run in the serving process, and no guard
+  // process is left but the one that opens files, which ends when idle for 5 s.
+  await waitFor(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 5_000, 'served again');
+  await waitFor(async () => guardChildren(server.child.pid as number).length === 0, 8_000, 'no guard process left');
+  assert.doesNotMatch(server.output().stderr, /no file is open in the guard/);
+  const [stopped, stopMs] = await timed(() => server.stop());
+  assert.equal(stopped.code, 0, stopped.stderr);
+  assert.ok(stopMs < 3_000, `ended ${stopMs} ms after SIGTERM`);
+});
+
+test("a book's guard whose process was ended by its time limit starts none without a file: the next search is answered at once, and the killed process has exited", async (t) => {
+  const file = buildDatabase(t);
+  const db = new Database(file);
+  db.exec(`DROP TABLE entries; CREATE VIEW entries AS ${ENDLESS}`);
+  db.close();
+  const guard = new Guard({ limitMs: 1_000, once: true });
+  t.after(() => guard.end());
+  const opened = await guard.open(file, undefined, {});
+  assert.equal(opened.kind, 'ready');
+  assert.equal(guardChildren(process.pid).length, 1);
+  const parsed = parseSearchQuery('von=2026-03-01&bis=2026-03-31&betrag=-4.35');
+  assert.ok(parsed.ok);
+  const searches = guard.searches();
+  const search = (): Promise<Outcome<SearchRows>> =>
+    new Promise((resolve) =>
+      searches.answer(parsed.query, resolve, { user: 'kasse', address: '127.0.0.1', connection: {} }),
+    );
+  const timedOut = await search();
+  assert.equal(timedOut.ok, false);
+  assert.equal(errorCode(timedOut.ok ? undefined : timedOut.error), 'GUARD_TIMEOUT');
+  // Killed, and waited for: no process left, not even a zombie.
+  await waitFor(async () => guardChildren(process.pid).length === 0, 2_000, 'the killed guard process gone');
+  const [after, afterMs] = await timed(search);
+  assert.equal(after.ok, false);
+  assert.equal(errorCode(after.ok ? undefined : after.error), 'GUARD_TIMEOUT');
+  assert.ok(afterMs < 500, `${afterMs} ms`);
+  assert.deepEqual(guardChildren(process.pid), [], 'no process started for a file it does not hold');
+  // And once ended (its file replaced), none either.
+  guard.end();
+  assert.equal(errorCode(((await search()) as { error: unknown }).error), 'GUARD_TIMEOUT');
+  assert.deepEqual(guardChildren(process.pid), []);
+});
+
+test('SIGTERM while the file is being opened in the guard (a named pipe in place of its journal) ends the service at once with exit 0, the guard process with it', async (t) => {
+  const file = buildDatabase(t);
+  const dir = dirname(file);
+  const server = await start(t, ['--db', file, '--search-timeout', '60']);
+  assert.equal((await get(`${server.api}${SEARCH}`)).status, 200);
+  // A restore by rename, beside a journal that is a named pipe: the guard's open of the new
+  // file waits in SQLite for a writer to the pipe, up to the limit of 60 s.
+  execFileSync('cp', ['-p', file, join(dir, '.restore')]);
+  execFileSync('mkfifo', [`${file}-journal`]);
+  renameSync(join(dir, '.restore'), file);
+  await waitFor(async () => guardChildren(server.child.pid as number).length > 0, 5_000, 'the guard opening');
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  const guards = guardChildren(server.child.pid as number);
+  const [stopped, stopMs] = await timed(() => server.stop());
+  assert.equal(stopped.code, 0, stopped.stderr);
+  assert.ok(stopMs < 5_000, `ended ${stopMs} ms after SIGTERM`);
+  assert.equal(stopped.stderr, '', 'nothing said of the file the stop interrupted');
+  for (const pid of guards) assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, `guard ${pid} still there`);
 });
