@@ -21,7 +21,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { answerProtocolErrors } from '../lib/index.js';
-import { describeError, errorCode, hasBadHost } from '../lib/internal.js';
+import { describeError, errorCode, hasBadHost, withoutBookingValues } from '../lib/internal.js';
 import type { ServedBook } from './books.js';
 import type { DatabaseStatus } from './database.js';
 import { CliError } from './errors.js';
@@ -34,7 +34,10 @@ export interface BookReport {
   name: string;
   basePath: string;
   state: DatabaseStatus['state'];
-  /** Why searches are not answered, as the log line says it. */
+  /**
+   * Why searches are not answered, as the log line says it but without a value from a
+   * booking (the examples of a file's judgement): /ready is read without credentials.
+   */
   reason?: string;
   /** Since when, as an ISO 8601 time. */
   since: string;
@@ -49,7 +52,7 @@ export function reportBook(book: ServedBook): BookReport {
     name: book.name,
     basePath: book.basePath,
     state: status.state,
-    ...(status.reason === undefined ? {} : { reason: status.reason }),
+    ...(status.reason === undefined ? {} : { reason: withoutBookingValues(status.reason) }),
     since: new Date(status.since).toISOString(),
     replaced: status.replaced,
   };

@@ -12,7 +12,7 @@ export { describeError, errorCode, isNotReadableNow } from './errors.js';
 export { formatSearchResult } from './format.js';
 export { createHandlerOver } from './handler.js';
 export { type Mapping, ownSchema, quoteName, TABLE_NAME, type TableNames } from './mapping.js';
-export { checkMeaning } from './meaning.js';
+export { checkMeaning, withoutBookingValues } from './meaning.js';
 export {
   addSnapshots,
   bucketCounts,

@@ -208,3 +208,52 @@ function shown(value: unknown): string {
   if (value instanceof Uint8Array) return 'a BLOB';
   return String(value);
 }
+
+/**
+ * What comes before and after each value from a booking in the sentences above (`shown`
+ * and the numbers put in them): `withoutBookingValues` cuts out what lies between.
+ */
+const AROUND_VALUES: ReadonlyArray<readonly [before: string, after: string]> = [
+  ['booking ', ' has no date the service can read'],
+  ['booking ', ' has the date '],
+  [' has the date ', ', not a day: '],
+  ['booking ', ' has the amount '],
+  [' has the amount ', ' (in cents), not whole cents: '],
+  ['ids such as ', ' are not whole numbers: '],
+  ['ids are not unique (', ' is given to two bookings)'],
+  ['dates are numbers such as ', ", not 'YYYY-MM-DD' text: "],
+  ['dates carry a time, such as ', ': a search would miss its last day'],
+  ['dates such as ', " are not 'YYYY-MM-DD' text: "],
+  ['amounts are REAL numbers such as ', ', not whole cents: '],
+  ['amounts such as ', ' are not whole cents: '],
+];
+
+/**
+ * `text` (a judgement's sentences, as a log line or an error carries them) with every value
+ * from a booking replaced by '…', and what to do left as it is: for the admin listener's
+ * /ready, which anyone who reaches it reads without credentials. Each stretch cut runs
+ * from the first place the words before a value appear to the last place the words after
+ * it appear, all found in `text` as given, and overlapping stretches are cut as one: so
+ * what is cut holds every value whatever a value holds (even these words); at worst it
+ * takes more than the value.
+ */
+export function withoutBookingValues(text: string): string {
+  const stretches: Array<[from: number, to: number]> = [];
+  for (const [before, after] of AROUND_VALUES) {
+    const start = text.indexOf(before);
+    if (start === -1) continue;
+    const from = start + before.length;
+    const to = text.lastIndexOf(after);
+    if (to >= from) stretches.push([from, to]);
+  }
+  stretches.sort((a, b) => a[0] - b[0]);
+  let result = '';
+  let at = 0;
+  for (const [from, to] of stretches) {
+    if (from >= at) {
+      result += `${text.slice(at, from)}…`;
+      at = to;
+    } else at = Math.max(at, to);
+  }
+  return result + text.slice(at);
+}

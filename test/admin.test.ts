@@ -4,11 +4,12 @@
 
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import Database from 'better-sqlite3';
 import { cleanEnv, type Running, start } from './support/cli-helpers.js';
 import { AUTH, basicAuth, buildDatabase, get, HASH_OF_ALT, type Reply, request, tempDir } from './support/helpers.js';
 import { promtoolCheckMetrics, startPrometheus } from './support/prometheus.js';
@@ -265,4 +266,33 @@ test("the admin listener has the API listener's protections: a body is never rea
   assert.match(idle.answer, /^HTTP\/1\.1 408 [\s\S]*\{"fehler":"[^"]+","code":"request_timeout"\}$/);
   assert.ok(idle.closedMs !== undefined && idle.closedMs < 3_000, `closed after ${idle.closedMs} ms`);
   assert.equal((await request(`${adminOf(server)}/live`)).status, 200);
+});
+
+test("/ready names a swapped-in file's problem and what to do, never a value from its bookings; the log line keeps the example", async (t) => {
+  const file = buildDatabase(t);
+  const server = await start(t, ['--db', file, '--admin-port', '0']);
+  const admin = adminOf(server);
+  assert.equal((await request(`${admin}/ready`)).status, 200);
+  const swapped = join(tempDir(t), 'swapped.sqlite');
+  copyFileSync(file, swapped);
+  const db = new Database(swapped);
+  db.exec("UPDATE entries SET date = date || ' Gehalt Mueller 4711.00 EUR' WHERE id = (SELECT min(id) FROM entries)");
+  db.close();
+  renameSync(swapped, file);
+  const deadline = Date.now() + 15_000;
+  let ready = await request(`${admin}/ready`);
+  while (Date.now() < deadline && !ready.body.includes('"unusable"')) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    ready = await request(`${admin}/ready`);
+  }
+  assert.equal(ready.status, 503, ready.body);
+  const [book] = (JSON.parse(ready.body) as { books: { state: string; reason: string }[] }).books;
+  assert.equal(book?.state, 'unusable');
+  assert.doesNotMatch(ready.body, /Gehalt|Mueller|4711/);
+  assert.equal(
+    book?.reason,
+    `cannot serve ${file}: db cannot be served exactly: dates carry a time, such as …: a search would miss its last day, and 'datum' must be a date. Give the day alone: substr(date, 1, 10).`,
+  );
+  const stopped = await server.stop();
+  assert.match(stopped.stderr, /dates carry a time, such as '\d{4}-\d\d-\d\d Gehalt Mueller 4711\.00 EUR'/);
 });

@@ -13,7 +13,9 @@ import {
   createAdminServer,
   MAX_ADMIN_CONNECTIONS,
   type Readiness,
+  reportBook,
 } from '../../bin/admin.js';
+import { judge } from '../../lib/meaning.js';
 import { request, serve } from '../support/helpers.js';
 
 const SERVING: Readiness = {
@@ -224,4 +226,71 @@ test(`at most ${MAX_ADMIN_CONNECTIONS} connections are open at once; one beyond 
   again.socket.write('GET /live HTTP/1.1\r\nHost: x\r\n\r\n');
   assert.equal(await again.closed(500), undefined);
   assert.match(again.received(), /^HTTP\/1\.1 200 /);
+});
+
+test("/ready's reason never carries a value from a booking, and still says what to do; the log's sentence keeps them", () => {
+  const secret = 'Gehalt Mueller 4711.00 EUR';
+  // Values that hold the very words around them, too.
+  const hostile = [
+    secret,
+    `${secret}': a search would miss its last day ${secret}`,
+    `x', not a day: ${secret} (in cents), not whole cents: ${secret} is given to two bookings) ${secret}`,
+  ];
+  const rows = (value: string): Array<[unknown, unknown, unknown][]> => [
+    [[1, `2026-03-14 ${value}`, 100]],
+    [[1, value, 100]],
+    [[1, '2026-03-14', value]],
+    [[value, '2026-03-14', 100]],
+    [
+      [value, '2026-03-14', 100],
+      [value, '2026-03-15', 100],
+    ],
+    [[1, 20260314, 12.5]],
+    [[1, 1_773_446_400, 100]],
+    [[value, `2026-03-14T${value}`, `${value}/2`]],
+  ];
+  const seen = new Set<string>();
+  for (const value of hostile) {
+    for (const sample of rows(value)) {
+      for (const application of [undefined, 'GnuCash']) {
+        const { problems } = judge(sample, application);
+        assert.ok(problems.length > 0, JSON.stringify(sample));
+        const line = `cannot serve /srv/kasse.sqlite: db cannot be served exactly: ${problems.join(' ')}`;
+        const book = {
+          name: 'kasse',
+          basePath: '/kasse',
+          db: '/srv/kasse.sqlite',
+          status: () => ({ state: 'unusable' as const, reason: line, since: 0, replaced: 0, app: 'own' }),
+        };
+        const { reason } = reportBook(book);
+        assert.ok(reason !== undefined);
+        for (const part of [secret, 'Mueller', '4711', '20260314', '12.5', '1773446400'])
+          assert.ok(!reason.includes(part), `${part} in ${reason}`);
+        assert.ok(reason.startsWith('cannot serve /srv/kasse.sqlite: db cannot be served exactly: '), reason);
+        seen.add(reason);
+      }
+    }
+  }
+  // What to do is left standing.
+  const first = judge([[1, `2026-03-14 ${secret}`, 100]]).problems.join(' ');
+  assert.ok(first.includes(secret), 'the sentence itself (for check and the log) names the example');
+  assert.ok(
+    seen.has(
+      "cannot serve /srv/kasse.sqlite: db cannot be served exactly: dates carry a time, such as …: a search would miss its last day, and 'datum' must be a date. Give the day alone: substr(date, 1, 10).",
+    ),
+    [...seen].join('\n'),
+  );
+  assert.ok(
+    seen.has(
+      "cannot serve /srv/kasse.sqlite: db cannot be served exactly: booking … has the date …, not a day: GnuCash holds a date the service cannot answer (a value written by another program). A search that finds it would answer 500; correct the booking's date in GnuCash.",
+    ),
+    [...seen].join('\n'),
+  );
+  const waiting = WAITING.books[0] as Readiness['books'][number];
+  const status = () => ({ state: waiting.state, reason: waiting.reason, since: 0, replaced: 0, app: 'own' });
+  assert.equal(
+    reportBook({ name: 'kasse', basePath: '/kasse', db: undefined, status }).reason,
+    WAITING.books[0]?.reason,
+    'a reason without a booking is as it was',
+  );
 });
