@@ -11,6 +11,8 @@ import { ensure } from './errors.js';
 import { normalBasePath, originForm } from './request-target.js';
 import type { Next, RequestHandler } from './types.js';
 
+const API = '/api/';
+
 /** One book's handler and the base path it was created with. */
 export interface Mount {
   /** The handler's `basePath` option, e.g. `"/mueller"`; a trailing slash is ignored. */
@@ -31,19 +33,23 @@ export function mountHandlers(mounts: readonly Mount[], fallback: RequestHandler
     const basePath = normalBasePath(mount?.basePath);
     ensure(basePath !== undefined, `mounts[${index}].basePath must be "" or a path such as "/kasse"`);
     ensure(typeof mount.handler === 'function', `mounts[${index}].handler must be a request handler`);
-    const prefix = `${basePath}/api/`;
+    const prefix = `${basePath}${API}`;
     ensure(!prefixes.has(prefix), `mounts[${index}].basePath "${basePath}" is given twice`);
     prefixes.set(prefix, mount.handler);
   });
-  // Longest first: the first prefix a path starts with is its book.
-  const table = [...prefixes].sort(([a], [b]) => b.length - a.length);
-
+  const longest = Math.max(0, ...[...prefixes.keys()].map((prefix) => prefix.length));
   return (req, res, next?: Next) => {
     // An unusable target (user info in an absolute-form authority) is the fallback's 400.
     const path = originForm(req.url ?? '/');
     if (path !== undefined) {
-      for (const [prefix, handler] of table) {
-        if (path.startsWith(prefix)) return handler(req, res, next);
+      // A book's prefix ends with "/api/": the path up to the end of each "/api/" in it,
+      // the longest first, is looked up, instead of trying every book's prefix in turn (a
+      // request of a service of 100 books paid 3.6 µs for that, BENCHMARKS.md, Many books).
+      // Only where a prefix can end: a target of a thousand "/api/" costs no more than one.
+      const from = path.lastIndexOf(API, longest - API.length);
+      for (let at = from; at !== -1; at = at === 0 ? -1 : path.lastIndexOf(API, at - 1)) {
+        const handler = prefixes.get(path.slice(0, at + API.length));
+        if (handler !== undefined) return handler(req, res, next);
       }
     }
     if (next !== undefined && path !== undefined) return next();

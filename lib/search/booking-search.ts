@@ -17,7 +17,11 @@ import {
   sqlFor,
   toBounds,
 } from './sql.js';
-import { createTurns, type Outcome, type Requester, type Turns } from './turns.js';
+import { createLoopTurn, createTurns, type Outcome, type Requester, type Turns } from './turns.js';
+
+// Every booking search of this thread (the books of a service, several handlers of an
+// embedder) sees one turn of the event loop (lib/search/turns.ts, LoopTurn).
+const THIS_THREAD = createLoopTurn();
 
 export type SearchOutcome = Outcome<SearchRows>;
 
@@ -82,7 +86,7 @@ export function createBookingSearch(
     }
   }
 
-  const turns = createTurns(searchInTransaction, inTransaction, waited);
+  const turns = createTurns(searchInTransaction, inTransaction, waited, THIS_THREAD);
   const search = (query: SearchQuery): SearchRows => inTransaction(() => searchInTransaction(query));
   return Object.assign(search, turns);
 }

@@ -25,4 +25,12 @@ export {
   sqlFor,
   toBounds,
 } from './sql.js';
-export { createTurns, type Outcome, type Requester, TURN_BUDGET_MS, type Turns } from './turns.js';
+export {
+  createLoopTurn,
+  createTurns,
+  type LoopTurn,
+  type Outcome,
+  type Requester,
+  TURN_BUDGET_MS,
+  type Turns,
+} from './turns.js';

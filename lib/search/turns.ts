@@ -23,7 +23,8 @@ export interface Requester {
 export interface Turns<Q, R> {
   /**
    * `query` answered now, before this call returns, when no other query waits, none ran at
-   * once in this turn of the event loop and none waited in the turn before; otherwise
+   * once in this turn of the event loop (here, or in a queue that shares its LoopTurn) and
+   * none waited in the turn before; otherwise
    * queued as by `queue`. So a query pays for the turns only when others are there to
    * share them with.
    */
@@ -82,6 +83,78 @@ interface UserEntry<Q, R> {
   waiting: number;
 }
 
+/**
+ * The turn of the event loop as several queues of turns of one thread share it: whether a
+ * query of any of them ran at once in it (and the turn of the loop has not ended since).
+ *
+ * Why several queues share it: a service of many books has a queue per book, and under load
+ * its requests go to one book after the other, so that a book rarely has two queries in one
+ * turn of the loop. Each would run at once, as it is read, and its answer would be written
+ * at once: the client's next request then comes alone, and every turn of the event loop
+ * serves one request instead of all that arrived together (BENCHMARKS.md, "Many books":
+ * the CPU time of a request of a rotation over 100 books was that of a client alone). With
+ * the turn of the loop shared, the first query of a turn runs at once and the others of
+ * that turn, whatever their book, are answered together after it, as one book's are.
+ */
+export interface LoopTurn {
+  ranAtOnce: boolean;
+  /** The turns of the queues due in the next turn of the event loop (`runDue`). */
+  due: Array<() => Answers | undefined>;
+  /** Whether `runDue` is scheduled. */
+  scheduled: boolean;
+}
+
+/** A turn of the event loop seen by one queue alone (or by those given the same). */
+export function createLoopTurn(): LoopTurn {
+  return { ranAtOnce: false, due: [], scheduled: false };
+}
+
+/** What one queue's turn answered, not yet delivered. */
+interface Answers {
+  batch: ReadonlyArray<{ done: (outcome: Outcome<unknown>) => void }>;
+  outcomes: readonly Outcome<unknown>[];
+}
+
+/** `turn` runs in the next turn of the event loop, with every other turn of `loop` then due. */
+function due(loop: LoopTurn, turn: () => Answers | undefined): void {
+  loop.due.push(turn);
+  if (loop.scheduled) return;
+  loop.scheduled = true;
+  setImmediate(runDue, loop);
+}
+
+/**
+ * The turns due, each in its own read transaction, one after the other; then their answers,
+ * all of them: a search's answer is written after every transaction of the turn of the loop
+ * has ended, and the answers leave together, as one book's turn's do (written one by one
+ * between the books' transactions, each woke the client anew: BENCHMARKS.md, Many books).
+ * One failing callback must not leave the others unanswered; its error is thrown after them.
+ */
+function runDue(loop: LoopTurn): void {
+  loop.scheduled = false;
+  const turns = loop.due.splice(0);
+  const answers: Answers[] = [];
+  let failure: { error: unknown } | undefined;
+  for (const turn of turns) {
+    try {
+      const answered = turn();
+      if (answered !== undefined) answers.push(answered);
+    } catch (error: unknown) {
+      failure ??= { error };
+    }
+  }
+  for (const { batch, outcomes } of answers) {
+    for (let i = 0; i < batch.length; i += 1) {
+      try {
+        batch[i]?.done(outcomes[i] as Outcome<unknown>);
+      } catch (error: unknown) {
+        failure ??= { error };
+      }
+    }
+  }
+  if (failure !== undefined) throw failure.error;
+}
+
 const ANYONE: Requester = { user: '', address: '', connection: {} };
 
 /**
@@ -102,11 +175,15 @@ const ANYONE: Requester = { user: '', address: '', connection: {} };
  * by at most one query per connection. A query that ran at once had its turn: its user,
  * address and connection go behind the others that queued in the same turn of the loop.
  * `waited` hears how long each query waited, in seconds (0 for one that ran at once).
+ * `loop`: the turn of the event loop as other queues of this thread see it (the books of
+ * one service): once a query of any of them ran at once in it, the queries that arrive in
+ * the same turn of the loop are queued, here as there.
  */
 export function createTurns<Q, R>(
   run: (query: Q) => R,
   turn: (work: () => void) => void = (work) => work(),
   waited: (seconds: number) => void = () => {},
+  loop: LoopTurn = createLoopTurn(),
 ): Turns<Q, R> {
   const users = new Map<string, UserEntry<Q, R>>();
   const order: UserEntry<Q, R>[] = [];
@@ -210,14 +287,16 @@ export function createTurns<Q, R>(
     toTheEnd(address.order, 0, (entry) => entry.connection === from.connection);
   }
 
-  function runTurn(): void {
+  /** The turn: the queries it answered and their outcomes, for `loop` to deliver after every turn now due. */
+  function runTurn(): Answers | undefined {
     scheduled = false;
     if (ranAtOnce !== undefined) {
       afterRanAtOnce(ranAtOnce);
       ranAtOnce = undefined;
+      loop.ranAtOnce = false;
     }
     // Only the end of a turn of the loop in which a query ran at once: nothing to run.
-    if (order.length === 0 && inLane() === 0) return;
+    if (order.length === 0 && inLane() === 0) return undefined;
     contended = true;
     if (!probing) {
       probing = true;
@@ -253,17 +332,7 @@ export function createTurns<Q, R>(
     if (order.length > 0 || inLane() > 0) {
       schedule(Math.min(MAX_YIELDS, Math.floor((performance.now() - started) * YIELDS_PER_MS)));
     }
-    // What the turn held is released before any answer is written. One failing callback
-    // must not leave the others unanswered; its error is thrown after them.
-    let failure: { error: unknown } | undefined;
-    for (let i = 0; i < batch.length; i += 1) {
-      try {
-        (batch[i] as Job<Q, R>).done(outcomes[i] as Outcome<R>);
-      } catch (error: unknown) {
-        failure ??= { error };
-      }
-    }
-    if (failure !== undefined) throw failure.error;
+    return { batch, outcomes } as Answers;
   }
 
   /** In the turn of the event loop after a contended one: contended still if queries wait again. */
@@ -279,12 +348,12 @@ export function createTurns<Q, R>(
   function schedule(yields = 0): void {
     if (scheduled) return;
     scheduled = true;
-    if (yields === 0) setImmediate(runTurn);
+    if (yields === 0) due(loop, runTurn);
     else setImmediate(hop, yields);
   }
   function hop(left: number): void {
     if (left > 1) setImmediate(hop, left - 1);
-    else setImmediate(runTurn);
+    else due(loop, runTurn);
   }
 
   function queue(query: Q, done: (outcome: Outcome<R>) => void, from: Requester = ANYONE): void {
@@ -347,8 +416,9 @@ export function createTurns<Q, R>(
   return {
     answer(query, done, from = ANYONE) {
       // Another query waits, or one ran at once in this turn of the loop: contention.
-      if (scheduled || contended) return queue(query, done, from);
+      if (scheduled || contended || loop.ranAtOnce) return queue(query, done, from);
       ranAtOnce = from;
+      loop.ranAtOnce = true;
       // The end of this turn of the loop: until then, the others that arrive wait for a turn.
       schedule();
       waited(0);

@@ -99,3 +99,35 @@ test('misuse is a TypeError naming the mount', () => {
     );
   }
 });
+
+test('the book a target reaches is the longest base path it starts with, as trying every book in turn finds it (5,000 random tables and targets)', () => {
+  let state = 11;
+  const random = (): number => {
+    state = (state * 1_664_525 + 1_013_904_223) >>> 0;
+    return state / 4_294_967_296;
+  };
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+  const segments = ['a', 'api', 'b', 'api', 'v1', 'status'];
+  const pathOf = (length: number): string => Array.from({ length }, () => `/${pick(segments)}`).join('');
+  for (let round = 0; round < 5_000; round += 1) {
+    const bases = [
+      ...new Set(Array.from({ length: 1 + Math.floor(random() * 5) }, () => pathOf(Math.floor(random() * 4)))),
+    ];
+    const target = `${pathOf(Math.floor(random() * 8))}${pick(['', '/', '?q=/api/', '/api/v1/status'])}`;
+    // Every book in turn, the longest base path first.
+    const expected =
+      [...bases].sort((x, y) => y.length - x.length).find((base) => target.startsWith(`${base}/api/`)) ?? 'fallback';
+    const mounts = bases.map((basePath) => ({ basePath, handler }));
+    assert.equal(
+      route(mounts, target),
+      expected === '' ? '(root)' : expected,
+      `${target} over ${JSON.stringify(bases)}`,
+    );
+  }
+});
+
+test('a target of thousands of "/api/" still reaches its book, looking only where a base path can end', () => {
+  const mounts = ['/mueller', '/a/api/b'].map((basePath) => ({ basePath, handler }));
+  assert.equal(route(mounts, `/a/api/b/api/v1/status?${'/api/'.repeat(20_000)}`), '/a/api/b');
+  assert.equal(route(mounts, `${'/api/'.repeat(20_000)}`), 'fallback');
+});

@@ -6,7 +6,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { createTurns, type Outcome, type Requester, TURN_BUDGET_MS, type Turns } from '../../lib/search/index.js';
+import {
+  createLoopTurn,
+  createTurns,
+  type Outcome,
+  type Requester,
+  TURN_BUDGET_MS,
+  type Turns,
+} from '../../lib/search/index.js';
 
 /** Queues `query` with `from` and resolves with its outcome. */
 function ask<Q, R>(turns: Turns<Q, R>, query: Q, from?: Requester): Promise<Outcome<R>> {
@@ -340,4 +347,84 @@ test('queries arriving together run in the order of the rotations, whoever they 
     }),
     { numRuns: 2000, seed: 20_261_124 },
   );
+});
+
+test('queues that share a turn of the event loop (the books of a service): after one ran a query at once, the others queue theirs, answered together after it in that turn; queues that share none each run one at once', async () => {
+  const loop = createLoopTurn();
+  const books = Array.from({ length: 3 }, (_, i) =>
+    createTurns((name: string) => `${name} in ${i}`, undefined, undefined, loop),
+  );
+  const alone = Array.from({ length: 3 }, (_, i) => createTurns((name: string) => `${name} in ${i}`));
+  for (const [queues, atOnce] of [
+    [books, ['a in 0']],
+    [alone, ['a in 0', 'b in 1', 'c in 2']],
+  ] as const) {
+    const answered: string[] = [];
+    const all = ['a', 'b', 'c'].map(
+      (name, i) =>
+        new Promise<void>((resolve) =>
+          (queues[i] as Turns<string, string>).answer(name, (outcome) => {
+            if (outcome.ok) answered.push(outcome.result);
+            resolve();
+          }),
+        ),
+    );
+    const now = [...answered];
+    await Promise.all(all);
+    assert.deepEqual(now, atOnce);
+    assert.deepEqual(answered, ['a in 0', 'b in 1', 'c in 2']);
+    // A later turn of the event loop: the first query runs at once again.
+    await new Promise((resolve) => setImmediate(resolve));
+    let later = '';
+    (queues[2] as Turns<string, string>).answer('d', (outcome) => {
+      later = outcome.ok ? outcome.result : '';
+    });
+    assert.equal(later, 'd in 2');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+});
+
+test("queues that share a turn of the event loop answer after every due turn has run: each book's transaction ends before any answer of that turn of the loop is written", async () => {
+  const loop = createLoopTurn();
+  const events: string[] = [];
+  const books = ['x', 'y', 'z'].map((book) =>
+    createTurns(
+      (name: string) => {
+        events.push(`run ${name}`);
+        return name;
+      },
+      (work) => {
+        events.push(`begin ${book}`);
+        work();
+        events.push(`end ${book}`);
+      },
+      undefined,
+      loop,
+    ),
+  );
+  await Promise.all(
+    books.map(
+      (book, i) =>
+        new Promise<void>((resolve) =>
+          book.queue(`q${i}`, () => {
+            events.push(`answer q${i}`);
+            resolve();
+          }),
+        ),
+    ),
+  );
+  assert.deepEqual(events, [
+    'begin x',
+    'run q0',
+    'end x',
+    'begin y',
+    'run q1',
+    'end y',
+    'begin z',
+    'run q2',
+    'end z',
+    'answer q0',
+    'answer q1',
+    'answer q2',
+  ]);
 });
