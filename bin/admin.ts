@@ -180,7 +180,7 @@ export function createAdminServer(answers: AdminAnswers, timeouts: AdminTimeouts
 /**
  * Starts the admin listener at `where`, with the API listener's `timeouts`; its socket, if
  * it is one, gets `group` (as --socket's does) and the mode of the process's umask
- * (--socket-mode's). Resolves with the server and its address as a line says it; a
+ * (--socket-mode's, or 660 without --socket: bin/serve.ts sets it). Resolves with the server and its address as a line says it; a
  * CliError says why it cannot listen.
  */
 export async function listenAdmin(

@@ -31,7 +31,7 @@ import { listenFor, reloadOnHangup, stopOnBugs } from './listener.js';
 import { errorLineTemplate, logInfo, logLine, setLogFormat } from './log.js';
 import { NAME, readVersion } from './package.js';
 import { type BookService, serveBooks, usersOf } from './serve-books.js';
-import { BOOK_SETTINGS, camel, handlerOptions, readTableNames } from './settings.js';
+import { BOOK_SETTINGS, camel, handlerOptions, readTableNames, SETTINGS } from './settings.js';
 import { createThrottleAuthority, createThrottleReplica, type ThrottleAuthority } from './shared-throttle.js';
 import { prepareSocketPath, useSocketMode } from './socket.js';
 import { startWatchdog } from './watchdog.js';
@@ -46,6 +46,9 @@ export async function runServe(command: ServeCommand, reread: () => ServeCommand
   setLogFormat(command.settings.logFormat);
   const role: Role = cluster.isWorker ? 'worker' : command.settings.workers > 1 ? 'primary' : 'single';
   if (command.socket !== undefined) useSocketMode(command.socket.mode);
+  // --admin-socket alone: --socket-mode's default (660) with the service's own group,
+  // whatever the umask (with 022 its group could not connect), as docs/API.md says.
+  else if (command.admin !== undefined && 'socket' in command.admin) useSocketMode(SETTINGS['socket-mode'].default);
   // Said once: by the only process, or by the primary for all its workers.
   if (role !== 'worker') warnAboutSetup(command);
   if (role === 'primary') {

@@ -267,7 +267,11 @@ export const SETTINGS = {
     'serve /live, /ready and /metrics on this port, without credentials (default: off)',
   ),
   'admin-host': textOr('HOST', '127.0.0.1', '... on this address (default {default})'),
-  'admin-socket': text('PATH', '... or on this Unix socket (with --socket: its mode and group)', 'a path'),
+  'admin-socket': text(
+    'PATH',
+    "... or on this Unix socket (--socket's mode and group; else 660, the service's group)",
+    'a path',
+  ),
   'trust-proxy': row<string[]>(
     {
       placeholder: 'ADDRESS,...',

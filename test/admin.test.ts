@@ -296,3 +296,15 @@ test("/ready names a swapped-in file's problem and what to do, never a value fro
   const stopped = await server.stop();
   assert.match(stopped.stderr, /dates carry a time, such as '\d{4}-\d\d-\d\d Gehalt Mueller 4711\.00 EUR'/);
 });
+
+test("--admin-socket without --socket: mode 660 and the service's own group, whatever the umask", async (t) => {
+  const socket = join(tempDir(t), 'admin.sock');
+  const umask = process.umask(0o022);
+  t.after(() => process.umask(umask));
+  const server = await start(t, ['--db', buildDatabase(t), '--admin-socket', socket]);
+  const { mode, gid } = statSync(socket);
+  assert.equal((mode & 0o777).toString(8), '660');
+  assert.equal(gid, process.getgid?.());
+  assert.equal((await requestOverSocket(socket, '/live')).status, 200);
+  await server.stop();
+});
