@@ -11,7 +11,7 @@ import { gunzipSync, constants as zlib } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { errorCode, isNotReadableNow } from '../lib/internal.js';
 import { CliError, describeFsError } from './errors.js';
-import { judgeDatabaseFile, whyNotReadable } from './file-safety.js';
+import { judgeDatabaseFile, type Trusted, whyNotReadable } from './file-safety.js';
 
 // A search waits this long for another program's write lock before it answers 500 with
 // Retry-After; better-sqlite3's default of 5 s would block every other request meanwhile.
@@ -55,9 +55,10 @@ export function openToServe<T>(
   file: string,
   use: (db: Database.Database) => T,
   cacheKiB = DEFAULT_CACHE_KIB,
+  application?: Trusted,
 ): Opened<T> {
   ensureDatabaseFile(file);
-  const access = judgeDatabaseFile(file);
+  const access = judgeDatabaseFile(file, application);
   if (access.kind === 'refused') throw new CliError(access.line);
   return openDatabase(file, use, access.kind === 'owner', cacheKiB);
 }

@@ -222,7 +222,7 @@ export function watchDatabase(
     const access = judgeDatabaseFile(file, application);
     if (access.kind === 'refused') throw new CliError(access.line);
     const identity = identityOf(file);
-    const result = await openingGuard(limitMs).open(file, book.app, book.tables);
+    const result = await openingGuard(limitMs).open(file, book.app, book.tables, application);
     if (result.kind === 'refused') throw new CliError(result.line);
     if (result.kind === 'waiting') return { serving: false, cause: new Unavailable(result.code, result.explanation) };
     if (result.kind === 'changed') return changing();
@@ -270,7 +270,7 @@ export function watchDatabase(
       },
     });
     const end = (): void => guard.end();
-    const result = await guard.open(file, app, book.tables);
+    const result = await guard.open(file, app, book.tables, application);
     if (result.kind !== 'ready' || result.unbounded === undefined) {
       guard.end();
       if (result.kind === 'refused') throw new CliError(result.line);

@@ -24,7 +24,7 @@ const STICKY = 0o1000;
  * Who may own (and whose group may write) what the service trusts besides root and the
  * service's own user and group: for the database, its owner, the application's user.
  */
-interface Trusted {
+export interface Trusted {
   user?: number | undefined;
   group?: number | undefined;
 }

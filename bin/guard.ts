@@ -60,17 +60,22 @@ function open(request: Extract<GuardRequest, { type: 'open' }>): OpenResult {
   const { file, tables } = request;
   const before = identityOf(file);
   try {
-    const opened = openToServe(file, (connection) => {
-      const objects = connection.prepare<[], number>('SELECT count(*) FROM sqlite_schema').pluck().get() ?? 0;
-      const app = request.app ?? recogniseApplication(connection, tables);
-      const { mapping } = resolveOptions({ app, tables });
-      validateDatabase(connection, mapping);
-      const unbounded =
-        findUnboundedObject(connection, mapping) ??
-        (objects > MAX_INLINE_SCHEMA_OBJECTS ? `its schema holds ${objects} objects` : undefined);
-      const schemaVersion = connection.prepare<[], number>('PRAGMA schema_version').pluck().get() ?? 0;
-      return { app, mapping, unbounded, schemaVersion };
-    });
+    const opened = openToServe(
+      file,
+      (connection) => {
+        const objects = connection.prepare<[], number>('SELECT count(*) FROM sqlite_schema').pluck().get() ?? 0;
+        const app = request.app ?? recogniseApplication(connection, tables);
+        const { mapping } = resolveOptions({ app, tables });
+        validateDatabase(connection, mapping);
+        const unbounded =
+          findUnboundedObject(connection, mapping) ??
+          (objects > MAX_INLINE_SCHEMA_OBJECTS ? `its schema holds ${objects} objects` : undefined);
+        const schemaVersion = connection.prepare<[], number>('PRAGMA schema_version').pluck().get() ?? 0;
+        return { app, mapping, unbounded, schemaVersion };
+      },
+      undefined,
+      request.application,
+    );
     if (!opened.readable) return { kind: 'waiting', code: opened.state.code, explanation: opened.state.explanation };
     const { app, mapping, unbounded, schemaVersion } = opened.value;
     const identity = identityOf(file);

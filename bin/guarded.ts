@@ -11,10 +11,19 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Outcome, Requester, SearchQuery, SearchRows, SearchTurns, TableNames } from '../lib/internal.js';
+import type { Trusted } from './file-safety.js';
 
 /** What the serving process asks of the guard. */
 export type GuardRequest =
-  | { type: 'open'; id: number; file: string; app: string | undefined; tables: Partial<TableNames> }
+  | {
+      type: 'open';
+      id: number;
+      file: string;
+      app: string | undefined;
+      tables: Partial<TableNames>;
+      /** The application's user and group as the start found them, for a replaced file (bin/file-safety.ts). */
+      application: Trusted | undefined;
+    }
   | {
       type: 'search';
       id: number;
@@ -155,10 +164,13 @@ export class Guard {
     guards.add(this);
   }
 
-  /** Opens and judges `file` for a book of `app` (undefined: recognised) and `tables`. */
-  open(file: string, app: string | undefined, tables: Partial<TableNames>): Promise<OpenResult> {
+  /**
+   * Opens and judges `file` for a book of `app` (undefined: recognised) and `tables`; the
+   * directories above it against `application` (the file's own owner by default).
+   */
+  open(file: string, app: string | undefined, tables: Partial<TableNames>, application?: Trusted): Promise<OpenResult> {
     return new Promise((resolve) => {
-      this.request({ type: 'open', id: 0, file, app, tables }, (reply) =>
+      this.request({ type: 'open', id: 0, file, app, tables, application }, (reply) =>
         resolve(reply?.type === 'opened' ? reply.result : { kind: 'timeout' }),
       );
     });
