@@ -97,7 +97,9 @@ test('other paths 404 (the API is not answered here), other methods 405, a faile
   assert.equal(failed.body, '{"error":"Error: no answer from worker 7"}\n');
 });
 
-const TIMEOUTS: AdminTimeouts = { headersMs: 1_000, requestMs: 2_000, keepAliveMs: 1_000, sendMs: 2_000 };
+// The send timeout (node:http's socket timeout) well beyond the others: an idle socket
+// would otherwise be destroyed by it, unanswered, before the headers timeout's 408.
+const TIMEOUTS: AdminTimeouts = { headersMs: 1_000, requestMs: 2_000, keepAliveMs: 1_000, sendMs: 10_000 };
 
 /** The admin listener's server on 127.0.0.1 at a free port until the test ends; returns its port. */
 async function listenServer(t: TestContext, timeouts: AdminTimeouts = TIMEOUTS): Promise<number> {
