@@ -1,7 +1,8 @@
 // What the service says when it starts: where it listens, which application a file was
 // recognised as, for the demo what to try; and the warnings about a setup that others on
 // the machine could use (secrets every user can read, a socket or a proxy on loopback that
-// every user can reach, passwords over plain HTTP).
+// every user can reach, passwords over plain HTTP, an admin listener without credentials off
+// loopback).
 
 import type { Server } from 'node:http';
 import { canonicalAddress, findApplication } from '../lib/internal.js';
@@ -80,6 +81,7 @@ export function warnAboutSetup(command: ServeCommand): void {
   }
   warnAboutSecretFiles(command);
   warnAboutLoopbackProxy(command);
+  warnAboutOpenAdminListener(command);
   if (command.socket !== undefined && letsEveryoneConnect(command.socket.mode)) {
     logLine(
       `warning: --socket-mode ${command.socket.mode.toString(8)} lets every user of this machine connect to the socket, and the socket's peer is trusted as the proxy (X-Forwarded-For): any of them can choose the address the throttle counts; use 660 with --socket-group`,
@@ -116,6 +118,20 @@ function warnAboutLoopbackProxy(command: ServeCommand): void {
   if (loopback.length === 0) return;
   logLine(
     `warning: --trust-proxy ${loopback.join(',')} is on loopback: every user of this machine can connect from there and choose its X-Forwarded-For, so only the per-username and global failure budgets slow their guessing; prefer --socket with --socket-group`,
+    'warning',
+  );
+}
+
+/**
+ * The admin listener asks for no credentials: off loopback, whoever can reach the address
+ * sees the service's metrics and its books' states and files (docs/operations.md, Monitoring).
+ */
+function warnAboutOpenAdminListener(command: ServeCommand): void {
+  const admin = command.admin;
+  if (admin === undefined || !('host' in admin) || isLoopback(admin.host)) return;
+  const host = admin.host.includes(':') ? `[${admin.host}]` : admin.host;
+  logLine(
+    `warning: the admin listener on ${host}:${admin.port} has no credentials: whoever can reach that address reads /live, /ready (each book's state and file) and /metrics; keep it on loopback or --admin-socket, or let a firewall choose who reaches it`,
     'warning',
   );
 }

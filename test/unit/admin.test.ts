@@ -15,6 +15,8 @@ import {
   type Readiness,
   reportBook,
 } from '../../bin/admin.js';
+import { parseCommandLine, type ServeCommand } from '../../bin/args.js';
+import { warnAboutSetup } from '../../bin/greeting.js';
 import { judge } from '../../lib/meaning.js';
 import { request, serve } from '../support/helpers.js';
 
@@ -295,4 +297,39 @@ test("/ready's reason never carries a value from a booking, and still says what 
     WAITING.books[0]?.reason,
     'a reason without a booking is as it was',
   );
+});
+
+test('the start warns once, in one line, when the admin listener is off loopback; never on loopback or a socket', (t) => {
+  const warnings = (argv: string[]): string[] => {
+    const command = parseCommandLine(['--demo', ...argv], {}) as ServeCommand;
+    let written = '';
+    const write = t.mock.method(process.stderr, 'write', (chunk: string) => {
+      written += chunk;
+      return true;
+    });
+    try {
+      warnAboutSetup(command);
+    } finally {
+      write.mock.restore();
+    }
+    return written.split('\n').filter((line) => line !== '');
+  };
+  const [line, ...more] = warnings(['--admin-host', '0.0.0.0', '--admin-port', '9469']);
+  assert.deepEqual(more, []);
+  assert.match(
+    line ?? '',
+    /warning: the admin listener on 0\.0\.0\.0:9469 has no credentials: whoever can reach that address reads \/live, \/ready \(each book's state and file\) and \/metrics; keep it on loopback or --admin-socket, or let a firewall choose who reaches it$/,
+  );
+  assert.match(
+    warnings(['--admin-host', '::', '--admin-port', '9469']).join('\n'),
+    /admin listener on \[::\]:9469 has no credentials/,
+  );
+  for (const argv of [
+    ['--admin-port', '9469'],
+    ['--admin-host', '::1', '--admin-port', '9469'],
+    ['--admin-host', 'localhost', '--admin-port', '9469'],
+    ['--admin-socket', '/run/booking-search-server/admin.sock'],
+    [],
+  ])
+    assert.deepEqual(warnings(argv), [], argv.join(' '));
 });
