@@ -260,8 +260,10 @@ export function watchDatabase(
   const guarded = async (app: string, why: string): Promise<Serving> => {
     const guard = new Guard({
       limitMs,
-      // Its process holds this file: once it has ended, the file is opened again in another guard.
+      // Its process holds this file: once it has ended, the file is opened again in another
+      // guard, and a search that finds it ended is answered as while a file is opened again.
       once: true,
+      endedError: () => new Unavailable('SQLITE_BUSY', 'the file is being opened again'),
       ended: (how) => {
         if (state.serving && state.close === end) {
           log(`database ${file}: a search did not end, ${how}; it is opened again`, 'warning');

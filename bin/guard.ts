@@ -28,7 +28,7 @@ import {
 import { recogniseApplication } from './book-search.js';
 import { describeDatabaseError, identityOf, openToServe } from './database-file.js';
 import { CliError } from './errors.js';
-import type { GuardReply, GuardRequest, OpenResult } from './guarded.js';
+import { type GuardReply, type GuardRequest, NO_FILE_OPEN, type OpenResult } from './guarded.js';
 
 /**
  * Schema objects (tables, views, indexes, triggers) beyond which a file is not served by
@@ -117,7 +117,7 @@ process.on('message', (request: GuardRequest) => {
     return send({
       type: 'answer',
       id: request.id,
-      outcome: { ok: false, error: { message: 'no file is open in the guard', code: 'SQLITE_MISUSE' } },
+      outcome: { ok: false, error: { message: 'no file is open in the guard', code: NO_FILE_OPEN } },
     });
   }
   const { user, address, connection } = request.from;

@@ -68,6 +68,9 @@ const GUARD_ENTRY = fileURLToPath(
   new URL(import.meta.url.endsWith('.ts') ? './guard.ts' : './guard.js', import.meta.url),
 );
 
+/** The code of a guard's answer to a search when it has no file open (bin/guard.ts). */
+export const NO_FILE_OPEN = 'GUARD_NO_FILE_OPEN';
+
 /** An answer that did not come within the time limit; the guard was killed for it. */
 export class GuardTimeout extends Error {
   readonly code = 'GUARD_TIMEOUT';
@@ -103,6 +106,12 @@ export interface GuardOptions {
    * that has no file open; the book opens its file again in a new guard.
    */
   once?: boolean;
+  /**
+   * A search's error when the guard has no file open for it: the guard ended (`end`, or
+   * `once` after its process ended) before it answered or before it was asked. By default
+   * the GuardTimeout of a time limit.
+   */
+  endedError?: () => Error;
 }
 
 // Every guard not ended, for endAllGuards; and every child process not yet exited.
@@ -197,9 +206,14 @@ export class Guard {
       const user = from?.user ?? '';
       const address = from?.address ?? '';
       const connection = this.connectionId(from?.connection);
-      const settle = (reply: GuardReply | undefined): void => {
+      const settle = (reply: GuardReply | undefined, why: Unanswered = 'timeout'): void => {
         count(this.byAddress, address, -1);
         count(this.byUser, user, -1);
+        const endedError = this.options.endedError;
+        const noFile = reply?.type === 'answer' && !reply.outcome.ok && reply.outcome.error.code === NO_FILE_OPEN;
+        if (endedError !== undefined && (noFile || (reply === undefined && why === 'ended'))) {
+          return done({ ok: false, error: endedError() });
+        }
         if (reply?.type === 'answer') return done(toOutcome(reply.outcome));
         done({
           ok: false,

@@ -238,13 +238,17 @@ test('the file replaced every half second by a virtual table, a view that never 
   assert.ok(stopMs < 3_000, `ended ${stopMs} ms after SIGTERM`);
 });
 
-test("a book's guard whose process was ended by its time limit starts none without a file: the next search is answered at once, and the killed process has exited", async (t) => {
+test("a book's guard whose process was ended by its time limit starts none without a file: the next search is answered at once as while the file is opened again, and the killed process has exited", async (t) => {
   const file = buildDatabase(t);
   const db = new Database(file);
   db.exec(`DROP TABLE entries; CREATE VIEW entries AS ${ENDLESS}`);
   db.close();
   // The limit covers the start of the process (through tsx here) as well as the search.
-  const guard = new Guard({ limitMs: 3_000, once: true });
+  const guard = new Guard({
+    limitMs: 3_000,
+    once: true,
+    endedError: () => Object.assign(new Error('the file is being opened again'), { code: 'SQLITE_BUSY' }),
+  });
   t.after(() => guard.end());
   const opened = await guard.open(file, undefined, {});
   assert.equal(opened.kind, 'ready');
@@ -263,12 +267,12 @@ test("a book's guard whose process was ended by its time limit starts none witho
   await waitFor(async () => guardChildren(process.pid).length === 0, 2_000, 'the killed guard process gone');
   const [after, afterMs] = await timed(search);
   assert.equal(after.ok, false);
-  assert.equal(errorCode(after.ok ? undefined : after.error), 'GUARD_TIMEOUT');
+  assert.equal(errorCode(after.ok ? undefined : after.error), 'SQLITE_BUSY');
   assert.ok(afterMs < 500, `${afterMs} ms`);
   assert.deepEqual(guardChildren(process.pid), [], 'no process started for a file it does not hold');
   // And once ended (its file replaced), none either.
   guard.end();
-  assert.equal(errorCode(((await search()) as { error: unknown }).error), 'GUARD_TIMEOUT');
+  assert.equal(errorCode(((await search()) as { error: unknown }).error), 'SQLITE_BUSY');
   assert.deepEqual(guardChildren(process.pid), []);
 });
 
@@ -321,4 +325,25 @@ test("a restore by rename as root beside the application's own directories is ju
   assert.equal((await get(`${server.api}${SEARCH}`)).status, 200);
   const stopped = await server.stop();
   assert.doesNotMatch(stopped.stderr, /refusing database/);
+});
+
+test('a search waiting in a guard when its file is replaced gets the 500 with Retry-After of a file opened again, and no internal-error line', async (t) => {
+  const file = buildDatabase(t);
+  const dir = dirname(file);
+  execFileSync('cp', ['-p', file, join(dir, 'good.sqlite')]);
+  const db = new Database(file);
+  db.exec(`DROP TABLE entries; CREATE VIEW entries AS ${ENDLESS}`);
+  db.close();
+  const server = await start(t, ['--db', file, '--search-timeout', '20']);
+  const searching = timed(() => get(`${server.api}${SEARCH}`));
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  renameSync(join(dir, 'good.sqlite'), file);
+  const [reply, ms] = await searching;
+  assertReply(reply, 500, { fehler: SEARCH_FAILED.fehler, code: 'database_unavailable' });
+  assert.equal(reply.headers['retry-after'], '1');
+  assert.ok(ms < 5_000, `answered after ${ms} ms`);
+  await waitFor(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 5_000, 'the new file served');
+  const stopped = await server.stop();
+  assert.equal(stopped.code, 0);
+  assert.doesNotMatch(stopped.stderr, /error in GET|did not answer/);
 });
