@@ -204,7 +204,16 @@ export async function listenAdmin(
     server.close();
     if (error instanceof CliError) throw error;
     const place = 'socket' in where ? `socket ${where.socket}` : `${where.host}:${where.port}`;
-    const why = errorCode(error) === 'EADDRINUSE' ? 'another process is listening there' : describeError(error);
+    // As the API listener says them (bin/listener.ts).
+    const code = errorCode(error);
+    const why =
+      code === 'EADDRINUSE'
+        ? 'another process is listening there'
+        : code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN'
+          ? 'no such address on this machine'
+          : code === 'EACCES' && !('socket' in where)
+            ? 'no permission to listen on this port (ports below 1024 need privileges)'
+            : describeError(error);
     throw new CliError(`the admin listener cannot listen on ${place}: ${why}`);
   }
   const { port } = server.address() as AddressInfo;

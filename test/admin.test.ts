@@ -10,7 +10,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { cleanEnv, type Running, start } from './support/cli-helpers.js';
+import { assertFails, cleanEnv, run, type Running, start } from './support/cli-helpers.js';
 import { AUTH, basicAuth, buildDatabase, get, HASH_OF_ALT, type Reply, request, tempDir } from './support/helpers.js';
 import { promtoolCheckMetrics, startPrometheus } from './support/prometheus.js';
 
@@ -307,4 +307,16 @@ test("--admin-socket without --socket: mode 660 and the service's own group, wha
   assert.equal(gid, process.getgid?.());
   assert.equal((await requestOverSocket(socket, '/live')).status, 200);
   await server.stop();
+});
+
+test('an --admin-host that is no address of this machine: the warning, then one clear line, exit 1', async (t) => {
+  // 192.0.2.1 (TEST-NET-1) is on no machine: nothing listens anywhere but loopback.
+  const result = await run(['--db', buildDatabase(t), '--admin-host', '192.0.2.1', '--admin-port', '9469']);
+  const [warning, ...rest] = result.stderr.split('\n');
+  assert.match(warning ?? '', /warning: the admin listener on 192\.0\.2\.1:9469 has no credentials/);
+  assertFails(
+    { ...result, stderr: rest.join('\n') },
+    1,
+    'booking-search-server: the admin listener cannot listen on 192.0.2.1:9469: no such address on this machine',
+  );
 });
