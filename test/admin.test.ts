@@ -10,7 +10,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { assertFails, cleanEnv, run, type Running, start } from './support/cli-helpers.js';
+import { assertFails, cleanEnv, type Running, run, start } from './support/cli-helpers.js';
 import { AUTH, basicAuth, buildDatabase, get, HASH_OF_ALT, type Reply, request, tempDir } from './support/helpers.js';
 import { promtoolCheckMetrics, startPrometheus } from './support/prometheus.js';
 
