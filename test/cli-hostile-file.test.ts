@@ -1,8 +1,8 @@
 // The command beside a file that turns hostile: a view that never ends, a table swapped for
 // one while served, the file swapped for a named pipe again and again, a schema of 20,000
-// and 200,000 views, a named pipe in place of the journal. Whatever the file does, /status
-// answers, a search ends (200 or 500) within --search-timeout, and SIGTERM, or at the last
-// the watchdog, ends the process.
+// and 200,000 views, a named pipe in place of the journal or given as the database.
+// Whatever the file does, /status answers, a search ends (200 or 500) within
+// --search-timeout, and SIGTERM, or at the last the watchdog, ends the process.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -14,7 +14,7 @@ import { Guard } from '../bin/guarded.js';
 import { addViews } from '../fixtures/many-views.js';
 import { errorCode, type Outcome, type SearchRows } from '../lib/internal.js';
 import { parseSearchQuery } from '../lib/query.js';
-import { run, start } from './support/cli-helpers.js';
+import { assertFails, run, start } from './support/cli-helpers.js';
 import { AUTH, assertReply, buildDatabase, get, request, tempDir } from './support/helpers.js';
 
 const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35';
@@ -346,4 +346,19 @@ test('a search waiting in a guard when its file is replaced gets the 500 with Re
   const stopped = await server.stop();
   assert.equal(stopped.code, 0);
   assert.doesNotMatch(stopped.stderr, /error in GET|did not answer/);
+});
+
+test('a named pipe given as the database is never opened: the start and check refuse it at once with one line, whatever --search-timeout', async (t) => {
+  const dir = dirname(buildDatabase(t));
+  const pipe = join(dir, 'pipe.sqlite');
+  execFileSync('mkfifo', [pipe]);
+  // Opened, a pipe would wait for a writer that never comes: the open would run into the
+  // time limit of 30 s and answer with another line.
+  const [started, startMs] = await timed(() => run(['--db', pipe, '--port', '0', '--search-timeout', '30']));
+  assertFails(started, 1, `booking-search-server: cannot open database ${pipe}: not a regular file`);
+  assert.ok(startMs < 10_000, `refused after ${startMs} ms`);
+  const [checked, checkMs] = await timed(() => run(['check', '--db', pipe, '--search-timeout', '30']));
+  assert.equal(checked.code, 1);
+  assert.match(checked.stdout, /^Cannot check: cannot open database .*: not a regular file$/m);
+  assert.ok(checkMs < 10_000, `check ended after ${checkMs} ms`);
 });
