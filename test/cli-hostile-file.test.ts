@@ -1,8 +1,9 @@
 // The command beside a file that turns hostile: a view that never ends, a table swapped for
 // one while served, the file swapped for a named pipe again and again, a schema of 20,000
-// and 200,000 views, a named pipe in place of the journal or given as the database.
-// Whatever the file does, /status answers, a search ends (200 or 500) within
-// --search-timeout, and SIGTERM, or at the last the watchdog, ends the process.
+// and 200,000 views, a named pipe in place of the journal or given as the database, the
+// file replaced every half second by one searched in a guard and back. Whatever the file
+// does, /status answers, a search ends (200 or 500) within --search-timeout, no guard
+// process outlives its file, and SIGTERM, or at the last the watchdog, ends the process.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
