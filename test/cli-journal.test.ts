@@ -10,9 +10,11 @@ import { test } from 'node:test';
 import { BIN, cleanEnv } from './support/cli-helpers.js';
 
 // Inside the namespace: journald on fresh tmpfs mounts; the command under systemd-cat, with
-// JOURNAL_STREAM set to its stdout's device and inode as systemd sets it; one request with
-// a wrong password; a second command that cannot start (the port is taken); then what
-// journalctl shows, all of it and with -p warning.
+// JOURNAL_STREAM set to its stdout's device and inode as systemd sets it, on loopback, with
+// a variable that names no setting (its warning); one request with a wrong password; a
+// second command that cannot start (the port is taken); then what journalctl shows, all of
+// it and with -p warning. Each command replaces the subshell it runs in (exec), so that
+// the process stopped is the command itself, not a shell that would leave it running.
 const SCRIPT = String.raw`
 set -euo pipefail
 for dir in /run/systemd /run/log; do
@@ -28,23 +30,24 @@ for _ in $(seq 200); do [ -S /run/systemd/journal/stdout ] && break; sleep 0.05;
 
 serve() { # TAG ARGS…: the command as a service with its output in the journal
   local tag=$1; shift
-  systemd-cat -t "$tag" bash -c 'export JOURNAL_STREAM=$(stat -L -c %d:%i /proc/$$/fd/1); exec "$0" "$@"' \
+  exec systemd-cat -t "$tag" bash -c 'export JOURNAL_STREAM=$(stat -L -c %d:%i /proc/$$/fd/1); exec "$0" "$@"' \
     "$NODE" "$BIN" "$@"
 }
 for format in text json; do
   tag="bss-$format"
-  serve "$tag" --demo --host 0.0.0.0 --port 0 --log-format "$format" &
+  (BOOKING_SEARCH_SOKET=1 serve "$tag" --demo --port 0 --log-format "$format") &
   pid=$!
   port=
   for _ in $(seq 200); do
-    port=$(journalctl --no-pager -t "$tag" -o cat | grep -o 'listening on http://0\.0\.0\.0:[0-9]*' | grep -o '[0-9]*$' || true)
+    port=$(journalctl --no-pager -t "$tag" -o cat | grep -o 'listening on http://127\.0\.0\.1:[0-9]*' | grep -o '[0-9]*$' || true)
     [ -n "$port" ] && break
     sleep 0.05
   done
   curl -s -o /dev/null -u demo:falsch "http://127.0.0.1:$port/api/v1/status"
-  serve "$tag" --demo --host 0.0.0.0 --port "$port" --log-format "$format" || true
+  (serve "$tag" --demo --port "$port" --log-format "$format") || true
   kill -TERM "$pid"
   wait "$pid" || true
+  ! kill -0 "$pid" 2>/dev/null
   sleep 0.3
   echo "== $format all"
   journalctl --no-pager -t "$tag" -o json --output-fields=PRIORITY,MESSAGE | sort -t: -k1
@@ -80,9 +83,9 @@ test('under journald, every line carries its priority: journalctl -p warning sho
     const priorityOf = (pattern: RegExp): string[] =>
       all.filter((entry) => pattern.test(entry.MESSAGE)).map((entry) => entry.PRIORITY);
     // syslog priorities: 3 error, 4 warning, 6 info.
-    assert.deepEqual(priorityOf(/listening on http:\/\/0\.0\.0\.0:/), ['6'], 'the greeting: info');
+    assert.deepEqual(priorityOf(/listening on http:\/\/127\.0\.0\.1:/), ['6'], 'the greeting: info');
     assert.deepEqual(priorityOf(/Demo credentials:/), ['6']);
-    assert.deepEqual(priorityOf(/warning: serving HTTP Basic authentication without TLS/), ['4']);
+    assert.deepEqual(priorityOf(/warning: the variable BOOKING_SEARCH_SOKET names no setting/), ['4']);
     assert.deepEqual(priorityOf(/is already in use/), ['3'], 'the failure to start: error');
     assert.deepEqual(priorityOf(/\/api\/v1\/status/), ['6'], 'the access line: info');
     assert.ok(
@@ -98,7 +101,7 @@ test('under journald, every line carries its priority: journalctl -p warning sho
     const warnings = sections.get(`${format} warning`) ?? [];
     assert.equal(warnings.length, 2, warnings.join('\n'));
     assert.ok(
-      warnings.every((line) => /warning: serving HTTP Basic|is already in use/.test(line)),
+      warnings.every((line) => /warning: the variable BOOKING_SEARCH_SOKET|is already in use/.test(line)),
       warnings.join('\n'),
     );
   }
