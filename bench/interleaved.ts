@@ -10,12 +10,12 @@
 //
 //   npm run bench:interleaved -- [--endpoint search|status] [--seconds 40] DIR [DIR…]
 
-import { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
-import { Duplex } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
+import { fakeExchange, fakeSocket } from './fake-http.js';
 import { median, queriesFor, toQueryString } from './shapes.js';
 
 const { values, positionals } = parseArgs({
@@ -49,12 +49,7 @@ const write = process.stdout.write.bind(process.stdout);
 const print = (text: string): boolean => write(`${text}\n`);
 process.stdout.write = (() => true) as Any;
 const header = `Basic ${Buffer.from('bench:bench').toString('base64')}`;
-const socket = (): Any => {
-  const s = new Duplex({ read() {}, write: (_chunk, _encoding, done) => done() }) as Any;
-  s.remoteAddress = ['127', '0', '0', '1'].join('.');
-  return s;
-};
-const connections = Array.from({ length: 16 }, socket);
+const connections = Array.from({ length: 16 }, fakeSocket);
 
 const handlers: Array<(req: IncomingMessage, res: ServerResponse) => void> = [];
 for (const root of positionals) {
@@ -71,17 +66,7 @@ async function round(handler: (req: IncomingMessage, res: ServerResponse) => voi
   for (let i = 0; i < PER_ROUND; i += 16) {
     const answered: Array<Promise<unknown>> = [];
     for (let j = 0; j < 16; j += 1) {
-      const req = new IncomingMessage(connections[j]) as Any;
-      req.url = targets[next++ % targets.length];
-      req.method = 'GET';
-      req.httpVersion = '1.1';
-      req.rawHeaders = ['Host', '127.0.0.1', 'Authorization', header];
-      req.headers = { host: '127.0.0.1', authorization: header };
-      const res = new ServerResponse(req) as Any;
-      res.shouldKeepAlive = true; // as node:http decides for an HTTP/1.1 request
-      res.assignSocket(socket());
-      // node:http emits close once the answer is out; here, once it is written.
-      res.once('finish', () => res.emit('close'));
+      const [req, res] = fakeExchange(connections[j], targets[next++ % targets.length] as string, header);
       answered.push(new Promise((done) => res.once('close', done)));
       handler(req, res);
     }

@@ -18,6 +18,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import type { SearchQuery } from '../lib/query.js';
+import { fakeExchange } from './fake-http.js';
 import { median, queriesFor, toQueryString } from './shapes.js';
 
 const { values } = parseArgs({
@@ -321,18 +322,7 @@ async function measureBuild(root: string, queries: SearchQuery[]): Promise<Recor
     // others as closing, and a closing connection's requests are dropped.
     const connections = Array.from({ length: 16 }, socket);
     const exchange = (url: string, i: number): Any => {
-      const req = new IncomingMessage(connections[i % 16]) as Any;
-      req.url = url;
-      req.method = 'GET';
-      req.httpVersion = '1.1';
-      req.rawHeaders = ['Host', '127.0.0.1', 'Authorization', header];
-      req.headers = { host: '127.0.0.1', authorization: header };
-      const res = new ServerResponse(req) as Any;
-      res.shouldKeepAlive = true; // as node:http decides for an HTTP/1.1 request
-      res.assignSocket(socket());
-      // node:http emits close once the answer is out; here, once it is written.
-      res.once('finish', () => res.emit('close'));
-      return [req, res];
+      return fakeExchange(connections[i % 16], url, header);
     };
     // 16 at a time, then a turn of the event loop: node:http finishes an answer in a later
     // tick, and a connection with 128 unfinished answers is refused (lib/connection.ts).
