@@ -1,9 +1,11 @@
 // Where the status endpoint's cost goes, one layer at a time, in one run: the ceiling
 // (bare node:http, a constant body); the ceiling made slower by a busy wait of a few µs a
 // request, which shows what any extra work costs on this machine beyond the work itself;
-// the library alone (createHandler on node:http); and the CLI as admins run it, with its
-// access log on a pipe. Every configuration runs once per round, in a rotating order, with
-// the server on core 0 and wrk on core 1; ratios are to the ceiling of the same round.
+// the ceiling with its answers ended together at the end of each turn of the event loop,
+// as the service ends its own; the library alone (createHandler on node:http); and the CLI
+// as admins run it, with its access log on a pipe. Every configuration runs once per
+// round, in a rotating order, with the server on core 0 and wrk on core 1; ratios are to
+// the ceiling of the same round.
 //
 //   npm run bench:ladder -- [--rounds 7] [--seconds 3] [--before DIR]
 
@@ -37,6 +39,7 @@ const tsx = ['node', '--import', 'tsx'];
 const cli = (root: string): string[] => serviceCommand(FILE, root);
 const CONFIGS: Array<{ name: string; command: string[] }> = [
   { name: 'ceiling', command: [...tsx, 'bench/servers/ceiling.ts'] },
+  { name: 'ceiling, answers ended together', command: [...tsx, 'bench/servers/ceiling.ts', '--together'] },
   ...[5, 10, 20].map((us) => ({
     name: `ceiling + ${us} µs busy`,
     command: [...tsx, 'bench/servers/ceiling.ts', '--busy-us', String(us)],

@@ -9,7 +9,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { dirname } from 'node:path';
 import { answerProtocolErrors, type RequestHandler } from '../lib/index.js';
-import { createMetrics, describeError, errorCode, type Metrics } from '../lib/internal.js';
+import { answeringTogether, createMetrics, describeError, errorCode, type Metrics } from '../lib/internal.js';
 import { listenAdmin } from './admin.js';
 import type { ServeCommand } from './args.js';
 import type { ServedBook } from './books.js';
@@ -47,7 +47,9 @@ export async function listenFor(
   let admin: { server: Server; address: string } | undefined;
   let stopping = false;
   try {
-    server = createServer(command, withAccessLog(handler, metrics === undefined ? undefined : countAnswers(metrics)));
+    // The answers to the requests that arrive together leave together (lib/respond.ts).
+    const answering = answeringTogether(handler);
+    server = createServer(command, withAccessLog(answering, metrics === undefined ? undefined : countAnswers(metrics)));
     // node:http's socket timeout (0, off, by default): a client that stops reading a large
     // answer would hold its connection and the unsent part of the answer for ever. Without
     // a 'timeout' listener Node destroys the socket. Every write that drains restarts it,

@@ -6,7 +6,7 @@ import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import { errorCode } from './errors.js';
 import { ERRORS } from './messages.js';
-import { sendError, sendOnSocket } from './respond.js';
+import { endHeldAnswers, sendError, sendOnSocket } from './respond.js';
 
 /**
  * Makes `server` answer its protocol errors as docs/API.md says: parser errors (400),
@@ -31,6 +31,8 @@ export function answerProtocolErrors<S extends Server>(server: S): S {
  * Like Node's default, it answers only while no response is being written on the socket.
  */
 export function answerClientError(error: unknown, socket: Duplex): void {
+  // The answers to the requests before the bad bytes come first (lib/respond.ts).
+  endHeldAnswers();
   const code = errorCode(error);
   // Bytes after a request that asked to close (RFC 9112 §9.6): the parser refuses them, and
   // they are no request to answer. The requests before them, the closing one included, are

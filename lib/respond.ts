@@ -1,7 +1,7 @@
 // The one place that writes responses: every status goes through `send`, which always
 // sets the same headers (docs/API.md, Responses in general).
 
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { markClosing } from './connection.js';
 import type { ApiError } from './messages.js';
@@ -43,13 +43,70 @@ function closeUnreadBody(res: ServerResponse, extraHeaders: readonly string[]): 
 }
 
 /**
- * Ends the answer whose headers are written; when it closes the connection (our
- * `Connection: close`, or node:http's for a client that asked for it), no later request on
- * the connection is processed (lib/connection.ts).
+ * Ends the answer whose headers are written: at once, or while `answeringTogether` hands a
+ * request over, with the answers to the others that arrived with it (below). When it closes
+ * the connection (our `Connection: close`, or node:http's for a client that asked for it),
+ * no later request on the connection is processed (lib/connection.ts).
  */
 function endAnswer(res: ServerResponse, extraHeaders: readonly string[], body?: string): void {
   if (!res.shouldKeepAlive || extraHeaders.includes('Connection')) markClosing(res);
-  res.end(body);
+  if (handling === 0) {
+    res.end(body);
+    return;
+  }
+  heldResponses.push(res);
+  heldBodies.push(body);
+  if (heldResponses.length === 1) setImmediate(endHeldAnswers);
+}
+
+// Answers leave together. node:http hands over the requests of every connection that had
+// data, one after the other, in one turn of the event loop; an answer ended at once is
+// written to its socket at once, and each write wakes a client that waits for it, between
+// the parsing of the next requests. Under load, every answer so woke its client anew, which
+// cost the service more CPU time than the answer itself (BENCHMARKS.md, "Answers leave
+// together"). The answers given while `answeringTogether` hands over requests are ended at
+// the end of this turn of the loop instead, together. (The answers of a turn of searches
+// leave together already: lib/search/turns.ts.) Responses and their bodies wait in two
+// arrays: nothing is made per answer.
+const heldResponses: ServerResponse[] = [];
+const heldBodies: Array<string | undefined> = [];
+let handling = 0;
+
+/**
+ * Ends every held answer now, in the order given; one that cannot be ended has its
+ * connection closed. Called at the end of the turn, and before anything else is written to
+ * a socket past node:http (lib/protocol-errors.ts), which must come after them.
+ */
+export function endHeldAnswers(): void {
+  for (let i = 0; i < heldResponses.length; i += 1) {
+    const res = heldResponses[i] as ServerResponse;
+    try {
+      res.end(heldBodies[i]);
+    } catch {
+      res.destroy();
+    }
+  }
+  heldResponses.length = 0;
+  heldBodies.length = 0;
+}
+
+/**
+ * `handler` with the answers it gives while it runs ended at the end of this turn of the
+ * event loop, together with those to the other requests that arrived with it (above). For
+ * a server whose protocol errors `answerProtocolErrors` answers: those must not overtake a
+ * held answer, and Node's own would.
+ */
+export function answeringTogether(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    handling += 1;
+    try {
+      handler(req, res);
+    } finally {
+      handling -= 1;
+    }
+  };
 }
 
 /**

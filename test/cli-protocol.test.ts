@@ -155,3 +155,28 @@ test('--cors-origin is repeatable and served; "*" and malformed origins end the 
     assert.equal(search.headers['access-control-allow-origin'], page);
   }
 });
+
+test('answers that leave at the end of the turn are not overtaken: pipelined requests before bad bytes or a closing request are answered in order', async (t) => {
+  const server = await start(t, ['--db', buildDatabase(t)]);
+  const status = (extra = ''): string =>
+    `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\n${extra}\r\n`;
+  const statuses = (reply: { status: number; body: string }): string[] =>
+    [...`HTTP/1.1 ${reply.status} ${reply.body}`.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1] as string);
+
+  // An answer held for the end of the turn, then the parser's error: the answer first, whole.
+  const garbage = await rawRequest(server.origin, `${status()}GARBAGE\r\n\r\n`);
+  assert.deepEqual(statuses(garbage), ['200', '400']);
+  assert.ok(garbage.body.endsWith('{"fehler":"Ungültige Anfrage.","code":"bad_request"}'), garbage.body);
+  assert.ok(garbage.closed);
+
+  // A closing request's answer is held too; the wrong passwords behind it are never
+  // processed (ten would block this address), and the bytes after it are no 400.
+  const wrong = `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nAuthorization: Basic ${Buffer.from('kasse:raten').toString('base64')}\r\n\r\n`;
+  const closing = await rawRequest(server.origin, `${status()}${status('Connection: close\r\n')}${wrong.repeat(10)}`);
+  assert.deepEqual(statuses(closing), ['200', '200']);
+  assert.ok(closing.closed);
+  assertReply(await request(`${server.api}status`, { headers: { authorization: AUTH } }), 200, {
+    name: 'booking-search-server',
+    version: '1.0',
+  });
+});

@@ -1,6 +1,6 @@
 // The ceiling: bare node:http answering every request with one constant JSON body of the
 // size of a typical search answer. Nothing can serve this endpoint faster on this machine.
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { announce, args } from './common.js';
 
@@ -9,13 +9,26 @@ const body = Buffer.from(
 );
 // With --busy-us N: the same server made slower by N µs of work per request.
 const busyMs = Number(args['busy-us']) / 1000;
+// With --together: the answers to the requests that arrived together ended together, at the
+// end of the turn of the event loop, as the service ends its own (BENCHMARKS.md, "Answers
+// leave together"); without, each at once, as a plain node:http server does.
+const together = args.together === true;
+const held: ServerResponse[] = [];
+function endHeld(): void {
+  for (const res of held) res.end(body);
+  held.length = 0;
+}
 const server = createServer((_req, res) => {
   if (busyMs > 0) {
     const until = performance.now() + busyMs;
     while (performance.now() < until);
   }
   res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': body.length });
-  res.end(body);
+  if (!together) {
+    res.end(body);
+    return;
+  }
+  if (held.push(res) === 1) setImmediate(endHeld);
 });
 server.listen(Number(args.port), '127.0.0.1', () => announce((server.address() as AddressInfo).port));
 // A stop that exits normally, so that `node --cpu-prof` (bench/profile.ts) writes its profile.

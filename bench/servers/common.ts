@@ -13,6 +13,8 @@ export const { values: args } = parseArgs({
     port: { type: 'string', default: '0' },
     // The ceiling only: a busy wait of this many µs per request (bench/ladder.ts).
     'busy-us': { type: 'string', default: '0' },
+    // The ceiling only: its answers ended together at the end of a turn of the event loop.
+    together: { type: 'boolean', default: false },
   },
 });
 
