@@ -202,7 +202,7 @@ export class Guard {
    */
   searches(): SearchTurns {
     const queue = (query: SearchQuery, done: (outcome: Outcome<SearchRows>) => void, from?: Requester): void => {
-      if (from?.abandoned?.() === true) return;
+      if (from?.connection.destroyed === true) return;
       const user = from?.user ?? '';
       const address = from?.address ?? '';
       const connection = this.connectionId(from?.connection);

@@ -62,7 +62,7 @@ export function createSearchEndpoint(search: SearchTurns, limits: SearchLimits, 
           fail(error, req, res);
         }
       },
-      { user, address: client, connection: req.socket, abandoned: () => req.socket.destroyed },
+      { user, address: client, connection: req.socket },
     );
   };
 

@@ -14,10 +14,11 @@ export interface Requester {
   user?: string;
   /** The client's address: the addresses of one user take turns. */
   address: string;
-  /** The client's connection: the connections of one address take turns. */
-  connection: object;
-  /** Whether no one waits for the answer any more (the client left): the query is then skipped, and `done` never called. */
-  abandoned?: () => boolean;
+  /**
+   * The client's connection (its socket): the connections of one address take turns, and
+   * once it is `destroyed` (the client left), its queries are skipped and their `done` never called.
+   */
+  connection: { readonly destroyed?: boolean };
 }
 
 export interface Turns<Q, R> {
@@ -59,7 +60,7 @@ interface Job<Q, R> {
   query: Q;
   done: (outcome: Outcome<R>) => void;
   from: Requester;
-  /** When it was queued (performance.now()). */
+  /** When it was queued (performance.now()); 0 when nobody hears how long queries wait. */
   queuedAt: number;
 }
 
@@ -67,7 +68,7 @@ interface Job<Q, R> {
 // rotation (the first entry is served next, then goes to the end or, when it has nothing
 // left, out of both): no iterator, closure or entry array is made to find the next query.
 interface ConnectionEntry<Q, R> {
-  connection: object;
+  connection: Requester['connection'];
   jobs: Job<Q, R>[];
 }
 interface AddressEntry<Q, R> {
@@ -182,10 +183,12 @@ const ANYONE: Requester = { user: '', address: '', connection: {} };
 export function createTurns<Q, R>(
   run: (query: Q) => R,
   turn: (work: () => void) => void = (work) => work(),
-  waited: (seconds: number) => void = () => {},
+  waited?: (seconds: number) => void,
   loop: LoopTurn = createLoopTurn(),
 ): Turns<Q, R> {
   const users = new Map<string, UserEntry<Q, R>>();
+  // A query's wait is measured only for someone who hears it (the admin listener's metrics).
+  const timed = waited !== undefined;
   const order: UserEntry<Q, R>[] = [];
   const byAddress = new Map<string, number>();
   /** A turn (or the end of this turn of the event loop, after a query ran at once) is scheduled. */
@@ -233,7 +236,7 @@ export function createTurns<Q, R>(
         laneHead = 0;
       }
       laneConnections.delete(job.from.connection);
-      if (job.from.abandoned?.() !== true) return job;
+      if (job.from.connection.destroyed !== true) return job;
     }
     for (;;) {
       const user = order.shift();
@@ -249,7 +252,7 @@ export function createTurns<Q, R>(
       if (user.order.length > 0) order.push(user);
       else users.delete(user.user);
       countAddress(address.address, -1);
-      if (job.from.abandoned?.() !== true) return job;
+      if (job.from.connection.destroyed !== true) return job;
     }
   }
 
@@ -311,7 +314,7 @@ export function createTurns<Q, R>(
         let clock = started;
         for (let job = next(); job !== undefined; job = next()) {
           batch.push(job);
-          waited((clock - job.queuedAt) / 1000);
+          if (timed) waited((clock - job.queuedAt) / 1000);
           try {
             outcomes.push({ ok: true, result: run(job.query) });
           } catch (error: unknown) {
@@ -357,7 +360,7 @@ export function createTurns<Q, R>(
   }
 
   function queue(query: Q, done: (outcome: Outcome<R>) => void, from: Requester = ANYONE): void {
-    const job: Job<Q, R> = { query, done, from, queuedAt: performance.now() };
+    const job: Job<Q, R> = { query, done, from, queuedAt: timed ? performance.now() : 0 };
     if (order.length === 0) {
       const first = lane[laneHead];
       if (
@@ -421,7 +424,7 @@ export function createTurns<Q, R>(
       loop.ranAtOnce = true;
       // The end of this turn of the loop: until then, the others that arrive wait for a turn.
       schedule();
-      waited(0);
+      waited?.(0);
       let outcome: Outcome<R> | undefined;
       try {
         turn(() => {

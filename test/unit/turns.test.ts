@@ -66,9 +66,9 @@ test('a query whose client left is skipped: never run, never answered', async ()
   const turns = createTurns((name: string) => void ran.push(name));
   const from = { address: 'a', connection: {} };
   const answered: string[] = [];
-  turns.queue('left', () => answered.push('left'), { ...from, abandoned: () => true });
+  turns.queue('left', () => answered.push('left'), { ...from, connection: { destroyed: true } });
   await new Promise<void>((resolve) =>
-    turns.queue('stayed', () => resolve(void answered.push('stayed')), { ...from, abandoned: () => false }),
+    turns.queue('stayed', () => resolve(void answered.push('stayed')), { ...from, connection: { destroyed: false } }),
   );
   assert.deepEqual(ran, ['stayed']);
   assert.deepEqual(answered, ['stayed']);
