@@ -9,6 +9,7 @@
 // held per connection, and every one of them cost a request's work.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 
 /**
  * Requests of one connection whose answers have not been taken yet (by the kernel, from
@@ -22,10 +23,12 @@ export const MAX_UNANSWERED = 128;
 
 const UNANSWERED = Symbol('unanswered requests');
 const CLOSING = Symbol('closing');
+const AFTER = Symbol('after the answers');
 
 interface Counted {
   [UNANSWERED]?: number;
   [CLOSING]?: true;
+  [AFTER]?: () => void;
 }
 
 /**
@@ -47,7 +50,27 @@ export function admit(req: IncomingMessage, res: ServerResponse): 'process' | 'r
 
 function taken(this: ServerResponse): void {
   const socket = this.req.socket as IncomingMessage['socket'] & Counted;
-  socket[UNANSWERED] = (socket[UNANSWERED] ?? 1) - 1;
+  const left = (socket[UNANSWERED] ?? 1) - 1;
+  socket[UNANSWERED] = left;
+  const then = socket[AFTER];
+  if (left === 0 && then !== undefined) {
+    delete socket[AFTER];
+    then();
+  }
+}
+
+/**
+ * `then`, once the kernel has taken the answers to every request of `socket` that the
+ * handler admitted: at once when none is waiting; else after the last one, whether it is
+ * still being written, waits in node:http's queue behind another or has not been given yet
+ * (a hash check, a search in its turn). For what is written to the socket past node:http
+ * (lib/protocol-errors.ts), which must come after them. A connection that closes first
+ * never calls it. A later call replaces an earlier one that still waits.
+ */
+export function afterAnswers(socket: Duplex, then: () => void): void {
+  const counted = socket as Duplex & Counted;
+  if ((counted[UNANSWERED] ?? 0) === 0) return then();
+  counted[AFTER] = then;
 }
 
 /** The answer on `res` closes its connection: no later request on it is processed. */

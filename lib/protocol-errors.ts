@@ -4,14 +4,17 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
+import { afterAnswers } from './connection.js';
 import { errorCode } from './errors.js';
-import { ERRORS } from './messages.js';
+import { type ApiError, ERRORS } from './messages.js';
 import { endHeldAnswers, sendError, sendOnSocket } from './respond.js';
 
 /**
  * Makes `server` answer its protocol errors as docs/API.md says: parser errors (400),
- * headers over `maxHeaderSize` (431), `headersTimeout`/`requestTimeout` (408) and an
- * `Expect` other than `100-continue` (417), each as `{"fehler": …, "code": …}` with `Connection: close`.
+ * headers over `maxHeaderSize` (431), `headersTimeout`/`requestTimeout` (408), an
+ * `Expect` other than `100-continue` (417) and a `CONNECT` (405), each as
+ * `{"fehler": …, "code": …}` with `Connection: close`, after the answers to the requests
+ * before it on the connection.
  *
  * It also turns off Node's own check for a missing `Host` (`requireHostHeader`), whose
  * answer has no body: the handler from `createHandler` answers that request with the JSON
@@ -23,33 +26,54 @@ export function answerProtocolErrors<S extends Server>(server: S): S {
   (server as { requireHostHeader?: boolean }).requireHostHeader = false;
   server.on('clientError', answerClientError);
   server.on('checkExpectation', answerExpectation);
+  server.on('connect', answerConnect);
   return server;
 }
 
 /**
  * A `'clientError'` listener for a node:http server (or Fastify's `clientErrorHandler`).
- * Like Node's default, it answers only while no response is being written on the socket.
+ * The error's JSON answer comes after the answers to the requests before it on the
+ * connection, whole and in order (docs/API.md, Responses in general), then the connection
+ * closes; Node's own handler writes its 400 at once, over what was still to be written.
  */
 export function answerClientError(error: unknown, socket: Duplex): void {
-  // The answers to the requests before the bad bytes come first (lib/respond.ts).
+  // Answers the command holds for the end of this turn go out first (lib/respond.ts).
   endHeldAnswers();
   const code = errorCode(error);
   // Bytes after a request that asked to close (RFC 9112 §9.6): the parser refuses them, and
   // they are no request to answer. The requests before them, the closing one included, are
   // answered in order, and the closing one's answer ends the connection.
   if (code === 'HPE_CLOSED_CONNECTION') return;
-  // A response that is being written cannot be interrupted by another; one that is
-  // complete (a pipelined request before the bad one) can be followed by ours.
-  const current = (socket as { _httpMessage?: { headersSent: boolean; writableEnded: boolean } | null })._httpMessage;
-  const interrupting = current?.headersSent === true && !current.writableEnded;
-  if (code === 'ECONNRESET' || !socket.writable || interrupting || unanswerableOnTls(socket, code)) {
+  if (code === 'ECONNRESET' || !socket.writable || unanswerableOnTls(socket, code)) {
     socket.destroy();
     return;
   }
   if (code === 'HPE_HEADER_OVERFLOW')
-    return sendOnSocket(socket, 'Request Header Fields Too Large', ERRORS.headersTooLarge);
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return sendOnSocket(socket, 'Request Timeout', ERRORS.timeout);
-  sendOnSocket(socket, 'Bad Request', ERRORS.badRequest);
+    return answerAfterTheOthers(socket, 'Request Header Fields Too Large', ERRORS.headersTooLarge);
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return answerAfterTheOthers(socket, 'Request Timeout', ERRORS.timeout);
+  answerAfterTheOthers(socket, 'Bad Request', ERRORS.badRequest);
+}
+
+/**
+ * A `'connect'` listener: a `CONNECT` asks for a tunnel, which this service is not. `405`
+ * with `Allow: GET, HEAD` after the answers to the requests before it, then the connection
+ * closes. Without a listener, Node destroys the connection as soon as it reads the
+ * request, and with it every answer not yet written.
+ */
+export function answerConnect(_req: IncomingMessage, socket: Duplex): void {
+  endHeldAnswers();
+  answerAfterTheOthers(socket, 'Method Not Allowed', ERRORS.methodNotAllowed, ['Allow', 'GET, HEAD']);
+}
+
+/** `error` on `socket` once the answers before it have been taken (lib/connection.ts), then the close. */
+function answerAfterTheOthers(socket: Duplex, reason: string, error: ApiError, headers: readonly string[] = []): void {
+  afterAnswers(socket, () => {
+    // A response that is being written cannot be interrupted by another (an embedder's,
+    // which the handler does not count).
+    const current = (socket as { _httpMessage?: { headersSent: boolean; writableEnded: boolean } | null })._httpMessage;
+    if (!socket.writable || (current?.headersSent === true && !current.writableEnded)) socket.destroy();
+    else sendOnSocket(socket, reason, error, headers);
+  });
 }
 
 /**

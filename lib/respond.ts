@@ -158,10 +158,22 @@ export function sendNoContent(res: ServerResponse, headers: readonly string[]): 
  * request to answer (docs/API.md, Responses in general): the error's body, the common
  * headers and `Connection: close`; the connection is closed once the answer is out.
  */
-export function sendOnSocket(socket: Duplex, reason: string, error: ApiError): void {
+export function sendOnSocket(
+  socket: Duplex,
+  reason: string,
+  error: ApiError,
+  extraHeaders: readonly string[] = [],
+): void {
   const json = error.body;
   const head = [`HTTP/1.1 ${error.status} ${reason}`];
-  const headers = [...COMMON_HEADERS, 'Content-Length', String(Buffer.byteLength(json)), 'Connection', 'close'];
+  const headers = [
+    ...COMMON_HEADERS,
+    'Content-Length',
+    String(Buffer.byteLength(json)),
+    ...extraHeaders,
+    'Connection',
+    'close',
+  ];
   for (let i = 0; i < headers.length; i += 2) head.push(`${headers[i]}: ${headers[i + 1]}`);
   socket.end(`${head.join('\r\n')}\r\n\r\n${json}`, () => socket.destroy());
 }

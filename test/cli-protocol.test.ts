@@ -163,11 +163,21 @@ test('answers that leave at the end of the turn are not overtaken: pipelined req
   const statuses = (reply: { status: number; body: string }): string[] =>
     [...`HTTP/1.1 ${reply.status} ${reply.body}`.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1] as string);
 
-  // An answer held for the end of the turn, then the parser's error: the answer first, whole.
-  const garbage = await rawRequest(server.origin, `${status()}GARBAGE\r\n\r\n`);
-  assert.deepEqual(statuses(garbage), ['200', '400']);
+  // Answers held for the end of the turn, and answers waiting in node:http's queue behind
+  // them, then the parser's error: every answer first, whole and in order, then the 400.
+  const garbage = await rawRequest(server.origin, `${status()}${status()}${status()}GARBAGE\r\n\r\n`);
+  assert.deepEqual(statuses(garbage), ['200', '200', '200', '400']);
   assert.ok(garbage.body.endsWith('{"fehler":"Ungültige Anfrage.","code":"bad_request"}'), garbage.body);
   assert.ok(garbage.closed);
+
+  // A CONNECT (Node would close the connection on it at once): 405 after the answers before it.
+  const connect = await rawRequest(
+    server.origin,
+    `${status()}${status()}CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n`,
+  );
+  assert.deepEqual(statuses(connect), ['200', '200', '405']);
+  assert.match(connect.body, /\r\nAllow: GET, HEAD\r\n/);
+  assert.ok(connect.closed);
 
   // A closing request's answer is held too; the wrong passwords behind it are never
   // processed (ten would block this address), and the bytes after it are no 400.

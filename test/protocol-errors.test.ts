@@ -112,6 +112,35 @@ test('a parser error after a pipelined request: the first answer stays whole, th
   assert.ok(reply.closed);
 });
 
+test('a parser error after answers still to come (queued behind one another): the 400 comes after all of them', async (t) => {
+  const origin = await serveWired(t);
+  const status = `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\n\r\n`;
+  const reply = await rawRequest(origin, `${status.repeat(3)}GARBAGE\r\n\r\n`);
+  const text = `HTTP/1.1 ${reply.status} ${reply.body}`;
+  assert.deepEqual(
+    [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]),
+    ['200', '200', '200', '400'],
+  );
+  assert.ok(text.endsWith('{"fehler":"Ungültige Anfrage.","code":"bad_request"}'), text);
+  assert.ok(reply.closed);
+});
+
+test('a CONNECT is answered 405 after the answers before it, never cutting them off', async (t) => {
+  const origin = await serveWired(t);
+  const status = `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\n\r\n`;
+  const reply = await rawRequest(
+    origin,
+    `${status}${status}CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n`,
+  );
+  const text = `HTTP/1.1 ${reply.status} ${reply.body}`;
+  assert.deepEqual(
+    [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]),
+    ['200', '200', '405'],
+  );
+  assert.match(text, /\r\nAllow: GET, HEAD\r\n/);
+  assert.ok(reply.closed);
+});
+
 test('on an https server, a handshake that times out is destroyed, never answered in plaintext', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'protocol-errors-tls-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));

@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import {
   API_VERSION,
   answerClientError,
+  answerConnect,
   answerExpectation,
   answerProtocolErrors,
   type Booking,
@@ -30,7 +31,10 @@ const handler: RequestHandler = createHandler(db, credentials, options);
 answerProtocolErrors(createServer((req, res) => handler(req, res, () => res.end())))
   .listen(0)
   .close();
-createServer().on('clientError', answerClientError).on('checkExpectation', answerExpectation);
+createServer()
+  .on('clientError', answerClientError)
+  .on('checkExpectation', answerExpectation)
+  .on('connect', answerConnect);
 createServer((req, res) => handler(req, res, () => res.end()));
 // Several clients, hashed secrets (booking-search-server hash-password), and a reload.
 const clients: Credentials[] = [
