@@ -160,13 +160,15 @@ export function sqlFor(tables: TableNames) {
         : `${prefix(kind)} SELECT count(*) FROM ${entries} WHERE ${FILTERS[kind]}`,
     page: (filter: PageFilter): string => {
       // The skip-scan finds the newest ids in the index first, so that only `limit` rows
-      // are read from the table; the other paths find them in order already.
+      // are read from the table; the other paths find them in order already. The page is
+      // limited again after the joins: a categories or payment_methods view that gives one
+      // id twice gives a booking twice, and the plain query counts both rows toward `limit`.
       if (filter === 'skipScan') {
         return `${band}
         SELECT ${selected} FROM (
           SELECT entries.id FROM ${entries} WHERE ${FILTERS.skipScan} ${NEWEST_FIRST} LIMIT +:limit
         ) AS newest
-        JOIN ${entries} ON entries.id = newest.id ${joins} ${NEWEST_FIRST}`;
+        JOIN ${entries} ON entries.id = newest.id ${joins} ${NEWEST_FIRST} LIMIT +:limit`;
       }
       return `SELECT ${selected} FROM ${entries} ${joins} WHERE ${FILTERS[filter]} ${NEWEST_FIRST} LIMIT +:limit`;
     },
