@@ -244,6 +244,7 @@ function interpret(
 
   // Every flag is checked (exit 2) before the credentials are read (exit 1), in this order.
   const port = setting('port');
+  setting('base-path');
   for (const flag of ['max-auth-failures', 'max-user-failures', 'max-global-failures'] as const) setting(flag);
   setting('max-unauthenticated');
   setting('auth-failure-window');

@@ -12,6 +12,7 @@ import { normalBasePath, SERVICE_NAME } from '../lib/internal.js';
 import type { BookConfig } from './books.js';
 import type { BookSection, ConfigEntry, ConfigFile } from './config-file.js';
 import { CliError } from './errors.js';
+import { basePathProblem } from './settings.js';
 
 export type Values = Record<string, string | string[] | boolean | undefined>;
 
@@ -179,7 +180,8 @@ export function resolveBooks(
     const baseEntry = entry('base-path');
     const basePath = normalBasePath(baseEntry?.value ?? '');
     if (basePath === undefined) {
-      throw atEntry(file, baseEntry ?? section, `base-path must be a path such as /mueller, not '${baseEntry?.value}'`);
+      const problem = basePathProblem(baseEntry?.value ?? '') ?? 'must be a path such as /mueller';
+      throw atEntry(file, baseEntry ?? section, `base-path ${problem}`);
     }
     const first = basePaths.get(basePath);
     if (first !== undefined) {

@@ -10,6 +10,7 @@
 import type { HandlerOptions } from '../lib/index.js';
 import {
   APP_NAMES,
+  basePathRefusal,
   canonicalAddress,
   DEFAULTS,
   originProblem,
@@ -146,6 +147,17 @@ export function readTableNames(value: string | undefined): Partial<TableNames> {
   return names;
 }
 
+/**
+ * Why `value` is no base path, after the setting's name (`must be a path such as /kasse …,
+ * not '/kä' (…); use /kae instead`); `undefined` when it is one. The rule is the library's
+ * (docs/API.md, Paths): what every client sends as it is written.
+ */
+export function basePathProblem(value: string): string | undefined {
+  const refusal = basePathRefusal(value);
+  if (refusal === undefined) return undefined;
+  return `must be a path such as /kasse whose segments hold only ASCII letters, digits, -, ., _ and ~, not '${value}' (${refusal.reason}); use ${refusal.instead} instead`;
+}
+
 export const TRUST_PROXY_NEEDS_ADDRESSES =
   "--trust-proxy needs your proxy's addresses, e.g. --trust-proxy 127.0.0.1,::1 (or --socket PATH, whose peer is the proxy)";
 
@@ -188,7 +200,19 @@ export const SETTINGS = {
   ),
   host: textOr('HOST', '127.0.0.1', 'address to listen on (default {default})'),
   port: whole('PORT', [0, 65_535], 8080, 'port to listen on, 0 for any free one (default {default})'),
-  'base-path': textOr('PATH', '', 'path before /api/v1, e.g. /kasse (default {default})', (path) => path || 'none'),
+  'base-path': row<string>(
+    {
+      placeholder: 'PATH',
+      help: 'path before /api/v1, e.g. /kasse (default {default})',
+      parse: (value, flag) => {
+        const problem = basePathProblem(value);
+        if (problem !== undefined) throw usage(`${flag} ${problem}`);
+        return value;
+      },
+      show: (path) => path || 'none',
+    },
+    '',
+  ),
   name: row<string>(
     {
       placeholder: 'NAME',

@@ -43,7 +43,7 @@ export { DEFAULTS, resolveOptions, SERVICE_NAME } from './options.js';
 export { hashPassword, isPasswordHash } from './password-hash.js';
 export { hasBadHost } from './protocol-errors.js';
 export type { SearchQuery } from './query.js';
-export { normalBasePath, pathForLog } from './request-target.js';
+export { basePathRefusal, normalBasePath, pathForLog } from './request-target.js';
 export { answeringTogether, errorSent } from './respond.js';
 export {
   detectApplication,

@@ -8,7 +8,7 @@
 // says a path does not exist, and then answers 404.
 
 import { ensure } from './errors.js';
-import { normalBasePath, originForm } from './request-target.js';
+import { basePathMisuse, normalBasePath, originForm } from './request-target.js';
 import type { Next, RequestHandler } from './types.js';
 
 const API = '/api/';
@@ -31,7 +31,7 @@ export function mountHandlers(mounts: readonly Mount[], fallback: RequestHandler
   const prefixes = new Map<string, RequestHandler>();
   mounts.forEach((mount, index) => {
     const basePath = normalBasePath(mount?.basePath);
-    ensure(basePath !== undefined, `mounts[${index}].basePath must be "" or a path such as "/kasse"`);
+    ensure(basePath !== undefined, basePathMisuse(`mounts[${index}].basePath`, mount?.basePath));
     ensure(typeof mount.handler === 'function', `mounts[${index}].handler must be a request handler`);
     const prefix = `${basePath}${API}`;
     ensure(!prefixes.has(prefix), `mounts[${index}].basePath "${basePath}" is given twice`);

@@ -9,7 +9,7 @@ import { type TrustedPeers, trustedPeers } from './client-address.js';
 import { type Cors, createCors } from './cors.js';
 import { ensure } from './errors.js';
 import { type Mapping, ownSchema, TABLE_NAME, type TableNames } from './mapping.js';
-import { normalBasePath, pathForLog } from './request-target.js';
+import { basePathMisuse, normalBasePath, pathForLog } from './request-target.js';
 import type { HandlerOptions } from './types.js';
 
 type Filled = { [K in keyof HandlerOptions]-?: Exclude<HandlerOptions[K], undefined> };
@@ -84,7 +84,7 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
   // Validate
   ensure(typeof settings.basePath === 'string', 'options.basePath must be a string such as "/kasse"');
   const basePath = normalBasePath(settings.basePath);
-  ensure(basePath !== undefined, 'options.basePath must be "" or a path such as "/kasse"');
+  ensure(basePath !== undefined, basePathMisuse('options.basePath', settings.basePath));
   ensure(
     typeof settings.serviceName === 'string' && SERVICE_NAME.test(settings.serviceName),
     'options.serviceName must be 1 to 100 printable ASCII characters',

@@ -36,7 +36,9 @@ export interface HandlerOptions {
   /**
    * The path part of the client's `base_url`, e.g. `"/kasse"`. The handler answers
    * `{basePath}/api/v1/status` and `{basePath}/api/v1/buchungen`. A trailing slash is
-   * ignored. Default `""`.
+   * ignored. Default `""`. Segments of ASCII letters, digits, `-`, `.`, `_` and `~` only
+   * (`"/mueller"`, not `"/müller"`, which a client sends percent-encoded), none a dot
+   * segment: anything else is a TypeError.
    */
   basePath?: string | undefined;
   /** The `name` in the status response and the realm of the Basic challenge. Default `"booking-search-server"`. */

@@ -104,11 +104,17 @@ for (const [what, bug, logged] of [
 // the exit code, exactly one line on stderr and no stack trace.
 test('a wrong command line ends with one line and exit code 2', async () => {
   assertFails(await run(['--frobnicate']), 2, 'booking-search-server: unknown option --frobnicate (see --help)');
-  // A flag of createHandler's (not of the command line) ends it with exit code 1.
+  // --base-path is checked as the command line's, before the library would be asked.
   assertFails(
     await run(['--demo', '--base-path', 'kasse']),
-    1,
-    /^booking-search-server: options\.basePath must be "" or a path/,
+    2,
+    `booking-search-server: --base-path must be a path such as /kasse whose segments hold only ASCII letters, digits, -, ., _ and ~, not 'kasse' (it must start with "/"); use /kasse instead (see --help)`,
+  );
+  // One that no client can send as written would be answered by no client.
+  assertFails(
+    await run(['--demo', '--base-path', '/kä']),
+    2,
+    /^booking-search-server: --base-path must be .*, not '\/kä' \(a client sends "ä" percent-encoded\); use \/kae instead \(see --help\)$/,
   );
 });
 
@@ -611,7 +617,7 @@ test('--workers with a port in use ends with one line, not one per worker', asyn
   );
   assertFails(
     await run(['--demo', '--workers', '2', '--base-path', 'kasse']),
-    1,
-    /^booking-search-server: options\.basePath must be "" or a path/,
+    2,
+    /^booking-search-server: --base-path must be a path such as \/kasse .*; use \/kasse instead \(see --help\)$/,
   );
 });

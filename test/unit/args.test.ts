@@ -120,6 +120,8 @@ test('parseCommandLine: each command line gives its command', () => {
   }
 });
 
+const BASE_PATH_RULE = 'must be a path such as /kasse whose segments hold only ASCII letters, digits, -, ., _ and ~';
+
 const USAGE_ERRORS: Array<[argv: string[], line: string]> = [
   [['--db'], 'option --db needs a value'],
   [['--frobnicate'], 'unknown option --frobnicate'],
@@ -153,6 +155,18 @@ const USAGE_ERRORS: Array<[argv: string[], line: string]> = [
   [
     ['--demo', '--name', 'Büro'],
     "--name must be 1 to 100 printable ASCII characters (it is the realm of the login), not 'Büro'",
+  ],
+  [
+    ['--demo', '--base-path', 'kasse'],
+    `--base-path ${BASE_PATH_RULE}, not 'kasse' (it must start with "/"); use /kasse instead`,
+  ],
+  [
+    ['--demo', '--base-path', '/kä'],
+    `--base-path ${BASE_PATH_RULE}, not '/kä' (a client sends "ä" percent-encoded); use /kae instead`,
+  ],
+  [
+    ['--demo', '--base-path', '/x/../y/'],
+    `--base-path ${BASE_PATH_RULE}, not '/x/../y/' (a client resolves "." and ".." segments before it sends the path); use /y instead`,
   ],
   [['--demo', '--admin-port', '65536'], "--admin-port must be a whole number from 0 to 65535, not '65536'"],
   [['--demo', '--admin-host', '::1'], '--admin-host needs --admin-port PORT'],
@@ -196,6 +210,11 @@ test('parseCommandLine: a wrong command line is a usage error (exit 2) that poin
   for (const [argv, line] of USAGE_ERRORS) {
     assert.deepEqual(outcome(argv, USER), { error: `${line} (see --help)`, exitCode: 2 }, argv.join(' '));
   }
+  // A base path is a flag like any other: checked before the credentials, whose absence is exit 1.
+  assert.deepEqual(outcome(['--db', 'x', '--base-path', 'kasse'], {}), {
+    error: `--base-path ${BASE_PATH_RULE}, not 'kasse' (it must start with "/"); use /kasse instead (see --help)`,
+    exitCode: 2,
+  });
 });
 
 test('parseCommandLine: every flag is checked before the credentials', () => {

@@ -143,6 +143,21 @@ test('a value refused is named where it was written: the flag (exit 2), the vari
       exitCode: 2,
     },
   );
+  // A base path no client can send, named where it was written as every other value is.
+  assert.deepEqual(
+    outcome(() => parseCommandLine(['--db', 'x'], { ...USER, BOOKING_SEARCH_BASE_PATH: 'kasse' })),
+    {
+      error: `BOOKING_SEARCH_BASE_PATH: --base-path ${BASE_PATH_RULE}, not 'kasse' (it must start with "/"); use /kasse instead`,
+      exitCode: 1,
+    },
+  );
+  assert.deepEqual(
+    outcome(() => parseCommandLine([], USER, config('db = x\nbase-path = /kä'))),
+    {
+      error: `${FILE}:2: base-path ${BASE_PATH_RULE}, not '/kä' (a client sends "ä" percent-encoded); use /kae instead`,
+      exitCode: 1,
+    },
+  );
   // A name that check accepted and the start refused with a stack's words, before it was read here.
   assert.deepEqual(
     outcome(() => parseCommandLine([], USER, config('name = "Büro"\ndb = x'))),
@@ -236,6 +251,8 @@ test('resolveBooks: each book with its file, mapping, base path and users', () =
   ]);
 });
 
+const BASE_PATH_RULE = 'must be a path such as /kasse whose segments hold only ASCII letters, digits, -, ., _ and ~';
+
 const BOOK_PROBLEMS: Array<[text: string, message: string]> = [
   ['[book a]\nbase-path = /a', `${FILE}:1: book 'a' has no db = FILE`],
   [
@@ -250,7 +267,18 @@ const BOOK_PROBLEMS: Array<[text: string, message: string]> = [
     '[book a]\ndb = x\napp = mmex\ntable-names = entries=k',
     `${FILE}:3: table-names is for app own; app mmex reads the application's own tables`,
   ],
-  ['[book a]\ndb = x\nbase-path = kasse', `${FILE}:3: base-path must be a path such as /mueller, not 'kasse'`],
+  [
+    '[book a]\ndb = x\nbase-path = kasse',
+    `${FILE}:3: base-path ${BASE_PATH_RULE}, not 'kasse' (it must start with "/"); use /kasse instead`,
+  ],
+  [
+    '[book a]\ndb = x\nbase-path = /müller',
+    `${FILE}:3: base-path ${BASE_PATH_RULE}, not '/müller' (a client sends "ü" percent-encoded); use /mueller instead`,
+  ],
+  [
+    '[book a]\ndb = x\nbase-path = /x/../y',
+    `${FILE}:3: base-path ${BASE_PATH_RULE}, not '/x/../y' (a client resolves "." and ".." segments before it sends the path); use /y instead`,
+  ],
   [
     '[book a]\ndb = x\nbase-path = /k\n[book b]\ndb = y\nbase-path = /k/',
     `${FILE}:6: base-path /k is already the one of the book on line 1`,

@@ -90,6 +90,8 @@ test('misuse is a TypeError naming the mount', () => {
       /^mounts\[1\]\.basePath "\/a" is given twice/,
     ],
     [[null], handler, /^mounts\[0\]\.basePath must be/],
+    [[{ basePath: '/müller', handler }], handler, /^mounts\[0\]\.basePath must be .*use "\/mueller" instead$/],
+    [[{ basePath: '/x/../y', handler }], handler, /^mounts\[0\]\.basePath must be .*use "\/y" instead$/],
   ];
   for (const [mounts, fallback, message] of bad) {
     assert.throws(

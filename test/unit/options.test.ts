@@ -34,6 +34,21 @@ test('options are checked and name what is wrong', (t) => {
     [{ basePath: '/ka sse' }, /^options\.basePath/],
     [{ basePath: '/kasse?x' }, /^options\.basePath/],
     [{ basePath: 5 as unknown as string }, /^options\.basePath/],
+    // What a client cannot send as written: it would never be answered.
+    [
+      { basePath: '/kä' },
+      /^options\.basePath must be .*, not "\/kä" \(a client sends "ä" percent-encoded\); use "\/kae" instead$/,
+    ],
+    [{ basePath: '/müller' }, /^options\.basePath .*use "\/mueller" instead$/],
+    [
+      { basePath: '/k%C3%A4' },
+      /^options\.basePath .*not "\/k%C3%A4" \("%" starts a percent-encoding.*use "\/kae" instead$/,
+    ],
+    [{ basePath: '/x/../y' }, /^options\.basePath .*\(a client resolves "\." and "\.\." segments .*use "\/y" instead$/],
+    [{ basePath: '/./kasse' }, /^options\.basePath .*use "\/kasse" instead$/],
+    [{ basePath: '/a;b' }, /^options\.basePath .*\(some clients send ";" percent-encoded\); use "\/a-b" instead$/],
+    [{ basePath: '/a//b' }, /^options\.basePath .*use "\/a\/b" instead$/],
+    [{ basePath: 'kasse' }, /^options\.basePath .*\(it must start with "\/"\); use "\/kasse" instead$/],
     [{ serviceName: '' }, /^options\.serviceName/],
     [{ serviceName: 'Kasse\r\nX-Evil: 1' }, /^options\.serviceName/],
     [{ onError: 'log' as unknown as () => void }, /^options\.onError/],
