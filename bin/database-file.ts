@@ -12,6 +12,7 @@ import Database from 'better-sqlite3';
 import { errorCode, isNotReadableNow } from '../lib/internal.js';
 import { CliError, describeFsError } from './errors.js';
 import { judgeDatabaseFile, type Trusted, whyNotReadable } from './file-safety.js';
+import { shellWord } from './shell.js';
 
 // A search waits this long for another program's write lock before it answers 500 with
 // Retry-After; better-sqlite3's default of 5 s would block every other request meanwhile.
@@ -177,7 +178,7 @@ export function notReadableNow(file: string, error: unknown): NotReadableNow | u
   if (code === 'SQLITE_READONLY_ROLLBACK') {
     return {
       code,
-      explanation: `${name}-journal is a hot journal, left by a write that was interrupted (the application crashed or was killed); only a connection that can write may roll it back, and SQLite lets no one read before (${code}): the application must open the file once to roll back the interrupted write (or, as its user: sqlite3 ${file} 'SELECT count(*) FROM sqlite_schema')`,
+      explanation: `${name}-journal is a hot journal, left by a write that was interrupted (the application crashed or was killed); only a connection that can write may roll it back, and SQLite lets no one read before (${code}): the application must open the file once to roll back the interrupted write (or, as its user: sqlite3 ${shellWord(file)} 'SELECT count(*) FROM sqlite_schema')`,
     };
   }
   if (code === 'SQLITE_READONLY_RECOVERY') {
@@ -201,7 +202,7 @@ export function notReadableNow(file: string, error: unknown): NotReadableNow | u
   }
   return {
     code,
-    explanation: `another program holds a lock on the file (${code}); SQLite lets no one read while a write is being committed: this passes when the write ends (if it lasts, see which process holds the file: fuser -v ${file})`,
+    explanation: `another program holds a lock on the file (${code}); SQLite lets no one read while a write is being committed: this passes when the write ends (if it lasts, see which process holds the file: fuser -v ${shellWord(file)})`,
   };
 }
 
@@ -251,7 +252,7 @@ function folderHint(dir: string): string {
   } catch {
     return '';
   }
-  return ` (a folder; Actual keeps each budget as a folder, and the file to serve is ${inside}: --db ${inside} --app actual)`;
+  return ` (a folder; Actual keeps each budget as a folder, and the file to serve is ${inside}: --db ${shellWord(inside)} --app actual)`;
 }
 
 // A book saved in the applications' default format: XML, gzip-compressed unless the user

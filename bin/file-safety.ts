@@ -17,6 +17,7 @@ import { accessSync, constants, lstatSync, readlinkSync, realpathSync, type Stat
 import { dirname, resolve } from 'node:path';
 import { errorCode } from '../lib/internal.js';
 import { CliError, describeFsError } from './errors.js';
+import { shellWord } from './shell.js';
 
 const STICKY = 0o1000;
 
@@ -315,15 +316,15 @@ export function whyNotReadable(file: string): string {
   const details = `owner ${owner ?? 'uid'} ${owner === undefined ? stats.uid : `(uid ${stats.uid})`}, group ${group ?? 'gid'} ${group === undefined ? stats.gid : `(gid ${stats.gid})`}, mode ${mode}`;
   const bits = directory ? 'rx' : 'r';
   const steps: string[] = [];
-  if (stats.uid === uid) steps.push(`chmod u+${bits} ${path}`);
+  if (stats.uid === uid) steps.push(`chmod u+${bits} ${shellWord(path)}`);
   else {
     const member = stats.gid === process.getegid?.() || (process.getgroups?.() ?? []).includes(stats.gid);
     if (!member) {
       steps.push(
-        `add ${user ?? `uid ${uid}`} to group ${group ?? stats.gid} (usermod -aG ${group ?? stats.gid} ${user ?? uid}, then restart the service)`,
+        `add ${user ?? `uid ${uid}`} to group ${group ?? stats.gid} (usermod -aG ${shellWord(group ?? String(stats.gid))} ${shellWord(user ?? String(uid))}, then restart the service)`,
       );
     }
-    if ((stats.mode & (directory ? 0o010 : 0o040)) === 0) steps.push(`chmod g+${bits} ${path}`);
+    if ((stats.mode & (directory ? 0o010 : 0o040)) === 0) steps.push(`chmod g+${bits} ${shellWord(path)}`);
   }
   const fix =
     steps.length > 0

@@ -11,6 +11,7 @@ import type { DemoDatabase } from './demo.js';
 import { letsEveryoneConnect, readableByEveryone } from './file-safety.js';
 import { logLine } from './log.js';
 import { NAME } from './package.js';
+import { shellWord } from './shell.js';
 
 /** The start-up lines: where the API is served, and for the demo what to try. */
 export function greeting(
@@ -41,7 +42,9 @@ export function greeting(
           : '"$BOOKING_SEARCH_USER:$BOOKING_SEARCH_PASSWORD"';
   const insecure = command.tls === undefined ? '' : '-k ';
   const target =
-    command.socket === undefined ? `'${api}` : `--unix-socket ${command.socket.path} '${scheme}://localhost${base}`;
+    command.socket === undefined
+      ? `'${api}`
+      : `--unix-socket ${shellWord(command.socket.path)} '${scheme}://localhost${base}`;
   lines.push(
     `Demo: ${demo.count} sample cash bookings from ${demo.from} to ${demo.to}, in memory.`,
     command.credentialsFrom === 'demo default'

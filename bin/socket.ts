@@ -19,6 +19,7 @@ import { dirname } from 'node:path';
 import { errorCode } from '../lib/internal.js';
 import { CliError, describeFsError } from './errors.js';
 import { ensureDirectoriesSafe } from './file-safety.js';
+import { shellWord } from './shell.js';
 
 export interface SocketOptions {
   path: string;
@@ -128,5 +129,5 @@ export function groupId(group: string): number {
   // name:password:gid:members
   const gid = entry.split('\n')[0]?.split(':')[2];
   if (gid !== undefined && /^[0-9]{1,9}$/.test(gid)) return Number(gid);
-  throw new CliError(`no group '${group}' on this system (getent group ${group}); give its number instead`);
+  throw new CliError(`no group '${group}' on this system (getent group ${shellWord(group)}); give its number instead`);
 }

@@ -48,8 +48,13 @@ async function until(condition: () => Promise<boolean> | boolean, ms: number, wh
 }
 
 /** The database, created by the application as its user, which then exits cleanly. */
-async function createDatabase(users: Users, dir: string, journal: 'wal' | 'delete'): Promise<string> {
-  const file = join(dir, 'kasse.sqlite');
+async function createDatabase(
+  users: Users,
+  dir: string,
+  journal: 'wal' | 'delete',
+  name = 'kasse.sqlite',
+): Promise<string> {
+  const file = join(dir, name);
   const app = startApplication(users, file);
   assert.equal(await app.send(`create ${journal}`), 'created');
   await app.close();
@@ -280,6 +285,32 @@ test('a hot journal left by a crashed writer: the 500 with Retry-After, one line
   assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
   assert.match(server.output().stderr, /Z database \S+ can be read now; serving it$/m);
   assert.deepEqual(listing(dir), ['kasse.sqlite']);
+});
+
+test("the hot journal's command, pasted as the application's user into a shell in its directory, rolls the write back, whatever the file's name (it was printed unquoted: a stray file 'Kasse' and a syntax error)", async () => {
+  const { users, asService } = setup();
+  const dir = applicationDirectory(users, users.workDir());
+  const name = "Kasse 2026's $HOME.sqlite";
+  const file = await createDatabase(users, dir, 'delete', name);
+  const writer = startApplication(users, file);
+  assert.equal(await writer.send('open'), '20');
+  assert.equal(await writer.send('crash'), 'writing');
+  writer.child.kill('SIGKILL');
+  await new Promise((resolve) => writer.child.once('exit', resolve));
+
+  const checked = await run(['check', '--db', file], cleanEnv(), asService);
+  assert.equal(checked.code, 1, checked.stdout);
+  const pasted = /^Cannot be read now: .*\(or, as its user: (.*)\)\.$/m.exec(checked.stdout)?.[1];
+  assert.equal(pasted, `sqlite3 '${dir}/Kasse 2026'\\''s $HOME.sqlite' 'SELECT count(*) FROM sqlite_schema'`);
+  const shell = execFileSync(
+    'setpriv',
+    ['--reuid', users.app.name, '--regid', users.app.name, '--init-groups', '--', 'sh', '-c', pasted as string],
+    { cwd: dir, encoding: 'utf8' },
+  );
+  assert.match(shell, /^[1-9][0-9]*\n$/, 'the count of the schema, read once the write is rolled back');
+  assert.deepEqual(listing(dir), [name], 'the journal rolled back, and no stray file');
+  const again = await run(['check', '--db', file], cleanEnv(), asService);
+  assert.equal(again.code, 0, again.stdout);
 });
 
 test('check as the service user on a file whose directory it could write (0770): the refusal the service says, in its words, exit 1 (it used to say "fits", exit 0); in a 0750 directory: fits, exit 0', async () => {

@@ -1,0 +1,15 @@
+// The words of a command this program prints for the admin to paste (`sqlite3 FILE …`,
+// `chmod g+r PATH`): a path with a space, a quote or a `$` must reach the command as one
+// word, not create a stray file named after its first part. A leaf: it imports nothing.
+
+// Characters that no POSIX shell treats specially anywhere in an argument.
+const PLAIN = /^[A-Za-z0-9_@%+=:,./-]+$/;
+
+/**
+ * `word` as a POSIX shell reads it back as one argument: as it is when it holds only
+ * characters no shell treats specially, else in single quotes, `'` written as `'\''`.
+ */
+export function shellWord(word: string): string {
+  if (PLAIN.test(word)) return word;
+  return `'${word.replaceAll("'", "'\\''")}'`;
+}
