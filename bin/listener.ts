@@ -9,7 +9,14 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { dirname } from 'node:path';
 import { answerProtocolErrors, type RequestHandler } from '../lib/index.js';
-import { answeringTogether, createMetrics, describeError, errorCode, type Metrics } from '../lib/internal.js';
+import {
+  answeringTogether,
+  createMetrics,
+  describeError,
+  errorCode,
+  type Metrics,
+  rememberPeer,
+} from '../lib/internal.js';
 import { listenAdmin } from './admin.js';
 import type { ServeCommand } from './args.js';
 import type { ServedBook } from './books.js';
@@ -115,14 +122,17 @@ function createServer(command: ServeCommand, listener: (req: IncomingMessage, re
     // Node looks for expired headers and requests only this often (default 30 s).
     connectionsCheckingInterval: Math.min(1_000, command.timeouts.headersMs),
   };
-  if (command.tls === undefined) return answerProtocolErrors(createHttpServer(options, listener));
+  // The client address is read when a connection is accepted: a client that resets its
+  // connection right after its request would otherwise be read without it (lib/client-address.ts).
+  if (command.tls === undefined)
+    return answerProtocolErrors(createHttpServer(options, listener)).on('connection', rememberPeer);
   const { cert, key } = readTls(command.tls);
   try {
     // A TLS handshake gets as long as the request's headers (Node's default is 120 s).
     const handshakeTimeout = command.timeouts.headersMs;
     return answerProtocolErrors(
       createHttpsServer({ ...options, ...tlsPolicy(command.tls.minVersion), cert, key, handshakeTimeout }, listener),
-    );
+    ).on('connection', rememberPeer);
   } catch (error: unknown) {
     throw new CliError(
       `the TLS certificate or key is not usable: ${error instanceof Error ? error.message : String(error)}`,

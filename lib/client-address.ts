@@ -9,6 +9,17 @@ import { ensure } from './errors.js';
 /** The name `trustProxy` uses for a peer on a Unix socket, which has no address. */
 export const UNIX_SOCKET_PEER = 'unix';
 
+/**
+ * The client address of a TCP connection whose peer could not be read: its client reset
+ * it before the server read the peer (the kernel forgets the peer of a reset connection,
+ * while the request sent before the reset can still be read), so no answer can reach it
+ * either. These requests are counted under this one name of their own, never under
+ * `unix` (they would use up the budget of every Unix-socket client, a proxy's included)
+ * and never one per connection (a client that resets every connection would have no
+ * budget at all). Not an address, so never a proxy and never an `X-Forwarded-For` entry.
+ */
+export const UNKNOWN_PEER = 'unknown';
+
 /** Which peers may speak for the client; built once, from `options.trustProxy`. */
 export interface TrustedPeers {
   /** The proxies' addresses; BlockList compares IPv6 in any spelling. */
@@ -90,7 +101,9 @@ export function clientAddress(req: IncomingMessage, trusted: TrustedPeers): stri
   const peer = peerOf(req.socket);
   if (!trusted.any) return peer;
   const isProxy =
-    peer === UNIX_SOCKET_PEER ? trusted.unix : trusted.addresses.check(peer, isIP(peer) === 6 ? 'ipv6' : 'ipv4');
+    peer === UNIX_SOCKET_PEER
+      ? trusted.unix
+      : peer !== UNKNOWN_PEER && trusted.addresses.check(peer, isIP(peer) === 6 ? 'ipv6' : 'ipv4');
   if (!isProxy) return peer;
   const forwarded = req.headers['x-forwarded-for'];
   const last = (Array.isArray(forwarded) ? forwarded.join(',') : forwarded)?.split(',').pop()?.trim();
@@ -99,18 +112,43 @@ export function clientAddress(req: IncomingMessage, trusted: TrustedPeers): stri
 }
 
 // The peer of a connection, canonical, kept on its socket under a symbol of this module for
-// the connection's later requests: a connection's peer does not change (node:http keeps
-// the address it read once too), and a keep-alive client spares the canonical form's two
-// regular expressions on every request but the first.
+// the connection's later requests: a connection's peer does not change, and a keep-alive
+// client spares the canonical form's two regular expressions on every request but the
+// first. It is read on the connection's first request, or earlier with `rememberPeer`.
 const PEER = Symbol('booking-search-server peer');
 type WithPeer = IncomingMessage['socket'] & { [PEER]?: string };
+
+/**
+ * Reads the peer of a connection the moment the server accepts it, for its requests. The
+ * command calls it on the server's 'connection' event: node's `socket.remoteAddress` asks
+ * the kernel, which forgets the peer once the client resets the connection, and a client
+ * that sends a request and resets at once is read only after the reset. Read on
+ * acceptance, such a request is still counted and logged under its client's address.
+ */
+export function rememberPeer(socket: WithPeer): void {
+  peerOf(socket);
+}
 
 function peerOf(socket: WithPeer): string {
   const known = socket[PEER];
   if (known !== undefined) return known;
-  const remote = socket.remoteAddress;
-  // A link-local peer comes with its zone (`fe80::1%lo`): the address without it.
-  const peer = remote === undefined ? UNIX_SOCKET_PEER : (canonicalAddress(remote.replace(/%.*$/, '')) ?? remote);
+  const peer = readPeer(socket);
   socket[PEER] = peer;
   return peer;
+}
+
+function readPeer(socket: WithPeer): string {
+  const remote = socket.remoteAddress;
+  // A link-local peer comes with its zone (`fe80::1%lo`): the address without it.
+  if (remote !== undefined) return canonicalAddress(remote.replace(/%.*$/, '')) ?? remote;
+  // A TLS connection's socket wraps the TCP socket the server accepted (node keeps it as
+  // `_parent`), where `rememberPeer` left the peer.
+  const accepted = (socket as { _parent?: WithPeer | null })._parent?.[PEER];
+  if (accepted !== undefined) return accepted;
+  // No peer: a Unix socket, whose local address has no family, unlike a TCP socket's, even
+  // after a reset. Once a socket is destroyed neither can be told: it is not taken for a
+  // Unix socket, whose budget it would spend. (A stand-in socket without address(), as
+  // request-injection tools make, is taken for a Unix socket, as it always was.)
+  const local = typeof socket.address === 'function' ? socket.address() : {};
+  return !socket.destroyed && !('family' in local) ? UNIX_SOCKET_PEER : UNKNOWN_PEER;
 }

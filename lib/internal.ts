@@ -4,7 +4,7 @@
 
 export { APP_NAMES, findApplication } from './apps/index.js';
 export { createHashChecks } from './auth.js';
-export { canonicalAddress } from './client-address.js';
+export { canonicalAddress, rememberPeer } from './client-address.js';
 export { originProblem } from './cors.js';
 export { type CredentialsProblem, checkCredentials } from './credentials.js';
 export { validateDatabase } from './database-handle.js';

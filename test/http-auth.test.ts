@@ -2,18 +2,24 @@
 
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { connect } from 'node:net';
+import { createServer, request as httpRequest, type IncomingMessage } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import { createHandler } from '../lib/index.js';
+import { requestFacts } from '../lib/request-facts.js';
 import {
   AUTH,
   assertReply,
   basicAuth,
   CREDENTIALS,
   get,
+  openFixture,
   type Reply,
   request,
   requestFrom,
   serveFixture,
+  tempDir,
 } from './support/helpers.js';
 
 const UNAUTHORIZED = { fehler: 'Anmeldung erforderlich.', code: 'unauthorized' };
@@ -268,4 +274,46 @@ test('an X-Forwarded-For entry with an IPv6 zone id is ignored, never a 500', as
   for (let i = 0; i < 2; i += 1) assertUnauthorized(await viaProxy(status, `fe80::${i}%eth0`, basicAuth('kasse', 'x')));
   // Both counted under the proxy itself, not under made-up keys.
   assert.equal((await viaProxy(status, 'fe80::9%lo', AUTH)).status, 429);
+});
+
+test('a TCP client that resets its connection before its request is read is counted as "unknown", not as the Unix-socket clients of the same handler', async (t) => {
+  const handler = createHandler(openFixture(t), CREDENTIALS);
+  const seen: Array<string | undefined> = [];
+  const listener = (req: IncomingMessage, res: Parameters<typeof handler>[1]): void => {
+    handler(req, res);
+    seen.push(requestFacts(req)?.clientAddress);
+  };
+  const tcp = createServer(listener).listen(0, '127.0.0.1');
+  const socketPath = join(tempDir(t), 'api.sock');
+  const unix = createServer(listener).listen(socketPath);
+  await Promise.all([once(tcp, 'listening'), once(unix, 'listening')]);
+  t.after(() => {
+    for (const server of [tcp, unix]) server.close().closeAllConnections();
+  });
+  const port = (tcp.address() as AddressInfo).port;
+  const head = `GET /api/v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${basicAuth('kasse', 'falsch')}\r\n\r\n`;
+  // Written and reset (RST) at once: the server reads the request after the reset, when the
+  // kernel no longer knows the peer. Eleven of them use up the budget of `unknown`.
+  for (let i = 0; i < 11; i += 1) {
+    const socket = connect(port, '127.0.0.1').on('error', () => {});
+    await once(socket, 'connect');
+    socket.write(head, () => socket.resetAndDestroy());
+    while (seen.length <= i) await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  assert.deepEqual(seen, Array(11).fill('unknown'));
+  const overSocket = await new Promise<number>((resolve, reject) => {
+    httpRequest({ socketPath, path: '/api/v1/status', headers: { authorization: AUTH } }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    })
+      .on('error', reject)
+      .end();
+  });
+  assert.equal(overSocket, 200, 'a Unix-socket client keeps its budget');
+  assert.equal(seen.at(-1), 'unix');
+  assertReply(await request(`http://127.0.0.1:${port}/api/v1/status`, { headers: { authorization: AUTH } }), 200, {
+    name: 'booking-search-server',
+    version: '1.0',
+  });
+  assert.equal(seen.at(-1), '127.0.0.1');
 });

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { test } from 'node:test';
-import { canonicalAddress, clientAddress, throttleKey, trustedPeers } from '../../lib/client-address.js';
+import { canonicalAddress, clientAddress, rememberPeer, throttleKey, trustedPeers } from '../../lib/client-address.js';
 
 test('canonicalAddress: one spelling per address, undefined for anything else', () => {
   const cases: Array<[string, string | undefined]> = [
@@ -25,9 +25,14 @@ test('canonicalAddress: one spelling per address, undefined for anything else', 
   for (const [text, expected] of cases) assert.equal(canonicalAddress(text), expected, text);
 });
 
-function fakeRequest(remoteAddress: string | undefined, forwarded?: string): IncomingMessage {
+/** A request on a socket with `remoteAddress`; without one, a Unix socket's (its local address has no family). */
+function fakeRequest(
+  remoteAddress: string | undefined,
+  forwarded?: string,
+  socket: object = { address: () => ({}), destroyed: false },
+): IncomingMessage {
   const headers = forwarded === undefined ? {} : { 'x-forwarded-for': forwarded };
-  return { socket: { remoteAddress }, headers } as unknown as IncomingMessage;
+  return { socket: { ...socket, remoteAddress }, headers } as unknown as IncomingMessage;
 }
 
 test('clientAddress: the last X-Forwarded-For entry only from a named proxy', () => {
@@ -53,6 +58,20 @@ test('clientAddress: a link-local peer with a zone id is its address without the
   const trusted = trustedPeers(['fe80::1']);
   assert.equal(clientAddress(fakeRequest('fe80::1%eth0', '203.0.113.9'), trusted), '203.0.113.9');
   assert.equal(clientAddress(fakeRequest('fe80::1%eth0', 'fe80::2%eth0'), trusted), 'fe80::1');
+});
+
+test('clientAddress: a TCP connection whose peer is gone (reset by its client) is `unknown`, never `unix` and never a proxy; a TLS socket takes the peer read when its TCP socket was accepted', () => {
+  const reset = { address: () => ({ address: '127.0.0.1', family: 'IPv4', port: 8080 }), destroyed: false };
+  const destroyed = { address: () => ({}), destroyed: true };
+  for (const trusted of [trustedPeers([]), trustedPeers(['unix', '127.0.0.1'])]) {
+    assert.equal(clientAddress(fakeRequest(undefined, '203.0.113.9', reset), trusted), 'unknown');
+    assert.equal(clientAddress(fakeRequest(undefined, '203.0.113.9', destroyed), trusted), 'unknown');
+  }
+  const accepted = { address: () => ({}), destroyed: false, remoteAddress: '::ffff:127.0.0.9' };
+  rememberPeer(accepted as unknown as IncomingMessage['socket']);
+  const tls = { ...reset, _parent: accepted };
+  assert.equal(clientAddress(fakeRequest(undefined, undefined, tls), trustedPeers([])), '127.0.0.9');
+  assert.equal(throttleKey('unknown'), 'unknown');
 });
 
 test('throttleKey: IPv4 as it is, IPv6 by its /64', () => {
