@@ -135,6 +135,17 @@ export interface Authenticator {
    * then parse it and call `check`. Saves the parsing on a client's later requests.
    */
   recall(header: string | undefined): Accepted | undefined;
+  /**
+   * The credentials `given` as a key: what they mean, not how the header spells them,
+   * digested with a secret of this process, so that it cannot be turned back into the
+   * password. `checking` takes it.
+   */
+  key(given: GivenCredentials): string;
+  /**
+   * Whether a hash check of the credentials `key` names is queued or running now: `verify`
+   * with them joins it, and answers with its verdict.
+   */
+  checking(key: string): boolean;
   /** Takes new users; remembered verifications are forgotten. */
   replaceUsers(users: readonly ConfiguredUser[]): void;
 }
@@ -316,6 +327,8 @@ export function createAuthenticator(
     check,
     verify,
     recall,
+    key: remembered,
+    checking: (key) => users.checking.has(key),
     replaceUsers(next) {
       users = prepare(next);
     },

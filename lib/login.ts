@@ -13,7 +13,9 @@
 //      the throttle, so that parallel guesses, on any worker, see it): wrong ones keep it
 //      (401); right ones take it back, and are the user, a known client from now on;
 //   6. a password hash is checked so too, off the event loop; a check that never ran takes
-//      the failure back as well. A request
+//      the failure back as well. Requests with the same credentials while they are being
+//      checked (or their failure reserved) join that check and count no failure of their
+//      own: one guess is one failure, however many requests carry it. A request
 //      gets its answer before its connection could time out: 503 when the check has not
 //      come by then.
 
@@ -39,6 +41,13 @@ export type LoginVerdict =
   | (NoUser & { readonly kind: 'busy'; readonly retryAfter: number })
   /** The hash check did not come before the connection could time out: 503 after `retryAfter` seconds. */
   | (NoUser & { readonly kind: 'late'; readonly retryAfter: number });
+
+/**
+ * What a request that reserved a failure for credentials found, for the requests that
+ * carried the same ones meanwhile: the verdict at once, or `undefined` when there is none
+ * (a hash check, which they join; or the throttle refused it).
+ */
+type Outcome = LoginVerdict | undefined;
 
 /** A verdict that lets no user in. */
 export type Refusal = Exclude<LoginVerdict, Accepted>;
@@ -98,6 +107,14 @@ const REFUSED: LoginVerdict = Object.freeze({ kind: 'refused' });
  * in, not built here, so that one throttle can hold for several logins.
  */
 export function createLogin(authenticator: Authenticator, throttle: Throttle): Login {
+  /**
+   * Credentials whose failure the throttle is reserving now, by `authenticator.key`: the
+   * outcome of their login, which requests carrying the same credentials wait for instead
+   * of reserving a failure of their own. Only a throttle that answers later (the primary's,
+   * over IPC, with --workers) leaves anything here; a local one decides at once.
+   */
+  const reserving = new Map<string, Promise<Outcome>>();
+
   function login(header: string | undefined, client: string, connection: Connection) {
     const blocked = throttle.retryAfter(client);
     if (blocked > 0) return throttled(blocked, undefined);
@@ -111,18 +128,86 @@ export function createLogin(authenticator: Authenticator, throttle: Throttle): L
       const wait = throttle.recordUnauthenticated(client);
       return wait > 0 ? throttled(wait, undefined) : REFUSED;
     }
-    const attempted = given.username;
-    // Steps 4 to 6: the budgets decide, and a failure is counted while the credentials are
-    // checked, in one step of the throttle; with --workers that step is the primary's, asked
-    // over IPC here only, where a hash check or a guess is on its way anyway.
-    const reserved = throttle.reserve(attempted, client);
-    if (typeof reserved !== 'number') {
-      return reserved.then((wait) =>
-        wait > 0 ? throttled(wait, attempted) : checkCredentials(given, header, attempted, client, connection),
-      );
+    return attempt(given, header, given.username, client, connection);
+  }
+
+  /** Steps 4 to 6 for well-formed credentials that are not remembered by their spelling. */
+  function attempt(
+    given: GivenCredentials,
+    header: string | undefined,
+    attempted: string,
+    client: string,
+    connection: Connection,
+  ): LoginVerdict | Promise<LoginVerdict> {
+    // One guess is one failure, however many requests carry it: credentials whose failure is
+    // being reserved, or whose hash is being checked, right now (a client's first requests in
+    // parallel, or a flood of one wrong password) are not counted again; the request waits for
+    // that check, once the budgets let it in, and takes back nothing when it accepts.
+    const key = authenticator.key(given);
+    const outcome = reserving.get(key);
+    if (outcome !== undefined || authenticator.checking(key)) {
+      const wait = throttle.budgetRetryAfter(attempted, client);
+      if (wait > 0) return throttled(wait, attempted);
+      if (outcome === undefined) return awaitCheck(given, header, attempted, client, connection, false);
+      return outcome.then((settled) => joined(settled, key, given, header, attempted, client, connection));
     }
-    if (reserved > 0) return throttled(reserved, attempted);
-    return checkCredentials(given, header, attempted, client, connection);
+    // The budgets decide, and a failure is counted while the credentials are checked, in one
+    // step of the throttle; with --workers that step is the primary's, asked over IPC here
+    // only, where a hash check or a guess is on its way anyway.
+    const reserved = throttle.reserve(attempted, client);
+    if (typeof reserved === 'number') {
+      if (reserved > 0) return throttled(reserved, attempted);
+      return checkCredentials(given, header, attempted, client, connection);
+    }
+    let release: (settled: Outcome) => void = () => {};
+    let fail: (error: unknown) => void = () => {};
+    const shared = new Promise<Outcome>((resolve, reject) => {
+      release = resolve;
+      fail = reject;
+    });
+    // Nobody may have joined: a failed reservation is answered through the request that made it.
+    shared.catch(() => {});
+    reserving.set(key, shared);
+    return reserved.then(
+      (wait) => {
+        let settled: Outcome;
+        try {
+          if (wait > 0) return throttled(wait, attempted);
+          const verdict = checkCredentials(given, header, attempted, client, connection);
+          // A hash check is joined through the authenticator from now on; a verdict at once is passed on.
+          if (!(verdict instanceof Promise)) settled = verdict;
+          return verdict;
+        } finally {
+          reserving.delete(key);
+          release(settled);
+        }
+      },
+      (error: unknown) => {
+        reserving.delete(key);
+        fail(error);
+        throw error;
+      },
+    );
+  }
+
+  /**
+   * A request that waited while another reserved a failure for the same credentials: it
+   * joins that one's hash check, or takes its verdict, or, when the other was throttled,
+   * makes its own attempt (its budgets are not the other's).
+   */
+  function joined(
+    settled: Outcome,
+    key: string,
+    given: GivenCredentials,
+    header: string | undefined,
+    attempted: string,
+    client: string,
+    connection: Connection,
+  ): LoginVerdict | Promise<LoginVerdict> {
+    if (authenticator.checking(key)) return awaitCheck(given, header, attempted, client, connection, false);
+    if (settled?.kind === 'user') return admit(settled, client);
+    if (settled?.kind === 'refused') return { kind: 'refused', attempted };
+    return attempt(given, header, attempted, client, connection);
   }
 
   /** Credentials checked with a failure counted: it stays for wrong ones, and is taken back for right ones or a check that never ran. */
@@ -139,6 +224,21 @@ export function createLogin(authenticator: Authenticator, throttle: Throttle): L
       throttle.forgive(client, attempted);
       return admit(verdict, client);
     }
+    return awaitCheck(given, header, attempted, client, connection, true);
+  }
+
+  /**
+   * The verdict of a password-hash check, started or joined; `reserved`: this request
+   * counted a failure for it, which is taken back unless the credentials are wrong.
+   */
+  function awaitCheck(
+    given: GivenCredentials,
+    header: string | undefined,
+    attempted: string,
+    client: string,
+    connection: Connection,
+    reserved: boolean,
+  ): Promise<LoginVerdict> {
     return new Promise<LoginVerdict>((resolve, reject) => {
       // Every request gets an answer (docs/API.md, Credentials): one whose check has not come
       // by the deadline is answered 503 with Retry-After, and its place in the queue given up.
@@ -152,7 +252,7 @@ export function createLogin(authenticator: Authenticator, throttle: Throttle): L
         (late) => {
           clearTimeout(deadline);
           try {
-            if (late.kind !== 'rejected') throttle.forgive(client, attempted);
+            if (reserved && late.kind !== 'rejected') throttle.forgive(client, attempted);
             if (answered) return;
             if (late.kind === 'user') return resolve(admit(late, client));
             // docs/API.md, Credentials: a full hash-check queue says "again in a second".

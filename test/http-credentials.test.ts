@@ -264,6 +264,26 @@ test('the right credentials spelled another way (basic, extra spaces, = padding)
   );
 });
 
+test('16 parallel first requests with a hashed right password from one address all get in (the 11th and later got 429 login_throttled)', async (t) => {
+  const served = await serveUsers(t, { username: 'kasse', passwordHash: CHEAP_HASH_OF_ALT });
+  const header = basicAuth('kasse', 'alt');
+  const { answers } = await burst(served.status, Array(16).fill(header));
+  assert.deepEqual(await answers, Array(16).fill('200'));
+});
+
+test('parallel requests with the same wrong password are refused and count as one failure', async (t) => {
+  const served = await serveUsers(t, { username: 'kasse', passwordHash: CHEAP_HASH_OF_ALT }, { maxAuthFailures: 3 });
+  const { answers } = await burst(served.status, Array(12).fill(basicAuth('kasse', 'falsch')));
+  assert.deepEqual(await answers, Array(12).fill('401'));
+  // One failure of three: two more guesses are refused, the second blocking the address.
+  for (const guess of ['zwei', 'drei']) {
+    const { answers: one } = await burst(served.status, [basicAuth('kasse', guess)]);
+    assert.deepEqual(await one, ['401'], guess);
+  }
+  const { answers: blocked } = await burst(served.status, [basicAuth('kasse', 'alt')]);
+  assert.deepEqual(await blocked, ['429 retry-after 60']);
+});
+
 test('parallel wrong passwords from one address: a check counts while it waits, so only maxAuthFailures are checked', async (t) => {
   const served = await serveUsers(
     t,

@@ -18,7 +18,7 @@ import { validateCredentials } from '../../lib/credentials.js';
 import { createLogin, type LoginVerdict, refusal } from '../../lib/login.js';
 import { ERRORS } from '../../lib/messages.js';
 import { DEFAULTS } from '../../lib/options.js';
-import { createThrottle, type ThrottleSettings } from '../../lib/throttle.js';
+import { createThrottle, type LocalThrottle, type Throttle, type ThrottleSettings } from '../../lib/throttle.js';
 import { accepted } from '../support/helpers.js';
 
 const basic = (text: string): string => `Basic ${Buffer.from(text, 'utf8').toString('base64')}`;
@@ -56,16 +56,53 @@ function plainLogin(overrides: Partial<ThrottleSettings> = {}) {
   };
 }
 
-/** An authenticator whose every check is a hash check, answered when the test says so. */
+/**
+ * An authenticator whose every check is a hash check, answered when the test says so; as the
+ * real one, the same credentials while they are checked join that check.
+ */
 function heldChecks() {
   const checks: Array<{ given: GivenCredentials; done: (verdict: Settled) => void; gone: () => boolean }> = [];
+  const open = new Map<string, Array<{ done: (verdict: Settled) => void; gone: () => boolean }>>();
+  const key = ({ username, password }: GivenCredentials): string => `${username}:${password}`;
   const authenticator: Authenticator = {
     check: () => PENDING,
-    verify: (given, done, gone = () => false) => void checks.push({ given, done, gone }),
+    verify(given, done, gone = () => false) {
+      const waiters = open.get(key(given));
+      if (waiters !== undefined) return void waiters.push({ done, gone });
+      const joined = [{ done, gone }];
+      open.set(key(given), joined);
+      checks.push({
+        given,
+        done(verdict) {
+          open.delete(key(given));
+          for (const waiter of joined) waiter.done(verdict);
+        },
+        gone: () => joined.every((waiter) => waiter.gone()),
+      });
+    },
     recall: () => undefined,
+    key,
+    checking: (credentials) => open.has(credentials),
     replaceUsers: () => {},
   };
   return { authenticator, checks };
+}
+
+/** `throttle` as the workers of the CLI see the primary's: `reserve` answers on a later turn, and is counted. */
+function remote(throttle: LocalThrottle) {
+  const asked = { reserve: 0 };
+  const replica: Throttle = {
+    retryAfter: (address) => throttle.retryAfter(address),
+    budgetRetryAfter: (user, address) => throttle.budgetRetryAfter(user, address),
+    recordUnauthenticated: (address) => throttle.recordUnauthenticated(address),
+    reserve(user, address) {
+      asked.reserve += 1;
+      return new Promise((resolve) => setImmediate(() => resolve(throttle.reserve(user, address))));
+    },
+    forgive: (address, user) => throttle.forgive(address, user),
+    recordSuccess: (address, user) => throttle.recordSuccess(address, user),
+  };
+  return { replica, asked };
 }
 
 test('the right credentials give the user; wrong ones, none and another scheme give the same refusal', () => {
@@ -122,7 +159,7 @@ test('a username whose budget is spent: an unknown client is throttled without a
 test('a pending hash check counts as a failure while it runs: parallel guesses beyond the limit are throttled unchecked', () => {
   const { authenticator, checks } = heldChecks();
   const login = createLogin(authenticator, throttleFor());
-  const verdicts = Array.from({ length: 40 }, () => login(basic('kasse:falsch'), '192.0.2.1', HERE));
+  const verdicts = Array.from({ length: 40 }, (_, i) => login(basic(`kasse:falsch${i}`), '192.0.2.1', HERE));
   assert.equal(checks.length, 10, 'only maxAuthFailures checks start');
   assert.equal(verdicts.filter((verdict) => verdict instanceof Promise).length, 10);
   assert.deepEqual(verdicts[10], throttled(60));
@@ -132,17 +169,120 @@ test('a pending hash check counts as a failure while it runs: parallel guesses b
 test('success forgives the failure its pending check counted; a rejection keeps it', async () => {
   const { authenticator, checks } = heldChecks();
   const login = createLogin(authenticator, throttleFor());
-  const pending = Array.from({ length: 10 }, () => login(basic('kasse:?'), '192.0.2.1', HERE));
-  assert.deepEqual(login(basic('kasse:?'), '192.0.2.1', HERE), throttled(60), 'ten checks in flight block');
+  const pending = Array.from({ length: 10 }, (_, i) => login(basic(`kasse:?${i}`), '192.0.2.1', HERE));
+  assert.deepEqual(login(basic('kasse:?10'), '192.0.2.1', HERE), throttled(60), 'ten checks in flight block');
   // Nine wrong, one right: the right one gives its failure back, the address has one left.
   for (let i = 0; i < 9; i += 1) checks[i]?.done(REJECTED);
   checks[9]?.done(accepted('kasse'));
   const settled = await Promise.all(pending);
   assert.deepEqual(settled.slice(0, 9), Array(9).fill(refused('kasse')));
   assert.deepEqual(settled[9], accepted('kasse'));
-  assert.ok(login(basic('kasse:?'), '192.0.2.1', HERE) instanceof Promise, 'one more is checked');
-  assert.deepEqual(login(basic('kasse:?'), '192.0.2.1', HERE), throttled(60));
+  assert.ok(login(basic('kasse:?11'), '192.0.2.1', HERE) instanceof Promise, 'one more is checked');
+  assert.deepEqual(login(basic('kasse:?12'), '192.0.2.1', HERE), throttled(60));
   checks[10]?.done(REJECTED);
+});
+
+test('parallel requests with the same credentials join one check and count one failure: the right ones all get in, wrong ones are refused once', async () => {
+  const { authenticator, checks } = heldChecks();
+  const login = createLogin(authenticator, throttleFor({ maxAuthFailures: 3 }));
+  // A client's first requests in parallel: one check, and no 429 for the eleventh (they got 429 from the fourth here).
+  const right = Array.from({ length: 16 }, () => login(basic('kasse:richtig'), '192.0.2.1', HERE));
+  assert.equal(checks.length, 1, 'one hash check for all of them');
+  checks.shift()?.done(accepted('kasse'));
+  assert.deepEqual(await Promise.all(right), Array(16).fill(accepted('kasse')));
+  // A flood of one wrong password: refused, and one failure of three.
+  const wrong = Array.from({ length: 16 }, () => login(basic('kasse:falsch'), '192.0.2.1', HERE));
+  assert.equal(checks.length, 1);
+  checks.shift()?.done(REJECTED);
+  assert.deepEqual(await Promise.all(wrong), Array(16).fill(refused('kasse')));
+  const second = login(basic('kasse:anders'), '192.0.2.1', HERE);
+  checks.shift()?.done(REJECTED);
+  assert.deepEqual(await second, refused('kasse'), 'the second failure');
+  const third = login(basic('kasse:drittes'), '192.0.2.1', HERE);
+  checks.shift()?.done(REJECTED);
+  assert.deepEqual(await third, refused('kasse'), 'the third failure blocks');
+  assert.deepEqual(login(basic('kasse:richtig'), '192.0.2.1', HERE), throttled(60));
+});
+
+test('a request that joins a check counts no failure, takes none back, and still meets the budgets of its own address', async () => {
+  const { authenticator, checks } = heldChecks();
+  const guarded = createLogin(authenticator, throttleFor({ maxUserFailures: 1 }));
+  // The first reservation spends the username's budget: an unknown address is not let in to join.
+  const first = guarded(basic('kasse:falsch'), '192.0.2.1', HERE);
+  assert.deepEqual(guarded(basic('kasse:falsch'), '192.0.2.2', HERE), throttled(60, 'kasse'));
+  checks.shift()?.done(REJECTED);
+  assert.deepEqual(await first, refused('kasse'));
+  // A joiner of a right check takes back nothing: one failure of three stays for 192.0.2.1.
+  const throttle = throttleFor({ maxAuthFailures: 3 });
+  const login = createLogin(authenticator, throttle);
+  throttle.recordFailure('192.0.2.1', 'kasse');
+  const owner = login(basic('kasse:richtig'), '192.0.2.1', HERE);
+  const joiner = login(basic('kasse:richtig'), '192.0.2.1', HERE);
+  checks.shift()?.done(accepted('kasse'));
+  assert.deepEqual([await owner, await joiner], [accepted('kasse'), accepted('kasse')]);
+  for (const password of ['nochmal', 'wieder']) {
+    assert.equal(throttle.blockedUntil('address', '192.0.2.1'), 0);
+    const guess = login(basic(`kasse:${password}`), '192.0.2.1', HERE);
+    checks.shift()?.done(REJECTED);
+    assert.deepEqual(await guess, refused('kasse'));
+  }
+  assert.ok(throttle.blockedUntil('address', '192.0.2.1') > 0, 'three failures: the address is blocked');
+});
+
+test('--workers: requests with the same credentials while the primary reserves their failure ask it once and share the check', async () => {
+  const { authenticator, checks } = heldChecks();
+  const { replica, asked } = remote(throttleFor({ maxAuthFailures: 3 }));
+  const login = createLogin(authenticator, replica);
+  const right = Array.from({ length: 16 }, () => login(basic('kasse:richtig'), '192.0.2.1', HERE));
+  assert.equal(asked.reserve, 1, 'one reservation');
+  while (checks.length === 0) await new Promise((resolve) => setImmediate(resolve));
+  checks.shift()?.done(accepted('kasse'));
+  assert.deepEqual(await Promise.all(right), Array(16).fill(accepted('kasse')));
+  assert.equal(checks.length, 0, 'one hash check');
+  const wrong = Array.from({ length: 16 }, () => login(basic('kasse:falsch'), '192.0.2.1', HERE));
+  while (checks.length === 0) await new Promise((resolve) => setImmediate(resolve));
+  checks.shift()?.done(REJECTED);
+  assert.deepEqual(await Promise.all(wrong), Array(16).fill(refused('kasse')));
+  assert.equal(asked.reserve, 2, 'one failure reserved for sixteen requests');
+});
+
+test('--workers: a plain password answered at once is passed on to the requests that waited for its reservation', async () => {
+  const authenticator = createAuthenticator(validateCredentials([{ username: 'kasse', password: 'richtig' }]), {
+    maxHashChecks: 1,
+    maxQueuedHashChecks: 8,
+    maxVerifiedCredentials: 100,
+  });
+  const { replica, asked } = remote(throttleFor({ maxAuthFailures: 3 }));
+  const login = createLogin(authenticator, replica);
+  const spell = (i: number) => `Basic ${Buffer.from('kasse:richtig').toString('base64')}${'='.repeat(i % 3)}`;
+  const right = Array.from({ length: 16 }, (_, i) => login(spell(i), '192.0.2.1', HERE));
+  assert.deepEqual(await Promise.all(right), Array(16).fill(accepted('kasse')));
+  assert.equal(asked.reserve, 1);
+  const wrong = Array.from({ length: 16 }, () => login(basic('kasse:falsch'), '192.0.2.1', HERE));
+  assert.deepEqual(await Promise.all(wrong), Array(16).fill(refused('kasse')));
+  assert.equal(asked.reserve, 2);
+  // One failure of three counted: two more wrong ones are refused, then the address is blocked.
+  assert.deepEqual(await login(basic('kasse:zwei'), '192.0.2.1', HERE), refused('kasse'));
+  assert.deepEqual(await login(basic('kasse:drei'), '192.0.2.1', HERE), refused('kasse'));
+  assert.deepEqual(await login(basic('kasse:vier'), '192.0.2.1', HERE), throttled(60));
+});
+
+test('--workers: when the reservation of one request is refused, those that waited for it make their own', async () => {
+  const { authenticator, checks } = heldChecks();
+  const throttle = throttleFor({ maxUserFailures: 1 });
+  const { replica, asked } = remote(throttle);
+  const login = createLogin(authenticator, replica);
+  // 192.0.2.1 logged in before; the username's budget is spent by a guess from elsewhere.
+  throttle.recordSuccess('192.0.2.1', 'kasse');
+  throttle.recordFailure('198.51.100.1', 'kasse');
+  // Not refused at once: the replica does not know yet that the budget is spent.
+  const stranger = login(basic('kasse:richtig'), '203.0.113.9', HERE);
+  const known = login(basic('kasse:richtig'), '192.0.2.1', HERE);
+  assert.deepEqual(await stranger, throttled(60, 'kasse'));
+  while (checks.length === 0) await new Promise((resolve) => setImmediate(resolve));
+  checks.shift()?.done(accepted('kasse'));
+  assert.deepEqual(await known, accepted('kasse'), 'the known client is checked on its own reservation');
+  assert.equal(asked.reserve, 2);
 });
 
 test('a full queue of hash checks answers busy for a second, and the check that never ran is forgiven', async () => {
