@@ -386,6 +386,43 @@ test('--workers 2: the primary passes SIGHUP on, and every worker takes the new 
   assert.equal(server.child.exitCode, null);
 });
 
+/** The status lines of the answers to `count` requests with `authorization`, pipelined on one connection to `api`. */
+async function pipelined(api: string, authorization: string, count: number): Promise<string[]> {
+  const url = new URL(`${api}status`);
+  const socket = connect(Number(url.port), url.hostname);
+  let text = '';
+  const statuses = (): string[] => [...text.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((match) => match[1] as string);
+  const done = new Promise<string[]>((resolve) => {
+    socket.setEncoding('utf8').on('data', (chunk: string) => {
+      text += chunk;
+      if (statuses().length >= count) socket.end();
+    });
+    socket.once('close', () => resolve(statuses()));
+  });
+  const request = `GET ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: ${authorization}\r\n\r\n`;
+  socket.write(request.repeat(count));
+  return done;
+}
+
+test('--workers 2, a hashed password: a client whose first requests come in parallel gets in with all of them (from the 11th: 429 login_throttled)', async (t) => {
+  const file = join(tempDir(t), 'zugang');
+  writeFileSync(file, `kasse:${HASH_OF_ALT}\n`);
+  const server = await start(t, ['--db', buildDatabase(t), '--workers', '2', '--credentials-file', file], cleanEnv());
+  const right = basicAuth('kasse', 'alt');
+  // One connection, twelve pipelined requests: one worker, one check.
+  assert.deepEqual(await pipelined(server.api, right, 12), Array(12).fill('200'));
+  // Sixteen connections from a client the service has forgotten: both workers check once.
+  server.child.kill('SIGHUP');
+  await waitFor(() => server.output().stderr, /SIGHUP: credentials re-read/, 2);
+  const parallel = await Promise.all(
+    Array.from({ length: 16 }, () => request(`${server.api}status`, { headers: { authorization: right } })),
+  );
+  assert.deepEqual(
+    parallel.map((answer) => answer.status),
+    Array(16).fill(200),
+  );
+});
+
 // On a terminal (a pseudo-terminal, test/support/terminal.ts): two prompts, no echo.
 function hashOnTerminal(...answers: string[]): { status: number | null; output: string } {
   const result = onTerminal([process.execPath, BIN, 'hash-password'], answers, { timeout: 90_000 });
