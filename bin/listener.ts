@@ -28,7 +28,7 @@ import { answersOfProcess, countAnswers, reportToPrimary, type ServingProcess } 
 import { readVersion } from './package.js';
 import { closeStalledConnections } from './send-timeout.js';
 import { applySocketGroup, prepareSocketPath } from './socket.js';
-import { tlsPolicy } from './tls.js';
+import { tlsPairProblem, tlsPolicy, tlsRefusal } from './tls.js';
 import type { Role } from './workers.js';
 import { adminLine, primaryChannel } from './workers.js';
 
@@ -134,9 +134,8 @@ function createServer(command: ServeCommand, listener: (req: IncomingMessage, re
       createHttpsServer({ ...options, ...tlsPolicy(command.tls.minVersion), cert, key, handshakeTimeout }, listener),
     ).on('connection', rememberPeer);
   } catch (error: unknown) {
-    throw new CliError(
-      `the TLS certificate or key is not usable: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    const message = error instanceof Error ? error.message : String(error);
+    throw new CliError(tlsRefusal(command.tls.cert, command.tls.key, message));
   }
 }
 
@@ -150,7 +149,14 @@ function readTls(tls: { cert: string; key: string }): { cert: Buffer; key: Buffe
       throw new CliError(`cannot read ${flag} ${file}: ${describeFsError(error)}`);
     }
   };
-  return { cert: read('--tls-cert', tls.cert), key: read('--tls-key', tls.key) };
+  const cert = read('--tls-cert', tls.cert);
+  const key = read('--tls-key', tls.key);
+  const problem = tlsPairProblem(
+    { flag: '--tls-cert', file: tls.cert, pem: cert },
+    { flag: '--tls-key', file: tls.key, pem: key },
+  );
+  if (problem !== undefined) throw new CliError(problem);
+  return { cert, key };
 }
 
 /**
@@ -168,7 +174,10 @@ export function reloadOnHangup(command: ServeCommand, server: Server, reread: ()
       (server as HttpsServer).setSecureContext({ ...tlsPolicy(command.tls.minVersion), ...readTls(command.tls) });
       logLine(`SIGHUP: TLS certificate and key re-read from ${command.tls.cert} and ${command.tls.key}`, 'notice');
     } catch (error: unknown) {
-      const why = error instanceof CliError ? error.message : describeError(error);
+      const why =
+        error instanceof CliError
+          ? error.message
+          : tlsRefusal(command.tls.cert, command.tls.key, error instanceof Error ? error.message : String(error));
       logLine(`SIGHUP: keeping the old TLS certificate: ${why}`, 'warning');
     }
   });

@@ -312,11 +312,54 @@ test('TLS flags: both or neither, readable files, a usable pair', async (t) => {
   );
   execFileSync('sh', ['-c', `echo nonsense > ${cert}`]);
   chmodSync(cert, 0o600);
+  // Which file, in words, and what to give instead; not OpenSSL's DECODER error.
   assertFails(
     await run(['--demo', '--tls-cert', cert, '--tls-key', cert]),
     1,
-    /^booking-search-server: the TLS certificate or key is not usable: /,
+    `booking-search-server: --tls-key ${cert} is not a usable private key: give the private key as a PEM file, the one that begins with -----BEGIN PRIVATE KEY----- (or RSA or EC PRIVATE KEY)`,
   );
+  const key = join(dir, 'key.pem');
+  const other = { cert: join(dir, 'other.pem'), key: join(dir, 'other-key.pem') };
+  makeCertificate(cert, key);
+  makeCertificate(other.cert, other.key);
+  const encrypted = join(dir, 'encrypted-key.pem');
+  execFileSync('openssl', ['pkey', '-in', key, '-aes256', '-passout', 'pass:geheim', '-out', encrypted]);
+  const der = join(dir, 'cert.der');
+  execFileSync('openssl', ['x509', '-in', cert, '-outform', 'DER', '-out', der]);
+  const pairs: Array<[certificate: string, privateKey: string, line: string]> = [
+    [
+      cert,
+      other.key,
+      `--tls-key ${other.key} is not the key of the certificate in --tls-cert ${cert}: give the private key the certificate was issued for (after a renewal, the new key with the new certificate)`,
+    ],
+    [
+      key,
+      cert,
+      `--tls-key ${cert} is not a usable private key: it holds a certificate; the certificate and the key may be swapped: the key file begins with -----BEGIN PRIVATE KEY-----`,
+    ],
+    [
+      cert,
+      encrypted,
+      `--tls-key ${encrypted} is not a usable private key: it is encrypted with a passphrase, which the service cannot type; give it unencrypted (openssl pkey -in FILE -out NEW), readable only by the service`,
+    ],
+    [
+      der,
+      key,
+      `--tls-cert ${der} is not a usable certificate: give the certificate (with its chain, if any) as a PEM file, the one that begins with -----BEGIN CERTIFICATE-----`,
+    ],
+    [
+      key,
+      key,
+      `--tls-cert ${key} is not a usable certificate: it holds a private key; the certificate and the key may be swapped: the certificate file begins with -----BEGIN CERTIFICATE-----`,
+    ],
+  ];
+  for (const [certificate, privateKey, line] of pairs) {
+    assertFails(
+      await run(['--demo', '--tls-cert', certificate, '--tls-key', privateKey]),
+      1,
+      `booking-search-server: ${line}`,
+    );
+  }
 });
 
 test('only loopback addresses count as safe for plain HTTP', () => {
