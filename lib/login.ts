@@ -76,6 +76,19 @@ export interface Connection {
   readonly timeout?: number | undefined;
 }
 
+/**
+ * A login of well-formed credentials that are not remembered by their spelling, on its way
+ * through steps 4 to 6: the credentials (their username is what the log shows as tried),
+ * the header as sent (remembered once accepted), the client as the throttle counts it and
+ * its connection.
+ */
+interface Attempt {
+  readonly given: GivenCredentials;
+  readonly header: string | undefined;
+  readonly client: string;
+  readonly connection: Connection;
+}
+
 export interface Login {
   /**
    * The verdict on `header` from `client` (its address as the throttle counts it: an IPv6
@@ -128,17 +141,13 @@ export function createLogin(authenticator: Authenticator, throttle: Throttle): L
       const wait = throttle.recordUnauthenticated(client);
       return wait > 0 ? throttled(wait, undefined) : REFUSED;
     }
-    return attempt(given, header, given.username, client, connection);
+    return attempt({ given, header, client, connection });
   }
 
   /** Steps 4 to 6 for well-formed credentials that are not remembered by their spelling. */
-  function attempt(
-    given: GivenCredentials,
-    header: string | undefined,
-    attempted: string,
-    client: string,
-    connection: Connection,
-  ): LoginVerdict | Promise<LoginVerdict> {
+  function attempt(request: Attempt): LoginVerdict | Promise<LoginVerdict> {
+    const { given, client } = request;
+    const attempted = given.username;
     // One guess is one failure, however many requests carry it: credentials whose failure is
     // being reserved, or whose hash is being checked, right now (a client's first requests in
     // parallel, or a flood of one wrong password) are not counted again; the request waits for
@@ -148,8 +157,8 @@ export function createLogin(authenticator: Authenticator, throttle: Throttle): L
     if (outcome !== undefined || authenticator.checking(key)) {
       const wait = throttle.budgetRetryAfter(attempted, client);
       if (wait > 0) return throttled(wait, attempted);
-      if (outcome === undefined) return awaitCheck(given, header, attempted, client, connection, false);
-      return outcome.then((settled) => joined(settled, key, given, header, attempted, client, connection));
+      if (outcome === undefined) return awaitCheck(request, false);
+      return outcome.then((settled) => joined(settled, key, request));
     }
     // The budgets decide, and a failure is counted while the credentials are checked, in one
     // step of the throttle; with --workers that step is the primary's, asked over IPC here
@@ -157,7 +166,7 @@ export function createLogin(authenticator: Authenticator, throttle: Throttle): L
     const reserved = throttle.reserve(attempted, client);
     if (typeof reserved === 'number') {
       if (reserved > 0) return throttled(reserved, attempted);
-      return checkCredentials(given, header, attempted, client, connection);
+      return checkCredentials(request);
     }
     let release: (settled: Outcome) => void = () => {};
     let fail: (error: unknown) => void = () => {};
@@ -173,7 +182,7 @@ export function createLogin(authenticator: Authenticator, throttle: Throttle): L
         let settled: Outcome;
         try {
           if (wait > 0) return throttled(wait, attempted);
-          const verdict = checkCredentials(given, header, attempted, client, connection);
+          const verdict = checkCredentials(request);
           // A hash check is joined through the authenticator from now on; a verdict at once is passed on.
           if (!(verdict instanceof Promise)) settled = verdict;
           return verdict;
@@ -195,50 +204,33 @@ export function createLogin(authenticator: Authenticator, throttle: Throttle): L
    * joins that one's hash check, or takes its verdict, or, when the other was throttled,
    * makes its own attempt (its budgets are not the other's).
    */
-  function joined(
-    settled: Outcome,
-    key: string,
-    given: GivenCredentials,
-    header: string | undefined,
-    attempted: string,
-    client: string,
-    connection: Connection,
-  ): LoginVerdict | Promise<LoginVerdict> {
-    if (authenticator.checking(key)) return awaitCheck(given, header, attempted, client, connection, false);
-    if (settled?.kind === 'user') return admit(settled, client);
-    if (settled?.kind === 'refused') return { kind: 'refused', attempted };
-    return attempt(given, header, attempted, client, connection);
+  function joined(settled: Outcome, key: string, request: Attempt): LoginVerdict | Promise<LoginVerdict> {
+    if (authenticator.checking(key)) return awaitCheck(request, false);
+    if (settled?.kind === 'user') return admit(settled, request.client);
+    if (settled?.kind === 'refused') return { kind: 'refused', attempted: request.given.username };
+    return attempt(request);
   }
 
   /** Credentials checked with a failure counted: it stays for wrong ones, and is taken back for right ones or a check that never ran. */
-  function checkCredentials(
-    given: GivenCredentials,
-    header: string | undefined,
-    attempted: string,
-    client: string,
-    connection: Connection,
-  ): LoginVerdict | Promise<LoginVerdict> {
+  function checkCredentials(request: Attempt): LoginVerdict | Promise<LoginVerdict> {
+    const { given, header, client } = request;
+    const attempted = given.username;
     const verdict = authenticator.check(given, header);
     if (verdict.kind === 'rejected') return { kind: 'refused', attempted } as const;
     if (verdict.kind === 'user') {
       throttle.forgive(client, attempted);
       return admit(verdict, client);
     }
-    return awaitCheck(given, header, attempted, client, connection, true);
+    return awaitCheck(request, true);
   }
 
   /**
    * The verdict of a password-hash check, started or joined; `reserved`: this request
    * counted a failure for it, which is taken back unless the credentials are wrong.
    */
-  function awaitCheck(
-    given: GivenCredentials,
-    header: string | undefined,
-    attempted: string,
-    client: string,
-    connection: Connection,
-    reserved: boolean,
-  ): Promise<LoginVerdict> {
+  function awaitCheck(request: Attempt, reserved: boolean): Promise<LoginVerdict> {
+    const { given, header, client, connection } = request;
+    const attempted = given.username;
     return new Promise<LoginVerdict>((resolve, reject) => {
       // Every request gets an answer (docs/API.md, Credentials): one whose check has not come
       // by the deadline is answered 503 with Retry-After, and its place in the queue given up.
