@@ -133,8 +133,10 @@ export interface Authenticator {
    * The user whose accepted credentials `header` is spelled exactly as before (`check` and
    * `verify` remember the `header` they were given once it is accepted), or `undefined`:
    * then parse it and call `check`. Saves the parsing on a client's later requests.
+   * `connection` (the request's socket) keeps the header it was last accepted with, so that
+   * its next request with the same header is one comparison, not a keyed digest.
    */
-  recall(header: string | undefined): Accepted | undefined;
+  recall(header: string | undefined, connection?: object): Accepted | undefined;
   /**
    * The credentials `given` as a key: what they mean, not how the header spells them,
    * digested with a secret of this process, so that it cannot be turned back into the
@@ -229,9 +231,15 @@ export function createAuthenticator(
     return found;
   }
 
-  function recall(header: string | undefined): Accepted | undefined {
+  function recall(header: string | undefined, connection?: object): Accepted | undefined {
     if (header === undefined || header.length > MAX_HEADER_LENGTH) return undefined;
-    return users.spellings.get(oneShotSha256(cacheSecret + header));
+    const last = (connection as LastAccepted | undefined)?.[LAST_ACCEPTED];
+    if (last !== undefined && last.users === users && sameText(last.header, header)) return last.accepted;
+    const accepted = users.spellings.get(oneShotSha256(cacheSecret + header));
+    if (accepted !== undefined && connection !== undefined) {
+      (connection as LastAccepted)[LAST_ACCEPTED] = { header, users, accepted };
+    }
+    return accepted;
   }
 
   function check(given: GivenCredentials, header?: string): Exclude<Verdict, typeof BUSY> {
@@ -348,10 +356,36 @@ function prepare(list: readonly ConfiguredUser[]): Users {
   };
 }
 
+// The header a connection was last accepted with, on its socket under a symbol of this
+// module. Its next request with the same header, the usual case of a client on a kept-alive
+// connection, costs one comparison instead of the keyed digest, which was the largest part of
+// a remembered client's login (about 1.7 µs of a 20 µs search in-process; BENCHMARKS.md,
+// "Where a request's time goes"). The header is the password as sent (base64), so this holds
+// a connected client's password in the process's memory for as long as its connection is
+// open, as each of its requests does while it is answered; the memory of verified
+// credentials holds keyed digests only (docs/API.md, Credentials). Valid while the users it
+// was accepted by are the current ones: new credentials forget it with everything else.
+const LAST_ACCEPTED = Symbol('booking-search-server last accepted header');
+type LastAccepted = { [LAST_ACCEPTED]?: { header: string; users: Users; accepted: Accepted } };
+
+/**
+ * Whether `given` is `expected`, in a time that depends on the length of `given` alone: a
+ * client learns nothing of the header its connection was accepted with, its length included.
+ */
+function sameText(expected: string, given: string): boolean {
+  // Where the lengths differ, `expected` is read round again (it is never empty): the
+  // answer is no all the same, after as many steps.
+  let difference = expected.length ^ given.length;
+  for (let i = 0; i < given.length; i += 1) {
+    difference |= given.charCodeAt(i) ^ expected.charCodeAt(i % expected.length);
+  }
+  return difference === 0;
+}
+
 /**
  * The digest's 32 bytes as a key of 32 characters (`binary`, one character a byte): only
  * ever a Map key, never shown; base64 costs 0.15 µs more a request (a remembered client's
- * login is this digest, about 0.45 µs, and a lookup).
+ * login on a new connection is this digest, about 0.45 µs, and a lookup).
  */
 function oneShotSha256(text: string): string {
   return hash('sha256', text, 'binary');

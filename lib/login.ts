@@ -131,7 +131,7 @@ export function createLogin(authenticator: Authenticator, throttle: Throttle): L
   function login(header: string | undefined, client: string, connection: Connection) {
     const blocked = throttle.retryAfter(client);
     if (blocked > 0) return throttled(blocked, undefined);
-    const recalled = authenticator.recall(header);
+    const recalled = authenticator.recall(header, connection);
     if (recalled !== undefined) {
       const wait = throttle.budgetRetryAfter(recalled.user, client);
       return wait > 0 ? throttled(wait, recalled.user) : admit(recalled, client);

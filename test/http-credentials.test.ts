@@ -2,8 +2,8 @@
 // checks, over real HTTP (docs/API.md, Credentials).
 
 import assert from 'node:assert/strict';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { connect } from 'node:net';
+import { Agent, type IncomingMessage, request as httpRequest, type ServerResponse } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { test } from 'node:test';
 import { createHandler, type RequestFacts, requestFacts } from '../lib/index.js';
 import type { Credentials, HandlerOptions } from '../lib/types.js';
@@ -18,6 +18,8 @@ interface Served {
   atOnce: Map<string | undefined, boolean[]>;
   /** The request facts of each request, in order (the user is set before the answer is sent). */
   facts: Array<RequestFacts | undefined>;
+  /** The connection of each request, in order. */
+  sockets: Socket[];
 }
 
 async function serveUsers(
@@ -29,7 +31,9 @@ async function serveUsers(
   const handler = createHandler(openFixture(t), credentials, options);
   const atOnce = new Map<string | undefined, boolean[]>();
   const facts: Array<RequestFacts | undefined> = [];
+  const sockets: Socket[] = [];
   const origin = await serve(t, (req: IncomingMessage, res: ServerResponse) => {
+    sockets.push(req.socket);
     // As server.setTimeout does it (the CLI's --send-timeout): node:http destroys an idle socket.
     if (idleTimeoutMs > 0) req.socket.setTimeout(idleTimeoutMs);
     handler(req, res);
@@ -37,7 +41,7 @@ async function serveUsers(
     const header = req.headers.authorization;
     atOnce.set(header, [...(atOnce.get(header) ?? []), res.headersSent]);
   });
-  return { status: `${origin}/api/v1/status`, handler, atOnce, facts };
+  return { status: `${origin}/api/v1/status`, handler, atOnce, facts, sockets };
 }
 
 test('several users, plain and hashed, each get in with their own secret, and the facts name the user', async (t) => {
@@ -84,6 +88,51 @@ test('a verified hashed credential is remembered: the next request is answered a
     (await request(served.status, { headers: { authorization: basicAuth('kasse-neu', 'neu') } })).status,
     200,
   );
+});
+
+test('on one kept-alive connection, every header is checked as its own, and new credentials hold at once', async (t) => {
+  // A connection keeps the header it was last accepted with (lib/auth.ts): another header
+  // on it, even of the same length, and the same header once the credentials changed, are
+  // checked as on a connection of their own.
+  const served = await serveUsers(t, [
+    { username: 'kasse', password: 'eins' },
+    { username: 'pruefer', passwordHash: HASH_OF_ALT },
+  ]);
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  t.after(() => agent.destroy());
+  const status = (user: string, password: string): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const req = httpRequest(served.status, { agent, headers: { authorization: basicAuth(user, password) } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  const answers = [
+    await status('kasse', 'eins'),
+    await status('kasse', 'einz'), // the same length
+    await status('kasse', 'ein'),
+    await status('kasse', 'eins!'),
+    await status('kasse', 'eins'),
+    await status('pruefer', 'alt'), // another user on the same connection
+    await status('kasse', 'eins'),
+    await status('pruefer', 'neu'),
+  ];
+  assert.deepEqual(answers, [200, 401, 401, 401, 200, 200, 200, 401]);
+  assert.deepEqual(
+    served.facts.map((recorded) => recorded?.user),
+    ['kasse', undefined, undefined, undefined, 'kasse', 'pruefer', 'kasse', undefined],
+  );
+  served.handler.updateCredentials([
+    { username: 'kasse', password: 'zwei' },
+    { username: 'pruefer', passwordHash: HASH_OF_ALT },
+  ]);
+  assert.deepEqual(
+    [await status('kasse', 'eins'), await status('kasse', 'zwei'), await status('kasse', 'eins')],
+    [401, 200, 401],
+  );
+  assert.equal(new Set(served.sockets).size, 1, 'every request came on one connection');
 });
 
 test('plain passwords are answered at once, with no hash check', async (t) => {
