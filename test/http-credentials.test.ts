@@ -2,7 +2,7 @@
 // checks, over real HTTP (docs/API.md, Credentials).
 
 import assert from 'node:assert/strict';
-import { Agent, type IncomingMessage, request as httpRequest, type ServerResponse } from 'node:http';
+import { Agent, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { test } from 'node:test';
 import { createHandler, type RequestFacts, requestFacts } from '../lib/index.js';
@@ -102,10 +102,14 @@ test('on one kept-alive connection, every header is checked as its own, and new 
   t.after(() => agent.destroy());
   const status = (user: string, password: string): Promise<number> =>
     new Promise((resolve, reject) => {
-      const req = httpRequest(served.status, { agent, headers: { authorization: basicAuth(user, password) } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      });
+      const req = httpRequest(
+        served.status,
+        { agent, headers: { authorization: basicAuth(user, password) } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
       req.on('error', reject);
       req.end();
     });
