@@ -373,11 +373,12 @@ type LastAccepted = { [LAST_ACCEPTED]?: { header: string; users: Users; accepted
  * client learns nothing of the header its connection was accepted with, its length included.
  */
 function sameText(expected: string, given: string): boolean {
-  // Where the lengths differ, `expected` is read round again (it is never empty): the
-  // answer is no all the same, after as many steps.
-  let difference = expected.length ^ given.length;
+  // Where `given` is longer, its characters beyond `expected` are compared with the first
+  // of `expected`: the answer is no all the same (the lengths differ), after as many steps.
+  const length = expected.length;
+  let difference = length ^ given.length;
   for (let i = 0; i < given.length; i += 1) {
-    difference |= given.charCodeAt(i) ^ expected.charCodeAt(i % expected.length);
+    difference |= given.charCodeAt(i) ^ expected.charCodeAt(i < length ? i : 0);
   }
   return difference === 0;
 }
