@@ -194,6 +194,10 @@ function dateProblem(date: unknown, nulls: number): string {
 }
 
 function amountProblem(amount: unknown): string {
+  if (typeof amount === 'number' && Number.isInteger(amount)) {
+    // An INTEGER beyond 2^53 − 1 is read as the nearest double: whole, but not the file's.
+    return `amounts such as ${amount} lie beyond ±${Number.MAX_SAFE_INTEGER} cents, where a number in the answer is no longer exact (the figure shown is already rounded): give amounts within that range, in INTEGER cents.`;
+  }
   if (typeof amount === 'number') {
     return `amounts are REAL numbers such as ${amount}, not whole cents: an exact search misses them (4.35 × 100 is 434.99999999999994). Give INTEGER cents, expenses positive: CAST(round(x * 100) AS INTEGER) for euros.`;
   }
@@ -226,6 +230,7 @@ const AROUND_VALUES: ReadonlyArray<readonly [before: string, after: string]> = [
   ['dates such as ', " are not 'YYYY-MM-DD' text: "],
   ['amounts are REAL numbers such as ', ', not whole cents: '],
   ['amounts such as ', ' are not whole cents: '],
+  ['amounts such as ', ' lie beyond '],
 ];
 
 /**

@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { hexPrefixId, hexPrefixIdOf } from '../../lib/apps/ids.js';
 import { createHandler } from '../../lib/index.js';
 import { ownSchema } from '../../lib/mapping.js';
-import { checkMeaning, isDay, judge } from '../../lib/meaning.js';
+import { checkMeaning, isDay, judge, withoutBookingValues } from '../../lib/meaning.js';
 import { createStatsCache, type Stats } from '../../lib/search/index.js';
 import {
   AUTH,
@@ -200,6 +200,12 @@ test('judge: integer dates, date-times, REAL amounts, text ids and duplicates ar
     /^amounts are REAL numbers such as -434\.99999999999994/,
   );
   assert.match(problems([[1, '2026-03-14', 1250.5]]), /not whole cents/);
+  // An INTEGER beyond 2^53 − 1, as better-sqlite3 reads it: whole, but not exact any more.
+  assert.match(
+    problems([[1, '2026-03-14', 2 ** 53]]),
+    /^amounts such as 9007199254740992 lie beyond ±9007199254740991 cents, where a number in the answer is no longer exact/,
+  );
+  assert.match(withoutBookingValues(problems([[1, '2026-03-14', 2 ** 53]])), /^amounts such as … lie beyond ±9/);
   assert.match(problems([['a1b2', '2026-03-14', 1250]]), /^ids such as 'a1b2' are not whole numbers/);
   assert.match(
     problems([
