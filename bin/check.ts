@@ -86,7 +86,7 @@ export function reportOnDatabase(file: string, app?: string, tables: Partial<Tab
     if (mapping.kind === 'application') {
       lines.push(
         detected
-          ? `Mapping: ${mapping.title} (detected; serve it with --app ${mapping.name}).`
+          ? `Mapping: ${mapping.title} (recognised from its tables, as the service recognises it; --app ${mapping.name} names it).`
           : `Mapping: ${mapping.title} (--app ${mapping.name}).`,
       );
     }

@@ -355,7 +355,7 @@ test('check --config judges every book as check --db does and says which fit; a 
   assert.match(fits.stdout, /^Book mueller at \/mueller\/api\/v1\/ \(users mueller, buero\):\nDatabase: /m);
   assert.match(
     fits.stdout,
-    /^Book Meier GmbH at \/meier\/api\/v1\/ \(users meier\):\nDatabase: .*\nJournal: .*\nMapping: GnuCash \(detected; serve it with --app gnucash\)\./m,
+    /^Book Meier GmbH at \/meier\/api\/v1\/ \(users meier\):\nDatabase: .*\nJournal: .*\nMapping: GnuCash \(recognised from its tables, as the service recognises it; --app gnucash names it\)\./m,
   );
   assert.match(fits.stdout, /\n3 of 3 books fit: mueller, schmidt, Meier GmbH\.\n$/);
 
