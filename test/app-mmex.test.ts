@@ -340,7 +340,10 @@ test("a Money Manager Ex file is searched by MMEX's own TRANSDATE index; check r
   assert.ok(!plan.some((line) => /^SCAN t\b/.test(line)), plan.join('; '));
   const result = await run(['check', '--db', file]);
   assert.equal(result.code, 0, result.stdout + result.stderr);
-  assert.match(result.stdout, /^Mapping: Money Manager Ex \(recognised from its tables, as the service recognises it; --app mmex names it\)\.$/m);
+  assert.match(
+    result.stdout,
+    /^Mapping: Money Manager Ex \(recognised from its tables, as the service recognises it; --app mmex names it\)\.$/m,
+  );
   assert.match(result.stdout, /^Bookings: 19, dated 2026-02-28 to 2026-04-01\.$/m);
   assert.match(result.stdout, /^Data: fits \(19 bookings looked at: /m);
   assert.match(
