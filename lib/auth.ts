@@ -133,10 +133,15 @@ export interface Authenticator {
    * The user whose accepted credentials `header` is spelled exactly as before (`check` and
    * `verify` remember the `header` they were given once it is accepted), or `undefined`:
    * then parse it and call `check`. Saves the parsing on a client's later requests.
-   * `connection` (the request's socket) keeps the header it was last accepted with, so that
-   * its next request with the same header is one comparison, not a keyed digest.
+   * `connection` (the request's socket): when it holds the header of its request before,
+   * accepted (`keep`), the same header again is one comparison, not a keyed digest; any
+   * other, or none, or new credentials, and it lets go of it.
    */
   recall(header: string | undefined, connection?: object): Accepted | undefined;
+  /** `connection` holds `header`, just accepted as `accepted`, until its next request (`recall`). */
+  keep(connection: object, header: string | undefined, accepted: Accepted): void;
+  /** `connection` lets go of the header it holds: its next request is one that `recall` does not see. */
+  letGo(connection: object): void;
   /**
    * The credentials `given` as a key: what they mean, not how the header spells them,
    * digested with a secret of this process, so that it cannot be turned back into the
@@ -204,6 +209,8 @@ export function createAuthenticator(
   // one-shot hash is several times cheaper than an Hmac object on every request.)
   const cacheSecret = randomBytes(32).toString('base64');
   let users = prepare(initial);
+  // Which credentials the users are: a connection's header held under older ones matches nothing.
+  let generation = 0;
 
   function remembered({ username, password }: GivenCredentials): string {
     // RFC 7617 §2: the username holds no colon, so the first one ends it.
@@ -232,14 +239,21 @@ export function createAuthenticator(
   }
 
   function recall(header: string | undefined, connection?: object): Accepted | undefined {
-    if (header === undefined || header.length > MAX_HEADER_LENGTH) return undefined;
-    const last = (connection as LastAccepted | undefined)?.[LAST_ACCEPTED];
-    if (last !== undefined && last.users === users && sameText(last.header, header)) return last.accepted;
-    const accepted = users.spellings.get(oneShotSha256(cacheSecret + header));
-    if (accepted !== undefined && connection !== undefined) {
-      (connection as LastAccepted)[LAST_ACCEPTED] = { header, users, accepted };
+    const held = (connection as Holding | undefined)?.[HELD];
+    if (held !== undefined) {
+      if (header !== undefined && held.generation === generation && sameText(held.header, header)) return held.accepted;
+      // Another header, none, or new credentials: the connection lets go of the one it held.
+      (connection as Holding)[HELD] = undefined;
     }
+    if (header === undefined || header.length > MAX_HEADER_LENGTH) return undefined;
+    const accepted = users.spellings.get(oneShotSha256(cacheSecret + header));
+    if (accepted !== undefined && connection !== undefined) keep(connection, header, accepted);
     return accepted;
+  }
+
+  function keep(connection: object, header: string | undefined, accepted: Accepted): void {
+    if (header === undefined || header.length > MAX_HEADER_LENGTH) return;
+    (connection as Holding)[HELD] = { header, generation, accepted };
   }
 
   function check(given: GivenCredentials, header?: string): Exclude<Verdict, typeof BUSY> {
@@ -337,8 +351,13 @@ export function createAuthenticator(
     recall,
     key: remembered,
     checking: (key) => users.checking.has(key),
+    keep,
+    letGo(connection) {
+      if ((connection as Holding)[HELD] !== undefined) (connection as Holding)[HELD] = undefined;
+    },
     replaceUsers(next) {
       users = prepare(next);
+      generation += 1;
     },
   };
 }
@@ -356,17 +375,19 @@ function prepare(list: readonly ConfiguredUser[]): Users {
   };
 }
 
-// The header a connection was last accepted with, on its socket under a symbol of this
-// module. Its next request with the same header, the usual case of a client on a kept-alive
-// connection, costs one comparison instead of the keyed digest, which was the largest part of
-// a remembered client's login (about 1.7 µs of a 20 µs search in-process; BENCHMARKS.md,
-// "Where a request's time goes"). The header is the password as sent (base64), so this holds
-// a connected client's password in the process's memory for as long as its connection is
-// open, as each of its requests does while it is answered; the memory of verified
-// credentials holds keyed digests only (docs/API.md, Credentials). Valid while the users it
-// was accepted by are the current ones: new credentials forget it with everything else.
-const LAST_ACCEPTED = Symbol('booking-search-server last accepted header');
-type LastAccepted = { [LAST_ACCEPTED]?: { header: string; users: Users; accepted: Accepted } };
+// The Authorization header of a connection's latest request, when that request was
+// accepted, on its socket under a symbol of this module, until its next request. A client
+// on a kept-alive connection sends the same header again and again, and then its login is
+// one comparison instead of the keyed digest, which was the largest part of a remembered
+// client's login (about 1.2 µs of a 20 µs search in-process; BENCHMARKS.md, "Remembered
+// credentials"). The header is the password as sent (base64): it is so held while it is
+// the connection's latest, as it is while its request is answered, and let go by the
+// connection's next request, whatever that carries, or its close (docs/API.md, Credentials).
+// Behind a proxy that keeps its connections to the service open, the connection is the
+// proxy's, and the header that of the latest request the proxy sent on it. It holds the
+// users' generation, not the users, so that old credentials are not kept alive by it.
+const HELD = Symbol('booking-search-server header of the latest accepted request');
+type Holding = { [HELD]?: { header: string; generation: number; accepted: Accepted } | undefined };
 
 /**
  * Whether `given` is `expected`, in a time that depends on the length of `given` alone: a

@@ -92,7 +92,8 @@ export function createHandlerOver(
       // docs/API.md, CORS: a preflight has headers of its own (and counts as a request without
       // credentials); every other answer carries the CORS response headers.
       const preflight = !badRequest && (path === statusPath || path === searchPath) ? cors.preflight(req) : undefined;
-      const flood = preflight === undefined ? undefined : login.preflight(throttleKey(clientAddress(req, trusted)));
+      const flood =
+        preflight === undefined ? undefined : login.preflight(throttleKey(clientAddress(req, trusted)), req.socket);
       if (preflight !== undefined && flood === undefined) return sendNoContent(res, preflight);
       addToEveryResponse(res, cors.responseHeaders(req));
       if (flood !== undefined) return sendError(res, ...refusal(flood, challengeHeader));

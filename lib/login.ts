@@ -102,7 +102,7 @@ export interface Login {
    * them ends like any other (a browser sends its credentials next, and that login clears
    * the count). `undefined`: answer it.
    */
-  preflight(client: string): Throttled | undefined;
+  preflight(client: string, connection?: object): Throttled | undefined;
 }
 
 /**
@@ -134,7 +134,7 @@ export function createLogin(authenticator: Authenticator, throttle: Throttle): L
     const recalled = authenticator.recall(header, connection);
     if (recalled !== undefined) {
       const wait = throttle.budgetRetryAfter(recalled.user, client);
-      return wait > 0 ? throttled(wait, recalled.user) : admit(recalled, client);
+      return wait > 0 ? throttled(wait, recalled.user) : admit(recalled, client, undefined);
     }
     const given = parseBasicAuth(header);
     if (given === undefined) {
@@ -206,7 +206,7 @@ export function createLogin(authenticator: Authenticator, throttle: Throttle): L
    */
   function joined(settled: Outcome, key: string, request: Attempt): LoginVerdict | Promise<LoginVerdict> {
     if (authenticator.checking(key)) return awaitCheck(request, false);
-    if (settled?.kind === 'user') return admit(settled, request.client);
+    if (settled?.kind === 'user') return admit(settled, request.client, request);
     if (settled?.kind === 'refused') return { kind: 'refused', attempted: request.given.username };
     return attempt(request);
   }
@@ -219,7 +219,7 @@ export function createLogin(authenticator: Authenticator, throttle: Throttle): L
     if (verdict.kind === 'rejected') return { kind: 'refused', attempted } as const;
     if (verdict.kind === 'user') {
       throttle.forgive(client, attempted);
-      return admit(verdict, client);
+      return admit(verdict, client, request);
     }
     return awaitCheck(request, true);
   }
@@ -246,7 +246,7 @@ export function createLogin(authenticator: Authenticator, throttle: Throttle): L
           try {
             if (reserved && late.kind !== 'rejected') throttle.forgive(client, attempted);
             if (answered) return;
-            if (late.kind === 'user') return resolve(admit(late, client));
+            if (late.kind === 'user') return resolve(admit(late, client, request));
             // docs/API.md, Credentials: a full hash-check queue says "again in a second".
             resolve(late.kind === 'busy' ? { kind: 'busy', retryAfter: 1, attempted } : { kind: 'refused', attempted });
           } catch (error: unknown) {
@@ -259,13 +259,20 @@ export function createLogin(authenticator: Authenticator, throttle: Throttle): L
     });
   }
 
-  function admit(accepted: Accepted, client: string): Accepted {
+  /**
+   * `accepted` let in: a success for the throttle, and, for a request whose header was not
+   * recalled, that header held by its connection until its next request (lib/auth.ts).
+   */
+  function admit(accepted: Accepted, client: string, request: Attempt | undefined): Accepted {
     throttle.recordSuccess(client, accepted.user);
+    if (request !== undefined) authenticator.keep(request.connection, request.header, accepted);
     return accepted;
   }
 
   return Object.assign(login, {
-    preflight(client: string): Throttled | undefined {
+    preflight(client: string, connection?: object): Throttled | undefined {
+      // A request without credentials like any other: the connection lets go of the header it held.
+      if (connection !== undefined) authenticator.letGo(connection);
       const wait = throttle.recordUnauthenticated(client);
       return wait > 0 ? throttled(wait, undefined) : undefined;
     },

@@ -91,51 +91,85 @@ test('a verified hashed credential is remembered: the next request is answered a
 });
 
 test('on one kept-alive connection, every header is checked as its own, and new credentials hold at once', async (t) => {
-  // A connection keeps the header it was last accepted with (lib/auth.ts): another header
-  // on it, even of the same length, and the same header once the credentials changed, are
-  // checked as on a connection of their own.
-  const served = await serveUsers(t, [
-    { username: 'kasse', password: 'eins' },
-    { username: 'pruefer', passwordHash: HASH_OF_ALT },
-  ]);
+  // A connection holds the header of its latest request, when that was accepted, until its
+  // next request (lib/auth.ts): another header on it, even of the same length, and the same
+  // header once the credentials changed, are checked as on a connection of their own.
+  const page = 'https://kasse.example';
+  const served = await serveUsers(
+    t,
+    [
+      { username: 'kasse', password: 'eins' },
+      { username: 'pruefer', passwordHash: HASH_OF_ALT },
+    ],
+    { corsOrigins: [page] },
+  );
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   t.after(() => agent.destroy());
-  const status = (user: string, password: string): Promise<number> =>
+  const send = (headers: Record<string, string>, method = 'GET'): Promise<number> =>
     new Promise((resolve, reject) => {
-      const req = httpRequest(
-        served.status,
-        { agent, headers: { authorization: basicAuth(user, password) } },
-        (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
-        },
-      );
+      const req = httpRequest(served.status, { agent, method, headers }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
       req.on('error', reject);
       req.end();
     });
-  const answers = [
-    await status('kasse', 'eins'),
-    await status('kasse', 'einz'), // the same length
-    await status('kasse', 'ein'),
-    await status('kasse', 'eins!'),
-    await status('kasse', 'eins'),
-    await status('pruefer', 'alt'), // another user on the same connection
-    await status('kasse', 'eins'),
-    await status('pruefer', 'neu'),
-  ];
-  assert.deepEqual(answers, [200, 401, 401, 401, 200, 200, 200, 401]);
-  assert.deepEqual(
-    served.facts.map((recorded) => recorded?.user),
-    ['kasse', undefined, undefined, undefined, 'kasse', 'pruefer', 'kasse', undefined],
-  );
+  const status = (user: string, password: string) => send({ authorization: basicAuth(user, password) });
+  // What the connection holds (docs/API.md, Credentials: the header of its latest request,
+  // when that was accepted, and nothing of the users' credentials).
+  const held = (): unknown => {
+    const socket = served.sockets.at(-1) as Socket & Record<symbol, unknown>;
+    const symbol = Object.getOwnPropertySymbols(socket).find((s) => s.description?.includes('latest accepted request'));
+    const record = symbol === undefined ? undefined : (socket[symbol] as Record<string, unknown> | undefined);
+    if (record !== undefined) assert.deepEqual(Object.keys(record).sort(), ['accepted', 'generation', 'header']);
+    return record?.['header'];
+  };
+  const steps: Array<[answer: number, user: string | undefined, held: unknown]> = [];
+  const step = async (answer: Promise<number>) => {
+    const code = await answer;
+    steps.push([code, served.facts.at(-1)?.user, held()]);
+  };
+  await step(status('pruefer', 'alt')); // a hash checked: held from its first request on
+  await step(status('pruefer', 'alt'));
+  await step(status('kasse', 'eins')); // another user on the same connection
+  await step(status('kasse', 'einz')); // the same length
+  await step(status('kasse', 'eins'));
+  await step(status('kasse', 'ein'));
+  await step(status('kasse', 'eins!'));
+  await step(status('kasse', 'eins'));
+  await step(send({})); // no credentials
+  await step(status('kasse', 'eins'));
+  await step(send({ origin: page, 'access-control-request-method': 'GET' }, 'OPTIONS')); // a preflight
+  await step(status('pruefer', 'neu'));
+  const [pruefer, kasse] = [basicAuth('pruefer', 'alt'), basicAuth('kasse', 'eins')];
+  assert.deepEqual(steps, [
+    [200, 'pruefer', pruefer],
+    [200, 'pruefer', pruefer],
+    [200, 'kasse', kasse],
+    [401, undefined, undefined],
+    [200, 'kasse', kasse],
+    [401, undefined, undefined],
+    [401, undefined, undefined],
+    [200, 'kasse', kasse],
+    [401, undefined, undefined],
+    [200, 'kasse', kasse],
+    [204, undefined, undefined],
+    [401, undefined, undefined],
+  ]);
+  await step(status('kasse', 'eins'));
   served.handler.updateCredentials([
     { username: 'kasse', password: 'zwei' },
     { username: 'pruefer', passwordHash: HASH_OF_ALT },
   ]);
-  assert.deepEqual(
-    [await status('kasse', 'eins'), await status('kasse', 'zwei'), await status('kasse', 'eins')],
-    [401, 200, 401],
-  );
+  await step(status('kasse', 'eins'));
+  await step(status('kasse', 'zwei'));
+  await step(status('kasse', 'eins'));
+  assert.deepEqual(steps.slice(-4), [
+    [200, 'kasse', kasse],
+    [401, undefined, undefined],
+    [200, 'kasse', basicAuth('kasse', 'zwei')],
+    [401, undefined, undefined],
+  ]);
   assert.equal(new Set(served.sockets).size, 1, 'every request came on one connection');
 });
 

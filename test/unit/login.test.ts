@@ -81,6 +81,8 @@ function heldChecks() {
       });
     },
     recall: () => undefined,
+    keep: () => {},
+    letGo: () => {},
     key,
     checking: (credentials) => open.has(credentials),
     replaceUsers: () => {},
