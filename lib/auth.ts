@@ -3,6 +3,7 @@
 
 import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ConfiguredUser } from './credentials.js';
+import { createHashChecks, type HashChecks } from './hash-checks.js';
 import type { Metrics } from './metrics.js';
 import { dummyHash, type PasswordHash, verifyPassword } from './password-hash.js';
 
@@ -59,63 +60,6 @@ export interface AuthenticatorLimits {
   maxHashChecks: number;
   maxQueuedHashChecks: number;
   maxVerifiedCredentials: number;
-}
-
-/**
- * The password-hash checks of a process: at most `maxHashChecks` at once, at most
- * `maxQueuedHashChecks` waiting (docs/API.md, Credentials). One per authenticator by
- * default; the CLI gives all of its books' authenticators one, so that many books cannot
- * multiply the share of the machine a flood of wrong passwords takes.
- */
-export interface HashChecks {
-  /** Whether a check now would have to wait behind a full queue: then it is answered `BUSY`. */
-  full(): boolean;
-  /** Queues `start`, which begins a check and says whether it did (a check nobody waits for any more does not). */
-  enqueue(start: () => boolean): void;
-  /** A check that `start` began has ended. */
-  finished(): void;
-}
-
-/** Hash checks bounded by `limits`; the running and waiting ones counted in `metrics` (lib/metrics.ts). */
-export function createHashChecks(
-  limits: Pick<AuthenticatorLimits, 'maxHashChecks' | 'maxQueuedHashChecks'>,
-  metrics?: Metrics,
-): HashChecks {
-  let running = 0;
-  /** Checks waiting for a free slot; each says whether it started one. */
-  const waiting: Array<() => boolean> = [];
-  // The checks running and waiting now, added to those of other authenticators (lib/metrics.ts).
-  const gauges = metrics?.hashChecks ?? new Float64Array(2);
-
-  /** Starts waiting checks while there is room. */
-  function pump(): void {
-    while (running < limits.maxHashChecks) {
-      const next = waiting.shift();
-      if (next === undefined) return;
-      (gauges[1] as number) -= 1;
-      // Counted as running before it starts: a check that ends at once finds itself counted.
-      running += 1;
-      (gauges[0] as number) += 1;
-      if (!next()) {
-        running -= 1;
-        (gauges[0] as number) -= 1;
-      }
-    }
-  }
-
-  return {
-    full: () => running >= limits.maxHashChecks && waiting.length >= limits.maxQueuedHashChecks,
-    enqueue(start) {
-      waiting.push(start);
-      (gauges[1] as number) += 1;
-      pump();
-    },
-    finished() {
-      running -= 1;
-      (gauges[0] as number) -= 1;
-      pump();
-    },
-  };
 }
 
 export interface Authenticator {

@@ -3,7 +3,6 @@
 // from lib/index.ts, nowhere else.
 
 export { APP_NAMES, findApplication } from './apps/index.js';
-export { createHashChecks } from './auth.js';
 export { canonicalAddress, rememberPeer } from './client-address.js';
 export { originProblem } from './cors.js';
 export { type CredentialsProblem, checkCredentials } from './credentials.js';
@@ -11,6 +10,7 @@ export { validateDatabase } from './database-handle.js';
 export { describeError, errorCode, isNotReadableNow } from './errors.js';
 export { formatSearchResult } from './format.js';
 export { createHandlerOver } from './handler.js';
+export { createHashChecks } from './hash-checks.js';
 export { type Mapping, ownSchema, quoteName, TABLE_NAME, type TableNames } from './mapping.js';
 export { checkMeaning, withoutBookingValues } from './meaning.js';
 export {

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { HashChecks } from './auth.js';
+import type { HashChecks } from './hash-checks.js';
 import type { ErrorCode } from './messages.js';
 import type { Metrics } from './metrics.js';
 import type { Throttle } from './throttle.js';

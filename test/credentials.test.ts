@@ -7,7 +7,6 @@ import {
   type Authenticator,
   BUSY,
   createAuthenticator,
-  createHashChecks,
   type GivenCredentials,
   PENDING,
   parseBasicAuth,
@@ -15,6 +14,7 @@ import {
   type Verdict,
 } from '../lib/auth.js';
 import { validateCredentials } from '../lib/credentials.js';
+import { createHashChecks } from '../lib/hash-checks.js';
 import { createHandler } from '../lib/index.js';
 import { createMetrics } from '../lib/metrics.js';
 import type { Credentials } from '../lib/types.js';

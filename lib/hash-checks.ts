@@ -1,0 +1,62 @@
+// The bound on password-hash checks: at most `maxHashChecks` run at once on libuv's thread
+// pool, at most `maxQueuedHashChecks` wait (docs/API.md, Credentials). lib/auth.ts checks
+// through it; several authenticators may share one.
+
+import type { Metrics } from './metrics.js';
+
+/**
+ * The password-hash checks of a process: at most `maxHashChecks` at once, at most
+ * `maxQueuedHashChecks` waiting (docs/API.md, Credentials). One per authenticator by
+ * default; the CLI gives all of its books' authenticators one, so that many books cannot
+ * multiply the share of the machine a flood of wrong passwords takes.
+ */
+export interface HashChecks {
+  /** Whether a check now would have to wait behind a full queue: then it is answered `BUSY`. */
+  full(): boolean;
+  /** Queues `start`, which begins a check and says whether it did (a check nobody waits for any more does not). */
+  enqueue(start: () => boolean): void;
+  /** A check that `start` began has ended. */
+  finished(): void;
+}
+
+/** Hash checks bounded by `limits`; the running and waiting ones counted in `metrics` (lib/metrics.ts). */
+export function createHashChecks(
+  limits: { readonly maxHashChecks: number; readonly maxQueuedHashChecks: number },
+  metrics?: Metrics,
+): HashChecks {
+  let running = 0;
+  /** Checks waiting for a free slot; each says whether it started one. */
+  const waiting: Array<() => boolean> = [];
+  // The checks running and waiting now, added to those of other authenticators (lib/metrics.ts).
+  const gauges = metrics?.hashChecks ?? new Float64Array(2);
+
+  /** Starts waiting checks while there is room. */
+  function pump(): void {
+    while (running < limits.maxHashChecks) {
+      const next = waiting.shift();
+      if (next === undefined) return;
+      (gauges[1] as number) -= 1;
+      // Counted as running before it starts: a check that ends at once finds itself counted.
+      running += 1;
+      (gauges[0] as number) += 1;
+      if (!next()) {
+        running -= 1;
+        (gauges[0] as number) -= 1;
+      }
+    }
+  }
+
+  return {
+    full: () => running >= limits.maxHashChecks && waiting.length >= limits.maxQueuedHashChecks,
+    enqueue(start) {
+      waiting.push(start);
+      (gauges[1] as number) += 1;
+      pump();
+    },
+    finished() {
+      running -= 1;
+      (gauges[0] as number) -= 1;
+      pump();
+    },
+  };
+}
