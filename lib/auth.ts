@@ -153,8 +153,9 @@ export function createAuthenticator(
   // one-shot hash is several times cheaper than an Hmac object on every request.)
   const cacheSecret = randomBytes(32).toString('base64');
   let users = prepare(initial);
-  // Which credentials the users are: a connection's header held under older ones matches nothing.
-  let generation = 0;
+  // Which users these are, unique in the process: a connection's header held by another
+  // authenticator (another book) or under credentials since replaced matches nothing here.
+  let usersId = nextUsersId();
 
   function remembered({ username, password }: GivenCredentials): string {
     // RFC 7617 §2: the username holds no colon, so the first one ends it.
@@ -185,7 +186,7 @@ export function createAuthenticator(
   function recall(header: string | undefined, connection?: object): Accepted | undefined {
     const held = (connection as Holding | undefined)?.[HELD];
     if (held !== undefined) {
-      if (header !== undefined && held.generation === generation && sameText(held.header, header)) return held.accepted;
+      if (header !== undefined && held.usersId === usersId && sameText(held.header, header)) return held.accepted;
       // Another header, none, or new credentials: the connection lets go of the one it held.
       (connection as Holding)[HELD] = undefined;
     }
@@ -197,7 +198,7 @@ export function createAuthenticator(
 
   function keep(connection: object, header: string | undefined, accepted: Accepted): void {
     if (header === undefined || header.length > MAX_HEADER_LENGTH) return;
-    (connection as Holding)[HELD] = { header, generation, accepted };
+    (connection as Holding)[HELD] = { header, usersId, accepted };
   }
 
   function check(given: GivenCredentials, header?: string): Exclude<Verdict, typeof BUSY> {
@@ -301,7 +302,7 @@ export function createAuthenticator(
     },
     replaceUsers(next) {
       users = prepare(next);
-      generation += 1;
+      usersId = nextUsersId();
     },
   };
 }
@@ -320,7 +321,10 @@ function prepare(list: readonly ConfiguredUser[]): Users {
 }
 
 // The Authorization header of a connection's latest request, when that request was
-// accepted, on its socket under a symbol of this module, until its next request. A client
+// accepted at once (lib/login.ts `admit`: not after a hash check, when the connection may
+// have taken its next request meanwhile), on its socket under a symbol of this module,
+// until its next request, of this handler or another (lib/handler.ts lets go of it for a
+// request of another route). A client
 // on a kept-alive connection sends the same header again and again, and then its login is
 // one comparison instead of the keyed digest, which was the largest part of a remembered
 // client's login (about 1.2 µs of a 20 µs search in-process; BENCHMARKS.md, "Remembered
@@ -328,10 +332,16 @@ function prepare(list: readonly ConfiguredUser[]): Users {
 // the connection's latest, as it is while its request is answered, and let go by the
 // connection's next request, whatever that carries, or its close (docs/API.md, Credentials).
 // Behind a proxy that keeps its connections to the service open, the connection is the
-// proxy's, and the header that of the latest request the proxy sent on it. It holds the
-// users' generation, not the users, so that old credentials are not kept alive by it.
+// proxy's, and the header that of the latest request the proxy sent on it. It names the
+// users by a number unique in the process, not by the users themselves, so that it keeps
+// no old credentials alive, and every authenticator (every book) knows its own.
 const HELD = Symbol('booking-search-server header of the latest accepted request');
-type Holding = { [HELD]?: { header: string; generation: number; accepted: Accepted } | undefined };
+type Holding = { [HELD]?: { header: string; usersId: number; accepted: Accepted } | undefined };
+let usersCount = 0;
+const nextUsersId = (): number => {
+  usersCount += 1;
+  return usersCount;
+};
 
 /**
  * Whether `given` is `expected`, in a time that depends on the length of `given` alone: a

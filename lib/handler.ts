@@ -80,7 +80,11 @@ export function createHandlerOver(
     const url = originForm(req.url ?? '/') ?? '';
     const mark = url.indexOf('?');
     const path = mark === -1 ? url : url.slice(0, mark);
-    if (next !== undefined && !path.startsWith(apiPrefix)) return next();
+    if (next !== undefined && !path.startsWith(apiPrefix)) {
+      // Another route's request: the connection lets go of the header it held (lib/auth.ts).
+      authenticator.letGo(req.socket);
+      return next();
+    }
     const admission = admit(req, res);
     if (admission === 'drop') return;
     try {

@@ -117,20 +117,14 @@ test('on one kept-alive connection, every header is checked as its own, and new 
   const status = (user: string, password: string) => send({ authorization: basicAuth(user, password) });
   // What the connection holds (docs/API.md, Credentials: the header of its latest request,
   // when that was accepted, and nothing of the users' credentials).
-  const held = (): unknown => {
-    const socket = served.sockets.at(-1) as Socket & Record<symbol, unknown>;
-    const symbol = Object.getOwnPropertySymbols(socket).find((s) => s.description?.includes('latest accepted request'));
-    const record = symbol === undefined ? undefined : (socket[symbol] as Record<string, unknown> | undefined);
-    if (record !== undefined) assert.deepEqual(Object.keys(record).sort(), ['accepted', 'generation', 'header']);
-    return record?.['header'];
-  };
+  const held = (): unknown => heldBy(served.sockets.at(-1));
   const steps: Array<[answer: number, user: string | undefined, held: unknown]> = [];
   const step = async (answer: Promise<number>) => {
     const code = await answer;
     steps.push([code, served.facts.at(-1)?.user, held()]);
   };
-  await step(status('pruefer', 'alt')); // a hash checked: held from its first request on
-  await step(status('pruefer', 'alt'));
+  await step(status('pruefer', 'alt')); // accepted after a hash check: not held
+  await step(status('pruefer', 'alt')); // accepted at once: held
   await step(status('kasse', 'eins')); // another user on the same connection
   await step(status('kasse', 'einz')); // the same length
   await step(status('kasse', 'eins'));
@@ -143,7 +137,7 @@ test('on one kept-alive connection, every header is checked as its own, and new 
   await step(status('pruefer', 'neu'));
   const [pruefer, kasse] = [basicAuth('pruefer', 'alt'), basicAuth('kasse', 'eins')];
   assert.deepEqual(steps, [
-    [200, 'pruefer', pruefer],
+    [200, 'pruefer', undefined],
     [200, 'pruefer', pruefer],
     [200, 'kasse', kasse],
     [401, undefined, undefined],
@@ -171,6 +165,102 @@ test('on one kept-alive connection, every header is checked as its own, and new 
     [401, undefined, undefined],
   ]);
   assert.equal(new Set(served.sockets).size, 1, 'every request came on one connection');
+});
+
+/**
+ * The header `socket` holds for its latest request (lib/auth.ts), checked to hold nothing of
+ * the users' credentials but a number that names them.
+ */
+function heldBy(socket: Socket | undefined): unknown {
+  if (socket === undefined) return undefined;
+  const symbol = Object.getOwnPropertySymbols(socket).find((s) => s.description?.includes('latest accepted request'));
+  const record = symbol === undefined ? undefined : (socket as unknown as Record<symbol, unknown>)[symbol];
+  if (record === undefined) return undefined;
+  assert.deepEqual(Object.keys(record as object).sort(), ['accepted', 'header', 'usersId']);
+  return (record as { header: unknown }).header;
+}
+
+test('a header accepted by one book is nothing to another on the same connection, nor held past a request of another route', async (t) => {
+  // docs/API.md, Books: a user of book A is an unknown user on book B. Two handlers of one
+  // server, each with its own users, the rest of the site behind `next`.
+  const a = createHandler(openFixture(t), { username: 'alice', password: 'eins' }, { basePath: '/a' });
+  const b = createHandler(openFixture(t), { username: 'bob', password: 'zwei' }, { basePath: '/b' });
+  const sockets: Socket[] = [];
+  const origin = await serve(t, (req: IncomingMessage, res: ServerResponse) => {
+    sockets.push(req.socket);
+    const site = () => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('app page');
+    };
+    (req.url?.startsWith('/b/') ? b : a)(req, res, site);
+  });
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  t.after(() => agent.destroy());
+  const get = (path: string, authorization?: string): Promise<[number, unknown]> =>
+    new Promise((resolve, reject) => {
+      const headers: Record<string, string> = authorization === undefined ? {} : { authorization };
+      const req = httpRequest(`${origin}${path}`, { agent, headers }, (res) => {
+        res.resume();
+        res.on('end', () => resolve([res.statusCode ?? 0, heldBy(sockets.at(-1))]));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  const [alice, bob] = [basicAuth('alice', 'eins'), basicAuth('bob', 'zwei')];
+  assert.deepEqual(
+    [
+      await get('/a/api/v1/status', alice),
+      await get('/b/api/v1/status', alice),
+      await get('/a/api/v1/status', alice),
+      await get('/a/api/v1/status', alice),
+      await get('/b/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.50', alice),
+      await get('/b/api/v1/status', bob),
+      await get('/a/api/v1/status', bob),
+      await get('/a/api/v1/status', alice),
+      await get('/index.html'),
+    ],
+    [
+      [200, alice],
+      [401, undefined],
+      [200, alice],
+      [200, alice],
+      [401, undefined],
+      [200, bob],
+      [401, undefined],
+      [200, alice],
+      [200, undefined],
+    ],
+  );
+  assert.equal(new Set(sockets).size, 1, 'every request came on one connection');
+});
+
+test('a hashed login pipelined before a request without credentials leaves nothing held', async (t) => {
+  const served = await serveUsers(t, { username: 'pruefer', passwordHash: HASH_OF_ALT });
+  const { port } = new URL(served.status);
+  const socket = connect(Number(port), '127.0.0.1');
+  t.after(() => socket.destroy());
+  let received = '';
+  socket.on('data', (chunk: Buffer) => {
+    received += chunk.toString('latin1');
+  });
+  const get = (authorization?: string) =>
+    `GET /api/v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\n${authorization === undefined ? '' : `Authorization: ${authorization}\r\n`}\r\n`;
+  // The second request is handed over while the first waits for its hash check.
+  socket.write(get(basicAuth('pruefer', 'alt')) + get());
+  const deadline = Date.now() + 10_000;
+  while ((received.match(/HTTP\/1\.1 \d{3} /g) ?? []).length < 2 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  assert.deepEqual(
+    (received.match(/HTTP\/1\.1 \d{3} /g) ?? []).map((line) => line.slice(9, 12)),
+    ['200', '401'],
+  );
+  assert.equal(served.sockets.length, 2);
+  assert.equal(
+    heldBy(served.sockets[0]),
+    undefined,
+    'the connection holds nothing after a request without credentials',
+  );
 });
 
 test('plain passwords are answered at once, with no hash check', async (t) => {
