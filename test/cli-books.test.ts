@@ -202,6 +202,32 @@ function sentGet(
   return { sent: left, answer };
 }
 
+test('a user let in on its own book is refused on another over the same kept-alive connection', async (t) => {
+  const o = office(t, CREDENTIALS);
+  const books = BOOKS(o);
+  writeConfig(o, [books.mueller as string, books.schmidt as string, books.meier as string]);
+  // No throttle: every refusal below is a failed login from one address.
+  const cli = await start(t, ['--config', o.config, '--max-auth-failures', '0'], cleanEnv());
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  t.after(() => agent.destroy());
+  const ports = new Set<number>();
+  const pairs: Array<[user: string, password: string, other: string]> = [
+    ['mueller', 'm-geheim', 'schmidt'],
+    ['mueller', 'm-geheim', 'meier'],
+    ['schmidt', 's-geheim', 'mueller'],
+    ['meier', 'g-geheim', 'schmidt'],
+  ];
+  for (const [user, password, other] of pairs) {
+    const header = basicAuth(user, password);
+    const own = await timedGet(`${cli.origin}/${user}/api/v1/status`, header, agent);
+    const refused = await timedGet(`${cli.origin}/${other}/api/v1/status`, header, agent);
+    const again = await timedGet(`${cli.origin}/${user}/api/v1/status`, header, agent);
+    assert.deepEqual([own.status, refused.status, again.status], [200, 401, 200], `${user}, then on /${other}`);
+    for (const reply of [own, refused, again]) ports.add(reply.port);
+  }
+  assert.equal(ports.size, 1, 'one connection');
+});
+
 test('SIGHUP adds a fourth book and removes one; searches in flight on the others and on the removed one are answered, keep-alive connections stay', async (t) => {
   const o = office(t, CREDENTIALS);
   const books = BOOKS(o);
