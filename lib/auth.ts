@@ -84,8 +84,6 @@ export interface Authenticator {
   recall(header: string | undefined, connection?: object): Accepted | undefined;
   /** `connection` holds `header`, just accepted as `accepted`, until its next request (`recall`). */
   keep(connection: object, header: string | undefined, accepted: Accepted): void;
-  /** `connection` lets go of the header it holds: its next request is one that `recall` does not see. */
-  letGo(connection: object): void;
   /**
    * The credentials `given` as a key: what they mean, not how the header spells them,
    * digested with a secret of this process, so that it cannot be turned back into the
@@ -297,9 +295,6 @@ export function createAuthenticator(
     key: remembered,
     checking: (key) => users.checking.has(key),
     keep,
-    letGo(connection) {
-      if ((connection as Holding)[HELD] !== undefined) (connection as Holding)[HELD] = undefined;
-    },
     replaceUsers(next) {
       users = prepare(next);
       usersId = nextUsersId();
@@ -337,6 +332,15 @@ function prepare(list: readonly ConfiguredUser[]): Users {
 // no old credentials alive, and every authenticator (every book) knows its own.
 const HELD = Symbol('booking-search-server header of the latest accepted request');
 type Holding = { [HELD]?: { header: string; usersId: number; accepted: Accepted } | undefined };
+
+/**
+ * `connection` lets go of the header it holds, for a request that no login sees (a CORS
+ * preflight, a path of another route handed to `next`): every request does.
+ */
+export function letGoOfHeader(connection: object | undefined): void {
+  if (connection !== undefined && (connection as Holding)[HELD] !== undefined)
+    (connection as Holding)[HELD] = undefined;
+}
 let usersCount = 0;
 const nextUsersId = (): number => {
   usersCount += 1;

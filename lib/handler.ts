@@ -12,7 +12,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from 'better-sqlite3';
-import { challenge, createAuthenticator } from './auth.js';
+import { challenge, createAuthenticator, letGoOfHeader } from './auth.js';
 import { clientAddress, throttleKey } from './client-address.js';
 import { admit } from './connection.js';
 import { validateCredentials } from './credentials.js';
@@ -82,7 +82,7 @@ export function createHandlerOver(
     const path = mark === -1 ? url : url.slice(0, mark);
     if (next !== undefined && !path.startsWith(apiPrefix)) {
       // Another route's request: the connection lets go of the header it held (lib/auth.ts).
-      authenticator.letGo(req.socket);
+      letGoOfHeader(req.socket);
       return next();
     }
     const admission = admit(req, res);

@@ -19,7 +19,7 @@
 //      gets its answer before its connection could time out: 503 when the check has not
 //      come by then.
 
-import { type Accepted, type Authenticator, type GivenCredentials, parseBasicAuth } from './auth.js';
+import { type Accepted, type Authenticator, type GivenCredentials, letGoOfHeader, parseBasicAuth } from './auth.js';
 import { type ApiError, ERRORS } from './messages.js';
 import type { Throttle } from './throttle.js';
 
@@ -278,7 +278,7 @@ export function createLogin(authenticator: Authenticator, throttle: Throttle): L
   return Object.assign(login, {
     preflight(client: string, connection?: object): Throttled | undefined {
       // A request without credentials like any other: the connection lets go of the header it held.
-      if (connection !== undefined) authenticator.letGo(connection);
+      if (connection !== undefined) letGoOfHeader(connection);
       const wait = throttle.recordUnauthenticated(client);
       return wait > 0 ? throttled(wait, undefined) : undefined;
     },

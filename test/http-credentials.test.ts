@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { Agent, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { test } from 'node:test';
-import { createHandler, type RequestFacts, requestFacts } from '../lib/index.js';
+import { createHandler, mountHandlers, type RequestFacts, requestFacts } from '../lib/index.js';
 import type { Credentials, HandlerOptions } from '../lib/types.js';
 import { basicAuth, HASH_OF_ALT, HASH_OF_NEU, openFixture, request, serve } from './support/helpers.js';
 
@@ -180,59 +180,74 @@ function heldBy(socket: Socket | undefined): unknown {
   return (record as { header: unknown }).header;
 }
 
-test('a header accepted by one book is nothing to another on the same connection, nor held past a request of another route', async (t) => {
-  // docs/API.md, Books: a user of book A is an unknown user on book B. Two handlers of one
-  // server, each with its own users, the rest of the site behind `next`.
-  const a = createHandler(openFixture(t), { username: 'alice', password: 'eins' }, { basePath: '/a' });
-  const b = createHandler(openFixture(t), { username: 'bob', password: 'zwei' }, { basePath: '/b' });
-  const sockets: Socket[] = [];
-  const origin = await serve(t, (req: IncomingMessage, res: ServerResponse) => {
-    sockets.push(req.socket);
-    const site = () => {
-      res.writeHead(200, { 'content-type': 'text/plain' });
-      res.end('app page');
-    };
-    (req.url?.startsWith('/b/') ? b : a)(req, res, site);
-  });
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  t.after(() => agent.destroy());
-  const get = (path: string, authorization?: string): Promise<[number, unknown]> =>
-    new Promise((resolve, reject) => {
-      const headers: Record<string, string> = authorization === undefined ? {} : { authorization };
-      const req = httpRequest(`${origin}${path}`, { agent, headers }, (res) => {
-        res.resume();
-        res.on('end', () => resolve([res.statusCode ?? 0, heldBy(sockets.at(-1))]));
-      });
-      req.on('error', reject);
-      req.end();
+for (const mounted of [false, true]) {
+  test(`a header accepted by one book is nothing to another on the same connection, nor held past a request of another route (${mounted ? 'mountHandlers' : 'two handlers'})`, async (t) => {
+    // docs/API.md, Books: a user of book A is an unknown user on book B. Two handlers of one
+    // server, each with its own users, chosen by hand or by mountHandlers; the rest of the
+    // site behind `next`.
+    const a = createHandler(openFixture(t), { username: 'alice', password: 'eins' }, { basePath: '/a' });
+    const b = createHandler(openFixture(t), { username: 'bob', password: 'zwei' }, { basePath: '/b' });
+    const books = mountHandlers(
+      [
+        { basePath: '/a', handler: a },
+        { basePath: '/b', handler: b },
+      ],
+      (_req, res) => res.writeHead(404).end(),
+    );
+    const sockets: Socket[] = [];
+    const origin = await serve(t, (req: IncomingMessage, res: ServerResponse) => {
+      sockets.push(req.socket);
+      const site = () => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end('app page');
+      };
+      if (mounted) books(req, res, site);
+      else (req.url?.startsWith('/b/') ? b : a)(req, res, site);
     });
-  const [alice, bob] = [basicAuth('alice', 'eins'), basicAuth('bob', 'zwei')];
-  assert.deepEqual(
-    [
-      await get('/a/api/v1/status', alice),
-      await get('/b/api/v1/status', alice),
-      await get('/a/api/v1/status', alice),
-      await get('/a/api/v1/status', alice),
-      await get('/b/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.50', alice),
-      await get('/b/api/v1/status', bob),
-      await get('/a/api/v1/status', bob),
-      await get('/a/api/v1/status', alice),
-      await get('/index.html'),
-    ],
-    [
-      [200, alice],
-      [401, undefined],
-      [200, alice],
-      [200, alice],
-      [401, undefined],
-      [200, bob],
-      [401, undefined],
-      [200, alice],
-      [200, undefined],
-    ],
-  );
-  assert.equal(new Set(sockets).size, 1, 'every request came on one connection');
-});
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    t.after(() => agent.destroy());
+    const get = (path: string, authorization?: string): Promise<[number, unknown]> =>
+      new Promise((resolve, reject) => {
+        const headers: Record<string, string> = authorization === undefined ? {} : { authorization };
+        const req = httpRequest(`${origin}${path}`, { agent, headers }, (res) => {
+          res.resume();
+          res.on('end', () => resolve([res.statusCode ?? 0, heldBy(sockets.at(-1))]));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const [alice, bob] = [basicAuth('alice', 'eins'), basicAuth('bob', 'zwei')];
+    assert.deepEqual(
+      [
+        await get('/a/api/v1/status', alice),
+        await get('/b/api/v1/status', alice),
+        await get('/a/api/v1/status', alice),
+        await get('/a/api/v1/status', alice),
+        await get('/b/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.50', alice),
+        await get('/b/api/v1/status', bob),
+        await get('/a/api/v1/status', bob),
+        await get('/a/api/v1/status', alice),
+        await get('/index.html'),
+        await get('/a/api/v1/status', alice),
+        await get('/a/other-page'),
+      ],
+      [
+        [200, alice],
+        [401, undefined],
+        [200, alice],
+        [200, alice],
+        [401, undefined],
+        [200, bob],
+        [401, undefined],
+        [200, alice],
+        [200, undefined],
+        [200, alice],
+        [200, undefined],
+      ],
+    );
+    assert.equal(new Set(sockets).size, 1, 'every request came on one connection');
+  });
+}
 
 test('a hashed login pipelined before a request without credentials leaves nothing held', async (t) => {
   const served = await serveUsers(t, { username: 'pruefer', passwordHash: HASH_OF_ALT });

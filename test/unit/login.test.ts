@@ -82,7 +82,6 @@ function heldChecks() {
     },
     recall: () => undefined,
     keep: () => {},
-    letGo: () => {},
     key,
     checking: (credentials) => open.has(credentials),
     replaceUsers: () => {},
