@@ -96,8 +96,9 @@ export function createHandlerOver(
       // docs/API.md, CORS: a preflight has headers of its own (and counts as a request without
       // credentials); every other answer carries the CORS response headers.
       const preflight = !badRequest && (path === statusPath || path === searchPath) ? cors.preflight(req) : undefined;
-      const flood =
-        preflight === undefined ? undefined : login.preflight(throttleKey(clientAddress(req, trusted)), req.socket);
+      // A preflight carries no credentials, and no login sees it: the connection lets go here.
+      if (preflight !== undefined) letGoOfHeader(req.socket);
+      const flood = preflight === undefined ? undefined : login.preflight(throttleKey(clientAddress(req, trusted)));
       if (preflight !== undefined && flood === undefined) return sendNoContent(res, preflight);
       addToEveryResponse(res, cors.responseHeaders(req));
       if (flood !== undefined) return sendError(res, ...refusal(flood, challengeHeader));

@@ -19,7 +19,7 @@
 //      gets its answer before its connection could time out: 503 when the check has not
 //      come by then.
 
-import { type Accepted, type Authenticator, type GivenCredentials, letGoOfHeader, parseBasicAuth } from './auth.js';
+import { type Accepted, type Authenticator, type GivenCredentials, parseBasicAuth } from './auth.js';
 import { type ApiError, ERRORS } from './messages.js';
 import type { Throttle } from './throttle.js';
 
@@ -102,7 +102,7 @@ export interface Login {
    * them ends like any other (a browser sends its credentials next, and that login clears
    * the count). `undefined`: answer it.
    */
-  preflight(client: string, connection?: object): Throttled | undefined;
+  preflight(client: string): Throttled | undefined;
 }
 
 /**
@@ -276,9 +276,7 @@ export function createLogin(authenticator: Authenticator, throttle: Throttle): L
   }
 
   return Object.assign(login, {
-    preflight(client: string, connection?: object): Throttled | undefined {
-      // A request without credentials like any other: the connection lets go of the header it held.
-      if (connection !== undefined) letGoOfHeader(connection);
+    preflight(client: string): Throttled | undefined {
       const wait = throttle.recordUnauthenticated(client);
       return wait > 0 ? throttled(wait, undefined) : undefined;
     },
