@@ -95,3 +95,33 @@ export const QUERY_MESSAGES = {
   limit: "Parameter 'limit' muss eine ganze Zahl zwischen 0 und 1000 sein.",
   range: "Der Zeitraum ist ungültig: 'von' liegt nach 'bis'.",
 } as const;
+
+/**
+ * The messages of a reconciliation body's 400 (`bad_body`), in the order its checks run
+ * (lib/reconcile/body.ts); `NAME` is a field's name as sent. A line's message starts with
+ * its position: `Zeile 3: Feld 'betrag' …`.
+ */
+export const BODY_MESSAGES = {
+  badJson: 'Der Inhalt ist kein gültiges JSON in UTF-8.',
+  notObject: 'Der Inhalt muss ein JSON-Objekt sein.',
+  unknown: (name: string) => `Unbekanntes Feld '${name}'.`,
+  missing: (name: string) => `Feld '${name}' fehlt.`,
+  zeilen: "Feld 'zeilen' muss eine Liste von 1 bis 1000 Zeilen sein.",
+  lineNotObject: 'Eine Zeile muss ein JSON-Objekt sein.',
+  ref: "Feld 'ref' muss ein Text mit höchstens 200 Zeichen sein.",
+  datum: "Feld 'datum' muss ein gültiges Datum im Format JJJJ-MM-TT sein.",
+  betrag: "Feld 'betrag' muss ein Betrag mit höchstens zwei Nachkommastellen sein, als Text oder Zahl.",
+  tage: "Feld 'tage' muss eine ganze Zahl zwischen 0 und 366 sein.",
+  toleranz:
+    "Feld 'toleranz' muss ein nicht negativer Betrag mit höchstens zwei Nachkommastellen sein, als Text oder Zahl.",
+  vorzeichen: 'Feld \'vorzeichen\' muss "gleich" oder "beide" sein.',
+  teile: "Feld 'teile' muss eine ganze Zahl zwischen 1 und 3 sein.",
+  konten: "Feld 'konten' muss eine Liste von höchstens 100 Texten sein.",
+  ausser: "Feld 'ausser' muss eine Liste von höchstens 10000 ganzzahligen Buchungs-IDs sein.",
+  waehrung: "Feld 'waehrung' muss ein dreistelliger Währungscode sein.",
+} as const;
+
+/** A line's message: `Zeile 3: ` before one of BODY_MESSAGES. */
+export function lineMessage(line: number, message: string): string {
+  return `Zeile ${line}: ${message}`;
+}

@@ -23,7 +23,8 @@ export type QueryParseResult = { ok: true; query: SearchQuery } | { ok: false; m
 export const PARAMETERS = ['von', 'bis', 'betrag', 'toleranz', 'waehrung', 'limit'] as const;
 const PARAMETER_INDEX = new Map<string, number>(PARAMETERS.map((name, index) => [name, index]));
 
-const CURRENCY = /^[A-Za-z]{3}$/;
+/** docs/API.md, `waehrung`: three letters. */
+export const CURRENCY = /^[A-Za-z]{3}$/;
 // 0–1000; leading zeros are tolerated as long as the text stays short.
 const LIMIT = /^[0-9]{1,4}$/;
 const MAX_LIMIT = 1000;
@@ -177,7 +178,7 @@ function decodeComponent(text: string): string | undefined {
 }
 
 /** A real date of the proleptic Gregorian calendar: `2024-02-29` yes, `2025-02-29` no. */
-function isCalendarDate(text: string): boolean {
+export function isCalendarDate(text: string): boolean {
   // YYYY-MM-DD, read digit by digit: no match array, no number parsing.
   if (text.length !== 10 || text.charCodeAt(4) !== DASH || text.charCodeAt(7) !== DASH) return false;
   const year = digits(text, 0, 4);
@@ -215,7 +216,7 @@ function parseLimit(text: string): number | undefined {
 }
 
 /** Cuts a client's parameter name to 40 characters (code points, so no half emoji). */
-function shorten(name: string): string {
+export function shorten(name: string): string {
   if (name.length <= MAX_NAME_IN_MESSAGE) return name;
   return Array.from(name).slice(0, MAX_NAME_IN_MESSAGE).join('');
 }

@@ -1,0 +1,142 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { lineMessage, BODY_MESSAGES as M } from '../../lib/messages.js';
+import { parseReconcileBody, type ReconcileRequest } from '../../lib/reconcile/body.js';
+
+const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
+const parse = (body: unknown) => parseReconcileBody(bytes(typeof body === 'string' ? body : JSON.stringify(body)));
+
+function request(body: unknown): ReconcileRequest {
+  const result = parse(body);
+  assert.ok(result.ok, result.ok ? '' : result.message);
+  return result.request;
+}
+function message(body: unknown): string {
+  const result = parse(body);
+  assert.ok(!result.ok, 'refused');
+  return result.message;
+}
+const line = { datum: '2026-03-14', betrag: '-12.60' };
+
+test('a line with its defaults: ref its position, tage 3, toleranz 0, gleich, one part, the request konten', () => {
+  const parsed = request({ zeilen: [line, { ...line, ref: 'x' }] });
+  assert.deepEqual(parsed.lines[0], {
+    ref: '1',
+    datum: '2026-03-14',
+    day: 20_526,
+    betragCents: -1260,
+    tage: 3,
+    toleranzCents: 0,
+    beide: false,
+    teile: 1,
+    konten: undefined,
+  });
+  assert.equal(parsed.lines[1]?.ref, 'x');
+  assert.deepEqual([...parsed.ausser], []);
+  assert.equal(parsed.konten, undefined);
+  assert.equal(parsed.waehrung, 'EUR');
+});
+
+test('every field of a line and of the request is read', () => {
+  const parsed = request(
+    '{"zeilen":[{"ref":"2026-03-14/7","datum":"2024-02-29","betrag":-12.6,"tage":0,"toleranz":0.5,' +
+      '"vorzeichen":"beide","teile":3,"konten":["Barkasse"]}],"ausser":[4711,4698,-1],"konten":["Bank"],"waehrung":"eur"}',
+  );
+  const [first] = parsed.lines;
+  assert.equal(first?.betragCents, -1260);
+  assert.equal(first?.toleranzCents, 50);
+  assert.equal(first?.tage, 0);
+  assert.equal(first?.beide, true);
+  assert.equal(first?.teile, 3);
+  assert.deepEqual(first?.konten, ['Barkasse']);
+  assert.deepEqual([...parsed.ausser], [4711, 4698, -1]);
+  assert.deepEqual(parsed.konten, ['Bank']);
+  assert.equal(parsed.waehrung, 'eur');
+});
+
+test('a JSON number is read from its text, exact in cents: 4.35 is 435, never 434.99…', () => {
+  const cases: Array<[string, number]> = [
+    ['4.35', 435],
+    ['-4.35', -435],
+    ['0.07', 7],
+    ['1.10', 110],
+    ['-0', 0],
+    ['999999999999.99', 99_999_999_999_999],
+    ['"-12,50"', -1250],
+    ['"+7"', 700],
+  ];
+  for (const [text, cents] of cases) {
+    const parsed = request(`{"zeilen":[{"datum":"2026-01-01","betrag":${text}}]}`);
+    assert.equal(parsed.lines[0]?.betragCents, cents, text);
+  }
+});
+
+test('an amount with an exponent, three decimals or too many digits is refused, as text or number', () => {
+  for (const text of [
+    '1e2',
+    '1.5E1',
+    '4.355',
+    '0.30000000000000004',
+    '1000000000000',
+    '"1 000"',
+    '""',
+    'true',
+    'null',
+  ]) {
+    assert.equal(message(`{"zeilen":[{"datum":"2026-01-01","betrag":${text}}]}`), lineMessage(1, M.betrag), text);
+  }
+  assert.equal(message({ zeilen: [{ ...line, toleranz: -1 }] }), lineMessage(1, M.toleranz));
+  assert.equal(message({ zeilen: [{ ...line, toleranz: '+1' }] }), lineMessage(1, M.toleranz));
+});
+
+test('the messages name the line (1-based) and the field, the first error found', () => {
+  const cases: Array<[unknown, string]> = [
+    ['{"zeilen":', M.badJson],
+    ['', M.badJson],
+    ['[]', M.notObject],
+    ['null', M.notObject],
+    [{ zeilen: [line], extra: 1 }, M.unknown('extra')],
+    [{ extra: 1 }, M.unknown('extra')],
+    [{ ['x'.repeat(50)]: 1 }, M.unknown('x'.repeat(40))],
+    [{}, M.missing('zeilen')],
+    [{ zeilen: [] }, M.zeilen],
+    [{ zeilen: line }, M.zeilen],
+    [{ zeilen: Array(1001).fill(line) }, M.zeilen],
+    [{ zeilen: [line, 7] }, lineMessage(2, M.lineNotObject)],
+    [{ zeilen: [line, [line]] }, lineMessage(2, M.lineNotObject)],
+    [{ zeilen: [line, line, { ...line, wert: 1, betrag: 'x' }] }, lineMessage(3, M.unknown('wert'))],
+    [{ zeilen: [{ ...line, ref: 7 }] }, lineMessage(1, M.ref)],
+    [{ zeilen: [{ ...line, ref: 'x'.repeat(201) }] }, lineMessage(1, M.ref)],
+    [{ zeilen: [{ betrag: '1' }] }, lineMessage(1, M.missing('datum'))],
+    [{ zeilen: [{ datum: '2025-02-29', betrag: '1' }] }, lineMessage(1, M.datum)],
+    [{ zeilen: [{ datum: '2025-02-29' }] }, lineMessage(1, M.datum)],
+    [{ zeilen: [{ datum: '2025-02-28' }] }, lineMessage(1, M.missing('betrag'))],
+    [{ zeilen: [line, line, { ...line, betrag: '12.345' }] }, lineMessage(3, M.betrag)],
+    [{ zeilen: [{ ...line, tage: 367 }] }, lineMessage(1, M.tage)],
+    [{ zeilen: [{ ...line, tage: -1 }] }, lineMessage(1, M.tage)],
+    ['{"zeilen":[{"datum":"2026-01-01","betrag":1,"tage":1.0}]}', lineMessage(1, M.tage)],
+    [{ zeilen: [{ ...line, tage: '3' }] }, lineMessage(1, M.tage)],
+    [{ zeilen: [{ ...line, vorzeichen: 'andere' }] }, lineMessage(1, M.vorzeichen)],
+    [{ zeilen: [{ ...line, teile: 4 }] }, lineMessage(1, M.teile)],
+    [{ zeilen: [{ ...line, teile: 0 }] }, lineMessage(1, M.teile)],
+    [{ zeilen: [{ ...line, konten: 'Bank' }] }, lineMessage(1, M.konten)],
+    [{ zeilen: [{ ...line, konten: [1] }] }, lineMessage(1, M.konten)],
+    [{ zeilen: [{ ...line, konten: Array(101).fill('Bank') }] }, lineMessage(1, M.konten)],
+    [{ zeilen: [line], ausser: [1.5] }, M.ausser],
+    [{ zeilen: [line], ausser: ['1'] }, M.ausser],
+    [{ zeilen: [line], ausser: Array(10_001).fill(1) }, M.ausser],
+    ['{"zeilen":[{"datum":"2026-01-01","betrag":1}],"ausser":[12345678901234567]}', M.ausser],
+    [{ zeilen: [line], konten: [null] }, M.konten],
+    [{ zeilen: [line], waehrung: 'EURO' }, M.waehrung],
+    [{ zeilen: [line], waehrung: 978 }, M.waehrung],
+    // A line's error comes before those of the fields after `zeilen`.
+    [{ zeilen: [{ ...line, teile: 9 }], waehrung: 'EURO' }, lineMessage(1, M.teile)],
+  ];
+  for (const [body, expected] of cases) assert.equal(message(body), expected, JSON.stringify(body).slice(0, 80));
+  assert.equal(message({ zeilen: [line], ausser: Array(10_000).fill(1), waehrung: 'x' }), M.waehrung);
+});
+
+test('a ref of 200 characters counts code points; the body is UTF-8 or refused', () => {
+  assert.equal(request({ zeilen: [{ ...line, ref: '€'.repeat(100) + '😀'.repeat(100) }] }).lines[0]?.ref.length, 300);
+  assert.deepEqual(parseReconcileBody(new Uint8Array([0x7b, 0xff, 0x7d])), { ok: false, message: M.badJson });
+});
