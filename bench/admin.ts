@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { countAnswers } from '../bin/monitoring.js';
+import { countAnswers } from '../bin/admin/monitoring.js';
 import { ERRORS } from '../lib/messages.js';
 import { countSearchWait, createMetrics } from '../lib/metrics.js';
 import { recordFacts } from '../lib/request-facts.js';

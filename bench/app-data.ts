@@ -10,7 +10,7 @@ import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { mulberry32 } from '../bin/demo.js';
+import { mulberry32 } from '../bin/books/demo.js';
 import {
   type AccountKey,
   type LedgerTransaction,

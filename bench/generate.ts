@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { mulberry32 } from '../bin/demo.js';
+import { mulberry32 } from '../bin/books/demo.js';
 
 const { values } = parseArgs({
   options: {

@@ -56,7 +56,7 @@ for (const root of positionals) {
   const load = async (path: string): Promise<Any> => import(pathToFileURL(join(resolve(root), 'dist', path)).href);
   const db = new Database(FILE, { readonly: true, fileMustExist: true });
   const { createHandler } = await load('lib/index.js');
-  const { withAccessLog } = await load('bin/log.js');
+  const { withAccessLog } = await load('bin/base/log.js');
   handlers.push(withAccessLog(createHandler(db, { username: 'bench', password: 'bench' }, { maxAuthFailures: 0 })));
 }
 

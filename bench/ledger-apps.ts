@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { mulberry32 } from '../bin/demo.js';
+import { mulberry32 } from '../bin/books/demo.js';
 import { ledger, writeGnuCash, writeKMyMoney } from '../fixtures/ledger-books.js';
 import { KMYMONEY_DATE_INDEX } from '../lib/apps/kmymoney.js';
 import { createHandler } from '../lib/index.js';

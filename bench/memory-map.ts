@@ -67,7 +67,7 @@ const dearest: SearchQuery = {
   limit: 1000,
 };
 
-// The command's page cache is SQLite's default, 2,000 KiB (bin/database-file.ts).
+// The command's page cache is SQLite's default, 2,000 KiB (bin/files/database-file.ts).
 const CONFIGURATIONS = [
   { label: 'map of 1 GiB', mmap: 1024 ** 3, cacheKiB: 2_000 },
   { label: 'no map (the command)', mmap: 0, cacheKiB: 2_000 },

@@ -131,12 +131,12 @@ async function measureBuild(root: string, queries: SearchQuery[]): Promise<Recor
   ]) {
     lib[name] = await load(`lib/${name}.js`);
   }
-  const log = (await load('bin/log.js')) as Any;
+  const log = (await load('bin/base/log.js')) as Any;
   const searchLib = lib['search/index'] ?? lib['search'];
 
   const db = new Driver(FILE, { readonly: true, fileMustExist: true });
   // As the command opens it (where this build's command maps the file).
-  const database = await load('bin/database-file.js');
+  const database = await load('bin/files/database-file.js');
   if (typeof database?.['MMAP_BYTES'] === 'number') db.pragma(`mmap_size = ${database['MMAP_BYTES']}`);
   const raw = queries.map((q) => toQueryString(q));
   const search = searchLib.createBookingSearch(db);

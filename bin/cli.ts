@@ -1,19 +1,23 @@
 // The launcher: argv, the environment and the configuration file they name → one command,
 // handed to the module that runs it (a registry of commands, as caddy's commands.go).
-// Serving is bin/serve.ts. Every failure ends in one line on stderr (a worker's goes to its
+// Serving is bin/serve/serve.ts. Every failure ends in one line on stderr (a worker's goes to its
 // primary, which says it once) and a non-zero exit code.
 
 import cluster from 'node:cluster';
-import { CONFIG_KEYS, type Command, configFlag, parseCommandLine, type ServeCommand, USAGE } from './args.js';
-import { checkInGuard, reportOnBooks } from './check.js';
-import { readConfigFile } from './config-file.js';
-import { configPath } from './configuration.js';
-import { CliError } from './errors.js';
-import { runHashPassword } from './hash-password.js';
-import { logLine } from './log.js';
-import { NAME, readPackageFile, readVersion } from './package.js';
-import { runServe } from './serve.js';
-import { reportFailure } from './workers.js';
+import { CliError, logLine, NAME, readPackageFile, readVersion } from './base/index.js';
+import { reportFailure } from './cluster/index.js';
+import { checkInGuard, reportOnBooks, runHashPassword } from './commands/index.js';
+import {
+  CONFIG_KEYS,
+  type Command,
+  configFlag,
+  configPath,
+  parseCommandLine,
+  readConfigFile,
+  type ServeCommand,
+  USAGE,
+} from './config/index.js';
+import { runServe } from './serve/index.js';
 
 /** How a command runs; a number it gives is the exit code. `reread` reads the serving command again (SIGHUP). */
 type Run<C extends Command> = (command: C, reread: () => ServeCommand) => Promise<unknown> | undefined;

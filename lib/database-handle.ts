@@ -28,7 +28,7 @@ const PROBE_BINDINGS = { bound: 1, text: 'Bürobedarf', unused: 0 };
  * Throws unless `db` is an open better-sqlite3 database (or behaves like one) holding the
  * tables `mapping` reads (docs/API.md's schema by default), whose bookings the search can
  * answer exactly as `check` judges them (lib/meaning.ts). `meaningJudged`: the command's
- * serving process, over a file its guard process has just judged whole (bin/guard.ts) and
+ * serving process, over a file its guard process has just judged whole (bin/guard/guard.ts) and
  * that is still that file with that schema: the bookings are not read a second time.
  */
 export function validateDatabase(

@@ -55,7 +55,7 @@ export function createHandler(
 }
 
 /**
- * For the command (bin/): the handler over a search it made itself (bin/guard.ts), with
+ * For the command (bin/): the handler over a search it made itself (bin/guard/guard.ts), with
  * `options` resolved by resolveOptions; their `app` and `tables` are the search's business.
  */
 export function createHandlerOver(
@@ -121,7 +121,7 @@ export function createHandlerOver(
   function route(exchange: Exchange, verdict: LoginVerdict): void {
     const { req, res, path, facts } = exchange;
     if (verdict.kind !== 'user') {
-      // The access log names the user a failed login tried (bin/log.ts escapes it).
+      // The access log names the user a failed login tried (bin/base/log.ts escapes it).
       facts.attempted = verdict.attempted;
       return sendError(res, ...refusal(verdict, challengeHeader));
     }

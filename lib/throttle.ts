@@ -34,7 +34,7 @@ export type ThrottleRule = 'address' | 'user' | 'global' | 'unauthenticated';
 /**
  * What a login asks of a throttle (lib/login.ts), in the contract's order. One throttle may
  * serve several handlers (the books of a service), and its counts may live in another
- * process (bin/shared-throttle.ts, for --workers): then `reserve` answers with a promise.
+ * process (bin/cluster/shared-throttle.ts, for --workers): then `reserve` answers with a promise.
  */
 export interface Throttle {
   /** Seconds until `address` may present credentials again (≥ 1), or 0 when it may. */

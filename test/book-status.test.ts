@@ -1,4 +1,4 @@
-// What a served file is now (bin/database.ts, status()): the state the admin listener's
+// What a served file is now (bin/books/database.ts, status()): the state the admin listener's
 // /ready and /metrics report for each book, followed through a restore, a deletion and a
 // file that is no database. The CLI's lines for the same story are test/cli-database.test.ts's.
 
@@ -7,7 +7,7 @@ import { copyFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { type DatabaseStatus, watchDatabase } from '../bin/database.js';
+import { type DatabaseStatus, watchDatabase } from '../bin/books/database.js';
 import { createHandlerOver } from '../lib/handler.js';
 import { resolveOptions } from '../lib/options.js';
 import { buildDatabase, CREDENTIALS, tempDir } from './support/helpers.js';

@@ -11,7 +11,7 @@ import { chmodSync, chownSync, copyFileSync, mkdirSync, renameSync, statSync } f
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { Guard } from '../bin/guarded.js';
+import { Guard } from '../bin/guard/guarded.js';
 import { addViews } from '../fixtures/many-views.js';
 import { errorCode, type Outcome, type SearchRows } from '../lib/internal.js';
 import { parseSearchQuery } from '../lib/query.js';

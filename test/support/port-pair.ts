@@ -3,7 +3,7 @@
 // node:cluster's channel does) and delivered in a later turn of the event loop.
 
 import { EventEmitter } from 'node:events';
-import type { Port } from '../../bin/channel.js';
+import type { Port } from '../../bin/base/channel.js';
 
 export interface TestPort extends Port {
   /** Messages sent from this end so far. */

@@ -1,4 +1,4 @@
-// The admin listener's answers (bin/admin.ts) from given facts; the CLI's own use of it,
+// The admin listener's answers (bin/admin/admin.ts) from given facts; the CLI's own use of it,
 // with real books, workers and Prometheus, is test/admin.test.ts.
 
 import assert from 'node:assert/strict';
@@ -14,9 +14,9 @@ import {
   MAX_ADMIN_CONNECTIONS,
   type Readiness,
   reportBook,
-} from '../../bin/admin.js';
-import { parseCommandLine, type ServeCommand } from '../../bin/args.js';
-import { warnAboutSetup } from '../../bin/greeting.js';
+} from '../../bin/admin/admin.js';
+import { parseCommandLine, type ServeCommand } from '../../bin/config/args.js';
+import { warnAboutSetup } from '../../bin/serve/greeting.js';
 import { judge } from '../../lib/meaning.js';
 import { request, serve } from '../support/helpers.js';
 

@@ -4,9 +4,9 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type Command, parseCommandLine } from '../../bin/args.js';
-import { parseCredentialsFile } from '../../bin/credentials.js';
-import { CliError } from '../../bin/errors.js';
+import { CliError } from '../../bin/base/errors.js';
+import { type Command, parseCommandLine } from '../../bin/config/args.js';
+import { parseCredentialsFile } from '../../bin/config/credentials.js';
 import { validateCredentials } from '../../lib/credentials.js';
 
 const USER = { BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: 'ge:heim' };
@@ -23,7 +23,7 @@ function outcome(argv: string[], env: NodeJS.ProcessEnv): Command | { error: str
 
 /**
  * Only the keys the row names are compared, so a new option does not touch every row; a
- * key that is no field of the command is looked up among its settings (bin/settings.ts).
+ * key that is no field of the command is looked up among its settings (bin/config/settings.ts).
  */
 function pick(value: object, keys: string[]): Record<string, unknown> {
   const fields = value as Record<string, unknown>;

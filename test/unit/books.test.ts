@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type BookConfig, diffBooks, sameUsers } from '../../bin/books.js';
+import { type BookConfig, diffBooks, sameUsers } from '../../bin/config/book-config.js';
 
 const book = (name: string, more: Partial<BookConfig> = {}): BookConfig => ({
   name,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createChannel, isChannelMessage } from '../../bin/channel.js';
+import { createChannel, isChannelMessage } from '../../bin/base/channel.js';
 import { portPair, settle } from '../support/port-pair.js';
 
 test('a request gets the answer of the handler at the other end, a promise resolved or a value', async () => {

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { parseConfig, readConfigFile } from '../../bin/config-file.js';
-import { CliError } from '../../bin/errors.js';
+import { CliError } from '../../bin/base/errors.js';
+import { parseConfig, readConfigFile } from '../../bin/config/config-file.js';
 import { tempDir } from '../support/helpers.js';
 
 const FILE = '/etc/booking-search-server/books.conf';

@@ -4,11 +4,11 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CONFIG_KEYS, type Command, parseCommandLine, readApp, type ServeCommand } from '../../bin/args.js';
-import { parseConfig } from '../../bin/config-file.js';
-import { resolveBooks, strayVariables, variableName } from '../../bin/configuration.js';
-import { CliError } from '../../bin/errors.js';
-import { readTableNames } from '../../bin/settings.js';
+import { CliError } from '../../bin/base/errors.js';
+import { CONFIG_KEYS, type Command, parseCommandLine, readApp, type ServeCommand } from '../../bin/config/args.js';
+import { parseConfig } from '../../bin/config/config-file.js';
+import { resolveBooks, strayVariables, variableName } from '../../bin/config/configuration.js';
+import { readTableNames } from '../../bin/config/settings.js';
 
 const FILE = '/etc/booking-search-server/books.conf';
 const USER = { BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: 'ge:heim' };

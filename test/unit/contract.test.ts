@@ -1,12 +1,12 @@
 // One source for each list. The code holds the query parameters (lib/query.ts), the
-// errors (lib/messages.ts) and the CLI usage (bin/args.ts); docs/API.md, openapi.json,
+// errors (lib/messages.ts) and the CLI usage (bin/config/args.ts); docs/API.md, openapi.json,
 // the README, docs/operations.md and the test oracle each repeat them for their readers.
 // These tests fail as soon as one copy is changed without the others.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { USAGE } from '../../bin/args.js';
+import { USAGE } from '../../bin/config/args.js';
 import { MAX_HASH_WAIT_MS } from '../../lib/login.js';
 import { ERROR_CODES, ERRORS, QUERY_MESSAGES } from '../../lib/messages.js';
 import { resolveOptions } from '../../lib/options.js';

@@ -8,7 +8,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { openDatabase } from '../../bin/database-file.js';
+import { openDatabase } from '../../bin/files/database-file.js';
 import { createBookingSearch } from '../../lib/search/index.js';
 import { WIDEST as EVERY_BOOKING } from '../support/cash-book.js';
 import { fixtureSql, tempDir } from '../support/helpers.js';

@@ -1,8 +1,8 @@
-// bin/log.ts: a value that did not come from this program, made fit for one log line.
+// bin/base/log.ts: a value that did not come from this program, made fit for one log line.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { logValue, MAX_LINE_CHARACTERS, MAX_LOGGED_CHARACTERS } from '../../bin/log.js';
+import { logValue, MAX_LINE_CHARACTERS, MAX_LOGGED_CHARACTERS } from '../../bin/base/log.js';
 
 test('logValue escapes what could break or forge a line, and leaves the rest as it is', () => {
   const cases: Array<[string, string]> = [

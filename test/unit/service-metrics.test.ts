@@ -1,8 +1,8 @@
-// What /metrics says for the counts of several processes (bin/service-metrics.ts).
+// What /metrics says for the counts of several processes (bin/admin/service-metrics.ts).
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { noneRetired, type ProcessReport, renderMetrics, retire } from '../../bin/service-metrics.js';
+import { noneRetired, type ProcessReport, renderMetrics, retire } from '../../bin/admin/service-metrics.js';
 import {
   countRequest,
   countSearchWait,

@@ -1,4 +1,4 @@
-// Each setting is defined once: the command's in bin/settings.ts, the library's defaults in
+// Each setting is defined once: the command's in bin/config/settings.ts, the library's defaults in
 // lib/options.ts (DEFAULTS). Everything else that names a setting derives from them or is
 // held to them here: --help's Options, the flags parseArgs takes, the keys of the
 // configuration file, the library options a setting feeds, and the defaults the documents
@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { CONFIG_KEYS, parseCommandLine, type ServeCommand, USAGE } from '../../bin/args.js';
-import { CliError } from '../../bin/errors.js';
-import { camel, type Flag, handlerOptions, SETTINGS, type Setting } from '../../bin/settings.js';
+import { CliError } from '../../bin/base/errors.js';
+import { CONFIG_KEYS, parseCommandLine, type ServeCommand, USAGE } from '../../bin/config/args.js';
+import { camel, type Flag, handlerOptions, SETTINGS, type Setting } from '../../bin/config/settings.js';
 import { DEFAULTS, resolveOptions } from '../../lib/options.js';
 
 const ROOT = join(import.meta.dirname, '../..');

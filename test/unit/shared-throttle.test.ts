@@ -1,10 +1,10 @@
 // The throttle of --workers: the counts in the primary, a replica in each worker
-// (bin/shared-throttle.ts), here over in-process channels instead of node:cluster's.
+// (bin/cluster/shared-throttle.ts), here over in-process channels instead of node:cluster's.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createChannel } from '../../bin/channel.js';
-import { createThrottleAuthority, createThrottleReplica } from '../../bin/shared-throttle.js';
+import { createChannel } from '../../bin/base/channel.js';
+import { createThrottleAuthority, createThrottleReplica } from '../../bin/cluster/shared-throttle.js';
 import { createMetrics, REFUSAL_INDEX } from '../../lib/metrics.js';
 import { DEFAULTS } from '../../lib/options.js';
 import { createThrottle, type Throttle, type ThrottleSettings } from '../../lib/throttle.js';

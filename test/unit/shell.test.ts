@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { test } from 'node:test';
-import { shellWord } from '../../bin/shell.js';
+import { shellWord } from '../../bin/base/shell.js';
 
 const AWKWARD = [
   '/srv/gkasse2/Kasse 2026.sqlite',

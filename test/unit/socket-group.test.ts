@@ -6,8 +6,8 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { test } from 'node:test';
-import { CliError } from '../../bin/errors.js';
-import { groupId } from '../../bin/socket.js';
+import { CliError } from '../../bin/base/errors.js';
+import { groupId } from '../../bin/listen/socket.js';
 
 test('a group number is taken as it is, and root is found by name', () => {
   assert.equal(groupId('4711'), 4711);

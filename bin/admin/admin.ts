@@ -1,0 +1,220 @@
+// The admin listener (--admin-port / --admin-socket): what an admin's tools ask a service —
+// is it alive, can it answer searches now, and its metrics — on a listener of its own, off
+// by default, without credentials, and with nothing on it that reads a booking. The API
+// listener never answers these paths, and this one never answers the API's.
+//
+//   GET /live     200 while the service serves; 503 once it stops
+//   GET /ready    200 when every book is served (can be searched now) in every process;
+//                 503 naming the books that are not, and why
+//   GET /metrics  the Prometheus text format (bin/admin/exposition.ts)
+//
+// As PostgREST's admin server does: /live and /ready for liveness and readiness probes
+// (systemd, Kubernetes, a load balancer, Uptime Kuma), /metrics for a scrape. Their answers
+// are never written to the access log: a probe every few seconds would drown it.
+//
+// It has the API listener's protections, since it runs in the serving process and anyone
+// who reaches it can use them without credentials: a request body is never read (the answer
+// closes the connection), the API's timeouts and header limit, protocol errors answered as
+// JSON, and at most MAX_ADMIN_CONNECTIONS connections open at once.
+
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { answerProtocolErrors } from '../../lib/index.js';
+import { describeError, errorCode, hasBadHost, withoutBookingValues } from '../../lib/internal.js';
+import { CliError } from '../base/index.js';
+import type { DatabaseStatus, ServedBook } from '../books/index.js';
+import { applySocketGroup, closeStalledConnections, prepareSocketPath } from '../listen/index.js';
+import { EXPOSITION_CONTENT_TYPE } from './exposition.js';
+
+/** One book as a process serves it: docs/operations.md, "Monitoring", names the states. */
+export interface BookReport {
+  name: string;
+  basePath: string;
+  state: DatabaseStatus['state'];
+  /**
+   * Why searches are not answered, as the log line says it but without a value from a
+   * booking (the examples of a file's judgement): /ready is read without credentials.
+   */
+  reason?: string;
+  /** Since when, as an ISO 8601 time. */
+  since: string;
+  /** How often another file was served at the path since the start (a restore by rename, say). */
+  replaced: number;
+}
+
+/** A served book's report: plain data, which a worker sends to the primary. */
+export function reportBook(book: ServedBook): BookReport {
+  const status = book.status();
+  return {
+    name: book.name,
+    basePath: book.basePath,
+    state: status.state,
+    ...(status.reason === undefined ? {} : { reason: withoutBookingValues(status.reason) }),
+    since: new Date(status.since).toISOString(),
+    replaced: status.replaced,
+  };
+}
+
+/** A book as /ready names it. */
+export type ReadyBook = Omit<BookReport, 'replaced'>;
+
+/** Whether every book can be searched now, in every process of the service. */
+export interface Readiness {
+  ready: boolean;
+  books: ReadyBook[];
+  /** With --workers: how many serve of how many there should be. */
+  workers?: { serving: number; of: number };
+}
+
+/** What the listener answers from; each promise settles (the service bounds how long it waits for a worker). */
+export interface AdminAnswers {
+  live(): boolean;
+  ready(): Promise<Readiness>;
+  metrics(): Promise<string>;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** The request handler of the admin listener. */
+export function createAdminHandler(answers: AdminAnswers): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    // Node's own check is off (answerProtocolErrors), as on the API listener: RFC 9112 §3.2.
+    if (hasBadHost(req)) {
+      return reply(res, 400, JSON_TYPE, '{"error":"bad request: one Host header is required"}\n', [
+        'Connection',
+        'close',
+      ]);
+    }
+    const path = (req.url ?? '').split('?', 1)[0];
+    if (path !== '/live' && path !== '/ready' && path !== '/metrics') {
+      return reply(
+        res,
+        404,
+        JSON_TYPE,
+        '{"error":"not found: the admin listener answers /live, /ready and /metrics"}\n',
+      );
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      return reply(res, 405, JSON_TYPE, '{"error":"method not allowed"}\n', ['Allow', 'GET, HEAD']);
+    }
+    if (path === '/live') {
+      const live = answers.live();
+      return reply(res, live ? 200 : 503, JSON_TYPE, `${JSON.stringify({ live })}\n`);
+    }
+    const answer =
+      path === '/ready'
+        ? answers.ready().then((readiness) => {
+            reply(res, readiness.ready ? 200 : 503, JSON_TYPE, `${JSON.stringify(readiness)}\n`);
+          })
+        : answers.metrics().then((text) => reply(res, 200, EXPOSITION_CONTENT_TYPE, text));
+    answer.catch((error: unknown) => {
+      if (res.headersSent) res.destroy();
+      else reply(res, 500, JSON_TYPE, `${JSON.stringify({ error: describeError(error) })}\n`);
+    });
+  };
+}
+
+function reply(res: ServerResponse, status: number, type: string, body: string, extra: readonly string[] = []): void {
+  // A body is never read: node:http would read all of it after the answer to keep the
+  // connection open (4 connections each announcing 100 GB had 15.7 GB read in 40 s, at
+  // 16 s of the serving process's CPU). Closed, the rest is never read.
+  const headers = res.req.headers;
+  const announced = headers['transfer-encoding'] !== undefined || Number(headers['content-length'] ?? 0) > 0;
+  res.writeHead(status, [
+    'Content-Type',
+    type,
+    'Content-Length',
+    String(Buffer.byteLength(body)),
+    'Cache-Control',
+    'no-store',
+    'X-Content-Type-Options',
+    'nosniff',
+    ...extra,
+    ...(announced && !extra.includes('Connection') ? ['Connection', 'close'] : []),
+  ]);
+  res.end(body);
+}
+
+/** Where the admin listener listens (ServeCommand's `admin`). */
+export type AdminAddress = { host: string; port: number } | { socket: string };
+
+/**
+ * Connections the admin listener keeps open at once; a new one beyond them is closed at
+ * once. A scraper and a few probes need a handful; without a bound 800 held connections
+ * held 835 file descriptors of the serving process.
+ */
+export const MAX_ADMIN_CONNECTIONS = 64;
+
+/** The API listener's timeouts (ServeCommand's `timeouts`), in milliseconds. */
+export interface AdminTimeouts {
+  headersMs: number;
+  requestMs: number;
+  keepAliveMs: number;
+  sendMs: number;
+}
+
+/** The admin listener's server, not yet listening: the API listener's protections around `createAdminHandler`. */
+export function createAdminServer(answers: AdminAnswers, timeouts: AdminTimeouts): Server {
+  const server = answerProtocolErrors(
+    createServer(
+      {
+        headersTimeout: timeouts.headersMs,
+        requestTimeout: timeouts.requestMs,
+        keepAliveTimeout: timeouts.keepAliveMs,
+        // Node looks for expired headers and requests only this often (default 30 s).
+        connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs),
+        maxHeaderSize: 16 * 1024,
+      },
+      createAdminHandler(answers),
+    ),
+  );
+  server.maxConnections = MAX_ADMIN_CONNECTIONS;
+  server.setTimeout(timeouts.sendMs);
+  closeStalledConnections(server, timeouts.sendMs);
+  return server;
+}
+
+/**
+ * Starts the admin listener at `where`, with the API listener's `timeouts`; its socket, if
+ * it is one, gets `group` (as --socket's does) and the mode of the process's umask
+ * (--socket-mode's, or 660 without --socket: bin/serve/serve.ts sets it). Resolves with the server and its address as a line says it; a
+ * CliError says why it cannot listen.
+ */
+export async function listenAdmin(
+  where: AdminAddress,
+  answers: AdminAnswers,
+  group: string | undefined,
+  timeouts: AdminTimeouts,
+): Promise<{ server: Server; address: string }> {
+  const server = createAdminServer(answers, timeouts);
+  try {
+    if ('socket' in where) {
+      await prepareSocketPath(where.socket);
+      server.listen(where.socket);
+      await once(server, 'listening');
+      applySocketGroup({ path: where.socket, mode: 0, group });
+      return { server, address: `unix:${where.socket}:/` };
+    }
+    server.listen(where.port, where.host);
+    await once(server, 'listening');
+  } catch (error: unknown) {
+    server.close();
+    if (error instanceof CliError) throw error;
+    const place = 'socket' in where ? `socket ${where.socket}` : `${where.host}:${where.port}`;
+    // As the API listener says them (bin/serve/listener.ts).
+    const code = errorCode(error);
+    const why =
+      code === 'EADDRINUSE'
+        ? 'another process is listening there'
+        : code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN'
+          ? 'no such address on this machine'
+          : code === 'EACCES' && !('socket' in where)
+            ? 'no permission to listen on this port (ports below 1024 need privileges)'
+            : describeError(error);
+    throw new CliError(`the admin listener cannot listen on ${place}: ${why}`);
+  }
+  const { port } = server.address() as AddressInfo;
+  const host = where.host.includes(':') ? `[${where.host}]` : where.host;
+  return { server, address: `http://${host}:${port}/` };
+}

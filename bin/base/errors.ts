@@ -1,0 +1,24 @@
+// The command's one error type and how it words a file system error. A leaf: it imports
+// nothing of bin/, so every module of the command can use it without an import cycle.
+
+import { errorCode } from '../../lib/internal.js';
+
+/** A problem the command ends with: one line for the user, and the exit code. */
+export class CliError extends Error {
+  /** 2 for a wrong command line, 1 for everything that goes wrong after it. */
+  readonly exitCode: 1 | 2;
+
+  constructor(message: string, exitCode: 1 | 2 = 1) {
+    super(message);
+    this.exitCode = exitCode;
+  }
+}
+
+/** A file system error in a few words: `no such file`, `permission denied`, … */
+export function describeFsError(error: unknown): string {
+  const code = errorCode(error);
+  if (code === 'ENOENT') return 'no such file';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'EISDIR') return 'it is a directory';
+  return error instanceof Error ? error.message : String(error);
+}

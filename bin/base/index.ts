@@ -1,0 +1,21 @@
+// The command's base: its one error type, the log, the channel between its processes, the
+// words it prints for a shell, the package's own facts. Runs in every process of the command
+// (the service, the primary of --workers, a worker, a guard); imports no other room.
+//
+// This file is the room's door: the other rooms import from it only.
+
+export { type Channel, createChannel, type Port } from './channel.js';
+export { CliError, describeFsError } from './errors.js';
+export {
+  errorLineTemplate,
+  type LogLevel,
+  logInfo,
+  logLine,
+  logValue,
+  MAX_LINE_CHARACTERS,
+  setLogFormat,
+  withAccessLog,
+} from './log.js';
+export { moduleBeside } from './module-file.js';
+export { NAME, readPackageFile, readVersion } from './package.js';
+export { shellWord } from './shell.js';

@@ -1,0 +1,16 @@
+// The books a service serves: each book's file followed over time (replaced, deleted,
+// locked, a new schema), the in-memory demo book, and all the books of a configuration
+// behind one handler. Runs in the serving process (the only process, or each worker).
+//
+// This file is the room's door: the other rooms import from it only.
+
+export type { ServedBook } from './books.js';
+export {
+  type BuildHandler,
+  type DatabaseStatus,
+  inMemoryDatabase,
+  preflightDatabaseFile,
+  watchDatabase,
+} from './database.js';
+export { createDemoDatabase, createEmptyBook, type DemoDatabase } from './demo.js';
+export { type BookService, serveBooks, usersOf } from './serve-books.js';

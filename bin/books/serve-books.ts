@@ -1,0 +1,237 @@
+// The books of a configuration file behind one listener (docs/operations.md, Many books):
+// one watched database and handler per book (its WAL wait, replaced-file watch, statistics
+// and search turns its own), mountHandlers choosing by base path, and the fallback for a
+// path that names no book. A reload builds what is new before it changes anything, swaps
+// the table at once, and closes a book that left only when its last request has ended:
+// the other books' connections and searches never notice.
+
+import type { IncomingMessage } from 'node:http';
+import { type Credentials, mountHandlers, type RequestHandler } from '../../lib/index.js';
+import type { LogLevel } from '../base/index.js';
+import { type BookConfig, diffBooks } from '../config/index.js';
+import type { BookStatus, ServedBook } from './books.js';
+import { type BuildHandler, type ErrorHook, type ServedDatabase, watchDatabase } from './database.js';
+
+// A book that leaves lets its requests in flight finish for this long, as SIGTERM does.
+const RETIRE_GRACE_MS = 10_000;
+// SQLite's page cache of each book's connection, in KiB: an eighth of SQLite's default, so
+// that 100 books hold at most 25 MB of cached pages, not 200 MB. The upper levels of a
+// book's indexes stay cached; the rest comes from the kernel's page cache, shared with
+// the application (BENCHMARKS.md, "Many books", measures what that costs a search).
+export const BOOK_CACHE_KIB = 256;
+
+export interface BookService {
+  /** Settles with the first look at every book's file: a CliError when one cannot be served (bin/books/database.ts, ready). */
+  ready: Promise<void>;
+  /** Every request of the listener. */
+  handler: RequestHandler;
+  /** The books served now, in the file's order. */
+  books(): readonly ServedBook[];
+  /**
+   * Serves `books` from now on for `credentials`: new and changed books are built first (a
+   * CliError then, and nothing has changed), then the table is swapped; books that left
+   * are closed once their requests have ended. Returns what changed, for the log.
+   */
+  reload(books: readonly BookConfig[], credentials: readonly Credentials[]): Promise<string>;
+  close(): void;
+}
+
+export interface BookServiceParts {
+  /**
+   * How a book's file becomes its handler, for its users as they are when it is built (a
+   * replaced file is built anew, after a SIGHUP may have changed them); `recognised` hears
+   * the mapping found.
+   */
+  build(book: BookConfig, users: () => readonly Credentials[], recognised: (app: string) => void): BuildHandler;
+  /** The handler for paths that name no book: every user, created with `basePath`, one of the books'. */
+  fallback(basePath: string, credentials: readonly Credentials[]): RequestHandler;
+  log(line: string, level: Exclude<LogLevel, 'info'>): void;
+  logError: ErrorHook;
+  /** How long an open of a book's file, and a search run in a guard process, may take (bin/books/database.ts). */
+  limitMs?: number;
+}
+
+interface Book {
+  config: BookConfig;
+  users: readonly Credentials[];
+  database: ServedDatabase;
+  /** The mapping served, once the file was read. */
+  app: string | undefined;
+  inFlight: number;
+  retired: boolean;
+  handler: RequestHandler;
+  view: ServedBook;
+}
+
+/** The users of `credentials` that `book` names (all of them without `users`). */
+export function usersOf(book: BookConfig, credentials: readonly Credentials[]): Credentials[] {
+  const names = book.users;
+  return names === undefined ? [...credentials] : credentials.filter((user) => names.includes(user.username));
+}
+
+export function serveBooks(
+  configs: readonly BookConfig[],
+  credentials: readonly Credentials[],
+  parts: BookServiceParts,
+): BookService {
+  let running: Book[] = [];
+  let everyone = credentials;
+  let table: RequestHandler = () => {};
+
+  function open(config: BookConfig, users: readonly Credentials[]): Book {
+    const book: Partial<Book> & { inFlight: number; retired: boolean } = { inFlight: 0, retired: false };
+    // The caller says it when a replaced file is recognised as another application's.
+    const build = parts.build(
+      config,
+      () => book.users ?? users,
+      (app) => {
+        book.app = app;
+      },
+    );
+    const database = watchDatabase(config.db ?? '', config, build, parts.log, parts.logError, {
+      cacheKiB: BOOK_CACHE_KIB,
+      limitMs: parts.limitMs,
+    });
+    const whole = book as Book;
+    Object.assign(whole, {
+      config,
+      users,
+      database,
+      handler: countInFlight(whole),
+      view: {
+        name: config.name,
+        basePath: config.basePath,
+        db: config.db,
+        status: (): BookStatus => ({ ...database.status(), app: whole.app ?? config.app }),
+      },
+    });
+    return whole;
+  }
+
+  /** The book's handler, counting its requests until their responses close. */
+  function countInFlight(book: Book): RequestHandler {
+    return (req, res, next) => {
+      book.inFlight += 1;
+      res.once('close', () => {
+        book.inFlight -= 1;
+        if (book.retired && book.inFlight === 0) book.database.close();
+      });
+      book.database.handler(req, res, next);
+    };
+  }
+
+  /** Out of the table already: closed now, or when its last request has ended (at most the grace). */
+  function retire(book: Book): void {
+    book.retired = true;
+    if (book.inFlight === 0) return book.database.close();
+    setTimeout(() => book.database.close(), RETIRE_GRACE_MS).unref();
+  }
+
+  function mount(): void {
+    const first = running[0]?.config.basePath ?? '';
+    table = mountHandlers(
+      running.map((book) => ({ basePath: book.config.basePath, handler: book.handler })),
+      // Created with one of the books' base paths, so that its own two paths never reach it.
+      parts.fallback(first, everyone),
+    );
+  }
+
+  /** The first look at each of `books`' files (bin/books/database.ts, ready); all closed when one cannot be served. */
+  async function firstLooks(books: readonly Book[]): Promise<void> {
+    try {
+      await Promise.all(books.map((book) => book.database.ready));
+    } catch (error: unknown) {
+      for (const book of books) book.database.close();
+      throw error;
+    }
+  }
+
+  try {
+    for (const config of configs) running.push(open(config, usersOf(config, credentials)));
+  } catch (error: unknown) {
+    for (const book of running) book.database.close();
+    throw error;
+  }
+  mount();
+  const ready = firstLooks(running);
+
+  return {
+    ready,
+    handler: (req: IncomingMessage, res, next) => table(req, res, next),
+    books: () => running.map((book) => book.view),
+
+    async reload(configs, credentials) {
+      const change = diffBooks(
+        running.map((book) => book.config),
+        configs,
+      );
+      const byName = new Map(running.map((book) => [book.config.name, book]));
+      const opened = new Map<string, Book>();
+      try {
+        for (const config of [...change.added, ...change.replaced.map(({ after }) => after)]) {
+          opened.set(config.name, open(config, usersOf(config, credentials)));
+        }
+      } catch (error: unknown) {
+        for (const book of opened.values()) book.database.close();
+        throw error;
+      }
+      await firstLooks([...opened.values()]);
+      const leaving = [...change.removed, ...change.replaced.map(({ before }) => before)];
+      const renewed: string[] = [];
+      running = configs.map((config) => {
+        const fresh = opened.get(config.name);
+        if (fresh !== undefined) return fresh;
+        const book = byName.get(config.name) as Book;
+        const users = usersOf(config, credentials);
+        // Only a book whose own users changed forgets what it verified.
+        if (!sameCredentials(book.users, users)) {
+          book.database.updateCredentials(users);
+          book.users = users;
+          renewed.push(config.name);
+        }
+        book.config = config;
+        return book;
+      });
+      everyone = credentials;
+      mount();
+      for (const config of leaving) retire(byName.get(config.name) as Book);
+      const said = (label: string, names: readonly string[]): string[] =>
+        names.length === 0 ? [] : [`${label} ${names.join(', ')}`];
+      const changes = [
+        ...said('added', names(change.added)),
+        ...said('removed', names(change.removed)),
+        ...said(
+          'served anew',
+          change.replaced.map(({ after }) => after.name),
+        ),
+        ...said('new users for', renewed),
+      ];
+      const books = `${configs.length} book${configs.length === 1 ? '' : 's'}`;
+      return changes.length === 0 ? `${books}, nothing changed` : `${books}: ${changes.join('; ')}`;
+    },
+
+    close() {
+      for (const book of running) book.database.close();
+    },
+  };
+}
+
+function names(books: readonly BookConfig[]): string[] {
+  return books.map((book) => book.name);
+}
+
+/** Whether two lists hold the same users with the same secrets, in the same order. */
+function sameCredentials(a: readonly Credentials[], b: readonly Credentials[]): boolean {
+  return (
+    a.length === b.length &&
+    a.every((user, i) => {
+      const other = b[i];
+      return (
+        other !== undefined &&
+        user.username === other.username &&
+        user.password === other.password &&
+        user.passwordHash === other.passwordHash
+      );
+    })
+  );
+}

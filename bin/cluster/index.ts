@@ -1,0 +1,8 @@
+// --workers N: the primary process that forks, supervises and restarts the workers, and
+// holds the login throttle's counts for all of them. Runs in the primary, and the worker's
+// side of each message in each worker.
+//
+// This file is the room's door: the other rooms import from it only.
+
+export { createThrottleAuthority, createThrottleReplica, type ThrottleAuthority } from './shared-throttle.js';
+export { adminLine, primaryChannel, type Role, reportFailure, reportListening, superviseWorkers } from './workers.js';

@@ -1,0 +1,344 @@
+// One login throttle for all the workers of --workers (docs/API.md, Throttling): the
+// budgets per address, per username and in all, and the memory of clients that logged in,
+// hold for the service as a whole, and a worker that ends takes no count with it.
+//
+// The counts live in the primary (`createThrottleAuthority`, the library's own throttle).
+// A worker holds a replica of what every worker must know at once (`createThrottleReplica`):
+// which addresses, usernames and the service as a whole are blocked until when, and which
+// (user, address) pairs logged in. So the request path stays local: a remembered client is
+// one lookup, and a blocked address is refused without asking anyone. Only credentials
+// that are not remembered — where a password-hash check costs tens of milliseconds anyway,
+// or a wrong plain password is a guess — ask the primary, which decides and counts in one
+// step (`reserve`), so that parallel guesses on several workers cannot overrun a budget.
+// The worker tells it the outcome (`forgive`, `recordSuccess`); requests without
+// credentials are told to it as they come, and it says once a window blocks.
+//
+// Every change the primary makes to what the replicas hold is sent to every worker in one
+// message per turn of its event loop; a worker that starts gets all of it first.
+
+import {
+  type LocalThrottle,
+  type Metrics,
+  REFUSAL_INDEX,
+  type Throttle,
+  type ThrottleRule,
+} from '../../lib/internal.js';
+import type { Channel } from '../base/index.js';
+
+// How long a worker waits for the primary's decision before the request fails (500, logged).
+const RESERVE_TIMEOUT_MS = 5_000;
+
+/** What changed in the primary's throttle, for the replicas; also a whole state, for a new worker. */
+export interface ThrottleUpdate {
+  /** [rule, key, until in ms since the epoch] */
+  blocks: [ThrottleRule, string, number][];
+  /** [rule, key] no longer blocked before its window ends (a failure taken back). */
+  unblocks: [ThrottleRule, string][];
+  /** [user, address] that logged in. */
+  known: [string, string][];
+  /** Addresses with requests without credentials counted: a login from there is told to the primary, which clears them. */
+  flagged: string[];
+  unflagged: string[];
+}
+
+interface ReserveRequest {
+  user: string;
+  address: string;
+  /** The worker's replica knows the pair: the primary takes its word (it may have forgotten the pair first). */
+  known: boolean;
+}
+interface ReserveReply {
+  retryAfter: number;
+  rule: ThrottleRule | null;
+}
+interface Pair {
+  user: string;
+  address: string;
+}
+
+/** The channel kinds of this protocol. */
+export const THROTTLE_MESSAGES = {
+  reserve: 'throttle.reserve',
+  forgive: 'throttle.forgive',
+  success: 'throttle.success',
+  unauthenticated: 'throttle.unauthenticated',
+  update: 'throttle.update',
+} as const;
+
+export interface ThrottleAuthority {
+  /** Answers the worker at the other end of `channel`, and sends it the whole state first. */
+  attach(channel: Channel): void;
+  /** Stops sending to `channel` (its worker ended). */
+  detach(channel: Channel): void;
+}
+
+/**
+ * In the primary: `throttle` holds the counts for every worker attached. `maxFlagged`
+ * bounds the addresses remembered for requests without credentials (the throttle's own
+ * bound on addresses).
+ */
+export function createThrottleAuthority(throttle: LocalThrottle, maxFlagged: number): ThrottleAuthority {
+  const channels = new Set<Channel>();
+  /** What the replicas hold as blocked: rule and key → until. */
+  const published = new Map<string, number>();
+  const flagged = new Set<string>();
+  let pending = emptyUpdate();
+  let scheduled = false;
+
+  const flush = (): void => {
+    scheduled = false;
+    const update = pending;
+    pending = emptyUpdate();
+    if (isEmpty(update)) return;
+    for (const channel of channels) channel.notify(THROTTLE_MESSAGES.update, update);
+  };
+  const changed = (): void => {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(flush);
+  };
+
+  /** Publishes each rule's block of the keys a change touched, where it differs from what the replicas hold. */
+  function publish(address: string, user: string | undefined): void {
+    const keys: [ThrottleRule, string][] = [
+      ['address', address],
+      ['unauthenticated', address],
+      ['global', ''],
+    ];
+    if (user !== undefined) keys.push(['user', user]);
+    for (const [rule, key] of keys) {
+      const until = throttle.blockedUntil(rule, key);
+      const id = `${rule}\u0000${key}`;
+      const before = published.get(id);
+      if (until > 0 && until !== before) {
+        published.set(id, until);
+        pending.blocks.push([rule, key, until]);
+        changed();
+      } else if (until === 0 && before !== undefined) {
+        published.delete(id);
+        // A window that simply ended needs no message: every replica knows its end.
+        if (before > Date.now()) {
+          pending.unblocks.push([rule, key]);
+          changed();
+        }
+      }
+    }
+  }
+
+  function flag(address: string): void {
+    if (flagged.has(address)) return;
+    flagged.add(address);
+    if (flagged.size > maxFlagged) {
+      const oldest = flagged.values().next();
+      if (oldest.done !== true) flagged.delete(oldest.value);
+    }
+    pending.flagged.push(address);
+    changed();
+  }
+
+  function reserve({ user, address, known }: ReserveRequest): ReserveReply {
+    if (known && !throttle.isKnown(user, address)) throttle.recordSuccess(address, user);
+    const retryAfter = throttle.reserve(user, address);
+    const rule = retryAfter === 0 ? null : ruleOf(throttle, user, address);
+    publish(address, user);
+    return { retryAfter, rule };
+  }
+
+  function success({ user, address }: Pair): void {
+    const known = throttle.isKnown(user, address);
+    throttle.recordSuccess(address, user);
+    if (!known) {
+      pending.known.push([user, address]);
+      changed();
+    }
+    if (flagged.delete(address)) {
+      pending.unflagged.push(address);
+      changed();
+    }
+    publish(address, user);
+  }
+
+  // Blocks whose window has ended are forgotten now and then, so that the map stays bounded.
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const [id, until] of published) if (until <= now) published.delete(id);
+  }, 60_000);
+  sweep.unref();
+
+  return {
+    attach(channel) {
+      channel.handle(THROTTLE_MESSAGES.reserve, (body) => reserve(body as ReserveRequest));
+      channel.handle(THROTTLE_MESSAGES.forgive, (body) => {
+        const { user, address } = body as Pair;
+        throttle.forgive(address, user);
+        publish(address, user);
+      });
+      channel.handle(THROTTLE_MESSAGES.success, (body) => success(body as Pair));
+      channel.handle(THROTTLE_MESSAGES.unauthenticated, (body) => {
+        const { address } = body as { address: string };
+        throttle.recordUnauthenticated(address);
+        flag(address);
+        publish(address, undefined);
+      });
+      const now = Date.now();
+      const state = emptyUpdate();
+      for (const [id, until] of published) {
+        if (until <= now) continue;
+        const [rule, key] = id.split('\u0000') as [ThrottleRule, string];
+        state.blocks.push([rule, key, until]);
+      }
+      state.known = throttle.knownClients().map(({ user, address }) => [user, address]);
+      state.flagged = [...flagged];
+      // Sent before anything else on this channel: the worker applies it before its first request.
+      channel.notify(THROTTLE_MESSAGES.update, state);
+      channels.add(channel);
+    },
+    detach(channel) {
+      channels.delete(channel);
+    },
+  };
+}
+
+/** Which rule refused credentials for `user` from `address`, in the order the throttle applies them. */
+function ruleOf(throttle: LocalThrottle, user: string, address: string): ThrottleRule {
+  if (throttle.blockedUntil('address', address) > 0) return 'address';
+  return throttle.blockedUntil('user', user) > 0 ? 'user' : 'global';
+}
+
+export interface ReplicaSettings {
+  maxKnownClients: number;
+  maxTrackedAddresses: number;
+  now: () => number;
+}
+
+/**
+ * In a worker: the throttle its handlers use, answered from the replica where it can and
+ * from the primary, over `channel`, where it must. Refusals are counted in `metrics` by rule.
+ */
+export function createThrottleReplica(channel: Channel, settings: ReplicaSettings, metrics?: Metrics): Throttle {
+  const { now } = settings;
+  const blocks: Record<ThrottleRule, Map<string, number>> = {
+    address: new Map(),
+    user: new Map(),
+    global: new Map(),
+    unauthenticated: new Map(),
+  };
+  // Insertion order is recency, as in the primary.
+  const known = new Set<string>();
+  const flagged = new Set<string>();
+  const pair = (user: string, address: string): string => `${user}:${address}`;
+  // The pair at the end of `known`, as in lib/throttle.ts.
+  let recentUser: string | undefined;
+  let recentAddress: string | undefined;
+
+  const refuse = (rule: ThrottleRule, seconds: number): number => {
+    if (metrics !== undefined) (metrics.refusals[REFUSAL_INDEX[rule]] as number) += 1;
+    return seconds;
+  };
+  const secondsLeft = (rule: ThrottleRule, key: string): number => {
+    const table = blocks[rule];
+    // Nothing blocked, as almost always: no lookup.
+    if (table.size === 0) return 0;
+    const until = table.get(key);
+    if (until === undefined) return 0;
+    const remaining = until - now();
+    if (remaining > 0) return Math.ceil(remaining / 1000);
+    blocks[rule].delete(key);
+    return 0;
+  };
+  const remember = (set: Set<string>, key: string, bound: number): void => {
+    set.delete(key);
+    set.add(key);
+    if (set.size > bound) {
+      const oldest = set.values().next();
+      if (oldest.done !== true) set.delete(oldest.value);
+    }
+  };
+
+  channel.handle(THROTTLE_MESSAGES.update, (body) => {
+    const update = body as ThrottleUpdate;
+    for (const [rule, key, until] of update.blocks) {
+      const table = blocks[rule];
+      table.set(key, until);
+      // As bounded as the primary's table: the oldest block is dropped first.
+      if (table.size > settings.maxTrackedAddresses) {
+        const oldest = table.keys().next();
+        if (oldest.done !== true) table.delete(oldest.value);
+      }
+    }
+    for (const [rule, key] of update.unblocks) blocks[rule].delete(key);
+    for (const [user, address] of update.known) remember(known, pair(user, address), settings.maxKnownClients);
+    // Pairs from other workers go behind this worker's most recent one.
+    if (update.known.length > 0) recentUser = recentAddress = undefined;
+    for (const address of update.flagged) remember(flagged, address, settings.maxTrackedAddresses);
+    for (const address of update.unflagged) flagged.delete(address);
+  });
+
+  function budgetRetryAfter(user: string, address: string): number {
+    const forUser = secondsLeft('user', user);
+    const forAll = secondsLeft('global', '');
+    if ((forUser === 0 && forAll === 0) || known.has(pair(user, address))) return 0;
+    return refuse(forUser > 0 ? 'user' : 'global', Math.max(forUser, forAll));
+  }
+
+  return {
+    retryAfter(address) {
+      const wait = secondsLeft('address', address);
+      return wait > 0 ? refuse('address', wait) : 0;
+    },
+
+    budgetRetryAfter,
+
+    recordUnauthenticated(address) {
+      const wait = secondsLeft('unauthenticated', address);
+      if (wait > 0) return refuse('unauthenticated', wait);
+      remember(flagged, address, settings.maxTrackedAddresses);
+      channel.notify(THROTTLE_MESSAGES.unauthenticated, { address });
+      return 0;
+    },
+
+    async reserve(user, address) {
+      // Spent as far as this worker knows already: no need to ask.
+      const spent = budgetRetryAfter(user, address);
+      if (spent > 0) return spent;
+      const request: ReserveRequest = { user, address, known: known.has(pair(user, address)) };
+      const reply = await channel.request<ReserveReply>(THROTTLE_MESSAGES.reserve, request, RESERVE_TIMEOUT_MS);
+      return reply.rule === null ? 0 : refuse(reply.rule, reply.retryAfter);
+    },
+
+    forgive(address, user) {
+      channel.notify(THROTTLE_MESSAGES.forgive, { user, address } satisfies Pair);
+    },
+
+    recordSuccess(address, user) {
+      // A client's next login, as most are, is the most recent already: two comparisons, as
+      // in the library's throttle, and nothing for the primary.
+      const flaggedHere = flagged.size > 0 && flagged.has(address);
+      if (user === recentUser && address === recentAddress && !flaggedHere) return;
+      const key = pair(user, address);
+      // The primary hears of a login only when it changes something there: a pair new to
+      // this worker, or an address with requests without credentials counted.
+      if (flaggedHere || !known.has(key)) {
+        channel.notify(THROTTLE_MESSAGES.success, { user, address } satisfies Pair);
+        flagged.delete(address);
+      }
+      remember(known, key, settings.maxKnownClients);
+      recentUser = user;
+      recentAddress = address;
+    },
+  };
+}
+
+function emptyUpdate(): ThrottleUpdate {
+  return { blocks: [], unblocks: [], known: [], flagged: [], unflagged: [] };
+}
+
+function isEmpty(update: ThrottleUpdate): boolean {
+  return (
+    update.blocks.length === 0 &&
+    update.unblocks.length === 0 &&
+    update.known.length === 0 &&
+    update.flagged.length === 0 &&
+    update.unflagged.length === 0
+  );
+}

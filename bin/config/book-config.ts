@@ -1,0 +1,75 @@
+// A book as the configuration names it (docs/operations.md, Many books), and what a reload
+// changes between two configurations, book by book.
+
+import type { TableNames } from '../../lib/internal.js';
+
+/** One book as configured: a `[book NAME]` section, or the single book of `--db`. */
+export interface BookConfig {
+  /** Its name in /status, the realm of its challenge and the logs; unique in a service. */
+  readonly name: string;
+  /** The database file; `undefined` for the in-memory demo. */
+  readonly db: string | undefined;
+  /** `own` or an application (lib/apps/); `undefined`: recognised by the file's tables. */
+  readonly app: string | undefined;
+  /** With the own schema: the tables' names, where they differ from the defaults. */
+  readonly tables: Partial<TableNames>;
+  /** The path before /api/v1, without a trailing slash; unique in a service. */
+  readonly basePath: string;
+  /** The users of the credentials who may read it; `undefined`: every user. */
+  readonly users: readonly string[] | undefined;
+}
+
+/** What a reload changes: books by name, before and after. */
+export interface BooksChange {
+  /** New names. */
+  readonly added: readonly BookConfig[];
+  /** Names no longer configured. */
+  readonly removed: readonly BookConfig[];
+  /** The same name with another file, mapping or base path: served anew. */
+  readonly replaced: ReadonlyArray<{ before: BookConfig; after: BookConfig }>;
+  /** The same name, file, mapping and base path, other users: the same handler takes them. */
+  readonly newUsers: ReadonlyArray<{ before: BookConfig; after: BookConfig }>;
+  /** Unchanged: their connections, searches, throttle counts and memory stay as they are. */
+  readonly kept: readonly BookConfig[];
+}
+
+/** How `after` differs from `before`, book by book (a book is its name). */
+export function diffBooks(before: readonly BookConfig[], after: readonly BookConfig[]): BooksChange {
+  const old = new Map(before.map((book) => [book.name, book]));
+  const names = new Set(after.map((book) => book.name));
+  const change = {
+    added: [] as BookConfig[],
+    removed: before.filter((book) => !names.has(book.name)),
+    replaced: [] as Array<{ before: BookConfig; after: BookConfig }>,
+    newUsers: [] as Array<{ before: BookConfig; after: BookConfig }>,
+    kept: [] as BookConfig[],
+  };
+  for (const book of after) {
+    const was = old.get(book.name);
+    if (was === undefined) change.added.push(book);
+    else if (!sameServing(was, book)) change.replaced.push({ before: was, after: book });
+    else if (!sameUsers(was.users, book.users)) change.newUsers.push({ before: was, after: book });
+    else change.kept.push(book);
+  }
+  return change;
+}
+
+/** Whether a book's users are the same list (their order does not matter). */
+export function sameUsers(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  const set = new Set(a);
+  return a.length === b.length && b.every((user) => set.has(user));
+}
+
+function sameServing(a: BookConfig, b: BookConfig): boolean {
+  return (
+    a.db === b.db &&
+    a.app === b.app &&
+    a.basePath === b.basePath &&
+    JSON.stringify(sortedEntries(a.tables)) === JSON.stringify(sortedEntries(b.tables))
+  );
+}
+
+function sortedEntries(tables: Partial<TableNames>): Array<[string, string | undefined]> {
+  return Object.entries(tables).sort(([x], [y]) => x.localeCompare(y));
+}

@@ -1,0 +1,152 @@
+// The configuration file (--config FILE), as PostgREST's and git's are written by hand:
+//
+//   # a comment line
+//   port = 8080                         the service's settings: the long flags' names without --
+//   credentials-file = /etc/booking-search-server/credentials
+//
+//   [book mueller]                      one section a book, its name in /status and the logs
+//   db = /srv/mueller/kasse.sqlite
+//   base-path = /mueller
+//   users = mueller, steuerbuero        absent: every user of the credentials
+//
+// Grammar (one line each; a CR before the line end and a BOM at the start are ignored):
+//   line    = blank / comment / section / setting
+//   comment = *WSP "#" *any
+//   section = *WSP "[" *WSP "book" 1*WSP name *WSP "]" *WSP
+//   name    = quoted / 1*( any but "]" and "\"" )       trimmed
+//   setting = *WSP key *WSP "=" *WSP value *WSP
+//   key     = lower-case letter *( lower-case letter / digit / "-" )
+//   value   = quoted / *any                             trimmed; empty is an error
+//   quoted  = DQUOTE *( any but DQUOTE and "\" / "\" DQUOTE / "\" "\" ) DQUOTE
+//
+// This module reads the file's structure: which keys, in which section, on which line.
+// What a value means is judged by whoever knows the setting, and names the line it got.
+// Untrusted text never throws here: the parser returns the configuration or one message
+// naming the file and the line.
+
+import { readFileSync } from 'node:fs';
+import { CliError, describeFsError } from '../base/index.js';
+import { ensureOnlyOwnerCanChange } from '../files/index.js';
+import { BOOK_SETTINGS } from './settings.js';
+
+/** One `key = value` line. */
+export interface ConfigEntry {
+  readonly key: string;
+  /** Unquoted and trimmed; never empty. */
+  readonly value: string;
+  /** Its line in the file, from 1. */
+  readonly line: number;
+}
+
+/** A `[book NAME]` section. */
+export interface BookSection {
+  readonly name: string;
+  /** The line of its `[book NAME]`. */
+  readonly line: number;
+  readonly entries: readonly ConfigEntry[];
+}
+
+export interface ConfigFile {
+  /** The file's path as given, for messages. */
+  readonly file: string;
+  /** The keys before the first section: the service's settings. */
+  readonly service: readonly ConfigEntry[];
+  readonly books: readonly BookSection[];
+}
+
+export type ParsedConfig = { ok: true; config: ConfigFile } | { ok: false; message: string };
+
+/** The keys a `[book NAME]` section may hold: a book's settings (bin/config/settings.ts) and its users. */
+export const BOOK_KEYS: readonly string[] = [...BOOK_SETTINGS, 'users'];
+
+// Anchored, bounded: a key is a long flag's name; a line is not a novel.
+const KEY = /^[a-z][a-z0-9-]{0,39}$/;
+const SETTING = /^([^=]*?)\s*=\s*(.*)$/;
+const SECTION = /^\[\s*(\S+)(?:\s+(.*?))?\s*\]$/;
+const QUOTED = /^"((?:[^"\\]|\\["\\])*)"$/;
+const MAX_LINE_CHARS = 4096;
+
+/**
+ * The structure of a configuration file's `text`: the service's entries and the books, or
+ * the first problem as `FILE:LINE: what is wrong`. `serviceKeys` are the keys allowed
+ * before the first section (the flags' names); a section allows BOOK_KEYS.
+ */
+export function parseConfig(text: string, file: string, serviceKeys: ReadonlySet<string>): ParsedConfig {
+  const service: ConfigEntry[] = [];
+  const books: Array<{ name: string; line: number; entries: ConfigEntry[] }> = [];
+  const lines = (text.startsWith('\uFEFF') ? text.slice(1) : text).split('\n');
+  const at = (line: number, problem: string): ParsedConfig => ({ ok: false, message: `${file}:${line}: ${problem}` });
+
+  for (let index = 0; index < lines.length; index += 1) {
+    const number = index + 1;
+    const raw = lines[index] ?? '';
+    const line = (raw.endsWith('\r') ? raw.slice(0, -1) : raw).trim();
+    if (line === '' || line.startsWith('#')) continue;
+    if (line.length > MAX_LINE_CHARS) return at(number, `the line is longer than ${MAX_LINE_CHARS} characters`);
+
+    if (line.startsWith('[')) {
+      const section = SECTION.exec(line);
+      if (section === null) return at(number, 'a section is written [book NAME]');
+      if (section[1] !== 'book') return at(number, `unknown section [${section[1]}]: a section is written [book NAME]`);
+      const name = unquote(section[2] ?? '');
+      if (name === undefined || name === '') return at(number, 'a section is written [book NAME]; the name is missing');
+      const first = books.find((book) => book.name === name);
+      if (first !== undefined) return at(number, `book '${name}' is given again (first on line ${first.line})`);
+      books.push({ name, line: number, entries: [] });
+      continue;
+    }
+
+    const setting = SETTING.exec(line);
+    if (setting === null) return at(number, 'expected key = value, [book NAME] or a # comment');
+    const key = setting[1] ?? '';
+    const book = books.at(-1);
+    if (!KEY.test(key)) return at(number, `'${key}' is not a key: keys are the long flags' names without --`);
+    if (book === undefined ? !serviceKeys.has(key) : !BOOK_KEYS.includes(key)) {
+      return at(number, unknownKey(key, book?.name, serviceKeys));
+    }
+    const value = unquote(setting[2] ?? '');
+    if (value === undefined) {
+      return at(
+        number,
+        `the value of ${key} starts with " but is not one quoted string (write \\" for a quote inside)`,
+      );
+    }
+    if (value === '') return at(number, `${key} needs a value`);
+    const entries = book === undefined ? service : book.entries;
+    const given = entries.find((entry) => entry.key === key);
+    if (given !== undefined) return at(number, `${key} is given again (first on line ${given.line})`);
+    entries.push({ key, value, line: number });
+  }
+  return { ok: true, config: { file, service, books } };
+}
+
+/** Reads and parses `file`; every problem is a CliError naming the file (and the line). */
+export function readConfigFile(file: string, serviceKeys: ReadonlySet<string>): ConfigFile {
+  // Whoever can change it chooses the files served and who may read them (bin/files/file-safety.ts).
+  ensureOnlyOwnerCanChange(`configuration file ${file}`, file);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error: unknown) {
+    throw new CliError(`cannot read configuration file ${file}: ${describeFsError(error)}`);
+  }
+  const parsed = parseConfig(text, file, serviceKeys);
+  if (!parsed.ok) throw new CliError(parsed.message);
+  return parsed.config;
+}
+
+/** `text` without its quotes and escapes when quoted, else as it is; `undefined` when the quoting is broken. */
+function unquote(text: string): string | undefined {
+  if (!text.startsWith('"')) return text;
+  const quoted = QUOTED.exec(text);
+  return quoted === null ? undefined : (quoted[1] ?? '').replace(/\\(["\\])/g, '$1');
+}
+
+function unknownKey(key: string, book: string | undefined, serviceKeys: ReadonlySet<string>): string {
+  if (book !== undefined) {
+    const where = serviceKeys.has(key) ? `; ${key} is the service's: put it before the first section` : '';
+    return `unknown key ${key} in [book ${book}]: a book holds ${BOOK_KEYS.join(', ')}${where}`;
+  }
+  if (key === 'users') return 'users belongs in a [book NAME] section';
+  return `unknown key ${key}: the keys are the long flags' names without -- (see --help)`;
+}

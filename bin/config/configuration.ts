@@ -1,0 +1,226 @@
+// Where each setting comes from (docs/operations.md, Many books): a flag, else its
+// variable BOOKING_SEARCH_<FLAG> (as PostgREST's PGRST_<KEY>), else the configuration
+// file; and the file's books, resolved against the credentials. A problem is named where
+// it was written: the file and line, or the variable.
+//
+// Each setting's bounds and format are its row's in bin/config/settings.ts, what goes together is
+// bin/config/args.ts's; this module only gathers the values as text and, when one is refused, says
+// where it came from.
+
+import type { Credentials } from '../../lib/index.js';
+import { normalBasePath, SERVICE_NAME } from '../../lib/internal.js';
+import { CliError } from '../base/index.js';
+import type { BookConfig } from './book-config.js';
+import type { BookSection, ConfigEntry, ConfigFile } from './config-file.js';
+import { basePathProblem } from './settings.js';
+
+export type Values = Record<string, string | string[] | boolean | undefined>;
+
+/** Where a value was given: its flag, its variable, or a line of the file. */
+export type Origin =
+  | { readonly kind: 'flag' }
+  | { readonly kind: 'environment'; readonly variable: string }
+  | { readonly kind: 'file'; readonly file: string; readonly line: number };
+
+/** `--base-path` → `BOOKING_SEARCH_BASE_PATH`. */
+export function variableName(key: string): string {
+  return `BOOKING_SEARCH_${key.toUpperCase().replaceAll('-', '_')}`;
+}
+
+/** The configuration file named by `--config` or BOOKING_SEARCH_CONFIG (an empty variable is none). */
+export function configPath(flag: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  return flag ?? (env[variableName('config')] || undefined);
+}
+
+/** Variables the command reads by their own names, besides each setting's (variableName). */
+const READ_BY_NAME = ['BOOKING_SEARCH_USER', 'BOOKING_SEARCH_PASSWORD', variableName('config')];
+
+/**
+ * The variables of `env` that start as a setting's do (BOOKING_SEARCH_) but name none of
+ * `keys` nor a variable read by name: a typo such as BOOKING_SEARCH_SOKET would otherwise
+ * be ignored without a word. Each with the nearest known name, when one is near. Empty
+ * ones count as not set, as every variable does.
+ */
+export function strayVariables(
+  env: NodeJS.ProcessEnv,
+  keys: readonly string[],
+): Array<{ variable: string; nearest: string | undefined }> {
+  const known = [...keys.map(variableName), ...READ_BY_NAME];
+  return Object.keys(env)
+    .filter((variable) => variable.startsWith('BOOKING_SEARCH_') && env[variable] && !known.includes(variable))
+    .sort()
+    .map((variable) => ({ variable, nearest: nearestName(variable, known) }));
+}
+
+/** The known name nearest to `variable`: a few letters apart, or one that begins the other. */
+function nearestName(variable: string, known: readonly string[]): string | undefined {
+  const prefix = 'BOOKING_SEARCH_'.length;
+  const given = variable.slice(prefix);
+  let best: { name: string; distance: number } | undefined;
+  for (const name of known) {
+    const candidate = name.slice(prefix);
+    const distance = candidate.startsWith(given) || given.startsWith(candidate) ? 0 : editDistance(given, candidate);
+    if (best === undefined || distance < best.distance) best = { name, distance };
+  }
+  if (best === undefined || best.distance > Math.max(2, Math.floor(given.length / 3))) return undefined;
+  return best.name;
+}
+
+/** Levenshtein distance with the swap of two neighbours as one edit (optimal string alignment). */
+function editDistance(a: string, b: string): number {
+  const rows: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  const at = (i: number, j: number): number => rows[i]?.[j] ?? Number.POSITIVE_INFINITY;
+  for (let i = 1; i <= a.length; i += 1) {
+    for (let j = 1; j <= b.length; j += 1) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let value = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        value = Math.min(value, at(i - 2, j - 2) + 1);
+      (rows[i] as number[])[j] = value;
+    }
+  }
+  return at(a.length, b.length);
+}
+
+/**
+ * `flags` completed from the environment and then from the file's service part, for the
+ * `settings` (each a key and whether it repeats); and where each value came from. A
+ * repeated setting (`cors-origin`) is one comma-separated value in a variable or the file.
+ */
+export function gatherSettings(
+  flags: Values,
+  settings: ReadonlyArray<readonly [key: string, multiple: boolean]>,
+  env: NodeJS.ProcessEnv,
+  config: ConfigFile | undefined,
+): { values: Values; origins: Map<string, Origin> } {
+  const values: Values = { ...flags };
+  const origins = new Map<string, Origin>();
+  const inFile = new Map((config?.service ?? []).map((entry) => [entry.key, entry]));
+  for (const [key, multiple] of settings) {
+    if (flags[key] !== undefined) {
+      origins.set(key, { kind: 'flag' });
+      continue;
+    }
+    const variable = variableName(key);
+    // docs/API.md, The CLI: an empty variable counts as not set.
+    const fromEnvironment = env[variable] || undefined;
+    const entry = inFile.get(key);
+    const text = fromEnvironment ?? entry?.value;
+    if (text === undefined) continue;
+    values[key] = multiple ? text.split(',').map((part) => part.trim()) : text;
+    origins.set(
+      key,
+      fromEnvironment !== undefined
+        ? { kind: 'environment', variable }
+        : { kind: 'file', file: config?.file ?? '', line: entry?.line ?? 0 },
+    );
+  }
+  return { values, origins };
+}
+
+/**
+ * `error` (a flag's refusal by bin/config/args.ts) said where the refused value was written, when
+ * that was not a flag: `FILE:LINE: port must be …` or `BOOKING_SEARCH_PORT: --port must be …`.
+ * Such a value is not the command line: exit code 1, as any other problem after it.
+ */
+export function placeError(error: unknown, origins: ReadonlyMap<string, Origin>): unknown {
+  if (!(error instanceof CliError)) return error;
+  for (const match of error.message.matchAll(/--([a-z][a-z0-9-]*)/g)) {
+    const origin = origins.get(match[1] ?? '');
+    if (origin === undefined || origin.kind === 'flag') continue;
+    const message = error.message.replace(/ \(see --help\)$/, '');
+    return origin.kind === 'file'
+      ? // In the file, keys are written without their dashes.
+        new CliError(`${origin.file}:${origin.line}: ${message.replace(/--(?=[a-z])/g, '')}`)
+      : new CliError(`${origin.variable}: ${message}`);
+  }
+  return error;
+}
+
+/** The error of a book's entry, at its line. */
+function atEntry(file: string, entry: ConfigEntry | BookSection, problem: string): CliError {
+  return new CliError(`${file}:${entry.line}: ${problem}`);
+}
+
+/** How a book's `app` and `table-names` are read: bin/config/args.ts's rules for the flags. */
+export interface MappingReaders {
+  readTableNames(text: string | undefined): BookConfig['tables'];
+  readApp(app: string | undefined, tables: BookConfig['tables']): string | undefined;
+}
+
+/**
+ * The file's books, each checked where it was written: a name fit for a realm, a `db`, a
+ * mapping, a base path given once in the file, and users that are in `credentials`
+ * (`undefined`: not checked, for `check` without the service's credentials). Throws a
+ * CliError naming the file and line.
+ */
+export function resolveBooks(
+  config: ConfigFile,
+  credentials: readonly Credentials[] | undefined,
+  readers: MappingReaders,
+  credentialsSource?: string,
+): BookConfig[] {
+  const { file } = config;
+  const known = credentials === undefined ? undefined : new Set(credentials.map((credential) => credential.username));
+  const basePaths = new Map<string, number>();
+  return config.books.map((section) => {
+    const entry = (key: string): ConfigEntry | undefined => section.entries.find((e) => e.key === key);
+    if (!SERVICE_NAME.test(section.name)) {
+      throw atEntry(file, section, `the book's name '${section.name}' must be 1 to 100 printable ASCII characters`);
+    }
+    const db = entry('db');
+    if (db === undefined) throw atEntry(file, section, `book '${section.name}' has no db = FILE`);
+    const tablesEntry = entry('table-names');
+    const appEntry = entry('app');
+    const tables = placed(file, tablesEntry, () => readers.readTableNames(tablesEntry?.value));
+    const named = placed(file, appEntry ?? tablesEntry, () => readers.readApp(appEntry?.value, tables));
+    const app = named ?? (Object.keys(tables).length > 0 ? 'own' : undefined);
+    const baseEntry = entry('base-path');
+    const basePath = normalBasePath(baseEntry?.value ?? '');
+    if (basePath === undefined) {
+      const problem = basePathProblem(baseEntry?.value ?? '') ?? 'must be a path such as /mueller';
+      throw atEntry(file, baseEntry ?? section, `base-path ${problem}`);
+    }
+    const first = basePaths.get(basePath);
+    if (first !== undefined) {
+      const shown = basePath === '' ? 'the base path "" (none given)' : `base-path ${basePath}`;
+      throw atEntry(file, baseEntry ?? section, `${shown} is already the one of the book on line ${first}`);
+    }
+    basePaths.set(basePath, section.line);
+    const usersEntry = entry('users');
+    const users = usersEntry === undefined ? undefined : readUsers(file, usersEntry, known, credentialsSource);
+    return { name: section.name, db: db.value, app, tables, basePath, users };
+  });
+}
+
+function readUsers(
+  file: string,
+  entry: ConfigEntry,
+  known: ReadonlySet<string> | undefined,
+  source: string | undefined,
+): string[] {
+  const credentials = source === undefined ? 'the credentials' : `the credentials of ${source}`;
+  const users = entry.value.split(',').map((name) => name.trim());
+  const seen = new Set<string>();
+  for (const user of users) {
+    if (user === '') throw atEntry(file, entry, 'users takes names separated by commas, such as mueller, buero');
+    // A name, never a secret: the credentials' usernames are what the access log shows too.
+    // Which credentials: a flag (the unit's ExecStart) wins over the file's own line.
+    if (known !== undefined && !known.has(user)) throw atEntry(file, entry, `user '${user}' is not in ${credentials}`);
+    if (seen.has(user)) throw atEntry(file, entry, `user '${user}' is named twice`);
+    seen.add(user);
+  }
+  return users;
+}
+
+/** `read()`, with a refusal (worded for the flag) placed at `entry`'s line. */
+function placed<T>(file: string, entry: ConfigEntry | undefined, read: () => T): T {
+  try {
+    return read();
+  } catch (error: unknown) {
+    if (entry === undefined) throw error;
+    throw placeError(error, new Map([[entry.key, { kind: 'file', file, line: entry.line } as Origin]]));
+  }
+}

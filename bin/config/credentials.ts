@@ -1,0 +1,94 @@
+// Credentials as the command reads them: the environment or a credentials file (docs/API.md,
+// Credentials). lib/credentials.ts checks them; this module says where a problem is — the
+// line number of the file, never its content, or the variable.
+
+import { readFileSync } from 'node:fs';
+import type { Credentials } from '../../lib/index.js';
+import { type CredentialsProblem, checkCredentials, isPasswordHash } from '../../lib/internal.js';
+import { CliError, describeFsError } from '../base/index.js';
+import { ensureOnlyOwnerCanChange } from '../files/index.js';
+
+/** `user` with `secret`: a hash when it starts with `$scrypt$`, a plain password otherwise. */
+export function credentialsOf(username: string, secret: string): Credentials {
+  return isPasswordHash(secret) ? { username, passwordHash: secret } : { username, password: secret };
+}
+
+/** The credentials file, read and checked; every problem is a CliError (exit 1). */
+export function readCredentialsFile(file: string): Credentials[] {
+  // Whoever can write it can let themselves in (bin/files/file-safety.ts).
+  ensureOnlyOwnerCanChange(`credentials file ${file}`, file);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error: unknown) {
+    throw new CliError(`cannot read credentials file ${file}: ${describeFsError(error)}`);
+  }
+  return parseCredentialsFile(text, file);
+}
+
+/**
+ * One credential a line, `user:secret`, split at the first colon; empty lines and lines
+ * starting with `#` are skipped. A final CR of a line (a file from Windows) is not part of
+ * its secret.
+ */
+export function parseCredentialsFile(text: string, file: string): Credentials[] {
+  const credentials: Credentials[] = [];
+  /** The line number of each entry of `credentials`. */
+  const lines: number[] = [];
+  // Never echo a line: it holds a secret.
+  const fail = (number: number | undefined, problem: string): CliError =>
+    new CliError(`credentials file ${file}, line ${number}: ${problem}`);
+  text.split('\n').forEach((raw, index) => {
+    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    if (line.trim() === '' || line.trimStart().startsWith('#')) return;
+    const colon = line.indexOf(':');
+    if (colon === -1) throw fail(index + 1, 'expected user:secret');
+    credentials.push(credentialsOf(line.slice(0, colon), line.slice(colon + 1)));
+    lines.push(index + 1);
+  });
+  const checked = checkCredentials(credentials);
+  if (checked.ok) return credentials;
+  const { problem } = checked;
+  if (problem.kind === 'empty list') {
+    throw new CliError(`credentials file ${file} holds no credentials (one line user:secret each)`);
+  }
+  const line = lines[problem.index ?? 0];
+  if (problem.kind === 'repeated username') throw fail(line, `the user of line ${lines[problem.first]} is given again`);
+  throw fail(line, describe(problem, 'file'));
+}
+
+/**
+ * BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD, when either is set; an empty variable
+ * counts as not set (docs/API.md, The CLI).
+ */
+export function environmentCredentials(env: NodeJS.ProcessEnv): Credentials[] | undefined {
+  const username = env['BOOKING_SEARCH_USER'] || undefined;
+  const password = env['BOOKING_SEARCH_PASSWORD'] || undefined;
+  if (username === undefined && password === undefined) return undefined;
+  if (username === undefined)
+    throw new CliError('BOOKING_SEARCH_PASSWORD is set but BOOKING_SEARCH_USER is empty or missing');
+  if (password === undefined)
+    throw new CliError('BOOKING_SEARCH_USER is set but BOOKING_SEARCH_PASSWORD is empty or missing');
+  const credentials = [credentialsOf(username, password)];
+  const checked = checkCredentials(credentials);
+  if (checked.ok) return credentials;
+  throw new CliError(describe(checked.problem, 'environment'));
+}
+
+/** A problem of one entry in the command's words: of a line of the file, or of a variable. */
+function describe(problem: CredentialsProblem, where: 'file' | 'environment'): string {
+  const inFile = where === 'file';
+  switch (problem.kind) {
+    case 'empty username':
+      return inFile ? 'the user is empty' : 'BOOKING_SEARCH_USER is empty';
+    case 'colon in username':
+      return inFile ? 'the user must not contain a colon' : 'BOOKING_SEARCH_USER must not contain a colon';
+    case 'unusable hash':
+      return `${inFile ? 'the hash' : 'BOOKING_SEARCH_PASSWORD holds a hash that'} is not usable: ${problem.detail}`;
+    case 'foreign hash':
+      return inFile ? problem.detail : `BOOKING_SEARCH_PASSWORD: ${problem.detail}`;
+    default:
+      // What else a JavaScript argument can get wrong comes out of a line as an empty secret.
+      return inFile ? 'the secret is empty' : 'BOOKING_SEARCH_PASSWORD is empty';
+  }
+}

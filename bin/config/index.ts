@@ -1,0 +1,21 @@
+// The configuration: the table of settings, argv, the environment and the configuration
+// file → what the command is asked to do, the books and the credentials. Pure but for
+// reading files; runs in every process that starts the command.
+//
+// This file is the room's door: the other rooms import from it only.
+
+export {
+  CONFIG_KEYS,
+  CONFIGURABLE,
+  type Command,
+  configFlag,
+  parseCommandLine,
+  readApp,
+  type ServeCommand,
+  USAGE,
+} from './args.js';
+export { type BookConfig, diffBooks } from './book-config.js';
+export { type ConfigFile, readConfigFile } from './config-file.js';
+export { configPath, resolveBooks } from './configuration.js';
+export { readCredentialsFile } from './credentials.js';
+export { BOOK_SETTINGS, camel, handlerOptions, readTableNames, SETTINGS } from './settings.js';

@@ -1,0 +1,313 @@
+// A database file as the command finds it, diagnosed without changing anything: opened
+// read-only, its journal read from the header and the files beside it, and SQLite's
+// answers put into words. A file that is a SQLite database but cannot be read *now* is a
+// state, not a failure (docs/API.md, The CLI); what will not pass by itself is a CliError.
+// Nothing is created beside the file unless this process runs as its owner (the owner rule,
+// bin/files/file-safety.ts). Used by `check` and by the serving side (bin/books/database.ts).
+
+import { accessSync, closeSync, constants, openSync, readSync, type Stats, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { gunzipSync, constants as zlib } from 'node:zlib';
+import Database from 'better-sqlite3';
+import { errorCode, isNotReadableNow } from '../../lib/internal.js';
+import { CliError, describeFsError, shellWord } from '../base/index.js';
+import { judgeDatabaseFile, type Trusted, whyNotReadable } from './file-safety.js';
+
+// A search waits this long for another program's write lock before it answers 500 with
+// Retry-After; better-sqlite3's default of 5 s would block every other request meanwhile.
+const BUSY_TIMEOUT_MS = 100;
+// No memory map of the file (SQLite's default, said here so that no build's default can
+// change it): a read through a map of a file that another program truncated or overwrote
+// in place (an admin restoring a backup with cp) ends the process with SIGBUS, which no
+// handler can turn into an answer. SQLite reads each page with read() into its page cache
+// instead; BENCHMARKS.md, "No memory map", measures what that costs the widest search.
+const MMAP_BYTES = 0;
+// While a file is first read and judged: SQLite's page cache, in KiB. Then the cache a
+// connection serves with: SQLite's own default, 2,000 KiB (each book of a configuration
+// file gets less, bin/books/serve-books.ts).
+const OPENING_CACHE_KIB = 64;
+export const DEFAULT_CACHE_KIB = 2000;
+// sqlite.org/fileformat.html §1.3: the header starts with this string; byte 19, the read
+// version, is 2 for a database in WAL mode, and SQLite then opens (or creates) FILE-wal and
+// FILE-shm on the first read.
+const SQLITE_MAGIC = 'SQLite format 3\0';
+const READ_VERSION_OFFSET = 19;
+const WAL_READ_VERSION = 2;
+
+/** A database that is a SQLite file but cannot be read now; it passes when its owner acts. */
+export interface NotReadableNow {
+  /** SQLite's result code for the state (what SQLite answered, or would answer). */
+  code: string;
+  /** The state, what SQLite needs and what the admin can do, as one sentence. */
+  explanation: string;
+}
+
+export type Opened<T> =
+  | { readable: true; db: Database.Database; value: T }
+  | { readable: false; state: NotReadableNow };
+
+/**
+ * The start's order, and a replaced file's: a SQLite database at all (a file that is not
+ * one is told so before anything else), then the owner rule (bin/files/file-safety.ts: a refusal
+ * is a CliError), then the open.
+ */
+export function openToServe<T>(
+  file: string,
+  use: (db: Database.Database) => T,
+  cacheKiB = DEFAULT_CACHE_KIB,
+  application?: Trusted,
+): Opened<T> {
+  ensureDatabaseFile(file);
+  const access = judgeDatabaseFile(file, application);
+  if (access.kind === 'refused') throw new CliError(access.line);
+  return openDatabase(file, use, access.kind === 'owner', cacheKiB);
+}
+
+/**
+ * Throws a CliError unless `file` is a regular file this process may read that starts as a
+ * SQLite database does (or is empty, which SQLite reads as an empty database).
+ */
+export function ensureDatabaseFile(file: string): void {
+  let stats: Stats;
+  try {
+    stats = statSync(file);
+    if (stats.isFile()) accessSync(file, constants.R_OK);
+  } catch (error: unknown) {
+    const denied = errorCode(error) === 'EACCES' || errorCode(error) === 'EPERM';
+    const why = describeFsError(error);
+    throw new CliError(`cannot open database ${file}: ${denied ? `${why}: ${whyNotReadable(file)}` : why}`);
+  }
+  if (!stats.isFile()) throw new CliError(`cannot open database ${file}: not a regular file${folderHint(file)}`);
+  if (stats.size > 0 && readHeader(file).toString('latin1', 0, SQLITE_MAGIC.length) !== SQLITE_MAGIC) {
+    throw new CliError(notADatabase(file));
+  }
+}
+
+/**
+ * Opens `file` read-only and hands it to `use`, which reads from it. Returns the state when
+ * the file cannot be read now; throws a CliError for what will not pass by itself (no file,
+ * no permission, not a database, a schema that does not fit).
+ *
+ * `asOwner`: this process runs as the file's owner (bin/files/file-safety.ts, judgeDatabaseFile),
+ * so what SQLite creates beside it is the owner's, and a WAL file is opened whether its
+ * -wal and -shm exist or not. Otherwise a WAL database is only opened when they are there:
+ * SQLite would create them, owned by this service, and the application, which must write
+ * them, could then fail. `cacheKiB`: SQLite's page cache once the file is served.
+ */
+export function openDatabase<T>(
+  file: string,
+  use: (db: Database.Database) => T,
+  asOwner = false,
+  cacheKiB = DEFAULT_CACHE_KIB,
+): Opened<T> {
+  ensureDatabaseFile(file);
+  // Between this look and SQLite's first read (which takes the shared lock that keeps a
+  // closing application from deleting -wal/-shm) lies well under a millisecond; a directory
+  // the service cannot write (docs/operations.md, Users and permissions) covers even that window.
+  if (!asOwner && journalOf(file).wal) {
+    const missing = walFilesNotReadable(file);
+    if (missing !== undefined) return { readable: false, state: missing };
+  }
+  let db: Database.Database;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
+  } catch (error: unknown) {
+    throw new CliError(describeDatabaseError(file, error));
+  }
+  try {
+    db.pragma(`mmap_size = ${MMAP_BYTES}`);
+    // `use` reads a sample of every booking (lib/meaning.ts) once: through a small page
+    // cache, given back at once, so that a service of many books does not keep what every
+    // book's start read (BENCHMARKS.md, "Many books"). Searches read through `cacheKiB`.
+    db.pragma(`cache_size = -${OPENING_CACHE_KIB}`);
+    const value = use(db);
+    db.pragma('shrink_memory');
+    db.pragma(`cache_size = -${cacheKiB}`);
+    return { readable: true, db, value };
+  } catch (error: unknown) {
+    db.close();
+    const state = notReadableNow(file, error);
+    if (state !== undefined) return { readable: false, state };
+    throw new CliError(describeDatabaseError(file, error));
+  }
+}
+
+/**
+ * The device and inode of what `path` leads to now (`dev:ino`), or `undefined` when there is
+ * nothing there: another value is another file, whatever its name.
+ */
+export function identityOf(path: string): string | undefined {
+  try {
+    const { dev, ino } = statSync(path);
+    return `${dev}:${ino}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The journal of `file` as its header and the files beside it tell, without SQLite. */
+export function journalOf(file: string): { wal: boolean; description: string } {
+  const name = basename(file);
+  const header = readHeader(file);
+  if (header.toString('latin1', 0, SQLITE_MAGIC.length) !== SQLITE_MAGIC) {
+    return { wal: false, description: 'unknown (the file has no SQLite header)' };
+  }
+  if (header[READ_VERSION_OFFSET] === WAL_READ_VERSION) {
+    const wal = sizeOf(`${file}-wal`);
+    const shm = sizeOf(`${file}-shm`);
+    const there = (suffix: string, size: number | undefined): string =>
+      size === undefined ? `${name}${suffix} missing` : `${name}${suffix} ${size} bytes`;
+    return { wal: true, description: `WAL (write-ahead log): ${there('-wal', wal)}, ${there('-shm', shm)}` };
+  }
+  const journal = sizeOf(`${file}-journal`);
+  return {
+    wal: false,
+    description:
+      journal === undefined
+        ? 'rollback journal (WAL is off); no journal file'
+        : `rollback journal (WAL is off); ${name}-journal ${journal} bytes (a write in progress, or one that was interrupted)`,
+  };
+}
+
+/** The state behind a SQLite error that passes when the application acts, or `undefined`. */
+export function notReadableNow(file: string, error: unknown): NotReadableNow | undefined {
+  if (!isNotReadableNow(error)) return undefined;
+  const code = errorCode(error) ?? 'SQLITE_BUSY';
+  const name = basename(file);
+  if (code === 'SQLITE_READONLY_ROLLBACK') {
+    return {
+      code,
+      explanation: `${name}-journal is a hot journal, left by a write that was interrupted (the application crashed or was killed); only a connection that can write may roll it back, and SQLite lets no one read before (${code}): the application must open the file once to roll back the interrupted write (or, as its user: sqlite3 ${shellWord(file)} 'SELECT count(*) FROM sqlite_schema')`,
+    };
+  }
+  if (code === 'SQLITE_READONLY_RECOVERY') {
+    return {
+      code,
+      explanation: `the write-ahead log ${name}-wal must be recovered after the application stopped in the middle of a write, and only a connection that can write may do that (${code}): start the application, it recovers the log when it opens the file`,
+    };
+  }
+  if (code === 'SQLITE_READONLY_DIRECTORY') return walFilesMissing(file, code);
+  if (code === 'SQLITE_SCHEMA') {
+    return {
+      code,
+      explanation: `the schema of ${name} changed while it was served (${code}: a migration of the application, a VACUUM, or a file written over it in place); it is opened and checked again before it is served`,
+    };
+  }
+  if (code === 'SQLITE_READONLY_CANTINIT' || code === 'SQLITE_READONLY_CANTLOCK') {
+    return {
+      code,
+      explanation: `${name}-shm can only be set up by a connection that can write it (${code}): start the application and keep it running until this service says it serves the file`,
+    };
+  }
+  return {
+    code,
+    explanation: `another program holds a lock on the file (${code}); SQLite lets no one read while a write is being committed: this passes when the write ends (if it lasts, see which process holds the file: fuser -v ${shellWord(file)})`,
+  };
+}
+
+/** One line for why `file` cannot be served. */
+export function describeDatabaseError(file: string | undefined, error: unknown): string {
+  if (error instanceof CliError) return error.message;
+  const code = errorCode(error);
+  const message = error instanceof Error ? error.message : String(error);
+  if (code === 'SQLITE_NOTADB') return file === undefined ? 'not a SQLite database' : notADatabase(file);
+  if (file !== undefined && code?.startsWith('SQLITE_CANTOPEN'))
+    return `cannot open database ${file}: SQLite cannot open it or a file beside it (${code})`;
+  return file === undefined ? message : `cannot serve ${file}: ${message}`;
+}
+
+function walFilesNotReadable(file: string): NotReadableNow | undefined {
+  for (const suffix of ['-wal', '-shm']) {
+    try {
+      accessSync(`${file}${suffix}`, constants.R_OK);
+    } catch (error: unknown) {
+      if (errorCode(error) === 'ENOENT') return walFilesMissing(file, 'SQLITE_READONLY_DIRECTORY');
+      return {
+        code: 'SQLITE_CANTOPEN',
+        explanation: `${basename(file)}${suffix} cannot be read by this service (${describeFsError(error)}): the application creates -wal and -shm with the mode of the database file and its own group, so the service's user needs that group and the file mode 0640`,
+      };
+    }
+  }
+  return undefined;
+}
+
+function walFilesMissing(file: string, code: string): NotReadableNow {
+  const name = basename(file);
+  return {
+    code,
+    explanation: `it is in WAL mode and ${name}-wal or ${name}-shm is missing (SQLite deletes them when the last connection closes); a reader would have to create them, and this service never creates files beside the database (${code}): start the application before this service, and keep it running until this service says it serves the file`,
+  };
+}
+
+function notADatabase(file: string): string {
+  return `${file} is not a SQLite database${formatHint(file)}`;
+}
+
+/** For a folder given as the database: the Actual budget's db.sqlite inside it, if it holds one. */
+function folderHint(dir: string): string {
+  const inside = join(dir, 'db.sqlite');
+  try {
+    if (!statSync(inside).isFile()) return '';
+  } catch {
+    return '';
+  }
+  return ` (a folder; Actual keeps each budget as a folder, and the file to serve is ${inside}: --db ${shellWord(inside)} --app actual)`;
+}
+
+// A book saved in the applications' default format: XML, gzip-compressed unless the user
+// turned compression off. Both start the XML with their own root element.
+const GZIP_MAGIC = [0x1f, 0x8b];
+const XML_FORMATS = [
+  {
+    root: /<gnc-v2[\s>]/,
+    says: "a GnuCash book in XML (GnuCash's default format)",
+    save: 'save it in GnuCash as SQLite (File › Save As…, Data Format sqlite3) and serve that file with --app gnucash',
+  },
+  {
+    root: /<(?:!DOCTYPE )?KMYMONEY-FILE[\s>]/,
+    says: "a KMyMoney file in XML (KMyMoney's default format)",
+    save: 'save it in KMyMoney as SQLite (File › Save As…, SQLite) and serve that file with --app kmymoney',
+  },
+];
+
+/** For a file that is not SQLite: what it is, where it is a bookkeeping application's XML. */
+function formatHint(file: string): string {
+  // 4 KiB of compressed XML hold its root element; they inflate to at most about 4 MB.
+  let head = readHeader(file, 4096);
+  const gzipped = head[0] === GZIP_MAGIC[0] && head[1] === GZIP_MAGIC[1];
+  if (gzipped) {
+    try {
+      // The start of the stream only: a flush that does not require the stream's end.
+      head = gunzipSync(head, { finishFlush: zlib.Z_SYNC_FLUSH, maxOutputLength: 8 * 1024 * 1024 });
+    } catch {
+      head = Buffer.alloc(0);
+    }
+  }
+  const text = head.toString('utf8', 0, Math.min(head.length, 4096));
+  const known = XML_FORMATS.find((format) => format.root.test(text));
+  if (known !== undefined) return `: it is ${known.says}; ${known.save}`;
+  if (!gzipped && !/^\uFEFF?\s*<\?xml/.test(text)) return '';
+  return `: it is ${gzipped ? 'gzip-compressed' : 'XML'}, as GnuCash and KMyMoney save a book by default; save it as SQLite in the application (GnuCash: File › Save As…, Data Format sqlite3; KMyMoney: File › Save As…, SQLite) and serve that file`;
+}
+
+function readHeader(file: string, size = 100): Buffer {
+  const header = Buffer.alloc(size);
+  let fd: number | undefined;
+  try {
+    // Never waits: a FIFO put in the file's place opens at once, and reads nothing.
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    return header.subarray(0, readSync(fd, header, 0, header.length, 0));
+  } catch {
+    return Buffer.alloc(0);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+function sizeOf(file: string): number | undefined {
+  try {
+    return statSync(file).size;
+  } catch {
+    return undefined;
+  }
+}

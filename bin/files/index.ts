@@ -1,0 +1,25 @@
+// A book's file: who else could change it (and the other files the service trusts), how it
+// is opened read-only and diagnosed, and the search over it once open. Runs in the serving
+// process, in a guard process and in `check`.
+//
+// This file is the room's door: the other rooms import from it only.
+
+export { type BookFile, recogniseApplication, SchemaChanged, searchOverFile } from './book-search.js';
+export {
+  describeDatabaseError,
+  ensureDatabaseFile,
+  identityOf,
+  journalOf,
+  notReadableNow,
+  openDatabase,
+  openToServe,
+} from './database-file.js';
+export {
+  ensureDirectoriesSafe,
+  ensureOnlyOwnerCanChange,
+  judgeDatabaseFile,
+  letsEveryoneConnect,
+  readableByEveryone,
+  type Trusted,
+} from './file-safety.js';
+export { reportOnDatabase, writeReport } from './report.js';

@@ -1,0 +1,150 @@
+// The guard: a child process that opens and judges a book's file before the serving
+// process does, and runs the searches of a book that the serving process cannot bound
+// itself. better-sqlite3 has no progress handler and no way to interrupt a statement, and a
+// thread stuck in one cannot be ended (nor can a process that waits to join it): only a
+// process can be killed. bin/guard/guarded.ts starts it, gives it a time limit for each answer,
+// and kills and replaces it when the limit passes. What it does, by message:
+//
+// - `open`: the file judged as the serving process would judge it (a regular file, the
+//   owner rule, SQLite's answer, the schema loaded and the mapping validated, bookings
+//   included), and whether the mapping reads only tables of the file, whose searches the
+//   serving process may then run itself (lib/schema.ts, findUnboundedObject). A file that
+//   blocks its open (a named pipe put in its place) or a schema that takes seconds to load
+//   holds up only this process.
+// - `search`: one search over the file it opened last, in its own turns (lib/search/), for
+//   a book whose mapping reads views, virtual tables or generated columns.
+// - `check`: `check --db FILE` (bin/files/report.ts), written to the standard output it shares.
+
+import { Worker } from 'node:worker_threads';
+import type Database from 'better-sqlite3';
+import {
+  type BookingSearch,
+  createBookingSearch,
+  errorCode,
+  findUnboundedObject,
+  resolveOptions,
+  validateDatabase,
+} from '../../lib/internal.js';
+import { CliError, moduleBeside } from '../base/index.js';
+import {
+  describeDatabaseError,
+  identityOf,
+  openToServe,
+  recogniseApplication,
+  reportOnDatabase,
+} from '../files/index.js';
+import { type GuardReply, type GuardRequest, NO_FILE_OPEN, type OpenResult } from './guarded.js';
+
+/**
+ * Schema objects (tables, views, indexes, triggers) beyond which a file is not served by
+ * the serving process itself, whatever its tables: every statement there first loads the
+ * whole schema, which takes 0.5 s for 20,000 views and 99 s for 200,000 on the benchmark
+ * machine. Application files hold a few dozen.
+ */
+const MAX_INLINE_SCHEMA_OBJECTS = 10_000;
+
+let db: Database.Database | undefined;
+let search: BookingSearch | undefined;
+// The connections of the serving process's clients, by the number it gives each, so that
+// the turns here rotate over them as they would there (lib/search/turns.ts).
+const connections = new Map<number, object>();
+
+function send(reply: GuardReply): void {
+  process.send?.(reply);
+}
+
+function closeFile(): void {
+  search = undefined;
+  connections.clear();
+  if (db?.open === true) db.close();
+  db = undefined;
+}
+
+function open(request: Extract<GuardRequest, { type: 'open' }>): OpenResult {
+  closeFile();
+  const { file, tables } = request;
+  const before = identityOf(file);
+  try {
+    const opened = openToServe(
+      file,
+      (connection) => {
+        const objects = connection.prepare<[], number>('SELECT count(*) FROM sqlite_schema').pluck().get() ?? 0;
+        const app = request.app ?? recogniseApplication(connection, tables);
+        const { mapping } = resolveOptions({ app, tables });
+        validateDatabase(connection, mapping);
+        const unbounded =
+          findUnboundedObject(connection, mapping) ??
+          (objects > MAX_INLINE_SCHEMA_OBJECTS ? `its schema holds ${objects} objects` : undefined);
+        const schemaVersion = connection.prepare<[], number>('PRAGMA schema_version').pluck().get() ?? 0;
+        return { app, mapping, unbounded, schemaVersion };
+      },
+      undefined,
+      request.application,
+    );
+    if (!opened.readable) return { kind: 'waiting', code: opened.state.code, explanation: opened.state.explanation };
+    const { app, mapping, unbounded, schemaVersion } = opened.value;
+    const identity = identityOf(file);
+    if (identity === undefined || identity !== before) {
+      opened.db.close();
+      return { kind: 'changed' };
+    }
+    if (unbounded === undefined) opened.db.close();
+    else {
+      db = opened.db;
+      search = createBookingSearch(db, mapping);
+    }
+    return { kind: 'ready', app, unbounded, schemaVersion, identity };
+  } catch (error: unknown) {
+    return { kind: 'refused', line: error instanceof CliError ? error.message : describeDatabaseError(file, error) };
+  }
+}
+
+function connectionOf(id: number): object {
+  let connection = connections.get(id);
+  if (connection === undefined) {
+    connection = {};
+    connections.set(id, connection);
+  }
+  return connection;
+}
+
+process.on('message', (request: GuardRequest) => {
+  if (request.type === 'open') return send({ type: 'opened', id: request.id, result: open(request) });
+  if (request.type === 'check') {
+    const code = reportOnDatabase(request.db, request.app, request.tables);
+    return send({ type: 'checked', id: request.id, code });
+  }
+  if (request.type === 'forget') return void connections.delete(request.connection);
+  const current = search;
+  if (current === undefined) {
+    return send({
+      type: 'answer',
+      id: request.id,
+      outcome: { ok: false, error: { message: 'no file is open in the guard', code: NO_FILE_OPEN } },
+    });
+  }
+  const { user, address, connection } = request.from;
+  current.queue(
+    request.query,
+    (outcome) =>
+      send({
+        type: 'answer',
+        id: request.id,
+        outcome: outcome.ok
+          ? outcome
+          : {
+              ok: false,
+              error: {
+                message: outcome.error instanceof Error ? outcome.error.message : String(outcome.error),
+                code: errorCode(outcome.error),
+              },
+            },
+      }),
+    { user, address, connection: connectionOf(connection) },
+  );
+});
+
+// The serving process gone (killed, or its channel closed): this one goes too, also when
+// it is stuck in a statement (bin/guard/orphan-thread.ts).
+process.on('disconnect', () => process.exit(0));
+new Worker(moduleBeside(import.meta.url, 'orphan-thread'), { workerData: process.ppid }).unref();

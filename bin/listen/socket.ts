@@ -1,0 +1,132 @@
+// --socket PATH: listening where only the proxy can reach. Before listening, the directory
+// is checked (only the service's user or root may be able to replace an entry in it and in
+// every directory above it, unless the sticky bit forbids that) and the path is made free (a
+// socket nobody answers on is a leftover of a killed process and replaced; anything else is
+// refused).
+//
+// The socket is born with its mode: bind() creates it with 0777 & ~umask, so the umask is
+// set from --socket-mode before listening, and it is never chmodded. A chmod by path after
+// listen() follows whatever the path names by then: in a directory that others can write,
+// another user could swap a symlink in and have a root-owned file's mode changed. The group
+// (--socket-group) is set with lchown, which changes the entry itself and never follows a
+// symlink, in a directory that the check above shows nobody else can write: the entry the
+// chown reaches is the socket that bind() just made.
+
+import { execFileSync } from 'node:child_process';
+import { lchownSync, lstatSync, unlinkSync } from 'node:fs';
+import { connect } from 'node:net';
+import { dirname } from 'node:path';
+import { errorCode } from '../../lib/internal.js';
+import { CliError, describeFsError, shellWord } from '../base/index.js';
+import { ensureDirectoriesSafe } from '../files/index.js';
+
+export interface SocketOptions {
+  path: string;
+  /** Permission bits, e.g. 0o660. */
+  mode: number;
+  /** A group name or number, or `undefined` to keep the process's group. */
+  group: string | undefined;
+}
+
+/**
+ * Checks the socket's directory and removes a stale socket at `path`; throws a CliError
+ * when the directory is not safe, or the path is in use or not a socket.
+ */
+export async function prepareSocketPath(path: string): Promise<void> {
+  checkSocketDirectory(path);
+  let isSocket: boolean;
+  try {
+    isSocket = lstatSync(path).isSocket();
+  } catch (error: unknown) {
+    if (errorCode(error) === 'ENOENT') return;
+    throw new CliError(`cannot use socket ${path}: ${describeFsError(error)}`);
+  }
+  if (!isSocket) throw new CliError(`cannot use socket ${path}: it exists and is not a socket; refusing to replace it`);
+  if (await answers(path)) throw new CliError(`cannot use socket ${path}: another process is listening on it`);
+  try {
+    unlinkSync(path);
+  } catch (error: unknown) {
+    if (errorCode(error) !== 'ENOENT')
+      throw new CliError(`cannot remove stale socket ${path}: ${describeFsError(error)}`);
+  }
+}
+
+/**
+ * The socket's directory and each one above it must be owned by root or the service's user
+ * and writable by no one else (another user, a group that is not the service's own), unless
+ * its sticky bit keeps others from renaming or removing what the service created (/tmp).
+ * Otherwise another user could replace the socket with their own, and read the passwords
+ * the proxy passes on, or swap the entry while the service sets its group. A symlink on
+ * the way must be root's or the service's user's too (bin/files/file-safety.ts).
+ */
+export function checkSocketDirectory(path: string): void {
+  try {
+    // The directory as bind() will reach it: '..' after a symlink is the symlink target's parent.
+    ensureDirectoriesSafe(
+      `socket ${path}`,
+      dirname(path),
+      'the socket',
+      "use a directory only the service's user can write, such as systemd's RuntimeDirectory=",
+    );
+  } catch (error: unknown) {
+    if (error instanceof CliError) throw error;
+    if (errorCode(error) === 'ENOENT') throw new CliError(`cannot listen on socket ${path}: no such directory`);
+    throw new CliError(`cannot listen on socket ${path}: ${describeFsError(error)}`);
+  }
+}
+
+function answers(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = connect({ path });
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    // ECONNREFUSED: a socket file without a listener. Any other error: nobody answers either.
+    probe.once('error', () => resolve(false));
+  });
+}
+
+/**
+ * The umask under which bind() creates the socket with `mode`. The service creates no other
+ * file, so it is set for the whole process (with --workers the primary binds, for the
+ * workers, when the first of them listens).
+ */
+export function useSocketMode(mode: number): void {
+  process.umask(0o777 & ~mode);
+}
+
+/** Gives the socket its group, once it exists (see the top of this file for why lchown). */
+export function applySocketGroup({ path, group }: SocketOptions): void {
+  if (group === undefined) return;
+  const gid = groupId(group);
+  try {
+    lchownSync(path, -1, gid);
+  } catch (error: unknown) {
+    const code = errorCode(error);
+    const why =
+      code === 'EPERM' ? 'not permitted (the service user must be a member of that group)' : describeFsError(error);
+    throw new CliError(`cannot set group ${group} on socket ${path}: ${why}`);
+  }
+}
+
+/**
+ * A group number, or the number of a named group as the system's name service knows it:
+ * `getent group` asks NSS, so a group from LDAP or sssd counts as well as one in /etc/group.
+ */
+export function groupId(group: string): number {
+  if (/^[0-9]{1,9}$/.test(group)) return Number(group);
+  let entry = '';
+  // A name starting with '-' is no group, and getent would take it for an option.
+  if (!group.startsWith('-')) {
+    try {
+      entry = execFileSync('getent', ['group', group], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    } catch {
+      // getent exits 2 for a group it does not know; without getent the name is unknown too.
+    }
+  }
+  // name:password:gid:members
+  const gid = entry.split('\n')[0]?.split(':')[2];
+  if (gid !== undefined && /^[0-9]{1,9}$/.test(gid)) return Number(gid);
+  throw new CliError(`no group '${group}' on this system (getent group ${shellWord(group)}); give its number instead`);
+}

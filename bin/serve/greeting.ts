@@ -1,0 +1,153 @@
+// What the service says when it starts: where it listens, which application a file was
+// recognised as, for the demo what to try; and the warnings about a setup that others on
+// the machine could use (secrets every user can read, a socket or a proxy on loopback that
+// every user can reach, passwords over plain HTTP, an admin listener without credentials off
+// loopback).
+
+import type { Server } from 'node:http';
+import { canonicalAddress, findApplication } from '../../lib/internal.js';
+import { logLine, NAME, shellWord } from '../base/index.js';
+import type { DemoDatabase } from '../books/index.js';
+import type { ServeCommand } from '../config/index.js';
+import { letsEveryoneConnect, readableByEveryone } from '../files/index.js';
+
+/** The start-up lines: where the API is served, and for the demo what to try. */
+export function greeting(
+  command: ServeCommand,
+  server: Server,
+  demo: DemoDatabase | undefined,
+  recognised: string | undefined,
+): string[] {
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : command.settings.port;
+  const host = command.settings.host.includes(':') ? `[${command.settings.host}]` : command.settings.host;
+  const base = `${command.settings.basePath.replace(/\/+$/, '')}/api/v1/`;
+  const scheme = command.tls === undefined ? 'http' : 'https';
+  // A socket is written the way nginx's proxy_pass names one: unix:PATH:URI.
+  const api =
+    command.socket === undefined ? `${scheme}://${host}:${port}${base}` : `unix:${command.socket.path}:${base}`;
+  const served = command.app === undefined && recognised !== undefined && recognised !== 'own';
+  const lines = [`${NAME} listening on ${api}${served ? ` (${command.settings.db}: ${recognition(recognised)})` : ''}`];
+  if (demo === undefined) return lines;
+  const userArgument =
+    command.credentialsFrom === 'demo default'
+      ? 'demo:demo'
+      : command.credentialsFrom === 'file'
+        ? 'USER:PASSWORD'
+        : // A hash in the environment is no password to send: the user types theirs.
+          command.credentials.some((credential) => credential.passwordHash !== undefined)
+          ? '"$BOOKING_SEARCH_USER:PASSWORD"'
+          : '"$BOOKING_SEARCH_USER:$BOOKING_SEARCH_PASSWORD"';
+  const insecure = command.tls === undefined ? '' : '-k ';
+  const target =
+    command.socket === undefined
+      ? `'${api}`
+      : `--unix-socket ${shellWord(command.socket.path)} '${scheme}://localhost${base}`;
+  lines.push(
+    `Demo: ${demo.count} sample cash bookings from ${demo.from} to ${demo.to}, in memory.`,
+    command.credentialsFrom === 'demo default'
+      ? 'Demo credentials: user "demo", password "demo" (set BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD for others).'
+      : `Credentials: from the ${command.credentialsFrom}.`,
+    `Try: curl ${insecure}-u ${userArgument} ${target}buchungen?von=${demo.example.von}&bis=${demo.example.bis}&betrag=${demo.example.betrag}'`,
+  );
+  return lines;
+}
+
+/** How the file is served when no --app was given: `app` is what its tables say. */
+export function recognition(app: string): string {
+  const application = findApplication(app);
+  return application === undefined
+    ? 'served with the own schema (its tables are not an application known to --app)'
+    : `recognised as ${application.title}'s file by its tables, served as with --app ${application.name}`;
+}
+
+/** `http://127.0.0.1:8080`, or for a socket `unix:PATH:` as nginx's proxy_pass names one. */
+export function listeningAt(command: ServeCommand, server: Server): string {
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : command.settings.port;
+  const host = command.settings.host.includes(':') ? `[${command.settings.host}]` : command.settings.host;
+  const scheme = command.tls === undefined ? 'http' : 'https';
+  return command.socket === undefined ? `${scheme}://${host}:${port}` : `unix:${command.socket.path}:`;
+}
+
+/**
+ * Said once at the start: a BOOKING_SEARCH_ variable that names no setting (a typo the
+ * service would otherwise ignore), and what others on this machine could use: secrets
+ * every user can read, a trusted proxy on loopback, a socket every user may connect to.
+ */
+export function warnAboutSetup(command: ServeCommand): void {
+  for (const { variable, nearest } of command.strayVariables) {
+    const hint = nearest === undefined ? '' : `; did you mean ${nearest}?`;
+    logLine(`warning: the variable ${variable} names no setting and is ignored${hint}`, 'warning');
+  }
+  warnAboutSecretFiles(command);
+  warnAboutLoopbackProxy(command);
+  warnAboutOpenAdminListener(command);
+  if (command.socket !== undefined && letsEveryoneConnect(command.socket.mode)) {
+    logLine(
+      `warning: --socket-mode ${command.socket.mode.toString(8)} lets every user of this machine connect to the socket, and the socket's peer is trusted as the proxy (X-Forwarded-For): any of them can choose the address the throttle counts; use 660 with --socket-group`,
+      'warning',
+    );
+  }
+}
+
+/** A credentials file or TLS key that every user of the machine can read is used, with a warning. */
+function warnAboutSecretFiles(command: ServeCommand): void {
+  const secrets = [
+    ['credentials file', command.credentialsFile],
+    ['TLS key', command.tls?.key],
+  ] as const;
+  for (const [what, file] of secrets) {
+    const mode = file === undefined ? undefined : readableByEveryone(file);
+    if (mode !== undefined) {
+      logLine(
+        `warning: ${what} ${file} is readable by every user of this machine (mode ${mode.toString(8)}); chmod o-rwx it`,
+        'warning',
+      );
+    }
+  }
+}
+
+/**
+ * A proxy trusted on loopback believes X-Forwarded-For from every local process, so every
+ * local user can choose the client address the throttle counts (docs/API.md, Throttling).
+ */
+function warnAboutLoopbackProxy(command: ServeCommand): void {
+  const loopback = command.trustProxy.filter(
+    (entry) => entry !== 'unix' && isLoopback(canonicalAddress(entry) ?? entry),
+  );
+  if (loopback.length === 0) return;
+  logLine(
+    `warning: --trust-proxy ${loopback.join(',')} is on loopback: every user of this machine can connect from there and choose its X-Forwarded-For, so only the per-username and global failure budgets slow their guessing; prefer --socket with --socket-group`,
+    'warning',
+  );
+}
+
+/**
+ * The admin listener asks for no credentials: off loopback, whoever can reach the address
+ * sees the service's metrics and its books' states and files (docs/operations.md, Monitoring).
+ */
+function warnAboutOpenAdminListener(command: ServeCommand): void {
+  const admin = command.admin;
+  if (admin === undefined || !('host' in admin) || isLoopback(admin.host)) return;
+  const host = admin.host.includes(':') ? `[${admin.host}]` : admin.host;
+  logLine(
+    `warning: the admin listener on ${host}:${admin.port} has no credentials: whoever can reach that address reads /live, /ready (each book's state and file) and /metrics; keep it on loopback or --admin-socket, or let a firewall choose who reaches it`,
+    'warning',
+  );
+}
+
+/** Basic credentials over plain HTTP beyond this machine cross the network readable. */
+export function warnAboutPlainHttp(command: ServeCommand): void {
+  if (command.tls === undefined && command.socket === undefined && !isLoopback(command.settings.host)) {
+    logLine(
+      `warning: serving HTTP Basic authentication without TLS on ${command.settings.host}: passwords cross the network readable; use --tls-cert/--tls-key or a TLS proxy`,
+      'warning',
+    );
+  }
+}
+
+/** Whether `host` is an address only this machine can reach. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}

@@ -1,0 +1,261 @@
+// The listener of the service: node:http, or node:https with the TLS policy of bin/listen/tls.ts,
+// with the timeouts against slow clients, on a port or a Unix socket, behind the access
+// log, with the admin listener beside it; SIGHUP reads the TLS certificate and key again,
+// SIGINT and SIGTERM stop it, and an error nothing caught ends the process in one line.
+
+import { once } from 'node:events';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import { dirname } from 'node:path';
+import { answerProtocolErrors, type RequestHandler } from '../../lib/index.js';
+import {
+  answeringTogether,
+  createMetrics,
+  describeError,
+  errorCode,
+  type Metrics,
+  rememberPeer,
+} from '../../lib/internal.js';
+import { answersOfProcess, countAnswers, listenAdmin, reportToPrimary, type ServingProcess } from '../admin/index.js';
+import { CliError, describeFsError, logLine, readVersion, withAccessLog } from '../base/index.js';
+import type { ServedBook } from '../books/index.js';
+import type { Role } from '../cluster/index.js';
+import { adminLine, primaryChannel } from '../cluster/index.js';
+import type { ServeCommand } from '../config/index.js';
+import { ensureOnlyOwnerCanChange } from '../files/index.js';
+import { endAllGuards } from '../guard/index.js';
+import {
+  applySocketGroup,
+  closeStalledConnections,
+  prepareSocketPath,
+  tlsPairProblem,
+  tlsPolicy,
+  tlsRefusal,
+} from '../listen/index.js';
+
+// After SIGINT/SIGTERM, requests in flight get this long before their connections are cut.
+const SHUTDOWN_GRACE_MS = 10_000;
+// Request line and headers together; a Basic header and a long query fit well within.
+const MAX_HEADER_BYTES = 16 * 1024;
+
+/**
+ * Listens for `handler` with the access log, and with --admin-port or --admin-socket the
+ * admin listener over `books` (with --workers the primary's, fed by each worker's report);
+ * SIGINT/SIGTERM stop both, then `close`. A failure closes what was opened and is one line.
+ */
+export async function listenFor(
+  command: ServeCommand,
+  role: Exclude<Role, 'primary'>,
+  metrics: Metrics | undefined,
+  handler: RequestHandler,
+  close: () => void,
+  books: () => readonly ServedBook[],
+): Promise<{ server: Server; adminLines: string[] }> {
+  let server: Server | undefined;
+  let admin: { server: Server; address: string } | undefined;
+  let stopping = false;
+  try {
+    // The answers to the requests that arrive together leave together (lib/respond.ts).
+    const answering = answeringTogether(handler);
+    server = createServer(command, withAccessLog(answering, metrics === undefined ? undefined : countAnswers(metrics)));
+    // node:http's socket timeout (0, off, by default): a client that stops reading a large
+    // answer would hold its connection and the unsent part of the answer for ever. Without
+    // a 'timeout' listener Node destroys the socket. Every write that drains restarts it,
+    // and so does every byte the client sends: a connection whose answer has stood still
+    // for as long is closed all the same (bin/listen/send-timeout.ts).
+    server.setTimeout(command.timeouts.sendMs);
+    closeStalledConnections(server, command.timeouts.sendMs);
+    if (command.socket === undefined) await listen(server, command.settings.port, command.settings.host);
+    else {
+      // With --workers the primary has cleared the path; the workers share its socket.
+      if (role === 'single') await prepareSocketPath(command.socket.path);
+      await listen(server, command.socket.path);
+      applySocketGroup(command.socket);
+    }
+  } catch (error: unknown) {
+    server?.close();
+    close();
+    throw error instanceof CliError ? error : new CliError(describeListenError(error, command));
+  }
+  // Without an admin listener nothing was counted, and nobody asks.
+  const serving: ServingProcess = { metrics: metrics ?? createMetrics(), server, books };
+  // With --workers the primary answers the admin listener, asking each worker for its report.
+  if (role === 'worker') {
+    if (command.admin !== undefined) reportToPrimary(primaryChannel(), serving);
+  } else if (command.admin !== undefined) {
+    try {
+      admin = await listenAdmin(
+        command.admin,
+        answersOfProcess(serving, readVersion(), () => stopping),
+        command.socket?.group,
+        command.timeouts,
+      );
+    } catch (error: unknown) {
+      server.close();
+      close();
+      throw error;
+    }
+  }
+  stopOnSignals(
+    server,
+    () => {
+      close();
+      // What a book left in a guard process (one replaced, timed out or being opened) ends too.
+      endAllGuards();
+      admin?.server.close();
+      admin?.server.closeAllConnections();
+    },
+    role,
+    () => {
+      stopping = true;
+    },
+  );
+  return { server, adminLines: admin === undefined ? [] : [adminLine(admin.address)] };
+}
+
+/** node:http, or node:https with --tls-cert/--tls-key; timeouts set against slow clients. */
+function createServer(command: ServeCommand, listener: (req: IncomingMessage, res: ServerResponse) => void): Server {
+  const options = {
+    maxHeaderSize: MAX_HEADER_BYTES,
+    headersTimeout: command.timeouts.headersMs,
+    requestTimeout: command.timeouts.requestMs,
+    keepAliveTimeout: command.timeouts.keepAliveMs,
+    // Node looks for expired headers and requests only this often (default 30 s).
+    connectionsCheckingInterval: Math.min(1_000, command.timeouts.headersMs),
+  };
+  // The client address is read when a connection is accepted: a client that resets its
+  // connection right after its request would otherwise be read without it (lib/client-address.ts).
+  if (command.tls === undefined)
+    return answerProtocolErrors(createHttpServer(options, listener)).on('connection', rememberPeer);
+  const { cert, key } = readTls(command.tls);
+  try {
+    // A TLS handshake gets as long as the request's headers (Node's default is 120 s).
+    const handshakeTimeout = command.timeouts.headersMs;
+    return answerProtocolErrors(
+      createHttpsServer({ ...options, ...tlsPolicy(command.tls.minVersion), cert, key, handshakeTimeout }, listener),
+    ).on('connection', rememberPeer);
+  } catch (error: unknown) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new CliError(tlsRefusal(command.tls.cert, command.tls.key, message));
+  }
+}
+
+function readTls(tls: { cert: string; key: string }): { cert: Buffer; key: Buffer } {
+  const read = (flag: string, file: string): Buffer => {
+    // Whoever can write them can serve as this service (bin/files/file-safety.ts).
+    ensureOnlyOwnerCanChange(`${flag} ${file}`, file);
+    try {
+      return readFileSync(file);
+    } catch (error: unknown) {
+      throw new CliError(`cannot read ${flag} ${file}: ${describeFsError(error)}`);
+    }
+  };
+  const cert = read('--tls-cert', tls.cert);
+  const key = read('--tls-key', tls.key);
+  const problem = tlsPairProblem(
+    { flag: '--tls-cert', file: tls.cert, pem: cert },
+    { flag: '--tls-key', file: tls.key, pem: key },
+  );
+  if (problem !== undefined) throw new CliError(problem);
+  return { cert, key };
+}
+
+/**
+ * SIGHUP (docs/API.md, Credentials): `reread` reads the credentials file (or the
+ * configuration file and the credentials), then the TLS certificate and key are read again;
+ * what cannot be used is kept as it was, with one line on stderr saying why. Connections and
+ * the throttle table stay.
+ */
+export function reloadOnHangup(command: ServeCommand, server: Server, reread: () => void): void {
+  process.on('SIGHUP', () => {
+    reread();
+    if (command.tls === undefined) return;
+    try {
+      // setSecureContext resets what it is not given to Node's defaults: the policy goes with it.
+      (server as HttpsServer).setSecureContext({ ...tlsPolicy(command.tls.minVersion), ...readTls(command.tls) });
+      logLine(`SIGHUP: TLS certificate and key re-read from ${command.tls.cert} and ${command.tls.key}`, 'notice');
+    } catch (error: unknown) {
+      const why =
+        error instanceof CliError
+          ? error.message
+          : tlsRefusal(command.tls.cert, command.tls.key, error instanceof Error ? error.message : String(error));
+      logLine(`SIGHUP: keeping the old TLS certificate: ${why}`, 'warning');
+    }
+  });
+}
+
+/** Listens on a port or a socket path; rejects with the server's error (EADDRINUSE, …). */
+async function listen(server: Server, ...where: [port: number, host: string] | [path: string]): Promise<void> {
+  if (where.length === 1) server.listen(where[0]);
+  else server.listen(where[0], where[1]);
+  await once(server, 'listening');
+}
+
+function describeListenError(error: unknown, { settings: { host, port }, socket }: ServeCommand): string {
+  const code = errorCode(error);
+  if (socket !== undefined) {
+    if (code === 'EADDRINUSE') return `cannot listen on socket ${socket.path}: another process is listening on it`;
+    // libuv reports a missing directory as EACCES too.
+    if (!existsSync(dirname(socket.path))) return `cannot listen on socket ${socket.path}: no such directory`;
+    return `cannot listen on socket ${socket.path}: ${describeFsError(error)}`;
+  }
+  if (code === 'EADDRINUSE') return `port ${port} on ${host} is already in use`;
+  if (code === 'EACCES') return `no permission to listen on port ${port} (ports below 1024 need privileges)`;
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return `cannot listen on ${host}: no such address on this machine`;
+  return `cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`;
+}
+
+/** `closeAll` runs once the server has closed; `started` when the stop begins (the admin listener's /live says 503 from then). */
+function stopOnSignals(
+  server: Server,
+  closeAll: () => void,
+  role: Exclude<Role, 'primary'>,
+  started: () => void,
+): void {
+  let stopping = false;
+  const stop = (): void => {
+    if (stopping) {
+      // A second signal cuts what is still running. Not in a worker: Ctrl-C and systemd
+      // signal the whole process group, and the primary passes the signal on as well, so
+      // each worker sees two for one stop; it gets the grace below like a single process.
+      if (role === 'single') server.closeAllConnections();
+      return;
+    }
+    stopping = true;
+    started();
+    server.close(() => {
+      closeAll();
+      process.exitCode = 0;
+      // A worker's channel to the primary would keep it alive.
+      if (role === 'worker') process.disconnect?.();
+    });
+    server.closeIdleConnections();
+    setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+/**
+ * The handler catches every error of a request. Anything that escapes it (a bug in a
+ * callback, a rejected promise nobody awaits) leaves the process in a state nobody knows,
+ * which Node's documentation calls unsafe to resume: it is logged in one line, with where
+ * it was thrown, and the process ends with exit code 1. A worker is then replaced within
+ * the restart budget (bin/cluster/workers.ts); a single process is restarted by systemd
+ * (`Restart=on-failure` in deploy/).
+ */
+export function stopOnBugs(): void {
+  process.on('uncaughtException', (error) => {
+    logLine(`unexpected error, stopping: ${describeError(error)}${thrownAt(error)}`);
+    process.exit(1);
+  });
+}
+
+/** ` (at FILE:LINE:COLUMN)`: the innermost stack frame in a file, not in Node itself. */
+function thrownAt(error: unknown): string {
+  const stack = error instanceof Error ? (error.stack ?? '') : '';
+  const frame = /^\s+at (?:.*\()?((?:file:\/\/|\/)[^()\s]+:\d+:\d+)\)?$/m.exec(stack);
+  return frame === null ? '' : ` (at ${frame[1]})`;
+}
