@@ -1,0 +1,290 @@
+// The pairing of docs/API.md's reconciliation, step 2: each line at most one booking, each
+// booking at most one line; of all such pairings one that pairs the most lines, then the
+// least total cents apart, then the least total days apart, then the fewest opposite-sign
+// pairs. A minimum-cost maximum matching by successive shortest paths (Dijkstra with
+// potentials, from every unpaired line at once), on each connected group of lines and
+// candidates alone. Costs are compared as tuples of integers, never packed into a float.
+// A generator: it yields now and then, so that its caller can let the event loop run.
+
+/** One candidate of a line: the booking (an index), how far apart, and whether of the opposite sign. */
+export interface Edge {
+  booking: number;
+  cents: number;
+  days: number;
+  opposite: boolean;
+  /** The booking's id: the last tie-break of a line's candidates, so the answer never depends on order in. */
+  id: number;
+}
+
+/**
+ * A group's edges beyond this are left out, each line keeping its nearest: only a statement
+ * whose hundreds of lines compete for the same bookings comes near it (docs/API.md).
+ */
+export const MAX_GROUP_EDGES = 20_000;
+
+/** `edges[line]`, each line's candidates; the result: each line's booking index, or -1. */
+export function* pairLines(edges: readonly Edge[][], bookings: number): Generator<void, Int32Array, void> {
+  const paired = new Int32Array(edges.length).fill(-1);
+  for (const group of groupsOf(edges, bookings)) {
+    const lines = group.map((line) => nearestFirst(edges[line] as Edge[]));
+    const keep =
+      lines.reduce((sum, list) => sum + Math.min(list.length, group.length), 0) > MAX_GROUP_EDGES
+        ? Math.max(1, Math.floor(MAX_GROUP_EDGES / group.length))
+        : group.length;
+    // A line paired beyond its `group.length` nearest candidates could take a nearer one
+    // that no other line holds: so those are all it needs.
+    const result = yield* pairGroup(lines.map((list) => list.slice(0, keep)));
+    group.forEach((line, i) => {
+      paired[line] = result[i] as number;
+    });
+    yield;
+  }
+  return paired;
+}
+
+/** A line's candidates nearest first: cents, days, same sign, id. */
+function nearestFirst(list: Edge[]): Edge[] {
+  return [...list].sort(
+    (a, b) => a.cents - b.cents || a.days - b.days || Number(a.opposite) - Number(b.opposite) || a.id - b.id,
+  );
+}
+
+/** The lines in groups that share no candidate, each group in line order, the groups by their first line. */
+function groupsOf(edges: readonly Edge[][], bookings: number): number[][] {
+  const parent = Int32Array.from({ length: edges.length }, (_, i) => i);
+  const find = (x: number): number => {
+    while (parent[x] !== x) {
+      parent[x] = parent[parent[x] as number] as number;
+      x = parent[x] as number;
+    }
+    return x;
+  };
+  const owner = new Int32Array(bookings).fill(-1);
+  edges.forEach((list, line) => {
+    for (const { booking } of list) {
+      const other = owner[booking] as number;
+      if (other === -1) owner[booking] = line;
+      else {
+        const a = find(line);
+        const b = find(other);
+        if (a !== b) parent[Math.max(a, b)] = Math.min(a, b);
+      }
+    }
+  });
+  const groups = new Map<number, number[]>();
+  for (let line = 0; line < edges.length; line += 1) {
+    if ((edges[line] as Edge[]).length === 0) continue;
+    const root = find(line);
+    const group = groups.get(root);
+    if (group === undefined) groups.set(root, [line]);
+    else group.push(line);
+  }
+  return [...groups.values()];
+}
+
+// A cost is four integers compared in order: cents apart as high × 2^26 + low (a sum of a
+// thousand amounts of 12 digits exceeds 2^53), then days apart, then opposite-sign pairs.
+const LOW = 2 ** 26;
+const WIDTH = 4;
+
+/** Adds `sign` × the cost at `b[j]` to the cost at `a[i]`, in place, keeping its low part in [0, 2^26). */
+function addTo(a: Float64Array, i: number, b: Float64Array, j: number, sign: number): void {
+  let low = (a[i + 1] as number) + sign * (b[j + 1] as number);
+  const carry = Math.floor(low / LOW);
+  low -= carry * LOW;
+  a[i] = (a[i] as number) + sign * (b[j] as number) + carry;
+  a[i + 1] = low;
+  a[i + 2] = (a[i + 2] as number) + sign * (b[j + 2] as number);
+  a[i + 3] = (a[i + 3] as number) + sign * (b[j + 3] as number);
+}
+
+function compare(a: Float64Array, i: number, b: Float64Array, j: number): number {
+  for (let k = 0; k < WIDTH; k += 1) {
+    const d = (a[i + k] as number) - (b[j + k] as number);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+/**
+ * One group: successive shortest augmenting paths from the unpaired lines (a source before
+ * them) to the unpaired bookings (a sink after them). Each path is the cheapest that pairs
+ * one more line, so every step's pairing is the cheapest of its size, and the last, when no
+ * path is left, the cheapest of the largest. Nodes: lines 0…L−1, bookings L…L+B−1, the sink.
+ */
+function* pairGroup(lines: readonly Edge[][]): Generator<void, Int32Array, void> {
+  const L = lines.length;
+  const index = new Map<number, number>();
+  for (const list of lines) for (const edge of list) if (!index.has(edge.booking)) index.set(edge.booking, index.size);
+  const B = index.size;
+  const sink = L + B;
+  const nodes = sink + 1;
+  const target = lines.map((list) => Int32Array.from(list, (edge) => L + (index.get(edge.booking) as number)));
+  const cost = lines.map((list) => {
+    const costs = new Float64Array(list.length * WIDTH);
+    list.forEach((edge, k) => {
+      costs[k * WIDTH] = Math.floor(edge.cents / LOW);
+      costs[k * WIDTH + 1] = edge.cents % LOW;
+      costs[k * WIDTH + 2] = edge.days;
+      costs[k * WIDTH + 3] = edge.opposite ? 1 : 0;
+    });
+    return costs;
+  });
+  const edgeOfLine = new Int32Array(L).fill(-1);
+  const lineOfBooking = new Int32Array(nodes).fill(-1);
+  // The potentials, less one offset that every node shares (added to all at once).
+  const potential = new Float64Array(nodes * WIDTH);
+  const offset = new Float64Array(WIDTH);
+  const dist = new Float64Array(nodes * WIDTH);
+  const reached = new Uint8Array(nodes);
+  const done = new Uint8Array(nodes);
+  const via = new Int32Array(nodes);
+  const scratch = new Float64Array(WIDTH);
+
+  for (let paired = 0; paired < Math.min(L, B); paired += 1) {
+    const touched: number[] = [];
+    const heap = new CostHeap();
+    const reach = (node: number, from: number): void => {
+      if (reached[node] === 1 && compare(scratch, 0, dist, node * WIDTH) >= 0) return;
+      if (reached[node] === 0) touched.push(node);
+      reached[node] = 1;
+      dist.set(scratch, node * WIDTH);
+      via[node] = from;
+      heap.push(scratch, node);
+    };
+    // From the source, whose potential stays 0: minus the potential of each unpaired line.
+    for (let line = 0; line < L; line += 1) {
+      if (edgeOfLine[line] !== -1) continue;
+      scratch.fill(0);
+      addTo(scratch, 0, potential, line * WIDTH, -1);
+      addTo(scratch, 0, offset, 0, -1);
+      reach(line, -1);
+    }
+    let popped = 0;
+    const order: number[] = [];
+    for (let top = heap.pop(done); top !== -1 && done[sink] === 0; top = heap.pop(done)) {
+      done[top] = 1;
+      order.push(top);
+      const at = top * WIDTH;
+      if (top < L) {
+        const targets = target[top] as Int32Array;
+        const costs = cost[top] as Float64Array;
+        for (let k = 0; k < targets.length; k += 1) {
+          if (edgeOfLine[top] === k) continue;
+          const node = targets[k] as number;
+          if (done[node] === 1) continue;
+          scratch.set(dist.subarray(at, at + WIDTH));
+          addTo(scratch, 0, costs, k * WIDTH, 1);
+          addTo(scratch, 0, potential, at, 1);
+          addTo(scratch, 0, potential, node * WIDTH, -1);
+          reach(node, top * 65_536 + k);
+        }
+      } else {
+        const line = lineOfBooking[top] as number;
+        scratch.set(dist.subarray(at, at + WIDTH));
+        addTo(scratch, 0, potential, at, 1);
+        if (line === -1) {
+          addTo(scratch, 0, potential, sink * WIDTH, -1);
+          reach(sink, top);
+        } else if (done[line] === 0) {
+          const k = edgeOfLine[line] as number;
+          addTo(scratch, 0, cost[line] as Float64Array, k * WIDTH, -1);
+          addTo(scratch, 0, potential, line * WIDTH, -1);
+          reach(line, top);
+        }
+      }
+      popped += 1;
+      if (popped % 4096 === 0) yield;
+    }
+    const found = done[sink] === 1;
+    if (found) {
+      // Along the path back from the sink: each booking to the line before it.
+      let booking = via[sink] as number;
+      for (;;) {
+        const from = via[booking] as number;
+        const line = Math.floor(from / 65_536);
+        const k = from % 65_536;
+        const before = edgeOfLine[line] as number;
+        edgeOfLine[line] = k;
+        lineOfBooking[booking] = line;
+        if (before === -1) break;
+        booking = (target[line] as Int32Array)[before] as number;
+      }
+      // Potentials: + the distance of each node settled, + the sink's for every other.
+      const toSink = dist.slice(sink * WIDTH, sink * WIDTH + WIDTH);
+      addTo(offset, 0, toSink, 0, 1);
+      for (const node of order) {
+        addTo(potential, node * WIDTH, dist, node * WIDTH, 1);
+        addTo(potential, node * WIDTH, toSink, 0, -1);
+      }
+    }
+    for (const node of touched) {
+      reached[node] = 0;
+      done[node] = 0;
+    }
+    if (!found) break;
+    yield;
+  }
+  return Int32Array.from({ length: L }, (_, line) => {
+    const k = edgeOfLine[line] as number;
+    return k === -1 ? -1 : ((lines[line] as Edge[])[k] as Edge).booking;
+  });
+}
+
+/** A binary heap of nodes by cost, then node; an entry whose node is settled is skipped. */
+class CostHeap {
+  private readonly keys: number[] = [];
+  private readonly nodes: number[] = [];
+
+  push(cost: Float64Array, node: number): void {
+    let i = this.nodes.length;
+    this.nodes.push(node);
+    for (let k = 0; k < WIDTH; k += 1) this.keys.push(cost[k] as number);
+    while (i > 0) {
+      const up = (i - 1) >> 1;
+      if (!this.less(i, up)) break;
+      this.swap(i, up);
+      i = up;
+    }
+  }
+
+  /** The cheapest node not yet settled, or -1. */
+  pop(settled: Uint8Array): number {
+    while (this.nodes.length > 0) {
+      const top = this.nodes[0] as number;
+      const last = this.nodes.length - 1;
+      this.swap(0, last);
+      this.nodes.pop();
+      this.keys.length = last * WIDTH;
+      for (let i = 0; ; ) {
+        const left = 2 * i + 1;
+        if (left >= last) break;
+        const child = left + 1 < last && this.less(left + 1, left) ? left + 1 : left;
+        if (!this.less(child, i)) break;
+        this.swap(i, child);
+        i = child;
+      }
+      if (settled[top] === 0) return top;
+    }
+    return -1;
+  }
+
+  private less(a: number, b: number): boolean {
+    for (let k = 0; k < WIDTH; k += 1) {
+      const d = (this.keys[a * WIDTH + k] as number) - (this.keys[b * WIDTH + k] as number);
+      if (d !== 0) return d < 0;
+    }
+    return (this.nodes[a] as number) < (this.nodes[b] as number);
+  }
+
+  private swap(a: number, b: number): void {
+    const node = this.nodes[a] as number;
+    this.nodes[a] = this.nodes[b] as number;
+    this.nodes[b] = node;
+    for (let k = 0; k < WIDTH; k += 1) {
+      const key = this.keys[a * WIDTH + k] as number;
+      this.keys[a * WIDTH + k] = this.keys[b * WIDTH + k] as number;
+      this.keys[b * WIDTH + k] = key;
+    }
+  }
+}

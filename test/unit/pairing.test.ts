@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { type Edge, pairLines } from '../../lib/reconcile/pairing.js';
+
+function run(edges: Edge[][], bookings: number): Int32Array {
+  const pairing = pairLines(edges, bookings);
+  for (;;) {
+    const step = pairing.next();
+    if (step.done === true) return step.value;
+  }
+}
+
+type Totals = { paired: number; cents: number; days: number; opposite: number };
+
+function totalsOf(edges: Edge[][], paired: ArrayLike<number>): Totals {
+  const totals = { paired: 0, cents: 0, days: 0, opposite: 0 };
+  const used = new Set<number>();
+  for (let line = 0; line < edges.length; line += 1) {
+    const booking = paired[line] as number;
+    if (booking === -1) continue;
+    assert.ok(!used.has(booking), 'each booking goes to one line at most');
+    used.add(booking);
+    const edge = (edges[line] as Edge[]).find((candidate) => candidate.booking === booking);
+    assert.ok(edge !== undefined, 'a line gets one of its candidates');
+    totals.paired += 1;
+    totals.cents += edge.cents;
+    totals.days += edge.days;
+    totals.opposite += Number(edge.opposite);
+  }
+  return totals;
+}
+
+/** The plain pairing: every pairing tried, the best by the contract's order. */
+function exhaustive(edges: Edge[][]): Totals {
+  let best: Totals | undefined;
+  const better = (a: Totals, b: Totals): boolean =>
+    a.paired !== b.paired
+      ? a.paired > b.paired
+      : a.cents !== b.cents
+        ? a.cents < b.cents
+        : a.days !== b.days
+          ? a.days < b.days
+          : a.opposite < b.opposite;
+  const choose = (line: number, used: Set<number>, totals: Totals): void => {
+    if (line === edges.length) {
+      if (best === undefined || better(totals, best)) best = { ...totals };
+      return;
+    }
+    choose(line + 1, used, totals);
+    for (const edge of edges[line] as Edge[]) {
+      if (used.has(edge.booking)) continue;
+      used.add(edge.booking);
+      choose(line + 1, used, {
+        paired: totals.paired + 1,
+        cents: totals.cents + edge.cents,
+        days: totals.days + edge.days,
+        opposite: totals.opposite + Number(edge.opposite),
+      });
+      used.delete(edge.booking);
+    }
+  };
+  choose(0, new Set(), { paired: 0, cents: 0, days: 0, opposite: 0 });
+  return best as Totals;
+}
+
+const statement = (cents: fc.Arbitrary<number>) =>
+  fc.integer({ min: 1, max: 7 }).chain((bookings) =>
+    fc
+      .array(
+        fc.uniqueArray(
+          fc.record({
+            booking: fc.integer({ min: 0, max: bookings - 1 }),
+            cents,
+            days: fc.integer({ min: 0, max: 4 }),
+            opposite: fc.boolean(),
+          }),
+          { selector: (edge) => edge.booking, maxLength: bookings },
+        ),
+        { minLength: 1, maxLength: 6 },
+      )
+      .map((lines) => ({
+        bookings,
+        edges: lines.map((list) => list.map((edge) => ({ ...edge, id: 100 + edge.booking }))),
+      })),
+  );
+
+test('the pairing pairs as many lines as a plain exhaustive pairing, with the same total cents, days and signs', () => {
+  fc.assert(
+    fc.property(statement(fc.integer({ min: 0, max: 3 })), ({ bookings, edges }) => {
+      assert.deepEqual(totalsOf(edges, run(edges, bookings)), exhaustive(edges));
+    }),
+    { numRuns: 3000 },
+  );
+});
+
+test('the pairing is exact with amounts apart beyond 2^53 in sum (twelve-digit tolerances)', () => {
+  const big = fc.oneof(
+    fc.integer({ min: 0, max: 3 }),
+    fc.integer({ min: 99_999_999_999_990, max: 99_999_999_999_999 }),
+  );
+  fc.assert(
+    fc.property(statement(big), ({ bookings, edges }) => {
+      assert.deepEqual(totalsOf(edges, run(edges, bookings)), exhaustive(edges));
+    }),
+    { numRuns: 1500 },
+  );
+});
+
+test('pairing the most lines comes first: a dear pair gives way so that two lines are paired', () => {
+  const edge = (booking: number, cents: number): Edge => ({ booking, cents, days: 0, opposite: false, id: booking });
+  // Line 0 is nearest booking 0, but only line 0 can take booking 1.
+  const edges = [[edge(0, 0), edge(1, 50)], [edge(0, 10)]];
+  assert.deepEqual([...run(edges, 2)], [1, 0]);
+});
+
+test('the same statement gives the same pairing, whatever the order of its candidates', () => {
+  const edge = (booking: number, days: number): Edge => ({ booking, cents: 0, days, opposite: false, id: booking });
+  const edges = [
+    [edge(0, 1), edge(1, 1)],
+    [edge(1, 1), edge(0, 1)],
+    [edge(2, 0), edge(0, 0)],
+  ];
+  const reversed = edges.map((list) => [...list].reverse());
+  assert.deepEqual([...run(edges, 3)], [...run(reversed, 3)]);
+});
