@@ -113,7 +113,7 @@ export function checkDatabaseHandle(db: unknown): asserts db is Database {
   );
   ensure(
     count === 2,
-    `db must behave like better-sqlite3: a plucked count must be the number 2, not ${shown(count)} (see docs/API.md on other drivers)`,
+    `db must behave like better-sqlite3: a plucked count must be the number 2, not ${shown(count)} (see docs/embedding.md on other drivers)`,
   );
   ensure(
     isProbeRow(row),

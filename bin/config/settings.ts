@@ -42,9 +42,17 @@ export interface Setting<T> {
   readonly repeatable: boolean;
   /** Whether a variable or the configuration file may give it: not a switch, nor --config itself. */
   readonly configurable: boolean;
+  /**
+   * What a reload (SIGHUP) does with it: `restart`, nothing (it takes effect at the next
+   * start); `file`, the file it names is read again (a new path waits for the next start);
+   * `book`, a book's key that a reload of the configuration file applies.
+   */
+  readonly reload: Reload;
   /** The createHandler option it is passed to, as the library wants it; `undefined`: the command's own. */
   readonly option: { readonly name: keyof HandlerOptions; readonly from: (value: T) => unknown } | undefined;
 }
+
+export type Reload = 'restart' | 'file' | 'book';
 
 type Parser<T> = (text: string, flag: string) => T;
 
@@ -67,6 +75,7 @@ function row<T>(fields: Row<T>, fallback: T): Setting<T> {
     parse: fields.parse,
     repeatable: false,
     configurable: true,
+    reload: 'restart',
     option: fields.option,
   };
 }
@@ -181,38 +190,48 @@ export const SETTINGS = {
       "settings (key = value, the flags' names without --) and [book NAME] sections\n(db, app or table-names, base-path, users); SIGHUP re-reads it",
     ),
     configurable: false,
+    reload: 'file',
   },
-  db: text('FILE', 'the SQLite database of the bookkeeping application'),
+  db: { ...text('FILE', 'the SQLite database of the bookkeeping application'), reload: 'book' },
   demo: toggle('an in-memory database with a few hundred sample bookings'),
-  app: oneOf(
-    'NAME',
-    APP_NAMES,
-    undefined,
-    `whose tables FILE holds: ${APP_NAMES.join(', ')} (default: what FILE's tables\nsay, else own; docs/applications.md)`,
-  ),
-  'table-names': row<Partial<TableNames>>(
-    {
-      placeholder: 'LIST',
-      help: 'with --app own: other names for the tables, e.g. entries=kasse,categories=kat',
-      parse: readTableNames,
-    },
-    {},
-  ),
+  app: {
+    ...oneOf(
+      'NAME',
+      APP_NAMES,
+      undefined,
+      `whose tables FILE holds: ${APP_NAMES.join(', ')} (default: what FILE's tables\nsay, else own; docs/applications.md)`,
+    ),
+    reload: 'book',
+  },
+  'table-names': {
+    ...row<Partial<TableNames>>(
+      {
+        placeholder: 'LIST',
+        help: 'with --app own: other names for the tables, e.g. entries=kasse,categories=kat',
+        parse: readTableNames,
+      },
+      {},
+    ),
+    reload: 'book',
+  },
   host: textOr('HOST', '127.0.0.1', 'address to listen on (default {default})'),
   port: whole('PORT', [0, 65_535], 8080, 'port to listen on, 0 for any free one (default {default})'),
-  'base-path': row<string>(
-    {
-      placeholder: 'PATH',
-      help: 'path before /api/v1, e.g. /kasse (default {default})',
-      parse: (value, flag) => {
-        const problem = basePathProblem(value);
-        if (problem !== undefined) throw usage(`${flag} ${problem}`);
-        return value;
+  'base-path': {
+    ...row<string>(
+      {
+        placeholder: 'PATH',
+        help: 'path before /api/v1, e.g. /kasse (default {default})',
+        parse: (value, flag) => {
+          const problem = basePathProblem(value);
+          if (problem !== undefined) throw usage(`${flag} ${problem}`);
+          return value;
+        },
+        show: (path) => path || 'none',
       },
-      show: (path) => path || 'none',
-    },
-    '',
-  ),
+      '',
+    ),
+    reload: 'book',
+  },
   name: row<string>(
     {
       placeholder: 'NAME',
@@ -227,10 +246,10 @@ export const SETTINGS = {
     },
     DEFAULTS.serviceName,
   ),
-  'credentials-file': text(
-    'FILE',
-    'user:secret lines (secret: a password or a hash-password hash); SIGHUP re-reads it',
-  ),
+  'credentials-file': {
+    ...text('FILE', 'user:secret lines (secret: a password or a hash-password hash); SIGHUP re-reads it'),
+    reload: 'file',
+  },
   'max-auth-failures': whole(
     'N',
     [0, 1_000_000],
@@ -327,8 +346,8 @@ export const SETTINGS = {
     repeatable: true,
   },
   workers: whole('N', [1, 64], 1, 'serve from N processes, each with its own read-only connection (default {default})'),
-  'tls-cert': text('FILE', 'serve HTTPS with this PEM certificate (chain) ...'),
-  'tls-key': text('FILE', '... and this PEM private key'),
+  'tls-cert': { ...text('FILE', 'serve HTTPS with this PEM certificate (chain) ...'), reload: 'file' },
+  'tls-key': { ...text('FILE', '... and this PEM private key'), reload: 'file' },
   'tls-min-version': oneOf(
     '1.2|1.3',
     ['1.2', '1.3'] as const,

@@ -182,14 +182,19 @@ test("the hash-check queue in the docs is the code's: how many may wait, and how
   assert.match(CLIENTS, new RegExp(`\\(${seconds} s at most\\)`));
 });
 
-test('docs/operations.md shows the usage exactly as --help prints it, and is the only document that does', () => {
-  assert.ok(
-    OPERATIONS.includes(`\`\`\`text\n${USAGE}\`\`\``),
-    'docs/operations.md holds USAGE verbatim in a ```text block',
-  );
+test('docs/settings.md shows the usage and its closing words exactly as --help prints them, a row for each of its options, and is the only document that does', () => {
+  const reference = read('docs/settings.md');
+  const [commands = '', rest = ''] = USAGE.split('Options:\n');
+  const closing = rest.slice(rest.indexOf('\n\n') + 2);
+  assert.ok(reference.includes(`\`\`\`text\n${commands.trimEnd()}\n\`\`\``), 'the commands, verbatim');
+  assert.ok(reference.includes(`\`\`\`text\n${closing.trimEnd()}\n\`\`\``), 'the closing words, verbatim');
+  // --help's options, one a line: each is a row of the reference, in the same order.
+  const options = [...rest.matchAll(/^ {2}(--[a-z-]+)/gm)].map((match) => match[1]);
+  const rows = [...reference.matchAll(/^\| `(--[a-z-]+)/gm)].map((match) => match[1]);
+  assert.deepEqual(rows, options, 'a row for every option of --help, in its order');
   const firstLine = USAGE.split('\n').find((line) => line.includes('--db FILE [options]')) as string;
-  for (const path of DOCUMENTS.filter((path) => path !== 'docs/operations.md')) {
-    assert.ok(!read(path).includes(firstLine), `${path} leaves the usage to docs/operations.md`);
+  for (const path of DOCUMENTS) {
+    assert.ok(!read(path).includes(firstLine), `${path} leaves the usage to docs/settings.md`);
   }
 });
 

@@ -14,9 +14,9 @@ import { validateDatabase } from '../../lib/internal.js';
 import { ownSchema } from '../../lib/mapping.js';
 import { buildDatabase, CREDENTIALS, openFixture, serve, tempDir } from '../support/helpers.js';
 
-// What createHandler says about libsql 0.5's Database; docs/API.md quotes it.
+// What createHandler says about libsql 0.5's Database; docs/embedding.md quotes it.
 const LIBSQL_REFUSED =
-  'db must behave like better-sqlite3: a plucked count must be the number 2, not an object with keys ["count(*)","_metadata"] (see docs/API.md on other drivers)';
+  'db must behave like better-sqlite3: a plucked count must be the number 2, not an object with keys ["count(*)","_metadata"] (see docs/embedding.md on other drivers)';
 
 test('libsql\'s Database is refused at creation: its plucked count is an object (was: 200 with {"anzahl":[object Object],…})', (t) => {
   const db = new Libsql(buildDatabase(t), { readonly: true });
@@ -27,9 +27,9 @@ test('libsql\'s Database is refused at creation: its plucked count is an object 
   });
 });
 
-test('docs/API.md quotes the message that refuses libsql', () => {
-  const contract = readFileSync(new URL('../../docs/API.md', import.meta.url), 'utf8');
-  assert.ok(contract.includes(LIBSQL_REFUSED), 'docs/API.md quotes the TypeError word for word');
+test('docs/embedding.md quotes the message that refuses libsql', () => {
+  const embedding = readFileSync(new URL('../../docs/embedding.md', import.meta.url), 'utf8');
+  assert.ok(embedding.includes(LIBSQL_REFUSED), 'docs/embedding.md quotes the TypeError word for word');
 });
 
 test("node:sqlite's DatabaseSync is refused at creation, by name, saying what to pass instead", (t) => {
@@ -119,12 +119,12 @@ test('each way a look-alike handle differs from better-sqlite3 is named', (t) =>
     [
       'pluck gives a row object',
       lookAlike(t, (real) => ({ prepare: (sql: string) => statement(real, sql, { get: () => ({ 'count(*)': 2 }) }) })),
-      'db must behave like better-sqlite3: a plucked count must be the number 2, not an object with keys ["count(*)"] (see docs/API.md on other drivers)',
+      'db must behave like better-sqlite3: a plucked count must be the number 2, not an object with keys ["count(*)"] (see docs/embedding.md on other drivers)',
     ],
     [
       'pluck gives a string',
       lookAlike(t, (real) => ({ prepare: (sql: string) => statement(real, sql, { get: () => '2' }) })),
-      'db must behave like better-sqlite3: a plucked count must be the number 2, not "2" (see docs/API.md on other drivers)',
+      'db must behave like better-sqlite3: a plucked count must be the number 2, not "2" (see docs/embedding.md on other drivers)',
     ],
     [
       'raw gives objects',

@@ -12,6 +12,7 @@ import { CliError } from '../../bin/base/errors.js';
 import { CONFIG_KEYS, parseCommandLine, type ServeCommand, USAGE } from '../../bin/config/args.js';
 import { camel, type Flag, handlerOptions, SETTINGS, type Setting } from '../../bin/config/settings.js';
 import { DEFAULTS, resolveOptions } from '../../lib/options.js';
+import { settingsReference } from '../../scripts/settings-doc.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
@@ -135,4 +136,16 @@ test('docs/API.md, wherever it writes a figure beside an option, writes its defa
     }
   }
   assert.ok(seen >= 8, `the figures are found (${seen})`);
+});
+
+test('docs/settings.md is what npm run docs:settings writes from the table: flag, key, variable, default, bounds, reload', () => {
+  assert.equal(read('docs/settings.md'), settingsReference(), 'run npm run docs:settings');
+  const reference = read('docs/settings.md');
+  for (const [flag, setting] of ROWS) {
+    const line = reference.split('\n').find((text) => text.startsWith(`| \`--${flag}`));
+    assert.ok(line !== undefined, `a row for --${flag}`);
+    if (setting.bounds !== undefined) assert.ok(line.includes(`${setting.bounds[0]}–${setting.bounds[1]}`), flag);
+    if (setting.configurable)
+      assert.ok(line.includes(`\`BOOKING_SEARCH_${flag.toUpperCase().replaceAll('-', '_')}\``), flag);
+  }
 });
