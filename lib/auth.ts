@@ -77,13 +77,8 @@ export interface Authenticator {
    * The user whose accepted credentials `header` is spelled exactly as before (`check` and
    * `verify` remember the `header` they were given once it is accepted), or `undefined`:
    * then parse it and call `check`. Saves the parsing on a client's later requests.
-   * `connection` (the request's socket): when it holds the header of its request before,
-   * accepted (`keep`), the same header again is one comparison, not a keyed digest; any
-   * other, or none, or new credentials, and it lets go of it.
    */
-  recall(header: string | undefined, connection?: object): Accepted | undefined;
-  /** `connection` holds `header`, just accepted as `accepted`, until its next request (`recall`). */
-  keep(connection: object, header: string | undefined, accepted: Accepted): void;
+  recall(header: string | undefined): Accepted | undefined;
   /**
    * The credentials `given` as a key: what they mean, not how the header spells them,
    * digested with a secret of this process, so that it cannot be turned back into the
@@ -105,8 +100,6 @@ interface Waiter {
   gone: () => boolean;
 }
 
-const never = (): boolean => false;
-
 interface Users {
   /** SHA-256 of each username, in the order configured. */
   names: Buffer[];
@@ -120,7 +113,7 @@ interface Users {
    * or a plain user's wrong password, is checked against one of them (empty: no hashes).
    */
   dummies: PasswordHash[];
-  /** Verified credentials: SHA-256 of a secret, user and password → the user. Forgotten with these users. */
+  /** Verified credentials (keyed digest of user and password) → the user; forgotten with these users. */
   verified: Map<string, Accepted>;
   /** Headers that carried verified credentials: SHA-256 of a secret and the header → the user. */
   spellings: Map<string, Accepted>;
@@ -133,9 +126,7 @@ interface Users {
  * hashed to fixed-length digests and compared with `timingSafeEqual` against every user,
  * so the time taken depends neither on their contents nor on which user, or which of the
  * two, is wrong. Hashes (docs/API.md, Credentials): checked on libuv's thread pool, at
- * most `maxHashChecks` at once, at most `maxQueuedHashChecks` waiting. Verified
- * credentials, plain or hashed, are remembered under a hash keyed with a secret of this
- * process, so nothing remembered can be turned back into a password.
+ * most `maxHashChecks` at once, at most `maxQueuedHashChecks` waiting.
  */
 export function createAuthenticator(
   initial: readonly ConfiguredUser[],
@@ -143,17 +134,12 @@ export function createAuthenticator(
   metrics?: Metrics,
   hashChecks: HashChecks = createHashChecks(limits, metrics),
 ): Authenticator {
-  // The memory of verified credentials is keyed by SHA-256(secret ‖ user ‖ ":" ‖ password)
-  // with a secret of this process: one-way, and useless for a dictionary made elsewhere.
-  // Keyed on what the header means, not its spelling: `basic`, extra spaces or padding
-  // cost no second check. (A secret prefix,
-  // not HMAC: nobody sees these keys, so length extension does not matter, and Node's
-  // one-shot hash is several times cheaper than an Hmac object on every request.)
+  // The memory of verified credentials is keyed by SHA-256(secret ‖ user ‖ ":" ‖ password):
+  // one-way, useless for a dictionary made elsewhere, and keyed on what the header means, so
+  // `basic`, extra spaces or padding cost no second check. (A secret prefix, not HMAC: nobody
+  // sees these keys, and a one-shot hash is cheaper than an Hmac object on every request.)
   const cacheSecret = randomBytes(32).toString('base64');
   let users = prepare(initial);
-  // Which users these are, unique in the process: a connection's header held by another
-  // authenticator (another book) or under credentials since replaced matches nothing here.
-  let usersId = nextUsersId();
 
   function remembered({ username, password }: GivenCredentials): string {
     // RFC 7617 §2: the username holds no colon, so the first one ends it.
@@ -181,29 +167,15 @@ export function createAuthenticator(
     return found;
   }
 
-  function recall(header: string | undefined, connection?: object): Accepted | undefined {
-    const held = (connection as Holding | undefined)?.[HELD];
-    if (held !== undefined) {
-      if (header !== undefined && held.usersId === usersId && sameText(held.header, header)) return held.accepted;
-      // Another header, none, or new credentials: the connection lets go of the one it held.
-      (connection as Holding)[HELD] = undefined;
-    }
+  function recall(header: string | undefined): Accepted | undefined {
     if (header === undefined || header.length > MAX_HEADER_LENGTH) return undefined;
-    const accepted = users.spellings.get(oneShotSha256(cacheSecret + header));
-    if (accepted !== undefined && connection !== undefined) keep(connection, header, accepted);
-    return accepted;
-  }
-
-  function keep(connection: object, header: string | undefined, accepted: Accepted): void {
-    if (header === undefined || header.length > MAX_HEADER_LENGTH) return;
-    (connection as Holding)[HELD] = { header, usersId, accepted };
+    return users.spellings.get(oneShotSha256(cacheSecret + header));
   }
 
   function check(given: GivenCredentials, header?: string): Exclude<Verdict, typeof BUSY> {
     const current = users;
-    // Credentials verified before are answered from memory: one keyed digest instead of
-    // the digests below and, for a hash, a check. A miss tells the sender nothing: only
-    // the right credentials are ever remembered.
+    // Credentials verified before are answered from memory (only right ones are ever
+    // remembered, so a miss tells the sender nothing), without the digests below or a check.
     const key = remembered(given);
     const known = current.verified.get(key);
     if (known !== undefined) {
@@ -230,7 +202,7 @@ export function createAuthenticator(
   function verify(
     given: GivenCredentials,
     done: (verdict: Settled) => void,
-    gone: () => boolean = never,
+    gone: () => boolean = () => false,
     header?: string,
   ): void {
     const current = users;
@@ -294,10 +266,8 @@ export function createAuthenticator(
     recall,
     key: remembered,
     checking: (key) => users.checking.has(key),
-    keep,
     replaceUsers(next) {
       users = prepare(next);
-      usersId = nextUsersId();
     },
   };
 }
@@ -315,58 +285,7 @@ function prepare(list: readonly ConfiguredUser[]): Users {
   };
 }
 
-// The Authorization header of a connection's latest request, when that request was
-// accepted at once (lib/login.ts `admit`: not after a hash check, when the connection may
-// have taken its next request meanwhile), on its socket under a symbol of this module,
-// until its next request, of this handler or another (lib/handler.ts lets go of it for a
-// request of another route). A client
-// on a kept-alive connection sends the same header again and again, and then its login is
-// one comparison instead of the keyed digest, which was the largest part of a remembered
-// client's login (about 1.2 µs of a 20 µs search in-process; BENCHMARKS.md, "Remembered
-// credentials"). The header is the password as sent (base64): it is so held while it is
-// the connection's latest, as it is while its request is answered, and let go by the
-// connection's next request, whatever that carries, or its close (docs/API.md, Credentials).
-// Behind a proxy that keeps its connections to the service open, the connection is the
-// proxy's, and the header that of the latest request the proxy sent on it. It names the
-// users by a number unique in the process, not by the users themselves, so that it keeps
-// no old credentials alive, and every authenticator (every book) knows its own.
-const HELD = Symbol('booking-search-server header of the latest accepted request');
-type Holding = { [HELD]?: { header: string; usersId: number; accepted: Accepted } | undefined };
-
-/**
- * `connection` lets go of the header it holds, for a request that no login sees (a CORS
- * preflight, a path of another route handed to `next`): every request does.
- */
-export function letGoOfHeader(connection: object | undefined): void {
-  if (connection !== undefined && (connection as Holding)[HELD] !== undefined)
-    (connection as Holding)[HELD] = undefined;
-}
-let usersCount = 0;
-const nextUsersId = (): number => {
-  usersCount += 1;
-  return usersCount;
-};
-
-/**
- * Whether `given` is `expected`, in a time that depends on the length of `given` alone: a
- * client learns nothing of the header its connection was accepted with, its length included.
- */
-function sameText(expected: string, given: string): boolean {
-  // Where `given` is longer, its characters beyond `expected` are compared with the first
-  // of `expected`: the answer is no all the same (the lengths differ), after as many steps.
-  const length = expected.length;
-  let difference = length ^ given.length;
-  for (let i = 0; i < given.length; i += 1) {
-    difference |= given.charCodeAt(i) ^ expected.charCodeAt(i < length ? i : 0);
-  }
-  return difference === 0;
-}
-
-/**
- * The digest's 32 bytes as a key of 32 characters (`binary`, one character a byte): only
- * ever a Map key, never shown; base64 costs 0.15 µs more a request (a remembered client's
- * login on a new connection is this digest, about 0.45 µs, and a lookup).
- */
+/** The digest's 32 bytes as a Map key of 32 characters (`binary`): never shown, so never base64. */
 function oneShotSha256(text: string): string {
   return hash('sha256', text, 'binary');
 }

@@ -12,7 +12,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from 'better-sqlite3';
-import { challenge, createAuthenticator, letGoOfHeader } from './auth.js';
+import { challenge, createAuthenticator } from './auth.js';
 import { clientAddress, throttleKey } from './client-address.js';
 import { admit } from './connection.js';
 import { validateCredentials } from './credentials.js';
@@ -80,11 +80,7 @@ export function createHandlerOver(
     const url = originForm(req.url ?? '/') ?? '';
     const mark = url.indexOf('?');
     const path = mark === -1 ? url : url.slice(0, mark);
-    if (next !== undefined && !path.startsWith(apiPrefix)) {
-      // Another route's request: the connection lets go of the header it held (lib/auth.ts).
-      letGoOfHeader(req.socket);
-      return next();
-    }
+    if (next !== undefined && !path.startsWith(apiPrefix)) return next();
     const admission = admit(req, res);
     if (admission === 'drop') return;
     try {
@@ -96,8 +92,6 @@ export function createHandlerOver(
       // docs/API.md, CORS: a preflight has headers of its own (and counts as a request without
       // credentials); every other answer carries the CORS response headers.
       const preflight = !badRequest && (path === statusPath || path === searchPath) ? cors.preflight(req) : undefined;
-      // A preflight carries no credentials, and no login sees it: the connection lets go here.
-      if (preflight !== undefined) letGoOfHeader(req.socket);
       const flood = preflight === undefined ? undefined : login.preflight(throttleKey(clientAddress(req, trusted)));
       if (preflight !== undefined && flood === undefined) return sendNoContent(res, preflight);
       addToEveryResponse(res, cors.responseHeaders(req));

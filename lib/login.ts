@@ -131,10 +131,10 @@ export function createLogin(authenticator: Authenticator, throttle: Throttle): L
   function login(header: string | undefined, client: string, connection: Connection) {
     const blocked = throttle.retryAfter(client);
     if (blocked > 0) return throttled(blocked, undefined);
-    const recalled = authenticator.recall(header, connection);
+    const recalled = authenticator.recall(header);
     if (recalled !== undefined) {
       const wait = throttle.budgetRetryAfter(recalled.user, client);
-      return wait > 0 ? throttled(wait, recalled.user) : admit(recalled, client, undefined);
+      return wait > 0 ? throttled(wait, recalled.user) : admit(recalled, client);
     }
     const given = parseBasicAuth(header);
     if (given === undefined) {
@@ -166,7 +166,7 @@ export function createLogin(authenticator: Authenticator, throttle: Throttle): L
     const reserved = throttle.reserve(attempted, client);
     if (typeof reserved === 'number') {
       if (reserved > 0) return throttled(reserved, attempted);
-      return checkCredentials(request, true);
+      return checkCredentials(request);
     }
     let release: (settled: Outcome) => void = () => {};
     let fail: (error: unknown) => void = () => {};
@@ -182,7 +182,7 @@ export function createLogin(authenticator: Authenticator, throttle: Throttle): L
         let settled: Outcome;
         try {
           if (wait > 0) return throttled(wait, attempted);
-          const verdict = checkCredentials(request, false);
+          const verdict = checkCredentials(request);
           // A hash check is joined through the authenticator from now on; a verdict at once is passed on.
           if (!(verdict instanceof Promise)) settled = verdict;
           return verdict;
@@ -206,24 +206,23 @@ export function createLogin(authenticator: Authenticator, throttle: Throttle): L
    */
   function joined(settled: Outcome, key: string, request: Attempt): LoginVerdict | Promise<LoginVerdict> {
     if (authenticator.checking(key)) return awaitCheck(request, false);
-    if (settled?.kind === 'user') return admit(settled, request.client, undefined);
+    if (settled?.kind === 'user') return admit(settled, request.client);
     if (settled?.kind === 'refused') return { kind: 'refused', attempted: request.given.username };
     return attempt(request);
   }
 
   /**
    * Credentials checked with a failure counted: it stays for wrong ones, and is taken back
-   * for right ones or a check that never ran. `atOnce`: checked while the request is handed
-   * over, not after the throttle answered later (then its header is not held: `admit`).
+   * for right ones or a check that never ran.
    */
-  function checkCredentials(request: Attempt, atOnce: boolean): LoginVerdict | Promise<LoginVerdict> {
+  function checkCredentials(request: Attempt): LoginVerdict | Promise<LoginVerdict> {
     const { given, header, client } = request;
     const attempted = given.username;
     const verdict = authenticator.check(given, header);
     if (verdict.kind === 'rejected') return { kind: 'refused', attempted } as const;
     if (verdict.kind === 'user') {
       throttle.forgive(client, attempted);
-      return admit(verdict, client, atOnce ? request : undefined);
+      return admit(verdict, client);
     }
     return awaitCheck(request, true);
   }
@@ -250,7 +249,7 @@ export function createLogin(authenticator: Authenticator, throttle: Throttle): L
           try {
             if (reserved && late.kind !== 'rejected') throttle.forgive(client, attempted);
             if (answered) return;
-            if (late.kind === 'user') return resolve(admit(late, client, undefined));
+            if (late.kind === 'user') return resolve(admit(late, client));
             // docs/API.md, Credentials: a full hash-check queue says "again in a second".
             resolve(late.kind === 'busy' ? { kind: 'busy', retryAfter: 1, attempted } : { kind: 'refused', attempted });
           } catch (error: unknown) {
@@ -263,15 +262,9 @@ export function createLogin(authenticator: Authenticator, throttle: Throttle): L
     });
   }
 
-  /**
-   * `accepted` let in: a success for the throttle, and, for `request` accepted at once
-   * (checked now, not recalled), its header held by its connection until its next request
-   * (lib/auth.ts). One accepted later, after a hash check or another request's, is not
-   * held: its connection may have taken its next request meanwhile.
-   */
-  function admit(accepted: Accepted, client: string, request: Attempt | undefined): Accepted {
+  /** `accepted` let in: a success for the throttle. */
+  function admit(accepted: Accepted, client: string): Accepted {
     throttle.recordSuccess(client, accepted.user);
-    if (request !== undefined) authenticator.keep(request.connection, request.header, accepted);
     return accepted;
   }
 

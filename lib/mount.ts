@@ -7,7 +7,6 @@
 // `fallback` when not: the handler that authenticates, as every answer must before it
 // says a path does not exist, and then answers 404.
 
-import { letGoOfHeader } from './auth.js';
 import { ensure } from './errors.js';
 import { basePathMisuse, normalBasePath, originForm } from './request-target.js';
 import type { Next, RequestHandler } from './types.js';
@@ -53,11 +52,7 @@ export function mountHandlers(mounts: readonly Mount[], fallback: RequestHandler
         if (handler !== undefined) return handler(req, res, next);
       }
     }
-    if (next !== undefined && path !== undefined) {
-      // Another route's request: the connection lets go of the header it held (lib/auth.ts).
-      letGoOfHeader(req.socket);
-      return next();
-    }
+    if (next !== undefined && path !== undefined) return next();
     fallback(req, res);
   };
 }

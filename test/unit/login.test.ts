@@ -81,7 +81,6 @@ function heldChecks() {
       });
     },
     recall: () => undefined,
-    keep: () => {},
     key,
     checking: (credentials) => open.has(credentials),
     replaceUsers: () => {},
