@@ -6,7 +6,8 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { USAGE } from '../bin/config/args.js';
 import { variableName } from '../bin/config/configuration.js';
-import { type Flag, type Reload, SETTINGS, type Setting } from '../bin/config/settings.js';
+import type { Reload, Setting } from '../bin/config/setting-kinds.js';
+import { type Flag, SETTINGS } from '../bin/config/settings.js';
 
 const RELOAD: Record<Reload, string> = {
   restart: 'restart',

@@ -13,18 +13,8 @@ import type { BookConfig } from './book-config.js';
 import type { ConfigFile } from './config-file.js';
 import { gatherSettings, type Origin, placeError, strayVariables, type Values } from './configuration.js';
 import { environmentCredentials } from './credentials.js';
-import {
-  BOOK_SETTINGS,
-  camel,
-  type Flag,
-  optionsHelp,
-  readSetting,
-  SETTINGS,
-  type Setting,
-  type SettingValues,
-  TRUST_PROXY_NEEDS_ADDRESSES,
-  usage,
-} from './settings.js';
+import { type Setting, TRUST_PROXY_NEEDS_ADDRESSES, usage } from './setting-kinds.js';
+import { BOOK_SETTINGS, camel, type Flag, optionsHelp, readSetting, SETTINGS, type SettingValues } from './settings.js';
 
 export interface ServeCommand {
   command: 'serve';

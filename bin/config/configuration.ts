@@ -12,7 +12,7 @@ import { normalBasePath, SERVICE_NAME } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
 import type { BookConfig } from './book-config.js';
 import type { BookSection, ConfigEntry, ConfigFile } from './config-file.js';
-import { basePathProblem } from './settings.js';
+import { basePathProblem } from './setting-kinds.js';
 
 export type Values = Record<string, string | string[] | boolean | undefined>;
 

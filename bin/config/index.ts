@@ -18,4 +18,5 @@ export { type BookConfig, diffBooks } from './book-config.js';
 export { type ConfigFile, readConfigFile } from './config-file.js';
 export { configPath, resolveBooks } from './configuration.js';
 export { readCredentialsFile } from './credentials.js';
-export { BOOK_SETTINGS, camel, handlerOptions, readTableNames, SETTINGS } from './settings.js';
+export { readTableNames } from './setting-kinds.js';
+export { BOOK_SETTINGS, camel, handlerOptions, SETTINGS } from './settings.js';

@@ -8,177 +8,20 @@
 // test/unit/settings.test.ts fails on a copy that drifts.
 
 import type { HandlerOptions } from '../../lib/index.js';
+import { APP_NAMES, DEFAULTS, originProblem, SERVICE_NAME, type TableNames } from '../../lib/internal.js';
 import {
-  APP_NAMES,
-  basePathRefusal,
-  canonicalAddress,
-  DEFAULTS,
-  originProblem,
-  SERVICE_NAME,
-  TABLE_NAME,
-  type TableNames,
-} from '../../lib/internal.js';
-import { CliError } from '../base/index.js';
-
-/** One setting. `T` is its value's type once read (the default when none is given). */
-export interface Setting<T> {
-  /** What --help writes after the flag (`N`, `FILE`); `undefined` for a switch, which takes no value. */
-  readonly placeholder: string | undefined;
-  /** --help's words for it; a line break goes on under them; `{default}` is where the default is written. */
-  readonly help: string;
-  /** The value when none is given. */
-  readonly default: T;
-  /** How --help writes the default. */
-  readonly show: (value: T) => string;
-  /** A whole number's lowest and highest value; `undefined` for any other setting. */
-  readonly bounds: readonly [min: number, max: number] | undefined;
-  /**
-   * Reads one value written as text (on the command line, in a variable or in the file);
-   * throws a usage error naming `flag` (`--port`) when it is not one. A repeatable
-   * setting reads each of its values so and collects them.
-   */
-  readonly parse: (text: string, flag: string) => T;
-  /** Whether it may be given more than once (its values are a list; a variable or the file gives them comma-separated). */
-  readonly repeatable: boolean;
-  /** Whether a variable or the configuration file may give it: not a switch, nor --config itself. */
-  readonly configurable: boolean;
-  /**
-   * What a reload (SIGHUP) does with it: `restart`, nothing (it takes effect at the next
-   * start); `file`, the file it names is read again (a new path waits for the next start);
-   * `book`, a book's key that a reload of the configuration file applies.
-   */
-  readonly reload: Reload;
-  /** The createHandler option it is passed to, as the library wants it; `undefined`: the command's own. */
-  readonly option: { readonly name: keyof HandlerOptions; readonly from: (value: T) => unknown } | undefined;
-}
-
-export type Reload = 'restart' | 'file' | 'book';
-
-type Parser<T> = (text: string, flag: string) => T;
-
-interface Row<T> {
-  placeholder: string;
-  help: string;
-  parse: Parser<T>;
-  show?: (value: T) => string;
-  bounds?: readonly [number, number];
-  option?: Setting<T>['option'];
-}
-
-function row<T>(fields: Row<T>, fallback: T): Setting<T> {
-  return {
-    placeholder: fields.placeholder,
-    help: fields.help,
-    default: fallback,
-    show: fields.show ?? String,
-    bounds: fields.bounds,
-    parse: fields.parse,
-    repeatable: false,
-    configurable: true,
-    reload: 'restart',
-    option: fields.option,
-  };
-}
-
-/** Text, as given; `none` when it must not be empty. */
-function text(placeholder: string, help: string, needs?: string): Setting<string | undefined> {
-  return row<string | undefined>({ placeholder, help, parse: nonEmpty(needs) }, undefined);
-}
-
-/** Text with a default. */
-function textOr(placeholder: string, fallback: string, help: string, show?: (value: string) => string) {
-  return row<string>({ placeholder, help, parse: nonEmpty(), ...(show === undefined ? {} : { show }) }, fallback);
-}
-
-function nonEmpty(needs?: string): Parser<string> {
-  return (value, flag) => {
-    if (needs !== undefined && value === '') throw usage(`${flag} needs ${needs}`);
-    return value;
-  };
-}
-
-/** A whole number from `min` to `max`. */
-function whole<D extends number | undefined>(
-  placeholder: string,
-  [min, max]: readonly [number, number],
-  fallback: D,
-  help: string,
-  option?: Setting<number | D>['option'],
-): Setting<number | D> {
-  const parse: Parser<number> = (value, flag) => {
-    const number = /^[0-9]{1,9}$/.test(value) ? Number(value) : Number.NaN;
-    if (!(number >= min && number <= max))
-      throw usage(`${flag} must be a whole number from ${min} to ${max}, not '${value}'`);
-    return number;
-  };
-  return row<number | D>({ placeholder, help, parse, bounds: [min, max], ...(option ? { option } : {}) }, fallback);
-}
-
-/** One of `choices`. */
-function oneOf<C extends string, D extends C | undefined>(
-  placeholder: string,
-  choices: readonly C[],
-  fallback: D,
-  help: string,
-): Setting<C | D> {
-  const named = choices.length === 2 ? choices.join(' or ') : `one of ${choices.join(', ')}`;
-  const parse: Parser<C> = (value, flag) => {
-    if (!(choices as readonly string[]).includes(value)) throw usage(`${flag} must be ${named}, not '${value}'`);
-    return value as C;
-  };
-  return row<C | D>({ placeholder, help, parse }, fallback);
-}
-
-/** A flag without a value. */
-function toggle(help: string): Setting<boolean> {
-  return {
-    ...row<boolean>({ placeholder: '', help, parse: () => true }, false),
-    placeholder: undefined,
-    configurable: false,
-  };
-}
-
-const TABLE_KEYS = { entries: 'entries', categories: 'categories', payment_methods: 'paymentMethods' } as const;
-
-/** `entries=kasse,categories=kat` → `{ entries: 'kasse', categories: 'kat' }`. */
-export function readTableNames(value: string | undefined): Partial<TableNames> {
-  if (value === undefined) return {};
-  const names: Partial<TableNames> = {};
-  for (const pair of value.split(',')) {
-    const [key = '', name = '', ...rest] = pair.split('=').map((part) => part.trim());
-    const option = TABLE_KEYS[key as keyof typeof TABLE_KEYS] as keyof TableNames | undefined;
-    if (option === undefined || rest.length > 0 || name === '')
-      throw usage(`--table-names takes entries=NAME,categories=NAME,payment_methods=NAME, not '${pair}'`);
-    if (!TABLE_NAME.test(name)) throw usage(`--table-names: '${name}' is not an SQL name such as kasse or temp.kasse`);
-    if (names[option] !== undefined) throw usage(`--table-names names ${key} twice`);
-    names[option] = name;
-  }
-  return names;
-}
-
-/**
- * Why `value` is no base path, after the setting's name (`must be a path such as /kasse …,
- * not '/kä' (…); use /kae instead`); `undefined` when it is one. The rule is the library's
- * (docs/API.md, Paths): what every client sends as it is written.
- */
-export function basePathProblem(value: string): string | undefined {
-  const refusal = basePathRefusal(value);
-  if (refusal === undefined) return undefined;
-  return `must be a path such as /kasse whose segments hold only ASCII letters, digits, -, ., _ and ~, not '${value}' (${refusal.reason}); use ${refusal.instead} instead`;
-}
-
-export const TRUST_PROXY_NEEDS_ADDRESSES =
-  "--trust-proxy needs your proxy's addresses, e.g. --trust-proxy 127.0.0.1,::1 (or --socket PATH, whose peer is the proxy)";
-
-function readTrustProxy(value: string): string[] {
-  const addresses = value.split(',').map((entry) => entry.trim());
-  for (const address of addresses) {
-    if (address === '') throw usage(TRUST_PROXY_NEEDS_ADDRESSES);
-    if (canonicalAddress(address) === undefined)
-      throw usage(`--trust-proxy takes IP addresses of your proxy, e.g. 127.0.0.1,::1, not '${address}'`);
-  }
-  return addresses;
-}
+  basePathProblem,
+  oneOf,
+  readTableNames,
+  readTrustProxy,
+  row,
+  type Setting,
+  text,
+  textOr,
+  toggle,
+  usage,
+  whole,
+} from './setting-kinds.js';
 
 const seconds = (value: number): number => 1000 * value;
 
@@ -431,8 +274,4 @@ export function optionsHelp(): string {
     lines.push(`  ${head.padEnd(27)}${words[0]}`, ...words.slice(1).map((line) => `${' '.repeat(29)}${line}`));
   }
   return `${lines.join('\n')}\n`;
-}
-
-export function usage(message: string): CliError {
-  return new CliError(`${message} (see --help)`, 2);
 }

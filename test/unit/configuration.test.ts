@@ -8,7 +8,7 @@ import { CliError } from '../../bin/base/errors.js';
 import { CONFIG_KEYS, type Command, parseCommandLine, readApp, type ServeCommand } from '../../bin/config/args.js';
 import { parseConfig } from '../../bin/config/config-file.js';
 import { resolveBooks, strayVariables, variableName } from '../../bin/config/configuration.js';
-import { readTableNames } from '../../bin/config/settings.js';
+import { readTableNames } from '../../bin/config/setting-kinds.js';
 
 const FILE = '/etc/booking-search-server/books.conf';
 const USER = { BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: 'ge:heim' };

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { CliError } from '../../bin/base/errors.js';
 import { CONFIG_KEYS, parseCommandLine, type ServeCommand, USAGE } from '../../bin/config/args.js';
-import { camel, type Flag, handlerOptions, SETTINGS, type Setting } from '../../bin/config/settings.js';
+import type { Setting } from '../../bin/config/setting-kinds.js';
+import { camel, type Flag, handlerOptions, SETTINGS } from '../../bin/config/settings.js';
 import { DEFAULTS, resolveOptions } from '../../lib/options.js';
 import { settingsReference } from '../../scripts/settings-doc.js';
 
