@@ -14,10 +14,22 @@ export class CliError extends Error {
   }
 }
 
+/**
+ * Whether `error` is macOS' privacy protection (TCC) refusing a read: EPERM, where a mode
+ * that forbids it says EACCES. A service under launchd may not read Desktop, Documents,
+ * Downloads, iCloud Drive or removable volumes without Full Disk Access, whatever the mode.
+ */
+export function isPrivacyRefusal(error: unknown, platform: NodeJS.Platform = process.platform): boolean {
+  return platform === 'darwin' && errorCode(error) === 'EPERM';
+}
+
 /** A file system error in a few words: `no such file`, `permission denied`, … */
-export function describeFsError(error: unknown): string {
+export function describeFsError(error: unknown, platform: NodeJS.Platform = process.platform): string {
   const code = errorCode(error);
   if (code === 'ENOENT') return 'no such file';
+  if (isPrivacyRefusal(error, platform)) {
+    return "not permitted by macOS' privacy protection (EPERM, not the file's mode): give the program that runs the service (under launchd, the node binary) Full Disk Access in System Settings › Privacy & Security, or keep the file outside Desktop, Documents, Downloads and iCloud Drive";
+  }
   if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
   if (code === 'EISDIR') return 'it is a directory';
   return error instanceof Error ? error.message : String(error);

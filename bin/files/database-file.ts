@@ -10,8 +10,9 @@ import { basename, join } from 'node:path';
 import { gunzipSync, constants as zlib } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { errorCode, isNotReadableNow } from '../../lib/internal.js';
-import { CliError, describeFsError, shellWord } from '../base/index.js';
-import { judgeDatabaseFile, type Trusted, whyNotReadable } from './file-safety.js';
+import { CliError, describeFsError, isPrivacyRefusal, shellWord } from '../base/index.js';
+import type { Trusted } from './file-rule.js';
+import { judgeDatabaseFile, whyNotReadable } from './file-safety.js';
 
 // A search waits this long for another program's write lock before it answers 500 with
 // Retry-After; better-sqlite3's default of 5 s would block every other request meanwhile.
@@ -73,7 +74,7 @@ export function ensureDatabaseFile(file: string): void {
     stats = statSync(file);
     if (stats.isFile()) accessSync(file, constants.R_OK);
   } catch (error: unknown) {
-    const denied = errorCode(error) === 'EACCES' || errorCode(error) === 'EPERM';
+    const denied = (errorCode(error) === 'EACCES' || errorCode(error) === 'EPERM') && !isPrivacyRefusal(error);
     const why = describeFsError(error);
     throw new CliError(`cannot open database ${file}: ${denied ? `${why}: ${whyNotReadable(file)}` : why}`);
   }

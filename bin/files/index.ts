@@ -14,12 +14,14 @@ export {
   openDatabase,
   openToServe,
 } from './database-file.js';
+export type { DatabaseAccess, FileRule, Trusted } from './file-rule.js';
 export {
   ensureDirectoriesSafe,
   ensureOnlyOwnerCanChange,
+  fileRule,
   judgeDatabaseFile,
   letsEveryoneConnect,
   readableByEveryone,
-  type Trusted,
+  ruleFor,
 } from './file-safety.js';
 export { reportOnDatabase, writeReport } from './report.js';

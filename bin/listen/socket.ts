@@ -33,6 +33,7 @@ export interface SocketOptions {
  * when the directory is not safe, or the path is in use or not a socket.
  */
 export async function prepareSocketPath(path: string): Promise<void> {
+  if (process.platform === 'win32') return prepareNamedPipe(path);
   checkSocketDirectory(path);
   let isSocket: boolean;
   try {
@@ -49,6 +50,20 @@ export async function prepareSocketPath(path: string): Promise<void> {
     if (errorCode(error) !== 'ENOENT')
       throw new CliError(`cannot remove stale socket ${path}: ${describeFsError(error)}`);
   }
+}
+
+// On Windows, Node.js listens on a path as a named pipe: \\.\pipe\NAME. A pipe lives in no
+// directory and leaves nothing behind when its process ends; who may connect is its access
+// list, Windows' default for the creator (the service's account, Administrators, SYSTEM).
+const NAMED_PIPE = /^\\\\[.?]\\pipe\\[^\\]{1,200}$/i;
+
+async function prepareNamedPipe(path: string): Promise<void> {
+  if (!NAMED_PIPE.test(path)) {
+    throw new CliError(
+      `cannot listen on socket ${path}: on Windows a socket is a named pipe, written \\\\.\\pipe\\NAME`,
+    );
+  }
+  if (await answers(path)) throw new CliError(`cannot use socket ${path}: another process is listening on it`);
 }
 
 /**
@@ -99,6 +114,11 @@ export function useSocketMode(mode: number): void {
 /** Gives the socket its group, once it exists (see the top of this file for why lchown). */
 export function applySocketGroup({ path, group }: SocketOptions): void {
   if (group === undefined) return;
+  if (process.platform === 'win32') {
+    throw new CliError(
+      `cannot set group ${group} on socket ${path}: a named pipe on Windows has no group; leave --socket-group out`,
+    );
+  }
   const gid = groupId(group);
   try {
     lchownSync(path, -1, gid);
@@ -113,20 +133,40 @@ export function applySocketGroup({ path, group }: SocketOptions): void {
 /**
  * A group number, or the number of a named group as the system's name service knows it:
  * `getent group` asks NSS, so a group from LDAP or sssd counts as well as one in /etc/group.
+ * macOS has no getent: its directory service answers (`dscl /Search`, local groups and a
+ * directory's alike).
  */
-export function groupId(group: string): number {
+export function groupId(group: string, platform: NodeJS.Platform = process.platform): number {
   if (/^[0-9]{1,9}$/.test(group)) return Number(group);
-  let entry = '';
-  // A name starting with '-' is no group, and getent would take it for an option.
-  if (!group.startsWith('-')) {
-    try {
-      entry = execFileSync('getent', ['group', group], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    } catch {
-      // getent exits 2 for a group it does not know; without getent the name is unknown too.
-    }
+  const darwin = platform === 'darwin';
+  // A name starting with '-' is no group, and the tool would take it for an option; a '/'
+  // would be a path to dscl.
+  const asked =
+    group.startsWith('-') || group.includes('/') ? undefined : darwin ? dsclGroup(group) : getentGroup(group);
+  if (asked !== undefined && /^[0-9]{1,9}$/.test(asked)) return Number(asked);
+  const tool = darwin
+    ? `dscl /Search -read /Groups/${shellWord(group)} PrimaryGroupID`
+    : `getent group ${shellWord(group)}`;
+  throw new CliError(`no group '${group}' on this system (${tool}); give its number instead`);
+}
+
+/** The output of `command`, or '' when it fails (a group it does not know, or no such tool). */
+function ask(command: string, args: string[]): string {
+  try {
+    return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000 });
+  } catch {
+    return '';
   }
-  // name:password:gid:members
-  const gid = entry.split('\n')[0]?.split(':')[2];
-  if (gid !== undefined && /^[0-9]{1,9}$/.test(gid)) return Number(gid);
-  throw new CliError(`no group '${group}' on this system (getent group ${shellWord(group)}); give its number instead`);
+}
+
+/** getent's line is name:password:gid:members. */
+function getentGroup(group: string): string | undefined {
+  return ask('getent', ['group', group]).split('\n')[0]?.split(':')[2];
+}
+
+/** dscl says `PrimaryGroupID: 20`. */
+function dsclGroup(group: string): string | undefined {
+  return /^PrimaryGroupID:\s*([0-9]{1,9})\s*$/m.exec(
+    ask('dscl', ['/Search', '-read', `/Groups/${group}`, 'PrimaryGroupID']),
+  )?.[1];
 }

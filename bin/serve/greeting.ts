@@ -9,7 +9,7 @@ import { canonicalAddress, findApplication } from '../../lib/internal.js';
 import { logLine, NAME, shellWord } from '../base/index.js';
 import type { DemoDatabase } from '../books/index.js';
 import type { ServeCommand } from '../config/index.js';
-import { letsEveryoneConnect, readableByEveryone } from '../files/index.js';
+import { fileRule, letsEveryoneConnect, readableByEveryone } from '../files/index.js';
 
 /** The start-up lines: where the API is served, and for the demo what to try. */
 export function greeting(
@@ -72,14 +72,17 @@ export function listeningAt(command: ServeCommand, server: Server): string {
 
 /**
  * Said once at the start: a BOOKING_SEARCH_ variable that names no setting (a typo the
- * service would otherwise ignore), and what others on this machine could use: secrets
- * every user can read, a trusted proxy on loopback, a socket every user may connect to.
+ * service would otherwise ignore), what the file rule leaves to the system (Windows'
+ * NTFS permissions), and what others on this machine could use: secrets every user can
+ * read, a trusted proxy on loopback, a socket every user may connect to.
  */
 export function warnAboutSetup(command: ServeCommand): void {
   for (const { variable, nearest } of command.strayVariables) {
     const hint = nearest === undefined ? '' : `; did you mean ${nearest}?`;
     logLine(`warning: the variable ${variable} names no setting and is ignored${hint}`, 'warning');
   }
+  // Said, not warned: on Windows it is so for every setup.
+  if (fileRule.leftToTheSystem !== undefined) logLine(fileRule.leftToTheSystem, 'notice');
   warnAboutSecretFiles(command);
   warnAboutLoopbackProxy(command);
   warnAboutOpenAdminListener(command);

@@ -39,3 +39,25 @@ test('a group name is looked up through the name service, not only in /etc/group
   });
   assert.throws(() => groupId('--help'), /no group '--help'/);
 });
+
+test('on macOS, which has no getent, a group name is asked of the directory service (dscl)', (t) => {
+  // A stand-in for macOS' dscl, and no getent at all on PATH.
+  const dir = mkdtempSync(join(tmpdir(), 'dscl-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(
+    join(dir, 'dscl'),
+    '#!/bin/sh\n[ "$1" = /Search ] && [ "$2" = -read ] && [ "$3" = /Groups/staff ] && [ "$4" = PrimaryGroupID ] && { echo "PrimaryGroupID: 20"; exit 0; }\necho "<dscl_cmd> DS Error: -14136 (eDSRecordNotFound)" >&2; exit 56\n',
+  );
+  chmodSync(join(dir, 'dscl'), 0o755);
+  const path = process.env['PATH'];
+  process.env['PATH'] = dir;
+  t.after(() => {
+    process.env['PATH'] = path;
+  });
+  assert.equal(groupId('staff', 'darwin'), 20);
+  assert.throws(() => groupId('keine-gruppe', 'darwin'), {
+    message:
+      "no group 'keine-gruppe' on this system (dscl /Search -read /Groups/keine-gruppe PrimaryGroupID); give its number instead",
+  });
+  assert.throws(() => groupId('../Users/root', 'darwin'), /no group/);
+});

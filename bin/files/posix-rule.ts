@@ -1,0 +1,187 @@
+// The file rule on Linux, macOS and the other POSIX systems (file-rule.ts): who else could
+// change a file the service trusts, its credentials file, its TLS key and certificate, the
+// directory of its socket, the directories above the database it serves (with the
+// application's user and group among the trusted); who else may connect to its socket or
+// read a secret; and who would own what SQLite creates beside the database (the owner
+// rule). The rule is OpenSSH's for its own files (StrictModes): the file, and every
+// directory above it, must be owned by root or the service's user and writable by nobody
+// else (posix-walk.ts); every symlink on the way must be owned by root or the service's
+// user as well.
+
+import { accessSync, constants, lstatSync, realpathSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { CliError, describeFsError } from '../base/index.js';
+import type { DatabaseAccess, FileRule, Trusted } from './file-rule.js';
+import { whyNotReadable } from './posix-readable.js';
+import { ownProblem, resolveSafely, walkPath } from './posix-walk.js';
+
+/**
+ * Throws a CliError when a user other than root and the service's could change what
+ * `path` (a file that exists) reads as: the file, or a directory above it.
+ * `what` names it in the line, e.g. `credentials file /etc/x`.
+ */
+function ensureOnlyOwnerCanChange(what: string, path: string): void {
+  const advice = "use a directory only root or the service's user can write";
+  let real: string;
+  try {
+    real = resolveSafely(what, path, 'the file', advice);
+  } catch (error: unknown) {
+    if (error instanceof CliError) throw error;
+    throw new CliError(`cannot read ${what}: ${describeFsError(error)}`);
+  }
+  const problem = ownProblem(statSync(real), false);
+  if (problem !== undefined) {
+    const fix = problem.includes('owned by') ? `chown it to root or the service's user` : 'chmod go-w it';
+    throw new CliError(`refusing ${what}: ${real === path ? 'it' : real} ${problem}; ${fix}`);
+  }
+}
+
+/**
+ * Throws a CliError when another user could replace an entry of `dir` or of one above it,
+ * or could point a symlink on the way to it elsewhere: `refusing WHAT: directory D …, so
+ * another user could replace WHICH; ADVICE`. A file-system error (no such directory) is
+ * thrown as it is. Returns `dir`'s real path.
+ */
+function ensureDirectoriesSafe(what: string, dir: string, which: string, advice: string): string {
+  return resolveSafely(what, dir, which, advice);
+}
+
+/** Whether a socket of `mode` lets users who are neither its owner nor in its group connect (connecting is writing). */
+function letsEveryoneConnect(mode: number): boolean {
+  return (mode & 0o002) !== 0;
+}
+
+/** Whether every user of the machine may read `path` (a warning for a secret). */
+function readableByEveryone(path: string): number | undefined {
+  try {
+    const { mode } = statSync(path);
+    return (mode & 0o004) !== 0 ? mode & 0o777 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The rule for the directories above the database (the ownership rule of the service's
+ * other trusted files, with the application's user and group among the trusted): every
+ * directory the path passes through must be owned by root, the service's user or
+ * `application.user` (the database's owner, as the start found it), and writable by no
+ * other user and no group but the service's, root's and `application.group`, unless it
+ * has the sticky bit. Otherwise whoever owns or may write such a directory could rename
+ * the application's directory away and put one of their own in its place, and the
+ * service would serve their bookings at the next look. Checked at the start and at every
+ * open of a replaced file. `application` defaults to the owner and group of the file now.
+ */
+function databasePathProblem(file: string, application?: Trusted): string | undefined {
+  let trusted = application;
+  if (trusted === undefined) {
+    try {
+      const { uid, gid } = statSync(file);
+      trusted = { user: uid, group: gid };
+    } catch {
+      return undefined; // nothing to judge: the open says what is missing
+    }
+  }
+  let found: string | undefined;
+  try {
+    walkPath(file, (entry, stats, role) => {
+      if (found !== undefined || (role !== 'directory' && !(role === 'last' && stats.isDirectory()))) return;
+      const problem = ownProblem(stats, true, trusted);
+      if (problem !== undefined) found = `directory ${entry} ${problem}`;
+    });
+  } catch {
+    return undefined;
+  }
+  if (found === undefined) return undefined;
+  return `refusing database ${file}: ${found}, so another user could put a directory of their own in its place and a database of their own at this path; give a path whose directories belong to root, the service's user or the application's (uid ${trusted.user ?? '?'}) and that no one else may write (chmod o-w, g-w)`;
+}
+
+/**
+ * The owner rule and the rule for the directories above (databasePathProblem) on `file`,
+ * as this process's user. `application`: the database's owner and group as the start found
+ * them (the directories' trusted owner), for a replaced file; the file's own by default.
+ */
+function judgeDatabaseFile(file: string, application?: Trusted): DatabaseAccess {
+  const link = foreignSymlink(file);
+  if (link !== undefined) {
+    return {
+      kind: 'refused',
+      line: `refusing database ${file}: symlink ${link.entry} is owned by another user (uid ${link.owner}), who could point it at another file; give the path without it, or a symlink owned by root, the service's user or the owner of its directory`,
+    };
+  }
+  const access = ownerRule(file);
+  if (access.kind === 'refused') return access;
+  const tree = databasePathProblem(file, application);
+  return tree === undefined ? access : { kind: 'refused', line: tree };
+}
+
+/** The owner rule alone (DatabaseAccess). */
+function ownerRule(file: string): DatabaseAccess {
+  const uid = process.geteuid?.() ?? 0;
+  let dir: string;
+  let owner: number;
+  let writable: boolean;
+  try {
+    const real = realpathSync(file);
+    const stats = statSync(real);
+    if (!stats.isFile()) return { kind: 'reader' };
+    owner = stats.uid;
+    if (owner === uid) return { kind: 'owner' };
+    dir = dirname(real);
+    if (uid === 0) {
+      const { mode, uid: dirOwner, gid: group } = statSync(dir);
+      writable =
+        (dirOwner === 0 && (mode & 0o200) !== 0) || (group === 0 && (mode & 0o020) !== 0) || (mode & 0o002) !== 0;
+    } else {
+      writable = canWrite(dir);
+    }
+  } catch {
+    return { kind: 'reader' };
+  }
+  if (!writable) return { kind: 'reader' };
+  return {
+    kind: 'refused',
+    line: `refusing database ${file}: its directory ${dir} is writable by this service's user (uid ${uid}), which does not own the file (its owner is uid ${owner}), so SQLite could create -wal, -shm or -journal files there that the application then cannot write; run the service as the file's owner, or as a user of its own that may read the file and the directory but not write the directory (e.g. in the application's group, the directory 0750 and the file 0640: docs/operations.md, Users and permissions)`,
+  };
+}
+
+/**
+ * The first symlink on the way to `file` that is owned by someone other than root, this
+ * process's user and the owner of the directory it is in (who could replace it anyway):
+ * in a sticky directory such as /tmp, another user's symlink is theirs to point at another
+ * file, whose bookings the service would then serve. The application's own symlinks in
+ * its own directory pass. `undefined` also when the path does not resolve (the open says why).
+ */
+function foreignSymlink(file: string): { entry: string; owner: number } | undefined {
+  const uid = process.geteuid?.() ?? 0;
+  let found: { entry: string; owner: number } | undefined;
+  try {
+    walkPath(file, (entry, stats, role) => {
+      if (found !== undefined || role !== 'symlink' || stats.uid === 0 || stats.uid === uid) return;
+      if (lstatSync(dirname(entry)).uid !== stats.uid) found = { entry, owner: stats.uid };
+    });
+  } catch {
+    return undefined;
+  }
+  return found;
+}
+
+function canWrite(dir: string): boolean {
+  try {
+    accessSync(dir, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const posixRule: FileRule = {
+  platform: 'posix',
+  ensureOnlyOwnerCanChange,
+  ensureDirectoriesSafe,
+  judgeDatabaseFile,
+  letsEveryoneConnect,
+  readableByEveryone,
+  whyNotReadable,
+  leftToTheSystem: undefined,
+};
