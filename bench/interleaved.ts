@@ -5,7 +5,7 @@
 // thread's CPU µs per request, medians, and each build's median difference from the
 // first, round by round: on a shared machine the load moves between two runs, far less
 // between two rounds a few milliseconds apart. What measured each cut of a few tenths of
-// a µs (BENCHMARKS.md, "Where a request's time goes"). The builds share this checkout's
+// a µs (docs/design/README.md, "Where a request's time goes"). The builds share this checkout's
 // better-sqlite3 (one native module a process); a build is a directory with dist/.
 //
 //   npm run bench:interleaved -- [--endpoint search|status] [--seconds 40] DIR [DIR…]

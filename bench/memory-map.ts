@@ -1,4 +1,4 @@
-// What reading the file without a memory map costs (BENCHMARKS.md, "No memory map"): the
+// What reading the file without a memory map costs (docs/design/README.md, "No memory map"): the
 // widest search (every date and amount, a page of 1,000), the dearest (every amount but
 // the lowest and highest, every day but the last) and the typical search (one amount in a
 // month) on the 1M file, through a connection with SQLite's read-only map of up to 1 GiB

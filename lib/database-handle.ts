@@ -66,7 +66,7 @@ export function validateDatabase(
 export function checkDatabaseHandle(db: unknown): asserts db is Database {
   ensure(typeof db === 'object' && db !== null, 'db must be a better-sqlite3 Database');
   // Node's built-in driver is refused by name rather than by its first missing method:
-  // docs/API.md, "Decisions where the contract is silent", says why (experimental on Node 22, no array rows on 22.14,
+  // docs/design/README.md, "Other SQLite drivers", says why (experimental on Node 22, no array rows on 22.14,
   // other error codes), and what to pass instead.
   ensure(db.constructor?.name !== 'DatabaseSync', NODE_SQLITE_REFUSED);
   const handle = db as Partial<Record<keyof Database, unknown>>;

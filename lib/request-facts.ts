@@ -3,7 +3,7 @@
 // rule, the username its credentials named, and the user whose credentials were accepted. Kept on the request under a symbol of this module, which no other code
 // can name or collide with: a WeakMap beside the request cost 0.8 µs of CPU a request more
 // (its entry is an ephemeron, which every scavenge of the young generation visits again;
-// BENCHMARKS.md, "Where a request's time goes").
+// docs/design/README.md, "Where a request's time goes").
 
 import type { IncomingMessage } from 'node:http';
 

@@ -63,7 +63,7 @@ function endAnswer(res: ServerResponse, extraHeaders: readonly string[], body?: 
 // data, one after the other, in one turn of the event loop; an answer ended at once is
 // written to its socket at once, and each write wakes a client that waits for it, between
 // the parsing of the next requests. Under load, every answer so woke its client anew, which
-// cost the service more CPU time than the answer itself (BENCHMARKS.md, "Answers leave
+// cost the service more CPU time than the answer itself (docs/design/README.md, "Answers leave
 // together"). The answers given while `answeringTogether` hands over requests are ended at
 // the end of this turn of the loop instead, together. (The answers of a turn of searches
 // leave together already: lib/search/turns.ts.) Responses and their bodies wait in two

@@ -94,7 +94,7 @@ export function findUnboundedObject(db: Database, mapping: Mapping = ownSchema()
   return undefined;
 }
 
-/** The indexes the search needs (fixtures/schema.sql creates them; BENCHMARKS.md says why). */
+/** The indexes the search needs (fixtures/schema.sql creates them; docs/design/README.md, "How the service chooses", says why). */
 export const RECOMMENDED_INDEXES = [
   {
     name: 'entries_amount_date',

@@ -11,7 +11,7 @@ const body = Buffer.from(
 // With --busy-us N: the same server made slower by N µs of work per request.
 const busyMs = Number(args['busy-us']) / 1000;
 // With --together: the answers to the requests that arrived together ended together, at the
-// end of the turn of the event loop, as the service ends its own (BENCHMARKS.md, "Answers
+// end of the turn of the event loop, as the service ends its own (docs/design/README.md, "Answers
 // leave together"); without, each at once, as a plain node:http server does.
 const together = args.together === true;
 const held: ServerResponse[] = [];

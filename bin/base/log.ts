@@ -153,7 +153,7 @@ export function logInfo(lines: readonly string[]): void {
 // Access lines go out in batches: at most one write every FLUSH_INTERVAL_MS, at the end of
 // the event-loop turn when the last write is older than that. Each write to a pipe wakes
 // its reader, and under load that cost a sixth of the status endpoint's CPU time
-// (BENCHMARKS.md, "The batched access log"); a line still appears within 10 ms, and at
+// (docs/design/README.md, "The batched access log"); a line still appears within 10 ms, and at
 // once on a quiet service.
 const FLUSH_INTERVAL_MS = 10;
 // Written at once beyond this, whatever the time: the buffer stays small.
@@ -206,7 +206,7 @@ export function withAccessLog(
   return (req, res) => {
     // One listener for every response, the start on the response under a symbol of this
     // module: no closure and no once() wrapper a request (1.5 µs a line instead of 2.9
-    // in-process; BENCHMARKS.md, "Where a request's time goes"). A response closes once.
+    // in-process; docs/design/README.md, "Where a request's time goes"). A response closes once.
     (res as Timed)[STARTED] = performance.now();
     res.on('close', logResponse);
     handler(req, res);

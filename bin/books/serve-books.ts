@@ -17,7 +17,7 @@ const RETIRE_GRACE_MS = 10_000;
 // SQLite's page cache of each book's connection, in KiB: an eighth of SQLite's default, so
 // that 100 books hold at most 25 MB of cached pages, not 200 MB. The upper levels of a
 // book's indexes stay cached; the rest comes from the kernel's page cache, shared with
-// the application (BENCHMARKS.md, "Many books", measures what that costs a search).
+// the application (docs/design/README.md, "Many books", measures what that costs a search).
 export const BOOK_CACHE_KIB = 256;
 
 export interface BookService {

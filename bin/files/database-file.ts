@@ -21,7 +21,7 @@ const BUSY_TIMEOUT_MS = 100;
 // change it): a read through a map of a file that another program truncated or overwrote
 // in place (an admin restoring a backup with cp) ends the process with SIGBUS, which no
 // handler can turn into an answer. SQLite reads each page with read() into its page cache
-// instead; BENCHMARKS.md, "No memory map", measures what that costs the widest search.
+// instead; docs/design/README.md, "No memory map", measures what that costs the widest search.
 const MMAP_BYTES = 0;
 // While a file is first read and judged: SQLite's page cache, in KiB. Then the cache a
 // connection serves with: SQLite's own default, 2,000 KiB (each book of a configuration
@@ -119,7 +119,7 @@ export function openDatabase<T>(
     db.pragma(`mmap_size = ${MMAP_BYTES}`);
     // `use` reads a sample of every booking (lib/meaning.ts) once: through a small page
     // cache, given back at once, so that a service of many books does not keep what every
-    // book's start read (BENCHMARKS.md, "Many books"). Searches read through `cacheKiB`.
+    // book's start read (docs/design/README.md, "Many books"). Searches read through `cacheKiB`.
     db.pragma(`cache_size = -${OPENING_CACHE_KIB}`);
     const value = use(db);
     db.pragma('shrink_memory');

@@ -98,7 +98,7 @@ function createOwnSchemaSearch(db: Database, tables: TableNames): (query: Search
   const sql = sqlFor(tables);
   // The typical search's two statements are prepared now; a band's, each on its first use
   // (and kept): a prepared statement holds 10 to 20 KB, which a service of 100 books pays
-  // 100 times for plans most books never run (BENCHMARKS.md, "Many books").
+  // 100 times for plans most books never run (docs/design/README.md, "Many books").
   const counts = preparedOnUse(
     (kind: CountKind): CountStatement => db.prepare<[Bounds], number>(sql.count(kind)).pluck(),
   );
@@ -111,7 +111,7 @@ function createOwnSchemaSearch(db: Database, tables: TableNames): (query: Search
   // did, the count would only be slower, never wrong.
   const table = isTable(db, tables.entries);
   // The names of category and payment method are joined into each page row: a cache of
-  // them saved nothing measurable on a cash book (BENCHMARKS.md, "The names").
+  // them saved nothing measurable on a cash book (docs/design/README.md, "The names").
   const exactCount = db.prepare<[number, string, string], number>(sql.exactCount).pluck();
   const exactPage = db.prepare<[number, string, string, number], BookingRow>(sql.exactPage).raw();
 
@@ -124,7 +124,7 @@ function createOwnSchemaSearch(db: Database, tables: TableNames): (query: Search
         // Count and page read one snapshot, so a page with room to spare holds every
         // booking that matches, and its length is the count: the typical search finds two
         // or three bookings under a limit of 50, and leaves the count's statement out
-        // (BENCHMARKS.md, "Where a request's time goes").
+        // (docs/design/README.md, "Where a request's time goes").
         const rows = exactPage.all(amount, query.von, query.bis, query.limit);
         const count =
           rows.length < query.limit && eachBookingOnce(rows)

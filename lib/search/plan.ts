@@ -24,7 +24,7 @@ export type Plan =
   | { kind: 'empty' };
 
 // One seek of the skip-scan costs about as much as stepping over 13 index entries
-// (BENCHMARKS.md, "How the service chooses").
+// (docs/design/README.md, "How the service chooses").
 const SEEK_COST_IN_ROWS = 13;
 const DAY_MS = 86_400_000;
 

@@ -3,7 +3,7 @@
 //
 // Every statement below returns the same bookings as PLAIN, the one plain query of
 // docs/API.md (test/unit/search.test.ts holds them to it). They differ only in the index
-// SQLite walks, which BENCHMARKS.md measured per query shape ("How the service chooses";
+// SQLite walks, which docs/design/README.md measured per query shape ("How the service chooses";
 // lib/search/plan.ts chooses). No statement names an index: on a database without the
 // recommended indexes, or behind views, every path still answers correctly, only slower.
 //
@@ -14,7 +14,7 @@
 //   otherwise looks up each bound value in the statistics while planning and re-prepares
 //   the statement whenever that parameter is bound again, which is every search. `+:x` is
 //   not a bare parameter, so the planner takes it as an unknown value: each statement is
-//   planned once, and the index is used all the same (BENCHMARKS.md, "Re-preparation under stat4").
+//   planned once, and the index is used all the same (docs/design/README.md, "Re-preparation under stat4").
 
 import { DEFAULT_TABLE_NAMES, quoteName, type TableNames } from '../mapping.js';
 import type { SearchQuery } from '../query.js';
@@ -91,7 +91,7 @@ export const FILTERS = {
   window: `${WINDOW} AND entries.amount_cents IS NOT NULL`,
   // The same when no stored date is later than the window's end: the range is open at the
   // top, so SQLite walks from the seek to the end of the index without comparing each
-  // entry with the upper bound, in about 60 % of the time (BENCHMARKS.md, "One client
+  // entry with the upper bound, in about 60 % of the time (docs/design/README.md, "One client
   // against the writer").
   windowFrom: 'entries.date >= +:von AND entries.amount_cents IS NOT NULL',
   // Every booking is in the window: only the band counts (and dates that are no date,
@@ -106,7 +106,7 @@ type Filter = keyof typeof FILTERS;
 // The typical search's filter with its values bound by position, in this order: the stored
 // amount, then the window's start and end. Binding three values by position costs about
 // 1.5 µs less a search (count and page) than better-sqlite3's binding of an object by name
-// (BENCHMARKS.md, "Where a request's time goes").
+// (docs/design/README.md, "Where a request's time goes").
 const EXACT_BY_POSITION = FILTERS.exact.replace(/\+:(?:low|von|bis)\b/g, '+?');
 
 /**

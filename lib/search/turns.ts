@@ -92,7 +92,7 @@ interface UserEntry<Q, R> {
  * its requests go to one book after the other, so that a book rarely has two queries in one
  * turn of the loop. Each would run at once, as it is read, and its answer would be written
  * at once: the client's next request then comes alone, and every turn of the event loop
- * serves one request instead of all that arrived together (BENCHMARKS.md, "Many books":
+ * serves one request instead of all that arrived together (docs/design/README.md, "Many books":
  * the CPU time of a request of a rotation over 100 books was that of a client alone). With
  * the turn of the loop shared, the first query of a turn runs at once and the others of
  * that turn, whatever their book, are answered together after it, as one book's are.
@@ -128,7 +128,7 @@ function due(loop: LoopTurn, turn: () => Answers | undefined): void {
  * The turns due, each in its own read transaction, one after the other; then their answers,
  * all of them: a search's answer is written after every transaction of the turn of the loop
  * has ended, and the answers leave together, as one book's turn's do (written one by one
- * between the books' transactions, each woke the client anew: BENCHMARKS.md, Many books).
+ * between the books' transactions, each woke the client anew: docs/design/README.md, Many books).
  * One failing callback must not leave the others unanswered; its error is thrown after them.
  */
 function runDue(loop: LoopTurn): void {

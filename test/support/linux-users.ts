@@ -1,6 +1,6 @@
 // Separate Linux users for the tests where permissions matter: the bookkeeping application
 // as its own user (owner of a 0750 directory and a 0640 file), the service as another user
-// in the application's group, as an admin sets them up (docs/operations.md, "Running it for real").
+// in the application's group, as an admin sets them up (docs/operations.md, "Users and permissions").
 // Only root can create users; without root those tests fail, saying so.
 
 import assert from 'node:assert/strict';

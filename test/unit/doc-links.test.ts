@@ -1,10 +1,10 @@
-// The documents link to each other and to headings in each other (code comments cite
-// BENCHMARKS.md's headings too): a renamed heading or a moved file breaks such a link
-// silently on GitHub. Anchors are made the way GitHub makes them.
+// The documents link to each other and to headings in each other, and code comments cite
+// headings (`docs/design/README.md, "The names"`): a renamed heading or a moved file breaks
+// such a link silently on GitHub. Anchors are made the way GitHub makes them.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -51,4 +51,22 @@ test('every relative link in the repository’s Markdown leads to a file and hea
   };
   const broken = files.flatMap((file) => brokenLinks(file, read(file) ?? '', read));
   assert.deepEqual(broken, []);
+});
+
+test('every heading a code comment cites in quotes (docs/design/README.md, "The names") is a heading of that document', () => {
+  const sources = ['lib', 'bin', 'bench', 'test', 'scripts'].flatMap((dir) =>
+    (readdirSync(join(ROOT, dir), { recursive: true }) as string[])
+      .filter((file) => file.endsWith('.ts') && !file.includes('node_modules'))
+      .map((file) => join(ROOT, dir, file)),
+  );
+  const cited: string[] = [];
+  for (const file of sources) {
+    for (const match of readFileSync(file, 'utf8').matchAll(/((?:docs\/)?[\w/]+\.md), "([^"\n]+)"/g)) {
+      const [, document = '', heading = ''] = match;
+      const full = join(ROOT, document);
+      const headings = existsSync(full) ? anchors(readFileSync(full, 'utf8')) : new Set<string>();
+      if (!headings.has(slug(heading))) cited.push(`${file.slice(ROOT.length)}: ${document}, "${heading}"`);
+    }
+  }
+  assert.deepEqual(cited, []);
 });

@@ -1,0 +1,84 @@
+// The documents are sized to their readers: each holds what its reader needs in one
+// sitting, and the whole stays small enough to be read. A document that outgrows its size
+// has taken in what belongs elsewhere (a decision into docs/design/, a figure into
+// BENCHMARKS.md, a rule of the command into docs/settings.md). And RELIABILITY.md names,
+// for each guarantee, a test that exists.
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const size = (path: string): number => statSync(join(ROOT, path)).size;
+const KB = 1000;
+
+/** The most each document, or group of documents, may hold, in bytes. */
+const LIMITS: ReadonlyArray<readonly [paths: readonly string[], most: number]> = [
+  [['docs/API.md'], 25 * KB],
+  [['docs/operations.md'], 35 * KB],
+  [['docs/applications.md'], 15 * KB],
+  [['docs/clients.md', 'docs/embedding.md'], 22 * KB],
+  [['RELIABILITY.md'], 15 * KB],
+  [['BENCHMARKS.md'], 15 * KB],
+  [['CHANGELOG.md'], 8 * KB],
+  [['CONTRIBUTING.md'], 12 * KB],
+  [readdirSync(join(ROOT, 'docs/design')).map((file) => `docs/design/${file}`), 20 * KB],
+];
+
+test('each document holds at most its size', () => {
+  for (const [paths, most] of LIMITS) {
+    const bytes = paths.reduce((sum, path) => sum + size(path), 0);
+    assert.ok(bytes <= most, `${paths.join(' + ')}: ${bytes} bytes, at most ${most}`);
+  }
+});
+
+test('all the Markdown of the repository together holds at most 160 KB', () => {
+  const files = execFileSync('git', ['ls-files', '-z', '--', '*.md'], { cwd: ROOT, encoding: 'utf8' })
+    .split('\0')
+    .filter((file) => file !== '');
+  assert.ok(files.includes('docs/API.md'), 'the Markdown files are listed');
+  const bytes = files.reduce((sum, file) => sum + size(file), 0);
+  assert.ok(bytes <= 160 * KB, `${files.length} files: ${bytes} bytes, at most ${160 * KB}`);
+});
+
+/** The titles of the tests a file declares, `${…}` and all. */
+function testTitles(source: string): string[] {
+  return [...source.matchAll(/\btest\(\s*(['"`])((?:\\.|(?!\1)[^\\])*)\1/g)].map((match) =>
+    (match[2] ?? '').replace(/\\(.)/g, '$1'),
+  );
+}
+
+test('every test RELIABILITY.md names by file and title is a test of that file', () => {
+  const text = readFileSync(join(ROOT, 'RELIABILITY.md'), 'utf8');
+  const rows = text.split('\n').filter((line) => line.startsWith('| ') && line.includes('`test/'));
+  assert.ok(rows.length >= 40, `${rows.length} guarantees`);
+  const missing: string[] = [];
+  for (const row of rows) {
+    const held = row.split(' | ').at(-1) ?? '';
+    // `test/file.test.ts` "title …", "another title …"; `test/other.test.ts`
+    for (const cited of held.matchAll(/`(test\/[\w/.-]+\.test\.ts)`((?: ?"[^"]+",?)*)/g)) {
+      const file = cited[1] ?? '';
+      const titles = testTitles(readFileSync(join(ROOT, file), 'utf8'));
+      for (const quoted of (cited[2] ?? '').matchAll(/"([^"]+)"/g)) {
+        // The title's words as cited, an ellipsis for what is left out.
+        const pieces = (quoted[1] ?? '')
+          .split('…')
+          .map((piece) => piece.trim())
+          .filter(Boolean);
+        const found = titles.some((title) => {
+          let from = 0;
+          return pieces.every((piece) => {
+            const at = title.indexOf(piece, from);
+            from = at + piece.length;
+            return at !== -1;
+          });
+        });
+        if (!found) missing.push(`${file}: "${quoted[1]}"`);
+      }
+    }
+  }
+  assert.deepEqual(missing, []);
+});
