@@ -7,7 +7,8 @@
 
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { connect } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import { test } from 'node:test';
 import { cleanEnv, start, TIME, USER, waitFor } from './support/cli-helpers.js';
 import { AUTH, basicAuth, buildDatabase, request } from './support/helpers.js';
@@ -108,4 +109,107 @@ test('wrong passwords from a client that resets each connection right after its 
   assert.equal(lines.length, 11);
   for (const line of lines) assert.match(line, new RegExp(`^${TIME} 127\\.0\\.0\\.1 (kasse|-) GET /api/v1/status `));
   assert.equal((await request(status, { headers: { authorization: AUTH } })).status, 429, 'the 12th, right password');
+});
+
+/** A worker's resident memory in kB (/proc/PID/status, VmRSS). */
+function residentKb(pid: number): number {
+  const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  assert.ok(match !== null);
+  return Number(match[1]);
+}
+
+/** A connection to `port` that a worker has taken: it has answered a HEAD request. */
+async function connected(port: number): Promise<Socket> {
+  const socket = connect(port, '127.0.0.1').on('error', () => {});
+  await once(socket, 'connect');
+  socket.write('HEAD /api/v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+  let head = '';
+  while (!head.includes('\r\n\r\n')) head += String((await once(socket, 'data'))[0]);
+  return socket;
+}
+
+/**
+ * Up to `count` requests pipelined on `socket` in batches of 50, with `headers(i)`, until
+ * it closes (a 429 closes it) or answers nothing for 10 s; the statuses seen, by status.
+ */
+async function pipelined(socket: Socket, count: number, headers: (i: number) => string): Promise<Map<number, number>> {
+  let text = '';
+  socket.setEncoding('latin1').on('data', (chunk: string) => {
+    text += chunk;
+  });
+  let open = !socket.destroyed;
+  socket.once('close', () => {
+    open = false;
+  });
+  const answers = (): number => (text.match(/HTTP\/1\.1 /g) ?? []).length;
+  for (let sent = 0; open && sent < count; ) {
+    const batch = Math.min(50, count - sent);
+    let requests = '';
+    for (let i = 0; i < batch; i += 1) {
+      requests += `GET /api/v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\n${headers(sent + i)}\r\n`;
+    }
+    sent += batch;
+    socket.write(requests);
+    const deadline = Date.now() + 10_000;
+    while (open && answers() < sent && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 2));
+    if (answers() < sent) break;
+  }
+  socket.destroy();
+  const seen = new Map<number, number>();
+  for (const [, status] of text.matchAll(/HTTP\/1\.1 (\d{3})/g))
+    seen.set(Number(status), (seen.get(Number(status)) ?? 0) + 1);
+  return seen;
+}
+
+test('--workers 2 with the primary stopped: what a worker queues for it is bounded, and past the bound the worker refuses with 429 on its own; the service recovers when the primary goes on', async (t) => {
+  const server = await start(
+    t,
+    ['--db', buildDatabase(t), '--workers', '2', '--trust-proxy', '127.0.0.1'],
+    cleanEnv(USER),
+  );
+  const port = Number(new URL(server.api).port);
+  const pids = /\(pids (\d+), (\d+)\)/.exec(server.output().stdout);
+  assert.ok(pids !== null, server.output().stdout);
+  const workers = [Number(pids[1]), Number(pids[2])];
+  const status = `${server.api}status`;
+  assert.equal((await request(status, { headers: { authorization: AUTH } })).status, 200);
+  // The primary hands out new connections (node:cluster's round robin): these are open before it stops.
+  const sockets = await Promise.all(Array.from({ length: 8 }, () => connected(port)));
+  const before = workers.map(residentKb);
+  const primary = server.child.pid as number;
+  process.kill(primary, 'SIGSTOP');
+  let stopped = true;
+  t.after(() => {
+    if (stopped) process.kill(primary, 'SIGCONT');
+  });
+  // Three addresses without credentials, two connections each, and one with wrong passwords, in parallel.
+  const bursts = await Promise.all(
+    sockets.map((socket, i) =>
+      i < 6
+        ? pipelined(socket, 20_000, () => `X-Forwarded-For: 192.0.2.${i % 3}\r\n`)
+        : pipelined(
+            socket,
+            200,
+            (j) => `X-Forwarded-For: 192.0.2.4\r\nAuthorization: ${basicAuth('kasse', `falsch${j}`)}\r\n`,
+          ),
+    ),
+  );
+  const after = workers.map(residentKb);
+  process.kill(primary, 'SIGCONT');
+  stopped = false;
+  for (const seen of bursts.slice(0, 6)) assert.ok((seen.get(429) ?? 0) > 0, `some 429: ${JSON.stringify([...seen])}`);
+  for (const seen of bursts.slice(6)) {
+    assert.deepEqual([...seen.keys()], [429], `wrong passwords are refused: ${JSON.stringify([...seen])}`);
+  }
+  for (const [i, kb] of after.entries()) {
+    assert.ok(kb - (before[i] as number) < 40_000, `worker ${i}: ${before[i]} kB before, ${kb} kB after`);
+  }
+  // The primary goes on: a client with the right password, from a new address, gets in.
+  const deadline = Date.now() + 10_000;
+  let reply = await request(status, { headers: { authorization: AUTH, 'x-forwarded-for': '192.0.2.9' } });
+  while (reply.status !== 200 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    reply = await request(status, { headers: { authorization: AUTH, 'x-forwarded-for': '192.0.2.9' } });
+  }
+  assert.equal(reply.status, 200);
 });

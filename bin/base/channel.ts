@@ -2,6 +2,11 @@
 // notifications (one way) and requests (answered once, or failed after a time limit).
 // Each message carries `channel: CHANNEL`, so that it is told apart from node:cluster's own
 // messages and the start-up messages of bin/cluster/workers.ts that share the channel.
+//
+// Node queues in memory whatever the other side does not take (a process stopped, or
+// stuck): a bounded channel queues no more once that backlog passes Node's threshold.
+// Notifications are then dropped and requests fail at once, until the backlog has been
+// taken, so that the sender decides on its own and its memory stays bounded.
 
 import { describeError } from '../../lib/internal.js';
 
@@ -9,7 +14,8 @@ const CHANNEL = 'booking-search-server';
 
 /** One end of the IPC channel: `process` in a worker, a `Worker` in the primary. */
 export interface Port {
-  send(message: unknown): unknown;
+  /** Returns false when the backlog of what the other side has not taken passes Node's threshold; `written` when it is taken. */
+  send(message: unknown, written?: (error: Error | null) => void): unknown;
   on(event: 'message', listener: (message: unknown) => void): unknown;
 }
 
@@ -19,8 +25,8 @@ type Message =
   | { channel: typeof CHANNEL; reply: number; body: unknown; error?: string };
 
 export interface Channel {
-  /** Sends `body` under `kind`; nothing comes back. A closed channel drops it. */
-  notify(kind: string, body: unknown): void;
+  /** Sends `body` under `kind`; nothing comes back. A closed channel, or a bounded one behind, drops it (false). */
+  notify(kind: string, body: unknown): boolean;
   /** Sends `body` under `kind` and resolves with the other end's answer; rejects after `timeoutMs`, or with its error. */
   request<T>(kind: string, body: unknown, timeoutMs: number): Promise<T>;
   /** Answers notifications and requests of `kind`; a request gets what `answer` returns (or resolves to). */
@@ -29,22 +35,52 @@ export interface Channel {
   close(reason: string): void;
 }
 
+/** Why a request failed: its `code` says which of the channel's rules, or the other end's error. */
+export class ChannelError extends Error {
+  readonly code: 'CHANNEL_TIMEOUT' | 'CHANNEL_CLOSED' | 'CHANNEL_FULL' | 'CHANNEL_REMOTE';
+  constructor(message: string, code: ChannelError['code']) {
+    super(message);
+    this.code = code;
+  }
+}
+
+export interface ChannelBounds {
+  /** Requests waiting for an answer at most: one more fails at once (CHANNEL_FULL). */
+  maxPending: number;
+  /** Hears when the other side stops taking messages (true) and when it has taken them all again (false). */
+  behind?: (behind: boolean) => void;
+}
+
 /** Whether `message` belongs to this channel (and not to node:cluster or bin/cluster/workers.ts). */
 export function isChannelMessage(message: unknown): boolean {
   return (message as { channel?: unknown } | null)?.channel === CHANNEL;
 }
 
-export function createChannel(port: Port): Channel {
+/**
+ * A channel over `port`. With `bounds`, what waits in this process for the other side is
+ * bounded (maxPending requests, and a backlog of Node's threshold); without, it is not.
+ */
+export function createChannel(port: Port, bounds?: ChannelBounds): Channel {
   const handlers = new Map<string, (body: unknown) => unknown>();
   const waiting = new Map<
     number,
     { resolve: (body: unknown) => void; reject: (error: Error) => void; timer: NodeJS.Timeout }
   >();
   let nextId = 1;
+  let behind = false;
+  const caughtUp = (): void => {
+    behind = false;
+    bounds?.behind?.(false);
+  };
 
   const send = (message: Message): boolean => {
     try {
-      port.send(message);
+      if (port.send(message) === false && bounds !== undefined && !behind) {
+        behind = true;
+        bounds.behind?.(true);
+        // A message of no kind, which the other side ignores, written once all before it are.
+        port.send({ channel: CHANNEL, kind: '', body: null } satisfies Message, caughtUp);
+      }
       return true;
     } catch {
       // ERR_IPC_CHANNEL_CLOSED: the other end has gone; its requests fail by their timer or close().
@@ -61,7 +97,7 @@ export function createChannel(port: Port): Channel {
       waiting.delete(message.reply);
       clearTimeout(pending.timer);
       if (message.error === undefined) pending.resolve(message.body);
-      else pending.reject(new Error(message.error));
+      else pending.reject(new ChannelError(message.error, 'CHANNEL_REMOTE'));
       return;
     }
     const answer = handlers.get(message.kind);
@@ -88,20 +124,32 @@ export function createChannel(port: Port): Channel {
 
   return {
     notify(kind, body) {
-      send({ channel: CHANNEL, kind, body });
+      return !behind && send({ channel: CHANNEL, kind, body });
     },
     request<T>(kind: string, body: unknown, timeoutMs: number): Promise<T> {
       return new Promise<T>((resolve, reject) => {
+        if (behind)
+          return reject(
+            new ChannelError(`cannot ask for ${kind}: the other end takes no messages now`, 'CHANNEL_FULL'),
+          );
+        if (bounds !== undefined && waiting.size >= bounds.maxPending) {
+          return reject(
+            new ChannelError(
+              `cannot ask for ${kind}: ${bounds.maxPending} requests wait for an answer`,
+              'CHANNEL_FULL',
+            ),
+          );
+        }
         const id = nextId++;
         const timer = setTimeout(() => {
           waiting.delete(id);
-          reject(new Error(`no answer to ${kind} within ${timeoutMs} ms`));
+          reject(new ChannelError(`no answer to ${kind} within ${timeoutMs} ms`, 'CHANNEL_TIMEOUT'));
         }, timeoutMs);
         waiting.set(id, { resolve: resolve as (body: unknown) => void, reject, timer });
         if (!send({ channel: CHANNEL, kind, body, request: id })) {
           waiting.delete(id);
           clearTimeout(timer);
-          reject(new Error(`cannot ask for ${kind}: the channel is closed`));
+          reject(new ChannelError(`cannot ask for ${kind}: the channel is closed`, 'CHANNEL_CLOSED'));
         }
       });
     },
@@ -112,7 +160,7 @@ export function createChannel(port: Port): Channel {
       for (const [id, pending] of waiting) {
         waiting.delete(id);
         clearTimeout(pending.timer);
-        pending.reject(new Error(reason));
+        pending.reject(new ChannelError(reason, 'CHANNEL_CLOSED'));
       }
     },
   };

@@ -4,5 +4,6 @@
 //
 // This file is the room's door: the other rooms import from it only.
 
-export { createThrottleAuthority, createThrottleReplica, type ThrottleAuthority } from './shared-throttle.js';
+export { createThrottleAuthority, type ThrottleAuthority } from './shared-throttle.js';
+export { createThrottleReplica } from './throttle-replica.js';
 export { adminLine, primaryChannel, type Role, reportFailure, reportListening, superviseWorkers } from './workers.js';

@@ -16,17 +16,8 @@
 // Every change the primary makes to what the replicas hold is sent to every worker in one
 // message per turn of its event loop; a worker that starts gets all of it first.
 
-import {
-  type LocalThrottle,
-  type Metrics,
-  REFUSAL_INDEX,
-  type Throttle,
-  type ThrottleRule,
-} from '../../lib/internal.js';
+import type { LocalThrottle, ThrottleRule } from '../../lib/internal.js';
 import type { Channel } from '../base/index.js';
-
-// How long a worker waits for the primary's decision before the request fails (500, logged).
-const RESERVE_TIMEOUT_MS = 5_000;
 
 /** What changed in the primary's throttle, for the replicas; also a whole state, for a new worker. */
 export interface ThrottleUpdate {
@@ -41,17 +32,17 @@ export interface ThrottleUpdate {
   unflagged: string[];
 }
 
-interface ReserveRequest {
+export interface ReserveRequest {
   user: string;
   address: string;
   /** The worker's replica knows the pair: the primary takes its word (it may have forgotten the pair first). */
   known: boolean;
 }
-interface ReserveReply {
+export interface ReserveReply {
   retryAfter: number;
   rule: ThrottleRule | null;
 }
-interface Pair {
+export interface Pair {
   user: string;
   address: string;
 }
@@ -205,131 +196,7 @@ function ruleOf(throttle: LocalThrottle, user: string, address: string): Throttl
   return throttle.blockedUntil('user', user) > 0 ? 'user' : 'global';
 }
 
-export interface ReplicaSettings {
-  maxKnownClients: number;
-  maxTrackedAddresses: number;
-  now: () => number;
-}
-
-/**
- * In a worker: the throttle its handlers use, answered from the replica where it can and
- * from the primary, over `channel`, where it must. Refusals are counted in `metrics` by rule.
- */
-export function createThrottleReplica(channel: Channel, settings: ReplicaSettings, metrics?: Metrics): Throttle {
-  const { now } = settings;
-  const blocks: Record<ThrottleRule, Map<string, number>> = {
-    address: new Map(),
-    user: new Map(),
-    global: new Map(),
-    unauthenticated: new Map(),
-  };
-  // Insertion order is recency, as in the primary.
-  const known = new Set<string>();
-  const flagged = new Set<string>();
-  const pair = (user: string, address: string): string => `${user}:${address}`;
-  // The pair at the end of `known`, as in lib/throttle.ts.
-  let recentUser: string | undefined;
-  let recentAddress: string | undefined;
-
-  const refuse = (rule: ThrottleRule, seconds: number): number => {
-    if (metrics !== undefined) (metrics.refusals[REFUSAL_INDEX[rule]] as number) += 1;
-    return seconds;
-  };
-  const secondsLeft = (rule: ThrottleRule, key: string): number => {
-    const table = blocks[rule];
-    // Nothing blocked, as almost always: no lookup.
-    if (table.size === 0) return 0;
-    const until = table.get(key);
-    if (until === undefined) return 0;
-    const remaining = until - now();
-    if (remaining > 0) return Math.ceil(remaining / 1000);
-    blocks[rule].delete(key);
-    return 0;
-  };
-  const remember = (set: Set<string>, key: string, bound: number): void => {
-    set.delete(key);
-    set.add(key);
-    if (set.size > bound) {
-      const oldest = set.values().next();
-      if (oldest.done !== true) set.delete(oldest.value);
-    }
-  };
-
-  channel.handle(THROTTLE_MESSAGES.update, (body) => {
-    const update = body as ThrottleUpdate;
-    for (const [rule, key, until] of update.blocks) {
-      const table = blocks[rule];
-      table.set(key, until);
-      // As bounded as the primary's table: the oldest block is dropped first.
-      if (table.size > settings.maxTrackedAddresses) {
-        const oldest = table.keys().next();
-        if (oldest.done !== true) table.delete(oldest.value);
-      }
-    }
-    for (const [rule, key] of update.unblocks) blocks[rule].delete(key);
-    for (const [user, address] of update.known) remember(known, pair(user, address), settings.maxKnownClients);
-    // Pairs from other workers go behind this worker's most recent one.
-    if (update.known.length > 0) recentUser = recentAddress = undefined;
-    for (const address of update.flagged) remember(flagged, address, settings.maxTrackedAddresses);
-    for (const address of update.unflagged) flagged.delete(address);
-  });
-
-  function budgetRetryAfter(user: string, address: string): number {
-    const forUser = secondsLeft('user', user);
-    const forAll = secondsLeft('global', '');
-    if ((forUser === 0 && forAll === 0) || known.has(pair(user, address))) return 0;
-    return refuse(forUser > 0 ? 'user' : 'global', Math.max(forUser, forAll));
-  }
-
-  return {
-    retryAfter(address) {
-      const wait = secondsLeft('address', address);
-      return wait > 0 ? refuse('address', wait) : 0;
-    },
-
-    budgetRetryAfter,
-
-    recordUnauthenticated(address) {
-      const wait = secondsLeft('unauthenticated', address);
-      if (wait > 0) return refuse('unauthenticated', wait);
-      remember(flagged, address, settings.maxTrackedAddresses);
-      channel.notify(THROTTLE_MESSAGES.unauthenticated, { address });
-      return 0;
-    },
-
-    async reserve(user, address) {
-      // Spent as far as this worker knows already: no need to ask.
-      const spent = budgetRetryAfter(user, address);
-      if (spent > 0) return spent;
-      const request: ReserveRequest = { user, address, known: known.has(pair(user, address)) };
-      const reply = await channel.request<ReserveReply>(THROTTLE_MESSAGES.reserve, request, RESERVE_TIMEOUT_MS);
-      return reply.rule === null ? 0 : refuse(reply.rule, reply.retryAfter);
-    },
-
-    forgive(address, user) {
-      channel.notify(THROTTLE_MESSAGES.forgive, { user, address } satisfies Pair);
-    },
-
-    recordSuccess(address, user) {
-      // A client's next login, as most are, is the most recent already: two comparisons, as
-      // in the library's throttle, and nothing for the primary.
-      const flaggedHere = flagged.size > 0 && flagged.has(address);
-      if (user === recentUser && address === recentAddress && !flaggedHere) return;
-      const key = pair(user, address);
-      // The primary hears of a login only when it changes something there: a pair new to
-      // this worker, or an address with requests without credentials counted.
-      if (flaggedHere || !known.has(key)) {
-        channel.notify(THROTTLE_MESSAGES.success, { user, address } satisfies Pair);
-        flagged.delete(address);
-      }
-      remember(known, key, settings.maxKnownClients);
-      recentUser = user;
-      recentAddress = address;
-    },
-  };
-}
-
-function emptyUpdate(): ThrottleUpdate {
+export function emptyUpdate(): ThrottleUpdate {
   return { blocks: [], unblocks: [], known: [], flagged: [], unflagged: [] };
 }
 

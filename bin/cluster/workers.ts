@@ -36,10 +36,29 @@ export function reportListening(greeting: string[]): void {
   process.send?.({ type: 'listening', greeting } satisfies WorkerMessage);
 }
 
+/**
+ * Reservations of the login throttle a worker lets wait for the primary at most
+ * (bin/cluster/shared-throttle.ts); one more is refused on the worker's own.
+ */
+const MAX_WAITING_FOR_PRIMARY = 1_000;
+
 let toPrimary: Channel | undefined;
-/** In a worker: its channel to the primary, for requests and notifications (bin/base/channel.ts). */
+/**
+ * In a worker: its channel to the primary, for requests and notifications
+ * (bin/base/channel.ts), bounded, so that a primary that takes no messages (stopped, or
+ * stuck) costs the worker bounded memory.
+ */
 export function primaryChannel(): Channel {
-  toPrimary ??= createChannel(process as unknown as Port);
+  toPrimary ??= createChannel(process as unknown as Port, {
+    maxPending: MAX_WAITING_FOR_PRIMARY,
+    behind: (behind) =>
+      logLine(
+        behind
+          ? `worker ${process.pid}: the primary takes no messages: requests without credentials, and credentials it would decide on, get 429 until it does`
+          : `worker ${process.pid}: the primary takes messages again`,
+        'warning',
+      ),
+  });
   return toPrimary;
 }
 

@@ -10,22 +10,46 @@ export interface TestPort extends Port {
   readonly sent: unknown[];
   /** Closes this end: sending throws, as on a closed IPC channel. */
   close(): void;
+  /**
+   * The other end takes nothing from now on, as a stopped process: what is sent waits, and
+   * `send` returns false from the `threshold`-th message waiting on, as Node's does.
+   */
+  stall(threshold: number): void;
+  /** The other end takes what waits, and what comes. */
+  resume(): void;
 }
 
 export function portPair(): [TestPort, TestPort] {
   const make = (): TestPort & { peer?: TestPort; events: EventEmitter } => {
     const events = new EventEmitter();
     let closed = false;
+    let threshold: number | undefined;
+    const held: (() => void)[] = [];
     const port: TestPort & { peer?: TestPort; events: EventEmitter } = {
       events,
       sent: [],
-      send(message: unknown) {
+      send(message: unknown, written?: (error: Error | null) => void) {
         if (closed) throw Object.assign(new Error('Channel closed'), { code: 'ERR_IPC_CHANNEL_CLOSED' });
         const copy = JSON.parse(JSON.stringify(message)) as unknown;
         port.sent.push(copy);
         const peer = port.peer as TestPort & { events: EventEmitter };
-        setImmediate(() => peer.events.emit('message', copy));
-        return true;
+        const deliver = (): void => {
+          written?.(null);
+          setImmediate(() => peer.events.emit('message', copy));
+        };
+        if (threshold === undefined) {
+          deliver();
+          return true;
+        }
+        held.push(deliver);
+        return held.length < threshold;
+      },
+      stall(at) {
+        threshold = at;
+      },
+      resume() {
+        threshold = undefined;
+        for (const deliver of held.splice(0)) deliver();
       },
       on(_event: 'message', listener: (message: unknown) => void) {
         events.on('message', listener);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createChannel, isChannelMessage } from '../../bin/base/channel.js';
+import { type ChannelError, createChannel, isChannelMessage } from '../../bin/base/channel.js';
 import { portPair, settle } from '../support/port-pair.js';
 
 test('a request gets the answer of the handler at the other end, a promise resolved or a value', async () => {
@@ -69,4 +69,38 @@ test("messages of node:cluster and of the workers' start-up are not this channel
   a.send({ type: 'listening', greeting: [] });
   await settle();
   assert.equal(b.sent.length, 0, 'not answered');
+});
+
+test('a bounded channel whose other end takes nothing queues no more past the threshold: notifications are dropped, requests fail at once, until it has taken the backlog', async () => {
+  const [a, b] = portPair();
+  const heard: boolean[] = [];
+  const worker = createChannel(a, { maxPending: 10, behind: (behind) => heard.push(behind) });
+  const primary = createChannel(b);
+  const told: unknown[] = [];
+  primary.handle('tell', (body) => told.push(body));
+  primary.handle('ask', (body) => body);
+  a.stall(3);
+  assert.equal(worker.notify('tell', 1), true);
+  assert.equal(worker.notify('tell', 2), true);
+  assert.equal(worker.notify('tell', 3), true, 'the message that passes the threshold is queued');
+  assert.deepEqual(heard, [true]);
+  assert.equal(worker.notify('tell', 4), false, 'dropped');
+  await assert.rejects(worker.request('ask', 5, 1000), (error: ChannelError) => error.code === 'CHANNEL_FULL');
+  assert.equal(a.sent.length, 4, 'three notifications and the probe: nothing more');
+  a.resume();
+  await settle();
+  assert.deepEqual(heard, [true, false]);
+  assert.deepEqual(told, [1, 2, 3]);
+  assert.equal(await worker.request('ask', 6, 1000), 6);
+});
+
+test('a bounded channel lets at most maxPending requests wait for an answer', async () => {
+  const [a, b] = portPair();
+  const worker = createChannel(a, { maxPending: 2 });
+  createChannel(b).handle('ask', () => new Promise(() => {}));
+  const waiting = [worker.request('ask', null, 50), worker.request('ask', null, 50)];
+  await assert.rejects(worker.request('ask', null, 50), (error: ChannelError) => error.code === 'CHANNEL_FULL');
+  for (const request of waiting) {
+    await assert.rejects(request, (error: ChannelError) => error.code === 'CHANNEL_TIMEOUT');
+  }
 });

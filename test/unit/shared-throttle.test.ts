@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createChannel } from '../../bin/base/channel.js';
-import { createThrottleAuthority, createThrottleReplica } from '../../bin/cluster/shared-throttle.js';
+import { createThrottleAuthority } from '../../bin/cluster/shared-throttle.js';
+import { createThrottleReplica } from '../../bin/cluster/throttle-replica.js';
 import { createMetrics, REFUSAL_INDEX } from '../../lib/metrics.js';
 import { DEFAULTS } from '../../lib/options.js';
 import { createThrottle, type Throttle, type ThrottleSettings } from '../../lib/throttle.js';
