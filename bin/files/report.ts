@@ -74,72 +74,13 @@ export function reportOnDatabase(file: string, app?: string, tables: Partial<Tab
       return finish(1);
     }
     db = opened.db;
-    const { mapping, detected, problems, other, older } = opened.value;
-    if (mapping.kind === 'application') {
-      lines.push(
-        detected
-          ? `Mapping: ${mapping.title} (recognised from its tables, as the service recognises it; --app ${mapping.name} names it).`
-          : `Mapping: ${mapping.title} (--app ${mapping.name}).`,
-      );
-    }
-    if (problems.length > 0) {
-      const what = mapping.kind === 'own' ? 'Schema' : `Tables of ${mapping.title}`;
-      lines.push(`${what}: does not fit. Missing:`, ...problems.map((problem) => `  - ${problem}`));
-      if (other !== undefined) {
-        lines.push(`The file has the tables of ${other.title}: serve it with --app ${other.name}.`);
-      }
-      if (older !== undefined) {
-        lines.push(
-          `The file has the tables of ${older.title}, but not every column the service reads (a file of an older version?): check --app ${older.name} names them.`,
-        );
-      }
-      lines.push('See docs/applications.md for the applications served with --app, and for serving another schema.');
-      return finish(1);
-    }
-    if (mapping.kind === 'own') lines.push(describeOwnTables(db, mapping.tables));
-    else lines.push(`Tables of ${mapping.title}: fit (read as they are; nothing is created in the file).`);
-
+    const { mapping } = opened.value;
+    if (!describeTables(lines, db, opened.value)) return finish(1);
     const meaning = checkMeaning(db, mapping);
-    const [count, first, last] = bookingRange(db, mapping);
-    lines.push(count === 0 ? 'Bookings: none.' : `Bookings: ${count}, dated ${first} to ${last}.`);
-    if (meaning.problems.length > 0) {
-      lines.push(
-        `Data: does not fit (${meaning.sampled} bookings looked at); the search would answer wrongly:`,
-        ...meaning.problems.map((problem) => `  - ${problem}`),
-      );
-      return finish(1);
-    }
-    lines.push(
-      meaning.sampled === 0
-        ? 'Data: no bookings to look at yet.'
-        : `Data: fits (${meaning.sampled} bookings looked at: dates 'YYYY-MM-DD', amounts whole cents, ids whole and unique).`,
-      ...meaning.notes.map((note) => `Note: ${note}`),
-    );
-    if (mapping.kind === 'application' && mapping.notes !== undefined) {
-      const notes = db.prepare<[], string>(mapping.notes).pluck().all();
-      lines.push(...notes.map((note) => `Note: ${note}`));
-    }
-
+    if (!describeData(lines, db, mapping, meaning)) return finish(1);
     if (mapping.kind === 'own') lines.push(...describeIndexes(db, mapping.tables.entries));
     lines.push(describePlan(explainCount(db, undefined, mapping), mapping));
-    if (meaning.newest !== undefined) {
-      const { date, amountCents } = meaning.newest;
-      const [von, bis] = monthOf(date);
-      const betrag = formatEuros(-amountCents);
-      const answer = createBookingSearch(
-        db,
-        mapping,
-      )({
-        von,
-        bis,
-        betragCents: -amountCents,
-        toleranzCents: 0,
-        waehrung: 'EUR',
-        limit: 3,
-      });
-      lines.push(`A real search, ?von=${von}&bis=${bis}&betrag=${betrag}&limit=3, answers:`);
-      lines.push(`  ${formatSearchResult(answer)}`);
-    }
+    if (meaning.newest !== undefined) lines.push(...describeSearch(db, mapping, meaning.newest));
     return finish(0);
   } catch (error: unknown) {
     const state = notReadableNow(file, error);
@@ -154,18 +95,92 @@ export function reportOnDatabase(file: string, app?: string, tables: Partial<Tab
   }
 }
 
-/** The mapping asked for, or the one the file's tables give away. */
-function chooseMapping(
+/** The mapping and whether the file's tables fit it; false when they do not. */
+function describeTables(lines: string[], db: Database.Database, chosen: ChosenMapping): boolean {
+  const { mapping, detected, problems, other, older } = chosen;
+  if (mapping.kind === 'application') {
+    lines.push(
+      detected
+        ? `Mapping: ${mapping.title} (recognised from its tables, as the service recognises it; --app ${mapping.name} names it).`
+        : `Mapping: ${mapping.title} (--app ${mapping.name}).`,
+    );
+  }
+  if (problems.length > 0) {
+    const what = mapping.kind === 'own' ? 'Schema' : `Tables of ${mapping.title}`;
+    lines.push(`${what}: does not fit. Missing:`, ...problems.map((problem) => `  - ${problem}`));
+    if (other !== undefined) {
+      lines.push(`The file has the tables of ${other.title}: serve it with --app ${other.name}.`);
+    }
+    if (older !== undefined) {
+      lines.push(
+        `The file has the tables of ${older.title}, but not every column the service reads (a file of an older version?): check --app ${older.name} names them.`,
+      );
+    }
+    lines.push('See docs/applications.md for the applications served with --app, and for serving another schema.');
+    return false;
+  }
+  if (mapping.kind === 'own') lines.push(describeOwnTables(db, mapping.tables));
+  else lines.push(`Tables of ${mapping.title}: fit (read as they are; nothing is created in the file).`);
+  return true;
+}
+
+/** The bookings' range and whether a sample of them means what the contract needs; false when not. */
+function describeData(
+  lines: string[],
   db: Database.Database,
-  app: string | undefined,
-  tables: Partial<TableNames>,
-): {
+  mapping: Mapping,
+  meaning: ReturnType<typeof checkMeaning>,
+): boolean {
+  const [count, first, last] = bookingRange(db, mapping);
+  lines.push(count === 0 ? 'Bookings: none.' : `Bookings: ${count}, dated ${first} to ${last}.`);
+  if (meaning.problems.length > 0) {
+    lines.push(
+      `Data: does not fit (${meaning.sampled} bookings looked at); the search would answer wrongly:`,
+      ...meaning.problems.map((problem) => `  - ${problem}`),
+    );
+    return false;
+  }
+  lines.push(
+    meaning.sampled === 0
+      ? 'Data: no bookings to look at yet.'
+      : `Data: fits (${meaning.sampled} bookings looked at: dates 'YYYY-MM-DD', amounts whole cents, ids whole and unique).`,
+    ...meaning.notes.map((note) => `Note: ${note}`),
+  );
+  if (mapping.kind === 'application' && mapping.notes !== undefined) {
+    const notes = db.prepare<[], string>(mapping.notes).pluck().all();
+    lines.push(...notes.map((note) => `Note: ${note}`));
+  }
+  return true;
+}
+
+/** One real search for the newest booking's amount in its month, and what it answers. */
+function describeSearch(
+  db: Database.Database,
+  mapping: Mapping,
+  newest: { date: string; amountCents: number },
+): string[] {
+  const [von, bis] = monthOf(newest.date);
+  const betragCents = -newest.amountCents;
+  const answer = createBookingSearch(
+    db,
+    mapping,
+  )({ von, bis, betragCents, toleranzCents: 0, waehrung: 'EUR', limit: 3 });
+  return [
+    `A real search, ?von=${von}&bis=${bis}&betrag=${formatEuros(betragCents)}&limit=3, answers:`,
+    `  ${formatSearchResult(answer)}`,
+  ];
+}
+
+interface ChosenMapping {
   mapping: Mapping;
   detected: boolean;
   problems: string[];
   other?: Mapping | undefined;
   older?: Mapping | undefined;
-} {
+}
+
+/** The mapping asked for, or the one the file's tables give away. */
+function chooseMapping(db: Database.Database, app: string | undefined, tables: Partial<TableNames>): ChosenMapping {
   const asked = app === undefined || app === 'own' ? ownSchema(tables) : findApplication(app);
   if (asked === undefined) throw new Error(`unknown application '${app}'`);
   const problems = findSchemaProblems(db, asked);
