@@ -8,15 +8,36 @@ import type { IncomingMessage } from 'node:http';
 // DNS name or IPv4 address (letters, digits, "-", ".") or a bracketed IPv6 address.
 // Whether it is also *canonical* (lowercase, no default port) is checked against URL.
 const ORIGIN = /^https?:\/\/(?:[a-z0-9.-]+|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?$/i;
-// Fetch standard: the request headers a preflight may ask for, a comma-separated list.
-const REQUESTABLE_HEADERS = new Set(['authorization']);
-const PREFLIGHT_METHODS = new Set(['GET', 'HEAD']);
+/** What a preflight may ask for on a path, and what its answer grants (Fetch standard, "CORS protocol"). */
+interface Grant {
+  methods: ReadonlySet<string>;
+  /** The request headers it may ask for, lowercase (a comma-separated list in the request). */
+  headers: ReadonlySet<string>;
+  allowMethods: string;
+  allowHeaders: string;
+}
+
+/** docs/API.md: the two reading paths, and the reconciliation's POST with its JSON body. */
+export const GRANTS = {
+  read: {
+    methods: new Set(['GET', 'HEAD']),
+    headers: new Set(['authorization']),
+    allowMethods: 'GET, HEAD',
+    allowHeaders: 'Authorization',
+  },
+  post: {
+    methods: new Set(['POST']),
+    headers: new Set(['authorization', 'content-type']),
+    allowMethods: 'POST',
+    allowHeaders: 'Authorization, Content-Type',
+  },
+} as const satisfies Record<string, Grant>;
 
 export interface Cors {
   /** Headers for every response to `req` that is not a preflight (may be empty). */
   responseHeaders(req: IncomingMessage): readonly string[];
-  /** The headers of the 204 answering `req` when it is a preflight we answer, else `undefined`. */
-  preflight(req: IncomingMessage): readonly string[] | undefined;
+  /** The headers of the 204 answering `req` when it is a preflight that `grant` answers, else `undefined`. */
+  preflight(req: IncomingMessage, grant: Grant): readonly string[] | undefined;
 }
 
 /**
@@ -49,21 +70,21 @@ export function createCors(origins: unknown): Cors {
       ];
     },
 
-    preflight(req) {
+    preflight(req, grant) {
       if (req.method !== 'OPTIONS') return undefined;
       const origin = listedOrigin(req);
       const method = req.headers['access-control-request-method'];
-      if (origin === undefined || method === undefined || !PREFLIGHT_METHODS.has(method)) return undefined;
-      if (!onlyRequestableHeaders(req.headers['access-control-request-headers'])) return undefined;
+      if (origin === undefined || method === undefined || !grant.methods.has(method)) return undefined;
+      if (!onlyRequestableHeaders(req.headers['access-control-request-headers'], grant.headers)) return undefined;
       return [
         'Access-Control-Allow-Origin',
         origin,
         'Access-Control-Allow-Credentials',
         'true',
         'Access-Control-Allow-Methods',
-        'GET, HEAD',
+        grant.allowMethods,
         'Access-Control-Allow-Headers',
-        'Authorization',
+        grant.allowHeaders,
         'Access-Control-Max-Age',
         '600',
         'Vary',
@@ -107,10 +128,10 @@ export function originProblem(origin: unknown): string | undefined {
   return undefined;
 }
 
-function onlyRequestableHeaders(requested: string | undefined): boolean {
+function onlyRequestableHeaders(requested: string | undefined, requestable: ReadonlySet<string>): boolean {
   if (requested === undefined) return true;
   return requested
     .split(',')
     .map((name) => name.trim().toLowerCase())
-    .every((name) => name === '' || REQUESTABLE_HEADERS.has(name));
+    .every((name) => name === '' || requestable.has(name));
 }

@@ -2,7 +2,7 @@
 // is the exact decimal of the stored cents and the keys stand in the contract's order.
 
 import { formatEuros } from './money.js';
-import type { SearchRows } from './search/sql.js';
+import type { BookingRow, SearchRows } from './search/sql.js';
 
 export const EMPTY_RESULT = '{"anzahl":0,"buchungen":[]}';
 
@@ -17,26 +17,34 @@ export function formatSearchResult({ count, rows }: SearchRows): string {
   // So does a row whose date or amount breaks the contract (below).
   if (!Number.isSafeInteger(count)) throw new RangeError(`count is not an integer: ${shown(count)}`);
   let bookings = '';
-  for (const [id, date, amountCents, subject, category, paymentMethod] of rows) {
-    if (!Number.isSafeInteger(id)) throw new RangeError(`booking id is not an integer: ${shown(id)}`);
-    // docs/API.md: never a `datum` that is not a date, never an amount that is not whole
-    // cents. The mapping (or the file) is wrong; the search answers its 500, with this
-    // reason in the log, rather than a wrong answer.
-    if (typeof date !== 'string' || !DATE.test(date)) {
-      throw new RangeError(`booking ${id}: the date ${shown(date)} is not a YYYY-MM-DD date`);
-    }
-    if (!Number.isSafeInteger(amountCents)) {
-      throw new RangeError(`booking ${id}: the amount ${shown(amountCents)} is not a whole number of cents`);
-    }
+  for (const row of rows) {
     if (bookings !== '') bookings += ',';
-    // docs/API.md, Sign convention: betrag = -amount_cents / 100.
-    // The date is digits and dashes (DATE above): nothing in it to escape.
-    bookings += `{"id":${id},"datum":"${date}","betrag":${formatEuros(-amountCents)},"zweck":${jsonString(subject ?? '')}`;
-    if (category !== null) bookings += `,"kategorie":${jsonString(category)}`;
-    if (paymentMethod !== null) bookings += `,"konto":${jsonString(paymentMethod)}`;
-    bookings += '}';
+    bookings += formatBooking(row);
   }
   return `{"anzahl":${count},"buchungen":[${bookings}]}`;
+}
+
+/**
+ * One booking as docs/API.md's JSON object, keys in the contract's order. Throws a
+ * RangeError naming the booking when its id, date or amount breaks the contract (below).
+ */
+export function formatBooking([id, date, amountCents, subject, category, paymentMethod]: BookingRow): string {
+  if (!Number.isSafeInteger(id)) throw new RangeError(`booking id is not an integer: ${shown(id)}`);
+  // docs/API.md: never a `datum` that is not a date, never an amount that is not whole
+  // cents. The mapping (or the file) is wrong; the search answers its 500, with this
+  // reason in the log, rather than a wrong answer.
+  if (typeof date !== 'string' || !DATE.test(date)) {
+    throw new RangeError(`booking ${id}: the date ${shown(date)} is not a YYYY-MM-DD date`);
+  }
+  if (!Number.isSafeInteger(amountCents)) {
+    throw new RangeError(`booking ${id}: the amount ${shown(amountCents)} is not a whole number of cents`);
+  }
+  // docs/API.md, Sign convention: betrag = -amount_cents / 100.
+  // The date is digits and dashes (DATE above): nothing in it to escape.
+  let booking = `{"id":${id},"datum":"${date}","betrag":${formatEuros(-amountCents)},"zweck":${jsonString(subject ?? '')}`;
+  if (category !== null) booking += `,"kategorie":${jsonString(category)}`;
+  if (paymentMethod !== null) booking += `,"konto":${jsonString(paymentMethod)}`;
+  return `${booking}}`;
 }
 
 // What JSON.stringify writes other than as it is (ECMA-262, QuoteJSONString): `"`, `\`, the
@@ -49,7 +57,7 @@ const ESCAPED_IN_JSON = /["\\\u0000-\u001f\ud800-\udfff]/;
  * (a subject, a category or an account name, three a booking; JSON.stringify is a call
  * into the runtime, 0.1 µs each, a third of formatting an answer).
  */
-function jsonString(text: string): string {
+export function jsonString(text: string): string {
   return ESCAPED_IN_JSON.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 

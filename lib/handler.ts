@@ -3,9 +3,10 @@
 //   1. outside `{basePath}/api/` with a `next`: handed on untouched;
 //   2. a connection with too many answers not yet taken: 429 (lib/connection.ts);
 //   3. a bad Host (none in HTTP/1.1, or two) or an unusable target: 400;
-//   4. a CORS preflight on one of the two paths: 204, before the credentials are looked at;
+//   4. a CORS preflight on one of the three paths: 204, before the credentials are looked at;
 //   5. the login in one call (lib/login.ts): 401; 429 (throttle, full hash-check queue); 503;
-//   6. path (404), method (405), then /status at once or the search (lib/search-endpoint.ts).
+//   6. path (404), method (405), then /status at once, the search (lib/search-endpoint.ts)
+//      or the reconciliation (lib/reconcile/endpoint.ts), whose body is read only now.
 //
 // The login's hash check and a search that waits for its turn finish in a later turn of the
 // event loop; each hop catches its own errors, so that every request ends in one answer.
@@ -15,6 +16,7 @@ import type { Database } from 'better-sqlite3';
 import { challenge, createAuthenticator } from './auth.js';
 import { clientAddress, throttleKey } from './client-address.js';
 import { admit } from './connection.js';
+import { GRANTS } from './cors.js';
 import { validateCredentials } from './credentials.js';
 import { validateDatabase } from './database-handle.js';
 import { createFailures } from './failure.js';
@@ -23,6 +25,7 @@ import { ERRORS } from './messages.js';
 import { countSearchWait } from './metrics.js';
 import { resolveOptions, type Settings } from './options.js';
 import { hasBadHost } from './protocol-errors.js';
+import { createReconcileEndpoint } from './reconcile/endpoint.js';
 import { type RequestFacts, recordFacts } from './request-facts.js';
 import { originForm } from './request-target.js';
 import { addToEveryResponse, RETRY_IN_A_SECOND, send, sendError, sendNoContent } from './respond.js';
@@ -34,6 +37,7 @@ import type { BookingSearchHandler, HandlerOptions, Next, SharedParts, Users } f
 /** The API version reported by `GET {base}/api/v1/status`. */
 export const API_VERSION = '1.0';
 const ALLOWED_METHODS = ['Allow', 'GET, HEAD'] as const;
+const ALLOWED_POST = ['Allow', 'POST'] as const;
 
 /**
  * A node:http request handler for the booking search over `db`. Throws a TypeError naming
@@ -67,12 +71,14 @@ export function createHandlerOver(
   const { cors, trustedPeers: trusted, basePath } = settings;
   const failures = createFailures(settings.onError);
   const answerSearch = createSearchEndpoint(search, settings, failures);
+  const answerReconcile = createReconcileEndpoint(search, settings, failures);
   const users = validateCredentials(credentials);
   const authenticator = createAuthenticator(users, settings, shared.metrics, shared.hashChecks);
   const login = createLogin(authenticator, shared.throttle ?? createThrottle(settings, shared.metrics));
   const apiPrefix = `${basePath}/api/`;
   const statusPath = `${basePath}/api/v1/status`;
   const searchPath = `${basePath}/api/v1/buchungen`;
+  const reconcilePath = `${basePath}/api/v1/abgleich`;
   const statusBody = JSON.stringify({ name: settings.serviceName, version: API_VERSION });
   const challengeHeader = ['WWW-Authenticate', challenge(settings.serviceName)] as const;
 
@@ -91,13 +97,17 @@ export function createHandlerOver(
       const badRequest = hasBadHost(req) || url === '';
       // docs/API.md, CORS: a preflight has headers of its own (and counts as a request without
       // credentials); every other answer carries the CORS response headers.
-      const preflight = !badRequest && (path === statusPath || path === searchPath) ? cors.preflight(req) : undefined;
+      const grant =
+        path === reconcilePath ? GRANTS.post : path === statusPath || path === searchPath ? GRANTS.read : undefined;
+      const preflight = !badRequest && grant !== undefined ? cors.preflight(req, grant) : undefined;
       const flood = preflight === undefined ? undefined : login.preflight(throttleKey(clientAddress(req, trusted)));
       if (preflight !== undefined && flood === undefined) return sendNoContent(res, preflight);
       addToEveryResponse(res, cors.responseHeaders(req));
       if (flood !== undefined) return sendError(res, ...refusal(flood, challengeHeader));
       if (badRequest) return sendError(res, ERRORS.badRequest, ['Connection', 'close']);
-      const endpoint = path === statusPath ? 'status' : path === searchPath ? 'search' : 'other';
+      // The reconciliation is a search for the metrics and the log.
+      const endpoint =
+        path === statusPath ? 'status' : path === searchPath || path === reconcilePath ? 'search' : 'other';
       const facts = recordFacts(req, clientAddress(req, trusted), endpoint);
       const client = throttleKey(facts.clientAddress);
       const exchange: Exchange = { req, res, path, query: mark === -1 ? '' : url.slice(mark + 1), facts, client };
@@ -120,6 +130,10 @@ export function createHandlerOver(
       return sendError(res, ...refusal(verdict, challengeHeader));
     }
     facts.user = facts.attempted = verdict.user;
+    if (path === reconcilePath) {
+      if (req.method !== 'POST') return sendError(res, ERRORS.methodNotAllowed, ALLOWED_POST);
+      return answerReconcile(req, res, verdict.user, exchange.client);
+    }
     if (path !== statusPath && path !== searchPath) return sendError(res, ERRORS.notFound);
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, ERRORS.methodNotAllowed, ALLOWED_METHODS);
     // docs/API.md: the status endpoint ignores any query and never touches the database.

@@ -59,6 +59,7 @@ export {
   explainCount,
   type Outcome,
   type Requester,
+  type SearchRequest,
   type SearchRows,
 } from './search/index.js';
 export type { SearchTurns } from './search-endpoint.js';

@@ -43,6 +43,9 @@ export const ERRORS = {
     'Zu viele Anfragen auf dieser Verbindung, deren Antworten nicht abgeholt wurden. Bitte die Antworten lesen und erneut verbinden.',
   ),
   notFound: apiError(404, 'not_found', 'Nicht gefunden.'),
+  // The reconciliation's body (POST {base}/api/v1/abgleich).
+  unsupportedMediaType: apiError(415, 'unsupported_media_type', 'Der Inhalt muss JSON sein (application/json).'),
+  bodyTooLarge: apiError(413, 'body_too_large', 'Der Inhalt ist zu groß: höchstens 1 MiB.'),
   methodNotAllowed: apiError(405, 'method_not_allowed', 'Methode nicht erlaubt.'),
   searchFailed: apiError(500, 'search_failed', SEARCH_FAILED_TEXT),
   // The file cannot be read now (busy, locked, waiting for its application): the same text,
@@ -56,9 +59,10 @@ export const ERRORS = {
   expectationFailed: apiError(417, 'expectation_failed', 'Erwartung nicht erfüllbar.'),
 } as const;
 
-/** Every code a client can receive, `bad_query` (the validator's 400) included. */
+/** Every code a client can receive, `bad_query` and `bad_body` (the validators' 400) included. */
 export const ERROR_CODES = [
   'bad_query',
+  'bad_body',
   'unauthorized',
   'login_throttled',
   'busy',
@@ -66,6 +70,8 @@ export const ERROR_CODES = [
   'too_many_searches',
   'too_many_unanswered',
   'not_found',
+  'unsupported_media_type',
+  'body_too_large',
   'method_not_allowed',
   'search_failed',
   'database_unavailable',
@@ -80,6 +86,11 @@ export type ErrorCode = (typeof ERROR_CODES)[number];
 /** The validator's 400, with one of its messages (QUERY_MESSAGES). */
 export function badQuery(fehler: string): ApiError {
   return apiError(400, 'bad_query', fehler);
+}
+
+/** The reconciliation body's 400, with one of its messages (BODY_MESSAGES). */
+export function badBody(fehler: string): ApiError {
+  return apiError(400, 'bad_body', fehler);
 }
 
 /** The validator's messages, rules 1–4 of docs/API.md; `name` is the parameter as sent. */

@@ -30,16 +30,18 @@ export function addToEveryResponse(res: ServerResponse, headers: readonly string
 const CLOSE = ['Connection', 'close'] as const;
 
 /**
- * `Connection: close` when the request announced a body, unless `extraHeaders` already
- * close: the handler reads no body, and node:http would read all of it after the answer
- * to keep the connection open (a 401 to a request with a 100 GB `Content-Length` went on
+ * `Connection: close` when the request announced a body that was not read to its end,
+ * unless `extraHeaders` already close: node:http would read all of it after the answer to
+ * keep the connection open (a 401 to a request with a 100 GB `Content-Length` went on
  * reading for the whole request timeout). Closed, the rest is never read.
  */
 function closeUnreadBody(res: ServerResponse, extraHeaders: readonly string[]): readonly string[] {
   const headers = res.req?.headers;
   if (headers === undefined) return extraHeaders;
   const announced = headers['transfer-encoding'] !== undefined || Number(headers['content-length'] ?? 0) > 0;
-  return announced && !extraHeaders.includes('Connection') ? [...extraHeaders, ...CLOSE] : extraHeaders;
+  // A body read to its end (the reconciliation's) leaves nothing unread.
+  const unread = announced && res.req?.readableEnded !== true;
+  return unread && !extraHeaders.includes('Connection') ? [...extraHeaders, ...CLOSE] : extraHeaders;
 }
 
 /**

@@ -7,15 +7,17 @@ import { isNotReadableNow } from './errors.js';
 import type { Failures } from './failure.js';
 import { EMPTY_RESULT, formatSearchResult } from './format.js';
 import { badQuery, ERRORS } from './messages.js';
-import type { SearchQuery } from './query.js';
 import { parseSearchQuery } from './query.js';
 import { RETRY_IN_A_SECOND, send, sendError } from './respond.js';
-import type { SearchOutcome } from './search/booking-search.js';
+import type { SearchOutcome, SearchRequest } from './search/booking-search.js';
 import type { SearchRows } from './search/sql.js';
 import type { Turns } from './search/turns.js';
 
-/** What the endpoint needs of a search: its turns (lib/search/turns.ts); in the command, perhaps run in another process. */
-export type SearchTurns = Turns<SearchQuery, SearchRows>;
+/**
+ * What the endpoints need of a search: its turns (lib/search/turns.ts), for one search or
+ * several from one snapshot; in the command, perhaps run in another process.
+ */
+export type SearchTurns = Turns<SearchRequest, SearchRows>;
 
 export interface SearchLimits {
   maxWaitingSearches: number;
@@ -43,12 +45,7 @@ export function createSearchEndpoint(search: SearchTurns, limits: SearchLimits, 
     if (parsed.query.waehrung !== 'EUR') return send(res, 200, EMPTY_RESULT);
     // Per address, and per user whatever number of addresses it comes from: the waiting
     // searches, and the memory they hold, stay bounded (docs/API.md).
-    if (
-      search.waitingFrom(client) >= limits.maxWaitingSearches ||
-      search.waitingFor(user) >= limits.maxUserWaitingSearches
-    ) {
-      return sendError(res, ERRORS.tooManySearches, RETRY_IN_A_SECOND);
-    }
+    if (tooManyWaiting(search, limits, user, client)) return sendError(res, ERRORS.tooManySearches, RETRY_IN_A_SECOND);
     // Answered at once when no other search waits; otherwise in a later turn of the event
     // loop, in one read transaction with other queued searches, each client's in turn
     // (lib/search/booking-search.ts says why that is exact, cheaper and fair to the other
@@ -78,8 +75,25 @@ export function createSearchEndpoint(search: SearchTurns, limits: SearchLimits, 
       }
     } else failure = outcome.error;
     if (body !== undefined) return send(res, 200, body);
-    report(failure, req);
-    if (isNotReadableNow(failure)) sendError(res, ERRORS.databaseUnavailable, RETRY_IN_A_SECOND);
-    else sendError(res, ERRORS.searchFailed);
+    sendSearchFailure(report, failure, req, res);
   }
+}
+
+/** Whether `user` or `client` has as many searches waiting as it may (429 `too_many_searches`). */
+export function tooManyWaiting(search: SearchTurns, limits: SearchLimits, user: string, client: string): boolean {
+  return (
+    search.waitingFrom(client) >= limits.maxWaitingSearches || search.waitingFor(user) >= limits.maxUserWaitingSearches
+  );
+}
+
+/** A search's failure: its cause to the hook, the client the 500 (with Retry-After when the file is only busy). */
+export function sendSearchFailure(
+  report: Failures['report'],
+  failure: unknown,
+  req: IncomingMessage,
+  res: ServerResponse,
+): void {
+  report(failure, req);
+  if (isNotReadableNow(failure)) sendError(res, ERRORS.databaseUnavailable, RETRY_IN_A_SECOND);
+  else sendError(res, ERRORS.searchFailed);
 }

@@ -41,7 +41,7 @@ interface Operation {
   parameters?: Array<{ name: string; in: string; schema: Schema }>;
   responses: Record<string, Response>;
 }
-type Method = 'get' | 'head' | 'options';
+type Method = 'get' | 'head' | 'options' | 'post';
 type Schema = Record<string, unknown>;
 type Document = { paths: Record<string, Partial<Record<Method, Operation>>> };
 
@@ -192,6 +192,46 @@ test('every status code of each operation is answered as the document says', asy
       [`options ${path} default`]: { reply: as('OPTIONS', `${cli.origin}${path}`, unmeetable) },
     });
   }
+
+  // The reconciliation: a POST with a JSON body, and its own preflight.
+  const reconcile = '/api/v1/abgleich';
+  const json = { 'content-type': 'application/json' };
+  const statement = JSON.stringify({ zeilen: [{ datum: '2026-03-14', betrag: '-12.5' }] });
+  const posted =
+    (url: string, headers: Record<string, string>, body = statement): (() => Promise<Reply>) =>
+    () =>
+      request(url, { method: 'POST', headers: { origin: PAGE, ...json, ...headers }, body });
+  Object.assign(cases, {
+    [`post ${reconcile} 200`]: { reply: posted(`${origin}${reconcile}`, withAuth) },
+    [`post ${reconcile} 400`]: { reply: posted(`${origin}${reconcile}`, withAuth, '{"zeilen":[{}]}') },
+    [`post ${reconcile} 401`]: { reply: posted(`${origin}${reconcile}`, {}) },
+    [`post ${reconcile} 404`]: { reply: posted(`${origin}/falsch${reconcile}`, withAuth) },
+    [`post ${reconcile} 413`]: {
+      reply: posted(`${origin}${reconcile}`, withAuth, ' '.repeat(1024 * 1024 + 1)),
+    },
+    [`post ${reconcile} 415`]: {
+      reply: posted(`${origin}${reconcile}`, { ...withAuth, 'content-type': 'text/plain' }),
+    },
+    [`post ${reconcile} 429`]: { reply: posted(`${throttled}${reconcile}`, withAuth) },
+    [`post ${reconcile} 500`]: { reply: posted(`${failing}${reconcile}`, withAuth) },
+    [`post ${reconcile} 503`]: { reply: fresh('POST', `${busy}${reconcile}`) },
+    [`post ${reconcile} default`]: { reply: posted(`${cli.origin}${reconcile}`, unmeetable) },
+    [`options ${reconcile} 204`]: {
+      reply: as('OPTIONS', `${origin}${reconcile}`, {
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type',
+      }),
+    },
+    [`options ${reconcile} 401`]: {
+      reply: as('OPTIONS', `${origin}${reconcile}`, { 'access-control-request-method': 'GET' }),
+    },
+    [`options ${reconcile} 404`]: { reply: as('OPTIONS', `${origin}/falsch${reconcile}`, withAuth) },
+    [`options ${reconcile} 405`]: { reply: as('OPTIONS', `${origin}${reconcile}`, withAuth) },
+    [`options ${reconcile} 429`]: { reply: as('OPTIONS', `${throttled}${reconcile}`, withAuth) },
+    [`options ${reconcile} 500`]: { reply: whileBroken(as('OPTIONS', `${origin}${reconcile}`, wrongAuth)) },
+    [`options ${reconcile} 503`]: { reply: fresh('OPTIONS', `${busy}${reconcile}`) },
+    [`options ${reconcile} default`]: { reply: as('OPTIONS', `${cli.origin}${reconcile}`, unmeetable) },
+  });
 
   const documented = Object.entries(doc.paths).flatMap(([path, item]) =>
     Object.entries(item).flatMap(([method, operation]) =>

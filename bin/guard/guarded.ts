@@ -9,7 +9,7 @@
 // behind as a zombie.
 
 import { type ChildProcess, fork } from 'node:child_process';
-import type { Outcome, Requester, SearchQuery, SearchRows, SearchTurns, TableNames } from '../../lib/internal.js';
+import type { Outcome, Requester, SearchRequest, SearchRows, SearchTurns, TableNames } from '../../lib/internal.js';
 import { moduleBeside } from '../base/index.js';
 import type { Trusted } from '../files/index.js';
 
@@ -27,7 +27,7 @@ export type GuardRequest =
   | {
       type: 'search';
       id: number;
-      query: SearchQuery;
+      query: SearchRequest;
       from: { user: string; address: string; connection: number };
     }
   /** A client connection closed: the guard's turns forget it. */
@@ -197,7 +197,7 @@ export class Guard {
    * bounds (maxWaitingSearches) hold as for any book.
    */
   searches(): SearchTurns {
-    const queue = (query: SearchQuery, done: (outcome: Outcome<SearchRows>) => void, from?: Requester): void => {
+    const queue = (query: SearchRequest, done: (outcome: Outcome<SearchRows>) => void, from?: Requester): void => {
       if (from?.connection.destroyed === true) return;
       const user = from?.user ?? '';
       const address = from?.address ?? '';

@@ -20,13 +20,17 @@ export interface Edge {
  * A group's edges beyond this are left out, each line keeping its nearest: only a statement
  * whose hundreds of lines compete for the same bookings comes near it (docs/API.md).
  */
-export const MAX_GROUP_EDGES = 20_000;
+export const MAX_GROUP_EDGES = 100_000;
 
 /** `edges[line]`, each line's candidates; the result: each line's booking index, or -1. */
 export function* pairLines(edges: readonly Edge[][], bookings: number): Generator<void, Int32Array, void> {
   const paired = new Int32Array(edges.length).fill(-1);
   for (const group of groupsOf(edges, bookings)) {
-    const lines = group.map((line) => nearestFirst(edges[line] as Edge[]));
+    const lines: Edge[][] = [];
+    for (const line of group) {
+      lines.push(nearestFirst(edges[line] as Edge[]));
+      yield;
+    }
     const keep =
       lines.reduce((sum, list) => sum + Math.min(list.length, group.length), 0) > MAX_GROUP_EDGES
         ? Math.max(1, Math.floor(MAX_GROUP_EDGES / group.length))
@@ -141,7 +145,54 @@ function* pairGroup(lines: readonly Edge[][]): Generator<void, Int32Array, void>
   const via = new Int32Array(nodes);
   const scratch = new Float64Array(WIDTH);
 
-  for (let paired = 0; paired < Math.min(L, B); paired += 1) {
+  /** Whether the cost in `scratch` is 0. */
+  const zero = (): boolean => scratch[0] === 0 && scratch[1] === 0 && scratch[2] === 0 && scratch[3] === 0;
+  const used = new Uint8Array(nodes);
+  /** From `line`, a path of reduced cost 0 to an unpaired booking over unused nodes, taken. */
+  const extend = (line: number): boolean => {
+    used[line] = 1;
+    const targets = target[line] as Int32Array;
+    const costs = cost[line] as Float64Array;
+    for (let k = 0; k < targets.length; k += 1) {
+      const node = targets[k] as number;
+      if (k === edgeOfLine[line] || used[node] === 1) continue;
+      scratch.set(costs.subarray(k * WIDTH, k * WIDTH + WIDTH));
+      addTo(scratch, 0, potential, line * WIDTH, 1);
+      addTo(scratch, 0, potential, node * WIDTH, -1);
+      if (!zero()) continue;
+      used[node] = 1;
+      const owner = lineOfBooking[node] as number;
+      scratch.fill(0);
+      addTo(scratch, 0, potential, node * WIDTH, 1);
+      if (owner === -1) {
+        addTo(scratch, 0, potential, sink * WIDTH, -1);
+        if (!zero()) continue;
+      } else {
+        if (used[owner] === 1) continue;
+        addTo(scratch, 0, cost[owner] as Float64Array, (edgeOfLine[owner] as number) * WIDTH, -1);
+        addTo(scratch, 0, potential, owner * WIDTH, -1);
+        if (!zero() || !extend(owner)) continue;
+      }
+      edgeOfLine[line] = k;
+      lineOfBooking[node] = line;
+      return true;
+    }
+    return false;
+  };
+  const morePaths = (): number => {
+    used.fill(0);
+    let more = 0;
+    for (let line = 0; line < L; line += 1) {
+      if (edgeOfLine[line] !== -1 || used[line] === 1) continue;
+      scratch.fill(0);
+      addTo(scratch, 0, potential, line * WIDTH, -1);
+      addTo(scratch, 0, offset, 0, -1);
+      if (zero() && extend(line)) more += 1;
+    }
+    return more;
+  };
+
+  for (let paired = 0; paired < Math.min(L, B); ) {
     const touched: number[] = [];
     const heap = new CostHeap();
     const reach = (node: number, from: number): void => {
@@ -198,6 +249,14 @@ function* pairGroup(lines: readonly Edge[][]): Generator<void, Int32Array, void>
     }
     const found = done[sink] === 1;
     if (found) {
+      // Potentials: + the distance of each node settled, + the sink's for every other. Then
+      // every shortest path has reduced cost 0 throughout.
+      const toSink = dist.slice(sink * WIDTH, sink * WIDTH + WIDTH);
+      addTo(offset, 0, toSink, 0, 1);
+      for (const node of order) {
+        addTo(potential, node * WIDTH, dist, node * WIDTH, 1);
+        addTo(potential, node * WIDTH, toSink, 0, -1);
+      }
       // Along the path back from the sink: each booking to the line before it.
       let booking = via[sink] as number;
       for (;;) {
@@ -207,16 +266,14 @@ function* pairGroup(lines: readonly Edge[][]): Generator<void, Int32Array, void>
         const before = edgeOfLine[line] as number;
         edgeOfLine[line] = k;
         lineOfBooking[booking] = line;
+        paired += 1;
         if (before === -1) break;
+        paired -= 1;
         booking = (target[line] as Int32Array)[before] as number;
       }
-      // Potentials: + the distance of each node settled, + the sink's for every other.
-      const toSink = dist.slice(sink * WIDTH, sink * WIDTH + WIDTH);
-      addTo(offset, 0, toSink, 0, 1);
-      for (const node of order) {
-        addTo(potential, node * WIDTH, dist, node * WIDTH, 1);
-        addTo(potential, node * WIDTH, toSink, 0, -1);
-      }
+      // Every other path of reduced cost 0 that shares no node with another is as short:
+      // taken in the same step (the primal-dual method), so that a step pairs many lines.
+      paired += morePaths();
     }
     for (const node of touched) {
       reached[node] = 0;

@@ -25,19 +25,25 @@ const THIS_THREAD = createLoopTurn();
 
 export type SearchOutcome = Outcome<SearchRows>;
 
-export interface BookingSearch extends Turns<SearchQuery, SearchRows> {
+/**
+ * What the turns answer: one search, or several read from one snapshot (a reconciliation's
+ * windows, lib/reconcile/), their rows one after the other and their counts added.
+ */
+export type SearchRequest = SearchQuery | readonly SearchQuery[];
+
+export interface BookingSearch extends Turns<SearchRequest, SearchRows> {
   /** One search in its own read transaction, now. */
   (query: SearchQuery): SearchRows;
   /**
    * The search now, in its own read transaction, when no other search waits; otherwise
    * queued (lib/search/turns.ts).
    */
-  answer(query: SearchQuery, done: (outcome: SearchOutcome) => void, from?: Requester): void;
+  answer(query: SearchRequest, done: (outcome: SearchOutcome) => void, from?: Requester): void;
   /**
    * The search soon, in a read transaction shared with the other searches of its turn;
    * `from` decides whose search runs next (lib/search/turns.ts).
    */
-  queue(query: SearchQuery, done: (outcome: SearchOutcome) => void, from?: Requester): void;
+  queue(query: SearchRequest, done: (outcome: SearchOutcome) => void, from?: Requester): void;
 }
 
 /**
@@ -86,9 +92,30 @@ export function createBookingSearch(
     }
   }
 
-  const turns = createTurns(searchInTransaction, inTransaction, waited, THIS_THREAD);
+  const turns = createTurns(
+    (request: SearchRequest) =>
+      isBatch(request) ? searchAll(searchInTransaction, request) : searchInTransaction(request),
+    inTransaction,
+    waited,
+    THIS_THREAD,
+  );
   const search = (query: SearchQuery): SearchRows => inTransaction(() => searchInTransaction(query));
   return Object.assign(search, turns);
+}
+
+function isBatch(request: SearchRequest): request is readonly SearchQuery[] {
+  return Array.isArray(request);
+}
+
+/** Each search of `queries` in the caller's read transaction, their rows one after the other. */
+function searchAll(search: (query: SearchQuery) => SearchRows, queries: readonly SearchQuery[]): SearchRows {
+  const all: SearchRows = { count: 0, rows: [] };
+  for (const query of queries) {
+    const { count, rows } = search(query);
+    all.count += count;
+    for (const row of rows) all.rows.push(row);
+  }
+  return all;
 }
 
 /** The tuned search over the own schema, inside a read transaction that the caller holds. */

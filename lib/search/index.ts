@@ -8,6 +8,7 @@ export {
   createStatsCache,
   isTable,
   type SearchOutcome,
+  type SearchRequest,
   type StatsSource,
 } from './booking-search.js';
 export { explainCount, TYPICAL_QUERY } from './explain.js';

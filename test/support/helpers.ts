@@ -92,7 +92,11 @@ export interface Reply {
 
 export function request(
   url: string,
-  { method = 'GET', headers = {} }: { method?: string; headers?: Record<string, string> } = {},
+  {
+    method = 'GET',
+    headers = {},
+    body,
+  }: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
 ): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { method, headers, agent: false }, (res) => {
@@ -106,7 +110,7 @@ export function request(
     // A test that waits forever tells nothing; this one fails instead.
     req.setTimeout(10_000, () => req.destroy(new Error(`no answer within 10 s: ${method} ${url}`)));
     req.on('error', reject);
-    req.end();
+    req.end(body);
   });
 }
 

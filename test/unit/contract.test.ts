@@ -101,7 +101,7 @@ test('every message of the code is in docs/API.md, and docs/API.md holds no othe
 test('the error codes are one list: lib/messages.ts, docs/API.md and openapi.json', () => {
   const fixed = Object.values(ERRORS).map((error) => error.code);
   assert.deepEqual(new Set(fixed).size, fixed.length, 'each fixed error has a code of its own');
-  assert.deepEqual([...new Set([...fixed, 'bad_query'])].sort(), [...ERROR_CODES].sort(), 'ERROR_CODES');
+  assert.deepEqual([...new Set([...fixed, 'bad_query', 'bad_body'])].sort(), [...ERROR_CODES].sort(), 'ERROR_CODES');
   assert.deepEqual(firstColumn(section(API, '## Errors')).sort(), [...ERROR_CODES].sort(), 'docs/API.md, "Errors"');
   const schemas = (OPENAPI['components'] as Json)['schemas'] as Record<string, Json>;
   assert.deepEqual(schemas['ErrorCode']?.['enum'], [...ERROR_CODES], 'openapi.json ErrorCode');

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { test } from 'node:test';
-import { createCors, originProblem, validateCorsOrigins } from '../../lib/cors.js';
+import { createCors, GRANTS, originProblem, validateCorsOrigins } from '../../lib/cors.js';
 
 test('originProblem accepts exact origins as a browser sends them', () => {
   for (const origin of [
@@ -62,7 +62,7 @@ test('createCors([]) adds nothing, not even Vary', () => {
   const cors = createCors([]);
   assert.deepEqual(cors.responseHeaders(fakeRequest('GET', { origin: LISTED })), []);
   assert.equal(
-    cors.preflight(fakeRequest('OPTIONS', { origin: LISTED, 'access-control-request-method': 'GET' })),
+    cors.preflight(fakeRequest('OPTIONS', { origin: LISTED, 'access-control-request-method': 'GET' }), GRANTS.read),
     undefined,
   );
 });
@@ -88,7 +88,7 @@ test('responseHeaders: a listed origin gets allow-origin, credentials, expose Re
 test('preflight: only OPTIONS from a listed origin asking for GET or HEAD with at most Authorization', () => {
   const cors = createCors([LISTED]);
   const ask = (method: string, headers: Record<string, string>) =>
-    cors.preflight(fakeRequest(method, { origin: LISTED, ...headers }));
+    cors.preflight(fakeRequest(method, { origin: LISTED, ...headers }), GRANTS.read);
   for (const headers of [
     { 'access-control-request-method': 'GET' },
     { 'access-control-request-method': 'HEAD' },
@@ -122,7 +122,42 @@ test('preflight: only OPTIONS from a listed origin asking for GET or HEAD with a
   );
   assert.equal(ask('GET', { 'access-control-request-method': 'GET' }), undefined);
   assert.equal(
-    cors.preflight(fakeRequest('OPTIONS', { origin: 'http://evil.example', 'access-control-request-method': 'GET' })),
+    cors.preflight(
+      fakeRequest('OPTIONS', { origin: 'http://evil.example', 'access-control-request-method': 'GET' }),
+      GRANTS.read,
+    ),
+    undefined,
+  );
+});
+
+test('preflight of the reconciliation: POST with Authorization and Content-Type, nothing else', () => {
+  const cors = createCors([LISTED]);
+  const ask = (headers: Record<string, string>) =>
+    cors.preflight(fakeRequest('OPTIONS', { origin: LISTED, ...headers }), GRANTS.post);
+  assert.deepEqual(
+    ask({ 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' }),
+    [
+      'Access-Control-Allow-Origin',
+      LISTED,
+      'Access-Control-Allow-Credentials',
+      'true',
+      'Access-Control-Allow-Methods',
+      'POST',
+      'Access-Control-Allow-Headers',
+      'Authorization, Content-Type',
+      'Access-Control-Max-Age',
+      '600',
+      'Vary',
+      'Origin',
+    ],
+  );
+  assert.equal(ask({ 'access-control-request-method': 'GET' }), undefined);
+  assert.equal(
+    ask({ 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-other' }),
+    undefined,
+  );
+  assert.equal(
+    cors.preflight(fakeRequest('OPTIONS', { origin: LISTED, 'access-control-request-method': 'POST' }), GRANTS.read),
     undefined,
   );
 });

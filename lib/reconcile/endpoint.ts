@@ -1,0 +1,137 @@
+// POST {base}/api/v1/abgleich for a client that is let in: the media type (415), the body
+// read up to 1 MiB (413) and validated (400), the waiting searches bounded as the GET's
+// (429); then every booking of the lines' windows read in one search of the turns, from
+// one snapshot, and the reconciliation run over them in slices of a few milliseconds, so
+// that other clients' requests are answered in between (docs/API.md).
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Failures } from '../failure.js';
+import { badBody, ERRORS } from '../messages.js';
+import { RETRY_IN_A_SECOND, send, sendError } from '../respond.js';
+import type { SearchRows } from '../search/sql.js';
+import type { Outcome } from '../search/turns.js';
+import { type SearchLimits, type SearchTurns, sendSearchFailure, tooManyWaiting } from '../search-endpoint.js';
+import { parseReconcileBody, type ReconcileRequest } from './body.js';
+import { reconcile, windowsOf } from './reconcile.js';
+
+/** docs/API.md: the body is at most 1 MiB. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+/** How long the reconciliation runs before it lets the event loop answer others. */
+export const SLICE_MS = 2;
+// RFC 9110 §8.3.1: `application/json`, optionally with `charset=utf-8` (names and the
+// charset's value case-insensitive, the value perhaps quoted), nothing else.
+const JSON_MEDIA_TYPE = /^application\/json[ \t]*(?:;[ \t]*charset=(?:utf-8|"utf-8")[ \t]*)?$/i;
+const CLOSE = ['Connection', 'close'] as const;
+
+export type ReconcileEndpoint = (req: IncomingMessage, res: ServerResponse, user: string, client: string) => void;
+
+export function createReconcileEndpoint(
+  search: SearchTurns,
+  limits: SearchLimits,
+  failures: Failures,
+): ReconcileEndpoint {
+  const { report, fail } = failures;
+  return (req, res, user, client) => {
+    if (!JSON_MEDIA_TYPE.test(req.headers['content-type'] ?? '')) return sendError(res, ERRORS.unsupportedMediaType);
+    if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return sendError(res, ERRORS.bodyTooLarge, CLOSE);
+    readBody(req, (body) => {
+      try {
+        if (body === undefined) return sendError(res, ERRORS.bodyTooLarge, CLOSE);
+        const parsed = parseReconcileBody(body);
+        if (!parsed.ok) return sendError(res, badBody(parsed.message));
+        if (tooManyWaiting(search, limits, user, client))
+          return sendError(res, ERRORS.tooManySearches, RETRY_IN_A_SECOND);
+        const windows = windowsOf(parsed.request);
+        const answer = (outcome: Outcome<SearchRows>): void => {
+          if (!outcome.ok) return sendSearchFailure(report, outcome.error, req, res);
+          inSlices(req, parsed.request, outcome.result, (result) => {
+            try {
+              if (result.ok) send(res, 200, result.body);
+              else sendSearchFailure(report, result.error, req, res);
+            } catch (error: unknown) {
+              fail(error, req, res);
+            }
+          });
+        };
+        // A request of another currency reads nothing (docs/API.md: only EUR is stored).
+        if (windows.length === 0) return answer({ ok: true, result: { count: 0, rows: [] } });
+        // One search of the turns: its read is one snapshot, and it waits its turn as any other.
+        search.answer(windows, guarded(answer), { user, address: client, connection: req.socket });
+      } catch (error: unknown) {
+        fail(error, req, res);
+      }
+    });
+
+    function guarded(answer: (outcome: Outcome<SearchRows>) => void): (outcome: Outcome<SearchRows>) => void {
+      return (outcome) => {
+        try {
+          answer(outcome);
+        } catch (error: unknown) {
+          fail(error, req, res);
+        }
+      };
+    }
+  };
+}
+
+/**
+ * The body, or `undefined` once it passes MAX_BODY_BYTES (the rest is left unread: the
+ * answer closes the connection). Nothing is called when the client goes away first.
+ */
+function readBody(req: IncomingMessage, done: (body: Buffer | undefined) => void): void {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  const onData = (chunk: Buffer): void => {
+    length += chunk.length;
+    if (length > MAX_BODY_BYTES) {
+      stop();
+      req.pause();
+      return done(undefined);
+    }
+    chunks.push(chunk);
+  };
+  const onEnd = (): void => {
+    stop();
+    done(Buffer.concat(chunks, length));
+  };
+  const stop = (): void => {
+    req.off('data', onData);
+    req.off('end', onEnd);
+    req.off('error', stop);
+  };
+  req.on('data', onData);
+  req.on('end', onEnd);
+  req.on('error', stop);
+}
+
+type Sliced = { ok: true; body: string } | { ok: false; error: unknown };
+
+/** The reconciliation run SLICE_MS at a time, the event loop free in between; given up when the client has gone. */
+function inSlices(
+  req: IncomingMessage,
+  request: ReconcileRequest,
+  rows: SearchRows,
+  done: (result: Sliced) => void,
+): void {
+  const work = reconcile(request, rows.rows);
+  const slice = (): void => {
+    if (req.socket.destroyed) return;
+    const started = performance.now();
+    let result: Sliced | undefined;
+    try {
+      for (;;) {
+        const step = work.next();
+        if (step.done === true) {
+          result = { ok: true, body: step.value };
+          break;
+        }
+        if (performance.now() - started >= SLICE_MS) break;
+      }
+    } catch (error: unknown) {
+      result = { ok: false, error };
+    }
+    if (result === undefined) setImmediate(slice);
+    else done(result);
+  };
+  slice();
+}

@@ -1,0 +1,245 @@
+// docs/API.md's reconciliation over the bookings read from one snapshot: each line's
+// candidates (step 1), the pairing (step 2, pairing.ts), the parts (step 3, parts.ts) and
+// the answer (step 4). Pure: the rows come in, the answer's JSON text goes out; a generator
+// that yields now and then, so that the endpoint can let the event loop run in between.
+
+import { formatBooking, jsonString } from '../format.js';
+import type { SearchQuery } from '../query.js';
+import type { BookingRow } from '../search/sql.js';
+import type { ReconcileLine, ReconcileRequest } from './body.js';
+import { dayNumber, isoDate } from './days.js';
+import { type Edge, pairLines } from './pairing.js';
+import { bestSplit, better, type Part, type Split } from './parts.js';
+
+/** docs/API.md: a line whose window holds more such bookings is not split. */
+export const MAX_PARTS_POOL = 400;
+const MAX_ALTERNATIVES = 3;
+// The widest amount a candidate or a part can have: a betrag and a toleranz of 12 digits each.
+const WIDEST_CENTS = 2 * 99_999_999_999_999;
+
+/**
+ * The searches that read every booking a line may need, of every amount: the lines'
+ * windows, overlapping ones merged. Read together, from one snapshot (lib/search/).
+ */
+export function windowsOf(request: ReconcileRequest): SearchQuery[] {
+  // docs/API.md: only EUR is stored; any other currency has no candidates.
+  if (request.waehrung !== 'EUR') return [];
+  const spans = request.lines.map((line) => [line.day - line.tage, line.day + line.tage] as const);
+  spans.sort((a, b) => a[0] - b[0]);
+  const windows: SearchQuery[] = [];
+  let [from, to] = spans[0] ?? [0, -1];
+  for (const [start, end] of spans) {
+    if (start > to + 1) {
+      windows.push(everyAmount(from, to));
+      from = start;
+    }
+    to = Math.max(to, end);
+  }
+  if (spans.length > 0) windows.push(everyAmount(from, to));
+  return windows;
+}
+
+function everyAmount(from: number, to: number): SearchQuery {
+  return {
+    von: isoDate(from),
+    bis: isoDate(to),
+    betragCents: 0,
+    toleranzCents: WIDEST_CENTS,
+    waehrung: 'EUR',
+    limit: Number.MAX_SAFE_INTEGER,
+  };
+}
+
+/** A booking as the reconciliation sees it. */
+interface Booking {
+  id: number;
+  day: number;
+  /** In the client's convention: −amount_cents. */
+  cents: number;
+  konto: string | null;
+  /** Its JSON object, as the GET's answer writes it. */
+  json: string;
+}
+
+/** The answer's JSON text for `request` over `rows` (every booking of its windows). */
+export function* reconcile(request: ReconcileRequest, rows: readonly BookingRow[]): Generator<void, string, void> {
+  const bookings = bookingsOf(rows, request.ausser);
+  yield;
+  const byAmount = new Map<number, number[]>();
+  bookings.forEach((booking, index) => {
+    const list = byAmount.get(booking.cents);
+    if (list === undefined) byAmount.set(booking.cents, [index]);
+    else list.push(index);
+  });
+  const amounts = [...byAmount.keys()].sort((a, b) => a - b);
+
+  const edges: Edge[][] = [];
+  const linesOf = new Int32Array(bookings.length);
+  for (let i = 0; i < request.lines.length; i += 1) {
+    const line = request.lines[i] as ReconcileLine;
+    const list = candidatesOf(line, konten(line, request), bookings, byAmount, amounts);
+    for (const edge of list) linesOf[edge.booking] = (linesOf[edge.booking] as number) + 1;
+    edges.push(list);
+    yield;
+  }
+
+  const paired = yield* pairLines(edges, bookings.length);
+  const given = new Uint8Array(bookings.length);
+  const got: number[][] = [];
+  for (const booking of paired) {
+    if (booking !== -1) given[booking] = 1;
+    got.push(booking === -1 ? [] : [booking]);
+  }
+
+  const unsplit = new Set<number>();
+  for (let i = 0; i < request.lines.length; i += 1) {
+    const line = request.lines[i] as ReconcileLine;
+    if (line.teile < 2 || got[i]?.length !== 0 || line.betragCents === 0) continue;
+    const pool = poolOf(line, konten(line, request), bookings, given);
+    if (pool.same.length + pool.opposite.length > MAX_PARTS_POOL) {
+      unsplit.add(i);
+      continue;
+    }
+    let split = yield* bestSplit(pool.same, line.betragCents, line.toleranzCents, line.teile);
+    if (line.beide) {
+      const other = yield* bestSplit(pool.opposite, -line.betragCents, line.toleranzCents, line.teile);
+      if (other !== undefined && (split === undefined || better(other, split))) split = other;
+    }
+    if (split === undefined) continue;
+    got[i] = (split as Split).parts.map((part) => part.booking);
+    for (const part of (split as Split).parts) given[part.booking] = 1;
+  }
+
+  const answers: string[] = [];
+  for (let i = 0; i < request.lines.length; i += 1) {
+    answers.push(
+      answerOf(
+        request.lines[i] as ReconcileLine,
+        edges[i] as Edge[],
+        got[i] as number[],
+        bookings,
+        linesOf,
+        unsplit.has(i),
+      ),
+    );
+    if (i % 256 === 255) yield;
+  }
+  return `{"zeilen":[${answers.join(',')}]}`;
+}
+
+/** The rows as bookings, each once, by date and id; those in `ausser` left out. Throws on a row that breaks the contract. */
+function bookingsOf(rows: readonly BookingRow[], ausser: ReadonlySet<number>): Booking[] {
+  const seen = new Set<number>();
+  const bookings: Booking[] = [];
+  for (const row of rows) {
+    // A row the GET would refuse to answer (no date, no whole cents) is the 500 here too.
+    const json = formatBooking(row);
+    const [id, date, amountCents, , , konto] = row;
+    if (seen.has(id) || ausser.has(id)) continue;
+    seen.add(id);
+    bookings.push({ id, day: dayNumber(date), cents: -amountCents || 0, konto, json });
+  }
+  return bookings.sort((a, b) => a.day - b.day || a.id - b.id);
+}
+
+function konten(line: ReconcileLine, request: ReconcileRequest): ReadonlySet<string> | undefined {
+  const names = line.konten ?? request.konten;
+  return names === undefined ? undefined : new Set(names);
+}
+
+/** docs/API.md, step 1: the bookings of the line's window and konten within its tolerance, of its sign or, with `beide`, either. */
+function candidatesOf(
+  line: ReconcileLine,
+  names: ReadonlySet<string> | undefined,
+  bookings: readonly Booking[],
+  byAmount: ReadonlyMap<number, number[]>,
+  amounts: readonly number[],
+): Edge[] {
+  const found = new Map<number, Edge>();
+  const look = (center: number, opposite: boolean): void => {
+    for (let k = firstAtLeast(amounts, center - line.toleranzCents); k < amounts.length; k += 1) {
+      const amount = amounts[k] as number;
+      if (amount > center + line.toleranzCents) break;
+      for (const index of byAmount.get(amount) as number[]) {
+        const booking = bookings[index] as Booking;
+        const days = Math.abs(booking.day - line.day);
+        if (days > line.tage || (names !== undefined && (booking.konto === null || !names.has(booking.konto))))
+          continue;
+        const edge = { booking: index, cents: Math.abs(amount - center), days, opposite, id: booking.id };
+        const before = found.get(index);
+        // A booking within tolerance both ways is taken the nearer way, its own sign on a tie.
+        if (before === undefined || edge.cents < before.cents) found.set(index, edge);
+      }
+    }
+  };
+  look(line.betragCents, false);
+  if (line.beide) look(-line.betragCents, true);
+  return [...found.values()];
+}
+
+/** The bookings not given to any line that may be a part of `line`: of its sign, and of the other with `beide`. */
+function poolOf(
+  line: ReconcileLine,
+  names: ReadonlySet<string> | undefined,
+  bookings: readonly Booking[],
+  given: Uint8Array,
+): { same: Part[]; opposite: Part[] } {
+  const same: Part[] = [];
+  const opposite: Part[] = [];
+  const sign = Math.sign(line.betragCents);
+  for (let index = firstDayAtLeast(bookings, line.day - line.tage); index < bookings.length; index += 1) {
+    const booking = bookings[index] as Booking;
+    if (booking.day > line.day + line.tage) break;
+    if (given[index] === 1 || (names !== undefined && (booking.konto === null || !names.has(booking.konto)))) continue;
+    const part = { cents: booking.cents, days: Math.abs(booking.day - line.day), id: booking.id, booking: index };
+    if (Math.sign(booking.cents) === sign) same.push(part);
+    else if (line.beide && Math.sign(booking.cents) === -sign) opposite.push(part);
+  }
+  return { same, opposite };
+}
+
+/** docs/API.md, step 4: one line's answer. */
+function answerOf(
+  line: ReconcileLine,
+  edges: readonly Edge[],
+  got: readonly number[],
+  bookings: readonly Booking[],
+  linesOf: Int32Array,
+  unsplit: boolean,
+): string {
+  const mine = got.map((index) => bookings[index] as Booking).sort((a, b) => b.day - a.day || b.id - a.id);
+  const only = got[0];
+  const eindeutig = got.length === 1 && edges.length === 1 && linesOf[only as number] === 1;
+  const alternatives = edges
+    .filter((edge) => !got.includes(edge.booking))
+    .sort((a, b) => a.cents - b.cents || a.days - b.days || a.id - b.id)
+    .slice(0, MAX_ALTERNATIVES)
+    .map((edge) => (bookings[edge.booking] as Booking).json);
+  return (
+    `{"ref":${jsonString(line.ref)},"buchungen":[${mine.map((booking) => booking.json).join(',')}],` +
+    `"kandidaten":${edges.length},"eindeutig":${eindeutig},"alternativen":[${alternatives.join(',')}]` +
+    `${unsplit ? ',"teile_gesucht":false' : ''}}`
+  );
+}
+
+function firstAtLeast(sorted: readonly number[], value: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((sorted[mid] as number) < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function firstDayAtLeast(bookings: readonly Booking[], day: number): number {
+  let lo = 0;
+  let hi = bookings.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((bookings[mid] as Booking).day < day) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
