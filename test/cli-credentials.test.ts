@@ -87,6 +87,19 @@ test('--credentials-file: several users, comments, empty lines, hashes and CRLF;
   );
 });
 
+test('--credentials-file saved by Notepad as UTF-8 with BOM and CRLF: its first user gets in', async (t) => {
+  const file = join(tempDir(t), 'zugang');
+  writeFileSync(file, '\uFEFFbank:erstes-passwort\r\nzweiter:zweites\r\n', { mode: 0o600 });
+  const server = await start(t, ['--db', buildDatabase(t), '--credentials-file', file], cleanEnv());
+  const as = (user: string, password: string) =>
+    request(`${server.api}status`, { headers: { authorization: basicAuth(user, password) } });
+  const replies = await Promise.all([as('bank', 'erstes-passwort'), as('zweiter', 'zweites')]);
+  assert.deepEqual(
+    replies.map((reply) => reply.status),
+    [200, 200],
+  );
+});
+
 test('a credentials file that cannot be used names the line, never its content', async (t) => {
   const dir = tempDir(t);
   const cases: Array<[string, string]> = [

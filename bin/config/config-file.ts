@@ -17,7 +17,9 @@
 //   setting = *WSP key *WSP "=" *WSP value *WSP
 //   key     = lower-case letter *( lower-case letter / digit / "-" )
 //   value   = quoted / *any                             trimmed; empty is an error
-//   quoted  = DQUOTE *( any but DQUOTE and "\" / "\" DQUOTE / "\" "\" ) DQUOTE
+//   quoted  = DQUOTE *( any but DQUOTE and "\" / "\" any ) DQUOTE
+//             \" and \\ stand for " and \, any other \ for itself, as in a shell's double
+//             quotes: "C:\Users\me\kasse.mmb" is a Windows path (a UNC path's \\ is written \\\\)
 //
 // This module reads the file's structure: which keys, in which section, on which line.
 // What a value means is judged by whoever knows the setting, and names the line it got.
@@ -63,7 +65,7 @@ export const BOOK_KEYS: readonly string[] = [...BOOK_SETTINGS, 'users'];
 const KEY = /^[a-z][a-z0-9-]{0,39}$/;
 const SETTING = /^([^=]*?)\s*=\s*(.*)$/;
 const SECTION = /^\[\s*(\S+)(?:\s+(.*?))?\s*\]$/;
-const QUOTED = /^"((?:[^"\\]|\\["\\])*)"$/;
+const QUOTED = /^"((?:[^"\\]|\\.)*)"$/;
 const MAX_LINE_CHARS = 4096;
 
 /**

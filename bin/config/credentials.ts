@@ -29,7 +29,8 @@ export function readCredentialsFile(file: string): Credentials[] {
 /**
  * One credential a line, `user:secret`, split at the first colon; empty lines and lines
  * starting with `#` are skipped. A final CR of a line (a file from Windows) is not part of
- * its secret.
+ * its secret, and a BOM at the start (Notepad's "UTF-8 with BOM") not part of the first
+ * user, as in the configuration file.
  */
 export function parseCredentialsFile(text: string, file: string): Credentials[] {
   const credentials: Credentials[] = [];
@@ -38,7 +39,7 @@ export function parseCredentialsFile(text: string, file: string): Credentials[] 
   // Never echo a line: it holds a secret.
   const fail = (number: number | undefined, problem: string): CliError =>
     new CliError(`credentials file ${file}, line ${number}: ${problem}`);
-  text.split('\n').forEach((raw, index) => {
+  (text.startsWith('\uFEFF') ? text.slice(1) : text).split('\n').forEach((raw, index) => {
     const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
     if (line.trim() === '' || line.trimStart().startsWith('#')) return;
     const colon = line.indexOf(':');

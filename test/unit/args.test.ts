@@ -311,4 +311,9 @@ test('a credentials file and the environment are checked by the library, and nam
     },
   );
   assert.deepEqual(parseCredentialsFile('bank:ge:heim\r\n', file), [{ username: 'bank', password: 'ge:heim' }]);
+  // Notepad's "UTF-8 with BOM": the BOM is not part of the first user.
+  assert.deepEqual(parseCredentialsFile('\uFEFFbank:geheim\r\npruefer:x\r\n', file), [
+    { username: 'bank', password: 'geheim' },
+    { username: 'pruefer', password: 'x' },
+  ]);
 });

@@ -99,6 +99,29 @@ test('quoted values keep their spaces, a # and an = ; \\" is a quote and \\\\ a 
   );
 });
 
+test('Windows paths, quoted or not: a backslash before any other character stands for itself', () => {
+  const parsed = parse(
+    [
+      'credentials-file = C:\\ProgramData\\booking-search-server\\credentials',
+      '[book buero]',
+      'db = "C:\\Users\\me\\Documents\\Kasse 2026.mmb"',
+      '[book unc]',
+      'db = "\\\\\\\\server\\kasse\\kasse.mmb"',
+    ].join('\r\n'),
+  );
+  assert.ok(parsed.ok, parsed.ok ? '' : parsed.message);
+  assert.deepEqual(
+    [...parsed.config.service, ...parsed.config.books.flatMap((book) => book.entries)].map((entry) => entry.value),
+    [
+      'C:\\ProgramData\\booking-search-server\\credentials',
+      'C:\\Users\\me\\Documents\\Kasse 2026.mmb',
+      '\\\\server\\kasse\\kasse.mmb',
+    ],
+  );
+  // A quoted path that ends in a backslash escapes its closing quote: said as broken quoting.
+  assert.equal(parse('name = "C:\\books\\"').ok, false);
+});
+
 const PROBLEMS: Array<[text: string, message: string]> = [
   ['prot = 8080', `${FILE}:1: unknown key prot: the keys are the long flags' names without -- (see --help)`],
   ['\n\n--port = 8080', `${FILE}:3: '--port' is not a key: keys are the long flags' names without --`],
