@@ -1,0 +1,140 @@
+// Who waits for a turn, and whose query runs next: the users in rotation, the addresses of
+// one user in rotation, the connections of one address in rotation (lib/search/turns.ts runs
+// the queries; this only decides their order).
+
+/** Who asked for a queued query. */
+export interface Requester {
+  /** The authenticated user: the users take turns, whatever number of addresses each comes from. */
+  user?: string;
+  /** The client's address: the addresses of one user take turns. */
+  address: string;
+  /**
+   * The client's connection (its socket): the connections of one address take turns, and
+   * once it is `destroyed` (the client left), its queries are skipped and their `done` never called.
+   */
+  connection: { readonly destroyed?: boolean };
+}
+
+// The three rotations, each a Map for finding an entry and an array in the order of the
+// rotation (the first entry is served next, then goes to the end or, when it has nothing
+// left, out of both): no iterator, closure or entry array is made to find the next query.
+interface ConnectionEntry<J> {
+  connection: Requester['connection'];
+  jobs: J[];
+}
+interface AddressEntry<J> {
+  address: string;
+  connections: Map<object, ConnectionEntry<J>>;
+  order: ConnectionEntry<J>[];
+}
+interface UserEntry<J> {
+  user: string;
+  addresses: Map<string, AddressEntry<J>>;
+  order: AddressEntry<J>[];
+  /** Its queries waiting, from all its addresses. */
+  waiting: number;
+}
+
+/**
+ * The waiting jobs, each with the `from` that asked for it, in rotation: a user with many
+ * queued (pipelined, over many connections, or from many addresses) delays another user by
+ * at most one of its own a round, another address of its own by at most one per address,
+ * and another connection of its own address by at most one per connection.
+ */
+export class Rotations<J extends { readonly from: Requester }> {
+  private readonly users = new Map<string, UserEntry<J>>();
+  private readonly order: UserEntry<J>[] = [];
+  private readonly byAddress = new Map<string, number>();
+
+  /** Whether no job waits. */
+  get empty(): boolean {
+    return this.order.length === 0;
+  }
+
+  /** `job` joins: a new user, address or connection at the end of its rotation. */
+  add(job: J): void {
+    const { from } = job;
+    const name = from.user ?? '';
+    let user = this.users.get(name);
+    if (user === undefined) {
+      user = { user: name, addresses: new Map(), order: [], waiting: 0 };
+      this.users.set(name, user);
+      this.order.push(user);
+    }
+    let address = user.addresses.get(from.address);
+    if (address === undefined) {
+      address = { address: from.address, connections: new Map(), order: [] };
+      user.addresses.set(from.address, address);
+      user.order.push(address);
+    }
+    let connection = address.connections.get(from.connection);
+    if (connection === undefined) {
+      connection = { connection: from.connection, jobs: [] };
+      address.connections.set(from.connection, connection);
+      address.order.push(connection);
+    }
+    connection.jobs.push(job);
+    user.waiting += 1;
+    this.countAddress(from.address, 1);
+  }
+
+  /** The next job whose client has not left (its user, address and connection then go to the end), or `undefined`. */
+  next(): J | undefined {
+    for (;;) {
+      const user = this.order.shift();
+      if (user === undefined) return undefined;
+      const address = user.order.shift() as AddressEntry<J>;
+      const connection = address.order.shift() as ConnectionEntry<J>;
+      const job = connection.jobs.shift() as J;
+      if (connection.jobs.length > 0) address.order.push(connection);
+      else address.connections.delete(connection.connection);
+      if (address.order.length > 0) user.order.push(address);
+      else user.addresses.delete(address.address);
+      user.waiting -= 1;
+      if (user.order.length > 0) this.order.push(user);
+      else this.users.delete(user.user);
+      this.countAddress(address.address, -1);
+      if (job.from.connection.destroyed !== true) return job;
+    }
+  }
+
+  /**
+   * The rotations as if a job of `from` had been served from them first: its user, its
+   * address and its connection go to the end of their rotations.
+   */
+  served(from: Requester): void {
+    const user = this.users.get(from.user ?? '');
+    if (user === undefined) return;
+    toTheEnd(this.order, (entry) => entry === user);
+    const address = user.addresses.get(from.address);
+    if (address === undefined) return;
+    toTheEnd(user.order, (entry) => entry === address);
+    toTheEnd(address.order, (entry) => entry.connection === from.connection);
+  }
+
+  /** How many jobs of `address` (whoever's) wait. */
+  waitingFrom(address: string): number {
+    return this.byAddress.get(address) ?? 0;
+  }
+
+  /** How many jobs of `user` (from any address) wait. */
+  waitingFor(user: string): number {
+    return this.users.get(user)?.waiting ?? 0;
+  }
+
+  private countAddress(address: string, by: number): void {
+    const now = (this.byAddress.get(address) ?? 0) + by;
+    if (now === 0) this.byAddress.delete(address);
+    else this.byAddress.set(address, now);
+  }
+}
+
+/** Moves the entry that `isIt` finds to the end of `entries`. */
+function toTheEnd<T>(entries: T[], isIt: (entry: T) => boolean): void {
+  for (let i = 0; i < entries.length - 1; i += 1) {
+    if (isIt(entries[i] as T)) {
+      entries.push(entries.splice(i, 1)[0] as T);
+      return;
+    }
+  }
+}
