@@ -1,4 +1,4 @@
-// The schema the service reads (docs/API.md, Storage): three tables, or views with the same
+// The schema the service reads (docs/applications.md, The own schema): three tables, or views with the same
 // columns, under names the admin may choose; or a real application's tables (lib/mapping.ts).
 // fixtures/schema.sql holds the own schema's DDL.
 

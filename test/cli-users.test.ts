@@ -463,7 +463,7 @@ test("a file the service may not read ends the start with one line and exit 1 th
 });
 
 /**
- * The owner's first run (docs/API.md, The CLI: the owner's file): `who` owns `file`, a WAL
+ * The owner's first run (docs/operations.md, Users and permissions): `who` owns `file`, a WAL
  * database its application created and closed; the service runs as `who` through `launch`
  * and serves the live file at once, while the application is not running and while it
  * opens, writes and closes the file 150 times, each booking served within a second. Every

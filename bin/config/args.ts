@@ -404,7 +404,7 @@ function readCredentials(
   file: string | undefined,
   demo: boolean,
 ): { credentials: Credentials[]; from: ServeCommand['credentialsFrom'] } {
-  // docs/API.md, The CLI: an empty environment variable counts as not set.
+  // docs/settings.md: an empty environment variable counts as not set.
   const inEnvironment = Boolean(env['BOOKING_SEARCH_USER'] || env['BOOKING_SEARCH_PASSWORD']);
   if (inEnvironment && file !== undefined) {
     throw new CliError(

@@ -104,7 +104,7 @@ export function gatherSettings(
       continue;
     }
     const variable = variableName(key);
-    // docs/API.md, The CLI: an empty variable counts as not set.
+    // docs/settings.md: an empty variable counts as not set.
     const fromEnvironment = env[variable] || undefined;
     const entry = inFile.get(key);
     const text = fromEnvironment ?? entry?.value;

@@ -60,7 +60,7 @@ export function parseCredentialsFile(text: string, file: string): Credentials[] 
 
 /**
  * BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD, when either is set; an empty variable
- * counts as not set (docs/API.md, The CLI).
+ * counts as not set (docs/settings.md).
  */
 export function environmentCredentials(env: NodeJS.ProcessEnv): Credentials[] | undefined {
   const username = env['BOOKING_SEARCH_USER'] || undefined;

@@ -1,7 +1,7 @@
 // A database file as the command finds it, diagnosed without changing anything: opened
 // read-only, its journal read from the header and the files beside it, and SQLite's
 // answers put into words. A file that is a SQLite database but cannot be read *now* is a
-// state, not a failure (docs/API.md, The CLI); what will not pass by itself is a CliError.
+// state, not a failure (docs/operations.md, WAL and the start order); what will not pass by itself is a CliError.
 // Nothing is created beside the file unless this process runs as its owner (the owner rule,
 // bin/files/file-safety.ts). Used by `check` and by the serving side (bin/books/database.ts).
 

@@ -16,7 +16,7 @@ export interface Trusted {
 }
 
 /**
- * What the owner rule (docs/API.md, The CLI) says about serving the database `file` as this
+ * What the owner rule (docs/operations.md, Users and permissions) says about serving the database `file` as this
  * process's user. SQLite creates `-wal`, `-shm` and `-journal` beside a database as whoever
  * opens it first, and the service never leaves a file there that the application could not
  * use as its own:
