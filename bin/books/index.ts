@@ -13,4 +13,4 @@ export {
   watchDatabase,
 } from './database.js';
 export { createDemoDatabase, createEmptyBook, type DemoDatabase } from './demo.js';
-export { type BookService, serveBooks, usersOf } from './serve-books.js';
+export { BOOK_CACHE_KIB, type BookService, serveBooks, usersOf } from './serve-books.js';

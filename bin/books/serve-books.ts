@@ -6,11 +6,12 @@
 // the other books' connections and searches never notice.
 
 import type { IncomingMessage } from 'node:http';
+import type Database from 'better-sqlite3';
 import { type Credentials, mountHandlers, type RequestHandler } from '../../lib/index.js';
 import type { LogLevel } from '../base/index.js';
 import { type BookConfig, diffBooks } from '../config/index.js';
 import type { BookStatus, ServedBook } from './books.js';
-import { type BuildHandler, type ErrorHook, type ServedDatabase, watchDatabase } from './database.js';
+import { type BuildHandler, type ErrorHook, inMemoryDatabase, type ServedDatabase, watchDatabase } from './database.js';
 
 // A book that leaves lets its requests in flight finish for this long, as SIGTERM does.
 const RETIRE_GRACE_MS = 10_000;
@@ -49,6 +50,10 @@ export interface BookServiceParts {
   logError: ErrorHook;
   /** How long an open of a book's file, and a search run in a guard process, may take (bin/books/database.ts). */
   limitMs?: number;
+  /** SQLite's page cache of each book's connection, in KiB (BOOK_CACHE_KIB); `undefined`: SQLite's default. */
+  cacheKiB?: number | undefined;
+  /** The database of a book without a file (the demo's, in memory). */
+  memory?: Database.Database | undefined;
 }
 
 interface Book {
@@ -88,10 +93,13 @@ export function serveBooks(
         book.app = app;
       },
     );
-    const database = watchDatabase(config.db ?? '', config, build, parts.log, parts.logError, {
-      cacheKiB: BOOK_CACHE_KIB,
-      limitMs: parts.limitMs,
-    });
+    const database =
+      config.db === undefined && parts.memory !== undefined
+        ? inMemoryDatabase(parts.memory, build, parts.logError)
+        : watchDatabase(config.db ?? '', config, build, parts.log, parts.logError, {
+            cacheKiB: parts.cacheKiB,
+            limitMs: parts.limitMs,
+          });
     const whole = book as Book;
     Object.assign(whole, {
       config,

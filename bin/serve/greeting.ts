@@ -11,8 +11,39 @@ import type { DemoDatabase } from '../books/index.js';
 import type { ServeCommand } from '../config/index.js';
 import { fileRule, letsEveryoneConnect, readableByEveryone } from '../files/index.js';
 
-/** The start-up lines: where the API is served, and for the demo what to try. */
+/**
+ * The start-up lines: where the API is served (each book's base path and file when the
+ * books are a configuration file's sections), the admin listener's `adminLines`, and for
+ * the demo what to try. `recognised`: the application each book's tables were recognised as.
+ */
 export function greeting(
+  command: ServeCommand,
+  server: Server,
+  adminLines: readonly string[],
+  demo: DemoDatabase | undefined,
+  recognised: ReadonlyMap<string, string>,
+): string[] {
+  const file = command.config?.file;
+  if (file === undefined || command.config?.books.length === 0) {
+    const lines = oneBook(command, server, demo, recognised.get(command.books[0]?.name ?? ''));
+    lines.splice(1, 0, ...adminLines);
+    return lines;
+  }
+  const origin = listeningAt(command, server);
+  const count = command.books.length;
+  return [
+    `${NAME} listening on ${origin}/ (${count} book${count === 1 ? '' : 's'} from ${file})`,
+    ...adminLines,
+    ...command.books.map((book) => {
+      const app = recognised.get(book.name);
+      const how = book.app === undefined && app !== undefined && app !== 'own' ? `; ${recognition(app)}` : '';
+      return `book ${book.name}: ${origin}${book.basePath}/api/v1/ (${book.db}${how})`;
+    }),
+  ];
+}
+
+/** The start-up lines of --db or --demo. */
+function oneBook(
   command: ServeCommand,
   server: Server,
   demo: DemoDatabase | undefined,

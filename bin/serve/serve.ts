@@ -1,51 +1,26 @@
-// Serving: this process's part (the only process, the primary of --workers, or a worker),
-// the books and their handlers (one login throttle and one bound on hash checks for all of
-// them), SIGHUP's re-reading of the credentials or the configuration file. The listener is
-// bin/serve/listener.ts, what the service says bin/serve/greeting.ts.
+// Serving: this process's part (the only process, the primary of --workers, or a worker).
+// Every configuration is books served the same way (bin/books/serve-books.ts): the one of
+// --db or --demo, or the sections of --config; SIGHUP reads the command again and serves
+// what it says. The handlers are bin/serve/handlers.ts, the listener bin/serve/listener.ts,
+// what the service says bin/serve/greeting.ts.
 
 import cluster from 'node:cluster';
-import type { IncomingMessage } from 'node:http';
-import type Database from 'better-sqlite3';
-import { createHandler, type HandlerOptions, type RequestHandler } from '../../lib/index.js';
-import {
-  countSearchWait,
-  createHandlerOver,
-  createHashChecks,
-  createMetrics,
-  createThrottle,
-  describeError,
-  pathForLog,
-  resolveOptions,
-  type SharedParts,
-} from '../../lib/internal.js';
+import { describeError } from '../../lib/internal.js';
 import { CliError, errorLineTemplate, logInfo, logLine, NAME, readVersion, setLogFormat } from '../base/index.js';
-import type { ServedBook } from '../books/index.js';
 import {
+  BOOK_CACHE_KIB,
   type BookService,
-  type BuildHandler,
   createDemoDatabase,
-  createEmptyBook,
-  inMemoryDatabase,
   preflightDatabaseFile,
   serveBooks,
   usersOf,
-  watchDatabase,
 } from '../books/index.js';
-import {
-  createThrottleAuthority,
-  createThrottleReplica,
-  primaryChannel,
-  type Role,
-  reportListening,
-  superviseWorkers,
-  type ThrottleAuthority,
-} from '../cluster/index.js';
+import { type Role, reportListening, superviseWorkers } from '../cluster/index.js';
 import type { BookConfig, ConfigFile } from '../config/index.js';
 import {
   BOOK_SETTINGS,
   CONFIGURABLE,
   camel,
-  handlerOptions,
   readApp,
   readCredentialsFile,
   readTableNames,
@@ -54,7 +29,8 @@ import {
   type ServeCommand,
 } from '../config/index.js';
 import { prepareSocketPath, useSocketMode } from '../listen/index.js';
-import { greeting, listeningAt, recognition, warnAboutPlainHttp, warnAboutSetup } from './greeting.js';
+import { greeting, recognition, warnAboutPlainHttp, warnAboutSetup } from './greeting.js';
+import { fallbackHandler, handlerFor, logError, sharedParts, throttleAuthority } from './handlers.js';
 import { listenFor, reloadOnHangup, stopOnBugs } from './listener.js';
 import { startWatchdog } from './watchdog.js';
 
@@ -119,98 +95,23 @@ function servesFileBooks(command: ServeCommand): command is ServeCommand & { con
   return command.config !== undefined && command.config.books.length > 0;
 }
 
-/** Opens, checks and serves; returns the lines that tell the user where and what. */
+/**
+ * Opens, checks and serves the configuration's books: the one of --db or --demo, or the
+ * `[book NAME]` sections of --config. SIGHUP reads the command again and serves what it
+ * says (bin/books/serve-books.ts, reload). Returns the lines that tell the user where and what.
+ */
 async function serve(
   command: ServeCommand,
   role: Exclude<Role, 'primary'>,
   reread: () => ServeCommand,
 ): Promise<string[]> {
-  if (servesFileBooks(command)) return serveFileBooks(command, role, reread);
-  // SIGHUP gives the new credentials to every handler that answers (the file's and the
-  // stand-in's while the file cannot be served), and `command` keeps them for the next one.
-  // Without --app, the start line names an application's file recognised by its tables;
-  // recognised later (the file was waited for, or replaced), a line says so then.
-  let recognised: string | undefined;
-  let greeted = false;
-  const book = command.books[0] as BookConfig;
-  const shared = sharedParts(command, role);
-  const build: BuildHandler = handlerFor(
-    command,
-    book,
-    () => command.credentials,
-    (app) => {
-      if (greeted && app !== recognised && command.settings.db !== undefined)
-        logInfo([`${command.settings.db}: ${recognition(app)}`]);
-      recognised = app;
-    },
-    shared,
-  );
-  const demo = command.settings.demo ? createDemoDatabase() : undefined;
-  const database =
-    demo === undefined
-      ? watchDatabase(command.settings.db ?? '', book, build, logLine, logError, {
-          limitMs: command.timeouts.searchMs,
-        })
-      : inMemoryDatabase(demo.db, build, logError);
-  try {
-    await database.ready;
-  } catch (error: unknown) {
-    database.close();
-    throw error;
-  }
-
-  const served: ServedBook = {
-    name: command.settings.name ?? NAME,
-    basePath: command.settings.basePath,
-    db: command.settings.db,
-    status: () => ({ ...database.status(), app: command.app ?? recognised }),
-  };
-  const { server, adminLines } = await listenFor(
-    command,
-    role,
-    shared.metrics,
-    database.handler,
-    database.close,
-    () => [served],
-  );
-  reloadOnHangup(command, server, () => {
-    const file = command.credentialsFile;
-    if (file === undefined) {
-      logLine(`SIGHUP: credentials come from the ${command.credentialsFrom}; nothing to re-read`, 'notice');
-      return;
-    }
-    try {
-      const credentials = readCredentialsFile(file);
-      database.updateCredentials(credentials);
-      command.credentials = credentials;
-      logLine(`SIGHUP: credentials re-read from ${file}: ${credentials.length} user(s)`, 'notice');
-    } catch (error: unknown) {
-      const why = error instanceof CliError ? error.message : describeError(error);
-      logLine(`SIGHUP: keeping the old credentials: ${why}`, 'warning');
-    }
-  });
-  stopOnBugs();
-  watchEventLoop(command);
-
-  warnAboutPlainHttp(command);
-  greeted = true;
-  const lines = greeting(command, server, demo, recognised);
-  lines.splice(1, 0, ...adminLines);
-  return lines;
-}
-
-/**
- * The books of the configuration file, served; SIGHUP reads the file (and the credentials)
- * again and serves what it says, or keeps everything and says why in one line.
- */
-async function serveFileBooks(
-  command: ServeCommand,
-  role: Exclude<Role, 'primary'>,
-  reread: () => ServeCommand,
-): Promise<string[]> {
+  // Without an app, a book's start line names the application its tables were recognised
+  // as; recognised later (the file was waited for, replaced, or added by SIGHUP), a line
+  // says so then.
   const recognised = new Map<string, string>();
   let greeted = false;
   const shared = sharedParts(command, role);
+  const demo = command.settings.demo ? createDemoDatabase() : undefined;
   const service: BookService = serveBooks(command.books, command.credentials, {
     build: (book, users, heard) =>
       handlerFor(
@@ -219,8 +120,8 @@ async function serveFileBooks(
         users,
         (app) => {
           heard(app);
-          const before = recognised.get(book.name);
-          if (greeted && before !== undefined && before !== app) logInfo([`book ${book.name}: ${recognition(app)}`]);
+          if (greeted && recognised.get(book.name) !== app)
+            logInfo([`${bookLabel(command, book)}: ${recognition(app)}`]);
           recognised.set(book.name, app);
         },
         shared,
@@ -229,6 +130,9 @@ async function serveFileBooks(
     log: logLine,
     logError,
     limitMs: command.timeouts.searchMs,
+    // One book keeps SQLite's own page cache; a file's books share the memory (BOOK_CACHE_KIB).
+    cacheKiB: servesFileBooks(command) ? BOOK_CACHE_KIB : undefined,
+    memory: demo?.db,
   });
   await service.ready;
   const { server, adminLines } = await listenFor(
@@ -239,37 +143,47 @@ async function serveFileBooks(
     service.close,
     service.books,
   );
-  const file = command.config?.file;
-  reloadOnHangup(command, server, async () => {
-    try {
-      const next = reread();
-      const changed = settingsChanged(command, next);
-      const summary = await service.reload(next.books, next.credentials);
-      command.credentials = next.credentials;
-      command.books = next.books;
-      logLine(`SIGHUP: configuration re-read from ${file}: ${summary}`, 'notice');
-      if (changed.length > 0) {
-        logLine(`SIGHUP: ${changed.join(', ')} changed; that takes effect at the next start`, 'warning');
-      }
-    } catch (error: unknown) {
-      const why = error instanceof CliError ? error.message : describeError(error);
-      logLine(`SIGHUP: keeping the running configuration: ${why}`, 'warning');
-    }
-  });
+  reloadOnHangup(command, server, () => void reload(command, service, reread));
   stopOnBugs();
   watchEventLoop(command);
   warnAboutPlainHttp(command);
   greeted = true;
-  const origin = listeningAt(command, server);
-  return [
-    `${NAME} listening on ${origin}/ (${command.books.length} book${command.books.length === 1 ? '' : 's'} from ${file})`,
-    ...adminLines,
-    ...command.books.map((book) => {
-      const app = recognised.get(book.name);
-      const how = book.app === undefined && app !== undefined && app !== 'own' ? `; ${recognition(app)}` : '';
-      return `book ${book.name}: ${origin}${book.basePath}/api/v1/ (${book.db}${how})`;
-    }),
-  ];
+  return greeting(command, server, adminLines, demo, recognised);
+}
+
+/** How the log names a book: its section's name, or the file of --db. */
+function bookLabel(command: ServeCommand, book: BookConfig): string {
+  return servesFileBooks(command) ? `book ${book.name}` : (book.db ?? book.name);
+}
+
+/**
+ * SIGHUP: the command read again (the configuration file, the credentials file) and its
+ * books served; when something cannot be used, everything is kept and one line says why.
+ */
+async function reload(command: ServeCommand, service: BookService, reread: () => ServeCommand): Promise<void> {
+  try {
+    const next = reread();
+    const changed = settingsChanged(command, next);
+    const summary = await service.reload(next.books, next.credentials);
+    command.credentials = next.credentials;
+    command.books = next.books;
+    logLine(`SIGHUP: ${reloaded(command, summary)}`, 'notice');
+    if (changed.length > 0) {
+      logLine(`SIGHUP: ${changed.join(', ')} changed; that takes effect at the next start`, 'warning');
+    }
+  } catch (error: unknown) {
+    const why = error instanceof CliError ? error.message : describeError(error);
+    const kept = command.config === undefined ? 'the old credentials' : 'the running configuration';
+    logLine(`SIGHUP: keeping ${kept}: ${why}`, 'warning');
+  }
+}
+
+/** What a reload read and applied, for its line in the log. */
+function reloaded(command: ServeCommand, summary: string): string {
+  if (command.config !== undefined) return `configuration re-read from ${command.config.file}: ${summary}`;
+  const file = command.credentialsFile;
+  if (file !== undefined) return `credentials re-read from ${file}: ${command.credentials.length} user(s)`;
+  return `credentials come from the ${command.credentialsFrom}; nothing to re-read`;
 }
 
 /** The service's settings that only a new start takes (as the file names them): everything but the books and the credentials. */
@@ -279,101 +193,6 @@ function settingsChanged(running: ServeCommand, next: ServeCommand): string[] {
       !BOOK_SETTINGS.includes(key) &&
       JSON.stringify(running.settings[camel(key)]) !== JSON.stringify(next.settings[camel(key)]),
   );
-}
-
-/**
- * The answer for a path that names no book (docs/API.md, Books): a login with any user of
- * the service, then 404. A handler over an empty in-memory book, created with `basePath`,
- * one of the books', so that its own two paths always go to that book instead.
- */
-function fallbackHandler(
-  command: ServeCommand,
-  basePath: string,
-  credentials: readonly ServeCommand['credentials'][number][],
-  shared: SharedParts,
-): RequestHandler {
-  const db = emptyBook();
-  return createHandler(
-    db,
-    [...credentials],
-    {
-      ...serviceOptions(command),
-      basePath,
-      serviceName: command.settings.name,
-      onError: logError,
-    },
-    shared,
-  );
-}
-
-let emptyDatabase: Database.Database | undefined;
-/** One in-memory database with the own schema and no booking, for every fallback. */
-function emptyBook(): Database.Database {
-  emptyDatabase ??= createEmptyBook();
-  return emptyDatabase;
-}
-
-/**
- * How this command turns `book`'s database into its handler for `users`. Without an app,
- * the file's tables say whose they are (`recognised` hears it), as `check` recognises them.
- * A book of the configuration file is named in /status and the realm by its name.
- */
-function handlerFor(
-  command: ServeCommand,
-  book: BookConfig,
-  users: () => readonly ServeCommand['credentials'][number][],
-  recognised: (app: string) => void,
-  shared: SharedParts = {},
-): BuildHandler {
-  const fromFile = servesFileBooks(command);
-  const handler: BuildHandler = (search, app, onError, standIn = false) => {
-    // The stand-in that answers while the file cannot be served says no application.
-    if (!standIn && book.app === undefined) recognised(app);
-    const options = {
-      ...serviceOptions(command),
-      basePath: book.basePath,
-      serviceName: fromFile ? book.name : command.settings.name,
-      onError,
-    };
-    return createHandlerOver(search, [...users()], resolveOptions(options), shared);
-  };
-  const { metrics } = shared;
-  if (metrics !== undefined) handler.waited = (seconds) => countSearchWait(metrics, seconds);
-  return handler;
-}
-
-/**
- * What every handler of this process shares (lib/handler.ts, SharedParts): one login
- * throttle, so that its budgets hold for the service as a whole, across books, a file's
- * replacements and, with --workers, the workers (the counts in the primary,
- * bin/cluster/shared-throttle.ts); one bound on password-hash checks; and, with an admin
- * listener, where they count for /metrics.
- */
-function sharedParts(command: ServeCommand, role: Exclude<Role, 'primary'>): SharedParts {
-  const metrics = command.admin === undefined ? undefined : createMetrics();
-  const settings = resolveOptions(serviceOptions(command));
-  const throttle =
-    role === 'worker' ? createThrottleReplica(primaryChannel(), settings, metrics) : createThrottle(settings, metrics);
-  // One bound on password-hash checks for all books: a flood of wrong passwords spread over
-  // them takes no more of the machine than one book's would.
-  const hashChecks = createHashChecks(settings, metrics);
-  return metrics === undefined ? { throttle, hashChecks } : { throttle, hashChecks, metrics };
-}
-
-/** In the primary of --workers: the throttle's counts, for every worker (bin/cluster/shared-throttle.ts). */
-function throttleAuthority(command: ServeCommand): ThrottleAuthority {
-  const settings = resolveOptions(serviceOptions(command));
-  return createThrottleAuthority(createThrottle(settings), settings.maxTrackedAddresses);
-}
-
-/** The options every handler of the service shares: the throttle's limits, proxies, CORS (bin/config/settings.ts says which). */
-function serviceOptions(command: ServeCommand): HandlerOptions {
-  return { ...handlerOptions(command.settings), trustProxy: command.trustProxy };
-}
-
-function logError(error: unknown, req: IncomingMessage): void {
-  const path = pathForLog(req.url ?? '');
-  logLine(`error in ${req.method} ${path}: ${describeError(error)}`);
 }
 
 /**

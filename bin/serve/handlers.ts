@@ -1,0 +1,123 @@
+// How the command turns a book into its handler, and what the handlers of this process
+// share: one login throttle and one bound on password-hash checks for every book, the
+// answer for a path that names no book, the options every handler takes from the settings.
+
+import type { IncomingMessage } from 'node:http';
+import type Database from 'better-sqlite3';
+import { createHandler, type HandlerOptions, type RequestHandler } from '../../lib/index.js';
+import {
+  countSearchWait,
+  createHandlerOver,
+  createHashChecks,
+  createMetrics,
+  createThrottle,
+  describeError,
+  pathForLog,
+  resolveOptions,
+  type SharedParts,
+} from '../../lib/internal.js';
+import { logLine } from '../base/index.js';
+import { type BuildHandler, createEmptyBook } from '../books/index.js';
+import {
+  createThrottleAuthority,
+  createThrottleReplica,
+  primaryChannel,
+  type Role,
+  type ThrottleAuthority,
+} from '../cluster/index.js';
+import { type BookConfig, handlerOptions, type ServeCommand } from '../config/index.js';
+
+/**
+ * The answer for a path that names no book (docs/API.md, Books): a login with any user of
+ * the service, then 404. A handler over an empty in-memory book, created with `basePath`,
+ * one of the books', so that its own two paths always go to that book instead.
+ */
+export function fallbackHandler(
+  command: ServeCommand,
+  basePath: string,
+  credentials: readonly ServeCommand['credentials'][number][],
+  shared: SharedParts,
+): RequestHandler {
+  const db = emptyBook();
+  return createHandler(
+    db,
+    [...credentials],
+    {
+      ...serviceOptions(command),
+      basePath,
+      serviceName: command.settings.name,
+      onError: logError,
+    },
+    shared,
+  );
+}
+
+let emptyDatabase: Database.Database | undefined;
+/** One in-memory database with the own schema and no booking, for every fallback. */
+function emptyBook(): Database.Database {
+  emptyDatabase ??= createEmptyBook();
+  return emptyDatabase;
+}
+
+/**
+ * How this command turns `book`'s database into its handler for `users`. Without an app,
+ * the file's tables say whose they are (`recognised` hears it), as `check` recognises them.
+ * A book is named in /status and the realm by its name (--name for the book of --db).
+ */
+export function handlerFor(
+  command: ServeCommand,
+  book: BookConfig,
+  users: () => readonly ServeCommand['credentials'][number][],
+  recognised: (app: string) => void,
+  shared: SharedParts = {},
+): BuildHandler {
+  const handler: BuildHandler = (search, app, onError, standIn = false) => {
+    // The stand-in that answers while the file cannot be served says no application.
+    if (!standIn && book.app === undefined) recognised(app);
+    const options = {
+      ...serviceOptions(command),
+      basePath: book.basePath,
+      serviceName: book.name,
+      onError,
+    };
+    return createHandlerOver(search, [...users()], resolveOptions(options), shared);
+  };
+  const { metrics } = shared;
+  if (metrics !== undefined) handler.waited = (seconds) => countSearchWait(metrics, seconds);
+  return handler;
+}
+
+/**
+ * What every handler of this process shares (lib/handler.ts, SharedParts): one login
+ * throttle, so that its budgets hold for the service as a whole, across books, a file's
+ * replacements and, with --workers, the workers (the counts in the primary,
+ * bin/cluster/shared-throttle.ts); one bound on password-hash checks; and, with an admin
+ * listener, where they count for /metrics.
+ */
+export function sharedParts(command: ServeCommand, role: Exclude<Role, 'primary'>): SharedParts {
+  const metrics = command.admin === undefined ? undefined : createMetrics();
+  const settings = resolveOptions(serviceOptions(command));
+  const throttle =
+    role === 'worker' ? createThrottleReplica(primaryChannel(), settings, metrics) : createThrottle(settings, metrics);
+  // One bound on password-hash checks for all books: a flood of wrong passwords spread over
+  // them takes no more of the machine than one book's would.
+  const hashChecks = createHashChecks(settings, metrics);
+  return metrics === undefined ? { throttle, hashChecks } : { throttle, hashChecks, metrics };
+}
+
+/** In the primary of --workers: the throttle's counts, for every worker (bin/cluster/shared-throttle.ts). */
+export function throttleAuthority(command: ServeCommand): ThrottleAuthority {
+  const settings = resolveOptions(serviceOptions(command));
+  return createThrottleAuthority(createThrottle(settings), settings.maxTrackedAddresses);
+}
+
+/** The options every handler of the service shares: the throttle's limits, proxies, CORS (bin/config/settings.ts says which). */
+function serviceOptions(command: ServeCommand): HandlerOptions {
+  return { ...handlerOptions(command.settings), trustProxy: command.trustProxy };
+}
+
+/** Hears the cause of a 500: one line with the request's method and path (without its query). */
+export function logError(error: unknown, req: IncomingMessage): void {
+  const path = pathForLog(req.url ?? '');
+  logLine(`error in ${req.method} ${path}: ${describeError(error)}`);
+}
