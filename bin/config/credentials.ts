@@ -7,6 +7,7 @@ import type { Credentials } from '../../lib/index.js';
 import { type CredentialsProblem, checkCredentials, isPasswordHash } from '../../lib/internal.js';
 import { CliError, describeFsError } from '../base/index.js';
 import { ensureOnlyOwnerCanChange } from '../files/index.js';
+import type { Origin } from './configuration.js';
 
 /** `user` with `secret`: a hash when it starts with `$scrypt$`, a plain password otherwise. */
 export function credentialsOf(username: string, secret: string): Credentials {
@@ -92,4 +93,44 @@ function describe(problem: CredentialsProblem, where: 'file' | 'environment'): s
       // What else a JavaScript argument can get wrong comes out of a line as an empty secret.
       return inFile ? 'the secret is empty' : 'BOOKING_SEARCH_PASSWORD is empty';
   }
+}
+
+/** Where a service's credentials came from, for the start-up message. */
+export type CredentialsFrom = 'environment' | 'file' | 'demo default';
+
+const DEMO_CREDENTIALS: Credentials[] = [{ username: 'demo', password: 'demo' }];
+
+/** A serve command's `credentialsSource`: which credentials, and where they were named. */
+export function credentialsSource(from: CredentialsFrom, file: string | undefined, origin: Origin | undefined): string {
+  if (from === 'environment') return 'BOOKING_SEARCH_USER';
+  if (from === 'demo default') return 'the demo default';
+  const where =
+    origin?.kind === 'environment'
+      ? origin.variable
+      : origin?.kind === 'file'
+        ? `${origin.file}:${origin.line}`
+        : '--credentials-file';
+  return `${file} (${where})`;
+}
+
+/** Where the credentials come from; a file is named, not read. */
+export function readCredentials(
+  env: NodeJS.ProcessEnv,
+  file: string | undefined,
+  demo: boolean,
+): { credentials: Credentials[]; from: CredentialsFrom } {
+  // docs/settings.md: an empty environment variable counts as not set.
+  const inEnvironment = Boolean(env['BOOKING_SEARCH_USER'] || env['BOOKING_SEARCH_PASSWORD']);
+  if (inEnvironment && file !== undefined) {
+    throw new CliError(
+      'credentials are given twice: use BOOKING_SEARCH_USER/BOOKING_SEARCH_PASSWORD or --credentials-file, not both',
+    );
+  }
+  if (file !== undefined) return { credentials: [], from: 'file' };
+  const fromEnvironment = environmentCredentials(env);
+  if (fromEnvironment !== undefined) return { credentials: fromEnvironment, from: 'environment' };
+  if (demo) return { credentials: DEMO_CREDENTIALS, from: 'demo default' };
+  throw new CliError(
+    'no credentials: set BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD, or pass --credentials-file FILE',
+  );
 }

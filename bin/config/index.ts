@@ -10,13 +10,12 @@ export {
   type Command,
   configFlag,
   parseCommandLine,
-  readApp,
-  type ServeCommand,
   USAGE,
 } from './args.js';
 export { type BookConfig, diffBooks } from './book-config.js';
 export { type ConfigFile, readConfigFile } from './config-file.js';
 export { configPath, resolveBooks } from './configuration.js';
 export { readCredentialsFile } from './credentials.js';
+export { readApp, type ServeCommand } from './serve-command.js';
 export { readTableNames } from './setting-kinds.js';
 export { BOOK_SETTINGS, camel, handlerOptions, SETTINGS } from './settings.js';

@@ -15,7 +15,8 @@ import {
   type Readiness,
   reportBook,
 } from '../../bin/admin/admin.js';
-import { parseCommandLine, type ServeCommand } from '../../bin/config/args.js';
+import { parseCommandLine } from '../../bin/config/args.js';
+import type { ServeCommand } from '../../bin/config/serve-command.js';
 import { warnAboutSetup } from '../../bin/serve/greeting.js';
 import { judge } from '../../lib/meaning.js';
 import { request, serve } from '../support/helpers.js';

@@ -5,9 +5,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CliError } from '../../bin/base/errors.js';
-import { CONFIG_KEYS, type Command, parseCommandLine, readApp, type ServeCommand } from '../../bin/config/args.js';
+import { CONFIG_KEYS, type Command, parseCommandLine } from '../../bin/config/args.js';
 import { parseConfig } from '../../bin/config/config-file.js';
 import { resolveBooks, strayVariables, variableName } from '../../bin/config/configuration.js';
+import { readApp, type ServeCommand } from '../../bin/config/serve-command.js';
 import { readTableNames } from '../../bin/config/setting-kinds.js';
 
 const FILE = '/etc/booking-search-server/books.conf';
