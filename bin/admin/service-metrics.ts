@@ -18,7 +18,7 @@ import {
   STATUS_ENDPOINT,
 } from '../../lib/internal.js';
 import type { BookReport } from './admin.js';
-import { type Sample, writeExposition } from './exposition.js';
+import { type Family, type Sample, writeExposition } from './exposition.js';
 
 const BOOK_STATES: readonly BookReport['state'][] = ['serving', 'waiting', 'missing', 'unusable'];
 
@@ -73,8 +73,6 @@ export function retire(retired: Retired, report: ProcessReport): void {
 /** The exposition of the processes' reports added up. */
 export function renderMetrics(reports: readonly ProcessReport[], retired: Retired, service: ServiceFacts): string {
   const metrics = addSnapshots([retired.metrics, ...reports.map((report) => report.metrics)]);
-  const sum = (pick: (report: ProcessReport) => number): number =>
-    reports.reduce((total, report) => total + pick(report), 0);
   return writeExposition([
     {
       type: 'gauge',
@@ -84,6 +82,14 @@ export function renderMetrics(reports: readonly ProcessReport[], retired: Retire
         { labels: { version: service.version, node: process.versions.node, sqlite: sqliteVersion() }, value: 1 },
       ],
     },
+    ...requestFamilies(metrics),
+    ...serviceFamilies(reports, retired, service),
+  ]);
+}
+
+/** What the requests met: answers, their durations, waits, failed logins, refusals, hash checks. */
+function requestFamilies(metrics: MetricsSnapshot): Family[] {
+  return [
     {
       type: 'counter',
       name: 'booking_search_requests_total',
@@ -134,6 +140,14 @@ export function renderMetrics(reports: readonly ProcessReport[], retired: Retire
         { labels: { state: 'waiting' }, value: metrics.hashChecks[1] ?? 0 },
       ],
     },
+  ];
+}
+
+/** What the service is now: connections, books, processes, CPU and memory. */
+function serviceFamilies(reports: readonly ProcessReport[], retired: Retired, service: ServiceFacts): Family[] {
+  const sum = (pick: (report: ProcessReport) => number): number =>
+    reports.reduce((total, report) => total + pick(report), 0);
+  return [
     {
       type: 'gauge',
       name: 'booking_search_open_connections',
@@ -182,7 +196,7 @@ export function renderMetrics(reports: readonly ProcessReport[], retired: Retire
       help: 'When the service started, in seconds since the epoch.',
       samples: [{ value: service.startTime }],
     },
-  ]);
+  ];
 }
 
 /** Every outcome seen, and the 200 of both endpoints always, so that a rate starts at zero. */
