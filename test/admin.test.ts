@@ -10,12 +10,12 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { assertFails, cleanEnv, type Running, run, start } from './support/cli-helpers.js';
+import { assertFails, cleanEnv, type Running, run, start, waitFor } from './support/cli-helpers.js';
 import { AUTH, basicAuth, buildDatabase, get, HASH_OF_ALT, type Reply, request, tempDir } from './support/helpers.js';
 import { promtoolCheckMetrics, startPrometheus } from './support/prometheus.js';
 
 const ADMIN_LINE =
-  /admin listener on (http:\/\/127\.0\.0\.1:\d+\/|unix:([^:\s]+):\/) \(\/live, \/ready, \/metrics; no credentials\)$/m;
+  /admin listener on (http:\/\/127\.0\.0\.1:\d+\/|unix:([^:\s]+):\/) \(\/live, \/ready, \/metrics, POST \/-\/reload; no credentials\)$/m;
 
 /** The admin listener's origin, from the start-up line that says where it is. */
 function adminOf(server: Running): string {
@@ -319,4 +319,24 @@ test('an --admin-host that is no address of this machine: the warning, then one 
     1,
     'booking-search-server: the admin listener cannot listen on 192.0.2.1:9469: no such address on this machine',
   );
+});
+
+test('POST /-/reload on the admin listener re-reads the credentials file as SIGHUP does (the means on Windows, which has no SIGHUP)', async (t) => {
+  const file = join(tempDir(t), 'zugang');
+  writeFileSync(file, 'kasse:altes-passwort\n', { mode: 0o600 });
+  const server = await start(
+    t,
+    ['--db', buildDatabase(t), '--credentials-file', file, '--admin-port', '0'],
+    cleanEnv(),
+  );
+  const admin = adminOf(server);
+  const as = (password: string) =>
+    request(`${server.api}status`, { headers: { authorization: basicAuth('kasse', password) } });
+  assert.equal((await as('altes-passwort')).status, 200);
+  writeFileSync(file, 'kasse:neues-passwort\n');
+  const reload = await request(`${admin}/-/reload`, { method: 'POST' });
+  assert.equal(reload.status, 202, reload.body);
+  await waitFor(() => server.output().stderr, /credentials re-read from .*: 1 user\(s\)/);
+  assert.equal((await as('neues-passwort')).status, 200);
+  assert.equal((await as('altes-passwort')).status, 401);
 });

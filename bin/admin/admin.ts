@@ -7,9 +7,13 @@
 //   GET /ready    200 when every book is served (can be searched now) in every process;
 //                 503 naming the books that are not, and why
 //   GET /metrics  the Prometheus text format (bin/admin/exposition.ts)
+//   POST /-/reload  what SIGHUP does (reads the configuration, credentials and TLS files
+//                 again), for Windows, which has no SIGHUP, and for every platform alike:
+//                 202 at once, the outcome in the log; at most one a second (429)
 //
 // As PostgREST's admin server does: /live and /ready for liveness and readiness probes
-// (systemd, Kubernetes, a load balancer, Uptime Kuma), /metrics for a scrape. Their answers
+// (systemd, Kubernetes, a load balancer, Uptime Kuma), /metrics for a scrape; /-/reload
+// as Prometheus' lifecycle request. Their answers
 // are never written to the access log: a probe every few seconds would drown it.
 //
 // It has the API listener's protections, since it runs in the serving process and anyone
@@ -72,7 +76,16 @@ export interface AdminAnswers {
   live(): boolean;
   ready(): Promise<Readiness>;
   metrics(): Promise<string>;
+  /** Starts what SIGHUP starts; its outcome is logged. */
+  reload(): void;
 }
+
+/** The reload of this process: the one SIGHUP runs (bin/serve), on every platform. */
+export function reloadAsHangup(): void {
+  process.emit('SIGHUP', 'SIGHUP');
+}
+
+const RELOAD_INTERVAL_MS = 1_000;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -87,12 +100,13 @@ export function createAdminHandler(answers: AdminAnswers): (req: IncomingMessage
       ]);
     }
     const path = (req.url ?? '').split('?', 1)[0];
+    if (path === '/-/reload') return answerReload(req, res, answers);
     if (path !== '/live' && path !== '/ready' && path !== '/metrics') {
       return reply(
         res,
         404,
         JSON_TYPE,
-        '{"error":"not found: the admin listener answers /live, /ready and /metrics"}\n',
+        '{"error":"not found: the admin listener answers /live, /ready, /metrics and POST /-/reload"}\n',
       );
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -113,6 +127,22 @@ export function createAdminHandler(answers: AdminAnswers): (req: IncomingMessage
       else reply(res, 500, JSON_TYPE, `${JSON.stringify({ error: describeError(error) })}\n`);
     });
   };
+}
+
+let lastReload = Number.NEGATIVE_INFINITY;
+
+function answerReload(req: IncomingMessage, res: ServerResponse, answers: AdminAnswers): void {
+  if (req.method !== 'POST') return reply(res, 405, JSON_TYPE, '{"error":"method not allowed"}\n', ['Allow', 'POST']);
+  const now = performance.now();
+  if (now - lastReload < RELOAD_INTERVAL_MS) {
+    return reply(res, 429, JSON_TYPE, '{"error":"a reload was asked for less than a second ago"}\n', [
+      'Retry-After',
+      '1',
+    ]);
+  }
+  lastReload = now;
+  answers.reload();
+  reply(res, 202, JSON_TYPE, '{"reload":"started: the log says what was read again"}\n');
 }
 
 function reply(res: ServerResponse, status: number, type: string, body: string, extra: readonly string[] = []): void {

@@ -23,7 +23,14 @@ import {
 } from '../../lib/internal.js';
 import type { Channel } from '../base/index.js';
 import type { ServedBook } from '../books/index.js';
-import { type AdminAnswers, type BookReport, type Readiness, type ReadyBook, reportBook } from './admin.js';
+import {
+  type AdminAnswers,
+  type BookReport,
+  type Readiness,
+  type ReadyBook,
+  reloadAsHangup,
+  reportBook,
+} from './admin.js';
 import {
   noneRetired,
   type ProcessReport,
@@ -103,6 +110,7 @@ export function answersOfProcess(serving: ServingProcess, version: string, stopp
   const startTime = processStartTime();
   return {
     live: () => !stopping(),
+    reload: reloadAsHangup,
     ready: async () => readiness([serving.books().map(reportBook)]),
     metrics: async () => {
       const report = await reportProcess(serving);
@@ -165,6 +173,8 @@ export function answersOfWorkers(workers: Workers, version: string): ClusterAnsw
 
   return {
     live: () => !workers.stopping() && workers.serving().length > 0,
+    // The primary's SIGHUP passes it on to every worker.
+    reload: reloadAsHangup,
     ready: async () => {
       const reports = await gather();
       const answered = reports.filter((report) => report !== undefined);

@@ -192,5 +192,5 @@ export async function superviseWorkers(
 
 /** The start-up line that says where the admin listener is. */
 export function adminLine(address: string): string {
-  return `admin listener on ${address} (/live, /ready, /metrics; no credentials)`;
+  return `admin listener on ${address} (/live, /ready, /metrics, POST /-/reload; no credentials)`;
 }

@@ -236,6 +236,9 @@ function stopOnSignals(
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  // Ctrl+Break in a Windows console; Ctrl+C there is SIGINT, and a service wrapper (WinSW,
+  // NSSM) stops a console program with Ctrl+C too. Never sent on other platforms.
+  process.on('SIGBREAK', stop);
 }
 
 /**

@@ -13,6 +13,7 @@ import {
   createAdminServer,
   MAX_ADMIN_CONNECTIONS,
   type Readiness,
+  reloadAsHangup,
   reportBook,
 } from '../../bin/admin/admin.js';
 import { parseCommandLine } from '../../bin/config/args.js';
@@ -43,9 +44,45 @@ function answers(overrides: Partial<AdminAnswers> = {}): AdminAnswers {
     live: () => true,
     ready: async () => SERVING,
     metrics: async () => '# HELP x X.\n# TYPE x gauge\nx 1\n',
+    reload: () => undefined,
     ...overrides,
   };
 }
+
+test('POST /-/reload starts the reload SIGHUP starts (202), at most one a second (429); GET is 405', async (t) => {
+  let reloads = 0;
+  const origin = await serve(
+    t,
+    createAdminHandler(
+      answers({
+        reload: () => {
+          reloads += 1;
+        },
+      }),
+    ),
+  );
+  const get = await request(`${origin}/-/reload`);
+  assert.equal(get.status, 405);
+  assert.equal(get.headers['allow'], 'POST');
+  const first = await request(`${origin}/-/reload`, { method: 'POST' });
+  assert.equal(first.status, 202);
+  assert.match(first.body, /"reload":"started/);
+  const second = await request(`${origin}/-/reload`, { method: 'POST' });
+  assert.equal(second.status, 429);
+  assert.equal(second.headers['retry-after'], '1');
+  assert.equal(reloads, 1);
+});
+
+test('the reload of a process is its SIGHUP handlers, which Windows never calls by a signal', (t) => {
+  let hangups = 0;
+  const listener = (): void => {
+    hangups += 1;
+  };
+  process.on('SIGHUP', listener);
+  t.after(() => process.off('SIGHUP', listener));
+  reloadAsHangup();
+  assert.equal(hangups, 1);
+});
 
 test('GET /live: 200 while the service serves, 503 once it stops; HEAD the same without a body', async (t) => {
   let live = true;
@@ -90,7 +127,10 @@ test('other paths 404 (the API is not answered here), other methods 405, a faile
   for (const path of ['/', '/api/v1/status', '/api/v1/buchungen?von=2026-01-01&bis=2026-01-31&betrag=1', '/live/x']) {
     const reply = await request(`${origin}${path}`);
     assert.equal(reply.status, 404, path);
-    assert.equal(reply.body, '{"error":"not found: the admin listener answers /live, /ready and /metrics"}\n');
+    assert.equal(
+      reply.body,
+      '{"error":"not found: the admin listener answers /live, /ready, /metrics and POST /-/reload"}\n',
+    );
   }
   const post = await request(`${origin}/ready`, { method: 'POST' });
   assert.equal(post.status, 405);
