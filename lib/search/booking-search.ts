@@ -132,6 +132,8 @@ function createOwnSchemaSearch(db: Database, tables: TableNames): (query: Search
   const pages = preparedOnUse(
     (filter: PageFilter): PageStatement => db.prepare<[Bounds & { limit: number }], BookingRow>(sql.page(filter)).raw(),
   );
+  counts('exact');
+  pages('exact');
   const statsStatement = preparedOnUse((_: 'stats') => db.prepare<[], Stats>(sql.stats).raw());
   const stats = createStatsCache(db, { get: () => statsStatement('stats').get() });
   // Decided once: a table does not turn into a view under a running search, and if it
@@ -139,31 +141,21 @@ function createOwnSchemaSearch(db: Database, tables: TableNames): (query: Search
   const table = isTable(db, tables.entries);
   // The names of category and payment method are joined into each page row: a cache of
   // them saved nothing measurable on a cash book (docs/design/README.md, "The names").
-  const exactCount = db.prepare<[number, string, string], number>(sql.exactCount).pluck();
-  const exactPage = db.prepare<[number, string, string, number], BookingRow>(sql.exactPage).raw();
 
   return (query) => {
-    if (query.toleranzCents === 0) {
-      // The typical search, one exact amount: the plan is `exact` without an estimate
-      // (lib/search/plan.ts), and its statements bind by position.
-      const amount = -query.betragCents;
-      if (query.limit > 0) {
-        // Count and page read one snapshot, so a page with room to spare holds every
-        // booking that matches, and its length is the count: the typical search finds two
-        // or three bookings under a limit of 50, and leaves the count's statement out
-        // (docs/design/README.md, "Where a request's time goes").
-        const rows = exactPage.all(amount, query.von, query.bis, query.limit);
-        const count =
-          rows.length < query.limit && eachBookingOnce(rows)
-            ? rows.length
-            : (exactCount.get(amount, query.von, query.bis) ?? 0);
-        return { count, rows };
-      }
-      return { count: exactCount.get(amount, query.von, query.bis) ?? 0, rows: [] };
-    }
     const bounds = toBounds(query);
     const plan = planFor(bounds, bounds.low === bounds.high ? undefined : stats());
     if (plan.kind === 'empty') return { count: 0, rows: [] };
+    if (plan.kind === 'exact' && query.limit > 0) {
+      // Count and page read one snapshot, so a page with room to spare holds every booking
+      // that matches, and its length is the count: the typical search finds two or three
+      // bookings under a limit of 50, and leaves the count's statement out
+      // (docs/design/README.md, "Where a request's time goes").
+      const rows = pages('exact').all({ ...bounds, limit: query.limit });
+      const count =
+        rows.length < query.limit && eachBookingOnce(rows) ? rows.length : (counts('exact').get(bounds) ?? 0);
+      return { count, rows };
+    }
     const total = counts(chooseCount(plan, table)).get(bounds) ?? 0;
     if (total === 0 || query.limit === 0) return { count: total, rows: [] };
     const filter = choosePage(plan, total, query.limit);
