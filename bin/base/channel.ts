@@ -1,5 +1,16 @@
-// Messages between the primary of --workers and a worker, over node:cluster's IPC channel:
-// notifications (one way) and requests (answered once, or failed after a time limit).
+// The one request/reply channel between two processes of the command: the primary of
+// --workers and each worker (node:cluster's IPC channel), and the serving process and each
+// guard process (bin/guard/guarded.ts, child_process's IPC channel). Notifications go one
+// way; a request is answered once, or fails:
+//
+// - after its time limit, counted from its sending or from the last message the other end
+//   sent, whichever is later: a process that answers, however much waits in it, is not
+//   stalled, and one that has said nothing for that long while a request waited is;
+// - at once, on a bounded channel, when `maxPending` requests already wait, or while the
+//   other end takes no messages (below);
+// - when the channel is closed (`close`): its owner closes it when the other end is gone,
+//   and a request sent after that fails at once.
+//
 // Each message carries `channel: CHANNEL`, so that it is told apart from node:cluster's own
 // messages and the start-up messages of bin/cluster/workers.ts that share the channel.
 //
@@ -12,7 +23,7 @@ import { describeError } from '../../lib/internal.js';
 
 const CHANNEL = 'booking-search-server';
 
-/** One end of the IPC channel: `process` in a worker, a `Worker` in the primary. */
+/** One end of the IPC channel: `process` in a worker or a guard, a `Worker` or a `ChildProcess` in its parent. */
 export interface Port {
   /** Returns false when the backlog of what the other side has not taken passes Node's threshold; `written` when it is taken. */
   send(message: unknown, written?: (error: Error | null) => void): unknown;
@@ -27,12 +38,18 @@ type Message =
 export interface Channel {
   /** Sends `body` under `kind`; nothing comes back. A closed channel, or a bounded one behind, drops it (false). */
   notify(kind: string, body: unknown): boolean;
-  /** Sends `body` under `kind` and resolves with the other end's answer; rejects after `timeoutMs`, or with its error. */
+  /**
+   * Sends `body` under `kind` and resolves with the other end's answer; rejects with a
+   * ChannelError when the other end has said nothing for `timeoutMs` since it was sent,
+   * when it is refused or closed, or with the other end's error.
+   */
   request<T>(kind: string, body: unknown, timeoutMs: number): Promise<T>;
   /** Answers notifications and requests of `kind`; a request gets what `answer` returns (or resolves to). */
   handle(kind: string, answer: (body: unknown) => unknown): void;
-  /** Fails every request still waiting (the other end is gone). */
-  close(reason: string): void;
+  /** Requests waiting for an answer. */
+  waiting(): number;
+  /** Fails every request still waiting, with `reason` (an error as it is), and each sent later (the other end is gone). */
+  close(reason: string | Error): void;
 }
 
 /** Why a request failed: its `code` says which of the channel's rules, or the other end's error. */
@@ -51,6 +68,15 @@ export interface ChannelBounds {
   behind?: (behind: boolean) => void;
 }
 
+interface Pending {
+  kind: string;
+  resolve: (body: unknown) => void;
+  reject: (error: Error) => void;
+  timer: NodeJS.Timeout;
+  sent: number;
+  timeoutMs: number;
+}
+
 /** Whether `message` belongs to this channel (and not to node:cluster or bin/cluster/workers.ts). */
 export function isChannelMessage(message: unknown): boolean {
   return (message as { channel?: unknown } | null)?.channel === CHANNEL;
@@ -62,12 +88,12 @@ export function isChannelMessage(message: unknown): boolean {
  */
 export function createChannel(port: Port, bounds?: ChannelBounds): Channel {
   const handlers = new Map<string, (body: unknown) => unknown>();
-  const waiting = new Map<
-    number,
-    { resolve: (body: unknown) => void; reject: (error: Error) => void; timer: NodeJS.Timeout }
-  >();
+  const waiting = new Map<number, Pending>();
   let nextId = 1;
   let behind = false;
+  let closed: Error | undefined;
+  // When the other end last sent anything: the time limits count from it.
+  let heard = performance.now();
   const caughtUp = (): void => {
     behind = false;
     bounds?.behind?.(false);
@@ -87,9 +113,28 @@ export function createChannel(port: Port, bounds?: ChannelBounds): Channel {
       return false;
     }
   };
+  const reply = (id: number, body: unknown, error?: unknown): void => {
+    send(
+      error === undefined
+        ? { channel: CHANNEL, reply: id, body: body ?? null }
+        : { channel: CHANNEL, reply: id, body: null, error: describeError(error) },
+    );
+  };
+  const expire = (id: number): void => {
+    const pending = waiting.get(id);
+    if (pending === undefined) return;
+    const quiet = performance.now() - Math.max(heard, pending.sent);
+    if (quiet < pending.timeoutMs) {
+      pending.timer = setTimeout(expire, pending.timeoutMs - quiet, id);
+      return;
+    }
+    waiting.delete(id);
+    pending.reject(new ChannelError(`no answer to ${pending.kind} within ${pending.timeoutMs} ms`, 'CHANNEL_TIMEOUT'));
+  };
 
   port.on('message', (raw) => {
     if (!isChannelMessage(raw)) return;
+    heard = performance.now();
     const message = raw as Message;
     if ('reply' in message) {
       const pending = waiting.get(message.reply);
@@ -103,49 +148,50 @@ export function createChannel(port: Port, bounds?: ChannelBounds): Channel {
     const answer = handlers.get(message.kind);
     const id = 'request' in message ? message.request : undefined;
     if (answer === undefined) {
-      if (id !== undefined) send({ channel: CHANNEL, reply: id, body: null, error: `nothing answers ${message.kind}` });
+      if (id !== undefined) reply(id, null, `nothing answers ${message.kind}`);
       return;
     }
     let result: unknown;
     try {
       result = answer(message.body);
     } catch (error: unknown) {
-      if (id !== undefined) send({ channel: CHANNEL, reply: id, body: null, error: describeError(error) });
+      if (id !== undefined) reply(id, null, error);
       return;
     }
     if (id === undefined) return;
     if (result instanceof Promise) {
       result.then(
-        (body: unknown) => send({ channel: CHANNEL, reply: id, body }),
-        (error: unknown) => send({ channel: CHANNEL, reply: id, body: null, error: describeError(error) }),
+        (body: unknown) => reply(id, body),
+        (error: unknown) => reply(id, null, error),
       );
-    } else send({ channel: CHANNEL, reply: id, body: result ?? null });
+    } else reply(id, result);
   });
+
+  const refuse = (kind: string): ChannelError | undefined => {
+    if (closed !== undefined)
+      return new ChannelError(`cannot ask for ${kind}: the channel is closed (${closed.message})`, 'CHANNEL_CLOSED');
+    if (behind) return new ChannelError(`cannot ask for ${kind}: the other end takes no messages now`, 'CHANNEL_FULL');
+    if (bounds !== undefined && waiting.size >= bounds.maxPending) {
+      return new ChannelError(
+        `cannot ask for ${kind}: ${bounds.maxPending} requests wait for an answer`,
+        'CHANNEL_FULL',
+      );
+    }
+    return undefined;
+  };
 
   return {
     notify(kind, body) {
-      return !behind && send({ channel: CHANNEL, kind, body });
+      return closed === undefined && !behind && send({ channel: CHANNEL, kind, body });
     },
     request<T>(kind: string, body: unknown, timeoutMs: number): Promise<T> {
       return new Promise<T>((resolve, reject) => {
-        if (behind)
-          return reject(
-            new ChannelError(`cannot ask for ${kind}: the other end takes no messages now`, 'CHANNEL_FULL'),
-          );
-        if (bounds !== undefined && waiting.size >= bounds.maxPending) {
-          return reject(
-            new ChannelError(
-              `cannot ask for ${kind}: ${bounds.maxPending} requests wait for an answer`,
-              'CHANNEL_FULL',
-            ),
-          );
-        }
+        const refused = refuse(kind);
+        if (refused !== undefined) return reject(refused);
         const id = nextId++;
-        const timer = setTimeout(() => {
-          waiting.delete(id);
-          reject(new ChannelError(`no answer to ${kind} within ${timeoutMs} ms`, 'CHANNEL_TIMEOUT'));
-        }, timeoutMs);
-        waiting.set(id, { resolve: resolve as (body: unknown) => void, reject, timer });
+        const timer = setTimeout(expire, timeoutMs, id);
+        const sent = performance.now();
+        waiting.set(id, { kind, resolve: resolve as (body: unknown) => void, reject, timer, sent, timeoutMs });
         if (!send({ channel: CHANNEL, kind, body, request: id })) {
           waiting.delete(id);
           clearTimeout(timer);
@@ -156,11 +202,13 @@ export function createChannel(port: Port, bounds?: ChannelBounds): Channel {
     handle(kind, answer) {
       handlers.set(kind, answer);
     },
+    waiting: () => waiting.size,
     close(reason) {
+      closed = typeof reason === 'string' ? new ChannelError(reason, 'CHANNEL_CLOSED') : reason;
       for (const [id, pending] of waiting) {
         waiting.delete(id);
         clearTimeout(pending.timer);
-        pending.reject(new ChannelError(reason, 'CHANNEL_CLOSED'));
+        pending.reject(closed);
       }
     },
   };

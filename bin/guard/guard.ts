@@ -3,7 +3,8 @@
 // itself. better-sqlite3 has no progress handler and no way to interrupt a statement, and a
 // thread stuck in one cannot be ended (nor can a process that waits to join it): only a
 // process can be killed. bin/guard/guarded.ts starts it, gives it a time limit for each answer,
-// and kills and replaces it when the limit passes. What it does, by message:
+// and kills and replaces it when the limit passes. What it answers on its channel
+// (bin/base/channel.ts; the messages in bin/guard/messages.ts), by kind:
 //
 // - `open`: the file judged as the serving process would judge it (a regular file, the
 //   owner rule, SQLite's answer, the schema loaded and the mapping validated, bookings
@@ -20,12 +21,11 @@ import type Database from 'better-sqlite3';
 import {
   type BookingSearch,
   createBookingSearch,
-  errorCode,
   findUnboundedObject,
   resolveOptions,
   validateDatabase,
 } from '../../lib/internal.js';
-import { CliError, moduleBeside } from '../base/index.js';
+import { CliError, createChannel, moduleBeside, type Port } from '../base/index.js';
 import {
   describeDatabaseError,
   identityOf,
@@ -33,7 +33,7 @@ import {
   recogniseApplication,
   reportOnDatabase,
 } from '../files/index.js';
-import { type GuardReply, type GuardRequest, NO_FILE_OPEN, type OpenResult } from './guarded.js';
+import { type GuardRequests, NO_FILE_OPEN, type OpenResult, toWire, type WireOutcome } from './messages.js';
 
 /**
  * Schema objects (tables, views, indexes, triggers) beyond which a file is not served by
@@ -49,10 +49,6 @@ let search: BookingSearch | undefined;
 // the turns here rotate over them as they would there (lib/search/turns.ts).
 const connections = new Map<number, object>();
 
-function send(reply: GuardReply): void {
-  process.send?.(reply);
-}
-
 function closeFile(): void {
   search = undefined;
   connections.clear();
@@ -60,7 +56,7 @@ function closeFile(): void {
   db = undefined;
 }
 
-function open(request: Extract<GuardRequest, { type: 'open' }>): OpenResult {
+function open(request: GuardRequests['open']): OpenResult {
   closeFile();
   const { file, tables } = request;
   const before = identityOf(file);
@@ -108,40 +104,23 @@ function connectionOf(id: number): object {
   return connection;
 }
 
-process.on('message', (request: GuardRequest) => {
-  if (request.type === 'open') return send({ type: 'opened', id: request.id, result: open(request) });
-  if (request.type === 'check') {
-    const code = reportOnDatabase(request.db, request.app, request.tables);
-    return send({ type: 'checked', id: request.id, code });
-  }
-  if (request.type === 'forget') return void connections.delete(request.connection);
+const serving = createChannel(process as unknown as Port);
+serving.handle('open', (body) => open(body as GuardRequests['open']));
+serving.handle('check', (body) => {
+  const { db: file, app, tables } = body as GuardRequests['check'];
+  return reportOnDatabase(file, app, tables);
+});
+serving.handle('forget', (body) => void connections.delete((body as GuardRequests['forget']).connection));
+serving.handle('search', (body) => {
+  const { query, from } = body as GuardRequests['search'];
   const current = search;
   if (current === undefined) {
-    return send({
-      type: 'answer',
-      id: request.id,
-      outcome: { ok: false, error: { message: 'no file is open in the guard', code: NO_FILE_OPEN } },
-    });
+    return { ok: false, error: { message: 'no file is open in the guard', code: NO_FILE_OPEN } } satisfies WireOutcome;
   }
-  const { user, address, connection } = request.from;
-  current.queue(
-    request.query,
-    (outcome) =>
-      send({
-        type: 'answer',
-        id: request.id,
-        outcome: outcome.ok
-          ? outcome
-          : {
-              ok: false,
-              error: {
-                message: outcome.error instanceof Error ? outcome.error.message : String(outcome.error),
-                code: errorCode(outcome.error),
-              },
-            },
-      }),
-    { user, address, connection: connectionOf(connection) },
-  );
+  return new Promise<WireOutcome>((resolve) => {
+    const requester = { user: from.user, address: from.address, connection: connectionOf(from.connection) };
+    current.queue(query, (outcome) => resolve(toWire(outcome)), requester);
+  });
 });
 
 // The serving process gone (killed, or its channel closed): this one goes too, also when

@@ -104,3 +104,31 @@ test('a bounded channel lets at most maxPending requests wait for an answer', as
     await assert.rejects(request, (error: ChannelError) => error.code === 'CHANNEL_TIMEOUT');
   }
 });
+
+test("the time limit counts from the other end's last message: a request waiting behind answers that keep coming is not failed", async () => {
+  const [a, b] = portPair();
+  const serving = createChannel(a);
+  const guard = createChannel(b);
+  // One answer every 30 ms, in order, as a guard working through its queue.
+  let queue = Promise.resolve();
+  guard.handle('search', (body) => {
+    queue = queue.then(() => new Promise((resolve) => setTimeout(resolve, 30)));
+    return queue.then(() => body);
+  });
+  const answers = await Promise.all([1, 2, 3, 4, 5].map((n) => serving.request<number>('search', n, 80)));
+  assert.deepEqual(answers, [1, 2, 3, 4, 5], 'the last waited 150 ms, its limit 80 ms since the last answer');
+});
+
+test('close() with an error fails what waits with that error, and each request after it at once', async () => {
+  const [a, b] = portPair();
+  const serving = createChannel(a);
+  createChannel(b);
+  const ended = new Error('the guard was ended');
+  const waiting = serving.request('never', null, 10_000);
+  assert.equal(serving.waiting(), 1);
+  serving.close(ended);
+  await assert.rejects(waiting, (error) => error === ended);
+  assert.equal(serving.waiting(), 0);
+  await assert.rejects(serving.request('any', null, 10_000), (error: ChannelError) => error.code === 'CHANNEL_CLOSED');
+  assert.equal(serving.notify('any', null), false);
+});

@@ -1,0 +1,63 @@
+// What the serving process (bin/guard/guarded.ts) and a guard process (bin/guard/guard.ts)
+// say to each other on their channel (bin/base/channel.ts): the requests by kind, and what
+// each is answered with.
+
+import { errorCode, type Outcome, type SearchQuery, type SearchRows, type TableNames } from '../../lib/internal.js';
+import type { Trusted } from '../files/index.js';
+
+/** What the serving process asks of the guard, by the channel's kind (bin/guard/guard.ts answers). */
+export interface GuardRequests {
+  open: {
+    file: string;
+    app: string | undefined;
+    tables: Partial<TableNames>;
+    /** The application's user and group as the start found them, for a replaced file (bin/files/file-safety.ts). */
+    application: Trusted | undefined;
+  };
+  search: { query: SearchQuery; from: { user: string; address: string; connection: number } };
+  check: { db: string; app: string | undefined; tables: Partial<TableNames> };
+  /** A notification: a client connection closed, the guard's turns forget it. */
+  forget: { connection: number };
+}
+
+/** How the guard found the file. */
+export type OpenResult =
+  /**
+   * Served with `app`. `unbounded`: why the serving process must not run its searches (a
+   * view, a virtual table, generated columns, a schema too large), and then the guard
+   * keeps the file open for them; `undefined`: the serving process opens it itself,
+   * checking that it is still `identity` (`dev:ino`) with `schemaVersion`.
+   */
+  | { kind: 'ready'; app: string; unbounded: string | undefined; schemaVersion: number; identity: string }
+  /** A SQLite file that cannot be read now (bin/files/database-file.ts, NotReadableNow). */
+  | { kind: 'waiting'; code: string; explanation: string }
+  /** Not served: one line saying why. */
+  | { kind: 'refused'; line: string }
+  /** Another file came to the path while it was judged: look again. */
+  | { kind: 'changed' }
+  /** No answer within the time limit: the guard was killed. */
+  | { kind: 'timeout' };
+
+/** A search's outcome as it crosses between the processes: an error as its message and code. */
+export type WireOutcome =
+  | { ok: true; result: SearchRows }
+  | { ok: false; error: { message: string; code: string | undefined } };
+
+/** The code of a guard's answer to a search when it has no file open (bin/guard/guard.ts). */
+export const NO_FILE_OPEN = 'GUARD_NO_FILE_OPEN';
+
+/** A search's outcome for the wire: an error as its message and code. */
+export function toWire(outcome: Outcome<SearchRows>): WireOutcome {
+  if (outcome.ok) return outcome;
+  const { error } = outcome;
+  return {
+    ok: false,
+    error: { message: error instanceof Error ? error.message : String(error), code: errorCode(error) },
+  };
+}
+
+/** A search's outcome from the wire: an error with its message and code again. */
+export function fromWire(outcome: WireOutcome): Outcome<SearchRows> {
+  if (outcome.ok) return outcome;
+  return { ok: false, error: Object.assign(new Error(outcome.error.message), { code: outcome.error.code }) };
+}
