@@ -1,6 +1,6 @@
 // What one connection may have waiting (docs/API.md, Responses in general): requests whose
 // answers its client has not taken are bounded, and after an answer that closes the
-// connection no later request on it is processed.
+// connection no later request on it is processed, and no more of it is read.
 //
 // node:http parses every request of a chunk it reads (a 64 KiB read holds hundreds of
 // pipelined requests) and calls the handler for each, also after an answer that closes
@@ -22,8 +22,11 @@ import type { Duplex } from 'node:stream';
 export const MAX_UNANSWERED = 128;
 
 const UNANSWERED = Symbol('unanswered requests');
+const ADMISSION = Symbol('admission');
 const CLOSING = Symbol('closing');
 const AFTER = Symbol('after the answers');
+
+type Admission = 'process' | 'refuse' | 'drop';
 
 interface Counted {
   [UNANSWERED]?: number;
@@ -36,16 +39,25 @@ interface Counted {
  * `Connection: close` (its connection has `MAX_UNANSWERED` answers its client has not
  * taken); or `drop` it, unanswered, because an answer on its connection already closes it
  * (RFC 9112 §9.6: the server processes no further request; node:http drops what is left
- * when the connection ends).
+ * when the connection ends). A request is counted once: asked again (the CLI's listener
+ * asks before the handler from `createHandler` does), `admit` says what it said first.
  */
-export function admit(req: IncomingMessage, res: ServerResponse): 'process' | 'refuse' | 'drop' {
+export function admit(req: IncomingMessage, res: ServerResponse): Admission {
+  const asked = res as ServerResponse & { [ADMISSION]?: Admission };
+  const first = asked[ADMISSION];
+  if (first !== undefined) return first;
   const socket = req.socket as IncomingMessage['socket'] & Counted;
-  if (socket[CLOSING] === true) return 'drop';
-  const unanswered = socket[UNANSWERED] ?? 0;
-  socket[UNANSWERED] = unanswered + 1;
-  // A response finishes once: on() spares the wrapper once() makes for every request.
-  res.on('finish', taken);
-  return unanswered < MAX_UNANSWERED ? 'process' : 'refuse';
+  let admission: Admission = 'drop';
+  if (socket[CLOSING] === true) stopReading(socket);
+  else {
+    const unanswered = socket[UNANSWERED] ?? 0;
+    socket[UNANSWERED] = unanswered + 1;
+    // A response finishes once: on() spares the wrapper once() makes for every request.
+    res.on('finish', taken);
+    admission = unanswered < MAX_UNANSWERED ? 'process' : 'refuse';
+  }
+  asked[ADMISSION] = admission;
+  return admission;
 }
 
 function taken(this: ServerResponse): void {
@@ -77,4 +89,15 @@ export function afterAnswers(socket: Duplex, then: () => void): void {
 export function markClosing(res: ServerResponse): void {
   const socket = res.req?.socket as (IncomingMessage['socket'] & Counted) | undefined;
   if (socket !== undefined) socket[CLOSING] = true;
+}
+
+/**
+ * No more of `socket` is read: node:http parses what it has read already and no more, as
+ * when it pauses a connection whose answers wait (`_paused`, which it alone clears, once
+ * they have left; the answer that closes the connection then ends it).
+ */
+function stopReading(socket: IncomingMessage['socket'] & { _paused?: boolean }): void {
+  if (socket._paused === true) return;
+  socket._paused = true;
+  socket.pause();
 }

@@ -28,7 +28,7 @@ import { hasBadHost } from './protocol-errors.js';
 import { createReconcileEndpoint } from './reconcile/endpoint.js';
 import { type RequestFacts, recordFacts } from './request-facts.js';
 import { originForm } from './request-target.js';
-import { addToEveryResponse, RETRY_IN_A_SECOND, send, sendError, sendNoContent } from './respond.js';
+import { addToEveryResponse, refuseUnanswered, send, sendError, sendNoContent } from './respond.js';
 import { createBookingSearch } from './search/booking-search.js';
 import { createSearchEndpoint, type SearchTurns } from './search-endpoint.js';
 import { createThrottle } from './throttle.js';
@@ -92,7 +92,7 @@ export function createHandlerOver(
     try {
       if (admission === 'refuse') {
         addToEveryResponse(res, cors.responseHeaders(req));
-        return sendError(res, ERRORS.tooManyUnanswered, [...RETRY_IN_A_SECOND, 'Connection', 'close']);
+        return refuseUnanswered(res);
       }
       const badRequest = hasBadHost(req) || url === '';
       // docs/API.md, CORS: a preflight has headers of its own (and counts as a request without

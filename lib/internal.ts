@@ -44,7 +44,7 @@ export { hashPassword, isPasswordHash } from './password-hash.js';
 export { hasBadHost } from './protocol-errors.js';
 export type { SearchQuery } from './query.js';
 export { basePathRefusal, normalBasePath, pathForLog } from './request-target.js';
-export { answeringTogether, errorSent } from './respond.js';
+export { answeringTogether, errorSent, withinUnansweredBound } from './respond.js';
 export {
   detectApplication,
   findRecommendedIndexes,

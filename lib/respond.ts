@@ -3,8 +3,8 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { markClosing } from './connection.js';
-import type { ApiError } from './messages.js';
+import { admit, markClosing } from './connection.js';
+import { type ApiError, ERRORS } from './messages.js';
 
 /** Try again in a second (docs/API.md): the answers whose cause passes by itself. */
 export const RETRY_IN_A_SECOND = ['Retry-After', '1'] as const;
@@ -108,6 +108,27 @@ export function answeringTogether(
     } finally {
       handling -= 1;
     }
+  };
+}
+
+/** The answer to a request past its connection's bound on unanswered requests (lib/connection.ts). */
+export function refuseUnanswered(res: ServerResponse): void {
+  sendError(res, ERRORS.tooManyUnanswered, [...RETRY_IN_A_SECOND, 'Connection', 'close']);
+}
+
+/**
+ * `handler` behind its connection's bound on unanswered requests (lib/connection.ts): a
+ * request past it is refused here, one after an answer that closes the connection is not
+ * handled. Every listener of the command has it, whatever its handler; the handler from
+ * `createHandler` bounds its own connections too, and a request is counted once.
+ */
+export function withinUnansweredBound(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const admission = admit(req, res);
+    if (admission === 'process') handler(req, res);
+    else if (admission === 'refuse') refuseUnanswered(res);
   };
 }
 

@@ -16,19 +16,18 @@
 // as Prometheus' lifecycle request. Their answers
 // are never written to the access log: a probe every few seconds would drown it.
 //
-// It has the API listener's protections, since it runs in the serving process and anyone
-// who reaches it can use them without credentials: a request body is never read (the answer
-// closes the connection), the API's timeouts and header limit, protocol errors answered as
-// JSON, and at most MAX_ADMIN_CONNECTIONS connections open at once.
+// It is made as every listener is (bin/listen/server.ts), with the API listener's
+// protections and timeouts, since it runs in the serving process and anyone who reaches it
+// can use it without credentials; its own are that a request body is never read (the
+// answer closes the connection) and at most MAX_ADMIN_CONNECTIONS connections open at once.
 
 import { once } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { answerProtocolErrors } from '../../lib/index.js';
 import { describeError, errorCode, hasBadHost, withoutBookingValues } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
 import type { DatabaseStatus, ServedBook } from '../books/index.js';
-import { applySocketGroup, closeStalledConnections, prepareSocketPath } from '../listen/index.js';
+import { applySocketGroup, type ConnectionLimits, createListener, prepareSocketPath } from '../listen/index.js';
 import { EXPOSITION_CONTENT_TYPE } from './exposition.js';
 
 /** One book as a process serves it: docs/operations.md, "Monitoring", names the states. */
@@ -177,32 +176,13 @@ export type AdminAddress = { host: string; port: number } | { socket: string };
 export const MAX_ADMIN_CONNECTIONS = 64;
 
 /** The API listener's timeouts (ServeCommand's `timeouts`), in milliseconds. */
-export interface AdminTimeouts {
-  headersMs: number;
-  requestMs: number;
-  keepAliveMs: number;
-  sendMs: number;
-}
+export type AdminTimeouts = Omit<ConnectionLimits, 'maxConnections'>;
 
-/** The admin listener's server, not yet listening: the API listener's protections around `createAdminHandler`. */
+/** The admin listener's server, not yet listening: every listener's protections around `createAdminHandler`. */
 export function createAdminServer(answers: AdminAnswers, timeouts: AdminTimeouts): Server {
-  const server = answerProtocolErrors(
-    createServer(
-      {
-        headersTimeout: timeouts.headersMs,
-        requestTimeout: timeouts.requestMs,
-        keepAliveTimeout: timeouts.keepAliveMs,
-        // Node looks for expired headers and requests only this often (default 30 s).
-        connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs),
-        maxHeaderSize: 16 * 1024,
-      },
-      createAdminHandler(answers),
-    ),
-  );
-  server.maxConnections = MAX_ADMIN_CONNECTIONS;
-  server.setTimeout(timeouts.sendMs);
-  closeStalledConnections(server, timeouts.sendMs);
-  return server;
+  return createListener(createAdminHandler(answers), {
+    limits: { ...timeouts, maxConnections: MAX_ADMIN_CONNECTIONS },
+  });
 }
 
 /**

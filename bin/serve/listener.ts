@@ -1,22 +1,15 @@
 // The listener of the service: node:http, or node:https with the TLS policy of bin/listen/tls.ts,
-// with the timeouts against slow clients, on a port or a Unix socket, behind the access
-// log, with the admin listener beside it; SIGHUP reads the TLS certificate and key again,
+// with the protections every listener has (bin/listen/server.ts), on a port or a Unix
+// socket, behind the access log, with the admin listener beside it; SIGHUP reads the TLS certificate and key again,
 // SIGINT and SIGTERM stop it, and an error nothing caught ends the process in one line.
 
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
 import { dirname } from 'node:path';
-import { answerProtocolErrors, type RequestHandler } from '../../lib/index.js';
-import {
-  answeringTogether,
-  createMetrics,
-  describeError,
-  errorCode,
-  type Metrics,
-  rememberPeer,
-} from '../../lib/internal.js';
+import type { RequestHandler } from '../../lib/index.js';
+import { createMetrics, describeError, errorCode, type Metrics } from '../../lib/internal.js';
 import { answersOfProcess, countAnswers, listenAdmin, reportToPrimary, type ServingProcess } from '../admin/index.js';
 import { CliError, describeFsError, logLine, readVersion, withAccessLog } from '../base/index.js';
 import type { ServedBook } from '../books/index.js';
@@ -27,17 +20,21 @@ import { ensureOnlyOwnerCanChange } from '../files/index.js';
 import { endAllGuards } from '../guard/index.js';
 import {
   applySocketGroup,
-  closeStalledConnections,
+  createListener,
   prepareSocketPath,
   tlsPairProblem,
   tlsPolicy,
   tlsRefusal,
 } from '../listen/index.js';
 
+type Listener = (req: IncomingMessage, res: ServerResponse) => void;
+
 // After SIGINT/SIGTERM, requests in flight get this long before their connections are cut.
 const SHUTDOWN_GRACE_MS = 10_000;
-// Request line and headers together; a Basic header and a long query fit well within.
-const MAX_HEADER_BYTES = 16 * 1024;
+// Connections the API listener keeps open at once; a new one beyond them is closed at once.
+// Far above what a proxy's keep-alive pool or an office's clients hold, and below the 1,024
+// file descriptors a service gets by default, which would otherwise be the bound.
+export const MAX_API_CONNECTIONS = 512;
 
 /**
  * Listens for `handler` with the access log, and with --admin-port or --admin-socket the
@@ -56,16 +53,7 @@ export async function listenFor(
   let admin: { server: Server; address: string } | undefined;
   let stopping = false;
   try {
-    // The answers to the requests that arrive together leave together (lib/respond.ts).
-    const answering = answeringTogether(handler);
-    server = createServer(command, withAccessLog(answering, metrics === undefined ? undefined : countAnswers(metrics)));
-    // node:http's socket timeout (0, off, by default): a client that stops reading a large
-    // answer would hold its connection and the unsent part of the answer for ever. Without
-    // a 'timeout' listener Node destroys the socket. Every write that drains restarts it,
-    // and so does every byte the client sends: a connection whose answer has stood still
-    // for as long is closed all the same (bin/listen/send-timeout.ts).
-    server.setTimeout(command.timeouts.sendMs);
-    closeStalledConnections(server, command.timeouts.sendMs);
+    server = createServer(command, metrics, handler);
     if (command.socket === undefined) await listen(server, command.settings.port, command.settings.host);
     else {
       // With --workers the primary has cleared the path; the workers share its socket.
@@ -114,27 +102,18 @@ export async function listenFor(
   return { server, adminLines: admin === undefined ? [] : [adminLine(admin.address)] };
 }
 
-/** node:http, or node:https with --tls-cert/--tls-key; timeouts set against slow clients. */
-function createServer(command: ServeCommand, listener: (req: IncomingMessage, res: ServerResponse) => void): Server {
-  const options = {
-    maxHeaderSize: MAX_HEADER_BYTES,
-    headersTimeout: command.timeouts.headersMs,
-    requestTimeout: command.timeouts.requestMs,
-    keepAliveTimeout: command.timeouts.keepAliveMs,
-    // Node looks for expired headers and requests only this often (default 30 s).
-    connectionsCheckingInterval: Math.min(1_000, command.timeouts.headersMs),
-  };
-  // The client address is read when a connection is accepted: a client that resets its
-  // connection right after its request would otherwise be read without it (lib/client-address.ts).
-  if (command.tls === undefined)
-    return answerProtocolErrors(createHttpServer(options, listener)).on('connection', rememberPeer);
+/**
+ * node:http, or node:https with --tls-cert/--tls-key, with the protections every listener
+ * has (bin/listen/server.ts), behind the access log.
+ */
+function createServer(command: ServeCommand, metrics: Metrics | undefined, handler: RequestHandler): Server {
+  const limits = { ...command.timeouts, maxConnections: MAX_API_CONNECTIONS };
+  const around = (listener: Listener): Listener =>
+    withAccessLog(listener, metrics === undefined ? undefined : countAnswers(metrics));
+  if (command.tls === undefined) return createListener(handler, { limits, around });
   const { cert, key } = readTls(command.tls);
   try {
-    // A TLS handshake gets as long as the request's headers (Node's default is 120 s).
-    const handshakeTimeout = command.timeouts.headersMs;
-    return answerProtocolErrors(
-      createHttpsServer({ ...options, ...tlsPolicy(command.tls.minVersion), cert, key, handshakeTimeout }, listener),
-    ).on('connection', rememberPeer);
+    return createListener(handler, { limits, around, tls: { cert, key, minVersion: command.tls.minVersion } });
   } catch (error: unknown) {
     const message = error instanceof Error ? error.message : String(error);
     throw new CliError(tlsRefusal(command.tls.cert, command.tls.key, message));

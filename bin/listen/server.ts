@@ -1,0 +1,93 @@
+// The one way the service makes a listener: the API listener (over TCP, a Unix socket or
+// TLS) and the admin listener are each made here, so each has the same protections against
+// slow and greedy clients, and a protection added here holds for all of them:
+//
+// - the bound on requests whose answers the client has not taken (lib/connection.ts): a
+//   connection that pipelines and reads nothing gets a 429 that closes it, and no later
+//   request of it is handled; without it, node:http handles every request of each chunk it
+//   reads and holds every answer;
+// - request line and headers at most 16 KiB; headers within --headers-timeout, the whole
+//   request within --request-timeout, an idle keep-alive connection closed after
+//   --keep-alive-timeout, and a TLS handshake within --headers-timeout;
+// - a connection whose answer does not leave closed after --send-timeout (send-timeout.ts);
+// - protocol errors answered as JSON after the answers before them (lib/protocol-errors.ts);
+// - at most `maxConnections` connections open at once: one beyond is closed at once.
+
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { answerProtocolErrors } from '../../lib/index.js';
+import { answeringTogether, rememberPeer, withinUnansweredBound } from '../../lib/internal.js';
+import { closeStalledConnections } from './send-timeout.js';
+import { type TlsMinVersion, tlsPolicy } from './tls.js';
+
+type Listener = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** Request line and headers together; a Basic header and a long query fit well within. */
+export const MAX_HEADER_BYTES = 16 * 1024;
+
+/** What a listener allows its connections; the timeouts in milliseconds, as ServeCommand's `timeouts`. */
+export interface ConnectionLimits {
+  headersMs: number;
+  requestMs: number;
+  keepAliveMs: number;
+  sendMs: number;
+  /** Connections open at once; a new one beyond them is closed at once, unanswered. */
+  maxConnections: number;
+}
+
+export interface ListenerOptions {
+  limits: ConnectionLimits;
+  /** node:https with this certificate and key, under the TLS policy of tls.ts; else node:http. */
+  tls?: { cert: Buffer; key: Buffer; minVersion: TlsMinVersion };
+  /**
+   * What wraps the protected handler, outermost (the API listener's access log): it sees
+   * the requests the bound refuses too, so that they are logged and counted.
+   */
+  around?: (handler: Listener) => Listener;
+}
+
+/**
+ * A server, not yet listening, that hands `handler` the requests its protections let
+ * through (the top of this file). Throws what node:https throws for a certificate and key
+ * it refuses.
+ */
+export function createListener(handler: Listener, { limits, tls, around }: ListenerOptions): Server {
+  const options = {
+    maxHeaderSize: MAX_HEADER_BYTES,
+    headersTimeout: limits.headersMs,
+    requestTimeout: limits.requestMs,
+    keepAliveTimeout: limits.keepAliveMs,
+    // Node looks for expired headers and requests only this often (default 30 s).
+    connectionsCheckingInterval: Math.min(1_000, limits.headersMs),
+  };
+  // The answers to the requests that arrive together leave together (lib/respond.ts).
+  const bounded = answeringTogether(withinUnansweredBound(handler));
+  const listener = around === undefined ? bounded : around(bounded);
+  const server =
+    tls === undefined
+      ? createHttpServer(options, listener)
+      : createHttpsServer(
+          // A TLS handshake gets as long as the request's headers (Node's default is 120 s).
+          {
+            ...options,
+            ...tlsPolicy(tls.minVersion),
+            cert: tls.cert,
+            key: tls.key,
+            handshakeTimeout: limits.headersMs,
+          },
+          listener,
+        );
+  answerProtocolErrors(server);
+  // The client address is read when a connection is accepted: a client that resets its
+  // connection right after its request would otherwise be read without it (lib/client-address.ts).
+  server.on('connection', rememberPeer);
+  server.maxConnections = limits.maxConnections;
+  // node:http's socket timeout (0, off, by default): a client that stops reading a large
+  // answer would hold its connection and the unsent part of the answer for ever. Without
+  // a 'timeout' listener Node destroys the socket. Every write that drains restarts it,
+  // and so does every byte the client sends: a connection whose answer has stood still
+  // for as long is closed all the same (send-timeout.ts).
+  server.setTimeout(limits.sendMs);
+  closeStalledConnections(server, limits.sendMs);
+  return server;
+}

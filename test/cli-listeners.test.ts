@@ -1,0 +1,211 @@
+// Every listener the CLI opens — the API listener over TCP, over a Unix socket and over TLS,
+// the admin listener on a port and on a socket — through the same hostile clients: one
+// that pipelines and reads nothing, one that sends its headers slowly, one that stays idle,
+// and one that opens more connections than the listener keeps. Each listener must hold
+// them all (docs/operations.md, "Security"); the memory a flood costs the service is
+// measured as its resident set, before and after, with a bound far from the limit.
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { connect as connectTcp, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { connect as connectTls } from 'node:tls';
+import { MAX_ADMIN_CONNECTIONS } from '../bin/admin/admin.js';
+import { MAX_API_CONNECTIONS } from '../bin/serve/listener.js';
+import { makeCertificate, type Running, start, waitFor } from './support/cli-helpers.js';
+import { AUTH, buildDatabase, tempDir } from './support/helpers.js';
+
+/** Where a listener is reached, what a request to it is, and how many connections it keeps. */
+interface Listener {
+  name: string;
+  args: (dir: string) => string[];
+  /** Its address, from the CLI's start-up lines. */
+  where: (server: Running) => Promise<Where>;
+  request: string;
+  maxConnections: number;
+}
+
+type Where = { port: number; tls?: true } | { path: string };
+
+const TIMEOUTS = ['--headers-timeout', '1', '--request-timeout', '2', '--keep-alive-timeout', '1'];
+const API_REQUEST = `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\n\r\n`;
+const ADMIN_REQUEST = 'GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n';
+
+async function adminWhere(server: Running): Promise<Where> {
+  const line = /admin listener on (?:http:\/\/127\.0\.0\.1:(\d+)\/|unix:([^:\s]+):\/)/;
+  await waitFor(() => server.output().stdout, line);
+  const match = line.exec(server.output().stdout) as RegExpExecArray;
+  return match[1] === undefined ? { path: match[2] as string } : { port: Number(match[1]) };
+}
+
+const LISTENERS: Listener[] = [
+  {
+    name: 'the API listener over TCP',
+    args: () => [],
+    where: async (server) => ({ port: Number(new URL(server.origin).port) }),
+    request: API_REQUEST,
+    maxConnections: MAX_API_CONNECTIONS,
+  },
+  {
+    name: 'the API listener on a Unix socket',
+    args: (dir) => ['--socket', join(dir, 'api.sock')],
+    where: async (server) => ({ path: server.socketPath as string }),
+    request: API_REQUEST,
+    maxConnections: MAX_API_CONNECTIONS,
+  },
+  {
+    name: 'the API listener over TLS',
+    args: (dir) => {
+      makeCertificate(join(dir, 'cert.pem'), join(dir, 'key.pem'));
+      return ['--tls-cert', join(dir, 'cert.pem'), '--tls-key', join(dir, 'key.pem')];
+    },
+    where: async (server) => ({ port: Number(new URL(server.origin).port), tls: true }),
+    request: API_REQUEST,
+    maxConnections: MAX_API_CONNECTIONS,
+  },
+  {
+    name: 'the admin listener on a port',
+    args: () => ['--admin-port', '0'],
+    where: adminWhere,
+    request: ADMIN_REQUEST,
+    maxConnections: MAX_ADMIN_CONNECTIONS,
+  },
+  {
+    name: 'the admin listener on a Unix socket',
+    args: (dir) => ['--admin-socket', join(dir, 'admin.sock')],
+    where: adminWhere,
+    request: ADMIN_REQUEST,
+    maxConnections: MAX_ADMIN_CONNECTIONS,
+  },
+];
+
+/** A connection to `where`, once it is open (and, over TLS, once its handshake is done). */
+function open(where: Where): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket =
+      'path' in where
+        ? connectTcp({ path: where.path })
+        : where.tls === true
+          ? connectTls({ port: where.port, host: '127.0.0.1', rejectUnauthorized: false })
+          : connectTcp({ port: where.port, host: '127.0.0.1' });
+    socket.once('path' in where || where.tls !== true ? 'connect' : 'secureConnect', () => resolve(socket));
+    socket.once('error', reject);
+  });
+}
+
+/** What `socket` receives until it closes, and after how many milliseconds (`undefined`: not within `withinMs`). */
+function readUntilClosed(socket: Socket, withinMs: number): Promise<{ text: string; closedMs: number | undefined }> {
+  const began = Date.now();
+  let text = '';
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => (text += chunk));
+  socket.on('error', () => undefined);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve({ text, closedMs: undefined });
+    }, withinMs);
+    socket.once('close', () => {
+      clearTimeout(timer);
+      resolve({ text, closedMs: Date.now() - began });
+    });
+  });
+}
+
+/** The resident set of process `pid`, in MB. */
+function residentMb(pid: number): number {
+  const kb = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(kb?.[1]) / 1024;
+}
+
+/**
+ * `count` connections that write pipelined requests as fast as the service takes them for
+ * `ms` and read nothing; resolves with how many of them the service closed or stopped
+ * reading (its kernel buffers full), which it must do for each.
+ */
+async function floodUnread(where: Where, request: string, count: number, ms: number): Promise<number> {
+  const burst = request.repeat(Math.ceil((64 * 1024) / request.length));
+  const sockets = await Promise.all(Array.from({ length: count }, () => open(where)));
+  const deadline = Date.now() + ms;
+  for (const socket of sockets) {
+    socket.pause();
+    socket.on('error', () => undefined);
+    const write = (): void => {
+      while (!socket.destroyed && Date.now() < deadline) {
+        if (!socket.write(burst)) return void socket.once('drain', write);
+      }
+    };
+    write();
+  }
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  // A connection still taking requests after the flood would have drained its client's buffer.
+  const held = sockets.filter((socket) => socket.destroyed || socket.writableNeedDrain).length;
+  for (const socket of sockets) socket.destroy();
+  return held;
+}
+
+for (const listener of LISTENERS) {
+  test(`${listener.name} holds a client that pipelines and reads nothing, slow headers, an idle connection and too many connections`, async (t) => {
+    const dir = tempDir(t);
+    const server = await start(t, ['--db', buildDatabase(t), ...TIMEOUTS, ...listener.args(dir)]);
+    const where = await listener.where(server);
+    const pid = server.child.pid as number;
+
+    // 1,000 pipelined in one write, then read: at most 128 answers and the 429, and closed.
+    const pipelined = await open(where);
+    pipelined.write(listener.request.repeat(1_000));
+    const answers = await readUntilClosed(pipelined, 10_000);
+    const statuses = [...answers.text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]);
+    assert.ok(statuses.length <= 129, `${statuses.length} answers to 1,000 pipelined requests`);
+    assert.equal(statuses.at(-1), '429', 'the last answer refuses');
+    assert.match(answers.text, /"code":"too_many_unanswered"\}$/);
+    assert.notEqual(answers.closedMs, undefined, 'the connection is closed');
+
+    // 4 connections pipelining for 8 s and reading nothing: the service reads no more of
+    // them than its bound lets through, and its memory stays bounded (it grew by about 90 MB
+    // here, by about 375 MB on the admin listener without the bound, and on without end).
+    const before = residentMb(pid);
+    const held = await floodUnread(where, listener.request, 4, 8_000);
+    const grown = residentMb(pid) - before;
+    assert.equal(held, 4, 'every flooding connection is closed or no longer read');
+    assert.ok(grown < 200, `the service grew by ${grown.toFixed(0)} MB (from ${before.toFixed(0)} MB)`);
+
+    // Headers that never end: 408 and closed within the headers timeout (1 s, looked at every second).
+    const slow = await open(where);
+    slow.write('GET /live HTTP/1.1\r\nHost: x\r\n');
+    const timedOut = await readUntilClosed(slow, 5_000);
+    assert.match(timedOut.text, /^HTTP\/1\.1 408 [\s\S]*"code":"request_timeout"\}$/);
+    assert.ok(timedOut.closedMs !== undefined && timedOut.closedMs < 4_000, `closed after ${timedOut.closedMs} ms`);
+
+    // An idle keep-alive connection is closed after the keep-alive timeout (1 s).
+    const idle = await open(where);
+    idle.write(listener.request);
+    const kept = await readUntilClosed(idle, 5_000);
+    assert.match(kept.text, /^HTTP\/1\.1 200 /);
+    assert.ok(kept.closedMs !== undefined && kept.closedMs < 4_000, `closed after ${kept.closedMs} ms`);
+
+    // As many connections as the listener keeps are held (with the default timeouts, which
+    // give them the time to open); one more is closed at once, unanswered.
+    const patient = await start(t, ['--db', buildDatabase(t), ...listener.args(tempDir(t))]);
+    const patientWhere = await listener.where(patient);
+    const held2: Socket[] = [];
+    for (let i = 0; i < listener.maxConnections; i += 16) {
+      const batch = Math.min(16, listener.maxConnections - i);
+      held2.push(...(await Promise.all(Array.from({ length: batch }, () => open(patientWhere)))));
+    }
+    t.after(() => {
+      for (const socket of held2) socket.destroy();
+    });
+    const beyond = await open(patientWhere).catch(() => undefined);
+    if (beyond !== undefined) {
+      beyond.write(listener.request);
+      const refused = await readUntilClosed(beyond, 3_000);
+      assert.equal(refused.text, '', 'nothing answered beyond the cap');
+      assert.notEqual(refused.closedMs, undefined, 'closed at once');
+    }
+    const still = held2[0] as Socket;
+    still.write(listener.request);
+    assert.match((await readUntilClosed(still, 5_000)).text, /^HTTP\/1\.1 200 /);
+  });
+}
