@@ -8,6 +8,13 @@
 // figure a shared machine disturbs far less than a ratio of two loads). Prints markdown.
 //
 //   npm run bench:admin -- [--rounds 5] [--seconds 5] [--connections 16]
+//
+// With --flood SECONDS, instead: the admin listener under --flood-connections (60) clients
+// that pipeline GET /metrics (--flood-path) without credentials and read nothing, for that
+// long; the service's RSS and the API's /status meanwhile (bench/flood.ts). --before DIR
+// runs the service of another checkout (a build of an earlier commit) the same way, first.
+//
+//   npm run bench:admin -- --flood 20 [--flood-connections 60] [--before DIR]
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,7 +28,8 @@ import { ERRORS } from '../lib/messages.js';
 import { countSearchWait, createMetrics } from '../lib/metrics.js';
 import { recordFacts } from '../lib/request-facts.js';
 import { sendError } from '../lib/respond.js';
-import { serviceEnv as env, type Load, load, loadAverage, requireWrk } from './load.js';
+import { FLOOD_HEADER, measureFlood } from './flood.js';
+import { serviceEnv as env, type Load, load, loadAverage, PASSWORD, requireWrk, USER } from './load.js';
 import { onCore, pinned, type Running, serviceCommand, stopServer } from './process.js';
 import { median, queriesFor, toQueryString } from './shapes.js';
 
@@ -30,14 +38,42 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '5' },
     seconds: { type: 'string', default: '5' },
     connections: { type: 'string', default: '16' },
+    flood: { type: 'string' },
+    'flood-connections': { type: 'string', default: '60' },
+    'flood-path': { type: 'string', default: '/metrics' },
+    before: { type: 'string' },
   },
 });
 const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
-requireWrk();
-
 const FILE = 'bench/data/bookings-20000-analyzed.sqlite';
+
+if (values.flood !== undefined) {
+  const options = {
+    seconds: Number(values.flood),
+    connections: Number(values['flood-connections']),
+    path: values['flood-path'],
+    authorization: `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`,
+  };
+  console.log(
+    `The admin listener flooded: ${options.connections} connections pipelining GET ${options.path} without credentials and reading nothing, ${options.seconds} s, the service on the 20k ANALYZEd book. Load average at the start: ${loadAverage()}.\n\n${FLOOD_HEADER}`,
+  );
+  for (const [name, root] of [
+    ...(values.before === undefined ? [] : [['before', values.before] as const]),
+    ['this checkout', '.'] as const,
+  ]) {
+    const service = await startService(true, root);
+    const row = await measureFlood(
+      { origin: service.origin, admin: service.admin as string, pid: service.child.pid as number },
+      options,
+    );
+    await stopServer(service);
+    console.log(row.replace(/^\| /, `| ${name}: `));
+  }
+  process.exit(0);
+}
+requireWrk();
 const dir = mkdtempSync(join(tmpdir(), 'bench-admin-'));
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
 
@@ -59,8 +95,8 @@ interface Admin extends Running {
 }
 
 /** The service, with or without the admin listener; resolves once both listen. */
-function startService(withAdmin: boolean): Promise<Admin> {
-  const command = onCore('0', [...serviceCommand(FILE), ...(withAdmin ? ['--admin-port', '0'] : [])]);
+function startService(withAdmin: boolean, root = '.'): Promise<Admin> {
+  const command = onCore('0', [...serviceCommand(FILE, root), ...(withAdmin ? ['--admin-port', '0'] : [])]);
   const started = process.hrtime.bigint();
   const child: ChildProcess = spawn(command[0] as string, command.slice(1), {
     env,

@@ -30,7 +30,7 @@ export interface Load {
 }
 
 /** RSS of a process and its children, in MB (workers are children of the primary). */
-function rssMb(pid: number): number {
+export function rssMb(pid: number): number {
   const pids = [
     pid,
     ...readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
