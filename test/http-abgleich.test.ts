@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { createHandler } from '../lib/index.js';
 import { BODY_MESSAGES, lineMessage } from '../lib/messages.js';
 import type { HandlerOptions } from '../lib/types.js';
+import { fillBook, reconciliation, score } from './support/bank-statement.js';
 import {
   AUTH,
   assertCommonHeaders,
@@ -355,4 +356,22 @@ test('while 1,000 lines that compete for the same bookings are paired, /status i
   waits.sort((a, b) => a - b);
   // The slices are 2 ms; a loaded machine adds its own.
   assert.ok((waits[Math.floor(waits.length / 2)] as number) < 50, `median /status wait ${waits.join(', ')}`);
+});
+
+test('a two-year statement against its cash book, in one request: precision and recall at least 0.99', async (t) => {
+  const book = reconciliation();
+  const { entries, body, expected } = book;
+  const file = buildDatabase(t, ['schema.sql']);
+  const db = new Database(file);
+  fillBook(db, book);
+  db.close();
+  assert.ok(entries.length > 2500 && entries.length < 3500, `${entries.length} bookings`);
+  assert.ok(body.zeilen.length > 380 && body.zeilen.length < 480, `${body.zeilen.length} lines`);
+  const origin = await serve(t, createHandler(openReadOnly(t, file), CREDENTIALS));
+  const answered = await lines(origin, body);
+  const { precision, recall, paired, right, wanted } = score(expected, answered);
+  assert.ok(
+    precision >= 0.99 && recall >= 0.99,
+    `precision ${precision}, recall ${recall}: ${right} right of ${paired} paired, ${wanted} wanted`,
+  );
 });

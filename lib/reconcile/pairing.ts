@@ -14,6 +14,13 @@ export interface Edge {
   opposite: boolean;
   /** The booking's id: the last tie-break of a line's candidates, so the answer never depends on order in. */
   id: number;
+  /**
+   * For pairings equal in all four of the contract's costs, the smaller the better: two
+   * lines swap their bookings, or a line takes a free booking, when that lowers the sum
+   * (`untangle`). The reconciliation gives −(the line's rank by date) × (the booking's rank
+   * by date), so that twins are paired in their order.
+   */
+  tie: number;
 }
 
 /**
@@ -37,7 +44,8 @@ export function* pairLines(edges: readonly Edge[][], bookings: number): Generato
         : group.length;
     // A line paired beyond its `group.length` nearest candidates could take a nearer one
     // that no other line holds: so those are all it needs.
-    const result = yield* pairGroup(lines.map((list) => list.slice(0, keep)));
+    const kept = lines.map((list) => list.slice(0, keep));
+    const result = untangle(kept, yield* pairGroup(kept));
     group.forEach((line, i) => {
       paired[line] = result[i] as number;
     });
@@ -46,10 +54,55 @@ export function* pairLines(edges: readonly Edge[][], bookings: number): Generato
   return paired;
 }
 
+/**
+ * The pairing with equal pairings' ties broken: while two lines can swap their bookings, or
+ * a line take a free booking, at the same cents, days and signs and a lower `tie`, they do.
+ * Each change lowers the sum of `tie`, so it ends.
+ */
+function untangle(lines: readonly Edge[][], paired: Int32Array): Int32Array {
+  const owner = new Map<number, number>();
+  const edgeTo = lines.map((list) => new Map(list.map((edge) => [edge.booking, edge])));
+  paired.forEach((booking, line) => {
+    if (booking !== -1) owner.set(booking, line);
+  });
+  const same = (a: Edge[], b: Edge[]): boolean => {
+    const sum = (edges: Edge[], key: 'cents' | 'days') => edges.reduce((total, edge) => total + edge[key], 0);
+    const opposite = (edges: Edge[]) => edges.filter((edge) => edge.opposite).length;
+    return sum(a, 'cents') === sum(b, 'cents') && sum(a, 'days') === sum(b, 'days') && opposite(a) === opposite(b);
+  };
+  const tie = (edges: Edge[]): number => edges.reduce((total, edge) => total + edge.tie, 0);
+  for (let changed = true; changed; ) {
+    changed = false;
+    lines.forEach((list, line) => {
+      if (paired[line] === -1) return;
+      for (const edge of list) {
+        const had = edgeTo[line]?.get(paired[line] as number) as Edge;
+        const other = owner.get(edge.booking);
+        if (other === line) continue;
+        const theirs = other === undefined ? undefined : (edgeTo[other]?.get(edge.booking) as Edge);
+        const swapped = other === undefined ? undefined : edgeTo[other]?.get(had.booking);
+        const before = theirs === undefined ? [had] : [had, theirs];
+        const after = other === undefined ? [edge] : swapped === undefined ? undefined : [edge, swapped];
+        if (after === undefined || !same(before, after) || tie(after) >= tie(before)) continue;
+        owner.delete(had.booking);
+        if (other !== undefined) {
+          paired[other] = had.booking;
+          owner.set(had.booking, other);
+        }
+        paired[line] = edge.booking;
+        owner.set(edge.booking, line);
+        changed = true;
+      }
+    });
+  }
+  return paired;
+}
+
 /** A line's candidates nearest first: cents, days, same sign, id. */
 function nearestFirst(list: Edge[]): Edge[] {
   return [...list].sort(
-    (a, b) => a.cents - b.cents || a.days - b.days || Number(a.opposite) - Number(b.opposite) || a.id - b.id,
+    (a, b) =>
+      a.cents - b.cents || a.days - b.days || Number(a.opposite) - Number(b.opposite) || a.tie - b.tie || a.id - b.id,
   );
 }
 

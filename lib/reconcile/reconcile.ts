@@ -75,9 +75,10 @@ export function* reconcile(request: ReconcileRequest, rows: readonly BookingRow[
 
   const edges: Edge[][] = [];
   const linesOf = new Int32Array(bookings.length);
+  const rank = ranksByDate(request.lines);
   for (let i = 0; i < request.lines.length; i += 1) {
     const line = request.lines[i] as ReconcileLine;
-    const list = candidatesOf(line, konten(line, request), bookings, byAmount, amounts);
+    const list = candidatesOf(line, konten(line, request), bookings, byAmount, amounts, rank[i] as number);
     for (const edge of list) linesOf[edge.booking] = (linesOf[edge.booking] as number) + 1;
     edges.push(list);
     yield;
@@ -142,6 +143,18 @@ function bookingsOf(rows: readonly BookingRow[], ausser: ReadonlySet<number>): B
   return bookings.sort((a, b) => a.day - b.day || a.id - b.id);
 }
 
+/** Each line's rank by date, then position, from 1. */
+function ranksByDate(lines: readonly ReconcileLine[]): Int32Array {
+  const order = lines
+    .map((_, i) => i)
+    .sort((a, b) => (lines[a] as ReconcileLine).day - (lines[b] as ReconcileLine).day || a - b);
+  const rank = new Int32Array(lines.length);
+  order.forEach((line, i) => {
+    rank[line] = i + 1;
+  });
+  return rank;
+}
+
 function konten(line: ReconcileLine, request: ReconcileRequest): ReadonlySet<string> | undefined {
   const names = line.konten ?? request.konten;
   return names === undefined ? undefined : new Set(names);
@@ -154,6 +167,7 @@ function candidatesOf(
   bookings: readonly Booking[],
   byAmount: ReadonlyMap<number, number[]>,
   amounts: readonly number[],
+  rank: number,
 ): Edge[] {
   const found = new Map<number, Edge>();
   const look = (center: number, opposite: boolean): void => {
@@ -165,7 +179,15 @@ function candidatesOf(
         const days = Math.abs(booking.day - line.day);
         if (days > line.tage || (names !== undefined && (booking.konto === null || !names.has(booking.konto))))
           continue;
-        const edge = { booking: index, cents: Math.abs(amount - center), days, opposite, id: booking.id };
+        // The bookings are in date order: their index is their rank (lib/reconcile/pairing.ts, `tie`).
+        const edge = {
+          booking: index,
+          cents: Math.abs(amount - center),
+          days,
+          opposite,
+          id: booking.id,
+          tie: -rank * index,
+        };
         const before = found.get(index);
         // A booking within tolerance both ways is taken the nearer way, its own sign on a tie.
         if (before === undefined || edge.cents < before.cents) found.set(index, edge);
