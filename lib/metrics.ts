@@ -62,7 +62,7 @@ export const REFUSAL_INDEX = Object.fromEntries(REFUSALS.map((reason, i) => [rea
 >;
 
 /**
- * Upper bounds of the duration histograms, in seconds: from 100 µs (a search answered in
+ * Upper bounds of the duration histograms, in seconds: from 0.1 ms (a search answered in
  * its turn) to 10 s (a hash check behind a queue of them on a busy machine).
  */
 export const DURATION_BOUNDS = [

@@ -43,8 +43,8 @@ export function mountHandlers(mounts: readonly Mount[], fallback: RequestHandler
     const path = originForm(req.url ?? '/');
     if (path !== undefined) {
       // A book's prefix ends with "/api/": the path up to the end of each "/api/" in it,
-      // the longest first, is looked up, instead of trying every book's prefix in turn (a
-      // request of a service of 100 books paid 3.6 µs for that, docs/design/README.md, Many books).
+      // the longest first, is looked up, instead of trying every book's prefix in turn,
+      // which a request of a service of 100 books paid for (BENCHMARKS.md, "Small costs").
       // Only where a prefix can end: a target of a thousand "/api/" costs no more than one.
       const from = path.lastIndexOf(API, longest - API.length);
       for (let at = from; at !== -1; at = at === 0 ? -1 : path.lastIndexOf(API, at - 1)) {

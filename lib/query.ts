@@ -107,8 +107,8 @@ export function parseSearchQuery(rawQuery: string): QueryParseResult {
 
 /**
  * The index in PARAMETERS of the name that `raw` holds from `start` to `end`, or -1: read
- * where it stands, nothing cut out (about 0.15 µs of a 0.8 µs parse). A known name holds
- * no `+` and no `%`, so it is found as it would be after decoding.
+ * where it stands, nothing cut out (BENCHMARKS.md, "Small costs"). A known name holds no
+ * `+` and no `%`, so it is found as it would be after decoding.
  */
 function parameterAt(raw: string, start: number, end: number): number {
   switch (end - start) {

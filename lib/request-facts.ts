@@ -1,9 +1,10 @@
 // What the handler learned about a request that a log line (or a count of the CLI's
 // /metrics) may show: the endpoint its path names, the client address after the proxy
-// rule, the username its credentials named, and the user whose credentials were accepted. Kept on the request under a symbol of this module, which no other code
-// can name or collide with: a WeakMap beside the request cost 0.8 µs of CPU a request more
-// (its entry is an ephemeron, which every scavenge of the young generation visits again;
-// docs/design/README.md, "Where a request's time goes").
+// rule, the username its credentials named, and the user whose credentials were accepted.
+// Kept on the request under a symbol of this module, which no other code can name or
+// collide with: a WeakMap beside the request cost more CPU a request (its entry is an
+// ephemeron, which every scavenge of the young generation visits again; BENCHMARKS.md,
+// "Small costs").
 
 import type { IncomingMessage } from 'node:http';
 
