@@ -1,5 +1,5 @@
-// The credentials recipes of docs/operations.md ("The credentials file"), executed as
-// written: each shell block taken from the document and run by sh on a terminal (so that
+// The recipes of docs/operations.md (the credentials file, one shared read group), executed
+// as written: each shell block taken from the document and run by sh on a terminal (so that
 // hash-password asks for each password twice, and the test types it), as root, with `sudo`
 // left out and the paths of this machine put in. The unit is the shipped one. systemd is
 // not running here, so `systemctl` is a stand-in that does for this unit what systemd's
@@ -273,4 +273,62 @@ test('the recipe of a file the service reads itself, as written: root:buchungssu
   assert.equal(await host.status('pruefung', 'Pruefung-1'), 200);
   assert.equal(await host.status('abgleich', 'Abgleich-1'), 200);
   assert.doesNotMatch(host.log(), /warning|refusing/);
+});
+
+test("the recipe of one shared read group, as written: a book owned by its application's user in the group buecher is read by the service's user through that group alone, and what SQLite makes beside it takes the group", (t) => {
+  assert.ok(users !== undefined, NOT_ROOT_REASON);
+  const [block] = blocksAfter(OPERATIONS, '**one shared read group**', 'sh');
+  assert.ok(block?.includes('groupadd'), 'the block that makes the group');
+  const root = users.workDir();
+  const book = join(root, 'm1');
+  const file = join(book, 'kasse.sqlite');
+  // The application's book as it left it: its own user's file, in a directory of its own group.
+  mkdirSync(book);
+  const db = new Database(file);
+  db.exec(fixtureSql('schema.sql') + fixtureSql('bookings.sql'));
+  db.close();
+  for (const path of [book, file]) chownSync(path, users.owner.uid, users.owner.gid);
+  chmodSync(book, 0o700);
+  const group = `bsg${process.pid.toString(36)}`;
+  t.after(() => spawnSync('groupdel', [group]));
+  const script = asRoot(block, [
+    ['/srv/mueller', book],
+    ['buchungssuche', users.service.name],
+    ['buecher', group],
+    ['mueller', users.owner.name],
+  ]);
+  const ran = spawnSync('sh', ['-ec', script], { encoding: 'utf8' });
+  assert.equal(ran.status, 0, `${script}\n${ran.stdout}${ran.stderr}`);
+  const gid = Number(spawnSync('getent', ['group', group], { encoding: 'utf8' }).stdout.split(':')[2]);
+  assert.equal(modeOf(book), `${users.owner.uid}:${gid} 2750`);
+  assert.equal(modeOf(file), `${users.owner.uid}:${gid} 640`);
+  // The service's user with the groups /etc/group gives it, as systemd starts it: check passes.
+  const command = join(users.runtime, 'bin', 'booking-search-server.js');
+  const checked = spawnSync(
+    'setpriv',
+    [
+      '--reuid',
+      users.service.name,
+      '--regid',
+      users.service.name,
+      '--init-groups',
+      '--',
+      nodeForEveryUser(),
+      command,
+      'check',
+      '--db',
+      file,
+    ],
+    { encoding: 'utf8' },
+  );
+  assert.equal(checked.status, 0, checked.stdout + checked.stderr);
+  assert.match(checked.stdout, /^Data: fits/m);
+  // What the application creates beside its book (-wal, -shm, -journal) takes the group.
+  const made = spawnSync(
+    'setpriv',
+    ['--reuid', users.owner.name, '--regid', users.owner.name, '--init-groups', '--', 'touch', `${file}-wal`],
+    { encoding: 'utf8' },
+  );
+  assert.equal(made.status, 0, made.stderr);
+  assert.equal(statSync(`${file}-wal`).gid, gid);
 });
