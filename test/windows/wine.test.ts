@@ -1,0 +1,199 @@
+// The Windows lane (.ci/windows.sh): the real command, built in this clone, run by the
+// official Node.js 22 for Windows under Wine, and asked over real HTTP(S) from the Linux
+// side on 127.0.0.1. An office's setup as a Windows admin writes it: books at drive-letter
+// paths (Wine's Z:\ is Linux's /), quoted and unquoted, in WAL mode, opened first by the
+// service as their owner with a writer (a Windows process) beside it; a configuration and a
+// credentials file saved by Notepad as UTF-8 with BOM and CRLF; TLS; a reload by POST
+// /-/reload; a stop by Ctrl+C that answers the request in flight and writes its last log
+// lines; `check`.
+//
+// What Wine cannot show, and so is not tested here (docs/operations.md, Windows, says it):
+// NTFS permissions (Wine maps files to the Linux user's), the service control manager and
+// a service wrapper (WinSW, NSSM), Ctrl+Break, a named pipe reached from another machine's
+// tools, and SQLite's locking against a Linux process (Wine keeps Windows' locks to itself:
+// the writer here runs under Wine too). Node.js 24 for Windows does not start under Wine 8.
+
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { makeCertificate } from '../support/cli-helpers.js';
+import { basicAuth, fixtureSql, request } from '../support/helpers.js';
+
+const NODE_EXE = process.env['WINDOWS_NODE'];
+if (NODE_EXE === undefined) throw new Error('WINDOWS_NODE: the path of node.exe (bash scripts/node.sh windows-exe)');
+const CLONE = new URL('../..', import.meta.url).pathname.replace(/\/$/, '');
+/** How Windows names a Linux path under Wine. */
+const win = (path: string): string => `Z:${path.replaceAll('/', '\\')}`;
+const BIN = win(`${CLONE}/bin/booking-search-server.js`);
+const TIME_LIMIT_MS = 60_000;
+
+const dir = mkdtempSync(join(tmpdir(), 'windows-lane-'));
+const env: NodeJS.ProcessEnv = {
+  ...process.env,
+  WINEPREFIX: join(dir, 'prefix'),
+  WINEDEBUG: '-all',
+  WINEDLLOVERRIDES: 'mscoree,mshtml=',
+};
+delete env['BOOKING_SEARCH_USER'];
+delete env['BOOKING_SEARCH_PASSWORD'];
+
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+}
+
+/** A Windows process under Wine; its output goes to a file (a pipe gives EBADF under Wine). */
+function wine(args: string[], name: string): Started {
+  const log = join(dir, `${name}.log`);
+  const fd = openSync(log, 'w');
+  const child = spawn('wine', [NODE_EXE as string, ...args], { env, stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  return { child, output: () => (existsSync(log) ? readFileSync(log, 'utf8') : '') };
+}
+
+async function finished(child: ChildProcess, what: string): Promise<number | null> {
+  const timer = setTimeout(() => child.kill('SIGKILL'), TIME_LIMIT_MS);
+  const [code] = (await once(child, 'exit')) as [number | null];
+  clearTimeout(timer);
+  assert.notEqual(code, null, `${what} was killed after ${TIME_LIMIT_MS} ms`);
+  return code;
+}
+
+/** The first match of `pattern` in a process's output; fails once the process has ended without it. */
+async function waitFor({ child, output }: Started, pattern: RegExp): Promise<RegExpExecArray> {
+  const deadline = Date.now() + TIME_LIMIT_MS;
+  for (;;) {
+    const found = pattern.exec(output());
+    if (found !== null) return found;
+    if (child.exitCode !== null || Date.now() > deadline) assert.fail(`no ${pattern} in ${JSON.stringify(output())}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** A GET over HTTPS that trusts the lane's certificate. */
+function httpsGet(url: string, authorization: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(url, { ca: readFileSync(join(dir, 'cert.pem')), headers: { authorization } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.setTimeout(TIME_LIMIT_MS, () => req.destroy(new Error(`no answer: ${url}`)));
+    req.on('error', reject).end();
+  });
+}
+
+/** Notepad's "UTF-8 with BOM", Windows' line ends. */
+function writeNotepad(file: string, lines: string[]): void {
+  writeFileSync(file, `\uFEFF${lines.join('\r\n')}\r\n`);
+}
+
+/** A book of the project's own schema in WAL mode, closed: no -wal or -shm beside it. */
+function writeBook(file: string): void {
+  const db = new Database(file);
+  db.exec(fixtureSql('schema.sql'));
+  db.exec(fixtureSql('bookings.sql'));
+  db.pragma('journal_mode = WAL');
+  db.close();
+}
+
+const BUERO = join(dir, 'Büro Kasse', 'kasse 2026.sqlite');
+const LAGER = join(dir, 'lager.sqlite');
+const CREDENTIALS = join(dir, 'credentials.txt');
+const CONFIG = join(dir, 'office.conf');
+
+before(async () => {
+  const prefix = spawn('wineboot', ['-i'], { env, stdio: 'ignore' });
+  assert.equal(await finished(prefix, 'wineboot'), 0);
+  // A new prefix says Windows 7, on which Node.js 22 does not start.
+  const version = spawn('wine', ['reg', 'add', 'HKCU\\Software\\Wine', '/v', 'Version', '/d', 'win10', '/f'], {
+    env,
+    stdio: 'ignore',
+  });
+  assert.equal(await finished(version, 'wine reg add'), 0);
+  mkdirSync(join(dir, 'Büro Kasse'));
+  writeBook(BUERO);
+  writeBook(LAGER);
+  makeCertificate(join(dir, 'cert.pem'), join(dir, 'key.pem'));
+  writeNotepad(CREDENTIALS, ['# Abgleich', 'buero:erstes-passwort', 'lager:zweites-passwort']);
+  writeNotepad(CONFIG, [
+    '# office books, as a Windows admin writes them',
+    'port = 0',
+    'admin-port = 0',
+    `credentials-file = ${win(CREDENTIALS)}`,
+    `tls-cert = "${win(join(dir, 'cert.pem'))}"`,
+    `tls-key = ${win(join(dir, 'key.pem'))}`,
+    '[book buero]',
+    `db = "${win(BUERO)}"`,
+    'base-path = /buero',
+    'users = buero',
+    '[book lager]',
+    `db = ${win(LAGER)}`,
+    'base-path = /lager',
+  ]);
+});
+
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+test('Windows: --config with two books at Windows paths, BOM and CRLF, TLS, a writer beside it, a reload by POST /-/reload, a stop by Ctrl+C', async () => {
+  const service = wine([BIN, '--config', win(CONFIG)], 'service');
+  const listening = await waitFor(service, /listening on https:\/\/127\.0\.0\.1:(\d+)\/ \(2 books from /);
+  const origin = `https://127.0.0.1:${listening[1]}`;
+  const admin = (await waitFor(service, /admin listener on (http:\/\/127\.0\.0\.1:\d+)\//))[1];
+  assert.match(service.output(), /on Windows this service does not judge who else may change .* NTFS permissions/);
+
+  // The owner's first run in WAL mode: SQLite under Windows made -wal and -shm.
+  const ready = await request(`${admin}/ready`);
+  assert.equal(ready.status, 200, ready.body);
+  assert.ok(existsSync(`${BUERO}-wal`) && existsSync(`${BUERO}-shm`), 'the service opened the WAL book as its owner');
+
+  // The first user of a file with a BOM gets in; each book knows its users.
+  const search = '/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.50';
+  const buero = await httpsGet(`${origin}/buero${search}`, basicAuth('buero', 'erstes-passwort'));
+  assert.equal(buero.status, 200, buero.body);
+  assert.match(buero.body, /Briefmarken für Mahnungen/);
+  assert.equal((await httpsGet(`${origin}/lager${search}`, basicAuth('lager', 'zweites-passwort'))).status, 200);
+  assert.equal((await httpsGet(`${origin}/buero${search}`, basicAuth('lager', 'zweites-passwort'))).status, 401);
+
+  // A writer beside it: another Windows process adds a booking; the next search sees it.
+  const script = join(dir, 'writer.cjs');
+  writeFileSync(
+    script,
+    `const Database = require(${JSON.stringify(win(`${CLONE}/node_modules/better-sqlite3`))});
+     const db = new Database(process.argv[2]);
+     db.prepare("INSERT INTO entries (date, amount_cents, subject) VALUES ('2026-03-20', 1999, 'Druckerpapier')").run();
+     db.close();`,
+  );
+  assert.equal(await finished(wine([win(script), win(BUERO)], 'writer').child, 'the writer'), 0);
+  const written = await httpsGet(
+    `${origin}/buero/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-19.99`,
+    basicAuth('buero', 'erstes-passwort'),
+  );
+  assert.match(written.body, /Druckerpapier/);
+
+  // A reload without SIGHUP: a new password, read again on POST /-/reload.
+  writeNotepad(CREDENTIALS, ['buero:neues-passwort', 'lager:zweites-passwort']);
+  assert.equal((await request(`${admin}/-/reload`, { method: 'POST' })).status, 202);
+  await waitFor(service, /configuration re-read from /);
+  assert.equal((await httpsGet(`${origin}/buero${search}`, basicAuth('buero', 'neues-passwort'))).status, 200);
+  assert.equal((await httpsGet(`${origin}/buero${search}`, basicAuth('buero', 'erstes-passwort'))).status, 401);
+
+  // Ctrl+C (Wine turns SIGINT into the console's Ctrl+C event): a clean stop, with the
+  // access log's last batch written.
+  service.child.kill('SIGINT');
+  assert.equal(await finished(service.child, 'the service'), 0);
+  assert.match(service.output(), /GET \/buero\/api\/v1\/buchungen\S* 401/);
+});
+
+test('Windows: check on a book at a Windows path', async () => {
+  const check = wine([BIN, 'check', '--db', win(LAGER)], 'check');
+  assert.equal(await finished(check.child, 'check'), 0, check.output());
+  assert.match(check.output(), /^Schema: fits/m);
+  assert.match(check.output(), /A real search, .* answers:\r?\n {2}\{"anzahl":1,/);
+});
