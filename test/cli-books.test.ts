@@ -5,13 +5,24 @@
 // flight; a broken file kept out; `check --config`; and where a setting may come from.
 
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { copyFileSync, renameSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { answer, asQuery, CASES, writeGnuCash } from '../fixtures/ledger-books.js';
-import { assertFails, cleanEnv, run, start, TIME, waitFor } from './support/cli-helpers.js';
+import {
+  assertFails,
+  cleanEnv,
+  type Finished,
+  makeCertificate,
+  run,
+  run as runCli,
+  start,
+  TIME,
+  waitFor,
+} from './support/cli-helpers.js';
 import {
   assertReply,
   basicAuth,
@@ -476,6 +487,29 @@ test('a setting comes from its flag, else its BOOKING_SEARCH_ variable, else the
     1,
     "booking-search-server: BOOKING_SEARCH_WORKERS: --workers must be a whole number from 1 to 64, not 'viele'",
   );
+});
+
+test('a configuration, credentials or TLS file that is a FIFO is refused in one line at once, not waited on for good', async (t) => {
+  const o = office(t, CREDENTIALS);
+  const pipe = join(o.dir, 'books.fifo');
+  execFileSync('mkfifo', ['-m', '600', pipe]);
+  const refused = (what: string): string =>
+    `booking-search-server: cannot read ${what} ${pipe}: it is a FIFO (named pipe), not a regular file`;
+  const env = cleanEnv({ BOOKING_SEARCH_USER: 'a', BOOKING_SEARCH_PASSWORD: 'b' });
+  // Each refused before it read a byte: a FIFO without a writer blocked the start for good.
+  const run = async (args: string[], environment: NodeJS.ProcessEnv): Promise<Finished> => {
+    const started = Date.now();
+    const finished = await runCli(args, environment);
+    assert.ok(Date.now() - started < 5_000, `${args.join(' ')}: ${Date.now() - started} ms`);
+    return finished;
+  };
+  assertFails(await run(['--config', pipe], env), 1, refused('configuration file'));
+  assertFails(await run([], { ...env, BOOKING_SEARCH_CONFIG: pipe }), 1, refused('configuration file'));
+  assertFails(await run(['check', '--config', pipe], env), 1, refused('configuration file'));
+  assertFails(await run(['--db', o.files.own, '--credentials-file', pipe], cleanEnv()), 1, refused('credentials file'));
+  const key = join(o.dir, 'key.pem');
+  makeCertificate(join(o.dir, 'cert.pem'), key);
+  assertFails(await run(['--db', o.files.own, '--tls-cert', pipe, '--tls-key', key], env), 1, refused('--tls-cert'));
 });
 
 // The unit's --credentials-file won over the file's credentials-file line without a word:

@@ -26,9 +26,8 @@
 // Untrusted text never throws here: the parser returns the configuration or one message
 // naming the file and the line.
 
-import { readFileSync } from 'node:fs';
-import { CliError, describeFsError } from '../base/index.js';
-import { ensureOnlyOwnerCanChange } from '../files/index.js';
+import { CliError } from '../base/index.js';
+import { ensureOnlyOwnerCanChange, readRegularFile } from '../files/index.js';
 import { BOOK_SETTINGS } from './settings.js';
 
 /** One `key = value` line. */
@@ -62,9 +61,9 @@ export type ParsedConfig = { ok: true; config: ConfigFile } | { ok: false; messa
 export const BOOK_KEYS: readonly string[] = [...BOOK_SETTINGS, 'users'];
 
 // Anchored, bounded: a key is a long flag's name; a line is not a novel.
+// Every pattern here matches in one pass: no two parts of one can take the same characters,
+// so no line makes one backtrack (a line is cut at '=' or at white space by hand instead).
 const KEY = /^[a-z][a-z0-9-]{0,39}$/;
-const SETTING = /^([^=]*?)\s*=\s*(.*)$/;
-const SECTION = /^\[\s*(\S+)(?:\s+(.*?))?\s*\]$/;
 const QUOTED = /^"((?:[^"\\]|\\.)*)"$/;
 const MAX_LINE_CHARS = 4096;
 
@@ -76,6 +75,8 @@ const MAX_LINE_CHARS = 4096;
 export function parseConfig(text: string, file: string, serviceKeys: ReadonlySet<string>): ParsedConfig {
   const service: ConfigEntry[] = [];
   const books: Array<{ name: string; line: number; entries: ConfigEntry[] }> = [];
+  /** Each book's name → the line of its section: a name given again is found at once. */
+  const sectionLines = new Map<string, number>();
   const lines = (text.startsWith('\uFEFF') ? text.slice(1) : text).split('\n');
   const at = (line: number, problem: string): ParsedConfig => ({ ok: false, message: `${file}:${line}: ${problem}` });
 
@@ -87,26 +88,28 @@ export function parseConfig(text: string, file: string, serviceKeys: ReadonlySet
     if (line.length > MAX_LINE_CHARS) return at(number, `the line is longer than ${MAX_LINE_CHARS} characters`);
 
     if (line.startsWith('[')) {
-      const section = SECTION.exec(line);
-      if (section === null) return at(number, 'a section is written [book NAME]');
-      if (section[1] !== 'book') return at(number, `unknown section [${section[1]}]: a section is written [book NAME]`);
-      const name = unquote(section[2] ?? '');
+      const section = splitSection(line);
+      if (section === undefined) return at(number, 'a section is written [book NAME]');
+      if (section.kind !== 'book')
+        return at(number, `unknown section [${section.kind}]: a section is written [book NAME]`);
+      const name = unquote(section.name);
       if (name === undefined || name === '') return at(number, 'a section is written [book NAME]; the name is missing');
-      const first = books.find((book) => book.name === name);
-      if (first !== undefined) return at(number, `book '${name}' is given again (first on line ${first.line})`);
+      const first = sectionLines.get(name);
+      if (first !== undefined) return at(number, `book '${name}' is given again (first on line ${first})`);
+      sectionLines.set(name, number);
       books.push({ name, line: number, entries: [] });
       continue;
     }
 
-    const setting = SETTING.exec(line);
-    if (setting === null) return at(number, 'expected key = value, [book NAME] or a # comment');
-    const key = setting[1] ?? '';
+    const equals = line.indexOf('=');
+    if (equals === -1) return at(number, 'expected key = value, [book NAME] or a # comment');
+    const key = line.slice(0, equals).trimEnd();
     const book = books.at(-1);
     if (!KEY.test(key)) return at(number, `'${key}' is not a key: keys are the long flags' names without --`);
     if (book === undefined ? !serviceKeys.has(key) : !BOOK_KEYS.includes(key)) {
       return at(number, unknownKey(key, book?.name, serviceKeys));
     }
-    const value = unquote(setting[2] ?? '');
+    const value = unquote(line.slice(equals + 1).trimStart());
     if (value === undefined) {
       return at(
         number,
@@ -126,15 +129,23 @@ export function parseConfig(text: string, file: string, serviceKeys: ReadonlySet
 export function readConfigFile(file: string, serviceKeys: ReadonlySet<string>): ConfigFile {
   // Whoever can change it chooses the files served and who may read them (bin/files/file-safety.ts).
   ensureOnlyOwnerCanChange(`configuration file ${file}`, file);
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error: unknown) {
-    throw new CliError(`cannot read configuration file ${file}: ${describeFsError(error)}`);
-  }
+  const text = readRegularFile(`configuration file ${file}`, file).toString('utf8');
   const parsed = parseConfig(text, file, serviceKeys);
   if (!parsed.ok) throw new CliError(parsed.message);
   return parsed.config;
+}
+
+/**
+ * A trimmed `[KIND NAME]` line as its kind and its name (trimmed, maybe empty), or
+ * `undefined` when it is not one: no closing `]`, or nothing inside.
+ */
+function splitSection(line: string): { kind: string; name: string } | undefined {
+  if (!line.endsWith(']')) return undefined;
+  const inside = line.slice(1, -1).trim();
+  if (inside === '') return undefined;
+  const space = inside.search(/\s/);
+  if (space === -1) return { kind: inside, name: '' };
+  return { kind: inside.slice(0, space), name: inside.slice(space + 1).trim() };
 }
 
 /** `text` without its quotes and escapes when quoted, else as it is; `undefined` when the quoting is broken. */

@@ -2,11 +2,10 @@
 // Credentials). lib/credentials.ts checks them; this module says where a problem is — the
 // line number of the file, never its content, or the variable.
 
-import { readFileSync } from 'node:fs';
 import type { Credentials } from '../../lib/index.js';
 import { type CredentialsProblem, checkCredentials, isPasswordHash } from '../../lib/internal.js';
-import { CliError, describeFsError } from '../base/index.js';
-import { ensureOnlyOwnerCanChange } from '../files/index.js';
+import { CliError } from '../base/index.js';
+import { ensureOnlyOwnerCanChange, readRegularFile } from '../files/index.js';
 import type { Origin } from './configuration.js';
 
 /** `user` with `secret`: a hash when it starts with `$scrypt$`, a plain password otherwise. */
@@ -18,13 +17,7 @@ export function credentialsOf(username: string, secret: string): Credentials {
 export function readCredentialsFile(file: string): Credentials[] {
   // Whoever can write it can let themselves in (bin/files/file-safety.ts).
   ensureOnlyOwnerCanChange(`credentials file ${file}`, file);
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error: unknown) {
-    throw new CliError(`cannot read credentials file ${file}: ${describeFsError(error)}`);
-  }
-  return parseCredentialsFile(text, file);
+  return parseCredentialsFile(readRegularFile(`credentials file ${file}`, file).toString('utf8'), file);
 }
 
 /**

@@ -24,4 +24,5 @@ export {
   readableByEveryone,
   ruleFor,
 } from './file-safety.js';
+export { MAX_READ_BYTES, readRegularFile } from './read-file.js';
 export { reportOnDatabase, writeReport } from './report.js';

@@ -4,7 +4,7 @@
 // SIGINT and SIGTERM stop it, and an error nothing caught ends the process in one line.
 
 import { once } from 'node:events';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import { dirname } from 'node:path';
@@ -16,7 +16,7 @@ import type { ServedBook } from '../books/index.js';
 import type { Role } from '../cluster/index.js';
 import { adminLine, primaryChannel } from '../cluster/index.js';
 import type { ServeCommand } from '../config/index.js';
-import { ensureOnlyOwnerCanChange } from '../files/index.js';
+import { ensureOnlyOwnerCanChange, readRegularFile } from '../files/index.js';
 import { endAllGuards } from '../guard/index.js';
 import {
   applySocketGroup,
@@ -124,11 +124,7 @@ function readTls(tls: { cert: string; key: string }): { cert: Buffer; key: Buffe
   const read = (flag: string, file: string): Buffer => {
     // Whoever can write them can serve as this service (bin/files/file-safety.ts).
     ensureOnlyOwnerCanChange(`${flag} ${file}`, file);
-    try {
-      return readFileSync(file);
-    } catch (error: unknown) {
-      throw new CliError(`cannot read ${flag} ${file}: ${describeFsError(error)}`);
-    }
+    return readRegularFile(`${flag} ${file}`, file);
   };
   const cert = read('--tls-cert', tls.cert);
   const key = read('--tls-key', tls.key);

@@ -192,3 +192,47 @@ test('readConfigFile: a file others could change is refused; a missing one is na
     { name: 'a', line: 1, entries: [{ key: 'db', value: 'x', line: 2 }] },
   ]);
 });
+
+// Regression guards against seconds, not timings: a backtracking pattern took 9–11 s on
+// the first line, and a quadratic check of the names 37 s on 100,000 sections.
+test('a section line of 4,088 spaces parses in well under a second; so do a setting and a quote of them', () => {
+  const spaces = ' '.repeat(4088);
+  for (const [line, message] of [
+    [`[book${spaces}]x`, 'a section is written [book NAME]'],
+    [`[${spaces}x${spaces.slice(4)}`, 'a section is written [book NAME]'],
+    [`port${spaces}x`, 'expected key = value, [book NAME] or a # comment'],
+    [`port = "${'\\"'.repeat(2000)}`, 'the value of port starts with " but'],
+  ] as const) {
+    const started = performance.now();
+    const parsed = parse(line);
+    const elapsed = performance.now() - started;
+    assert.ok(!parsed.ok && parsed.message.startsWith(`${FILE}:1: ${message}`), `${line.slice(0, 12)}…`);
+    assert.ok(elapsed < 500, `${elapsed} ms`);
+  }
+});
+
+test('100,000 sections parse in CPU time near-linear in their number, and a name given again is found', () => {
+  const text = (count: number): string =>
+    Array.from({ length: count }, (_, index) => `[book b${index}]\ndb = /srv/${index}.sqlite\n`).join('');
+  /** CPU milliseconds, the least of three: what other processes on the machine do is not counted. */
+  const cpu = (source: string): number => {
+    const times = [0, 1, 2].map(() => {
+      const started = process.cpuUsage();
+      assert.ok(parse(source).ok);
+      const used = process.cpuUsage(started);
+      return (used.user + used.system) / 1000;
+    });
+    return Math.min(...times);
+  };
+  const small = text(10_000);
+  const large = text(100_000);
+  cpu(small); // warm up
+  const [tenThousand, hundredThousand] = [cpu(small), cpu(large)];
+  // Linear parsing measures a ratio of 25 to 35 (the larger no longer fits the caches), a
+  // quadratic check of the names about 340; 100,000 sections took 37 s of it.
+  assert.ok(hundredThousand < 10_000, `${hundredThousand} ms`);
+  assert.ok(hundredThousand / Math.max(tenThousand, 1) < 100, `${hundredThousand} ms / ${tenThousand} ms`);
+  const again = parse(`${large}[book b99999]\n`);
+  assert.ok(!again.ok);
+  assert.equal(again.message, `${FILE}:200001: book 'b99999' is given again (first on line 199999)`);
+});
