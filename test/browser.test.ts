@@ -217,5 +217,41 @@ test('examples/browser in headless Chromium: bookings on a listed origin, nothin
     assert.equal(await other.$eval('#ergebnis', (element) => (element as unknown as PageElement).hidden), true);
   });
 
+  await t.test(
+    'a page on a listed origin reconciles a bank line: POST with a JSON body, after the preflight',
+    async () => {
+      const reconcile = async (on: typeof page): Promise<string> =>
+        on.evaluate(
+          async (url: string, header: string, body: string) => {
+            try {
+              const response = await fetch(url, {
+                method: 'POST',
+                headers: { Authorization: header, 'Content-Type': 'application/json' },
+                body,
+              });
+              return `read ${response.status}: ${await response.text()}`;
+            } catch (error: unknown) {
+              return `failed: ${String(error)}`;
+            }
+          },
+          `${server.api}abgleich`,
+          authorization,
+          JSON.stringify({
+            zeilen: [{ ref: 'Kontoauszug 1/1', datum: booking.datum, betrag: booking.betrag, tage: 0 }],
+          }),
+        );
+      const outcome = await reconcile(page);
+      assert.match(outcome, /^read 200: /);
+      const answer = JSON.parse(outcome.slice('read 200: '.length)) as {
+        zeilen: Array<{ ref: string; buchungen: Booking[]; kandidaten: number }>;
+      };
+      assert.equal(answer.zeilen[0]?.ref, 'Kontoauszug 1/1');
+      assert.equal(answer.zeilen[0]?.buchungen[0]?.betrag, booking.betrag);
+      const other = await browser.newPage();
+      await other.goto(`${otherPage}/?api=${encodeURIComponent(server.api)}`);
+      assert.equal(await reconcile(other), 'failed: TypeError: Failed to fetch');
+    },
+  );
+
   assert.deepEqual(pageErrors, []);
 });

@@ -5,8 +5,11 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
+import { Guard } from '../bin/guard/guarded.js';
+import { createHandlerOver } from '../lib/handler.js';
 import { createHandler } from '../lib/index.js';
 import { BODY_MESSAGES, lineMessage } from '../lib/messages.js';
+import { resolveOptions } from '../lib/options.js';
 import type { HandlerOptions } from '../lib/types.js';
 import { fillBook, reconciliation, score } from './support/bank-statement.js';
 import {
@@ -374,4 +377,25 @@ test('a two-year statement against its cash book, in one request: precision and 
     precision >= 0.99 && recall >= 0.99,
     `precision ${precision}, recall ${recall}: ${right} right of ${paired} paired, ${wanted} wanted`,
   );
+});
+
+test('a book whose searches run in a guard process (its entries a view) reconciles too: the windows cross to the guard as one search', async (t) => {
+  const file = fixture(t);
+  const db = new Database(file);
+  db.exec('ALTER TABLE entries RENAME TO kasse; CREATE VIEW entries AS SELECT * FROM kasse;');
+  db.close();
+  const guard = new Guard({ limitMs: 10_000, once: true });
+  t.after(() => guard.end());
+  const opened = await guard.open(file, undefined, {});
+  assert.equal(opened.kind, 'ready');
+  assert.notEqual(opened.kind === 'ready' ? opened.unbounded : undefined, undefined, 'served by the guard');
+  const origin = await serve(t, createHandlerOver(guard.searches(), CREDENTIALS, resolveOptions({})));
+  const [twin, deposit] = await lines(origin, {
+    zeilen: [
+      { datum: '2026-05-06', betrag: '-12.60' },
+      { datum: '2026-05-13', betrag: '1000', vorzeichen: 'beide', konten: ['Barkasse'] },
+    ],
+  });
+  assert.deepEqual([ids(twin?.buchungen ?? []), twin?.kandidaten], [[102], 2]);
+  assert.deepEqual(ids(deposit?.buchungen ?? []), [104]);
 });

@@ -1,5 +1,5 @@
 // A client generated from openapi.json works: openapi-typescript turns the document into
-// types, a consumer written with openapi-fetch against both endpoints (GET and HEAD)
+// types, a consumer written with openapi-fetch against the three endpoints (GET, HEAD, POST)
 // type-checks strictly, reading `fehler` as a string for every error status, and run
 // against the real CLI it sees what docs/API.md promises.
 
@@ -61,6 +61,18 @@ test('a typed openapi-fetch client generated from openapi.json compiles and talk
   assert.equal(search.buchungen, 3);
   assert.deepEqual(seen['headSearch'], { http: 200, data: null, length: search.length });
   assert.deepEqual(seen['headBad'], { http: 400 });
+  assert.deepEqual(seen['abgleich'], {
+    http: 200,
+    ref: 'erste',
+    sameAmount: true,
+    kandidaten: true,
+    eindeutig: 'boolean',
+  });
+  assert.deepEqual(seen['badBody'], {
+    http: 400,
+    fehler: "Zeile 1: Feld 'betrag' muss ein Betrag mit höchstens zwei Nachkommastellen sein, als Text oder Zahl.",
+    code: 'bad_body',
+  });
   assert.deepEqual(seen['400'], { http: 400, fehler: "Der Zeitraum ist ungültig: 'von' liegt nach 'bis'." });
   assert.deepEqual(seen['404'], { http: 404, fehler: 'Nicht gefunden.' });
   assert.deepEqual(seen['401'], { http: Array(10).fill(401) });

@@ -21,7 +21,7 @@ type FehlerIsString<R> = {
           : false
       : 'no body';
 };
-type Responses<P extends keyof paths, M extends 'get' | 'head' | 'options'> = paths[P][M] extends {
+type Responses<P extends keyof paths, M extends 'get' | 'head' | 'options' | 'post'> = paths[P][M] extends {
   responses: infer R;
 }
   ? R
@@ -31,10 +31,25 @@ export const fehlerIsString: [
   FehlerIsString<Responses<'/api/v1/buchungen', 'get'>>,
   FehlerIsString<Responses<'/api/v1/status', 'options'>>,
   FehlerIsString<Responses<'/api/v1/buchungen', 'options'>>,
+  FehlerIsString<Responses<'/api/v1/abgleich', 'post'>>,
+  FehlerIsString<Responses<'/api/v1/abgleich', 'options'>>,
 ] = [
   { 200: true, 401: true, 404: true, 429: true, 500: true, 503: true, default: true },
   { 200: true, 400: true, 401: true, 404: true, 429: true, 500: true, 503: true, default: true },
   { 204: true, 401: true, 404: true, 405: true, 429: true, 500: true, 503: true, default: true },
+  { 204: true, 401: true, 404: true, 405: true, 429: true, 500: true, 503: true, default: true },
+  {
+    200: true,
+    400: true,
+    401: true,
+    404: true,
+    413: true,
+    415: true,
+    429: true,
+    500: true,
+    503: true,
+    default: true,
+  },
   { 204: true, 401: true, 404: true, 405: true, 429: true, 500: true, 503: true, default: true },
 ];
 
@@ -82,6 +97,29 @@ const wrongOrder = await client.GET('/api/v1/buchungen', {
 });
 const rangeMessage: string | undefined = wrongOrder.error?.fehler;
 seen['400'] = { http: wrongOrder.response.status, fehler: rangeMessage };
+
+// The reconciliation: the first booking found, as a bank line of its amount on its day.
+if (first !== undefined) {
+  const reconciled = await client.POST('/api/v1/abgleich', {
+    body: { zeilen: [{ ref: 'erste', datum: first.datum, betrag: first.betrag, tage: 0 }], ausser: [] },
+  });
+  if (reconciled.error !== undefined) throw new Error(`abgleich: ${reconciled.error.fehler}`);
+  const line = reconciled.data.zeilen[0];
+  const got: number | undefined = line?.buchungen[0]?.betrag;
+  const eindeutig: boolean | undefined = line?.eindeutig;
+  seen['abgleich'] = {
+    http: reconciled.response.status,
+    ref: line?.ref,
+    sameAmount: got === first.betrag,
+    kandidaten: (line?.kandidaten ?? 0) >= 1,
+    eindeutig: typeof eindeutig,
+  };
+}
+const badBody = await client.POST('/api/v1/abgleich', {
+  body: { zeilen: [{ datum: '2026-03-14', betrag: '-12.555' }] },
+});
+const badBodyMessage: string | undefined = badBody.error?.fehler;
+seen['badBody'] = { http: badBody.response.status, fehler: badBodyMessage, code: badBody.error?.code };
 
 const wrongBase = createClient<paths>({ baseUrl: `${baseUrl}/falsch`, headers: { Authorization: basic(password) } });
 const missing = await wrongBase.GET('/api/v1/status');
