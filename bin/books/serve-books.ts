@@ -31,7 +31,8 @@ export interface BookService {
   /**
    * Serves `books` from now on for `credentials`: new and changed books are built first (a
    * CliError then, and nothing has changed), then the table is swapped; books that left
-   * are closed once their requests have ended. Returns what changed, for the log.
+   * are closed once their requests have ended. Returns what changed, for the log. One at
+   * a time: a call while another runs throws (the caller waits for the first).
    */
   reload(books: readonly BookConfig[], credentials: readonly Credentials[]): Promise<string>;
   close(): void;
@@ -82,6 +83,7 @@ export function serveBooks(
   let running: Book[] = [];
   let everyone = credentials;
   let table: RequestHandler = () => {};
+  let reloading = false;
 
   function open(config: BookConfig, users: readonly Credentials[]): Book {
     const book: Partial<Book> & { inFlight: number; retired: boolean } = { inFlight: 0, retired: false };
@@ -154,6 +156,57 @@ export function serveBooks(
     }
   }
 
+  /** The reload itself: what is new built first, then the table swapped, then what left retired. */
+  async function apply(configs: readonly BookConfig[], credentials: readonly Credentials[]): Promise<string> {
+    const change = diffBooks(
+      running.map((book) => book.config),
+      configs,
+    );
+    const byName = new Map(running.map((book) => [book.config.name, book]));
+    const opened = new Map<string, Book>();
+    try {
+      for (const config of [...change.added, ...change.replaced.map(({ after }) => after)]) {
+        opened.set(config.name, open(config, usersOf(config, credentials)));
+      }
+    } catch (error: unknown) {
+      for (const book of opened.values()) book.database.close();
+      throw error;
+    }
+    await firstLooks([...opened.values()]);
+    const leaving = [...change.removed, ...change.replaced.map(({ before }) => before)];
+    const renewed: string[] = [];
+    running = configs.map((config) => {
+      const fresh = opened.get(config.name);
+      if (fresh !== undefined) return fresh;
+      const book = byName.get(config.name) as Book;
+      const users = usersOf(config, credentials);
+      // Only a book whose own users changed forgets what it verified.
+      if (!sameCredentials(book.users, users)) {
+        book.database.updateCredentials(users);
+        book.users = users;
+        renewed.push(config.name);
+      }
+      book.config = config;
+      return book;
+    });
+    everyone = credentials;
+    mount();
+    for (const config of leaving) retire(byName.get(config.name) as Book);
+    const said = (label: string, names: readonly string[]): string[] =>
+      names.length === 0 ? [] : [`${label} ${names.join(', ')}`];
+    const changes = [
+      ...said('added', names(change.added)),
+      ...said('removed', names(change.removed)),
+      ...said(
+        'served anew',
+        change.replaced.map(({ after }) => after.name),
+      ),
+      ...said('new users for', renewed),
+    ];
+    const books = `${configs.length} book${configs.length === 1 ? '' : 's'}`;
+    return changes.length === 0 ? `${books}, nothing changed` : `${books}: ${changes.join('; ')}`;
+  }
+
   try {
     for (const config of configs) running.push(open(config, usersOf(config, credentials)));
   } catch (error: unknown) {
@@ -169,53 +222,15 @@ export function serveBooks(
     books: () => running.map((book) => book.view),
 
     async reload(configs, credentials) {
-      const change = diffBooks(
-        running.map((book) => book.config),
-        configs,
-      );
-      const byName = new Map(running.map((book) => [book.config.name, book]));
-      const opened = new Map<string, Book>();
+      // Two at once would each diff against the books before both, and the slower one
+      // would bring back what the faster one took away, or leave a book opened twice.
+      if (reloading) throw new Error('serveBooks: reload() called while another reload runs; wait for it');
+      reloading = true;
       try {
-        for (const config of [...change.added, ...change.replaced.map(({ after }) => after)]) {
-          opened.set(config.name, open(config, usersOf(config, credentials)));
-        }
-      } catch (error: unknown) {
-        for (const book of opened.values()) book.database.close();
-        throw error;
+        return await apply(configs, credentials);
+      } finally {
+        reloading = false;
       }
-      await firstLooks([...opened.values()]);
-      const leaving = [...change.removed, ...change.replaced.map(({ before }) => before)];
-      const renewed: string[] = [];
-      running = configs.map((config) => {
-        const fresh = opened.get(config.name);
-        if (fresh !== undefined) return fresh;
-        const book = byName.get(config.name) as Book;
-        const users = usersOf(config, credentials);
-        // Only a book whose own users changed forgets what it verified.
-        if (!sameCredentials(book.users, users)) {
-          book.database.updateCredentials(users);
-          book.users = users;
-          renewed.push(config.name);
-        }
-        book.config = config;
-        return book;
-      });
-      everyone = credentials;
-      mount();
-      for (const config of leaving) retire(byName.get(config.name) as Book);
-      const said = (label: string, names: readonly string[]): string[] =>
-        names.length === 0 ? [] : [`${label} ${names.join(', ')}`];
-      const changes = [
-        ...said('added', names(change.added)),
-        ...said('removed', names(change.removed)),
-        ...said(
-          'served anew',
-          change.replaced.map(({ after }) => after.name),
-        ),
-        ...said('new users for', renewed),
-      ];
-      const books = `${configs.length} book${configs.length === 1 ? '' : 's'}`;
-      return changes.length === 0 ? `${books}, nothing changed` : `${books}: ${changes.join('; ')}`;
     },
 
     close() {

@@ -143,7 +143,11 @@ async function serve(
     service.close,
     service.books,
   );
-  reloadOnHangup(command, server, () => void reload(command, service, reread));
+  reloadOnHangup(
+    command,
+    server,
+    inTurn(() => reload(command, service, reread)),
+  );
   stopOnBugs();
   watchEventLoop(command);
   warnAboutPlainHttp(command);
@@ -176,6 +180,32 @@ async function reload(command: ServeCommand, service: BookService, reread: () =>
     const kept = command.config === undefined ? 'the old credentials' : 'the running configuration';
     logLine(`SIGHUP: keeping ${kept}: ${why}`, 'warning');
   }
+}
+
+/**
+ * `run` for each call, one at a time. A call while it runs (two `systemctl reload` in a
+ * row) makes it run once more when it ends, however many calls came meanwhile: that run
+ * reads the files as they are then, so the last signal's files are always what is applied,
+ * and a book is never opened by two reloads at once.
+ */
+function inTurn(run: () => Promise<void>): () => void {
+  let running = false;
+  let wanted = false;
+  const turns = async (): Promise<void> => {
+    running = true;
+    try {
+      do {
+        wanted = false;
+        await run();
+      } while (wanted);
+    } finally {
+      running = false;
+    }
+  };
+  return () => {
+    if (running) wanted = true;
+    else void turns();
+  };
 }
 
 /** What a reload read and applied, for its line in the log. */

@@ -1,0 +1,150 @@
+// Reloads in order: SIGHUPs that come while a reload runs (two `systemctl reload` in a row,
+// whose ExecReload returns at once) end with the last file served, a log whose last line
+// says what was applied, and nothing a removed or replaced book held still open.
+
+import assert from 'node:assert/strict';
+import { copyFileSync, readdirSync, readlinkSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type TestContext, test } from 'node:test';
+import { cleanEnv, type Running, start, TIME, waitFor } from './support/cli-helpers.js';
+import { assertReply, basicAuth, buildDatabase, databaseDir, request, tempDir } from './support/helpers.js';
+
+const UNAUTHORIZED = { fehler: 'Anmeldung erforderlich.', code: 'unauthorized' };
+const NOT_FOUND = { fehler: 'Nicht gefunden.', code: 'not_found' };
+const RELOADED = /SIGHUP: configuration re-read from /;
+const ALICE = { headers: { authorization: basicAuth('alice', 'a-geheim') } };
+const BOB = { headers: { authorization: basicAuth('bob', 'b-geheim') } };
+
+/** A book's section: its name, file and users. */
+type Book = [name: string, db: string, users: string];
+
+interface Office {
+  config: string;
+  /** Book x's file, and ten more copies of it (b0 … b9), and y's. */
+  x: string;
+  ten: string[];
+  y: string;
+  write(books: readonly Book[]): void;
+}
+
+function office(t: TestContext): Office {
+  const dir = tempDir(t);
+  const x = realpathSync(buildDatabase(t));
+  const data = realpathSync(databaseDir(t));
+  const copy = (name: string): string => {
+    const file = join(data, `${name}.sqlite`);
+    copyFileSync(x, file);
+    return file;
+  };
+  const ten = Array.from({ length: 10 }, (_, i) => copy(`b${i}`));
+  const credentials = join(dir, 'credentials');
+  writeFileSync(credentials, 'alice:a-geheim\nbob:b-geheim\n', { mode: 0o600 });
+  const config = join(dir, 'books.conf');
+  const write = (books: readonly Book[]): void => {
+    const sections = books.map(
+      ([name, db, users]) => `[book ${name}]\ndb = ${db}\nbase-path = /${name}\nusers = ${users}\n`,
+    );
+    // Whole or not at all, as an editor saves it: a reload never reads half a file.
+    writeFileSync(`${config}.new`, [`credentials-file = ${credentials}`, '', ...sections].join('\n'), { mode: 0o600 });
+    renameSync(`${config}.new`, config);
+  };
+  return { config, x, ten, y: copy('y'), write };
+}
+
+/** Writes `first` and sends SIGHUP, then 5 ms later writes `second` and sends SIGHUP again. */
+async function twoReloads(cli: Running, o: Office, first: readonly Book[], second: readonly Book[]): Promise<void> {
+  o.write(first);
+  cli.child.kill('SIGHUP');
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  o.write(second);
+  cli.child.kill('SIGHUP');
+}
+
+/** What process `pid` holds open of `files` (or of their -wal, -shm and -journal files). */
+function openOf(pid: number | undefined, files: readonly string[]): string[] {
+  const fds = `/proc/${pid}/fd`;
+  return readdirSync(fds).flatMap((fd) => {
+    let target: string;
+    try {
+      target = readlinkSync(join(fds, fd));
+    } catch {
+      return []; // closed meanwhile
+    }
+    return files.some((file) => target === file || target.startsWith(`${file}-`)) ? [target] : [];
+  });
+}
+
+/** The SIGHUP lines of the log since `mark` (a length of stderr), without their times. */
+function reloadLines(cli: Running, mark: number): string[] {
+  return cli
+    .output()
+    .stderr.slice(mark)
+    .split('\n')
+    .filter((line) => RELOADED.test(line))
+    .map((line) => line.replace(new RegExp(`^${TIME} `), ''));
+}
+
+/** Waits for `pattern` in what the log says after `mark`. */
+function waitSince(cli: Running, mark: number, pattern: RegExp): Promise<void> {
+  return waitFor(() => cli.output().stderr.slice(mark), pattern);
+}
+
+// Two signals this close may reach the process as one (the kernel keeps one SIGHUP
+// pending), which no order can get wrong: each test tries three times.
+const ROUNDS = 3;
+
+test('two SIGHUPs 5 ms apart, the first adding ten books, the second removing them and a user: the second file is what is served, and the last line of the log says so', async (t) => {
+  const o = office(t);
+  const x: Book = ['x', o.x, 'alice, bob'];
+  const ten = o.ten.map((db, i): Book => [`b${i}`, db, 'alice']);
+  o.write([x]);
+  const cli = await start(t, ['--config', o.config], cleanEnv());
+  const applied = new RegExp(`SIGHUP: configuration re-read from ${o.config}: 1 book[:,] `);
+  for (let round = 1; round <= ROUNDS; round += 1) {
+    assertReply(await request(`${cli.origin}/x/api/v1/status`, BOB), 200, { name: 'x', version: '1.0' });
+    const mark = cli.output().stderr.length;
+    await twoReloads(cli, o, [x, ...ten], [['x', o.x, 'alice']]);
+    await waitSince(cli, mark, applied);
+    // Time for anything else to be applied, as an older reload still running would be.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+
+    assertReply(await request(`${cli.origin}/x/api/v1/status`, BOB), 401, UNAUTHORIZED);
+    assertReply(await request(`${cli.origin}/x/api/v1/status`, ALICE), 200, { name: 'x', version: '1.0' });
+    for (const [name] of ten) {
+      assertReply(await request(`${cli.origin}/${name}/api/v1/status`, ALICE), 404, NOT_FOUND);
+    }
+    assert.deepEqual(openOf(cli.child.pid, o.ten), [], 'nothing of the removed books is open');
+    assert.ok(openOf(cli.child.pid, [o.x]).length > 0, 'x is served from its open file');
+    assert.match(reloadLines(cli, mark).at(-1) ?? '', applied, 'the last line says what was applied');
+
+    const back = cli.output().stderr.length;
+    o.write([x]);
+    cli.child.kill('SIGHUP');
+    await waitSince(cli, back, /: 1 book: new users for x\n/);
+  }
+});
+
+test('two SIGHUPs 5 ms apart that both add book y (the first with ten more): y is opened once, and once y is removed none of its file stays open', async (t) => {
+  const o = office(t);
+  const x: Book = ['x', o.x, 'alice, bob'];
+  const y: Book = ['y', o.y, 'alice'];
+  const ten = o.ten.map((db, i): Book => [`b${i}`, db, 'alice']);
+  o.write([x]);
+  const cli = await start(t, ['--config', o.config], cleanEnv());
+  for (let round = 1; round <= ROUNDS; round += 1) {
+    const mark = cli.output().stderr.length;
+    // The ten books make the first reload the slower one, still opening when the second starts.
+    await twoReloads(cli, o, [x, ...ten, y], [x, y]);
+    await waitSince(cli, mark, new RegExp(`SIGHUP: configuration re-read from ${o.config}: 2 books[:,] `));
+    assertReply(await request(`${cli.origin}/y/api/v1/status`, ALICE), 200, { name: 'y', version: '1.0' });
+
+    const removal = cli.output().stderr.length;
+    o.write([x]);
+    cli.child.kill('SIGHUP');
+    await waitSince(cli, removal, /: 1 book: removed y\n/);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    assertReply(await request(`${cli.origin}/y/api/v1/status`, ALICE), 404, NOT_FOUND);
+    assert.deepEqual(openOf(cli.child.pid, [o.y, ...o.ten]), [], 'nothing of the removed books is open');
+    assert.equal(reloadLines(cli, removal).at(-1), `SIGHUP: configuration re-read from ${o.config}: 1 book: removed y`);
+  }
+});
