@@ -3,7 +3,8 @@
 // authenticator are asked here, in the contract's order, and nowhere else.
 //
 // The policy, in the order it is applied:
-//   1. an address whose failures are spent: 429, before its credentials are looked at;
+//   1. an address whose failures are spent: 429 before its credentials are checked, but for
+//      a user who logged in from it before: that user's own failures from there decide;
 //   2. a header spelled as one accepted before: that user, no parsing (the budgets of 4 hold);
 //   3. no credentials (none, another scheme, malformed): 401, not a failure, but a flood of
 //      them from one address is cut off (429);
@@ -129,14 +130,15 @@ export function createLogin(authenticator: Authenticator, throttle: Throttle): L
   const reserving = new Map<string, Promise<Outcome>>();
 
   function login(header: string | undefined, client: string, connection: Connection) {
-    const blocked = throttle.retryAfter(client);
-    if (blocked > 0) return throttled(blocked, undefined);
     const recalled = authenticator.recall(header);
+    const given = recalled === undefined ? parseBasicAuth(header) : undefined;
+    // The username only decides for a user who logged in from this address before.
+    const blocked = throttle.retryAfter(client, recalled?.user ?? given?.username);
+    if (blocked > 0) return throttled(blocked, undefined);
     if (recalled !== undefined) {
       const wait = throttle.budgetRetryAfter(recalled.user, client);
       return wait > 0 ? throttled(wait, recalled.user) : admit(recalled, client);
     }
-    const given = parseBasicAuth(header);
     if (given === undefined) {
       const wait = throttle.recordUnauthenticated(client);
       return wait > 0 ? throttled(wait, undefined) : REFUSED;

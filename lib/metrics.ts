@@ -41,13 +41,15 @@ export const WRONG_CREDENTIALS = 0;
 export const NO_CREDENTIALS = 1;
 
 /**
- * Why a request was turned away (429): the login throttle's four rules (failures from the
- * address, for the username, in all; requests without credentials from the address), a
+ * Why a request was turned away (429): the login throttle's five rules (failures from the
+ * address, of a client that logged in from it, for the username, in all; requests without
+ * credentials from the address), a
  * full queue of hash checks, too many searches of the client waiting, too many requests
  * pipelined on one connection whose answers the client has not read.
  */
 export const REFUSALS = [
   'address',
+  'client',
   'user',
   'global',
   'unauthenticated',

@@ -1,6 +1,7 @@
 // Throttling of authentication (docs/API.md, Throttling): failures per client address (an
 // IPv6 address counts per /64), per username and in all; requests without credentials per
-// address; and the (user, address) pairs that logged in, which the two budgets let through.
+// address; and the (user, address) pairs that logged in, which the two budgets let through,
+// and which their address's failures do not stop (one NAT address): their own failures do.
 //
 // Each count is a window that opens at its first event and lasts `windowMs`; once `limit`
 // events fall into it, its key is blocked until the window ends. Windows below their limit
@@ -28,8 +29,11 @@ export interface ThrottleSettings {
   now: () => number;
 }
 
-/** The four rules of the login throttle: which budget refused a request. */
-export type ThrottleRule = 'address' | 'user' | 'global' | 'unauthenticated';
+/**
+ * The rules of the login throttle: which budget refused a request. `client`: a (user,
+ * address) pair that logged in before, whose own failures from that address are spent.
+ */
+export type ThrottleRule = 'address' | 'client' | 'user' | 'global' | 'unauthenticated';
 
 /**
  * What a login asks of a throttle (lib/login.ts), in the contract's order. One throttle may
@@ -37,8 +41,11 @@ export type ThrottleRule = 'address' | 'user' | 'global' | 'unauthenticated';
  * process (bin/cluster/shared-throttle.ts, for --workers): then `reserve` answers with a promise.
  */
 export interface Throttle {
-  /** Seconds until `address` may present credentials again (≥ 1), or 0 when it may. */
-  retryAfter(address: string): number;
+  /**
+   * Seconds until `address` may present credentials again (≥ 1), or 0 when it may; for a
+   * `user` who logged in from `address` before, that pair's own failures decide instead.
+   */
+  retryAfter(address: string, user?: string): number;
   /**
    * Seconds until credentials for `user` from `address` are checked, when the username's
    * or the global budget is spent and the pair has not logged in before; otherwise 0.
@@ -65,7 +72,10 @@ export interface LocalThrottle extends Throttle {
   reserve(user: string, address: string): number;
   /** Counts a failed authentication, also one whose check has only begun. */
   recordFailure(address: string, user: string): void;
-  /** When `rule`'s window for `key` (`''` for the global one) ends, in ms of `now`, while it blocks; else 0. */
+  /**
+   * When `rule`'s window for `key` ends, in ms of `now`, while it blocks; else 0. The key:
+   * `''` for the global one, `user:address` for a client's.
+   */
   blockedUntil(rule: ThrottleRule, key: string): number;
   /** Whether `user` logged in from `address` (and is still remembered). */
   isKnown(user: string, address: string): boolean;
@@ -75,25 +85,17 @@ export interface LocalThrottle extends Throttle {
   readonly size: number;
 }
 
+// A username cannot contain a colon (RFC 7617 §2), so `user:address` is unambiguous.
+const pair = (user: string, address: string): string => `${user}:${address}`;
+
 /**
  * The throttle over `settings`; each refusal is counted in `metrics` by its rule when given
  * (lib/metrics.ts).
  */
 export function createThrottle(settings: ThrottleSettings, metrics?: Metrics): LocalThrottle {
-  const { authFailureWindowMs: windowMs, maxTrackedAddresses: maxAddresses, now } = settings;
-  const addresses = createWindows(settings.maxAuthFailures, windowMs, maxAddresses, now);
-  const users = createWindows(settings.maxUserFailures, windowMs, maxAddresses, now);
-  const everyone = createWindows(settings.maxGlobalFailures, windowMs, 1, now);
-  const unauthenticated = createWindows(settings.maxUnauthenticated, windowMs, maxAddresses, now);
-  // Insertion order is recency: a login re-inserts its pair at the end.
-  const known = new Set<string>();
-  // A username cannot contain a colon (RFC 7617 §2), so `user:address` is unambiguous.
-  const pair = (user: string, address: string): string => `${user}:${address}`;
-  // The pair at the end of `known`: a client's next login, as most are, is already the most
-  // recent, and costs two comparisons instead of a new key and a delete and an add.
-  let recentUser: string | undefined;
-  let recentAddress: string | undefined;
-  const tables: Record<ThrottleRule, Windows> = { address: addresses, user: users, global: everyone, unauthenticated };
+  const tables = createTables(settings);
+  const { address: addresses, client: clients, user: users, global: everyone, unauthenticated } = tables;
+  const known = createKnownClients(settings.maxKnownClients);
   const refuse = (rule: ThrottleRule, seconds: number): number => {
     if (metrics !== undefined) (metrics.refusals[REFUSAL_INDEX[rule]] as number) += 1;
     return seconds;
@@ -102,76 +104,105 @@ export function createThrottle(settings: ThrottleSettings, metrics?: Metrics): L
   const budget = (user: string, address: string): number => {
     const forUser = users.retryAfter(user);
     const forAll = everyone.retryAfter('');
-    if ((forUser === 0 && forAll === 0) || known.has(pair(user, address))) return 0;
+    if ((forUser === 0 && forAll === 0) || known.has(user, address)) return 0;
     return refuse(forUser > 0 ? 'user' : 'global', Math.max(forUser, forAll));
   };
+  /** The address's failures decide, or, for a pair that logged in from there, the pair's own. */
+  const addressRetryAfter = (address: string, user: string | undefined): number => {
+    const wait = addresses.retryAfter(address);
+    // Nothing blocked, as almost always: no key built.
+    if ((wait === 0 && !clients.blocking) || user === undefined || !known.has(user, address)) {
+      return wait === 0 ? 0 : refuse('address', wait);
+    }
+    const own = clients.retryAfter(pair(user, address));
+    return own === 0 ? 0 : refuse('client', own);
+  };
+  function recordFailure(address: string, user: string): void {
+    addresses.add(address);
+    clients.add(pair(user, address));
+    users.add(user);
+    everyone.add('');
+  }
 
   return {
-    retryAfter(address) {
-      const wait = addresses.retryAfter(address);
-      return wait === 0 ? 0 : refuse('address', wait);
-    },
-
+    retryAfter: addressRetryAfter,
     budgetRetryAfter: budget,
-
     recordUnauthenticated(address) {
       const wait = unauthenticated.retryAfter(address);
       if (wait > 0) return refuse('unauthenticated', wait);
       unauthenticated.add(address);
       return 0;
     },
-
     reserve(user, address) {
-      const blocked = addresses.retryAfter(address);
-      if (blocked > 0) return refuse('address', blocked);
+      const blocked = addressRetryAfter(address, user);
+      if (blocked > 0) return blocked;
       const wait = budget(user, address);
       if (wait > 0) return wait;
-      addresses.add(address);
-      users.add(user);
-      everyone.add('');
+      recordFailure(address, user);
       return 0;
     },
-
-    recordFailure(address, user) {
-      addresses.add(address);
-      users.add(user);
-      everyone.add('');
-    },
-
+    recordFailure,
     forgive(address, user) {
       addresses.remove(address);
+      clients.remove(pair(user, address));
       users.remove(user);
       everyone.remove('');
     },
-
     recordSuccess(address, user) {
       if (unauthenticated.size > 0) unauthenticated.clear(address);
+      known.add(user, address);
+    },
+    blockedUntil: (rule, key) => tables[rule].blockedUntil(key),
+    isKnown: known.has,
+    knownClients: known.list,
+    get size() {
+      return addresses.size;
+    },
+  };
+}
+
+/** One table of windows for each rule. */
+function createTables(settings: ThrottleSettings): Record<ThrottleRule, Windows> {
+  const { authFailureWindowMs: windowMs, maxTrackedAddresses: maxAddresses, now } = settings;
+  return {
+    address: createWindows(settings.maxAuthFailures, windowMs, maxAddresses, now),
+    // Failures per (user, address), budgeted as an address's: they decide for a pair that
+    // logged in, whatever its address's other usernames did.
+    client: createWindows(settings.maxAuthFailures, windowMs, maxAddresses, now),
+    user: createWindows(settings.maxUserFailures, windowMs, maxAddresses, now),
+    global: createWindows(settings.maxGlobalFailures, windowMs, 1, now),
+    unauthenticated: createWindows(settings.maxUnauthenticated, windowMs, maxAddresses, now),
+  };
+}
+
+/** The (user, address) pairs that logged in, at most `max`, the least recent forgotten first. */
+function createKnownClients(max: number) {
+  // Insertion order is recency: a login re-inserts its pair at the end.
+  const known = new Set<string>();
+  // The pair at the end of `known`: a client's next login, as most are, is already the most
+  // recent, and costs two comparisons instead of a new key and a delete and an add.
+  let recentUser: string | undefined;
+  let recentAddress: string | undefined;
+  return {
+    has: (user: string, address: string): boolean => known.has(pair(user, address)),
+    add(user: string, address: string): void {
       if (user === recentUser && address === recentAddress) return;
       recentUser = user;
       recentAddress = address;
       const key = pair(user, address);
       known.delete(key);
       known.add(key);
-      if (known.size > settings.maxKnownClients) {
+      if (known.size > max) {
         const oldest = known.values().next();
         if (oldest.done !== true) known.delete(oldest.value);
       }
     },
-
-    blockedUntil: (rule, key) => tables[rule].blockedUntil(key),
-
-    isKnown: (user, address) => known.has(pair(user, address)),
-
-    knownClients: () =>
+    list: (): { user: string; address: string }[] =>
       [...known].map((key) => {
         // The username holds no colon (RFC 7617 §2): the first one ends it.
         const colon = key.indexOf(':');
         return { user: key.slice(0, colon), address: key.slice(colon + 1) };
       }),
-
-    get size() {
-      return addresses.size;
-    },
   };
 }
 
@@ -187,6 +218,8 @@ interface Windows {
   remove(key: string): void;
   clear(key: string): void;
   readonly size: number;
+  /** Whether any key is blocked now (or was, its window since ended). */
+  readonly blocking: boolean;
 }
 
 function createWindows(limit: number, windowMs: number, bound: number, now: () => number): Windows {
@@ -258,6 +291,10 @@ function createWindows(limit: number, windowMs: number, bound: number, now: () =
 
     get size() {
       return counting.size + blocked.size;
+    },
+
+    get blocking() {
+      return limit > 0 && blocked.size > 0;
     },
   };
 }

@@ -128,7 +128,7 @@ function requestFamilies(metrics: MetricsSnapshot): Family[] {
     {
       type: 'counter',
       name: 'booking_search_refusals_total',
-      help: 'Requests answered 429, by reason: the login throttle (address, user, global, unauthenticated), a full queue of password-hash checks (hash_checks), too many searches of one client waiting (searches), too many requests pipelined on one connection whose answers were not read (unanswered).',
+      help: 'Requests answered 429, by reason: the login throttle (address, client, user, global, unauthenticated), a full queue of password-hash checks (hash_checks), too many searches of one client waiting (searches), too many requests pipelined on one connection whose answers were not read (unanswered).',
       samples: REFUSALS.map((reason, i) => ({ labels: { reason }, value: metrics.refusals[i] ?? 0 })),
     },
     {

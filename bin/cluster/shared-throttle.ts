@@ -96,7 +96,7 @@ export function createThrottleAuthority(throttle: LocalThrottle, maxFlagged: num
       ['unauthenticated', address],
       ['global', ''],
     ];
-    if (user !== undefined) keys.push(['user', user]);
+    if (user !== undefined) keys.push(['user', user], ['client', `${user}:${address}`]);
     for (const [rule, key] of keys) {
       const until = throttle.blockedUntil(rule, key);
       const id = `${rule}\u0000${key}`;
@@ -192,6 +192,8 @@ export function createThrottleAuthority(throttle: LocalThrottle, maxFlagged: num
 
 /** Which rule refused credentials for `user` from `address`, in the order the throttle applies them. */
 function ruleOf(throttle: LocalThrottle, user: string, address: string): ThrottleRule {
+  // A pair that logged in is refused by its own failures alone.
+  if (throttle.isKnown(user, address)) return 'client';
   if (throttle.blockedUntil('address', address) > 0) return 'address';
   return throttle.blockedUntil('user', user) > 0 ? 'user' : 'global';
 }

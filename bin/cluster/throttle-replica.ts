@@ -38,6 +38,7 @@ export function createThrottleReplica(channel: Channel, settings: ReplicaSetting
   const { now } = settings;
   const blocks: Record<ThrottleRule, Map<string, number>> = {
     address: new Map(),
+    client: new Map(),
     user: new Map(),
     global: new Map(),
     unauthenticated: new Map(),
@@ -103,9 +104,14 @@ export function createThrottleReplica(channel: Channel, settings: ReplicaSetting
   }
 
   return {
-    retryAfter(address) {
+    retryAfter(address, user) {
+      // As in lib/throttle.ts: a pair that logged in goes by its own failures from there.
       const wait = secondsLeft('address', address);
-      return wait > 0 ? refuse('address', wait) : 0;
+      if ((wait === 0 && blocks.client.size === 0) || user === undefined) return wait > 0 ? refuse('address', wait) : 0;
+      const key = pair(user, address);
+      if (!known.has(key)) return wait > 0 ? refuse('address', wait) : 0;
+      const own = secondsLeft('client', key);
+      return own > 0 ? refuse('client', own) : 0;
     },
 
     budgetRetryAfter,

@@ -31,7 +31,7 @@ function service(settings: Partial<ThrottleSettings> = {}) {
 
 /** One guess as lib/login.ts makes it: wrong credentials, reserved and never forgiven. */
 async function guess(throttle: Throttle, user: string, address: string): Promise<number> {
-  const blocked = throttle.retryAfter(address);
+  const blocked = throttle.retryAfter(address, user);
   return blocked > 0 ? blocked : await throttle.reserve(user, address);
 }
 
@@ -60,6 +60,25 @@ test('an address blocked through one worker is refused by the other from its rep
   await settle();
   assert.equal(b.throttle.retryAfter('203.0.113.9'), 60);
   assert.equal(b.metrics.refusals[REFUSAL_INDEX.address], 1);
+});
+
+test("behind one address, a client that logged in through one worker is not refused on the other for another username's failures there; its own failures refuse it on both", async () => {
+  const { worker } = service();
+  const [a, b] = [worker(), worker()];
+  await settle();
+  const office = '203.0.113.9';
+  a.throttle.recordSuccess(office, 'buero');
+  await settle();
+  for (let i = 0; i < 10; i += 1) assert.equal(await guess(a.throttle, 'kasse', office), 0);
+  await settle();
+  assert.equal(b.throttle.retryAfter(office, 'kasse'), 60, "the address's failures are spent");
+  assert.equal(b.throttle.retryAfter(office, 'buero'), 0, 'buero, known there, is not refused');
+  for (let i = 0; i < 10; i += 1) assert.equal(await guess(b.throttle, 'buero', office), 0, `buero's failure ${i}`);
+  assert.equal(await guess(b.throttle, 'buero', office), 60);
+  await settle();
+  assert.equal(a.throttle.retryAfter(office, 'buero'), 60, "buero's own failures, seen by a's replica");
+  assert.equal(a.metrics.refusals[REFUSAL_INDEX.client], 1);
+  assert.equal(b.metrics.refusals[REFUSAL_INDEX.client], 1);
 });
 
 test('a client that logged in through one worker gets in through the other while its username is attacked', async () => {

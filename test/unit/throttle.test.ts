@@ -132,6 +132,46 @@ test('guesses per hour, whatever addresses the attacker uses: 3,000 against one 
   }
 });
 
+test("behind one address, a user who logged in from it is not refused for other usernames' failures from it; its own failures are budgeted as an address's", () => {
+  const { now, advance } = clock();
+  const throttle = createThrottle(settings(now));
+  const office = '203.0.113.9';
+  for (const user of ['kasse', 'buero']) throttle.recordSuccess(office, user);
+  // kasse's client kept the old password; a stranger guesses a username never seen there.
+  for (let i = 0; i < 10; i += 1) assert.equal(throttle.reserve('kasse', office), 0, `kasse's failure ${i}`);
+  assert.equal(throttle.reserve('kasse', office), 60, "kasse's own budget is spent");
+  assert.equal(throttle.retryAfter(office, 'kasse'), 60);
+  assert.equal(throttle.retryAfter(office, 'buero'), 0, 'buero, known there, is not refused');
+  assert.equal(throttle.reserve('buero', office), 0, "buero's credentials are checked");
+  throttle.forgive(office, 'buero');
+  assert.equal(throttle.retryAfter(office, 'neu'), 60, 'a username never let in there waits for the window');
+  assert.equal(throttle.retryAfter(office), 60, 'so do requests that name no user');
+  assert.equal(throttle.reserve('neu', office), 60);
+  assert.equal(throttle.retryAfter('198.51.100.1', 'neu'), 0, 'other addresses are not affected');
+  advance(60_000);
+  assert.equal(throttle.retryAfter(office, 'kasse'), 0, 'the window ended');
+});
+
+test('guesses an hour from one address: 600 against a user who logged in from it, 600 against all other usernames together', () => {
+  const { now, advance } = clock();
+  const throttle = createThrottle(settings(now));
+  const office = '203.0.113.9';
+  throttle.recordSuccess(office, 'buero');
+  const checked = { buero: 0, others: 0 };
+  let fresh = 0;
+  // A guess for buero and one for a username never seen, every 100 ms for an hour.
+  for (let i = 0; i < 36_000; i += 1) {
+    if (throttle.reserve('buero', office) === 0) checked.buero += 1;
+    if (throttle.reserve(`user${fresh}`, office) === 0) {
+      checked.others += 1;
+      fresh += 1;
+    }
+    advance(100);
+  }
+  assert.equal(checked.buero, 600);
+  assert.ok(checked.others <= 600, `${checked.others} guesses for other usernames`);
+});
+
 test('a check in flight counts against the address; forgive takes it back', () => {
   const { now } = clock();
   const throttle = createThrottle(settings(now));
@@ -227,8 +267,12 @@ test('each refusal is counted by the rule that refused it', () => {
   assert.equal(throttle.reserve('bank', '10.0.0.5'), 60);
   throttle.recordUnauthenticated('10.0.0.6');
   assert.equal(throttle.recordUnauthenticated('10.0.0.6'), 60);
+  throttle.recordSuccess('10.0.0.7', 'bank');
+  assert.equal(throttle.reserve('bank', '10.0.0.7'), 0, 'a known client, past the global budget');
+  assert.equal(throttle.reserve('bank', '10.0.0.7'), 60, "refused by the client's own failures");
   assert.deepEqual(Object.fromEntries(REFUSALS.map((reason, i) => [reason, metrics.refusals[i]])), {
     address: 1,
+    client: 1,
     user: 1,
     global: 1,
     unauthenticated: 1,
