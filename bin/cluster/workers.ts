@@ -10,7 +10,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Server } from 'node:http';
 import { describeError, errorCode } from '../../lib/internal.js';
 import { answersOfWorkers, listenAdmin } from '../admin/index.js';
-import { type Channel, createChannel, logInfo, logLine, type Port } from '../base/index.js';
+import { type Channel, CliError, createChannel, logInfo, logLine, type Port } from '../base/index.js';
 import type { ServeCommand } from '../config/index.js';
 import type { ThrottleAuthority } from './shared-throttle.js';
 
@@ -77,6 +77,13 @@ export async function superviseWorkers(
   version: string,
   throttle: ThrottleAuthority,
 ): Promise<void> {
+  // The primary stops and reloads its workers by signals; on Windows a signal sent to
+  // another process ends it at once (TerminateProcess): no drain, no reload.
+  if (process.platform === 'win32') {
+    throw new CliError(
+      '--workers is not supported on Windows, where the primary could not stop or reload its workers without ending them; serve from one process (leave --workers out)',
+    );
+  }
   await preflight();
   const channels = new Map<Worker, Channel>();
   /** Workers that said they serve, by their channel. */

@@ -5,7 +5,8 @@
 // service as their owner with a writer (a Windows process) beside it; a configuration and a
 // credentials file saved by Notepad as UTF-8 with BOM and CRLF; TLS; a reload by POST
 // /-/reload; a stop by Ctrl+C that answers the request in flight and writes its last log
-// lines; `check`.
+// lines; `check`. The service is started with the command line of WinSW's service file
+// (deploy/), its paths put at this lane's.
 //
 // What Wine cannot show, and so is not tested here (docs/operations.md, Windows, says it):
 // NTFS permissions (Wine maps files to the Linux user's), the service control manager and
@@ -89,6 +90,25 @@ function httpsGet(url: string, authorization: string): Promise<{ status: number;
   });
 }
 
+/**
+ * The command line of WinSW's service file (deploy/booking-search-server.xml), split as
+ * Windows splits one, with the installed command and the configuration at this lane's paths.
+ */
+function winswArguments(): string[] {
+  const xml = readFileSync(new URL('../../deploy/booking-search-server.xml', import.meta.url), 'utf8');
+  const line = /<arguments>(.*)<\/arguments>/.exec(xml)?.[1] ?? '';
+  const args = [...line.matchAll(/"([^"]*)"|(\S+)/g)].map((match) => match[1] ?? match[2] ?? '');
+  const paths: Record<string, string> = {
+    'C:\\Program Files\\booking-search-server\\node_modules\\booking-search-server\\bin\\booking-search-server.js': BIN,
+    'C:\\ProgramData\\booking-search-server\\office.conf': win(CONFIG),
+  };
+  assert.deepEqual(
+    args.filter((arg) => paths[arg] === undefined),
+    ['--config'],
+  );
+  return args.map((arg) => paths[arg] ?? arg);
+}
+
 /** Notepad's "UTF-8 with BOM", Windows' line ends. */
 function writeNotepad(file: string, lines: string[]): void {
   writeFileSync(file, `\uFEFF${lines.join('\r\n')}\r\n`);
@@ -142,7 +162,7 @@ before(async () => {
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 test('Windows: --config with two books at Windows paths, BOM and CRLF, TLS, a writer beside it, a reload by POST /-/reload, a stop by Ctrl+C', async () => {
-  const service = wine([BIN, '--config', win(CONFIG)], 'service');
+  const service = wine(winswArguments(), 'service');
   const listening = await waitFor(service, /listening on https:\/\/127\.0\.0\.1:(\d+)\/ \(2 books from /);
   const origin = `https://127.0.0.1:${listening[1]}`;
   const admin = (await waitFor(service, /admin listener on (http:\/\/127\.0\.0\.1:\d+)\//))[1];
@@ -196,4 +216,10 @@ test('Windows: check on a book at a Windows path', async () => {
   assert.equal(await finished(check.child, 'check'), 0, check.output());
   assert.match(check.output(), /^Schema: fits/m);
   assert.match(check.output(), /A real search, .* answers:\r?\n {2}\{"anzahl":1,/);
+});
+
+test('Windows: --workers is refused in one line (the primary could only end its workers, not stop or reload them)', async () => {
+  const workers = wine([BIN, '--demo', '--workers', '2'], 'workers');
+  assert.equal(await finished(workers.child, '--workers'), 1);
+  assert.match(workers.output(), /booking-search-server: --workers is not supported on Windows/);
 });
