@@ -109,14 +109,15 @@ test("the time limit counts from the other end's last message: a request waiting
   const [a, b] = portPair();
   const serving = createChannel(a);
   const guard = createChannel(b);
-  // One answer every 30 ms, in order, as a guard working through its queue.
+  // One answer every 40 ms, in order, as a guard working through its queue.
   let queue = Promise.resolve();
   guard.handle('search', (body) => {
-    queue = queue.then(() => new Promise((resolve) => setTimeout(resolve, 30)));
+    queue = queue.then(() => new Promise((resolve) => setTimeout(resolve, 40)));
     return queue.then(() => body);
   });
-  const answers = await Promise.all([1, 2, 3, 4, 5].map((n) => serving.request<number>('search', n, 80)));
-  assert.deepEqual(answers, [1, 2, 3, 4, 5], 'the last waited 150 ms, its limit 80 ms since the last answer');
+  const numbers = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+  const answers = await Promise.all(numbers.map((n) => serving.request<number>('search', n, 250)));
+  assert.deepEqual(answers, numbers, 'the last waited 400 ms, its limit 250 ms since the last answer');
 });
 
 test('close() with an error fails what waits with that error, and each request after it at once', async () => {
