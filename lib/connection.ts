@@ -21,7 +21,11 @@ import type { Duplex } from 'node:stream';
  */
 export const MAX_UNANSWERED = 128;
 
+/** Requests read after the answer that closes their connection, at which it is read no more. */
+const MAX_DROPPED = 1_024;
+
 const UNANSWERED = Symbol('unanswered requests');
+const DROPPED = Symbol('dropped requests');
 const ADMISSION = Symbol('admission');
 const CLOSING = Symbol('closing');
 const AFTER = Symbol('after the answers');
@@ -31,6 +35,7 @@ type Admission = 'process' | 'refuse' | 'drop';
 interface Counted {
   [UNANSWERED]?: number;
   [CLOSING]?: true;
+  [DROPPED]?: number;
   [AFTER]?: () => void;
 }
 
@@ -48,8 +53,15 @@ export function admit(req: IncomingMessage, res: ServerResponse): Admission {
   if (first !== undefined) return first;
   const socket = req.socket as IncomingMessage['socket'] & Counted;
   let admission: Admission = 'drop';
-  if (socket[CLOSING] === true) stopReading(socket);
-  else {
+  if (socket[CLOSING] === true) {
+    // What a client sent after the answer that closes is read and dropped: closed with
+    // unread bytes, its connection would be reset, and the answers on their way to it lost.
+    // But each dropped request costs node:http its objects until the connection ends: past
+    // MAX_DROPPED (far more than a client pipelines that reads), it is read no more.
+    const dropped = (socket[DROPPED] ?? 0) + 1;
+    socket[DROPPED] = dropped;
+    if (dropped > MAX_DROPPED) stopReading(socket);
+  } else {
     const unanswered = socket[UNANSWERED] ?? 0;
     socket[UNANSWERED] = unanswered + 1;
     // A response finishes once: on() spares the wrapper once() makes for every request.
