@@ -50,9 +50,11 @@ export const REJECTED = Object.freeze({ kind: 'rejected' } as const);
 export const PENDING = Object.freeze({ kind: 'pending' } as const);
 /** Too many hash checks wait already: answered without a check. */
 export const BUSY = Object.freeze({ kind: 'busy' } as const);
+/** The service stops before the check began (lib/hash-checks.ts, `stop`): answered without it. */
+export const STOPPING = Object.freeze({ kind: 'stopping' } as const);
 
 /** The verdict on credentials: the user, or why not. */
-export type Verdict = Accepted | typeof REJECTED | typeof PENDING | typeof BUSY;
+export type Verdict = Accepted | typeof REJECTED | typeof PENDING | typeof BUSY | typeof STOPPING;
 /** A verdict after the hash check: never `PENDING`. */
 export type Settled = Exclude<Verdict, typeof PENDING>;
 
@@ -67,10 +69,10 @@ export interface Authenticator {
    * The verdict without waiting: the user, when a plain password or a remembered
    * verification matches; `REJECTED` or, when a hash must be checked, `PENDING`.
    */
-  check(given: GivenCredentials, header?: string): Exclude<Verdict, typeof BUSY>;
+  check(given: GivenCredentials, header?: string): Exclude<Verdict, typeof BUSY | typeof STOPPING>;
   /**
-   * Checks a hash for credentials `check` called `PENDING`; `done` gets the user, `REJECTED`
-   * or `BUSY`. A waiting check whose clients have all `gone` is dropped without an answer.
+   * Checks a hash for credentials `check` called `PENDING`; `done` gets the user, `REJECTED`,
+   * `BUSY`, or `STOPPING` when the checks stopped before this one began. A waiting check whose clients have all `gone` is dropped without an answer.
    */
   verify(given: GivenCredentials, done: (verdict: Settled) => void, gone?: () => boolean, header?: string): void;
   /**
@@ -172,7 +174,7 @@ export function createAuthenticator(
     return users.spellings.get(oneShotSha256(cacheSecret + header));
   }
 
-  function check(given: GivenCredentials, header?: string): Exclude<Verdict, typeof BUSY> {
+  function check(given: GivenCredentials, header?: string): Exclude<Verdict, typeof BUSY | typeof STOPPING> {
     const current = users;
     // Credentials verified before are answered from memory (only right ones are ever
     // remembered, so a miss tells the sender nothing), without the digests below or a check.
@@ -237,7 +239,13 @@ export function createAuthenticator(
         for (const waiter of answer) waiter.done(verdict);
       });
       return true;
-    });
+    }, giveUp);
+
+    function giveUp(): void {
+      const answer = current.checking.get(key) ?? [];
+      current.checking.delete(key);
+      for (const waiter of answer) waiter.done(STOPPING);
+    }
   }
 
   function retry(given: GivenCredentials, { done, gone }: Waiter): void {

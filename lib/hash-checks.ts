@@ -13,10 +13,18 @@ import type { Metrics } from './metrics.js';
 export interface HashChecks {
   /** Whether a check now would have to wait behind a full queue: then it is answered `BUSY`. */
   full(): boolean;
-  /** Queues `start`, which begins a check and says whether it did (a check nobody waits for any more does not). */
-  enqueue(start: () => boolean): void;
+  /**
+   * Queues `start`, which begins a check and says whether it did (a check nobody waits for
+   * any more does not); `giveUp` answers its requests instead once the checks are stopped.
+   */
+  enqueue(start: () => boolean, giveUp?: () => void): void;
   /** A check that `start` began has ended. */
   finished(): void;
+  /**
+   * The service stops: every waiting check, and every one queued from now on, is given up
+   * (its requests answered at once: `503`); the running ones end as they would.
+   */
+  stop(): void;
 }
 
 /** Hash checks bounded by `limits`; the running and waiting ones counted in `metrics` (lib/metrics.ts). */
@@ -25,8 +33,11 @@ export function createHashChecks(
   metrics?: Metrics,
 ): HashChecks {
   let running = 0;
+  let stopped = false;
   /** Checks waiting for a free slot; each says whether it started one. */
   const waiting: Array<() => boolean> = [];
+  /** What gives each waiting check up, in the same order. */
+  const givingUp: Array<(() => void) | undefined> = [];
   // The checks running and waiting now, added to those of other authenticators (lib/metrics.ts).
   const gauges = metrics?.hashChecks ?? new Float64Array(2);
 
@@ -34,6 +45,7 @@ export function createHashChecks(
   function pump(): void {
     while (running < limits.maxHashChecks) {
       const next = waiting.shift();
+      givingUp.shift();
       if (next === undefined) return;
       (gauges[1] as number) -= 1;
       // Counted as running before it starts: a check that ends at once finds itself counted.
@@ -48,8 +60,10 @@ export function createHashChecks(
 
   return {
     full: () => running >= limits.maxHashChecks && waiting.length >= limits.maxQueuedHashChecks,
-    enqueue(start) {
+    enqueue(start, giveUp) {
+      if (stopped) return giveUp?.();
       waiting.push(start);
+      givingUp.push(giveUp);
       (gauges[1] as number) += 1;
       pump();
     },
@@ -57,6 +71,13 @@ export function createHashChecks(
       running -= 1;
       (gauges[0] as number) -= 1;
       pump();
+    },
+    stop() {
+      stopped = true;
+      const given = givingUp.splice(0);
+      (gauges[1] as number) -= waiting.length;
+      waiting.length = 0;
+      for (const giveUp of given) giveUp?.();
     },
   };
 }

@@ -252,6 +252,8 @@ export function createLogin(authenticator: Authenticator, throttle: Throttle): L
             if (reserved && late.kind !== 'rejected') throttle.forgive(client, attempted);
             if (answered) return;
             if (late.kind === 'user') return resolve(admit(late, client));
+            // The service stops before the check began: as a check that did not come in time.
+            if (late.kind === 'stopping') return resolve({ kind: 'late', retryAfter: 1, attempted });
             // docs/API.md, Credentials: a full hash-check queue says "again in a second".
             resolve(late.kind === 'busy' ? { kind: 'busy', retryAfter: 1, attempted } : { kind: 'refused', attempted });
           } catch (error: unknown) {

@@ -11,6 +11,7 @@ import {
   PENDING,
   parseBasicAuth,
   REJECTED,
+  STOPPING,
   type Verdict,
 } from '../lib/auth.js';
 import { validateCredentials } from '../lib/credentials.js';
@@ -207,5 +208,22 @@ test('the hash checks running and waiting are counted while they last, and sever
   const checks = [check(first, 'eins'), check(first, 'zwei'), check(second, 'drei')];
   assert.deepEqual([...metrics.hashChecks], [2, 1], 'one running in each, one waiting in the first');
   assert.deepEqual(await Promise.all(checks), [REJECTED, REJECTED, REJECTED]);
+  assert.deepEqual([...metrics.hashChecks], [0, 0]);
+});
+
+test('stopped, the hash checks that wait and those queued later are given up at once; the running one ends as it would', async () => {
+  const metrics = createMetrics();
+  const users = validateCredentials([{ username: 'bank', passwordHash: HASH_OF_ALT }]);
+  const limits = { ...LIMITS, maxHashChecks: 1 };
+  const shared = createHashChecks(limits, metrics);
+  const authenticator = createAuthenticator(users, limits, metrics, shared);
+  const check = (password: string): Promise<Verdict> =>
+    new Promise((resolve) => authenticator.verify({ username: 'bank', password }, resolve));
+  const checks = [check('eins'), check('zwei'), check('zwei'), check('drei')];
+  assert.deepEqual([...metrics.hashChecks], [1, 2], 'one running, two waiting (one of them for two requests)');
+  shared.stop();
+  assert.deepEqual([...metrics.hashChecks], [1, 0]);
+  const later = check('vier');
+  assert.deepEqual(await Promise.all([...checks, later]), [REJECTED, STOPPING, STOPPING, STOPPING, STOPPING]);
   assert.deepEqual([...metrics.hashChecks], [0, 0]);
 });

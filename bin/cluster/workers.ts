@@ -12,6 +12,7 @@ import { describeError, errorCode } from '../../lib/internal.js';
 import { answersOfWorkers, listenAdmin } from '../admin/index.js';
 import { type Channel, CliError, createChannel, logInfo, logLine, type Port } from '../base/index.js';
 import type { ServeCommand } from '../config/index.js';
+import { onStopSignals, stopBoundMs, stopListening } from '../listen/index.js';
 import type { ThrottleAuthority } from './shared-throttle.js';
 
 /**
@@ -107,12 +108,19 @@ export async function superviseWorkers(
     const restarts: number[] = [];
     let listening = 0;
     const done = (): void => {
-      admin?.server.close();
-      admin?.server.closeAllConnections();
+      if (admin !== undefined) void stopListening(admin.server, 0);
       resolve();
     };
 
     const endAll = (exitCode: number): void => {
+      if (!ending) {
+        // Each worker ends within the bound by itself (bin/serve/listener.ts); one that
+        // does not is killed a second later.
+        const kill = setTimeout(() => {
+          for (const worker of alive) worker.process.kill('SIGKILL');
+        }, stopBoundMs(command.timeouts.searchMs) + 1_000);
+        kill.unref();
+      }
       ending = true;
       process.exitCode = exitCode;
       for (const worker of alive) worker.process.kill('SIGTERM');
@@ -187,9 +195,7 @@ export async function superviseWorkers(
       );
     });
 
-    const stop = (): void => endAll(0);
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    onStopSignals(() => endAll(0));
     process.on('SIGHUP', () => {
       for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGHUP');
     });

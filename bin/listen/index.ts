@@ -1,6 +1,7 @@
 // Every listener of the service is made here, with one set of protections against slow and
 // greedy clients (server.ts), and given what it needs before it serves: a Unix socket's
-// directory, group and mode, the TLS policy. Runs in the serving process, and in the
+// directory, group and mode, the TLS policy; and stopped, on the signals that stop the
+// service (stop.ts). Runs in the serving process, and in the
 // primary of --workers for its admin listener; the API listener and the admin listener
 // both use it.
 //
@@ -8,4 +9,5 @@
 
 export { type ConnectionLimits, createListener } from './server.js';
 export { applySocketGroup, prepareSocketPath, useSocketMode } from './socket.js';
+export { onStopSignals, STOP_GRACE_MS, stopBoundMs, stopListening } from './stop.js';
 export { type TlsMinVersion, tlsPairProblem, tlsPolicy, tlsRefusal } from './tls.js';

@@ -11,13 +11,15 @@
 //   --keep-alive-timeout, and a TLS handshake within --headers-timeout;
 // - a connection whose answer does not leave closed after --send-timeout (send-timeout.ts);
 // - protocol errors answered as JSON after the answers before them (lib/protocol-errors.ts);
-// - at most `maxConnections` connections open at once: one beyond is closed at once.
+// - at most `maxConnections` connections open at once: one beyond is closed at once;
+// - once it stops (stop.ts), every answer closes its connection.
 
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { answerProtocolErrors } from '../../lib/index.js';
 import { answeringTogether, rememberPeer, withinUnansweredBound } from '../../lib/internal.js';
 import { closeStalledConnections } from './send-timeout.js';
+import { isStopping } from './stop.js';
 import { type TlsMinVersion, tlsPolicy } from './tls.js';
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
@@ -62,7 +64,12 @@ export function createListener(handler: Listener, { limits, tls, around }: Liste
   };
   // The answers to the requests that arrive together leave together (lib/respond.ts).
   const bounded = answeringTogether(withinUnansweredBound(handler));
-  const listener = around === undefined ? bounded : around(bounded);
+  const wrapped = around === undefined ? bounded : around(bounded);
+  const listener: Listener = (req, res) => {
+    // Once the service stops, every answer closes its connection (stop.ts).
+    if (isStopping(server)) res.shouldKeepAlive = false;
+    wrapped(req, res);
+  };
   const server =
     tls === undefined
       ? createHttpServer(options, listener)

@@ -21,7 +21,11 @@ import { endAllGuards } from '../guard/index.js';
 import {
   applySocketGroup,
   createListener,
+  onStopSignals,
   prepareSocketPath,
+  STOP_GRACE_MS,
+  stopBoundMs,
+  stopListening,
   tlsPairProblem,
   tlsPolicy,
   tlsRefusal,
@@ -29,8 +33,6 @@ import {
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
-// After SIGINT/SIGTERM, requests in flight get this long before their connections are cut.
-const SHUTDOWN_GRACE_MS = 10_000;
 // Connections the API listener keeps open at once; a new one beyond them is closed at once.
 // Far above what a proxy's keep-alive pool or an office's clients hold, and below the 1,024
 // file descriptors a service gets by default, which would otherwise be the bound.
@@ -39,7 +41,7 @@ export const MAX_API_CONNECTIONS = 512;
 /**
  * Listens for `handler` with the access log, and with --admin-port or --admin-socket the
  * admin listener over `books` (with --workers the primary's, fed by each worker's report);
- * SIGINT/SIGTERM stop both, then `close`. A failure closes what was opened and is one line.
+ * SIGINT/SIGTERM stop both and `stopChecks` (the hash checks that wait), then `close`. A failure closes what was opened and is one line.
  */
 export async function listenFor(
   command: ServeCommand,
@@ -48,6 +50,7 @@ export async function listenFor(
   handler: RequestHandler,
   close: () => void,
   books: () => readonly ServedBook[],
+  stopChecks: () => void,
 ): Promise<{ server: Server; adminLines: string[] }> {
   let server: Server | undefined;
   let admin: { server: Server; address: string } | undefined;
@@ -86,17 +89,18 @@ export async function listenFor(
     }
   }
   stopOnSignals(
+    command,
     server,
     () => {
       close();
       // What a book left in a guard process (one replaced, timed out or being opened) ends too.
       endAllGuards();
-      admin?.server.close();
-      admin?.server.closeAllConnections();
+      if (admin !== undefined) void stopListening(admin.server, 0);
     },
     role,
     () => {
       stopping = true;
+      stopChecks();
     },
   );
   return { server, adminLines: admin === undefined ? [] : [adminLine(admin.address)] };
@@ -182,38 +186,40 @@ function describeListenError(error: unknown, { settings: { host, port }, socket 
   return `cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`;
 }
 
-/** `closeAll` runs once the server has closed; `started` when the stop begins (the admin listener's /live says 503 from then). */
+/**
+ * SIGINT/SIGTERM (bin/listen/stop.ts): `started` when the stop begins (the admin listener's
+ * /live says 503 from then, the hash checks that wait are answered 503), `closeAll` once
+ * the API listener has closed. The process has ended within stopBoundMs of the signal: what
+ * still runs then (a hash check on the thread pool, a book's file) is not waited for.
+ */
 function stopOnSignals(
+  command: ServeCommand,
   server: Server,
   closeAll: () => void,
   role: Exclude<Role, 'primary'>,
   started: () => void,
 ): void {
-  let stopping = false;
-  const stop = (): void => {
-    if (stopping) {
+  onStopSignals((again) => {
+    if (again) {
       // A second signal cuts what is still running. Not in a worker: Ctrl-C and systemd
       // signal the whole process group, and the primary passes the signal on as well, so
-      // each worker sees two for one stop; it gets the grace below like a single process.
+      // each worker sees two for one stop; it gets the grace like a single process.
       if (role === 'single') server.closeAllConnections();
       return;
     }
-    stopping = true;
     started();
-    server.close(() => {
+    const bound = stopBoundMs(command.timeouts.searchMs);
+    setTimeout(() => {
+      logLine(`still stopping after ${bound / 1000} s: ending now`, 'warning');
+      process.exit(0);
+    }, bound).unref();
+    void stopListening(server, STOP_GRACE_MS + command.timeouts.searchMs).then(() => {
       closeAll();
       process.exitCode = 0;
       // A worker's channel to the primary would keep it alive.
       if (role === 'worker') process.disconnect?.();
     });
-    server.closeIdleConnections();
-    setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
-  // Ctrl+Break in a Windows console; Ctrl+C there is SIGINT, and a service wrapper (WinSW,
-  // NSSM) stops a console program with Ctrl+C too. Never sent on other platforms.
-  process.on('SIGBREAK', stop);
+  });
 }
 
 /**

@@ -142,6 +142,7 @@ async function serve(
     service.handler,
     service.close,
     service.books,
+    () => shared.hashChecks?.stop(),
   );
   reloadOnHangup(
     command,

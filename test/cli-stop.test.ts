@@ -1,0 +1,127 @@
+// The stop of the CLI (docs/operations.md, "The command"): after SIGTERM it stops accepting,
+// closes idle keep-alive connections at once and busy ones after their current answer,
+// answers the password-hash checks that wait with 503, and exits within the bound it
+// states, which the unit's TimeoutStopSec covers; no answer is cut in its middle.
+
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { stopBoundMs } from '../bin/listen/stop.js';
+import { cleanEnv, type Running, start } from './support/cli-helpers.js';
+import { basicAuth, buildDatabase, HASH_OF_ALT, tempDir } from './support/helpers.js';
+
+const UNIT = new URL('../deploy/booking-search-server.service', import.meta.url).pathname;
+const PLAIN = basicAuth('buero', 'klartext');
+
+interface Answer {
+  status: number;
+  /** Whether the whole body announced by Content-Length arrived. */
+  whole: boolean;
+  connection: string | undefined;
+}
+
+/** GET `path` with `authorization`; an answer, or the error of a connection that got none. */
+function get(server: Running, path: string, authorization: string, agent: Agent | false): Promise<Answer | Error> {
+  return new Promise((resolve) => {
+    const req = request(`${server.origin}${path}`, { headers: { authorization }, agent }, (res) => {
+      let length = 0;
+      res.on('data', (chunk: Buffer) => (length += chunk.length));
+      res.on('error', () => undefined);
+      res.on('close', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          whole: res.complete && length === Number(res.headers['content-length']),
+          connection: res.headers.connection,
+        }),
+      );
+    });
+    req.on('error', (error) => resolve(error));
+    req.end();
+  });
+}
+
+/** A client that sends /status on one keep-alive connection, one after the other, until the service is gone. */
+async function steadyClient(server: Running, answers: Answer[]): Promise<void> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    for (;;) {
+      const answer = await get(server, '/api/v1/status', PLAIN, agent);
+      if (answer instanceof Error) return;
+      answers.push(answer);
+    }
+  } finally {
+    agent.destroy();
+  }
+}
+
+for (const workers of [[], ['--workers', '2']]) {
+  test(`SIGTERM${workers.length === 0 ? '' : ' with --workers 2'}, steady keep-alive clients and 17 queued hash checks: the checks that wait get 503, no answer is cut, and the service exits within its bound`, async (t) => {
+    const dir = tempDir(t);
+    const credentials = join(dir, 'credentials');
+    writeFileSync(credentials, `bank:${HASH_OF_ALT}\nbuero:klartext\n`, { mode: 0o600 });
+    // The search timeout is the stop's bound's part that a configuration chooses: 1 s, so
+    // that a stop that waits for the old 10 s grace does not pass.
+    const server = await start(
+      t,
+      [
+        '--db',
+        buildDatabase(t),
+        '--credentials-file',
+        credentials,
+        '--max-auth-failures',
+        '0',
+        '--search-timeout',
+        '1',
+        ...workers,
+      ],
+      cleanEnv(),
+    );
+    const steady: Answer[] = [];
+    const clients = Array.from({ length: 4 }, () => steadyClient(server, steady));
+    // 17 wrong passwords, each its own hash check; one or two run, the others wait.
+    const checks = Array.from({ length: 17 }, (_, i) =>
+      get(server, '/api/v1/status', basicAuth('bank', `falsch-${i}`), false),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const answeredBefore = steady.length;
+    assert.ok(answeredBefore > 0, 'the steady clients are answered');
+
+    const signalled = performance.now();
+    server.child.kill('SIGTERM');
+    const [code] = (await once(server.child, 'exit')) as [number | null];
+    const stoppedMs = performance.now() - signalled;
+    t.diagnostic(`exited ${stoppedMs.toFixed(0)} ms after SIGTERM`);
+    await Promise.all(clients);
+    const checked = await Promise.all(checks);
+
+    assert.equal(code, 0, server.output().stderr);
+    const bound = stopBoundMs(1_000);
+    assert.ok(stoppedMs < bound, `exited ${stoppedMs.toFixed(0)} ms after SIGTERM; the bound is ${bound} ms`);
+    assert.ok(steady.length > answeredBefore, 'the steady clients were answered while the service stopped');
+    assert.deepEqual(
+      steady.filter((answer) => !answer.whole || answer.status !== 200),
+      [],
+      'every answer to the steady clients whole',
+    );
+    const statuses = checked.map((answer) => (answer instanceof Error ? answer.message : answer.status));
+    assert.ok(
+      statuses.every((status) => status === 401 || status === 503),
+      `every queued check answered 401 or 503: ${statuses}`,
+    );
+    assert.ok(statuses.filter((status) => status === 503).length >= 10, `the waiting checks got 503: ${statuses}`);
+    assert.ok(
+      checked.every((answer) => !(answer instanceof Error) && answer.whole && answer.connection === 'close'),
+      'each whole, closing its connection',
+    );
+  });
+}
+
+test("the unit's TimeoutStopSec covers the stop's bound with the default search timeout, with a margin", () => {
+  const unit = readFileSync(UNIT, 'utf8');
+  const seconds = Number(/^TimeoutStopSec=(\d+)s$/m.exec(unit)?.[1]);
+  const bound = stopBoundMs(10_000) / 1_000;
+  assert.ok(seconds >= bound + 10, `TimeoutStopSec=${seconds}s against a bound of ${bound} s`);
+});
