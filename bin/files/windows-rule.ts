@@ -22,7 +22,7 @@ export interface WindowsFileSystem {
   user: () => string;
 }
 
-const ADVICE = 'docs/operations.md, Windows';
+const ADVICE = 'deploy/booking-search-server.xml says how';
 
 export const NTFS_NOTICE = `on Windows this service does not judge who else may change its configuration, credentials, TLS and book files (Windows has no owner and mode bits to read): NTFS permissions do; let only Administrators and the service's account write their folders (icacls, ${ADVICE})`;
 

@@ -106,7 +106,7 @@ test('Windows: mode 666 is no warning about secrets or sockets; an unreadable bo
   assert.equal(rule.letsEveryoneConnect(0o666), false);
   assert.equal(
     rule.whyNotReadable('C:\\Users\\me\\Documents\\kasse.mmb'),
-    `this service's account kasse may not read it; give that account read access to the file and its folder (icacls "C:\\Users\\me\\Documents" /grant "kasse:(OI)(CI)RX", docs/operations.md, Windows)`,
+    `this service's account kasse may not read it; give that account read access to the file and its folder (icacls "C:\\Users\\me\\Documents" /grant "kasse:(OI)(CI)RX", deploy/booking-search-server.xml says how)`,
   );
 });
 

@@ -8,7 +8,7 @@
 // lines; `check`. The service is started with the command line of WinSW's service file
 // (deploy/), its paths put at this lane's.
 //
-// What Wine cannot show, and so is not tested here (docs/operations.md, Windows, says it):
+// What Wine cannot show, and so is not tested here (deploy/booking-search-server.xml says it too):
 // NTFS permissions (Wine maps files to the Linux user's), the service control manager and
 // a service wrapper (WinSW, NSSM), Ctrl+Break, a named pipe reached from another machine's
 // tools, and SQLite's locking against a Linux process (Wine keeps Windows' locks to itself:
