@@ -87,129 +87,152 @@ export function isChannelMessage(message: unknown): boolean {
  * bounded (maxPending requests, and a backlog of Node's threshold); without, it is not.
  */
 export function createChannel(port: Port, bounds?: ChannelBounds): Channel {
-  const handlers = new Map<string, (body: unknown) => unknown>();
-  const waiting = new Map<number, Pending>();
-  let nextId = 1;
-  let behind = false;
-  let closed: Error | undefined;
-  // When the other end last sent anything: the time limits count from it.
-  let heard = performance.now();
-  const caughtUp = (): void => {
-    behind = false;
-    bounds?.behind?.(false);
-  };
+  return new PortChannel(port, bounds);
+}
 
-  const send = (message: Message): boolean => {
+class PortChannel implements Channel {
+  private readonly port: Port;
+  private readonly bounds: ChannelBounds | undefined;
+  private readonly handlers = new Map<string, (body: unknown) => unknown>();
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private behind = false;
+  private closed: Error | undefined;
+  /** When the other end last sent anything: the time limits count from it. */
+  private heard = performance.now();
+
+  constructor(port: Port, bounds: ChannelBounds | undefined) {
+    this.port = port;
+    this.bounds = bounds;
+    port.on('message', (raw) => this.receive(raw));
+  }
+
+  notify(kind: string, body: unknown): boolean {
+    return this.closed === undefined && !this.behind && this.send({ channel: CHANNEL, kind, body });
+  }
+
+  request<T>(kind: string, body: unknown, timeoutMs: number): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const refused = this.refusal(kind);
+      if (refused !== undefined) return reject(refused);
+      const id = this.nextId++;
+      const timer = setTimeout(() => this.expire(id), timeoutMs);
+      const sent = performance.now();
+      this.pending.set(id, { kind, resolve: resolve as (body: unknown) => void, reject, timer, sent, timeoutMs });
+      if (!this.send({ channel: CHANNEL, kind, body, request: id })) {
+        this.pending.delete(id);
+        clearTimeout(timer);
+        reject(new ChannelError(`cannot ask for ${kind}: the channel is closed`, 'CHANNEL_CLOSED'));
+      }
+    });
+  }
+
+  handle(kind: string, answer: (body: unknown) => unknown): void {
+    this.handlers.set(kind, answer);
+  }
+
+  waiting(): number {
+    return this.pending.size;
+  }
+
+  close(reason: string | Error): void {
+    const closed = typeof reason === 'string' ? new ChannelError(reason, 'CHANNEL_CLOSED') : reason;
+    this.closed = closed;
+    for (const [id, pending] of this.pending) {
+      this.pending.delete(id);
+      clearTimeout(pending.timer);
+      pending.reject(closed);
+    }
+  }
+
+  private send(message: Message): boolean {
     try {
-      if (port.send(message) === false && bounds !== undefined && !behind) {
-        behind = true;
-        bounds.behind?.(true);
+      if (this.port.send(message) === false && this.bounds !== undefined && !this.behind) {
+        this.behind = true;
+        this.bounds.behind?.(true);
         // A message of no kind, which the other side ignores, written once all before it are.
-        port.send({ channel: CHANNEL, kind: '', body: null } satisfies Message, caughtUp);
+        this.port.send({ channel: CHANNEL, kind: '', body: null } satisfies Message, () => {
+          this.behind = false;
+          this.bounds?.behind?.(false);
+        });
       }
       return true;
     } catch {
       // ERR_IPC_CHANNEL_CLOSED: the other end has gone; its requests fail by their timer or close().
       return false;
     }
-  };
-  const reply = (id: number, body: unknown, error?: unknown): void => {
-    send(
+  }
+
+  private reply(id: number, body: unknown, error?: unknown): void {
+    this.send(
       error === undefined
         ? { channel: CHANNEL, reply: id, body: body ?? null }
         : { channel: CHANNEL, reply: id, body: null, error: describeError(error) },
     );
-  };
-  const expire = (id: number): void => {
-    const pending = waiting.get(id);
-    if (pending === undefined) return;
-    const quiet = performance.now() - Math.max(heard, pending.sent);
-    if (quiet < pending.timeoutMs) {
-      pending.timer = setTimeout(expire, pending.timeoutMs - quiet, id);
-      return;
-    }
-    waiting.delete(id);
-    pending.reject(new ChannelError(`no answer to ${pending.kind} within ${pending.timeoutMs} ms`, 'CHANNEL_TIMEOUT'));
-  };
+  }
 
-  port.on('message', (raw) => {
-    if (!isChannelMessage(raw)) return;
-    heard = performance.now();
-    const message = raw as Message;
-    if ('reply' in message) {
-      const pending = waiting.get(message.reply);
-      if (pending === undefined) return; // answered too late: its timer has failed it
-      waiting.delete(message.reply);
-      clearTimeout(pending.timer);
-      if (message.error === undefined) pending.resolve(message.body);
-      else pending.reject(new ChannelError(message.error, 'CHANNEL_REMOTE'));
+  private expire(id: number): void {
+    const pending = this.pending.get(id);
+    if (pending === undefined) return;
+    const quiet = performance.now() - Math.max(this.heard, pending.sent);
+    if (quiet < pending.timeoutMs) {
+      pending.timer = setTimeout(() => this.expire(id), pending.timeoutMs - quiet);
       return;
     }
-    const answer = handlers.get(message.kind);
-    const id = 'request' in message ? message.request : undefined;
+    this.pending.delete(id);
+    pending.reject(new ChannelError(`no answer to ${pending.kind} within ${pending.timeoutMs} ms`, 'CHANNEL_TIMEOUT'));
+  }
+
+  private receive(raw: unknown): void {
+    if (!isChannelMessage(raw)) return;
+    this.heard = performance.now();
+    const message = raw as Message;
+    if (!('reply' in message)) return this.answer(message);
+    const pending = this.pending.get(message.reply);
+    if (pending === undefined) return; // answered too late: its timer has failed it
+    this.pending.delete(message.reply);
+    clearTimeout(pending.timer);
+    if (message.error === undefined) pending.resolve(message.body);
+    else pending.reject(new ChannelError(message.error, 'CHANNEL_REMOTE'));
+  }
+
+  /** Hands a notification or a request to its handler; a request gets what it returns (or resolves to). */
+  private answer(message: { kind: string; body: unknown; request?: number }): void {
+    const answer = this.handlers.get(message.kind);
+    const id = message.request;
     if (answer === undefined) {
-      if (id !== undefined) reply(id, null, `nothing answers ${message.kind}`);
+      if (id !== undefined) this.reply(id, null, `nothing answers ${message.kind}`);
       return;
     }
     let result: unknown;
     try {
       result = answer(message.body);
     } catch (error: unknown) {
-      if (id !== undefined) reply(id, null, error);
+      if (id !== undefined) this.reply(id, null, error);
       return;
     }
     if (id === undefined) return;
     if (result instanceof Promise) {
       result.then(
-        (body: unknown) => reply(id, body),
-        (error: unknown) => reply(id, null, error),
+        (body: unknown) => this.reply(id, body),
+        (error: unknown) => this.reply(id, null, error),
       );
-    } else reply(id, result);
-  });
+    } else this.reply(id, result);
+  }
 
-  const refuse = (kind: string): ChannelError | undefined => {
-    if (closed !== undefined)
+  private refusal(kind: string): ChannelError | undefined {
+    const { closed, bounds } = this;
+    if (closed !== undefined) {
       return new ChannelError(`cannot ask for ${kind}: the channel is closed (${closed.message})`, 'CHANNEL_CLOSED');
-    if (behind) return new ChannelError(`cannot ask for ${kind}: the other end takes no messages now`, 'CHANNEL_FULL');
-    if (bounds !== undefined && waiting.size >= bounds.maxPending) {
+    }
+    if (this.behind)
+      return new ChannelError(`cannot ask for ${kind}: the other end takes no messages now`, 'CHANNEL_FULL');
+    if (bounds !== undefined && this.pending.size >= bounds.maxPending) {
       return new ChannelError(
         `cannot ask for ${kind}: ${bounds.maxPending} requests wait for an answer`,
         'CHANNEL_FULL',
       );
     }
     return undefined;
-  };
-
-  return {
-    notify(kind, body) {
-      return closed === undefined && !behind && send({ channel: CHANNEL, kind, body });
-    },
-    request<T>(kind: string, body: unknown, timeoutMs: number): Promise<T> {
-      return new Promise<T>((resolve, reject) => {
-        const refused = refuse(kind);
-        if (refused !== undefined) return reject(refused);
-        const id = nextId++;
-        const timer = setTimeout(expire, timeoutMs, id);
-        const sent = performance.now();
-        waiting.set(id, { kind, resolve: resolve as (body: unknown) => void, reject, timer, sent, timeoutMs });
-        if (!send({ channel: CHANNEL, kind, body, request: id })) {
-          waiting.delete(id);
-          clearTimeout(timer);
-          reject(new ChannelError(`cannot ask for ${kind}: the channel is closed`, 'CHANNEL_CLOSED'));
-        }
-      });
-    },
-    handle(kind, answer) {
-      handlers.set(kind, answer);
-    },
-    waiting: () => waiting.size,
-    close(reason) {
-      closed = typeof reason === 'string' ? new ChannelError(reason, 'CHANNEL_CLOSED') : reason;
-      for (const [id, pending] of waiting) {
-        waiting.delete(id);
-        clearTimeout(pending.timer);
-        pending.reject(closed);
-      }
-    },
-  };
+  }
 }
