@@ -2,43 +2,12 @@
 // hashes checked off the event loop, a bounded number at once (docs/API.md, Credentials).
 
 import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { type GivenCredentials, MAX_HEADER_LENGTH } from './basic-auth.js';
 import type { ConfiguredUser } from './credentials.js';
 import { createHashChecks, type HashChecks } from './hash-checks.js';
 import type { Metrics } from './metrics.js';
 import { dummyHash, type PasswordHash, verifyPassword } from './password-hash.js';
 
-// RFC 7617 §2 / RFC 7235 §2.1: credentials = auth-scheme 1*SP token68, the scheme
-// case-insensitive. token68 = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
-const BASIC_CREDENTIALS = /^basic +([A-Za-z0-9._~+/-]+=*) *$/i;
-// A longer header is not ours: it cannot hold credentials worth decoding.
-const MAX_HEADER_LENGTH = 4096;
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-/** `Authorization` header → the credentials in it, or `undefined` when it holds none. */
-export function parseBasicAuth(header: string | undefined): GivenCredentials | undefined {
-  if (header === undefined || header.length > MAX_HEADER_LENGTH) return undefined;
-  const match = BASIC_CREDENTIALS.exec(header);
-  if (match === null) return undefined;
-  let decoded: string;
-  try {
-    // RFC 7617 §2.1: under charset="UTF-8" user-id and password are compared in Unicode
-    // Normalization Form C, so `ü` typed as u + combining diaeresis is the same `ü`.
-    decoded = utf8.decode(Buffer.from(match[1] ?? '', 'base64')).normalize('NFC');
-  } catch {
-    return undefined; // not UTF-8 (RFC 7617 §2.1, charset="UTF-8")
-  }
-  // RFC 7617 §2: the user-id cannot contain a colon, so split at the first one.
-  const colon = decoded.indexOf(':');
-  if (colon === -1) return undefined;
-  return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
-}
-
-/** A username and password as sent (RFC 7617). */
-export interface GivenCredentials {
-  username: string;
-  password: string;
-}
 /** Accepted credentials: the user they name (one object per configured user, never copied). */
 export interface Accepted {
   readonly kind: 'user';
@@ -72,7 +41,8 @@ export interface Authenticator {
   check(given: GivenCredentials, header?: string): Exclude<Verdict, typeof BUSY | typeof STOPPING>;
   /**
    * Checks a hash for credentials `check` called `PENDING`; `done` gets the user, `REJECTED`,
-   * `BUSY`, or `STOPPING` when the checks stopped before this one began. A waiting check whose clients have all `gone` is dropped without an answer.
+   * `BUSY`, or `STOPPING` when the checks stopped before this one began. A waiting check
+   * whose clients have all `gone` is dropped without an answer.
    */
   verify(given: GivenCredentials, done: (verdict: Settled) => void, gone?: () => boolean, header?: string): void;
   /**
@@ -136,148 +106,124 @@ export function createAuthenticator(
   metrics?: Metrics,
   hashChecks: HashChecks = createHashChecks(limits, metrics),
 ): Authenticator {
-  // The memory of verified credentials is keyed by SHA-256(secret ‖ user ‖ ":" ‖ password):
-  // one-way, useless for a dictionary made elsewhere, and keyed on what the header means, so
-  // `basic`, extra spaces or padding cost no second check. (A secret prefix, not HMAC: nobody
-  // sees these keys, and a one-shot hash is cheaper than an Hmac object on every request.)
-  const cacheSecret = randomBytes(32).toString('base64');
-  let users = prepare(initial);
-
-  function remembered({ username, password }: GivenCredentials): string {
-    // RFC 7617 §2: the username holds no colon, so the first one ends it.
-    return oneShotSha256(`${cacheSecret}${username}:${password}`);
-  }
-
-  /**
-   * The dummy hash an unknown `username` is checked against: always the same one for the
-   * same name, chosen by a keyed digest among one per hashed user, so that an unknown user
-   * costs what some configured user costs, and which one tells nothing.
-   */
-  function dummyFor(current: Users, username: string): PasswordHash {
-    const pick = createHash('sha256').update(cacheSecret).update(username, 'utf8').digest().readUInt32BE(0);
-    return current.dummies[pick % current.dummies.length] as PasswordHash;
-  }
-
-  /** The index of the user whose name matches, or -1; every user is compared. */
-  function findUser(current: Users, username: string): number {
-    const given = digest(username);
-    let found = -1;
-    for (let i = 0; i < current.names.length; i += 1) {
-      // No early exit: every configured name is compared, whichever matches.
-      if (timingSafeEqual(given, current.names[i] as Buffer)) found = i;
-    }
-    return found;
-  }
-
-  function recall(header: string | undefined): Accepted | undefined {
-    if (header === undefined || header.length > MAX_HEADER_LENGTH) return undefined;
-    return users.spellings.get(oneShotSha256(cacheSecret + header));
-  }
-
-  function check(given: GivenCredentials, header?: string): Exclude<Verdict, typeof BUSY | typeof STOPPING> {
-    const current = users;
-    // Credentials verified before are answered from memory (only right ones are ever
-    // remembered, so a miss tells the sender nothing), without the digests below or a check.
-    const key = remembered(given);
-    const known = current.verified.get(key);
-    if (known !== undefined) {
-      if (header !== undefined) bounded(current.spellings, oneShotSha256(cacheSecret + header), known);
-      return known;
-    }
-    const name = digest(given.username);
-    const password = digest(given.password);
-    let accepted = -1;
-    for (let i = 0; i < current.names.length; i += 1) {
-      const expected = current.passwords[i];
-      const userMatches = timingSafeEqual(name, current.names[i] as Buffer);
-      // A hashed user is compared against its own name digest, so that it costs the same.
-      const passwordMatches = timingSafeEqual(password, expected ?? (current.names[i] as Buffer));
-      // `&`, not `&&`: no early return on the user.
-      if ((Number(userMatches) & Number(passwordMatches) & Number(expected !== undefined)) === 1) accepted = i;
-    }
-    if (accepted === -1) return current.dummies.length === 0 ? REJECTED : PENDING;
-    const user = current.accepted[accepted] as Accepted;
-    remember(current, key, user, header);
-    return user;
-  }
-
-  function verify(
-    given: GivenCredentials,
-    done: (verdict: Settled) => void,
-    gone: () => boolean = () => false,
-    header?: string,
-  ): void {
-    const current = users;
-    const key = remembered(given);
-    // The same credentials already being checked (a client's first requests in parallel): one
-    // check answers them all.
-    const waiters = current.checking.get(key);
-    if (waiters !== undefined) return void waiters.push({ done, gone });
-    if (hashChecks.full()) return done(BUSY);
-    current.checking.set(key, [{ done, gone }]);
-    const index = findUser(current, given.username);
-    const own = index === -1 ? undefined : current.hashes[index];
-    // An unknown user, or a plain user with a wrong password, costs one check like a wrong password.
-    const target = own ?? dummyFor(current, given.username);
-    hashChecks.enqueue(() => {
-      // Every client that waited for this check has gone: it is not worth a core.
-      if ((current.checking.get(key) ?? []).every((waiter) => waiter.gone())) {
-        current.checking.delete(key);
-        return false;
-      }
-      verifyPassword(given.password, target, (matches) => {
-        hashChecks.finished();
-        const answer = current.checking.get(key) ?? [];
-        current.checking.delete(key);
-        // The credentials changed while this was checked: judge it by the new ones.
-        if (current !== users) {
-          for (const waiter of answer) retry(given, waiter);
-          return;
-        }
-        const verdict = matches && own !== undefined ? (current.accepted[index] as Accepted) : REJECTED;
-        if (verdict.kind === 'user') remember(current, key, verdict, header);
-        for (const waiter of answer) waiter.done(verdict);
-      });
-      return true;
-    }, giveUp);
-
-    function giveUp(): void {
-      const answer = current.checking.get(key) ?? [];
-      current.checking.delete(key);
-      for (const waiter of answer) waiter.done(STOPPING);
-    }
-  }
-
-  function retry(given: GivenCredentials, { done, gone }: Waiter): void {
-    const verdict = check(given);
-    if (verdict.kind === 'pending') verify(given, done, gone);
-    else done(verdict);
-  }
-
-  function remember(current: Users, key: string, user: Accepted, header: string | undefined): void {
-    bounded(current.verified, key, user);
-    if (header !== undefined) bounded(current.spellings, oneShotSha256(cacheSecret + header), user);
-  }
-
-  /** `map.set(key, value)`, forgetting the oldest entry beyond `maxVerifiedCredentials`. */
-  function bounded(map: Map<string, Accepted>, key: string, value: Accepted): void {
-    if (map.size >= limits.maxVerifiedCredentials && !map.has(key)) {
-      const oldest = map.keys().next();
-      if (oldest.done !== true) map.delete(oldest.value);
-    }
-    map.set(key, value);
-  }
-
+  const state: State = {
+    // The memory of verified credentials is keyed by SHA-256(secret ‖ user ‖ ":" ‖ password):
+    // one-way, useless for a dictionary made elsewhere, and keyed on what the header means, so
+    // `basic`, extra spaces or padding cost no second check. (A secret prefix, not HMAC:
+    // nobody sees these keys, and a one-shot hash is cheaper than an Hmac object.)
+    secret: randomBytes(32).toString('base64'),
+    users: prepare(initial),
+    maxRemembered: limits.maxVerifiedCredentials,
+    hashChecks,
+  };
   return {
-    check,
-    verify,
-    recall,
-    key: remembered,
-    checking: (key) => users.checking.has(key),
+    check: (given, header) => check(state, given, header),
+    verify: (given, done, gone, header) => verify(state, given, done, gone, header),
+    recall(header) {
+      if (header === undefined || header.length > MAX_HEADER_LENGTH) return undefined;
+      return state.users.spellings.get(oneShotSha256(state.secret + header));
+    },
+    key: (given) => remembered(state, given),
+    checking: (key) => state.users.checking.has(key),
     replaceUsers(next) {
-      users = prepare(next);
+      state.users = prepare(next);
     },
   };
+}
+
+/** An authenticator's own: its secret, its current users, and its bounds. */
+interface State {
+  readonly secret: string;
+  users: Users;
+  readonly maxRemembered: number;
+  readonly hashChecks: HashChecks;
+}
+
+function remembered(state: State, { username, password }: GivenCredentials): string {
+  // RFC 7617 §2: the username holds no colon, so the first one ends it.
+  return oneShotSha256(`${state.secret}${username}:${password}`);
+}
+
+function check(
+  state: State,
+  given: GivenCredentials,
+  header?: string,
+): Exclude<Verdict, typeof BUSY | typeof STOPPING> {
+  const current = state.users;
+  // Credentials verified before are answered from memory (only right ones are ever
+  // remembered, so a miss tells the sender nothing), without the digests below or a check.
+  const key = remembered(state, given);
+  const known = current.verified.get(key);
+  if (known !== undefined) {
+    remember(state, current, undefined, known, header);
+    return known;
+  }
+  const accepted = plainMatch(current, given);
+  if (accepted === -1) return current.dummies.length === 0 ? REJECTED : PENDING;
+  const user = current.accepted[accepted] as Accepted;
+  remember(state, current, key, user, header);
+  return user;
+}
+
+function verify(
+  state: State,
+  given: GivenCredentials,
+  done: (verdict: Settled) => void,
+  gone: () => boolean = () => false,
+  header?: string,
+): void {
+  const { hashChecks } = state;
+  const current = state.users;
+  const key = remembered(state, given);
+  // The same credentials already being checked (a client's first requests in parallel): one
+  // check answers them all.
+  const waiters = current.checking.get(key);
+  if (waiters !== undefined) return void waiters.push({ done, gone });
+  if (hashChecks.full()) return done(BUSY);
+  current.checking.set(key, [{ done, gone }]);
+  const index = findUser(current, given.username);
+  const own = index === -1 ? undefined : current.hashes[index];
+  // An unknown user, or a plain user with a wrong password, costs one check like a wrong password.
+  const target = own ?? dummyFor(current, state.secret, given.username);
+  hashChecks.enqueue(() => {
+    // Every client that waited for this check has gone: it is not worth a core.
+    if ((current.checking.get(key) ?? []).every((waiter) => waiter.gone())) {
+      current.checking.delete(key);
+      return false;
+    }
+    verifyPassword(given.password, target, (matches) => {
+      hashChecks.finished();
+      const answer = current.checking.get(key) ?? [];
+      current.checking.delete(key);
+      // The credentials changed while this was checked: judge it by the new ones.
+      if (current !== state.users) {
+        for (const waiter of answer) retry(state, given, waiter);
+        return;
+      }
+      const verdict = matches && own !== undefined ? (current.accepted[index] as Accepted) : REJECTED;
+      if (verdict.kind === 'user') remember(state, current, key, verdict, header);
+      for (const waiter of answer) waiter.done(verdict);
+    });
+    return true;
+  }, giveUp);
+
+  function giveUp(): void {
+    const answer = current.checking.get(key) ?? [];
+    current.checking.delete(key);
+    for (const waiter of answer) waiter.done(STOPPING);
+  }
+}
+
+function retry(state: State, given: GivenCredentials, { done, gone }: Waiter): void {
+  const verdict = check(state, given);
+  if (verdict.kind === 'pending') verify(state, given, done, gone);
+  else done(verdict);
+}
+
+/** `user`'s credentials under `key` (unless already), and the `header` that carried them, remembered. */
+function remember(state: State, current: Users, key: string | undefined, user: Accepted, header?: string): void {
+  if (key !== undefined) bounded(current.verified, key, user, state.maxRemembered);
+  if (header !== undefined) bounded(current.spellings, oneShotSha256(state.secret + header), user, state.maxRemembered);
 }
 
 function prepare(list: readonly ConfiguredUser[]): Users {
@@ -293,6 +239,52 @@ function prepare(list: readonly ConfiguredUser[]): Users {
   };
 }
 
+/** The index of the user whose name matches, or -1; every user is compared. */
+function findUser(current: Users, username: string): number {
+  const given = digest(username);
+  let found = -1;
+  for (let i = 0; i < current.names.length; i += 1) {
+    // No early exit: every configured name is compared, whichever matches.
+    if (timingSafeEqual(given, current.names[i] as Buffer)) found = i;
+  }
+  return found;
+}
+
+/** The plain user whose name and password `given` are, or -1; every user compared, both parts. */
+function plainMatch(current: Users, given: GivenCredentials): number {
+  const name = digest(given.username);
+  const password = digest(given.password);
+  let accepted = -1;
+  for (let i = 0; i < current.names.length; i += 1) {
+    const expected = current.passwords[i];
+    const userMatches = timingSafeEqual(name, current.names[i] as Buffer);
+    // A hashed user is compared against its own name digest, so that it costs the same.
+    const passwordMatches = timingSafeEqual(password, expected ?? (current.names[i] as Buffer));
+    // `&`, not `&&`: no early return on the user.
+    if ((Number(userMatches) & Number(passwordMatches) & Number(expected !== undefined)) === 1) accepted = i;
+  }
+  return accepted;
+}
+
+/**
+ * The dummy hash an unknown `username` is checked against: always the same one for the
+ * same name, chosen by a digest keyed with `secret` among one per hashed user, so that an
+ * unknown user costs what some configured user costs, and which one tells nothing.
+ */
+function dummyFor(current: Users, secret: string, username: string): PasswordHash {
+  const pick = createHash('sha256').update(secret).update(username, 'utf8').digest().readUInt32BE(0);
+  return current.dummies[pick % current.dummies.length] as PasswordHash;
+}
+
+/** `map.set(key, value)`, forgetting the oldest entry beyond `max`. */
+function bounded(map: Map<string, Accepted>, key: string, value: Accepted, max: number): void {
+  if (map.size >= max && !map.has(key)) {
+    const oldest = map.keys().next();
+    if (oldest.done !== true) map.delete(oldest.value);
+  }
+  map.set(key, value);
+}
+
 /** The digest's 32 bytes as a Map key of 32 characters (`binary`): never shown, so never base64. */
 function oneShotSha256(text: string): string {
   return hash('sha256', text, 'binary');
@@ -300,9 +292,4 @@ function oneShotSha256(text: string): string {
 
 function digest(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
-}
-
-/** The challenge of a 401 (RFC 7617 §2.1). */
-export function challenge(realm: string): string {
-  return `Basic realm="${realm.replace(/["\\]/g, '\\$&')}", charset="UTF-8"`;
 }

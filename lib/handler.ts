@@ -13,7 +13,8 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from 'better-sqlite3';
-import { challenge, createAuthenticator } from './auth.js';
+import { createAuthenticator } from './auth.js';
+import { challenge } from './basic-auth.js';
 import { clientAddress, throttleKey } from './client-address.js';
 import { admit } from './connection.js';
 import { GRANTS } from './cors.js';

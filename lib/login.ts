@@ -20,7 +20,8 @@
 //      gets its answer before its connection could time out: 503 when the check has not
 //      come by then.
 
-import { type Accepted, type Authenticator, type GivenCredentials, parseBasicAuth } from './auth.js';
+import type { Accepted, Authenticator } from './auth.js';
+import { type GivenCredentials, parseBasicAuth } from './basic-auth.js';
 import { type ApiError, ERRORS } from './messages.js';
 import type { Throttle } from './throttle.js';
 

@@ -5,7 +5,8 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createAuthenticator, parseBasicAuth, REJECTED } from '../lib/auth.js';
+import { createAuthenticator, REJECTED } from '../lib/auth.js';
+import { parseBasicAuth } from '../lib/basic-auth.js';
 import { validateCredentials } from '../lib/credentials.js';
 
 const LIMITS = { maxHashChecks: 2, maxQueuedHashChecks: 32, maxVerifiedCredentials: 1000 };

@@ -7,13 +7,12 @@ import {
   type Authenticator,
   BUSY,
   createAuthenticator,
-  type GivenCredentials,
   PENDING,
-  parseBasicAuth,
   REJECTED,
   STOPPING,
   type Verdict,
 } from '../lib/auth.js';
+import { type GivenCredentials, parseBasicAuth } from '../lib/basic-auth.js';
 import { validateCredentials } from '../lib/credentials.js';
 import { createHashChecks } from '../lib/hash-checks.js';
 import { createHandler } from '../lib/index.js';

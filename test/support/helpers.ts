@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 import type { Accepted, Authenticator, Verdict } from '../../lib/auth.js';
-import { parseBasicAuth } from '../../lib/auth.js';
+import { parseBasicAuth } from '../../lib/basic-auth.js';
 import { createHandler } from '../../lib/index.js';
 import type { HandlerOptions, PasswordCredentials } from '../../lib/types.js';
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { challenge, createAuthenticator, type GivenCredentials, parseBasicAuth, REJECTED } from '../../lib/auth.js';
+import { createAuthenticator, REJECTED } from '../../lib/auth.js';
+import { challenge, type GivenCredentials, parseBasicAuth } from '../../lib/basic-auth.js';
 import { validateCredentials } from '../../lib/credentials.js';
 import { accepted, checkHeader } from '../support/helpers.js';
 

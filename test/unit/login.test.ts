@@ -5,15 +5,8 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  type Authenticator,
-  BUSY,
-  createAuthenticator,
-  type GivenCredentials,
-  PENDING,
-  REJECTED,
-  type Settled,
-} from '../../lib/auth.js';
+import { type Authenticator, BUSY, createAuthenticator, PENDING, REJECTED, type Settled } from '../../lib/auth.js';
+import type { GivenCredentials } from '../../lib/basic-auth.js';
 import { validateCredentials } from '../../lib/credentials.js';
 import { createLogin, type LoginVerdict, refusal } from '../../lib/login.js';
 import { ERRORS } from '../../lib/messages.js';
