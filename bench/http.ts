@@ -7,7 +7,8 @@
 // the service (and, for comparison, the Fastify peer, whose transaction per statement is
 // the design before the shared read transaction). Last, one client against the writer:
 // 50 connections repeat the widest search on the 1M file while the writer commits with
-// busy timeouts of 5 s, 1 s and 0 (bench/widest.ts). Prints markdown.
+// busy timeouts of 5 s, 1 s and 0 (bench/widest.ts); then the reconciliation in one request
+// beside the single searches it stands for (bench/abgleich.ts). Prints markdown.
 //
 //   npm run bench -- [--rounds 3] [--seconds 5] [--connections 16] [--workers] [--before DIR]
 //   npm run bench -- --widest-only [--rounds 3] [--seconds 6] [--before DIR]   (that last part alone)
@@ -20,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
+import { reconcileScenario } from './abgleich.js';
 import { serviceEnv as env, type Load, load, loadAverage, requireWrk, wrk } from './load.js';
 import { pinned, serviceCommand, startServer, stopServer } from './process.js';
 import { median, queriesFor, toQueryString } from './shapes.js';
@@ -262,4 +264,5 @@ if (values.workers) {
   console.log(rows.join('\n'));
 }
 await widestScenario({ rounds, seconds, before: values.before });
+await reconcileScenario({ rounds });
 console.log(`\nRun time: ${((Date.now() - started) / 1000).toFixed(0)} s.`);

@@ -79,7 +79,7 @@ export function wrk(
  * per request moves far less than requests per second: another program's load slows the
  * clock on the wall, not the work per request.
  */
-function cpuSeconds(pid: number): number {
+export function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
 }

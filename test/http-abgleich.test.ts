@@ -5,13 +5,13 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
+import { fillBook, reconciliation, score } from '../bench/bank-statement.js';
 import { Guard } from '../bin/guard/guarded.js';
 import { createHandlerOver } from '../lib/handler.js';
 import { createHandler } from '../lib/index.js';
 import { BODY_MESSAGES, lineMessage } from '../lib/messages.js';
 import { resolveOptions } from '../lib/options.js';
 import type { HandlerOptions } from '../lib/types.js';
-import { fillBook, reconciliation, score } from './support/bank-statement.js';
 import {
   AUTH,
   assertCommonHeaders,

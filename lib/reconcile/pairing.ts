@@ -6,6 +6,9 @@
 // candidates alone. Costs are compared as tuples of integers, never packed into a float.
 // A generator: it yields now and then, so that its caller can let the event loop run.
 
+import { addTo, CostHeap, compare, LOW, WIDTH } from './costs.js';
+import { untangle } from './untangle.js';
+
 /** One candidate of a line: the booking (an index), how far apart, and whether of the opposite sign. */
 export interface Edge {
   booking: number;
@@ -45,55 +48,11 @@ export function* pairLines(edges: readonly Edge[][], bookings: number): Generato
     // A line paired beyond its `group.length` nearest candidates could take a nearer one
     // that no other line holds: so those are all it needs.
     const kept = lines.map((list) => list.slice(0, keep));
-    const result = untangle(kept, yield* pairGroup(kept));
+    const result = yield* untangle(kept, yield* pairGroup(kept));
     group.forEach((line, i) => {
       paired[line] = result[i] as number;
     });
     yield;
-  }
-  return paired;
-}
-
-/**
- * The pairing with equal pairings' ties broken: while two lines can swap their bookings, or
- * a line take a free booking, at the same cents, days and signs and a lower `tie`, they do.
- * Each change lowers the sum of `tie`, so it ends.
- */
-function untangle(lines: readonly Edge[][], paired: Int32Array): Int32Array {
-  const owner = new Map<number, number>();
-  const edgeTo = lines.map((list) => new Map(list.map((edge) => [edge.booking, edge])));
-  paired.forEach((booking, line) => {
-    if (booking !== -1) owner.set(booking, line);
-  });
-  const same = (a: Edge[], b: Edge[]): boolean => {
-    const sum = (edges: Edge[], key: 'cents' | 'days') => edges.reduce((total, edge) => total + edge[key], 0);
-    const opposite = (edges: Edge[]) => edges.filter((edge) => edge.opposite).length;
-    return sum(a, 'cents') === sum(b, 'cents') && sum(a, 'days') === sum(b, 'days') && opposite(a) === opposite(b);
-  };
-  const tie = (edges: Edge[]): number => edges.reduce((total, edge) => total + edge.tie, 0);
-  for (let changed = true; changed; ) {
-    changed = false;
-    lines.forEach((list, line) => {
-      if (paired[line] === -1) return;
-      for (const edge of list) {
-        const had = edgeTo[line]?.get(paired[line] as number) as Edge;
-        const other = owner.get(edge.booking);
-        if (other === line) continue;
-        const theirs = other === undefined ? undefined : (edgeTo[other]?.get(edge.booking) as Edge);
-        const swapped = other === undefined ? undefined : edgeTo[other]?.get(had.booking);
-        const before = theirs === undefined ? [had] : [had, theirs];
-        const after = other === undefined ? [edge] : swapped === undefined ? undefined : [edge, swapped];
-        if (after === undefined || !same(before, after) || tie(after) >= tie(before)) continue;
-        owner.delete(had.booking);
-        if (other !== undefined) {
-          paired[other] = had.booking;
-          owner.set(had.booking, other);
-        }
-        paired[line] = edge.booking;
-        owner.set(edge.booking, line);
-        changed = true;
-      }
-    });
   }
   return paired;
 }
@@ -139,30 +98,6 @@ function groupsOf(edges: readonly Edge[][], bookings: number): number[][] {
   return [...groups.values()];
 }
 
-// A cost is four integers compared in order: cents apart as high × 2^26 + low (a sum of a
-// thousand amounts of 12 digits exceeds 2^53), then days apart, then opposite-sign pairs.
-const LOW = 2 ** 26;
-const WIDTH = 4;
-
-/** Adds `sign` × the cost at `b[j]` to the cost at `a[i]`, in place, keeping its low part in [0, 2^26). */
-function addTo(a: Float64Array, i: number, b: Float64Array, j: number, sign: number): void {
-  let low = (a[i + 1] as number) + sign * (b[j + 1] as number);
-  const carry = Math.floor(low / LOW);
-  low -= carry * LOW;
-  a[i] = (a[i] as number) + sign * (b[j] as number) + carry;
-  a[i + 1] = low;
-  a[i + 2] = (a[i + 2] as number) + sign * (b[j + 2] as number);
-  a[i + 3] = (a[i + 3] as number) + sign * (b[j + 3] as number);
-}
-
-function compare(a: Float64Array, i: number, b: Float64Array, j: number): number {
-  for (let k = 0; k < WIDTH; k += 1) {
-    const d = (a[i + k] as number) - (b[j + k] as number);
-    if (d !== 0) return d;
-  }
-  return 0;
-}
-
 /**
  * One group: successive shortest augmenting paths from the unpaired lines (a source before
  * them) to the unpaired bookings (a sink after them). Each path is the cheapest that pairs
@@ -177,7 +112,8 @@ function* pairGroup(lines: readonly Edge[][]): Generator<void, Int32Array, void>
   const sink = L + B;
   const nodes = sink + 1;
   const target = lines.map((list) => Int32Array.from(list, (edge) => L + (index.get(edge.booking) as number)));
-  const cost = lines.map((list) => {
+  const cost: Float64Array[] = [];
+  for (const list of lines) {
     const costs = new Float64Array(list.length * WIDTH);
     list.forEach((edge, k) => {
       costs[k * WIDTH] = Math.floor(edge.cents / LOW);
@@ -185,8 +121,9 @@ function* pairGroup(lines: readonly Edge[][]): Generator<void, Int32Array, void>
       costs[k * WIDTH + 2] = edge.days;
       costs[k * WIDTH + 3] = edge.opposite ? 1 : 0;
     });
-    return costs;
-  });
+    cost.push(costs);
+    if (cost.length % 64 === 0) yield;
+  }
   const edgeOfLine = new Int32Array(L).fill(-1);
   const lineOfBooking = new Int32Array(nodes).fill(-1);
   // The potentials, less one offset that every node shares (added to all at once).
@@ -232,10 +169,11 @@ function* pairGroup(lines: readonly Edge[][]): Generator<void, Int32Array, void>
     }
     return false;
   };
-  const morePaths = (): number => {
+  function* morePaths(): Generator<void, number, void> {
     used.fill(0);
     let more = 0;
     for (let line = 0; line < L; line += 1) {
+      if (line % 64 === 63) yield;
       if (edgeOfLine[line] !== -1 || used[line] === 1) continue;
       scratch.fill(0);
       addTo(scratch, 0, potential, line * WIDTH, -1);
@@ -243,7 +181,7 @@ function* pairGroup(lines: readonly Edge[][]): Generator<void, Int32Array, void>
       if (zero() && extend(line)) more += 1;
     }
     return more;
-  };
+  }
 
   for (let paired = 0; paired < Math.min(L, B); ) {
     const touched: number[] = [];
@@ -326,7 +264,7 @@ function* pairGroup(lines: readonly Edge[][]): Generator<void, Int32Array, void>
       }
       // Every other path of reduced cost 0 that shares no node with another is as short:
       // taken in the same step (the primal-dual method), so that a step pairs many lines.
-      paired += morePaths();
+      paired += yield* morePaths();
     }
     for (const node of touched) {
       reached[node] = 0;
@@ -339,62 +277,4 @@ function* pairGroup(lines: readonly Edge[][]): Generator<void, Int32Array, void>
     const k = edgeOfLine[line] as number;
     return k === -1 ? -1 : ((lines[line] as Edge[])[k] as Edge).booking;
   });
-}
-
-/** A binary heap of nodes by cost, then node; an entry whose node is settled is skipped. */
-class CostHeap {
-  private readonly keys: number[] = [];
-  private readonly nodes: number[] = [];
-
-  push(cost: Float64Array, node: number): void {
-    let i = this.nodes.length;
-    this.nodes.push(node);
-    for (let k = 0; k < WIDTH; k += 1) this.keys.push(cost[k] as number);
-    while (i > 0) {
-      const up = (i - 1) >> 1;
-      if (!this.less(i, up)) break;
-      this.swap(i, up);
-      i = up;
-    }
-  }
-
-  /** The cheapest node not yet settled, or -1. */
-  pop(settled: Uint8Array): number {
-    while (this.nodes.length > 0) {
-      const top = this.nodes[0] as number;
-      const last = this.nodes.length - 1;
-      this.swap(0, last);
-      this.nodes.pop();
-      this.keys.length = last * WIDTH;
-      for (let i = 0; ; ) {
-        const left = 2 * i + 1;
-        if (left >= last) break;
-        const child = left + 1 < last && this.less(left + 1, left) ? left + 1 : left;
-        if (!this.less(child, i)) break;
-        this.swap(i, child);
-        i = child;
-      }
-      if (settled[top] === 0) return top;
-    }
-    return -1;
-  }
-
-  private less(a: number, b: number): boolean {
-    for (let k = 0; k < WIDTH; k += 1) {
-      const d = (this.keys[a * WIDTH + k] as number) - (this.keys[b * WIDTH + k] as number);
-      if (d !== 0) return d < 0;
-    }
-    return (this.nodes[a] as number) < (this.nodes[b] as number);
-  }
-
-  private swap(a: number, b: number): void {
-    const node = this.nodes[a] as number;
-    this.nodes[a] = this.nodes[b] as number;
-    this.nodes[b] = node;
-    for (let k = 0; k < WIDTH; k += 1) {
-      const key = this.keys[a * WIDTH + k] as number;
-      this.keys[a * WIDTH + k] = this.keys[b * WIDTH + k] as number;
-      this.keys[b * WIDTH + k] = key;
-    }
-  }
 }

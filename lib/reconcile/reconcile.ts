@@ -63,8 +63,7 @@ interface Booking {
 
 /** The answer's JSON text for `request` over `rows` (every booking of its windows). */
 export function* reconcile(request: ReconcileRequest, rows: readonly BookingRow[]): Generator<void, string, void> {
-  const bookings = bookingsOf(rows, request.ausser);
-  yield;
+  const bookings = yield* bookingsOf(rows, request.ausser);
   const byAmount = new Map<number, number[]>();
   bookings.forEach((booking, index) => {
     const list = byAmount.get(booking.cents);
@@ -129,16 +128,19 @@ export function* reconcile(request: ReconcileRequest, rows: readonly BookingRow[
 }
 
 /** The rows as bookings, each once, by date and id; those in `ausser` left out. Throws on a row that breaks the contract. */
-function bookingsOf(rows: readonly BookingRow[], ausser: ReadonlySet<number>): Booking[] {
+function* bookingsOf(rows: readonly BookingRow[], ausser: ReadonlySet<number>): Generator<void, Booking[], void> {
   const seen = new Set<number>();
   const bookings: Booking[] = [];
-  for (const row of rows) {
+  for (let i = 0; i < rows.length; i += 1) {
+    const row = rows[i] as BookingRow;
     // A row the GET would refuse to answer (no date, no whole cents) is the 500 here too.
     const json = formatBooking(row);
     const [id, date, amountCents, , , konto] = row;
-    if (seen.has(id) || ausser.has(id)) continue;
-    seen.add(id);
-    bookings.push({ id, day: dayNumber(date), cents: -amountCents || 0, konto, json });
+    if (!seen.has(id) && !ausser.has(id)) {
+      seen.add(id);
+      bookings.push({ id, day: dayNumber(date), cents: -amountCents || 0, konto, json });
+    }
+    if (i % 512 === 511) yield;
   }
   return bookings.sort((a, b) => a.day - b.day || a.id - b.id);
 }

@@ -140,3 +140,28 @@ test('a ref of 200 characters counts code points; the body is UTF-8 or refused',
   assert.equal(request({ zeilen: [{ ...line, ref: '€'.repeat(100) + '😀'.repeat(100) }] }).lines[0]?.ref.length, 300);
   assert.deepEqual(parseReconcileBody(new Uint8Array([0x7b, 0xff, 0x7d])), { ok: false, message: M.badJson });
 });
+
+test('number texts are matched to their numbers whatever the key order: keys like "7" and keys given twice', () => {
+  const body = (text: string) => parseReconcileBody(bytes(text));
+  // A key given twice: JSON keeps the last value, at the first key's place.
+  const twice = body('{"zeilen":[{"datum":"2026-01-01","betrag":1.10,"tage":5,"betrag":2.20}],"ausser":[7]}');
+  assert.ok(twice.ok);
+  assert.equal(twice.request.lines[0]?.betragCents, 220);
+  assert.equal(twice.request.lines[0]?.tage, 5);
+  assert.deepEqual([...twice.request.ausser], [7]);
+  // Top-level fields in any order, numbers in strings that look like numbers, escaped quotes.
+  const mixed = body(
+    '{"ausser":[3,-4],"zeilen":[{"ref":"-1 \\" 2.5","datum":"2026-01-01","toleranz":0.05,"betrag":-0.07,"teile":2}]}',
+  );
+  assert.ok(mixed.ok);
+  assert.deepEqual(
+    [mixed.request.lines[0]?.ref, mixed.request.lines[0]?.toleranzCents, mixed.request.lines[0]?.betragCents],
+    ['-1 " 2.5', 5, -7],
+  );
+  assert.deepEqual([...mixed.request.ausser], [3, -4]);
+  assert.equal(body('{"zeilen":[{"datum":"2026-01-01","betrag":1,"7":2.5}]}').ok, false);
+  // A key given twice with as many numbers as places: the texts are not taken in the wrong order.
+  const swapped = body('{"zeilen":[{"datum":"2026-01-01","betrag":"x","tage":5,"betrag":2.2}]}');
+  assert.ok(swapped.ok);
+  assert.deepEqual([swapped.request.lines[0]?.betragCents, swapped.request.lines[0]?.tage], [220, 5]);
+});

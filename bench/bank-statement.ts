@@ -8,7 +8,7 @@
 // another book with `statementOver`.
 
 import type Database from 'better-sqlite3';
-import { mulberry32 } from '../../bin/books/demo.js';
+import { mulberry32 } from '../bin/books/demo.js';
 
 /** One booking as stored (expenses positive). */
 export interface BookEntry {
