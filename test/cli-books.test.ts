@@ -338,37 +338,38 @@ test('SIGHUP with a broken file, or a book that cannot be served, keeps the runn
   assert.doesNotMatch(stopped.stderr, /\n\s+at /, 'no stack trace');
 });
 
-test('a --config of one book (db in the service part) reloads like many: SIGHUP serves a changed db, and a broken line keeps it and says why', async (t) => {
+test('a --config of one book (db in the service part) reloads like many: SIGHUP serves a changed db (its name waits for a restart), and a broken line keeps it and says why', async (t) => {
   const o = office(t, CREDENTIALS);
   const write = (lines: string[]): void =>
-    writeFileSync(
-      o.config,
-      [`credentials-file = ${join(o.dir, 'credentials')}`, 'name = kasse', ...lines, ''].join('\n'),
-      {
-        mode: 0o600,
-      },
-    );
-  write([`db = ${o.files.own}`]);
+    writeFileSync(o.config, [`credentials-file = ${join(o.dir, 'credentials')}`, ...lines, ''].join('\n'), {
+      mode: 0o600,
+    });
+  write(['name = kasse', `db = ${o.files.own}`]);
   const cli = await start(t, ['--config', o.config], cleanEnv());
   const url = `${cli.origin}/api/v1/${MARCH_1250}`;
   const own = await request(url, as('mueller', 'm-geheim'));
   assert.equal(own.status, 200);
   assert.equal(JSON.parse(own.body).anzahl, 6, 'the own file has six bookings of 12.50 in March');
 
-  write([`db = ${o.files.mmex}`, 'app = mmex']);
+  write(['name = kasse2', `db = ${o.files.mmex}`, 'app = mmex']);
   cli.child.kill('SIGHUP');
-  await waitFor(() => cli.output().stderr, /SIGHUP: configuration re-read/);
+  await waitFor(() => cli.output().stderr, /SIGHUP: name changed/);
   assert.match(
     cli.output().stderr,
     new RegExp(`^${TIME} SIGHUP: configuration re-read from ${o.config}: 1 book: served anew kasse$`, 'm'),
   );
+  assert.match(cli.output().stderr, /SIGHUP: name changed; that takes effect at the next start/);
+  assertReply(await request(`${cli.origin}/api/v1/status`, as('mueller', 'm-geheim')), 200, {
+    name: 'kasse',
+    version: '1.0',
+  });
   const mmex = {
     anzahl: 1,
     buchungen: [{ id: 1, datum: '2026-03-14', betrag: -12.5, zweck: 'Post: Briefmarken', konto: 'Barkasse' }],
   };
   assertReply(await request(url, as('mueller', 'm-geheim')), 200, mmex);
 
-  write([`db = ${o.files.own}`, 'prot = 8080']);
+  write(['name = kasse', `db = ${o.files.own}`, 'prot = 8080']);
   cli.child.kill('SIGHUP');
   await waitFor(() => cli.output().stderr, /SIGHUP: keeping the running configuration: /);
   assert.match(

@@ -169,9 +169,13 @@ async function reload(command: ServeCommand, service: BookService, reread: () =>
   try {
     const next = reread();
     const changed = settingsChanged(command, next);
-    const summary = await service.reload(next.books, next.credentials);
+    // The book of --db (or of a file without sections) is named by --name, which takes
+    // effect at the next start, as every setting of the service does.
+    const keep = (book: BookConfig): BookConfig => ({ ...book, name: command.settings.name });
+    const books = servesFileBooks(next) ? next.books : next.books.map(keep);
+    const summary = await service.reload(books, next.credentials);
     command.credentials = next.credentials;
-    command.books = next.books;
+    command.books = books;
     logLine(`SIGHUP: ${reloaded(command, summary)}`, 'notice');
     if (changed.length > 0) {
       logLine(`SIGHUP: ${changed.join(', ')} changed; that takes effect at the next start`, 'warning');
