@@ -35,8 +35,14 @@ export interface ReplicaSettings {
  * from the primary, over `channel`, where it must. Refusals are counted in `metrics` by rule.
  */
 export function createThrottleReplica(channel: Channel, settings: ReplicaSettings, metrics?: Metrics): Throttle {
-  const { now } = settings;
-  const blocks: Record<ThrottleRule, Map<string, number>> = {
+  return new ThrottleReplica(channel, settings, metrics);
+}
+
+class ThrottleReplica implements Throttle {
+  private readonly channel: Channel;
+  private readonly settings: ReplicaSettings;
+  private readonly metrics: Metrics | undefined;
+  private readonly blocks: Record<ThrottleRule, Map<string, number>> = {
     address: new Map(),
     client: new Map(),
     user: new Map(),
@@ -44,128 +50,141 @@ export function createThrottleReplica(channel: Channel, settings: ReplicaSetting
     unauthenticated: new Map(),
   };
   // Insertion order is recency, as in the primary.
-  const known = new Set<string>();
-  const flagged = new Set<string>();
-  const pair = (user: string, address: string): string => `${user}:${address}`;
+  private readonly known = new Set<string>();
+  private readonly flagged = new Set<string>();
   // The pair at the end of `known`, as in lib/throttle.ts.
-  let recentUser: string | undefined;
-  let recentAddress: string | undefined;
+  private recentUser: string | undefined;
+  private recentAddress: string | undefined;
   // The last reservation went unanswered: said once, until one is answered.
-  let unanswered = false;
+  private unanswered = false;
 
-  const refuse = (rule: ThrottleRule, seconds: number): number => {
-    if (metrics !== undefined) (metrics.refusals[REFUSAL_INDEX[rule]] as number) += 1;
-    return seconds;
-  };
-  const secondsLeft = (rule: ThrottleRule, key: string): number => {
-    const table = blocks[rule];
-    // Nothing blocked, as almost always: no lookup.
-    if (table.size === 0) return 0;
-    const until = table.get(key);
-    if (until === undefined) return 0;
-    const remaining = until - now();
-    if (remaining > 0) return Math.ceil(remaining / 1000);
-    blocks[rule].delete(key);
-    return 0;
-  };
-  const remember = (set: Set<string>, key: string, bound: number): void => {
-    set.delete(key);
-    set.add(key);
-    if (set.size > bound) {
-      const oldest = set.values().next();
-      if (oldest.done !== true) set.delete(oldest.value);
+  constructor(channel: Channel, settings: ReplicaSettings, metrics: Metrics | undefined) {
+    this.channel = channel;
+    this.settings = settings;
+    this.metrics = metrics;
+    channel.handle(THROTTLE_MESSAGES.update, (body) => this.apply(body as ThrottleUpdate));
+  }
+
+  retryAfter(address: string, user?: string): number {
+    // As in lib/throttle.ts: a pair that logged in goes by its own failures from there.
+    const wait = this.secondsLeft('address', address);
+    if ((wait === 0 && this.blocks.client.size === 0) || user === undefined) {
+      return wait > 0 ? this.refuse('address', wait) : 0;
     }
-  };
+    const key = pair(user, address);
+    if (!this.known.has(key)) return wait > 0 ? this.refuse('address', wait) : 0;
+    const own = this.secondsLeft('client', key);
+    return own > 0 ? this.refuse('client', own) : 0;
+  }
 
-  channel.handle(THROTTLE_MESSAGES.update, (body) => {
-    const update = body as ThrottleUpdate;
+  budgetRetryAfter(user: string, address: string): number {
+    const forUser = this.secondsLeft('user', user);
+    const forAll = this.secondsLeft('global', '');
+    if ((forUser === 0 && forAll === 0) || this.known.has(pair(user, address))) return 0;
+    return this.refuse(forUser > 0 ? 'user' : 'global', Math.max(forUser, forAll));
+  }
+
+  recordUnauthenticated(address: string): number {
+    const wait = this.secondsLeft('unauthenticated', address);
+    if (wait > 0) return this.refuse('unauthenticated', wait);
+    // Not counted by the primary, not let through uncounted.
+    if (!this.channel.notify(THROTTLE_MESSAGES.unauthenticated, { address })) {
+      return this.refuse('unauthenticated', ON_ITS_OWN_RETRY_AFTER);
+    }
+    remember(this.flagged, address, this.settings.maxTrackedAddresses);
+    return 0;
+  }
+
+  async reserve(user: string, address: string): Promise<number> {
+    // Spent as far as this worker knows already: no need to ask.
+    const spent = this.budgetRetryAfter(user, address);
+    if (spent > 0) return spent;
+    const request: ReserveRequest = { user, address, known: this.known.has(pair(user, address)) };
+    let reply: ReserveReply;
+    try {
+      reply = await this.channel.request<ReserveReply>(THROTTLE_MESSAGES.reserve, request, RESERVE_TIMEOUT_MS);
+    } catch (error: unknown) {
+      // The primary did not decide (too much waits for it, or no answer in time): nothing is checked.
+      if (!(error instanceof ChannelError) || error.code === 'CHANNEL_REMOTE') throw error;
+      if (!this.unanswered) {
+        logLine(`worker ${process.pid}: ${error.message}: credentials get 429 until the primary answers`, 'warning');
+      }
+      this.unanswered = true;
+      return this.refuse('global', ON_ITS_OWN_RETRY_AFTER);
+    }
+    this.unanswered = false;
+    return reply.rule === null ? 0 : this.refuse(reply.rule, reply.retryAfter);
+  }
+
+  forgive(address: string, user: string): void {
+    this.channel.notify(THROTTLE_MESSAGES.forgive, { user, address } satisfies Pair);
+  }
+
+  recordSuccess(address: string, user: string): void {
+    // A client's next login, as most are, is the most recent already: two comparisons, as
+    // in the library's throttle, and nothing for the primary.
+    const flaggedHere = this.flagged.size > 0 && this.flagged.has(address);
+    if (user === this.recentUser && address === this.recentAddress && !flaggedHere) return;
+    const key = pair(user, address);
+    // The primary hears of a login only when it changes something there: a pair new to
+    // this worker, or an address with requests without credentials counted.
+    if (flaggedHere || !this.known.has(key)) {
+      this.channel.notify(THROTTLE_MESSAGES.success, { user, address } satisfies Pair);
+      this.flagged.delete(address);
+    }
+    remember(this.known, key, this.settings.maxKnownClients);
+    this.recentUser = user;
+    this.recentAddress = address;
+  }
+
+  /** What the primary changed, or its whole state (the first message to a new worker). */
+  private apply(update: ThrottleUpdate): void {
+    const { maxTrackedAddresses, maxKnownClients } = this.settings;
     for (const [rule, key, until] of update.blocks) {
-      const table = blocks[rule];
+      const table = this.blocks[rule];
       table.set(key, until);
       // As bounded as the primary's table: the oldest block is dropped first.
-      if (table.size > settings.maxTrackedAddresses) {
+      if (table.size > maxTrackedAddresses) {
         const oldest = table.keys().next();
         if (oldest.done !== true) table.delete(oldest.value);
       }
     }
-    for (const [rule, key] of update.unblocks) blocks[rule].delete(key);
-    for (const [user, address] of update.known) remember(known, pair(user, address), settings.maxKnownClients);
+    for (const [rule, key] of update.unblocks) this.blocks[rule].delete(key);
+    for (const [user, address] of update.known) remember(this.known, pair(user, address), maxKnownClients);
     // Pairs from other workers go behind this worker's most recent one.
-    if (update.known.length > 0) recentUser = recentAddress = undefined;
-    for (const address of update.flagged) remember(flagged, address, settings.maxTrackedAddresses);
-    for (const address of update.unflagged) flagged.delete(address);
-  });
-
-  function budgetRetryAfter(user: string, address: string): number {
-    const forUser = secondsLeft('user', user);
-    const forAll = secondsLeft('global', '');
-    if ((forUser === 0 && forAll === 0) || known.has(pair(user, address))) return 0;
-    return refuse(forUser > 0 ? 'user' : 'global', Math.max(forUser, forAll));
+    if (update.known.length > 0) this.recentUser = this.recentAddress = undefined;
+    for (const address of update.flagged) remember(this.flagged, address, maxTrackedAddresses);
+    for (const address of update.unflagged) this.flagged.delete(address);
   }
 
-  return {
-    retryAfter(address, user) {
-      // As in lib/throttle.ts: a pair that logged in goes by its own failures from there.
-      const wait = secondsLeft('address', address);
-      if ((wait === 0 && blocks.client.size === 0) || user === undefined) return wait > 0 ? refuse('address', wait) : 0;
-      const key = pair(user, address);
-      if (!known.has(key)) return wait > 0 ? refuse('address', wait) : 0;
-      const own = secondsLeft('client', key);
-      return own > 0 ? refuse('client', own) : 0;
-    },
+  private refuse(rule: ThrottleRule, seconds: number): number {
+    if (this.metrics !== undefined) (this.metrics.refusals[REFUSAL_INDEX[rule]] as number) += 1;
+    return seconds;
+  }
 
-    budgetRetryAfter,
+  private secondsLeft(rule: ThrottleRule, key: string): number {
+    const table = this.blocks[rule];
+    // Nothing blocked, as almost always: no lookup.
+    if (table.size === 0) return 0;
+    const until = table.get(key);
+    if (until === undefined) return 0;
+    const remaining = until - this.settings.now();
+    if (remaining > 0) return Math.ceil(remaining / 1000);
+    table.delete(key);
+    return 0;
+  }
+}
 
-    recordUnauthenticated(address) {
-      const wait = secondsLeft('unauthenticated', address);
-      if (wait > 0) return refuse('unauthenticated', wait);
-      // Not counted by the primary, not let through uncounted.
-      if (!channel.notify(THROTTLE_MESSAGES.unauthenticated, { address })) {
-        return refuse('unauthenticated', ON_ITS_OWN_RETRY_AFTER);
-      }
-      remember(flagged, address, settings.maxTrackedAddresses);
-      return 0;
-    },
+// A username cannot contain a colon (RFC 7617 §2), so `user:address` is unambiguous.
+function pair(user: string, address: string): string {
+  return `${user}:${address}`;
+}
 
-    async reserve(user, address) {
-      // Spent as far as this worker knows already: no need to ask.
-      const spent = budgetRetryAfter(user, address);
-      if (spent > 0) return spent;
-      const request: ReserveRequest = { user, address, known: known.has(pair(user, address)) };
-      let reply: ReserveReply;
-      try {
-        reply = await channel.request<ReserveReply>(THROTTLE_MESSAGES.reserve, request, RESERVE_TIMEOUT_MS);
-      } catch (error: unknown) {
-        // The primary did not decide (too much waits for it, or no answer in time): nothing is checked.
-        if (!(error instanceof ChannelError) || error.code === 'CHANNEL_REMOTE') throw error;
-        if (!unanswered)
-          logLine(`worker ${process.pid}: ${error.message}: credentials get 429 until the primary answers`, 'warning');
-        unanswered = true;
-        return refuse('global', ON_ITS_OWN_RETRY_AFTER);
-      }
-      unanswered = false;
-      return reply.rule === null ? 0 : refuse(reply.rule, reply.retryAfter);
-    },
-
-    forgive(address, user) {
-      channel.notify(THROTTLE_MESSAGES.forgive, { user, address } satisfies Pair);
-    },
-
-    recordSuccess(address, user) {
-      // A client's next login, as most are, is the most recent already: two comparisons, as
-      // in the library's throttle, and nothing for the primary.
-      const flaggedHere = flagged.size > 0 && flagged.has(address);
-      if (user === recentUser && address === recentAddress && !flaggedHere) return;
-      const key = pair(user, address);
-      // The primary hears of a login only when it changes something there: a pair new to
-      // this worker, or an address with requests without credentials counted.
-      if (flaggedHere || !known.has(key)) {
-        channel.notify(THROTTLE_MESSAGES.success, { user, address } satisfies Pair);
-        flagged.delete(address);
-      }
-      remember(known, key, settings.maxKnownClients);
-      recentUser = user;
-      recentAddress = address;
-    },
-  };
+function remember(set: Set<string>, key: string, bound: number): void {
+  set.delete(key);
+  set.add(key);
+  if (set.size > bound) {
+    const oldest = set.values().next();
+    if (oldest.done !== true) set.delete(oldest.value);
+  }
 }
