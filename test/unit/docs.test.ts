@@ -82,3 +82,24 @@ test('every test RELIABILITY.md names by file and title is a test of that file',
   }
   assert.deepEqual(missing, []);
 });
+
+test("docs/embedding.md's list of exports is lib/index.ts's, no more and no less", () => {
+  const index = readFileSync(join(ROOT, 'lib/index.ts'), 'utf8');
+  const exported = [...index.matchAll(/export (?:type )?\{([^}]*)\}/g)]
+    .flatMap((match) => (match[1] ?? '').split(','))
+    .map((name) => name.replace(/^\s*type\s+/, '').trim())
+    .filter(Boolean)
+    .sort();
+  const embedding = readFileSync(join(ROOT, 'docs/embedding.md'), 'utf8');
+  const paragraph = embedding.slice(
+    embedding.indexOf('Exports: '),
+    embedding.indexOf('\n\n', embedding.indexOf('Exports: ')),
+  );
+  // The names, not the values (`"1.0"`) or the types' spelled-out unions.
+  const listed = [...paragraph.matchAll(/`([A-Za-z_]+)`/g)].map((match) => match[1] as string);
+  const named = [...paragraph.matchAll(/`([A-Za-z_]+(?: \| [A-Za-z_]+)+)`/g)].flatMap((match) =>
+    (match[1] ?? '').split(' | '),
+  );
+  assert.ok(exported.includes('createHandler'), 'the exports are read');
+  assert.deepEqual([...new Set([...listed, ...named])].sort(), exported);
+});
