@@ -14,11 +14,9 @@
 //      the throttle, so that parallel guesses, on any worker, see it): wrong ones keep it
 //      (401); right ones take it back, and are the user, a known client from now on;
 //   6. a password hash is checked so too, off the event loop; a check that never ran takes
-//      the failure back as well. Requests with the same credentials while they are being
-//      checked (or their failure reserved) join that check and count no failure of their
-//      own: one guess is one failure, however many requests carry it. A request
-//      gets its answer before its connection could time out: 503 when the check has not
-//      come by then.
+//      the failure back as well. Requests with the same credentials meanwhile join that
+//      check: one guess is one failure, however many requests carry it. A request gets its
+//      answer before its connection could time out: 503 when the check has not come by then.
 
 import type { Accepted, Authenticator } from './auth.js';
 import { type GivenCredentials, parseBasicAuth } from './basic-auth.js';
@@ -79,10 +77,8 @@ export interface Connection {
 }
 
 /**
- * A login of well-formed credentials that are not remembered by their spelling, on its way
- * through steps 4 to 6: the credentials (their username is what the log shows as tried),
- * the header as sent (remembered once accepted), the client as the throttle counts it and
- * its connection.
+ * A login of well-formed credentials not remembered by their spelling, through steps 4 to
+ * 6: the credentials, the header as sent (remembered once accepted), the client, its connection.
  */
 interface Attempt {
   readonly given: GivenCredentials;
@@ -99,10 +95,8 @@ export interface Login {
    */
   (header: string | undefined, client: string, connection: Connection): LoginVerdict | Promise<LoginVerdict>;
   /**
-   * A CORS preflight from `client`: it carries no credentials by its nature, so it is never
-   * a failed login, but it counts with the requests without credentials, so that a flood of
-   * them ends like any other (a browser sends its credentials next, and that login clears
-   * the count). `undefined`: answer it.
+   * A CORS preflight from `client`: never a failed login, but counted with the requests
+   * without credentials, so that a flood of them ends like any other. `undefined`: answer it.
    */
   preflight(client: string): Throttled | undefined;
 }
@@ -118,167 +112,179 @@ const REFUSED: LoginVerdict = Object.freeze({ kind: 'refused' });
 
 /**
  * The login over `authenticator` (who the credentials name) and `throttle` (how many
- * failures each address, username and the service as a whole may have). Both are passed
- * in, not built here, so that one throttle can hold for several logins.
+ * failures each address, username and the service may have), one throttle for several logins.
  */
 export function createLogin(authenticator: Authenticator, throttle: Throttle): Login {
+  const parts: Parts = { authenticator, throttle, reserving: new Map() };
+  return Object.assign(
+    (header: string | undefined, client: string, connection: Connection) => login(parts, header, client, connection),
+    {
+      preflight(client: string): Throttled | undefined {
+        const wait = throttle.recordUnauthenticated(client);
+        return wait > 0 ? throttled(wait, undefined) : undefined;
+      },
+    },
+  );
+}
+
+/** What a login asks, and the logins under way. */
+interface Parts {
+  readonly authenticator: Authenticator;
+  readonly throttle: Throttle;
   /**
    * Credentials whose failure the throttle is reserving now, by `authenticator.key`: the
-   * outcome of their login, which requests carrying the same credentials wait for instead
-   * of reserving a failure of their own. Only a throttle that answers later (the primary's,
-   * over IPC, with --workers) leaves anything here; a local one decides at once.
+   * outcome that requests with the same credentials wait for. Only a throttle that answers
+   * later (the primary's, with --workers) leaves anything here.
    */
-  const reserving = new Map<string, Promise<Outcome>>();
+  readonly reserving: Map<string, Promise<Outcome>>;
+}
 
-  function login(header: string | undefined, client: string, connection: Connection) {
-    const recalled = authenticator.recall(header);
-    const given = recalled === undefined ? parseBasicAuth(header) : undefined;
-    // The username only decides for a user who logged in from this address before.
-    const blocked = throttle.retryAfter(client, recalled?.user ?? given?.username);
-    if (blocked > 0) return throttled(blocked, undefined);
-    if (recalled !== undefined) {
-      const wait = throttle.budgetRetryAfter(recalled.user, client);
-      return wait > 0 ? throttled(wait, recalled.user) : admit(recalled, client);
-    }
-    if (given === undefined) {
-      const wait = throttle.recordUnauthenticated(client);
-      return wait > 0 ? throttled(wait, undefined) : REFUSED;
-    }
-    return attempt({ given, header, client, connection });
+function login(
+  parts: Parts,
+  header: string | undefined,
+  client: string,
+  connection: Connection,
+): LoginVerdict | Promise<LoginVerdict> {
+  const recalled = parts.authenticator.recall(header);
+  const given = recalled === undefined ? parseBasicAuth(header) : undefined;
+  // The username only decides for a user who logged in from this address before.
+  const blocked = parts.throttle.retryAfter(client, recalled?.user ?? given?.username);
+  if (blocked > 0) return throttled(blocked, undefined);
+  if (recalled !== undefined) {
+    const wait = parts.throttle.budgetRetryAfter(recalled.user, client);
+    return wait > 0 ? throttled(wait, recalled.user) : admit(parts, recalled, client);
   }
+  if (given === undefined) {
+    const wait = parts.throttle.recordUnauthenticated(client);
+    return wait > 0 ? throttled(wait, undefined) : REFUSED;
+  }
+  return attempt(parts, { given, header, client, connection });
+}
 
-  /** Steps 4 to 6 for well-formed credentials that are not remembered by their spelling. */
-  function attempt(request: Attempt): LoginVerdict | Promise<LoginVerdict> {
-    const { given, client } = request;
-    const attempted = given.username;
-    // One guess is one failure, however many requests carry it: credentials whose failure is
-    // being reserved, or whose hash is being checked, right now (a client's first requests in
-    // parallel, or a flood of one wrong password) are not counted again; the request waits for
-    // that check, once the budgets let it in, and takes back nothing when it accepts.
-    const key = authenticator.key(given);
-    const outcome = reserving.get(key);
-    if (outcome !== undefined || authenticator.checking(key)) {
-      const wait = throttle.budgetRetryAfter(attempted, client);
-      if (wait > 0) return throttled(wait, attempted);
-      if (outcome === undefined) return awaitCheck(request, false);
-      return outcome.then((settled) => joined(settled, key, request));
-    }
-    // The budgets decide, and a failure is counted while the credentials are checked, in one
-    // step of the throttle; with --workers that step is the primary's, asked over IPC here
-    // only, where a hash check or a guess is on its way anyway.
-    const reserved = throttle.reserve(attempted, client);
-    if (typeof reserved === 'number') {
-      if (reserved > 0) return throttled(reserved, attempted);
-      return checkCredentials(request);
-    }
-    let release: (settled: Outcome) => void = () => {};
-    let fail: (error: unknown) => void = () => {};
-    const shared = new Promise<Outcome>((resolve, reject) => {
-      release = resolve;
-      fail = reject;
-    });
-    // Nobody may have joined: a failed reservation is answered through the request that made it.
-    shared.catch(() => {});
-    reserving.set(key, shared);
-    return reserved.then(
-      (wait) => {
-        let settled: Outcome;
+/** Steps 4 to 6 for well-formed credentials that are not remembered by their spelling. */
+function attempt(parts: Parts, request: Attempt): LoginVerdict | Promise<LoginVerdict> {
+  const { given, client } = request;
+  const attempted = given.username;
+  // One guess is one failure, however many requests carry it: credentials whose failure is
+  // being reserved, or whose hash is being checked, right now (a client's first requests in
+  // parallel, or a flood of one wrong password) are not counted again; the request waits for
+  // that check, once the budgets let it in, and takes back nothing when it accepts.
+  const key = parts.authenticator.key(given);
+  const outcome = parts.reserving.get(key);
+  if (outcome !== undefined || parts.authenticator.checking(key)) {
+    const wait = parts.throttle.budgetRetryAfter(attempted, client);
+    if (wait > 0) return throttled(wait, attempted);
+    if (outcome === undefined) return awaitCheck(parts, request, false);
+    return outcome.then((settled) => joined(parts, settled, key, request));
+  }
+  // The budgets decide, and a failure is counted while the credentials are checked, in one
+  // step of the throttle; with --workers that step is the primary's, asked over IPC here
+  // only, where a hash check or a guess is on its way anyway.
+  const reserved = parts.throttle.reserve(attempted, client);
+  if (typeof reserved === 'number') {
+    if (reserved > 0) return throttled(reserved, attempted);
+    return checkCredentials(parts, request);
+  }
+  let release: (settled: Outcome) => void = () => {};
+  let fail: (error: unknown) => void = () => {};
+  const shared = new Promise<Outcome>((resolve, reject) => {
+    release = resolve;
+    fail = reject;
+  });
+  // Nobody may have joined: a failed reservation is answered through the request that made it.
+  shared.catch(() => {});
+  parts.reserving.set(key, shared);
+  return reserved.then(
+    (wait) => {
+      let settled: Outcome;
+      try {
+        if (wait > 0) return throttled(wait, attempted);
+        const verdict = checkCredentials(parts, request);
+        // A hash check is joined through the authenticator from now on; a verdict at once is passed on.
+        if (!(verdict instanceof Promise)) settled = verdict;
+        return verdict;
+      } finally {
+        parts.reserving.delete(key);
+        release(settled);
+      }
+    },
+    (error: unknown) => {
+      parts.reserving.delete(key);
+      fail(error);
+      throw error;
+    },
+  );
+}
+
+/**
+ * A request that waited while another reserved a failure for the same credentials: it
+ * joins that one's hash check, or takes its verdict, or, when the other was throttled,
+ * makes its own attempt (its budgets are not the other's).
+ */
+function joined(parts: Parts, settled: Outcome, key: string, request: Attempt): LoginVerdict | Promise<LoginVerdict> {
+  if (parts.authenticator.checking(key)) return awaitCheck(parts, request, false);
+  if (settled?.kind === 'user') return admit(parts, settled, request.client);
+  if (settled?.kind === 'refused') return { kind: 'refused', attempted: request.given.username };
+  return attempt(parts, request);
+}
+
+/**
+ * Credentials checked with a failure counted: it stays for wrong ones, and is taken back
+ * for right ones or a check that never ran.
+ */
+function checkCredentials(parts: Parts, request: Attempt): LoginVerdict | Promise<LoginVerdict> {
+  const { given, header, client } = request;
+  const attempted = given.username;
+  const verdict = parts.authenticator.check(given, header);
+  if (verdict.kind === 'rejected') return { kind: 'refused', attempted } as const;
+  if (verdict.kind === 'user') {
+    parts.throttle.forgive(client, attempted);
+    return admit(parts, verdict, client);
+  }
+  return awaitCheck(parts, request, true);
+}
+
+/**
+ * The verdict of a password-hash check, started or joined; `reserved`: this request
+ * counted a failure for it, which is taken back unless the credentials are wrong.
+ */
+function awaitCheck(parts: Parts, request: Attempt, reserved: boolean): Promise<LoginVerdict> {
+  const { given, header, client, connection } = request;
+  const attempted = given.username;
+  return new Promise<LoginVerdict>((resolve, reject) => {
+    // Every request gets an answer (docs/API.md, Credentials): one whose check has not come
+    // by the deadline is answered 503 with Retry-After, and its place in the queue given up.
+    let answered = false;
+    const deadline = setTimeout(() => {
+      answered = true;
+      resolve({ kind: 'late', retryAfter: 1, attempted });
+    }, hashWaitMs(connection));
+    parts.authenticator.verify(
+      given,
+      (late) => {
+        clearTimeout(deadline);
         try {
-          if (wait > 0) return throttled(wait, attempted);
-          const verdict = checkCredentials(request);
-          // A hash check is joined through the authenticator from now on; a verdict at once is passed on.
-          if (!(verdict instanceof Promise)) settled = verdict;
-          return verdict;
-        } finally {
-          reserving.delete(key);
-          release(settled);
+          if (reserved && late.kind !== 'rejected') parts.throttle.forgive(client, attempted);
+          if (answered) return;
+          if (late.kind === 'user') return resolve(admit(parts, late, client));
+          // The service stops before the check began: as a check that did not come in time.
+          if (late.kind === 'stopping') return resolve({ kind: 'late', retryAfter: 1, attempted });
+          // docs/API.md, Credentials: a full hash-check queue says "again in a second".
+          resolve(late.kind === 'busy' ? { kind: 'busy', retryAfter: 1, attempted } : { kind: 'refused', attempted });
+        } catch (error: unknown) {
+          reject(error);
         }
       },
-      (error: unknown) => {
-        reserving.delete(key);
-        fail(error);
-        throw error;
-      },
+      () => answered || connection.destroyed,
+      header,
     );
-  }
-
-  /**
-   * A request that waited while another reserved a failure for the same credentials: it
-   * joins that one's hash check, or takes its verdict, or, when the other was throttled,
-   * makes its own attempt (its budgets are not the other's).
-   */
-  function joined(settled: Outcome, key: string, request: Attempt): LoginVerdict | Promise<LoginVerdict> {
-    if (authenticator.checking(key)) return awaitCheck(request, false);
-    if (settled?.kind === 'user') return admit(settled, request.client);
-    if (settled?.kind === 'refused') return { kind: 'refused', attempted: request.given.username };
-    return attempt(request);
-  }
-
-  /**
-   * Credentials checked with a failure counted: it stays for wrong ones, and is taken back
-   * for right ones or a check that never ran.
-   */
-  function checkCredentials(request: Attempt): LoginVerdict | Promise<LoginVerdict> {
-    const { given, header, client } = request;
-    const attempted = given.username;
-    const verdict = authenticator.check(given, header);
-    if (verdict.kind === 'rejected') return { kind: 'refused', attempted } as const;
-    if (verdict.kind === 'user') {
-      throttle.forgive(client, attempted);
-      return admit(verdict, client);
-    }
-    return awaitCheck(request, true);
-  }
-
-  /**
-   * The verdict of a password-hash check, started or joined; `reserved`: this request
-   * counted a failure for it, which is taken back unless the credentials are wrong.
-   */
-  function awaitCheck(request: Attempt, reserved: boolean): Promise<LoginVerdict> {
-    const { given, header, client, connection } = request;
-    const attempted = given.username;
-    return new Promise<LoginVerdict>((resolve, reject) => {
-      // Every request gets an answer (docs/API.md, Credentials): one whose check has not come
-      // by the deadline is answered 503 with Retry-After, and its place in the queue given up.
-      let answered = false;
-      const deadline = setTimeout(() => {
-        answered = true;
-        resolve({ kind: 'late', retryAfter: 1, attempted });
-      }, hashWaitMs(connection));
-      authenticator.verify(
-        given,
-        (late) => {
-          clearTimeout(deadline);
-          try {
-            if (reserved && late.kind !== 'rejected') throttle.forgive(client, attempted);
-            if (answered) return;
-            if (late.kind === 'user') return resolve(admit(late, client));
-            // The service stops before the check began: as a check that did not come in time.
-            if (late.kind === 'stopping') return resolve({ kind: 'late', retryAfter: 1, attempted });
-            // docs/API.md, Credentials: a full hash-check queue says "again in a second".
-            resolve(late.kind === 'busy' ? { kind: 'busy', retryAfter: 1, attempted } : { kind: 'refused', attempted });
-          } catch (error: unknown) {
-            reject(error);
-          }
-        },
-        () => answered || connection.destroyed,
-        header,
-      );
-    });
-  }
-
-  /** `accepted` let in: a success for the throttle. */
-  function admit(accepted: Accepted, client: string): Accepted {
-    throttle.recordSuccess(client, accepted.user);
-    return accepted;
-  }
-
-  return Object.assign(login, {
-    preflight(client: string): Throttled | undefined {
-      const wait = throttle.recordUnauthenticated(client);
-      return wait > 0 ? throttled(wait, undefined) : undefined;
-    },
   });
+}
+
+/** `accepted` let in: a success for the parts.throttle. */
+function admit(parts: Parts, accepted: Accepted, client: string): Accepted {
+  parts.throttle.recordSuccess(client, accepted.user);
+  return accepted;
 }
 
 function throttled(retryAfter: number, attempted: string | undefined): Throttled {
