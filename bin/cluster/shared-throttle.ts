@@ -69,28 +69,83 @@ export interface ThrottleAuthority {
  * bound on addresses).
  */
 export function createThrottleAuthority(throttle: LocalThrottle, maxFlagged: number): ThrottleAuthority {
-  const channels = new Set<Channel>();
-  /** What the replicas hold as blocked: rule and key → until. */
-  const published = new Map<string, number>();
-  const flagged = new Set<string>();
-  let pending = emptyUpdate();
-  let scheduled = false;
+  return new Authority(throttle, maxFlagged);
+}
 
-  const flush = (): void => {
-    scheduled = false;
-    const update = pending;
-    pending = emptyUpdate();
-    if (isEmpty(update)) return;
-    for (const channel of channels) channel.notify(THROTTLE_MESSAGES.update, update);
-  };
-  const changed = (): void => {
-    if (scheduled) return;
-    scheduled = true;
-    setImmediate(flush);
-  };
+class Authority implements ThrottleAuthority {
+  private readonly throttle: LocalThrottle;
+  private readonly maxFlagged: number;
+  private readonly channels = new Set<Channel>();
+  /** What the replicas hold as blocked: rule and key → until. */
+  private readonly published = new Map<string, number>();
+  private readonly flagged = new Set<string>();
+  private pending = emptyUpdate();
+  private scheduled = false;
+
+  constructor(throttle: LocalThrottle, maxFlagged: number) {
+    this.throttle = throttle;
+    this.maxFlagged = maxFlagged;
+    // Blocks whose window has ended are forgotten now and then, so that the map stays bounded.
+    const sweep = setInterval(() => {
+      const now = Date.now();
+      for (const [id, until] of this.published) if (until <= now) this.published.delete(id);
+    }, 60_000);
+    sweep.unref();
+  }
+
+  attach(channel: Channel): void {
+    const { throttle } = this;
+    channel.handle(THROTTLE_MESSAGES.reserve, (body) => this.reserve(body as ReserveRequest));
+    channel.handle(THROTTLE_MESSAGES.forgive, (body) => {
+      const { user, address } = body as Pair;
+      throttle.forgive(address, user);
+      this.publish(address, user);
+    });
+    channel.handle(THROTTLE_MESSAGES.success, (body) => this.success(body as Pair));
+    channel.handle(THROTTLE_MESSAGES.unauthenticated, (body) => {
+      const { address } = body as { address: string };
+      throttle.recordUnauthenticated(address);
+      this.flag(address);
+      this.publish(address, undefined);
+    });
+    // Sent before anything else on this channel: the worker applies it before its first request.
+    channel.notify(THROTTLE_MESSAGES.update, this.wholeState());
+    this.channels.add(channel);
+  }
+
+  detach(channel: Channel): void {
+    this.channels.delete(channel);
+  }
+
+  /** Everything the replicas hold, for a worker that starts. */
+  private wholeState(): ThrottleUpdate {
+    const now = Date.now();
+    const state = emptyUpdate();
+    for (const [id, until] of this.published) {
+      if (until <= now) continue;
+      const [rule, key] = id.split('\u0000') as [ThrottleRule, string];
+      state.blocks.push([rule, key, until]);
+    }
+    state.known = this.throttle.knownClients().map(({ user, address }) => [user, address]);
+    state.flagged = [...this.flagged];
+    return state;
+  }
+
+  /** The changes sent to every worker, once a turn of the event loop. */
+  private changed(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      const update = this.pending;
+      this.pending = emptyUpdate();
+      if (isEmpty(update)) return;
+      for (const channel of this.channels) channel.notify(THROTTLE_MESSAGES.update, update);
+    });
+  }
 
   /** Publishes each rule's block of the keys a change touched, where it differs from what the replicas hold. */
-  function publish(address: string, user: string | undefined): void {
+  private publish(address: string, user: string | undefined): void {
     const keys: [ThrottleRule, string][] = [
       ['address', address],
       ['unauthenticated', address],
@@ -98,96 +153,58 @@ export function createThrottleAuthority(throttle: LocalThrottle, maxFlagged: num
     ];
     if (user !== undefined) keys.push(['user', user], ['client', `${user}:${address}`]);
     for (const [rule, key] of keys) {
-      const until = throttle.blockedUntil(rule, key);
+      const until = this.throttle.blockedUntil(rule, key);
       const id = `${rule}\u0000${key}`;
-      const before = published.get(id);
+      const before = this.published.get(id);
       if (until > 0 && until !== before) {
-        published.set(id, until);
-        pending.blocks.push([rule, key, until]);
-        changed();
+        this.published.set(id, until);
+        this.pending.blocks.push([rule, key, until]);
+        this.changed();
       } else if (until === 0 && before !== undefined) {
-        published.delete(id);
+        this.published.delete(id);
         // A window that simply ended needs no message: every replica knows its end.
         if (before > Date.now()) {
-          pending.unblocks.push([rule, key]);
-          changed();
+          this.pending.unblocks.push([rule, key]);
+          this.changed();
         }
       }
     }
   }
 
-  function flag(address: string): void {
+  private flag(address: string): void {
+    const { flagged } = this;
     if (flagged.has(address)) return;
     flagged.add(address);
-    if (flagged.size > maxFlagged) {
+    if (flagged.size > this.maxFlagged) {
       const oldest = flagged.values().next();
       if (oldest.done !== true) flagged.delete(oldest.value);
     }
-    pending.flagged.push(address);
-    changed();
+    this.pending.flagged.push(address);
+    this.changed();
   }
 
-  function reserve({ user, address, known }: ReserveRequest): ReserveReply {
+  private reserve({ user, address, known }: ReserveRequest): ReserveReply {
+    const { throttle } = this;
     if (known && !throttle.isKnown(user, address)) throttle.recordSuccess(address, user);
     const retryAfter = throttle.reserve(user, address);
     const rule = retryAfter === 0 ? null : ruleOf(throttle, user, address);
-    publish(address, user);
+    this.publish(address, user);
     return { retryAfter, rule };
   }
 
-  function success({ user, address }: Pair): void {
-    const known = throttle.isKnown(user, address);
-    throttle.recordSuccess(address, user);
+  private success({ user, address }: Pair): void {
+    const known = this.throttle.isKnown(user, address);
+    this.throttle.recordSuccess(address, user);
     if (!known) {
-      pending.known.push([user, address]);
-      changed();
+      this.pending.known.push([user, address]);
+      this.changed();
     }
-    if (flagged.delete(address)) {
-      pending.unflagged.push(address);
-      changed();
+    if (this.flagged.delete(address)) {
+      this.pending.unflagged.push(address);
+      this.changed();
     }
-    publish(address, user);
+    this.publish(address, user);
   }
-
-  // Blocks whose window has ended are forgotten now and then, so that the map stays bounded.
-  const sweep = setInterval(() => {
-    const now = Date.now();
-    for (const [id, until] of published) if (until <= now) published.delete(id);
-  }, 60_000);
-  sweep.unref();
-
-  return {
-    attach(channel) {
-      channel.handle(THROTTLE_MESSAGES.reserve, (body) => reserve(body as ReserveRequest));
-      channel.handle(THROTTLE_MESSAGES.forgive, (body) => {
-        const { user, address } = body as Pair;
-        throttle.forgive(address, user);
-        publish(address, user);
-      });
-      channel.handle(THROTTLE_MESSAGES.success, (body) => success(body as Pair));
-      channel.handle(THROTTLE_MESSAGES.unauthenticated, (body) => {
-        const { address } = body as { address: string };
-        throttle.recordUnauthenticated(address);
-        flag(address);
-        publish(address, undefined);
-      });
-      const now = Date.now();
-      const state = emptyUpdate();
-      for (const [id, until] of published) {
-        if (until <= now) continue;
-        const [rule, key] = id.split('\u0000') as [ThrottleRule, string];
-        state.blocks.push([rule, key, until]);
-      }
-      state.known = throttle.knownClients().map(({ user, address }) => [user, address]);
-      state.flagged = [...flagged];
-      // Sent before anything else on this channel: the worker applies it before its first request.
-      channel.notify(THROTTLE_MESSAGES.update, state);
-      channels.add(channel);
-    },
-    detach(channel) {
-      channels.delete(channel);
-    },
-  };
 }
 
 /** Which rule refused credentials for `user` from `address`, in the order the throttle applies them. */
