@@ -15,7 +15,7 @@
 // the writer here runs under Wine too). Node.js 24 for Windows does not start under Wine 8.
 
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
@@ -44,6 +44,9 @@ const env: NodeJS.ProcessEnv = {
 delete env['BOOKING_SEARCH_USER'];
 delete env['BOOKING_SEARCH_PASSWORD'];
 
+/** Every process the lane started, ended at the end whatever happened. */
+const started: ChildProcess[] = [];
+
 interface Started {
   child: ChildProcess;
   output: () => string;
@@ -55,6 +58,7 @@ function wine(args: string[], name: string): Started {
   const fd = openSync(log, 'w');
   const child = spawn('wine', [NODE_EXE as string, ...args], { env, stdio: ['ignore', fd, fd] });
   closeSync(fd);
+  started.push(child);
   return { child, output: () => (existsSync(log) ? readFileSync(log, 'utf8') : '') };
 }
 
@@ -159,7 +163,11 @@ before(async () => {
   ]);
 });
 
-after(() => rmSync(dir, { recursive: true, force: true }));
+after(() => {
+  for (const child of started) if (child.exitCode === null) child.kill('SIGKILL');
+  spawnSync('wineserver', ['-k'], { env, stdio: 'ignore', timeout: 10_000 });
+  rmSync(dir, { recursive: true, force: true });
+});
 
 test('Windows: --config with two books at Windows paths, BOM and CRLF, TLS, a writer beside it, a reload by POST /-/reload, a stop by Ctrl+C', async () => {
   const service = wine(winswArguments(), 'service');
@@ -222,4 +230,32 @@ test('Windows: --workers is refused in one line (the primary could only end its 
   const workers = wine([BIN, '--demo', '--workers', '2'], 'workers');
   assert.equal(await finished(workers.child, '--workers'), 1);
   assert.match(workers.output(), /booking-search-server: --workers is not supported on Windows/);
+});
+
+test('Windows: --socket is a named pipe, answered to another Windows process; a path that is not one is refused in one line', async () => {
+  const pipe = '\\\\.\\pipe\\booking-search-lane';
+  const service = wine([BIN, '--db', win(LAGER), '--socket', pipe, '--credentials-file', win(CREDENTIALS)], 'pipe');
+  await waitFor(service, /listening on unix:\\\\\.\\pipe\\booking-search-lane:\/api\/v1\//);
+  const client = join(dir, 'pipe-client.cjs');
+  writeFileSync(
+    client,
+    `require('node:http').get({ socketPath: ${JSON.stringify(pipe)}, path: '/api/v1/status',
+       headers: { authorization: ${JSON.stringify(basicAuth('lager', 'zweites-passwort'))} } }, (res) => {
+       console.log('status', res.statusCode); res.resume(); });`,
+  );
+  const asked = wine([win(client)], 'pipe-client');
+  assert.equal(await finished(asked.child, 'the pipe client'), 0, asked.output());
+  assert.match(asked.output(), /^status 200/m);
+  service.child.kill('SIGINT');
+  assert.equal(await finished(service.child, 'the service on a pipe'), 0);
+
+  const refused = wine(
+    [BIN, '--db', win(LAGER), '--socket', win(join(dir, 'api.sock')), '--credentials-file', win(CREDENTIALS)],
+    'not-a-pipe',
+  );
+  assert.equal(await finished(refused.child, 'a socket path'), 1);
+  assert.match(
+    refused.output(),
+    /cannot listen on socket Z:.*api\.sock: on Windows a socket is a named pipe, written \\\\\.\\pipe\\NAME/,
+  );
 });
