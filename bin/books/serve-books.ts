@@ -65,8 +65,20 @@ interface Book {
   app: string | undefined;
   inFlight: number;
   retired: boolean;
+  /** A retired book's last moment for its requests in flight (RETIRE_GRACE_MS). */
+  grace: NodeJS.Timeout | undefined;
   handler: RequestHandler;
   view: ServedBook;
+}
+
+/** What serveBooks holds: the books served now, in the file's order, and their table. */
+interface Shelf {
+  readonly parts: BookServiceParts;
+  running: Book[];
+  /** Every user of the service: the fallback's. */
+  everyone: readonly Credentials[];
+  table: RequestHandler;
+  reloading: boolean;
 }
 
 /** The users of `credentials` that `book` names (all of them without `users`). */
@@ -80,163 +92,174 @@ export function serveBooks(
   credentials: readonly Credentials[],
   parts: BookServiceParts,
 ): BookService {
-  let running: Book[] = [];
-  let everyone = credentials;
-  let table: RequestHandler = () => {};
-  let reloading = false;
-
-  function open(config: BookConfig, users: readonly Credentials[]): Book {
-    const book: Partial<Book> & { inFlight: number; retired: boolean } = { inFlight: 0, retired: false };
-    // The caller says it when a replaced file is recognised as another application's.
-    const build = parts.build(
-      config,
-      () => book.users ?? users,
-      (app) => {
-        book.app = app;
-      },
-    );
-    const database =
-      config.db === undefined && parts.memory !== undefined
-        ? inMemoryDatabase(parts.memory, build, parts.logError)
-        : watchDatabase(config.db ?? '', config, build, parts.log, parts.logError, {
-            cacheKiB: parts.cacheKiB,
-            limitMs: parts.limitMs,
-          });
-    const whole = book as Book;
-    Object.assign(whole, {
-      config,
-      users,
-      database,
-      handler: countInFlight(whole),
-      view: {
-        name: config.name,
-        basePath: config.basePath,
-        db: config.db,
-        status: (): BookStatus => ({ ...database.status(), app: whole.app ?? config.app }),
-      },
-    });
-    return whole;
-  }
-
-  /** The book's handler, counting its requests until their responses close. */
-  function countInFlight(book: Book): RequestHandler {
-    return (req, res, next) => {
-      book.inFlight += 1;
-      res.once('close', () => {
-        book.inFlight -= 1;
-        if (book.retired && book.inFlight === 0) book.database.close();
-      });
-      book.database.handler(req, res, next);
-    };
-  }
-
-  /** Out of the table already: closed now, or when its last request has ended (at most the grace). */
-  function retire(book: Book): void {
-    book.retired = true;
-    if (book.inFlight === 0) return book.database.close();
-    setTimeout(() => book.database.close(), RETIRE_GRACE_MS).unref();
-  }
-
-  function mount(): void {
-    const first = running[0]?.config.basePath ?? '';
-    table = mountHandlers(
-      running.map((book) => ({ basePath: book.config.basePath, handler: book.handler })),
-      // Created with one of the books' base paths, so that its own two paths never reach it.
-      parts.fallback(first, everyone),
-    );
-  }
-
-  /** The first look at each of `books`' files (bin/books/database.ts, ready); all closed when one cannot be served. */
-  async function firstLooks(books: readonly Book[]): Promise<void> {
-    try {
-      await Promise.all(books.map((book) => book.database.ready));
-    } catch (error: unknown) {
-      for (const book of books) book.database.close();
-      throw error;
-    }
-  }
-
-  /** The reload itself: what is new built first, then the table swapped, then what left retired. */
-  async function apply(configs: readonly BookConfig[], credentials: readonly Credentials[]): Promise<string> {
-    const change = diffBooks(
-      running.map((book) => book.config),
-      configs,
-    );
-    const byName = new Map(running.map((book) => [book.config.name, book]));
-    const opened = new Map<string, Book>();
-    try {
-      for (const config of [...change.added, ...change.replaced.map(({ after }) => after)]) {
-        opened.set(config.name, open(config, usersOf(config, credentials)));
-      }
-    } catch (error: unknown) {
-      for (const book of opened.values()) book.database.close();
-      throw error;
-    }
-    await firstLooks([...opened.values()]);
-    const leaving = [...change.removed, ...change.replaced.map(({ before }) => before)];
-    const renewed: string[] = [];
-    running = configs.map((config) => {
-      const fresh = opened.get(config.name);
-      if (fresh !== undefined) return fresh;
-      const book = byName.get(config.name) as Book;
-      const users = usersOf(config, credentials);
-      // Only a book whose own users changed forgets what it verified.
-      if (!sameCredentials(book.users, users)) {
-        book.database.updateCredentials(users);
-        book.users = users;
-        renewed.push(config.name);
-      }
-      book.config = config;
-      return book;
-    });
-    everyone = credentials;
-    mount();
-    for (const config of leaving) retire(byName.get(config.name) as Book);
-    const said = (label: string, names: readonly string[]): string[] =>
-      names.length === 0 ? [] : [`${label} ${names.join(', ')}`];
-    const changes = [
-      ...said('added', names(change.added)),
-      ...said('removed', names(change.removed)),
-      ...said(
-        'served anew',
-        change.replaced.map(({ after }) => after.name),
-      ),
-      ...said('new users for', renewed),
-    ];
-    const books = `${configs.length} book${configs.length === 1 ? '' : 's'}`;
-    return changes.length === 0 ? `${books}, nothing changed` : `${books}: ${changes.join('; ')}`;
-  }
-
+  const shelf: Shelf = { parts, running: [], everyone: credentials, table: () => {}, reloading: false };
   try {
-    for (const config of configs) running.push(open(config, usersOf(config, credentials)));
+    for (const config of configs) shelf.running.push(openBook(parts, config, usersOf(config, credentials)));
   } catch (error: unknown) {
-    for (const book of running) book.database.close();
+    for (const book of shelf.running) book.database.close();
     throw error;
   }
-  mount();
-  const ready = firstLooks(running);
-
+  mount(shelf);
   return {
-    ready,
-    handler: (req: IncomingMessage, res, next) => table(req, res, next),
-    books: () => running.map((book) => book.view),
-
+    ready: firstLooks(shelf.running),
+    handler: (req: IncomingMessage, res, next) => shelf.table(req, res, next),
+    books: () => shelf.running.map((book) => book.view),
     async reload(configs, credentials) {
       // Two at once would each diff against the books before both, and the slower one
       // would bring back what the faster one took away, or leave a book opened twice.
-      if (reloading) throw new Error('serveBooks: reload() called while another reload runs; wait for it');
-      reloading = true;
+      if (shelf.reloading) throw new Error('serveBooks: reload() called while another reload runs; wait for it');
+      shelf.reloading = true;
       try {
-        return await apply(configs, credentials);
+        return await apply(shelf, configs, credentials);
       } finally {
-        reloading = false;
+        shelf.reloading = false;
       }
     },
-
     close() {
-      for (const book of running) book.database.close();
+      for (const book of shelf.running) book.database.close();
     },
   };
+}
+
+/** `config`'s file, watched and served for `users` (bin/books/database.ts), its requests counted. */
+function openBook(parts: BookServiceParts, config: BookConfig, users: readonly Credentials[]): Book {
+  const book = { inFlight: 0, retired: false, grace: undefined } as Partial<Book> & Pick<Book, 'inFlight'>;
+  // The caller says it when a replaced file is recognised as another application's.
+  const build = parts.build(
+    config,
+    () => book.users ?? users,
+    (app) => {
+      book.app = app;
+    },
+  );
+  const database =
+    config.db === undefined && parts.memory !== undefined
+      ? inMemoryDatabase(parts.memory, build, parts.logError)
+      : watchDatabase(config.db ?? '', config, build, parts.log, parts.logError, {
+          cacheKiB: parts.cacheKiB,
+          limitMs: parts.limitMs,
+        });
+  const whole = book as Book;
+  Object.assign(whole, {
+    config,
+    users,
+    database,
+    handler: countInFlight(whole),
+    view: {
+      name: config.name,
+      basePath: config.basePath,
+      db: config.db,
+      status: (): BookStatus => ({ ...database.status(), app: whole.app ?? config.app }),
+    },
+  });
+  return whole;
+}
+
+/** The book's handler, counting its requests until their responses close. */
+function countInFlight(book: Book): RequestHandler {
+  return (req, res, next) => {
+    book.inFlight += 1;
+    res.once('close', () => {
+      book.inFlight -= 1;
+      if (book.retired && book.inFlight === 0) closeBook(book);
+    });
+    book.database.handler(req, res, next);
+  };
+}
+
+/** Out of the table already: closed now, or when its last request has ended (at most the grace). */
+function retire(book: Book): void {
+  book.retired = true;
+  if (book.inFlight === 0) return closeBook(book);
+  book.grace = setTimeout(() => closeBook(book), RETIRE_GRACE_MS).unref();
+}
+
+/** Closes what a retired book holds: its database (connection, watch, guard) and its grace timer. */
+function closeBook(book: Book): void {
+  clearTimeout(book.grace);
+  book.grace = undefined;
+  book.database.close();
+}
+
+/** The table of the books served now, and the fallback for every other path. */
+function mount(shelf: Shelf): void {
+  const first = shelf.running[0]?.config.basePath ?? '';
+  shelf.table = mountHandlers(
+    shelf.running.map((book) => ({ basePath: book.config.basePath, handler: book.handler })),
+    // Created with one of the books' base paths, so that its own two paths never reach it.
+    shelf.parts.fallback(first, shelf.everyone),
+  );
+}
+
+/** The first look at each of `books`' files (bin/books/database.ts, ready); all closed when one cannot be served. */
+async function firstLooks(books: readonly Book[]): Promise<void> {
+  try {
+    await Promise.all(books.map((book) => book.database.ready));
+  } catch (error: unknown) {
+    for (const book of books) book.database.close();
+    throw error;
+  }
+}
+
+/** A reload: what is new built first, then the table swapped, then what left retired. Returns what changed. */
+async function apply(
+  shelf: Shelf,
+  configs: readonly BookConfig[],
+  credentials: readonly Credentials[],
+): Promise<string> {
+  const change = diffBooks(
+    shelf.running.map((book) => book.config),
+    configs,
+  );
+  const byName = new Map(shelf.running.map((book) => [book.config.name, book]));
+  const opened = new Map<string, Book>();
+  try {
+    for (const config of [...change.added, ...change.replaced.map(({ after }) => after)]) {
+      opened.set(config.name, openBook(shelf.parts, config, usersOf(config, credentials)));
+    }
+  } catch (error: unknown) {
+    for (const book of opened.values()) book.database.close();
+    throw error;
+  }
+  await firstLooks([...opened.values()]);
+  const renewed: string[] = [];
+  shelf.running = configs.map((config) => {
+    const fresh = opened.get(config.name);
+    if (fresh !== undefined) return fresh;
+    const book = byName.get(config.name) as Book;
+    const users = usersOf(config, credentials);
+    // Only a book whose own users changed forgets what it verified.
+    if (!sameCredentials(book.users, users)) {
+      book.database.updateCredentials(users);
+      book.users = users;
+      renewed.push(config.name);
+    }
+    book.config = config;
+    return book;
+  });
+  shelf.everyone = credentials;
+  mount(shelf);
+  for (const { name } of [...change.removed, ...change.replaced.map(({ before }) => before)]) {
+    retire(byName.get(name) as Book);
+  }
+  return describeChange(change, renewed, configs.length);
+}
+
+/** What a reload changed, for its line in the log: `3 books: added neu; removed schmidt`. */
+function describeChange(change: ReturnType<typeof diffBooks>, renewed: readonly string[], count: number): string {
+  const said = (label: string, names: readonly string[]): string[] =>
+    names.length === 0 ? [] : [`${label} ${names.join(', ')}`];
+  const changes = [
+    ...said('added', names(change.added)),
+    ...said('removed', names(change.removed)),
+    ...said(
+      'served anew',
+      change.replaced.map(({ after }) => after.name),
+    ),
+    ...said('new users for', renewed),
+  ];
+  const books = `${count} book${count === 1 ? '' : 's'}`;
+  return changes.length === 0 ? `${books}, nothing changed` : `${books}: ${changes.join('; ')}`;
 }
 
 function names(books: readonly BookConfig[]): string[] {
