@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { assertFails, cleanEnv, directoryRefusal, type Launcher, run, start, USER } from './support/cli-helpers.js';
+import { blocksAfter } from './support/doc-snippets.js';
 import { assertReply, get, request } from './support/helpers.js';
 import {
   type Application,
@@ -393,7 +394,17 @@ test('backups: after a clean exit while the service reads, the newest bookings a
   assert.ok(copied < 468, `a plain copy of the .sqlite file holds ${copied} of 468`);
   t.diagnostic(`a plain copy held ${copied} of 468 new bookings`);
 
-  // The backup commands of docs/operations.md, as the application's user.
+  // The backup commands of docs/operations.md as written, as the application's user, each
+  // into a file of its own.
+  const written = blocksAfter(
+    readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8'),
+    '## Backups and restore',
+    'sh',
+  )
+    .join('')
+    .matchAll(/^sudo -u kasse sqlite3 -readonly \/srv\/kasse\/kasse\.sqlite "(.*)"$/gm);
+  const commands = [...written].map((match) => match[1] ?? '');
+  assert.equal(commands.length, 2, 'the backup and the compacted one');
   const sqlite3 = (sql: string): void =>
     void execFileSync('setpriv', [
       '--reuid',
@@ -407,10 +418,10 @@ test('backups: after a clean exit while the service reads, the newest bookings a
       file,
       sql,
     ]);
-  sqlite3(`.backup '${join(backups, 'backup.sqlite')}'`);
-  sqlite3(`VACUUM INTO '${join(backups, 'vacuum.sqlite')}'`);
-  assert.equal(count(join(backups, 'backup.sqlite')), 468);
-  assert.equal(count(join(backups, 'vacuum.sqlite')), 468);
+  commands.forEach((sql, i) => {
+    sqlite3(sql.replace(/'\/var\/backups\/kasse\/[^']*'/, `'${join(backups, `backup-${i}.sqlite`)}'`));
+    assert.equal(count(join(backups, `backup-${i}.sqlite`)), 468, sql);
+  });
   assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6 + 468, buchungen: [] });
   assert.equal((await server.stop()).code, 0);
   assert.deepEqual(listing(dir), ['kasse.sqlite', 'kasse.sqlite-shm', 'kasse.sqlite-wal']);
