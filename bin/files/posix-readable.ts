@@ -35,7 +35,7 @@ export function whyNotReadable(file: string): string {
     const member = stats.gid === process.getegid?.() || (process.getgroups?.() ?? []).includes(stats.gid);
     if (!member) {
       steps.push(
-        `add ${user ?? `uid ${uid}`} to group ${group ?? stats.gid} (usermod -aG ${shellWord(group ?? String(stats.gid))} ${shellWord(user ?? String(uid))}, then restart the service)`,
+        `add ${user ?? `uid ${uid}`} to group ${group ?? stats.gid} (${addToGroup(user ?? String(uid), group ?? String(stats.gid))}, then restart the service)`,
       );
     }
     if ((stats.mode & (directory ? 0o010 : 0o040)) === 0) steps.push(`chmod g+${bits} ${shellWord(path)}`);
@@ -45,6 +45,13 @@ export function whyNotReadable(file: string): string {
       ? `give it read access through the application's group: ${steps.join(' and ')}`
       : "give it read access through the application's group";
   return `${who} ${what} (${details}); ${fix} (${advice})`;
+}
+
+/** The command that adds `user` to `group`: usermod on Linux, dseditgroup on macOS (which has no usermod). */
+export function addToGroup(user: string, group: string, platform: NodeJS.Platform = process.platform): string {
+  return platform === 'darwin'
+    ? `sudo dseditgroup -o edit -a ${shellWord(user)} -t user ${shellWord(group)}`
+    : `usermod -aG ${shellWord(group)} ${shellWord(user)}`;
 }
 
 /** The first directory on the way to `file` that this process may not enter, or the file when it may not read it. */

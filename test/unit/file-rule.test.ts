@@ -11,6 +11,7 @@ import path, { join } from 'node:path';
 import { test } from 'node:test';
 import { CliError, describeFsError, isPrivacyRefusal } from '../../bin/base/errors.js';
 import { ruleFor } from '../../bin/files/file-safety.js';
+import { addToGroup } from '../../bin/files/posix-readable.js';
 import { posixRule } from '../../bin/files/posix-rule.js';
 import { NTFS_NOTICE, windowsRule } from '../../bin/files/windows-rule.js';
 import { tempDir } from '../support/helpers.js';
@@ -131,4 +132,9 @@ test("macOS: EPERM on a read is named as the privacy protection, with what to gr
   assert.equal(describeFsError(eacces, 'darwin'), 'permission denied');
   assert.equal(isPrivacyRefusal(eperm, 'linux'), false);
   assert.equal(describeFsError(eperm, 'linux'), 'permission denied');
+});
+
+test('macOS: a user is added to a group with dseditgroup (no usermod there), Linux with usermod', () => {
+  assert.equal(addToGroup('_booksearch', 'staff', 'darwin'), 'sudo dseditgroup -o edit -a _booksearch -t user staff');
+  assert.equal(addToGroup('buchungssuche', 'kasse', 'linux'), 'usermod -aG kasse buchungssuche');
 });
