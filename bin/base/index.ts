@@ -1,5 +1,5 @@
 // The command's base: its one error type, the log, the channel between its processes, the
-// words it prints for a shell, the package's own facts. Runs in every process of the command
+// words it prints for a shell, the package's own facts, the signals it answers. Runs in every process of the command
 // (the service, the primary of --workers, a worker, a guard); imports no other room.
 //
 // This file is the room's door: the other rooms import from it only.
@@ -19,3 +19,4 @@ export {
 export { moduleBeside } from './module-file.js';
 export { NAME, readPackageFile, readVersion } from './package.js';
 export { shellWord } from './shell.js';
+export { onReloadSignal, onStopSignals } from './signals.js';

@@ -10,9 +10,18 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Server } from 'node:http';
 import { describeError, errorCode } from '../../lib/internal.js';
 import { answersOfWorkers, listenAdmin } from '../admin/index.js';
-import { type Channel, CliError, createChannel, logInfo, logLine, type Port } from '../base/index.js';
+import {
+  type Channel,
+  CliError,
+  createChannel,
+  logInfo,
+  logLine,
+  onReloadSignal,
+  onStopSignals,
+  type Port,
+} from '../base/index.js';
 import type { ServeCommand } from '../config/index.js';
-import { onStopSignals, stopBoundMs, stopListening } from '../listen/index.js';
+import { stopBoundMs, stopListening } from '../listen/index.js';
 import type { ThrottleAuthority } from './shared-throttle.js';
 
 /**
@@ -196,7 +205,7 @@ export async function superviseWorkers(
     });
 
     onStopSignals(() => endAll(0));
-    process.on('SIGHUP', () => {
+    onReloadSignal(() => {
       for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGHUP');
     });
     for (let i = 0; i < command.settings.workers; i += 1) fork();

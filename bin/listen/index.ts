@@ -1,13 +1,12 @@
 // Every listener of the service is made here, with one set of protections against slow and
-// greedy clients (server.ts), and given what it needs before it serves: a Unix socket's
-// directory, group and mode, the TLS policy; and stopped, on the signals that stop the
-// service (stop.ts). Runs in the serving process, and in the
-// primary of --workers for its admin listener; the API listener and the admin listener
-// both use it.
+// greedy clients (server.ts), given what it needs before it serves (a Unix socket's
+// directory, group and mode, the TLS policy), and stopped (stop.ts). Runs in the serving
+// process, and in the primary of --workers for its admin listener; the API listener and
+// the admin listener both use it.
 //
 // This file is the room's door: the other rooms import from it only.
 
 export { type ConnectionLimits, createListener } from './server.js';
 export { applySocketGroup, prepareSocketPath, useSocketMode } from './socket.js';
-export { onStopSignals, STOP_GRACE_MS, stopBoundMs, stopListening } from './stop.js';
+export { STOP_GRACE_MS, stopBoundMs, stopListening } from './stop.js';
 export { type TlsMinVersion, tlsPairProblem, tlsPolicy, tlsRefusal } from './tls.js';

@@ -1,6 +1,5 @@
 // How the service stops, in every kind of process (the only one, each worker of --workers,
-// and their primary): SIGINT or SIGTERM (Ctrl+Break on Windows) are heard here and nowhere
-// else. Each listener stops accepting at once; an idle keep-alive connection is closed at
+// and their primary), on the signals bin/base/signals.ts hears. Each listener stops accepting at once; an idle keep-alive connection is closed at
 // once, a busy one after the answer it waits for, which says `Connection: close` (so that
 // a proxy's keep-alive connections, kept busy by steady traffic, end too); what is still
 // open after the grace is cut. The process then ends: within `stopBoundMs` of the signal.
@@ -44,21 +43,4 @@ export function stopListening(server: Server, graceMs: number): Promise<void> {
       resolve();
     });
   });
-}
-
-/**
- * Runs `stop` on SIGINT and SIGTERM (and Ctrl+Break in a Windows console; Ctrl+C there is
- * SIGINT, and a service wrapper such as WinSW or NSSM stops a console program with Ctrl+C
- * too). `again` is true from the second signal on.
- */
-export function onStopSignals(stop: (again: boolean) => void): void {
-  let heard = false;
-  const signalled = (): void => {
-    const again = heard;
-    heard = true;
-    stop(again);
-  };
-  process.on('SIGINT', signalled);
-  process.on('SIGTERM', signalled);
-  process.on('SIGBREAK', signalled);
 }

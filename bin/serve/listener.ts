@@ -11,7 +11,15 @@ import { dirname } from 'node:path';
 import type { RequestHandler } from '../../lib/index.js';
 import { createMetrics, describeError, errorCode, type Metrics } from '../../lib/internal.js';
 import { answersOfProcess, countAnswers, listenAdmin, reportToPrimary, type ServingProcess } from '../admin/index.js';
-import { CliError, describeFsError, logLine, readVersion, withAccessLog } from '../base/index.js';
+import {
+  CliError,
+  describeFsError,
+  logLine,
+  onReloadSignal,
+  onStopSignals,
+  readVersion,
+  withAccessLog,
+} from '../base/index.js';
 import type { ServedBook } from '../books/index.js';
 import type { Role } from '../cluster/index.js';
 import { adminLine, primaryChannel } from '../cluster/index.js';
@@ -21,7 +29,6 @@ import { endAllGuards } from '../guard/index.js';
 import {
   applySocketGroup,
   createListener,
-  onStopSignals,
   prepareSocketPath,
   STOP_GRACE_MS,
   stopBoundMs,
@@ -147,7 +154,7 @@ function readTls(tls: { cert: string; key: string }): { cert: Buffer; key: Buffe
  * the throttle table stay.
  */
 export function reloadOnHangup(command: ServeCommand, server: Server, reread: () => void): void {
-  process.on('SIGHUP', () => {
+  onReloadSignal(() => {
     reread();
     if (command.tls === undefined) return;
     try {

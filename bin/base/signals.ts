@@ -1,0 +1,22 @@
+// The signals the service answers, heard here and nowhere else, in every kind of process
+// (the only one, the primary of --workers, each worker): SIGINT and SIGTERM stop it (and
+// Ctrl+Break in a Windows console; Ctrl+C there is SIGINT, and a service wrapper such as
+// WinSW or NSSM stops a console program with Ctrl+C too); SIGHUP reloads it.
+
+/** Runs `stop` on SIGINT, SIGTERM and SIGBREAK; `again` is true from the second signal on. */
+export function onStopSignals(stop: (again: boolean) => void): void {
+  let heard = false;
+  const signalled = (): void => {
+    const again = heard;
+    heard = true;
+    stop(again);
+  };
+  process.on('SIGINT', signalled);
+  process.on('SIGTERM', signalled);
+  process.on('SIGBREAK', signalled);
+}
+
+/** Runs `reload` on SIGHUP (never sent on Windows). */
+export function onReloadSignal(reload: () => void): void {
+  process.on('SIGHUP', reload);
+}
