@@ -61,6 +61,13 @@ export interface ThrottleAuthority {
   attach(channel: Channel): void;
   /** Stops sending to `channel` (its worker ended). */
   detach(channel: Channel): void;
+  /**
+   * The worker at the other end of `channel` takes messages again, after updates were
+   * dropped while it took none (a bounded channel, bin/cluster/workers.ts): it gets the
+   * whole state again. What it missed of blocks taken back it keeps until their windows
+   * end, the safe side.
+   */
+  caughtUp(channel: Channel): void;
 }
 
 /**
@@ -115,6 +122,10 @@ class Authority implements ThrottleAuthority {
 
   detach(channel: Channel): void {
     this.channels.delete(channel);
+  }
+
+  caughtUp(channel: Channel): void {
+    if (this.channels.has(channel)) channel.notify(THROTTLE_MESSAGES.update, this.wholeState());
   }
 
   /** Everything the replicas hold, for a worker that starts. */

@@ -52,6 +52,9 @@ export function reportListening(greeting: string[]): void {
  */
 const MAX_WAITING_FOR_PRIMARY = 1_000;
 
+/** Requests the primary lets wait for one worker at most (its reports for the admin listener). */
+const MAX_WAITING_FOR_WORKER = 100;
+
 let toPrimary: Channel | undefined;
 /**
  * In a worker: its channel to the primary, for requests and notifications
@@ -139,7 +142,14 @@ export async function superviseWorkers(
     const fork = (): Worker => {
       const worker = cluster.fork();
       alive.add(worker);
-      const channel = createChannel(worker);
+      // A worker that takes no messages (stopped, stuck) costs the primary bounded memory:
+      // what it misses of the throttle it gets whole once it takes them again.
+      const channel: Channel = createChannel(worker, {
+        maxPending: MAX_WAITING_FOR_WORKER,
+        behind: (behind) => {
+          if (!behind) throttle.caughtUp(channel);
+        },
+      });
       channels.set(worker, channel);
       // The throttle's state goes first, before the worker's first request (bin/cluster/shared-throttle.ts).
       throttle.attach(channel);

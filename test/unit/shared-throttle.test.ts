@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createChannel } from '../../bin/base/channel.js';
+import { type Channel, createChannel } from '../../bin/base/channel.js';
 import { createThrottleAuthority } from '../../bin/cluster/shared-throttle.js';
 import { createThrottleReplica } from '../../bin/cluster/throttle-replica.js';
 import { createMetrics, REFUSAL_INDEX } from '../../lib/metrics.js';
@@ -142,4 +142,42 @@ test('requests without credentials count once for the service; a login from the 
   await settle();
   assert.equal(a.throttle.recordUnauthenticated('198.51.100.1'), 60);
   assert.equal(b.throttle.recordUnauthenticated('198.51.100.1'), 60);
+});
+
+test('a worker that takes no messages costs the primary a bounded backlog: updates are dropped meanwhile, and it gets the whole state once it takes them again', async () => {
+  const counts = createThrottle({ ...SETTINGS, maxUnauthenticated: 3 });
+  const authority = createThrottleAuthority(counts, 10_000);
+  const attach = (bounded: boolean) => {
+    const [primaryEnd, workerEnd] = portPair();
+    const channel: Channel = createChannel(
+      primaryEnd,
+      bounded
+        ? {
+            maxPending: 10,
+            behind: (behind) => {
+              if (!behind) authority.caughtUp(channel);
+            },
+          }
+        : undefined,
+    );
+    authority.attach(channel);
+    return { primaryEnd, throttle: createThrottleReplica(createChannel(workerEnd), REPLICA) };
+  };
+  const stopped = attach(true);
+  const other = attach(false);
+  await settle();
+  stopped.primaryEnd.stall(2);
+  const before = stopped.primaryEnd.sent.length;
+  // Through the other worker: 50 addresses flagged, then blocked, each change an update for every worker.
+  for (let i = 0; i < 50; i += 1) {
+    for (let j = 0; j < 6; j += 1) other.throttle.recordUnauthenticated(`192.0.2.${i}`);
+    await settle();
+  }
+  assert.ok(other.throttle.recordUnauthenticated('192.0.2.7') > 0, 'blocked on the worker that takes messages');
+  const queued = stopped.primaryEnd.sent.length - before;
+  assert.ok(queued <= 3, `${queued} messages queued for the stopped worker: two updates and the probe at most`);
+  assert.equal(stopped.throttle.recordUnauthenticated('192.0.2.7'), 0, 'the stopped worker has not heard of it');
+  stopped.primaryEnd.resume();
+  await settle();
+  assert.ok(stopped.throttle.recordUnauthenticated('192.0.2.7') > 0, 'the whole state came once it took the backlog');
 });
