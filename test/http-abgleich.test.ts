@@ -399,3 +399,30 @@ test('a book whose searches run in a guard process (its entries a view) reconcil
   assert.deepEqual([ids(twin?.buchungen ?? []), twin?.kandidaten], [[102], 2]);
   assert.deepEqual(ids(deposit?.buchungen ?? []), [104]);
 });
+
+test('eindeutig is false when another line had the booking as a candidate, even if it was the line’s only one', async (t) => {
+  const origin = await serveBook(t);
+  const [only, other] = await lines(origin, {
+    zeilen: [
+      { datum: '2026-05-10', betrag: '-12.50', tage: 0 },
+      { datum: '2026-05-09', betrag: '-12.60', toleranz: '0.10' },
+    ],
+  });
+  assert.deepEqual([ids(only?.buchungen ?? []), only?.kandidaten, only?.eindeutig], [[103], 1, false]);
+  // The other line got its nearest (0 cents apart), and names the one it shared.
+  assert.deepEqual([ids(other?.buchungen ?? []), ids(other?.alternativen ?? [])], [[102], [103]]);
+});
+
+test('alternativen: at most three, least cents apart first, then least days, then id', async (t) => {
+  const rows = [
+    "(201, '2026-09-10', 1000, 'a', NULL, 1)",
+    "(202, '2026-09-11', 1001, 'b', NULL, 1)",
+    "(203, '2026-09-12', 999, 'c', NULL, 1)",
+    "(204, '2026-09-09', 999, 'd', NULL, 1)",
+    "(205, '2026-09-10', 1005, 'e', NULL, 1)",
+  ];
+  const origin = await serveBook(t, undefined, `INSERT INTO entries VALUES ${rows.join(',')};`);
+  const [line] = await lines(origin, { zeilen: [{ datum: '2026-09-10', betrag: '-10', toleranz: '0.05' }] });
+  assert.deepEqual([ids(line?.buchungen ?? []), line?.kandidaten], [[201], 5]);
+  assert.deepEqual(ids(line?.alternativen ?? []), [202, 204, 203]);
+});

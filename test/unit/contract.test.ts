@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { USAGE } from '../../bin/config/args.js';
 import { MAX_HASH_WAIT_MS } from '../../lib/login.js';
-import { ERROR_CODES, ERRORS, QUERY_MESSAGES } from '../../lib/messages.js';
+import { BODY_MESSAGES, ERROR_CODES, ERRORS, lineMessage, QUERY_MESSAGES } from '../../lib/messages.js';
 import { resolveOptions } from '../../lib/options.js';
 import { PARAMETERS } from '../../lib/query.js';
 import { NAMES } from '../support/oracle.js';
@@ -211,5 +211,17 @@ test('bench/README.md lists every benchmark script of package.json, and is the o
       .split('\n')
       .filter((line) => /^\| `npm run (bench|soak)/.test(line));
     assert.deepEqual(rows, [], `${path} links to bench/README.md instead of listing the benchmarks`);
+  }
+});
+
+test("every message of the reconciliation's body, alone and on a line, is one the document's 400 describes", () => {
+  const schema = resolve(
+    ((OPENAPI['paths'] as Json)['/api/v1/abgleich'] as Record<string, { responses: Json }>)['post']?.responses['400'],
+  );
+  const fehler = (((schema['content'] as Json)['application/json'] as Json)['schema'] as Json)['properties'] as Json;
+  const pattern = new RegExp((fehler['fehler'] as Json)['pattern'] as string);
+  for (const message of Object.values(BODY_MESSAGES)) {
+    const text = typeof message === 'function' ? message('NAME') : message;
+    for (const instance of [text, lineMessage(3, text)]) assert.match(instance, pattern);
   }
 });

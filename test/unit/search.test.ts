@@ -310,3 +310,31 @@ test('a category that a view gives twice does not make a skip-scan page longer t
   }
   await assertSameAsOracle(db, skipScans);
 });
+
+test('several searches asked as one are read in one read transaction, their rows one after the other', () => {
+  const db = new Database(':memory:');
+  db.exec(fixtureSql('schema.sql'));
+  db.exec(fixtureSql('bookings.sql'));
+  let snapshots = 0;
+  const search = createBookingSearch(db, undefined, undefined, () => {
+    snapshots += 1;
+  });
+  const march = { von: '2026-03-01', bis: '2026-03-31', toleranzCents: 0, waehrung: 'EUR', limit: 50 };
+  const queries: SearchQuery[] = [
+    { ...march, betragCents: -1250 },
+    { ...march, betragCents: -435 },
+  ];
+  let outcome: unknown;
+  search.answer(queries, (answered) => {
+    outcome = answered;
+  });
+  const alone = queries.map((query) => search(query));
+  assert.equal(snapshots, 1 + queries.length, 'one transaction for the two, then one for each alone');
+  assert.deepEqual(outcome, {
+    ok: true,
+    result: {
+      count: (alone[0]?.count ?? 0) + (alone[1]?.count ?? 0),
+      rows: [...(alone[0]?.rows ?? []), ...(alone[1]?.rows ?? [])],
+    },
+  });
+});
