@@ -44,6 +44,20 @@ test('all the Markdown of the repository together holds at most 160 KB', () => {
   assert.ok(bytes <= 160 * KB, `${files.length} files: ${bytes} bytes, at most ${160 * KB}`);
 });
 
+test('each document but the README opens with whom it is for: its first paragraph starts "For "', () => {
+  const files = execFileSync('git', ['ls-files', '-z', '--', '*.md'], { cwd: ROOT, encoding: 'utf8' })
+    .split('\0')
+    .filter((file) => file !== '' && file !== 'README.md');
+  assert.ok(files.length >= 12, `${files.length} documents`);
+  for (const file of files) {
+    const first = readFileSync(join(ROOT, file), 'utf8')
+      .split('\n')
+      .slice(1)
+      .find((line) => line.trim() !== '');
+    assert.match(first ?? '', /^For /, `${file} opens with its reader`);
+  }
+});
+
 /** The titles of the tests a file declares, `${…}` and all. */
 function testTitles(source: string): string[] {
   return [...source.matchAll(/\btest\(\s*(['"`])((?:\\.|(?!\1)[^\\])*)\1/g)].map((match) =>
