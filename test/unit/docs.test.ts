@@ -10,6 +10,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { KMYMONEY_DATE_INDEX } from '../../lib/apps/kmymoney.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const size = (path: string): number => statSync(join(ROOT, path)).size;
@@ -116,4 +117,19 @@ test("docs/embedding.md's list of exports is lib/index.ts's, no more and no less
   );
   assert.ok(exported.includes('createHandler'), 'the exports are read');
   assert.deepEqual([...new Set([...listed, ...named])].sort(), exported);
+});
+
+test("the SQL docs/applications.md gives an admin is what the tests run: the worked example's views and index, KMyMoney's index", () => {
+  const normal = (sql: string): string =>
+    sql
+      .replace(/--[^\n]*/g, '')
+      .replace(/\s+/g, ' ')
+      .trim();
+  const run = normal(readFileSync(join(ROOT, 'fixtures/existing-app-views.sql'), 'utf8')) + normal(KMYMONEY_DATE_INDEX);
+  const applications = readFileSync(join(ROOT, 'docs/applications.md'), 'utf8');
+  const shown = [...applications.matchAll(/^```sql\n([\s\S]*?)^```$/gm)].flatMap((match) =>
+    (match[1] ?? '').split(';').map(normal).filter(Boolean),
+  );
+  assert.ok(shown.length >= 5, `${shown.length} statements shown`);
+  for (const statement of shown) assert.ok(run.includes(`${statement};`), `docs/applications.md: ${statement}`);
 });
