@@ -8,9 +8,20 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { type DatabaseStatus, watchDatabase } from '../bin/books/database.js';
+import { isNotReadableNow } from '../lib/errors.js';
 import { createHandlerOver } from '../lib/handler.js';
+import type { SearchQuery, SearchTurns } from '../lib/internal.js';
 import { resolveOptions } from '../lib/options.js';
-import { buildDatabase, CREDENTIALS, tempDir } from './support/helpers.js';
+import { AUTH, buildDatabase, CREDENTIALS, get, serve, tempDir } from './support/helpers.js';
+
+const MARCH: SearchQuery = {
+  von: '2026-03-01',
+  bis: '2026-03-31',
+  betragCents: -1250,
+  toleranzCents: 0,
+  waehrung: 'EUR',
+  limit: 0,
+};
 
 async function until(status: () => DatabaseStatus, state: DatabaseStatus['state']): Promise<DatabaseStatus> {
   const deadline = Date.now() + 3_000;
@@ -63,4 +74,39 @@ test('status(): serving, replaced (counted), missing with the reason, unusable w
   assert.equal(again.reason, undefined);
   assert.equal(again.replaced, 2, 'a file back after a gap is another file served');
   assert.ok(lines.some((line) => line.includes('is gone')));
+});
+
+test('a search the stand-in took while the file was opened gets the 500 with Retry-After even when the file is served before it is answered', async (t) => {
+  const file = buildDatabase(t);
+  // Locked: the file is waited for, and the stand-in answers until the lock is released.
+  const writer = new Database(file);
+  t.after(() => writer.close());
+  writer.exec('BEGIN EXCLUSIVE');
+  let standIn: SearchTurns | undefined;
+  let answered: Promise<unknown> | undefined;
+  const served = watchDatabase(
+    file,
+    { app: undefined, tables: {} },
+    (search, _app, onError, isStandIn) => {
+      if (isStandIn === true) standIn = search;
+      // The file's own handler is built the moment before it serves: a search the stand-in
+      // queues now is answered after the switch.
+      else if (standIn !== undefined) {
+        const stand = standIn;
+        answered = new Promise((resolve) => stand.queue(MARCH, (result) => resolve(result.ok ? 'ok' : result.error)));
+      }
+      return createHandlerOver(search, CREDENTIALS, resolveOptions({ onError }));
+    },
+    () => {},
+    () => {},
+  );
+  t.after(() => served.close());
+  await served.ready;
+  const url = await serve(t, served.handler);
+  assert.equal((await get(`${url}/api/v1/status`, { authorization: AUTH })).status, 200);
+  assert.ok(standIn !== undefined, 'the stand-in answered');
+  writer.exec('COMMIT');
+  await until(served.status, 'serving');
+  const error = await answered;
+  assert.ok(isNotReadableNow(error), `answered with Retry-After: ${String(error)}`);
 });

@@ -9,7 +9,7 @@ import { statSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import type Database from 'better-sqlite3';
 import type { BookingSearchHandler, Credentials, RequestHandler } from '../../lib/index.js';
-import { errorCode, isNotReadableNow, type SearchTurns } from '../../lib/internal.js';
+import { errorCode, type SearchTurns } from '../../lib/internal.js';
 import type { LogLevel } from '../base/index.js';
 import { CliError } from '../base/index.js';
 import { SETTINGS } from '../config/index.js';
@@ -17,6 +17,7 @@ import {
   type BookFile,
   describeDatabaseError,
   ensureDatabaseFile,
+  fingerprintOf,
   identityOf,
   judgeDatabaseFile,
   notReadableNow,
@@ -25,6 +26,7 @@ import {
   searchOverFile,
 } from '../files/index.js';
 import { Guard } from '../guard/index.js';
+import { Unavailable, whileReplaced } from './unavailable.js';
 
 // How often the file is looked at; a replacement, or the end of a wait, is noticed within this.
 const WATCH_INTERVAL_MS = 1_000;
@@ -192,8 +194,13 @@ export function watchDatabase(
   // each). `build` gives it the credentials of that moment.
   let standIn: BookingSearchHandler | undefined;
   const standInHandler = (): BookingSearchHandler => {
+    // A search the stand-in took is answered by it even when the file is served by then (it
+    // waited for its login or its turn): as the moment it came in, a file being opened, which
+    // a retry a second later finds served.
     standIn ??= build(
-      unavailableSearch(() => (state.serving ? new Error('the database is being opened') : state.cause)),
+      unavailableSearch(() =>
+        state.serving ? new Unavailable('SQLITE_BUSY', 'the file is being opened') : state.cause,
+      ),
       'own',
       onError,
       true,
@@ -210,13 +217,26 @@ export function watchDatabase(
 
   /** The file opened, judged and served: a state, or a CliError for a file that cannot be served. */
   const attempt = async (stillFor: number): Promise<Serving> => {
+    const written = fingerprintOf(file);
     if (stillFor > 0) {
-      // Only a path that stands still is opened: a file being written or renamed into place
-      // again and again is looked at again at the next look.
+      // Only a path that stands still is opened: a file renamed into place again and again
+      // is looked at again at the next look.
       const before = identityOf(file);
       await new Promise((resolve) => setTimeout(resolve, stillFor));
       if (identityOf(file) !== before) return changing();
     }
+    try {
+      return await open();
+    } catch (error: unknown) {
+      // Judged while it was written in place (a cp over it keeps its inode): not what the
+      // file will be once written; looked at again, its searches answered with Retry-After.
+      if (identityOf(file) !== undefined && fingerprintOf(file) !== written) return changing();
+      throw error;
+    }
+  };
+
+  /** The file at the path opened, judged and served now. */
+  const open = async (): Promise<Serving> => {
     ensureDatabaseFile(file);
     // The directories above it are judged for the application as the start found it: a file
     // that another user put there later does not make that user trusted.
@@ -244,7 +264,14 @@ export function watchDatabase(
         // and it is still that file with that schema: they are not read a second time. Data
         // written since, like any row beyond the sample, meets the search's row guard.
         const { search } = searchOverFile(db, { app: result.app, tables: book.tables }, notice, build.waited, true);
-        return build(search, result.app, onError);
+        const served = fingerprintOf(file);
+        const replacing = whileReplaced(
+          search,
+          () => !db.open,
+          () => fingerprintOf(file) !== served,
+          notice,
+        );
+        return build(replacing, result.app, onError);
       },
       access.kind === 'owner',
       cacheKiB,
@@ -424,19 +451,6 @@ function ownerOf(file: string): { user: number; group: number } | undefined {
     return { user: uid, group: gid };
   } catch {
     return undefined;
-  }
-}
-
-/** Why searches cannot be answered now; its `code` decides whether they get Retry-After. */
-class Unavailable extends Error {
-  readonly code: string;
-  /** A state that passes by itself (as opposed to a missing or invalid file). */
-  readonly waits: boolean;
-
-  constructor(code: string, explanation: string) {
-    super(explanation);
-    this.code = code;
-    this.waits = isNotReadableNow(this);
   }
 }
 

@@ -146,6 +146,19 @@ export function identityOf(path: string): string | undefined {
   }
 }
 
+/**
+ * `identityOf` with the file's size and times of change: it differs while a file is
+ * written in place (cp over it keeps its inode), where its identity does not.
+ */
+export function fingerprintOf(path: string): string | undefined {
+  try {
+    const { dev, ino, size, mtimeNs, ctimeNs } = statSync(path, { bigint: true });
+    return `${dev}:${ino}:${size}:${mtimeNs}:${ctimeNs}`;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The journal of `file` as its header and the files beside it tell, without SQLite. */
 export function journalOf(file: string): { wal: boolean; description: string } {
   const name = basename(file);

@@ -8,6 +8,7 @@ export { type BookFile, recogniseApplication, SchemaChanged, searchOverFile } fr
 export {
   describeDatabaseError,
   ensureDatabaseFile,
+  fingerprintOf,
   identityOf,
   journalOf,
   notReadableNow,

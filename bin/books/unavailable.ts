@@ -1,0 +1,53 @@
+// Why a book's searches cannot be answered now, and the search over a connection that the
+// file was replaced under: a search the connection had taken when it was closed for the
+// file to be opened again, or that read the file while it was written in place (a cp over
+// it), gets the 500 with Retry-After of a file being opened again (docs/API.md), not the
+// 500 of a broken file.
+
+import { errorCode, isNotReadableNow, type SearchTurns } from '../../lib/internal.js';
+
+/** Why searches cannot be answered now; its `code` decides whether they get Retry-After. */
+export class Unavailable extends Error {
+  readonly code: string;
+  /** A state that passes by itself (as opposed to a missing or invalid file). */
+  readonly waits: boolean;
+
+  constructor(code: string, explanation: string) {
+    super(explanation);
+    this.code = code;
+    this.waits = isNotReadableNow(this);
+  }
+}
+
+/** SQLite's words for pages that are not a database's: what a read sees while a file is written. */
+const TORN = /^SQLITE_(?:CORRUPT|NOTADB|IOERR_SHORT_READ)/;
+
+/**
+ * `search` whose failures after `closed()`, and whose torn reads while `written()` (the file
+ * changed since it was opened), are the Unavailable of a file opened again; `torn` hears
+ * the latter, as the file must be looked at again.
+ */
+export function whileReplaced(
+  search: SearchTurns,
+  closed: () => boolean,
+  written: () => boolean,
+  torn: () => void,
+): SearchTurns {
+  type Done = Parameters<SearchTurns['answer']>[1];
+  const checked =
+    (done: Done): Done =>
+    (outcome) => {
+      if (outcome.ok) return done(outcome);
+      if (closed() || (TORN.test(errorCode(outcome.error) ?? '') && written())) {
+        if (!closed()) torn();
+        return done({ ok: false, error: new Unavailable('SQLITE_BUSY', 'the file is being opened again') });
+      }
+      done(outcome);
+    };
+  return {
+    answer: (query, done, from) => search.answer(query, checked(done), from),
+    queue: (query, done, from) => search.queue(query, checked(done), from),
+    waitingFrom: (address) => search.waitingFrom(address),
+    waitingFor: (user) => search.waitingFor(user),
+  };
+}
