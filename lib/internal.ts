@@ -11,7 +11,7 @@ export { describeError, errorCode, isNotReadableNow } from './errors.js';
 export { formatSearchResult } from './format.js';
 export { createHandlerOver } from './handler.js';
 export { createHashChecks } from './hash-checks.js';
-export { type Mapping, ownSchema, quoteName, TABLE_NAME, type TableNames } from './mapping.js';
+export { type Mapping, ownSchema, quoteName, TABLE_NAME, type TableNames, useMapping } from './mapping.js';
 export { checkMeaning, withoutBookingValues } from './meaning.js';
 export {
   addSnapshots,

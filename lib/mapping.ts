@@ -6,6 +6,8 @@
 // file: its SQL lives here, in the service, and reads the application's tables as they are.
 // Each application is one file under lib/apps/, registered in lib/apps/index.ts.
 
+import type { Database } from 'better-sqlite3';
+
 /** The names of the project's own three tables (or views) in a file. */
 export interface TableNames {
   entries: string;
@@ -88,9 +90,32 @@ export interface ApplicationMapping {
    * these sentences (lib/meaning.ts).
    */
   refusals?: string;
+  /**
+   * SQL functions its statements call, by name, registered on a connection before one is
+   * prepared (useMapping): what SQLite cannot compute alike everywhere, such as a time's
+   * local day (lib/apps/local-time.ts).
+   */
+  functions?: Readonly<Record<string, (...args: never[]) => unknown>>;
 }
 
 export type Mapping = OwnSchemaMapping | ApplicationMapping;
+
+const registered = new WeakMap<Database, Set<string>>();
+
+/** Registers `mapping`'s SQL functions on `db` once; call it before preparing its statements. */
+export function useMapping(db: Database, mapping: Mapping): void {
+  if (mapping.kind !== 'application' || mapping.functions === undefined) return;
+  let names = registered.get(db);
+  if (names === undefined) {
+    names = new Set();
+    registered.set(db, names);
+  }
+  for (const [name, fn] of Object.entries(mapping.functions)) {
+    if (names.has(name)) continue;
+    db.function(name, { deterministic: true }, fn as (...args: unknown[]) => unknown);
+    names.add(name);
+  }
+}
 
 /** The own schema under the given names (missing names: the defaults). */
 export function ownSchema(names: Partial<TableNames> = {}): OwnSchemaMapping {

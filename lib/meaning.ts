@@ -3,7 +3,7 @@
 // (A column called `date` holding 20260314 has the right name and finds nothing.)
 
 import type { Database } from 'better-sqlite3';
-import { type Mapping, quoteName } from './mapping.js';
+import { type Mapping, quoteName, useMapping } from './mapping.js';
 
 /**
  * How many bookings are judged, by `check` and by `createHandler` alike: the first ones the
@@ -40,6 +40,7 @@ type SampleRow = [id: unknown, date: unknown, amountCents: unknown];
  * 500 for it (the row guard).
  */
 export function checkMeaning(db: Database, mapping: Mapping, size = SAMPLE_SIZE): MeaningReport {
+  useMapping(db, mapping);
   const refusals =
     mapping.kind === 'application' && mapping.refusals !== undefined
       ? db.prepare<[], string>(mapping.refusals).pluck().all()

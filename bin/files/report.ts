@@ -22,6 +22,7 @@ import {
   recogniseOlder,
   recogniseOther,
   type TableNames,
+  useMapping,
 } from '../../lib/internal.js';
 import { logValue, MAX_LINE_CHARACTERS } from '../base/index.js';
 import { describeDatabaseError, ensureDatabaseFile, journalOf, notReadableNow, openDatabase } from './database-file.js';
@@ -147,6 +148,7 @@ function describeData(
     ...meaning.notes.map((note) => `Note: ${note}`),
   );
   if (mapping.kind === 'application' && mapping.notes !== undefined) {
+    useMapping(db, mapping);
     const notes = db.prepare<[], string>(mapping.notes).pluck().all();
     lines.push(...notes.map((note) => `Note: ${note}`));
   }
@@ -230,6 +232,7 @@ function bookingRange(db: Database.Database, mapping: Mapping): [number, string 
         .get() ?? [0, null, null]
     );
   }
+  useMapping(db, mapping);
   return (
     db
       .prepare<[Record<string, unknown>], [number, string | null, string | null]>(

@@ -34,7 +34,8 @@
 // Imbalance and Orphan accounts, and the templates of scheduled transactions, at the top
 // of a tree; the accounts a user keeps money in sit below "Assets" or "Liabilities"), void
 // splits left out, on the day its post_date falls on in the service's own local time zone
-// (SQLite's 'localtime', the C library's zone: TZ, else /etc/localtime, as GnuCash's). The
+// (TZ, else the system's zone, as GnuCash's), by Node.js' time zone data on every platform
+// (lib/apps/local-time.ts; SQLite's 'localtime' ignores TZ on Windows). The
 // amount is the split's quantity, in the account's EUR. With one other split: a money
 // account makes it a transfer (subject 'Other account: description', no category), any
 // other account is its category (Imbalance-EUR too, as GnuCash's register shows it); a
@@ -45,6 +46,7 @@
 
 import type { ApplicationMapping } from '../mapping.js';
 import { hexPrefixId } from './ids.js';
+import { LOCAL_TIME_FUNCTIONS } from './local-time.js';
 
 /** GnuCash's account types that hold money (gnc-account-sql.cpp stores the type as text). */
 export const GNUCASH_MONEY_ACCOUNT_TYPES = ['CASH', 'BANK', 'CREDIT', 'ASSET', 'LIABILITY'] as const;
@@ -83,7 +85,7 @@ const POSTED = `CASE WHEN substr(t.post_date, 5, 1) = '-' THEN t.post_date
 const oldForm = (bound: string): string => `replace(replace(replace(${bound}, '-', ''), ' ', ''), ':', '')`;
 const select = (from: string, account: string, when: string): string => `
     SELECT ${hexPrefixId('s.guid')} AS id,
-           date(${POSTED}, 'localtime') AS date,
+           local_date(${POSTED}) AS date,
            -(${cents('s.quantity_num', 's.quantity_denom')}) AS amount_cents,
            CASE WHEN other.guid IN (${moneyAccounts(false)}) THEN ${joined('other.name', 't.description')}
                 ELSE coalesce(t.description, '') END AS subject,
@@ -123,9 +125,10 @@ export const gnucash: ApplicationMapping = {
   // The day a post_date falls on in the local zone is at most a day away from its UTC day
   // (offsets lie within ±14 hours), so the window is widened by a day on each side, read in
   // both forms of post_date, and the converted dates are compared again (not exactWindow):
-  // no date arithmetic in JavaScript has to agree with SQLite's 'localtime'.
+  // no date arithmetic here has to agree with local_date's.
   window: (von, bis) => ({ from: `${dayBefore(von)} 00:00:00`, to: `${dayAfter(bis)} 23:59:59` }),
   windowIndex: { name: 'tx_post_date_index' },
+  functions: LOCAL_TIME_FUNCTIONS,
   // A money account at the top level holds bookings that are not served. GnuCash's own
   // Imbalance-EUR and Orphan-EUR (their names translated) end in '-' and the currency.
   notes: `
@@ -141,24 +144,16 @@ export const gnucash: ApplicationMapping = {
     UNION ALL
     SELECT moved || ' of the book''s ' || total || ' transactions are dated at another time of day than GnuCash''s 10:59 UTC'
            || ' (by GnuCash before 2.6.20, which dated at local midnight, or by an importer or a script): each is served'
-           || ' on the day its time falls on in this service''s time zone, ' || ${offsetIn('01')} || ' in January and '
-           || ${offsetIn('07')} || ' in July (TZ, else /etc/localtime), as GnuCash shows it in the time zone it runs in; '
+           || ' on the day its time falls on in this service''s time zone, ' || zone_offset(1) || ' in January and '
+           || zone_offset(7) || ' in July (TZ, else /etc/localtime), as GnuCash shows it in the time zone it runs in; '
            || midnight || ' of them fall on midnight here. If GnuCash runs in another time zone, run the service with TZ'
            || ' set to it (TZ=Europe/Berlin).'
     FROM (SELECT count(*) AS total,
                  coalesce(sum(substr(${POSTED}, 12, 8) <> '10:59:00'), 0) AS moved,
-                 coalesce(sum(substr(${POSTED}, 12, 8) <> '10:59:00' AND time(${POSTED}, 'localtime') = '00:00:00'), 0) AS midnight
+                 coalesce(sum(substr(${POSTED}, 12, 8) <> '10:59:00' AND local_time(${POSTED}) = '00:00:00'), 0) AS midnight
           FROM transactions AS t)
     WHERE moved > 0`,
 };
-
-/** SQL for the offset of the local time zone from UTC in `month` of this year, as 'UTC+01:00'. */
-function offsetIn(month: string): string {
-  const noon = `strftime('%Y', 'now') || '-${month}-15 12:00:00'`;
-  const minutes = `CAST(round((julianday(${noon}, 'localtime') - julianday(${noon})) * 1440) AS INTEGER)`;
-  return `(SELECT 'UTC' || CASE WHEN m < 0 THEN '-' ELSE '+' END || printf('%02d:%02d', abs(m) / 60, abs(m) % 60)
-           FROM (SELECT ${minutes} AS m))`;
-}
 
 /** 'YYYY-MM-DD' of the day before `isoDate` (a valid date; the query validator made sure); the year 0 stays. */
 function dayBefore(isoDate: string): string {

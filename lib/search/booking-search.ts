@@ -2,7 +2,7 @@
 // database, each search's count and page in one read transaction, alone or queued in turns.
 
 import type { Database, Statement } from 'better-sqlite3';
-import { type ApplicationMapping, type Mapping, ownSchema, type TableNames } from '../mapping.js';
+import { type ApplicationMapping, type Mapping, ownSchema, type TableNames, useMapping } from '../mapping.js';
 import type { SearchQuery } from '../query.js';
 import { catalogKind } from '../schema.js';
 import { chooseCount, choosePage, planFor } from './plan.js';
@@ -220,6 +220,7 @@ export function createStatsCache(db: Database, source: StatsSource): () => Stats
  * docs/API.md's rule and orders them. Every value is bound.
  */
 function createApplicationSearch(db: Database, mapping: ApplicationMapping): (query: SearchQuery) => SearchRows {
+  useMapping(db, mapping);
   const source = `(${mapping.bookings}) AS booking`;
   const where = `booking.amount_cents BETWEEN +:low AND +:high${mapping.exactWindow === true ? '' : ' AND booking.date BETWEEN +:von AND +:bis'}`;
   const count = db.prepare<[Record<string, unknown>], number>(`SELECT count(*) FROM ${source} WHERE ${where}`).pluck();

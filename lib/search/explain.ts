@@ -2,7 +2,7 @@
 // lines of EXPLAIN QUERY PLAN.
 
 import type { Database } from 'better-sqlite3';
-import { type Mapping, ownSchema } from '../mapping.js';
+import { type Mapping, ownSchema, useMapping } from '../mapping.js';
 import type { SearchQuery } from '../query.js';
 import { isTable } from './booking-search.js';
 import { chooseCount, planFor } from './plan.js';
@@ -29,6 +29,7 @@ export function explainCount(
 ): string[] {
   const bounds = toBounds(query);
   if (mapping.kind === 'application') {
+    useMapping(db, mapping);
     return db
       .prepare<
         [Record<string, unknown>],

@@ -23,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import Database from 'better-sqlite3';
+import { type LedgerTransaction, writeGnuCashBook } from '../../fixtures/ledger-books.js';
 import { makeCertificate } from '../support/cli-helpers.js';
 import { basicAuth, fixtureSql, request } from '../support/helpers.js';
 
@@ -54,9 +55,13 @@ interface Started {
 
 /** A Windows process under Wine; its output goes to a file (a pipe gives EBADF under Wine). */
 function wine(args: string[], name: string): Started {
+  return wineWith(env, args, name);
+}
+
+function wineWith(environment: NodeJS.ProcessEnv, args: string[], name: string): Started {
   const log = join(dir, `${name}.log`);
   const fd = openSync(log, 'w');
-  const child = spawn('wine', [NODE_EXE as string, ...args], { env, stdio: ['ignore', fd, fd] });
+  const child = spawn('wine', [NODE_EXE as string, ...args], { env: environment, stdio: ['ignore', fd, fd] });
   closeSync(fd);
   started.push(child);
   return { child, output: () => (existsSync(log) ? readFileSync(log, 'utf8') : '') };
@@ -258,4 +263,26 @@ test('Windows: --socket is a named pipe, answered to another Windows process; a 
     refused.output(),
     /cannot listen on socket Z:.*api\.sock: on Windows a socket is a named pipe, written \\\\\.\\pipe\\NAME/,
   );
+});
+
+test("Windows: a GnuCash book's days in the zone TZ names, by Node.js' time zone data (the C runtime's would ignore TZ)", async () => {
+  const book = join(dir, 'kasse.gnucash');
+  // Entered in Berlin late in the evening: 23:30 UTC is the next day there.
+  writeGnuCashBook(book, [
+    {
+      date: '2026-03-14',
+      description: 'Import spät abends',
+      currency: 'EUR',
+      sides: [
+        { account: 'kasse', cents: -1250 },
+        { account: 'porto', cents: 1250 },
+      ],
+      time: '23:30:00',
+    } as LedgerTransaction,
+  ]);
+  const inBerlin = { ...env, TZ: 'Europe/Berlin' };
+  const check = wineWith(inBerlin, [BIN, 'check', '--db', win(book), '--app', 'gnucash'], 'gnucash-check');
+  assert.equal(await finished(check.child, 'check of a GnuCash book'), 0, check.output());
+  assert.match(check.output(), /UTC\+01:00 in January and UTC\+02:00 in July/);
+  assert.match(check.output(), /"datum":"2026-03-15"/);
 });
