@@ -313,7 +313,16 @@ test("--admin-socket without --socket: mode 660 and the service's own group, wha
 
 test('an --admin-host that is no address of this machine: the warning, then one clear line, exit 1', async (t) => {
   // 192.0.2.1 (TEST-NET-1) is on no machine: nothing listens anywhere but loopback.
-  const result = await run(['--db', buildDatabase(t), '--admin-host', '192.0.2.1', '--admin-port', '9469']);
+  const result = await run([
+    '--db',
+    buildDatabase(t),
+    '--admin-host',
+    '192.0.2.1',
+    '--admin-port',
+    '9469',
+    '--port',
+    '0',
+  ]);
   const [warning, ...rest] = result.stderr.split('\n');
   assert.match(warning ?? '', /warning: the admin listener on 192\.0\.2\.1:9469 has no credentials/);
   assertFails(
