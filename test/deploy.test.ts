@@ -2,7 +2,8 @@
 // the nginx site passes `nginx -t`, and both together serve: nginx with TLS in front of the
 // CLI started with the unit's own ExecStart flags on a Unix socket, with nginx's monitoring
 // server in front of its admin listener; and the site for many books routes each book's
-// base path to one of two instances. The tools must be installed (.ci/run installs them);
+// base path to one of two instances, and operations.md's location for many books in one
+// service passes each book to the one socket. The tools must be installed (.ci/run installs them);
 // a missing tool fails these tests.
 
 import assert from 'node:assert/strict';
@@ -276,6 +277,62 @@ test("nginx with TLS in front of the CLI started with the unit's flags: searches
   const nginxLog = readFileSync(join(dir, 'booking-search.access.log'), 'utf8');
   assert.match(nginxLog, /"GET \/kasse\/api\/v1\/buchungen HTTP\/[\d.]+" 200 /);
   assert.doesNotMatch(nginxLog, /betrag|von=|\?/);
+});
+
+test("operations.md's many-books location, as written, in the shipped site: each book's API reaches the one socket, and the service tells the books apart", async (t) => {
+  const dir = tempDir(t);
+  const site = await prepareSite(dir);
+  const operations = readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8');
+  const location = /`location \/kasse\/api\/` line made\s+`(location ~ [^`]+)`/.exec(operations)?.[1];
+  assert.ok(location !== undefined, 'docs/operations.md shows the location for many books');
+  const conf = join(dir, 'site.conf');
+  const shipped = readFileSync(conf, 'utf8');
+  assert.ok(shipped.includes('location /kasse/api/ {'), 'the shipped site has the line to change');
+  writeFileSync(conf, shipped.replace('location /kasse/api/ {', `${location} {`));
+  const credentials = join(dir, 'credentials');
+  writeFileSync(credentials, 'mueller:m-1\nschmidt:s-1\n', { mode: 0o400 });
+  const books = join(dir, 'books.conf');
+  writeFileSync(
+    books,
+    `[book mueller]\ndb = ${buildDatabase(t)}\nbase-path = /mueller\nusers = mueller\n\n` +
+      `[book schmidt]\ndb = ${buildDatabase(t)}\nbase-path = /schmidt\nusers = schmidt\n`,
+    { mode: 0o600 },
+  );
+  const cli = spawn(
+    process.execPath,
+    [BIN, '--config', books, '--socket', site.socket, '--socket-group', 'www-data', '--credentials-file', credentials],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  t.after(() => void cli.kill('SIGKILL'));
+  const cliOutput = collect(cli);
+  await waitFor(
+    () => cliOutput().includes(' listening on unix:'),
+    () => `the CLI: ${cliOutput()}`,
+  );
+  const nginx = spawn('nginx', ['-p', dir, '-e', join(dir, 'error.log'), '-c', site.config], { stdio: 'ignore' });
+  t.after(() => void nginx.kill('SIGTERM'));
+  const mueller = basicAuth('mueller', 'm-1');
+  await waitFor(
+    () =>
+      httpsGet(site, '/mueller/api/v1/status', { authorization: mueller }).then(
+        () => true,
+        () => false,
+      ),
+    () => 'nginx',
+  );
+  const own = await httpsGet(site, '/mueller/api/v1/status', { authorization: mueller });
+  assert.equal(own.status, 200, own.body);
+  assert.equal((JSON.parse(own.body) as { name: string }).name, 'mueller');
+  const other = await httpsGet(site, '/schmidt/api/v1/status', { authorization: basicAuth('schmidt', 's-1') });
+  assert.equal((JSON.parse(other.body) as { name: string }).name, 'schmidt');
+  assert.equal((await httpsGet(site, '/schmidt/api/v1/status', { authorization: mueller })).status, 401);
+  assert.equal((await httpsGet(site, '/niemand/api/v1/status', { authorization: mueller })).status, 404);
+  assert.equal((await httpsGet(site, '/', { authorization: mueller })).status, 404, 'only the APIs are passed on');
+  // A path that names no book is the service's 404, after the login (its access log is written in batches).
+  await waitFor(
+    () => /GET \/niemand\/api\/v1\/status 404/.test(cliOutput()),
+    () => `the service's 404: ${cliOutput()}`,
+  );
 });
 
 function dirnameOf(path: string): string {
