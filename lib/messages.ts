@@ -130,6 +130,8 @@ export const BODY_MESSAGES = {
   konten: "Feld 'konten' muss eine Liste von höchstens 100 Texten sein.",
   ausser: "Feld 'ausser' muss eine Liste von höchstens 10000 ganzzahligen Buchungs-IDs sein.",
   waehrung: "Feld 'waehrung' muss ein dreistelliger Währungscode sein.",
+  tooManyBookings:
+    'Der Inhalt fragt nach zu vielen Buchungen: die Zeitfenster der Zeilen halten mehr als 20000. Bitte den Auszug in Teilen senden.',
 } as const;
 
 /** A line's message: `Zeile 3: ` before one of BODY_MESSAGES. */

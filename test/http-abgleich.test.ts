@@ -11,6 +11,7 @@ import { createHandlerOver } from '../lib/handler.js';
 import { createHandler } from '../lib/index.js';
 import { BODY_MESSAGES, lineMessage } from '../lib/messages.js';
 import { resolveOptions } from '../lib/options.js';
+import { MAX_WINDOW_BOOKINGS } from '../lib/reconcile/reconcile.js';
 import type { HandlerOptions } from '../lib/types.js';
 import {
   AUTH,
@@ -425,4 +426,21 @@ test('alternativen: at most three, least cents apart first, then least days, the
   const [line] = await lines(origin, { zeilen: [{ datum: '2026-09-10', betrag: '-10', toleranz: '0.05' }] });
   assert.deepEqual([ids(line?.buchungen ?? []), line?.kandidaten], [[201], 5]);
   assert.deepEqual(ids(line?.alternativen ?? []), [202, 204, 203]);
+});
+
+test('lines whose windows hold more than 20,000 bookings together are refused: 400 bad_body, the statement to be sent in parts', async (t) => {
+  const many = `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${MAX_WINDOW_BOOKINGS - 2})
+    INSERT INTO entries SELECT 100000 + i, '2026-10-0' || (1 + i % 2), 100, 'Kleinkram', NULL, 1 FROM n;`;
+  const origin = await serveBook(t, undefined, many);
+  assert.ok(BODY_MESSAGES.tooManyBookings.includes(`mehr als ${MAX_WINDOW_BOOKINGS}.`));
+  // 20,000 − 2 here, and the three of the fixture from 2026-05-04 to 05-10: one too many.
+  const near = { zeilen: [{ datum: '2026-10-01', betrag: '-1', tage: 1 }] };
+  assert.equal((await reconcile(origin, near)).status, 200);
+  const far = {
+    zeilen: [
+      { datum: '2026-10-01', betrag: '-1', tage: 1 },
+      { datum: '2026-05-05', betrag: '-12.60', tage: 5 },
+    ],
+  };
+  assertReply(await reconcile(origin, far), 400, { fehler: BODY_MESSAGES.tooManyBookings, code: 'bad_body' });
 });

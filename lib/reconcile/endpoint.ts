@@ -6,13 +6,13 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Failures } from '../failure.js';
-import { badBody, ERRORS } from '../messages.js';
+import { BODY_MESSAGES, badBody, ERRORS } from '../messages.js';
 import { RETRY_IN_A_SECOND, send, sendError } from '../respond.js';
 import type { SearchRows } from '../search/sql.js';
 import type { Outcome } from '../search/turns.js';
 import { type SearchLimits, type SearchTurns, sendSearchFailure, tooManyWaiting } from '../search-endpoint.js';
 import { parseReconcileBody, type ReconcileRequest } from './body.js';
-import { reconcile, windowsOf } from './reconcile.js';
+import { MAX_WINDOW_BOOKINGS, reconcile, windowsOf } from './reconcile.js';
 
 /** docs/API.md: the body is at most 1 MiB. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -44,6 +44,9 @@ export function createReconcileEndpoint(
         const windows = windowsOf(parsed.request);
         const answer = (outcome: Outcome<SearchRows>): void => {
           if (!outcome.ok) return sendSearchFailure(report, outcome.error, req, res);
+          if (outcome.result.rows.length > MAX_WINDOW_BOOKINGS) {
+            return sendError(res, badBody(BODY_MESSAGES.tooManyBookings));
+          }
           inSlices(req, parsed.request, outcome.result, (result) => {
             try {
               if (result.ok) send(res, 200, result.body);

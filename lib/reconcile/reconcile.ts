@@ -11,6 +11,11 @@ import { dayNumber, isoDate } from './days.js';
 import { type Edge, pairLines } from './pairing.js';
 import { bestSplit, better, type Part, type Split } from './parts.js';
 
+/**
+ * docs/API.md: the most bookings the lines' windows may hold together. They are read in one
+ * pass, which holds up the other requests while it runs; a statement over more is sent in parts.
+ */
+export const MAX_WINDOW_BOOKINGS = 20_000;
 /** docs/API.md: a line whose window holds more such bookings is not split. */
 export const MAX_PARTS_POOL = 400;
 const MAX_ALTERNATIVES = 3;
@@ -46,7 +51,8 @@ function everyAmount(from: number, to: number): SearchQuery {
     betragCents: 0,
     toleranzCents: WIDEST_CENTS,
     waehrung: 'EUR',
-    limit: Number.MAX_SAFE_INTEGER,
+    // For the windows together (lib/search/booking-search.ts): one more tells that there are more.
+    limit: MAX_WINDOW_BOOKINGS + 1,
   };
 }
 

@@ -27,7 +27,8 @@ export type SearchOutcome = Outcome<SearchRows>;
 
 /**
  * What the turns answer: one search, or several read from one snapshot (a reconciliation's
- * windows, lib/reconcile/), their rows one after the other and their counts added.
+ * windows, lib/reconcile/), their rows one after the other and their counts added; their
+ * `limit` bounds the rows of them all, so that what one request reads stays bounded.
  */
 export type SearchRequest = SearchQuery | readonly SearchQuery[];
 
@@ -107,11 +108,12 @@ function isBatch(request: SearchRequest): request is readonly SearchQuery[] {
   return Array.isArray(request);
 }
 
-/** Each search of `queries` in the caller's read transaction, their rows one after the other. */
+/** Each search of `queries` in the caller's read transaction, their rows one after the other, `limit` in all. */
 function searchAll(search: (query: SearchQuery) => SearchRows, queries: readonly SearchQuery[]): SearchRows {
   const all: SearchRows = { count: 0, rows: [] };
   for (const query of queries) {
-    const { count, rows } = search(query);
+    const limit = Math.max(0, query.limit - all.rows.length);
+    const { count, rows } = search(limit === query.limit ? query : { ...query, limit });
     all.count += count;
     for (const row of rows) all.rows.push(row);
   }
