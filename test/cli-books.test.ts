@@ -317,7 +317,8 @@ test('SIGHUP with a broken file, or a book that cannot be served, keeps the runn
         books.schmidt as string,
         (books.neu as string).replace(o.files.spare, join(o.dir, 'fehlt.sqlite')),
       ],
-      /cannot open database .*fehlt\.sqlite: no such file/,
+      // Placed where its db was written, as every other problem of the file.
+      new RegExp(`: ${o.config}:17: cannot open database .*fehlt\\.sqlite: no such file$`),
     ],
   ];
   for (const [index, [next, line]] of attempts.entries()) {
@@ -336,6 +337,17 @@ test('SIGHUP with a broken file, or a book that cannot be served, keeps the runn
   const stopped = await cli.stop();
   assert.equal(stopped.code, 0);
   assert.doesNotMatch(stopped.stderr, /\n\s+at /, 'no stack trace');
+  // At the start, and a file that is no database as well as a missing one.
+  writeFileSync(join(o.dir, 'kaputt.sqlite'), 'kaputt', { mode: 0o600 });
+  writeConfig(o, [
+    books.mueller as string,
+    (books.schmidt as string).replace(o.files.mmex, join(o.dir, 'kaputt.sqlite')),
+  ]);
+  assertFails(
+    await run(['--config', o.config, '--port', '0'], cleanEnv()),
+    1,
+    `booking-search-server: ${o.config}:11: ${join(o.dir, 'kaputt.sqlite')} is not a SQLite database`,
+  );
 });
 
 test('a --config of one book (db in the service part) reloads like many: SIGHUP serves a changed db (its name waits for a restart), and a broken line keeps it and says why', async (t) => {

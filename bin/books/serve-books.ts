@@ -8,7 +8,7 @@
 import type { IncomingMessage } from 'node:http';
 import type Database from 'better-sqlite3';
 import { type Credentials, mountHandlers, type RequestHandler } from '../../lib/index.js';
-import type { LogLevel } from '../base/index.js';
+import { CliError, type LogLevel } from '../base/index.js';
 import { type BookConfig, diffBooks } from '../config/index.js';
 import type { BookStatus, ServedBook } from './books.js';
 import { type BuildHandler, type ErrorHook, inMemoryDatabase, type ServedDatabase, watchDatabase } from './database.js';
@@ -194,7 +194,7 @@ function mount(shelf: Shelf): void {
 /** The first look at each of `books`' files (bin/books/database.ts, ready); all closed when one cannot be served. */
 async function firstLooks(books: readonly Book[]): Promise<void> {
   try {
-    await Promise.all(books.map((book) => book.database.ready));
+    await Promise.all(books.map((book) => book.database.ready.catch((error: unknown) => placed(book.config, error))));
   } catch (error: unknown) {
     for (const book of books) book.database.close();
     throw error;
@@ -280,4 +280,15 @@ function sameCredentials(a: readonly Credentials[], b: readonly Credentials[]): 
       );
     })
   );
+}
+
+/**
+ * A problem of `config`'s file placed where its `db` was written (`office.conf:12: …`), as
+ * every other problem of a configuration file is.
+ */
+function placed(config: BookConfig, error: unknown): never {
+  if (error instanceof CliError && config.dbOrigin !== undefined) {
+    throw new CliError(`${config.dbOrigin}: ${error.message}`, error.exitCode);
+  }
+  throw error;
 }

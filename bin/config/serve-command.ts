@@ -98,9 +98,11 @@ export function readServeCommand(setting: Reader, given: Values, asked: Asked): 
     credentialsProblem = error.message;
   }
   const settings = everySetting(setting);
+  const dbOrigin = origins.get('db');
   const single: BookConfig = {
     name: settings.name,
     db,
+    ...(dbOrigin?.kind === 'file' ? { dbOrigin: `${dbOrigin.file}:${dbOrigin.line}` } : {}),
     app,
     tables,
     basePath: settings.basePath.replace(/\/+$/, ''),

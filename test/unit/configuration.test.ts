@@ -242,13 +242,30 @@ test('resolveBooks: each book with its file, mapping, base path and users', () =
     {
       name: 'mueller',
       db: '/srv/m.sqlite',
+      dbOrigin: `${FILE}:2`,
       app: undefined,
       tables: {},
       basePath: '/mueller',
       users: ['mueller', 'buero'],
     },
-    { name: 'schmidt', db: '/srv/s.mmb', app: 'mmex', tables: {}, basePath: '/schmidt', users: undefined },
-    { name: 'kasse', db: '/srv/k.sqlite', app: 'own', tables: { entries: 'kasse' }, basePath: '', users: undefined },
+    {
+      name: 'schmidt',
+      db: '/srv/s.mmb',
+      dbOrigin: `${FILE}:6`,
+      app: 'mmex',
+      tables: {},
+      basePath: '/schmidt',
+      users: undefined,
+    },
+    {
+      name: 'kasse',
+      db: '/srv/k.sqlite',
+      dbOrigin: `${FILE}:10`,
+      app: 'own',
+      tables: { entries: 'kasse' },
+      basePath: '',
+      users: undefined,
+    },
   ]);
 });
 
