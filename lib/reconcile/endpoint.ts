@@ -58,8 +58,9 @@ export function createReconcileEndpoint(
         };
         // A request of another currency reads nothing (docs/API.md: only EUR is stored).
         if (windows.length === 0) return answer({ ok: true, result: { count: 0, rows: [] } });
-        // One search of the turns: its read is one snapshot, and it waits its turn as any other.
-        search.answer(windows, guarded(answer), { user, address: client, connection: req.socket });
+        // One search of the turns: its read is one snapshot, and it waits its turn as any other;
+        // queued, not run at once, so that the body's parse and the read are apart.
+        search.queue(windows, guarded(answer), { user, address: client, connection: req.socket });
       } catch (error: unknown) {
         fail(error, req, res);
       }
@@ -136,5 +137,6 @@ function inSlices(
     if (result === undefined) setImmediate(slice);
     else done(result);
   };
-  slice();
+  // Not in the turn that read the bookings: the event loop first answers what came meanwhile.
+  setImmediate(slice);
 }
