@@ -442,6 +442,16 @@ test('check --config judges every book as check --db does and says which fit; a 
     fits.stdout,
     /^Configuration: .*books\.conf\nCredentials: 4 user\(s\); the users of the books are checked against them\.\nBooks: 3\.\n/,
   );
+  // The verdict holds for a process with these groups; a running service has those it started with.
+  const uid = process.geteuid?.() ?? 0;
+  const gid = process.getegid?.() ?? 0;
+  assert.match(
+    fits.stdout,
+    new RegExp(
+      `^Judged as user (\\S+ \\()?${uid}\\)? with groups (.*\\b)?${gid}\\b.*\\. A running service keeps the groups it started with: a file that needs another group is read after the group is in its SupplementaryGroups= \\(under systemd\\) and the service is restarted\\.$`,
+      'm',
+    ),
+  );
   assert.match(fits.stdout, /^Book mueller at \/mueller\/api\/v1\/ \(users mueller, buero\):\nDatabase: /m);
   assert.match(
     fits.stdout,

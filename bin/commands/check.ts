@@ -6,7 +6,7 @@ import type { TableNames } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
 import type { BookConfig, ServeCommand } from '../config/index.js';
 import { readApp, readCredentialsFile, readTableNames, resolveBooks } from '../config/index.js';
-import { writeReport } from '../files/index.js';
+import { judgedAs, writeReport } from '../files/index.js';
 import { Guard } from '../guard/index.js';
 
 /**
@@ -74,6 +74,8 @@ export async function reportOnBooks(command: ServeCommand, credentialsProblem: s
     return writeReport(lines, 1);
   }
   lines.push(`Books: ${books.length}.`);
+  const judged = judgedAs();
+  if (judged !== undefined) lines.push(judged);
   writeReport(lines, 0);
   const fit: string[] = [];
   const unfit: string[] = [];

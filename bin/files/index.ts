@@ -25,5 +25,6 @@ export {
   readableByEveryone,
   ruleFor,
 } from './file-safety.js';
+export { judgedAs } from './posix-readable.js';
 export { MAX_READ_BYTES, readRegularFile } from './read-file.js';
 export { reportOnDatabase, writeReport } from './report.js';

@@ -80,6 +80,24 @@ function firstDenied(file: string): { path: string; directory: boolean; stats: S
 }
 
 /**
+ * Whom `check` judged the files as: this process's user and groups, and that a running
+ * service keeps the groups it started with (a book added on SIGHUP whose file needs a new
+ * group is refused until a restart, whatever `check` says); `undefined` where a process
+ * has no groups (Windows).
+ */
+export function judgedAs(): string | undefined {
+  const uid = process.geteuid?.();
+  const groups = process.getgroups?.();
+  if (uid === undefined || groups === undefined) return undefined;
+  const named = (database: 'passwd' | 'group', id: number): string => {
+    const name = nameOf(database, id);
+    return name === undefined ? `${id}` : `${name} (${id})`;
+  };
+  const all = [...new Set([process.getegid?.() ?? groups[0], ...groups])].filter((gid) => gid !== undefined);
+  return `Judged as user ${named('passwd', uid)} with groups ${all.map((gid) => named('group', gid)).join(', ')}. A running service keeps the groups it started with: a file that needs another group is read after the group is in its SupplementaryGroups= (under systemd) and the service is restarted.`;
+}
+
+/**
  * The name of user or group `id` as the system's name service knows it (`getent`, so LDAP
  * and sssd count too), or `undefined`. Asked only to word a refusal.
  */
