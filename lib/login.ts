@@ -3,11 +3,13 @@
 // authenticator are asked here, in the contract's order, and nowhere else.
 //
 // The policy, in the order it is applied:
-//   1. an address whose failures are spent: 429 before its credentials are checked, but for
-//      a user who logged in from it before: that user's own failures from there decide;
-//   2. a header spelled as one accepted before: that user, no parsing (the budgets of 4 hold);
-//   3. no credentials (none, another scheme, malformed): 401, not a failure, but a flood of
+//   1. no credentials (none, another scheme, malformed): 401 with the challenge, not a
+//      failure, whatever the address's failures (a client that waits for the challenge
+//      before it sends its credentials, a known one among them, must be asked); a flood of
 //      them from one address is cut off (429);
+//   2. an address whose failures are spent: 429 before its credentials are checked, but for
+//      a user who logged in from it before: that user's own failures from there decide;
+//   3. a header spelled as one accepted before: that user, no parsing (the budgets of 4 hold);
 //   4. the username's or the global budget spent: only a client that logged in from this
 //      address before is checked, everyone else 429 until the window ends;
 //   5. credentials are checked with a failure counted (decided and counted in one step of
@@ -147,6 +149,10 @@ function login(
 ): LoginVerdict | Promise<LoginVerdict> {
   const recalled = parts.authenticator.recall(header);
   const given = recalled === undefined ? parseBasicAuth(header) : undefined;
+  if (recalled === undefined && given === undefined) {
+    const wait = parts.throttle.recordUnauthenticated(client);
+    return wait > 0 ? throttled(wait, undefined) : REFUSED;
+  }
   // The username only decides for a user who logged in from this address before.
   const blocked = parts.throttle.retryAfter(client, recalled?.user ?? given?.username);
   if (blocked > 0) return throttled(blocked, undefined);
@@ -154,10 +160,7 @@ function login(
     const wait = parts.throttle.budgetRetryAfter(recalled.user, client);
     return wait > 0 ? throttled(wait, recalled.user) : admit(parts, recalled, client);
   }
-  if (given === undefined) {
-    const wait = parts.throttle.recordUnauthenticated(client);
-    return wait > 0 ? throttled(wait, undefined) : REFUSED;
-  }
+  if (given === undefined) return REFUSED;
   return attempt(parts, { given, header, client, connection });
 }
 

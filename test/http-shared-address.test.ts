@@ -48,10 +48,11 @@ for (const loggedInBefore of [true, false]) {
     assert.deepEqual(a, [...Array(10).fill(401), ...Array(30).fill(429)], "A's client: its 10 failures, then 429");
     assert.deepEqual(b, Array(40).fill(200), "B's client keeps getting in");
     // Someone else from that address: a username never let in there, the right password of
-    // a user never let in there, no credentials at all: the address's failures are spent.
+    // a user never let in there: the address's failures are spent. A request without
+    // credentials gets the challenge, which B's client answers if it asks so first.
     assert.equal(await from(OFFICE, 'fremd', 'raten'), 429, 'a new username');
     assert.equal(await from(OFFICE, 'fremd', 'raten2'), 429);
-    assert.equal(await from(OFFICE), 429, 'no credentials');
+    assert.equal(await from(OFFICE), 401, 'no credentials: the challenge');
     assert.equal(await from('198.51.100.4', 'kasse', 'neu'), 200, 'kasse from elsewhere');
     // A guesser for buero from that address is bounded by buero's own budget there.
     const guesses: number[] = [];
