@@ -132,7 +132,7 @@ export function judge(rows: readonly SampleRow[], application?: string): Meaning
   }
   if (badId !== undefined) {
     problems.push(
-      `ids such as ${shown(badId[0])} are not whole numbers: give an INTEGER id (a table's INTEGER PRIMARY KEY, or its rowid).`,
+      `ids such as ${shown(badId[0])} are not whole numbers within ±${Number.MAX_SAFE_INTEGER} (2^53 − 1), where an id is still exact: give an INTEGER id (a table's INTEGER PRIMARY KEY, or its rowid).`,
     );
   } else if (twice !== undefined) {
     problems.push(
@@ -224,7 +224,7 @@ const AROUND_VALUES: ReadonlyArray<readonly [before: string, after: string]> = [
   [' has the date ', ', not a day: '],
   ['booking ', ' has the amount '],
   [' has the amount ', ' (in cents), not whole cents: '],
-  ['ids such as ', ' are not whole numbers: '],
+  ['ids such as ', ' are not whole numbers within '],
   ['ids are not unique (', ' is given to two bookings)'],
   ['dates are numbers such as ', ", not 'YYYY-MM-DD' text: "],
   ['dates carry a time, such as ', ': a search would miss its last day'],

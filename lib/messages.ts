@@ -116,6 +116,7 @@ export const BODY_MESSAGES = {
   badJson: 'Der Inhalt ist kein gültiges JSON in UTF-8.',
   notObject: 'Der Inhalt muss ein JSON-Objekt sein.',
   unknown: (name: string) => `Unbekanntes Feld '${name}'.`,
+  twice: (name: string) => `Feld '${name}' ist doppelt angegeben.`,
   missing: (name: string) => `Feld '${name}' fehlt.`,
   zeilen: "Feld 'zeilen' muss eine Liste von 1 bis 1000 Zeilen sein.",
   lineNotObject: 'Eine Zeile muss ein JSON-Objekt sein.',

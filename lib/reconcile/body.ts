@@ -6,6 +6,7 @@ import { lineMessage, BODY_MESSAGES as MESSAGES } from '../messages.js';
 import { parseAmount, parseUnsignedAmount } from '../money.js';
 import { CURRENCY, isCalendarDate, shorten } from '../query.js';
 import { dayNumber } from './days.js';
+import { JsonNumber, parseKeepingNumbers, type Twice } from './json-text.js';
 
 /** One bank line, validated; amounts in integer cents in the client's sign convention. */
 export interface ReconcileLine {
@@ -50,23 +51,21 @@ const DEFAULT_DAYS = 3;
 // A JSON integer's text (RFC 8259 §6, without fraction and exponent), at most 16 digits.
 const INTEGER = /^-?(?:0|[1-9][0-9]{0,15})$/;
 
-/** A JSON number as its text in the body (the reviver's source), so that it is never a float. */
-class JsonNumber {
-  readonly text: string;
-  constructor(text: string) {
-    this.text = text;
-  }
-}
-
 const DECODER = new TextDecoder('utf-8', { fatal: true });
 
 /** Parses and validates the body (its bytes as received, UTF-8). */
 export function parseReconcileBody(body: Uint8Array): BodyParseResult {
   let json: unknown;
+  let twice: Twice | undefined;
   try {
-    json = parseKeepingNumbers(DECODER.decode(body));
+    ({ json, twice } = parseKeepingNumbers(DECODER.decode(body)));
   } catch {
     return fail(MESSAGES.badJson);
+  }
+  // A field given twice is a client's bug that JSON.parse would hide (the last one wins).
+  if (twice !== undefined) {
+    const text = MESSAGES.twice(shorten(twice.name));
+    return fail(twice.line === undefined ? text : lineMessage(twice.line, text));
   }
   if (!isObject(json)) return fail(MESSAGES.notObject);
   const unknown = unknownField(json, BODY_FIELDS);
@@ -134,84 +133,6 @@ function parseLine(value: unknown, position: number): ReconcileLine | string {
     teile,
     konten,
   };
-}
-
-/**
- * JSON.parse, each number as a JsonNumber of its text. The texts are found by one scan of
- * the body and given to the numbers of the parsed value in the order they stand; where that
- * order is not the text's (a key such as "7", which JavaScript puts first, or a key given
- * twice), the reviver's source text is used instead, which costs several times as much.
- */
-function parseKeepingNumbers(text: string): unknown {
-  const parsed: unknown = JSON.parse(text);
-  const { texts, keys } = scan(text);
-  let next = 0;
-  let keysSeen = 0;
-  const walk = (value: unknown): unknown => {
-    if (typeof value === 'number') return new JsonNumber(texts[next++] ?? '');
-    if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i += 1) value[i] = walk(value[i]);
-    } else if (typeof value === 'object' && value !== null) {
-      const object = value as Record<string, unknown>;
-      for (const key of Object.keys(object)) {
-        keysSeen += 1;
-        if (ARRAY_INDEX.test(key)) throw new OutOfOrder();
-        object[key] = walk(object[key]);
-      }
-    }
-    return value;
-  };
-  try {
-    const walked = walk(parsed);
-    // As many keys as the text has: none was given twice (JSON.parse keeps one of them).
-    if (next === texts.length && keysSeen === keys) return walked;
-  } catch (error: unknown) {
-    if (!(error instanceof OutOfOrder)) throw error;
-  }
-  return JSON.parse(text, keepNumberText);
-}
-
-class OutOfOrder extends Error {}
-
-// A key JavaScript orders before the others (ECMA-262, OrdinaryOwnPropertyKeys: array indices first).
-const ARRAY_INDEX = /^(?:0|[1-9][0-9]*)$/;
-
-/**
- * Of a valid JSON text: the text of each number, in order (every token outside a string
- * that starts with `-` or a digit), and how many keys it has (strings followed by `:`).
- */
-function scan(text: string): { texts: string[]; keys: number } {
-  const texts: string[] = [];
-  let keys = 0;
-  for (let i = 0; i < text.length; ) {
-    const c = text.charCodeAt(i);
-    if (c === QUOTE) {
-      i += 1;
-      while (i < text.length && text.charCodeAt(i) !== QUOTE) i += text.charCodeAt(i) === BACKSLASH ? 2 : 1;
-      i += 1;
-      while (WHITESPACE.test(text[i] ?? '')) i += 1;
-      if (text.charCodeAt(i) === COLON) keys += 1;
-    } else if (c === MINUS || (c >= ZERO && c <= NINE)) {
-      const start = i;
-      while (i < text.length && NUMBER_CHARACTER.test(text[i] as string)) i += 1;
-      texts.push(text.slice(start, i));
-    } else i += 1;
-  }
-  return { texts, keys };
-}
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const MINUS = 0x2d;
-const ZERO = 0x30;
-const NINE = 0x39;
-const COLON = 0x3a;
-const NUMBER_CHARACTER = /[-+0-9.eE]/;
-const WHITESPACE = /[ \t\n\r]/;
-
-/** JSON.parse's reviver: a number keeps its text (Node.js 22: the reviver's `context.source`). */
-function keepNumberText(this: unknown, _key: string, value: unknown, context?: { source?: string }): unknown {
-  return typeof value === 'number' ? new JsonNumber(context?.source ?? String(value)) : value;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

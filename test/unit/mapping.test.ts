@@ -207,6 +207,11 @@ test('judge: integer dates, date-times, REAL amounts, text ids and duplicates ar
   );
   assert.match(withoutBookingValues(problems([[1, '2026-03-14', 2 ** 53]])), /^amounts such as … lie beyond ±9/);
   assert.match(problems([['a1b2', '2026-03-14', 1250]]), /^ids such as 'a1b2' are not whole numbers/);
+  // Whole, but beyond 2^53 − 1: no longer exact as a number of the answer.
+  assert.match(
+    problems([[2 ** 53, '2026-03-14', 1250]]),
+    /^ids such as 9007199254740992 are not whole numbers within ±9007199254740991 \(2\^53 − 1\)/,
+  );
   assert.match(
     problems([
       [1, '2026-03-14', 1250],

@@ -141,14 +141,8 @@ test('a ref of 200 characters counts code points; the body is UTF-8 or refused',
   assert.deepEqual(parseReconcileBody(new Uint8Array([0x7b, 0xff, 0x7d])), { ok: false, message: M.badJson });
 });
 
-test('number texts are matched to their numbers whatever the key order: keys like "7" and keys given twice', () => {
+test('number texts are matched to their numbers whatever the key order: keys like "7"', () => {
   const body = (text: string) => parseReconcileBody(bytes(text));
-  // A key given twice: JSON keeps the last value, at the first key's place.
-  const twice = body('{"zeilen":[{"datum":"2026-01-01","betrag":1.10,"tage":5,"betrag":2.20}],"ausser":[7]}');
-  assert.ok(twice.ok);
-  assert.equal(twice.request.lines[0]?.betragCents, 220);
-  assert.equal(twice.request.lines[0]?.tage, 5);
-  assert.deepEqual([...twice.request.ausser], [7]);
   // Top-level fields in any order, numbers in strings that look like numbers, escaped quotes.
   const mixed = body(
     '{"ausser":[3,-4],"zeilen":[{"ref":"-1 \\" 2.5","datum":"2026-01-01","toleranz":0.05,"betrag":-0.07,"teile":2}]}',
@@ -160,8 +154,21 @@ test('number texts are matched to their numbers whatever the key order: keys lik
   );
   assert.deepEqual([...mixed.request.ausser], [3, -4]);
   assert.equal(body('{"zeilen":[{"datum":"2026-01-01","betrag":1,"7":2.5}]}').ok, false);
-  // A key given twice with as many numbers as places: the texts are not taken in the wrong order.
-  const swapped = body('{"zeilen":[{"datum":"2026-01-01","betrag":"x","tage":5,"betrag":2.2}]}');
-  assert.ok(swapped.ok);
-  assert.deepEqual([swapped.request.lines[0]?.betragCents, swapped.request.lines[0]?.tage], [220, 5]);
+});
+
+test('a field given twice is refused, naming it and its line, before any other check', () => {
+  const body = (text: string) => message(text);
+  const twice = M.twice('betrag');
+  assert.equal(twice, "Feld 'betrag' ist doppelt angegeben.");
+  assert.equal(body('{"zeilen":[{"datum":"2026-01-01","betrag":1.10,"tage":5,"betrag":2.20}]}'), lineMessage(1, twice));
+  // Counted by the lines of `zeilen`, past nested lists; an escaped key is the same key.
+  assert.equal(
+    body(
+      '{"zeilen":[{"datum":"x","konten":["a","b"]},{"datum":"2026-01-01","betrag":1,"konten":[],"\\u0062etrag":"x"}]}',
+    ),
+    lineMessage(2, twice),
+  );
+  assert.equal(body('{"ausser":[1],"zeilen":[{"datum":"x"}],"ausser":[2]}'), M.twice('ausser'));
+  // The same name in two objects is no repetition.
+  assert.ok(parse('{"zeilen":[{"datum":"2026-01-01","betrag":1},{"datum":"2026-01-01","betrag":2}]}').ok);
 });

@@ -1,0 +1,129 @@
+// A JSON text parsed so that each number keeps its text (never a float: amounts are exact
+// cents) and a key given twice in one object is found rather than silently dropped.
+
+/** A JSON number as its text in the body (the reviver's source), so that it is never a float. */
+export class JsonNumber {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
+/** The first key given twice in one object, and the line (1-based) it stands in, if any. */
+export interface Twice {
+  name: string;
+  line: number | undefined;
+}
+
+/**
+ * JSON.parse, each number as a JsonNumber of its text. The texts are found by one scan of
+ * the body and given to the numbers of the parsed value in the order they stand; where that
+ * order is not the text's (a key such as "7", which JavaScript puts first), the reviver's source text is used instead, which costs several times as much.
+ */
+export function parseKeepingNumbers(text: string): { json: unknown; twice: Twice | undefined } {
+  const parsed: unknown = JSON.parse(text);
+  const { texts, keys, twice } = scan(text);
+  if (twice !== undefined) return { json: parsed, twice };
+  let next = 0;
+  let keysSeen = 0;
+  const walk = (value: unknown): unknown => {
+    if (typeof value === 'number') return new JsonNumber(texts[next++] ?? '');
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i += 1) value[i] = walk(value[i]);
+    } else if (typeof value === 'object' && value !== null) {
+      const object = value as Record<string, unknown>;
+      for (const key of Object.keys(object)) {
+        keysSeen += 1;
+        if (ARRAY_INDEX.test(key)) throw new OutOfOrder();
+        object[key] = walk(object[key]);
+      }
+    }
+    return value;
+  };
+  try {
+    const walked = walk(parsed);
+    // As many keys as the text has: none was given twice (JSON.parse keeps one of them).
+    if (next === texts.length && keysSeen === keys) return { json: walked, twice };
+  } catch (error: unknown) {
+    if (!(error instanceof OutOfOrder)) throw error;
+  }
+  return { json: JSON.parse(text, keepNumberText), twice };
+}
+
+class OutOfOrder extends Error {}
+
+// A key JavaScript orders before the others (ECMA-262, OrdinaryOwnPropertyKeys: array indices first).
+const ARRAY_INDEX = /^(?:0|[1-9][0-9]*)$/;
+
+/** An open object (its keys so far, the last one) or array (the index of its current item). */
+type Open = { keys: Set<string>; last: string } | { index: number };
+
+/**
+ * Of a valid JSON text: the text of each number, in order (every token outside a string
+ * that starts with `-` or a digit), how many keys it has (strings followed by `:`), and the
+ * first key given twice in one object.
+ */
+function scan(text: string): { texts: string[]; keys: number; twice: Twice | undefined } {
+  const texts: string[] = [];
+  const open: Open[] = [];
+  let keys = 0;
+  let twice: Twice | undefined;
+  for (let i = 0; i < text.length; ) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      const start = i;
+      i += 1;
+      while (i < text.length && text.charCodeAt(i) !== QUOTE) i += text.charCodeAt(i) === BACKSLASH ? 2 : 1;
+      i += 1;
+      const end = i;
+      while (WHITESPACE.test(text[i] ?? '')) i += 1;
+      if (text.charCodeAt(i) !== COLON) continue;
+      keys += 1;
+      const object = open.at(-1);
+      if (object === undefined || !('keys' in object)) continue;
+      object.last = JSON.parse(text.slice(start, end)) as string;
+      if (object.keys.has(object.last) && twice === undefined) twice = { name: object.last, line: lineOf(open) };
+      object.keys.add(object.last);
+    } else if (c === MINUS || (c >= ZERO && c <= NINE)) {
+      const start = i;
+      while (i < text.length && NUMBER_CHARACTER.test(text[i] as string)) i += 1;
+      texts.push(text.slice(start, i));
+    } else {
+      if (c === OPEN_OBJECT) open.push({ keys: new Set(), last: '' });
+      else if (c === OPEN_ARRAY) open.push({ index: 0 });
+      else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) open.pop();
+      else if (c === COMMA) {
+        const array = open.at(-1);
+        if (array !== undefined && 'index' in array) array.index += 1;
+      }
+      i += 1;
+    }
+  }
+  return { texts, keys, twice };
+}
+
+/** The line (1-based) of `zeilen` the innermost object of `open` stands in, if it is one. */
+function lineOf(open: readonly Open[]): number | undefined {
+  const [body, lines, line] = open;
+  if (open.length !== 3 || body === undefined || !('keys' in body) || body.last !== 'zeilen') return undefined;
+  return lines !== undefined && 'index' in lines && line !== undefined && 'keys' in line ? lines.index + 1 : undefined;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const MINUS = 0x2d;
+const ZERO = 0x30;
+const NINE = 0x39;
+const COLON = 0x3a;
+const COMMA = 0x2c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const NUMBER_CHARACTER = /[-+0-9.eE]/;
+const WHITESPACE = /[ \t\n\r]/;
+
+/** JSON.parse's reviver: a number keeps its text (Node.js 22: the reviver's `context.source`). */
+function keepNumberText(this: unknown, _key: string, value: unknown, context?: { source?: string }): unknown {
+  return typeof value === 'number' ? new JsonNumber(context?.source ?? String(value)) : value;
+}
