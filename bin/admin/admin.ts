@@ -79,11 +79,6 @@ export interface AdminAnswers {
   reload(): void;
 }
 
-/** The reload of this process: the one SIGHUP runs (bin/serve), on every platform. */
-export function reloadAsHangup(): void {
-  process.emit('SIGHUP', 'SIGHUP');
-}
-
 const RELOAD_INTERVAL_MS = 1_000;
 
 const JSON_TYPE = 'application/json; charset=utf-8';

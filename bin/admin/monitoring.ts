@@ -21,16 +21,9 @@ import {
   snapshotMetrics,
   WRONG_CREDENTIALS,
 } from '../../lib/internal.js';
-import type { Channel } from '../base/index.js';
+import { type Channel, reloadAsSignalled } from '../base/index.js';
 import type { ServedBook } from '../books/index.js';
-import {
-  type AdminAnswers,
-  type BookReport,
-  type Readiness,
-  type ReadyBook,
-  reloadAsHangup,
-  reportBook,
-} from './admin.js';
+import { type AdminAnswers, type BookReport, type Readiness, type ReadyBook, reportBook } from './admin.js';
 import {
   noneRetired,
   type ProcessReport,
@@ -110,7 +103,7 @@ export function answersOfProcess(serving: ServingProcess, version: string, stopp
   const startTime = processStartTime();
   return {
     live: () => !stopping(),
-    reload: reloadAsHangup,
+    reload: reloadAsSignalled,
     ready: async () => readiness([serving.books().map(reportBook)]),
     metrics: async () => {
       const report = await reportProcess(serving);
@@ -174,7 +167,7 @@ export function answersOfWorkers(workers: Workers, version: string): ClusterAnsw
   return {
     live: () => !workers.stopping() && workers.serving().length > 0,
     // The primary's SIGHUP passes it on to every worker.
-    reload: reloadAsHangup,
+    reload: reloadAsSignalled,
     ready: async () => {
       const reports = await gather();
       const answered = reports.filter((report) => report !== undefined);

@@ -20,3 +20,11 @@ export function onStopSignals(stop: (again: boolean) => void): void {
 export function onReloadSignal(reload: () => void): void {
   process.on('SIGHUP', reload);
 }
+
+/**
+ * Reloads as SIGHUP does, without a signal: for the admin listener's POST /-/reload, on
+ * every platform (Windows has no SIGHUP). The primary of --workers passes it on.
+ */
+export function reloadAsSignalled(): void {
+  process.emit('SIGHUP', 'SIGHUP');
+}

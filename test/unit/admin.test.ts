@@ -13,9 +13,9 @@ import {
   createAdminServer,
   MAX_ADMIN_CONNECTIONS,
   type Readiness,
-  reloadAsHangup,
   reportBook,
 } from '../../bin/admin/admin.js';
+import { reloadAsSignalled } from '../../bin/base/signals.js';
 import { parseCommandLine } from '../../bin/config/args.js';
 import type { ServeCommand } from '../../bin/config/serve-command.js';
 import { warnAboutSetup } from '../../bin/serve/greeting.js';
@@ -80,7 +80,7 @@ test('the reload of a process is its SIGHUP handlers, which Windows never calls 
   };
   process.on('SIGHUP', listener);
   t.after(() => process.off('SIGHUP', listener));
-  reloadAsHangup();
+  reloadAsSignalled();
   assert.equal(hangups, 1);
 });
 
