@@ -69,84 +69,102 @@ export function createHandlerOver(
   settings: Settings,
   shared: SharedParts = {},
 ): BookingSearchHandler {
-  const { cors, trustedPeers: trusted, basePath } = settings;
-  const failures = createFailures(settings.onError);
-  const answerSearch = createSearchEndpoint(search, settings, failures);
-  const answerReconcile = createReconcileEndpoint(search, settings, failures);
-  const users = validateCredentials(credentials);
-  const authenticator = createAuthenticator(users, settings, shared.metrics, shared.hashChecks);
-  const login = createLogin(authenticator, shared.throttle ?? createThrottle(settings, shared.metrics));
-  const apiPrefix = `${basePath}/api/`;
-  const statusPath = `${basePath}/api/v1/status`;
-  const searchPath = `${basePath}/api/v1/buchungen`;
-  const reconcilePath = `${basePath}/api/v1/abgleich`;
-  const statusBody = JSON.stringify({ name: settings.serviceName, version: API_VERSION });
-  const challengeHeader = ['WWW-Authenticate', challenge(settings.serviceName)] as const;
-
+  const parts = buildParts(search, credentials, settings, shared);
   function handleBookingSearch(req: IncomingMessage, res: ServerResponse, next?: Next): void {
-    const url = originForm(req.url ?? '/') ?? '';
-    const mark = url.indexOf('?');
-    const path = mark === -1 ? url : url.slice(0, mark);
-    if (next !== undefined && !path.startsWith(apiPrefix)) return next();
-    const admission = admit(req, res);
-    if (admission === 'drop') return;
-    try {
-      if (admission === 'refuse') {
-        addToEveryResponse(res, cors.responseHeaders(req));
-        return refuseUnanswered(res);
-      }
-      const badRequest = hasBadHost(req) || url === '';
-      // docs/API.md, CORS: a preflight has headers of its own (and counts as a request without
-      // credentials); every other answer carries the CORS response headers.
-      const grant =
-        path === reconcilePath ? GRANTS.post : path === statusPath || path === searchPath ? GRANTS.read : undefined;
-      const preflight = !badRequest && grant !== undefined ? cors.preflight(req, grant) : undefined;
-      const flood = preflight === undefined ? undefined : login.preflight(throttleKey(clientAddress(req, trusted)));
-      if (preflight !== undefined && flood === undefined) return sendNoContent(res, preflight);
-      addToEveryResponse(res, cors.responseHeaders(req));
-      if (flood !== undefined) return sendError(res, ...refusal(flood, challengeHeader));
-      if (badRequest) return sendError(res, ERRORS.badRequest, ['Connection', 'close']);
-      // The reconciliation is a search for the metrics and the log.
-      const endpoint =
-        path === statusPath ? 'status' : path === searchPath || path === reconcilePath ? 'search' : 'other';
-      const facts = recordFacts(req, clientAddress(req, trusted), endpoint);
-      const client = throttleKey(facts.clientAddress);
-      const exchange: Exchange = { req, res, path, query: mark === -1 ? '' : url.slice(mark + 1), facts, client };
-      const verdict = login(req.headers.authorization, client, req.socket);
-      // A password hash is checked off the event loop: the answer follows in a later turn.
-      if (verdict instanceof Promise)
-        verdict.then((late) => route(exchange, late)).catch((error) => failures.fail(error, req, res));
-      else route(exchange, verdict);
-    } catch (error: unknown) {
-      failures.fail(error, req, res);
-    }
+    answer(parts, req, res, next);
   }
-
-  /** The login's verdict, then path, method and endpoint. */
-  function route(exchange: Exchange, verdict: LoginVerdict): void {
-    const { req, res, path, facts } = exchange;
-    if (verdict.kind !== 'user') {
-      // The access log names the user a failed login tried (bin/base/log.ts escapes it).
-      facts.attempted = verdict.attempted;
-      return sendError(res, ...refusal(verdict, challengeHeader));
-    }
-    facts.user = facts.attempted = verdict.user;
-    if (path === reconcilePath) {
-      if (req.method !== 'POST') return sendError(res, ERRORS.methodNotAllowed, ALLOWED_POST);
-      return answerReconcile(req, res, verdict.user, exchange.client);
-    }
-    if (path !== statusPath && path !== searchPath) return sendError(res, ERRORS.notFound);
-    if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, ERRORS.methodNotAllowed, ALLOWED_METHODS);
-    // docs/API.md: the status endpoint ignores any query and never touches the database.
-    if (path === statusPath) return send(res, 200, statusBody);
-    answerSearch(req, res, exchange.query, verdict.user, exchange.client);
-  }
-
   return Object.assign(handleBookingSearch, {
     updateCredentials(next: Users): void {
-      authenticator.replaceUsers(validateCredentials(next));
+      parts.authenticator.replaceUsers(validateCredentials(next));
     },
   });
+}
+
+/** What a handler builds once: its endpoints, its login and the paths it answers. */
+type Parts = ReturnType<typeof buildParts>;
+
+function buildParts(search: SearchTurns, credentials: Users, settings: Settings, shared: SharedParts) {
+  const { basePath } = settings;
+  const failures = createFailures(settings.onError);
+  const users = validateCredentials(credentials);
+  const authenticator = createAuthenticator(users, settings, shared.metrics, shared.hashChecks);
+  return {
+    cors: settings.cors,
+    trusted: settings.trustedPeers,
+    failures,
+    answerSearch: createSearchEndpoint(search, settings, failures),
+    answerReconcile: createReconcileEndpoint(search, settings, failures),
+    authenticator,
+    login: createLogin(authenticator, shared.throttle ?? createThrottle(settings, shared.metrics)),
+    apiPrefix: `${basePath}/api/`,
+    statusPath: `${basePath}/api/v1/status`,
+    searchPath: `${basePath}/api/v1/buchungen`,
+    reconcilePath: `${basePath}/api/v1/abgleich`,
+    statusBody: JSON.stringify({ name: settings.serviceName, version: API_VERSION }),
+    challengeHeader: ['WWW-Authenticate', challenge(settings.serviceName)] as const,
+  };
+}
+
+/** One request, up to the login's verdict (steps 1 to 5 above). */
+function answer(parts: Parts, req: IncomingMessage, res: ServerResponse, next?: Next): void {
+  const { cors, trusted, failures, login, apiPrefix, statusPath, searchPath, reconcilePath, challengeHeader } = parts;
+  const url = originForm(req.url ?? '/') ?? '';
+  const mark = url.indexOf('?');
+  const path = mark === -1 ? url : url.slice(0, mark);
+  if (next !== undefined && !path.startsWith(apiPrefix)) return next();
+  const admission = admit(req, res);
+  if (admission === 'drop') return;
+  try {
+    if (admission === 'refuse') {
+      addToEveryResponse(res, cors.responseHeaders(req));
+      return refuseUnanswered(res);
+    }
+    const badRequest = hasBadHost(req) || url === '';
+    // docs/API.md, CORS: a preflight has headers of its own (and counts as a request without
+    // credentials); every other answer carries the CORS response headers.
+    const grant =
+      path === reconcilePath ? GRANTS.post : path === statusPath || path === searchPath ? GRANTS.read : undefined;
+    const preflight = !badRequest && grant !== undefined ? cors.preflight(req, grant) : undefined;
+    const flood = preflight === undefined ? undefined : login.preflight(throttleKey(clientAddress(req, trusted)));
+    if (preflight !== undefined && flood === undefined) return sendNoContent(res, preflight);
+    addToEveryResponse(res, cors.responseHeaders(req));
+    if (flood !== undefined) return sendError(res, ...refusal(flood, challengeHeader));
+    if (badRequest) return sendError(res, ERRORS.badRequest, ['Connection', 'close']);
+    // The reconciliation is a search for the metrics and the log.
+    const endpoint =
+      path === statusPath ? 'status' : path === searchPath || path === reconcilePath ? 'search' : 'other';
+    const facts = recordFacts(req, clientAddress(req, trusted), endpoint);
+    const client = throttleKey(facts.clientAddress);
+    const exchange: Exchange = { req, res, path, query: mark === -1 ? '' : url.slice(mark + 1), facts, client };
+    const verdict = login(req.headers.authorization, client, req.socket);
+    // A password hash is checked off the event loop: the answer follows in a later turn.
+    if (verdict instanceof Promise)
+      verdict.then((late) => route(parts, exchange, late)).catch((error) => failures.fail(error, req, res));
+    else route(parts, exchange, verdict);
+  } catch (error: unknown) {
+    failures.fail(error, req, res);
+  }
+}
+
+/** The login's verdict, then path, method and endpoint. */
+function route(parts: Parts, exchange: Exchange, verdict: LoginVerdict): void {
+  const { statusPath, searchPath, reconcilePath } = parts;
+  const { req, res, path, facts } = exchange;
+  if (verdict.kind !== 'user') {
+    // The access log names the user a failed login tried (bin/base/log.ts escapes it).
+    facts.attempted = verdict.attempted;
+    return sendError(res, ...refusal(verdict, parts.challengeHeader));
+  }
+  facts.user = facts.attempted = verdict.user;
+  if (path === reconcilePath) {
+    if (req.method !== 'POST') return sendError(res, ERRORS.methodNotAllowed, ALLOWED_POST);
+    return parts.answerReconcile(req, res, verdict.user, exchange.client);
+  }
+  if (path !== statusPath && path !== searchPath) return sendError(res, ERRORS.notFound);
+  if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, ERRORS.methodNotAllowed, ALLOWED_METHODS);
+  // docs/API.md: the status endpoint ignores any query and never touches the database.
+  if (path === statusPath) return send(res, 200, parts.statusBody);
+  parts.answerSearch(req, res, exchange.query, verdict.user, exchange.client);
 }
 
 /**

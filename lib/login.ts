@@ -45,9 +45,8 @@ export type LoginVerdict =
   | (NoUser & { readonly kind: 'late'; readonly retryAfter: number });
 
 /**
- * What a request that reserved a failure for credentials found, for the requests that
- * carried the same ones meanwhile: the verdict at once, or `undefined` when there is none
- * (a hash check, which they join; or the throttle refused it).
+ * What a request that reserved a failure for credentials found, for those that carried the same
+ * ones meanwhile: the verdict, or `undefined` (a hash check, which they join; or a refusal).
  */
 type Outcome = LoginVerdict | undefined;
 
@@ -103,11 +102,7 @@ export interface Login {
   preflight(client: string): Throttled | undefined;
 }
 
-/**
- * A request waits for its password-hash check at most this long (docs/API.md, Credentials),
- * and never until the idle timeout of its socket (node:http's server.setTimeout, the CLI's
- * --send-timeout) would close its connection without an answer.
- */
+/** The longest wait for a password-hash check (docs/API.md, Credentials); never past the socket's idle timeout (hashWaitMs). */
 export const MAX_HASH_WAIT_MS = 10_000;
 
 const REFUSED: LoginVerdict = Object.freeze({ kind: 'refused' });
