@@ -98,128 +98,162 @@ export async function superviseWorkers(
     );
   }
   await preflight();
-  const channels = new Map<Worker, Channel>();
+  const supervisor = new Supervisor(command, version, throttle);
+  await supervisor.listenAdmin();
+  return new Promise((resolve) => supervisor.start(resolve));
+}
+
+/** The primary's workers: forked, heard, replaced within the budget, and ended together. */
+class Supervisor {
+  private readonly command: ServeCommand;
+  private readonly throttle: ThrottleAuthority;
+  private readonly monitoring: ReturnType<typeof answersOfWorkers>;
+  private readonly channels = new Map<Worker, Channel>();
   /** Workers that said they serve, by their channel. */
-  const serving = new Set<Channel>();
-  let replaced = 0;
-  let ending = false;
-  const monitoring = answersOfWorkers(
-    {
-      serving: () => [...serving],
-      expected: command.settings.workers,
-      restarts: () => replaced,
-      stopping: () => ending,
-    },
-    version,
-  );
-  let admin: { server: Server; address: string } | undefined;
-  if (command.admin !== undefined)
-    admin = await listenAdmin(command.admin, monitoring, command.socket?.group, command.timeouts);
-  return new Promise((resolve) => {
-    const alive = new Set<Worker>();
-    const restarts: number[] = [];
-    let listening = 0;
-    const done = (): void => {
-      if (admin !== undefined) void stopListening(admin.server, 0);
-      resolve();
-    };
+  private readonly serving = new Set<Channel>();
+  private readonly alive = new Set<Worker>();
+  private readonly restarts: number[] = [];
+  private replaced = 0;
+  private ending = false;
+  private listening = 0;
+  private admin: { server: Server; address: string } | undefined;
+  private resolve: () => void = () => {};
 
-    const endAll = (exitCode: number): void => {
-      if (!ending) {
-        // Each worker ends within the bound by itself (bin/serve/listener.ts); one that
-        // does not is killed a second later.
-        const kill = setTimeout(() => {
-          for (const worker of alive) worker.process.kill('SIGKILL');
-        }, stopBoundMs(command.timeouts.searchMs) + 1_000);
-        kill.unref();
-      }
-      ending = true;
-      process.exitCode = exitCode;
-      for (const worker of alive) worker.process.kill('SIGTERM');
-      if (alive.size === 0) done();
-    };
+  constructor(command: ServeCommand, version: string, throttle: ThrottleAuthority) {
+    this.command = command;
+    this.throttle = throttle;
+    this.monitoring = answersOfWorkers(
+      {
+        serving: () => [...this.serving],
+        expected: command.settings.workers,
+        restarts: () => this.replaced,
+        stopping: () => this.ending,
+      },
+      version,
+    );
+  }
 
-    const fork = (): Worker => {
-      const worker = cluster.fork();
-      alive.add(worker);
-      // A worker that takes no messages (stopped, stuck) costs the primary bounded memory:
-      // what it misses of the throttle it gets whole once it takes them again.
-      const channel: Channel = createChannel(worker, {
-        maxPending: MAX_WAITING_FOR_WORKER,
-        behind: (behind) => {
-          if (!behind) throttle.caughtUp(channel);
-        },
-      });
-      channels.set(worker, channel);
-      // The throttle's state goes first, before the worker's first request (bin/cluster/shared-throttle.ts).
-      throttle.attach(channel);
-      // The channel to a worker that has just ended (a worker that could not start, while
-      // the cluster still answers its listen request) fails with EPIPE. Unheard, that
-      // 'error' would end the primary with a stack trace; the worker's end is handled below.
-      worker.on('error', (error: unknown) => {
-        if (errorCode(error) !== 'EPIPE' && !ending) logLine(`worker ${worker.process.pid}: ${describeError(error)}`);
-      });
-      worker.on('message', (message: WorkerMessage) => {
-        // A worker that cannot start says why; that will not change by starting another.
-        if (message.type === 'failed' && !ending) {
-          logLine(`booking-search-server: ${message.message}`);
-          endAll(1);
-        } else if (message.type === 'listening') {
-          serving.add(channel);
-          if (listening >= command.settings.workers) return;
-          listening += 1;
-          if (listening === command.settings.workers) {
-            const pids = [...alive].map((w) => w.process.pid).join(', ');
-            logInfo([
-              ...message.greeting,
-              `Serving from ${command.settings.workers} worker processes (pids ${pids}), each with its own read-only connection.`,
-              ...(admin === undefined ? [] : [adminLine(admin.address)]),
-            ]);
-          }
-        }
-      });
-      return worker;
-    };
+  async listenAdmin(): Promise<void> {
+    const { command } = this;
+    if (command.admin !== undefined)
+      this.admin = await listenAdmin(command.admin, this.monitoring, command.socket?.group, command.timeouts);
+  }
 
-    cluster.on('exit', (worker, code, signal) => {
-      alive.delete(worker);
-      const channel = channels.get(worker);
-      channels.delete(worker);
-      if (channel !== undefined) {
-        throttle.detach(channel);
-        serving.delete(channel);
-        channel.close(`worker ${worker.process.pid} ended`);
-        monitoring.retire(channel);
-      }
-      if (ending) {
-        if (alive.size === 0) done();
-        return;
-      }
-      const cause = signal === null ? `exit code ${code}` : `signal ${signal}`;
-      const now = Date.now();
-      while (restarts.length > 0 && (restarts[0] ?? 0) <= now - RESTART_WINDOW_MS) restarts.shift();
-      if (restarts.length >= RESTART_BUDGET) {
-        logLine(
-          `booking-search-server: worker ${worker.process.pid} ended (${cause}); ${RESTART_BUDGET} workers were already replaced within ${RESTART_WINDOW_MS / 1000} s, stopping`,
-        );
-        endAll(1);
-        return;
-      }
-      restarts.push(now);
-      replaced += 1;
-      const replacement = fork();
-      logLine(
-        `worker ${worker.process.pid} ended (${cause}); started worker ${replacement.process.pid} (replacement ${restarts.length} of ${RESTART_BUDGET} allowed within ${RESTART_WINDOW_MS / 1000} s)`,
-        'warning',
-      );
-    });
-
-    onStopSignals(() => endAll(0));
+  /** Forks the workers; `resolve` once all have ended. */
+  start(resolve: () => void): void {
+    this.resolve = resolve;
+    cluster.on('exit', (worker, code, signal) => this.exited(worker, code, signal));
+    onStopSignals(() => this.endAll(0));
     onReloadSignal(() => {
       for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGHUP');
     });
-    for (let i = 0; i < command.settings.workers; i += 1) fork();
-  });
+    for (let i = 0; i < this.command.settings.workers; i += 1) this.fork();
+  }
+
+  private done(): void {
+    if (this.admin !== undefined) void stopListening(this.admin.server, 0);
+    this.resolve();
+  }
+
+  private endAll(exitCode: number): void {
+    if (!this.ending) {
+      // Each worker ends within the bound by itself (bin/serve/listener.ts); one that
+      // does not is killed a second later.
+      const kill = setTimeout(() => {
+        for (const worker of this.alive) worker.process.kill('SIGKILL');
+      }, stopBoundMs(this.command.timeouts.searchMs) + 1_000);
+      kill.unref();
+    }
+    this.ending = true;
+    process.exitCode = exitCode;
+    for (const worker of this.alive) worker.process.kill('SIGTERM');
+    if (this.alive.size === 0) this.done();
+  }
+
+  private fork(): Worker {
+    const { throttle } = this;
+    const worker = cluster.fork();
+    this.alive.add(worker);
+    // A worker that takes no messages (stopped, stuck) costs the primary bounded memory:
+    // what it misses of the throttle it gets whole once it takes them again.
+    const channel: Channel = createChannel(worker, {
+      maxPending: MAX_WAITING_FOR_WORKER,
+      behind: (behind) => {
+        if (!behind) throttle.caughtUp(channel);
+      },
+    });
+    this.channels.set(worker, channel);
+    // The throttle's state goes first, before the worker's first request (bin/cluster/shared-throttle.ts).
+    throttle.attach(channel);
+    // The channel to a worker that has just ended (a worker that could not start, while
+    // the cluster still answers its listen request) fails with EPIPE. Unheard, that
+    // 'error' would end the primary with a stack trace; the worker's end is handled in exited.
+    worker.on('error', (error: unknown) => {
+      if (errorCode(error) !== 'EPIPE' && !this.ending)
+        logLine(`worker ${worker.process.pid}: ${describeError(error)}`);
+    });
+    worker.on('message', (message: WorkerMessage) => this.heard(channel, message));
+    return worker;
+  }
+
+  private heard(channel: Channel, message: WorkerMessage): void {
+    const { workers } = this.command.settings;
+    // A worker that cannot start says why; that will not change by starting another.
+    if (message.type === 'failed' && !this.ending) {
+      logLine(`booking-search-server: ${message.message}`);
+      this.endAll(1);
+    } else if (message.type === 'listening') {
+      this.serving.add(channel);
+      if (this.listening >= workers) return;
+      this.listening += 1;
+      if (this.listening === workers) {
+        const pids = [...this.alive].map((w) => w.process.pid).join(', ');
+        logInfo([
+          ...message.greeting,
+          `Serving from ${workers} worker processes (pids ${pids}), each with its own read-only connection.`,
+          ...(this.admin === undefined ? [] : [adminLine(this.admin.address)]),
+        ]);
+      }
+    }
+  }
+
+  private exited(worker: Worker, code: number, signal: string | null): void {
+    this.alive.delete(worker);
+    const channel = this.channels.get(worker);
+    this.channels.delete(worker);
+    if (channel !== undefined) {
+      this.throttle.detach(channel);
+      this.serving.delete(channel);
+      channel.close(`worker ${worker.process.pid} ended`);
+      this.monitoring.retire(channel);
+    }
+    if (this.ending) {
+      if (this.alive.size === 0) this.done();
+      return;
+    }
+    this.replace(worker, signal === null ? `exit code ${code}` : `signal ${signal}`);
+  }
+
+  /** A worker that died replaced, unless the budget is spent. */
+  private replace(worker: Worker, cause: string): void {
+    const { restarts } = this;
+    const now = Date.now();
+    while (restarts.length > 0 && (restarts[0] ?? 0) <= now - RESTART_WINDOW_MS) restarts.shift();
+    if (restarts.length >= RESTART_BUDGET) {
+      logLine(
+        `booking-search-server: worker ${worker.process.pid} ended (${cause}); ${RESTART_BUDGET} workers were already replaced within ${RESTART_WINDOW_MS / 1000} s, stopping`,
+      );
+      this.endAll(1);
+      return;
+    }
+    restarts.push(now);
+    this.replaced += 1;
+    const replacement = this.fork();
+    logLine(
+      `worker ${worker.process.pid} ended (${cause}); started worker ${replacement.process.pid} (replacement ${restarts.length} of ${RESTART_BUDGET} allowed within ${RESTART_WINDOW_MS / 1000} s)`,
+      'warning',
+    );
+  }
 }
 
 /** The start-up line that says where the admin listener is. */
