@@ -474,6 +474,35 @@ test('check --config judges every book as check --db does and says which fit; a 
   assertFails(badLine, 1, `booking-search-server: ${o.config}:15: users is given again (first on line 14)`);
 });
 
+// All books fitting while the credentials file was wrong ended "3 of 3 books fit: …" with exit
+// code 1, and "cannot be read here" read as "not given" although the file was given.
+test('check --config with a wrong credentials file says so in its last line, and tells it from credentials not given', async (t) => {
+  const o = office(t, `${CREDENTIALS}mueller:noch-einmal\n`);
+  const books = BOOKS(o);
+  writeConfig(o, [books.mueller as string, books.schmidt as string]);
+  const credentials = join(o.dir, 'credentials');
+  const wrong = await run(['check', '--config', o.config, '--credentials-file', credentials], cleanEnv());
+  assert.equal(wrong.code, 1, wrong.stdout + wrong.stderr);
+  const problem = `credentials file ${credentials}, line 5: the user of line 1 is given again`;
+  assert.ok(
+    wrong.stdout.includes(`\nCredentials: given but wrong (${problem}); the users of the books are not checked.\n`),
+    wrong.stdout,
+  );
+  assert.ok(
+    wrong.stdout.endsWith(`\n2 of 2 books fit: mueller, schmidt; the credentials file does not: ${problem}.\n`),
+    wrong.stdout,
+  );
+
+  writeFileSync(o.config, [books.mueller as string, ''].join('\n'), { mode: 0o600 });
+  const none = await run(['check', '--config', o.config], cleanEnv());
+  assert.equal(none.code, 1, none.stdout + none.stderr);
+  assert.match(none.stdout, /^Credentials: not given \(no credentials: set BOOKING_SEARCH_USER/m);
+  assert.match(
+    none.stdout,
+    /\n1 of 1 book fit: mueller; no credentials are given, so the users of the books are not checked\.\n$/,
+  );
+});
+
 test('a setting comes from its flag, else its BOOKING_SEARCH_ variable, else the file; the file itself may be named by BOOKING_SEARCH_CONFIG', async (t) => {
   const o = office(t, CREDENTIALS);
   writeFileSync(o.config, `name = Datei\ndb = ${o.files.own}\ncredentials-file = ${join(o.dir, 'credentials')}\n`, {

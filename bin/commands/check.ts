@@ -2,9 +2,10 @@
 // in a guard process by bin/files/report.ts) or every book of a configuration fits, as the
 // service would judge it.
 
+import type { Credentials } from '../../lib/index.js';
 import type { TableNames } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
-import type { BookConfig, ServeCommand } from '../config/index.js';
+import type { BookConfig, ServeCommand, UnreadCredentials } from '../config/index.js';
 import { readApp, readCredentialsFile, readTableNames, resolveBooks } from '../config/index.js';
 import { judgedAs, writeReport } from '../files/index.js';
 import { Guard } from '../guard/index.js';
@@ -37,26 +38,39 @@ export async function checkInGuard(
   }
 }
 
+/** The credentials as `check --config` judges the books by, or why it cannot: not given, or given but wrong. */
+function readCheckedCredentials(
+  command: ServeCommand,
+  unread: UnreadCredentials | undefined,
+): { credentials: Credentials[] | undefined; unread: UnreadCredentials | undefined } {
+  if (command.credentialsFile === undefined)
+    return { credentials: unread === undefined ? command.credentials : undefined, unread };
+  try {
+    return { credentials: readCredentialsFile(command.credentialsFile), unread: undefined };
+  } catch (error: unknown) {
+    return { credentials: undefined, unread: { given: true, message: errorMessage(error) } };
+  }
+}
+
+const errorMessage = (error: unknown): string => (error instanceof CliError ? error.message : String(error));
+
 /**
  * `check --config FILE`: the configuration judged as the service would read it (its
  * settings, its books, their users against the credentials where they can be read), then
- * each book's file as `check --db` judges it, and which books fit. Exit code 0 when all do.
+ * each book's file as `check --db` judges it, and which books fit. Exit code 0 when all do
+ * and the credentials can be read; the last line says which of the two failed.
  */
-export async function reportOnBooks(command: ServeCommand, credentialsProblem: string | undefined): Promise<number> {
+export async function reportOnBooks(
+  command: ServeCommand,
+  credentialsProblem: UnreadCredentials | undefined,
+): Promise<number> {
   const file = command.config?.file ?? '';
   const lines = [`Configuration: ${file}`];
-  let credentials = credentialsProblem === undefined ? command.credentials : undefined;
-  let problem = credentialsProblem;
-  if (command.credentialsFile !== undefined) {
-    try {
-      credentials = readCredentialsFile(command.credentialsFile);
-    } catch (error: unknown) {
-      credentials = undefined;
-      problem = error instanceof CliError ? error.message : String(error);
-    }
-  }
-  if (problem !== undefined)
-    lines.push(`Credentials: cannot be read here (${problem}); the users of the books are not checked.`);
+  const { credentials, unread } = readCheckedCredentials(command, credentialsProblem);
+  if (unread !== undefined)
+    lines.push(
+      `Credentials: ${unread.given ? 'given but wrong' : 'not given'} (${unread.message}); the users of the books are not checked.`,
+    );
   else lines.push(`Credentials: ${credentials?.length ?? 0} user(s); the users of the books are checked against them.`);
   let books: BookConfig[];
   try {
@@ -70,7 +84,7 @@ export async function reportOnBooks(command: ServeCommand, credentialsProblem: s
             command.credentialsSource,
           );
   } catch (error: unknown) {
-    lines.push(`Does not fit: ${error instanceof CliError ? error.message : String(error)}`);
+    lines.push(`Does not fit: ${errorMessage(error)}`);
     return writeReport(lines, 1);
   }
   lines.push(`Books: ${books.length}.`);
@@ -86,10 +100,18 @@ export async function reportOnBooks(command: ServeCommand, credentialsProblem: s
       book.db === undefined ? 1 : await checkInGuard(book.db, book.app, book.tables, 6 * command.timeouts.searchMs);
     (code === 0 ? fit : unfit).push(book.name);
   }
+  // A count of fitting books must not read as a pass while the credentials fail.
+  const which = command.credentialsFile === undefined ? 'the credentials do' : 'the credentials file does';
+  const credentialsVerdict =
+    unread === undefined
+      ? ''
+      : unread.given
+        ? `; ${which} not: ${unread.message}`
+        : '; no credentials are given, so the users of the books are not checked';
   const summary = [
     '',
-    `${fit.length} of ${books.length} book${books.length === 1 ? '' : 's'} fit${fit.length === 0 ? '' : `: ${fit.join(', ')}`}.`,
+    `${fit.length} of ${books.length} book${books.length === 1 ? '' : 's'} fit${fit.length === 0 ? '' : `: ${fit.join(', ')}`}${credentialsVerdict}.`,
   ];
   if (unfit.length > 0) summary.push(`Do not fit: ${unfit.join(', ')} (see above).`);
-  return writeReport(summary, unfit.length === 0 && problem === undefined ? 0 : 1);
+  return writeReport(summary, unfit.length === 0 && unread === undefined ? 0 : 1);
 }

@@ -123,7 +123,9 @@ export function readCredentials(
   const fromEnvironment = environmentCredentials(env);
   if (fromEnvironment !== undefined) return { credentials: fromEnvironment, from: 'environment' };
   if (demo) return { credentials: DEMO_CREDENTIALS, from: 'demo default' };
-  throw new CliError(
-    'no credentials: set BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD, or pass --credentials-file FILE',
-  );
+  throw new CliError(NO_CREDENTIALS);
 }
+
+/** Why a command has no credentials when none are given (`check --config` tells it from a wrong one). */
+export const NO_CREDENTIALS =
+  'no credentials: set BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD, or pass --credentials-file FILE';

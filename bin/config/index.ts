@@ -16,6 +16,6 @@ export { type BookConfig, diffBooks } from './book-config.js';
 export { type ConfigFile, readConfigFile } from './config-file.js';
 export { configPath, resolveBooks } from './configuration.js';
 export { readCredentialsFile } from './credentials.js';
-export { readApp, type ServeCommand } from './serve-command.js';
+export { readApp, type ServeCommand, type UnreadCredentials } from './serve-command.js';
 export { readTableNames } from './setting-kinds.js';
 export { BOOK_SETTINGS, camel, handlerOptions, SETTINGS } from './settings.js';

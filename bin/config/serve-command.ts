@@ -10,7 +10,7 @@ import type { TlsMinVersion } from '../listen/index.js';
 import type { BookConfig } from './book-config.js';
 import type { ConfigFile } from './config-file.js';
 import { type Origin, strayVariables, type Values } from './configuration.js';
-import { type CredentialsFrom, credentialsSource, readCredentials } from './credentials.js';
+import { type CredentialsFrom, credentialsSource, NO_CREDENTIALS, readCredentials } from './credentials.js';
 import { type Setting, usage } from './setting-kinds.js';
 import { BOOK_SETTINGS, camel, type Flag, readSetting, SETTINGS, type SettingValues } from './settings.js';
 
@@ -88,14 +88,14 @@ export function readServeCommand(setting: Reader, given: Values, asked: Asked): 
   const { socket, admin, trustProxy, timeouts } = readListeners(setting, given);
 
   let credentials: ReturnType<typeof readCredentials>;
-  let credentialsProblem: string | undefined;
+  let credentialsProblem: UnreadCredentials | undefined;
   try {
     credentials = readCredentials(env, setting('credentials-file'), demo);
   } catch (error: unknown) {
     // check judges the books without the service's credentials, and says so.
     if (verb !== 'check' || !(error instanceof CliError)) throw error;
     credentials = { credentials: [], from: 'environment' };
-    credentialsProblem = error.message;
+    credentialsProblem = { given: error.message !== NO_CREDENTIALS, message: error.message };
   }
   const settings = everySetting(setting);
   const dbOrigin = origins.get('db');
@@ -136,7 +136,13 @@ export interface CheckConfig {
   command: 'check-config';
   serve: ServeCommand;
   /** Why the service's credentials could not be found, if so: `check` goes on without them. */
-  credentialsProblem: string | undefined;
+  credentialsProblem: UnreadCredentials | undefined;
+}
+
+/** Why `check --config` has no credentials: none given, or given (a file, the variables) but wrong. */
+export interface UnreadCredentials {
+  readonly given: boolean;
+  readonly message: string;
 }
 
 /** What is served: the file of --db, the demo, or (`hasBooks`) the configuration file's books. */
