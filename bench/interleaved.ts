@@ -56,7 +56,8 @@ for (const root of positionals) {
   const load = async (path: string): Promise<Any> => import(pathToFileURL(join(resolve(root), 'dist', path)).href);
   const db = new Database(FILE, { readonly: true, fileMustExist: true });
   const { createHandler } = await load('lib/index.js');
-  const { withAccessLog } = await load('bin/base/log.js');
+  // The access log: bin/base/log.js, or bin/log.js in a build from before bin/ had rooms.
+  const { withAccessLog } = await load('bin/base/log.js').catch(() => load('bin/log.js'));
   handlers.push(withAccessLog(createHandler(db, { username: 'bench', password: 'bench' }, { maxAuthFailures: 0 })));
 }
 
