@@ -123,6 +123,26 @@ test('twins: each line gets the booking nearest its date, both are not eindeutig
   );
 });
 
+test('ties in cents, days and signs: the earlier line by date, then by place in the request, gets the earlier booking', async (t) => {
+  const origin = await serveBook(t);
+  // 101 (05-04) and 102 (05-06) are 5 days from these two lines either way round.
+  const [late, early] = await lines(origin, {
+    zeilen: [
+      { ref: 'late', datum: '2026-05-08', betrag: '-12.60', tage: 4 },
+      { ref: 'early', datum: '2026-05-07', betrag: '-12.60', tage: 4 },
+    ],
+  });
+  assert.deepEqual([ids(early?.buchungen ?? []), ids(late?.buchungen ?? [])], [[101], [102]]);
+  // Lines of one date: their order in the request decides.
+  const [first, second] = await lines(origin, {
+    zeilen: [
+      { ref: 'first', datum: '2026-05-05', betrag: '-12.60' },
+      { ref: 'second', datum: '2026-05-05', betrag: '-12.60' },
+    ],
+  });
+  assert.deepEqual([ids(first?.buchungen ?? []), ids(second?.buchungen ?? [])], [[101], [102]]);
+});
+
 test('the most lines are paired first: a line gives up its nearest booking to a line that has no other', async (t) => {
   const origin = await serveBook(t);
   const [wide, narrow] = await lines(origin, {
