@@ -114,9 +114,9 @@ export const QUERY_MESSAGES = {
  */
 export const BODY_MESSAGES = {
   badJson: 'Der Inhalt ist kein gültiges JSON in UTF-8.',
+  twice: (name: string) => `Feld '${name}' ist doppelt angegeben.`,
   notObject: 'Der Inhalt muss ein JSON-Objekt sein.',
   unknown: (name: string) => `Unbekanntes Feld '${name}'.`,
-  twice: (name: string) => `Feld '${name}' ist doppelt angegeben.`,
   missing: (name: string) => `Feld '${name}' fehlt.`,
   zeilen: "Feld 'zeilen' muss eine Liste von 1 bis 1000 Zeilen sein.",
   lineNotObject: 'Eine Zeile muss ein JSON-Objekt sein.',

@@ -67,6 +67,7 @@ function resolve(node: unknown): Json {
 const CODE_MESSAGES: string[] = [
   ...Object.values(ERRORS).map((error) => error.fehler),
   ...Object.values(QUERY_MESSAGES).map((message) => (typeof message === 'function' ? message('NAME') : message)),
+  ...Object.values(BODY_MESSAGES).map((message) => (typeof message === 'function' ? message('NAME') : message)),
 ];
 
 /** `true` when `text` is a code message, `NAME` standing for any parameter name. */
@@ -93,7 +94,11 @@ test('the query parameters are one list: code, docs/API.md, README, openapi.json
 });
 
 test('every message of the code is in docs/API.md, and docs/API.md holds no other', () => {
-  const documented = [...messagesIn(section(API, '## Errors')), ...messagesIn(section(API, '### Validation messages'))];
+  const documented = [
+    ...messagesIn(section(API, '## Errors')),
+    ...messagesIn(section(API, '### Validation messages')),
+    ...messagesIn(section(API, '### Body messages')),
+  ];
   for (const message of CODE_MESSAGES) assert.ok(documented.includes(message), `docs/API.md lists "${message}"`);
   for (const message of documented) assert.ok(isCodeMessage(message), `"${message}" in docs/API.md is in the code`);
 });
@@ -224,4 +229,12 @@ test("every message of the reconciliation's body, alone and on a line, is one th
     const text = typeof message === 'function' ? message('NAME') : message;
     for (const instance of [text, lineMessage(3, text)]) assert.match(instance, pattern);
   }
+});
+
+test("the reconciliation body's messages are one list: lib/messages.ts and docs/API.md, in the order they are checked", () => {
+  const code = Object.values(BODY_MESSAGES).map((message) =>
+    typeof message === 'function' ? message('NAME') : message,
+  );
+  // `missing` and `unknown` stand once for the body and for a line.
+  assert.deepEqual(messagesIn(section(API, '### Body messages')), code, 'docs/API.md, "Body messages"');
 });
