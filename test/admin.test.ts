@@ -347,7 +347,26 @@ test('POST /-/reload on the admin listener re-reads the credentials file as SIGH
   writeFileSync(file, 'kasse:neues-passwort\n');
   const reload = await request(`${admin}/-/reload`, { method: 'POST' });
   assert.equal(reload.status, 202, reload.body);
-  await waitFor(() => server.output().stderr, /credentials re-read from .*: 1 user\(s\)/);
+  // The line named SIGHUP, and a refused reload showed only in the log.
+  await waitFor(
+    () => server.output().stderr,
+    /POST \/-\/reload: credentials re-read from .*: 1 user\(s\), secrets changed for kasse\n/,
+  );
   assert.equal((await as('neues-passwort')).status, 200);
   assert.equal((await as('altes-passwort')).status, 401);
+  const gauges = async (): Promise<[string | undefined, number]> => {
+    const text = (await request(`${admin}/metrics`)).body;
+    const successful = /^booking_search_config_last_reload_successful (\d)$/m.exec(text)?.[1];
+    const at = Number(/^booking_search_config_last_reload_success_timestamp_seconds (\S+)$/m.exec(text)?.[1]);
+    return [successful, at];
+  };
+  const [applied, appliedAt] = await gauges();
+  assert.equal(applied, '1');
+  assert.ok(Math.abs(appliedAt - Date.now() / 1000) < 10, `applied at ${appliedAt}`);
+
+  writeFileSync(file, 'kasse\n');
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  assert.equal((await request(`${admin}/-/reload`, { method: 'POST' })).status, 202);
+  await waitFor(() => server.output().stderr, /POST \/-\/reload: keeping the old credentials: /);
+  assert.deepEqual(await gauges(), ['0', appliedAt]);
 });

@@ -278,7 +278,10 @@ test('SIGHUP adds a fourth book and removes one; searches in flight on the other
   });
   assert.match(
     cli.output().stderr,
-    new RegExp(`^${TIME} SIGHUP: configuration re-read from ${o.config}: 3 books: added neu; removed schmidt$`, 'm'),
+    new RegExp(
+      `^${TIME} SIGHUP: configuration re-read from ${o.config}: 3 books: added neu; removed schmidt; credentials re-read: 4 user\\(s\\)$`,
+      'm',
+    ),
   );
 
   const after = await timedGet(`${origin}/mueller/api/v1/${MARCH_435}`, mueller, agent);
@@ -368,7 +371,10 @@ test('a --config of one book (db in the service part) reloads like many: SIGHUP 
   await waitFor(() => cli.output().stderr, /SIGHUP: name changed/);
   assert.match(
     cli.output().stderr,
-    new RegExp(`^${TIME} SIGHUP: configuration re-read from ${o.config}: 1 book: served anew kasse$`, 'm'),
+    new RegExp(
+      `^${TIME} SIGHUP: configuration re-read from ${o.config}: 1 book: served anew kasse; credentials re-read: 4 user\\(s\\)$`,
+      'm',
+    ),
   );
   assert.match(cli.output().stderr, /SIGHUP: name changed; that takes effect at the next start/);
   assertReply(await request(`${cli.origin}/api/v1/status`, as('mueller', 'm-geheim')), 200, {
@@ -615,8 +621,15 @@ test('the users of a SIGHUP hold for a file replaced after it, for --db and for 
   writeFileSync(credentials, CREDENTIALS.replace('mueller:m-geheim', 'mueller:m-neu'), { mode: 0o600 });
   single.child.kill('SIGHUP');
   books.child.kill('SIGHUP');
-  await waitFor(() => single.output().stderr, /SIGHUP: credentials re-read/);
-  await waitFor(() => books.output().stderr, /SIGHUP: configuration re-read/);
+  // Only a secret changed: the line said "new users for mueller".
+  await waitFor(
+    () => single.output().stderr,
+    /SIGHUP: credentials re-read from .*: 4 user\(s\), secrets changed for mueller\n/,
+  );
+  await waitFor(
+    () => books.output().stderr,
+    /SIGHUP: configuration re-read from .*: 1 book: users or secrets changed for mueller; credentials re-read: 4 user\(s\), secrets changed for mueller\n/,
+  );
   for (const file of [o.files.own, o.files.spare]) {
     const copy = `${file}.restore`;
     copyFileSync(file, copy);

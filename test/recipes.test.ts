@@ -269,7 +269,7 @@ test('the recipe of a file the service reads itself, as written: root:buchungssu
 
   host.runBlock(add, ['Pruefung-1', 'Pruefung-1']);
   assert.equal(host.pid(), first, 'not restarted');
-  assert.match(host.log(), /SIGHUP: credentials re-read from \S+\/credentials: 2 user\(s\)$/m);
+  assert.match(host.log(), /SIGHUP: credentials re-read from \S+\/credentials: 2 user\(s\), added pruefung$/m);
   assert.equal(await host.status('pruefung', 'Pruefung-1'), 200);
   assert.equal(await host.status('abgleich', 'Abgleich-1'), 200);
   assert.doesNotMatch(host.log(), /warning|refusing/);

@@ -9,6 +9,7 @@ export {
   answersOfProcess,
   answersOfWorkers,
   countAnswers,
+  recordReload,
   reportToPrimary,
   type ServingProcess,
 } from './monitoring.js';

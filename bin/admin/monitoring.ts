@@ -27,6 +27,7 @@ import { type AdminAnswers, type BookReport, type Readiness, type ReadyBook, rep
 import {
   noneRetired,
   type ProcessReport,
+  type ReloadResult,
   type Retired,
   renderMetrics,
   retire,
@@ -77,6 +78,15 @@ export interface ServingProcess {
   books(): readonly ServedBook[];
 }
 
+/** This process's last reload; its start counts as one applied. */
+const lastReload: ReloadResult = { successful: true, successTime: processStartTime() };
+
+/** Records a reload's result, for /metrics (`booking_search_config_last_reload_successful`). */
+export function recordReload(successful: boolean): void {
+  lastReload.successful = successful;
+  if (successful) lastReload.successTime = Date.now() / 1000;
+}
+
 /** What `serving` reports now (its open connections are counted by node:http when asked). */
 export function reportProcess(serving: ServingProcess): Promise<ProcessReport> {
   return new Promise((resolve) => {
@@ -88,6 +98,7 @@ export function reportProcess(serving: ServingProcess): Promise<ProcessReport> {
         books: serving.books().map(reportBook),
         cpuSeconds: (cpu.user + cpu.system) / 1e6,
         residentBytes: process.memoryUsage.rss(),
+        reload: { ...lastReload },
       });
     });
   });

@@ -31,6 +31,14 @@ export interface ProcessReport {
   /** User and system CPU time since it started. */
   cpuSeconds: number;
   residentBytes: number;
+  /** Its last reload (SIGHUP, POST /-/reload); the start counts as one that succeeded. */
+  reload: ReloadResult;
+}
+
+/** Whether a process's last reload was applied, and when one last was, in seconds since the epoch. */
+export interface ReloadResult {
+  successful: boolean;
+  successTime: number;
 }
 
 /**
@@ -168,6 +176,18 @@ function serviceFamilies(reports: readonly ProcessReport[], retired: Retired, se
     },
     {
       type: 'gauge',
+      name: 'booking_search_config_last_reload_successful',
+      help: 'Whether the last reload (SIGHUP, POST /-/reload) was applied in every process: 1, or 0 when one kept what it served.',
+      samples: [{ value: reports.every((report) => report.reload.successful) ? 1 : 0 }],
+    },
+    {
+      type: 'gauge',
+      name: 'booking_search_config_last_reload_success_timestamp_seconds',
+      help: 'When a reload (or the start) was last applied, in the process that applied one longest ago; seconds since the epoch.',
+      samples: [{ value: lastReloadApplied(reports, service) }],
+    },
+    {
+      type: 'gauge',
       name: 'booking_search_processes',
       help: 'Processes serving requests: 1, or the workers of --workers that serve now.',
       samples: [{ value: service.serving }],
@@ -197,6 +217,11 @@ function serviceFamilies(reports: readonly ProcessReport[], retired: Retired, se
       samples: [{ value: service.startTime }],
     },
   ];
+}
+
+/** When the process that applied a reload longest ago last applied one (the start without a process). */
+function lastReloadApplied(reports: readonly ProcessReport[], service: ServiceFacts): number {
+  return reports.length === 0 ? service.startTime : Math.min(...reports.map((report) => report.reload.successTime));
 }
 
 /** Every outcome seen, and the 200 of both endpoints always, so that a rate starts at zero. */

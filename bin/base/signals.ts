@@ -16,15 +16,25 @@ export function onStopSignals(stop: (again: boolean) => void): void {
   process.on('SIGBREAK', signalled);
 }
 
-/** Runs `reload` on SIGHUP (never sent on Windows). */
-export function onReloadSignal(reload: () => void): void {
-  process.on('SIGHUP', reload);
+/** What asked for a reload, as its log line names it. */
+export type ReloadTrigger = 'SIGHUP' | 'POST /-/reload';
+
+let trigger: ReloadTrigger = 'SIGHUP';
+
+/** Runs `reload` on SIGHUP (never sent on Windows) or POST /-/reload, with which of them asked. */
+export function onReloadSignal(reload: (by: ReloadTrigger) => void): void {
+  process.on('SIGHUP', () => reload(trigger));
 }
 
 /**
  * Reloads as SIGHUP does, without a signal: for the admin listener's POST /-/reload, on
- * every platform (Windows has no SIGHUP). The primary of --workers passes it on.
+ * every platform (Windows has no SIGHUP). The primary of --workers passes it on (as SIGHUP).
  */
 export function reloadAsSignalled(): void {
-  process.emit('SIGHUP', 'SIGHUP');
+  trigger = 'POST /-/reload';
+  try {
+    process.emit('SIGHUP', 'SIGHUP');
+  } finally {
+    trigger = 'SIGHUP';
+  }
 }

@@ -256,7 +256,7 @@ function describeChange(change: ReturnType<typeof diffBooks>, renewed: readonly 
       'served anew',
       change.replaced.map(({ after }) => after.name),
     ),
-    ...said('new users for', renewed),
+    ...said('users or secrets changed for', renewed),
   ];
   const books = `${count} book${count === 1 ? '' : 's'}`;
   return changes.length === 0 ? `${books}, nothing changed` : `${books}: ${changes.join('; ')}`;

@@ -17,6 +17,7 @@ import {
   logLine,
   onReloadSignal,
   onStopSignals,
+  type ReloadTrigger,
   readVersion,
   withAccessLog,
 } from '../base/index.js';
@@ -153,22 +154,31 @@ function readTls(tls: { cert: string; key: string }): { cert: Buffer; key: Buffe
  * what cannot be used is kept as it was, with one line on stderr saying why. Connections and
  * the throttle table stay.
  */
-export function reloadOnHangup(command: ServeCommand, server: Server, reread: () => void): void {
-  onReloadSignal(() => {
-    reread();
-    if (command.tls === undefined) return;
-    try {
-      // setSecureContext resets what it is not given to Node's defaults: the policy goes with it.
-      (server as HttpsServer).setSecureContext({ ...tlsPolicy(command.tls.minVersion), ...readTls(command.tls) });
-      logLine(`SIGHUP: TLS certificate and key re-read from ${command.tls.cert} and ${command.tls.key}`, 'notice');
-    } catch (error: unknown) {
-      const why =
-        error instanceof CliError
-          ? error.message
-          : tlsRefusal(command.tls.cert, command.tls.key, error instanceof Error ? error.message : String(error));
-      logLine(`SIGHUP: keeping the old TLS certificate: ${why}`, 'warning');
-    }
+export function reloadOnHangup(
+  command: ServeCommand,
+  server: Server,
+  reread: (by: ReloadTrigger, tlsApplied: boolean) => void,
+): void {
+  onReloadSignal((by) => {
+    reread(by, command.tls === undefined || rereadTls(command.tls, server, by));
   });
+}
+
+/** The TLS certificate and key read again; whether they were applied. */
+function rereadTls(tls: NonNullable<ServeCommand['tls']>, server: Server, by: ReloadTrigger): boolean {
+  try {
+    // setSecureContext resets what it is not given to Node's defaults: the policy goes with it.
+    (server as HttpsServer).setSecureContext({ ...tlsPolicy(tls.minVersion), ...readTls(tls) });
+    logLine(`${by}: TLS certificate and key re-read from ${tls.cert} and ${tls.key}`, 'notice');
+    return true;
+  } catch (error: unknown) {
+    const why =
+      error instanceof CliError
+        ? error.message
+        : tlsRefusal(tls.cert, tls.key, error instanceof Error ? error.message : String(error));
+    logLine(`${by}: keeping the old TLS certificate: ${why}`, 'warning');
+    return false;
+  }
 }
 
 /** Listens on a port or a socket path; rejects with the server's error (EADDRINUSE, …). */

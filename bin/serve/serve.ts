@@ -5,8 +5,7 @@
 // what the service says bin/serve/greeting.ts.
 
 import cluster from 'node:cluster';
-import { describeError } from '../../lib/internal.js';
-import { CliError, errorLineTemplate, logInfo, logLine, NAME, readVersion, setLogFormat } from '../base/index.js';
+import { errorLineTemplate, logInfo, logLine, NAME, readVersion, setLogFormat } from '../base/index.js';
 import {
   BOOK_CACHE_KIB,
   type BookService,
@@ -16,11 +15,8 @@ import {
   usersOf,
 } from '../books/index.js';
 import { type Role, reportListening, superviseWorkers } from '../cluster/index.js';
-import type { BookConfig, ConfigFile } from '../config/index.js';
+import type { BookConfig } from '../config/index.js';
 import {
-  BOOK_SETTINGS,
-  CONFIGURABLE,
-  camel,
   readApp,
   readCredentialsFile,
   readTableNames,
@@ -32,6 +28,7 @@ import { prepareSocketPath, useSocketMode } from '../listen/index.js';
 import { greeting, recognition, warnAboutPlainHttp, warnAboutSetup } from './greeting.js';
 import { fallbackHandler, handlerFor, logError, sharedParts, throttleAuthority } from './handlers.js';
 import { listenFor, reloadOnHangup, stopOnBugs } from './listener.js';
+import { inTurn, reload, servesFileBooks } from './reload.js';
 import { startWatchdog } from './watchdog.js';
 
 /**
@@ -90,11 +87,6 @@ function completeCommand(command: ServeCommand): ServeCommand {
   return command;
 }
 
-/** Whether the books are a configuration file's `[book NAME]` sections. */
-function servesFileBooks(command: ServeCommand): command is ServeCommand & { config: ConfigFile } {
-  return command.config !== undefined && command.config.books.length > 0;
-}
-
 /**
  * Opens, checks and serves the configuration's books: the one of --db or --demo, or the
  * `[book NAME]` sections of --config. SIGHUP reads the command again and serves what it
@@ -147,7 +139,7 @@ async function serve(
   reloadOnHangup(
     command,
     server,
-    inTurn(() => reload(command, service, reread)),
+    inTurn((by, tlsApplied) => reload(command, service, reread, by, tlsApplied)),
   );
   stopOnBugs();
   watchEventLoop(command);
@@ -159,75 +151,6 @@ async function serve(
 /** How the log names a book: its section's name, or the file of --db. */
 function bookLabel(command: ServeCommand, book: BookConfig): string {
   return servesFileBooks(command) ? `book ${book.name}` : (book.db ?? book.name);
-}
-
-/**
- * SIGHUP: the command read again (the configuration file, the credentials file) and its
- * books served; when something cannot be used, everything is kept and one line says why.
- */
-async function reload(command: ServeCommand, service: BookService, reread: () => ServeCommand): Promise<void> {
-  try {
-    const next = reread();
-    const changed = settingsChanged(command, next);
-    // The book of --db (or of a file without sections) is named by --name, which takes
-    // effect at the next start, as every setting of the service does.
-    const keep = (book: BookConfig): BookConfig => ({ ...book, name: command.settings.name });
-    const books = servesFileBooks(next) ? next.books : next.books.map(keep);
-    const summary = await service.reload(books, next.credentials);
-    command.credentials = next.credentials;
-    command.books = books;
-    logLine(`SIGHUP: ${reloaded(command, summary)}`, 'notice');
-    if (changed.length > 0) {
-      logLine(`SIGHUP: ${changed.join(', ')} changed; that takes effect at the next start`, 'warning');
-    }
-  } catch (error: unknown) {
-    const why = error instanceof CliError ? error.message : describeError(error);
-    const kept = command.config === undefined ? 'the old credentials' : 'the running configuration';
-    logLine(`SIGHUP: keeping ${kept}: ${why}`, 'warning');
-  }
-}
-
-/**
- * `run` for each call, one at a time. A call while it runs (two `systemctl reload` in a
- * row) makes it run once more when it ends, however many calls came meanwhile: that run
- * reads the files as they are then, so the last signal's files are always what is applied,
- * and a book is never opened by two reloads at once.
- */
-function inTurn(run: () => Promise<void>): () => void {
-  let running = false;
-  let wanted = false;
-  const turns = async (): Promise<void> => {
-    running = true;
-    try {
-      do {
-        wanted = false;
-        await run();
-      } while (wanted);
-    } finally {
-      running = false;
-    }
-  };
-  return () => {
-    if (running) wanted = true;
-    else void turns();
-  };
-}
-
-/** What a reload read and applied, for its line in the log. */
-function reloaded(command: ServeCommand, summary: string): string {
-  if (command.config !== undefined) return `configuration re-read from ${command.config.file}: ${summary}`;
-  const file = command.credentialsFile;
-  if (file !== undefined) return `credentials re-read from ${file}: ${command.credentials.length} user(s)`;
-  return `credentials come from the ${command.credentialsFrom}; nothing to re-read`;
-}
-
-/** The service's settings that only a new start takes (as the file names them): everything but the books and the credentials. */
-function settingsChanged(running: ServeCommand, next: ServeCommand): string[] {
-  return CONFIGURABLE.map(([key]) => key).filter(
-    (key) =>
-      !BOOK_SETTINGS.includes(key) &&
-      JSON.stringify(running.settings[camel(key)]) !== JSON.stringify(next.settings[camel(key)]),
-  );
 }
 
 /**

@@ -38,6 +38,7 @@ function report(
     books: [{ name: 'kasse', basePath: '', state, since: '2026-03-14T09:00:00.000Z', replaced: 1 }],
     cpuSeconds: 2,
     residentBytes: 60_000_000,
+    reload: { successful: true, successTime: SERVICE.startTime },
   };
 }
 
@@ -102,4 +103,21 @@ test('the counts of all processes add up, with those of processes that ended, so
   assert.deepEqual(samples(text, 'booking_search_processes'), ['booking_search_processes 2']);
   assert.deepEqual(samples(text, 'booking_search_worker_restarts_total'), ['booking_search_worker_restarts_total 1']);
   assert.match(text, /^booking_search_build_info\{version="1\.0\.0",node="[\d.]+",sqlite="3\.\d+\.\d+"\} 1$/m);
+});
+
+// A refused reload was visible only in the log.
+test("the last reload's result: 0 when one process kept what it served; the oldest applied reload's time", () => {
+  const applied = { ...report(() => {}, 'serving'), reload: { successful: true, successTime: 1_773_480_000 } };
+  const refused = { ...report(() => {}, 'serving'), reload: { successful: false, successTime: 1_773_479_000 } };
+  const both = renderMetrics([applied, refused], noneRetired(), SERVICE);
+  assert.deepEqual(samples(both, 'booking_search_config_last_reload_successful'), [
+    'booking_search_config_last_reload_successful 0',
+  ]);
+  assert.deepEqual(samples(both, 'booking_search_config_last_reload_success_timestamp_seconds'), [
+    'booking_search_config_last_reload_success_timestamp_seconds 1773479000',
+  ]);
+  const one = renderMetrics([applied], noneRetired(), SERVICE);
+  assert.deepEqual(samples(one, 'booking_search_config_last_reload_successful'), [
+    'booking_search_config_last_reload_successful 1',
+  ]);
 });

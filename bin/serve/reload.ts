@@ -1,0 +1,123 @@
+// A reload (SIGHUP, POST /-/reload): the command read again and its books and credentials
+// served; its result in one log line naming what asked for it, and in /metrics
+// (booking_search_config_last_reload_successful).
+
+import type { Credentials } from '../../lib/index.js';
+import { describeError } from '../../lib/internal.js';
+import { recordReload } from '../admin/index.js';
+import { CliError, logLine, type ReloadTrigger } from '../base/index.js';
+import type { BookService } from '../books/index.js';
+import type { BookConfig, ConfigFile, ServeCommand } from '../config/index.js';
+import { BOOK_SETTINGS, CONFIGURABLE, camel } from '../config/index.js';
+
+/** Whether the books are a configuration file's `[book NAME]` sections. */
+export function servesFileBooks(command: ServeCommand): command is ServeCommand & { config: ConfigFile } {
+  return command.config !== undefined && command.config.books.length > 0;
+}
+
+/**
+ * The command read again (the configuration file, the credentials file) and its books
+ * served; when something cannot be used, everything is kept and one line says why.
+ * `tlsApplied`: whether the TLS files read again just before were applied (or there are none).
+ */
+export async function reload(
+  command: ServeCommand,
+  service: BookService,
+  reread: () => ServeCommand,
+  by: ReloadTrigger,
+  tlsApplied: boolean,
+): Promise<void> {
+  try {
+    const next = reread();
+    const changed = settingsChanged(command, next);
+    // The book of --db (or of a file without sections) is named by --name, which takes
+    // effect at the next start, as every setting of the service does.
+    const keep = (book: BookConfig): BookConfig => ({ ...book, name: command.settings.name });
+    const books = servesFileBooks(next) ? next.books : next.books.map(keep);
+    const summary = await service.reload(books, next.credentials);
+    const before = command.credentials;
+    command.credentials = next.credentials;
+    command.books = books;
+    logLine(`${by}: ${reloaded(command, summary, before)}`, 'notice');
+    if (changed.length > 0) {
+      logLine(`${by}: ${changed.join(', ')} changed; that takes effect at the next start`, 'warning');
+    }
+    recordReload(tlsApplied);
+  } catch (error: unknown) {
+    const why = error instanceof CliError ? error.message : describeError(error);
+    const kept = command.config === undefined ? 'the old credentials' : 'the running configuration';
+    logLine(`${by}: keeping ${kept}: ${why}`, 'warning');
+    recordReload(false);
+  }
+}
+
+/**
+ * `run` for each call, one at a time. A call while it runs (two `systemctl reload` in a
+ * row) makes it run once more when it ends, however many calls came meanwhile: that run
+ * reads the files as they are then, so the last signal's files are always what is applied,
+ * and a book is never opened by two reloads at once. It runs with the last call's arguments.
+ */
+export function inTurn<A extends unknown[]>(run: (...args: A) => Promise<void>): (...args: A) => void {
+  let running = false;
+  let wanted: A | undefined;
+  const turns = async (args: A): Promise<void> => {
+    running = true;
+    try {
+      let next: A | undefined = args;
+      while (next !== undefined) {
+        wanted = undefined;
+        await run(...next);
+        next = wanted;
+      }
+    } finally {
+      running = false;
+    }
+  };
+  return (...args) => {
+    if (running) wanted = args;
+    else void turns(args);
+  };
+}
+
+/** What a reload read and applied, for its line in the log. */
+function reloaded(command: ServeCommand, summary: string, before: readonly Credentials[]): string {
+  const file = command.credentialsFile;
+  const users = credentialsChange(before, command.credentials);
+  if (command.config !== undefined)
+    return `configuration re-read from ${command.config.file}: ${summary}${file === undefined ? '' : `; credentials re-read: ${users}`}`;
+  if (file !== undefined) return `credentials re-read from ${file}: ${users}`;
+  return `credentials come from the ${command.credentialsFrom}; nothing to re-read`;
+}
+
+/** `4 user(s), secrets changed for buero`: how many users, and which came, went or got a new secret. */
+function credentialsChange(before: readonly Credentials[], after: readonly Credentials[]): string {
+  const secret = (user: Credentials): string => user.passwordHash ?? user.password;
+  const old = new Map(before.map((user) => [user.username, secret(user)]));
+  const now = new Set(after.map((user) => user.username));
+  const said = (label: string, users: readonly Credentials[]): string[] =>
+    users.length === 0 ? [] : [`${label} ${users.map((user) => user.username).join(', ')}`];
+  const changes = [
+    ...said(
+      'added',
+      after.filter((user) => !old.has(user.username)),
+    ),
+    ...said(
+      'removed',
+      before.filter((user) => !now.has(user.username)),
+    ),
+    ...said(
+      'secrets changed for',
+      after.filter((user) => old.has(user.username) && old.get(user.username) !== secret(user)),
+    ),
+  ];
+  return `${after.length} user(s)${changes.length === 0 ? '' : `, ${changes.join('; ')}`}`;
+}
+
+/** The service's settings that only a new start takes (as the file names them): everything but the books and the credentials. */
+function settingsChanged(running: ServeCommand, next: ServeCommand): string[] {
+  return CONFIGURABLE.map(([key]) => key).filter(
+    (key) =>
+      !BOOK_SETTINGS.includes(key) &&
+      JSON.stringify(running.settings[camel(key)]) !== JSON.stringify(next.settings[camel(key)]),
+  );
+}
