@@ -1,6 +1,6 @@
 // The books a service serves, as the admin listener and the logs see them: what each is now.
 
-import type { DatabaseStatus } from './database.js';
+import type { DatabaseStatus } from './status.js';
 
 /** What a served book is now: its file's state, and the mapping it is served with. */
 export interface BookStatus extends DatabaseStatus {

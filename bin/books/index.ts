@@ -5,12 +5,9 @@
 // This file is the room's door: the other rooms import from it only.
 
 export type { ServedBook } from './books.js';
-export {
-  type BuildHandler,
-  type DatabaseStatus,
-  inMemoryDatabase,
-  preflightDatabaseFile,
-  watchDatabase,
-} from './database.js';
+export { watchDatabase } from './database.js';
 export { createDemoDatabase, createEmptyBook, type DemoDatabase } from './demo.js';
+export { inMemoryDatabase } from './in-memory.js';
+export { preflightDatabaseFile } from './preflight.js';
 export { BOOK_CACHE_KIB, type BookService, serveBooks, usersOf } from './serve-books.js';
+export type { BuildHandler, DatabaseStatus } from './status.js';

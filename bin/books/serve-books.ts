@@ -11,7 +11,9 @@ import { type Credentials, mountHandlers, type RequestHandler } from '../../lib/
 import { CliError, type LogLevel } from '../base/index.js';
 import { type BookConfig, diffBooks } from '../config/index.js';
 import type { BookStatus, ServedBook } from './books.js';
-import { type BuildHandler, type ErrorHook, inMemoryDatabase, type ServedDatabase, watchDatabase } from './database.js';
+import { watchDatabase } from './database.js';
+import { inMemoryDatabase } from './in-memory.js';
+import type { BuildHandler, ErrorHook, ServedDatabase } from './status.js';
 
 // A book that leaves lets its requests in flight finish for this long, as SIGTERM does.
 const RETIRE_GRACE_MS = 10_000;

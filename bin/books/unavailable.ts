@@ -51,3 +51,17 @@ export function whileReplaced(
     waitingFor: (user) => search.waitingFor(user),
   };
 }
+
+/**
+ * A search whose every answer is `cause()`: the real handler over it authenticates,
+ * throttles, routes and answers /status as always, and every search gets docs/API.md's
+ * 500 — with Retry-After when the cause passes by itself.
+ */
+export function unavailableSearch(cause: () => Error): SearchTurns {
+  return {
+    answer: (_query, done) => done({ ok: false, error: cause() }),
+    queue: (_query, done) => setImmediate(() => done({ ok: false, error: cause() })),
+    waitingFrom: () => 0,
+    waitingFor: () => 0,
+  };
+}

@@ -1,0 +1,217 @@
+// The opening of a followed book's file: judged in a guard process, then opened here (a
+// file of tables) or served by a guard process of its own (views, virtual tables,
+// generated columns), and checked to be the file judged. How the file is followed over
+// time, and what each state of it is told, is bin/books/database.ts.
+
+import { statSync } from 'node:fs';
+import type { BookingSearchHandler } from '../../lib/index.js';
+import type { LogLevel } from '../base/index.js';
+import { CliError } from '../base/index.js';
+import {
+  type BookFile,
+  ensureDatabaseFile,
+  fingerprintOf,
+  identityOf,
+  judgeDatabaseFile,
+  openDatabase,
+  SchemaChanged,
+  searchOverFile,
+} from '../files/index.js';
+import { Guard } from '../guard/index.js';
+import { openTimeout } from './preflight.js';
+import type { BuildHandler, ErrorHook } from './status.js';
+import { Unavailable, whileReplaced } from './unavailable.js';
+
+// The guard process that opens and judges every book's file, one at a time, ended when
+// idle for this long.
+const OPENING_GUARD_IDLE_MS = 5_000;
+let opening: Guard | undefined;
+
+/** The one guard process of this process that opens and judges the books' files. */
+function openingGuard(limitMs: number): Guard {
+  opening ??= new Guard({ limitMs, serial: true, idleEndMs: OPENING_GUARD_IDLE_MS });
+  return opening;
+}
+
+/** A followed file now: served by a handler, or not, and why. */
+export type Serving =
+  | { serving: true; handler: BookingSearchHandler; inode: string | undefined; close: () => void }
+  | {
+      serving: false;
+      cause: Unavailable;
+      /** The file whose open did not end within the time limit: not tried again until another is there. */
+      timedOut?: string | undefined;
+      /** A passing moment (the file changed while it was opened), not said in the log. */
+      quiet?: true;
+    };
+
+/** What the opening hears from the followed file, and asks it. */
+export interface OpenHooks {
+  /** The file must be looked at again at once. */
+  notice: () => void;
+  /** Hears the causes of the 500s of a handler built over the file. */
+  onError: ErrorHook;
+  /** Whether the file is served now by the handler that `close` closes. */
+  servedBy: (close: () => void) => boolean;
+}
+
+/** Opens a followed book's file, each time it is looked at. */
+export class BookOpener {
+  private readonly file: string;
+  private readonly book: BookFile;
+  private readonly build: BuildHandler;
+  private readonly log: (line: string, level: Exclude<LogLevel, 'info'>) => void;
+  private readonly hooks: OpenHooks;
+  private readonly cacheKiB: number | undefined;
+  private readonly limitMs: number;
+  private application: { user: number; group: number } | undefined;
+
+  constructor(
+    file: string,
+    book: BookFile,
+    build: BuildHandler,
+    log: (line: string, level: Exclude<LogLevel, 'info'>) => void,
+    hooks: OpenHooks,
+    { cacheKiB, limitMs }: { cacheKiB: number | undefined; limitMs: number },
+  ) {
+    this.file = file;
+    this.book = book;
+    this.build = build;
+    this.log = log;
+    this.hooks = hooks;
+    this.cacheKiB = cacheKiB;
+    this.limitMs = limitMs;
+  }
+
+  /** The file opened, judged and served: a state, or a CliError for a file that cannot be served. */
+  async attempt(stillFor: number): Promise<Serving> {
+    const { file } = this;
+    const written = fingerprintOf(file);
+    if (stillFor > 0) {
+      // Only a path that stands still is opened: a file renamed into place again and again
+      // is looked at again at the next look.
+      const before = identityOf(file);
+      await new Promise((resolve) => setTimeout(resolve, stillFor));
+      if (identityOf(file) !== before) return this.changing();
+    }
+    try {
+      return await this.open();
+    } catch (error: unknown) {
+      // Judged while it was written in place (a cp over it keeps its inode): not what the
+      // file will be once written; looked at again, its searches answered with Retry-After.
+      if (identityOf(file) !== undefined && fingerprintOf(file) !== written) return this.changing();
+      throw error;
+    }
+  }
+
+  /** The file at the path opened, judged and served now. */
+  private async open(): Promise<Serving> {
+    const { file, book, limitMs } = this;
+    ensureDatabaseFile(file);
+    // The directories above it are judged for the application as the start found it: a file
+    // that another user put there later does not make that user trusted.
+    this.application ??= ownerOf(file);
+    const access = judgeDatabaseFile(file, this.application);
+    if (access.kind === 'refused') throw new CliError(access.line);
+    const identity = identityOf(file);
+    const result = await openingGuard(limitMs).open(file, book.app, book.tables, this.application);
+    if (result.kind === 'refused') throw new CliError(result.line);
+    if (result.kind === 'waiting') return { serving: false, cause: new Unavailable(result.code, result.explanation) };
+    if (result.kind === 'changed') return this.changing();
+    if (result.kind === 'timeout') {
+      return { serving: false, cause: new Unavailable('TIMEOUT', openTimeout(file, limitMs)), timedOut: identity };
+    }
+    if (result.unbounded !== undefined) return this.guarded(result.app, result.unbounded);
+    // A file of tables: opened here, if it is still the file judged, with its schema.
+    if (identityOf(file) !== result.identity) return this.changing();
+    return this.openHere(result.app, result.schemaVersion, result.identity, access.kind === 'owner');
+  }
+
+  /** A file of tables the guard judged, opened in this process and checked to be that file. */
+  private openHere(app: string, schemaVersion: number, identity: string | undefined, owner: boolean): Serving {
+    const { file, book, build } = this;
+    const opened = openDatabase(
+      file,
+      (db) => {
+        if (db.prepare<[], number>('PRAGMA schema_version').pluck().get() !== schemaVersion) {
+          throw new SchemaChanged();
+        }
+        // The guard judged this file's bookings (the sample of lib/meaning.ts) a moment ago,
+        // and it is still that file with that schema: they are not read a second time. Data
+        // written since, like any row beyond the sample, meets the search's row guard.
+        const { search } = searchOverFile(db, { app, tables: book.tables }, this.hooks.notice, build.waited, true);
+        const served = fingerprintOf(file);
+        const replacing = whileReplaced(
+          search,
+          () => !db.open,
+          () => fingerprintOf(file) !== served,
+          this.hooks.notice,
+        );
+        return build(replacing, app, this.hooks.onError);
+      },
+      owner,
+      this.cacheKiB,
+    );
+    if (!opened.readable)
+      return { serving: false, cause: new Unavailable(opened.state.code, opened.state.explanation) };
+    if (identityOf(file) !== identity) {
+      opened.db.close();
+      return this.changing();
+    }
+    return { serving: true, handler: opened.value, inode: identity, close: () => opened.db.close() };
+  }
+
+  /** Served by a guard process of its own, which opens and judges the file again and keeps it. */
+  private async guarded(app: string, why: string): Promise<Serving> {
+    const { file, limitMs } = this;
+    const guard = new Guard({
+      limitMs,
+      // Its process holds this file: once it has ended, the file is opened again in another
+      // guard, and a search that finds it ended is answered as while a file is opened again.
+      once: true,
+      endedError: () => new Unavailable('SQLITE_BUSY', 'the file is being opened again'),
+      ended: (how) => {
+        if (this.hooks.servedBy(end)) {
+          this.log(`database ${file}: a search did not end, ${how}; it is opened again`, 'warning');
+          this.hooks.notice();
+        }
+      },
+    });
+    const end = (): void => guard.end();
+    const result = await guard.open(file, app, this.book.tables, this.application);
+    if (result.kind !== 'ready' || result.unbounded === undefined) {
+      guard.end();
+      if (result.kind === 'refused') throw new CliError(result.line);
+      if (result.kind === 'waiting') return { serving: false, cause: new Unavailable(result.code, result.explanation) };
+      return this.changing();
+    }
+    this.log(
+      `database ${file}: ${why}, so its searches run in a process of their own, ${limitMs / 1000} s each at most`,
+      'notice',
+    );
+    return {
+      serving: true,
+      handler: this.build(guard.searches(), app, this.hooks.onError),
+      inode: result.identity,
+      close: end,
+    };
+  }
+
+  private changing(): Serving {
+    return {
+      serving: false,
+      cause: new Unavailable('SQLITE_BUSY', `${this.file} changed while it was opened; it is looked at again`),
+      quiet: true,
+    };
+  }
+}
+
+/** The owner and group of `file`, the application's user and group as the start finds them. */
+function ownerOf(file: string): { user: number; group: number } | undefined {
+  try {
+    const { uid, gid } = statSync(file);
+    return { user: uid, group: gid };
+  } catch {
+    return undefined;
+  }
+}
