@@ -104,11 +104,27 @@ export function markClosing(res: ServerResponse): void {
 }
 
 /**
+ * How long a connection read no more (past `MAX_DROPPED`) is given for its answers to leave
+ * and node:http to end it; then it is closed all the same. Over TCP the kernel's buffers
+ * take what was answered at once, so it ends well within; over a Unix socket they hold far
+ * less, and a client that reads nothing would keep the connection, with every request
+ * dropped on it, until --send-timeout, reconnecting as fast as it is closed.
+ */
+const DROPPED_GRACE_MS = 1_000;
+
+/**
  * No more of `socket` is read: node:http parses what it has read already and no more, as
  * when it pauses a connection whose answers wait (`_paused`, which it alone clears, once
- * they have left; the answer that closes the connection then ends it).
+ * they have left; the answer that closes the connection then ends it). If it has not
+ * ended within `DROPPED_GRACE_MS`, it is closed.
  */
-function stopReading(socket: IncomingMessage['socket'] & { _paused?: boolean }): void {
+function stopReading(socket: IncomingMessage['socket'] & Counted & { _paused?: boolean }): void {
+  if (socket[DROPPED] === MAX_DROPPED + 1) {
+    // node:http reads on once what it holds to write drains (it clears `_paused` and resumes
+    // the socket): paused again first, its resume finds the connection paused and keeps it so.
+    socket.prependListener('resume', () => (socket._paused = true));
+    setTimeout(() => socket.destroy(), DROPPED_GRACE_MS).unref();
+  }
   if (socket._paused === true) return;
   socket._paused = true;
   socket.pause();
