@@ -321,7 +321,7 @@ test('SIGHUP with a broken file, or a book that cannot be served, keeps the runn
         (books.neu as string).replace(o.files.spare, join(o.dir, 'fehlt.sqlite')),
       ],
       // Placed where its db was written, as every other problem of the file.
-      new RegExp(`: ${o.config}:17: cannot open database .*fehlt\\.sqlite: no such file$`),
+      new RegExp(`: ${o.config}:17: book neu: cannot open database .*fehlt\\.sqlite: no such file$`),
     ],
   ];
   for (const [index, [next, line]] of attempts.entries()) {
@@ -349,7 +349,7 @@ test('SIGHUP with a broken file, or a book that cannot be served, keeps the runn
   assertFails(
     await run(['--config', o.config, '--port', '0'], cleanEnv()),
     1,
-    `booking-search-server: ${o.config}:11: ${join(o.dir, 'kaputt.sqlite')} is not a SQLite database`,
+    `booking-search-server: ${o.config}:11: book schmidt: ${join(o.dir, 'kaputt.sqlite')} is not a SQLite database`,
   );
 });
 

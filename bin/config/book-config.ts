@@ -9,7 +9,7 @@ export interface BookConfig {
   readonly name: string;
   /** The database file; `undefined` for the in-memory demo. */
   readonly db: string | undefined;
-  /** Where `db` was written, `FILE:LINE`, to place a problem of the file; `undefined`: a flag. */
+  /** Where `db` was written, `FILE:LINE` (and `: book NAME` in a section), to place a problem of the file; `undefined`: a flag. */
   readonly dbOrigin?: string | undefined;
   /** `own` or an application (lib/apps/); `undefined`: recognised by the file's tables. */
   readonly app: string | undefined;

@@ -191,7 +191,15 @@ export function resolveBooks(
     basePaths.set(basePath, section.line);
     const usersEntry = entry('users');
     const users = usersEntry === undefined ? undefined : readUsers(file, usersEntry, known, credentialsSource);
-    return { name: section.name, db: db.value, dbOrigin: `${file}:${db.line}`, app, tables, basePath, users };
+    return {
+      name: section.name,
+      db: db.value,
+      dbOrigin: `${file}:${db.line}: book ${section.name}`,
+      app,
+      tables,
+      basePath,
+      users,
+    };
   });
 }
 

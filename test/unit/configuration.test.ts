@@ -242,7 +242,7 @@ test('resolveBooks: each book with its file, mapping, base path and users', () =
     {
       name: 'mueller',
       db: '/srv/m.sqlite',
-      dbOrigin: `${FILE}:2`,
+      dbOrigin: `${FILE}:2: book mueller`,
       app: undefined,
       tables: {},
       basePath: '/mueller',
@@ -251,7 +251,7 @@ test('resolveBooks: each book with its file, mapping, base path and users', () =
     {
       name: 'schmidt',
       db: '/srv/s.mmb',
-      dbOrigin: `${FILE}:6`,
+      dbOrigin: `${FILE}:6: book schmidt`,
       app: 'mmex',
       tables: {},
       basePath: '/schmidt',
@@ -260,7 +260,7 @@ test('resolveBooks: each book with its file, mapping, base path and users', () =
     {
       name: 'kasse',
       db: '/srv/k.sqlite',
-      dbOrigin: `${FILE}:10`,
+      dbOrigin: `${FILE}:10: book kasse`,
       app: 'own',
       tables: { entries: 'kasse' },
       basePath: '',
