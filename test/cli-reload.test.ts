@@ -151,3 +151,25 @@ test('two SIGHUPs 5 ms apart that both add book y (the first with ten more): y i
     );
   }
 });
+
+test('two POST /-/reload 5 ms apart, the file changed between them: both are taken (202) and the second file is what is served', async (t) => {
+  const o = office(t);
+  const x: Book = ['x', o.x, 'alice, bob'];
+  o.write([x]);
+  const cli = await start(t, ['--config', o.config, '--admin-port', '0'], cleanEnv());
+  await waitFor(() => cli.output().stdout, /admin listener on http:\/\/127\.0\.0\.1:\d+\//);
+  const admin = /admin listener on (http:\/\/127\.0\.0\.1:\d+)\//.exec(cli.output().stdout)?.[1] as string;
+  const mark = cli.output().stderr.length;
+  o.write([x, ['y', o.y, 'alice']]);
+  assert.equal((await request(`${admin}/-/reload`, { method: 'POST' })).status, 202);
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  o.write([['x', o.x, 'alice']]);
+  assert.equal((await request(`${admin}/-/reload`, { method: 'POST' })).status, 202);
+  const applied = new RegExp(`POST /-/reload: configuration re-read from ${o.config}: 1 book[:,] `);
+  await waitSince(cli, mark, applied);
+  // Time for anything else to be applied, as an older reload still running would be.
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  assertReply(await request(`${cli.origin}/x/api/v1/status`, BOB), 401, UNAUTHORIZED);
+  assertReply(await request(`${cli.origin}/x/api/v1/status`, ALICE), 200, { name: 'x', version: '1.0' });
+  assertReply(await request(`${cli.origin}/y/api/v1/status`, ALICE), 404, NOT_FOUND);
+});

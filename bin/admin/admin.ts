@@ -9,7 +9,8 @@
 //   GET /metrics  the Prometheus text format (bin/admin/exposition.ts)
 //   POST /-/reload  what SIGHUP does (reads the configuration, credentials and TLS files
 //                 again), for Windows, which has no SIGHUP, and for every platform alike:
-//                 202 at once, the outcome in the log; at most one a second (429)
+//                 202 at once, the outcome in the log; one asked for while a reload runs
+//                 runs after it, as a second SIGHUP does (bin/serve/reload.ts, inTurn)
 //
 // As PostgREST's admin server does: /live and /ready for liveness and readiness probes
 // (systemd, Kubernetes, a load balancer, Uptime Kuma), /metrics for a scrape; /-/reload
@@ -79,8 +80,6 @@ export interface AdminAnswers {
   reload(): void;
 }
 
-const RELOAD_INTERVAL_MS = 1_000;
-
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** The request handler of the admin listener. */
@@ -123,18 +122,10 @@ export function createAdminHandler(answers: AdminAnswers): (req: IncomingMessage
   };
 }
 
-let lastReload = Number.NEGATIVE_INFINITY;
-
 function answerReload(req: IncomingMessage, res: ServerResponse, answers: AdminAnswers): void {
   if (req.method !== 'POST') return reply(res, 405, JSON_TYPE, '{"error":"method not allowed"}\n', ['Allow', 'POST']);
-  const now = performance.now();
-  if (now - lastReload < RELOAD_INTERVAL_MS) {
-    return reply(res, 429, JSON_TYPE, '{"error":"a reload was asked for less than a second ago"}\n', [
-      'Retry-After',
-      '1',
-    ]);
-  }
-  lastReload = now;
+  // Never refused: however many come while one runs, one more runs after it and reads the
+  // files as they are then, so the last request's files are what is applied.
   answers.reload();
   reply(res, 202, JSON_TYPE, '{"reload":"started: the log says what was read again"}\n');
 }
