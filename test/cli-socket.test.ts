@@ -360,12 +360,16 @@ test('--log-format json: one JSON object a line on stdout and stderr, with the s
   child.kill('SIGTERM');
   assert.equal((await exited)[0], 0);
 
-  const access = stdout
+  const lines = stdout
     .trimEnd()
     .split('\n')
     .slice(1)
     .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const access = lines.slice(0, -2);
   assert.equal(access.length, 2, stdout);
+  const [stopping, stopped] = lines.slice(-2).map((line) => `${line['level']} ${line['message']}`);
+  assert.match(stopping as string, /^info stopping on SIGTERM: open requests are answered, within \d+ s$/);
+  assert.equal(stopped, 'info stopped');
   for (const line of access) {
     assert.deepEqual(Object.keys(line), ['time', 'level', 'address', 'user', 'method', 'path', 'status', 'ms']);
     assert.equal(line['level'], 'info');

@@ -238,7 +238,13 @@ test('serves a database read-only, logs one line per request without query or cr
   assert.equal(stopped.code, 0);
   assert.equal(stopped.stderr, '');
   const log = stopped.stdout.split('\n').slice(1, -1);
-  assert.equal(log.length, 2, stopped.stdout);
+  assert.equal(log.length, 4, stopped.stdout);
+  // The stop was not logged at all.
+  assert.match(
+    log[2] as string,
+    new RegExp(`^${TIME} stopping on SIGTERM: open requests are answered, within \\d+ s$`),
+  );
+  assert.match(log[3] as string, new RegExp(`^${TIME} stopped$`));
   assert.match(
     log[0] as string,
     new RegExp(String.raw`^${TIME} 127\.0\.0\.1 kasse GET /api/v1/buchungen 200 \d+\.\dms$`),
@@ -270,7 +276,7 @@ test('a failed login logs the username it tried, escaped and bounded, never the 
     }
     const stopped = await server.stop();
     assert.doesNotMatch(stopped.stdout + stopped.stderr, /Falsch-/, 'never a password');
-    const lines = stopped.stdout.split('\n').slice(1, -1);
+    const lines = stopped.stdout.split('\n').slice(1, -3);
     assert.equal(lines.length, tries.length, stopped.stdout);
     const users =
       format === 'json'
@@ -535,6 +541,7 @@ test('--workers 2: SIGTERM to the whole process group (systemd, Ctrl-C) lets a r
   const [code] = await exited;
   assert.equal(code, 0);
   assert.match(stdout, / kasse GET \/api\/v1\/status 200 /);
+  assert.match(stdout, / stopping on SIGTERM: the workers answer their open requests\n(.*\n)*.* stopped\n$/);
 });
 
 test('--workers 2 serves one port from two processes, replaces a worker killed right after its start, and stops on SIGTERM', async (t) => {

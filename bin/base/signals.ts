@@ -3,13 +3,13 @@
 // Ctrl+Break in a Windows console; Ctrl+C there is SIGINT, and a service wrapper such as
 // WinSW or NSSM stops a console program with Ctrl+C too); SIGHUP reloads it.
 
-/** Runs `stop` on SIGINT, SIGTERM and SIGBREAK; `again` is true from the second signal on. */
-export function onStopSignals(stop: (again: boolean) => void): void {
+/** Runs `stop` on SIGINT, SIGTERM and SIGBREAK, with the signal; `again` is true from the second signal on. */
+export function onStopSignals(stop: (again: boolean, signal: NodeJS.Signals) => void): void {
   let heard = false;
-  const signalled = (): void => {
+  const signalled = (signal: NodeJS.Signals): void => {
     const again = heard;
     heard = true;
-    stop(again);
+    stop(again, signal);
   };
   process.on('SIGINT', signalled);
   process.on('SIGTERM', signalled);

@@ -143,7 +143,10 @@ class Supervisor {
   start(resolve: () => void): void {
     this.resolve = resolve;
     cluster.on('exit', (worker, code, signal) => this.exited(worker, code, signal));
-    onStopSignals(() => this.endAll(0));
+    onStopSignals((again, signal) => {
+      if (!again && !this.ending) logInfo([`stopping on ${signal}: the workers answer their open requests`]);
+      this.endAll(0);
+    });
     onReloadSignal(() => {
       for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGHUP');
     });
@@ -152,6 +155,7 @@ class Supervisor {
 
   private done(): void {
     if (this.admin !== undefined) void stopListening(this.admin.server, 0);
+    logInfo(['stopped']);
     this.resolve();
   }
 

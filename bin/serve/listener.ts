@@ -14,6 +14,7 @@ import { answersOfProcess, countAnswers, listenAdmin, reportToPrimary, type Serv
 import {
   CliError,
   describeFsError,
+  logInfo,
   logLine,
   onReloadSignal,
   onStopSignals,
@@ -216,7 +217,7 @@ function stopOnSignals(
   role: Exclude<Role, 'primary'>,
   started: () => void,
 ): void {
-  onStopSignals((again) => {
+  onStopSignals((again, signal) => {
     if (again) {
       // A second signal cuts what is still running. Not in a worker: Ctrl-C and systemd
       // signal the whole process group, and the primary passes the signal on as well, so
@@ -226,12 +227,15 @@ function stopOnSignals(
     }
     started();
     const bound = stopBoundMs(command.timeouts.searchMs);
+    // The primary of --workers says it for the service.
+    if (role === 'single') logInfo([`stopping on ${signal}: open requests are answered, within ${bound / 1000} s`]);
     setTimeout(() => {
       logLine(`still stopping after ${bound / 1000} s: ending now`, 'warning');
       process.exit(0);
     }, bound).unref();
     void stopListening(server, STOP_GRACE_MS + command.timeouts.searchMs).then(() => {
       closeAll();
+      if (role === 'single') logInfo(['stopped']);
       process.exitCode = 0;
       // A worker's channel to the primary would keep it alive.
       if (role === 'worker') process.disconnect?.();
