@@ -28,6 +28,7 @@
 
 import { CliError } from '../base/index.js';
 import { ensureOnlyOwnerCanChange, readRegularFile } from '../files/index.js';
+import { nearestName } from './nearest-name.js';
 import { BOOK_SETTINGS } from './settings.js';
 
 /** One `key = value` line. */
@@ -156,10 +157,12 @@ function unquote(text: string): string | undefined {
 }
 
 function unknownKey(key: string, book: string | undefined, serviceKeys: ReadonlySet<string>): string {
+  const nearest = nearestName(key, book === undefined ? [...serviceKeys] : BOOK_KEYS);
+  const hint = nearest === undefined ? '' : `; did you mean ${nearest}?`;
   if (book !== undefined) {
-    const where = serviceKeys.has(key) ? `; ${key} is the service's: put it before the first section` : '';
+    const where = serviceKeys.has(key) ? `; ${key} is the service's: put it before the first section` : hint;
     return `unknown key ${key} in [book ${book}]: a book holds ${BOOK_KEYS.join(', ')}${where}`;
   }
   if (key === 'users') return 'users belongs in a [book NAME] section';
-  return `unknown key ${key}: the keys are the long flags' names without -- (see --help)`;
+  return `unknown key ${key}: the keys are the long flags' names without -- (see --help)${hint}`;
 }

@@ -12,7 +12,10 @@ import { normalBasePath, SERVICE_NAME } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
 import type { BookConfig } from './book-config.js';
 import type { BookSection, ConfigEntry, ConfigFile } from './config-file.js';
+import { nearestName } from './nearest-name.js';
 import { basePathProblem } from './setting-kinds.js';
+
+const PREFIX = 'BOOKING_SEARCH_';
 
 export type Values = Record<string, string | string[] | boolean | undefined>;
 
@@ -49,39 +52,13 @@ export function strayVariables(
   return Object.keys(env)
     .filter((variable) => variable.startsWith('BOOKING_SEARCH_') && env[variable] && !known.includes(variable))
     .sort()
-    .map((variable) => ({ variable, nearest: nearestName(variable, known) }));
-}
-
-/** The known name nearest to `variable`: a few letters apart, or one that begins the other. */
-function nearestName(variable: string, known: readonly string[]): string | undefined {
-  const prefix = 'BOOKING_SEARCH_'.length;
-  const given = variable.slice(prefix);
-  let best: { name: string; distance: number } | undefined;
-  for (const name of known) {
-    const candidate = name.slice(prefix);
-    const distance = candidate.startsWith(given) || given.startsWith(candidate) ? 0 : editDistance(given, candidate);
-    if (best === undefined || distance < best.distance) best = { name, distance };
-  }
-  if (best === undefined || best.distance > Math.max(2, Math.floor(given.length / 3))) return undefined;
-  return best.name;
-}
-
-/** Levenshtein distance with the swap of two neighbours as one edit (optimal string alignment). */
-function editDistance(a: string, b: string): number {
-  const rows: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
-    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
-  );
-  const at = (i: number, j: number): number => rows[i]?.[j] ?? Number.POSITIVE_INFINITY;
-  for (let i = 1; i <= a.length; i += 1) {
-    for (let j = 1; j <= b.length; j += 1) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let value = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
-        value = Math.min(value, at(i - 2, j - 2) + 1);
-      (rows[i] as number[])[j] = value;
-    }
-  }
-  return at(a.length, b.length);
+    .map((variable) => {
+      const nearest = nearestName(
+        variable.slice(PREFIX.length),
+        known.map((name) => name.slice(PREFIX.length)),
+      );
+      return { variable, nearest: nearest === undefined ? undefined : `${PREFIX}${nearest}` };
+    });
 }
 
 /**

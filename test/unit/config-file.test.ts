@@ -123,7 +123,16 @@ test('Windows paths, quoted or not: a backslash before any other character stand
 });
 
 const PROBLEMS: Array<[text: string, message: string]> = [
-  ['prot = 8080', `${FILE}:1: unknown key prot: the keys are the long flags' names without -- (see --help)`],
+  // A misspelt key is named with the nearest one, as a misspelt variable is.
+  [
+    'prot = 8080',
+    `${FILE}:1: unknown key prot: the keys are the long flags' names without -- (see --help); did you mean port?`,
+  ],
+  ['zzz = 1', `${FILE}:1: unknown key zzz: the keys are the long flags' names without -- (see --help)`],
+  [
+    '[book a]\nbse-path = /a',
+    `${FILE}:2: unknown key bse-path in [book a]: a book holds db, app, table-names, base-path, users; did you mean base-path?`,
+  ],
   ['\n\n--port = 8080', `${FILE}:3: '--port' is not a key: keys are the long flags' names without --`],
   ['Port = 1', `${FILE}:1: 'Port' is not a key: keys are the long flags' names without --`],
   ['port 8080', `${FILE}:1: expected key = value, [book NAME] or a # comment`],
