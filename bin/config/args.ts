@@ -35,7 +35,8 @@ export const USAGE = `Usage:
   booking-search-server check --db FILE [--app NAME]
                                               does FILE fit? do its dates and amounts mean what they must?
                                               which indexes? journal state? one real search
-  booking-search-server check --config FILE   the same for every book of FILE, and which fit
+  booking-search-server check --config FILE [--credentials-file F]
+                                              the same for every book of FILE, and which fit
   booking-search-server hash-password         read a password on stdin, print its scrypt hash
   booking-search-server --openapi             print the OpenAPI 3.1 description
   booking-search-server --help | --version
