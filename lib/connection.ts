@@ -104,28 +104,35 @@ export function markClosing(res: ServerResponse): void {
 }
 
 /**
- * How long a connection read no more (past `MAX_DROPPED`) is given for its answers to leave
- * and node:http to end it; then it is closed all the same. Over TCP the kernel's buffers
- * take what was answered at once, so it ends well within; over a Unix socket they hold far
- * less, and a client that reads nothing would keep the connection, with every request
- * dropped on it, until --send-timeout, reconnecting as fast as it is closed.
+ * How often a connection read no more (past `MAX_DROPPED`) is looked at: once nothing more
+ * of its answers has left since the last look, it is closed. Over TCP the kernel's buffers
+ * take what was answered at once and node:http ends it; over a Unix socket they hold far
+ * less, and a client that reads nothing kept the connection, with the thousands of
+ * requests dropped on it, until --send-timeout, and reconnected as fast as it was closed.
+ * A client that reads takes its answers well within.
  */
-const DROPPED_GRACE_MS = 1_000;
+const STALLED_LOOK_MS = 100;
 
 /**
  * No more of `socket` is read: node:http parses what it has read already and no more, as
  * when it pauses a connection whose answers wait (`_paused`, which it alone clears, once
- * they have left; the answer that closes the connection then ends it). If it has not
- * ended within `DROPPED_GRACE_MS`, it is closed.
+ * they have left; the answer that closes the connection then ends it). Once its answers
+ * stand still, it is closed.
  */
 function stopReading(socket: IncomingMessage['socket'] & Counted & { _paused?: boolean }): void {
   if (socket[DROPPED] === MAX_DROPPED + 1) {
     // node:http reads on once what it holds to write drains (it clears `_paused` and resumes
     // the socket): paused again first, its resume finds the connection paused and keeps it so.
     socket.prependListener('resume', () => (socket._paused = true));
-    setTimeout(() => socket.destroy(), DROPPED_GRACE_MS).unref();
+    closeOnceStalled(socket, -1);
   }
   if (socket._paused === true) return;
   socket._paused = true;
   socket.pause();
+}
+
+function closeOnceStalled(socket: Duplex & { bytesWritten: number }, written: number): void {
+  if (socket.destroyed) return;
+  if (socket.bytesWritten === written) return void socket.destroy();
+  setTimeout(() => closeOnceStalled(socket, socket.bytesWritten), STALLED_LOOK_MS).unref();
 }
