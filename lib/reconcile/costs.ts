@@ -1,5 +1,23 @@
 // The costs of the reconciliation's pairing (lib/reconcile/pairing.ts): each a tuple of
-// integers in a Float64Array, added and compared in place, and a heap of nodes by cost.
+// integers in a Float64Array, added and compared in place, and a heap of nodes by cost; and
+// the candidate they are reckoned from.
+
+/** One candidate of a line: the booking (an index), how far apart, and whether of the opposite sign. */
+export interface Edge {
+  booking: number;
+  cents: number;
+  days: number;
+  opposite: boolean;
+  /** The booking's id: the last tie-break of a line's candidates, so the answer never depends on order in. */
+  id: number;
+  /**
+   * For pairings equal in all four of the contract's costs, the smaller the better: two
+   * lines swap their bookings, or a line takes a free booking, when that lowers the sum
+   * (`untangle`). The reconciliation gives −(the line's rank by date) × (the booking's rank
+   * by date), so that twins are paired in their order.
+   */
+  tie: number;
+}
 
 // A cost is four integers compared in order: cents apart as high × 2^26 + low (a sum of a
 // thousand amounts of 12 digits exceeds 2^53), then days apart, then opposite-sign pairs.

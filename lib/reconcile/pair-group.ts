@@ -4,8 +4,8 @@
 // step's pairing is the cheapest of its size, and the last, when no path is left, the
 // cheapest of the largest. Nodes: lines 0…L−1, bookings L…L+B−1, the sink.
 
+import type { Edge } from './costs.js';
 import { addTo, CostHeap, compare, LOW, WIDTH } from './costs.js';
-import type { Edge } from './pairing.js';
 
 /** `lines[line]`, a line's candidates; the result: each line's booking index, or -1. Yields now and then. */
 export function* pairGroup(lines: readonly Edge[][]): Generator<void, Int32Array, void> {

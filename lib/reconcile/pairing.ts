@@ -6,25 +6,9 @@
 // candidates alone. Costs are compared as tuples of integers, never packed into a float.
 // A generator: it yields now and then, so that its caller can let the event loop run.
 
+import type { Edge } from './costs.js';
 import { pairGroup } from './pair-group.js';
 import { untangle } from './untangle.js';
-
-/** One candidate of a line: the booking (an index), how far apart, and whether of the opposite sign. */
-export interface Edge {
-  booking: number;
-  cents: number;
-  days: number;
-  opposite: boolean;
-  /** The booking's id: the last tie-break of a line's candidates, so the answer never depends on order in. */
-  id: number;
-  /**
-   * For pairings equal in all four of the contract's costs, the smaller the better: two
-   * lines swap their bookings, or a line takes a free booking, when that lowers the sum
-   * (`untangle`). The reconciliation gives −(the line's rank by date) × (the booking's rank
-   * by date), so that twins are paired in their order.
-   */
-  tie: number;
-}
 
 /**
  * A group's edges beyond this are left out, each line keeping its nearest: only a statement

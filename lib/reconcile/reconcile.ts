@@ -7,8 +7,9 @@ import { formatBooking, jsonString } from '../format.js';
 import type { SearchQuery } from '../query.js';
 import type { BookingRow } from '../search/sql.js';
 import type { ReconcileLine, ReconcileRequest } from './body.js';
+import type { Edge } from './costs.js';
 import { dayNumber, isoDate } from './days.js';
-import { type Edge, pairLines } from './pairing.js';
+import { pairLines } from './pairing.js';
 import { bestSplit, better, type Part, type Split } from './parts.js';
 
 /**

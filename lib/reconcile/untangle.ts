@@ -1,7 +1,7 @@
 // The reconciliation's pairing (lib/reconcile/pairing.ts), its last step: of pairings equal
 // in the contract's four costs, one that keeps the lines in date order.
 
-import type { Edge } from './pairing.js';
+import type { Edge } from './costs.js';
 
 /**
  * The pairing with equal pairings' ties broken: while two lines can swap their bookings, or

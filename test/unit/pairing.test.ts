@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { type Edge, pairLines } from '../../lib/reconcile/pairing.js';
+import type { Edge } from '../../lib/reconcile/costs.js';
+import { pairLines } from '../../lib/reconcile/pairing.js';
 
 function run(edges: Edge[][], bookings: number): Int32Array {
   const pairing = pairLines(edges, bookings);
