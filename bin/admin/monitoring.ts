@@ -4,9 +4,9 @@
 // "Monitoring").
 
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { type ErrorCode, requestFacts } from '../../lib/index.js';
 import {
   countRequest,
+  type ErrorCode,
   errorSent,
   type Metrics,
   NO_CREDENTIALS,
@@ -16,6 +16,7 @@ import {
   PREFLIGHT_OUTCOME,
   REFUSAL_INDEX,
   type RefusalReason,
+  requestFacts,
   SEARCH_ENDPOINT,
   STATUS_ENDPOINT,
   snapshotMetrics,

@@ -6,8 +6,7 @@
 
 import { fstatSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { requestFacts } from '../../lib/index.js';
-import { pathForLog } from '../../lib/internal.js';
+import { pathForLog, requestFacts } from '../../lib/internal.js';
 
 export type LogFormat = 'text' | 'json';
 /** How much a line matters, as syslog and journald rank it (RFC 5424 §6.2.1). */

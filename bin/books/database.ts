@@ -5,8 +5,7 @@
 // opened and diagnosed is bin/files/database-file.ts; the search a connection to it gets,
 // bin/files/book-search.ts.
 
-import type { BookingSearchHandler, RequestHandler } from '../../lib/index.js';
-import { errorCode } from '../../lib/internal.js';
+import { type BookingSearchHandler, errorCode, type RequestHandler } from '../../lib/internal.js';
 import type { LogLevel } from '../base/index.js';
 import { type BookFile, describeDatabaseError, identityOf, notReadableNow } from '../files/index.js';
 import { BookOpener, type Serving } from './open-book.js';

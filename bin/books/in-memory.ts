@@ -1,7 +1,7 @@
 // The in-memory demo book: a database that is not a file to follow, served from the start.
 
 import type Database from 'better-sqlite3';
-import type { BookingSearchHandler } from '../../lib/index.js';
+import type { BookingSearchHandler } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
 import { describeDatabaseError, searchOverFile } from '../files/index.js';
 import type { BuildHandler, ErrorHook, ServedDatabase } from './status.js';

@@ -4,7 +4,7 @@
 // time, and what each state of it is told, is bin/books/database.ts.
 
 import { statSync } from 'node:fs';
-import type { BookingSearchHandler } from '../../lib/index.js';
+import type { BookingSearchHandler } from '../../lib/internal.js';
 import type { LogLevel } from '../base/index.js';
 import { CliError } from '../base/index.js';
 import {

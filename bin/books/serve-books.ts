@@ -7,7 +7,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import type Database from 'better-sqlite3';
-import { type Credentials, mountHandlers, type RequestHandler } from '../../lib/index.js';
+import { type Credentials, mountHandlers, type RequestHandler } from '../../lib/internal.js';
 import { CliError, type LogLevel } from '../base/index.js';
 import { type BookConfig, diffBooks } from '../config/index.js';
 import type { BookStatus, ServedBook } from './books.js';

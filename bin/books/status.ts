@@ -4,8 +4,7 @@
 // (bin/books/database.ts), the in-memory book and the preflight.
 
 import type { IncomingMessage } from 'node:http';
-import type { BookingSearchHandler, Credentials, RequestHandler } from '../../lib/index.js';
-import type { SearchTurns } from '../../lib/internal.js';
+import type { BookingSearchHandler, Credentials, RequestHandler, SearchTurns } from '../../lib/internal.js';
 
 export type ErrorHook = (error: unknown, req: IncomingMessage) => void;
 /**

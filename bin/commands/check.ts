@@ -2,8 +2,7 @@
 // in a guard process by bin/files/report.ts) or every book of a configuration fits, as the
 // service would judge it.
 
-import type { Credentials } from '../../lib/index.js';
-import type { TableNames } from '../../lib/internal.js';
+import type { Credentials, TableNames } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
 import type { BookConfig, ServeCommand, UnreadCredentials } from '../config/index.js';
 import { readApp, readCredentialsFile, readTableNames, resolveBooks } from '../config/index.js';

@@ -7,8 +7,7 @@
 // bin/config/args.ts's; this module only gathers the values as text and, when one is refused, says
 // where it came from.
 
-import type { Credentials } from '../../lib/index.js';
-import { normalBasePath, SERVICE_NAME } from '../../lib/internal.js';
+import { type Credentials, normalBasePath, SERVICE_NAME } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
 import type { BookConfig } from './book-config.js';
 import type { BookSection, ConfigEntry, ConfigFile } from './config-file.js';

@@ -2,8 +2,7 @@
 // Credentials). lib/credentials.ts checks them; this module says where a problem is — the
 // line number of the file, never its content, or the variable.
 
-import type { Credentials } from '../../lib/index.js';
-import { type CredentialsProblem, checkCredentials, isPasswordHash } from '../../lib/internal.js';
+import { type Credentials, type CredentialsProblem, checkCredentials, isPasswordHash } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
 import { ensureOnlyOwnerCanChange, readRegularFile } from '../files/index.js';
 import type { Origin } from './configuration.js';

@@ -2,8 +2,13 @@
 // holds, and how each kind of value (text, a whole number, one of a list, a switch, table
 // names, proxies) is read from text, with the usage error that names the flag.
 
-import type { HandlerOptions } from '../../lib/index.js';
-import { basePathRefusal, canonicalAddress, TABLE_NAME, type TableNames } from '../../lib/internal.js';
+import {
+  basePathRefusal,
+  canonicalAddress,
+  type HandlerOptions,
+  TABLE_NAME,
+  type TableNames,
+} from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
 
 /** One setting. `T` is its value's type once read (the default when none is given). */

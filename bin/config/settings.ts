@@ -7,8 +7,14 @@
 // defaults and the values' types, and reads every value through its row;
 // test/unit/settings.test.ts fails on a copy that drifts.
 
-import type { HandlerOptions } from '../../lib/index.js';
-import { APP_NAMES, DEFAULTS, originProblem, SERVICE_NAME, type TableNames } from '../../lib/internal.js';
+import {
+  APP_NAMES,
+  DEFAULTS,
+  type HandlerOptions,
+  originProblem,
+  SERVICE_NAME,
+  type TableNames,
+} from '../../lib/internal.js';
 import {
   basePathProblem,
   oneOf,

@@ -16,8 +16,7 @@
 
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { answerProtocolErrors } from '../../lib/index.js';
-import { answeringTogether, rememberPeer, withinUnansweredBound } from '../../lib/internal.js';
+import { answeringTogether, answerProtocolErrors, rememberPeer, withinUnansweredBound } from '../../lib/internal.js';
 import { closeStalledConnections } from './send-timeout.js';
 import { isStopping } from './stop.js';
 import { type TlsMinVersion, tlsPolicy } from './tls.js';

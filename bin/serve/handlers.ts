@@ -4,15 +4,17 @@
 
 import type { IncomingMessage } from 'node:http';
 import type Database from 'better-sqlite3';
-import { createHandler, type HandlerOptions, type RequestHandler } from '../../lib/index.js';
 import {
   countSearchWait,
+  createHandler,
   createHandlerOver,
   createHashChecks,
   createMetrics,
   createThrottle,
   describeError,
+  type HandlerOptions,
   pathForLog,
+  type RequestHandler,
   resolveOptions,
   type SharedParts,
 } from '../../lib/internal.js';

@@ -8,8 +8,7 @@ import { existsSync } from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import { dirname } from 'node:path';
-import type { RequestHandler } from '../../lib/index.js';
-import { createMetrics, describeError, errorCode, type Metrics } from '../../lib/internal.js';
+import { createMetrics, describeError, errorCode, type Metrics, type RequestHandler } from '../../lib/internal.js';
 import { answersOfProcess, countAnswers, listenAdmin, reportToPrimary, type ServingProcess } from '../admin/index.js';
 import {
   CliError,
