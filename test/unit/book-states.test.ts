@@ -1,0 +1,422 @@
+// A followed book's file as states and transitions (bin/books/states.ts), without files: one
+// row per transition, (state, event) → (state, effects). The connections are names; the
+// driver that opens files and feeds these events is test/cli-database.test.ts's.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+  answerCause,
+  type Cause,
+  type Effect,
+  next,
+  type Phase,
+  STABLE_MS,
+  start,
+  statusOf,
+  type WatchEvent,
+  type WatchState,
+} from '../../bin/books/states.js';
+
+type C = string;
+const FILE = '/srv/kasse.sqlite';
+const T = 1_000;
+const AT = 9_000;
+
+const locked: Cause = { code: 'SQLITE_BUSY', message: 'database is locked (SQLITE_BUSY)', waits: true };
+const opening: Cause = { code: 'SQLITE_BUSY', message: 'the file is being opened', waits: true };
+const again: Cause = { code: 'SQLITE_BUSY', message: 'the file is being opened again', waits: true };
+const changing: Cause = {
+  code: 'SQLITE_BUSY',
+  message: `${FILE} changed while it was opened; it is looked at again`,
+  waits: true,
+};
+const timeout: Cause = { code: 'TIMEOUT', message: `database ${FILE} did not open within 5 s`, waits: false };
+const goneText = `database ${FILE} does not exist`;
+const gone: Cause = { code: 'ENOENT', message: goneText, waits: false };
+const badText = `database ${FILE}: table bookings has no column amount`;
+const bad: Cause = { code: 'INVALID', message: badText, waits: false };
+
+const GONE_LINE = `database ${FILE} is gone; searches answer 500 until it is back`;
+const BAD_LINE = `${badText}; searches answer 500 until a valid file is there`;
+const WAIT_LINE = `database ${FILE} cannot be read yet: ${locked.message}; searches answer 500 with Retry-After until it can`;
+const TIMEOUT_LINE = `${timeout.message}; searches answer 500 until another file is there`;
+
+const served = (connection: C, inode: string): Phase<C> => ({ is: 'served', connection, inode });
+const down = (cause: Cause, more: { timedOut?: string; quiet?: true } = {}): Phase<C> => ({
+  is: 'unavailable',
+  cause,
+  ...more,
+});
+const looking = (
+  cause: Cause,
+  look: { first?: boolean; before?: string; sameFile?: boolean; wasWaiting?: boolean } = {},
+): Phase<C> => ({
+  is: 'opening',
+  cause,
+  look: { first: false, before: 'serving', sameFile: false, wasWaiting: false, ...look },
+});
+const first = looking(opening, { first: true, before: '' });
+
+function state(phase: Phase<C>, more: Partial<WatchState<C>> = {}): WatchState<C> {
+  return { file: FILE, phase, noticed: false, stopped: false, lastLine: '', since: T, replaced: 0, ...more };
+}
+
+const tick = (identity: string | undefined): WatchEvent<C> => ({ on: 'tick', identity });
+const openedAs = (connection: C, inode: string, identity = inode): WatchEvent<C> => ({
+  on: 'opened',
+  outcome: { serving: true, connection, inode },
+  identity,
+  at: AT,
+});
+const openedDown = (cause: Cause, more: { timedOut?: string; quiet?: true } = {}): WatchEvent<C> => ({
+  on: 'opened',
+  outcome: { serving: false, cause, ...more },
+  identity: 'i1',
+  at: AT,
+});
+const ERROR = new Error('the CLI error');
+const failed = (isGone: boolean): WatchEvent<C> => ({
+  on: 'failed',
+  error: ERROR,
+  gone: isGone,
+  message: isGone ? goneText : badText,
+  at: AT,
+});
+const log = (line: string, level: 'notice' | 'warning' | 'error'): Effect<C> => ({ do: 'log', line, level });
+const open = (stillFor: number): Effect<C> => ({ do: 'open', stillFor });
+
+interface Row {
+  name: string;
+  from: WatchState<C>;
+  on: WatchEvent<C>;
+  to: WatchState<C>;
+  effects: Effect<C>[];
+}
+
+const ROWS: Row[] = [
+  // The first look: the start goes on, or ends; nothing said of a file served (the greeting is).
+  {
+    name: 'first open serves',
+    from: state(first),
+    on: openedAs('A', 'i1'),
+    to: state(served('A', 'i1')),
+    effects: [{ do: 'serve', connection: 'A' }, { do: 'ready' }],
+  },
+  {
+    name: 'first open finds the file locked: waited for, said once',
+    from: state(first),
+    on: openedDown(locked),
+    to: state(down(locked), { lastLine: WAIT_LINE }),
+    effects: [log(WAIT_LINE, 'warning'), { do: 'ready' }],
+  },
+  {
+    name: 'first open finds the file changing: said all the same',
+    from: state(first),
+    on: openedDown(changing, { quiet: true }),
+    to: state(down(changing, { quiet: true }), {
+      lastLine: `database ${FILE} cannot be read yet: ${changing.message}; searches answer 500 with Retry-After until it can`,
+    }),
+    effects: [
+      log(
+        `database ${FILE} cannot be read yet: ${changing.message}; searches answer 500 with Retry-After until it can`,
+        'warning',
+      ),
+      { do: 'ready' },
+    ],
+  },
+  {
+    name: 'first open finds no database: the start ends',
+    from: state(first),
+    on: failed(true),
+    to: state(down(gone)),
+    effects: [{ do: 'ready', error: ERROR }],
+  },
+  {
+    name: 'first open finds a schema that does not fit: the start ends',
+    from: state(first),
+    on: failed(false),
+    to: state(down(bad)),
+    effects: [{ do: 'ready', error: ERROR }],
+  },
+  // Served: the tick looks at the path.
+  {
+    name: 'served, the same file at the path',
+    from: state(served('A', 'i1')),
+    on: tick('i1'),
+    to: state(served('A', 'i1')),
+    effects: [],
+  },
+  {
+    name: 'served, another file renamed into place (a restore): closed, opened at once',
+    from: state(served('A', 'i1')),
+    on: tick('i2'),
+    to: state(looking(again)),
+    effects: [{ do: 'close', connection: 'A' }, { do: 'stand in' }, open(0)],
+  },
+  {
+    name: 'served, the file deleted: closed, opened at once',
+    from: state(served('A', 'i1')),
+    on: tick(undefined),
+    to: state(looking(again)),
+    effects: [{ do: 'close', connection: 'A' }, { do: 'stand in' }, open(0)],
+  },
+  {
+    // Served before and after: the state did not change, `since` stays.
+    name: 'the replacement serves: counted, said',
+    from: state(looking(again), { lastLine: 'an older line' }),
+    on: openedAs('B', 'i2'),
+    to: state(served('B', 'i2'), { replaced: 1 }),
+    effects: [{ do: 'serve', connection: 'B' }, log(`database ${FILE} was replaced; serving the new file`, 'notice')],
+  },
+  {
+    name: 'the deleted file is gone',
+    from: state(looking(again)),
+    on: failed(true),
+    to: state(down(gone), { since: AT, lastLine: GONE_LINE }),
+    effects: [log(GONE_LINE, 'error')],
+  },
+  // Not served: every tick is the retry, once the path stood still.
+  {
+    name: 'missing, the retry tick: opened again, its reason kept meanwhile',
+    from: state(down(gone), { lastLine: GONE_LINE }),
+    on: tick(undefined),
+    to: state(looking(gone, { before: `ENOENT: ${goneText}` }), { lastLine: GONE_LINE }),
+    effects: [open(STABLE_MS)],
+  },
+  {
+    name: 'still missing: not said again, since kept',
+    from: state(looking(gone, { before: `ENOENT: ${goneText}` }), { lastLine: GONE_LINE }),
+    on: failed(true),
+    to: state(down(gone), { lastLine: GONE_LINE }),
+    effects: [],
+  },
+  {
+    name: 'the file is back: counted as another file, said',
+    from: state(looking(gone, { before: `ENOENT: ${goneText}` }), { lastLine: GONE_LINE, replaced: 1 }),
+    on: openedAs('C', 'i3'),
+    to: state(served('C', 'i3'), { since: AT, replaced: 2 }),
+    effects: [{ do: 'serve', connection: 'C' }, log(`database ${FILE} was replaced; serving the new file`, 'notice')],
+  },
+  // Locked: waited for with Retry-After, and not counted as another file when it passes.
+  {
+    name: 'opened again, the file is locked',
+    from: state(looking(again)),
+    on: openedDown(locked),
+    to: state(down(locked), { since: AT, lastLine: WAIT_LINE }),
+    effects: [log(WAIT_LINE, 'warning')],
+  },
+  {
+    name: 'locked, the retry tick',
+    from: state(down(locked), { lastLine: WAIT_LINE }),
+    on: tick('i1'),
+    to: state(looking(locked, { before: `SQLITE_BUSY: ${locked.message}`, wasWaiting: true }), { lastLine: WAIT_LINE }),
+    effects: [open(STABLE_MS)],
+  },
+  {
+    name: 'still locked: not said again',
+    from: state(looking(locked, { before: `SQLITE_BUSY: ${locked.message}`, wasWaiting: true }), {
+      lastLine: WAIT_LINE,
+    }),
+    on: openedDown(locked),
+    to: state(down(locked), { lastLine: WAIT_LINE }),
+    effects: [],
+  },
+  {
+    name: 'the lock passed: served, not counted',
+    from: state(looking(locked, { before: `SQLITE_BUSY: ${locked.message}`, wasWaiting: true }), {
+      lastLine: WAIT_LINE,
+    }),
+    on: openedAs('A', 'i1'),
+    to: state(served('A', 'i1'), { since: AT }),
+    effects: [{ do: 'serve', connection: 'A' }, log(`database ${FILE} can be read now; serving it`, 'notice')],
+  },
+  // The schema changed under a search (or a torn read, or its guard ended): looked at at once.
+  {
+    name: 'served, a search finds the schema changed',
+    from: state(served('A', 'i1')),
+    on: { on: 'notice' },
+    to: state(served('A', 'i1'), { noticed: true }),
+    effects: [{ do: 'look soon' }],
+  },
+  {
+    name: 'noticed twice: one look',
+    from: state(served('A', 'i1'), { noticed: true }),
+    on: { on: 'notice' },
+    to: state(served('A', 'i1'), { noticed: true }),
+    effects: [],
+  },
+  {
+    name: 'noticed, the same file: closed, opened once it stands still',
+    from: state(served('A', 'i1'), { noticed: true }),
+    on: tick('i1'),
+    to: state(looking(again, { sameFile: true })),
+    effects: [{ do: 'close', connection: 'A' }, { do: 'stand in' }, open(STABLE_MS)],
+  },
+  {
+    name: 'noticed while it is opened: looked at again after',
+    from: state(looking(again)),
+    on: { on: 'notice' },
+    to: state(looking(again), { noticed: true }),
+    effects: [{ do: 'look soon' }],
+  },
+  {
+    name: 'a tick while it is opened',
+    from: state(looking(again)),
+    on: tick('i2'),
+    to: state(looking(again)),
+    effects: [],
+  },
+  {
+    name: 'the new schema serves: the same file, not counted',
+    from: state(looking(again, { sameFile: true })),
+    on: openedAs('B', 'i1'),
+    to: state(served('B', 'i1')),
+    effects: [
+      { do: 'serve', connection: 'B' },
+      log(`database ${FILE} was opened and checked again; serving it`, 'notice'),
+    ],
+  },
+  {
+    name: 'the same inode, but another file by the time it served: counted',
+    from: state(looking(again, { sameFile: true })),
+    on: openedAs('B', 'i1', 'i2'),
+    to: state(served('B', 'i1'), { replaced: 1 }),
+    effects: [{ do: 'serve', connection: 'B' }, log(`database ${FILE} was replaced; serving the new file`, 'notice')],
+  },
+  {
+    name: 'the new schema does not fit: not served until a valid file is there',
+    from: state(looking(again, { sameFile: true })),
+    on: failed(false),
+    to: state(down(bad), { since: AT, lastLine: BAD_LINE }),
+    effects: [log(BAD_LINE, 'error')],
+  },
+  // A cp over the file: it changed while it was opened, quietly looked at again.
+  {
+    name: 'the file changed while it was opened: not said',
+    from: state(looking(again), { lastLine: 'an older line' }),
+    on: openedDown(changing, { quiet: true }),
+    to: state(down(changing, { quiet: true }), { since: AT, lastLine: 'an older line' }),
+    effects: [],
+  },
+  {
+    name: 'changing, the retry tick: "being opened again" meanwhile',
+    from: state(down(changing, { quiet: true })),
+    on: tick('i1'),
+    to: state(looking(again, { before: `SQLITE_BUSY: ${changing.message}`, wasWaiting: true })),
+    effects: [open(STABLE_MS)],
+  },
+  // An open that did not end in time: not tried again until another file is there.
+  {
+    name: 'the open timed out',
+    from: state(looking(again)),
+    on: openedDown(timeout, { timedOut: 'i1' }),
+    to: state(down(timeout, { timedOut: 'i1' }), { since: AT, lastLine: TIMEOUT_LINE }),
+    effects: [log(TIMEOUT_LINE, 'warning')],
+  },
+  {
+    name: 'timed out, the same file: left alone',
+    from: state(down(timeout, { timedOut: 'i1' })),
+    on: tick('i1'),
+    to: state(down(timeout, { timedOut: 'i1' })),
+    effects: [],
+  },
+  {
+    name: 'timed out, another file: opened',
+    from: state(down(timeout, { timedOut: 'i1' })),
+    on: tick('i2'),
+    to: state(looking(timeout, { before: `TIMEOUT: ${timeout.message}` })),
+    effects: [open(STABLE_MS)],
+  },
+  // Stopped: what is served is closed, what is opened meanwhile too, and nothing more said.
+  {
+    name: 'stop while served',
+    from: state(served('A', 'i1')),
+    on: { on: 'stop' },
+    to: state(served('A', 'i1'), { stopped: true }),
+    effects: [{ do: 'stop ticking' }, { do: 'close', connection: 'A' }],
+  },
+  {
+    name: 'stop while opened',
+    from: state(looking(again)),
+    on: { on: 'stop' },
+    to: state(looking(again), { stopped: true }),
+    effects: [{ do: 'stop ticking' }],
+  },
+  {
+    name: 'stopped, the open ends served: closed',
+    from: state(looking(again), { stopped: true }),
+    on: openedAs('B', 'i2'),
+    to: state(looking(again), { stopped: true }),
+    effects: [{ do: 'close', connection: 'B' }],
+  },
+  {
+    name: 'stopped during the first look: closed, the start still settled',
+    from: state(first, { stopped: true }),
+    on: openedAs('B', 'i2'),
+    to: state(first, { stopped: true }),
+    effects: [{ do: 'close', connection: 'B' }, { do: 'ready' }],
+  },
+  {
+    name: 'stopped, the open fails: nothing said',
+    from: state(looking(again), { stopped: true }),
+    on: failed(true),
+    to: state(looking(again), { stopped: true }),
+    effects: [],
+  },
+  {
+    name: 'stopped, a tick',
+    from: state(down(gone), { stopped: true }),
+    on: tick('i2'),
+    to: state(down(gone), { stopped: true }),
+    effects: [],
+  },
+  {
+    name: 'stopped, a notice',
+    from: state(served('A', 'i1'), { stopped: true }),
+    on: { on: 'notice' },
+    to: state(served('A', 'i1'), { stopped: true }),
+    effects: [],
+  },
+  {
+    name: 'stopped twice',
+    from: state(served('A', 'i1'), { stopped: true }),
+    on: { on: 'stop' },
+    to: state(served('A', 'i1'), { stopped: true }),
+    effects: [],
+  },
+];
+
+for (const row of ROWS) {
+  test(`file states: ${row.name}`, () => {
+    assert.deepEqual(next(row.from, row.on), { state: row.to, effects: row.effects });
+  });
+}
+
+test('file states: the start opens the file at once, its searches answered as being opened', () => {
+  const { state: begun, effects } = start<C>(FILE, T);
+  assert.deepEqual(begun, state(first));
+  assert.deepEqual(effects, [open(0)]);
+  assert.deepEqual(answerCause(begun), opening);
+  assert.deepEqual(statusOf(begun), { state: 'waiting', reason: opening.message, since: T, replaced: 0 });
+});
+
+test('file states: what /ready says and what the stand-in answers, state by state', () => {
+  const rows: [Phase<C>, string, Cause][] = [
+    [served('A', 'i1'), 'serving', opening],
+    [down(locked), 'waiting', locked],
+    [down(gone), 'missing', gone],
+    [down(bad), 'unusable', bad],
+    [down(timeout, { timedOut: 'i1' }), 'unusable', timeout],
+    [looking(again), 'waiting', again],
+  ];
+  for (const [phase, kind, cause] of rows) {
+    const status = statusOf(state(phase, { replaced: 3 }));
+    assert.deepEqual(status, {
+      state: kind,
+      reason: kind === 'serving' ? undefined : cause.message,
+      since: T,
+      replaced: 3,
+    });
+    assert.deepEqual(answerCause(state(phase)), cause);
+  }
+});
