@@ -43,33 +43,19 @@ const ALLOWED_POST = ['Allow', 'POST'] as const;
 /**
  * A node:http request handler for the booking search over `db`. Throws a TypeError naming
  * the argument when `credentials` or `options` are unusable, and an Error naming what is
- * missing when `db` lacks the schema. `shared` is what several handlers of one service have
- * in common (the CLI passes it; an embedder need not).
+ * missing when `db` lacks the schema. `db` may instead be a search the command made itself
+ * (bin/guard/guarded.ts; then `app` and `tables` are the search's business). `shared` is
+ * what several handlers of one service have in common (the command passes it; an embedder
+ * need not).
  */
 export function createHandler(
-  db: Database,
+  db: Database | SearchTurns,
   credentials: Users,
   options?: HandlerOptions,
   shared: SharedParts = {},
 ): BookingSearchHandler {
   const settings = resolveOptions(options);
-  validateDatabase(db, settings.mapping);
-  const { metrics } = shared;
-  const waited = metrics && ((seconds: number) => countSearchWait(metrics, seconds));
-  return createHandlerOver(createBookingSearch(db, settings.mapping, waited), credentials, settings, shared);
-}
-
-/**
- * For the command (bin/): the handler over a search it made itself (bin/guard/guard.ts), with
- * `options` resolved by resolveOptions; their `app` and `tables` are the search's business.
- */
-export function createHandlerOver(
-  search: SearchTurns,
-  credentials: Users,
-  settings: Settings,
-  shared: SharedParts = {},
-): BookingSearchHandler {
-  const parts = buildParts(search, credentials, settings, shared);
+  const parts = buildParts(searchOver(db, settings, shared), credentials, settings, shared);
   function handleBookingSearch(req: IncomingMessage, res: ServerResponse, next?: Next): void {
     answer(parts, req, res, next);
   }
@@ -78,6 +64,22 @@ export function createHandlerOver(
       parts.authenticator.replaceUsers(validateCredentials(next));
     },
   });
+}
+
+/** The search `db` is, or the one over it once it is checked (lib/database-handle.ts). */
+function searchOver(db: Database | SearchTurns, settings: Settings, shared: SharedParts): SearchTurns {
+  if (isSearch(db)) return db;
+  validateDatabase(db, settings.mapping);
+  const { metrics } = shared;
+  const waited = metrics && ((seconds: number) => countSearchWait(metrics, seconds));
+  return createBookingSearch(db, settings.mapping, waited);
+}
+
+/** A search (an object, or a function as createBookingSearch's) has turns and no statements to prepare. */
+function isSearch(db: unknown): db is SearchTurns {
+  if ((typeof db !== 'object' && typeof db !== 'function') || db === null || 'prepare' in db) return false;
+  const search = db as Partial<Record<keyof SearchTurns, unknown>>;
+  return typeof search.answer === 'function' && typeof search.waitingFrom === 'function';
 }
 
 /** What a handler builds once: its endpoints, its login and the paths it answers. */

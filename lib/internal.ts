@@ -9,7 +9,7 @@ export { type CredentialsProblem, checkCredentials } from './credentials.js';
 export { validateDatabase } from './database-handle.js';
 export { describeError, errorCode, isNotReadableNow } from './errors.js';
 export { formatSearchResult } from './format.js';
-export { createHandler, createHandlerOver } from './handler.js';
+export { createHandler } from './handler.js';
 export { createHashChecks } from './hash-checks.js';
 export { type Mapping, ownSchema, quoteName, TABLE_NAME, type TableNames, useMapping } from './mapping.js';
 export { checkMeaning, withoutBookingValues } from './meaning.js';

@@ -10,9 +10,8 @@ import Database from 'better-sqlite3';
 import { watchDatabase } from '../bin/books/database.js';
 import type { DatabaseStatus } from '../bin/books/status.js';
 import { isNotReadableNow } from '../lib/errors.js';
-import { createHandlerOver } from '../lib/handler.js';
+import { createHandler } from '../lib/handler.js';
 import type { SearchQuery, SearchTurns } from '../lib/internal.js';
-import { resolveOptions } from '../lib/options.js';
 import { AUTH, buildDatabase, CREDENTIALS, get, serve, tempDir } from './support/helpers.js';
 
 const MARCH: SearchQuery = {
@@ -40,7 +39,7 @@ test('status(): serving, replaced (counted), missing with the reason, unusable w
   const served = watchDatabase(
     file,
     { app: undefined, tables: {} },
-    (search, _app, onError) => createHandlerOver(search, CREDENTIALS, resolveOptions({ onError })),
+    (search, _app, onError) => createHandler(search, CREDENTIALS, { onError }),
     (line) => lines.push(line),
     () => {},
   );
@@ -96,7 +95,7 @@ test('a search the stand-in took while the file was opened gets the 500 with Ret
         const stand = standIn;
         answered = new Promise((resolve) => stand.queue(MARCH, (result) => resolve(result.ok ? 'ok' : result.error)));
       }
-      return createHandlerOver(search, CREDENTIALS, resolveOptions({ onError }));
+      return createHandler(search, CREDENTIALS, { onError });
     },
     () => {},
     () => {},

@@ -7,10 +7,8 @@ import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { fillBook, reconciliation, score } from '../bench/bank-statement.js';
 import { Guard } from '../bin/guard/guarded.js';
-import { createHandlerOver } from '../lib/handler.js';
 import { createHandler } from '../lib/index.js';
 import { BODY_MESSAGES, lineMessage } from '../lib/messages.js';
-import { resolveOptions } from '../lib/options.js';
 import { MAX_WINDOW_BOOKINGS } from '../lib/reconcile/reconcile.js';
 import type { HandlerOptions } from '../lib/types.js';
 import {
@@ -410,7 +408,7 @@ test('a book whose searches run in a guard process (its entries a view) reconcil
   const opened = await guard.open(file, undefined, {});
   assert.equal(opened.kind, 'ready');
   assert.notEqual(opened.kind === 'ready' ? opened.unbounded : undefined, undefined, 'served by the guard');
-  const origin = await serve(t, createHandlerOver(guard.searches(), CREDENTIALS, resolveOptions({})));
+  const origin = await serve(t, createHandler(guard.searches(), CREDENTIALS));
   const [twin, deposit] = await lines(origin, {
     zeilen: [
       { datum: '2026-05-06', betrag: '-12.60' },

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { createHandler } from '../lib/index.js';
+import { createBookingSearch, ownSchema } from '../lib/internal.js';
 import { assertReply, buildDatabase, CREDENTIALS, get, openReadOnly, serve, serveFixture } from './support/helpers.js';
 
 const MARCH = 'von=2026-03-01&bis=2026-03-31';
@@ -51,6 +52,16 @@ test('a booking is written with its keys in docs/API.md order and non-ASCII unes
   assert.ok(emoji.body.includes('"zweck":"Fünf Cent für Zürich 🇨🇭","kategorie":"Bürobedarf"'), emoji.body);
   assert.ok(!emoji.body.includes('\\u'), 'no \\u escapes');
   assert.equal(Number(emoji.headers['content-length']), Buffer.byteLength(emoji.body, 'utf8'));
+});
+
+test('createHandler takes a search made over the database instead of the database: the same answer', async (t) => {
+  const search = createBookingSearch(openReadOnly(t, buildDatabase(t)), ownSchema());
+  const origin = await serve(t, createHandler(search, CREDENTIALS));
+  const reply = await get(`${origin}/api/v1/buchungen?von=2026-03-14&bis=2026-03-14&betrag=-12,50&limit=1`);
+  assertReply(reply, 200, {
+    anzahl: 3,
+    buchungen: [{ id: 3, datum: '2026-03-14', betrag: -12.5, zweck: 'Briefmarken ohne Kategorie', konto: 'Barkasse' }],
+  });
 });
 
 test('the sign is converted: stored income is a positive betrag, stored expenses negative', async (t) => {

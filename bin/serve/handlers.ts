@@ -7,7 +7,6 @@ import type Database from 'better-sqlite3';
 import {
   countSearchWait,
   createHandler,
-  createHandlerOver,
   createHashChecks,
   createMetrics,
   createThrottle,
@@ -82,7 +81,7 @@ export function handlerFor(
       serviceName: book.name,
       onError,
     };
-    return createHandlerOver(search, [...users()], resolveOptions(options), shared);
+    return createHandler(search, [...users()], options, shared);
   };
   const { metrics } = shared;
   if (metrics !== undefined) handler.waited = (seconds) => countSearchWait(metrics, seconds);
