@@ -204,8 +204,8 @@ export function withAccessLog(
   responseEnded = ended;
   return (req, res) => {
     // One listener for every response, the start on the response under a symbol of this
-    // module: no closure and no once() wrapper a request (1.5 µs a line instead of 2.9
-    // in-process; docs/design/README.md, "Where a request's time goes"). A response closes once.
+    // module: no closure and no once() wrapper a request (docs/design/README.md, "Where a
+    // request's time goes"). A response closes once.
     (res as Timed)[STARTED] = performance.now();
     res.on('close', logResponse);
     handler(req, res);
