@@ -9,7 +9,7 @@ import { fillBook, reconciliation, score } from '../bench/bank-statement.js';
 import { Guard } from '../bin/guard/guarded.js';
 import { createHandler } from '../lib/index.js';
 import { BODY_MESSAGES, lineMessage } from '../lib/messages.js';
-import { MAX_WINDOW_BOOKINGS } from '../lib/reconcile/reconcile.js';
+import { MAX_WINDOW_BOOKINGS } from '../lib/reconcile/read.js';
 import type { HandlerOptions } from '../lib/types.js';
 import {
   AUTH,

@@ -1,8 +1,8 @@
 // POST {base}/api/v1/abgleich for a client that is let in: the media type (415), the body
 // read up to 1 MiB (413) and validated (400), the waiting searches bounded as the GET's
-// (429); then every booking of the lines' windows read in one search of the turns, from
-// one snapshot, and the reconciliation run over them in slices of a few milliseconds, so
-// that other clients' requests are answered in between (docs/API.md).
+// (429); then every booking of the lines' windows read from one snapshot in slices, each a
+// search of the turns (read.ts), and the reconciliation run over them in slices of a
+// millisecond, so that other clients' requests are answered in between (docs/API.md).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Failures } from '../failure.js';
@@ -12,7 +12,8 @@ import type { SearchRows } from '../search/sql.js';
 import type { Outcome } from '../search/turns.js';
 import { type SearchLimits, type SearchTurns, sendSearchFailure, tooManyWaiting } from '../search-endpoint.js';
 import { parseReconcileBody, type ReconcileRequest } from './body.js';
-import { MAX_WINDOW_BOOKINGS, reconcile, windowsOf } from './reconcile.js';
+import { MAX_WINDOW_BOOKINGS, readWindows, windowsOf } from './read.js';
+import { reconcile } from './reconcile.js';
 
 /** docs/API.md: the body is at most 1 MiB. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -41,7 +42,6 @@ export function createReconcileEndpoint(
         if (!parsed.ok) return sendError(res, badBody(parsed.message));
         if (tooManyWaiting(search, limits, user, client))
           return sendError(res, ERRORS.tooManySearches, RETRY_IN_A_SECOND);
-        const windows = windowsOf(parsed.request);
         const answer = (outcome: Outcome<SearchRows>): void => {
           if (!outcome.ok) return sendSearchFailure(report, outcome.error, req, res);
           if (outcome.result.rows.length > MAX_WINDOW_BOOKINGS) {
@@ -56,11 +56,14 @@ export function createReconcileEndpoint(
             }
           });
         };
-        // A request of another currency reads nothing (docs/API.md: only EUR is stored).
-        if (windows.length === 0) return answer({ ok: true, result: { count: 0, rows: [] } });
-        // One search of the turns: its read is one snapshot, and it waits its turn as any other;
-        // queued, not run at once, so that the body's parse and the read are apart.
-        search.queue(windows, guarded(answer), { user, address: client, connection: req.socket });
+        // Each slice a search of the turns, waiting its turn as any other; queued, not run at
+        // once, so that the body's parse and the read are apart.
+        readWindows(
+          search,
+          windowsOf(parsed.request),
+          { user, address: client, connection: req.socket },
+          guarded(answer),
+        );
       } catch (error: unknown) {
         fail(error, req, res);
       }

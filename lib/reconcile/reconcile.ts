@@ -4,58 +4,16 @@
 // that yields now and then, so that the endpoint can let the event loop run in between.
 
 import { formatBooking, jsonString } from '../format.js';
-import type { SearchQuery } from '../query.js';
 import type { BookingRow } from '../search/sql.js';
 import type { ReconcileLine, ReconcileRequest } from './body.js';
 import type { Edge } from './costs.js';
-import { dayNumber, isoDate } from './days.js';
+import { dayNumber } from './days.js';
 import { pairLines } from './pairing.js';
 import { bestSplit, better, type Part, type Split } from './parts.js';
 
-/**
- * docs/API.md: the most bookings the lines' windows may hold together. They are read in one
- * pass, which holds up the other requests while it runs; a statement over more is sent in parts.
- */
-export const MAX_WINDOW_BOOKINGS = 20_000;
 /** docs/API.md: a line whose window holds more such bookings is not split. */
 export const MAX_PARTS_POOL = 400;
 const MAX_ALTERNATIVES = 3;
-// The widest amount a candidate or a part can have: a betrag and a toleranz of 12 digits each.
-const WIDEST_CENTS = 2 * 99_999_999_999_999;
-
-/**
- * The searches that read every booking a line may need, of every amount: the lines'
- * windows, overlapping ones merged. Read together, from one snapshot (lib/search/).
- */
-export function windowsOf(request: ReconcileRequest): SearchQuery[] {
-  // docs/API.md: only EUR is stored; any other currency has no candidates.
-  if (request.waehrung !== 'EUR') return [];
-  const spans = request.lines.map((line) => [line.day - line.tage, line.day + line.tage] as const);
-  spans.sort((a, b) => a[0] - b[0]);
-  const windows: SearchQuery[] = [];
-  let [from, to] = spans[0] ?? [0, -1];
-  for (const [start, end] of spans) {
-    if (start > to + 1) {
-      windows.push(everyAmount(from, to));
-      from = start;
-    }
-    to = Math.max(to, end);
-  }
-  if (spans.length > 0) windows.push(everyAmount(from, to));
-  return windows;
-}
-
-function everyAmount(from: number, to: number): SearchQuery {
-  return {
-    von: isoDate(from),
-    bis: isoDate(to),
-    betragCents: 0,
-    toleranzCents: WIDEST_CENTS,
-    waehrung: 'EUR',
-    // For the windows together (lib/search/booking-search.ts): one more tells that there are more.
-    limit: MAX_WINDOW_BOOKINGS + 1,
-  };
-}
 
 /** A booking as the reconciliation sees it. */
 interface Booking {

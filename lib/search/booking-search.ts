@@ -1,6 +1,7 @@
 // createBookingSearch: the search over a mapping, its statements prepared once on the
 // database, each search's count and page in one read transaction, alone or queued in turns.
 
+import { randomUUID } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
 import { type ApplicationMapping, type Mapping, ownSchema, type TableNames, useMapping } from '../mapping.js';
 import type { SearchQuery } from '../query.js';
@@ -28,7 +29,8 @@ export type SearchOutcome = Outcome<SearchRows>;
 /**
  * What the turns answer: one search, or several read from one snapshot (a reconciliation's
  * windows, lib/reconcile/), their rows one after the other and their counts added; their
- * `limit` bounds the rows of them all, so that what one request reads stays bounded.
+ * `limit` bounds the rows of them all, so that what one request reads stays bounded. Several
+ * are answered with their `snapshot`.
  */
 export type SearchRequest = SearchQuery | readonly SearchQuery[];
 
@@ -80,6 +82,10 @@ export function createBookingSearch(
     mapping.kind === 'own' ? createOwnSchemaSearch(db, mapping.tables) : createApplicationSearch(db, mapping);
   const begin = db.prepare('BEGIN');
   const commit = db.prepare('COMMIT');
+  const version = db.prepare<[], string>(SQL.version).pluck();
+  // Which connection read: another one's versions are not this one's (a file replaced and
+  // opened again, a guard process started anew).
+  const connection = randomUUID();
 
   /** Runs `work` in a read transaction of its own, unless the caller already holds one. */
   function inTransaction<T>(work: () => T): T {
@@ -95,7 +101,9 @@ export function createBookingSearch(
 
   const turns = createTurns(
     (request: SearchRequest) =>
-      isBatch(request) ? searchAll(searchInTransaction, request) : searchInTransaction(request),
+      isBatch(request)
+        ? searchAll(searchInTransaction, request, `${connection}.${version.get()}`)
+        : searchInTransaction(request),
     inTransaction,
     waited,
     THIS_THREAD,
@@ -109,8 +117,12 @@ function isBatch(request: SearchRequest): request is readonly SearchQuery[] {
 }
 
 /** Each search of `queries` in the caller's read transaction, their rows one after the other, `limit` in all. */
-function searchAll(search: (query: SearchQuery) => SearchRows, queries: readonly SearchQuery[]): SearchRows {
-  const all: SearchRows = { count: 0, rows: [] };
+function searchAll(
+  search: (query: SearchQuery) => SearchRows,
+  queries: readonly SearchQuery[],
+  snapshot: string,
+): SearchRows {
+  const all: SearchRows = { count: 0, rows: [], snapshot };
   for (const query of queries) {
     const limit = Math.max(0, query.limit - all.rows.length);
     const { count, rows } = search(limit === query.limit ? query : { ...query, limit });

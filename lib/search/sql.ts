@@ -32,6 +32,11 @@ export type BookingRow = [
 export interface SearchRows {
   count: number;
   rows: BookingRow[];
+  /**
+   * For several searches read together (lib/search/booking-search.ts): the connection and
+   * the version of the file they read. Two reads with the same read the same bookings.
+   */
+  snapshot?: string;
 }
 
 export interface Bounds {

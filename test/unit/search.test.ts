@@ -17,6 +17,7 @@ import {
   isTable,
   type PageFilter,
   planFor,
+  type SearchOutcome,
   SQL,
   type Stats,
   toBounds,
@@ -311,7 +312,7 @@ test('a category that a view gives twice does not make a skip-scan page longer t
   await assertSameAsOracle(db, skipScans);
 });
 
-test('several searches asked as one are read in one read transaction, their rows one after the other', () => {
+test('several searches asked as one are read in one read transaction, their rows one after the other', async () => {
   const db = new Database(':memory:');
   db.exec(fixtureSql('schema.sql'));
   db.exec(fixtureSql('bookings.sql'));
@@ -324,17 +325,29 @@ test('several searches asked as one are read in one read transaction, their rows
     { ...march, betragCents: -1250 },
     { ...march, betragCents: -435 },
   ];
-  let outcome: unknown;
+  let outcome: SearchOutcome | undefined;
   search.answer(queries, (answered) => {
     outcome = answered;
   });
   const alone = queries.map((query) => search(query));
   assert.equal(snapshots, 1 + queries.length, 'one transaction for the two, then one for each alone');
+  const snapshot = outcome?.ok === true ? outcome.result.snapshot : undefined;
   assert.deepEqual(outcome, {
     ok: true,
     result: {
       count: (alone[0]?.count ?? 0) + (alone[1]?.count ?? 0),
       rows: [...(alone[0]?.rows ?? []), ...(alone[1]?.rows ?? [])],
+      snapshot,
     },
   });
+  // The snapshot names the file's version: the same until a change is committed (here by
+  // this connection itself), and never that of another search's connection.
+  const snapshotOf = (over: typeof search): Promise<string | undefined> =>
+    new Promise((resolve) => over.queue(queries, (read) => resolve(read.ok ? read.result.snapshot : undefined)));
+  assert.equal(typeof snapshot, 'string');
+  assert.equal(await snapshotOf(search), snapshot);
+  db.exec("INSERT INTO entries (id, date, amount_cents, subject) VALUES (999, '2026-03-02', 1250, 'neu')");
+  const changed = await snapshotOf(search);
+  assert.notEqual(changed, snapshot);
+  assert.notEqual(await snapshotOf(createBookingSearch(db)), changed);
 });

@@ -1,0 +1,78 @@
+// POST {base}/api/v1/abgleich reads its windows in slices, a search of the turns each: the
+// answer still comes from one snapshot of the file when another connection commits between
+// two slices, on a WAL file and on a rollback-journal file (whose writer no slice holds up).
+
+import assert from 'node:assert/strict';
+import { type TestContext, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { createHandler } from '../lib/index.js';
+import { createBookingSearch } from '../lib/search/booking-search.js';
+import type { SearchTurns } from '../lib/search-endpoint.js';
+import { AUTH, buildDatabase, CREDENTIALS, openReadOnly, serve } from './support/helpers.js';
+
+/** The search over `db`, and `between` run once, after the first read answered and before it is delivered. */
+function searchWithWriteBetween(
+  db: Database.Database,
+  between: () => void,
+): { search: SearchTurns; reads: () => number } {
+  const search = createBookingSearch(db);
+  let reads = 0;
+  return {
+    reads: () => reads,
+    search: {
+      ...search,
+      answer: search.answer,
+      queue: (query, done, from) =>
+        search.queue(
+          query,
+          (outcome) => {
+            reads += 1;
+            if (reads === 1) between();
+            done(outcome);
+          },
+          from,
+        ),
+    },
+  };
+}
+
+async function reconcileAroundAWrite(t: TestContext, journal: 'wal' | 'delete'): Promise<void> {
+  const file = buildDatabase(t, ['schema.sql', 'abgleich.sql']);
+  // The application: it keeps the file open (a WAL file's -wal and -shm stay) and writes.
+  const writer = new Database(file);
+  t.after(() => writer.close());
+  writer.pragma(`journal_mode = ${journal}`);
+  writer.exec("INSERT INTO entries VALUES (901, '2026-01-05', 1000, 'Kasse alt', NULL, 1)");
+  const db = openReadOnly(t, file);
+  // Booking 901 of January moves to March, as booking 902: one snapshot holds one of them.
+  const { search, reads } = searchWithWriteBetween(db, () =>
+    writer.exec(
+      "DELETE FROM entries WHERE id = 901; INSERT INTO entries VALUES (902, '2026-03-05', 1000, 'Kasse neu', NULL, 1)",
+    ),
+  );
+  const origin = await serve(t, createHandler(search, CREDENTIALS));
+  const response = await fetch(`${origin}/api/v1/abgleich`, {
+    method: 'POST',
+    headers: { authorization: AUTH, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      zeilen: [
+        { datum: '2026-01-05', betrag: '-10' },
+        { datum: '2026-03-05', betrag: '-10' },
+      ],
+    }),
+  });
+  assert.equal(response.status, 200);
+  const { zeilen } = (await response.json()) as { zeilen: Array<{ buchungen: Array<{ id: number }> }> };
+  assert.ok(reads() >= 2, `the windows were read in ${reads()} slices`);
+  // The commit came after the first slice: the answer is the file after it, read whole again.
+  assert.deepEqual(
+    zeilen.map((line) => line.buchungen.map((booking) => booking.id)),
+    [[], [902]],
+  );
+}
+
+test('a WAL file written by another connection between two slices: the answer is one snapshot', (t) =>
+  reconcileAroundAWrite(t, 'wal'));
+
+test('a rollback-journal file: the writer commits between two slices (no read holds its lock), and the answer is one snapshot', (t) =>
+  reconcileAroundAWrite(t, 'delete'));
