@@ -21,7 +21,7 @@ export const DEFAULT_TABLE_NAMES: TableNames = {
   paymentMethods: 'payment_methods',
 };
 
-/** The project's own schema (docs/applications.md, The own schema), searched by the tuned planner of lib/search/plan.ts. */
+/** The project's own schema (docs/applications.md, The own schema), searched by the tuned planner of lib/search/sql.ts. */
 export interface OwnSchemaMapping {
   kind: 'own';
   name: 'own';

@@ -6,12 +6,14 @@ import type { Database, Statement } from 'better-sqlite3';
 import { type ApplicationMapping, type Mapping, ownSchema, type TableNames, useMapping } from '../mapping.js';
 import type { SearchQuery } from '../query.js';
 import { catalogKind } from '../schema.js';
-import { chooseCount, choosePage, planFor } from './plan.js';
 import {
   type BookingRow,
   type Bounds,
   type CountKind,
+  chooseCount,
+  choosePage,
   type PageFilter,
+  planFor,
   type SearchRows,
   SQL,
   type Stats,

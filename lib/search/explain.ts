@@ -5,8 +5,7 @@ import type { Database } from 'better-sqlite3';
 import { type Mapping, ownSchema, useMapping } from '../mapping.js';
 import type { SearchQuery } from '../query.js';
 import { isTable } from './booking-search.js';
-import { chooseCount, planFor } from './plan.js';
-import { type Bounds, type Stats, sqlFor, toBounds } from './sql.js';
+import { type Bounds, chooseCount, planFor, type Stats, sqlFor, toBounds } from './sql.js';
 
 /** The typical search of a reconciliation run: one exact amount in a month. */
 export const TYPICAL_QUERY: SearchQuery = {

@@ -1,5 +1,5 @@
-// The booking search, by job: the SQL text (sql.ts), the planner and its cost model
-// (plan.ts), the queue of turns (turns.ts), the search prepared on a database
+// The booking search, by job: the SQL text and the planner with its cost model (sql.ts),
+// the queue of turns (turns.ts), the search prepared on a database
 // (booking-search.ts) and explain for `check` (explain.ts).
 
 export {
@@ -12,14 +12,19 @@ export {
   type StatsSource,
 } from './booking-search.js';
 export { explainCount, TYPICAL_QUERY } from './explain.js';
-export { type BandCosts, bandCosts, chooseCount, choosePage, type Plan, planFor } from './plan.js';
 export {
+  type BandCosts,
   type BookingRow,
   type Bounds,
+  bandCosts,
   type CountKind,
+  chooseCount,
+  choosePage,
   FILTERS,
   type PageFilter,
   PLAIN,
+  type Plan,
+  planFor,
   type SearchRows,
   SQL,
   type Stats,
