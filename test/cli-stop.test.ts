@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { stopBoundMs } from '../bin/listen/stop.js';
+import { stopBoundMs } from '../bin/listen/server.js';
 import { cleanEnv, type Running, start } from './support/cli-helpers.js';
 import { basicAuth, buildDatabase, HASH_OF_ALT, tempDir } from './support/helpers.js';
 

@@ -1,6 +1,7 @@
-// The one way the service makes a listener: the API listener (over TCP, a Unix socket or
-// TLS) and the admin listener are each made here, so each has the same protections against
-// slow and greedy clients, and a protection added here holds for all of them:
+// The one way the service makes a listener, and stops it: the API listener (over TCP, a
+// Unix socket or TLS) and the admin listener are each made here, so each has the same
+// protections against slow and greedy clients, and a protection added here holds for all
+// of them:
 //
 // - the bound on requests whose answers the client has not taken (lib/connection.ts): a
 //   connection that pipelines and reads nothing gets a 429 that closes it, and no later
@@ -12,13 +13,19 @@
 // - a connection whose answer does not leave closed after --send-timeout (send-timeout.ts);
 // - protocol errors answered as JSON after the answers before them (lib/protocol-errors.ts);
 // - at most `maxConnections` connections open at once: one beyond is closed at once;
-// - once it stops (stop.ts), every answer closes its connection.
+// - once it stops (below), every answer closes its connection.
+//
+// How the service stops, in every kind of process (the only one, each worker of --workers,
+// and their primary), on the signals bin/base/signals.ts hears: each listener stops
+// accepting at once; an idle keep-alive connection is closed at once, a busy one after the
+// answer it waits for, which says `Connection: close` (so that a proxy's keep-alive
+// connections, kept busy by steady traffic, end too); what is still open after the grace is
+// cut. The process then ends: within `stopBoundMs` of the signal.
 
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { answeringTogether, answerProtocolErrors, rememberPeer, withinUnansweredBound } from '../../lib/internal.js';
 import { closeStalledConnections } from './send-timeout.js';
-import { isStopping } from './stop.js';
 import { type TlsMinVersion, tlsPolicy } from './tls.js';
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
@@ -65,7 +72,7 @@ export function createListener(handler: Listener, { limits, tls, around }: Liste
   const bounded = answeringTogether(withinUnansweredBound(handler));
   const wrapped = around === undefined ? bounded : around(bounded);
   const listener: Listener = (req, res) => {
-    // Once the service stops, every answer closes its connection (stop.ts).
+    // Once the service stops, every answer closes its connection (below).
     if (isStopping(server)) res.shouldKeepAlive = false;
     wrapped(req, res);
   };
@@ -96,4 +103,43 @@ export function createListener(handler: Listener, { limits, tls, around }: Liste
   server.setTimeout(limits.sendMs);
   closeStalledConnections(server, limits.sendMs);
   return server;
+}
+
+/** What requests in flight get beyond the longest a search may take (--search-timeout). */
+export const STOP_GRACE_MS = 5_000;
+
+/**
+ * How long after SIGTERM the process has ended at the latest (docs/operations.md): the grace
+ * for requests in flight, and a second for what ends after the listeners (a hash check
+ * running on the thread pool, the books' files). The unit's TimeoutStopSec covers it.
+ */
+export function stopBoundMs(searchMs: number): number {
+  return STOP_GRACE_MS + searchMs + 1_000;
+}
+
+const stopping = new WeakSet<Server>();
+
+/** Whether `server` is stopping: its answers close their connections. */
+export function isStopping(server: Server): boolean {
+  return stopping.has(server);
+}
+
+/**
+ * Stops `server` as the top of this file says; cut what is still open after `graceMs`.
+ * Resolves once it has closed (its last connection ended).
+ */
+export function stopListening(server: Server, graceMs: number): Promise<void> {
+  stopping.add(server);
+  return new Promise((resolve) => {
+    // A connection busy now is idle once its answer has left; closed then, within 100 ms,
+    // before its client sends another request (which would get Connection: close anyway).
+    const idle = setInterval(() => server.closeIdleConnections(), 100);
+    const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+    // Called also when it was not listening (with an error nobody needs).
+    server.close(() => {
+      clearInterval(idle);
+      clearTimeout(cut);
+      resolve();
+    });
+  });
 }

@@ -204,7 +204,7 @@ function describeListenError(error: unknown, { settings: { host, port }, socket 
 }
 
 /**
- * SIGINT/SIGTERM (bin/listen/stop.ts): `started` when the stop begins (the admin listener's
+ * SIGINT/SIGTERM (bin/listen/server.ts): `started` when the stop begins (the admin listener's
  * /live says 503 from then, the hash checks that wait are answered 503), `closeAll` once
  * the API listener has closed. The process has ended within stopBoundMs of the signal: what
  * still runs then (a hash check on the thread pool, a book's file) is not waited for.
