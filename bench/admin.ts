@@ -23,9 +23,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { countAnswers } from '../bin/admin/monitoring.js';
 import { ERRORS } from '../lib/messages.js';
-import { countSearchWait, createMetrics } from '../lib/metrics.js';
+import { Metrics } from '../lib/metrics.js';
 import { recordFacts } from '../lib/request-facts.js';
 import { sendError } from '../lib/respond.js';
 import { FLOOD_HEADER, measureFlood } from './flood.js';
@@ -157,8 +156,7 @@ function scrapeEverySecond(origin: string): { stop: () => Promise<number> } {
  * leaves them; the median of 7 rounds of 200,000.
  */
 function countingCost(): { ok: number; refused: number } {
-  const metrics = createMetrics();
-  const ended = countAnswers(metrics);
+  const metrics = new Metrics();
   const fake = (error: boolean) => {
     const req = { headers: {} } as unknown as IncomingMessage;
     recordFacts(req, '127.0.0.1', 'search');
@@ -172,8 +170,8 @@ function countingCost(): { ok: number; refused: number } {
     for (let round = 0; round < 7; round += 1) {
       const started = process.hrtime.bigint();
       for (let i = 0; i < 200_000; i += 1) {
-        ended(req, res, 0.4);
-        if (!error) countSearchWait(metrics, 0);
+        metrics.countAnswer(req, res, 0.0004);
+        if (!error) metrics.countSearchWait(0);
       }
       rounds.push(Number(process.hrtime.bigint() - started) / 200_000);
     }

@@ -23,7 +23,6 @@ import { validateDatabase } from './database-handle.js';
 import { createFailures } from './failure.js';
 import { createLogin, type LoginVerdict, refusal } from './login.js';
 import { ERRORS } from './messages.js';
-import { countSearchWait } from './metrics.js';
 import { resolveOptions, type Settings } from './options.js';
 import { hasBadHost } from './protocol-errors.js';
 import { createReconcileEndpoint } from './reconcile/endpoint.js';
@@ -71,7 +70,7 @@ function searchOver(db: Database | SearchTurns, settings: Settings, shared: Shar
   if (isSearch(db)) return db;
   validateDatabase(db, settings.mapping);
   const { metrics } = shared;
-  const waited = metrics && ((seconds: number) => countSearchWait(metrics, seconds));
+  const waited = metrics && ((seconds: number) => metrics.countSearchWait(seconds));
   return createBookingSearch(db, settings.mapping, waited);
 }
 

@@ -8,37 +8,13 @@ export { originProblem } from './cors.js';
 export { type CredentialsProblem, checkCredentials } from './credentials.js';
 export { validateDatabase } from './database-handle.js';
 export { describeError, errorCode, isNotReadableNow } from './errors.js';
+export type { Family } from './exposition.js';
 export { formatSearchResult } from './format.js';
 export { createHandler } from './handler.js';
 export { createHashChecks } from './hash-checks.js';
 export { type Mapping, ownSchema, quoteName, TABLE_NAME, type TableNames, useMapping } from './mapping.js';
 export { checkMeaning, withoutBookingValues } from './meaning.js';
-export type { ErrorCode } from './messages.js';
-export {
-  addSnapshots,
-  bucketCounts,
-  countRequest,
-  countSearchWait,
-  createMetrics,
-  DURATION_BOUNDS,
-  ENDPOINTS,
-  LOGIN_FAILURES,
-  type Metrics,
-  type MetricsSnapshot,
-  NO_CREDENTIALS,
-  OK_OUTCOME,
-  OTHER_ENDPOINT,
-  OUTCOMES,
-  outcomeOf,
-  PREFLIGHT_OUTCOME,
-  REFUSAL_INDEX,
-  REFUSALS,
-  type RefusalReason,
-  SEARCH_ENDPOINT,
-  STATUS_ENDPOINT,
-  snapshotMetrics,
-  WRONG_CREDENTIALS,
-} from './metrics.js';
+export { Metrics, type MetricsSnapshot } from './metrics.js';
 export { formatEuros } from './money.js';
 export { mountHandlers } from './mount.js';
 export { DEFAULTS, resolveOptions, SERVICE_NAME } from './options.js';
@@ -47,7 +23,7 @@ export { answerProtocolErrors, hasBadHost } from './protocol-errors.js';
 export type { SearchQuery } from './query.js';
 export { requestFacts } from './request-facts.js';
 export { basePathRefusal, normalBasePath, pathForLog } from './request-target.js';
-export { answeringTogether, errorSent, withinUnansweredBound } from './respond.js';
+export { answeringTogether, withinUnansweredBound } from './respond.js';
 export {
   detectApplication,
   findRecommendedIndexes,

@@ -1,116 +1,131 @@
-// What the handler counts for an admin's monitoring (the CLI's /metrics): plain numbers in
-// typed arrays, indexed by small integers that are fixed when the module loads, so that
-// counting a request is a few additions — no allocation, no string, no Map on the way of a
-// request. A snapshot is a plain object that crosses a process boundary as JSON, and the
-// snapshots of several processes add up (`addSnapshots`).
+// What the handler counts for an admin's monitoring (the CLI's /metrics), and how the counts
+// add up and read. Plain numbers in typed arrays, indexed by small integers fixed when the
+// module loads, so that counting a request is a few additions — no allocation, no Map on
+// the way of a request. A snapshot is a plain object that crosses a process boundary as
+// JSON; the snapshots of several processes add up into one Metrics, which reads as
+// Prometheus' text format (lib/metric-families.ts names what it writes).
 
-import { badQuery, ERROR_CODES, ERRORS, type ErrorCode } from './messages.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { EXPOSITION_CONTENT_TYPE, type Family, writeExposition } from './exposition.js';
+import type { ErrorCode } from './messages.js';
+import {
+  ANSWERS,
+  type Answer,
+  BUCKETS,
+  COUNTS,
+  type Counts,
+  DURATION_BOUNDS,
+  ENDPOINTS,
+  type Endpoint,
+  familiesOf,
+  LOGIN_FAILURES,
+  OUTCOMES,
+  REFUSALS,
+  type RefusalReason,
+} from './metric-families.js';
+import { requestFacts } from './request-facts.js';
+import { errorSent } from './respond.js';
 
-const STATUS_OF_CODE: Partial<Record<ErrorCode, number>> = Object.fromEntries(
-  Object.values(ERRORS).map((error) => [error.code, error.status]),
-);
+const ENDPOINT_INDEX = indexOf(ENDPOINTS);
+const OUTCOME_INDEX = indexOf(ANSWERS);
+const LOGIN_FAILURE_INDEX = indexOf(LOGIN_FAILURES);
+const REFUSAL_INDEX = indexOf(REFUSALS);
 
-/** Which endpoint a request asked for, by its path: the status, the search, or any other path. */
-export const ENDPOINTS = ['status', 'search', 'other'] as const;
-export type Endpoint = (typeof ENDPOINTS)[number];
-export const STATUS_ENDPOINT = 0;
-export const SEARCH_ENDPOINT = 1;
-export const OTHER_ENDPOINT = 2;
+// The refusals that an answer's code tells; the login throttle's rules are counted by the
+// throttle itself, which knows which rule refused.
+const REFUSED_BY: Partial<Record<ErrorCode, RefusalReason>> = {
+  busy: 'hash_checks',
+  too_many_searches: 'searches',
+  too_many_unanswered: 'unanswered',
+};
 
-/** What a request was answered with: 200, a CORS preflight's 204, or one of the error codes. */
-export const OUTCOMES: readonly { readonly status: number; readonly code: ErrorCode | undefined }[] = [
-  { status: 200, code: undefined },
-  { status: 204, code: undefined },
-  ...ERROR_CODES.map((code) => ({ status: statusOf(code), code })),
-];
-export const OK_OUTCOME = 0;
-export const PREFLIGHT_OUTCOME = 1;
-const OUTCOME_OF_CODE = Object.fromEntries(ERROR_CODES.map((code, i) => [code, i + 2])) as Record<ErrorCode, number>;
+/** The counts as plain arrays, for another process. */
+export type MetricsSnapshot = { readonly [K in keyof Counts]: number[] };
 
-/** The outcome index of an error code. */
-export function outcomeOf(code: ErrorCode): number {
-  return OUTCOME_OF_CODE[code];
-}
+/** The counts of one process, or of several added up. */
+export class Metrics implements Counts {
+  /** The Content-Type of `exposition()`. */
+  static readonly contentType = EXPOSITION_CONTENT_TYPE;
 
-/**
- * Why a login failed (docs/API.md, Throttling): wrong credentials count against the
- * budgets; a request without credentials gets the challenge and does not.
- */
-export const LOGIN_FAILURES = ['wrong_credentials', 'no_credentials'] as const;
-export const WRONG_CREDENTIALS = 0;
-export const NO_CREDENTIALS = 1;
-
-/**
- * Why a request was turned away (429): the login throttle's five rules (failures from the
- * address, of a client that logged in from it, for the username, in all; requests without
- * credentials from the address), a
- * full queue of hash checks, too many searches of the client waiting, too many requests
- * pipelined on one connection whose answers the client has not read.
- */
-export const REFUSALS = [
-  'address',
-  'client',
-  'user',
-  'global',
-  'unauthenticated',
-  'hash_checks',
-  'searches',
-  'unanswered',
-] as const;
-export type RefusalReason = (typeof REFUSALS)[number];
-export const REFUSAL_INDEX = Object.fromEntries(REFUSALS.map((reason, i) => [reason, i])) as Record<
-  RefusalReason,
-  number
->;
-
-/**
- * Upper bounds of the duration histograms, in seconds: from 0.1 ms (a search answered in
- * its turn) to 10 s (a hash check behind a queue of them on a busy machine).
- */
-export const DURATION_BOUNDS = [
-  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
-] as const;
-const BUCKETS = DURATION_BOUNDS.length + 1;
-
-/** The counts of one process; every field only grows, except the two gauges of hash checks. */
-export interface Metrics {
   /** Answers, by `endpoint * OUTCOMES.length + outcome`. */
-  readonly requests: Float64Array;
+  readonly requests = new Float64Array(ENDPOINTS.length * OUTCOMES.length);
   /** Request durations, from the request reaching the handler to its answer: `endpoint * BUCKETS + bucket`. */
-  readonly requestSeconds: Float64Array;
+  readonly requestSeconds = new Float64Array(ENDPOINTS.length * BUCKETS);
   /** Their sums, by endpoint. */
-  readonly requestSecondsSum: Float64Array;
+  readonly requestSecondsSum = new Float64Array(ENDPOINTS.length);
   /** How long searches waited for their turn, by bucket; the sum in the last element. */
-  readonly searchWaitSeconds: Float64Array;
-  readonly failedLogins: Float64Array;
-  readonly refusals: Float64Array;
-  /** [running, waiting]: password-hash checks now. */
-  readonly hashChecks: Float64Array;
-}
+  readonly searchWaitSeconds = new Float64Array(BUCKETS + 1);
+  /** By LOGIN_FAILURES. */
+  readonly failedLogins = new Float64Array(LOGIN_FAILURES.length);
+  /** By REFUSALS. */
+  readonly refusals = new Float64Array(REFUSALS.length);
+  /** [running, waiting]: password-hash checks now (lib/hash-checks.ts keeps them). */
+  readonly hashChecks = new Float64Array(2);
 
-export function createMetrics(): Metrics {
-  return {
-    requests: new Float64Array(ENDPOINTS.length * OUTCOMES.length),
-    requestSeconds: new Float64Array(ENDPOINTS.length * BUCKETS),
-    requestSecondsSum: new Float64Array(ENDPOINTS.length),
-    searchWaitSeconds: new Float64Array(BUCKETS + 1),
-    failedLogins: new Float64Array(LOGIN_FAILURES.length),
-    refusals: new Float64Array(REFUSALS.length),
-    hashChecks: new Float64Array(2),
-  };
-}
+  /**
+   * An answer, when its response has ended (the access log's listener calls it; a response
+   * the client left before it ended is not an answer): by the endpoint the handler saw in
+   * its path and by the error it sent, if any; a 401 as a failed login, a 429 that its
+   * code explains as a refusal. `seconds` since the request reached the handler.
+   */
+  countAnswer(req: IncomingMessage, res: ServerResponse, seconds: number): void {
+    if (!res.writableFinished) return;
+    const facts = requestFacts(req);
+    const endpoint = facts?.endpoint ?? 'other';
+    const error = errorSent(res);
+    if (error === undefined) return this.countRequest(endpoint, res.statusCode === 204 ? 'preflight' : 'ok', seconds);
+    this.countRequest(endpoint, error.code, seconds);
+    if (error.code === 'unauthorized') {
+      const failure = facts?.attempted === undefined ? 'no_credentials' : 'wrong_credentials';
+      (this.failedLogins[LOGIN_FAILURE_INDEX[failure]] as number) += 1;
+    }
+    const refused = REFUSED_BY[error.code];
+    if (refused !== undefined) this.countRefusal(refused);
+  }
 
-/** One answer to `endpoint` with `outcome`, `seconds` after the request reached the handler. */
-export function countRequest(metrics: Metrics, endpoint: number, outcome: number, seconds: number): void {
-  (metrics.requests[endpoint * OUTCOMES.length + outcome] as number) += 1;
-  (metrics.requestSeconds[endpoint * BUCKETS + bucketOf(seconds)] as number) += 1;
-  (metrics.requestSecondsSum[endpoint] as number) += seconds;
-}
+  /** One answer to `endpoint`, `seconds` after the request reached the handler. */
+  countRequest(endpoint: Endpoint, answer: Answer, seconds: number): void {
+    const e = ENDPOINT_INDEX[endpoint];
+    (this.requests[e * OUTCOMES.length + OUTCOME_INDEX[answer]] as number) += 1;
+    (this.requestSeconds[e * BUCKETS + bucketOf(seconds)] as number) += 1;
+    (this.requestSecondsSum[e] as number) += seconds;
+  }
 
-/** A search that waited `seconds` for its turn. */
-export function countSearchWait(metrics: Metrics, seconds: number): void {
-  (metrics.searchWaitSeconds[bucketOf(seconds)] as number) += 1;
-  (metrics.searchWaitSeconds[BUCKETS] as number) += seconds;
+  /** A search that waited `seconds` for its turn. */
+  countSearchWait(seconds: number): void {
+    (this.searchWaitSeconds[bucketOf(seconds)] as number) += 1;
+    (this.searchWaitSeconds[BUCKETS] as number) += seconds;
+  }
+
+  /** A request turned away with 429, for `reason`. */
+  countRefusal(reason: RefusalReason): void {
+    (this.refusals[REFUSAL_INDEX[reason]] as number) += 1;
+  }
+
+  snapshot(): MetricsSnapshot {
+    return Object.fromEntries(COUNTS.map((key) => [key, Array.from(this[key])])) as unknown as MetricsSnapshot;
+  }
+
+  /** Adds the counts of `snapshots` (of other processes) to these. */
+  add(...snapshots: readonly MetricsSnapshot[]): this {
+    for (const snapshot of snapshots) {
+      for (const key of COUNTS) {
+        const into = this[key];
+        const from = snapshot[key];
+        // A snapshot of another shape (never, within one installation) adds what fits.
+        for (let i = 0; i < into.length && i < from.length; i += 1) (into[i] as number) += from[i] as number;
+      }
+    }
+    return this;
+  }
+
+  /**
+   * The counts in Prometheus' text format (`Metrics.contentType`): which `version` runs on
+   * which Node.js and SQLite, what the requests met, then `more`, the service's own families.
+   */
+  exposition(version: string, more: readonly Family[]): string {
+    return writeExposition(familiesOf(this, version, more));
+  }
 }
 
 /** The bucket of a duration: the first bound it does not exceed (most are short, so from the start). */
@@ -120,40 +135,6 @@ function bucketOf(seconds: number): number {
   return i;
 }
 
-/** The counts as plain arrays, for another process. */
-export type MetricsSnapshot = { readonly [K in keyof Metrics]: number[] };
-
-export function snapshotMetrics(metrics: Metrics): MetricsSnapshot {
-  return {
-    requests: Array.from(metrics.requests),
-    requestSeconds: Array.from(metrics.requestSeconds),
-    requestSecondsSum: Array.from(metrics.requestSecondsSum),
-    searchWaitSeconds: Array.from(metrics.searchWaitSeconds),
-    failedLogins: Array.from(metrics.failedLogins),
-    refusals: Array.from(metrics.refusals),
-    hashChecks: Array.from(metrics.hashChecks),
-  };
-}
-
-/** The element-wise sum of snapshots (of several processes); an empty list gives zeros. */
-export function addSnapshots(snapshots: readonly MetricsSnapshot[]): MetricsSnapshot {
-  const total = snapshotMetrics(createMetrics());
-  for (const snapshot of snapshots) {
-    for (const key of Object.keys(total) as (keyof MetricsSnapshot)[]) {
-      const into = total[key];
-      const from = snapshot[key];
-      // A snapshot of another shape (never, within one installation) adds what fits.
-      for (let i = 0; i < into.length && i < from.length; i += 1) into[i] = (into[i] as number) + (from[i] as number);
-    }
-  }
-  return total;
-}
-
-/** Histogram counts of a snapshot array: per bucket, without the sum. */
-export function bucketCounts(values: readonly number[], offset = 0): number[] {
-  return values.slice(offset, offset + BUCKETS);
-}
-
-function statusOf(code: ErrorCode): number {
-  return code === 'bad_query' ? badQuery('').status : (STATUS_OF_CODE[code] as number);
+function indexOf<T extends string>(names: readonly T[]): Record<T, number> {
+  return Object.fromEntries(names.map((name, i) => [name, i])) as Record<T, number>;
 }

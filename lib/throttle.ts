@@ -9,7 +9,7 @@
 // oldest window below the limit, so that failures from other keys can never free a
 // blocked one; only a full table of blocked keys drops its oldest block.
 
-import { type Metrics, REFUSAL_INDEX } from './metrics.js';
+import type { Metrics } from './metrics.js';
 
 /** The throttle's options, under createHandler's names (lib/types.ts says what each means). */
 export interface ThrottleSettings {
@@ -97,7 +97,7 @@ export function createThrottle(settings: ThrottleSettings, metrics?: Metrics): L
   const { address: addresses, client: clients, user: users, global: everyone, unauthenticated } = tables;
   const known = createKnownClients(settings.maxKnownClients);
   const refuse = (rule: ThrottleRule, seconds: number): number => {
-    if (metrics !== undefined) (metrics.refusals[REFUSAL_INDEX[rule]] as number) += 1;
+    metrics?.countRefusal(rule);
     return seconds;
   };
   /** The username's or the global budget, unless the pair logged in before: the seconds, and which rule. */

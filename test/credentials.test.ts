@@ -16,7 +16,7 @@ import { type GivenCredentials, parseBasicAuth } from '../lib/basic-auth.js';
 import { validateCredentials } from '../lib/credentials.js';
 import { createHashChecks } from '../lib/hash-checks.js';
 import { createHandler } from '../lib/index.js';
-import { createMetrics } from '../lib/metrics.js';
+import { Metrics } from '../lib/metrics.js';
 import type { Credentials } from '../lib/types.js';
 import { basicAuth, checkHeader, HASH_OF_ALT, HASH_OF_NEU, openFixture } from './support/helpers.js';
 
@@ -180,7 +180,7 @@ test('no user oracle with mixed hash parameters: each unknown user costs what on
 });
 
 test('authenticators that share their hash checks (the books of one service) share the bound: one running, the other waits', async () => {
-  const metrics = createMetrics();
+  const metrics = new Metrics();
   const users = validateCredentials([{ username: 'bank', passwordHash: HASH_OF_ALT }]);
   const limits = { ...LIMITS, maxHashChecks: 1, maxQueuedHashChecks: 1 };
   const shared = createHashChecks(limits, metrics);
@@ -198,7 +198,7 @@ test('authenticators that share their hash checks (the books of one service) sha
 });
 
 test('the hash checks running and waiting are counted while they last, and several authenticators add up', async () => {
-  const metrics = createMetrics();
+  const metrics = new Metrics();
   const users = validateCredentials([{ username: 'bank', passwordHash: HASH_OF_ALT }]);
   const limits = { ...LIMITS, maxHashChecks: 1 };
   const [first, second] = [createAuthenticator(users, limits, metrics), createAuthenticator(users, limits, metrics)];
@@ -211,7 +211,7 @@ test('the hash checks running and waiting are counted while they last, and sever
 });
 
 test('stopped, the hash checks that wait and those queued later are given up at once; the running one ends as it would', async () => {
-  const metrics = createMetrics();
+  const metrics = new Metrics();
   const users = validateCredentials([{ username: 'bank', passwordHash: HASH_OF_ALT }]);
   const limits = { ...LIMITS, maxHashChecks: 1 };
   const shared = createHashChecks(limits, metrics);

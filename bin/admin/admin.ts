@@ -6,7 +6,7 @@
 //   GET /live     200 while the service serves; 503 once it stops
 //   GET /ready    200 when every book is served (can be searched now) in every process;
 //                 503 naming the books that are not, and why
-//   GET /metrics  the Prometheus text format (bin/admin/exposition.ts)
+//   GET /metrics  the Prometheus text format (lib/metrics.ts)
 //   POST /-/reload  what SIGHUP does (reads the configuration, credentials and TLS files
 //                 again), for Windows, which has no SIGHUP, and for every platform alike:
 //                 202 at once, the outcome in the log; one asked for while a reload runs
@@ -25,11 +25,10 @@
 import { once } from 'node:events';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { describeError, errorCode, hasBadHost, withoutBookingValues } from '../../lib/internal.js';
+import { describeError, errorCode, hasBadHost, Metrics, withoutBookingValues } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
 import type { DatabaseStatus, ServedBook } from '../books/index.js';
 import { applySocketGroup, type ConnectionLimits, createListener, prepareSocketPath } from '../listen/index.js';
-import { EXPOSITION_CONTENT_TYPE } from './exposition.js';
 
 /** One book as a process serves it: docs/operations.md, "Monitoring", names the states. */
 export interface BookReport {
@@ -114,7 +113,7 @@ export function createAdminHandler(answers: AdminAnswers): (req: IncomingMessage
         ? answers.ready().then((readiness) => {
             reply(res, readiness.ready ? 200 : 503, JSON_TYPE, `${JSON.stringify(readiness)}\n`);
           })
-        : answers.metrics().then((text) => reply(res, 200, EXPOSITION_CONTENT_TYPE, text));
+        : answers.metrics().then((text) => reply(res, 200, Metrics.contentType, text));
     answer.catch((error: unknown) => {
       if (res.headersSent) res.destroy();
       else reply(res, 500, JSON_TYPE, `${JSON.stringify({ error: describeError(error) })}\n`);

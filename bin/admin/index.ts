@@ -8,7 +8,6 @@ export { listenAdmin } from './admin.js';
 export {
   answersOfProcess,
   answersOfWorkers,
-  countAnswers,
   recordReload,
   reportToPrimary,
   type ServingProcess,

@@ -3,25 +3,8 @@
 // every worker that serves and answers for all of them together (docs/operations.md,
 // "Monitoring").
 
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import {
-  countRequest,
-  type ErrorCode,
-  errorSent,
-  type Metrics,
-  NO_CREDENTIALS,
-  OK_OUTCOME,
-  OTHER_ENDPOINT,
-  outcomeOf,
-  PREFLIGHT_OUTCOME,
-  REFUSAL_INDEX,
-  type RefusalReason,
-  requestFacts,
-  SEARCH_ENDPOINT,
-  STATUS_ENDPOINT,
-  snapshotMetrics,
-  WRONG_CREDENTIALS,
-} from '../../lib/internal.js';
+import type { Server } from 'node:http';
+import type { Metrics } from '../../lib/internal.js';
 import { type Channel, reloadAsSignalled } from '../base/index.js';
 import type { ServedBook } from '../books/index.js';
 import { type AdminAnswers, type BookReport, type Readiness, type ReadyBook, reportBook } from './admin.js';
@@ -38,39 +21,6 @@ import {
 /** How long the primary waits for a worker's report before /ready and /metrics answer without it. */
 export const REPORT_TIMEOUT_MS = 2_000;
 const REPORT = 'monitoring.report';
-
-// The refusals that an answer's code tells; the login throttle's four rules are counted
-// by the throttle itself, which knows which rule refused.
-const REFUSED_BY: Partial<Record<ErrorCode, RefusalReason>> = {
-  busy: 'hash_checks',
-  too_many_searches: 'searches',
-  too_many_unanswered: 'unanswered',
-};
-
-/**
- * Counts each answer in `metrics` when its response ends (bin/base/log.ts calls it from the
- * access log's own listener): by the endpoint the handler saw in its path, and by the
- * error it sent, if any; a response the client left before it ended is not an answer.
- */
-export function countAnswers(metrics: Metrics): (req: IncomingMessage, res: ServerResponse, ms: number) => void {
-  return (req, res, ms) => {
-    if (!res.writableFinished) return;
-    const facts = requestFacts(req);
-    const endpoint =
-      facts?.endpoint === 'search' ? SEARCH_ENDPOINT : facts?.endpoint === 'status' ? STATUS_ENDPOINT : OTHER_ENDPOINT;
-    const error = errorSent(res);
-    if (error === undefined) {
-      countRequest(metrics, endpoint, res.statusCode === 204 ? PREFLIGHT_OUTCOME : OK_OUTCOME, ms / 1000);
-      return;
-    }
-    countRequest(metrics, endpoint, outcomeOf(error.code), ms / 1000);
-    if (error.code === 'unauthorized') {
-      (metrics.failedLogins[facts?.attempted === undefined ? NO_CREDENTIALS : WRONG_CREDENTIALS] as number) += 1;
-    }
-    const refused = REFUSED_BY[error.code];
-    if (refused !== undefined) (metrics.refusals[REFUSAL_INDEX[refused]] as number) += 1;
-  };
-}
 
 /** A process that serves requests: what it counted, its API listener, its books. */
 export interface ServingProcess {
@@ -94,7 +44,7 @@ export function reportProcess(serving: ServingProcess): Promise<ProcessReport> {
     serving.server.getConnections((error, count) => {
       const cpu = process.cpuUsage();
       resolve({
-        metrics: snapshotMetrics(serving.metrics),
+        metrics: serving.metrics.snapshot(),
         connections: error === null ? count : 0,
         books: serving.books().map(reportBook),
         cpuSeconds: (cpu.user + cpu.system) / 1e6,

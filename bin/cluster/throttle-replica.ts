@@ -9,7 +9,7 @@
 // credentials that it cannot tell the primary about, and credentials it would have to ask
 // about, get the throttle's 429 with `Retry-After: 1`; a client the replica knows gets in.
 
-import { type Metrics, REFUSAL_INDEX, type Throttle, type ThrottleRule } from '../../lib/internal.js';
+import type { Metrics, Throttle, ThrottleRule } from '../../lib/internal.js';
 import { type Channel, ChannelError, logLine } from '../base/index.js';
 import {
   type Pair,
@@ -158,7 +158,7 @@ class ThrottleReplica implements Throttle {
   }
 
   private refuse(rule: ThrottleRule, seconds: number): number {
-    if (this.metrics !== undefined) (this.metrics.refusals[REFUSAL_INDEX[rule]] as number) += 1;
+    this.metrics?.countRefusal(rule);
     return seconds;
   }
 

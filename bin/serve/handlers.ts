@@ -5,13 +5,12 @@
 import type { IncomingMessage } from 'node:http';
 import type Database from 'better-sqlite3';
 import {
-  countSearchWait,
   createHandler,
   createHashChecks,
-  createMetrics,
   createThrottle,
   describeError,
   type HandlerOptions,
+  Metrics,
   pathForLog,
   type RequestHandler,
   resolveOptions,
@@ -84,7 +83,7 @@ export function handlerFor(
     return createHandler(search, [...users()], options, shared);
   };
   const { metrics } = shared;
-  if (metrics !== undefined) handler.waited = (seconds) => countSearchWait(metrics, seconds);
+  if (metrics !== undefined) handler.waited = (seconds) => metrics.countSearchWait(seconds);
   return handler;
 }
 
@@ -96,7 +95,7 @@ export function handlerFor(
  * listener, where they count for /metrics.
  */
 export function sharedParts(command: ServeCommand, role: Exclude<Role, 'primary'>): SharedParts {
-  const metrics = command.admin === undefined ? undefined : createMetrics();
+  const metrics = command.admin === undefined ? undefined : new Metrics();
   const settings = resolveOptions(serviceOptions(command));
   const throttle =
     role === 'worker' ? createThrottleReplica(primaryChannel(), settings, metrics) : createThrottle(settings, metrics);

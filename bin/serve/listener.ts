@@ -8,8 +8,8 @@ import { existsSync } from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import { dirname } from 'node:path';
-import { createMetrics, describeError, errorCode, type Metrics, type RequestHandler } from '../../lib/internal.js';
-import { answersOfProcess, countAnswers, listenAdmin, reportToPrimary, type ServingProcess } from '../admin/index.js';
+import { describeError, errorCode, Metrics, type RequestHandler } from '../../lib/internal.js';
+import { answersOfProcess, listenAdmin, reportToPrimary, type ServingProcess } from '../admin/index.js';
 import {
   CliError,
   describeFsError,
@@ -78,7 +78,7 @@ export async function listenFor(
     throw error instanceof CliError ? error : new CliError(describeListenError(error, command));
   }
   // Without an admin listener nothing was counted, and nobody asks.
-  const serving: ServingProcess = { metrics: metrics ?? createMetrics(), server, books };
+  const serving: ServingProcess = { metrics: metrics ?? new Metrics(), server, books };
   // With --workers the primary answers the admin listener, asking each worker for its report.
   if (role === 'worker') {
     if (command.admin !== undefined) reportToPrimary(primaryChannel(), serving);
@@ -121,7 +121,7 @@ export async function listenFor(
 function createServer(command: ServeCommand, metrics: Metrics | undefined, handler: RequestHandler): Server {
   const limits = { ...command.timeouts, maxConnections: MAX_API_CONNECTIONS };
   const around = (listener: Listener): Listener =>
-    withAccessLog(listener, metrics === undefined ? undefined : countAnswers(metrics));
+    withAccessLog(listener, metrics && ((req, res, ms) => metrics.countAnswer(req, res, ms / 1000)));
   if (command.tls === undefined) return createListener(handler, { limits, around });
   const { cert, key } = readTls(command.tls);
   try {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { escapeHelp, escapeLabelValue, type Family, formatValue, writeExposition } from '../../bin/admin/exposition.js';
+import { escapeHelp, escapeLabelValue, type Family, formatValue, writeExposition } from '../../lib/exposition.js';
 
 test('a counter and a gauge: HELP, TYPE, then one line per sample, each ending in a line feed', () => {
   const text = writeExposition([

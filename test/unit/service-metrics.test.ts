@@ -3,19 +3,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { noneRetired, type ProcessReport, renderMetrics, retire } from '../../bin/admin/service-metrics.js';
-import {
-  countRequest,
-  countSearchWait,
-  createMetrics,
-  NO_CREDENTIALS,
-  OK_OUTCOME,
-  outcomeOf,
-  REFUSAL_INDEX,
-  SEARCH_ENDPOINT,
-  STATUS_ENDPOINT,
-  snapshotMetrics,
-  WRONG_CREDENTIALS,
-} from '../../lib/metrics.js';
+import { LOGIN_FAILURES, REFUSALS } from '../../lib/metric-families.js';
+import { Metrics } from '../../lib/metrics.js';
 
 const SERVICE = {
   version: '1.0.0',
@@ -26,14 +15,11 @@ const SERVICE = {
   ownResidentBytes: 40_000_000,
 };
 
-function report(
-  build: (metrics: ReturnType<typeof createMetrics>) => void,
-  state: 'serving' | 'waiting',
-): ProcessReport {
-  const metrics = createMetrics();
+function report(build: (metrics: Metrics) => void, state: 'serving' | 'waiting'): ProcessReport {
+  const metrics = new Metrics();
   build(metrics);
   return {
-    metrics: snapshotMetrics(metrics),
+    metrics: metrics.snapshot(),
     connections: 3,
     books: [{ name: 'kasse', basePath: '', state, since: '2026-03-14T09:00:00.000Z', replaced: 1 }],
     cpuSeconds: 2,
@@ -49,22 +35,22 @@ function samples(text: string, name: string): string[] {
 
 test('the counts of all processes add up, with those of processes that ended, so that no counter drops', () => {
   const a = report((m) => {
-    for (let i = 0; i < 5; i += 1) countRequest(m, SEARCH_ENDPOINT, OK_OUTCOME, 0.0003);
-    countRequest(m, SEARCH_ENDPOINT, outcomeOf('bad_query'), 0.00005);
-    countSearchWait(m, 0.002);
-    (m.failedLogins[WRONG_CREDENTIALS] as number) += 2;
-    (m.refusals[REFUSAL_INDEX.user] as number) += 7;
+    for (let i = 0; i < 5; i += 1) m.countRequest('search', 'ok', 0.0003);
+    m.countRequest('search', 'bad_query', 0.00005);
+    m.countSearchWait(0.002);
+    (m.failedLogins[LOGIN_FAILURES.indexOf('wrong_credentials')] as number) += 2;
+    (m.refusals[REFUSALS.indexOf('user')] as number) += 7;
     (m.hashChecks[0] as number) += 1;
   }, 'serving');
   const b = report((m) => {
-    countRequest(m, SEARCH_ENDPOINT, OK_OUTCOME, 0.02);
-    countRequest(m, STATUS_ENDPOINT, outcomeOf('unauthorized'), 0.00002);
-    (m.failedLogins[NO_CREDENTIALS] as number) += 1;
+    m.countRequest('search', 'ok', 0.02);
+    m.countRequest('status', 'unauthorized', 0.00002);
+    (m.failedLogins[LOGIN_FAILURES.indexOf('no_credentials')] as number) += 1;
   }, 'waiting');
   const retired = noneRetired();
   retire(
     retired,
-    report((m) => countRequest(m, SEARCH_ENDPOINT, OK_OUTCOME, 0.0003), 'serving'),
+    report((m) => m.countRequest('search', 'ok', 0.0003), 'serving'),
   );
   const text = renderMetrics([a, b], retired, SERVICE);
 

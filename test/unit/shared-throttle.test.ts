@@ -6,7 +6,8 @@ import { test } from 'node:test';
 import { type Channel, createChannel } from '../../bin/base/channel.js';
 import { createThrottleAuthority } from '../../bin/cluster/shared-throttle.js';
 import { createThrottleReplica } from '../../bin/cluster/throttle-replica.js';
-import { createMetrics, REFUSAL_INDEX } from '../../lib/metrics.js';
+import { REFUSALS } from '../../lib/metric-families.js';
+import { Metrics } from '../../lib/metrics.js';
 import { DEFAULTS } from '../../lib/options.js';
 import { createThrottle, type Throttle, type ThrottleSettings } from '../../lib/throttle.js';
 import { portPair, settle } from '../support/port-pair.js';
@@ -21,7 +22,7 @@ function service(settings: Partial<ThrottleSettings> = {}) {
   const worker = () => {
     const [primaryEnd, workerEnd] = portPair();
     const channel = createChannel(primaryEnd);
-    const metrics = createMetrics();
+    const metrics = new Metrics();
     const throttle = createThrottleReplica(createChannel(workerEnd), REPLICA, metrics);
     authority.attach(channel);
     return { throttle, metrics, end: () => authority.detach(channel) };
@@ -48,7 +49,7 @@ test('guesses spread over two workers get one budget per username: the 51st wait
   // Both replicas now know the username is spent, and refuse without asking the primary.
   assert.equal(a.throttle.budgetRetryAfter('kasse', '203.0.113.1'), 60);
   assert.equal(b.throttle.budgetRetryAfter('kasse', '203.0.113.1'), 60);
-  const refusedBy = (m: typeof a.metrics) => m.refusals[REFUSAL_INDEX.user];
+  const refusedBy = (m: typeof a.metrics) => m.refusals[REFUSALS.indexOf('user')];
   assert.equal((refusedBy(a.metrics) ?? 0) + (refusedBy(b.metrics) ?? 0), 12, 'each refusal counted once, as user');
 });
 
@@ -59,7 +60,7 @@ test('an address blocked through one worker is refused by the other from its rep
   for (let i = 0; i < 10; i += 1) assert.equal(await guess(a.throttle, `user${i}`, '203.0.113.9'), 0);
   await settle();
   assert.equal(b.throttle.retryAfter('203.0.113.9'), 60);
-  assert.equal(b.metrics.refusals[REFUSAL_INDEX.address], 1);
+  assert.equal(b.metrics.refusals[REFUSALS.indexOf('address')], 1);
 });
 
 test("behind one address, a client that logged in through one worker is not refused on the other for another username's failures there; its own failures refuse it on both", async () => {
@@ -77,8 +78,8 @@ test("behind one address, a client that logged in through one worker is not refu
   assert.equal(await guess(b.throttle, 'buero', office), 60);
   await settle();
   assert.equal(a.throttle.retryAfter(office, 'buero'), 60, "buero's own failures, seen by a's replica");
-  assert.equal(a.metrics.refusals[REFUSAL_INDEX.client], 1);
-  assert.equal(b.metrics.refusals[REFUSAL_INDEX.client], 1);
+  assert.equal(a.metrics.refusals[REFUSALS.indexOf('client')], 1);
+  assert.equal(b.metrics.refusals[REFUSALS.indexOf('client')], 1);
 });
 
 test('a client that logged in through one worker gets in through the other while its username is attacked', async () => {

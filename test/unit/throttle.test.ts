@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createMetrics, REFUSALS } from '../../lib/metrics.js';
+import { REFUSALS } from '../../lib/metric-families.js';
+import { Metrics } from '../../lib/metrics.js';
 import { DEFAULTS } from '../../lib/options.js';
 import { createThrottle, type ThrottleSettings } from '../../lib/throttle.js';
 
@@ -254,7 +255,7 @@ test('reserve decides and counts in one step: 0 and a failure counted, or the wa
 
 test('each refusal is counted by the rule that refused it', () => {
   const { now } = clock();
-  const metrics = createMetrics();
+  const metrics = new Metrics();
   const throttle = createThrottle(
     settings(now, { maxAuthFailures: 1, maxUserFailures: 2, maxGlobalFailures: 3, maxUnauthenticated: 1 }),
     metrics,

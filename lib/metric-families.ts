@@ -1,0 +1,171 @@
+// What /metrics calls the counts of lib/metrics.ts, by Prometheus' conventions: the prefix
+// `booking_search_`, base units (`_seconds`), `_total` on counters; the labels each count
+// is kept by, and the bounds of its histograms.
+
+import Database from 'better-sqlite3';
+import type { Family, Sample } from './exposition.js';
+import { badQuery, ERROR_CODES, ERRORS, type ErrorCode } from './messages.js';
+
+/** Which endpoint a request asked for, by its path: the status, the search, or any other path. */
+export const ENDPOINTS = ['status', 'search', 'other'] as const;
+export type Endpoint = (typeof ENDPOINTS)[number];
+
+/** How a request was answered: 200, a CORS preflight's 204, or an error's code. */
+export type Answer = 'ok' | 'preflight' | ErrorCode;
+export const ANSWERS: readonly Answer[] = ['ok', 'preflight', ...ERROR_CODES];
+
+const STATUS_OF_CODE: Partial<Record<ErrorCode, number>> = Object.fromEntries(
+  Object.values(ERRORS).map((error) => [error.code, error.status]),
+);
+
+/** The labels of each answer: its HTTP status, and its error code if it is one. */
+export const OUTCOMES: readonly { readonly status: number; readonly code: ErrorCode | undefined }[] = ANSWERS.map(
+  (answer) =>
+    answer === 'ok'
+      ? { status: 200, code: undefined }
+      : answer === 'preflight'
+        ? { status: 204, code: undefined }
+        : { status: answer === 'bad_query' ? badQuery('').status : (STATUS_OF_CODE[answer] as number), code: answer },
+);
+
+/**
+ * Why a login failed (docs/API.md, Throttling): wrong credentials count against the
+ * budgets; a request without credentials gets the challenge and does not.
+ */
+export const LOGIN_FAILURES = ['wrong_credentials', 'no_credentials'] as const;
+
+/**
+ * Why a request was turned away (429): the login throttle's five rules (failures from the
+ * address, of a client that logged in from it, for the username, in all; requests without
+ * credentials from the address), a full queue of hash checks, too many searches of the
+ * client waiting, too many requests pipelined on one connection whose answers the client
+ * has not read.
+ */
+export const REFUSALS = [
+  'address',
+  'client',
+  'user',
+  'global',
+  'unauthenticated',
+  'hash_checks',
+  'searches',
+  'unanswered',
+] as const;
+export type RefusalReason = (typeof REFUSALS)[number];
+
+/**
+ * Upper bounds of the duration histograms, in seconds: from 0.1 ms (a search answered in
+ * its turn) to 10 s (a hash check behind a queue of them on a busy machine).
+ */
+export const DURATION_BOUNDS = [
+  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+] as const;
+/** A histogram's buckets: one per bound, and one above them all. */
+export const BUCKETS = DURATION_BOUNDS.length + 1;
+
+/** The arrays of counts (lib/metrics.ts); every one only grows, except the two gauges of hash checks. */
+export const COUNTS = [
+  'requests',
+  'requestSeconds',
+  'requestSecondsSum',
+  'searchWaitSeconds',
+  'failedLogins',
+  'refusals',
+  'hashChecks',
+] as const;
+export type Counts = { readonly [K in (typeof COUNTS)[number]]: Float64Array };
+
+/** The build's versions, what the requests met (`metrics`), then `more`. */
+export function familiesOf(metrics: Counts, version: string, more: readonly Family[]): Family[] {
+  return [
+    {
+      type: 'gauge',
+      name: 'booking_search_build_info',
+      help: 'Always 1; the labels say which version runs on which Node.js and SQLite.',
+      samples: [{ labels: { version, node: process.versions.node, sqlite: sqliteVersion() }, value: 1 }],
+    },
+    ...requestFamilies(metrics),
+    ...more,
+  ];
+}
+
+/** What the requests met: answers, their durations, waits, failed logins, refusals, hash checks. */
+function requestFamilies(metrics: Counts): Family[] {
+  return [
+    {
+      type: 'counter',
+      name: 'booking_search_requests_total',
+      help: 'Requests answered, by endpoint (status, search, other: any other path), HTTP status and error code.',
+      samples: requestSamples(metrics),
+    },
+    {
+      type: 'histogram',
+      name: 'booking_search_request_duration_seconds',
+      help: 'Time from a request reaching the service to its answer, by endpoint (a password-hash check and the wait for a search turn included).',
+      bounds: DURATION_BOUNDS,
+      series: ENDPOINTS.map((endpoint, e) => ({
+        labels: { endpoint },
+        counts: metrics.requestSeconds.subarray(e * BUCKETS, (e + 1) * BUCKETS),
+        sum: metrics.requestSecondsSum[e] ?? 0,
+      })),
+    },
+    {
+      type: 'histogram',
+      name: 'booking_search_search_wait_seconds',
+      help: 'Time a search waited for its turn on the database (searches take turns, a few milliseconds at most each).',
+      bounds: DURATION_BOUNDS,
+      series: [
+        { counts: metrics.searchWaitSeconds.subarray(0, BUCKETS), sum: metrics.searchWaitSeconds[BUCKETS] ?? 0 },
+      ],
+    },
+    {
+      type: 'counter',
+      name: 'booking_search_failed_logins_total',
+      help: 'Requests answered 401: wrong_credentials (counted by the login throttle) or no_credentials (the challenge; not counted).',
+      samples: LOGIN_FAILURES.map((reason, i) => ({ labels: { reason }, value: metrics.failedLogins[i] ?? 0 })),
+    },
+    {
+      type: 'counter',
+      name: 'booking_search_refusals_total',
+      help: 'Requests answered 429, by reason: the login throttle (address, client, user, global, unauthenticated), a full queue of password-hash checks (hash_checks), too many searches of one client waiting (searches), too many requests pipelined on one connection whose answers were not read (unanswered).',
+      samples: REFUSALS.map((reason, i) => ({ labels: { reason }, value: metrics.refusals[i] ?? 0 })),
+    },
+    {
+      type: 'gauge',
+      name: 'booking_search_hash_checks',
+      help: 'Password-hash checks now: running (each on a core) and waiting for their turn.',
+      samples: [
+        { labels: { state: 'running' }, value: metrics.hashChecks[0] ?? 0 },
+        { labels: { state: 'waiting' }, value: metrics.hashChecks[1] ?? 0 },
+      ],
+    },
+  ];
+}
+
+/** Every outcome seen, and the 200 of the status and the search always, so that a rate starts at zero. */
+function requestSamples(metrics: Counts): Sample[] {
+  const samples: Sample[] = [];
+  for (let e = 0; e < ENDPOINTS.length; e += 1) {
+    const endpoint = ENDPOINTS[e] as Endpoint;
+    for (let o = 0; o < OUTCOMES.length; o += 1) {
+      const value = metrics.requests[e * OUTCOMES.length + o] ?? 0;
+      if (value === 0 && !(o === 0 && endpoint !== 'other')) continue;
+      const { status, code } = OUTCOMES[o] as (typeof OUTCOMES)[number];
+      const labels: Record<string, string> = { endpoint, status: String(status) };
+      if (code !== undefined) labels['error'] = code;
+      samples.push({ labels, value });
+    }
+  }
+  return samples;
+}
+
+let sqlite: string | undefined;
+/** The version of SQLite that better-sqlite3 carries, asked once. */
+function sqliteVersion(): string {
+  if (sqlite === undefined) {
+    const db = new Database(':memory:');
+    sqlite = String(db.prepare('SELECT sqlite_version()').pluck().get());
+    db.close();
+  }
+  return sqlite;
+}
