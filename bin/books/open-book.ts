@@ -1,7 +1,7 @@
 // The opening of a followed book's file: judged in a guard process, then opened here (a
 // file of tables) or served by a guard process of its own (views, virtual tables,
 // generated columns), and checked to be the file judged. How the file is followed over
-// time, and what each state of it is told, is bin/books/database.ts.
+// time is bin/books/states.ts, carried out by bin/books/database.ts.
 
 import { statSync } from 'node:fs';
 import type { BookingSearchHandler } from '../../lib/internal.js';
@@ -19,6 +19,7 @@ import {
 } from '../files/index.js';
 import { Guard } from '../guard/index.js';
 import { openTimeout } from './preflight.js';
+import type { Outcome } from './states.js';
 import type { BuildHandler, ErrorHook } from './status.js';
 import { Unavailable, whileReplaced } from './unavailable.js';
 
@@ -33,17 +34,14 @@ function openingGuard(limitMs: number): Guard {
   return opening;
 }
 
-/** A followed file now: served by a handler, or not, and why. */
-export type Serving =
-  | { serving: true; handler: BookingSearchHandler; inode: string | undefined; close: () => void }
-  | {
-      serving: false;
-      cause: Unavailable;
-      /** The file whose open did not end within the time limit: not tried again until another is there. */
-      timedOut?: string | undefined;
-      /** A passing moment (the file changed while it was opened), not said in the log. */
-      quiet?: true;
-    };
+/** A connection to the file, served: its handler, and how it is closed. */
+export interface Connection {
+  handler: BookingSearchHandler;
+  close: () => void;
+}
+
+/** How an open of a followed file ended (bin/books/states.ts). */
+export type Serving = Outcome<Connection>;
 
 /** What the opening hears from the followed file, and asks it. */
 export interface OpenHooks {
@@ -158,7 +156,7 @@ export class BookOpener {
       opened.db.close();
       return this.changing();
     }
-    return { serving: true, handler: opened.value, inode: identity, close: () => opened.db.close() };
+    return { serving: true, connection: { handler: opened.value, close: () => opened.db.close() }, inode: identity };
   }
 
   /** Served by a guard process of its own, which opens and judges the file again and keeps it. */
@@ -189,12 +187,8 @@ export class BookOpener {
       `database ${file}: ${why}, so its searches run in a process of their own, ${limitMs / 1000} s each at most`,
       'notice',
     );
-    return {
-      serving: true,
-      handler: this.build(guard.searches(), app, this.hooks.onError),
-      inode: result.identity,
-      close: end,
-    };
+    const handler = this.build(guard.searches(), app, this.hooks.onError);
+    return { serving: true, connection: { handler, close: end }, inode: result.identity };
   }
 
   private changing(): Serving {
