@@ -3,17 +3,17 @@
 // on how many names pass, by test/unit/door.test.ts). Only re-exports.
 
 export { APP_NAMES, findApplication } from './apps/index.js';
+export { openBook, SchemaChanged } from './book.js';
+export { examineBook } from './book-report.js';
 export { canonicalAddress, rememberPeer } from './client-address.js';
 export { originProblem } from './cors.js';
 export { type CredentialsProblem, checkCredentials } from './credentials.js';
-export { validateDatabase } from './database-handle.js';
 export { describeError, errorCode, isNotReadableNow } from './errors.js';
 export type { Family } from './exposition.js';
-export { formatSearchResult } from './format.js';
 export { createHandler } from './handler.js';
 export { createHashChecks } from './hash-checks.js';
-export { type Mapping, ownSchema, quoteName, TABLE_NAME, type TableNames, useMapping } from './mapping.js';
-export { checkMeaning, withoutBookingValues } from './meaning.js';
+export { TABLE_NAME, type TableNames } from './mapping.js';
+export { withoutBookingValues } from './meaning.js';
 export { Metrics, type MetricsSnapshot } from './metrics.js';
 export { formatEuros } from './money.js';
 export { mountHandlers } from './mount.js';
@@ -24,23 +24,7 @@ export type { SearchQuery } from './query.js';
 export { requestFacts } from './request-facts.js';
 export { basePathRefusal, normalBasePath, pathForLog } from './request-target.js';
 export { answeringTogether, withinUnansweredBound } from './respond.js';
-export {
-  detectApplication,
-  findRecommendedIndexes,
-  findSchemaProblems,
-  findUnboundedObject,
-  recogniseOlder,
-  recogniseOther,
-} from './schema.js';
-export {
-  type BookingSearch,
-  createBookingSearch,
-  explainCount,
-  type Outcome,
-  type Requester,
-  type SearchRequest,
-  type SearchRows,
-} from './search/index.js';
+export type { BookingSearch, Outcome, Requester, SearchRows } from './search/index.js';
 export type { SearchTurns } from './search-endpoint.js';
 export { createThrottle, type LocalThrottle, type Throttle, type ThrottleRule } from './throttle.js';
 export type {

@@ -11,7 +11,8 @@ import { watchDatabase } from '../bin/books/database.js';
 import type { DatabaseStatus } from '../bin/books/status.js';
 import { isNotReadableNow } from '../lib/errors.js';
 import { createHandler } from '../lib/handler.js';
-import type { SearchQuery, SearchTurns } from '../lib/internal.js';
+import type { SearchQuery } from '../lib/query.js';
+import type { SearchTurns } from '../lib/search-endpoint.js';
 import { AUTH, buildDatabase, CREDENTIALS, get, serve, tempDir } from './support/helpers.js';
 
 const MARCH: SearchQuery = {

@@ -13,8 +13,9 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { Guard } from '../bin/guard/guarded.js';
 import { addViews } from '../fixtures/many-views.js';
-import { errorCode, type Outcome, type SearchRows } from '../lib/internal.js';
+import { errorCode } from '../lib/errors.js';
 import { parseSearchQuery } from '../lib/query.js';
+import type { Outcome, SearchRows } from '../lib/search/index.js';
 import { assertFails, run, start } from './support/cli-helpers.js';
 import { AUTH, assertReply, buildDatabase, get, request, tempDir } from './support/helpers.js';
 

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { createHandler } from '../lib/index.js';
-import { createBookingSearch, ownSchema } from '../lib/internal.js';
+import { ownSchema } from '../lib/mapping.js';
+import { createBookingSearch } from '../lib/search/index.js';
 import { assertReply, buildDatabase, CREDENTIALS, get, openReadOnly, serve, serveFixture } from './support/helpers.js';
 
 const MARCH = 'von=2026-03-01&bis=2026-03-31';

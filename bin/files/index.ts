@@ -4,7 +4,8 @@
 //
 // This file is the room's door: the other rooms import from it only.
 
-export { type BookFile, recogniseApplication, SchemaChanged, searchOverFile } from './book-search.js';
+export { SchemaChanged } from '../../lib/internal.js';
+export { type BookFile, searchOverFile } from './book-search.js';
 export {
   describeDatabaseError,
   ensureDatabaseFile,

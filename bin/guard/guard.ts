@@ -9,7 +9,7 @@
 // - `open`: the file judged as the serving process would judge it (a regular file, the
 //   owner rule, SQLite's answer, the schema loaded and the mapping validated, bookings
 //   included), and whether the mapping reads only tables of the file, whose searches the
-//   serving process may then run itself (lib/schema.ts, findUnboundedObject). A file that
+//   serving process may then run itself (lib/book.ts, unbounded). A file that
 //   blocks its open (a named pipe put in its place) or a schema that takes seconds to load
 //   holds up only this process.
 // - `search`: one search over the file it opened last, in its own turns (lib/search/), for
@@ -18,30 +18,10 @@
 
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
-import {
-  type BookingSearch,
-  createBookingSearch,
-  findUnboundedObject,
-  resolveOptions,
-  validateDatabase,
-} from '../../lib/internal.js';
+import { type BookingSearch, openBook } from '../../lib/internal.js';
 import { CliError, createChannel, moduleBeside, type Port } from '../base/index.js';
-import {
-  describeDatabaseError,
-  identityOf,
-  openToServe,
-  recogniseApplication,
-  reportOnDatabase,
-} from '../files/index.js';
+import { describeDatabaseError, identityOf, openToServe, reportOnDatabase } from '../files/index.js';
 import { type GuardRequests, NO_FILE_OPEN, type OpenResult, toWire, type WireOutcome } from './messages.js';
-
-/**
- * Schema objects (tables, views, indexes, triggers) beyond which a file is not served by
- * the serving process itself, whatever its tables: every statement there first loads the
- * whole schema, which takes 0.5 s for 20,000 views and 99 s for 200,000 on the benchmark
- * machine. Application files hold a few dozen.
- */
-const MAX_INLINE_SCHEMA_OBJECTS = 10_000;
 
 let db: Database.Database | undefined;
 let search: BookingSearch | undefined;
@@ -58,27 +38,20 @@ function closeFile(): void {
 
 function open(request: GuardRequests['open']): OpenResult {
   closeFile();
-  const { file, tables } = request;
+  const { file } = request;
   const before = identityOf(file);
   try {
     const opened = openToServe(
       file,
       (connection) => {
-        const objects = connection.prepare<[], number>('SELECT count(*) FROM sqlite_schema').pluck().get() ?? 0;
-        const app = request.app ?? recogniseApplication(connection, tables);
-        const { mapping } = resolveOptions({ app, tables });
-        validateDatabase(connection, mapping);
-        const unbounded =
-          findUnboundedObject(connection, mapping) ??
-          (objects > MAX_INLINE_SCHEMA_OBJECTS ? `its schema holds ${objects} objects` : undefined);
-        const schemaVersion = connection.prepare<[], number>('PRAGMA schema_version').pluck().get() ?? 0;
-        return { app, mapping, unbounded, schemaVersion };
+        const book = openBook(connection, request);
+        return { book, unbounded: book.unbounded() };
       },
       undefined,
       request.application,
     );
     if (!opened.readable) return { kind: 'waiting', code: opened.state.code, explanation: opened.state.explanation };
-    const { app, mapping, unbounded, schemaVersion } = opened.value;
+    const { book, unbounded } = opened.value;
     const identity = identityOf(file);
     if (identity === undefined || identity !== before) {
       opened.db.close();
@@ -87,9 +60,9 @@ function open(request: GuardRequests['open']): OpenResult {
     if (unbounded === undefined) opened.db.close();
     else {
       db = opened.db;
-      search = createBookingSearch(db, mapping);
+      search = book.search();
     }
-    return { kind: 'ready', app, unbounded, schemaVersion, identity };
+    return { kind: 'ready', app: book.app, unbounded, schemaVersion: book.schemaVersion, identity };
   } catch (error: unknown) {
     return { kind: 'refused', line: error instanceof CliError ? error.message : describeDatabaseError(file, error) };
   }

@@ -9,8 +9,8 @@ import { DatabaseSync } from 'node:sqlite';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import Libsql from 'libsql';
+import { validateDatabase } from '../../lib/database-handle.js';
 import { createHandler } from '../../lib/index.js';
-import { validateDatabase } from '../../lib/internal.js';
 import { ownSchema } from '../../lib/mapping.js';
 import { buildDatabase, CREDENTIALS, openFixture, serve, tempDir } from '../support/helpers.js';
 

@@ -1,0 +1,212 @@
+// What `check` says of a book's file once it is open (the command adds what concerns the
+// file itself: its journal, whether it can be read now, who may change it): whose tables it
+// holds, whether they fit, whether a sample of its dates and amounts means what the contract
+// needs, what the search needs that it lacks, and what one real search answers.
+
+import type { Database as Db } from 'better-sqlite3';
+import { findApplication } from './apps/index.js';
+import { formatSearchResult } from './format.js';
+import { type Mapping, ownSchema, quoteName, type TableNames, useMapping } from './mapping.js';
+import { checkMeaning } from './meaning.js';
+import { formatEuros } from './money.js';
+import {
+  detectApplication,
+  findRecommendedIndexes,
+  findSchemaProblems,
+  recogniseOlder,
+  recogniseOther,
+} from './schema.js';
+import { createBookingSearch, explainCount } from './search/index.js';
+
+/** A book's file as `check` examines it: the mapping chosen on opening, the rest described after. */
+export interface BookExamination {
+  /**
+   * Adds to `lines` what the file holds, a sentence a line (dates and names from the file
+   * as they are: the command escapes them); false when the file cannot be served.
+   */
+  describe(lines: string[]): boolean;
+}
+
+/**
+ * Chooses the mapping of `db`: the one `app` names (`undefined`: the one its tables give away,
+ * else the own schema under `tables`); throws for an unknown application.
+ */
+export function examineBook(db: Db, app: string | undefined, tables: Partial<TableNames> = {}): BookExamination {
+  const chosen = chooseMapping(db, app, tables);
+  return {
+    describe(lines) {
+      const { mapping } = chosen;
+      if (!describeTables(lines, db, chosen)) return false;
+      const meaning = checkMeaning(db, mapping);
+      if (!describeData(lines, db, mapping, meaning)) return false;
+      if (mapping.kind === 'own') lines.push(...describeIndexes(db, mapping.tables.entries));
+      lines.push(describePlan(explainCount(db, undefined, mapping), mapping));
+      if (meaning.newest !== undefined) lines.push(...describeSearch(db, mapping, meaning.newest));
+      return true;
+    },
+  };
+}
+
+/** The verdict on the typical search's plan: by the mapping's window index where it names one. */
+function describePlan(plan: string[], mapping: Mapping): string {
+  const steps = plan.join('; ');
+  const index = mapping.kind === 'application' ? mapping.windowIndex : undefined;
+  if (index === undefined) {
+    return plan.some((detail) => /^SCAN (?!\()/.test(detail))
+      ? `The typical search (one amount in a month) reads every booking: ${steps}. It will be slow on a large book.`
+      : `The typical search (one amount in a month) uses an index: ${steps}.`;
+  }
+  if (plan.some((detail) => detail.includes(` INDEX ${index.name} (`))) {
+    return `The typical search (one amount in a month) reads only its month, by the index ${index.name}: ${steps}.`;
+  }
+  const advice =
+    index.create === undefined
+      ? `The file lacks the index ${index.name} that ${mapping.title} creates itself.`
+      : `An admin may add an index that reads only the month (docs/applications.md says what it costs ${mapping.title}): ${index.create}`;
+  return `The typical search (one amount in a month) reads every booking of the accounts, not only its month: ${steps}. It will be slow on a large book. ${advice}`;
+}
+
+/** The mapping and whether the file's tables fit it; false when they do not. */
+function describeTables(lines: string[], db: Db, chosen: ChosenMapping): boolean {
+  const { mapping, detected, problems, other, older } = chosen;
+  if (mapping.kind === 'application') {
+    lines.push(
+      detected
+        ? `Mapping: ${mapping.title} (recognised from its tables, as the service recognises it; --app ${mapping.name} names it).`
+        : `Mapping: ${mapping.title} (--app ${mapping.name}).`,
+    );
+  }
+  if (problems.length > 0) {
+    const what = mapping.kind === 'own' ? 'Schema' : `Tables of ${mapping.title}`;
+    lines.push(`${what}: does not fit. Missing:`, ...problems.map((problem) => `  - ${problem}`));
+    if (other !== undefined) {
+      lines.push(`The file has the tables of ${other.title}: serve it with --app ${other.name}.`);
+    }
+    if (older !== undefined) {
+      lines.push(
+        `The file has the tables of ${older.title}, but not every column the service reads (a file of an older version?): check --app ${older.name} names them.`,
+      );
+    }
+    lines.push('See docs/applications.md for the applications served with --app, and for serving another schema.');
+    return false;
+  }
+  if (mapping.kind === 'own') lines.push(describeOwnTables(db, mapping.tables));
+  else lines.push(`Tables of ${mapping.title}: fit (read as they are; nothing is created in the file).`);
+  return true;
+}
+
+/** The bookings' range and whether a sample of them means what the contract needs; false when not. */
+function describeData(lines: string[], db: Db, mapping: Mapping, meaning: ReturnType<typeof checkMeaning>): boolean {
+  const [count, first, last] = bookingRange(db, mapping);
+  lines.push(count === 0 ? 'Bookings: none.' : `Bookings: ${count}, dated ${first} to ${last}.`);
+  if (meaning.problems.length > 0) {
+    lines.push(
+      `Data: does not fit (${meaning.sampled} bookings looked at); the search would answer wrongly:`,
+      ...meaning.problems.map((problem) => `  - ${problem}`),
+    );
+    return false;
+  }
+  lines.push(
+    meaning.sampled === 0
+      ? 'Data: no bookings to look at yet.'
+      : `Data: fits (${meaning.sampled} bookings looked at: dates 'YYYY-MM-DD', amounts whole cents, ids whole and unique).`,
+    ...meaning.notes.map((note) => `Note: ${note}`),
+  );
+  if (mapping.kind === 'application' && mapping.notes !== undefined) {
+    useMapping(db, mapping);
+    const notes = db.prepare<[], string>(mapping.notes).pluck().all();
+    lines.push(...notes.map((note) => `Note: ${note}`));
+  }
+  return true;
+}
+
+/** One real search for the newest booking's amount in its month, and what it answers. */
+function describeSearch(db: Db, mapping: Mapping, newest: { date: string; amountCents: number }): string[] {
+  const [von, bis] = monthOf(newest.date);
+  const betragCents = -newest.amountCents;
+  const answer = createBookingSearch(
+    db,
+    mapping,
+  )({ von, bis, betragCents, toleranzCents: 0, waehrung: 'EUR', limit: 3 });
+  return [
+    `A real search, ?von=${von}&bis=${bis}&betrag=${formatEuros(betragCents)}&limit=3, answers:`,
+    `  ${formatSearchResult(answer)}`,
+  ];
+}
+
+interface ChosenMapping {
+  mapping: Mapping;
+  detected: boolean;
+  problems: string[];
+  other?: Mapping | undefined;
+  older?: Mapping | undefined;
+}
+
+/** The mapping asked for, or the one the file's tables give away. */
+function chooseMapping(db: Db, app: string | undefined, tables: Partial<TableNames>): ChosenMapping {
+  const asked = app === undefined || app === 'own' ? ownSchema(tables) : findApplication(app);
+  if (asked === undefined) throw new Error(`unknown application '${app}'`);
+  const problems = findSchemaProblems(db, asked);
+  if (problems.length === 0) return { mapping: asked, detected: false, problems };
+  if (app === undefined) {
+    const detected = detectApplication(db);
+    if (detected !== undefined) return { mapping: detected, detected: true, problems: [] };
+    const older = recogniseOlder(db);
+    if (older !== undefined) return { mapping: asked, detected: false, problems, older };
+  }
+  // Asked for a mapping the file does not fit: name the one it fits, if any.
+  return { mapping: asked, detected: false, problems, other: recogniseOther(db, asked) };
+}
+
+function describeOwnTables(db: Db, tables: TableNames): string {
+  const names = [tables.entries, tables.categories, tables.paymentMethods].sort();
+  const kindOf = db.prepare<[string], string>('SELECT type FROM sqlite_schema WHERE name = ? COLLATE NOCASE').pluck();
+  const kinds = names.map((name) => `${name}: ${kindOf.get(name.replace(/^\w+\./, '')) ?? 'table'}`);
+  return `Schema: fits (${kinds.join(', ')}).`;
+}
+
+function describeIndexes(db: Db, entries: string): string[] {
+  const kind = db
+    .prepare<[string], string>('SELECT type FROM sqlite_schema WHERE name = ? COLLATE NOCASE')
+    .pluck()
+    .get(entries.replace(/^\w+\./, ''));
+  if (kind === 'view' || kind === undefined) {
+    return [`Indexes: ${entries} is a view, so the search uses the indexes of the tables behind it.`];
+  }
+  return findRecommendedIndexes(db, entries).map((index) =>
+    index.presentAs === undefined
+      ? `Index on (${index.columns.join(', ')}) for ${index.purpose}: missing. To add it (the owning application must allow it): ${index.createStatement}`
+      : `Index on (${index.columns.join(', ')}) for ${index.purpose}: present (${index.presentAs}).`,
+  );
+}
+
+/** How many bookings the mapping serves, and their first and last date. */
+function bookingRange(db: Db, mapping: Mapping): [number, string | null, string | null] {
+  if (mapping.kind === 'own') {
+    const entries = quoteName(mapping.tables.entries);
+    return (
+      db
+        .prepare<[], [number, string | null, string | null]>(
+          `SELECT count(*), (SELECT min(date) FROM ${entries}), (SELECT max(date) FROM ${entries}) FROM ${entries}`,
+        )
+        .raw()
+        .get() ?? [0, null, null]
+    );
+  }
+  useMapping(db, mapping);
+  return (
+    db
+      .prepare<[Record<string, unknown>], [number, string | null, string | null]>(
+        `SELECT count(*), min(date), max(date) FROM (${mapping.bookings})`,
+      )
+      .raw()
+      .get({ ...mapping.window('0000-01-01', '9999-12-31'), low: -(2 ** 53), high: 2 ** 53 }) ?? [0, null, null]
+  );
+}
+
+/** The first and last day of the month of `date` ('YYYY-MM-DD'). */
+function monthOf(date: string): [string, string] {
+  const [year, month] = date.split('-').map(Number) as [number, number];
+  const last = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  return [`${date.slice(0, 7)}-01`, `${date.slice(0, 7)}-${String(last).padStart(2, '0')}`];
+}

@@ -1,0 +1,131 @@
+// A book's file opened for searching, as the command serves it (in its serving process and
+// in a guard process): whose tables it holds (given, or recognised from them as `check`
+// recognises them), the file validated against them, whether its searches can be bounded in
+// time, and the search over it, which notices through the schema cookie a file that changed
+// under its connection.
+
+import type { Database } from 'better-sqlite3';
+import { validateDatabase } from './database-handle.js';
+import { isNotReadableNow } from './errors.js';
+import { type Mapping, ownSchema, type TableNames } from './mapping.js';
+import { resolveOptions } from './options.js';
+import { detectApplication, findSchemaProblems, findUnboundedObject } from './schema.js';
+import { type BookingSearch, createBookingSearch } from './search/index.js';
+
+/**
+ * Schema objects (tables, views, indexes, triggers) beyond which the searches of a file are
+ * not bounded in time, whatever its tables: every statement there first loads the whole
+ * schema, which takes 0.5 s for 20,000 views and 99 s for 200,000 on the benchmark machine.
+ * Application files hold a few dozen.
+ */
+const MAX_BOUNDED_SCHEMA_OBJECTS = 10_000;
+
+/** Whose tables a book's file holds: `app` as --app gives it (`undefined`: recognised from the file), `tables` as --table-names. */
+export interface BookTables {
+  app: string | undefined;
+  tables: Partial<TableNames>;
+}
+
+/** What the search over an opened book hears. */
+export interface SearchHooks {
+  /**
+   * The file's schema is no longer the one validated: called once, and the search refuses
+   * its read transaction with SchemaChanged. Without it the schema cookie is not read.
+   */
+  changed?: (() => void) | undefined;
+  /** How long each search waited for its turn, in seconds. */
+  waited?: ((seconds: number) => void) | undefined;
+}
+
+export interface OpenedBook {
+  /** Whose tables are served: `own` or an application's name (lib/apps/). */
+  readonly app: string;
+  /** The schema cookie (`PRAGMA schema_version`) as the file was validated. */
+  readonly schemaVersion: number;
+  /**
+   * Why a search over the file could run without bound in this thread (a view, a virtual
+   * table, generated columns, a schema too large), said as a phrase; `undefined` when the
+   * mapping reads only tables of the file.
+   */
+  unbounded(): string | undefined;
+  /** The search over the file. */
+  search(hooks?: SearchHooks): BookingSearch;
+}
+
+/**
+ * Opens `db` as the book `book`: throws an Error naming what does not fit (the tables, or the
+ * bookings as lib/meaning.ts judges a sample of them). `meaningJudged`: the bookings of this
+ * very file (its identity and schema cookie) were judged a moment ago by another process;
+ * its tables are checked again, its sample is not read again.
+ */
+export function openBook(db: Database, book: BookTables, meaningJudged = false): OpenedBook {
+  const app = book.app ?? recogniseApplication(db, book.tables);
+  const { mapping } = resolveOptions({ app, tables: book.tables });
+  const cookie = db.prepare<[], number>('PRAGMA schema_version').pluck();
+  const schemaVersion = cookie.get() ?? 0;
+  validateDatabase(db, mapping, { meaningJudged });
+  return {
+    app,
+    schemaVersion,
+    unbounded: () => unboundedObject(db, mapping),
+    search: ({ changed, waited } = {}) =>
+      createBookingSearch(
+        db,
+        mapping,
+        waited,
+        changed === undefined ? undefined : schemaCheck(cookie, schemaVersion, changed),
+      ),
+  };
+}
+
+/**
+ * Whose tables `db` holds when no app was given, as `check` recognises them: `own` when the
+ * own schema (under `tables`) fits, else the first application whose tables fit, else `own`,
+ * whose missing tables validation then names.
+ */
+function recogniseApplication(db: Database, tables: Partial<TableNames>): string {
+  if (findSchemaProblems(db, ownSchema(tables)).length === 0) return 'own';
+  return detectApplication(db)?.name ?? 'own';
+}
+
+function unboundedObject(db: Database, mapping: Mapping): string | undefined {
+  const objects = db.prepare<[], number>('SELECT count(*) FROM sqlite_schema').pluck().get() ?? 0;
+  return (
+    findUnboundedObject(db, mapping) ??
+    (objects > MAX_BOUNDED_SCHEMA_OBJECTS ? `its schema holds ${objects} objects` : undefined)
+  );
+}
+
+/**
+ * The check run first in every read transaction: reading the schema cookie loads nothing and
+ * prepares nothing, where every other statement would first load a new schema and prepare
+ * itself again over it (a table swapped for a view would run the view's SQL).
+ */
+function schemaCheck(cookie: { get(): number | undefined }, checked: number, changed: () => void): () => void {
+  return () => {
+    let now: unknown;
+    try {
+      now = cookie.get();
+    } catch (error: unknown) {
+      // A lock or a state that passes (a hot journal) is answered as such; a header that
+      // is no longer a database's (a file truncated or written over) means a new file.
+      if (isNotReadableNow(error)) throw error;
+      now = error;
+    }
+    if (now === checked) return;
+    changed();
+    throw new SchemaChanged();
+  };
+}
+
+/**
+ * The file's schema is not the one the search was built for: answered as the 500 with
+ * Retry-After (lib/errors.ts, SQLITE_SCHEMA), while the command opens and checks the file again.
+ */
+export class SchemaChanged extends Error {
+  readonly code = 'SQLITE_SCHEMA';
+
+  constructor() {
+    super('the schema of the file changed since it was checked; it is opened and checked again');
+  }
+}
