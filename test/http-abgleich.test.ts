@@ -376,7 +376,7 @@ test('while 1,000 lines that compete for the same bookings are paired, /status i
   assert.equal(answered.filter((line) => line.buchungen.length === 1).length, 1000);
   assert.ok(waits.length > 3, `the reconciliation ran long enough to be watched (${waits.length} looks)`);
   waits.sort((a, b) => a - b);
-  // The slices are 2 ms; a loaded machine adds its own.
+  // The slices are half a millisecond; a loaded machine adds its own.
   assert.ok((waits[Math.floor(waits.length / 2)] as number) < 50, `median /status wait ${waits.join(', ')}`);
 });
 

@@ -17,8 +17,13 @@ import { reconcile } from './reconcile.js';
 
 /** docs/API.md: the body is at most 1 MiB. */
 export const MAX_BODY_BYTES = 1024 * 1024;
-/** How long the reconciliation runs before it lets the event loop answer others. */
-export const SLICE_MS = 2;
+/**
+ * How long the reconciliation runs before it lets the event loop answer others. A new
+ * connection's /status needs a few turns of the loop, each waiting for at most one slice
+ * (and the step that passes it, a few tenths of a millisecond); a turn between two slices
+ * costs a few microseconds.
+ */
+export const SLICE_MS = 0.5;
 // RFC 9110 §8.3.1: `application/json`, optionally with `charset=utf-8` (names and the
 // charset's value case-insensitive, the value perhaps quoted), nothing else.
 const JSON_MEDIA_TYPE = /^application\/json[ \t]*(?:;[ \t]*charset=(?:utf-8|"utf-8")[ \t]*)?$/i;

@@ -76,17 +76,19 @@ function scan(text: string): { texts: string[]; keys: number; twice: Twice | und
       while (i < text.length && text.charCodeAt(i) !== QUOTE) i += text.charCodeAt(i) === BACKSLASH ? 2 : 1;
       i += 1;
       const end = i;
-      while (WHITESPACE.test(text[i] ?? '')) i += 1;
+      while (isWhitespace(text.charCodeAt(i))) i += 1;
       if (text.charCodeAt(i) !== COLON) continue;
       keys += 1;
       const object = open.at(-1);
       if (object === undefined || !('keys' in object)) continue;
-      object.last = JSON.parse(text.slice(start, end)) as string;
+      const key = text.slice(start, end);
+      // Only a key with an escape needs JSON.parse to be read.
+      object.last = key.includes('\\') ? (JSON.parse(key) as string) : key.slice(1, -1);
       if (object.keys.has(object.last) && twice === undefined) twice = { name: object.last, line: lineOf(open) };
       object.keys.add(object.last);
     } else if (c === MINUS || (c >= ZERO && c <= NINE)) {
       const start = i;
-      while (i < text.length && NUMBER_CHARACTER.test(text[i] as string)) i += 1;
+      while (i < text.length && isNumberCharacter(text.charCodeAt(i))) i += 1;
       texts.push(text.slice(start, i));
     } else {
       if (c === OPEN_OBJECT) open.push({ keys: new Set(), last: '' });
@@ -120,8 +122,16 @@ const OPEN_OBJECT = 0x7b;
 const CLOSE_OBJECT = 0x7d;
 const OPEN_ARRAY = 0x5b;
 const CLOSE_ARRAY = 0x5d;
-const NUMBER_CHARACTER = /[-+0-9.eE]/;
-const WHITESPACE = /[ \t\n\r]/;
+
+/** One of `-+0123456789.eE`: a character of a JSON number. */
+function isNumberCharacter(c: number): boolean {
+  return (c >= ZERO && c <= NINE) || c === MINUS || c === 0x2b || c === 0x2e || c === 0x65 || c === 0x45;
+}
+
+/** JSON's whitespace: space, tab, line feed, carriage return. */
+function isWhitespace(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+}
 
 /** JSON.parse's reviver: a number keeps its text (Node.js 22: the reviver's `context.source`). */
 function keepNumberText(this: unknown, _key: string, value: unknown, context?: { source?: string }): unknown {

@@ -14,6 +14,9 @@ import { bestSplit, better, type Part, type Split } from './parts.js';
 /** docs/API.md: a line whose window holds more such bookings is not split. */
 export const MAX_PARTS_POOL = 400;
 const MAX_ALTERNATIVES = 3;
+// Bookings, and lines' answers, between two yields: each step well under the endpoint's slice.
+const STEP = 256;
+const ANSWERS_A_STEP = 32;
 
 /** A booking as the reconciliation sees it. */
 interface Booking {
@@ -29,13 +32,17 @@ interface Booking {
 /** The answer's JSON text for `request` over `rows` (every booking of its windows). */
 export function* reconcile(request: ReconcileRequest, rows: readonly BookingRow[]): Generator<void, string, void> {
   const bookings = yield* bookingsOf(rows, request.ausser);
+  yield;
   const byAmount = new Map<number, number[]>();
-  bookings.forEach((booking, index) => {
-    const list = byAmount.get(booking.cents);
-    if (list === undefined) byAmount.set(booking.cents, [index]);
+  for (let index = 0; index < bookings.length; index += 1) {
+    const { cents } = bookings[index] as Booking;
+    const list = byAmount.get(cents);
+    if (list === undefined) byAmount.set(cents, [index]);
     else list.push(index);
-  });
+    if (index % STEP === STEP - 1) yield;
+  }
   const amounts = [...byAmount.keys()].sort((a, b) => a - b);
+  yield;
 
   const edges: Edge[][] = [];
   const linesOf = new Int32Array(bookings.length);
@@ -75,7 +82,9 @@ export function* reconcile(request: ReconcileRequest, rows: readonly BookingRow[
     for (const part of (split as Split).parts) given[part.booking] = 1;
   }
 
-  const answers: string[] = [];
+  // Joined a few at a time: joining them all at once flattens every line's text in one go.
+  const parts: string[] = [];
+  let answers: string[] = [];
   for (let i = 0; i < request.lines.length; i += 1) {
     answers.push(
       answerOf(
@@ -87,9 +96,14 @@ export function* reconcile(request: ReconcileRequest, rows: readonly BookingRow[
         unsplit.has(i),
       ),
     );
-    if (i % 256 === 255) yield;
+    if (answers.length === ANSWERS_A_STEP) {
+      parts.push(answers.join(','));
+      answers = [];
+      yield;
+    }
   }
-  return `{"zeilen":[${answers.join(',')}]}`;
+  if (answers.length > 0) parts.push(answers.join(','));
+  return `{"zeilen":[${parts.join(',')}]}`;
 }
 
 /** The rows as bookings, each once, by date and id; those in `ausser` left out. Throws on a row that breaks the contract. */
@@ -105,8 +119,9 @@ function* bookingsOf(rows: readonly BookingRow[], ausser: ReadonlySet<number>): 
       seen.add(id);
       bookings.push({ id, day: dayNumber(date), cents: -amountCents || 0, konto, json });
     }
-    if (i % 512 === 511) yield;
+    if (i % STEP === STEP - 1) yield;
   }
+  yield;
   return bookings.sort((a, b) => a.day - b.day || a.id - b.id);
 }
 
