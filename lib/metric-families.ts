@@ -4,7 +4,7 @@
 
 import Database from 'better-sqlite3';
 import type { Family, Sample } from './exposition.js';
-import { badQuery, ERROR_CODES, ERRORS, type ErrorCode } from './messages.js';
+import { badBody, badQuery, ERROR_CODES, ERRORS, type ErrorCode } from './messages.js';
 
 /** Which endpoint a request asked for, by its path: the status, the search, or any other path. */
 export const ENDPOINTS = ['status', 'search', 'other'] as const;
@@ -14,9 +14,10 @@ export type Endpoint = (typeof ENDPOINTS)[number];
 export type Answer = 'ok' | 'preflight' | ErrorCode;
 export const ANSWERS: readonly Answer[] = ['ok', 'preflight', ...ERROR_CODES];
 
-const STATUS_OF_CODE: Partial<Record<ErrorCode, number>> = Object.fromEntries(
-  Object.values(ERRORS).map((error) => [error.code, error.status]),
-);
+// The codes of the fixed errors, and the validators' two, whose texts vary.
+const STATUS_OF_CODE = Object.fromEntries(
+  [...Object.values(ERRORS), badQuery(''), badBody('')].map((error) => [error.code, error.status]),
+) as Record<ErrorCode, number>;
 
 /** The labels of each answer: its HTTP status, and its error code if it is one. */
 export const OUTCOMES: readonly { readonly status: number; readonly code: ErrorCode | undefined }[] = ANSWERS.map(
@@ -25,7 +26,7 @@ export const OUTCOMES: readonly { readonly status: number; readonly code: ErrorC
       ? { status: 200, code: undefined }
       : answer === 'preflight'
         ? { status: 204, code: undefined }
-        : { status: answer === 'bad_query' ? badQuery('').status : (STATUS_OF_CODE[answer] as number), code: answer },
+        : { status: STATUS_OF_CODE[answer], code: answer },
 );
 
 /**

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { noneRetired, type ProcessReport, renderMetrics, retire } from '../../bin/admin/service-metrics.js';
+import { ERROR_CODES } from '../../lib/messages.js';
 import { LOGIN_FAILURES, REFUSALS } from '../../lib/metric-families.js';
 import { Metrics } from '../../lib/metrics.js';
 
@@ -89,6 +90,28 @@ test('the counts of all processes add up, with those of processes that ended, so
   assert.deepEqual(samples(text, 'booking_search_processes'), ['booking_search_processes 2']);
   assert.deepEqual(samples(text, 'booking_search_worker_restarts_total'), ['booking_search_worker_restarts_total 1']);
   assert.match(text, /^booking_search_build_info\{version="1\.0\.0",node="[\d.]+",sqlite="3\.\d+\.\d+"\} 1$/m);
+});
+
+// A reconciliation's bad_body was counted with status="undefined".
+test('every error code is counted with the status it is answered with', () => {
+  const text = renderMetrics(
+    [
+      report((m) => {
+        for (const code of ERROR_CODES) m.countRequest('other', code, 0);
+      }, 'serving'),
+    ],
+    noneRetired(),
+    SERVICE,
+  );
+  const statuses = samples(text, 'booking_search_requests_total')
+    .filter((line) => line.includes('endpoint="other"'))
+    .map((line) => /status="([^"]*)",error="([^"]*)"/.exec(line)?.slice(1).join(' '));
+  assert.equal(statuses.length, ERROR_CODES.length);
+  assert.deepEqual(
+    statuses.filter((status) => !/^[45]\d\d /.test(status ?? '')),
+    [],
+  );
+  assert.ok(statuses.includes('400 bad_body') && statuses.includes('400 bad_query'), statuses.join(', '));
 });
 
 // A refused reload was visible only in the log.
