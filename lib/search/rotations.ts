@@ -18,14 +18,11 @@ export interface Requester {
 // The three rotations, each a Map for finding an entry and an array in the order of the
 // rotation (the first entry is served next, then goes to the end or, when it has nothing
 // left, out of both): no iterator, closure or entry array is made to find the next query.
-interface ConnectionEntry<J> {
-  connection: Requester['connection'];
-  jobs: J[];
-}
+// A connection's entry is its jobs, never empty while it is in the rotation.
 interface AddressEntry<J> {
   address: string;
-  connections: Map<object, ConnectionEntry<J>>;
-  order: ConnectionEntry<J>[];
+  connections: Map<object, J[]>;
+  order: J[][];
 }
 interface UserEntry<J> {
   user: string;
@@ -67,13 +64,13 @@ export class Rotations<J extends { readonly from: Requester }> {
       user.addresses.set(from.address, address);
       user.order.push(address);
     }
-    let connection = address.connections.get(from.connection);
-    if (connection === undefined) {
-      connection = { connection: from.connection, jobs: [] };
-      address.connections.set(from.connection, connection);
-      address.order.push(connection);
+    const jobs = address.connections.get(from.connection);
+    if (jobs !== undefined) jobs.push(job);
+    else {
+      const first = [job];
+      address.connections.set(from.connection, first);
+      address.order.push(first);
     }
-    connection.jobs.push(job);
     user.waiting += 1;
     this.countAddress(from.address, 1);
   }
@@ -84,10 +81,10 @@ export class Rotations<J extends { readonly from: Requester }> {
       const user = this.order.shift();
       if (user === undefined) return undefined;
       const address = user.order.shift() as AddressEntry<J>;
-      const connection = address.order.shift() as ConnectionEntry<J>;
-      const job = connection.jobs.shift() as J;
-      if (connection.jobs.length > 0) address.order.push(connection);
-      else address.connections.delete(connection.connection);
+      const jobs = address.order.shift() as J[];
+      const job = jobs.shift() as J;
+      if (jobs.length > 0) address.order.push(jobs);
+      else address.connections.delete(job.from.connection);
       if (address.order.length > 0) user.order.push(address);
       else user.addresses.delete(address.address);
       user.waiting -= 1;
@@ -109,7 +106,7 @@ export class Rotations<J extends { readonly from: Requester }> {
     const address = user.addresses.get(from.address);
     if (address === undefined) return;
     toTheEnd(user.order, (entry) => entry === address);
-    toTheEnd(address.order, (entry) => entry.connection === from.connection);
+    toTheEnd(address.order, (jobs) => jobs[0]?.from.connection === from.connection);
   }
 
   /** How many jobs of `address` (whoever's) wait. */
