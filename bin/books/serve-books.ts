@@ -157,14 +157,15 @@ function openBook(parts: BookServiceParts, config: BookConfig, users: readonly C
   return whole;
 }
 
-/** The book's handler, counting its requests until their responses close. */
+/** The book's handler, counting its requests until their responses close: one listener a book, no closure a request. */
 function countInFlight(book: Book): RequestHandler {
+  const ended = (): void => {
+    book.inFlight -= 1;
+    if (book.retired && book.inFlight === 0) closeBook(book);
+  };
   return (req, res, next) => {
     book.inFlight += 1;
-    res.once('close', () => {
-      book.inFlight -= 1;
-      if (book.retired && book.inFlight === 0) closeBook(book);
-    });
+    res.on('close', ended); // a response closes once
     book.database.handler(req, res, next);
   };
 }
