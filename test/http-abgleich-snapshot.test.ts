@@ -1,6 +1,7 @@
 // POST {base}/api/v1/abgleich reads its windows in slices, a search of the turns each: the
 // answer still comes from one snapshot of the file when another connection commits between
-// two slices, on a WAL file and on a rollback-journal file (whose writer no slice holds up).
+// two slices, on a WAL file and on a rollback-journal file (whose writer no slice holds up);
+// a client that leaves stops the slices.
 
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
@@ -10,10 +11,14 @@ import { createBookingSearch } from '../lib/search/booking-search.js';
 import type { SearchTurns } from '../lib/search-endpoint.js';
 import { AUTH, buildDatabase, CREDENTIALS, openReadOnly, serve } from './support/helpers.js';
 
-/** The search over `db`, and `between` run once, after the first read answered and before it is delivered. */
-function searchWithWriteBetween(
+/**
+ * The search over `db`, each read's answer delivered `delayMs` later; `afterRead` hears how
+ * many have been read, after each read and before it is delivered.
+ */
+function watchedSearch(
   db: Database.Database,
-  between: () => void,
+  afterRead: (reads: number) => void,
+  delayMs = 0,
 ): { search: SearchTurns; reads: () => number } {
   const search = createBookingSearch(db);
   let reads = 0;
@@ -27,8 +32,9 @@ function searchWithWriteBetween(
           query,
           (outcome) => {
             reads += 1;
-            if (reads === 1) between();
-            done(outcome);
+            afterRead(reads);
+            if (delayMs === 0) done(outcome);
+            else setTimeout(() => done(outcome), delayMs);
           },
           from,
         ),
@@ -45,11 +51,12 @@ async function reconcileAroundAWrite(t: TestContext, journal: 'wal' | 'delete'):
   writer.exec("INSERT INTO entries VALUES (901, '2026-01-05', 1000, 'Kasse alt', NULL, 1)");
   const db = openReadOnly(t, file);
   // Booking 901 of January moves to March, as booking 902: one snapshot holds one of them.
-  const { search, reads } = searchWithWriteBetween(db, () =>
-    writer.exec(
-      "DELETE FROM entries WHERE id = 901; INSERT INTO entries VALUES (902, '2026-03-05', 1000, 'Kasse neu', NULL, 1)",
-    ),
-  );
+  const { search, reads } = watchedSearch(db, (read) => {
+    if (read === 1)
+      writer.exec(
+        "DELETE FROM entries WHERE id = 901; INSERT INTO entries VALUES (902, '2026-03-05', 1000, 'Kasse neu', NULL, 1)",
+      );
+  });
   const origin = await serve(t, createHandler(search, CREDENTIALS));
   const response = await fetch(`${origin}/api/v1/abgleich`, {
     method: 'POST',
@@ -76,3 +83,34 @@ test('a WAL file written by another connection between two slices: the answer is
 
 test('a rollback-journal file: the writer commits between two slices (no read holds its lock), and the answer is one snapshot', (t) =>
   reconcileAroundAWrite(t, 'delete'));
+
+test('a client that leaves during the read: no slice is read after its connection closed', async (t) => {
+  // 3,000 bookings over 300 days: several slices of about 500.
+  const many = `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 2999)
+    INSERT INTO entries SELECT 5000 + i, date('2025-01-01', '+' || (i / 10) || ' days'), 100 + i, 'x', NULL, 1 FROM n;`;
+  const file = buildDatabase(t, ['schema.sql', 'abgleich.sql']);
+  const writer = new Database(file);
+  writer.exec(many);
+  writer.close();
+  const body = JSON.stringify({ zeilen: [{ datum: '2025-06-01', betrag: '-1', tage: 150 }] });
+  const headers = { authorization: AUTH, 'content-type': 'application/json' };
+  const whole = watchedSearch(openReadOnly(t, file), () => {});
+  const all = await serve(t, createHandler(whole.search, CREDENTIALS));
+  assert.equal((await fetch(`${all}/api/v1/abgleich`, { method: 'POST', headers, body })).status, 200);
+  assert.ok(whole.reads() >= 4, `the whole read took ${whole.reads()} slices`);
+
+  const leaving = new AbortController();
+  // Each read delivered 10 ms late, time for the server to see the connection close.
+  const left = watchedSearch(
+    openReadOnly(t, file),
+    (read) => {
+      if (read === 1) leaving.abort();
+    },
+    10,
+  );
+  const origin = await serve(t, createHandler(left.search, CREDENTIALS));
+  await assert.rejects(fetch(`${origin}/api/v1/abgleich`, { method: 'POST', headers, body, signal: leaving.signal }));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  // The one read when it left, perhaps the one queued before the server saw it go; no more.
+  assert.ok(left.reads() <= 2, `${left.reads()} slices read of ${whole.reads()}`);
+});
