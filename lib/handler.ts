@@ -131,9 +131,8 @@ function answer(parts: Parts, req: IncomingMessage, res: ServerResponse, next?: 
     addToEveryResponse(res, cors.responseHeaders(req));
     if (flood !== undefined) return sendError(res, ...refusal(flood, challengeHeader));
     if (badRequest) return sendError(res, ERRORS.badRequest, ['Connection', 'close']);
-    // The reconciliation is a search for the metrics and the log.
     const endpoint =
-      path === statusPath ? 'status' : path === searchPath || path === reconcilePath ? 'search' : 'other';
+      path === statusPath ? 'status' : path === searchPath ? 'search' : path === reconcilePath ? 'abgleich' : 'other';
     const facts = recordFacts(req, clientAddress(req, trusted), endpoint);
     const client = throttleKey(facts.clientAddress);
     const exchange: Exchange = { req, res, path, query: mark === -1 ? '' : url.slice(mark + 1), facts, client };

@@ -5,10 +5,13 @@
 import Database from 'better-sqlite3';
 import type { Family, Sample } from './exposition.js';
 import { badBody, badQuery, ERROR_CODES, ERRORS, type ErrorCode } from './messages.js';
+import type { RequestFacts } from './request-facts.js';
 
-/** Which endpoint a request asked for, by its path: the status, the search, or any other path. */
-export const ENDPOINTS = ['status', 'search', 'other'] as const;
-export type Endpoint = (typeof ENDPOINTS)[number];
+/** Which endpoint a request asked for, by its path: the status, the search, the reconciliation, or any other path. */
+export type Endpoint = RequestFacts['endpoint'];
+// Each endpoint once, in the order /metrics writes them: one left out does not compile.
+const EACH_ENDPOINT: Record<Endpoint, null> = { status: null, search: null, abgleich: null, other: null };
+export const ENDPOINTS = Object.keys(EACH_ENDPOINT) as Endpoint[];
 
 /** How a request was answered: 200, a CORS preflight's 204, or an error's code. */
 export type Answer = 'ok' | 'preflight' | ErrorCode;
@@ -96,7 +99,7 @@ function requestFamilies(metrics: Counts): Family[] {
     {
       type: 'counter',
       name: 'booking_search_requests_total',
-      help: 'Requests answered, by endpoint (status, search, other: any other path), HTTP status and error code.',
+      help: 'Requests answered, by endpoint (status, search, abgleich, other: any other path), HTTP status and error code.',
       samples: requestSamples(metrics),
     },
     {
@@ -143,7 +146,7 @@ function requestFamilies(metrics: Counts): Family[] {
   ];
 }
 
-/** Every outcome seen, and the 200 of the status and the search always, so that a rate starts at zero. */
+/** Every outcome seen, and the 200 of each endpoint but `other` always, so that a rate starts at zero. */
 function requestSamples(metrics: Counts): Sample[] {
   const samples: Sample[] = [];
   for (let e = 0; e < ENDPOINTS.length; e += 1) {

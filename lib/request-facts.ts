@@ -9,8 +9,8 @@
 import type { IncomingMessage } from 'node:http';
 
 export interface RequestFacts {
-  /** Which endpoint the path names: `{base}/api/v1/status`, `{base}/api/v1/buchungen`, or none of them. */
-  endpoint: 'status' | 'search' | 'other';
+  /** Which endpoint the path names: `{base}/api/v1/status`, `…/buchungen`, `…/abgleich`, or none of them. */
+  endpoint: 'status' | 'search' | 'abgleich' | 'other';
   /** The socket's address, or the trusted proxy's `X-Forwarded-For` entry. */
   clientAddress: string;
   /** The username of accepted credentials; `undefined` until (or unless) they are. */

@@ -200,6 +200,29 @@ test('/metrics counts failed logins and refusals by reason, and a search turn fo
   }
 });
 
+// A reconciliation was counted as a search: its seconds in the search's histogram.
+test('/metrics counts a reconciliation under its own endpoint, abgleich, and not as a search', async (t) => {
+  const server = await start(t, ['--db', buildDatabase(t), '--admin-port', '0']);
+  const admin = adminOf(server);
+  const headers = { authorization: AUTH, 'content-type': 'application/json' };
+  const body = JSON.stringify({ zeilen: [{ datum: '2026-03-10', betrag: '-12.50' }] });
+  const reconciled = await request(`${server.api}abgleich`, { method: 'POST', headers, body });
+  assert.equal(reconciled.status, 200, reconciled.body);
+  const refused = await request(`${server.api}abgleich`, { method: 'POST', headers, body: '{' });
+  assert.equal(refused.status, 400, refused.body);
+  const metrics = (await request(`${admin}/metrics`)).body;
+  for (const line of [
+    'booking_search_requests_total{endpoint="search",status="200"} 0',
+    'booking_search_requests_total{endpoint="abgleich",status="200"} 1',
+    'booking_search_requests_total{endpoint="abgleich",status="400",error="bad_body"} 1',
+    'booking_search_request_duration_seconds_count{endpoint="search"} 0',
+    'booking_search_request_duration_seconds_count{endpoint="abgleich"} 2',
+  ]) {
+    assert.ok(metrics.includes(`\n${line}\n`), `${line} in ${metrics}`);
+  }
+  assert.deepEqual(await promtoolCheckMetrics(metrics), { code: 0, output: '' });
+});
+
 test('/live says 503 from SIGTERM on, while a request in flight finishes; then the service exits 0', async (t) => {
   const file = join(tempDir(t), 'zugang');
   writeFileSync(file, `pruefer:${HASH_OF_ALT}\n`, { mode: 0o600 });

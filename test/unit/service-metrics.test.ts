@@ -60,6 +60,7 @@ test('the counts of all processes add up, with those of processes that ended, so
     'booking_search_requests_total{endpoint="status",status="401",error="unauthorized"} 1',
     'booking_search_requests_total{endpoint="search",status="200"} 7',
     'booking_search_requests_total{endpoint="search",status="400",error="bad_query"} 1',
+    'booking_search_requests_total{endpoint="abgleich",status="200"} 0',
   ]);
   assert.ok(text.includes('booking_search_request_duration_seconds_bucket{endpoint="search",le="0.0001"} 1\n'));
   assert.ok(text.includes('booking_search_request_duration_seconds_bucket{endpoint="search",le="0.0005"} 7\n'));
