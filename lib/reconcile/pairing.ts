@@ -6,18 +6,25 @@
 // candidates alone. Costs are compared as tuples of integers, never packed into a float.
 // A generator: it yields now and then, so that its caller can let the event loop run.
 
+import { pairTheRest } from './augment.js';
 import type { Edge } from './costs.js';
 import { pairGroup } from './pair-group.js';
 import { untangle } from './untangle.js';
 
 /**
- * A group's edges beyond this are left out, each line keeping its nearest: only a statement
- * whose hundreds of lines compete for the same bookings comes near it (docs/API.md).
+ * A group's edges beyond this are left out of the cheapest pairing, each line keeping its
+ * nearest; the lines it leaves without are then paired over all theirs (augment.ts), so that
+ * the most lines are paired, not always the fewest cents apart. Only a statement whose
+ * hundreds of lines compete for the same bookings comes near it (docs/API.md).
  */
 export const MAX_GROUP_EDGES = 100_000;
 
 /** `edges[line]`, each line's candidates; the result: each line's booking index, or -1. */
-export function* pairLines(edges: readonly Edge[][], bookings: number): Generator<void, Int32Array, void> {
+export function* pairLines(
+  edges: readonly Edge[][],
+  bookings: number,
+  maxGroupEdges = MAX_GROUP_EDGES,
+): Generator<void, Int32Array, void> {
   const paired = new Int32Array(edges.length).fill(-1);
   for (const group of groupsOf(edges, bookings)) {
     const lines: Edge[][] = [];
@@ -26,13 +33,15 @@ export function* pairLines(edges: readonly Edge[][], bookings: number): Generato
       yield;
     }
     const keep =
-      lines.reduce((sum, list) => sum + Math.min(list.length, group.length), 0) > MAX_GROUP_EDGES
-        ? Math.max(1, Math.floor(MAX_GROUP_EDGES / group.length))
+      lines.reduce((sum, list) => sum + Math.min(list.length, group.length), 0) > maxGroupEdges
+        ? Math.max(1, Math.floor(maxGroupEdges / group.length))
         : group.length;
     // A line paired beyond its `group.length` nearest candidates could take a nearer one
     // that no other line holds: so those are all it needs.
     const kept = lines.map((list) => list.slice(0, keep));
     const result = yield* untangle(kept, yield* pairGroup(kept));
+    // Fewer kept than that: the lines left without are paired over all their candidates.
+    if (keep < group.length) yield* pairTheRest(lines, result);
     group.forEach((line, i) => {
       paired[line] = result[i] as number;
     });

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
+import { pairTheRest } from '../../lib/reconcile/augment.js';
 import type { Edge } from '../../lib/reconcile/costs.js';
-import { pairLines } from '../../lib/reconcile/pairing.js';
+import { MAX_GROUP_EDGES, pairLines } from '../../lib/reconcile/pairing.js';
 
-function run(edges: Edge[][], bookings: number): Int32Array {
-  const pairing = pairLines(edges, bookings);
+function run(edges: Edge[][], bookings: number, maxGroupEdges?: number): Int32Array {
+  const pairing = pairLines(edges, bookings, maxGroupEdges);
   for (;;) {
     const step = pairing.next();
     if (step.done === true) return step.value;
@@ -163,4 +164,57 @@ test('of two pairings equal in cents, days and signs, the one that keeps the lin
     [edge(1, 0, 4), edge(1, 1, 1)],
   ];
   assert.deepEqual([...run(edges, 2)], [0, 1]);
+});
+
+test('the lines left without a booking are paired over all their candidates: as many as a plain pairing, none unpaired that had one', () => {
+  fc.assert(
+    fc.property(
+      statement(fc.integer({ min: 0, max: 3 })),
+      fc.array(fc.integer({ min: 0, max: 9 }), { maxLength: 6 }),
+      ({ edges }, picks) => {
+        // Some lines paired already, each with a candidate no other line has.
+        const paired = new Int32Array(edges.length).fill(-1);
+        const used = new Set<number>();
+        edges.forEach((list, line) => {
+          const pick = picks[line];
+          const edge = pick === undefined ? undefined : list[pick % Math.max(1, list.length)];
+          if (edge === undefined || used.has(edge.booking)) return;
+          used.add(edge.booking);
+          paired[line] = edge.booking;
+        });
+        const before = [...paired];
+        const rest = pairTheRest(edges, paired);
+        while (rest.next().done !== true);
+        assert.equal(totalsOf(edges, paired).paired, exhaustive(edges).paired);
+        before.forEach((booking, line) => {
+          if (booking !== -1) assert.notEqual(paired[line], -1, `line ${line} kept a booking`);
+        });
+      },
+    ),
+    { numRuns: 3000 },
+  );
+});
+
+test('a group over its bound of edges, each line keeping its nearest, still pairs as many lines as a plain pairing', () => {
+  fc.assert(
+    fc.property(statement(fc.integer({ min: 0, max: 3 })), ({ bookings, edges }) => {
+      // A bound of 2 edges a group: each line keeps one or two of its candidates.
+      const paired = run(edges, bookings, 2);
+      assert.equal(totalsOf(edges, paired).paired, exhaustive(edges).paired);
+    }),
+    { numRuns: 3000 },
+  );
+  // Twenty lines that all want the same twenty bookings most, the same one first: all get one.
+  const edges = Array.from({ length: 20 }, (_, line) =>
+    Array.from({ length: 20 }, (_, booking) => ({
+      booking,
+      cents: 0,
+      days: booking,
+      opposite: false,
+      id: booking,
+      tie: -(line + 1) * booking,
+    })),
+  );
+  assert.equal(new Set(run(edges, 20, 100)).size, 20);
+  assert.ok(MAX_GROUP_EDGES >= 100_000);
 });
