@@ -120,6 +120,14 @@ export class Metrics implements Counts {
   }
 
   /**
+   * Adds the counts of a process that ended: its counters, not its gauges of hash checks,
+   * since nothing runs or waits in it any more (they would stay in every sum after it).
+   */
+  addEnded(snapshot: MetricsSnapshot): this {
+    return this.add({ ...snapshot, hashChecks: [] });
+  }
+
+  /**
    * The counts in Prometheus' text format (`Metrics.contentType`): which `version` runs on
    * which Node.js and SQLite, what the requests met, then `more`, the service's own families.
    */

@@ -58,7 +58,7 @@ export function noneRetired(): Retired {
 
 /** Adds an ended process's counters to `retired`. */
 export function retire(retired: Retired, report: ProcessReport): void {
-  retired.metrics.add(report.metrics);
+  retired.metrics.addEnded(report.metrics);
   retired.cpuSeconds += report.cpuSeconds;
   for (const book of report.books) {
     retired.replacements[book.name] = (retired.replacements[book.name] ?? 0) + book.replaced;

@@ -115,6 +115,24 @@ test('every error code is counted with the status it is answered with', () => {
   assert.ok(statuses.includes('400 bad_body') && statuses.includes('400 bad_query'), statuses.join(', '));
 });
 
+// An ended worker's last hash checks were added to every sum after it, as if still running.
+test('a process that ended keeps its counters in the sums, but not its hash checks, which ended with it', () => {
+  const retired = noneRetired();
+  retire(
+    retired,
+    report((m) => {
+      m.countRequest('search', 'ok', 0.0003);
+      m.hashChecks.set([1, 2]);
+    }, 'serving'),
+  );
+  const text = renderMetrics([report((m) => m.hashChecks.set([1, 0]), 'serving')], retired, SERVICE);
+  assert.ok(text.includes('\nbooking_search_requests_total{endpoint="search",status="200"} 1\n'), text);
+  assert.deepEqual(samples(text, 'booking_search_hash_checks'), [
+    'booking_search_hash_checks{state="running"} 1',
+    'booking_search_hash_checks{state="waiting"} 0',
+  ]);
+});
+
 // A refused reload was visible only in the log.
 test("the last reload's result: 0 when one process kept what it served; the oldest applied reload's time", () => {
   const applied = { ...report(() => {}, 'serving'), reload: { successful: true, successTime: 1_773_480_000 } };
