@@ -54,16 +54,18 @@ export interface OpenedBook {
 
 /**
  * Opens `db` as the book `book`: throws an Error naming what does not fit (the tables, or the
- * bookings as lib/meaning.ts judges a sample of them). `meaningJudged`: the bookings of this
- * very file (its identity and schema cookie) were judged a moment ago by another process;
- * its tables are checked again, its sample is not read again.
+ * bookings as lib/meaning.ts judges a sample of them). `judgedAt`: the schema cookie at which
+ * another process judged the bookings of this very file (its identity) a moment ago: a file
+ * whose cookie is another throws SchemaChanged; one whose cookie is that has its tables
+ * checked again, not its sample.
  */
-export function openBook(db: Database, book: BookTables, meaningJudged = false): OpenedBook {
+export function openBook(db: Database, book: BookTables, judgedAt?: number): OpenedBook {
   const app = book.app ?? recogniseApplication(db, book.tables);
   const { mapping } = resolveOptions({ app, tables: book.tables });
   const cookie = db.prepare<[], number>('PRAGMA schema_version').pluck();
   const schemaVersion = cookie.get() ?? 0;
-  validateDatabase(db, mapping, { meaningJudged });
+  if (judgedAt !== undefined && schemaVersion !== judgedAt) throw new SchemaChanged();
+  validateDatabase(db, mapping, { meaningJudged: judgedAt !== undefined });
   return {
     app,
     schemaVersion,

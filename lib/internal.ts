@@ -3,7 +3,7 @@
 // on how many names pass, by test/unit/door.test.ts). Only re-exports.
 
 export { APP_NAMES, findApplication } from './apps/index.js';
-export { openBook, SchemaChanged } from './book.js';
+export { openBook } from './book.js';
 export { examineBook } from './book-report.js';
 export { canonicalAddress, rememberPeer } from './client-address.js';
 export { originProblem } from './cors.js';
@@ -20,11 +20,9 @@ export { mountHandlers } from './mount.js';
 export { DEFAULTS, resolveOptions, SERVICE_NAME } from './options.js';
 export { hashPassword, isPasswordHash } from './password-hash.js';
 export { answerProtocolErrors, hasBadHost } from './protocol-errors.js';
-export type { SearchQuery } from './query.js';
 export { requestFacts } from './request-facts.js';
 export { basePathRefusal, normalBasePath, pathForLog } from './request-target.js';
 export { answeringTogether, withinUnansweredBound } from './respond.js';
-export type { BookingSearch, Outcome, Requester, SearchRows } from './search/index.js';
 export type { SearchTurns } from './search-endpoint.js';
 export { createThrottle, type LocalThrottle, type Throttle, type ThrottleRule } from './throttle.js';
 export type {

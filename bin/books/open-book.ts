@@ -14,7 +14,6 @@ import {
   identityOf,
   judgeDatabaseFile,
   openDatabase,
-  SchemaChanged,
   searchOverFile,
 } from '../files/index.js';
 import { Guard } from '../guard/index.js';
@@ -131,13 +130,16 @@ export class BookOpener {
     const opened = openDatabase(
       file,
       (db) => {
-        if (db.prepare<[], number>('PRAGMA schema_version').pluck().get() !== schemaVersion) {
-          throw new SchemaChanged();
-        }
-        // The guard judged this file's bookings (the sample of lib/meaning.ts) a moment ago,
-        // and it is still that file with that schema: they are not read a second time. Data
-        // written since, like any row beyond the sample, meets the search's row guard.
-        const { search } = searchOverFile(db, { app, tables: book.tables }, this.hooks.notice, build.waited, true);
+        // The guard judged this file's bookings (the sample of lib/meaning.ts) a moment ago:
+        // if it still has that schema, they are not read a second time. Data written since,
+        // like any row beyond the sample, meets the search's row guard.
+        const { search } = searchOverFile(
+          db,
+          { app, tables: book.tables },
+          this.hooks.notice,
+          build.waited,
+          schemaVersion,
+        );
         const served = fingerprintOf(file);
         const replacing = whileReplaced(
           search,

@@ -3,7 +3,7 @@
 // How the file is followed over time is bin/books/database.ts.
 
 import type Database from 'better-sqlite3';
-import { type BookingSearch, openBook, type TableNames } from '../../lib/internal.js';
+import { openBook, type SearchTurns, type TableNames } from '../../lib/internal.js';
 
 /** Whose tables a book's file holds: `app` as --app gives it (`undefined`: recognised from the file), `tables` as --table-names. */
 export interface BookFile {
@@ -15,17 +15,17 @@ export interface BookFile {
  * The search over `db` for `book`, validated (a CliError-worthy Error when the file does not
  * fit), with the app served. `changed` is called, and the search refuses its read
  * transaction (SchemaChanged), when the file's schema is no longer the one validated here:
- * the connection must then be opened and checked again. `meaningJudged`: the bookings of
- * this very file (its identity and schema cookie) were judged by a guard process a moment ago
- * (bin/guard/guard.ts): its tables are checked again here, its sample is not read again.
+ * the connection must then be opened and checked again. `judgedAt`: the schema cookie at
+ * which a guard process judged this very file's bookings a moment ago (bin/guard/guard.ts): a
+ * file whose cookie is another throws SchemaChanged, one whose cookie is that is not sampled again.
  */
 export function searchOverFile(
   db: Database.Database,
   book: BookFile,
   changed: () => void = () => {},
   waited?: (seconds: number) => void,
-  meaningJudged = false,
-): { search: BookingSearch; app: string } {
-  const opened = openBook(db, book, meaningJudged);
+  judgedAt?: number,
+): { search: SearchTurns; app: string } {
+  const opened = openBook(db, book, judgedAt);
   return { search: opened.search({ changed, waited }), app: opened.app };
 }

@@ -4,7 +4,6 @@
 //
 // This file is the room's door: the other rooms import from it only.
 
-export { SchemaChanged } from '../../lib/internal.js';
 export { type BookFile, searchOverFile } from './book-search.js';
 export {
   describeDatabaseError,

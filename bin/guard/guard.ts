@@ -18,13 +18,13 @@
 
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
-import { type BookingSearch, openBook } from '../../lib/internal.js';
+import { openBook, type SearchTurns } from '../../lib/internal.js';
 import { CliError, createChannel, moduleBeside, type Port } from '../base/index.js';
 import { describeDatabaseError, identityOf, openToServe, reportOnDatabase } from '../files/index.js';
 import { type GuardRequests, NO_FILE_OPEN, type OpenResult, toWire, type WireOutcome } from './messages.js';
 
 let db: Database.Database | undefined;
-let search: BookingSearch | undefined;
+let search: SearchTurns | undefined;
 // The connections of the serving process's clients, by the number it gives each, so that
 // the turns here rotate over them as they would there (lib/search/turns.ts).
 const connections = new Map<number, object>();

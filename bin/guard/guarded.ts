@@ -10,7 +10,7 @@
 // whose time limit counts from the child's last answer: working through searches is not stuck.
 
 import { type ChildProcess, fork } from 'node:child_process';
-import type { Outcome, Requester, SearchQuery, SearchRows, SearchTurns, TableNames } from '../../lib/internal.js';
+import type { SearchTurns, TableNames } from '../../lib/internal.js';
 import { type Channel, ChannelError, createChannel, moduleBeside, type Port } from '../base/index.js';
 import type { Trusted } from '../files/index.js';
 import { fromWire, type GuardRequests, NO_FILE_OPEN, type OpenResult, type WireOutcome } from './messages.js';
@@ -144,7 +144,7 @@ export class Guard {
    * bounds (maxWaitingSearches) hold as for any book.
    */
   searches(): SearchTurns {
-    const queue = (query: SearchQuery, done: (outcome: Outcome<SearchRows>) => void, from?: Requester): void => {
+    const queue: SearchTurns['queue'] = (query, done, from) => {
       if (from?.connection.destroyed === true) return;
       const user = from?.user ?? '';
       const address = from?.address ?? '';
@@ -172,7 +172,7 @@ export class Guard {
     for (const queued of this.queued.splice(0)) queued.settle('ended');
   }
 
-  private searchOutcome(settled: WireOutcome | Unanswered): Outcome<SearchRows> {
+  private searchOutcome(settled: WireOutcome | Unanswered): ReturnType<typeof fromWire> {
     const endedError = this.options.endedError;
     const noFile = typeof settled !== 'string' && !settled.ok && settled.error.code === NO_FILE_OPEN;
     if (endedError !== undefined && (noFile || settled === 'ended')) return { ok: false, error: endedError() };

@@ -2,8 +2,16 @@
 // say to each other on their channel (bin/base/channel.ts): the requests by kind, and what
 // each is answered with.
 
-import { errorCode, type Outcome, type SearchQuery, type SearchRows, type TableNames } from '../../lib/internal.js';
+import { errorCode, type SearchTurns, type TableNames } from '../../lib/internal.js';
 import type { Trusted } from '../files/index.js';
+
+// A search as the handler's turns hand it over (lib/search-endpoint.ts, SearchTurns), by its parts.
+type Queue = SearchTurns['queue'];
+/** One search, or several from one snapshot. */
+export type SearchRequest = Parameters<Queue>[0];
+/** What a search is answered with: its rows, or an error. */
+export type SearchOutcome = Parameters<Parameters<Queue>[1]>[0];
+type SearchRows = Extract<SearchOutcome, { ok: true }>['result'];
 
 /** What the serving process asks of the guard, by the channel's kind (bin/guard/guard.ts answers). */
 export interface GuardRequests {
@@ -14,7 +22,7 @@ export interface GuardRequests {
     /** The application's user and group as the start found them, for a replaced file (bin/files/file-safety.ts). */
     application: Trusted | undefined;
   };
-  search: { query: SearchQuery; from: { user: string; address: string; connection: number } };
+  search: { query: SearchRequest; from: { user: string; address: string; connection: number } };
   check: { db: string; app: string | undefined; tables: Partial<TableNames> };
   /** A notification: a client connection closed, the guard's turns forget it. */
   forget: { connection: number };
@@ -47,7 +55,7 @@ export type WireOutcome =
 export const NO_FILE_OPEN = 'GUARD_NO_FILE_OPEN';
 
 /** A search's outcome for the wire: an error as its message and code. */
-export function toWire(outcome: Outcome<SearchRows>): WireOutcome {
+export function toWire(outcome: SearchOutcome): WireOutcome {
   if (outcome.ok) return outcome;
   const { error } = outcome;
   return {
@@ -57,7 +65,7 @@ export function toWire(outcome: Outcome<SearchRows>): WireOutcome {
 }
 
 /** A search's outcome from the wire: an error with its message and code again. */
-export function fromWire(outcome: WireOutcome): Outcome<SearchRows> {
+export function fromWire(outcome: WireOutcome): SearchOutcome {
   if (outcome.ok) return outcome;
   return { ok: false, error: Object.assign(new Error(outcome.error.message), { code: outcome.error.code }) };
 }
