@@ -25,7 +25,7 @@ import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { ERRORS } from '../lib/messages.js';
 import { Metrics } from '../lib/metrics.js';
-import { recordFacts } from '../lib/request-facts.js';
+import { recordFacts } from '../lib/request.js';
 import { sendError } from '../lib/respond.js';
 import { FLOOD_HEADER, measureFlood } from './flood.js';
 import { serviceEnv as env, type Load, load, loadAverage, PASSWORD, requireWrk, USER } from './load.js';

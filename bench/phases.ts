@@ -125,6 +125,7 @@ async function measureBuild(root: string, queries: SearchQuery[]): Promise<Recor
     'credentials',
     'client-address',
     'request-facts',
+    'request',
     'respond',
     'search/index',
     'search',
@@ -192,14 +193,15 @@ async function measureBuild(root: string, queries: SearchQuery[]): Promise<Recor
       }
     };
   }
-  const throttleKey = lib['client-address']?.throttleKey;
+  // The client's address and the request's facts: lib/request.js, in older builds two files of their own.
+  const requestLib = lib['request'] ?? { ...lib['client-address'], ...lib['request-facts'] };
+  const throttleKey = requestLib.throttleKey;
   if (throttleKey !== undefined) {
     phases['the throttle key (an IPv6 address by its /64)'] = () => {
       for (let i = 0; i < count; i += 1) throttleKey(sockets[i % 16].remoteAddress);
     };
   }
-  const { clientAddress, trustedPeers } = lib['client-address'] ?? {};
-  const { recordFacts } = lib['request-facts'] ?? {};
+  const { clientAddress, trustedPeers, recordFacts } = requestLib;
   const trusted = trustedPeers?.([]);
   let factsRequests = requests();
   phases['request facts (the client address, recorded on the request)'] = () => {

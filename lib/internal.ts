@@ -3,9 +3,9 @@
 // on how many names pass, by test/unit/door.test.ts). Only re-exports.
 
 export { APP_NAMES, findApplication } from './apps/index.js';
+export { basePathRefusal, normalBasePath } from './base-path.js';
 export { openBook } from './book.js';
 export { examineBook } from './book-report.js';
-export { canonicalAddress, rememberPeer } from './client-address.js';
 export { originProblem } from './cors.js';
 export { type CredentialsProblem, checkCredentials } from './credentials.js';
 export { describeError, errorCode, isNotReadableNow } from './errors.js';
@@ -19,9 +19,8 @@ export { formatEuros } from './money.js';
 export { mountHandlers } from './mount.js';
 export { DEFAULTS, resolveOptions, SERVICE_NAME } from './options.js';
 export { hashPassword, isPasswordHash } from './password-hash.js';
-export { answerProtocolErrors, hasBadHost } from './protocol-errors.js';
-export { requestFacts } from './request-facts.js';
-export { basePathRefusal, normalBasePath, pathForLog } from './request-target.js';
+export { answerProtocolErrors } from './protocol-errors.js';
+export { canonicalAddress, hasBadHost, pathForLog, rememberPeer, requestFacts } from './request.js';
 export { answeringTogether, withinUnansweredBound } from './respond.js';
 export type { SearchTurns } from './search-endpoint.js';
 export { createThrottle, type LocalThrottle, type Throttle, type ThrottleRule } from './throttle.js';

@@ -5,7 +5,7 @@
 import Database from 'better-sqlite3';
 import type { Family, Sample } from './exposition.js';
 import { badBody, badQuery, ERROR_CODES, ERRORS, type ErrorCode } from './messages.js';
-import type { RequestFacts } from './request-facts.js';
+import type { RequestFacts } from './request.js';
 
 /** Which endpoint a request asked for, by its path: the status, the search, the reconciliation, or any other path. */
 export type Endpoint = RequestFacts['endpoint'];

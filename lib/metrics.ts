@@ -23,7 +23,7 @@ import {
   REFUSALS,
   type RefusalReason,
 } from './metric-families.js';
-import { requestFacts } from './request-facts.js';
+import { requestFacts } from './request.js';
 import { errorSent } from './respond.js';
 
 const ENDPOINT_INDEX = indexOf(ENDPOINTS);

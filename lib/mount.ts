@@ -7,8 +7,9 @@
 // `fallback` when not: the handler that authenticates, as every answer must before it
 // says a path does not exist, and then answers 404.
 
+import { basePathMisuse, normalBasePath } from './base-path.js';
 import { ensure } from './errors.js';
-import { basePathMisuse, normalBasePath, originForm } from './request-target.js';
+import { originForm } from './request.js';
 import type { Next, RequestHandler } from './types.js';
 
 const API = '/api/';

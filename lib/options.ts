@@ -5,11 +5,11 @@
 import type { IncomingMessage } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { APP_NAMES, findApplication } from './apps/index.js';
-import { type TrustedPeers, trustedPeers } from './client-address.js';
+import { basePathMisuse, normalBasePath } from './base-path.js';
 import { type Cors, createCors } from './cors.js';
 import { ensure } from './errors.js';
 import { type Mapping, ownSchema, TABLE_NAME, type TableNames } from './mapping.js';
-import { basePathMisuse, normalBasePath, pathForLog } from './request-target.js';
+import { pathForLog, type TrustedPeers, trustedPeers } from './request.js';
 import type { HandlerOptions } from './types.js';
 
 type Filled = { [K in keyof HandlerOptions]-?: Exclude<HandlerOptions[K], undefined> };

@@ -91,20 +91,3 @@ function unanswerableOnTls(socket: Duplex, code: string | undefined): boolean {
 export function answerExpectation(_req: IncomingMessage, res: ServerResponse): void {
   sendError(res, ERRORS.expectationFailed, ['Connection', 'close']);
 }
-
-/**
- * RFC 9112 §3.2: an HTTP/1.1 request without `Host` (when Node's check is off), and any
- * request with more than one `Host` field line, is answered 400. Node keeps the first of
- * two `Host` lines in `req.headers` and drops the other, so they are counted in the raw
- * headers: a proxy and this service could otherwise each take another one for the host.
- */
-export function hasBadHost(req: IncomingMessage): boolean {
-  if (req.headers.host === undefined) return req.httpVersion === '1.1';
-  const raw = req.rawHeaders;
-  let seen = 0;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i] as string;
-    if (name.length === 4 && name.toLowerCase() === 'host') seen += 1;
-  }
-  return seen > 1;
-}

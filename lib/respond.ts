@@ -153,7 +153,7 @@ export function send(res: ServerResponse, status: number, json: string, extraHea
 }
 
 // The error a response was answered with, on the response under a symbol of this module,
-// which no other code can name (lib/request-facts.ts says why not in a WeakMap); only
+// which no other code can name (lib/request.ts says why not in a WeakMap); only
 // errors are recorded, so a 200 costs nothing here.
 const ERROR = Symbol('booking-search-server error sent');
 type WithError = ServerResponse & { [ERROR]?: ApiError };

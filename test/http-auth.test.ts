@@ -7,7 +7,7 @@ import { type AddressInfo, connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { createHandler } from '../lib/index.js';
-import { requestFacts } from '../lib/request-facts.js';
+import { requestFacts } from '../lib/request.js';
 import {
   AUTH,
   assertReply,

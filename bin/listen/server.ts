@@ -92,7 +92,7 @@ export function createListener(handler: Listener, { limits, tls, around }: Liste
         );
   answerProtocolErrors(server);
   // The client address is read when a connection is accepted: a client that resets its
-  // connection right after its request would otherwise be read without it (lib/client-address.ts).
+  // connection right after its request would otherwise be read without it (lib/request.ts).
   server.on('connection', rememberPeer);
   server.maxConnections = limits.maxConnections;
   // node:http's socket timeout (0, off, by default): a client that stops reading a large

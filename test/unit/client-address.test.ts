@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { test } from 'node:test';
-import { canonicalAddress, clientAddress, rememberPeer, throttleKey, trustedPeers } from '../../lib/client-address.js';
+import { canonicalAddress, clientAddress, rememberPeer, throttleKey, trustedPeers } from '../../lib/request.js';
 
 test('canonicalAddress: one spelling per address, undefined for anything else', () => {
   const cases: Array<[string, string | undefined]> = [

@@ -1,10 +1,58 @@
-// The client address of a request (docs/API.md, Throttling): the socket's peer, or — when
-// that peer is one of the proxies named in `trustProxy` — the last `X-Forwarded-For`
-// entry, the one that proxy appended. Earlier entries are whatever the client sent.
+// A request as the handler first reads it, before it routes: its target (RFC 9112 §3.2) in
+// origin form and as a log may show it; its `Host` field; its client's address, the
+// socket's peer or, behind a proxy named in `trustProxy`, the last `X-Forwarded-For` entry
+// (docs/API.md, Throttling); and the facts a log line or a count of /metrics may show.
 
 import type { IncomingMessage } from 'node:http';
 import { BlockList, isIP } from 'node:net';
 import { ensure } from './errors.js';
+
+// RFC 9112 §3.2.2: absolute-form `scheme://authority/path?query`, answered like its path.
+const ABSOLUTE_FORM = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
+
+/**
+ * The request target in origin form: an absolute-form target without its scheme and
+ * authority; `undefined` when the authority holds user info (RFC 9110 §4.2.4: treat it
+ * as an error — it would be a password in the request line).
+ */
+export function originForm(target: string): string | undefined {
+  if (target.startsWith('/')) return target;
+  const authority = ABSOLUTE_FORM.exec(target);
+  if (authority === null) return target;
+  if (authority[0].includes('@')) return undefined;
+  const rest = target.slice(authority[0].length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
+}
+
+/**
+ * The path of a request target for a log line: no query, and never the scheme or authority
+ * of an absolute-form target, which may hold a user and password (`http://user:pw@host/`).
+ */
+export function pathForLog(target: string): string {
+  const authority = ABSOLUTE_FORM.exec(target);
+  const rest = authority === null ? target : target.slice(authority[0].length);
+  const mark = rest.search(/[?#]/);
+  return (mark === -1 ? rest : rest.slice(0, mark)) || '/';
+}
+
+/**
+ * RFC 9112 §3.2: an HTTP/1.1 request without `Host` (when Node's check is off), and any
+ * request with more than one `Host` field line, is answered 400. Node keeps the first of
+ * two `Host` lines in `req.headers` and drops the other, so they are counted in the raw
+ * headers: a proxy and this service could otherwise each take another one for the host.
+ */
+export function hasBadHost(req: IncomingMessage): boolean {
+  if (req.headers.host === undefined) return req.httpVersion === '1.1';
+  const raw = req.rawHeaders;
+  let seen = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.length === 4 && name.toLowerCase() === 'host') seen += 1;
+  }
+  return seen > 1;
+}
+
+// The client address.
 
 /** The name `trustProxy` uses for a peer on a Unix socket, which has no address. */
 export const UNIX_SOCKET_PEER = 'unix';
@@ -151,4 +199,44 @@ function readPeer(socket: WithPeer): string {
   // request-injection tools make, is taken for a Unix socket, as it always was.)
   const local = typeof socket.address === 'function' ? socket.address() : {};
   return !socket.destroyed && !('family' in local) ? UNIX_SOCKET_PEER : UNKNOWN_PEER;
+}
+
+// What the handler learned about a request that a log line (or a count of the command's
+// /metrics) may show: the endpoint its path names, the client address after the proxy
+// rule, the username its credentials named, and the user whose credentials were accepted.
+// Kept on the request under a symbol of this module, which no other code can name or
+// collide with: a WeakMap beside the request cost more CPU a request (its entry is an
+// ephemeron, which every scavenge of the young generation visits again; BENCHMARKS.md,
+// "Small costs").
+
+export interface RequestFacts {
+  /** Which endpoint the path names: `{base}/api/v1/status`, `…/buchungen`, `…/abgleich`, or none of them. */
+  endpoint: 'status' | 'search' | 'abgleich' | 'other';
+  /** The socket's address, or the trusted proxy's `X-Forwarded-For` entry. */
+  clientAddress: string;
+  /** The username of accepted credentials; `undefined` until (or unless) they are. */
+  user: string | undefined;
+  /**
+   * The username of well-formed Basic credentials, accepted or not, as the client sent it
+   * (untrusted: escape it for a log line); `undefined` without such credentials.
+   */
+  attempted: string | undefined;
+}
+
+const FACTS = Symbol('booking-search-server request facts');
+type WithFacts = IncomingMessage & { [FACTS]?: RequestFacts };
+
+/** What the handler recorded for `req`; `undefined` for a request it never saw. */
+export function requestFacts(req: IncomingMessage): RequestFacts | undefined {
+  return (req as WithFacts)[FACTS];
+}
+
+export function recordFacts(
+  req: IncomingMessage,
+  clientAddress: string,
+  endpoint: RequestFacts['endpoint'] = 'other',
+): RequestFacts {
+  const recorded: RequestFacts = { endpoint, clientAddress, user: undefined, attempted: undefined };
+  (req as WithFacts)[FACTS] = recorded;
+  return recorded;
 }
