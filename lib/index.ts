@@ -1,6 +1,5 @@
-export { API_VERSION, createHandler } from './handler.js';
+export { API_VERSION, createHandler, type Mount, mountHandlers } from './handler.js';
 export { ERROR_CODES, type ErrorCode } from './messages.js';
-export { type Mount, mountHandlers } from './mount.js';
 export { answerClientError, answerConnect, answerExpectation, answerProtocolErrors } from './protocol-errors.js';
 export { type RequestFacts, requestFacts } from './request.js';
 export type {

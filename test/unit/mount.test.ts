@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { test } from 'node:test';
-import { type Mount, mountHandlers } from '../../lib/mount.js';
+import { type Mount, mountHandlers } from '../../lib/handler.js';
 import type { RequestHandler } from '../../lib/types.js';
 
 // route() puts a recording handler in each mount's place; these only fill the table.
