@@ -33,7 +33,12 @@ export const GRANTS = {
   },
 } as const satisfies Record<string, Grant>;
 
+// A cache must not give an answer to one origin to another (Fetch standard, "CORS protocol and HTTP caches").
+const VARY = ['Vary', 'Origin'] as const;
+
 export interface Cors {
+  /** `responseHeaders` of a request without `Origin`: the same for each, so that none need ask. */
+  readonly withoutOrigin: readonly string[];
   /** Headers for every response to `req` that is not a preflight (may be empty). */
   responseHeaders(req: IncomingMessage): readonly string[];
   /** The headers of the 204 answering `req` when it is a preflight that `grant` answers, else `undefined`. */
@@ -46,7 +51,7 @@ export interface Cors {
  */
 export function createCors(origins: unknown): Cors {
   const allowed = new Set(validateCorsOrigins(origins));
-  if (allowed.size === 0) return { responseHeaders: () => [], preflight: () => undefined };
+  if (allowed.size === 0) return { withoutOrigin: [], responseHeaders: () => [], preflight: () => undefined };
 
   const listedOrigin = (req: IncomingMessage): string | undefined => {
     const origin = req.headers.origin;
@@ -54,9 +59,10 @@ export function createCors(origins: unknown): Cors {
   };
 
   return {
+    withoutOrigin: VARY,
     responseHeaders(req) {
       const origin = listedOrigin(req);
-      if (origin === undefined) return ['Vary', 'Origin'];
+      if (origin === undefined) return VARY;
       return [
         'Access-Control-Allow-Origin',
         origin,

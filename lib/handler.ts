@@ -20,7 +20,7 @@ import { createAuthenticator } from './auth.js';
 import { basePathMisuse, normalBasePath } from './base-path.js';
 import { challenge } from './basic-auth.js';
 import { admit } from './connection.js';
-import { GRANTS } from './cors.js';
+import { type Cors, GRANTS } from './cors.js';
 import { validateCredentials } from './credentials.js';
 import { validateDatabase } from './database-handle.js';
 import { ensure } from './errors.js';
@@ -119,7 +119,7 @@ function answer(parts: Parts, req: IncomingMessage, res: ServerResponse, next?: 
   if (admission === 'drop') return;
   try {
     if (admission === 'refuse') {
-      addToEveryResponse(res, cors.responseHeaders(req));
+      addToEveryResponse(res, corsHeaders(cors, req));
       return refuseUnanswered(res);
     }
     const badRequest = hasBadHost(req) || url === '';
@@ -127,10 +127,11 @@ function answer(parts: Parts, req: IncomingMessage, res: ServerResponse, next?: 
     // credentials); every other answer carries the CORS response headers.
     const grant =
       path === reconcilePath ? GRANTS.post : path === statusPath || path === searchPath ? GRANTS.read : undefined;
-    const preflight = !badRequest && grant !== undefined ? cors.preflight(req, grant) : undefined;
+    const preflight =
+      !badRequest && grant !== undefined && req.method === 'OPTIONS' ? cors.preflight(req, grant) : undefined;
     const flood = preflight === undefined ? undefined : login.preflight(throttleKey(clientAddress(req, trusted)));
     if (preflight !== undefined && flood === undefined) return sendNoContent(res, preflight);
-    addToEveryResponse(res, cors.responseHeaders(req));
+    addToEveryResponse(res, corsHeaders(cors, req));
     if (flood !== undefined) return sendError(res, ...refusal(flood, challengeHeader));
     if (badRequest) return sendError(res, ERRORS.badRequest, ['Connection', 'close']);
     const endpoint =
@@ -146,6 +147,11 @@ function answer(parts: Parts, req: IncomingMessage, res: ServerResponse, next?: 
   } catch (error: unknown) {
     failures.fail(error, req, res);
   }
+}
+
+/** The CORS headers of every answer to `req` but a preflight's; without `Origin`, the same for each. */
+function corsHeaders(cors: Cors, req: IncomingMessage): readonly string[] {
+  return req.headers.origin === undefined ? cors.withoutOrigin : cors.responseHeaders(req);
 }
 
 /** The login's verdict, then path, method and endpoint. */
