@@ -7,7 +7,7 @@ export { basePathRefusal, normalBasePath } from './base-path.js';
 export { openBook } from './book.js';
 export { examineBook } from './book-report.js';
 export { originProblem } from './cors.js';
-export { type CredentialsProblem, checkCredentials } from './credentials.js';
+export { checkCredentials } from './credentials.js';
 export { describeError, errorCode, isNotReadableNow } from './errors.js';
 export type { Family } from './exposition.js';
 export { createHandler, mountHandlers } from './handler.js';
@@ -22,7 +22,7 @@ export { answerProtocolErrors } from './protocol-errors.js';
 export { canonicalAddress, hasBadHost, pathForLog, rememberPeer, requestFacts } from './request.js';
 export { answeringTogether, withinUnansweredBound } from './respond.js';
 export type { SearchTurns } from './search-endpoint.js';
-export { createThrottle, type LocalThrottle, type Throttle, type ThrottleRule } from './throttle.js';
+export { createThrottle, type LocalThrottle, type Throttle } from './throttle.js';
 export type {
   BookingSearchHandler,
   Credentials,

@@ -16,8 +16,11 @@
 // Every change the primary makes to what the replicas hold is sent to every worker in one
 // message per turn of its event loop; a worker that starts gets all of it first.
 
-import type { LocalThrottle, ThrottleRule } from '../../lib/internal.js';
+import type { LocalThrottle } from '../../lib/internal.js';
 import type { Channel } from '../base/index.js';
+
+/** Which of the throttle's budgets blocks (lib/throttle.ts): `address`, `client`, `user`, `global`, `unauthenticated`. */
+export type ThrottleRule = Parameters<LocalThrottle['blockedUntil']>[0];
 
 /** What changed in the primary's throttle, for the replicas; also a whole state, for a new worker. */
 export interface ThrottleUpdate {

@@ -9,13 +9,14 @@
 // credentials that it cannot tell the primary about, and credentials it would have to ask
 // about, get the throttle's 429 with `Retry-After: 1`; a client the replica knows gets in.
 
-import type { Metrics, Throttle, ThrottleRule } from '../../lib/internal.js';
+import type { Metrics, Throttle } from '../../lib/internal.js';
 import { type Channel, ChannelError, logLine } from '../base/index.js';
 import {
   type Pair,
   type ReserveReply,
   type ReserveRequest,
   THROTTLE_MESSAGES,
+  type ThrottleRule,
   type ThrottleUpdate,
 } from './shared-throttle.js';
 

@@ -2,10 +2,13 @@
 // Credentials). lib/credentials.ts checks them; this module says where a problem is — the
 // line number of the file, never its content, or the variable.
 
-import { type Credentials, type CredentialsProblem, checkCredentials, isPasswordHash } from '../../lib/internal.js';
+import { type Credentials, checkCredentials, isPasswordHash } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
 import { ensureOnlyOwnerCanChange, readRegularFile } from '../files/index.js';
 import type { Origin } from './configuration.js';
+
+/** What checkCredentials finds wrong with a list of credentials (lib/credentials.ts). */
+type CredentialsProblem = Extract<ReturnType<typeof checkCredentials>, { ok: false }>['problem'];
 
 /** `user` with `secret`: a hash when it starts with `$scrypt$`, a plain password otherwise. */
 export function credentialsOf(username: string, secret: string): Credentials {
