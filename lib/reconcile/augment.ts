@@ -5,10 +5,7 @@
 // phase) move paired lines to other candidates of theirs to free one for it. A pairing
 // with no augmenting path left pairs the most lines (Berge). A generator, like the pairing.
 
-import type { Edge } from './costs.js';
-
-/** Edges looked at between two yields. */
-const STEP_EDGES = 4096;
+import { type Edge, STEP_EDGES } from './costs.js';
 
 /**
  * `lines[line]`, each line's candidates nearest first; `paired[line]`, its booking or -1,

@@ -5,11 +5,11 @@
 // cheapest of the largest. Nodes: lines 0…L−1, bookings L…L+B−1, the sink.
 
 import type { Edge } from './costs.js';
-import { addTo, CostHeap, compare, LOW, WIDTH } from './costs.js';
+import { addTo, CostHeap, compare, LOW, STEP_EDGES, WIDTH } from './costs.js';
 
 /** `lines[line]`, a line's candidates; the result: each line's booking index, or -1. Yields now and then. */
 export function* pairGroup(lines: readonly Edge[][]): Generator<void, Int32Array, void> {
-  const group = new Group(lines);
+  const group = new Group(lines, yield* targetsOf(lines));
   yield* group.weigh();
   for (let paired = 0; paired < Math.min(group.lineCount, group.bookingCount); ) {
     const found = yield* group.shortestPath();
@@ -25,6 +25,32 @@ export function* pairGroup(lines: readonly Edge[][]): Generator<void, Int32Array
     yield;
   }
   return group.result();
+}
+
+/** Each line's candidates as booking nodes (L, L + 1, … in the order they first stand), and how many bookings. */
+function* targetsOf(lines: readonly Edge[][]): Generator<void, { targets: Int32Array[]; bookings: number }, void> {
+  const L = lines.length;
+  const index = new Map<number, number>();
+  const targets: Int32Array[] = [];
+  let looked = 0;
+  for (const list of lines) {
+    const target = new Int32Array(list.length);
+    list.forEach((edge, k) => {
+      let node = index.get(edge.booking);
+      if (node === undefined) {
+        node = index.size;
+        index.set(edge.booking, node);
+      }
+      target[k] = L + node;
+    });
+    targets.push(target);
+    looked += list.length;
+    if (looked >= STEP_EDGES) {
+      looked = 0;
+      yield;
+    }
+  }
+  return { targets, bookings: index.size };
 }
 
 /** A group's graph, its pairing so far, the potentials, and one shortest-path search's state. */
@@ -50,18 +76,17 @@ class Group {
   private touched: number[] = [];
   private order: number[] = [];
   private heap = new CostHeap();
+  /** Edges looked at since the last yield. */
+  private looked = 0;
 
-  constructor(lines: readonly Edge[][]) {
+  constructor(lines: readonly Edge[][], { targets, bookings }: { targets: Int32Array[]; bookings: number }) {
     const L = lines.length;
-    const index = new Map<number, number>();
-    for (const list of lines)
-      for (const edge of list) if (!index.has(edge.booking)) index.set(edge.booking, index.size);
     this.lines = lines;
     this.lineCount = L;
-    this.bookingCount = index.size;
-    this.sink = L + index.size;
+    this.bookingCount = bookings;
+    this.sink = L + bookings;
     const nodes = this.sink + 1;
-    this.target = lines.map((list) => Int32Array.from(list, (edge) => L + (index.get(edge.booking) as number)));
+    this.target = targets;
     this.edgeOfLine = new Int32Array(L).fill(-1);
     this.lineOfBooking = new Int32Array(nodes).fill(-1);
     this.potential = new Float64Array(nodes * WIDTH);
@@ -84,8 +109,16 @@ class Group {
         costs[k * WIDTH + 3] = edge.opposite ? 1 : 0;
       });
       cost.push(costs);
-      if (cost.length % 64 === 0) yield;
+      this.looked += list.length;
+      if (this.pause()) yield;
     }
+  }
+
+  /** Whether STEP_EDGES have been looked at since the last yield (the count then starts again). */
+  private pause(): boolean {
+    if (this.looked < STEP_EDGES) return false;
+    this.looked = 0;
+    return true;
   }
 
   /** Whether the cost in `scratch` is 0. */
@@ -100,6 +133,7 @@ class Group {
     used[line] = 1;
     const targets = this.target[line] as Int32Array;
     const costs = this.cost[line] as Float64Array;
+    this.looked += targets.length;
     for (let k = 0; k < targets.length; k += 1) {
       const node = targets[k] as number;
       if (k === edgeOfLine[line] || used[node] === 1) continue;
@@ -133,7 +167,7 @@ class Group {
     this.used.fill(0);
     let more = 0;
     for (let line = 0; line < this.lineCount; line += 1) {
-      if (line % 64 === 63) yield;
+      if (this.pause()) yield;
       if (this.edgeOfLine[line] !== -1 || this.used[line] === 1) continue;
       scratch.fill(0);
       addTo(scratch, 0, potential, line * WIDTH, -1);
@@ -168,13 +202,12 @@ class Group {
       addTo(scratch, 0, this.offset, 0, -1);
       this.reach(line, -1);
     }
-    let popped = 0;
     for (let top = this.heap.pop(done); top !== -1 && done[sink] === 0; top = this.heap.pop(done)) {
       done[top] = 1;
       this.order.push(top);
       this.settle(top);
-      popped += 1;
-      if (popped % 4096 === 0) yield;
+      this.looked += top < this.lineCount ? (this.target[top] as Int32Array).length : 1;
+      if (this.pause()) yield;
     }
     return done[sink] === 1;
   }

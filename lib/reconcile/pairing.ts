@@ -7,7 +7,7 @@
 // A generator: it yields now and then, so that its caller can let the event loop run.
 
 import { pairTheRest } from './augment.js';
-import type { Edge } from './costs.js';
+import { type Edge, STEP_EDGES } from './costs.js';
 import { pairGroup } from './pair-group.js';
 import { untangle } from './untangle.js';
 
@@ -18,7 +18,6 @@ import { untangle } from './untangle.js';
  * hundreds of lines compete for the same bookings comes near it (docs/API.md).
  */
 export const MAX_GROUP_EDGES = 100_000;
-
 /** `edges[line]`, each line's candidates; the result: each line's booking index, or -1. */
 export function* pairLines(
   edges: readonly Edge[][],
@@ -26,7 +25,7 @@ export function* pairLines(
   maxGroupEdges = MAX_GROUP_EDGES,
 ): Generator<void, Int32Array, void> {
   const paired = new Int32Array(edges.length).fill(-1);
-  for (const group of groupsOf(edges, bookings)) {
+  for (const group of yield* groupsOf(edges, bookings)) {
     const lines: Edge[][] = [];
     for (const line of group) {
       lines.push(nearestFirst(edges[line] as Edge[]));
@@ -59,7 +58,7 @@ function nearestFirst(list: Edge[]): Edge[] {
 }
 
 /** The lines in groups that share no candidate, each group in line order, the groups by their first line. */
-function groupsOf(edges: readonly Edge[][], bookings: number): number[][] {
+function* groupsOf(edges: readonly Edge[][], bookings: number): Generator<void, number[][], void> {
   const parent = Int32Array.from({ length: edges.length }, (_, i) => i);
   const find = (x: number): number => {
     while (parent[x] !== x) {
@@ -69,7 +68,14 @@ function groupsOf(edges: readonly Edge[][], bookings: number): number[][] {
     return x;
   };
   const owner = new Int32Array(bookings).fill(-1);
-  edges.forEach((list, line) => {
+  let looked = 0;
+  for (let line = 0; line < edges.length; line += 1) {
+    const list = edges[line] as Edge[];
+    looked += list.length;
+    if (looked >= STEP_EDGES) {
+      looked = 0;
+      yield;
+    }
     for (const { booking } of list) {
       const other = owner[booking] as number;
       if (other === -1) owner[booking] = line;
@@ -79,7 +85,7 @@ function groupsOf(edges: readonly Edge[][], bookings: number): number[][] {
         if (a !== b) parent[Math.max(a, b)] = Math.min(a, b);
       }
     }
-  });
+  }
   const groups = new Map<number, number[]>();
   for (let line = 0; line < edges.length; line += 1) {
     if ((edges[line] as Edge[]).length === 0) continue;

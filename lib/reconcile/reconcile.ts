@@ -6,7 +6,7 @@
 import { formatBooking, jsonString } from '../format.js';
 import type { BookingRow } from '../search/sql.js';
 import type { ReconcileLine, ReconcileRequest } from './body.js';
-import type { Edge } from './costs.js';
+import { type Edge, STEP_EDGES } from './costs.js';
 import { dayNumber } from './days.js';
 import { pairLines } from './pairing.js';
 import { bestSplit, better, type Part, type Split } from './parts.js';
@@ -17,7 +17,6 @@ const MAX_ALTERNATIVES = 3;
 // Bookings, and lines' answers, between two yields: each step well under the endpoint's slice.
 const STEP = 256;
 const ANSWERS_A_STEP = 32;
-
 /** A booking as the reconciliation sees it. */
 interface Booking {
   id: number;
@@ -85,6 +84,7 @@ export function* reconcile(request: ReconcileRequest, rows: readonly BookingRow[
   // Joined a few at a time: joining them all at once flattens every line's text in one go.
   const parts: string[] = [];
   let answers: string[] = [];
+  let looked = 0;
   for (let i = 0; i < request.lines.length; i += 1) {
     answers.push(
       answerOf(
@@ -96,7 +96,9 @@ export function* reconcile(request: ReconcileRequest, rows: readonly BookingRow[
         unsplit.has(i),
       ),
     );
-    if (answers.length === ANSWERS_A_STEP) {
+    looked += (edges[i] as Edge[]).length;
+    if (answers.length === ANSWERS_A_STEP || looked >= STEP_EDGES) {
+      looked = 0;
       parts.push(answers.join(','));
       answers = [];
       yield;
