@@ -3,20 +3,18 @@
 // on how many names pass, by test/unit/door.test.ts). Only re-exports.
 
 export { APP_NAMES, findApplication } from './apps/index.js';
-export { basePathRefusal, normalBasePath } from './base-path.js';
+export { normalBasePath } from './base-path.js';
 export { openBook } from './book.js';
 export { examineBook } from './book-report.js';
-export { originProblem } from './cors.js';
 export { checkCredentials } from './credentials.js';
 export { describeError, errorCode, isNotReadableNow } from './errors.js';
 export type { Family } from './exposition.js';
 export { createHandler, mountHandlers } from './handler.js';
 export { createHashChecks } from './hash-checks.js';
-export { TABLE_NAME, type TableNames } from './mapping.js';
 export { withoutBookingValues } from './meaning.js';
 export { Metrics, type MetricsSnapshot } from './metrics.js';
 export { formatEuros } from './money.js';
-export { DEFAULTS, resolveOptions, SERVICE_NAME } from './options.js';
+export { DEFAULTS, resolveOptions, settingProblem } from './options.js';
 export { hashPassword, isPasswordHash } from './password-hash.js';
 export { answerProtocolErrors } from './protocol-errors.js';
 export { canonicalAddress, hasBadHost, pathForLog, rememberPeer, requestFacts } from './request.js';

@@ -5,8 +5,8 @@
 import type { IncomingMessage } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { APP_NAMES, findApplication } from './apps/index.js';
-import { basePathMisuse, normalBasePath } from './base-path.js';
-import { type Cors, createCors } from './cors.js';
+import { basePathMisuse, basePathRefusal, normalBasePath } from './base-path.js';
+import { type Cors, createCors, originProblem } from './cors.js';
 import { ensure } from './errors.js';
 import { type Mapping, ownSchema, TABLE_NAME, type TableNames } from './mapping.js';
 import { pathForLog, type TrustedPeers, trustedPeers } from './request.js';
@@ -70,6 +70,32 @@ const LEAST = {
 // The name is also the realm of a header, which must stay printable ASCII.
 /** A service's or a book's name: the realm of its challenge, so printable ASCII (RFC 9110 §11.5). */
 export const SERVICE_NAME = /^[\x20-\x7E]{1,100}$/;
+
+/**
+ * Why `text`, as a command reads it, cannot be `setting`: a service's or a book's name
+ * (serviceName), a base path, one table's name (of `tables`), a CORS origin. In words that
+ * follow the setting's name (`must be …`, `is not …`); `undefined` when it can. The rules are
+ * the ones createHandler applies to its options.
+ */
+export function settingProblem(setting: 'name' | 'basePath' | 'table' | 'origin', text: string): string | undefined {
+  switch (setting) {
+    case 'name':
+      return SERVICE_NAME.test(text)
+        ? undefined
+        : `must be 1 to 100 printable ASCII characters (it is the realm of the login), not '${text}'`;
+    case 'basePath': {
+      const refusal = basePathRefusal(text);
+      return (
+        refusal &&
+        `must be a path such as /kasse whose segments hold only ASCII letters, digits, -, ., _ and ~, not '${text}' (${refusal.reason}); use ${refusal.instead} instead`
+      );
+    }
+    case 'table':
+      return TABLE_NAME.test(text) ? undefined : 'is not an SQL name such as kasse or temp.kasse';
+    case 'origin':
+      return originProblem(text);
+  }
+}
 
 /** Applies the defaults, throws a TypeError naming the first bad option, and resolves the rest. */
 export function resolveOptions(options: HandlerOptions | undefined): Settings {

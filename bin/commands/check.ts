@@ -2,11 +2,11 @@
 // in a guard process by bin/files/report.ts) or every book of a configuration fits, as the
 // service would judge it.
 
-import type { Credentials, TableNames } from '../../lib/internal.js';
+import type { Credentials } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
 import type { BookConfig, ServeCommand, UnreadCredentials } from '../config/index.js';
 import { readApp, readCredentialsFile, readTableNames, resolveBooks } from '../config/index.js';
-import { judgedAs, writeReport } from '../files/index.js';
+import { judgedAs, type TableNames, writeReport } from '../files/index.js';
 import { Guard } from '../guard/index.js';
 
 /**

@@ -5,7 +5,8 @@
 // settings.
 
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
-import { errorCode, type TableNames } from '../../lib/internal.js';
+import { errorCode } from '../../lib/internal.js';
+import type { TableNames } from '../files/index.js';
 import type { ConfigFile } from './config-file.js';
 import { gatherSettings, type Origin, placeError, type Values } from './configuration.js';
 import { type CheckConfig, checkMapping, readServeCommand, type ServeCommand, settingsOf } from './serve-command.js';

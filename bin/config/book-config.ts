@@ -1,7 +1,7 @@
 // A book as the configuration names it (docs/operations.md, Many books), and what a reload
 // changes between two configurations, book by book.
 
-import type { TableNames } from '../../lib/internal.js';
+import type { TableNames } from '../files/index.js';
 
 /** One book as configured: a `[book NAME]` section, or the single book of `--db`. */
 export interface BookConfig {

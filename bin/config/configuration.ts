@@ -7,12 +7,11 @@
 // bin/config/args.ts's; this module only gathers the values as text and, when one is refused, says
 // where it came from.
 
-import { type Credentials, normalBasePath, SERVICE_NAME } from '../../lib/internal.js';
+import { type Credentials, normalBasePath, settingProblem } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
 import type { BookConfig } from './book-config.js';
 import type { BookSection, ConfigEntry, ConfigFile } from './config-file.js';
 import { nearestName } from './nearest-name.js';
-import { basePathProblem } from './setting-kinds.js';
 
 const PREFIX = 'BOOKING_SEARCH_';
 
@@ -143,7 +142,7 @@ export function resolveBooks(
   const basePaths = new Map<string, number>();
   return config.books.map((section) => {
     const entry = (key: string): ConfigEntry | undefined => section.entries.find((e) => e.key === key);
-    if (!SERVICE_NAME.test(section.name)) {
+    if (settingProblem('name', section.name) !== undefined) {
       throw atEntry(file, section, `the book's name '${section.name}' must be 1 to 100 printable ASCII characters`);
     }
     const db = entry('db');
@@ -156,7 +155,7 @@ export function resolveBooks(
     const baseEntry = entry('base-path');
     const basePath = normalBasePath(baseEntry?.value ?? '');
     if (basePath === undefined) {
-      const problem = basePathProblem(baseEntry?.value ?? '') ?? 'must be a path such as /mueller';
+      const problem = settingProblem('basePath', baseEntry?.value ?? '') ?? 'must be a path such as /mueller';
       throw atEntry(file, baseEntry ?? section, `base-path ${problem}`);
     }
     const first = basePaths.get(basePath);

@@ -3,8 +3,9 @@
 // sections), TLS, the listeners and the limits, then the credentials (every setting is
 // checked, exit 2, before the credentials are read, exit 1).
 
-import type { Credentials, TableNames } from '../../lib/internal.js';
+import type { Credentials } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
+import type { TableNames } from '../files/index.js';
 import type { TlsMinVersion } from '../listen/index.js';
 import type { BookConfig } from './book-config.js';
 import type { ConfigFile } from './config-file.js';

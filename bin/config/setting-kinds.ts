@@ -2,14 +2,9 @@
 // holds, and how each kind of value (text, a whole number, one of a list, a switch, table
 // names, proxies) is read from text, with the usage error that names the flag.
 
-import {
-  basePathRefusal,
-  canonicalAddress,
-  type HandlerOptions,
-  TABLE_NAME,
-  type TableNames,
-} from '../../lib/internal.js';
+import { canonicalAddress, type HandlerOptions, settingProblem } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
+import type { TableNames } from '../files/index.js';
 
 /** One setting. `T` is its value's type once read (the default when none is given). */
 export interface Setting<T> {
@@ -140,22 +135,12 @@ export function readTableNames(value: string | undefined): Partial<TableNames> {
     const option = TABLE_KEYS[key as keyof typeof TABLE_KEYS] as keyof TableNames | undefined;
     if (option === undefined || rest.length > 0 || name === '')
       throw usage(`--table-names takes entries=NAME,categories=NAME,payment_methods=NAME, not '${pair}'`);
-    if (!TABLE_NAME.test(name)) throw usage(`--table-names: '${name}' is not an SQL name such as kasse or temp.kasse`);
+    const problem = settingProblem('table', name);
+    if (problem !== undefined) throw usage(`--table-names: '${name}' ${problem}`);
     if (names[option] !== undefined) throw usage(`--table-names names ${key} twice`);
     names[option] = name;
   }
   return names;
-}
-
-/**
- * Why `value` is no base path, after the setting's name (`must be a path such as /kasse …,
- * not '/kä' (…); use /kae instead`); `undefined` when it is one. The rule is the library's
- * (docs/API.md, Paths): what every client sends as it is written.
- */
-export function basePathProblem(value: string): string | undefined {
-  const refusal = basePathRefusal(value);
-  if (refusal === undefined) return undefined;
-  return `must be a path such as /kasse whose segments hold only ASCII letters, digits, -, ., _ and ~, not '${value}' (${refusal.reason}); use ${refusal.instead} instead`;
 }
 
 export const TRUST_PROXY_NEEDS_ADDRESSES =

@@ -7,16 +7,9 @@
 // defaults and the values' types, and reads every value through its row;
 // test/unit/settings.test.ts fails on a copy that drifts.
 
+import { APP_NAMES, DEFAULTS, type HandlerOptions, settingProblem } from '../../lib/internal.js';
+import type { TableNames } from '../files/index.js';
 import {
-  APP_NAMES,
-  DEFAULTS,
-  type HandlerOptions,
-  originProblem,
-  SERVICE_NAME,
-  type TableNames,
-} from '../../lib/internal.js';
-import {
-  basePathProblem,
   oneOf,
   readTableNames,
   readTrustProxy,
@@ -71,7 +64,7 @@ export const SETTINGS = {
         placeholder: 'PATH',
         help: 'path before /api/v1, e.g. /kasse (default {default})',
         parse: (value, flag) => {
-          const problem = basePathProblem(value);
+          const problem = settingProblem('basePath', value);
           if (problem !== undefined) throw usage(`${flag} ${problem}`);
           return value;
         },
@@ -86,10 +79,8 @@ export const SETTINGS = {
       placeholder: 'NAME',
       help: 'service name in /status and the auth realm (default {default})',
       parse: (value, flag) => {
-        if (!SERVICE_NAME.test(value))
-          throw usage(
-            `${flag} must be 1 to 100 printable ASCII characters (it is the realm of the login), not '${value}'`,
-          );
+        const problem = settingProblem('name', value);
+        if (problem !== undefined) throw usage(`${flag} ${problem}`);
         return value;
       },
     },
@@ -184,7 +175,7 @@ export const SETTINGS = {
         placeholder: 'ORIGIN',
         help: 'let web pages from ORIGIN call the API (CORS), e.g. https://app.example; repeatable',
         parse: (value, flag) => {
-          const problem = originProblem(value);
+          const problem = settingProblem('origin', value);
           if (problem !== undefined) throw usage(`${flag} ${problem}`);
           return [value];
         },

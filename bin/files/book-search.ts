@@ -3,13 +3,12 @@
 // How the file is followed over time is bin/books/database.ts.
 
 import type Database from 'better-sqlite3';
-import { openBook, type SearchTurns, type TableNames } from '../../lib/internal.js';
+import { openBook, type SearchTurns } from '../../lib/internal.js';
 
 /** Whose tables a book's file holds: `app` as --app gives it (`undefined`: recognised from the file), `tables` as --table-names. */
-export interface BookFile {
-  app: string | undefined;
-  tables: Partial<TableNames>;
-}
+export type BookFile = Parameters<typeof openBook>[1];
+/** The own schema's tables under other names (--table-names): entries, categories, paymentMethods. */
+export type TableNames = Required<BookFile['tables']>;
 
 /**
  * The search over `db` for `book`, validated (a CliError-worthy Error when the file does not

@@ -6,8 +6,9 @@
 // SQLite create a WAL file's missing -wal and -shm, which are the owner's, as the service does.
 
 import type Database from 'better-sqlite3';
-import { examineBook, type TableNames } from '../../lib/internal.js';
+import { examineBook } from '../../lib/internal.js';
 import { logValue, MAX_LINE_CHARACTERS } from '../base/index.js';
+import type { TableNames } from './book-search.js';
 import { describeDatabaseError, ensureDatabaseFile, journalOf, notReadableNow, openDatabase } from './database-file.js';
 import { judgeDatabaseFile } from './file-safety.js';
 
