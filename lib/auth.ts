@@ -2,7 +2,7 @@
 // hashes checked off the event loop, a bounded number at once (docs/API.md, Credentials).
 
 import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { type GivenCredentials, MAX_HEADER_LENGTH } from './basic-auth.js';
+import type { GivenCredentials } from './basic-auth.js';
 import type { ConfiguredUser } from './credentials.js';
 import { createHashChecks, type HashChecks } from './hash-checks.js';
 import type { Metrics } from './metrics.js';
@@ -22,6 +22,23 @@ export const BUSY = Object.freeze({ kind: 'busy' } as const);
 /** The service stops before the check began (lib/hash-checks.ts, `stop`): answered without it. */
 export const STOPPING = Object.freeze({ kind: 'stopping' } as const);
 
+/** The client's connection (its socket), as far as a login looks at it. */
+export interface Connection {
+  /** Whether the client has gone: a hash check that nobody waits for any more is skipped. */
+  readonly destroyed: boolean;
+  /** The socket's idle timeout in milliseconds (node:http's `server.setTimeout`); 0 or none: no limit. */
+  readonly timeout?: number | undefined;
+}
+
+/** The longest wait for a password-hash check (docs/API.md, Credentials); never past the socket's idle timeout (hashWaitMs). */
+export const MAX_HASH_WAIT_MS = 10_000;
+
+/** How long a request on `connection` may wait for its hash check: up to a second less than its socket's idle timeout. */
+export function hashWaitMs(connection: Connection): number {
+  const idle = connection.timeout ?? 0;
+  return idle > 0 ? Math.min(MAX_HASH_WAIT_MS, idle - Math.min(1_000, idle / 10)) : MAX_HASH_WAIT_MS;
+}
+
 /** The verdict on credentials: the user, or why not. */
 export type Verdict = Accepted | typeof REJECTED | typeof PENDING | typeof BUSY | typeof STOPPING;
 /** A verdict after the hash check: never `PENDING`. */
@@ -38,19 +55,13 @@ export interface Authenticator {
    * The verdict without waiting: the user, when a plain password or a remembered
    * verification matches; `REJECTED` or, when a hash must be checked, `PENDING`.
    */
-  check(given: GivenCredentials, header?: string): Exclude<Verdict, typeof BUSY | typeof STOPPING>;
+  check(given: GivenCredentials): Exclude<Verdict, typeof BUSY | typeof STOPPING>;
   /**
    * Checks a hash for credentials `check` called `PENDING`; `done` gets the user, `REJECTED`,
    * `BUSY`, or `STOPPING` when the checks stopped before this one began. A waiting check
    * whose clients have all `gone` is dropped without an answer.
    */
-  verify(given: GivenCredentials, done: (verdict: Settled) => void, gone?: () => boolean, header?: string): void;
-  /**
-   * The user whose accepted credentials `header` is spelled exactly as before (`check` and
-   * `verify` remember the `header` they were given once it is accepted), or `undefined`:
-   * then parse it and call `check`. Saves the parsing on a client's later requests.
-   */
-  recall(header: string | undefined): Accepted | undefined;
+  verify(given: GivenCredentials, done: (verdict: Settled) => void, gone?: () => boolean): void;
   /**
    * The credentials `given` as a key: what they mean, not how the header spells them,
    * digested with a secret of this process, so that it cannot be turned back into the
@@ -87,8 +98,6 @@ interface Users {
   dummies: PasswordHash[];
   /** Verified credentials (keyed digest of user and password) → the user; forgotten with these users. */
   verified: Map<string, Accepted>;
-  /** Headers that carried verified credentials: SHA-256 of a secret and the header → the user. */
-  spellings: Map<string, Accepted>;
   /** Credentials being checked now (the same key) → who waits for the verdict. */
   checking: Map<string, Waiter[]>;
 }
@@ -117,12 +126,8 @@ export function createAuthenticator(
     hashChecks,
   };
   return {
-    check: (given, header) => check(state, given, header),
-    verify: (given, done, gone, header) => verify(state, given, done, gone, header),
-    recall(header) {
-      if (header === undefined || header.length > MAX_HEADER_LENGTH) return undefined;
-      return state.users.spellings.get(oneShotSha256(state.secret + header));
-    },
+    check: (given) => check(state, given),
+    verify: (given, done, gone) => verify(state, given, done, gone),
     key: (given) => remembered(state, given),
     checking: (key) => state.users.checking.has(key),
     replaceUsers(next) {
@@ -144,24 +149,17 @@ function remembered(state: State, { username, password }: GivenCredentials): str
   return oneShotSha256(`${state.secret}${username}:${password}`);
 }
 
-function check(
-  state: State,
-  given: GivenCredentials,
-  header?: string,
-): Exclude<Verdict, typeof BUSY | typeof STOPPING> {
+function check(state: State, given: GivenCredentials): Exclude<Verdict, typeof BUSY | typeof STOPPING> {
   const current = state.users;
   // Credentials verified before are answered from memory (only right ones are ever
   // remembered, so a miss tells the sender nothing), without the digests below or a check.
   const key = remembered(state, given);
   const known = current.verified.get(key);
-  if (known !== undefined) {
-    remember(state, current, undefined, known, header);
-    return known;
-  }
+  if (known !== undefined) return known;
   const accepted = plainMatch(current, given);
   if (accepted === -1) return current.dummies.length === 0 ? REJECTED : PENDING;
   const user = current.accepted[accepted] as Accepted;
-  remember(state, current, key, user, header);
+  bounded(current.verified, key, user, state.maxRemembered);
   return user;
 }
 
@@ -170,7 +168,6 @@ function verify(
   given: GivenCredentials,
   done: (verdict: Settled) => void,
   gone: () => boolean = () => false,
-  header?: string,
 ): void {
   const { hashChecks } = state;
   const current = state.users;
@@ -201,7 +198,7 @@ function verify(
         return;
       }
       const verdict = matches && own !== undefined ? (current.accepted[index] as Accepted) : REJECTED;
-      if (verdict.kind === 'user') remember(state, current, key, verdict, header);
+      if (verdict.kind === 'user') bounded(current.verified, key, verdict, state.maxRemembered);
       for (const waiter of answer) waiter.done(verdict);
     });
     return true;
@@ -220,12 +217,6 @@ function retry(state: State, given: GivenCredentials, { done, gone }: Waiter): v
   else done(verdict);
 }
 
-/** `user`'s credentials under `key` (unless already), and the `header` that carried them, remembered. */
-function remember(state: State, current: Users, key: string | undefined, user: Accepted, header?: string): void {
-  if (key !== undefined) bounded(current.verified, key, user, state.maxRemembered);
-  if (header !== undefined) bounded(current.spellings, oneShotSha256(state.secret + header), user, state.maxRemembered);
-}
-
 function prepare(list: readonly ConfiguredUser[]): Users {
   return {
     names: list.map((user) => digest(user.username)),
@@ -234,7 +225,6 @@ function prepare(list: readonly ConfiguredUser[]): Users {
     accepted: list.map((user): Accepted => ({ kind: 'user', user: user.username })),
     dummies: list.flatMap((user) => (user.kind === 'hash' ? [dummyHash(user.hash)] : [])),
     verified: new Map(),
-    spellings: new Map(),
     checking: new Map(),
   };
 }
@@ -277,7 +267,7 @@ function dummyFor(current: Users, secret: string, username: string): PasswordHas
 }
 
 /** `map.set(key, value)`, forgetting the oldest entry beyond `max`. */
-function bounded(map: Map<string, Accepted>, key: string, value: Accepted, max: number): void {
+export function bounded(map: Map<string, Accepted>, key: string, value: Accepted, max: number): void {
   if (map.size >= max && !map.has(key)) {
     const oldest = map.keys().next();
     if (oldest.done !== true) map.delete(oldest.value);

@@ -62,7 +62,7 @@ export function createHandler(
   }
   return Object.assign(handleBookingSearch, {
     updateCredentials(next: Users): void {
-      parts.authenticator.replaceUsers(validateCredentials(next));
+      parts.login.replaceUsers(validateCredentials(next));
     },
   });
 }
@@ -97,8 +97,11 @@ function buildParts(search: SearchTurns, credentials: Users, settings: Settings,
     failures,
     answerSearch: createSearchEndpoint(search, settings, failures),
     answerReconcile: createReconcileEndpoint(search, settings, failures),
-    authenticator,
-    login: createLogin(authenticator, shared.throttle ?? createThrottle(settings, shared.metrics)),
+    login: createLogin(
+      authenticator,
+      shared.throttle ?? createThrottle(settings, shared.metrics),
+      settings.maxVerifiedCredentials,
+    ),
     apiPrefix: `${basePath}/api/`,
     statusPath: `${basePath}/api/v1/status`,
     searchPath: `${basePath}/api/v1/buchungen`,

@@ -3,10 +3,9 @@
 // authenticator are asked here, in the contract's order, and nowhere else.
 //
 // The policy, in the order it is applied:
-//   1. no credentials (none, another scheme, malformed): 401 with the challenge, not a
-//      failure, whatever the address's failures (a client that waits for the challenge
-//      before it sends its credentials, a known one among them, must be asked); a flood of
-//      them from one address is cut off (429);
+//   1. no credentials (none, another scheme, malformed): 401 with the challenge, not a failure,
+//      whatever the address's failures (a client that waits for the challenge before it sends its
+//      credentials, a known one among them, must be asked); a flood of them from one address: 429;
 //   2. an address whose failures are spent: 429 before its credentials are checked, but for
 //      a user who logged in from it before: that user's own failures from there decide;
 //   3. a header spelled as one accepted before: that user, no parsing (the budgets of 4 hold);
@@ -20,9 +19,12 @@
 //      check: one guess is one failure, however many requests carry it. A request gets its
 //      answer before its connection could time out: 503 when the check has not come by then.
 
-import type { Accepted, Authenticator } from './auth.js';
-import { type GivenCredentials, parseBasicAuth } from './basic-auth.js';
+import { hash, randomBytes } from 'node:crypto';
+import { type Accepted, type Authenticator, bounded, type Connection, hashWaitMs } from './auth.js';
+import { type GivenCredentials, MAX_HEADER_LENGTH, parseBasicAuth } from './basic-auth.js';
+import type { ConfiguredUser } from './credentials.js';
 import { type ApiError, ERRORS } from './messages.js';
+import { DEFAULTS } from './options.js';
 import type { Throttle } from './throttle.js';
 
 /** Why a login did not give a user: the username the credentials named, if they were well-formed Basic ones. */
@@ -44,19 +46,15 @@ export type LoginVerdict =
   /** The hash check did not come before the connection could time out: 503 after `retryAfter` seconds. */
   | (NoUser & { readonly kind: 'late'; readonly retryAfter: number });
 
-/**
- * What a request that reserved a failure for credentials found, for those that carried the same
- * ones meanwhile: the verdict, or `undefined` (a hash check, which they join; or a refusal).
- */
+/** What a request that reserved a failure found, for those with the same credentials: `undefined` for a hash check (they join it) or a refusal. */
 type Outcome = LoginVerdict | undefined;
 
 /** A verdict that lets no user in. */
 export type Refusal = Exclude<LoginVerdict, Accepted>;
 
 /**
- * The error a refusal is answered with, and its headers: the 401 with `challenge` (the
- * realm's `WWW-Authenticate`), a 429 or 503 with its `Retry-After` (and `Connection: close`
- * where the throttle asks for it).
+ * The error a refusal is answered with, and its headers: the 401 with `challenge` (the realm's
+ * `WWW-Authenticate`), a 429 or 503 with its `Retry-After` (and `Connection: close` if the throttle asks).
  */
 export function refusal(verdict: Refusal, challenge: readonly string[]): [ApiError, readonly string[]] {
   if (verdict.kind === 'refused') return [ERRORS.unauthorized, challenge];
@@ -69,18 +67,7 @@ export function refusal(verdict: Refusal, challenge: readonly string[]): [ApiErr
 /** The throttle's answer: 429, and end the connection. */
 export type Throttled = Extract<LoginVerdict, { kind: 'throttled' }>;
 
-/** The client's connection (its socket), as far as a login looks at it. */
-export interface Connection {
-  /** Whether the client has gone: a hash check that nobody waits for any more is skipped. */
-  readonly destroyed: boolean;
-  /** The socket's idle timeout in milliseconds (node:http's `server.setTimeout`); 0 or none: no limit. */
-  readonly timeout?: number | undefined;
-}
-
-/**
- * A login of well-formed credentials not remembered by their spelling, through steps 4 to
- * 6: the credentials, the header as sent (remembered once accepted), the client, its connection.
- */
+/** A login of well-formed credentials not remembered by their spelling (steps 4 to 6); its header is remembered once accepted. */
 interface Attempt {
   readonly given: GivenCredentials;
   readonly header: string | undefined;
@@ -100,25 +87,34 @@ export interface Login {
    * without credentials, so that a flood of them ends like any other. `undefined`: answer it.
    */
   preflight(client: string): Throttled | undefined;
+  /** Takes new users (the authenticator's); the headers accepted before are forgotten. */
+  replaceUsers(users: readonly ConfiguredUser[]): void;
 }
-
-/** The longest wait for a password-hash check (docs/API.md, Credentials); never past the socket's idle timeout (hashWaitMs). */
-export const MAX_HASH_WAIT_MS = 10_000;
 
 const REFUSED: LoginVerdict = Object.freeze({ kind: 'refused' });
 
 /**
  * The login over `authenticator` (who the credentials name) and `throttle` (how many
- * failures each address, username and the service may have), one throttle for several logins.
+ * failures each address, username and the service may have), one throttle for several
+ * logins; at most `maxRemembered` headers accepted before are remembered by their spelling.
  */
-export function createLogin(authenticator: Authenticator, throttle: Throttle): Login {
-  const parts: Parts = { authenticator, throttle, reserving: new Map() };
+export function createLogin(
+  authenticator: Authenticator,
+  throttle: Throttle,
+  maxRemembered: number = DEFAULTS.maxVerifiedCredentials,
+): Login {
+  const secret = randomBytes(32).toString('base64'); // of `spelling`
+  const parts: Parts = { authenticator, throttle, reserving: new Map(), spellings: new Map(), secret, maxRemembered };
   return Object.assign(
     (header: string | undefined, client: string, connection: Connection) => login(parts, header, client, connection),
     {
       preflight(client: string): Throttled | undefined {
         const wait = throttle.recordUnauthenticated(client);
         return wait > 0 ? throttled(wait, undefined) : undefined;
+      },
+      replaceUsers(users: readonly ConfiguredUser[]): void {
+        authenticator.replaceUsers(users);
+        parts.spellings.clear();
       },
     },
   );
@@ -129,11 +125,14 @@ interface Parts {
   readonly authenticator: Authenticator;
   readonly throttle: Throttle;
   /**
-   * Credentials whose failure the throttle is reserving now, by `authenticator.key`: the
-   * outcome that requests with the same credentials wait for. Only a throttle that answers
-   * later (the primary's, with --workers) leaves anything here.
+   * Credentials whose failure the throttle is reserving now, by `authenticator.key`: the outcome that
+   * requests with the same ones wait for. Only a throttle that answers later (--workers) leaves any.
    */
   readonly reserving: Map<string, Promise<Outcome>>;
+  /** Headers that carried accepted credentials (step 3) by `spelling`, a keyed digest: no password is kept. */
+  readonly spellings: Map<string, Accepted>;
+  readonly secret: string;
+  readonly maxRemembered: number;
 }
 
 function login(
@@ -142,7 +141,11 @@ function login(
   client: string,
   connection: Connection,
 ): LoginVerdict | Promise<LoginVerdict> {
-  const recalled = parts.authenticator.recall(header);
+  // Step 3: a header accepted before, spelled exactly so.
+  const recalled =
+    header === undefined || header.length > MAX_HEADER_LENGTH
+      ? undefined
+      : parts.spellings.get(spelling(parts, header));
   const given = recalled === undefined ? parseBasicAuth(header) : undefined;
   if (recalled === undefined && given === undefined) {
     const wait = parts.throttle.recordUnauthenticated(client);
@@ -233,11 +236,11 @@ function joined(parts: Parts, settled: Outcome, key: string, request: Attempt): 
 function checkCredentials(parts: Parts, request: Attempt): LoginVerdict | Promise<LoginVerdict> {
   const { given, header, client } = request;
   const attempted = given.username;
-  const verdict = parts.authenticator.check(given, header);
+  const verdict = parts.authenticator.check(given);
   if (verdict.kind === 'rejected') return { kind: 'refused', attempted } as const;
   if (verdict.kind === 'user') {
     parts.throttle.forgive(client, attempted);
-    return admit(parts, verdict, client);
+    return admit(parts, verdict, client, header);
   }
   return awaitCheck(parts, request, true);
 }
@@ -264,7 +267,7 @@ function awaitCheck(parts: Parts, request: Attempt, reserved: boolean): Promise<
         try {
           if (reserved && late.kind !== 'rejected') parts.throttle.forgive(client, attempted);
           if (answered) return;
-          if (late.kind === 'user') return resolve(admit(parts, late, client));
+          if (late.kind === 'user') return resolve(admit(parts, late, client, header));
           // The service stops before the check began: as a check that did not come in time.
           if (late.kind === 'stopping') return resolve({ kind: 'late', retryAfter: 1, attempted });
           // docs/API.md, Credentials: a full hash-check queue says "again in a second".
@@ -274,25 +277,24 @@ function awaitCheck(parts: Parts, request: Attempt, reserved: boolean): Promise<
         }
       },
       () => answered || connection.destroyed,
-      header,
     );
   });
 }
 
-/** `accepted` let in: a success for the parts.throttle. */
-function admit(parts: Parts, accepted: Accepted, client: string): Accepted {
+/** `accepted` let in: a success for the throttle; the `header` that carried it, if given, remembered. */
+function admit(parts: Parts, accepted: Accepted, client: string, header?: string): Accepted {
   parts.throttle.recordSuccess(client, accepted.user);
+  if (header !== undefined) bounded(parts.spellings, spelling(parts, header), accepted, parts.maxRemembered);
   return accepted;
+}
+
+/** SHA-256 of the secret and `header`, its 32 bytes as a key of 32 characters (`binary`): never shown. */
+function spelling(parts: Parts, header: string): string {
+  return hash('sha256', parts.secret + header, 'binary');
 }
 
 function throttled(retryAfter: number, attempted: string | undefined): Throttled {
   return attempted === undefined
     ? { kind: 'throttled', retryAfter, close: true }
     : { kind: 'throttled', retryAfter, close: true, attempted };
-}
-
-/** How long a request on `connection` may wait for its hash check: up to a second less than its socket's idle timeout. */
-function hashWaitMs(connection: Connection): number {
-  const idle = connection.timeout ?? 0;
-  return idle > 0 ? Math.min(MAX_HASH_WAIT_MS, idle - Math.min(1_000, idle / 10)) : MAX_HASH_WAIT_MS;
 }

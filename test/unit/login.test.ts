@@ -73,7 +73,6 @@ function heldChecks() {
         gone: () => joined.every((waiter) => waiter.gone()),
       });
     },
-    recall: () => undefined,
     key,
     checking: (credentials) => open.has(credentials),
     replaceUsers: () => {},
@@ -144,7 +143,8 @@ test('a username whose budget is spent: an unknown client is throttled without a
   }
   assert.deepEqual(login(basic('kasse:falsch'), '203.0.113.9', HERE), throttled(60, 'kasse'));
   assert.equal(checks.length, 0, 'no hash check for the unknown client');
-  void login(basic('kasse:richtig'), '192.0.2.1', HERE);
+  // Another spelling of its credentials, which is not recalled (its first was, once accepted).
+  void login(`basic  ${Buffer.from('kasse:richtig').toString('base64')}`, '192.0.2.1', HERE);
   assert.equal(checks.length, 1, 'the known client is checked');
   checks.shift()?.done(accepted('kasse'));
 });
@@ -335,4 +335,40 @@ test('each refusal is answered with its error: 401 with the challenge, 429 and 5
     ERRORS.loginThrottled,
     ['Retry-After', '42', 'Connection', 'close'],
   ]);
+});
+
+test('a header accepted before is let in by its spelling alone, without a check; a rejected one never; none after new users', () => {
+  const real = createAuthenticator(validateCredentials([{ username: 'bank', password: 'eins' }]), {
+    maxHashChecks: 1,
+    maxQueuedHashChecks: 8,
+    maxVerifiedCredentials: 100,
+  });
+  let checks = 0;
+  const authenticator: Authenticator = {
+    ...real,
+    check(given) {
+      checks += 1;
+      return real.check(given);
+    },
+  };
+  const login = createLogin(authenticator, throttleFor());
+  const at = (header: string): LoginVerdict => {
+    const verdict = login(header, '192.0.2.1', HERE);
+    assert.ok(!(verdict instanceof Promise));
+    return verdict;
+  };
+  const right = basic('bank:eins');
+  assert.deepEqual(at(basic('bank:zwei')), refused('bank'));
+  assert.deepEqual(at(basic('bank:zwei')), refused('bank'));
+  assert.equal(checks, 2, 'rejected credentials are never remembered');
+  assert.deepEqual(at(right), accepted('bank'));
+  assert.deepEqual(at(right), accepted('bank'));
+  assert.equal(checks, 3, 'the header accepted before was checked again');
+  const other = `basic   ${Buffer.from('bank:eins').toString('base64')}`;
+  assert.deepEqual(at(other), accepted('bank'));
+  assert.deepEqual(at(other), accepted('bank'));
+  assert.equal(checks, 4, 'another spelling is checked once, then recalled');
+  login.replaceUsers(validateCredentials([{ username: 'bank', password: 'neu' }]));
+  assert.deepEqual(at(right), refused('bank'), 'a remembered header outlived its credentials');
+  assert.deepEqual(at(basic('bank:neu')), accepted('bank'));
 });
