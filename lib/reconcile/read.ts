@@ -107,6 +107,7 @@ export function readWindows(
   const left = [...windows];
   const rows: BookingRow[] = [];
   let snapshot: string | undefined;
+  let slices = 0;
   let days = 0;
   let lastDays = 0;
   const slice = (): void => {
@@ -118,7 +119,10 @@ export function readWindows(
       (outcome) => {
         if (!outcome.ok) return done(outcome);
         const read = outcome.result;
-        if (read.snapshot === undefined || (snapshot !== undefined && read.snapshot !== snapshot)) return inOne();
+        slices += 1;
+        // A search that names no snapshot (a stand-in's) is one snapshot only when read in one.
+        const one = slices === 1 ? read.snapshot !== undefined || left.length === 0 : read.snapshot === snapshot;
+        if (!one) return inOne();
         snapshot = read.snapshot;
         for (const row of read.rows) rows.push(row);
         days += lastDays;
