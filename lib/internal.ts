@@ -22,7 +22,6 @@ export { answeringTogether, withinUnansweredBound } from './respond.js';
 export type { SearchTurns } from './search-endpoint.js';
 export { createThrottle, type LocalThrottle, type Throttle } from './throttle.js';
 export type {
-  BookingSearchHandler,
   Credentials,
   HandlerOptions,
   RequestHandler,

@@ -6,13 +6,13 @@
 // swaps the handler, logs). How a file is opened and diagnosed is
 // bin/files/database-file.ts; the search a connection to it gets, bin/files/book-search.ts.
 
-import { type BookingSearchHandler, errorCode, type RequestHandler } from '../../lib/internal.js';
+import { errorCode, type RequestHandler } from '../../lib/internal.js';
 import type { LogLevel } from '../base/index.js';
 import { type BookFile, describeDatabaseError, identityOf, notReadableNow } from '../files/index.js';
 import { BookOpener, type Connection } from './open-book.js';
 import { GUARD_LIMIT_MS } from './preflight.js';
 import { answerCause, type Effect, next, start, statusOf, type WatchEvent, type WatchState } from './states.js';
-import type { BuildHandler, DatabaseStatus, ErrorHook, ServedDatabase } from './status.js';
+import type { BookingSearchHandler, BuildHandler, DatabaseStatus, ErrorHook, ServedDatabase } from './status.js';
 import { Unavailable, unavailableSearch } from './unavailable.js';
 
 // How often the file is looked at; a replacement, or the end of a wait, is noticed within this.

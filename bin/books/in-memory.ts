@@ -1,10 +1,9 @@
 // The in-memory demo book: a database that is not a file to follow, served from the start.
 
 import type Database from 'better-sqlite3';
-import type { BookingSearchHandler } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
 import { describeDatabaseError, searchOverFile } from '../files/index.js';
-import type { BuildHandler, ErrorHook, ServedDatabase } from './status.js';
+import type { BookingSearchHandler, BuildHandler, ErrorHook, ServedDatabase } from './status.js';
 
 /** A database that is not a file to follow (the in-memory demo). */
 export function inMemoryDatabase(db: Database.Database, build: BuildHandler, logError: ErrorHook): ServedDatabase {

@@ -4,7 +4,6 @@
 // time is bin/books/states.ts, carried out by bin/books/database.ts.
 
 import { statSync } from 'node:fs';
-import type { BookingSearchHandler } from '../../lib/internal.js';
 import type { LogLevel } from '../base/index.js';
 import { CliError } from '../base/index.js';
 import {
@@ -19,7 +18,7 @@ import {
 import { Guard } from '../guard/index.js';
 import { openTimeout } from './preflight.js';
 import type { Outcome } from './states.js';
-import type { BuildHandler, ErrorHook } from './status.js';
+import type { BookingSearchHandler, BuildHandler, ErrorHook } from './status.js';
 import { Unavailable, whileReplaced } from './unavailable.js';
 
 // The guard process that opens and judges every book's file, one at a time, ended when
