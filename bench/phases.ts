@@ -327,7 +327,7 @@ async function measureBuild(root: string, queries: SearchQuery[]): Promise<Recor
       return fakeExchange(connections[i % 16], url, header);
     };
     // 16 at a time, then a turn of the event loop: node:http finishes an answer in a later
-    // tick, and a connection with 128 unfinished answers is refused (lib/connection.ts).
+    // tick, and a connection with 128 unfinished answers is refused (lib/respond.ts).
     phases['the whole /status: handler, access line, writing (no parser, no kernel)'] = async () => {
       for (let i = 0; i < count; i += 16) {
         for (let j = i; j < Math.min(i + 16, count); j += 1) {

@@ -1,7 +1,7 @@
 // createHandler: builds everything once, then answers each request in docs/API.md's order:
 //
 //   1. outside `{basePath}/api/` with a `next`: handed on untouched;
-//   2. a connection with too many answers not yet taken: 429 (lib/connection.ts);
+//   2. a connection with too many answers not yet taken: 429 (lib/respond.ts);
 //   3. a bad Host (none in HTTP/1.1, or two) or an unusable target: 400;
 //   4. a CORS preflight on one of the three paths: 204, before the credentials are looked at;
 //   5. the login in one call (lib/login.ts): 401; 429 (throttle, full hash-check queue); 503;
@@ -19,7 +19,6 @@ import type { Database } from 'better-sqlite3';
 import { createAuthenticator } from './auth.js';
 import { basePathMisuse, normalBasePath } from './base-path.js';
 import { challenge } from './basic-auth.js';
-import { admit } from './connection.js';
 import { type Cors, GRANTS } from './cors.js';
 import { validateCredentials } from './credentials.js';
 import { validateDatabase } from './database-handle.js';
@@ -30,7 +29,7 @@ import { ERRORS } from './messages.js';
 import { resolveOptions, type Settings } from './options.js';
 import { createReconcileEndpoint } from './reconcile/endpoint.js';
 import { clientAddress, hasBadHost, originForm, type RequestFacts, recordFacts, throttleKey } from './request.js';
-import { addToEveryResponse, refuseUnanswered, send, sendError, sendNoContent } from './respond.js';
+import { addToEveryResponse, admit, refuseUnanswered, send, sendError, sendNoContent } from './respond.js';
 import { createBookingSearch } from './search/booking-search.js';
 import { createSearchEndpoint, type SearchTurns } from './search-endpoint.js';
 import { createThrottle } from './throttle.js';

@@ -4,10 +4,9 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
-import { afterAnswers } from './connection.js';
 import { errorCode } from './errors.js';
 import { type ApiError, ERRORS } from './messages.js';
-import { endHeldAnswers, sendError, sendOnSocket } from './respond.js';
+import { afterAnswers, COMMON_HEADERS, endHeldAnswers, sendError } from './respond.js';
 
 /**
  * Makes `server` answer its protocol errors as docs/API.md says: parser errors (400),
@@ -65,7 +64,7 @@ export function answerConnect(_req: IncomingMessage, socket: Duplex): void {
   answerAfterTheOthers(socket, 'Method Not Allowed', ERRORS.methodNotAllowed, ['Allow', 'GET, HEAD']);
 }
 
-/** `error` on `socket` once the answers before it have been taken (lib/connection.ts), then the close. */
+/** `error` on `socket` once the answers before it have been taken (lib/respond.ts), then the close. */
 function answerAfterTheOthers(socket: Duplex, reason: string, error: ApiError, headers: readonly string[] = []): void {
   afterAnswers(socket, () => {
     // A response that is being written cannot be interrupted by another (an embedder's,
@@ -90,4 +89,29 @@ function unanswerableOnTls(socket: Duplex, code: string | undefined): boolean {
 /** A `'checkExpectation'` listener: an `Expect` other than `100-continue` gets 417. */
 export function answerExpectation(_req: IncomingMessage, res: ServerResponse): void {
   sendError(res, ERRORS.expectationFailed, ['Connection', 'close']);
+}
+
+/**
+ * Answers on a bare socket, for errors that Node's HTTP parser raises before there is a
+ * request to answer (docs/API.md, Responses in general): the error's body, the common
+ * headers and `Connection: close`; the connection is closed once the answer is out.
+ */
+export function sendOnSocket(
+  socket: Duplex,
+  reason: string,
+  error: ApiError,
+  extraHeaders: readonly string[] = [],
+): void {
+  const json = error.body;
+  const head = [`HTTP/1.1 ${error.status} ${reason}`];
+  const headers = [
+    ...COMMON_HEADERS,
+    'Content-Length',
+    String(Buffer.byteLength(json)),
+    ...extraHeaders,
+    'Connection',
+    'close',
+  ];
+  for (let i = 0; i < headers.length; i += 2) head.push(`${headers[i]}: ${headers[i + 1]}`);
+  socket.end(`${head.join('\r\n')}\r\n\r\n${json}`, () => socket.destroy());
 }

@@ -1,15 +1,145 @@
-// The one place that writes responses: every status goes through `send`, which always
-// sets the same headers (docs/API.md, Responses in general).
+// The one place that writes responses, and what one connection may have waiting
+// (docs/API.md, Responses in general): every status goes through `send`, which always sets
+// the same headers; requests whose answers the client has not taken are bounded, and after
+// an answer that closes the connection no later request on it is processed or read.
+//
+// node:http parses every request of a chunk it reads (a 64 KiB read holds hundreds of
+// pipelined requests) and calls the handler for each, also after an answer that closes
+// the connection, and holds each answer until the one before it has left: a client that
+// pipelined and never read had thousands of requests answered and held per connection.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { admit, markClosing } from './connection.js';
 import { type ApiError, ERRORS } from './messages.js';
+
+/**
+ * Requests of one connection whose answers the kernel has not taken yet at which the next
+ * is refused with `429` and `Connection: close`: twice the waiting searches one address may
+ * have (`maxWaitingSearches`), so a client that pipelines searches meets that 429 first,
+ * and far above what a client that reads pipelines. A client that reads nothing holds no
+ * more than these answers.
+ */
+export const MAX_UNANSWERED = 128;
+
+/** Requests read after the answer that closes their connection, at which it is read no more. */
+const MAX_DROPPED = 1_024;
+
+const UNANSWERED = Symbol('unanswered requests');
+const DROPPED = Symbol('dropped requests');
+const ADMISSION = Symbol('admission');
+const CLOSING = Symbol('closing');
+const AFTER = Symbol('after the answers');
+
+type Admission = 'process' | 'refuse' | 'drop';
+
+interface Counted {
+  [UNANSWERED]?: number;
+  [CLOSING]?: true;
+  [DROPPED]?: number;
+  [AFTER]?: () => void;
+}
+
+/**
+ * What the handler does with `req`: `process` it; `refuse` it with `429` and
+ * `Connection: close` (`MAX_UNANSWERED` answers on its connection not taken); or `drop` it,
+ * unanswered, as an answer on its connection already closes it (RFC 9112 §9.6). A request
+ * is counted once: asked again (the command's listener asks before the handler from
+ * `createHandler` does), `admit` says what it said first.
+ */
+export function admit(req: IncomingMessage, res: ServerResponse): Admission {
+  const asked = res as ServerResponse & { [ADMISSION]?: Admission };
+  const first = asked[ADMISSION];
+  if (first !== undefined) return first;
+  const socket = req.socket as IncomingMessage['socket'] & Counted;
+  let admission: Admission = 'drop';
+  if (socket[CLOSING] === true) {
+    // What a client sent after the answer that closes is read and dropped: closed with
+    // unread bytes, its connection would be reset, and the answers on their way to it lost.
+    // But each dropped request costs node:http its objects until the connection ends: past
+    // MAX_DROPPED (far more than a client pipelines that reads), it is read no more.
+    const dropped = (socket[DROPPED] ?? 0) + 1;
+    socket[DROPPED] = dropped;
+    if (dropped > MAX_DROPPED) stopReading(socket);
+  } else {
+    const unanswered = socket[UNANSWERED] ?? 0;
+    socket[UNANSWERED] = unanswered + 1;
+    // A response finishes once: on() spares the wrapper once() makes for every request.
+    res.on('finish', taken);
+    admission = unanswered < MAX_UNANSWERED ? 'process' : 'refuse';
+  }
+  asked[ADMISSION] = admission;
+  return admission;
+}
+
+function taken(this: ServerResponse): void {
+  const socket = this.req.socket as IncomingMessage['socket'] & Counted;
+  const left = (socket[UNANSWERED] ?? 1) - 1;
+  socket[UNANSWERED] = left;
+  const then = socket[AFTER];
+  if (left === 0 && then !== undefined) {
+    delete socket[AFTER];
+    then();
+  }
+}
+
+/**
+ * `then`, once the kernel has taken the answers to every request of `socket` that the
+ * handler admitted: at once when none is waiting; else after the last one, whether it is
+ * still being written, waits in node:http's queue behind another or has not been given yet
+ * (a hash check, a search in its turn). For what is written to the socket past node:http
+ * (lib/protocol-errors.ts), which must come after them. A connection that closes first
+ * never calls it. A later call replaces an earlier one that still waits.
+ */
+export function afterAnswers(socket: Duplex, then: () => void): void {
+  const counted = socket as Duplex & Counted;
+  if ((counted[UNANSWERED] ?? 0) === 0) return then();
+  counted[AFTER] = then;
+}
+
+/** The answer on `res` closes its connection: no later request on it is processed. */
+export function markClosing(res: ServerResponse): void {
+  const socket = res.req?.socket as (IncomingMessage['socket'] & Counted) | undefined;
+  if (socket !== undefined) socket[CLOSING] = true;
+}
+
+/**
+ * How often a connection read no more (past `MAX_DROPPED`) is looked at: once nothing more
+ * of its answers has left since the last look, it is closed. Over a Unix socket a client
+ * that reads nothing otherwise kept it, with the requests dropped on it, until
+ * --send-timeout (over TCP the kernel's buffers take the answers and node:http ends it).
+ */
+const STALLED_LOOK_MS = 100;
+
+/**
+ * No more of `socket` is read: node:http parses what it has read already and no more, as
+ * when it pauses a connection whose answers wait (`_paused`, which it alone clears, once
+ * they have left; the answer that closes the connection then ends it). Once its answers
+ * stand still, it is closed.
+ */
+function stopReading(socket: IncomingMessage['socket'] & Counted & { _paused?: boolean }): void {
+  if (socket[DROPPED] === MAX_DROPPED + 1) {
+    // node:http reads on once what it holds to write drains (it clears `_paused` and resumes
+    // the socket): paused again first, its resume finds the connection paused and keeps it so.
+    socket.prependListener('resume', () => (socket._paused = true));
+    closeOnceStalled(socket, -1);
+  }
+  if (socket._paused === true) return;
+  socket._paused = true;
+  socket.pause();
+}
+
+function closeOnceStalled(socket: Duplex & { bytesWritten: number }, written: number): void {
+  if (socket.destroyed) return;
+  if (socket.bytesWritten === written) return void socket.destroy();
+  setTimeout(() => closeOnceStalled(socket, socket.bytesWritten), STALLED_LOOK_MS).unref();
+}
+
+// Writing the answers.
 
 /** Try again in a second (docs/API.md): the answers whose cause passes by itself. */
 export const RETRY_IN_A_SECOND = ['Retry-After', '1'] as const;
 
-const COMMON_HEADERS = [
+export const COMMON_HEADERS = [
   'Content-Type',
   'application/json; charset=utf-8',
   'Cache-Control',
@@ -32,8 +162,7 @@ const CLOSE = ['Connection', 'close'] as const;
 /**
  * `Connection: close` when the request announced a body that was not read to its end,
  * unless `extraHeaders` already close: node:http would read all of it after the answer to
- * keep the connection open (a 401 to a request with a 100 GB `Content-Length` went on
- * reading for the whole request timeout). Closed, the rest is never read.
+ * keep the connection open (a 100 GB `Content-Length` for the whole request timeout).
  */
 function closeUnreadBody(res: ServerResponse, extraHeaders: readonly string[]): readonly string[] {
   const headers = res.req?.headers;
@@ -46,9 +175,8 @@ function closeUnreadBody(res: ServerResponse, extraHeaders: readonly string[]): 
 
 /**
  * Ends the answer whose headers are written: at once, or while `answeringTogether` hands a
- * request over, with the answers to the others that arrived with it (below). When it closes
- * the connection (our `Connection: close`, or node:http's for a client that asked for it),
- * no later request on the connection is processed (lib/connection.ts).
+ * request over, with the answers to the others that arrived with it (below). An answer that
+ * closes the connection (ours, or node:http's for a client that asked) is marked (above).
  */
 function endAnswer(res: ServerResponse, extraHeaders: readonly string[], body?: string): void {
   if (!res.shouldKeepAlive || extraHeaders.includes('Connection')) markClosing(res);
@@ -62,14 +190,11 @@ function endAnswer(res: ServerResponse, extraHeaders: readonly string[], body?: 
 }
 
 // Answers leave together. node:http hands over the requests of every connection that had
-// data, one after the other, in one turn of the event loop; an answer ended at once is
-// written to its socket at once, and each write wakes a client that waits for it, between
-// the parsing of the next requests. Under load, every answer so woke its client anew, which
-// cost the service more CPU time than the answer itself (docs/design/README.md, "Answers leave
-// together"). The answers given while `answeringTogether` hands over requests are ended at
-// the end of this turn of the loop instead, together. (The answers of a turn of searches
-// leave together already: lib/search/turns.ts.) Responses and their bodies wait in two
-// arrays: nothing is made per answer.
+// data in one turn of the event loop; an answer ended at once is written at once, and under
+// load each write woke its client anew, which cost more CPU time than the answer itself
+// (docs/design/README.md, "Answers leave together"). The answers given while
+// `answeringTogether` hands over requests are ended together at the end of this turn of
+// the loop instead (a turn of searches: lib/search/turns.ts), held in two arrays.
 const heldResponses: ServerResponse[] = [];
 const heldBodies: Array<string | undefined> = [];
 let handling = 0;
@@ -111,16 +236,15 @@ export function answeringTogether(
   };
 }
 
-/** The answer to a request past its connection's bound on unanswered requests (lib/connection.ts). */
+/** The answer to a request past its connection's bound on unanswered requests (above). */
 export function refuseUnanswered(res: ServerResponse): void {
   sendError(res, ERRORS.tooManyUnanswered, [...RETRY_IN_A_SECOND, 'Connection', 'close']);
 }
 
 /**
- * `handler` behind its connection's bound on unanswered requests (lib/connection.ts): a
- * request past it is refused here, one after an answer that closes the connection is not
- * handled. Every listener of the command has it, whatever its handler; the handler from
- * `createHandler` bounds its own connections too, and a request is counted once.
+ * `handler` behind its connection's bound on unanswered requests (above), for every
+ * listener of the command whatever its handler; `createHandler`'s bounds its own too, and a
+ * request is counted once.
  */
 export function withinUnansweredBound(
   handler: (req: IncomingMessage, res: ServerResponse) => void,
@@ -152,9 +276,8 @@ export function send(res: ServerResponse, status: number, json: string, extraHea
   endAnswer(res, extra, json);
 }
 
-// The error a response was answered with, on the response under a symbol of this module,
-// which no other code can name (lib/request.ts says why not in a WeakMap); only
-// errors are recorded, so a 200 costs nothing here.
+// The error a response was answered with, on the response under a symbol of this module
+// (lib/request.ts says why not in a WeakMap); a 200 costs nothing here.
 const ERROR = Symbol('booking-search-server error sent');
 type WithError = ServerResponse & { [ERROR]?: ApiError };
 
@@ -174,29 +297,4 @@ export function sendNoContent(res: ServerResponse, headers: readonly string[]): 
   const extra = closeUnreadBody(res, headers);
   res.writeHead(204, [...COMMON_HEADERS, ...extra]);
   endAnswer(res, extra);
-}
-
-/**
- * Answers on a bare socket, for errors that Node's HTTP parser raises before there is a
- * request to answer (docs/API.md, Responses in general): the error's body, the common
- * headers and `Connection: close`; the connection is closed once the answer is out.
- */
-export function sendOnSocket(
-  socket: Duplex,
-  reason: string,
-  error: ApiError,
-  extraHeaders: readonly string[] = [],
-): void {
-  const json = error.body;
-  const head = [`HTTP/1.1 ${error.status} ${reason}`];
-  const headers = [
-    ...COMMON_HEADERS,
-    'Content-Length',
-    String(Buffer.byteLength(json)),
-    ...extraHeaders,
-    'Connection',
-    'close',
-  ];
-  for (let i = 0; i < headers.length; i += 2) head.push(`${headers[i]}: ${headers[i + 1]}`);
-  socket.end(`${head.join('\r\n')}\r\n\r\n${json}`, () => socket.destroy());
 }

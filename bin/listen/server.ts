@@ -3,7 +3,7 @@
 // protections against slow and greedy clients, and a protection added here holds for all
 // of them:
 //
-// - the bound on requests whose answers the client has not taken (lib/connection.ts): a
+// - the bound on requests whose answers the client has not taken (lib/respond.ts): a
 //   connection that pipelines and reads nothing gets a 429 that closes it, and no later
 //   request of it is handled; without it, node:http handles every request of each chunk it
 //   reads and holds every answer;
