@@ -6,10 +6,9 @@
 
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { formatSearchResult } from '../lib/format.js';
-
 import { parseSearchQuery } from '../lib/query.js';
 import { type BookingRow, type Bounds, createBookingSearch, PLAIN, SQL, toBounds } from '../lib/search/index.js';
+import { formatSearchResult } from '../lib/search-endpoint.js';
 import { median, queriesFor, toQueryString } from './shapes.js';
 
 const quick = process.env['BENCH_QUICK'] === '1';

@@ -118,6 +118,7 @@ async function measureBuild(root: string, queries: SearchQuery[]): Promise<Recor
   for (const name of [
     'query',
     'format',
+    'search-endpoint',
     'auth',
     'login',
     'throttle',
@@ -132,6 +133,8 @@ async function measureBuild(root: string, queries: SearchQuery[]): Promise<Recor
   ]) {
     lib[name] = await load(`lib/${name}.js`);
   }
+  // The answer's format: lib/search-endpoint.js, in older builds a file of its own.
+  lib['format'] ??= lib['search-endpoint'];
   const log = (await load('bin/base/log.js')) as Any;
   const searchLib = lib['search/index'] ?? lib['search'];
 

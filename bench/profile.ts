@@ -92,6 +92,7 @@ const RULES: Rule[] = [
   [PHASES.log, /\/bin\/log\.js$/, ANY],
   [PHASES.parse, /\/lib\/(?:query|money)\.js$/, /^(?!formatEuros$)/],
   [PHASES.format, /\/lib\/(?:format|money)\.js$/, ANY],
+  [PHASES.format, /\/lib\/search-endpoint\.js$/, /^(?:formatSearchResult|formatBooking|formatEuros|jsonString)$/],
   [PHASES.throttle, /\/lib\/throttle\.js$/, ANY],
   [PHASES.keys, /\/lib\/(?:client-address|request)\.js$/, /^throttleKey$/],
   [PHASES.facts, /\/lib\/(?:client-address|request-facts|request)\.js$/, /^(?!originForm$|hasBadHost$)/],

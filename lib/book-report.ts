@@ -5,10 +5,8 @@
 
 import type { Database as Db } from 'better-sqlite3';
 import { findApplication } from './apps/index.js';
-import { formatSearchResult } from './format.js';
 import { type Mapping, ownSchema, quoteName, type TableNames, useMapping } from './mapping.js';
 import { checkMeaning } from './meaning.js';
-import { formatEuros } from './money.js';
 import {
   detectApplication,
   findRecommendedIndexes,
@@ -17,6 +15,7 @@ import {
   recogniseOther,
 } from './schema.js';
 import { createBookingSearch, explainCount } from './search/index.js';
+import { formatEuros, formatSearchResult } from './search-endpoint.js';
 
 /** A book's file as `check` examines it: the mapping chosen on opening, the rest described after. */
 export interface BookExamination {

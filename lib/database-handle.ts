@@ -1,5 +1,5 @@
 // The `db` argument of createHandler, checked once, at creation: a handle that behaves like
-// better-sqlite3 in every way the search relies on (lib/search/, lib/format.ts), holding the
+// better-sqlite3 in every way the search relies on (lib/search/, lib/search-endpoint.ts), holding the
 // tables the mapping reads, with bookings that mean what the search needs (as `check`
 // judges them).
 //

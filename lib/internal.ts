@@ -13,13 +13,12 @@ export { createHandler, mountHandlers } from './handler.js';
 export { createHashChecks } from './hash-checks.js';
 export { withoutBookingValues } from './meaning.js';
 export { Metrics, type MetricsSnapshot } from './metrics.js';
-export { formatEuros } from './money.js';
 export { DEFAULTS, resolveOptions, settingProblem } from './options.js';
 export { hashPassword, isPasswordHash } from './password-hash.js';
 export { answerProtocolErrors } from './protocol-errors.js';
 export { canonicalAddress, hasBadHost, pathForLog, rememberPeer, requestFacts } from './request.js';
 export { answeringTogether, withinUnansweredBound } from './respond.js';
-export type { SearchTurns } from './search-endpoint.js';
+export { formatEuros, type SearchTurns } from './search-endpoint.js';
 export { createThrottle, type LocalThrottle, type Throttle } from './throttle.js';
 export type {
   Credentials,

@@ -1,8 +1,10 @@
-// The query string of GET {base}/api/v1/buchungen, validated in docs/API.md's order.
-// Untrusted input never throws out of here: the result is a query or a message.
+// The query string of GET {base}/api/v1/buchungen, validated in docs/API.md's order, and
+// the amounts a client sends (here and in a reconciliation's lines), read into integer
+// cents digit by digit: never a fraction, never a float (written back as euros by
+// lib/search-endpoint.ts). Untrusted input never throws out of here: the result is a query
+// or a message.
 
 import { QUERY_MESSAGES as MESSAGES } from './messages.js';
-import { parseAmount, parseUnsignedAmount } from './money.js';
 
 /** A validated search. Amounts in integer cents, in the client's sign convention. */
 export interface SearchQuery {
@@ -224,3 +226,57 @@ export function shorten(name: string): string {
 function fail(message: string): QueryParseResult {
   return { ok: false, message };
 }
+
+// Amounts.
+
+// docs/API.md: optional sign, 1–12 integer digits, optional `.` or `,` with 1–2 decimals,
+// that is /^[+-]?[0-9]{1,12}(?:[.,][0-9]{1,2})?$/, read character by character below.
+// 12 digits keep every value (and a sum of two) far below Number.MAX_SAFE_INTEGER cents.
+const MAX_EURO_DIGITS = 12;
+
+/** `'-12,5'` → `-1250`; `undefined` when the text is not such an amount. */
+export function parseAmount(text: string): number | undefined {
+  return toCents(text, true);
+}
+
+/** Like `parseAmount`, but no sign is allowed: `'0.10'` → `10`. */
+export function parseUnsignedAmount(text: string): number | undefined {
+  return toCents(text, false);
+}
+
+function toCents(text: string, signed: boolean): number | undefined {
+  const end = text.length;
+  let i = 0;
+  let negative = false;
+  const first = text.charCodeAt(0);
+  if (signed && (first === PLUS || first === DASH)) {
+    negative = first === DASH;
+    i = 1;
+  }
+  let euros = 0;
+  const eurosStart = i;
+  for (; i < end; i += 1) {
+    const digit = text.charCodeAt(i) - ZERO;
+    if (digit < 0 || digit > 9) break;
+    euros = euros * 10 + digit;
+  }
+  const eurosDigits = i - eurosStart;
+  if (eurosDigits < 1 || eurosDigits > MAX_EURO_DIGITS) return undefined;
+  let cents = euros * 100;
+  if (i < end) {
+    const separator = text.charCodeAt(i);
+    if (separator !== DOT && separator !== COMMA) return undefined;
+    const decimals = end - i - 1;
+    if (decimals < 1 || decimals > 2) return undefined;
+    const tenths = text.charCodeAt(i + 1) - ZERO;
+    const hundredths = decimals === 2 ? text.charCodeAt(i + 2) - ZERO : 0;
+    if (tenths < 0 || tenths > 9 || hundredths < 0 || hundredths > 9) return undefined;
+    cents += tenths * 10 + hundredths;
+  }
+  // `|| 0` turns `-0` into `0`.
+  return (negative ? -cents : cents) || 0;
+}
+
+const PLUS = 0x2b;
+const DOT = 0x2e;
+const COMMA = 0x2c;

@@ -3,8 +3,7 @@
 // query string. Untrusted input never throws out of here: the result is a request or a message.
 
 import { lineMessage, BODY_MESSAGES as MESSAGES } from '../messages.js';
-import { parseAmount, parseUnsignedAmount } from '../money.js';
-import { CURRENCY, isCalendarDate, shorten } from '../query.js';
+import { CURRENCY, isCalendarDate, parseAmount, parseUnsignedAmount, shorten } from '../query.js';
 import { dayNumber } from './days.js';
 import { JsonNumber, parseKeepingNumbers, type Twice } from './json-text.js';
 

@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { formatSearchResult } from '../../lib/format.js';
 import { createHandler } from '../../lib/index.js';
 import type { BookingRow } from '../../lib/search/index.js';
+import { formatSearchResult } from '../../lib/search-endpoint.js';
 import { AUTH, assertReply, CREDENTIALS, request, serve } from '../support/helpers.js';
 
 const row = (id: unknown): BookingRow => [id as number, '2026-03-14', 1250, 'Briefmarken', 'Porto', null];

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { formatEuros, parseAmount, parseUnsignedAmount } from '../../lib/money.js';
+import { parseAmount, parseUnsignedAmount } from '../../lib/query.js';
+import { formatEuros } from '../../lib/search-endpoint.js';
 
 test('parseAmount reads decimal text into exact integer cents', () => {
   const cases: Array<[string, number]> = [
