@@ -10,19 +10,17 @@ export { checkCredentials } from './credentials.js';
 export { describeError, errorCode, isNotReadableNow } from './errors.js';
 export type { Family } from './exposition.js';
 export { createHandler, mountHandlers } from './handler.js';
-export { createHashChecks } from './hash-checks.js';
 export { withoutBookingValues } from './meaning.js';
 export { Metrics, type MetricsSnapshot } from './metrics.js';
-export { DEFAULTS, resolveOptions, settingProblem } from './options.js';
+export { createSharedParts, DEFAULTS, resolveOptions, settingProblem } from './options.js';
 export { hashPassword, isPasswordHash } from './password-hash.js';
 export { answerProtocolErrors } from './protocol-errors.js';
 export { canonicalAddress, hasBadHost, pathForLog, rememberPeer, requestFacts } from './request.js';
 export { answeringTogether, withinUnansweredBound } from './respond.js';
 export { formatEuros, type SearchTurns } from './search-endpoint.js';
-export { createThrottle, type LocalThrottle, type Throttle } from './throttle.js';
+export type { LocalThrottle, Throttle } from './throttle.js';
 export type {
   Credentials,
   HandlerOptions,
   RequestHandler,
-  SharedParts,
 } from './types.js';

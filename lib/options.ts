@@ -8,8 +8,11 @@ import { APP_NAMES, findApplication } from './apps/index.js';
 import { basePathMisuse, basePathRefusal, normalBasePath } from './base-path.js';
 import { type Cors, createCors, originProblem } from './cors.js';
 import { ensure } from './errors.js';
+import { createHashChecks, type HashChecks } from './hash-checks.js';
 import { type Mapping, ownSchema, TABLE_NAME, type TableNames } from './mapping.js';
+import type { Metrics } from './metrics.js';
 import { pathForLog, type TrustedPeers, trustedPeers } from './request.js';
+import { createThrottle, type LocalThrottle, type Throttle } from './throttle.js';
 import type { HandlerOptions } from './types.js';
 
 type Filled = { [K in keyof HandlerOptions]-?: Exclude<HandlerOptions[K], undefined> };
@@ -70,6 +73,34 @@ const LEAST = {
 // The name is also the realm of a header, which must stay printable ASCII.
 /** A service's or a book's name: the realm of its challenge, so printable ASCII (RFC 9110 §11.5). */
 export const SERVICE_NAME = /^[\x20-\x7E]{1,100}$/;
+
+/** What several handlers share (createHandler's `shared`), with the login throttle they share. */
+export interface SharedBy<T extends Throttle> {
+  throttle: T;
+  hashChecks: HashChecks;
+  metrics?: Metrics;
+}
+
+/**
+ * What several handlers of one process share, over `settings` as each of them resolves its
+ * options: one login throttle, whose budgets then hold for them together (`throttle`: one
+ * whose counts are held elsewhere, else one of their own), and one bound on password-hash
+ * checks, so that wrong passwords spread over them take no more of the machine than one
+ * handler's would; counted in `metrics` when given.
+ */
+export function createSharedParts(settings: Settings, metrics?: Metrics): SharedBy<LocalThrottle>;
+export function createSharedParts<T extends Throttle>(
+  settings: Settings,
+  metrics: Metrics | undefined,
+  throttle: T,
+): SharedBy<T>;
+export function createSharedParts(settings: Settings, metrics?: Metrics, throttle?: Throttle): SharedBy<Throttle> {
+  const parts = {
+    throttle: throttle ?? createThrottle(settings, metrics),
+    hashChecks: createHashChecks(settings, metrics),
+  };
+  return metrics === undefined ? parts : { ...parts, metrics };
+}
 
 /**
  * Why `text`, as a command reads it, cannot be `setting`: a service's or a book's name

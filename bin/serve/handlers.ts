@@ -6,15 +6,13 @@ import type { IncomingMessage } from 'node:http';
 import type Database from 'better-sqlite3';
 import {
   createHandler,
-  createHashChecks,
-  createThrottle,
+  createSharedParts,
   describeError,
   type HandlerOptions,
   Metrics,
   pathForLog,
   type RequestHandler,
   resolveOptions,
-  type SharedParts,
 } from '../../lib/internal.js';
 import { logLine } from '../base/index.js';
 import { type BuildHandler, createEmptyBook } from '../books/index.js';
@@ -26,6 +24,9 @@ import {
   type ThrottleAuthority,
 } from '../cluster/index.js';
 import { type BookConfig, handlerOptions, type ServeCommand } from '../config/index.js';
+
+/** What every handler of this process shares: createHandler's last argument. */
+type SharedParts = NonNullable<Parameters<typeof createHandler>[3]>;
 
 /**
  * The answer for a path that names no book (docs/API.md, Books): a login with any user of
@@ -97,18 +98,14 @@ export function handlerFor(
 export function sharedParts(command: ServeCommand, role: Exclude<Role, 'primary'>): SharedParts {
   const metrics = command.admin === undefined ? undefined : new Metrics();
   const settings = resolveOptions(serviceOptions(command));
-  const throttle =
-    role === 'worker' ? createThrottleReplica(primaryChannel(), settings, metrics) : createThrottle(settings, metrics);
-  // One bound on password-hash checks for all books: a flood of wrong passwords spread over
-  // them takes no more of the machine than one book's would.
-  const hashChecks = createHashChecks(settings, metrics);
-  return metrics === undefined ? { throttle, hashChecks } : { throttle, hashChecks, metrics };
+  if (role !== 'worker') return createSharedParts(settings, metrics);
+  return createSharedParts(settings, metrics, createThrottleReplica(primaryChannel(), settings, metrics));
 }
 
 /** In the primary of --workers: the throttle's counts, for every worker (bin/cluster/shared-throttle.ts). */
 export function throttleAuthority(command: ServeCommand): ThrottleAuthority {
   const settings = resolveOptions(serviceOptions(command));
-  return createThrottleAuthority(createThrottle(settings), settings.maxTrackedAddresses);
+  return createThrottleAuthority(createSharedParts(settings).throttle, settings.maxTrackedAddresses);
 }
 
 /** The options every handler of the service shares: the throttle's limits, proxies, CORS (bin/config/settings.ts says which). */
