@@ -3,7 +3,6 @@
 // on how many names pass, by test/unit/door.test.ts). Only re-exports.
 
 export { APP_NAMES, findApplication } from './apps/index.js';
-export { normalBasePath } from './base-path.js';
 export { openBook } from './book.js';
 export { examineBook } from './book-report.js';
 export { checkCredentials } from './credentials.js';

@@ -7,7 +7,7 @@
 // bin/config/args.ts's; this module only gathers the values as text and, when one is refused, says
 // where it came from.
 
-import { type Credentials, normalBasePath, settingProblem } from '../../lib/internal.js';
+import { type Credentials, resolveOptions, settingProblem } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
 import type { BookConfig } from './book-config.js';
 import type { BookSection, ConfigEntry, ConfigFile } from './config-file.js';
@@ -153,11 +153,11 @@ export function resolveBooks(
     const named = placed(file, appEntry ?? tablesEntry, () => readers.readApp(appEntry?.value, tables));
     const app = named ?? (Object.keys(tables).length > 0 ? 'own' : undefined);
     const baseEntry = entry('base-path');
-    const basePath = normalBasePath(baseEntry?.value ?? '');
-    if (basePath === undefined) {
-      const problem = settingProblem('basePath', baseEntry?.value ?? '') ?? 'must be a path such as /mueller';
-      throw atEntry(file, baseEntry ?? section, `base-path ${problem}`);
-    }
+    const given = baseEntry?.value ?? '';
+    const problem = settingProblem('basePath', given);
+    if (problem !== undefined) throw atEntry(file, baseEntry ?? section, `base-path ${problem}`);
+    // As the book's handler will have it: without trailing slashes.
+    const { basePath } = resolveOptions({ basePath: given });
     const first = basePaths.get(basePath);
     if (first !== undefined) {
       const shown = basePath === '' ? 'the base path "" (none given)' : `base-path ${basePath}`;
