@@ -1,10 +1,11 @@
-// A book's file opened for searching, as the command serves it (in its serving process and
-// in a guard process): whose tables it holds (given, or recognised from them as `check`
-// recognises them), the file validated against them, whether its searches can be bounded in
-// time, and the search over it, which notices through the schema cookie a file that changed
-// under its connection.
+// A book's file once open, as the command serves it (in its serving process and in a guard
+// process) and as `check` examines it: whose tables it holds (given, or recognised from
+// them), the file validated against them, whether its searches can be bounded in time, and
+// the search over it, which notices through the schema cookie a file that changed under its
+// connection. What `check` says of it is lib/book-report.ts.
 
 import type { Database } from 'better-sqlite3';
+import { type BookExamination, examineBook } from './book-report.js';
 import { validateDatabase } from './database-handle.js';
 import { isNotReadableNow } from './errors.js';
 import { type Mapping, ownSchema, type TableNames } from './mapping.js';
@@ -37,7 +38,7 @@ export interface SearchHooks {
   waited?: ((seconds: number) => void) | undefined;
 }
 
-export interface OpenedBook {
+export interface ServedBook {
   /** Whose tables are served: `own` or an application's name (lib/apps/). */
   readonly app: string;
   /** The schema cookie (`PRAGMA schema_version`) as the file was validated. */
@@ -52,14 +53,29 @@ export interface OpenedBook {
   search(hooks?: SearchHooks): BookingSearch;
 }
 
-/**
- * Opens `db` as the book `book`: throws an Error naming what does not fit (the tables, or the
- * bookings as lib/meaning.ts judges a sample of them). `judgedAt`: the schema cookie at which
- * another process judged the bookings of this very file (its identity) a moment ago: a file
- * whose cookie is another throws SchemaChanged; one whose cookie is that has its tables
- * checked again, not its sample.
- */
-export function openBook(db: Database, book: BookTables, judgedAt?: number): OpenedBook {
+/** A book's file open on `db`, whose tables `book` names. */
+export interface Book {
+  /** What `check` says of it (lib/book-report.ts); throws for an unknown application. */
+  examine(): BookExamination;
+  /**
+   * The book served: throws an Error naming what does not fit (the tables, or the bookings
+   * as lib/meaning.ts judges a sample of them). `judgedAt`: the schema cookie at which
+   * another process judged the bookings of this very file (its identity) a moment ago: a
+   * file whose cookie is another throws SchemaChanged; one whose cookie is that has its
+   * tables checked again, not its sample.
+   */
+  serve(judgedAt?: number): ServedBook;
+}
+
+/** The book whose tables `book` names in the file open on `db`. */
+export function openBook(db: Database, book: BookTables): Book {
+  return {
+    examine: () => examineBook(db, book.app, book.tables),
+    serve: (judgedAt) => serveBook(db, book, judgedAt),
+  };
+}
+
+function serveBook(db: Database, book: BookTables, judgedAt: number | undefined): ServedBook {
   const app = book.app ?? recogniseApplication(db, book.tables);
   const { mapping } = resolveOptions({ app, tables: book.tables });
   const cookie = db.prepare<[], number>('PRAGMA schema_version').pluck();

@@ -4,7 +4,6 @@
 
 export { APP_NAMES, findApplication } from './apps/index.js';
 export { openBook } from './book.js';
-export { examineBook } from './book-report.js';
 export { checkCredentials } from './credentials.js';
 export { describeError, errorCode, isNotReadableNow } from './errors.js';
 export type { Family } from './exposition.js';
@@ -16,7 +15,7 @@ export { hashPassword, isPasswordHash } from './password-hash.js';
 export { answerProtocolErrors } from './protocol-errors.js';
 export { canonicalAddress, hasBadHost, pathForLog, rememberPeer, requestFacts } from './request.js';
 export { answeringTogether, withinUnansweredBound } from './respond.js';
-export { formatEuros, type SearchTurns } from './search-endpoint.js';
+export { formatEuros } from './search-endpoint.js';
 export type { LocalThrottle, Throttle } from './throttle.js';
 export type {
   Credentials,

@@ -4,7 +4,8 @@
 // (bin/books/database.ts), the in-memory book and the preflight.
 
 import type { IncomingMessage } from 'node:http';
-import type { Credentials, createHandler, RequestHandler, SearchTurns } from '../../lib/internal.js';
+import type { Credentials, createHandler, RequestHandler } from '../../lib/internal.js';
+import type { SearchTurns } from '../files/index.js';
 
 /** A book's handler as createHandler makes it: a request handler that takes new credentials. */
 export type BookingSearchHandler = ReturnType<typeof createHandler>;

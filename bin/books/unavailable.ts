@@ -4,7 +4,8 @@
 // it), gets the 500 with Retry-After of a file being opened again (docs/API.md), not the
 // 500 of a broken file.
 
-import { errorCode, isNotReadableNow, type SearchTurns } from '../../lib/internal.js';
+import { errorCode, isNotReadableNow } from '../../lib/internal.js';
+import type { SearchTurns } from '../files/index.js';
 
 /** Why searches cannot be answered now; its `code` decides whether they get Retry-After. */
 export class Unavailable extends Error {

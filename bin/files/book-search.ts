@@ -3,7 +3,10 @@
 // How the file is followed over time is bin/books/database.ts.
 
 import type Database from 'better-sqlite3';
-import { openBook, type SearchTurns } from '../../lib/internal.js';
+import { type createHandler, openBook } from '../../lib/internal.js';
+
+/** A search as createHandler takes the command's own instead of a database: its turns (lib/search-endpoint.ts). */
+export type SearchTurns = Exclude<Parameters<typeof createHandler>[0], Database.Database>;
 
 /** Whose tables a book's file holds: `app` as --app gives it (`undefined`: recognised from the file), `tables` as --table-names. */
 export type BookFile = Parameters<typeof openBook>[1];
@@ -25,6 +28,6 @@ export function searchOverFile(
   waited?: (seconds: number) => void,
   judgedAt?: number,
 ): { search: SearchTurns; app: string } {
-  const opened = openBook(db, book, judgedAt);
+  const opened = openBook(db, book).serve(judgedAt);
   return { search: opened.search({ changed, waited }), app: opened.app };
 }

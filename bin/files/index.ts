@@ -4,7 +4,7 @@
 //
 // This file is the room's door: the other rooms import from it only.
 
-export { type BookFile, searchOverFile, type TableNames } from './book-search.js';
+export { type BookFile, type SearchTurns, searchOverFile, type TableNames } from './book-search.js';
 export {
   describeDatabaseError,
   ensureDatabaseFile,

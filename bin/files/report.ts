@@ -1,12 +1,12 @@
 // What `check --db FILE` says of one file (run in a guard process, bin/guard/guard.ts): its
 // journal and whether it can be read now, who may change it, and what the library says of
-// the book in it (lib/book-report.ts: whether it fits, what its data means, what one real
+// the book in it (lib/book.ts, examine: whether it fits, what its data means, what one real
 // search answers). Opens read-only and changes nothing; it opens
 // the file as the service would (database-file.ts), so run as the file's owner it lets
 // SQLite create a WAL file's missing -wal and -shm, which are the owner's, as the service does.
 
 import type Database from 'better-sqlite3';
-import { examineBook } from '../../lib/internal.js';
+import { openBook } from '../../lib/internal.js';
 import { logValue, MAX_LINE_CHARACTERS } from '../base/index.js';
 import type { TableNames } from './book-search.js';
 import { describeDatabaseError, ensureDatabaseFile, journalOf, notReadableNow, openDatabase } from './database-file.js';
@@ -33,7 +33,7 @@ export function reportOnDatabase(file: string, app?: string, tables: Partial<Tab
     const access = judgeDatabaseFile(file);
     if (access.kind === 'refused') refusal = access.line;
     // A refused file is still read, as a reader that creates nothing, so that the report is whole.
-    const opened = openDatabase(file, (db) => examineBook(db, app, tables), access.kind === 'owner');
+    const opened = openDatabase(file, (db) => openBook(db, { app, tables }).examine(), access.kind === 'owner');
     lines.push(`Journal: ${journalOf(file).description}.`);
     if (!opened.readable) {
       lines.push(`Cannot be read now: ${opened.state.explanation}.`);

@@ -18,9 +18,9 @@
 
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
-import { openBook, type SearchTurns } from '../../lib/internal.js';
+import { openBook } from '../../lib/internal.js';
 import { CliError, createChannel, moduleBeside, type Port } from '../base/index.js';
-import { describeDatabaseError, identityOf, openToServe, reportOnDatabase } from '../files/index.js';
+import { describeDatabaseError, identityOf, openToServe, reportOnDatabase, type SearchTurns } from '../files/index.js';
 import { type GuardRequests, NO_FILE_OPEN, type OpenResult, toWire, type WireOutcome } from './messages.js';
 
 let db: Database.Database | undefined;
@@ -44,7 +44,7 @@ function open(request: GuardRequests['open']): OpenResult {
     const opened = openToServe(
       file,
       (connection) => {
-        const book = openBook(connection, request);
+        const book = openBook(connection, request).serve();
         return { book, unbounded: book.unbounded() };
       },
       undefined,

@@ -10,9 +10,8 @@
 // whose time limit counts from the child's last answer: working through searches is not stuck.
 
 import { type ChildProcess, fork } from 'node:child_process';
-import type { SearchTurns } from '../../lib/internal.js';
 import { type Channel, ChannelError, createChannel, moduleBeside, type Port } from '../base/index.js';
-import type { TableNames, Trusted } from '../files/index.js';
+import type { SearchTurns, TableNames, Trusted } from '../files/index.js';
 import { fromWire, type GuardRequests, NO_FILE_OPEN, type OpenResult, type WireOutcome } from './messages.js';
 
 const GUARD_ENTRY = moduleBeside(import.meta.url, 'guard');

@@ -2,8 +2,8 @@
 // say to each other on their channel (bin/base/channel.ts): the requests by kind, and what
 // each is answered with.
 
-import { errorCode, type SearchTurns } from '../../lib/internal.js';
-import type { TableNames, Trusted } from '../files/index.js';
+import { errorCode } from '../../lib/internal.js';
+import type { SearchTurns, TableNames, Trusted } from '../files/index.js';
 
 // A search as the handler's turns hand it over (lib/search-endpoint.ts, SearchTurns), by its parts.
 type Queue = SearchTurns['queue'];
