@@ -89,7 +89,7 @@ const PHASES = {
   program: '(program): native, outside JavaScript',
 } as const;
 const RULES: Rule[] = [
-  [PHASES.log, /\/bin\/log\.js$/, ANY],
+  [PHASES.log, /\/bin\/(?:base\/)?log\.js$/, ANY],
   [PHASES.parse, /\/lib\/(?:query|money)\.js$/, /^(?!formatEuros$)/],
   [PHASES.format, /\/lib\/(?:format|money)\.js$/, ANY],
   [PHASES.format, /\/lib\/search-endpoint\.js$/, /^(?:formatSearchResult|formatBooking|formatEuros|jsonString)$/],
@@ -100,7 +100,7 @@ const RULES: Rule[] = [
   [PHASES.routing, /\/lib\/(?:request-target|protocol-errors|cors|mount|request)\.js$/, ANY],
   [PHASES.write, /\/lib\/respond\.js$/, ANY],
   [PHASES.transaction, SEARCH, /^inTransaction$/],
-  [PHASES.turns, /\/lib\/search\/turns\.js$/, ANY],
+  [PHASES.turns, /\/lib\/search\/(?:turns|rotations)\.js$/, ANY],
   [
     PHASES.turns,
     SEARCH,
@@ -108,7 +108,7 @@ const RULES: Rule[] = [
   ],
   [PHASES.search, SEARCH, ANY],
   [PHASES.handler, /\/lib\/[^/]+\.js$/, ANY],
-  [PHASES.command, /\/bin\/[^/]+\.js$/, ANY],
+  [PHASES.command, /\/bin\/.+\.js$/, ANY],
 ];
 
 function ruleFor(frame: Frame): string | undefined {
