@@ -70,12 +70,7 @@ export function createListener(handler: Listener, { limits, tls, around }: Liste
   };
   // The answers to the requests that arrive together leave together (lib/respond.ts).
   const bounded = answeringTogether(withinUnansweredBound(handler));
-  const wrapped = around === undefined ? bounded : around(bounded);
-  const listener: Listener = (req, res) => {
-    // Once the service stops, every answer closes its connection (below).
-    if (isStopping(server)) res.shouldKeepAlive = false;
-    wrapped(req, res);
-  };
+  const listener = around === undefined ? bounded : around(bounded);
   const server =
     tls === undefined
       ? createHttpServer(options, listener)
@@ -117,11 +112,9 @@ export function stopBoundMs(searchMs: number): number {
   return STOP_GRACE_MS + searchMs + 1_000;
 }
 
-const stopping = new WeakSet<Server>();
-
-/** Whether `server` is stopping: its answers close their connections. */
-export function isStopping(server: Server): boolean {
-  return stopping.has(server);
+/** Heard before the handler once a listener stops: the answer closes its connection. */
+function closeAfterAnswer(_req: IncomingMessage, res: ServerResponse): void {
+  res.shouldKeepAlive = false;
 }
 
 /**
@@ -129,7 +122,7 @@ export function isStopping(server: Server): boolean {
  * Resolves once it has closed (its last connection ended).
  */
 export function stopListening(server: Server, graceMs: number): Promise<void> {
-  stopping.add(server);
+  if (!server.listeners('request').includes(closeAfterAnswer)) server.prependListener('request', closeAfterAnswer);
   return new Promise((resolve) => {
     // A connection busy now is idle once its answer has left; closed then, within 100 ms,
     // before its client sends another request (which would get Connection: close anyway).
