@@ -11,7 +11,7 @@ import { buildDatabase } from './support/helpers.js';
 
 // Today's count, a ratchet: the change that takes a file off the path lowers it to the new
 // count (the test says so), none raises it to let one more in; the goal is 15.
-const BOUND = 16;
+const BOUND = 15;
 const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35';
 const SECTION = 'A search, file by file';
 
