@@ -1,0 +1,56 @@
+// A book's file once open (lib/book.ts): what check is told of it, the book served with its
+// app recognised, a cookie judged by another process held to, and a schema changed under
+// the connection noticed before any statement of a search reads the file.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import Database from 'better-sqlite3';
+import { openBook } from '../../lib/book.js';
+import type { SearchQuery } from '../../lib/query.js';
+import { buildDatabase, MARCH_COFFEE, openFixture, openReadOnly } from '../support/helpers.js';
+
+const OWN = { app: undefined, tables: {} };
+// fixtures/bookings.sql: MARCH_COFFEE is its answer.
+const MARCH: SearchQuery = {
+  von: '2026-03-01',
+  bis: '2026-03-31',
+  betragCents: -435,
+  toleranzCents: 0,
+  waehrung: 'EUR',
+  limit: 10,
+};
+
+test('a file of the own schema is served as own, its searches answered', (t) => {
+  const served = openBook(openFixture(t), OWN).serve();
+  assert.equal(served.app, 'own');
+  assert.equal(served.unbounded(), undefined);
+  assert.equal(served.search()(MARCH).count, MARCH_COFFEE.anzahl);
+});
+
+test('a file judged at another schema cookie is not served: SQLITE_SCHEMA, opened again', (t) => {
+  const book = openBook(openFixture(t), OWN);
+  const { schemaVersion } = book.serve();
+  assert.throws(() => book.serve(schemaVersion + 1), { code: 'SQLITE_SCHEMA' });
+  assert.equal(book.serve(schemaVersion).schemaVersion, schemaVersion);
+});
+
+test('a schema changed under the connection is noticed once, and the search refused, before it reads', (t) => {
+  const file = buildDatabase(t);
+  const changes: string[] = [];
+  const search = openBook(openReadOnly(t, file), OWN)
+    .serve()
+    .search({ changed: () => changes.push('changed') });
+  const writer = new Database(file);
+  writer.exec('CREATE TABLE unrelated (id INTEGER)');
+  writer.close();
+  assert.throws(() => search(MARCH), { code: 'SQLITE_SCHEMA' });
+  assert.deepEqual(changes, ['changed']);
+});
+
+test('check is told why a file does not fit, where serving it throws', (t) => {
+  const book = openBook(openFixture(t, ['schema.sql']), { app: 'gnucash', tables: {} });
+  const lines: string[] = [];
+  assert.equal(book.examine().describe(lines), false);
+  assert.match(lines.join('\n'), /Tables of GnuCash: does not fit/);
+  assert.throws(() => book.serve(), /db does not fit the tables of GnuCash/);
+});
