@@ -7,11 +7,6 @@ export function errorCode(error: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
-/** `Name: message` for an Error, the value as text otherwise; never a stack. */
-export function describeError(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-}
-
 // SQLite's answers for a file that cannot be read *now* but will be once its owner acts:
 // a lock (BUSY, LOCKED), a hot journal only a writer may roll back (READONLY_ROLLBACK), a
 // write-ahead log to recover (READONLY_RECOVERY), a -wal/-shm that only a writer can create

@@ -5,7 +5,7 @@
 export { APP_NAMES, findApplication } from './apps/index.js';
 export { openBook } from './book.js';
 export { checkCredentials } from './credentials.js';
-export { describeError, errorCode, isNotReadableNow } from './errors.js';
+export { errorCode, isNotReadableNow } from './errors.js';
 export type { Family } from './exposition.js';
 export { createHandler, mountHandlers } from './handler.js';
 export { withoutBookingValues } from './meaning.js';

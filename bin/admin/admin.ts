@@ -25,8 +25,8 @@
 import { once } from 'node:events';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { describeError, errorCode, hasBadHost, Metrics, withoutBookingValues } from '../../lib/internal.js';
-import { CliError } from '../base/index.js';
+import { errorCode, hasBadHost, Metrics, withoutBookingValues } from '../../lib/internal.js';
+import { CliError, describeError } from '../base/index.js';
 import type { DatabaseStatus, ServedBook } from '../books/index.js';
 import { applySocketGroup, type ConnectionLimits, createListener, prepareSocketPath } from '../listen/index.js';
 

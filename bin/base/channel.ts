@@ -19,7 +19,7 @@
 // Notifications are then dropped and requests fail at once, until the backlog has been
 // taken, so that the sender decides on its own and its memory stays bounded.
 
-import { describeError } from '../../lib/internal.js';
+import { describeError } from './errors.js';
 
 const CHANNEL = 'booking-search-server';
 

@@ -1,5 +1,6 @@
-// The command's one error type and how it words a file system error. A leaf: it imports
-// nothing of bin/, so every module of the command can use it without an import cycle.
+// The command's one error type and how it words an error, a file system error among them.
+// A leaf: it imports nothing of bin/, so every module of the command can use it without an
+// import cycle.
 
 import { errorCode } from '../../lib/internal.js';
 
@@ -12,6 +13,11 @@ export class CliError extends Error {
     super(message);
     this.exitCode = exitCode;
   }
+}
+
+/** `Name: message` for an Error, the value as text otherwise; never a stack. */
+export function describeError(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
 /**

@@ -8,12 +8,13 @@
 
 import cluster, { type Worker } from 'node:cluster';
 import type { Server } from 'node:http';
-import { describeError, errorCode } from '../../lib/internal.js';
+import { errorCode } from '../../lib/internal.js';
 import { answersOfWorkers, listenAdmin } from '../admin/index.js';
 import {
   type Channel,
   CliError,
   createChannel,
+  describeError,
   logInfo,
   logLine,
   onReloadSignal,

@@ -7,14 +7,13 @@ import type Database from 'better-sqlite3';
 import {
   createHandler,
   createSharedParts,
-  describeError,
   type HandlerOptions,
   Metrics,
   pathForLog,
   type RequestHandler,
   resolveOptions,
 } from '../../lib/internal.js';
-import { logLine } from '../base/index.js';
+import { describeError, logLine } from '../base/index.js';
 import { type BuildHandler, createEmptyBook } from '../books/index.js';
 import {
   createThrottleAuthority,

@@ -8,10 +8,11 @@ import { existsSync } from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import { dirname } from 'node:path';
-import { describeError, errorCode, Metrics, type RequestHandler } from '../../lib/internal.js';
+import { errorCode, Metrics, type RequestHandler } from '../../lib/internal.js';
 import { answersOfProcess, listenAdmin, reportToPrimary, type ServingProcess } from '../admin/index.js';
 import {
   CliError,
+  describeError,
   describeFsError,
   logInfo,
   logLine,

@@ -2,9 +2,9 @@
 // served; its result in one log line naming what asked for it, and in /metrics
 // (booking_search_config_last_reload_successful).
 
-import { type Credentials, describeError } from '../../lib/internal.js';
+import type { Credentials } from '../../lib/internal.js';
 import { recordReload } from '../admin/index.js';
-import { CliError, logLine, type ReloadTrigger } from '../base/index.js';
+import { CliError, describeError, logLine, type ReloadTrigger } from '../base/index.js';
 import type { BookService } from '../books/index.js';
 import type { BookConfig, ConfigFile, ServeCommand } from '../config/index.js';
 import { BOOK_SETTINGS, CONFIGURABLE, camel } from '../config/index.js';
