@@ -11,7 +11,7 @@ import { ensure } from './errors.js';
 import { createHashChecks, type HashChecks } from './hash-checks.js';
 import { type Mapping, ownSchema, TABLE_NAME, type TableNames } from './mapping.js';
 import type { Metrics } from './metrics.js';
-import { pathForLog, type TrustedPeers, trustedPeers } from './request.js';
+import { canonicalAddress, pathForLog, type TrustedPeers, trustedPeers } from './request.js';
 import { createThrottle, type LocalThrottle, type Throttle } from './throttle.js';
 import type { HandlerOptions } from './types.js';
 
@@ -104,11 +104,15 @@ export function createSharedParts(settings: Settings, metrics?: Metrics, throttl
 
 /**
  * Why `text`, as a command reads it, cannot be `setting`: a service's or a book's name
- * (serviceName), a base path, one table's name (of `tables`), a CORS origin. In words that
+ * (serviceName), a base path, one table's name (of `tables`), a CORS origin, a proxy's address
+ * (of `trustProxy`). In words that
  * follow the setting's name (`must be …`, `is not …`); `undefined` when it can. The rules are
  * the ones createHandler applies to its options.
  */
-export function settingProblem(setting: 'name' | 'basePath' | 'table' | 'origin', text: string): string | undefined {
+export function settingProblem(
+  setting: 'name' | 'basePath' | 'table' | 'origin' | 'proxyAddress',
+  text: string,
+): string | undefined {
   switch (setting) {
     case 'name':
       return SERVICE_NAME.test(text)
@@ -125,6 +129,8 @@ export function settingProblem(setting: 'name' | 'basePath' | 'table' | 'origin'
       return TABLE_NAME.test(text) ? undefined : 'is not an SQL name such as kasse or temp.kasse';
     case 'origin':
       return originProblem(text);
+    case 'proxyAddress':
+      return canonicalAddress(text) === undefined ? 'is not an IP address' : undefined;
   }
 }
 

@@ -363,8 +363,17 @@ test('TLS flags: both or neither, readable files, a usable pair', async (t) => {
 });
 
 test('only loopback addresses count as safe for plain HTTP', () => {
-  for (const host of ['127.0.0.1', '127.1.2.3', '::1', 'localhost']) assert.equal(isLoopback(host), true, host);
-  for (const host of ['0.0.0.0', '::', '192.168.1.10', 'kasse.example', '128.0.0.1'])
+  for (const host of ['127.0.0.1', '127.1.2.3', '::1', '0:0::1', '::ffff:127.0.0.1', 'localhost'])
+    assert.equal(isLoopback(host), true, host);
+  for (const host of [
+    '0.0.0.0',
+    '::',
+    '::ffff:192.168.1.10',
+    '192.168.1.10',
+    'kasse.example',
+    '128.0.0.1',
+    'fe80::1%lo',
+  ])
     assert.equal(isLoopback(host), false, host);
 });
 

@@ -2,7 +2,7 @@
 // holds, and how each kind of value (text, a whole number, one of a list, a switch, table
 // names, proxies) is read from text, with the usage error that names the flag.
 
-import { canonicalAddress, type HandlerOptions, settingProblem } from '../../lib/internal.js';
+import { type HandlerOptions, settingProblem } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
 import type { TableNames } from '../files/index.js';
 
@@ -150,7 +150,7 @@ export function readTrustProxy(value: string): string[] {
   const addresses = value.split(',').map((entry) => entry.trim());
   for (const address of addresses) {
     if (address === '') throw usage(TRUST_PROXY_NEEDS_ADDRESSES);
-    if (canonicalAddress(address) === undefined)
+    if (settingProblem('proxyAddress', address) !== undefined)
       throw usage(`--trust-proxy takes IP addresses of your proxy, e.g. 127.0.0.1,::1, not '${address}'`);
   }
   return addresses;

@@ -5,7 +5,8 @@
 // loopback).
 
 import type { Server } from 'node:http';
-import { canonicalAddress, findApplication } from '../../lib/internal.js';
+import { BlockList, isIP } from 'node:net';
+import { findApplication } from '../../lib/internal.js';
 import { logLine, NAME, shellWord } from '../base/index.js';
 import type { DemoDatabase } from '../books/index.js';
 import type { ServeCommand } from '../config/index.js';
@@ -147,9 +148,7 @@ function warnAboutSecretFiles(command: ServeCommand): void {
  * local user can choose the client address the throttle counts (docs/API.md, Throttling).
  */
 function warnAboutLoopbackProxy(command: ServeCommand): void {
-  const loopback = command.trustProxy.filter(
-    (entry) => entry !== 'unix' && isLoopback(canonicalAddress(entry) ?? entry),
-  );
+  const loopback = command.trustProxy.filter((entry) => entry !== 'unix' && isLoopback(entry));
   if (loopback.length === 0) return;
   logLine(
     `warning: --trust-proxy ${loopback.join(',')} is on loopback: every user of this machine can connect from there and choose its X-Forwarded-For, so only the per-username and global failure budgets slow their guessing; prefer --socket with --socket-group`,
@@ -181,7 +180,14 @@ export function warnAboutPlainHttp(command: ServeCommand): void {
   }
 }
 
-/** Whether `host` is an address only this machine can reach. */
+// 127.0.0.0/8 and ::1; a BlockList compares an address in any spelling, an IPv4-mapped IPv6
+// one (`::ffff:127.0.0.1`, as a dual-stack socket shows it) with its IPv4 address.
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/** Whether `host` is an address only this machine can reach, in any spelling. */
 export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+  const family = isIP(host);
+  return host === 'localhost' || (family !== 0 && LOOPBACK.check(host, family === 6 ? 'ipv6' : 'ipv4'));
 }
