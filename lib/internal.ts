@@ -14,7 +14,7 @@ export { createSharedParts, DEFAULTS, resolveOptions, settingProblem } from './o
 export { hashPassword, isPasswordHash } from './password-hash.js';
 export { answerProtocolErrors } from './protocol-errors.js';
 export { canonicalAddress, hasBadHost, pathForLog, rememberPeer, requestFacts } from './request.js';
-export { answeringTogether, withinUnansweredBound } from './respond.js';
+export { answering, withinUnansweredBound } from './respond.js';
 export { formatEuros } from './search-endpoint.js';
 export type { LocalThrottle, Throttle } from './throttle.js';
 export type {

@@ -3,10 +3,9 @@
 // the same headers; requests whose answers the client has not taken are bounded, and after
 // an answer that closes the connection no later request on it is processed or read.
 //
-// node:http parses every request of a chunk it reads (a 64 KiB read holds hundreds of
-// pipelined requests) and calls the handler for each, also after an answer that closes
-// the connection, and holds each answer until the one before it has left: a client that
-// pipelined and never read had thousands of requests answered and held per connection.
+// node:http calls the handler for every request of a chunk it reads (hundreds pipelined in
+// 64 KiB), also after an answer that closes the connection, holding each answer until the one
+// before it has left: a client that pipelined and never read had thousands answered and held.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -91,9 +90,13 @@ function taken(this: ServerResponse): void {
  * never calls it. A later call replaces an earlier one that still waits.
  */
 export function afterAnswers(socket: Duplex, then: () => void): void {
-  const counted = socket as Duplex & Counted;
-  if ((counted[UNANSWERED] ?? 0) === 0) return then();
-  counted[AFTER] = then;
+  if (answering(socket)) (socket as Duplex & Counted)[AFTER] = then;
+  else then();
+}
+
+/** Whether a request of `socket` the handler admitted waits for its answer to be taken. */
+export function answering(socket: Duplex): boolean {
+  return ((socket as Duplex & Counted)[UNANSWERED] ?? 0) > 0;
 }
 
 /** The answer on `res` closes its connection: no later request on it is processed. */
@@ -103,10 +106,9 @@ export function markClosing(res: ServerResponse): void {
 }
 
 /**
- * How often a connection read no more (past `MAX_DROPPED`) is looked at: once nothing more
- * of its answers has left since the last look, it is closed. Over a Unix socket a client
- * that reads nothing otherwise kept it, with the requests dropped on it, until
- * --send-timeout (over TCP the kernel's buffers take the answers and node:http ends it).
+ * How often a connection read no more (past `MAX_DROPPED`) is looked at: closed once nothing
+ * more of its answers left since the last look. Over a Unix socket a client that reads nothing
+ * kept it, with the requests dropped on it, until --send-timeout (over TCP node:http ends it).
  */
 const STALLED_LOOK_MS = 100;
 
@@ -157,8 +159,6 @@ export function addToEveryResponse(res: ServerResponse, headers: readonly string
   for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i] as string, headers[i + 1] as string);
 }
 
-const CLOSE = ['Connection', 'close'] as const;
-
 /**
  * `Connection: close` when the request announced a body that was not read to its end,
  * unless `extraHeaders` already close: node:http would read all of it after the answer to
@@ -170,7 +170,7 @@ function closeUnreadBody(res: ServerResponse, extraHeaders: readonly string[]): 
   const announced = headers['transfer-encoding'] !== undefined || Number(headers['content-length'] ?? 0) > 0;
   // A body read to its end (the reconciliation's) leaves nothing unread.
   const unread = announced && res.req?.readableEnded !== true;
-  return unread && !extraHeaders.includes('Connection') ? [...extraHeaders, ...CLOSE] : extraHeaders;
+  return unread && !extraHeaders.includes('Connection') ? [...extraHeaders, 'Connection', 'close'] : extraHeaders;
 }
 
 /**
@@ -242,18 +242,18 @@ export function refuseUnanswered(res: ServerResponse): void {
 }
 
 /**
- * `handler` behind its connection's bound on unanswered requests (above), for every
- * listener of the command whatever its handler; `createHandler`'s bounds its own too, and a
- * request is counted once.
+ * `handler` behind its connection's bound on unanswered requests (above), its answers
+ * leaving together, for every listener of the command whatever its handler;
+ * `createHandler`'s bounds its own too, and a request is counted once.
  */
 export function withinUnansweredBound(
   handler: (req: IncomingMessage, res: ServerResponse) => void,
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  return (req, res) => {
+  return answeringTogether((req, res) => {
     const admission = admit(req, res);
     if (admission === 'process') handler(req, res);
     else if (admission === 'refuse') refuseUnanswered(res);
-  };
+  });
 }
 
 /**

@@ -24,7 +24,8 @@
 
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { answeringTogether, answerProtocolErrors, rememberPeer, withinUnansweredBound } from '../../lib/internal.js';
+import type { Socket } from 'node:net';
+import { answering, answerProtocolErrors, rememberPeer, withinUnansweredBound } from '../../lib/internal.js';
 import { closeStalledConnections } from './send-timeout.js';
 import { type TlsMinVersion, tlsPolicy } from './tls.js';
 
@@ -69,7 +70,7 @@ export function createListener(handler: Listener, { limits, tls, around }: Liste
     connectionsCheckingInterval: Math.min(1_000, limits.headersMs),
   };
   // The answers to the requests that arrive together leave together (lib/respond.ts).
-  const bounded = answeringTogether(withinUnansweredBound(handler));
+  const bounded = withinUnansweredBound(handler);
   const listener = around === undefined ? bounded : around(bounded);
   const server =
     tls === undefined
@@ -90,12 +91,15 @@ export function createListener(handler: Listener, { limits, tls, around }: Liste
   // connection right after its request would otherwise be read without it (lib/request.ts).
   server.on('connection', rememberPeer);
   server.maxConnections = limits.maxConnections;
-  // node:http's socket timeout (0, off, by default): a client that stops reading a large
-  // answer would hold its connection and the unsent part of the answer for ever. Without
-  // a 'timeout' listener Node destroys the socket. Every write that drains restarts it,
-  // and so does every byte the client sends: a connection whose answer has stood still
-  // for as long is closed all the same (send-timeout.ts).
+  // node:http's socket timeout (0, off, by default): a connection on which nothing moved
+  // for as long is closed, as Node would without this listener, unless a request of it
+  // still waits for its answer: a long reconciliation writes nothing while it is computed,
+  // and was cut unanswered. A client that takes nothing of an answer is closed by
+  // send-timeout.ts, which what the client keeps sending does not restart.
   server.setTimeout(limits.sendMs);
+  server.on('timeout', (socket: Socket) => {
+    if (!answering(socket)) socket.destroy();
+  });
   closeStalledConnections(server, limits.sendMs);
   return server;
 }
