@@ -85,7 +85,9 @@ async function serveRounds(root: string): Promise<never> {
     }
   }
   for (let i = 0; i < WARM_UP_ROUNDS; i += 1) await round();
-  process.on('message', async () => {
+  process.on('message', async (message) => {
+    // Ends as a process does (node --cpu-prof writes its profile then).
+    if (message === 'exit') process.exit(0);
     const { user, system } = process.threadCpuUsage();
     const wall = performance.now();
     await round();
@@ -123,7 +125,9 @@ for (let r = 0; performance.now() < until; r += 1) {
     cpuPerBuild[i] = (cpuPerBuild[i] as number) + cpu;
   }
 }
-for (const child of children) child.kill();
+const exits = children.map((child) => once(child, 'exit'));
+for (const child of children) child.send('exit');
+await Promise.all(exits);
 const first = wallPerBuild[0] as number[];
 const print = (text: string): boolean => process.stdout.write(`${text}\n`);
 print(
