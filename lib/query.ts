@@ -22,8 +22,11 @@ export interface SearchQuery {
 export type QueryParseResult = { ok: true; query: SearchQuery } | { ok: false; message: string };
 
 // Table order of docs/API.md: rule 3 reports the first failing parameter in this order.
+// The one list of names: rule 2 knows a name by it, and rule 3 reads a value only by a
+// name of it (test/unit/query.test.ts: each name read, plain and escaped, the same way).
 export const PARAMETERS = ['von', 'bis', 'betrag', 'toleranz', 'waehrung', 'limit'] as const;
-const PARAMETER_INDEX = new Map<string, number>(PARAMETERS.map((name, index) => [name, index]));
+type Parameter = (typeof PARAMETERS)[number];
+const KNOWN: ReadonlySet<string> = new Set(PARAMETERS);
 
 /** docs/API.md, `waehrung`: three letters. */
 export const CURRENCY = /^[A-Za-z]{3}$/;
@@ -36,50 +39,26 @@ const MALFORMED_ESCAPE = /%(?![0-9A-Fa-f]{2})/;
 // docs/API.md: a parameter name in a message is cut to 40 characters.
 const MAX_NAME_IN_MESSAGE = 40;
 
-/**
- * Parses the raw query string (without the `?`) of a search request.
- *
- * A query without `%` is read in one pass, each name and value sliced from the text as it
- * is found (a `+` still a space); one with `%` is decoded whole first, since a bad escape
- * anywhere fails rule 1 before any name is looked at. The two give the same result
- * (test/unit/query.test.ts holds them to a plain reading of the rules).
- */
+/** Parses the raw query string (without the `?`) of a search request. */
 export function parseSearchQuery(rawQuery: string): QueryParseResult {
-  const values: Values = [undefined, undefined, undefined, undefined, undefined, undefined];
-  if (rawQuery.includes('%')) {
-    // Rule 1: a malformed escape anywhere, before any name is looked at.
-    const pairs = decodeForm(rawQuery);
-    if (pairs === undefined) return fail(MESSAGES.badEncoding);
-    // Rule 2: names, in order of appearance.
-    for (const [name, value] of pairs) {
-      const problem = take(values, name, value);
-      if (problem !== undefined) return fail(problem);
-    }
-  } else {
-    const end = rawQuery.length;
-    for (let start = 0; start < end; ) {
-      let amp = rawQuery.indexOf('&', start);
-      if (amp === -1) amp = end;
-      // Empty pieces (`a=1&&b=2`) are skipped, as URLSearchParams does.
-      if (amp > start) {
-        let eq = rawQuery.indexOf('=', start);
-        if (eq === -1 || eq > amp) eq = amp;
-        // A known name is found where it stands; only an unknown one is cut out, for its message.
-        const index = parameterAt(rawQuery, start, eq);
-        if (index === -1) return fail(MESSAGES.unknown(shorten(spaces(rawQuery.slice(start, eq)))));
-        if (values[index] !== undefined) return fail(MESSAGES.repeated(PARAMETERS[index] as string));
-        values[index] = eq === amp ? '' : spaces(rawQuery.slice(eq + 1, amp));
-      }
-      start = amp + 1;
-    }
+  // Rule 1: a malformed escape anywhere, before any name is looked at.
+  const pairs = decodeForm(rawQuery);
+  if (pairs === undefined) return fail(MESSAGES.badEncoding);
+  // Rule 2: names, in order of appearance.
+  const values = new Map<Parameter, string>();
+  for (const [name, value] of pairs) {
+    if (!isParameter(name)) return fail(MESSAGES.unknown(shorten(name)));
+    if (values.has(name)) return fail(MESSAGES.repeated(name));
+    values.set(name, value);
   }
   // docs/API.md: an empty value counts as missing.
-  const von = values[0] || undefined;
-  const bis = values[1] || undefined;
-  const betragText = values[2] || undefined;
-  const toleranzText = values[3] || undefined;
-  const waehrungText = values[4] || undefined;
-  const limitText = values[5] || undefined;
+  const given = (name: Parameter): string | undefined => values.get(name) || undefined;
+  const von = given('von');
+  const bis = given('bis');
+  const betragText = given('betrag');
+  const toleranzText = given('toleranz');
+  const waehrungText = given('waehrung');
+  const limitText = given('limit');
 
   // Rule 3: each parameter in table order.
   if (von === undefined) return fail(MESSAGES.missing('von'));
@@ -107,43 +86,8 @@ export function parseSearchQuery(rawQuery: string): QueryParseResult {
   return { ok: true, query: { von, bis, betragCents, toleranzCents, waehrung, limit } };
 }
 
-/**
- * The index in PARAMETERS of the name that `raw` holds from `start` to `end`, or -1: read
- * where it stands, nothing cut out (BENCHMARKS.md, "Small costs"). A known name holds no
- * `+` and no `%`, so it is found as it would be after decoding.
- */
-function parameterAt(raw: string, start: number, end: number): number {
-  switch (end - start) {
-    case 3:
-      return raw.startsWith('von', start) ? 0 : raw.startsWith('bis', start) ? 1 : -1;
-    case 5:
-      return raw.startsWith('limit', start) ? 5 : -1;
-    case 6:
-      return raw.startsWith('betrag', start) ? 2 : -1;
-    case 8:
-      return raw.startsWith('toleranz', start) ? 3 : raw.startsWith('waehrung', start) ? 4 : -1;
-    default:
-      return -1;
-  }
-}
-
-/** The value of each parameter in table order, `undefined` while it has not been given. */
-type Values = [
-  string | undefined,
-  string | undefined,
-  string | undefined,
-  string | undefined,
-  string | undefined,
-  string | undefined,
-];
-
-/** Rule 2 for one name: its value kept, or why the query fails (unknown or repeated). */
-function take(values: Values, name: string, value: string): string | undefined {
-  const index = PARAMETER_INDEX.get(name);
-  if (index === undefined) return MESSAGES.unknown(shorten(name));
-  if (values[index] !== undefined) return MESSAGES.repeated(name);
-  values[index] = value;
-  return undefined;
+function isParameter(name: string): name is Parameter {
+  return KNOWN.has(name);
 }
 
 function spaces(text: string): string {

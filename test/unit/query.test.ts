@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseSearchQuery, type SearchQuery } from '../../lib/query.js';
+import { PARAMETERS, parseSearchQuery, type SearchQuery } from '../../lib/query.js';
 
 const VALID = 'von=2026-03-01&bis=2026-03-31&betrag=-12.5';
 
@@ -46,6 +46,29 @@ test('form decoding: + is a space, %XX escapes, empty pieces are skipped', () =>
     "Parameter 'betrag' muss ein Betrag mit höchstens zwei Nachkommastellen sein.",
   );
   assert.equal(queryOf('von=2026-03-01&bis=2026-03-31&betrag=%2B5').betragCents, 500);
+});
+
+// A value of each parameter that passes its check; a name of PARAMETERS missing here is
+// still held below, and fails unless rule 3 reads it.
+const GOOD: Record<string, string> = {
+  von: '2026-03-01',
+  bis: '2026-03-31',
+  betrag: '1',
+  toleranz: '0',
+  waehrung: 'EUR',
+  limit: '5',
+};
+
+test('every name of PARAMETERS is read, written plain or escaped: a bad value fails with its message', () => {
+  const escaped = (text: string) => [...text].map((c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).join('');
+  for (const name of PARAMETERS) {
+    const others = Object.entries(GOOD).filter(([other]) => other !== name);
+    const rest = others.map(([other, value]) => `${other}=${value}`).join('&');
+    const plain = messageOf(`${rest}&${name}=x+y`);
+    const encoded = messageOf(`${rest}&${escaped(name)}=x%20y`);
+    assert.ok(plain?.includes(`'${name}'`), `${name}=x+y: ${plain}`);
+    assert.equal(encoded, plain, name);
+  }
 });
 
 test('limit accepts 0 to 1000', () => {
