@@ -12,9 +12,8 @@ export { withoutBookingValues } from './meaning.js';
 export { Metrics, type MetricsSnapshot } from './metrics.js';
 export { createSharedParts, DEFAULTS, resolveOptions, settingProblem } from './options.js';
 export { hashPassword, isPasswordHash } from './password-hash.js';
-export { answerProtocolErrors } from './protocol-errors.js';
-export { canonicalAddress, hasBadHost, pathForLog, rememberPeer, requestFacts } from './request.js';
-export { answering, withinUnansweredBound } from './respond.js';
+export { protectServer } from './protocol-errors.js';
+export { hasBadHost, pathForLog, requestFacts } from './request.js';
 export { formatEuros } from './search-endpoint.js';
 export type { LocalThrottle, Throttle } from './throttle.js';
 export type {

@@ -1,12 +1,50 @@
 // Errors that Node's HTTP server raises before a request handler runs, answered as JSON
-// (docs/API.md, Responses in general): the CLI's server uses this, and so can an embedder.
+// (docs/API.md, Responses in general): the CLI's server uses this, and so can an embedder;
+// and the command's listeners' protections at the edge, put on a server in one call.
 
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import { errorCode } from './errors.js';
 import { type ApiError, ERRORS } from './messages.js';
-import { afterAnswers, COMMON_HEADERS, endHeldAnswers, sendError } from './respond.js';
+import { rememberPeer } from './request.js';
+import {
+  afterAnswers,
+  answering,
+  COMMON_HEADERS,
+  endHeldAnswers,
+  sendError,
+  withinUnansweredBound,
+} from './respond.js';
+
+type Listener = (req: IncomingMessage, res: ServerResponse) => void;
+
+/**
+ * Puts the HTTP edge's protections on `server` (made without a request listener) and hands
+ * `handler` the requests they let through: a connection's bound on unanswered requests, the
+ * answers to requests that arrived together ended together (lib/respond.ts), protocol errors
+ * answered as JSON after them (`answerProtocolErrors`), and each connection's peer read when
+ * it is accepted, before a client that resets it takes it along (lib/request.ts); and on the
+ * server's socket timeout, only a connection with no request waiting for its answer closed.
+ * `around`, outermost, sees the requests the bound refuses too. Returns `server`.
+ */
+export function protectServer<S extends Server>(
+  server: S,
+  handler: Listener,
+  around: (inner: Listener) => Listener = (inner) => inner,
+): S {
+  server.on('request', around(withinUnansweredBound(handler)));
+  answerProtocolErrors(server);
+  server.on('connection', rememberPeer);
+  server.on('timeout', closeUnlessAnswering);
+  return server;
+}
+
+// Heard on the server's socket timeout (`server.setTimeout`, when one is set): Node would
+// close the connection; so does this, unless a request of it waits for its answer.
+function closeUnlessAnswering(socket: Duplex): void {
+  if (!answering(socket)) socket.destroy();
+}
 
 /**
  * Makes `server` answer its protocol errors as docs/API.md says: parser errors (400),

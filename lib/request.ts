@@ -167,8 +167,8 @@ const PEER = Symbol('booking-search-server peer');
 type WithPeer = IncomingMessage['socket'] & { [PEER]?: string };
 
 /**
- * Reads the peer of a connection the moment the server accepts it, for its requests. The
- * command calls it on the server's 'connection' event: node's `socket.remoteAddress` asks
+ * Reads the peer of a connection the moment the server accepts it, for its requests.
+ * protectServer calls it on the server's 'connection' event: node's `socket.remoteAddress` asks
  * the kernel, which forgets the peer once the client resets the connection, and a client
  * that sends a request and resets at once is read only after the reset. Read on
  * acceptance, such a request is still counted and logged under its client's address.

@@ -24,8 +24,7 @@
 
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { Socket } from 'node:net';
-import { answering, answerProtocolErrors, rememberPeer, withinUnansweredBound } from '../../lib/internal.js';
+import { protectServer } from '../../lib/internal.js';
 import { closeStalledConnections } from './send-timeout.js';
 import { type TlsMinVersion, tlsPolicy } from './tls.js';
 
@@ -69,12 +68,9 @@ export function createListener(handler: Listener, { limits, tls, around }: Liste
     // Node looks for expired headers and requests only this often (default 30 s).
     connectionsCheckingInterval: Math.min(1_000, limits.headersMs),
   };
-  // The answers to the requests that arrive together leave together (lib/respond.ts).
-  const bounded = withinUnansweredBound(handler);
-  const listener = around === undefined ? bounded : around(bounded);
   const server =
     tls === undefined
-      ? createHttpServer(options, listener)
+      ? createHttpServer(options)
       : createHttpsServer(
           // A TLS handshake gets as long as the request's headers (Node's default is 120 s).
           {
@@ -84,22 +80,17 @@ export function createListener(handler: Listener, { limits, tls, around }: Liste
             key: tls.key,
             handshakeTimeout: limits.headersMs,
           },
-          listener,
         );
-  answerProtocolErrors(server);
-  // The client address is read when a connection is accepted: a client that resets its
-  // connection right after its request would otherwise be read without it (lib/request.ts).
-  server.on('connection', rememberPeer);
+  // The bound on unanswered requests, answers that leave together, protocol errors as JSON,
+  // the peer read on acceptance: the library's part of the edge (lib/protocol-errors.ts).
+  protectServer(server, handler, around);
   server.maxConnections = limits.maxConnections;
   // node:http's socket timeout (0, off, by default): a connection on which nothing moved
-  // for as long is closed, as Node would without this listener, unless a request of it
-  // still waits for its answer: a long reconciliation writes nothing while it is computed,
-  // and was cut unanswered. A client that takes nothing of an answer is closed by
-  // send-timeout.ts, which what the client keeps sending does not restart.
+  // for as long is closed, as Node would, unless a request of it still waits for its answer
+  // (protectServer): a long reconciliation writes nothing while it is computed, and was cut
+  // unanswered. A client that takes nothing of an answer is closed by send-timeout.ts, which
+  // what the client keeps sending does not restart.
   server.setTimeout(limits.sendMs);
-  server.on('timeout', (socket: Socket) => {
-    if (!answering(socket)) socket.destroy();
-  });
   closeStalledConnections(server, limits.sendMs);
   return server;
 }
