@@ -299,6 +299,20 @@ test('SIGHUP re-reads the credentials file: old secret out, new in, the keep-ali
   assert.equal(stopped.code, 0);
 });
 
+test('SIGHUP warns again about a credentials file every user can read, as the start does', async (t) => {
+  const file = join(tempDir(t), 'zugang');
+  writeFileSync(file, 'bank:alt\n', { mode: 0o600 });
+  const server = await start(t, ['--db', buildDatabase(t), '--credentials-file', file], cleanEnv());
+  chmodSync(file, 0o644);
+  server.child.kill('SIGHUP');
+  await waitFor(() => server.output().stderr, /SIGHUP: credentials re-read from /);
+  assert.match(
+    server.output().stderr,
+    /warning: credentials file .*zugang is readable by every user of this machine \(mode 644\); chmod o-rwx it\n/,
+  );
+  assert.equal((await server.stop()).code, 0);
+});
+
 test('SIGHUP reaches the stand-in that answers while the database is gone: before and after the file goes, only the new secret gets in', async (t) => {
   const dir = databaseDir(t);
   const file = join(dir, 'zugang');

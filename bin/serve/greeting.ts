@@ -126,8 +126,11 @@ export function warnAboutSetup(command: ServeCommand): void {
   }
 }
 
-/** A credentials file or TLS key that every user of the machine can read is used, with a warning. */
-function warnAboutSecretFiles(command: ServeCommand): void {
+/**
+ * A credentials file or TLS key that every user of the machine can read is used, with a
+ * warning: at the start and at each reload that reads it again (bin/serve/reload.ts).
+ */
+export function warnAboutSecretFiles(command: ServeCommand): void {
   const secrets = [
     ['credentials file', command.credentialsFile],
     ['TLS key', command.tls?.key],

@@ -8,6 +8,7 @@ import { CliError, describeError, logLine, type ReloadTrigger } from '../base/in
 import type { BookService } from '../books/index.js';
 import type { BookConfig, ConfigFile, ServeCommand } from '../config/index.js';
 import { BOOK_SETTINGS, CONFIGURABLE, camel } from '../config/index.js';
+import { warnAboutSecretFiles } from './greeting.js';
 
 /** Whether the books are a configuration file's `[book NAME]` sections. */
 export function servesFileBooks(command: ServeCommand): command is ServeCommand & { config: ConfigFile } {
@@ -41,6 +42,7 @@ export async function reload(
     if (changed.length > 0) {
       logLine(`${by}: ${changed.join(', ')} changed; that takes effect at the next start`, 'warning');
     }
+    warnAboutSecretFiles(next);
     recordReload(tlsApplied);
   } catch (error: unknown) {
     const why = error instanceof CliError ? error.message : describeError(error);
