@@ -1,9 +1,10 @@
-// The books of a configuration file behind one listener (docs/operations.md, Many books):
-// one watched database and handler per book (its WAL wait, replaced-file watch, statistics
-// and search turns its own), mountHandlers choosing by base path, and the fallback for a
-// path that names no book. A reload builds what is new before it changes anything, swaps
-// the table at once, and closes a book that left only when its last request has ended:
-// the other books' connections and searches never notice.
+// The books of a configuration (a file's sections, or the one book of --db) behind one
+// listener (docs/operations.md, Many books): one watched database and handler per book (its
+// WAL wait, replaced-file watch, statistics and search turns its own), mountHandlers
+// choosing by base path, and the fallback for a path that names no book. A reload builds
+// what is new before it changes anything, swaps the table at once, and closes a book that
+// left only when its last request has ended: the other books' connections and searches
+// never notice.
 
 import type { IncomingMessage } from 'node:http';
 import type Database from 'better-sqlite3';
