@@ -8,15 +8,8 @@ export interface Edge {
   cents: number;
   days: number;
   opposite: boolean;
-  /** The booking's id: the last tie-break of a line's candidates, so the answer never depends on order in. */
+  /** The booking's id: the alternatives' last order. */
   id: number;
-  /**
-   * For pairings equal in all four of the contract's costs, the smaller the better: two
-   * lines swap their bookings, or a line takes a free booking, when that lowers the sum
-   * (`untangle`). The reconciliation gives −(the line's rank by date) × (the booking's rank
-   * by date), so that twins are paired in their order.
-   */
-  tie: number;
 }
 
 // A cost is four integers compared in order: cents apart as high × 2^26 + low (a sum of a

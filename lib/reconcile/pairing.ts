@@ -18,7 +18,11 @@ import { untangle } from './untangle.js';
  * hundreds of lines compete for the same bookings comes near it (docs/API.md).
  */
 export const MAX_GROUP_EDGES = 100_000;
-/** `edges[line]`, each line's candidates; the result: each line's booking index, or -1. */
+/**
+ * `edges[line]`, each line's candidates; the result: each line's booking index, or -1. Of
+ * pairings equal in the four costs, the earlier line (index) gets the earlier booking
+ * (index) as far as untangle.ts says: whoever calls it orders both as the ties go.
+ */
 export function* pairLines(
   edges: readonly Edge[][],
   bookings: number,
@@ -49,11 +53,10 @@ export function* pairLines(
   return paired;
 }
 
-/** A line's candidates nearest first: cents, days, same sign, id. */
+/** A line's candidates nearest first: cents, days, same sign, the earlier booking. */
 function nearestFirst(list: Edge[]): Edge[] {
   return [...list].sort(
-    (a, b) =>
-      a.cents - b.cents || a.days - b.days || Number(a.opposite) - Number(b.opposite) || a.tie - b.tie || a.id - b.id,
+    (a, b) => a.cents - b.cents || a.days - b.days || Number(a.opposite) - Number(b.opposite) || a.booking - b.booking,
   );
 }
 

@@ -45,16 +45,14 @@ export function* reconcile(request: ReconcileRequest, rows: readonly BookingRow[
 
   const edges: Edge[][] = [];
   const linesOf = new Int32Array(bookings.length);
-  const rank = ranksByDate(request.lines);
-  for (let i = 0; i < request.lines.length; i += 1) {
-    const line = request.lines[i] as ReconcileLine;
-    const list = candidatesOf(line, konten(line, request), bookings, byAmount, amounts, rank[i] as number);
+  for (const line of request.lines) {
+    const list = candidatesOf(line, konten(line, request), bookings, byAmount, amounts);
     for (const edge of list) linesOf[edge.booking] = (linesOf[edge.booking] as number) + 1;
     edges.push(list);
     yield;
   }
 
-  const paired = yield* pairLines(edges, bookings.length);
+  const paired = yield* pairByDate(request.lines, edges, bookings.length);
   const given = new Uint8Array(bookings.length);
   const got: number[][] = [];
   for (const booking of paired) {
@@ -127,16 +125,28 @@ function* bookingsOf(rows: readonly BookingRow[], ausser: ReadonlySet<number>): 
   return bookings.sort((a, b) => a.day - b.day || a.id - b.id);
 }
 
-/** Each line's rank by date, then position, from 1. */
-function ranksByDate(lines: readonly ReconcileLine[]): Int32Array {
+/**
+ * docs/API.md, step 2: each line's booking (an index), or -1. Paired in the order of its
+ * ties: the lines by date, then place; the bookings are by date, then id already.
+ */
+function* pairByDate(
+  lines: readonly ReconcileLine[],
+  edges: readonly Edge[][],
+  bookings: number,
+): Generator<void, Int32Array, void> {
+  // Only lines of one date change the pairing by their order in the request.
   const order = lines
     .map((_, i) => i)
     .sort((a, b) => (lines[a] as ReconcileLine).day - (lines[b] as ReconcileLine).day || a - b);
-  const rank = new Int32Array(lines.length);
-  order.forEach((line, i) => {
-    rank[line] = i + 1;
+  const inOrder = yield* pairLines(
+    order.map((line) => edges[line] as Edge[]),
+    bookings,
+  );
+  const paired = new Int32Array(lines.length);
+  order.forEach((line, k) => {
+    paired[line] = inOrder[k] as number;
   });
-  return rank;
+  return paired;
 }
 
 function konten(line: ReconcileLine, request: ReconcileRequest): ReadonlySet<string> | undefined {
@@ -151,7 +161,6 @@ function candidatesOf(
   bookings: readonly Booking[],
   byAmount: ReadonlyMap<number, number[]>,
   amounts: readonly number[],
-  rank: number,
 ): Edge[] {
   const found = new Map<number, Edge>();
   const look = (center: number, opposite: boolean): void => {
@@ -163,15 +172,8 @@ function candidatesOf(
         const days = Math.abs(booking.day - line.day);
         if (days > line.tage || (names !== undefined && (booking.konto === null || !names.has(booking.konto))))
           continue;
-        // The bookings are in date order: their index is their rank (lib/reconcile/pairing.ts, `tie`).
-        const edge = {
-          booking: index,
-          cents: Math.abs(amount - center),
-          days,
-          opposite,
-          id: booking.id,
-          tie: -rank * index,
-        };
+        // The bookings are by date, then id: their index is their order in ties (pairing.ts).
+        const edge = { booking: index, cents: Math.abs(amount - center), days, opposite, id: booking.id };
         const before = found.get(index);
         // A booking within tolerance both ways is taken the nearer way, its own sign on a tie.
         if (before === undefined || edge.cents < before.cents) found.set(index, edge);

@@ -1,12 +1,15 @@
 // The reconciliation's pairing (lib/reconcile/pairing.ts), its last step: of pairings equal
-// in the contract's four costs, one that keeps the lines in date order.
+// in the contract's four costs, one where the earlier line gets the earlier booking.
 
 import { type Edge, STEP_EDGES } from './costs.js';
 
 /**
- * The pairing with equal pairings' ties broken: while two lines can swap their bookings, or
- * a line take a free booking, at the same cents, days and signs and a lower `tie`, they do.
- * Each change lowers the sum of `tie`, so it ends.
+ * The pairing with equal pairings' ties broken by the order of the lines (their index) and
+ * of the bookings (theirs), as long as one of these changes keeps the cents, days and signs
+ * apart and gives the earlier line of those it changes an earlier booking, or one where it
+ * had none: a line takes a free booking; two lines swap theirs; a line without one takes
+ * that of a later line, which is left without. Each change makes the lines' bookings, read
+ * in line order, lexically smaller, so it ends.
  */
 export function* untangle(lines: readonly Edge[][], paired: Int32Array): Generator<void, Int32Array, void> {
   const owner = new Map<number, number>();
@@ -30,21 +33,25 @@ export function* untangle(lines: readonly Edge[][], paired: Int32Array): Generat
         looked = 0;
         yield;
       }
-      if (paired[line] === -1) continue;
       looked += (lines[line] as Edge[]).length;
       for (const edge of lines[line] as Edge[]) {
-        const had = edgeTo[line]?.get(paired[line] as number) as Edge;
+        const mine = paired[line] as number;
+        // An earlier booking, or any if it has none.
+        if (mine !== -1 && edge.booking >= mine) continue;
+        const had = mine === -1 ? undefined : edgeTo[line]?.get(mine);
         const other = owner.get(edge.booking);
-        if (other === line) continue;
-        const theirs = other === undefined ? undefined : (edgeTo[other]?.get(edge.booking) as Edge);
-        const swapped = other === undefined ? undefined : edgeTo[other]?.get(had.booking);
-        if (other !== undefined && swapped === undefined) continue;
-        if (!sameCosts(had, theirs, edge, swapped) || edge.tie + (swapped?.tie ?? 0) >= had.tie + (theirs?.tie ?? 0))
-          continue;
-        owner.delete(had.booking);
+        // Without a booking, a line takes only that of a later line (a free one would pair
+        // one more line: the pairing pairs the most already).
+        if (other === undefined ? had === undefined : other < line) continue;
+        const theirs = other === undefined ? undefined : edgeTo[other]?.get(edge.booking);
+        // What the other line takes instead: the booking given up, or none.
+        const swapped = other === undefined || had === undefined ? undefined : edgeTo[other]?.get(had.booking);
+        if (other !== undefined && had !== undefined && swapped === undefined) continue;
+        if (!sameCosts(had, theirs, edge, swapped)) continue;
+        if (had !== undefined) owner.delete(had.booking);
         if (other !== undefined) {
-          paired[other] = had.booking;
-          owner.set(had.booking, other);
+          paired[other] = swapped === undefined ? -1 : swapped.booking;
+          if (swapped !== undefined) owner.set(swapped.booking, other);
         }
         paired[line] = edge.booking;
         owner.set(edge.booking, line);
@@ -55,11 +62,11 @@ export function* untangle(lines: readonly Edge[][], paired: Int32Array): Generat
   return paired;
 }
 
-/** Whether `a` with `b` (if any) and `c` with `d` (if any) are as many cents, days and opposite signs apart. */
-function sameCosts(a: Edge, b: Edge | undefined, c: Edge, d: Edge | undefined): boolean {
+/** Whether `a` with `b` and `c` with `d` (each if any) are as many cents, days and opposite signs apart. */
+function sameCosts(a: Edge | undefined, b: Edge | undefined, c: Edge, d: Edge | undefined): boolean {
   return (
-    a.cents + (b?.cents ?? 0) === c.cents + (d?.cents ?? 0) &&
-    a.days + (b?.days ?? 0) === c.days + (d?.days ?? 0) &&
-    Number(a.opposite) + Number(b?.opposite === true) === Number(c.opposite) + Number(d?.opposite === true)
+    (a?.cents ?? 0) + (b?.cents ?? 0) === c.cents + (d?.cents ?? 0) &&
+    (a?.days ?? 0) + (b?.days ?? 0) === c.days + (d?.days ?? 0) &&
+    Number(a?.opposite === true) + Number(b?.opposite === true) === Number(c.opposite) + Number(d?.opposite === true)
   );
 }
