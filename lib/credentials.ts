@@ -63,6 +63,22 @@ export function checkCredentials(
   return { ok: true, users };
 }
 
+/**
+ * The credentials that `user:secret` pairs name, as the command reads them (a file's lines,
+ * the environment): a secret that starts with `$scrypt$` is a hash, any other a password;
+ * or the first problem among them, as checkCredentials finds it.
+ */
+export function credentialsFromPairs(
+  pairs: ReadonlyArray<readonly [username: string, secret: string]>,
+): { ok: true; credentials: Credentials[] } | { ok: false; problem: CredentialsProblem } {
+  const credentials = pairs.map(
+    ([username, secret]): Credentials =>
+      isPasswordHash(secret) ? { username, passwordHash: secret } : { username, password: secret },
+  );
+  const checked = checkCredentials(credentials);
+  return checked.ok ? { ok: true, credentials } : checked;
+}
+
 /** Throws a TypeError naming the entry unless `credentials` are usable; returns them as a list. */
 export function validateCredentials(credentials: Credentials | readonly Credentials[] | undefined): ConfiguredUser[] {
   const checked = checkCredentials(credentials);

@@ -4,14 +4,14 @@
 
 export { APP_NAMES, findApplication } from './apps/index.js';
 export { openBook } from './book.js';
-export { checkCredentials } from './credentials.js';
+export { credentialsFromPairs } from './credentials.js';
 export { errorCode, isNotReadableNow } from './errors.js';
 export type { Family } from './exposition.js';
 export { createHandler, mountHandlers } from './handler.js';
 export { withoutBookingValues } from './meaning.js';
 export { Metrics, type MetricsSnapshot } from './metrics.js';
 export { createSharedParts, DEFAULTS, resolveOptions, settingProblem } from './options.js';
-export { hashPassword, isPasswordHash } from './password-hash.js';
+export { hashPassword } from './password-hash.js';
 export { protectServer } from './protocol-errors.js';
 export { hasBadHost, pathForLog, requestFacts } from './request.js';
 export { formatEuros } from './search-endpoint.js';

@@ -2,18 +2,13 @@
 // Credentials). lib/credentials.ts checks them; this module says where a problem is — the
 // line number of the file, never its content, or the variable.
 
-import { type Credentials, checkCredentials, isPasswordHash } from '../../lib/internal.js';
+import { type Credentials, credentialsFromPairs } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
 import { ensureOnlyOwnerCanChange, readRegularFile } from '../files/index.js';
 import type { Origin } from './configuration.js';
 
-/** What checkCredentials finds wrong with a list of credentials (lib/credentials.ts). */
-type CredentialsProblem = Extract<ReturnType<typeof checkCredentials>, { ok: false }>['problem'];
-
-/** `user` with `secret`: a hash when it starts with `$scrypt$`, a plain password otherwise. */
-export function credentialsOf(username: string, secret: string): Credentials {
-  return isPasswordHash(secret) ? { username, passwordHash: secret } : { username, password: secret };
-}
+/** What the library finds wrong with a list of credentials (lib/credentials.ts). */
+type CredentialsProblem = Extract<ReturnType<typeof credentialsFromPairs>, { ok: false }>['problem'];
 
 /** The credentials file, read and checked; every problem is a CliError (exit 1). */
 export function readCredentialsFile(file: string): Credentials[] {
@@ -29,8 +24,8 @@ export function readCredentialsFile(file: string): Credentials[] {
  * user, as in the configuration file.
  */
 export function parseCredentialsFile(text: string, file: string): Credentials[] {
-  const credentials: Credentials[] = [];
-  /** The line number of each entry of `credentials`. */
+  const pairs: Array<[username: string, secret: string]> = [];
+  /** The line number of each entry of `pairs`. */
   const lines: number[] = [];
   // Never echo a line: it holds a secret.
   const fail = (number: number | undefined, problem: string): CliError =>
@@ -40,11 +35,11 @@ export function parseCredentialsFile(text: string, file: string): Credentials[] 
     if (line.trim() === '' || line.trimStart().startsWith('#')) return;
     const colon = line.indexOf(':');
     if (colon === -1) throw fail(index + 1, 'expected user:secret');
-    credentials.push(credentialsOf(line.slice(0, colon), line.slice(colon + 1)));
+    pairs.push([line.slice(0, colon), line.slice(colon + 1)]);
     lines.push(index + 1);
   });
-  const checked = checkCredentials(credentials);
-  if (checked.ok) return credentials;
+  const checked = credentialsFromPairs(pairs);
+  if (checked.ok) return checked.credentials;
   const { problem } = checked;
   if (problem.kind === 'empty list') {
     throw new CliError(`credentials file ${file} holds no credentials (one line user:secret each)`);
@@ -66,9 +61,8 @@ export function environmentCredentials(env: NodeJS.ProcessEnv): Credentials[] | 
     throw new CliError('BOOKING_SEARCH_PASSWORD is set but BOOKING_SEARCH_USER is empty or missing');
   if (password === undefined)
     throw new CliError('BOOKING_SEARCH_USER is set but BOOKING_SEARCH_PASSWORD is empty or missing');
-  const credentials = [credentialsOf(username, password)];
-  const checked = checkCredentials(credentials);
-  if (checked.ok) return credentials;
+  const checked = credentialsFromPairs([[username, password]]);
+  if (checked.ok) return checked.credentials;
   throw new CliError(describe(checked.problem, 'environment'));
 }
 
