@@ -34,8 +34,10 @@ const COMMANDS: { [Name in Command['command']]: Run<Extract<Command, { command: 
 };
 
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+  process.stdout.on('error', stdoutFailed);
   try {
     const command = readCommand(argv, env);
+    runsTheService = command.command === 'serve';
     const run = COMMANDS[command.command] as Run<Command>;
     const exitCode = await run(command, () => readServeCommand(argv, env));
     if (typeof exitCode === 'number') process.exitCode = exitCode;
@@ -48,6 +50,22 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     process.exitCode = error instanceof CliError ? error.exitCode : 1;
   }
 }
+
+/**
+ * A reader of stdout that has gone (`check … | head`, a log pipe that ended) is no failure of
+ * the command: a one-off command's output ends there; the service goes on serving and says
+ * once, on stderr, that its access log is no longer written. Unheard, the EPIPE would end the
+ * process with a stack trace.
+ */
+function stdoutFailed(error: unknown): void {
+  if (stdoutGone) return;
+  stdoutGone = true;
+  const why = error instanceof Error ? error.message : String(error);
+  if (runsTheService)
+    logLine(`warning: stdout cannot be written (${why}): the access log is no longer written`, 'warning');
+}
+let stdoutGone = false;
+let runsTheService = false;
 
 /** argv, the environment and the configuration file they name → the command. */
 function readCommand(argv: readonly string[], env: NodeJS.ProcessEnv): Command {

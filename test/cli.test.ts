@@ -102,6 +102,27 @@ for (const [what, bug, logged] of [
 
 // The table of command lines is test/unit/args.test.ts; these show what only a process can:
 // the exit code, exactly one line on stderr and no stack trace.
+test('a reader of stdout that goes: a command ends quietly, the service keeps serving and says once that its access log stops', async (t) => {
+  // The reader leaves before the command writes: its write fails with EPIPE.
+  const help = spawn(process.execPath, [BIN, '--openapi'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  help.stdout.destroy();
+  let helpErr = '';
+  help.stderr.on('data', (chunk: Buffer) => (helpErr += chunk));
+  const [helpCode] = await once(help, 'close');
+  assert.equal(helpErr, '');
+  assert.equal(helpCode, 0);
+
+  const server = await start(t, ['--db', buildDatabase(t)]);
+  server.child.stdout?.destroy();
+  const auth = { authorization: basicAuth('kasse', 'ge:heim') };
+  for (let i = 0; i < 3; i += 1) assert.equal((await fetch(`${server.api}status`, { headers: auth })).status, 200);
+  const { stderr } = await server.stop();
+  assert.match(
+    stderr,
+    /^\S+ warning: stdout cannot be written \(write EPIPE\): the access log is no longer written\n$/,
+  );
+});
+
 test('a wrong command line ends with one line and exit code 2', async () => {
   assertFails(await run(['--frobnicate']), 2, 'booking-search-server: unknown option --frobnicate (see --help)');
   // --base-path is checked as the command line's, before the library would be asked.
