@@ -1,6 +1,9 @@
 // A JSON text parsed so that each number keeps its text (never a float: amounts are exact
 // cents) and a key given twice in one object is found rather than silently dropped.
 
+/** docs/API.md: arrays and objects nested deeper are refused as not valid JSON, before any of it is walked. */
+export const MAX_DEPTH = 64;
+
 /** A JSON number as its text in the body (the reviver's source), so that it is never a float. */
 export class JsonNumber {
   readonly text: string;
@@ -61,7 +64,8 @@ type Open = { keys: Set<string>; last: string } | { index: number };
 /**
  * Of a valid JSON text: the text of each number, in order (every token outside a string
  * that starts with `-` or a digit), how many keys it has (strings followed by `:`), and the
- * first key given twice in one object.
+ * first key given twice in one object. Throws on one nested deeper than `MAX_DEPTH`: walking
+ * it (or JSON.parse's reviver) would overflow the stack.
  */
 function scan(text: string): { texts: string[]; keys: number; twice: Twice | undefined } {
   const texts: string[] = [];
@@ -93,6 +97,7 @@ function scan(text: string): { texts: string[]; keys: number; twice: Twice | und
     } else {
       if (c === OPEN_OBJECT) open.push({ keys: new Set(), last: '' });
       else if (c === OPEN_ARRAY) open.push({ index: 0 });
+      if (open.length > MAX_DEPTH) throw new RangeError(`nested deeper than ${MAX_DEPTH}`);
       else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) open.pop();
       else if (c === COMMA) {
         const array = open.at(-1);

@@ -172,3 +172,10 @@ test('a field given twice is refused, naming it and its line, before any other c
   // The same name in two objects is no repetition.
   assert.ok(parse('{"zeilen":[{"datum":"2026-01-01","betrag":1},{"datum":"2026-01-01","betrag":2}]}').ok);
 });
+
+test('a body nested deeper than 64 arrays and objects is refused as not valid JSON, however deep', () => {
+  const nested = (depth: number): string => `{"zeilen":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
+  // 64 deep: read, and refused for its shape.
+  assert.equal(message(nested(64)), lineMessage(1, M.lineNotObject));
+  for (const depth of [65, 100_000]) assert.equal(message(nested(depth)), M.badJson, `${depth} deep`);
+});
