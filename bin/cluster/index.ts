@@ -6,4 +6,5 @@
 
 export { createThrottleAuthority, type ThrottleAuthority } from './shared-throttle.js';
 export { createThrottleReplica } from './throttle-replica.js';
-export { adminLine, primaryChannel, type Role, reportFailure, reportListening, superviseWorkers } from './workers.js';
+export { primaryChannel, reportFailure, reportListening } from './worker.js';
+export { adminLine, type Role, superviseWorkers } from './workers.js';

@@ -1,10 +1,11 @@
 // --workers N: the primary process forks N workers (node:cluster), each of which opens its
 // own read-only connection and serves the one shared port or socket. The primary serves no
 // request: it says once that the service is up, or once why it is not, replaces a worker
-// that dies (within a budget), passes SIGINT/SIGTERM on, and SIGHUP (each worker re-reads
-// its credentials and TLS files), answers the admin listener for all workers together
-// (bin/admin/monitoring.ts), and holds the login throttle's counts for all of them
-// (bin/cluster/shared-throttle.ts), so that a worker that ends takes none with it.
+// that dies (within a budget; the others then read the files again, as the replacement
+// does, so that one configuration is served), passes SIGINT/SIGTERM and SIGHUP on,
+// answers the admin listener for all workers together (bin/admin/monitoring.ts), and
+// holds the login throttle's counts for all of them (bin/cluster/shared-throttle.ts), so
+// that a worker that ends takes none with it. A worker's side of it: bin/cluster/worker.ts.
 
 import cluster, { type Worker } from 'node:cluster';
 import type { Server } from 'node:http';
@@ -19,11 +20,11 @@ import {
   logLine,
   onReloadSignal,
   onStopSignals,
-  type Port,
 } from '../base/index.js';
 import type { ServeCommand } from '../config/index.js';
 import { stopBoundMs, stopListening } from '../listen/index.js';
 import type { ThrottleAuthority } from './shared-throttle.js';
+import type { WorkerMessage } from './worker.js';
 
 /**
  * This process's part, decided once from node:cluster and --workers: the only process, the
@@ -31,8 +32,6 @@ import type { ThrottleAuthority } from './shared-throttle.js';
  * greeting and its failure go to the primary, which says them once).
  */
 export type Role = 'single' | 'primary' | 'worker';
-
-type WorkerMessage = { type: 'listening'; greeting: string[] } | { type: 'failed'; message: string };
 
 /**
  * A dead worker is replaced, but at most this many times within RESTART_WINDOW_MS: a
@@ -42,44 +41,8 @@ type WorkerMessage = { type: 'listening'; greeting: string[] } | { type: 'failed
 export const RESTART_BUDGET = 5;
 export const RESTART_WINDOW_MS = 60_000;
 
-/** In a worker: tells the primary that it serves, and what to print. */
-export function reportListening(greeting: string[]): void {
-  process.send?.({ type: 'listening', greeting } satisfies WorkerMessage);
-}
-
-/**
- * Reservations of the login throttle a worker lets wait for the primary at most
- * (bin/cluster/shared-throttle.ts); one more is refused on the worker's own.
- */
-const MAX_WAITING_FOR_PRIMARY = 1_000;
-
 /** Requests the primary lets wait for one worker at most (its reports for the admin listener). */
 const MAX_WAITING_FOR_WORKER = 100;
-
-let toPrimary: Channel | undefined;
-/**
- * In a worker: its channel to the primary, for requests and notifications
- * (bin/base/channel.ts), bounded, so that a primary that takes no messages (stopped, or
- * stuck) costs the worker bounded memory.
- */
-export function primaryChannel(): Channel {
-  toPrimary ??= createChannel(process as unknown as Port, {
-    maxPending: MAX_WAITING_FOR_PRIMARY,
-    behind: (behind) =>
-      logLine(
-        behind
-          ? `worker ${process.pid}: the primary takes no messages: requests without credentials, and credentials it would decide on, get 429 until it does`
-          : `worker ${process.pid}: the primary takes messages again`,
-        'warning',
-      ),
-  });
-  return toPrimary;
-}
-
-/** In a worker: hands the one line about its failure to the primary, then ends. */
-export function reportFailure(message: string): void {
-  process.send?.({ type: 'failed', message } satisfies WorkerMessage, () => process.exit(1));
-}
 
 /**
  * In the primary: runs `command.settings.workers` workers until a signal, a failure or the budget
@@ -113,6 +76,10 @@ class Supervisor {
   /** Workers that said they serve, by their channel. */
   private readonly serving = new Set<Channel>();
   private readonly alive = new Set<Worker>();
+  /** Replacements that said they could not start: not replaced again before a reload. */
+  private readonly failed = new Set<Worker>();
+  /** The first start is over: every worker served once, and the service said so. */
+  private started = false;
   private readonly restarts: number[] = [];
   private replaced = 0;
   private ending = false;
@@ -149,7 +116,8 @@ class Supervisor {
       this.endAll(0);
     });
     onReloadSignal(() => {
-      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGHUP');
+      this.rereadAll();
+      this.refill();
     });
     for (let i = 0; i < this.command.settings.workers; i += 1) this.fork();
   }
@@ -197,21 +165,53 @@ class Supervisor {
       if (errorCode(error) !== 'EPIPE' && !this.ending)
         logLine(`worker ${worker.process.pid}: ${describeError(error)}`);
     });
-    worker.on('message', (message: WorkerMessage) => this.heard(channel, message));
+    worker.on('message', (message: WorkerMessage) => this.heard(worker, channel, message));
     return worker;
   }
 
-  private heard(channel: Channel, message: WorkerMessage): void {
+  /** SIGHUP to the workers that serve but `except`; one starting reads the files anyway, and would die of it. */
+  private rereadAll(except?: Worker): void {
+    for (const [worker, channel] of this.channels)
+      if (worker !== except && this.serving.has(channel)) worker.process.kill('SIGHUP');
+  }
+
+  /** On a reload: a worker for each replacement that could not start, within the budget. */
+  private refill(): void {
+    while (!this.ending && this.alive.size < this.command.settings.workers) {
+      const worker = this.forkReplacement();
+      if (worker === undefined)
+        return logLine(
+          `no worker started for one that could not start: ${RESTART_BUDGET} were started within ${RESTART_WINDOW_MS / 1000} s; the next reload tries again`,
+          'warning',
+        );
+      logLine(`started worker ${worker.process.pid} for one that could not start (${this.budgetLine()})`, 'warning');
+    }
+  }
+
+  private heard(worker: Worker, channel: Channel, message: WorkerMessage): void {
     const { workers } = this.command.settings;
-    // A worker that cannot start says why; that will not change by starting another.
-    if (message.type === 'failed' && !this.ending) {
+    if (message.type === 'failed' && !this.ending && this.started) {
+      // A replacement read the files as a reload does, and one it cannot use keeps the
+      // workers that serve their running configuration; /ready says fewer serve.
+      this.failed.add(worker);
+      logLine(
+        `worker ${worker.process.pid} could not start (serving from ${this.serving.size} of ${workers} workers until a reload): ${message.message}`,
+      );
+    } else if (message.type === 'failed' && !this.ending) {
+      // At the first start, a worker that cannot start says why; another would say the same.
       logLine(`booking-search-server: ${message.message}`);
       this.endAll(1);
     } else if (message.type === 'listening') {
       this.serving.add(channel);
-      if (this.listening >= workers) return;
+      if (this.started) {
+        // It serves the files as they are now: the others read them too (as on SIGHUP).
+        logLine(`worker ${worker.process.pid} serves; the other workers read the files again`, 'notice');
+        this.rereadAll(worker);
+        return;
+      }
       this.listening += 1;
       if (this.listening === workers) {
+        this.started = true;
         const pids = [...this.alive].map((w) => w.process.pid).join(', ');
         logInfo([
           ...message.greeting,
@@ -234,30 +234,42 @@ class Supervisor {
     }
     if (this.ending) {
       if (this.alive.size === 0) this.done();
-      return;
+    } else if (!this.failed.delete(worker)) {
+      this.replace(worker, signal === null ? `exit code ${code}` : `signal ${signal}`);
+    } else if (this.alive.size === 0) {
+      logLine('booking-search-server: no worker serves, stopping');
+      this.endAll(1);
     }
-    this.replace(worker, signal === null ? `exit code ${code}` : `signal ${signal}`);
   }
 
   /** A worker that died replaced, unless the budget is spent. */
   private replace(worker: Worker, cause: string): void {
-    const { restarts } = this;
-    const now = Date.now();
-    while (restarts.length > 0 && (restarts[0] ?? 0) <= now - RESTART_WINDOW_MS) restarts.shift();
-    if (restarts.length >= RESTART_BUDGET) {
+    const replacement = this.forkReplacement();
+    if (replacement === undefined) {
       logLine(
         `booking-search-server: worker ${worker.process.pid} ended (${cause}); ${RESTART_BUDGET} workers were already replaced within ${RESTART_WINDOW_MS / 1000} s, stopping`,
       );
-      this.endAll(1);
-      return;
+      return this.endAll(1);
     }
-    restarts.push(now);
-    this.replaced += 1;
-    const replacement = this.fork();
     logLine(
-      `worker ${worker.process.pid} ended (${cause}); started worker ${replacement.process.pid} (replacement ${restarts.length} of ${RESTART_BUDGET} allowed within ${RESTART_WINDOW_MS / 1000} s)`,
+      `worker ${worker.process.pid} ended (${cause}); started worker ${replacement.process.pid} (${this.budgetLine()})`,
       'warning',
     );
+  }
+
+  /** A worker forked, unless RESTART_BUDGET workers were within RESTART_WINDOW_MS. */
+  private forkReplacement(): Worker | undefined {
+    const { restarts } = this;
+    const now = Date.now();
+    while (restarts.length > 0 && (restarts[0] ?? 0) <= now - RESTART_WINDOW_MS) restarts.shift();
+    if (restarts.length >= RESTART_BUDGET) return undefined;
+    restarts.push(now);
+    this.replaced += 1;
+    return this.fork();
+  }
+
+  private budgetLine(): string {
+    return `replacement ${this.restarts.length} of ${RESTART_BUDGET} allowed within ${RESTART_WINDOW_MS / 1000} s`;
   }
 }
 

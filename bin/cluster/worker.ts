@@ -1,0 +1,43 @@
+// A worker of --workers: its side of the messages to and from the primary
+// (bin/cluster/workers.ts) — that it serves, or why it could not start, and its channel.
+
+import { type Channel, createChannel, logLine, type Port } from '../base/index.js';
+
+/** What a worker tells the primary about its start. */
+export type WorkerMessage = { type: 'listening'; greeting: string[] } | { type: 'failed'; message: string };
+
+/** In a worker: tells the primary that it serves, and what to print. */
+export function reportListening(greeting: string[]): void {
+  process.send?.({ type: 'listening', greeting } satisfies WorkerMessage);
+}
+
+/**
+ * Reservations of the login throttle a worker lets wait for the primary at most
+ * (bin/cluster/shared-throttle.ts); one more is refused on the worker's own.
+ */
+const MAX_WAITING_FOR_PRIMARY = 1_000;
+
+let toPrimary: Channel | undefined;
+/**
+ * In a worker: its channel to the primary, for requests and notifications
+ * (bin/base/channel.ts), bounded, so that a primary that takes no messages (stopped, or
+ * stuck) costs the worker bounded memory.
+ */
+export function primaryChannel(): Channel {
+  toPrimary ??= createChannel(process as unknown as Port, {
+    maxPending: MAX_WAITING_FOR_PRIMARY,
+    behind: (behind) =>
+      logLine(
+        behind
+          ? `worker ${process.pid}: the primary takes no messages: requests without credentials, and credentials it would decide on, get 429 until it does`
+          : `worker ${process.pid}: the primary takes messages again`,
+        'warning',
+      ),
+  });
+  return toPrimary;
+}
+
+/** In a worker: hands the one line about its failure to the primary, then ends. */
+export function reportFailure(message: string): void {
+  process.send?.({ type: 'failed', message } satisfies WorkerMessage, () => process.exit(1));
+}

@@ -1,0 +1,103 @@
+// --workers N when a worker dies (docs/operations.md, Running it): its replacement reads the
+// configuration as it is on disk then, as a reload does. One it cannot start keeps the
+// service on the workers that serve, with one line saying why; one that starts has the others
+// read the files again, so that one configuration is served, never two at once.
+
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type TestContext, test } from 'node:test';
+import { cleanEnv, type Running, start, TIME, waitFor } from './support/cli-helpers.js';
+import { basicAuth, buildDatabase, type Reply, request, tempDir } from './support/helpers.js';
+
+const MARCH = 'api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35';
+const AS_BUERO = { headers: { authorization: basicAuth('buero', 'b-geheim') } };
+
+/** Two books, a and b, for one user; `extra` is appended to the file. */
+function writeConfig(config: string, dir: string, files: Record<string, string>, extra = ''): void {
+  const books = Object.entries(files).map(
+    ([name, db]) => `[book ${name}]\ndb = ${db}\nbase-path = /${name}\nusers = buero\n`,
+  );
+  const text = [`credentials-file = ${join(dir, 'credentials')}`, '', ...books, extra].join('\n');
+  writeFileSync(config, text, { mode: 0o600 });
+}
+
+interface Service {
+  cli: Running;
+  admin: string;
+  pids: [number, number];
+  write: (books: string[], extra?: string) => void;
+}
+
+async function startTwoWorkers(t: TestContext): Promise<Service> {
+  if (process.platform === 'win32') t.skip('--workers is refused on Windows');
+  const dir = tempDir(t);
+  const files = { a: buildDatabase(t), b: buildDatabase(t) };
+  writeFileSync(join(dir, 'credentials'), 'buero:b-geheim\n', { mode: 0o600 });
+  const config = join(dir, 'books.conf');
+  const write = (books: string[], extra?: string): void =>
+    writeConfig(config, dir, Object.fromEntries(books.map((name) => [name, files[name as 'a' | 'b']])), extra);
+  write(['a', 'b']);
+  const cli = await start(t, ['--config', config, '--workers', '2', '--admin-port', '0'], cleanEnv());
+  const pids = /\(pids (\d+), (\d+)\)/.exec(cli.output().stdout);
+  const admin = /admin listener on (http:\/\/127\.0\.0\.1:\d+)\//.exec(cli.output().stdout);
+  assert.ok(pids !== null && admin !== null, cli.output().stdout);
+  return { cli, admin: admin[1] as string, pids: [Number(pids[1]), Number(pids[2])], write };
+}
+
+/** /ready once the workers serving are `serving`, within 10 s. */
+async function readyWith(admin: string, serving: number): Promise<Reply> {
+  const deadline = Date.now() + 10_000;
+  let ready = await request(`${admin}/ready`);
+  while (Date.now() < deadline && !ready.body.includes(`"serving":${serving},`)) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    ready = await request(`${admin}/ready`);
+  }
+  return ready;
+}
+
+test('--workers 2: a replacement that cannot use the configuration keeps the service on the other worker, says why, and a reload starts it', async (t) => {
+  const { cli, admin, pids, write } = await startTwoWorkers(t);
+  // The file mid-edit: an unknown key, no SIGHUP yet.
+  write(['a', 'b'], 'prot = 8080\n');
+  process.kill(pids[0], 'SIGKILL');
+  await waitFor(() => cli.output().stderr, /could not start/);
+  const line = cli.output().stderr.trim().split('\n').at(-1) ?? '';
+  assert.match(
+    line,
+    new RegExp(
+      `^${TIME} worker \\d+ could not start \\(serving from 1 of 2 workers until a reload\\): .*unknown key prot`,
+    ),
+  );
+  for (let i = 0; i < 4; i += 1) {
+    for (const book of ['a', 'b'])
+      assert.equal((await request(`${cli.origin}/${book}/${MARCH}`, AS_BUERO)).status, 200);
+  }
+  assert.equal(cli.child.exitCode, null, 'the service goes on');
+  const degraded = await request(`${admin}/ready`);
+  assert.equal(degraded.status, 503, degraded.body);
+  assert.match(degraded.body, /"workers":\{"serving":1,"of":2\}/);
+
+  write(['a', 'b']);
+  cli.child.kill('SIGHUP');
+  const ready = await readyWith(admin, 2);
+  assert.equal(ready.status, 200, ready.body);
+  assert.equal((await cli.stop()).code, 0);
+});
+
+test('--workers 2: a book removed without a reload and a worker killed: both workers serve the file as it is now', async (t) => {
+  const { cli, admin, pids, write } = await startTwoWorkers(t);
+  write(['a']);
+  process.kill(pids[1], 'SIGKILL');
+  assert.equal((await readyWith(admin, 2)).status, 200);
+  // Once the replacement serves, the worker that kept running reads the file again.
+  const reread = /configuration re-read from .*: 1 book: removed b/;
+  const deadline = Date.now() + 10_000;
+  while (!reread.test(cli.output().stderr) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  // A new connection each: the primary deals them to the workers in turn.
+  const statuses: number[] = [];
+  for (let i = 0; i < 8; i += 1) statuses.push((await request(`${cli.origin}/b/${MARCH}`, AS_BUERO)).status);
+  assert.deepEqual(statuses, Array(8).fill(404));
+  assert.match(cli.output().stderr, reread);
+  assert.equal((await request(`${cli.origin}/a/${MARCH}`, AS_BUERO)).status, 200);
+});
