@@ -30,7 +30,7 @@ import { resolveOptions, type Settings } from './options.js';
 import { createReconcileEndpoint } from './reconcile/endpoint.js';
 import { clientAddress, hasBadHost, originForm, type RequestFacts, recordFacts, throttleKey } from './request.js';
 import { addToEveryResponse, admit, refuseUnanswered, send, sendError, sendNoContent } from './respond.js';
-import { createBookingSearch } from './search/booking-search.js';
+import { createBookingSearch } from './search/index.js';
 import { createSearchEndpoint, type SearchTurns } from './search-endpoint.js';
 import { createThrottle } from './throttle.js';
 import type { BookingSearchHandler, HandlerOptions, Next, RequestHandler, SharedParts, Users } from './types.js';

@@ -13,9 +13,7 @@ import type { Failures } from './failure.js';
 import { badQuery, ERRORS } from './messages.js';
 import { parseSearchQuery } from './query.js';
 import { RETRY_IN_A_SECOND, send, sendError } from './respond.js';
-import type { SearchOutcome, SearchRequest } from './search/booking-search.js';
-import type { BookingRow, SearchRows } from './search/sql.js';
-import type { Turns } from './search/turns.js';
+import type { BookingRow, SearchOutcome, SearchRequest, SearchRows, Turns } from './search/index.js';
 
 /**
  * What the endpoints need of a search: its turns (lib/search/turns.ts), for one search or

@@ -9,8 +9,7 @@
 // statement too large to slice is.
 
 import type { SearchQuery } from '../query.js';
-import type { BookingRow, SearchRows } from '../search/sql.js';
-import type { Outcome, Requester } from '../search/turns.js';
+import type { BookingRow, Outcome, Requester, SearchRows } from '../search/index.js';
 import type { SearchTurns } from '../search-endpoint.js';
 import type { ReconcileRequest } from './body.js';
 import { dayNumber, isoDate } from './days.js';

@@ -3,7 +3,7 @@
 // the answer (step 4). Pure: the rows come in, the answer's JSON text goes out; a generator
 // that yields now and then, so that the endpoint can let the event loop run in between.
 
-import type { BookingRow } from '../search/sql.js';
+import type { BookingRow } from '../search/index.js';
 import { formatBooking, jsonString } from '../search-endpoint.js';
 import type { ReconcileLine, ReconcileRequest } from './body.js';
 import { type Edge, STEP_EDGES } from './costs.js';

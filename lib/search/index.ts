@@ -1,6 +1,7 @@
 // The booking search, by job: the SQL text and the planner with its cost model (sql.ts),
-// the queue of turns (turns.ts), the search prepared on a database
-// (booking-search.ts) and explain for `check` (explain.ts).
+// the queue of turns (turns.ts) and whose query runs next (rotations.ts), the search
+// prepared on a database (booking-search.ts) and explain for `check` (explain.ts). The
+// door: a file of lib/ outside this folder imports only from here.
 
 export {
   type BookingSearch,

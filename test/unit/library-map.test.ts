@@ -1,10 +1,11 @@
 // The library as CONTRIBUTING.md maps it (its section "The library, lib/"): every file of
 // lib/ is named there, by its path under lib/ or by its folder, and every path the map
-// names exists, so that the map cannot age behind the code.
+// names exists, so that the map cannot age behind the code. A folder of lib/ with an
+// index.ts (search/, apps/) is entered through it alone, as the map says.
 
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { test } from 'node:test';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -40,4 +41,22 @@ test("every path CONTRIBUTING.md's map of the library names is a file or folder 
     named.filter((path) => !existsSync(join(LIB, path))),
     [],
   );
+});
+
+test('a folder of lib/ with an index.ts is entered only through it from the rest of lib/', () => {
+  const doors = files.filter((file) => file.endsWith('/index.ts')).map((file) => dirname(file));
+  const wrong: string[] = [];
+  for (const file of files) {
+    const text = readFileSync(join(LIB, file), 'utf8');
+    for (const [, target = ''] of text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+'(\.[^']+)'/g)) {
+      const path = relative(LIB, resolve(LIB, dirname(file), target))
+        .split('\\')
+        .join('/');
+      const door = doors.find((folder) => path.startsWith(`${folder}/`));
+      if (door !== undefined && !file.startsWith(`${door}/`) && path !== `${door}/index.js`) {
+        wrong.push(`lib/${file} → lib/${path}`);
+      }
+    }
+  }
+  assert.deepEqual(wrong, []);
 });
