@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { PARAMETERS, parseSearchQuery, type SearchQuery } from '../../lib/query.js';
+import { PARAMETERS, parseAmount, parseSearchQuery, parseUnsignedAmount, type SearchQuery } from '../../lib/query.js';
 
 const VALID = 'von=2026-03-01&bis=2026-03-31&betrag=-12.5';
 
@@ -195,4 +195,66 @@ test('a message never echoes more than 40 characters of the input', () => {
 test('a query of 20,000 escapes is rejected without throwing', () => {
   assert.equal(messageOf('%'.repeat(20_000)), 'Die Anfrage enthält ungültig kodierte Zeichen.');
   assert.equal(messageOf(`${'%41'.repeat(20_000)}=1`), `Unbekannter Parameter '${'A'.repeat(40)}'.`);
+});
+
+test('parseAmount reads decimal text into exact integer cents', () => {
+  const cases: Array<[string, number]> = [
+    ['4.35', 435], // 4.35 * 100 === 434.99999999999994 in floating point
+    ['-4.35', -435],
+    ['+4.35', 435],
+    ['-12.5', -1250],
+    ['-12,50', -1250],
+    ['7', 700],
+    ['0.1', 10],
+    ['0,01', 1],
+    ['-0', 0],
+    ['007', 700],
+    ['1.10', 110],
+    ['999999999999.99', 99_999_999_999_999],
+    ['-999999999999.99', -99_999_999_999_999],
+  ];
+  for (const [text, cents] of cases) assert.equal(parseAmount(text), cents, text);
+});
+
+test('parseAmount never returns -0', () => {
+  assert.ok(Object.is(parseAmount('-0.00'), 0));
+});
+
+test('parseAmount rejects everything but 1–12 digits with up to two decimals', () => {
+  const rejected = [
+    '',
+    '-',
+    '+',
+    '.5',
+    ',5',
+    '5.',
+    '5,',
+    '1.234',
+    '1e3',
+    '1E3',
+    ' 1',
+    '1 ',
+    '1 000',
+    '1.000,00',
+    '1,000.00',
+    'NaN',
+    'Infinity',
+    '-Infinity',
+    '0x10',
+    '--1',
+    '+-1',
+    '1000000000000',
+    '١٢',
+    '１２',
+    '12.5.1',
+    '½',
+  ];
+  for (const text of rejected) assert.equal(parseAmount(text), undefined, JSON.stringify(text));
+});
+
+test('parseUnsignedAmount accepts no sign at all', () => {
+  assert.equal(parseUnsignedAmount('0.10'), 10);
+  assert.equal(parseUnsignedAmount('5'), 500);
+  assert.equal(parseUnsignedAmount('-0.10'), undefined);
+  assert.equal(parseUnsignedAmount('+0.10'), undefined);
 });

@@ -1,12 +1,14 @@
-// The JSON text of a search result is written by hand; whatever a row holds, the text is
-// valid JSON or the search fails with its 500, never a 200 with invalid JSON.
+// The answer of a search is written by hand: an amount's cents as the exact decimal of
+// euros, and a JSON text that, whatever a row holds, is valid JSON or the search fails with
+// its 500, never a 200 with invalid JSON.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { createHandler } from '../../lib/index.js';
+import { parseAmount } from '../../lib/query.js';
 import type { BookingRow } from '../../lib/search/index.js';
-import { formatSearchResult } from '../../lib/search-endpoint.js';
+import { formatEuros, formatSearchResult } from '../../lib/search-endpoint.js';
 import { AUTH, assertReply, CREDENTIALS, request, serve } from '../support/helpers.js';
 
 const row = (id: unknown): BookingRow => [id as number, '2026-03-14', 1250, 'Briefmarken', 'Porto', null];
@@ -82,4 +84,38 @@ test('formatSearchResult writes every text as JSON.stringify does: quotes, backs
       `{"anzahl":1,"buchungen":[{"id":1,"datum":"2026-03-14","betrag":-12.5,"zweck":${JSON.stringify(subject)},"kategorie":${JSON.stringify(category)},"konto":${JSON.stringify(account)}}]}`,
     );
   }
+});
+
+test('formatEuros writes the exact decimal of whole cents', () => {
+  const cases: Array<[number, string]> = [
+    [-1250, '-12.5'],
+    [3000, '30'],
+    [435, '4.35'],
+    [-435, '-4.35'],
+    [5, '0.05'],
+    [-5, '-0.05'],
+    [50, '0.5'],
+    [0, '0'],
+    [-0, '0'],
+    [100, '1'],
+    [110, '1.1'],
+    [99_999_999_999_999, '999999999999.99'],
+    [Number.MAX_SAFE_INTEGER, '90071992547409.91'],
+  ];
+  for (const [cents, text] of cases) assert.equal(formatEuros(cents), text, String(cents));
+});
+
+test('formatEuros round-trips every parsed amount through JSON', () => {
+  for (let cents = -100_000; cents <= 100_000; cents += 7) {
+    const text = formatEuros(cents);
+    assert.equal(parseAmount(text), cents);
+    // What a client's JSON parser sees is the number it would have written itself.
+    assert.equal(JSON.parse(text), Number(text));
+  }
+});
+
+test('formatEuros refuses what it cannot write exactly', () => {
+  assert.throws(() => formatEuros(12.5), RangeError);
+  assert.throws(() => formatEuros(Number.NaN), RangeError);
+  assert.throws(() => formatEuros(2 ** 53), RangeError);
 });
