@@ -101,3 +101,16 @@ test('--workers 2: a book removed without a reload and a worker killed: both wor
   assert.match(cli.output().stderr, reread);
   assert.equal((await request(`${cli.origin}/a/${MARCH}`, AS_BUERO)).status, 200);
 });
+
+test('--workers 2: the service ends (exit 1) when no worker is left that serves', async (t) => {
+  const { cli, pids, write } = await startTwoWorkers(t);
+  write(['a', 'b'], 'prot = 8080\n');
+  process.kill(pids[0], 'SIGKILL');
+  await waitFor(() => cli.output().stderr, /could not start \(serving from 1 of 2 workers/);
+  process.kill(pids[1], 'SIGKILL');
+  await waitFor(() => cli.output().stderr, /could not start \(serving from 0 of 2 workers/);
+  // SIGCONT changes nothing: stop() only waits for the end here.
+  const ended = await cli.stop('SIGCONT');
+  assert.equal(ended.code, 1);
+  assert.match(ended.stderr, new RegExp(`^${TIME} booking-search-server: no worker serves, stopping$`, 'm'));
+});

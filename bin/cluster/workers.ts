@@ -193,7 +193,7 @@ class Supervisor {
     if (message.type === 'failed' && !this.ending && this.started) {
       // A replacement read the files as a reload does, and one it cannot use keeps the
       // workers that serve their running configuration; /ready says fewer serve.
-      this.failed.add(worker);
+      if (this.alive.has(worker)) this.failed.add(worker);
       logLine(
         `worker ${worker.process.pid} could not start (serving from ${this.serving.size} of ${workers} workers until a reload): ${message.message}`,
       );
@@ -226,6 +226,10 @@ class Supervisor {
     this.alive.delete(worker);
     const channel = this.channels.get(worker);
     this.channels.delete(worker);
+    // A replacement that ends with 1 before it serves could not start, whether or not its
+    // message came before its end.
+    const served = channel !== undefined && this.serving.has(channel);
+    const couldNotStart = this.failed.delete(worker) || (this.started && code === 1 && !served);
     if (channel !== undefined) {
       this.throttle.detach(channel);
       this.serving.delete(channel);
@@ -234,7 +238,7 @@ class Supervisor {
     }
     if (this.ending) {
       if (this.alive.size === 0) this.done();
-    } else if (!this.failed.delete(worker)) {
+    } else if (!couldNotStart) {
       this.replace(worker, signal === null ? `exit code ${code}` : `signal ${signal}`);
     } else if (this.alive.size === 0) {
       logLine('booking-search-server: no worker serves, stopping');
