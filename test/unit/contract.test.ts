@@ -219,6 +219,23 @@ test('bench/README.md lists every benchmark script of package.json, and is the o
   }
 });
 
+test('a benchmark that opens the generated books (bench/data/bookings-…) sets them up first: its script runs bench:setup', () => {
+  const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
+  const missing: string[] = [];
+  let opening = 0;
+  for (const [name, script] of Object.entries(scripts)) {
+    const file = /node --import tsx (bench\/[\w-]+\.ts)/.exec(script)?.[1];
+    if (file === undefined || file === 'bench/generate.ts') continue;
+    const text = read(file);
+    // A benchmark that generates what it opens (bench:books) needs no setup.
+    const opensGenerated = text.includes('bench/data/bookings-') && !text.includes('bench/generate.ts');
+    if (opensGenerated) opening += 1;
+    if (opensGenerated && !script.includes('npm run bench:setup')) missing.push(name);
+  }
+  assert.ok(opening >= 5, `${opening} benchmarks open the generated books`);
+  assert.deepEqual(missing, []);
+});
+
 test("every message of the reconciliation's body, alone and on a line, is one the document's 400 describes", () => {
   const schema = resolve(
     ((OPENAPI['paths'] as Json)['/api/v1/abgleich'] as Record<string, { responses: Json }>)['post']?.responses['400'],
