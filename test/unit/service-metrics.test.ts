@@ -1,6 +1,7 @@
 // What /metrics says for the counts of several processes (bin/admin/service-metrics.ts).
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { noneRetired, type ProcessReport, renderMetrics, retire } from '../../bin/admin/service-metrics.js';
 import { ERROR_CODES } from '../../lib/messages.js';
@@ -148,4 +149,43 @@ test("the last reload's result: 0 when one process kept what it served; the olde
   assert.deepEqual(samples(one, 'booking_search_config_last_reload_successful'), [
     'booking_search_config_last_reload_successful 1',
   ]);
+});
+
+/** Each metric /metrics writes, by its name, with the names of its labels (a histogram's `le` left out). */
+function labelsOf(text: string): Map<string, string[]> {
+  const types = new Map([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((match) => [match[1] ?? '', match[2] ?? '']));
+  const labels = new Map<string, string[]>();
+  for (const [, sample = '', set = ''] of text.matchAll(/^([a-z_]+)(?:\{([^}]*)\})? \S+$/gm)) {
+    const name = types.has(sample) ? sample : sample.replace(/_(?:bucket|sum|count)$/, '');
+    const keys = [...set.matchAll(/([a-z_]+)="/g)].map((match) => match[1] ?? '').filter((key) => key !== 'le');
+    labels.set(name, [...new Set([...(labels.get(name) ?? []), ...keys])].sort());
+  }
+  return labels;
+}
+
+test("docs/operations.md's table of metrics gives each metric the labels /metrics writes, and no other", () => {
+  const counted = report((m) => {
+    m.countRequest('search', 'bad_query', 0.00005);
+    m.countSearchWait(0.002);
+  }, 'serving');
+  const text = renderMetrics([counted], noneRetired(), SERVICE);
+  const written = labelsOf(text);
+  const operations = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
+  const table = (operations.split('### The metrics')[1] ?? '').split('\n```')[0] ?? '';
+  const rows = table.split('\n').filter((line) => line.startsWith('| `'));
+  assert.ok(rows.length >= 8, `${rows.length} rows`);
+  let checked = 0;
+  for (const row of rows) {
+    const [metrics = '', , labels = ''] = row.split(' | ');
+    // A label's values are in parentheses or after a colon; the labels are the names before.
+    const names = (labels.replace(/\([^)]*\)/g, '').split(':')[0] ?? '').matchAll(/`([a-z_]+)`/g);
+    const documented = [...names].map((match) => match[1] ?? '').sort();
+    for (const [, name = ''] of metrics.matchAll(/`([^`]+)`/g)) {
+      const metric = [...written.keys()].find((key) => key === name || key.endsWith(name.replace('…', '')));
+      assert.ok(metric !== undefined, `${name} is written by /metrics`);
+      assert.deepEqual(written.get(metric), documented, `the labels of ${metric}`);
+      checked += 1;
+    }
+  }
+  assert.ok(checked > rows.length, `${checked} metrics checked`);
 });
