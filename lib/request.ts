@@ -147,16 +147,18 @@ export function trustedPeers(value: unknown): TrustedPeers {
 /** The address a throttle counts and a log line shows for `req`. */
 export function clientAddress(req: IncomingMessage, trusted: TrustedPeers): string {
   const peer = peerOf(req.socket);
-  if (!trusted.any) return peer;
-  const isProxy =
-    peer === UNIX_SOCKET_PEER
-      ? trusted.unix
-      : peer !== UNKNOWN_PEER && trusted.addresses.check(peer, isIP(peer) === 6 ? 'ipv6' : 'ipv4');
-  if (!isProxy) return peer;
+  if (!isProxy(peer, trusted)) return peer;
   const forwarded = req.headers['x-forwarded-for'];
   const last = (Array.isArray(forwarded) ? forwarded.join(',') : forwarded)?.split(',').pop()?.trim();
   // A value that is not an address (a zone id included) is not the proxy's: count the proxy itself.
   return (last !== undefined && canonicalAddress(last)) || peer;
+}
+
+/** Whether `peer` (a connection's, as `rememberPeer` reads it) is a proxy `trusted` names. */
+export function isProxy(peer: string, trusted: TrustedPeers): boolean {
+  if (!trusted.any) return false;
+  if (peer === UNIX_SOCKET_PEER) return trusted.unix;
+  return peer !== UNKNOWN_PEER && trusted.addresses.check(peer, isIP(peer) === 6 ? 'ipv6' : 'ipv4');
 }
 
 // The peer of a connection, canonical, kept on its socket under a symbol of this module for
@@ -172,9 +174,10 @@ type WithPeer = IncomingMessage['socket'] & { [PEER]?: string };
  * the kernel, which forgets the peer once the client resets the connection, and a client
  * that sends a request and resets at once is read only after the reset. Read on
  * acceptance, such a request is still counted and logged under its client's address.
+ * Returns the peer: an address, `unix` or `unknown`.
  */
-export function rememberPeer(socket: WithPeer): void {
-  peerOf(socket);
+export function rememberPeer(socket: WithPeer): string {
+  return peerOf(socket);
 }
 
 function peerOf(socket: WithPeer): string {

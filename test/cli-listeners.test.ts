@@ -2,14 +2,15 @@
 // the admin listener on a port and on a socket — through the same hostile clients: one
 // that pipelines and reads nothing, one that sends its headers slowly, one that stays idle,
 // and one that opens more connections than the listener keeps. Each listener must hold
-// them all (docs/operations.md, "Security"); the memory a flood costs the service is
-// measured as its resident set, before and after, with a bound far from the limit.
+// them all (docs/operations.md, "Security"), and one TCP address holding its share of the
+// connections in headers that never end leaves the others room; the memory a flood costs
+// the service is measured as its resident set, before and after, with a bound far from the limit.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { connect as connectTcp, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { connect as connectTls } from 'node:tls';
 import { MAX_ADMIN_CONNECTIONS } from '../bin/admin/admin.js';
 import { MAX_API_CONNECTIONS } from '../bin/serve/listener.js';
@@ -23,14 +24,19 @@ interface Listener {
   /** Its address, from the CLI's start-up lines. */
   where: (server: Running) => Promise<Where>;
   request: string;
+  /** A request whose answer closes the connection (the API's /status, the admin's /live). */
+  probe: string;
   maxConnections: number;
 }
 
 type Where = { port: number; tls?: true } | { path: string };
 
 const TIMEOUTS = ['--headers-timeout', '1', '--request-timeout', '2', '--keep-alive-timeout', '1'];
+const SLOW_TIMEOUTS = ['--headers-timeout', '60', '--request-timeout', '120'];
 const API_REQUEST = `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\n\r\n`;
 const ADMIN_REQUEST = 'GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n';
+const API_PROBE = API_REQUEST.replace('\r\n\r\n', '\r\nConnection: close\r\n\r\n');
+const ADMIN_PROBE = 'GET /live HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n';
 
 async function adminWhere(server: Running): Promise<Where> {
   const line = /admin listener on (?:http:\/\/127\.0\.0\.1:(\d+)\/|unix:([^:\s]+):\/)/;
@@ -45,6 +51,7 @@ const LISTENERS: Listener[] = [
     args: () => [],
     where: async (server) => ({ port: Number(new URL(server.origin).port) }),
     request: API_REQUEST,
+    probe: API_PROBE,
     maxConnections: MAX_API_CONNECTIONS,
   },
   {
@@ -52,6 +59,7 @@ const LISTENERS: Listener[] = [
     args: (dir) => ['--socket', join(dir, 'api.sock')],
     where: async (server) => ({ path: server.socketPath as string }),
     request: API_REQUEST,
+    probe: API_PROBE,
     maxConnections: MAX_API_CONNECTIONS,
   },
   {
@@ -62,6 +70,7 @@ const LISTENERS: Listener[] = [
     },
     where: async (server) => ({ port: Number(new URL(server.origin).port), tls: true }),
     request: API_REQUEST,
+    probe: API_PROBE,
     maxConnections: MAX_API_CONNECTIONS,
   },
   {
@@ -69,6 +78,7 @@ const LISTENERS: Listener[] = [
     args: () => ['--admin-port', '0'],
     where: adminWhere,
     request: ADMIN_REQUEST,
+    probe: ADMIN_PROBE,
     maxConnections: MAX_ADMIN_CONNECTIONS,
   },
   {
@@ -76,19 +86,26 @@ const LISTENERS: Listener[] = [
     args: (dir) => ['--admin-socket', join(dir, 'admin.sock')],
     where: adminWhere,
     request: ADMIN_REQUEST,
+    probe: ADMIN_PROBE,
     maxConnections: MAX_ADMIN_CONNECTIONS,
   },
 ];
 
-/** A connection to `where`, once it is open (and, over TLS, once its handshake is done). */
-function open(where: Where): Promise<Socket> {
+/**
+ * A connection to `where`, from `localAddress` over TCP (all of 127.0.0.0/8 is this machine),
+ * once it is open (and, over TLS, once its handshake is done).
+ */
+function open(where: Where, localAddress = '127.0.0.1'): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const socket =
       'path' in where
         ? connectTcp({ path: where.path })
         : where.tls === true
-          ? connectTls({ port: where.port, host: '127.0.0.1', rejectUnauthorized: false })
-          : connectTcp({ port: where.port, host: '127.0.0.1' });
+          ? connectTls({
+              socket: connectTcp({ port: where.port, host: '127.0.0.1', localAddress }),
+              rejectUnauthorized: false,
+            })
+          : connectTcp({ port: where.port, host: '127.0.0.1', localAddress });
     socket.once('path' in where || where.tls !== true ? 'connect' : 'secureConnect', () => resolve(socket));
     socket.once('error', reject);
   });
@@ -111,6 +128,30 @@ function readUntilClosed(socket: Socket, withinMs: number): Promise<{ text: stri
       resolve({ text, closedMs: Date.now() - began });
     });
   });
+}
+
+/** `count` connections to `where` from `localAddress`, opened 16 at a time; destroyed after the test. */
+async function openMany(t: TestContext, where: Where, count: number, localAddress: string): Promise<Socket[]> {
+  const sockets: Socket[] = [];
+  t.after(() => {
+    for (const socket of sockets) socket.destroy();
+  });
+  for (let i = 0; i < count; i += 16) {
+    const batch = Math.min(16, count - i);
+    sockets.push(...(await Promise.all(Array.from({ length: batch }, () => open(where, localAddress)))));
+  }
+  return sockets;
+}
+
+/** Asserts that a new connection from `localAddress` is closed at once, `request` unanswered. */
+async function assertRefused(where: Where, request: string, localAddress: string, what: string): Promise<void> {
+  // Over TLS the handshake fails: closed before it is open.
+  const beyond = await open(where, localAddress).catch(() => undefined);
+  if (beyond === undefined) return;
+  beyond.write(request);
+  const refused = await readUntilClosed(beyond, 3_000);
+  assert.equal(refused.text, '', `nothing answered ${what}`);
+  assert.notEqual(refused.closedMs, undefined, `closed at once ${what}`);
 }
 
 /** The resident set of process `pid`, in MB. */
@@ -187,27 +228,27 @@ for (const listener of LISTENERS) {
     assert.match(kept.text, /^HTTP\/1\.1 200 /);
     assert.ok(kept.closedMs !== undefined && kept.closedMs < 4_000, `closed after ${kept.closedMs} ms`);
 
-    // As many connections as the listener keeps are held (with the default timeouts, which
-    // give them the time to open); one more is closed at once, unanswered.
-    const patient = await start(t, ['--db', buildDatabase(t), ...listener.args(tempDir(t))]);
+    // As many connections as the listener keeps are held (with timeouts that give them the
+    // time to open); one more is closed at once, unanswered. Over TCP, one address holds at
+    // most half of them, in headers that never end: its next connection is closed at once,
+    // and another address still gets in and is answered. A Unix socket's peer is whoever
+    // may open it: it may hold them all.
+    const patient = await start(t, ['--db', buildDatabase(t), ...SLOW_TIMEOUTS, ...listener.args(tempDir(t))]);
     const patientWhere = await listener.where(patient);
-    const held2: Socket[] = [];
-    for (let i = 0; i < listener.maxConnections; i += 16) {
-      const batch = Math.min(16, listener.maxConnections - i);
-      held2.push(...(await Promise.all(Array.from({ length: batch }, () => open(patientWhere)))));
+    const tcp = !('path' in patientWhere);
+    const share = tcp ? listener.maxConnections / 2 : listener.maxConnections;
+    const first = await openMany(t, patientWhere, share, '127.0.0.1');
+    for (const socket of first.slice(0, -1)) socket.write('GET /live HTTP/1.1\r\nHost: x\r\n');
+    const others: Socket[] = [];
+    if (tcp) {
+      await assertRefused(patientWhere, listener.request, '127.0.0.1', "beyond one address's share");
+      others.push(...(await openMany(t, patientWhere, listener.maxConnections - share, '127.0.0.2')));
     }
-    t.after(() => {
-      for (const socket of held2) socket.destroy();
-    });
-    const beyond = await open(patientWhere).catch(() => undefined);
-    if (beyond !== undefined) {
-      beyond.write(listener.request);
-      const refused = await readUntilClosed(beyond, 3_000);
-      assert.equal(refused.text, '', 'nothing answered beyond the cap');
-      assert.notEqual(refused.closedMs, undefined, 'closed at once');
+    await assertRefused(patientWhere, listener.request, '127.0.0.3', 'beyond the cap');
+    for (const still of [first.at(-1), others.at(-1)]) {
+      if (still === undefined) continue;
+      still.write(listener.probe);
+      assert.match((await readUntilClosed(still, 5_000)).text, /^HTTP\/1\.1 200 /);
     }
-    const still = held2[0] as Socket;
-    still.write(listener.request);
-    assert.match((await readUntilClosed(still, 5_000)).text, /^HTTP\/1\.1 200 /);
   });
 }

@@ -12,7 +12,11 @@
 //   --keep-alive-timeout, and a TLS handshake within --headers-timeout;
 // - a connection whose answer does not leave closed after --send-timeout (send-timeout.ts);
 // - protocol errors answered as JSON after the answers before them (lib/protocol-errors.ts);
-// - at most `maxConnections` connections open at once: one beyond is closed at once;
+// - at most `maxConnections` connections open at once: one beyond is closed at once; and
+//   at most half of them from one address, but for a Unix socket's peer and --trust-proxy's
+//   proxies (lib/protocol-errors.ts): one more from it is closed as it is accepted, so that
+//   one client holding its connections in slow headers leaves room for the others (a probe
+//   of /live among them);
 // - once it stops (below), every answer closes its connection.
 //
 // How the service stops, in every kind of process (the only one, each worker of --workers,
@@ -52,6 +56,8 @@ export interface ListenerOptions {
    * the requests the bound refuses too, so that they are logged and counted.
    */
   around?: (handler: Listener) => Listener;
+  /** --trust-proxy's entries (ServeCommand's `trustProxy`): peers never held to one address's share. */
+  proxies?: readonly string[];
 }
 
 /**
@@ -59,7 +65,7 @@ export interface ListenerOptions {
  * through (the top of this file). Throws what node:https throws for a certificate and key
  * it refuses.
  */
-export function createListener(handler: Listener, { limits, tls, around }: ListenerOptions): Server {
+export function createListener(handler: Listener, { limits, tls, around, proxies = [] }: ListenerOptions): Server {
   const options = {
     maxHeaderSize: MAX_HEADER_BYTES,
     headersTimeout: limits.headersMs,
@@ -82,8 +88,10 @@ export function createListener(handler: Listener, { limits, tls, around }: Liste
           },
         );
   // The bound on unanswered requests, answers that leave together, protocol errors as JSON,
-  // the peer read on acceptance: the library's part of the edge (lib/protocol-errors.ts).
-  protectServer(server, handler, around);
+  // the peer read on acceptance and one address's share: the library's part of the edge
+  // (lib/protocol-errors.ts). Half: the single client behind a NAT or an unnamed proxy may
+  // hold many, and one address alone still leaves the other half to everyone else.
+  protectServer(server, handler, around, { most: Math.floor(limits.maxConnections / 2), proxies });
   server.maxConnections = limits.maxConnections;
   // node:http's socket timeout (0, off, by default): a connection on which nothing moved
   // for as long is closed, as Node would, unless a request of it still waits for its answer

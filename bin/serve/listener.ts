@@ -121,12 +121,13 @@ export async function listenFor(
  */
 function createServer(command: ServeCommand, metrics: Metrics | undefined, handler: RequestHandler): Server {
   const limits = { ...command.timeouts, maxConnections: MAX_API_CONNECTIONS };
+  const proxies = command.trustProxy;
   const around = (listener: Listener): Listener =>
     withAccessLog(listener, metrics && ((req, res, ms) => metrics.countAnswer(req, res, ms / 1000)));
-  if (command.tls === undefined) return createListener(handler, { limits, around });
+  if (command.tls === undefined) return createListener(handler, { limits, around, proxies });
   const { cert, key } = readTls(command.tls);
   try {
-    return createListener(handler, { limits, around, tls: { cert, key, minVersion: command.tls.minVersion } });
+    return createListener(handler, { limits, around, proxies, tls: { cert, key, minVersion: command.tls.minVersion } });
   } catch (error: unknown) {
     const message = error instanceof Error ? error.message : String(error);
     throw new CliError(tlsRefusal(command.tls.cert, command.tls.key, message));
