@@ -252,3 +252,12 @@ for (const listener of LISTENERS) {
     }
   });
 }
+
+test('behind --trust-proxy, the proxy may hold more than one address’s share of the API listener', async (t) => {
+  const server = await start(t, ['--db', buildDatabase(t), '--trust-proxy', '127.0.0.5', ...SLOW_TIMEOUTS]);
+  const where = { port: Number(new URL(server.origin).port) };
+  const held = await openMany(t, where, MAX_API_CONNECTIONS / 2 + 1, '127.0.0.5');
+  const last = held.at(-1) as Socket;
+  last.write(API_PROBE);
+  assert.match((await readUntilClosed(last, 5_000)).text, /^HTTP\/1\.1 200 /);
+});
