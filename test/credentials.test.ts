@@ -155,27 +155,29 @@ test('no user oracle with mixed hash parameters: each unknown user costs what on
     assert.equal(await new Promise<Verdict>((resolve) => authenticator.verify(given, resolve)), REJECTED);
     return Number(process.hrtime.bigint() - started) / 1e6;
   };
-  const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1] as number;
+  // The least of two or more timings: a busy machine only ever adds time, so the least is
+  // the nearest to what the check itself costs.
+  const least = (values: number[]): number => Math.min(...values);
   const bank: number[] = [];
   const pruefer: number[] = [];
   const unknown: number[] = [];
-  // 14 unknown names, interleaved with the two users so that the machine's drift hits all alike.
+  // 14 unknown names, each timed twice, interleaved with the two users so that the machine's
+  // drift hits all alike.
   for (let i = 0; i < 14; i += 1) {
-    if (i % 4 === 0) bank.push(await time('bank'));
-    unknown.push(await time(`niemand${i}`));
-    if (i % 4 === 2) pruefer.push(await time('pruefer'));
+    if (i % 3 === 0) bank.push(await time('bank'));
+    unknown.push(least([await time(`niemand${i}`), await time(`niemand${i}`)]));
+    if (i % 3 === 1) pruefer.push(await time('pruefer'));
   }
-  const [low, high] = [median(bank), median(pruefer)];
+  const [low, high] = [least(bank), least(pruefer)];
   const figures = `bank ${low.toFixed(0)} ms, pruefer ${high.toFixed(0)} ms, unknown ${unknown.map((ms) => ms.toFixed(0)).join(' ')}`;
   assert.ok(high > 1.4 * low, `the two users' hashes differ in cost: ${figures}`);
   // Each unknown name is checked against one user's parameters, chosen by the name: over
   // 14 names each cost turns up at least twice (otherwise: a chance of about 1 in 1,000).
-  // Before, every unknown name cost what bank costs. The bounds leave room for a busy machine.
-  assert.ok(unknown.filter((ms) => ms < 1.25 * low).length >= 2, `unknown names that cost what bank costs: ${figures}`);
-  assert.ok(
-    unknown.filter((ms) => ms > 0.8 * high).length >= 2,
-    `unknown names that cost what pruefer costs: ${figures}`,
-  );
+  // Before, every unknown name cost what bank costs. A name counts as costing what pruefer
+  // costs when it is nearer to it than to bank, measured by ratio.
+  const dearer = unknown.filter((ms) => ms > Math.sqrt(low * high)).length;
+  assert.ok(unknown.length - dearer >= 2, `unknown names that cost what bank costs: ${figures}`);
+  assert.ok(dearer >= 2, `unknown names that cost what pruefer costs: ${figures}`);
   assert.ok(Math.min(...unknown) > 0.4 * low, `none is answered without a check: ${figures}`);
 });
 
