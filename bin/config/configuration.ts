@@ -12,6 +12,7 @@ import { CliError } from '../base/index.js';
 import type { BookConfig } from './book-config.js';
 import type { BookSection, ConfigEntry, ConfigFile } from './config-file.js';
 import { nearestName } from './nearest-name.js';
+import { LISTENER_CHOICES } from './settings.js';
 
 const PREFIX = 'BOOKING_SEARCH_';
 
@@ -92,7 +93,31 @@ export function gatherSettings(
         : { kind: 'file', file: config?.file ?? '', line: entry?.line ?? 0 },
     );
   }
+  for (const halves of LISTENER_CHOICES) dropOutranked(halves, values, origins);
   return { values, origins };
+}
+
+const RANK = { flag: 3, environment: 2, file: 1 } as const;
+
+/**
+ * One choice of `halves` (where a listener listens): the highest source that gives any of
+ * them decides, and what a lower source gives of the other half is dropped without a word,
+ * as a flag wins over a single setting's variable. A source giving both halves is left for
+ * the rules between settings to refuse, unless a higher source decided.
+ */
+function dropOutranked(halves: ReadonlyArray<readonly string[]>, values: Values, origins: Map<string, Origin>): void {
+  const rankOf = (origin: Origin | undefined): number => (origin === undefined ? 0 : RANK[origin.kind]);
+  const rank = (keys: readonly string[]): number => Math.max(0, ...keys.map((key) => rankOf(origins.get(key))));
+  const top = Math.max(...halves.map(rank));
+  const deciding = halves.filter((half) => rank(half) === top);
+  if (deciding.length !== 1) return;
+  for (const half of halves) {
+    if (half === deciding[0]) continue;
+    for (const key of half) {
+      delete values[key];
+      origins.delete(key);
+    }
+  }
 }
 
 /**

@@ -225,6 +225,18 @@ export type Flag = keyof typeof SETTINGS;
  */
 export const BOOK_SETTINGS: readonly Flag[] = ['db', 'app', 'table-names', 'base-path'];
 
+/**
+ * Where a listener listens, one choice of two halves: a Unix socket, or host and port. The
+ * highest source that says anything of it decides (bin/config/configuration.ts, gatherSettings).
+ */
+export const LISTENER_CHOICES: ReadonlyArray<readonly [socket: readonly Flag[], tcp: readonly Flag[]]> = [
+  [
+    ['socket', 'socket-mode', 'socket-group'],
+    ['host', 'port'],
+  ],
+  [['admin-socket'], ['admin-port', 'admin-host']],
+];
+
 type Camel<S extends string> = S extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<Camel<Tail>>}` : S;
 
 /** The value of every setting, given or by default, under the flag's name in camelCase. */

@@ -83,6 +83,113 @@ test('a flag wins over its variable, the variable over the file; an empty variab
   );
 });
 
+test('where a listener listens is one choice: the highest source that says anything of it decides, a lower one’s other half is dropped', () => {
+  const asked = (argv: string[], env: NodeJS.ProcessEnv, text: string) => {
+    const command = serve(['--db', 'x', ...argv], { ...USER, ...env }, text);
+    return {
+      socket: command.socket?.path,
+      port: command.settings.port,
+      host: command.settings.host,
+      admin: command.admin,
+    };
+  };
+  const rows: Array<[string, string[], NodeJS.ProcessEnv, string, ReturnType<typeof asked>]> = [
+    [
+      'flag socket over file port',
+      ['--socket', '/run/b.sock'],
+      {},
+      'port = 0\nhost = ::1',
+      { socket: '/run/b.sock', port: 8080, host: '127.0.0.1', admin: undefined },
+    ],
+    [
+      'flag port over file socket',
+      ['--port', '8081'],
+      {},
+      'socket = /run/a.sock\nsocket-mode = 600',
+      { socket: undefined, port: 8081, host: '127.0.0.1', admin: undefined },
+    ],
+    [
+      'flag host over file socket',
+      ['--host', '::1'],
+      {},
+      'socket = /run/a.sock',
+      { socket: undefined, port: 8080, host: '::1', admin: undefined },
+    ],
+    [
+      'variable socket over file port',
+      [],
+      { BOOKING_SEARCH_SOCKET: '/run/c.sock' },
+      'port = 0',
+      { socket: '/run/c.sock', port: 8080, host: '127.0.0.1', admin: undefined },
+    ],
+    [
+      'variable port over file socket, the file host kept',
+      [],
+      { BOOKING_SEARCH_PORT: '8082' },
+      'socket = /run/a.sock\nhost = ::1',
+      { socket: undefined, port: 8082, host: '::1', admin: undefined },
+    ],
+    [
+      'flag socket over variable port',
+      ['--socket', '/run/b.sock'],
+      { BOOKING_SEARCH_PORT: '8082' },
+      '',
+      { socket: '/run/b.sock', port: 8080, host: '127.0.0.1', admin: undefined },
+    ],
+    [
+      'flag admin-socket over file admin-port',
+      ['--admin-socket', '/run/adm.sock'],
+      {},
+      'admin-port = 9090\nadmin-host = ::1',
+      { socket: undefined, port: 8080, host: '127.0.0.1', admin: { socket: '/run/adm.sock' } },
+    ],
+    [
+      'variable admin-port over file admin-socket',
+      [],
+      { BOOKING_SEARCH_ADMIN_PORT: '9091' },
+      'admin-socket = /run/adm.sock',
+      { socket: undefined, port: 8080, host: '127.0.0.1', admin: { host: '127.0.0.1', port: 9091 } },
+    ],
+  ];
+  for (const [name, argv, env, text, expected] of rows) assert.deepEqual(asked(argv, env, text), expected, name);
+});
+
+test('where a listener listens, given both ways in one source, is still refused', () => {
+  const rows: Array<[string[], NodeJS.ProcessEnv, string, { error: string; exitCode: number }]> = [
+    [
+      [],
+      {},
+      'port = 0\nsocket = /run/a.sock',
+      { error: `${FILE}:2: give either socket PATH or host/port, not both`, exitCode: 1 },
+    ],
+    [
+      [],
+      { BOOKING_SEARCH_SOCKET: '/run/a.sock', BOOKING_SEARCH_HOST: '::1' },
+      'port = 0',
+      { error: 'BOOKING_SEARCH_SOCKET: give either --socket PATH or --host/--port, not both', exitCode: 1 },
+    ],
+    [
+      ['--socket', '/run/a.sock', '--port', '0'],
+      {},
+      'socket = /run/b.sock',
+      { error: 'give either --socket PATH or --host/--port, not both (see --help)', exitCode: 2 },
+    ],
+    [
+      [],
+      {},
+      'admin-socket = /run/adm.sock\nadmin-port = 9090',
+      { error: `${FILE}:1: give either admin-socket PATH or admin-port/admin-host, not both`, exitCode: 1 },
+    ],
+  ];
+  for (const [argv, env, text, expected] of rows) {
+    assert.deepEqual(
+      outcome(() => parseCommandLine(['--db', 'x', ...argv], { ...USER, ...env }, config(text))),
+      expected,
+      text,
+    );
+  }
+});
+
 test('strayVariables: a BOOKING_SEARCH_ variable that names no setting, with the nearest known name; those read by name and empty ones are not stray', () => {
   const keys = [...CONFIG_KEYS];
   const env = {
