@@ -2,7 +2,7 @@
 // database, each search's count and page in one read transaction, alone or queued in turns.
 
 import { randomUUID } from 'node:crypto';
-import type { Database, Statement } from 'better-sqlite3';
+import type { Database } from 'better-sqlite3';
 import { type ApplicationMapping, type Mapping, ownSchema, type TableNames, useMapping } from '../mapping.js';
 import type { SearchQuery } from '../query.js';
 import { catalogKind } from '../schema.js';
@@ -13,7 +13,9 @@ import {
   chooseCount,
   choosePage,
   type PageFilter,
+  type ParameterName,
   planFor,
+  positional,
   type SearchRows,
   SQL,
   type Stats,
@@ -136,18 +138,20 @@ function searchAll(
 
 /** The tuned search over the own schema, inside a read transaction that the caller holds. */
 function createOwnSchemaSearch(db: Database, tables: TableNames): (query: SearchQuery) => SearchRows {
-  type CountStatement = Statement<[Bounds], number>;
-  type PageStatement = Statement<[Bounds & { limit: number }], BookingRow>;
   const sql = sqlFor(tables);
   // The typical search's two statements are prepared now; a band's, each on its first use
   // (and kept): a prepared statement holds 10 to 20 KB, which a service of 100 books pays
   // 100 times for plans most books never run (docs/design/README.md, "Many books").
-  const counts = preparedOnUse(
-    (kind: CountKind): CountStatement => db.prepare<[Bounds], number>(sql.count(kind)).pluck(),
-  );
-  const pages = preparedOnUse(
-    (filter: PageFilter): PageStatement => db.prepare<[Bounds & { limit: number }], BookingRow>(sql.page(filter)).raw(),
-  );
+  const counts = preparedOnUse((kind: CountKind) => {
+    const { text, names } = positional(sql.count(kind));
+    const statement = db.prepare<unknown[], number>(text).pluck();
+    return boundBy(names, statement.get.bind(statement));
+  });
+  const pages = preparedOnUse((filter: PageFilter) => {
+    const { text, names } = positional(sql.page(filter));
+    const statement = db.prepare<unknown[], BookingRow>(text).raw();
+    return boundBy(names, statement.all.bind(statement));
+  });
   counts('exact');
   pages('exact');
   const statsStatement = preparedOnUse((_: 'stats') => db.prepare<[], Stats>(sql.stats).raw());
@@ -167,15 +171,15 @@ function createOwnSchemaSearch(db: Database, tables: TableNames): (query: Search
       // that matches, and its length is the count: the typical search finds two or three
       // bookings under a limit of 50, and leaves the count's statement out
       // (docs/design/README.md, "Where a request's time goes").
-      const rows = pages('exact').all({ ...bounds, limit: query.limit });
+      const rows = pages('exact')(bounds, query.limit);
       const count =
-        rows.length < query.limit && eachBookingOnce(rows) ? rows.length : (counts('exact').get(bounds) ?? 0);
+        rows.length < query.limit && eachBookingOnce(rows) ? rows.length : (counts('exact')(bounds, 0) ?? 0);
       return { count, rows };
     }
-    const total = counts(chooseCount(plan, table)).get(bounds) ?? 0;
+    const total = counts(chooseCount(plan, table))(bounds, 0) ?? 0;
     if (total === 0 || query.limit === 0) return { count: total, rows: [] };
     const filter = choosePage(plan, total, query.limit);
-    return { count: total, rows: pages(filter).all({ ...bounds, limit: query.limit }) };
+    return { count: total, rows: pages(filter)(bounds, query.limit) };
   };
 }
 
@@ -188,6 +192,34 @@ function eachBookingOnce(rows: readonly BookingRow[]): boolean {
   for (let i = 1; i < rows.length; i += 1)
     if ((rows[i] as BookingRow)[0] === (rows[i - 1] as BookingRow)[0]) return false;
   return true;
+}
+
+type Run<R> = (...values: unknown[]) => R;
+
+/**
+ * `run` with the values of `names` in order, by position: a binder of the statement's own
+ * arity, chosen once, so that a search builds no object and no array to bind.
+ */
+function boundBy<R>(names: readonly ParameterName[], run: Run<R>): (bounds: Bounds, limit: number) => R {
+  const at = (name: ParameterName | undefined, b: Bounds, limit: number): unknown =>
+    name === 'limit' ? limit : b[name as keyof Bounds];
+  const [a, b, c, d, e] = names;
+  switch (names.length) {
+    case 0:
+      return () => run();
+    case 1:
+      return (x, l) => run(at(a, x, l));
+    case 2:
+      return (x, l) => run(at(a, x, l), at(b, x, l));
+    case 3:
+      return (x, l) => run(at(a, x, l), at(b, x, l), at(c, x, l));
+    case 4:
+      return (x, l) => run(at(a, x, l), at(b, x, l), at(c, x, l), at(d, x, l));
+    case 5:
+      return (x, l) => run(at(a, x, l), at(b, x, l), at(c, x, l), at(d, x, l), at(e, x, l));
+    default:
+      return (x, l) => run(...names.map((name) => at(name, x, l)));
+  }
 }
 
 /** `prepare(key)` once per key, on the key's first use. */

@@ -22,6 +22,7 @@ import {
   type Stats,
   toBounds,
 } from '../../lib/search/index.js';
+import { positional } from '../../lib/search/sql.js';
 import { assertSameAsOracle, cashBook, randomQueries, WIDEST } from '../support/cash-book.js';
 import { fixtureSql, tempDir } from '../support/helpers.js';
 import { plainSearch as oracle } from '../support/plain-query.js';
@@ -350,4 +351,16 @@ test('several searches asked as one are read in one read transaction, their rows
   const changed = await snapshotOf(search);
   assert.notEqual(changed, snapshot);
   assert.notEqual(await snapshotOf(createBookingSearch(db)), changed);
+});
+
+test('the statements are bound by position: each name where it stands, twice where used twice, quoted text left alone', () => {
+  assert.deepEqual(positional(SQL.page('skipScan')).names, ['low', 'high', 'high', 'von', 'bis', 'limit', 'limit']);
+  assert.deepEqual(positional(SQL.count('exact')), {
+    text: SQL.count('exact').replaceAll(/:[a-z]+/g, '?'),
+    names: ['low', 'von', 'bis'],
+  });
+  assert.deepEqual(positional(`SELECT "a:b", ':c''s' FROM "x"":y" WHERE v = +:low`), {
+    text: `SELECT "a:b", ':c''s' FROM "x"":y" WHERE v = +?`,
+    names: ['low'],
+  });
 });
