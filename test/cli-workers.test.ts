@@ -30,7 +30,6 @@ interface Service {
 }
 
 async function startTwoWorkers(t: TestContext): Promise<Service> {
-  if (process.platform === 'win32') t.skip('--workers is refused on Windows');
   const dir = tempDir(t);
   const files = { a: buildDatabase(t), b: buildDatabase(t) };
   writeFileSync(join(dir, 'credentials'), 'buero:b-geheim\n', { mode: 0o600 });
