@@ -76,8 +76,6 @@ class Supervisor {
   /** Workers that said they serve, by their channel. */
   private readonly serving = new Set<Channel>();
   private readonly alive = new Set<Worker>();
-  /** Replacements that said they could not start: not replaced again before a reload. */
-  private readonly failed = new Set<Worker>();
   /** The first start is over: every worker served once, and the service said so. */
   private started = false;
   private readonly restarts: number[] = [];
@@ -193,7 +191,6 @@ class Supervisor {
     if (message.type === 'failed' && !this.ending && this.started) {
       // A replacement read the files as a reload does, and one it cannot use keeps the
       // workers that serve their running configuration; /ready says fewer serve.
-      if (this.alive.has(worker)) this.failed.add(worker);
       logLine(
         `worker ${worker.process.pid} could not start (serving from ${this.serving.size} of ${workers} workers until a reload): ${message.message}`,
       );
@@ -226,10 +223,11 @@ class Supervisor {
     this.alive.delete(worker);
     const channel = this.channels.get(worker);
     this.channels.delete(worker);
-    // A replacement that ends with 1 before it serves could not start, whether or not its
-    // message came before its end.
+    // A replacement that ends with 1 before it serves could not start (reportFailure ends
+    // it so), whether or not its message came before its end: it is not replaced again
+    // before a reload.
     const served = channel !== undefined && this.serving.has(channel);
-    const couldNotStart = this.failed.delete(worker) || (this.started && code === 1 && !served);
+    const couldNotStart = this.started && code === 1 && !served;
     if (channel !== undefined) {
       this.throttle.detach(channel);
       this.serving.delete(channel);
