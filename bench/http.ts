@@ -179,6 +179,21 @@ for (const { name } of CONFIGS) {
 }
 const cpuRatio = (a: string, b: string): number =>
   median((results[a] as Load[]).map((l, i) => ((results[b] as Load[])[i] as Load).cpu / l.cpu));
+// Beside the older build: the CPU a request of this build over the older one's, round by
+// round (the two ran within seconds of each other), then the median of those ratios, which
+// the load moving between rounds does not shift as it shifts each column's own median.
+const pairs = CONFIGS.filter(({ name }) => name.startsWith('service ') && results[name.replace('service', 'before')]);
+if (pairs.length > 0) {
+  console.log('\n| file | this build / before (CPU), median | each round |');
+  console.log('|---|---:|---|');
+  for (const { name } of pairs) {
+    const each = (results[name] as Load[]).map(
+      (l, i) => l.cpu / ((results[name.replace('service', 'before')] as Load[])[i] as Load).cpu,
+    );
+    const percent = (r: number): string => `${r >= 1 ? '+' : ''}${((r - 1) * 100).toFixed(1)} %`;
+    console.log(`| ${name.slice('service '.length)} | ${percent(median(each))} | ${each.map(percent).join(', ')} |`);
+  }
+}
 if (only !== undefined) {
   console.log(`\nRun time: ${((Date.now() - started) / 1000).toFixed(0)} s (--only: the rest left out).`);
   process.exit(0);
