@@ -30,7 +30,7 @@ export interface Settings extends Omit<Filled, 'app' | 'tables' | 'trustProxy' |
 /**
  * Each option's default: the one place it is written (lib/types.ts and the documents say
  * it; test/unit/settings.test.ts holds them to this, and bin/config/settings.ts shows the command's
- * from here).
+ * as resolveOptions fills them in).
  */
 export const DEFAULTS = Object.freeze({
   basePath: '',

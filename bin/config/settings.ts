@@ -7,7 +7,7 @@
 // defaults and the values' types, and reads every value through its row;
 // test/unit/settings.test.ts fails on a copy that drifts.
 
-import { APP_NAMES, DEFAULTS, type HandlerOptions, settingProblem } from '../../lib/internal.js';
+import { APP_NAMES, type HandlerOptions, resolveOptions, settingProblem } from '../../lib/internal.js';
 import type { TableNames } from '../files/index.js';
 import {
   oneOf,
@@ -23,6 +23,8 @@ import {
 } from './setting-kinds.js';
 
 const seconds = (value: number): number => 1000 * value;
+// The library's defaults, as createHandler fills them in for options not given.
+const DEFAULTS = resolveOptions(undefined);
 
 /** The settings, in the order --help lists them. */
 export const SETTINGS = {

@@ -12,7 +12,7 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin');
 const ENTRY = 'lib/internal.ts';
 /** The most names bin/ may import from lib/; lower it as the door narrows, never raise it. */
-const MOST_NAMES = 27;
+const MOST_NAMES = 26;
 
 // Every static import and re-export with what it names, type-only ones included.
 const STATIC_IMPORT = /(?:^|\n)\s*(?:import|export)\s([^'"]*?)\s*from\s+'(\.[^']+)'/g;
