@@ -13,8 +13,10 @@
 // that pipeline GET /metrics (--flood-path) without credentials and read nothing, for that
 // long; the service's RSS and the API's /status meanwhile (bench/flood.ts). --before DIR
 // runs the service of another checkout (a build of an earlier commit) the same way, first.
+// Over TCP the clients come from several loopback addresses, below one address's share;
+// --flood-socket floods the listener over --admin-socket instead.
 //
-//   npm run bench:admin -- --flood 20 [--flood-connections 60] [--before DIR]
+//   npm run bench:admin -- --flood 20 [--flood-connections 60] [--flood-socket] [--before DIR]
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,7 +29,7 @@ import { ERRORS } from '../lib/messages.js';
 import { Metrics } from '../lib/metrics.js';
 import { recordFacts } from '../lib/request.js';
 import { sendError } from '../lib/respond.js';
-import { FLOOD_HEADER, measureFlood } from './flood.js';
+import { FLOOD_HEADER, floodSources, measureFlood } from './flood.js';
 import { serviceEnv as env, type Load, load, loadAverage, PASSWORD, requireWrk, USER } from './load.js';
 import { onCore, pinned, type Running, serviceCommand, stopServer } from './process.js';
 import { median, queriesFor, toQueryString } from './shapes.js';
@@ -40,6 +42,7 @@ const { values } = parseArgs({
     flood: { type: 'string' },
     'flood-connections': { type: 'string', default: '60' },
     'flood-path': { type: 'string', default: '/metrics' },
+    'flood-socket': { type: 'boolean', default: false },
     before: { type: 'string' },
   },
 });
@@ -47,6 +50,8 @@ const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 const FILE = 'bench/data/bookings-20000-analyzed.sqlite';
+const dir = mkdtempSync(join(tmpdir(), 'bench-admin-'));
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
 
 if (values.flood !== undefined) {
   const options = {
@@ -55,14 +60,15 @@ if (values.flood !== undefined) {
     path: values['flood-path'],
     authorization: `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`,
   };
+  const over = values['flood-socket'] ? 'socket' : 'TCP';
   console.log(
-    `The admin listener flooded: ${options.connections} connections pipelining GET ${options.path} without credentials and reading nothing, ${options.seconds} s, the service on the 20k ANALYZEd book. Load average at the start: ${loadAverage()}.\n\n${FLOOD_HEADER}`,
+    `The admin listener flooded: ${options.connections} connections ${floodSources(options.connections, over)} pipelining GET ${options.path} without credentials and reading nothing, ${options.seconds} s, the service on the 20k ANALYZEd book. Load average at the start: ${loadAverage()}.\n\n${FLOOD_HEADER}`,
   );
   for (const [name, root] of [
     ...(values.before === undefined ? [] : [['before', values.before] as const]),
     ['this checkout', '.'] as const,
   ]) {
-    const service = await startService(true, root);
+    const service = await startService(over, root);
     const row = await measureFlood(
       { origin: service.origin, admin: service.admin as string, pid: service.child.pid as number },
       options,
@@ -73,8 +79,6 @@ if (values.flood !== undefined) {
   process.exit(0);
 }
 requireWrk();
-const dir = mkdtempSync(join(tmpdir(), 'bench-admin-'));
-process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
 
 const db = new Database(FILE, { readonly: true, fileMustExist: true });
 const SEARCH_PATHS = join(dir, 'search.txt');
@@ -93,9 +97,11 @@ interface Admin extends Running {
   admin: string | undefined;
 }
 
-/** The service, with or without the admin listener; resolves once both listen. */
-function startService(withAdmin: boolean, root = '.'): Promise<Admin> {
-  const command = onCore('0', [...serviceCommand(FILE, root), ...(withAdmin ? ['--admin-port', '0'] : [])]);
+/** The service, without the admin listener or with it over TCP or a socket; resolves once both listen. */
+function startService(admin: 'TCP' | 'socket' | undefined, root = '.'): Promise<Admin> {
+  const withAdmin = admin !== undefined;
+  const listen = { TCP: ['--admin-port', '0'], socket: ['--admin-socket', join(dir, 'admin.sock')] };
+  const command = onCore('0', [...serviceCommand(FILE, root), ...(withAdmin ? listen[admin] : [])]);
   const started = process.hrtime.bigint();
   const child: ChildProcess = spawn(command[0] as string, command.slice(1), {
     env,
@@ -106,13 +112,13 @@ function startService(withAdmin: boolean, root = '.'): Promise<Admin> {
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
       output += chunk;
       const api = /listening on (http:\/\/[\d.:]+)\//.exec(output);
-      const admin = /admin listener on (http:\/\/[\d.:]+)\//.exec(output);
-      if (api === null || (withAdmin && admin === null)) return;
+      const address = /admin listener on (http:\/\/[\d.:]+|unix:\S+:)\//.exec(output);
+      if (api === null || (withAdmin && address === null)) return;
       child.stdout?.removeAllListeners('data').resume();
       resolve({
         child,
         origin: api[1] as string,
-        admin: admin?.[1],
+        admin: address?.[1],
         startMs: Number(process.hrtime.bigint() - started) / 1e6,
       });
     });
@@ -200,7 +206,7 @@ for (let round = 0; round < rounds; round += 1) {
     const entry = results[name];
     const variants = round % 2 === 0 ? [false, true] : [true, false];
     for (const withAdmin of variants) {
-      const server = await startService(withAdmin);
+      const server = await startService(withAdmin ? 'TCP' : undefined);
       const scraper = server.admin === undefined ? undefined : scrapeEverySecond(server.admin);
       const result = await load(server, paths, { seconds, connections, core: '1' });
       if (scraper !== undefined) entry.scrapes.push(await scraper.stop());

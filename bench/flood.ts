@@ -2,14 +2,37 @@
 // answers: the service's resident set before, during and after, and how long the API's
 // /status takes meanwhile. `npm run bench:admin -- --flood SECONDS` floods the admin
 // listener's GET /metrics, as a hostile client on its network could, without credentials.
+//
+// A listener lets one TCP address hold at most half of its connections (bin/listen/server.ts),
+// so a flood from 127.0.0.1 alone would meet that share, not the protections it means to
+// measure: over TCP its connections come from several loopback addresses (`loopbackAddress`).
 
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { rssMb } from './load.js';
 import { median } from './shapes.js';
 
+/** Connections a flood opens from one loopback address: below the smallest share (the admin listener's 32). */
+export const PER_ADDRESS = 16;
+
+/**
+ * The source address of a flood's `i`-th connection: 127.0.0.2, 127.0.0.3, … a new one
+ * every `PER_ADDRESS` connections. Linux answers all of 127/8 on the loopback interface.
+ */
+export function loopbackAddress(i: number): string {
+  const n = 2 + Math.floor(i / PER_ADDRESS);
+  return `127.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+}
+
+/** How `connections` flooding connections reach the listener, for a bench's output. */
+export function floodSources(connections: number, over: 'TCP' | 'socket'): string {
+  if (over === 'socket') return 'over the Unix socket, whose peer no share bounds,';
+  const addresses = Math.ceil(connections / PER_ADDRESS);
+  return `from ${addresses} loopback address${addresses === 1 ? '' : 'es'}, at most ${PER_ADDRESS} from each, below one address's share,`;
+}
+
 export interface Flooded {
-  /** The service's API origin, its admin listener's origin and its process. */
+  /** The service's API origin, its admin listener's origin (`unix:PATH:` for a socket) and its process. */
   origin: string;
   admin: string;
   pid: number;
@@ -38,11 +61,15 @@ function statusMs(origin: string, authorization: string): Promise<number | undef
 
 /** Writes `path` pipelined on `connections` connections until `deadline`, reading nothing. */
 function flood(admin: string, path: string, connections: number, deadline: number): Socket[] {
-  const { hostname, port } = new URL(admin);
+  const socketPath = /^unix:(.+):$/.exec(admin)?.[1];
+  const { hostname, port } = socketPath === undefined ? new URL(admin) : { hostname: 'localhost', port: '' };
   const one = `GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`;
   const burst = one.repeat(Math.ceil((64 * 1024) / one.length));
-  return Array.from({ length: connections }, () => {
-    const socket = connect(Number(port), hostname);
+  return Array.from({ length: connections }, (_, i) => {
+    const socket =
+      socketPath === undefined
+        ? connect({ port: Number(port), host: hostname, localAddress: loopbackAddress(i) })
+        : connect(socketPath);
     socket.pause();
     socket.on('error', () => undefined);
     const write = (): void => {

@@ -1,7 +1,9 @@
 // Stalled TLS handshakes against the CLI: bursts of connections that send nothing or half
-// a ClientHello, on 127.0.0.1. Prints the server's open descriptors and RSS before, at the
-// peak of each burst (sampled every 200 ms) and once the server is back to its descriptors
-// of before (or the timeout and 10 s more have passed), as markdown.
+// a ClientHello, from several loopback addresses (bench/flood.ts: from one address alone
+// they would meet its share of the connections, not the handshake's bound). Prints the
+// server's open descriptors and RSS before, at the peak of each burst (sampled every
+// 200 ms) and once the server is back to its descriptors of before (or the timeout and
+// 10 s more have passed), as markdown.
 //
 //   npm run bench:tls-flood -- [--bursts 4] [--connections 2000] [--headers-timeout 10] [--hold]
 
@@ -11,6 +13,7 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { floodSources, loopbackAddress } from './flood.js';
 
 const { values } = parseArgs({
   options: {
@@ -61,7 +64,7 @@ try {
   const port = Number(/listening on https:\/\/127\.0\.0\.1:(\d+)\//.exec(out)?.[1]);
   await sleep(500);
   process.stdout.write(
-    `node ${process.version}; ${bursts} bursts of ${connections} stalled connections (half send nothing, half half a ClientHello), --headers-timeout ${timeoutS}${values.hold ? ', every socket held open until the end' : ', each burst closed by the client after it'}\n\n`,
+    `node ${process.version}; ${bursts} bursts of ${connections} stalled connections ${floodSources(connections, 'TCP')} half sending nothing, half half a ClientHello; --headers-timeout ${timeoutS}${values.hold ? ', every socket held open until the end' : ', each burst closed by the client after it'}\n\n`,
   );
   process.stdout.write(
     '| moment | open descriptors (server) | RSS MB (server) | stalled connections closed by the server |\n|---|---:|---:|---:|\n',
@@ -74,7 +77,7 @@ try {
     const sockets: Socket[] = [];
     let closed = 0;
     for (let i = 0; i < connections; i += 1) {
-      const socket = connect(port, '127.0.0.1');
+      const socket = connect({ port, host: '127.0.0.1', localAddress: loopbackAddress(i) });
       socket.on('error', () => undefined);
       socket.on('close', () => (closed += 1));
       if (i % 2 === 1) socket.write(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01]));
