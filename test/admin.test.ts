@@ -247,6 +247,36 @@ test('/live says 503 from SIGTERM on, while a request in flight finishes; then t
   assert.equal(server.child.exitCode, 0, JSON.stringify(server.output()));
 });
 
+for (const workers of [[], ['--workers', '2']]) {
+  test(`/ready says 503 and that the service stops from SIGTERM on, while a request in flight finishes${workers.length > 0 ? ' (--workers 2)' : ''}`, async (t) => {
+    const server = await start(t, ['--db', buildDatabase(t), '--admin-port', '0', ...workers]);
+    const admin = adminOf(server);
+    assert.equal((await request(`${admin}/ready`)).status, 200);
+    // A reconciliation whose body has not all come: it holds the stop open.
+    const held = connect({ port: Number(new URL(server.origin).port), host: '127.0.0.1' });
+    let answer = '';
+    held.setEncoding('utf8');
+    held.on('data', (data: string) => (answer += data));
+    held.write(
+      `POST /api/v1/abgleich HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n{"posten":`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    server.child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const ready = await request(`${admin}/ready`);
+    assert.equal(ready.status, 503, ready.body);
+    const body = JSON.parse(ready.body) as { ready: boolean; reason: string; books: unknown[] };
+    assert.equal(body.ready, false);
+    assert.equal(body.reason, 'the service is stopping: it answers its open requests, takes no new ones');
+    assert.equal(body.books.length, 1);
+    held.write('[]}        ');
+    await once(held, 'close');
+    assert.match(answer, /^HTTP\/1\.1 \d{3} /, 'the request in flight was answered');
+    if (server.child.exitCode === null) await once(server.child, 'exit');
+    assert.equal(server.child.exitCode, 0, JSON.stringify(server.output()));
+  });
+}
+
 test("the admin listener has the API listener's protections: a body is never read, --headers-timeout, JSON protocol errors", async (t) => {
   const server = await start(t, [
     '--db',

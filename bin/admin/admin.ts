@@ -5,7 +5,7 @@
 //
 //   GET /live     200 while the service serves; 503 once it stops
 //   GET /ready    200 when every book is served (can be searched now) in every process;
-//                 503 naming the books that are not, and why
+//                 503 naming the books that are not, and why, or that the service stops
 //   GET /metrics  the Prometheus text format (lib/metrics.ts)
 //   POST /-/reload  what SIGHUP does (reads the configuration, credentials and TLS files
 //                 again), for Windows, which has no SIGHUP, and for every platform alike:
@@ -65,6 +65,8 @@ export type ReadyBook = Omit<BookReport, 'replaced'>;
 /** Whether every book can be searched now, in every process of the service. */
 export interface Readiness {
   ready: boolean;
+  /** Why no book is searched whatever their states: the service is stopping. */
+  reason?: string;
   books: ReadyBook[];
   /** With --workers: how many serve of how many there should be. */
   workers?: { serving: number; of: number };

@@ -66,7 +66,7 @@ export function answersOfProcess(serving: ServingProcess, version: string, stopp
   return {
     live: () => !stopping(),
     reload: reloadAsSignalled,
-    ready: async () => readiness([serving.books().map(reportBook)]),
+    ready: async () => whileStopping(readiness([serving.books().map(reportBook)]), stopping()),
     metrics: async () => {
       const report = await reportProcess(serving);
       const service: ServiceFacts = {
@@ -135,11 +135,10 @@ export function answersOfWorkers(workers: Workers, version: string): ClusterAnsw
       const answered = reports.filter((report) => report !== undefined);
       const ready = readiness(answered.map((report) => report.books));
       const serving = workers.stopping() ? 0 : answered.length;
-      return {
-        ...ready,
-        ready: ready.ready && serving === workers.expected,
-        workers: { serving, of: workers.expected },
-      };
+      return whileStopping(
+        { ...ready, ready: ready.ready && serving === workers.expected, workers: { serving, of: workers.expected } },
+        workers.stopping(),
+      );
     },
     metrics: async () => {
       const reports = (await gather()).filter((report) => report !== undefined);
@@ -176,4 +175,19 @@ function readiness(processes: readonly (readonly BookReport[])[]): Readiness {
   }
   const list = [...books.values()];
   return { ready: processes.length > 0 && list.every((book) => book.state === 'serving'), books: list };
+}
+
+/**
+ * From SIGTERM on the API listener takes no connection: a load balancer must send none,
+ * whatever the books' states, and an admin reads why.
+ */
+function whileStopping(readiness: Readiness, stopping: boolean): Readiness {
+  if (!stopping) return readiness;
+  const { ready: _, books, ...rest } = readiness;
+  return {
+    ready: false,
+    reason: 'the service is stopping: it answers its open requests, takes no new ones',
+    books,
+    ...rest,
+  };
 }
