@@ -12,6 +12,7 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { createHandler } from '../lib/index.js';
 import { parseSearchQuery } from '../lib/query.js';
+import { parseReconcileBody } from '../lib/reconcile/body.js';
 import type { HandlerOptions } from '../lib/types.js';
 import { run, start } from './support/cli-helpers.js';
 import {
@@ -304,6 +305,7 @@ test('the documented parameter patterns accept exactly what the server accepts',
     '1e3',
     '0.10',
     '-0.10',
+    '-0',
     'EUR',
     'eur',
     'EURO',
@@ -338,6 +340,22 @@ test('the documented parameter patterns accept exactly what the server accepts',
           : new RegExp(schema['pattern'] as string).test(sample);
       // Dates: the pattern is the form; the calendar check (2025-02-29) is prose.
       assert.equal(accepted, documented, `${parameter.name}=${sample}`);
+    }
+  }
+});
+
+test("BankLine's amounts accept exactly what the server accepts, signs and -0 included", async () => {
+  const { components } = (await SwaggerParser.dereference(structuredClone(raw) as never)) as unknown as {
+    components: { schemas: Record<string, Schema> };
+  };
+  const validate = compiler().compile(components.schemas['BankLine'] as Schema);
+  // Exponents and a third decimal are refused in prose: a schema cannot say so of a number.
+  const samples = ['0', '-0', '-0.0', '-0.00', '0.5', '-0.01', '-1', '"0"', '"-0"', '"+0"', '"-0.10"', '"0,1"'];
+  for (const field of ['betrag', 'toleranz']) {
+    for (const sample of samples) {
+      const text = `{"datum":"2026-01-01",${field === 'betrag' ? '' : '"betrag":1,'}"${field}":${sample}}`;
+      const accepted = parseReconcileBody(new TextEncoder().encode(`{"zeilen":[${text}]}`)).ok;
+      assert.equal(accepted, validate(JSON.parse(text)), `${field}: ${sample}`);
     }
   }
 });

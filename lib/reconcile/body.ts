@@ -103,13 +103,13 @@ function parseLine(value: unknown, position: number): ReconcileLine | string {
   if (typeof datum !== 'string' || !isCalendarDate(datum)) return MESSAGES.datum;
 
   if (value['betrag'] === undefined) return MESSAGES.missing('betrag');
-  const betragCents = amountOf(value['betrag'], parseAmount);
+  const betragCents = amountOf(value['betrag'], true);
   if (betragCents === undefined) return MESSAGES.betrag;
 
   const tage = value['tage'] === undefined ? DEFAULT_DAYS : integerOf(value['tage'], 0, MAX_DAYS);
   if (tage === undefined) return MESSAGES.tage;
 
-  const toleranzCents = value['toleranz'] === undefined ? 0 : amountOf(value['toleranz'], parseUnsignedAmount);
+  const toleranzCents = value['toleranz'] === undefined ? 0 : amountOf(value['toleranz'], false);
   if (toleranzCents === undefined) return MESSAGES.toleranz;
 
   const vorzeichen = value['vorzeichen'] ?? 'gleich';
@@ -144,12 +144,17 @@ function unknownField(object: Record<string, unknown>, known: readonly string[])
   return undefined;
 }
 
-/** An amount as a JSON string in the query's format, or a JSON number with at most two decimals. */
-function amountOf(value: unknown, parse: (text: string) => number | undefined): number | undefined {
-  if (typeof value === 'string') return parse(value);
+/**
+ * An amount as a JSON string in the query's format, or a JSON number with at most two decimals.
+ * Unsigned, a string has no sign, as in the query; a number is ≥ 0 by value, as a schema's
+ * `minimum` compares it, so `-0` is 0.
+ */
+function amountOf(value: unknown, signed: boolean): number | undefined {
+  if (typeof value === 'string') return signed ? parseAmount(value) : parseUnsignedAmount(value);
+  if (!(value instanceof JsonNumber)) return undefined;
   // A JSON number's text has no `+` and no `,`; an exponent fails the amount's format.
-  if (value instanceof JsonNumber) return parse(value.text);
-  return undefined;
+  const cents = parseAmount(value.text);
+  return signed || cents === undefined || cents >= 0 ? cents : undefined;
 }
 
 function integerOf(value: unknown, min: number, max: number): number | undefined {

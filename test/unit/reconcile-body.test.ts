@@ -89,6 +89,20 @@ test('an amount with an exponent, three decimals or too many digits is refused, 
   assert.equal(message({ zeilen: [{ ...line, toleranz: '+1' }] }), lineMessage(1, M.toleranz));
 });
 
+test('toleranz: a JSON number -0 is 0 (a schema cannot tell it from 0); a sign in a string is refused, as in the query', () => {
+  for (const text of ['-0', '-0.0', '-0.00', '0']) {
+    const parsed = request(`{"zeilen":[{"datum":"2026-01-01","betrag":1,"toleranz":${text}}]}`);
+    assert.ok(Object.is(parsed.lines[0]?.toleranzCents, 0), text);
+  }
+  for (const text of ['-0.01', '-0.000', '"-0"', '"-0.00"', '"+0"']) {
+    assert.equal(
+      message(`{"zeilen":[{"datum":"2026-01-01","betrag":1,"toleranz":${text}}]}`),
+      lineMessage(1, M.toleranz),
+      text,
+    );
+  }
+});
+
 test('the messages name the line (1-based) and the field, the first error found', () => {
   const cases: Array<[unknown, string]> = [
     ['{"zeilen":', M.badJson],
