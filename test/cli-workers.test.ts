@@ -113,3 +113,21 @@ test('--workers 2: the service ends (exit 1) when no worker is left that serves'
   assert.equal(ended.code, 1);
   assert.match(ended.stderr, new RegExp(`^${TIME} booking-search-server: no worker serves, stopping$`, 'm'));
 });
+
+test('--workers 2: a reload is said once for the service, refused or applied, naming what asked for it', async (t) => {
+  const { cli, admin, write } = await startTwoWorkers(t);
+  write(['a', 'b'], 'prot = 8080\n');
+  cli.child.kill('SIGHUP');
+  const refused = /SIGHUP: keeping the running configuration: .*unknown key prot/g;
+  await waitFor(() => cli.output().stderr, refused);
+  write(['a']);
+  assert.equal((await request(`${admin}/-/reload`, { method: 'POST' })).status, 202);
+  const applied = /POST \/-\/reload: configuration re-read from .*: 1 book: removed b/g;
+  await waitFor(() => cli.output().stderr, applied);
+  // Both workers have answered the primary by now; a second line would come with the first.
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const { stderr } = cli.output();
+  assert.equal(stderr.match(refused)?.length, 1, stderr);
+  assert.equal(stderr.match(applied)?.length, 1, stderr);
+  assert.doesNotMatch(stderr, /did not all do the same/);
+});

@@ -128,7 +128,7 @@ export function answersOfWorkers(workers: Workers, version: string): ClusterAnsw
 
   return {
     live: () => !workers.stopping() && workers.serving().length > 0,
-    // The primary's SIGHUP passes it on to every worker.
+    // The primary's SIGHUP has every worker reload.
     reload: reloadAsSignalled,
     ready: async () => {
       const reports = await gather();

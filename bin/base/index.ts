@@ -19,4 +19,4 @@ export {
 export { moduleBeside } from './module-file.js';
 export { NAME, readPackageFile, readVersion } from './package.js';
 export { shellWord } from './shell.js';
-export { onReloadSignal, onStopSignals, type ReloadTrigger, reloadAsSignalled } from './signals.js';
+export { inTurn, onReloadSignal, onStopSignals, type ReloadTrigger, reloadAsSignalled } from './signals.js';

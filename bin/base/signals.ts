@@ -28,7 +28,7 @@ export function onReloadSignal(reload: (by: ReloadTrigger) => void): void {
 
 /**
  * Reloads as SIGHUP does, without a signal: for the admin listener's POST /-/reload, on
- * every platform (Windows has no SIGHUP). The primary of --workers passes it on (as SIGHUP).
+ * every platform (Windows has no SIGHUP). The primary of --workers has its workers reload.
  */
 export function reloadAsSignalled(): void {
   trigger = 'POST /-/reload';
@@ -37,4 +37,38 @@ export function reloadAsSignalled(): void {
   } finally {
     trigger = 'SIGHUP';
   }
+}
+
+/**
+ * `run` for each call, one at a time. A call while it runs (two `systemctl reload` in a
+ * row) makes it run once more when it ends, however many calls came meanwhile: that run
+ * reads the files as they are then, so the last signal's files are always what is applied,
+ * and a book is never opened by two reloads at once. It runs with the last call's
+ * arguments; each call resolves with the result of the run that covers it.
+ */
+export function inTurn<A extends unknown[], R>(run: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+  let running = false;
+  let next: { args: A; promise: Promise<R>; settle: (result: Promise<R>) => void } | undefined;
+  const turn = (args: A): Promise<R> => {
+    running = true;
+    const result = run(...args);
+    const after = (): void => {
+      running = false;
+      const queued = next;
+      next = undefined;
+      if (queued !== undefined) queued.settle(turn(queued.args));
+    };
+    result.then(after, after);
+    return result;
+  };
+  return (...args) => {
+    if (!running) return turn(args);
+    if (next === undefined) {
+      let settle: (result: Promise<R>) => void = () => {};
+      const promise = new Promise<R>((resolve) => (settle = resolve));
+      next = { args, promise, settle };
+    }
+    next.args = args;
+    return next.promise;
+  };
 }

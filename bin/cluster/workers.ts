@@ -2,7 +2,8 @@
 // own read-only connection and serves the one shared port or socket. The primary serves no
 // request: it says once that the service is up, or once why it is not, replaces a worker
 // that dies (within a budget; the others then read the files again, as the replacement
-// does, so that one configuration is served), passes SIGINT/SIGTERM and SIGHUP on,
+// does, so that one configuration is served), passes SIGINT/SIGTERM on, has the workers
+// reload on SIGHUP and says the outcome once (bin/cluster/reload-workers.ts),
 // answers the admin listener for all workers together (bin/admin/monitoring.ts), and
 // holds the login throttle's counts for all of them (bin/cluster/shared-throttle.ts), so
 // that a worker that ends takes none with it. A worker's side of it: bin/cluster/worker.ts.
@@ -16,13 +17,16 @@ import {
   CliError,
   createChannel,
   describeError,
+  inTurn,
   logInfo,
   logLine,
   onReloadSignal,
   onStopSignals,
+  type ReloadTrigger,
 } from '../base/index.js';
 import type { ServeCommand } from '../config/index.js';
 import { stopBoundMs, stopListening } from '../listen/index.js';
+import { reloadWorkers } from './reload-workers.js';
 import type { ThrottleAuthority } from './shared-throttle.js';
 import type { WorkerMessage } from './worker.js';
 
@@ -113,8 +117,8 @@ class Supervisor {
       if (!again && !this.ending) logInfo([`stopping on ${signal}: the workers answer their open requests`]);
       this.endAll(0);
     });
-    onReloadSignal(() => {
-      this.rereadAll();
+    onReloadSignal((by) => {
+      void this.reloadAll(by);
       this.refill();
     });
     for (let i = 0; i < this.command.settings.workers; i += 1) this.fork();
@@ -167,11 +171,18 @@ class Supervisor {
     return worker;
   }
 
-  /** SIGHUP to the workers that serve but `except`; one starting reads the files anyway, and would die of it. */
-  private rereadAll(except?: Worker): void {
-    for (const [worker, channel] of this.channels)
-      if (worker !== except && this.serving.has(channel)) worker.process.kill('SIGHUP');
-  }
+  /**
+   * The workers that serve but `except` reload, one reload at a time, and its outcome is
+   * said once (bin/cluster/reload-workers.ts); one starting reads the files anyway.
+   */
+  private readonly reloadAll = inTurn((by: ReloadTrigger, except?: Worker) =>
+    reloadWorkers(
+      [...this.channels]
+        .filter(([worker, channel]) => worker !== except && this.serving.has(channel))
+        .map(([worker, channel]) => ({ pid: worker.process.pid ?? 0, channel })),
+      by,
+    ),
+  );
 
   /** On a reload: a worker for each replacement that could not start, within the budget. */
   private refill(): void {
@@ -203,7 +214,7 @@ class Supervisor {
       if (this.started) {
         // It serves the files as they are now: the others read them too (as on SIGHUP).
         logLine(`worker ${worker.process.pid} serves; the other workers read the files again`, 'notice');
-        this.rereadAll(worker);
+        void this.reloadAll('SIGHUP', worker);
         return;
       }
       this.listening += 1;

@@ -9,6 +9,7 @@ import { BlockList, isIP } from 'node:net';
 import { findApplication } from '../../lib/internal.js';
 import { logLine, NAME, shellWord } from '../base/index.js';
 import type { DemoDatabase } from '../books/index.js';
+import type { SaidLine } from '../cluster/index.js';
 import type { ServeCommand } from '../config/index.js';
 import { fileRule, letsEveryoneConnect, readableByEveryone } from '../files/index.js';
 
@@ -130,7 +131,10 @@ export function warnAboutSetup(command: ServeCommand): void {
  * A credentials file or TLS key that every user of the machine can read is used, with a
  * warning: at the start and at each reload that reads it again (bin/serve/reload.ts).
  */
-export function warnAboutSecretFiles(command: ServeCommand): void {
+export function warnAboutSecretFiles(
+  command: ServeCommand,
+  say: (text: string, level: SaidLine['level']) => void = logLine,
+): void {
   const secrets = [
     ['credentials file', command.credentialsFile],
     ['TLS key', command.tls?.key],
@@ -138,7 +142,7 @@ export function warnAboutSecretFiles(command: ServeCommand): void {
   for (const [what, file] of secrets) {
     const mode = file === undefined ? undefined : readableByEveryone(file);
     if (mode !== undefined) {
-      logLine(
+      say(
         `warning: ${what} ${file} is readable by every user of this machine (mode ${mode.toString(8)}); chmod o-rwx it`,
         'warning',
       );

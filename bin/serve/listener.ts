@@ -16,7 +16,6 @@ import {
   describeFsError,
   logInfo,
   logLine,
-  onReloadSignal,
   onStopSignals,
   type ReloadTrigger,
   readVersion,
@@ -24,7 +23,7 @@ import {
 } from '../base/index.js';
 import type { ServedBook } from '../books/index.js';
 import type { Role } from '../cluster/index.js';
-import { adminLine, primaryChannel } from '../cluster/index.js';
+import { adminLine, primaryChannel, type SaidLine } from '../cluster/index.js';
 import type { ServeCommand } from '../config/index.js';
 import { ensureOnlyOwnerCanChange, readRegularFile } from '../files/index.js';
 import { endAllGuards } from '../guard/index.js';
@@ -151,34 +150,27 @@ function readTls(tls: { cert: string; key: string }): { cert: Buffer; key: Buffe
 }
 
 /**
- * SIGHUP (docs/API.md, Credentials): `reread` reads the credentials file (or the
- * configuration file and the credentials), then the TLS certificate and key are read again;
- * what cannot be used is kept as it was, with one line on stderr saying why. Connections and
- * the throttle table stay.
+ * On a reload (bin/serve/serve.ts): the TLS certificate and key read again; what cannot be
+ * used is kept as it was, and `say` hears the line that says why (or that they were
+ * applied). Connections stay. Whether they were applied.
  */
-export function reloadOnHangup(
-  command: ServeCommand,
+export function rereadTls(
+  tls: NonNullable<ServeCommand['tls']>,
   server: Server,
-  reread: (by: ReloadTrigger, tlsApplied: boolean) => void,
-): void {
-  onReloadSignal((by) => {
-    reread(by, command.tls === undefined || rereadTls(command.tls, server, by));
-  });
-}
-
-/** The TLS certificate and key read again; whether they were applied. */
-function rereadTls(tls: NonNullable<ServeCommand['tls']>, server: Server, by: ReloadTrigger): boolean {
+  by: ReloadTrigger,
+  say: (text: string, level: SaidLine['level']) => void,
+): boolean {
   try {
     // setSecureContext resets what it is not given to Node's defaults: the policy goes with it.
     (server as HttpsServer).setSecureContext({ ...tlsPolicy(tls.minVersion), ...readTls(tls) });
-    logLine(`${by}: TLS certificate and key re-read from ${tls.cert} and ${tls.key}`, 'notice');
+    say(`${by}: TLS certificate and key re-read from ${tls.cert} and ${tls.key}`, 'notice');
     return true;
   } catch (error: unknown) {
     const why =
       error instanceof CliError
         ? error.message
         : tlsRefusal(tls.cert, tls.key, error instanceof Error ? error.message : String(error));
-    logLine(`${by}: keeping the old TLS certificate: ${why}`, 'warning');
+    say(`${by}: keeping the old TLS certificate: ${why}`, 'warning');
     return false;
   }
 }

@@ -4,11 +4,15 @@
 
 import type { Credentials } from '../../lib/internal.js';
 import { recordReload } from '../admin/index.js';
-import { CliError, describeError, logLine, type ReloadTrigger } from '../base/index.js';
+import { CliError, describeError, type ReloadTrigger } from '../base/index.js';
 import type { BookService } from '../books/index.js';
+import type { SaidLine } from '../cluster/index.js';
 import type { BookConfig, ConfigFile, ServeCommand } from '../config/index.js';
 import { BOOK_SETTINGS, CONFIGURABLE, camel } from '../config/index.js';
 import { warnAboutSecretFiles } from './greeting.js';
+
+/** Where a reload's lines go: the log, or (in a worker asked by the primary) its answer. */
+export type Say = (text: string, level: SaidLine['level']) => void;
 
 /** Whether the books are a configuration file's `[book NAME]` sections. */
 export function servesFileBooks(command: ServeCommand): command is ServeCommand & { config: ConfigFile } {
@@ -17,8 +21,9 @@ export function servesFileBooks(command: ServeCommand): command is ServeCommand 
 
 /**
  * The command read again (the configuration file, the credentials file) and its books
- * served; when something cannot be used, everything is kept and one line says why.
- * `tlsApplied`: whether the TLS files read again just before were applied (or there are none).
+ * served; when something cannot be used, everything is kept and one line says why: `say`
+ * hears the lines. `tlsApplied`: whether the TLS files read again just before were applied
+ * (or there are none).
  */
 export async function reload(
   command: ServeCommand,
@@ -26,6 +31,7 @@ export async function reload(
   reread: () => ServeCommand,
   by: ReloadTrigger,
   tlsApplied: boolean,
+  say: Say,
 ): Promise<void> {
   try {
     const next = reread();
@@ -38,46 +44,18 @@ export async function reload(
     const before = command.credentials;
     command.credentials = next.credentials;
     command.books = books;
-    logLine(`${by}: ${reloaded(command, summary, before)}`, 'notice');
+    say(`${by}: ${reloaded(command, summary, before)}`, 'notice');
     if (changed.length > 0) {
-      logLine(`${by}: ${changed.join(', ')} changed; that takes effect at the next start`, 'warning');
+      say(`${by}: ${changed.join(', ')} changed; that takes effect at the next start`, 'warning');
     }
-    warnAboutSecretFiles(next);
+    warnAboutSecretFiles(next, say);
     recordReload(tlsApplied);
   } catch (error: unknown) {
     const why = error instanceof CliError ? error.message : describeError(error);
     const kept = command.config === undefined ? 'the old credentials' : 'the running configuration';
-    logLine(`${by}: keeping ${kept}: ${why}`, 'warning');
+    say(`${by}: keeping ${kept}: ${why}`, 'warning');
     recordReload(false);
   }
-}
-
-/**
- * `run` for each call, one at a time. A call while it runs (two `systemctl reload` in a
- * row) makes it run once more when it ends, however many calls came meanwhile: that run
- * reads the files as they are then, so the last signal's files are always what is applied,
- * and a book is never opened by two reloads at once. It runs with the last call's arguments.
- */
-export function inTurn<A extends unknown[]>(run: (...args: A) => Promise<void>): (...args: A) => void {
-  let running = false;
-  let wanted: A | undefined;
-  const turns = async (args: A): Promise<void> => {
-    running = true;
-    try {
-      let next: A | undefined = args;
-      while (next !== undefined) {
-        wanted = undefined;
-        await run(...next);
-        next = wanted;
-      }
-    } finally {
-      running = false;
-    }
-  };
-  return (...args) => {
-    if (running) wanted = args;
-    else void turns(args);
-  };
 }
 
 /** What a reload read and applied, for its line in the log. */

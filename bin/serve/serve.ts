@@ -5,7 +5,18 @@
 // what the service says bin/serve/greeting.ts.
 
 import cluster from 'node:cluster';
-import { errorLineTemplate, logInfo, logLine, NAME, readVersion, setLogFormat } from '../base/index.js';
+import type { Server } from 'node:http';
+import {
+  errorLineTemplate,
+  inTurn,
+  logInfo,
+  logLine,
+  NAME,
+  onReloadSignal,
+  type ReloadTrigger,
+  readVersion,
+  setLogFormat,
+} from '../base/index.js';
 import {
   BOOK_CACHE_KIB,
   type BookService,
@@ -14,7 +25,15 @@ import {
   serveBooks,
   usersOf,
 } from '../books/index.js';
-import { type Role, reportListening, superviseWorkers } from '../cluster/index.js';
+import {
+  answerReloads as answerPrimaryReloads,
+  logSaid,
+  primaryChannel,
+  type Role,
+  reportListening,
+  type SaidLine,
+  superviseWorkers,
+} from '../cluster/index.js';
 import type { BookConfig } from '../config/index.js';
 import {
   readApp,
@@ -27,8 +46,8 @@ import {
 import { prepareSocketPath, useSocketMode } from '../listen/index.js';
 import { greeting, recognition, warnAboutPlainHttp, warnAboutSetup } from './greeting.js';
 import { fallbackHandler, handlerFor, logError, sharedParts, throttleAuthority } from './handlers.js';
-import { listenFor, reloadOnHangup, stopOnBugs } from './listener.js';
-import { inTurn, reload, servesFileBooks } from './reload.js';
+import { listenFor, rereadTls, stopOnBugs } from './listener.js';
+import { reload, type Say, servesFileBooks } from './reload.js';
 import { startWatchdog } from './watchdog.js';
 
 /**
@@ -136,16 +155,36 @@ async function serve(
     service.books,
     () => shared.hashChecks?.stop(),
   );
-  reloadOnHangup(
-    command,
-    server,
-    inTurn((by, tlsApplied) => reload(command, service, reread, by, tlsApplied)),
-  );
+  answerReloads(command, service, server, reread, role);
   stopOnBugs();
   watchEventLoop(command);
   warnAboutPlainHttp(command);
   greeted = true;
   return greeting(command, server, adminLines, demo, recognised);
+}
+
+/**
+ * SIGHUP and POST /-/reload (docs/API.md, Credentials): the TLS certificate and key read
+ * again, then the command and its books (bin/serve/reload.ts), one reload at a time. A
+ * signal to this process: it says its reload itself. With --workers the primary asks each
+ * worker and says the outcome once, for all (bin/cluster/reload-workers.ts).
+ */
+function answerReloads(
+  command: ServeCommand,
+  service: BookService,
+  server: Server,
+  reread: () => ServeCommand,
+  role: Exclude<Role, 'primary'>,
+): void {
+  const reloadTurn = inTurn(async (by: ReloadTrigger): Promise<SaidLine[]> => {
+    const lines: SaidLine[] = [];
+    const say: Say = (text, level) => void lines.push({ text, level });
+    const tlsApplied = command.tls === undefined || rereadTls(command.tls, server, by, say);
+    await reload(command, service, reread, by, tlsApplied, say);
+    return lines;
+  });
+  onReloadSignal((by) => void reloadTurn(by).then(logSaid));
+  if (role === 'worker') answerPrimaryReloads(primaryChannel(), reloadTurn);
 }
 
 /** How the log names a book: its section's name, or the file of --db. */

@@ -1,0 +1,77 @@
+// A reload with --workers: the primary asks every worker that serves to reload and says
+// the outcome once, for the service — each worker's lines when all said the same, else one
+// line naming what each did. A worker's side: it reloads when asked and answers with the
+// lines it would have logged (bin/serve/serve.ts).
+
+import { type Channel, logLine, type ReloadTrigger } from '../base/index.js';
+
+/** A line a reload would log, and at which level. */
+export interface SaidLine {
+  text: string;
+  level: 'notice' | 'warning' | 'error';
+}
+
+const RELOAD = 'reload';
+
+/**
+ * How long the primary waits for a worker's reload after it last heard from it. A worker
+ * stuck in one is ended by its watchdog (its channel then closes); this bounds the rest.
+ */
+const RELOAD_TIMEOUT_MS = 300_000;
+
+/** In a worker: reloads when the primary asks, answering with the lines of that reload. */
+export function answerReloads(channel: Channel, reload: (by: ReloadTrigger) => Promise<SaidLine[]>): void {
+  channel.handle(RELOAD, (by) => reload(by === 'POST /-/reload' ? by : 'SIGHUP'));
+}
+
+/** What one worker said of a reload, or why it said nothing. */
+export type WorkerReload = { pid: number; lines: SaidLine[] } | { pid: number; failed: string };
+
+/** In the primary: every worker in `workers` reloads; the outcome is logged once. */
+export async function reloadWorkers(
+  workers: readonly { pid: number; channel: Channel }[],
+  by: ReloadTrigger,
+): Promise<void> {
+  const outcomes = await Promise.all(
+    workers.map(({ pid, channel }) =>
+      channel.request<SaidLine[]>(RELOAD, by, RELOAD_TIMEOUT_MS).then(
+        (lines): WorkerReload => ({ pid, lines }),
+        (error: unknown): WorkerReload => ({ pid, failed: error instanceof Error ? error.message : String(error) }),
+      ),
+    ),
+  );
+  logSaid(sayOnce(by, outcomes));
+}
+
+/** Logs a reload's lines. */
+export function logSaid(lines: readonly SaidLine[]): void {
+  for (const line of lines) logLine(line.text, line.level);
+}
+
+/**
+ * The lines of one reload over several workers: theirs, when every worker said the same;
+ * else one line that says what each group of workers did (an answer missing counts as
+ * something else), at the gravest of their levels.
+ */
+export function sayOnce(by: ReloadTrigger, outcomes: readonly WorkerReload[]): SaidLine[] {
+  const first = outcomes[0];
+  if (first === undefined) return [{ text: `${by}: no worker serves; nothing was re-read`, level: 'warning' }];
+  const key = (outcome: WorkerReload): string =>
+    'failed' in outcome
+      ? `no answer (${outcome.failed})`
+      : outcome.lines.map((line) => unprefixed(by, line.text)).join('; ');
+  const groups = new Map<string, number[]>();
+  for (const outcome of outcomes) groups.set(key(outcome), [...(groups.get(key(outcome)) ?? []), outcome.pid]);
+  if (groups.size === 1 && 'lines' in first) return first.lines;
+  const said = [...groups].map(([what, pids]) => `worker${pids.length > 1 ? 's' : ''} ${pids.join(', ')}: ${what}`);
+  const levels = outcomes.flatMap((outcome) =>
+    'lines' in outcome ? outcome.lines.map((line) => line.level) : ['error'],
+  );
+  const level = levels.includes('error') ? 'error' : 'warning';
+  const heading = groups.size === 1 ? '' : 'the workers did not all do the same: ';
+  return [{ text: `${by}: ${heading}${said.join(' | ')}`, level }];
+}
+
+function unprefixed(by: ReloadTrigger, text: string): string {
+  return text.startsWith(`${by}: `) ? text.slice(by.length + 2) : text;
+}

@@ -1,0 +1,70 @@
+// A reload with --workers said once for the service (bin/cluster/reload-workers.ts): the
+// lines of every worker when all said the same, else one line naming what each did. The
+// CLI's own, with two workers, is test/cli-workers.test.ts.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { inTurn } from '../../bin/base/signals.js';
+import { type SaidLine, sayOnce } from '../../bin/cluster/reload-workers.js';
+
+const APPLIED: SaidLine[] = [
+  { text: 'SIGHUP: configuration re-read from books.conf: 2 books, nothing changed', level: 'notice' },
+  { text: 'SIGHUP: prot changed; that takes effect at the next start', level: 'warning' },
+];
+const REFUSED: SaidLine[] = [
+  { text: "SIGHUP: keeping the running configuration: books.conf:3: user 'webr' is unknown", level: 'warning' },
+];
+
+test('workers that said the same: their lines, once', () => {
+  assert.deepEqual(
+    sayOnce('SIGHUP', [
+      { pid: 11, lines: APPLIED },
+      { pid: 12, lines: APPLIED },
+    ]),
+    APPLIED,
+  );
+});
+
+test('workers that disagree: one line that says what each group did, at the gravest level', () => {
+  assert.deepEqual(
+    sayOnce('SIGHUP', [
+      { pid: 11, lines: APPLIED },
+      { pid: 12, lines: REFUSED },
+      { pid: 13, lines: APPLIED },
+    ]),
+    [
+      {
+        text: "SIGHUP: the workers did not all do the same: workers 11, 13: configuration re-read from books.conf: 2 books, nothing changed; prot changed; that takes effect at the next start | worker 12: keeping the running configuration: books.conf:3: user 'webr' is unknown",
+        level: 'warning',
+      },
+    ],
+  );
+  assert.deepEqual(
+    sayOnce('SIGHUP', [
+      { pid: 11, lines: REFUSED },
+      { pid: 12, failed: 'worker 12 ended' },
+    ]),
+    [
+      {
+        text: "SIGHUP: the workers did not all do the same: worker 11: keeping the running configuration: books.conf:3: user 'webr' is unknown | worker 12: no answer (worker 12 ended)",
+        level: 'error',
+      },
+    ],
+  );
+});
+
+test('one reload at a time: calls while one runs share the next run, with the last call arguments', async () => {
+  const runs: string[] = [];
+  let release: () => void = () => {};
+  const turn = inTurn(async (name: string) => {
+    runs.push(name);
+    if (runs.length === 1) await new Promise<void>((resolve) => (release = resolve));
+    return `ran ${name}`;
+  });
+  const first = turn('a');
+  const second = turn('b');
+  const third = turn('c');
+  release();
+  assert.deepEqual(await Promise.all([first, second, third]), ['ran a', 'ran c', 'ran c']);
+  assert.deepEqual(runs, ['a', 'c']);
+});
