@@ -17,10 +17,10 @@ export const PER_ADDRESS = 16;
 
 /**
  * The source address of a flood's `i`-th connection: 127.0.0.2, 127.0.0.3, … a new one
- * every `PER_ADDRESS` connections. Linux answers all of 127/8 on the loopback interface.
+ * every `perAddress` connections. Linux answers all of 127/8 on the loopback interface.
  */
-export function loopbackAddress(i: number): string {
-  const n = 2 + Math.floor(i / PER_ADDRESS);
+export function loopbackAddress(i: number, perAddress = PER_ADDRESS): string {
+  const n = 2 + Math.floor(i / perAddress);
   return `127.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
 }
 
