@@ -338,8 +338,7 @@ test('SIGHUP reaches the stand-in that answers while the database is gone: befor
   // Renewed while the file is gone, then it is back.
   writeFileSync(file, 'bank:alt\n');
   server.child.kill('SIGHUP');
-  // Said once, by the primary, when both workers have taken them.
-  await waitFor(() => server.output().stderr, /SIGHUP: credentials re-read/);
+  await waitFor(() => server.output().stderr, /SIGHUP: credentials re-read/, 2);
   assert.deepEqual(await answers(), [200, 401]);
   renameSync(`${db}.weg`, db);
   await waitFor(() => server.output().stderr, /serving the new file|can be read now/);
@@ -447,7 +446,9 @@ test('--workers 2, a hashed password: a client whose first requests come in para
   const right = basicAuth('kasse', 'alt');
   // One connection, twelve pipelined requests: one worker, one check.
   assert.deepEqual(await pipelined(server.api, right, 12), Array(12).fill('200'));
-  // Sixteen connections from a client the service has forgotten: both workers check once.
+  // Sixteen connections from a client the service has forgotten (the credentials changed):
+  // both workers check once.
+  writeFileSync(file, `kasse:${HASH_OF_ALT}\nneu:${HASH_OF_NEU}\n`);
   server.child.kill('SIGHUP');
   // Said once, by the primary, when both workers have taken them.
   await waitFor(() => server.output().stderr, /SIGHUP: credentials re-read/);
