@@ -73,7 +73,7 @@ export interface Authenticator {
    * with them joins it, and answers with its verdict.
    */
   checking(key: string): boolean;
-  /** Takes new users; remembered verifications are forgotten. */
+  /** Takes new users; remembered verifications are forgotten unless they are the same users. */
   replaceUsers(users: readonly ConfiguredUser[]): void;
 }
 
@@ -96,6 +96,8 @@ interface Users {
    * or a plain user's wrong password, is checked against one of them (empty: no hashes).
    */
   dummies: PasswordHash[];
+  /** The users and their secrets as one digest, to tell the same users given again. */
+  fingerprint: string;
   /** Verified credentials (keyed digest of user and password) → the user; forgotten with these users. */
   verified: Map<string, Accepted>;
   /** Credentials being checked now (the same key) → who waits for the verdict. */
@@ -131,7 +133,8 @@ export function createAuthenticator(
     key: (given) => remembered(state, given),
     checking: (key) => state.users.checking.has(key),
     replaceUsers(next) {
-      state.users = prepare(next);
+      const users = prepare(next);
+      if (users.fingerprint !== state.users.fingerprint) state.users = users;
     },
   };
 }
@@ -224,9 +227,17 @@ function prepare(list: readonly ConfiguredUser[]): Users {
     hashes: list.map((user) => (user.kind === 'hash' ? user.hash : undefined)),
     accepted: list.map((user): Accepted => ({ kind: 'user', user: user.username })),
     dummies: list.flatMap((user) => (user.kind === 'hash' ? [dummyHash(user.hash)] : [])),
+    fingerprint: oneShotSha256(JSON.stringify(list.map(secretOf))),
     verified: new Map(),
     checking: new Map(),
   };
+}
+
+/** A user as its name and secret, all of it: two lists that differ in anything differ here. */
+function secretOf(user: ConfiguredUser): string[] {
+  if (user.kind === 'password') return [user.username, 'password', user.password];
+  const { ln, r, p, salt, hash } = user.hash;
+  return [user.username, 'hash', `${ln},${r},${p}`, salt.toString('base64'), hash.toString('base64')];
 }
 
 /** The index of the user whose name matches, or -1; every user is compared. */

@@ -16,7 +16,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from 'better-sqlite3';
-import { createAuthenticator } from './auth.js';
+import { type Authenticator, createAuthenticator } from './auth.js';
 import { basePathMisuse, normalBasePath } from './base-path.js';
 import { challenge } from './basic-auth.js';
 import { type Cors, GRANTS } from './cors.js';
@@ -82,6 +82,9 @@ function isSearch(db: unknown): db is SearchTurns {
   return typeof search.answer === 'function' && typeof search.waitingFrom === 'function';
 }
 
+/** The check shared by the handlers that pass one `logins` object (SharedParts). */
+const authenticators = new WeakMap<object, Authenticator>();
+
 /** What a handler builds once: its endpoints, its login and the paths it answers. */
 type Parts = ReturnType<typeof buildParts>;
 
@@ -89,7 +92,14 @@ function buildParts(search: SearchTurns, credentials: Users, settings: Settings,
   const { basePath } = settings;
   const failures = createFailures(settings.onError);
   const users = validateCredentials(credentials);
-  const authenticator = createAuthenticator(users, settings, shared.metrics, shared.hashChecks);
+  const { logins } = shared;
+  const authenticator =
+    (logins && authenticators.get(logins)) ?? createAuthenticator(users, settings, shared.metrics, shared.hashChecks);
+  if (logins !== undefined) {
+    // This handler's users hold from now on; the same as before, what was verified stays.
+    authenticator.replaceUsers(users);
+    authenticators.set(logins, authenticator);
+  }
   return {
     cors: settings.cors,
     trusted: settings.trustedPeers,

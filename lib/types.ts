@@ -166,6 +166,13 @@ export interface SharedParts {
   hashChecks?: HashChecks;
   /** Default: nothing is counted. */
   metrics?: Metrics;
+  /**
+   * Handlers that follow one another over one book (its file replaced, its stand-in while
+   * there is none) pass one object, the same each time (an empty one): they then check
+   * credentials alike, so that what one verified is not checked again by the next.
+   * Default: the handler's own check.
+   */
+  logins?: object;
 }
 
 /** Connect/Express style continuation: called for requests outside `{basePath}/api/`. */
@@ -179,7 +186,8 @@ export interface BookingSearchHandler extends RequestHandler {
   /**
    * Replaces the credentials, checked as `createHandler` checks them (a TypeError, and the
    * old ones stay, when they are unusable). Requests from then on need the new ones;
-   * remembered verifications are forgotten; the throttle table and open connections stay.
+   * remembered verifications are forgotten when they changed; the throttle table and open
+   * connections stay.
    */
   updateCredentials(credentials: Users): void;
 }

@@ -26,8 +26,17 @@ import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { cashBook } from './support/cash-book.js';
-import { assertFails, directoryRefusal, run, sha256, start } from './support/cli-helpers.js';
-import { assertReply, buildDatabase, databaseDir, get, MARCH_COFFEE, tempDir } from './support/helpers.js';
+import { assertFails, cleanEnv, directoryRefusal, run, sha256, start, waitFor } from './support/cli-helpers.js';
+import {
+  assertReply,
+  basicAuth,
+  buildDatabase,
+  databaseDir,
+  get,
+  HASH_OF_ALT,
+  MARCH_COFFEE,
+  tempDir,
+} from './support/helpers.js';
 
 const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5&limit=0';
 const STATUS = { name: 'booking-search-server', version: '1.0' };
@@ -165,6 +174,38 @@ test('a restore by rename is served within 2 s; a deletion gives the 500 until a
   assert.match(stopped.stderr, /database .* is gone; searches answer 500 until it is back/);
   assert.match(stopped.stderr, /database .* was replaced; serving the new file/);
   assert.match(stopped.stderr, /is not a SQLite database; searches answer 500 until a valid file is there/);
+});
+
+test('a client verified before the file was replaced, or deleted, is not checked again: its search is answered at once, served or the 500', async (t) => {
+  const dir = tempDir(t);
+  const file = buildDatabase(t);
+  const credentials = join(dir, 'zugang');
+  writeFileSync(credentials, `pruefer:${HASH_OF_ALT}\n`, { mode: 0o600 });
+  const server = await start(t, ['--db', file, '--credentials-file', credentials], cleanEnv());
+  const headers = { authorization: basicAuth('pruefer', 'alt') };
+  const timed = async (): Promise<{ status: number; ms: number }> => {
+    const began = performance.now();
+    const { status } = await get(`${server.api}${SEARCH}`, headers);
+    return { status, ms: performance.now() - began };
+  };
+  // The first request checks the password hash: the cost a second check would have.
+  const first = await timed();
+  assert.equal(first.status, 200);
+  const backup = join(dir, 'backup.sqlite');
+  copyFileSync(file, backup);
+  renameSync(backup, file);
+  await waitFor(() => server.output().stderr, /was replaced; serving the new file/);
+  const replaced = await timed();
+  assert.equal(replaced.status, 200);
+  rmSync(file);
+  await waitFor(() => server.output().stderr, /is gone; searches answer 500 until it is back/);
+  const gone = await timed();
+  assert.equal(gone.status, 500);
+  for (const [what, answer] of [
+    ['replaced', replaced],
+    ['gone', gone],
+  ] as const)
+    assert.ok(answer.ms < first.ms / 2, `${what}: ${answer.ms} ms, the first (checked) ${first.ms} ms`);
 });
 
 test('a restore with cp over the served file while searches run: every search is answered, or gets the 500 with Retry-After while the file is opened again', async (t) => {

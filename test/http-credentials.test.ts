@@ -90,6 +90,34 @@ test('a verified hashed credential is remembered: the next request is answered a
   );
 });
 
+test('handlers that follow one another over one book (its file replaced, its stand-in) share what was verified through one `logins` holder, until the credentials change', async (t) => {
+  const logins = {};
+  const kasse = { username: 'kasse', passwordHash: HASH_OF_ALT };
+  const header = basicAuth('kasse', 'alt');
+  let handler = createHandler(openFixture(t), [kasse], {}, { logins });
+  const atOnce: boolean[] = [];
+  const origin = await serve(t, (req: IncomingMessage, res: ServerResponse) => {
+    handler(req, res);
+    atOnce.push(res.headersSent);
+  });
+  const status = async (authorization = header): Promise<number> =>
+    (await request(`${origin}/api/v1/status`, { headers: { authorization } })).status;
+  assert.equal(await status(), 200);
+  // The next file's handler, over the same users.
+  handler = createHandler(openFixture(t), [kasse], {}, { logins });
+  assert.equal(await status(), 200);
+  // A reload that left the users as they were.
+  handler.updateCredentials([kasse]);
+  assert.equal(await status(), 200);
+  assert.deepEqual(atOnce, [false, true, true], 'checked once, by the first handler');
+  // The next handler with other users: checked again, and only they hold.
+  handler = createHandler(openFixture(t), [kasse, { username: 'neu', passwordHash: HASH_OF_NEU }], {}, { logins });
+  assert.equal(await status(), 200);
+  assert.deepEqual(atOnce, [false, true, true, false], 'new credentials: checked again');
+  handler = createHandler(openFixture(t), [{ username: 'neu', passwordHash: HASH_OF_NEU }], {}, { logins });
+  assert.equal(await status(), 401);
+});
+
 test('on one kept-alive connection, every header is checked as its own, and new credentials hold at once', async (t) => {
   // Another header on a kept-alive connection, even of the same length, and the same header
   // once the credentials changed, are checked as on a connection of their own.

@@ -71,6 +71,9 @@ export function handlerFor(
   recognised: (app: string) => void,
   shared: SharedParts = {},
 ): BuildHandler {
+  // One authenticator for every handler of the book: a client verified before its file was
+  // replaced, or while a stand-in answered, is not checked again (half a second of CPU).
+  const logins = {};
   const handler: BuildHandler = (search, app, onError, standIn = false) => {
     // The stand-in that answers while the file cannot be served says no application.
     if (!standIn && book.app === undefined) recognised(app);
@@ -80,7 +83,7 @@ export function handlerFor(
       serviceName: book.name,
       onError,
     };
-    return createHandler(search, [...users()], options, shared);
+    return createHandler(search, [...users()], options, { ...shared, logins });
   };
   const { metrics } = shared;
   if (metrics !== undefined) handler.waited = (seconds) => metrics.countSearchWait(seconds);
