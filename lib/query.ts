@@ -26,7 +26,6 @@ export type QueryParseResult = { ok: true; query: SearchQuery } | { ok: false; m
 // name of it (test/unit/query.test.ts: each name read, plain and escaped, the same way).
 export const PARAMETERS = ['von', 'bis', 'betrag', 'toleranz', 'waehrung', 'limit'] as const;
 type Parameter = (typeof PARAMETERS)[number];
-const KNOWN: ReadonlySet<string> = new Set(PARAMETERS);
 
 /** docs/API.md, `waehrung`: three letters. */
 export const CURRENCY = /^[A-Za-z]{3}$/;
@@ -45,17 +44,15 @@ const MAX_NAME_IN_MESSAGE = 40;
  * fails rule 1 before any name is looked at. Both take each name by `take`.
  */
 export function parseSearchQuery(rawQuery: string): QueryParseResult {
-  const values: Values = new Map();
+  const values: Values = [];
   const problem = rawQuery.includes('%') ? readDecoded(rawQuery, values) : readPlain(rawQuery, values);
   if (problem !== undefined) return fail(problem);
-  // docs/API.md: an empty value counts as missing. Read inline: a closure over `values`
-  // made the whole parse several times slower.
-  const von = values.get('von') || undefined;
-  const bis = values.get('bis') || undefined;
-  const betragText = values.get('betrag') || undefined;
-  const toleranzText = values.get('toleranz') || undefined;
-  const waehrungText = values.get('waehrung') || undefined;
-  const limitText = values.get('limit') || undefined;
+  const von = given(values, 'von');
+  const bis = given(values, 'bis');
+  const betragText = given(values, 'betrag');
+  const toleranzText = given(values, 'toleranz');
+  const waehrungText = given(values, 'waehrung');
+  const limitText = given(values, 'limit');
 
   // Rule 3: each parameter in table order.
   if (von === undefined) return fail(MESSAGES.missing('von'));
@@ -83,8 +80,13 @@ export function parseSearchQuery(rawQuery: string): QueryParseResult {
   return { ok: true, query: { von, bis, betragCents, toleranzCents, waehrung, limit } };
 }
 
-/** The value of each parameter given, by its name. */
-type Values = Map<Parameter, string>;
+/** The value of each parameter given, at the parameter's place in PARAMETERS. */
+type Values = Array<string | undefined>;
+
+/** The value given for `name`; docs/API.md: an empty value counts as missing. */
+function given(values: Values, name: Parameter): string | undefined {
+  return values[PARAMETERS.indexOf(name)] || undefined;
+}
 
 /** Rules 1 and 2 over a query with escapes: why it fails, or `undefined` with `values` filled. */
 function readDecoded(raw: string, values: Values): string | undefined {
@@ -118,14 +120,11 @@ function readPlain(raw: string, values: Values): string | undefined {
 
 /** Rule 2 for one name: its value kept, or why the query fails (unknown or repeated). */
 function take(values: Values, name: string, value: string): string | undefined {
-  if (!isParameter(name)) return MESSAGES.unknown(shorten(name));
-  if (values.has(name)) return MESSAGES.repeated(name);
-  values.set(name, value);
+  const index = PARAMETERS.indexOf(name as Parameter);
+  if (index === -1) return MESSAGES.unknown(shorten(name));
+  if (values[index] !== undefined) return MESSAGES.repeated(name);
+  values[index] = value;
   return undefined;
-}
-
-function isParameter(name: string): name is Parameter {
-  return KNOWN.has(name);
 }
 
 function spaces(text: string): string {
