@@ -80,7 +80,8 @@ function shareByAddress({ most, proxies }: AddressShare): (socket: Socket) => vo
 }
 
 // Heard on the server's socket timeout (`server.setTimeout`, when one is set): Node would
-// close the connection; so does this, unless a request of it waits for its answer.
+// close the connection; so does this, unless a request of it waits for its answer (one
+// whose body is still coming does not: lib/respond.ts `answering`).
 function closeUnlessAnswering(socket: Duplex): void {
   if (!answering(socket)) socket.destroy();
 }
@@ -111,6 +112,8 @@ export function answerProtocolErrors<S extends Server>(server: S): S {
  * The error's JSON answer comes after the answers to the requests before it on the
  * connection, whole and in order (docs/API.md, Responses in general), then the connection
  * closes; Node's own handler writes its 400 at once, over what was still to be written.
+ * A request whose body the error cuts off (a client gone or stalled mid-body) is not
+ * waited for: it never has its body, and the close ends it unanswered.
  */
 export function answerClientError(error: unknown, socket: Duplex): void {
   // Answers the command holds for the end of this turn go out first (lib/respond.ts).

@@ -1,7 +1,6 @@
-// The one place that writes responses, and what one connection may have waiting
-// (docs/API.md, Responses in general): every status goes through `send`, which always sets
-// the same headers; requests whose answers the client has not taken are bounded, and after
-// an answer that closes the connection no later request on it is processed or read.
+// The one place that writes responses, and what one connection may have waiting (docs/API.md, Responses in general):
+// every status goes through `send`, which always sets the same headers; requests whose answers the client has not
+// taken are bounded, and after an answer that closes the connection no later request on it is processed or read.
 //
 // node:http calls the handler for every request of a chunk it reads (hundreds pipelined in
 // 64 KiB), also after an answer that closes the connection, holding each answer until the one
@@ -12,11 +11,10 @@ import type { Duplex } from 'node:stream';
 import { type ApiError, ERRORS } from './messages.js';
 
 /**
- * Requests of one connection whose answers the kernel has not taken yet at which the next
- * is refused with `429` and `Connection: close`: twice the waiting searches one address may
- * have (`maxWaitingSearches`), so a client that pipelines searches meets that 429 first,
- * and far above what a client that reads pipelines. A client that reads nothing holds no
- * more than these answers.
+ * Requests of one connection whose answers the kernel has not taken yet at which the next is refused with `429` and
+ * `Connection: close`: twice the waiting searches one address may have (`maxWaitingSearches`), so a client that
+ * pipelines searches meets that 429 first, and far above what a client that reads pipelines. A client that reads
+ * nothing holds no more than these answers.
  */
 export const MAX_UNANSWERED = 128;
 
@@ -28,6 +26,7 @@ const DROPPED = Symbol('dropped requests');
 const ADMISSION = Symbol('admission');
 const CLOSING = Symbol('closing');
 const AFTER = Symbol('after the answers');
+const LAST = Symbol('the last request counted');
 
 type Admission = 'process' | 'refuse' | 'drop';
 
@@ -36,6 +35,7 @@ interface Counted {
   [CLOSING]?: true;
   [DROPPED]?: number;
   [AFTER]?: () => void;
+  [LAST]?: ServerResponse;
 }
 
 /**
@@ -62,6 +62,7 @@ export function admit(req: IncomingMessage, res: ServerResponse): Admission {
   } else {
     const unanswered = socket[UNANSWERED] ?? 0;
     socket[UNANSWERED] = unanswered + 1;
+    socket[LAST] = res;
     // A response finishes once: on() spares the wrapper once() makes for every request.
     res.on('finish', taken);
     admission = unanswered < MAX_UNANSWERED ? 'process' : 'refuse';
@@ -72,31 +73,31 @@ export function admit(req: IncomingMessage, res: ServerResponse): Admission {
 
 function taken(this: ServerResponse): void {
   const socket = this.req.socket as IncomingMessage['socket'] & Counted;
-  const left = (socket[UNANSWERED] ?? 1) - 1;
-  socket[UNANSWERED] = left;
+  socket[UNANSWERED] = (socket[UNANSWERED] ?? 1) - 1;
   const then = socket[AFTER];
-  if (left === 0 && then !== undefined) {
-    delete socket[AFTER];
-    then();
-  }
+  if (then === undefined || answering(socket)) return;
+  delete socket[AFTER];
+  then();
 }
 
 /**
- * `then`, once the kernel has taken the answers to every request of `socket` that the
- * handler admitted: at once when none is waiting; else after the last one, whether it is
- * still being written, waits in node:http's queue behind another or has not been given yet
- * (a hash check, a search in its turn). For what is written to the socket past node:http
- * (lib/protocol-errors.ts), which must come after them. A connection that closes first
- * never calls it. A later call replaces an earlier one that still waits.
+ * `then`, once the kernel has taken the answers to the requests of `socket` that wait for theirs (`answering`):
+ * at once when none does; else after the last, being written, queued behind another or not given yet (a hash
+ * check, a search in its turn). For what is written to the socket past node:http (lib/protocol-errors.ts), which
+ * must come after them. A connection that closes first never calls it; a later call replaces one that still waits.
  */
 export function afterAnswers(socket: Duplex, then: () => void): void {
   if (answering(socket)) (socket as Duplex & Counted)[AFTER] = then;
   else then();
 }
 
-/** Whether a request of `socket` the handler admitted waits for its answer to be taken. */
+/**
+ * Whether a request of `socket` the handler admitted waits for its answer; not one whose body is still coming (the
+ * last counted): nothing is computed for it yet, and an error on the connection stops node:http reading it.
+ */
 export function answering(socket: Duplex): boolean {
-  return ((socket as Duplex & Counted)[UNANSWERED] ?? 0) > 0;
+  const { [UNANSWERED]: unanswered = 0, [LAST]: last } = socket as Duplex & Counted;
+  return unanswered > (last !== undefined && !last.req.complete && !last.writableFinished ? 1 : 0);
 }
 
 /** The answer on `res` closes its connection: no later request on it is processed. */
@@ -113,10 +114,9 @@ export function markClosing(res: ServerResponse): void {
 const STALLED_LOOK_MS = 100;
 
 /**
- * No more of `socket` is read: node:http parses what it has read already and no more, as
- * when it pauses a connection whose answers wait (`_paused`, which it alone clears, once
- * they have left; the answer that closes the connection then ends it). Once its answers
- * stand still, it is closed.
+ * No more of `socket` is read: node:http parses what it has read already and no more, as when it pauses a connection
+ * whose answers wait (`_paused`, which it alone clears, once they have left; the answer that closes the connection
+ * then ends it). Once its answers stand still, it is closed.
  */
 function stopReading(socket: IncomingMessage['socket'] & Counted & { _paused?: boolean }): void {
   if (socket[DROPPED] === MAX_DROPPED + 1) {

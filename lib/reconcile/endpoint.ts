@@ -87,7 +87,8 @@ export function createReconcileEndpoint(
 
 /**
  * The body, or `undefined` once it passes MAX_BODY_BYTES (the rest is left unread: the
- * answer closes the connection). Nothing is called when the client goes away first.
+ * answer closes the connection). Nothing is called when the body never ends: a client gone
+ * or stalled mid-body has its connection closed (lib/protocol-errors.ts, or node:http).
  */
 function readBody(req: IncomingMessage, done: (body: Buffer | undefined) => void): void {
   const chunks: Buffer[] = [];
