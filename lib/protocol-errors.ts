@@ -6,6 +6,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
+import { capConnections } from './connection-cap.js';
 import { errorCode } from './errors.js';
 import { type ApiError, ERRORS } from './messages.js';
 import { isProxy, rememberPeer, throttleKey, trustedPeers, UNIX_SOCKET_PEER, UNKNOWN_PEER } from './request.js';
@@ -26,6 +27,8 @@ export interface AddressShare {
   most: number;
   /** `trustProxy`'s entries: a proxy carries every client behind it, so it has no bound. */
   proxies: readonly string[];
+  /** At most this many connections in all, the longest waiting closed for a new one (connection-cap.ts). */
+  cap?: number;
 }
 
 /**
@@ -36,7 +39,7 @@ export interface AddressShare {
  * it is accepted, before a client that resets it takes it along (lib/request.ts); and on the
  * server's socket timeout, only a connection with no request waiting for its answer closed.
  * `around`, outermost, sees the requests the bound refuses too. With `share`, one address
- * holds at most `share.most` connections (`shareByAddress`). Returns `server`.
+ * holds at most `share.most` connections (`shareByAddress`), and the server `share.cap`. Returns `server`.
  */
 export function protectServer<S extends Server>(
   server: S,
@@ -47,6 +50,7 @@ export function protectServer<S extends Server>(
   server.on('request', around(withinUnansweredBound(handler)));
   answerProtocolErrors(server);
   server.on('connection', share === undefined ? rememberPeer : shareByAddress(share));
+  if (share?.cap !== undefined) capConnections(server, share.cap);
   server.on('timeout', closeUnlessAnswering);
   return server;
 }

@@ -228,29 +228,61 @@ for (const listener of LISTENERS) {
     assert.match(kept.text, /^HTTP\/1\.1 200 /);
     assert.ok(kept.closedMs !== undefined && kept.closedMs < 4_000, `closed after ${kept.closedMs} ms`);
 
-    // As many connections as the listener keeps are held (with timeouts that give them the
-    // time to open); one more is closed at once, unanswered. Over TCP, one address holds at
-    // most half of them, in headers that never end: its next connection is closed at once,
-    // and another address still gets in and is answered. A Unix socket's peer is whoever
-    // may open it: it may hold them all.
+    // As many connections as the listener keeps, held in headers that never end (with
+    // timeouts that give them the time to open), by a client that opens a new one for each
+    // that is closed. Over TCP one address holds at most half of them: its next connection
+    // is closed at once; a second address holds the rest. A Unix socket's peer is whoever may
+    // open it: it may hold them all. A new client is still answered within a second, again
+    // and again: each of its connections closes the one that has waited longest.
     const patient = await start(t, ['--db', buildDatabase(t), ...SLOW_TIMEOUTS, ...listener.args(tempDir(t))]);
     const patientWhere = await listener.where(patient);
     const tcp = !('path' in patientWhere);
     const share = tcp ? listener.maxConnections / 2 : listener.maxConnections;
-    const first = await openMany(t, patientWhere, share, '127.0.0.1');
-    for (const socket of first.slice(0, -1)) socket.write('GET /live HTTP/1.1\r\nHost: x\r\n');
-    const others: Socket[] = [];
+    const first = await holdSlowly(t, patientWhere, share, '127.0.0.1');
     if (tcp) {
       await assertRefused(patientWhere, listener.request, '127.0.0.1', "beyond one address's share");
-      others.push(...(await openMany(t, patientWhere, listener.maxConnections - share, '127.0.0.2')));
+      await holdSlowly(t, patientWhere, listener.maxConnections - share, '127.0.0.2');
     }
-    await assertRefused(patientWhere, listener.request, '127.0.0.3', 'beyond the cap');
-    for (const still of [first.at(-1), others.at(-1)]) {
-      if (still === undefined) continue;
-      still.write(listener.probe);
-      assert.match((await readUntilClosed(still, 5_000)).text, /^HTTP\/1\.1 200 /);
+    for (let i = 0; i < 5; i += 1) {
+      const began = Date.now();
+      const probe = await open(patientWhere, '127.0.0.3');
+      probe.write(listener.probe);
+      const answer = await readUntilClosed(probe, 5_000);
+      assert.match(answer.text, /^HTTP\/1\.1 200 /, `probe ${i} beyond the cap is answered`);
+      assert.ok(Date.now() - began < 1_000, `probe ${i} answered after ${Date.now() - began} ms`);
     }
+    assert.ok(first[0]?.destroyed, 'the connection that waited longest was closed');
   });
+}
+
+/**
+ * `count` connections to `where` from `localAddress`, each sending headers that never end,
+ * and reopened (while the test runs) as soon as the service closes one; the first ones
+ * opened are returned, and everything is destroyed after the test.
+ */
+async function holdSlowly(t: TestContext, where: Where, count: number, localAddress: string): Promise<Socket[]> {
+  let over = false;
+  t.after(() => {
+    over = true;
+  });
+  const sockets = await openMany(t, where, count, localAddress);
+  const hold = (socket: Socket): void => {
+    socket.on('error', () => undefined);
+    socket.write('GET /live HTTP/1.1\r\nHost: x\r\n');
+    socket.once('close', () => {
+      if (!over)
+        open(where, localAddress).then(
+          (again) => {
+            sockets.push(again);
+            if (over) again.destroy();
+            else hold(again);
+          },
+          () => undefined,
+        );
+    });
+  };
+  for (const socket of sockets) hold(socket);
+  return sockets;
 }
 
 test('behind --trust-proxy, the proxy may hold more than one address’s share of the API listener', async (t) => {

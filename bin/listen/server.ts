@@ -12,11 +12,11 @@
 //   --keep-alive-timeout, and a TLS handshake within --headers-timeout;
 // - a connection whose answer does not leave closed after --send-timeout (send-timeout.ts);
 // - protocol errors answered as JSON after the answers before them (lib/protocol-errors.ts);
-// - at most `maxConnections` connections open at once: one beyond is closed at once; and
+// - at most `maxConnections` connections open at once: a new one beyond takes the place of
+//   the one that has waited longest without a complete request (lib/connection-cap.ts); and
 //   at most half of them from one address, but for a Unix socket's peer and --trust-proxy's
 //   proxies (lib/protocol-errors.ts): one more from it is closed as it is accepted, so that
-//   one client holding its connections in slow headers leaves room for the others (a probe
-//   of /live among them);
+//   one client holding its connections in slow headers cannot close all the others;
 // - once it stops (below), every answer closes its connection.
 //
 // How the service stops, in every kind of process (the only one, each worker of --workers,
@@ -43,7 +43,7 @@ export interface ConnectionLimits {
   requestMs: number;
   keepAliveMs: number;
   sendMs: number;
-  /** Connections open at once; a new one beyond them is closed at once, unanswered. */
+  /** Connections open at once; a new one beyond closes the longest waiting (lib/connection-cap.ts). */
   maxConnections: number;
 }
 
@@ -91,8 +91,11 @@ export function createListener(handler: Listener, { limits, tls, around, proxies
   // the peer read on acceptance and one address's share: the library's part of the edge
   // (lib/protocol-errors.ts). Half: the single client behind a NAT or an unnamed proxy may
   // hold many, and one address alone still leaves the other half to everyone else.
-  protectServer(server, handler, around, { most: Math.floor(limits.maxConnections / 2), proxies });
-  server.maxConnections = limits.maxConnections;
+  protectServer(server, handler, around, {
+    cap: limits.maxConnections,
+    most: Math.floor(limits.maxConnections / 2),
+    proxies,
+  });
   // node:http's socket timeout (0, off, by default): a connection on which nothing moved
   // for as long is closed, as Node would, unless a request of it still waits for its answer
   // (protectServer): a long reconciliation writes nothing while it is computed, and was cut
