@@ -160,16 +160,16 @@ export function addToEveryResponse(res: ServerResponse, headers: readonly string
 }
 
 /**
- * `Connection: close` when the request announced a body that was not read to its end,
- * unless `extraHeaders` already close: node:http would read all of it after the answer to
- * keep the connection open (a 100 GB `Content-Length` for the whole request timeout).
+ * `Connection: close`, unless `extraHeaders` close already, when nothing after the request will be read: a body it
+ * announced, not read to its end (node:http would read it all after the answer, a 100 GB `Content-Length` for the
+ * whole request timeout), or an `Upgrade` it asked for (node:http drops what came after it in the same read).
  */
 function closeUnreadBody(res: ServerResponse, extraHeaders: readonly string[]): readonly string[] {
   const headers = res.req?.headers;
   if (headers === undefined) return extraHeaders;
   const announced = headers['transfer-encoding'] !== undefined || Number(headers['content-length'] ?? 0) > 0;
   // A body read to its end (the reconciliation's) leaves nothing unread.
-  const unread = announced && res.req?.readableEnded !== true;
+  const unread = (announced && res.req?.readableEnded !== true) || headers.upgrade !== undefined;
   return unread && !extraHeaders.includes('Connection') ? [...extraHeaders, 'Connection', 'close'] : extraHeaders;
 }
 

@@ -172,6 +172,21 @@ test('a request whose body is never read is answered with Connection: close and 
   assert.equal(plain.headers.connection, 'keep-alive', 'no body: the connection stays');
 });
 
+test('a request that asks for an Upgrade is answered with Connection: close: node:http reads nothing pipelined after it', async (t) => {
+  const origin = await serveFixture(t);
+  const status = `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\n`;
+  const started = Date.now();
+  const reply = await rawRequest(
+    origin,
+    `${status}Upgrade: websocket\r\nConnection: Upgrade\r\n\r\n${status}\r\n`,
+    3_000,
+  );
+  assertReply(reply, 200, STATUS);
+  assert.equal(reply.headers.connection, 'close', 'the client knows the request after it was not read');
+  assert.equal(reply.closed, true);
+  assert.ok(Date.now() - started < 2_000, 'closed at once, not after the keep-alive timeout');
+});
+
 test('a connection with 128 answers its client has not taken gets 429 too_many_unanswered and is closed: /status too; a client that never reads is closed as soon as the kernel has taken them', async (t) => {
   let handled = 0;
   const handler = createHandler(openFixture(t), CREDENTIALS);
