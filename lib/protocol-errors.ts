@@ -48,6 +48,9 @@ export function protectServer<S extends Server>(
   share?: AddressShare,
 ): S {
   server.on('request', around(withinUnansweredBound(handler)));
+  // `Expect: 100-continue`: a request as any other, but without node:http's 100 Continue
+  // before the handler ran; the body's reader sends it once the request is let in.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
   answerProtocolErrors(server);
   server.on('connection', share === undefined ? rememberPeer : shareByAddress(share));
   if (share?.cap !== undefined) capConnections(server, share.cap);

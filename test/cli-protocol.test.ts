@@ -3,6 +3,8 @@
 // Responses in general; Browser clients (CORS)).
 
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { test } from 'node:test';
 import { assertFails, run, start } from './support/cli-helpers.js';
 import { AUTH, assertReply, buildDatabase, MARCH_COFFEE, request } from './support/helpers.js';
@@ -189,4 +191,42 @@ test('answers that leave at the end of the turn are not overtaken: pipelined req
     name: 'booking-search-server',
     version: '1.0',
   });
+});
+
+test('Expect: 100-continue gets 100 Continue only once the request is let in: not before a 401, a 413 or a 415', async (t) => {
+  const server = await start(t, ['--db', buildDatabase(t)]);
+  const post = (headers: string): string =>
+    `POST /api/v1/abgleich HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n${headers}\r\n`;
+  const json = 'Content-Type: application/json\r\nContent-Length: 14\r\n';
+  const refused: [string, string, number][] = [
+    ['without credentials', json, 401],
+    [
+      'with a body over 1 MiB',
+      `Authorization: ${AUTH}\r\nContent-Type: application/json\r\nContent-Length: 2000000\r\n`,
+      413,
+    ],
+    ['with another media type', `Authorization: ${AUTH}\r\nContent-Type: text/plain\r\nContent-Length: 14\r\n`, 415],
+  ];
+  for (const [name, headers, status] of refused) {
+    // The client waits for the 100 and sends no body: the answer is the first thing it reads.
+    const reply = await rawRequest(server.origin, post(headers), 5_000);
+    assert.equal(reply.status, status, name);
+    assert.doesNotMatch(reply.body, /100 Continue/, name);
+    assert.ok(reply.closed, `${name}: the unsent body is not waited for`);
+  }
+
+  // Let in: 100 Continue, then the body, then its answer.
+  const socket = connect(Number(new URL(server.origin).port), '127.0.0.1');
+  t.after(() => socket.destroy());
+  let received = '';
+  socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+  await once(socket, 'connect');
+  socket.write(post(`Authorization: ${AUTH}\r\n${json}`));
+  const deadline = Date.now() + 5_000;
+  while (!received.includes('\r\n\r\n') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(received, 'HTTP/1.1 100 Continue\r\n\r\n');
+  socket.write('{"zeilen":[]}\n');
+  while (!/\r\n\r\n\{.*\}$/.test(received.slice(25)) && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 20));
+  assert.match(received.slice(25), /^HTTP\/1\.1 400 [\s\S]*"code":"bad_body"}$/, 'the body was read');
 });

@@ -39,6 +39,7 @@ export function createReconcileEndpoint(
   return (req, res, user, client) => {
     if (!JSON_MEDIA_TYPE.test(req.headers['content-type'] ?? '')) return sendError(res, ERRORS.unsupportedMediaType);
     if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return sendError(res, ERRORS.bodyTooLarge, CLOSE);
+    continueBody(res);
     readBody(req, (body) => {
       try {
         if (body === undefined) return sendError(res, ERRORS.bodyTooLarge, CLOSE);
@@ -83,6 +84,15 @@ export function createReconcileEndpoint(
       };
     }
   };
+}
+
+/**
+ * `100 Continue` to a client that asked for it (`Expect: 100-continue`, which node:http
+ * recognised), now that its request is let in: logged in, its size acceptable. Not twice:
+ * a server without the command's edge (lib/protocol-errors.ts) sent it before the handler.
+ */
+function continueBody(res: ServerResponse & { _expect_continue?: boolean; _sent100?: boolean }): void {
+  if (res._expect_continue === true && res._sent100 !== true) res.writeContinue();
 }
 
 /**
