@@ -55,7 +55,8 @@ export function logSaid(lines: readonly SaidLine[]): void {
  */
 export function sayOnce(by: ReloadTrigger, outcomes: readonly WorkerReload[]): SaidLine[] {
   const first = outcomes[0];
-  if (first === undefined) return [{ text: `${by}: no worker serves; nothing was re-read`, level: 'warning' }];
+  // No worker serves: the ones started for them read the files, and the primary says so.
+  if (first === undefined) return [];
   const key = (outcome: WorkerReload): string =>
     'failed' in outcome
       ? `no answer (${outcome.failed})`

@@ -25,6 +25,10 @@ test('workers that said the same: their lines, once', () => {
   );
 });
 
+test('no worker that serves: nothing to say (the workers started for them say their start)', () => {
+  assert.deepEqual(sayOnce('SIGHUP', []), []);
+});
+
 test('workers that disagree: one line that says what each group did, at the gravest level', () => {
   assert.deepEqual(
     sayOnce('SIGHUP', [
