@@ -82,7 +82,12 @@ export function createSearchEndpoint(search: SearchTurns, limits: SearchLimits, 
 }
 
 /** Whether `user` or `client` has as many searches waiting as it may (429 `too_many_searches`). */
-export function tooManyWaiting(search: SearchTurns, limits: SearchLimits, user: string, client: string): boolean {
+export function tooManyWaiting(
+  search: Pick<SearchTurns, 'waitingFrom' | 'waitingFor'>,
+  limits: SearchLimits,
+  user: string,
+  client: string,
+): boolean {
   return (
     search.waitingFrom(client) >= limits.maxWaitingSearches || search.waitingFor(user) >= limits.maxUserWaitingSearches
   );

@@ -1,15 +1,16 @@
 // POST {base}/api/v1/abgleich reads its windows in slices, a search of the turns each: the
 // answer still comes from one snapshot of the file when another connection commits between
 // two slices, on a WAL file and on a rollback-journal file (whose writer no slice holds up);
-// a client that leaves stops the slices.
+// a client that leaves stops the slices. Only a few reconciliations read and compute at once.
 
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { createHandler } from '../lib/index.js';
+import { RECONCILING_AT_ONCE } from '../lib/reconcile/gate.js';
 import { createBookingSearch } from '../lib/search/booking-search.js';
 import type { SearchTurns } from '../lib/search-endpoint.js';
-import { AUTH, buildDatabase, CREDENTIALS, openReadOnly, serve } from './support/helpers.js';
+import { AUTH, buildDatabase, CREDENTIALS, openReadOnly, request, serve } from './support/helpers.js';
 
 /**
  * The search over `db`, each read's answer delivered `delayMs` later; `afterRead` hears how
@@ -113,4 +114,50 @@ test('a client that leaves during the read: no slice is read after its connectio
   await new Promise((resolve) => setTimeout(resolve, 200));
   // The one read when it left, perhaps the one queued before the server saw it go; no more.
   assert.ok(left.reads() <= 2, `${left.reads()} slices read of ${whole.reads()}`);
+});
+
+test('reconciliations beyond the bound wait for a place, one waiting counts as a waiting search (429), a client that leaves frees its place', async (t) => {
+  const real = createBookingSearch(openReadOnly(t, buildDatabase(t, ['schema.sql', 'abgleich.sql'])));
+  // Each read held until `release`: the reconciliations holding a place stay in it.
+  const held: Array<() => void> = [];
+  let holding = true;
+  const search: SearchTurns = {
+    ...real,
+    answer: real.answer,
+    queue: (query, done, from) => {
+      if (holding) held.push(() => real.queue(query, done, from));
+      else real.queue(query, done, from);
+    },
+  };
+  // On a failure too: what is held is answered, so that the server can close.
+  t.after(() => {
+    holding = false;
+    for (const read of held.splice(0)) read();
+  });
+  const origin = await serve(t, createHandler(search, CREDENTIALS, { maxWaitingSearches: 1 }));
+  const body = JSON.stringify({ zeilen: [{ datum: '2026-01-05', betrag: '-10' }] });
+  const headers = { authorization: AUTH, 'content-type': 'application/json' };
+  const leaving = new AbortController();
+  const url = `${origin}/api/v1/abgleich`;
+  const post = () => request(url, { method: 'POST', headers, body });
+  const first = fetch(url, { method: 'POST', headers, body, signal: leaving.signal }).catch(() => undefined);
+  const until = async (what: () => boolean): Promise<void> => {
+    for (let i = 0; i < 200 && !what(); i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+  };
+  await until(() => held.length === 1);
+  const others = [post(), post()];
+  await until(() => held.length >= RECONCILING_AT_ONCE);
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  assert.equal(held.length, RECONCILING_AT_ONCE, 'the third waits for a place before it reads');
+  const over = await post();
+  assert.equal(over.status, 429);
+  assert.equal((JSON.parse(over.body) as { code: string }).code, 'too_many_searches');
+  assert.equal(over.headers['retry-after'], '1');
+  leaving.abort();
+  await first;
+  await until(() => held.length > RECONCILING_AT_ONCE);
+  assert.equal(held.length, RECONCILING_AT_ONCE + 1, 'the place of the client that left went to the one waiting');
+  holding = false;
+  for (const read of held.splice(0)) read();
+  for (const reply of await Promise.all(others)) assert.equal(reply.status, 200);
 });

@@ -1,8 +1,9 @@
 // POST {base}/api/v1/abgleich for a client that is let in: the media type (415), the body
 // read up to 1 MiB (413) and validated (400), the waiting searches bounded as the GET's
-// (429); then every booking of the lines' windows read from one snapshot in slices, each a
-// search of the turns (read.ts), and the reconciliation run over them in slices of a
-// millisecond, so that other clients' requests are answered in between (docs/API.md).
+// (429), a reconciliation waiting for its place counted as one (gate.ts); then every booking
+// of the lines' windows read from one snapshot in slices, each a search of the turns
+// (read.ts), and the reconciliation run over them in slices of a millisecond, so that other
+// clients' requests are answered in between (docs/API.md).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Failures } from '../failure.js';
@@ -11,6 +12,7 @@ import { RETRY_IN_A_SECOND, send, sendError } from '../respond.js';
 import type { Outcome, SearchRows } from '../search/index.js';
 import { type SearchLimits, type SearchTurns, sendSearchFailure, tooManyWaiting } from '../search-endpoint.js';
 import { parseReconcileBody, type ReconcileRequest } from './body.js';
+import { createGate, type Gate } from './gate.js';
 import { MAX_WINDOW_BOOKINGS, readWindows, windowsOf } from './read.js';
 import { reconcile } from './reconcile.js';
 
@@ -27,6 +29,8 @@ export const SLICE_MS = 0.5;
 // charset's value case-insensitive, the value perhaps quoted), nothing else.
 const JSON_MEDIA_TYPE = /^application\/json[ \t]*(?:;[ \t]*charset=(?:utf-8|"utf-8")[ \t]*)?$/i;
 const CLOSE = ['Connection', 'close'] as const;
+// Every book's reconciliations of this thread take their places in one gate.
+const THIS_THREAD = createGate();
 
 export type ReconcileEndpoint = (req: IncomingMessage, res: ServerResponse, user: string, client: string) => void;
 
@@ -34,8 +38,14 @@ export function createReconcileEndpoint(
   search: SearchTurns,
   limits: SearchLimits,
   failures: Failures,
+  gate: Gate = THIS_THREAD,
 ): ReconcileEndpoint {
   const { report, fail } = failures;
+  // A reconciliation waiting for its place is a waiting search of its address and user.
+  const waiting = {
+    waitingFrom: (address: string) => search.waitingFrom(address) + gate.waitingFrom(address),
+    waitingFor: (user: string) => search.waitingFor(user) + gate.waitingFor(user),
+  };
   return (req, res, user, client) => {
     if (!JSON_MEDIA_TYPE.test(req.headers['content-type'] ?? '')) return sendError(res, ERRORS.unsupportedMediaType);
     if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return sendError(res, ERRORS.bodyTooLarge, CLOSE);
@@ -45,30 +55,35 @@ export function createReconcileEndpoint(
         if (body === undefined) return sendError(res, ERRORS.bodyTooLarge, CLOSE);
         const parsed = parseReconcileBody(body);
         if (!parsed.ok) return sendError(res, badBody(parsed.message));
-        if (tooManyWaiting(search, limits, user, client))
+        if (tooManyWaiting(waiting, limits, user, client))
           return sendError(res, ERRORS.tooManySearches, RETRY_IN_A_SECOND);
-        const answer = (outcome: Outcome<SearchRows>): void => {
-          if (!outcome.ok) return sendSearchFailure(report, outcome.error, req, res);
-          if (outcome.result.rows.length > MAX_WINDOW_BOOKINGS) {
-            return sendError(res, badBody(BODY_MESSAGES.tooManyBookings));
-          }
-          inSlices(req, parsed.request, outcome.result, (result) => {
-            try {
-              if (result.ok) send(res, 200, result.body);
-              else sendSearchFailure(report, result.error, req, res);
-            } catch (error: unknown) {
-              fail(error, req, res);
+        const from = { user, address: client, connection: req.socket };
+        gate.enter(from, (leave) => {
+          // Its place is freed with the answer, or when the client leaves first.
+          res.once('close', leave);
+          const answer = (outcome: Outcome<SearchRows>): void => {
+            if (!outcome.ok) return sendSearchFailure(report, outcome.error, req, res);
+            if (outcome.result.rows.length > MAX_WINDOW_BOOKINGS) {
+              return sendError(res, badBody(BODY_MESSAGES.tooManyBookings));
             }
-          });
-        };
-        // Each slice a search of the turns, waiting its turn as any other; queued, not run at
-        // once, so that the body's parse and the read are apart.
-        readWindows(
-          search,
-          windowsOf(parsed.request),
-          { user, address: client, connection: req.socket },
-          guarded(answer),
-        );
+            inSlices(req, parsed.request, outcome.result, (result) => {
+              leave();
+              try {
+                if (result.ok) send(res, 200, result.body);
+                else sendSearchFailure(report, result.error, req, res);
+              } catch (error: unknown) {
+                fail(error, req, res);
+              }
+            });
+          };
+          // Each slice a search of the turns, waiting its turn as any other; queued, not run
+          // at once, so that the body's parse and the read are apart.
+          try {
+            readWindows(search, windowsOf(parsed.request), from, guarded(answer));
+          } catch (error: unknown) {
+            fail(error, req, res);
+          }
+        });
       } catch (error: unknown) {
         fail(error, req, res);
       }

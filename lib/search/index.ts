@@ -13,6 +13,7 @@ export {
   type StatsSource,
 } from './booking-search.js';
 export { explainCount, TYPICAL_QUERY } from './explain.js';
+export { Rotations } from './rotations.js';
 export {
   type BandCosts,
   type BookingRow,
