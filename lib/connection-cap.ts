@@ -42,7 +42,8 @@ export function capConnections(server: Server, most: number): void {
 /** Closes the first connection in `open` with no request being answered; `false` if none. */
 function closeLongestWaiting(open: Map<Socket, Duplex>): boolean {
   for (const [accepted, socket] of open) {
-    if (answering(socket)) continue;
+    // One whose body the handler reads waits for its answer too.
+    if (answering(socket, true)) continue;
     open.delete(accepted);
     socket.destroy();
     accepted.destroy();

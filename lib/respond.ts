@@ -92,12 +92,12 @@ export function afterAnswers(socket: Duplex, then: () => void): void {
 }
 
 /**
- * Whether a request of `socket` the handler admitted waits for its answer; not one whose body is still coming (the
- * last counted): nothing is computed for it yet, and an error on the connection stops node:http reading it.
+ * Whether a request of `socket` the handler admitted waits for its answer; one whose body is still coming (the last
+ * counted) only `withBody`: nothing is computed for it yet, and an error on the connection stops node:http reading it.
  */
-export function answering(socket: Duplex): boolean {
+export function answering(socket: Duplex, withBody = false): boolean {
   const { [UNANSWERED]: unanswered = 0, [LAST]: last } = socket as Duplex & Counted;
-  return unanswered > (last !== undefined && !last.req.complete && !last.writableFinished ? 1 : 0);
+  return unanswered > (!withBody && last !== undefined && !last.req.complete && !last.writableFinished ? 1 : 0);
 }
 
 /** The answer on `res` closes its connection: no later request on it is processed. */
