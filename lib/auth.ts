@@ -118,10 +118,8 @@ export function createAuthenticator(
   hashChecks: HashChecks = createHashChecks(limits, metrics),
 ): Authenticator {
   const state: State = {
-    // The memory of verified credentials is keyed by SHA-256(secret ‖ user ‖ ":" ‖ password):
-    // one-way, useless for a dictionary made elsewhere, and keyed on what the header means, so
-    // `basic`, extra spaces or padding cost no second check. (A secret prefix, not HMAC:
-    // nobody sees these keys, and a one-shot hash is cheaper than an Hmac object.)
+    // The memory of verified credentials is keyed by keyedDigest(user ‖ ":" ‖ password): keyed
+    // on what the header means, so `basic`, extra spaces or padding cost no second check.
     secret: randomBytes(32).toString('base64'),
     users: prepare(initial),
     maxRemembered: limits.maxVerifiedCredentials,
@@ -149,7 +147,7 @@ interface State {
 
 function remembered(state: State, { username, password }: GivenCredentials): string {
   // RFC 7617 §2: the username holds no colon, so the first one ends it.
-  return oneShotSha256(`${state.secret}${username}:${password}`);
+  return keyedDigest(state.secret, `${username}:${password}`);
 }
 
 function check(state: State, given: GivenCredentials): Exclude<Verdict, typeof BUSY | typeof STOPPING> {
@@ -286,9 +284,15 @@ export function bounded(map: Map<string, Accepted>, key: string, value: Accepted
   map.set(key, value);
 }
 
-/** The digest's 32 bytes as a Map key of 32 characters (`binary`): never shown, so never base64. */
-function oneShotSha256(text: string): string {
-  return hash('sha256', text, 'binary');
+/**
+ * `text` digested with `secret` (random, of this process) before it: one-way, and useless for
+ * a dictionary made elsewhere. Its 32 bytes are a Map key of 32 characters (`binary`): never
+ * shown, so never base64. A secret prefix, not HMAC: nobody sees these keys, and one one-shot
+ * hash costs less than an Hmac object. SHA-512/256, not SHA-256: on a 64-bit CPU it digests
+ * 128 bytes a block, which hold the secret and a usual header, where SHA-256 takes two blocks.
+ */
+export function keyedDigest(secret: string, text: string): string {
+  return hash('sha512-256', secret + text, 'binary');
 }
 
 function digest(text: string): Buffer {
