@@ -117,11 +117,12 @@ export function createAuthenticator(
   metrics?: Metrics,
   hashChecks: HashChecks = createHashChecks(limits, metrics),
 ): Authenticator {
+  // The memory of verified credentials is keyed by keyedDigest(user ‖ ":" ‖ password): keyed
+  // on what the header means, so `basic`, extra spaces or padding cost no second check.
+  const secret = randomBytes(32).toString('base64');
   const state: State = {
-    // The memory of verified credentials is keyed by keyedDigest(user ‖ ":" ‖ password): keyed
-    // on what the header means, so `basic`, extra spaces or padding cost no second check.
-    secret: randomBytes(32).toString('base64'),
-    users: prepare(initial),
+    secret,
+    users: prepare(initial, secret),
     maxRemembered: limits.maxVerifiedCredentials,
     hashChecks,
   };
@@ -131,7 +132,7 @@ export function createAuthenticator(
     key: (given) => remembered(state, given),
     checking: (key) => state.users.checking.has(key),
     replaceUsers(next) {
-      const users = prepare(next);
+      const users = prepare(next, secret);
       if (users.fingerprint !== state.users.fingerprint) state.users = users;
     },
   };
@@ -218,14 +219,14 @@ function retry(state: State, given: GivenCredentials, { done, gone }: Waiter): v
   else done(verdict);
 }
 
-function prepare(list: readonly ConfiguredUser[]): Users {
+function prepare(list: readonly ConfiguredUser[], secret: string): Users {
   return {
     names: list.map((user) => digest(user.username)),
     passwords: list.map((user) => (user.kind === 'password' ? digest(user.password) : undefined)),
     hashes: list.map((user) => (user.kind === 'hash' ? user.hash : undefined)),
     accepted: list.map((user): Accepted => ({ kind: 'user', user: user.username })),
     dummies: list.flatMap((user) => (user.kind === 'hash' ? [dummyHash(user.hash)] : [])),
-    fingerprint: oneShotSha256(JSON.stringify(list.map(secretOf))),
+    fingerprint: keyedDigest(secret, JSON.stringify(list.map(secretOf))),
     verified: new Map(),
     checking: new Map(),
   };
@@ -285,11 +286,10 @@ export function bounded(map: Map<string, Accepted>, key: string, value: Accepted
 }
 
 /**
- * `text` digested with `secret` (random, of this process) before it: one-way, and useless for
- * a dictionary made elsewhere. Its 32 bytes are a Map key of 32 characters (`binary`): never
- * shown, so never base64. A secret prefix, not HMAC: nobody sees these keys, and one one-shot
- * hash costs less than an Hmac object. SHA-512/256, not SHA-256: on a 64-bit CPU it digests
- * 128 bytes a block, which hold the secret and a usual header, where SHA-256 takes two blocks.
+ * `text` digested after `secret` (random, of this process): one-way, useless for a dictionary
+ * made elsewhere; 32 bytes as a Map key of 32 characters (`binary`), never shown. A secret
+ * prefix, not HMAC: nobody sees these keys, and one one-shot hash costs less than an Hmac
+ * object. SHA-512/256: one 128-byte block holds the secret and a usual header (SHA-256: two).
  */
 export function keyedDigest(secret: string, text: string): string {
   return hash('sha512-256', secret + text, 'binary');
