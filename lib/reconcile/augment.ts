@@ -5,13 +5,13 @@
 // phase) move paired lines to other candidates of theirs to free one for it. A pairing
 // with no augmenting path left pairs the most lines (Berge). A generator, like the pairing.
 
-import { type Edge, STEP_EDGES } from './costs.js';
+import { STEP_EDGES } from './costs.js';
 
 /**
- * `lines[line]`, each line's candidates nearest first; `paired[line]`, its booking or -1,
- * changed in place: no paired line loses its pairing, and as many others as can get one.
+ * `lines[line]`, each line's candidates' bookings nearest first; `paired[line]`, its booking
+ * or -1, changed in place: no paired line loses its pairing, and as many others as can get one.
  */
-export function* pairTheRest(lines: readonly Edge[][], paired: Int32Array): Generator<void, void, void> {
+export function* pairTheRest(lines: readonly Int32Array[], paired: Int32Array): Generator<void, void, void> {
   const owner = new Map<number, number>();
   paired.forEach((booking, line) => {
     if (booking !== -1) owner.set(booking, line);
@@ -27,7 +27,7 @@ export function* pairTheRest(lines: readonly Edge[][], paired: Int32Array): Gene
 }
 
 interface Search {
-  lines: readonly Edge[][];
+  lines: readonly Int32Array[];
   paired: Int32Array;
   owner: Map<number, number>;
   /**
@@ -43,12 +43,12 @@ interface Search {
 
 /** The line's nearest free candidate, or -1. */
 function freeCandidate(line: number, search: Search): number {
-  const list = search.lines[line] as Edge[];
+  const list = search.lines[line] as Int32Array;
   let k = search.free[line] as number;
-  while (k < list.length && search.owner.has((list[k] as Edge).booking)) k += 1;
+  while (k < list.length && search.owner.has(list[k] as number)) k += 1;
   search.looked += k - (search.free[line] as number);
   search.free[line] = k;
-  return k < list.length ? (list[k] as Edge).booking : -1;
+  return k < list.length ? (list[k] as number) : -1;
 }
 
 /**
@@ -79,9 +79,9 @@ function* augmentFrom(start: number, search: Search): Generator<void, boolean, v
       }
       return true;
     }
-    const list = lines[line] as Edge[];
+    const list = lines[line] as Int32Array;
     let k = next[depth] as number;
-    while (k < list.length && seen.has((list[k] as Edge).booking)) k += 1;
+    while (k < list.length && seen.has(list[k] as number)) k += 1;
     search.looked += k - (next[depth] as number) + 1;
     if (k >= list.length) {
       path.pop();
@@ -89,7 +89,7 @@ function* augmentFrom(start: number, search: Search): Generator<void, boolean, v
       continue;
     }
     next[depth] = k + 1;
-    const { booking } = list[k] as Edge;
+    const booking = list[k] as number;
     seen.add(booking);
     path.push(owner.get(booking) as number);
     next.push(0);

@@ -1,6 +1,6 @@
 // The costs of the reconciliation's pairing (lib/reconcile/pairing.ts): each a tuple of
 // integers in a Float64Array, added and compared in place, and a heap of nodes by cost; and
-// the candidate they are reckoned from.
+// the candidates they are reckoned from.
 
 /** One candidate of a line: the booking (an index), how far apart, and whether of the opposite sign. */
 export interface Edge {
@@ -8,8 +8,38 @@ export interface Edge {
   cents: number;
   days: number;
   opposite: boolean;
-  /** The booking's id: the alternatives' last order. */
-  id: number;
+}
+
+/**
+ * A line's candidates, a column each: the k-th is `booking[k]`, `cents[k]` and `days[k]`
+ * apart, of the opposite sign when `opposite[k]` is 1. A line's hundreds of candidates as
+ * objects took several times the memory (an object and its pointer each).
+ */
+export interface Candidates {
+  readonly booking: Int32Array;
+  readonly cents: Float64Array;
+  readonly days: Int32Array;
+  readonly opposite: Uint8Array;
+}
+
+/** The k-th candidate of `list` as an object. */
+export function edgeAt(list: Candidates, k: number): Edge {
+  return {
+    booking: list.booking[k] as number,
+    cents: list.cents[k] as number,
+    days: list.days[k] as number,
+    opposite: list.opposite[k] === 1,
+  };
+}
+
+/** `edges` in columns. */
+export function columns(edges: readonly Edge[]): Candidates {
+  return {
+    booking: Int32Array.from(edges, (edge) => edge.booking),
+    cents: Float64Array.from(edges, (edge) => edge.cents),
+    days: Int32Array.from(edges, (edge) => edge.days),
+    opposite: Uint8Array.from(edges, (edge) => (edge.opposite ? 1 : 0)),
+  };
 }
 
 // A cost is four integers compared in order: cents apart as high × 2^26 + low (a sum of a

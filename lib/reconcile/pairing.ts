@@ -7,7 +7,7 @@
 // A generator: it yields now and then, so that its caller can let the event loop run.
 
 import { pairTheRest } from './augment.js';
-import { type Edge, STEP_EDGES } from './costs.js';
+import { type Candidates, type Edge, edgeAt, STEP_EDGES } from './costs.js';
 import { pairGroup } from './pair-group.js';
 import { untangle } from './untangle.js';
 
@@ -24,27 +24,35 @@ export const MAX_GROUP_EDGES = 100_000;
  * (index) as far as untangle.ts says: whoever calls it orders both as the ties go.
  */
 export function* pairLines(
-  edges: readonly Edge[][],
+  edges: readonly Candidates[],
   bookings: number,
   maxGroupEdges = MAX_GROUP_EDGES,
 ): Generator<void, Int32Array, void> {
   const paired = new Int32Array(edges.length).fill(-1);
   for (const group of yield* groupsOf(edges, bookings)) {
-    const lines: Edge[][] = [];
+    // Each line's candidates (their places in its columns), nearest first.
+    const orders: Int32Array[] = [];
     for (const line of group) {
-      lines.push(nearestFirst(edges[line] as Edge[]));
+      orders.push(nearestFirst(edges[line] as Candidates));
       yield;
     }
     const keep =
-      lines.reduce((sum, list) => sum + Math.min(list.length, group.length), 0) > maxGroupEdges
+      orders.reduce((sum, order) => sum + Math.min(order.length, group.length), 0) > maxGroupEdges
         ? Math.max(1, Math.floor(maxGroupEdges / group.length))
         : group.length;
     // A line paired beyond its `group.length` nearest candidates could take a nearer one
     // that no other line holds: so those are all it needs.
-    const kept = lines.map((list) => list.slice(0, keep));
+    const kept = group.map((line, i): Edge[] =>
+      Array.from((orders[i] as Int32Array).subarray(0, keep), (k) => edgeAt(edges[line] as Candidates, k)),
+    );
     const result = yield* untangle(kept, yield* pairGroup(kept));
     // Fewer kept than that: the lines left without are paired over all their candidates.
-    if (keep < group.length) yield* pairTheRest(lines, result);
+    if (keep < group.length) {
+      const nearest = group.map((line, i) =>
+        (orders[i] as Int32Array).map((k) => (edges[line] as Candidates).booking[k] as number),
+      );
+      yield* pairTheRest(nearest, result);
+    }
     group.forEach((line, i) => {
       paired[line] = result[i] as number;
     });
@@ -53,15 +61,19 @@ export function* pairLines(
   return paired;
 }
 
-/** A line's candidates nearest first: cents, days, same sign, the earlier booking. */
-function nearestFirst(list: Edge[]): Edge[] {
-  return [...list].sort(
-    (a, b) => a.cents - b.cents || a.days - b.days || Number(a.opposite) - Number(b.opposite) || a.booking - b.booking,
+/** A line's candidates (their places in its columns) nearest first: cents, days, same sign, the earlier booking. */
+function nearestFirst({ booking, cents, days, opposite }: Candidates): Int32Array {
+  return Int32Array.from(booking, (_, k) => k).sort(
+    (a, b) =>
+      (cents[a] as number) - (cents[b] as number) ||
+      (days[a] as number) - (days[b] as number) ||
+      (opposite[a] as number) - (opposite[b] as number) ||
+      (booking[a] as number) - (booking[b] as number),
   );
 }
 
 /** The lines in groups that share no candidate, each group in line order, the groups by their first line. */
-function* groupsOf(edges: readonly Edge[][], bookings: number): Generator<void, number[][], void> {
+function* groupsOf(edges: readonly Candidates[], bookings: number): Generator<void, number[][], void> {
   const parent = Int32Array.from({ length: edges.length }, (_, i) => i);
   const find = (x: number): number => {
     while (parent[x] !== x) {
@@ -73,13 +85,13 @@ function* groupsOf(edges: readonly Edge[][], bookings: number): Generator<void, 
   const owner = new Int32Array(bookings).fill(-1);
   let looked = 0;
   for (let line = 0; line < edges.length; line += 1) {
-    const list = edges[line] as Edge[];
+    const list = (edges[line] as Candidates).booking;
     looked += list.length;
     if (looked >= STEP_EDGES) {
       looked = 0;
       yield;
     }
-    for (const { booking } of list) {
+    for (const booking of list) {
       const other = owner[booking] as number;
       if (other === -1) owner[booking] = line;
       else {
@@ -91,7 +103,7 @@ function* groupsOf(edges: readonly Edge[][], bookings: number): Generator<void, 
   }
   const groups = new Map<number, number[]>();
   for (let line = 0; line < edges.length; line += 1) {
-    if ((edges[line] as Edge[]).length === 0) continue;
+    if ((edges[line] as Candidates).booking.length === 0) continue;
     const root = find(line);
     const group = groups.get(root);
     if (group === undefined) groups.set(root, [line]);

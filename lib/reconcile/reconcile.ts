@@ -6,7 +6,7 @@
 import type { BookingRow } from '../search/index.js';
 import { formatBooking, jsonString } from '../search-endpoint.js';
 import type { ReconcileLine, ReconcileRequest } from './body.js';
-import { type Edge, STEP_EDGES } from './costs.js';
+import { type Candidates, STEP_EDGES } from './costs.js';
 import { dayNumber } from './days.js';
 import { pairLines } from './pairing.js';
 import { bestSplit, better, type Part, type Split } from './parts.js';
@@ -43,11 +43,11 @@ export function* reconcile(request: ReconcileRequest, rows: readonly BookingRow[
   const amounts = [...byAmount.keys()].sort((a, b) => a - b);
   yield;
 
-  const edges: Edge[][] = [];
+  const edges: Candidates[] = [];
   const linesOf = new Int32Array(bookings.length);
   for (const line of request.lines) {
     const list = candidatesOf(line, konten(line, request), bookings, byAmount, amounts);
-    for (const edge of list) linesOf[edge.booking] = (linesOf[edge.booking] as number) + 1;
+    for (const booking of list.booking) linesOf[booking] = (linesOf[booking] as number) + 1;
     edges.push(list);
     yield;
   }
@@ -87,14 +87,14 @@ export function* reconcile(request: ReconcileRequest, rows: readonly BookingRow[
     answers.push(
       answerOf(
         request.lines[i] as ReconcileLine,
-        edges[i] as Edge[],
+        edges[i] as Candidates,
         got[i] as number[],
         bookings,
         linesOf,
         unsplit.has(i),
       ),
     );
-    looked += (edges[i] as Edge[]).length;
+    looked += (edges[i] as Candidates).booking.length;
     if (answers.length === ANSWERS_A_STEP || looked >= STEP_EDGES) {
       looked = 0;
       parts.push(answers.join(','));
@@ -131,7 +131,7 @@ function* bookingsOf(rows: readonly BookingRow[], ausser: ReadonlySet<number>): 
  */
 function* pairByDate(
   lines: readonly ReconcileLine[],
-  edges: readonly Edge[][],
+  edges: readonly Candidates[],
   bookings: number,
 ): Generator<void, Int32Array, void> {
   // Only lines of one date change the pairing by their order in the request.
@@ -139,7 +139,7 @@ function* pairByDate(
     .map((_, i) => i)
     .sort((a, b) => (lines[a] as ReconcileLine).day - (lines[b] as ReconcileLine).day || a - b);
   const inOrder = yield* pairLines(
-    order.map((line) => edges[line] as Edge[]),
+    order.map((line) => edges[line] as Candidates),
     bookings,
   );
   const paired = new Int32Array(lines.length);
@@ -161,28 +161,48 @@ function candidatesOf(
   bookings: readonly Booking[],
   byAmount: ReadonlyMap<number, number[]>,
   amounts: readonly number[],
-): Edge[] {
-  const found = new Map<number, Edge>();
-  const look = (center: number, opposite: boolean): void => {
+): Candidates {
+  const booking: number[] = [];
+  const cents: number[] = [];
+  const days: number[] = [];
+  const opposite: number[] = [];
+  // With `beide`, where each booking stands: one within tolerance both ways is looked at twice.
+  const at = line.beide ? new Map<number, number>() : undefined;
+  const look = (center: number, other: number): void => {
     for (let k = firstAtLeast(amounts, center - line.toleranzCents); k < amounts.length; k += 1) {
       const amount = amounts[k] as number;
       if (amount > center + line.toleranzCents) break;
       for (const index of byAmount.get(amount) as number[]) {
-        const booking = bookings[index] as Booking;
-        const days = Math.abs(booking.day - line.day);
-        if (days > line.tage || (names !== undefined && (booking.konto === null || !names.has(booking.konto))))
-          continue;
-        // The bookings are by date, then id: their index is their order in ties (pairing.ts).
-        const edge = { booking: index, cents: Math.abs(amount - center), days, opposite, id: booking.id };
-        const before = found.get(index);
+        const found = bookings[index] as Booking;
+        const apart = Math.abs(found.day - line.day);
+        if (apart > line.tage || (names !== undefined && (found.konto === null || !names.has(found.konto)))) continue;
+        const off = Math.abs(amount - center);
+        const before = at?.get(index);
         // A booking within tolerance both ways is taken the nearer way, its own sign on a tie.
-        if (before === undefined || edge.cents < before.cents) found.set(index, edge);
+        if (before !== undefined) {
+          if (off < (cents[before] as number)) {
+            cents[before] = off;
+            opposite[before] = other;
+          }
+          continue;
+        }
+        at?.set(index, booking.length);
+        // The bookings are by date, then id: their index is their order in ties (pairing.ts).
+        booking.push(index);
+        cents.push(off);
+        days.push(apart);
+        opposite.push(other);
       }
     }
   };
-  look(line.betragCents, false);
-  if (line.beide) look(-line.betragCents, true);
-  return [...found.values()];
+  look(line.betragCents, 0);
+  if (line.beide) look(-line.betragCents, 1);
+  return {
+    booking: Int32Array.from(booking),
+    cents: Float64Array.from(cents),
+    days: Int32Array.from(days),
+    opposite: Uint8Array.from(opposite),
+  };
 }
 
 /** The bookings not given to any line that may be a part of `line`: of its sign, and of the other with `beide`. */
@@ -209,7 +229,7 @@ function poolOf(
 /** docs/API.md, step 4: one line's answer. */
 function answerOf(
   line: ReconcileLine,
-  edges: readonly Edge[],
+  list: Candidates,
   got: readonly number[],
   bookings: readonly Booking[],
   linesOf: Int32Array,
@@ -217,17 +237,34 @@ function answerOf(
 ): string {
   const mine = got.map((index) => bookings[index] as Booking).sort((a, b) => b.day - a.day || b.id - a.id);
   const only = got[0];
-  const eindeutig = got.length === 1 && edges.length === 1 && linesOf[only as number] === 1;
-  const alternatives = edges
-    .filter((edge) => !got.includes(edge.booking))
-    .sort((a, b) => a.cents - b.cents || a.days - b.days || a.id - b.id)
-    .slice(0, MAX_ALTERNATIVES)
-    .map((edge) => (bookings[edge.booking] as Booking).json);
+  const eindeutig = got.length === 1 && list.booking.length === 1 && linesOf[only as number] === 1;
+  const alternatives = nearestNotGot(list, got, bookings).map(
+    (k) => (bookings[list.booking[k] as number] as Booking).json,
+  );
   return (
     `{"ref":${jsonString(line.ref)},"buchungen":[${mine.map((booking) => booking.json).join(',')}],` +
-    `"kandidaten":${edges.length},"eindeutig":${eindeutig},"alternativen":[${alternatives.join(',')}]` +
+    `"kandidaten":${list.booking.length},"eindeutig":${eindeutig},"alternativen":[${alternatives.join(',')}]` +
     `${unsplit ? ',"teile_gesucht":false' : ''}}`
   );
+}
+
+/** The places of the MAX_ALTERNATIVES candidates of `list` not in `got`, least cents apart first, then days, then id. */
+function nearestNotGot(list: Candidates, got: readonly number[], bookings: readonly Booking[]): number[] {
+  const { booking, cents, days } = list;
+  const id = (k: number): number => (bookings[booking[k] as number] as Booking).id;
+  const order = (a: number, b: number): number =>
+    (cents[a] as number) - (cents[b] as number) || (days[a] as number) - (days[b] as number) || id(a) - id(b);
+  const best: number[] = [];
+  for (let k = 0; k < booking.length; k += 1) {
+    if (got.includes(booking[k] as number)) continue;
+    let at = best.length;
+    while (at > 0 && order(k, best[at - 1] as number) < 0) at -= 1;
+    if (at < MAX_ALTERNATIVES) {
+      best.splice(at, 0, k);
+      if (best.length > MAX_ALTERNATIVES) best.pop();
+    }
+  }
+  return best;
 }
 
 function firstAtLeast(sorted: readonly number[], value: number): number {
