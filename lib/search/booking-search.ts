@@ -201,8 +201,6 @@ type Run<R> = (...values: unknown[]) => R;
  * arity, chosen once, so that a search builds no object and no array to bind.
  */
 function boundBy<R>(names: readonly ParameterName[], run: Run<R>): (bounds: Bounds, limit: number) => R {
-  const at = (name: ParameterName | undefined, b: Bounds, limit: number): unknown =>
-    name === 'limit' ? limit : b[name as keyof Bounds];
   const [a, b, c, d, e] = names;
   switch (names.length) {
     case 0:
@@ -220,6 +218,11 @@ function boundBy<R>(names: readonly ParameterName[], run: Run<R>): (bounds: Boun
     default:
       return (x, l) => run(...names.map((name) => at(name, x, l)));
   }
+}
+
+/** The value bound for `name`: a bound of the search, or the page's limit. */
+function at(name: ParameterName | undefined, bounds: Bounds, limit: number): unknown {
+  return name === 'limit' ? limit : bounds[name as keyof Bounds];
 }
 
 /** `prepare(key)` once per key, on the key's first use. */
