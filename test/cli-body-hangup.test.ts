@@ -1,8 +1,8 @@
 // A reconciliation's body that never completes, against the real CLI: a client that hangs
 // up (FIN) in the middle of it is let go at once, its descriptor, its connection and its
 // address's share with it, and one that trickles its body is cut by --request-timeout with
-// the JSON 408 (docs/API.md, Errors). A leaked connection also held SIGTERM to the end of
-// its budget.
+// the JSON 408 (docs/API.md, Errors), one whose body breaks off with a malformed chunk gets
+// its 400 at once. A leaked connection also held SIGTERM to the end of its budget.
 
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
@@ -116,5 +116,16 @@ test('a reconciliation body trickled a byte at a time is cut by --request-timeou
   );
   const deadline = Date.now() + 2_000;
   while ((await openConnections(admin)) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(await openConnections(admin), 0);
+});
+
+test('a malformed chunk in a reconciliation body gets the JSON 400 at once, and the connection closes', async (t) => {
+  const { server, admin } = await serving(t);
+  const client = await open(server, PARTS.chunked);
+  t.after(() => client.socket.destroy());
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  client.socket.write('ZZ\r\n');
+  const answer = await within(2_000, client.closed, 'a broken body was never answered');
+  assert.match(answer, /^HTTP\/1\.1 400 [\s\S]*\r\nConnection: close\r\n[\s\S]*"bad_request"}$/);
   assert.equal(await openConnections(admin), 0);
 });
