@@ -59,9 +59,12 @@ export function createReconcileEndpoint(
           return sendError(res, ERRORS.tooManySearches, RETRY_IN_A_SECOND);
         const from = { user, address: client, connection: req.socket };
         gate.enter(from, (leave) => {
-          // Its place is freed with the answer, or when the client leaves first.
+          // Its place is freed with its answer, or when the client leaves first; at once when
+          // it was answered while it waited (a service that stops).
+          if (res.writableEnded || res.destroyed) return leave();
           res.once('close', leave);
           const answer = (outcome: Outcome<SearchRows>): void => {
+            if (!outcome.ok || outcome.result.rows.length > MAX_WINDOW_BOOKINGS) leave();
             if (!outcome.ok) return sendSearchFailure(report, outcome.error, req, res);
             if (outcome.result.rows.length > MAX_WINDOW_BOOKINGS) {
               return sendError(res, badBody(BODY_MESSAGES.tooManyBookings));
