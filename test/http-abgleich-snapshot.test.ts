@@ -147,7 +147,8 @@ test('reconciliations beyond the bound wait for a place, one waiting counts as a
   await until(() => held.length === 1);
   const others = [post(), post()];
   await until(() => held.length >= RECONCILING_AT_ONCE);
-  await new Promise((resolve) => setTimeout(resolve, 150));
+  // Time for the third to arrive: with no place to wait for, its read would be held by now.
+  await new Promise((resolve) => setTimeout(resolve, 300));
   assert.equal(held.length, RECONCILING_AT_ONCE, 'the third waits for a place before it reads');
   const over = await post();
   assert.equal(over.status, 429);
