@@ -2,9 +2,9 @@
 // every status goes through `send`, which always sets the same headers; requests whose answers the client has not
 // taken are bounded, and after an answer that closes the connection no later request on it is processed or read.
 //
-// node:http calls the handler for every request of a chunk it reads (hundreds pipelined in
-// 64 KiB), also after an answer that closes the connection, holding each answer until the one
-// before it has left: a client that pipelined and never read had thousands answered and held.
+// node:http calls the handler for every request of a chunk it reads (hundreds pipelined in 64 KiB), also after an
+// answer that closes the connection, holding each answer until the one before it has left: a client that pipelined
+// and never read had thousands answered and held.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -39,10 +39,9 @@ interface Counted {
 }
 
 /**
- * What the handler does with `req`: `process` it; `refuse` it with `429` and
- * `Connection: close` (`MAX_UNANSWERED` answers on its connection not taken); or `drop` it,
- * unanswered, as an answer on its connection already closes it (RFC 9112 §9.6). A request
- * is counted once: asked again (the command's listener asks before the handler from
+ * What the handler does with `req`: `process` it; `refuse` it with `429` and `Connection: close` (`MAX_UNANSWERED`
+ * answers on its connection not taken); or `drop` it, unanswered, as an answer on its connection already closes it
+ * (RFC 9112 §9.6). A request is counted once: asked again (the command's listener asks before the handler from
  * `createHandler` does), `admit` says what it said first.
  */
 export function admit(req: IncomingMessage, res: ServerResponse): Admission {
@@ -52,10 +51,9 @@ export function admit(req: IncomingMessage, res: ServerResponse): Admission {
   const socket = req.socket as IncomingMessage['socket'] & Counted;
   let admission: Admission = 'drop';
   if (socket[CLOSING] === true) {
-    // What a client sent after the answer that closes is read and dropped: closed with
-    // unread bytes, its connection would be reset, and the answers on their way to it lost.
-    // But each dropped request costs node:http its objects until the connection ends: past
-    // MAX_DROPPED (far more than a client pipelines that reads), it is read no more.
+    // What a client sent after the answer that closes is read and dropped: closed with unread bytes, its connection
+    // would be reset, and the answers on their way to it lost. But each dropped request costs node:http its objects
+    // until the connection ends: past MAX_DROPPED (far more than a client pipelines that reads), it is read no more.
     const dropped = (socket[DROPPED] ?? 0) + 1;
     socket[DROPPED] = dropped;
     if (dropped > MAX_DROPPED) stopReading(socket);
@@ -99,6 +97,9 @@ export function answering(socket: Duplex, withBody = false): boolean {
   const { [UNANSWERED]: unanswered = 0, [LAST]: last } = socket as Duplex & Counted;
   return unanswered > (!withBody && last !== undefined && !last.req.complete && !last.writableFinished ? 1 : 0);
 }
+
+/** Whether a request of `socket` was ever admitted: one without is still in its first headers (or handshake). */
+export const hadRequest = (socket: Duplex): boolean => (socket as Duplex & Counted)[LAST] !== undefined;
 
 /** The answer on `res` closes its connection: no later request on it is processed. */
 export function markClosing(res: ServerResponse): void {
@@ -151,9 +152,8 @@ export const COMMON_HEADERS = [
 ] as const;
 
 /**
- * Every later answer on `res` carries `headers` (name, value, name, value, …): the CORS
- * headers of docs/API.md, set once when the request arrives. `setHeader` keeps them on the
- * response, and node:http merges them into `writeHead`.
+ * Every later answer on `res` carries `headers` (name, value, name, value, …): the CORS headers of docs/API.md, set
+ * once when the request arrives. `setHeader` keeps them on the response, and node:http merges them into `writeHead`.
  */
 export function addToEveryResponse(res: ServerResponse, headers: readonly string[]): void {
   for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i] as string, headers[i + 1] as string);
