@@ -78,18 +78,19 @@ export class Rotations<J extends { readonly from: Requester }> {
   /** The next job whose client has not left (its user, address and connection then go to the end), or `undefined`. */
   next(): J | undefined {
     for (;;) {
-      const user = this.order.shift();
+      const user = this.order[0];
       if (user === undefined) return undefined;
-      const address = user.order.shift() as AddressEntry<J>;
-      const jobs = address.order.shift() as J[];
+      const address = user.order[0] as AddressEntry<J>;
+      const jobs = address.order[0] as J[];
       const job = jobs.shift() as J;
-      if (jobs.length > 0) address.order.push(jobs);
-      else address.connections.delete(job.from.connection);
-      if (address.order.length > 0) user.order.push(address);
-      else user.addresses.delete(address.address);
+      // Each entry served goes to the end of its rotation, or out once it has nothing left.
+      if (jobs.length > 0) rotate(address.order);
+      else dropFirst(address.order, address.connections, job.from.connection);
+      if (address.order.length > 0) rotate(user.order);
+      else dropFirst(user.order, user.addresses, address.address);
       user.waiting -= 1;
-      if (user.order.length > 0) this.order.push(user);
-      else this.users.delete(user.user);
+      if (user.order.length > 0) rotate(this.order);
+      else dropFirst(this.order, this.users, user.user);
       this.countAddress(address.address, -1);
       if (job.from.connection.destroyed !== true) return job;
     }
@@ -124,6 +125,17 @@ export class Rotations<J extends { readonly from: Requester }> {
     if (now === 0) this.byAddress.delete(address);
     else this.byAddress.set(address, now);
   }
+}
+
+/** The first entry goes to the end, behind the others (when there are others). */
+function rotate<T>(entries: T[]): void {
+  if (entries.length > 1) entries.push(entries.shift() as T);
+}
+
+/** The first entry out of its rotation and of the Map that finds it by `key`. */
+function dropFirst<K, T>(entries: T[], byKey: Map<K, T>, key: K): void {
+  entries.shift();
+  byKey.delete(key);
 }
 
 /** Moves the entry that `isIt` finds to the end of `entries`. */
