@@ -23,7 +23,6 @@ const MAX_DROPPED = 1_024;
 
 const UNANSWERED = Symbol('unanswered requests');
 const DROPPED = Symbol('dropped requests');
-const ADMISSION = Symbol('admission');
 const CLOSING = Symbol('closing');
 const AFTER = Symbol('after the answers');
 const LAST = Symbol('the last request counted');
@@ -41,15 +40,12 @@ interface Counted {
 /**
  * What the handler does with `req`: `process` it; `refuse` it with `429` and `Connection: close` (`MAX_UNANSWERED`
  * answers on its connection not taken); or `drop` it, unanswered, as an answer on its connection already closes it
- * (RFC 9112 §9.6). A request is counted once: asked again (the command's listener asks before the handler from
- * `createHandler` does), `admit` says what it said first.
+ * (RFC 9112 §9.6). A request is counted once: the command's listener asks before the handler from `createHandler`
+ * does, and hands it only a request to `process`, the last counted on its connection.
  */
 export function admit(req: IncomingMessage, res: ServerResponse): Admission {
-  const asked = res as ServerResponse & { [ADMISSION]?: Admission };
-  const first = asked[ADMISSION];
-  if (first !== undefined) return first;
   const socket = req.socket as IncomingMessage['socket'] & Counted;
-  let admission: Admission = 'drop';
+  if (socket[LAST] === res) return 'process';
   if (socket[CLOSING] === true) {
     // What a client sent after the answer that closes is read and dropped: closed with unread bytes, its connection
     // would be reset, and the answers on their way to it lost. But each dropped request costs node:http its objects
@@ -57,16 +53,14 @@ export function admit(req: IncomingMessage, res: ServerResponse): Admission {
     const dropped = (socket[DROPPED] ?? 0) + 1;
     socket[DROPPED] = dropped;
     if (dropped > MAX_DROPPED) stopReading(socket);
-  } else {
-    const unanswered = socket[UNANSWERED] ?? 0;
-    socket[UNANSWERED] = unanswered + 1;
-    socket[LAST] = res;
-    // A response finishes once: on() spares the wrapper once() makes for every request.
-    res.on('finish', taken);
-    admission = unanswered < MAX_UNANSWERED ? 'process' : 'refuse';
+    return 'drop';
   }
-  asked[ADMISSION] = admission;
-  return admission;
+  const unanswered = socket[UNANSWERED] ?? 0;
+  socket[UNANSWERED] = unanswered + 1;
+  socket[LAST] = res;
+  // A response finishes once: on() spares the wrapper once() makes for every request.
+  res.on('finish', taken);
+  return unanswered < MAX_UNANSWERED ? 'process' : 'refuse';
 }
 
 function taken(this: ServerResponse): void {

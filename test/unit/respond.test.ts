@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Duplex } from 'node:stream';
 import { test } from 'node:test';
-import { answeringTogether, endHeldAnswers, send } from '../../lib/respond.js';
+import { admit, answeringTogether, endHeldAnswers, MAX_UNANSWERED, send } from '../../lib/respond.js';
 
 /** A GET and its response on a connection that takes every byte written. */
 function exchange(): { req: IncomingMessage; res: ServerResponse; written: () => string } {
@@ -41,6 +41,18 @@ test('the answers to requests handed over together are ended together, at the en
     assert.equal(res.writableEnded, true);
     assert.match(written(), /^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\n\{"ok":true\}$/);
   }
+});
+
+test('a request asked about twice (the listener, then the handler) is counted once against its connection', () => {
+  const { req } = exchange();
+  for (let i = 0; i < MAX_UNANSWERED; i += 1) {
+    const next = new IncomingMessage(req.socket);
+    const res = new ServerResponse(next);
+    assert.equal(admit(next, res), 'process');
+    assert.equal(admit(next, res), 'process', `request ${i + 1}, asked again`);
+  }
+  const beyond = new IncomingMessage(req.socket);
+  assert.equal(admit(beyond, new ServerResponse(beyond)), 'refuse');
 });
 
 test('an answer given outside answeringTogether (a turn of searches, a hash check, an embedder) is ended at once', () => {
