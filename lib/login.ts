@@ -19,8 +19,8 @@
 //      check: one guess is one failure, however many requests carry it. A request gets its
 //      answer before its connection could time out: 503 when the check has not come by then.
 
-import { randomBytes } from 'node:crypto';
-import { type Accepted, type Authenticator, bounded, type Connection, hashWaitMs, keyedDigest } from './auth.js';
+import { hash, randomBytes } from 'node:crypto';
+import { type Accepted, type Authenticator, bounded, type Connection, hashWaitMs } from './auth.js';
 import { type GivenCredentials, MAX_HEADER_LENGTH, parseBasicAuth } from './basic-auth.js';
 import type { ConfiguredUser } from './credentials.js';
 import { type ApiError, ERRORS } from './messages.js';
@@ -103,7 +103,7 @@ export function createLogin(
   throttle: Throttle,
   maxRemembered: number = DEFAULTS.maxVerifiedCredentials,
 ): Login {
-  const secret = randomBytes(32).toString('base64'); // of the headers' keyedDigest
+  const secret = randomBytes(32).toString('base64'); // of the headers' digests (spelling)
   const parts: Parts = { authenticator, throttle, reserving: new Map(), spellings: new Map(), secret, maxRemembered };
   return Object.assign(
     (header: string | undefined, client: string, connection: Connection) => login(parts, header, client, connection),
@@ -129,7 +129,7 @@ interface Parts {
    * requests with the same ones wait for. Only a throttle that answers later (--workers) leaves any.
    */
   readonly reserving: Map<string, Promise<Outcome>>;
-  /** Headers that carried accepted credentials (step 3) by their keyedDigest: no password is kept. */
+  /** Headers that carried accepted credentials (step 3) by their `spelling`: no password is kept. */
   readonly spellings: Map<string, Accepted>;
   readonly secret: string;
   readonly maxRemembered: number;
@@ -145,7 +145,7 @@ function login(
   const recalled =
     header === undefined || header.length > MAX_HEADER_LENGTH
       ? undefined
-      : parts.spellings.get(keyedDigest(parts.secret, header));
+      : parts.spellings.get(spelling(parts, header));
   const given = recalled === undefined ? parseBasicAuth(header) : undefined;
   if (recalled === undefined && given === undefined) {
     const wait = parts.throttle.recordUnauthenticated(client);
@@ -284,8 +284,13 @@ function awaitCheck(parts: Parts, request: Attempt, reserved: boolean): Promise<
 /** `accepted` let in: a success for the throttle; the `header` that carried it, if given, remembered. */
 function admit(parts: Parts, accepted: Accepted, client: string, header?: string): Accepted {
   parts.throttle.recordSuccess(client, accepted.user);
-  if (header !== undefined) bounded(parts.spellings, keyedDigest(parts.secret, header), accepted, parts.maxRemembered);
+  if (header !== undefined) bounded(parts.spellings, spelling(parts, header), accepted, parts.maxRemembered);
   return accepted;
+}
+
+/** A header as the login remembers it: digested after the login's secret, by the rule of auth.ts's keyedDigest. */
+function spelling(parts: Parts, header: string): string {
+  return hash('sha256', parts.secret + header, 'binary');
 }
 
 function throttled(retryAfter: number, attempted: string | undefined): Throttled {
