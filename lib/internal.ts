@@ -16,8 +16,4 @@ export { protectServer } from './protocol-errors.js';
 export { hasBadHost, pathForLog, requestFacts } from './request.js';
 export { formatEuros } from './search-endpoint.js';
 export type { LocalThrottle, Throttle } from './throttle.js';
-export type {
-  Credentials,
-  HandlerOptions,
-  RequestHandler,
-} from './types.js';
+export type { Credentials, HandlerOptions } from './types.js';

@@ -6,7 +6,8 @@
 // swaps the handler, logs). How a file is opened and diagnosed is
 // bin/files/database-file.ts; the search a connection to it gets, bin/files/book-search.ts.
 
-import { errorCode, type RequestHandler } from '../../lib/internal.js';
+import type { RequestListener } from 'node:http';
+import { errorCode } from '../../lib/internal.js';
 import type { LogLevel } from '../base/index.js';
 import { type BookFile, describeDatabaseError, identityOf, notReadableNow } from '../files/index.js';
 import { BookOpener, type Connection } from './open-book.js';
@@ -51,7 +52,7 @@ export function watchDatabase(
 class WatchedDatabase implements ServedDatabase {
   readonly ready: Promise<void>;
   /** The handler over the file as it is now: the connection's, or the stand-in's (swapped by the effects). */
-  handler: RequestHandler;
+  handler: RequestListener;
   private readonly file: string;
   private readonly build: BuildHandler;
   private readonly log: Log;
@@ -163,7 +164,7 @@ class WatchedDatabase implements ServedDatabase {
   };
 
   /** While the file is not served: the stand-in, built at its first request. */
-  private readonly standInHandler: RequestHandler = (req, res, next) => {
+  private readonly standInHandler: RequestListener = (req, res) => {
     this.standIn ??= this.build(
       unavailableSearch(() => {
         const { code, message } = answerCause(this.state);
@@ -173,7 +174,7 @@ class WatchedDatabase implements ServedDatabase {
       this.onError,
       true,
     );
-    this.standIn(req, res, next);
+    this.standIn(req, res);
   };
 }
 

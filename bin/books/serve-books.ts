@@ -6,9 +6,9 @@
 // left only when its last request has ended: the other books' connections and searches
 // never notice.
 
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, RequestListener } from 'node:http';
 import type Database from 'better-sqlite3';
-import { type Credentials, mountHandlers, type RequestHandler } from '../../lib/internal.js';
+import { type Credentials, mountHandlers } from '../../lib/internal.js';
 import { CliError, type LogLevel } from '../base/index.js';
 import { type BookConfig, diffBooks } from '../config/index.js';
 import type { BookStatus, ServedBook } from './books.js';
@@ -28,7 +28,7 @@ export interface BookService {
   /** Settles with the first look at every book's file: a CliError when one cannot be served (bin/books/database.ts, ready). */
   ready: Promise<void>;
   /** Every request of the listener. */
-  handler: RequestHandler;
+  handler: RequestListener;
   /** The books served now, in the file's order. */
   books(): readonly ServedBook[];
   /**
@@ -49,7 +49,7 @@ export interface BookServiceParts {
    */
   build(book: BookConfig, users: () => readonly Credentials[], recognised: (app: string) => void): BuildHandler;
   /** The handler for paths that name no book: every user, created with `basePath`, one of the books'. */
-  fallback(basePath: string, credentials: readonly Credentials[]): RequestHandler;
+  fallback(basePath: string, credentials: readonly Credentials[]): RequestListener;
   log(line: string, level: Exclude<LogLevel, 'info'>): void;
   logError: ErrorHook;
   /** How long an open of a book's file, and a search run in a guard process, may take (bin/books/database.ts). */
@@ -70,7 +70,7 @@ interface Book {
   retired: boolean;
   /** A retired book's last moment for its requests in flight (RETIRE_GRACE_MS). */
   grace: NodeJS.Timeout | undefined;
-  handler: RequestHandler;
+  handler: RequestListener;
   view: ServedBook;
 }
 
@@ -80,7 +80,7 @@ interface Shelf {
   running: Book[];
   /** Every user of the service: the fallback's. */
   everyone: readonly Credentials[];
-  table: RequestHandler;
+  table: RequestListener;
   reloading: boolean;
 }
 
@@ -105,7 +105,7 @@ export function serveBooks(
   mount(shelf);
   return {
     ready: firstLooks(shelf.running),
-    handler: (req: IncomingMessage, res, next) => shelf.table(req, res, next),
+    handler: (req: IncomingMessage, res) => shelf.table(req, res),
     books: () => shelf.running.map((book) => book.view),
     async reload(configs, credentials) {
       // Two at once would each diff against the books before both, and the slower one
@@ -159,15 +159,15 @@ function openBook(parts: BookServiceParts, config: BookConfig, users: readonly C
 }
 
 /** The book's handler, counting its requests until their responses close: one listener a book, no closure a request. */
-function countInFlight(book: Book): RequestHandler {
+function countInFlight(book: Book): RequestListener {
   const ended = (): void => {
     book.inFlight -= 1;
     if (book.retired && book.inFlight === 0) closeBook(book);
   };
-  return (req, res, next) => {
+  return (req, res) => {
     book.inFlight += 1;
     res.on('close', ended); // a response closes once
-    book.database.handler(req, res, next);
+    book.database.handler(req, res);
   };
 }
 

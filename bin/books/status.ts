@@ -3,8 +3,8 @@
 // admin listener and the books' state read. Plain types, shared by the followed file
 // (bin/books/database.ts), the in-memory book and the preflight.
 
-import type { IncomingMessage } from 'node:http';
-import type { Credentials, createHandler, RequestHandler } from '../../lib/internal.js';
+import type { IncomingMessage, RequestListener } from 'node:http';
+import type { Credentials, createHandler } from '../../lib/internal.js';
 import type { SearchTurns } from '../files/index.js';
 
 /** A book's handler as createHandler makes it: a request handler that takes new credentials. */
@@ -52,7 +52,7 @@ export interface ServedDatabase {
    */
   ready: Promise<void>;
   /** Always the handler over the file as it is now. */
-  handler: RequestHandler;
+  handler: RequestListener;
   /** What the file is now. */
   status(): DatabaseStatus;
   /**

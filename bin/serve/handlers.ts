@@ -2,7 +2,7 @@
 // share: one login throttle and one bound on password-hash checks for every book, the
 // answer for a path that names no book, the options every handler takes from the settings.
 
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, RequestListener } from 'node:http';
 import type Database from 'better-sqlite3';
 import {
   createHandler,
@@ -10,7 +10,6 @@ import {
   type HandlerOptions,
   Metrics,
   pathForLog,
-  type RequestHandler,
   resolveOptions,
 } from '../../lib/internal.js';
 import { describeError, logLine } from '../base/index.js';
@@ -37,7 +36,7 @@ export function fallbackHandler(
   basePath: string,
   credentials: readonly ServeCommand['credentials'][number][],
   shared: SharedParts,
-): RequestHandler {
+): RequestListener {
   const db = emptyBook();
   return createHandler(
     db,

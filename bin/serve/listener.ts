@@ -5,10 +5,10 @@
 
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import { dirname } from 'node:path';
-import { errorCode, Metrics, type RequestHandler } from '../../lib/internal.js';
+import { errorCode, Metrics } from '../../lib/internal.js';
 import { answersOfProcess, listenAdmin, reportToPrimary, type ServingProcess } from '../admin/index.js';
 import {
   CliError,
@@ -55,7 +55,7 @@ export async function listenFor(
   command: ServeCommand,
   role: Exclude<Role, 'primary'>,
   metrics: Metrics | undefined,
-  handler: RequestHandler,
+  handler: RequestListener,
   close: () => void,
   books: () => readonly ServedBook[],
   stopChecks: () => void,
@@ -118,7 +118,7 @@ export async function listenFor(
  * node:http, or node:https with --tls-cert/--tls-key, with the protections every listener
  * has (bin/listen/server.ts), behind the access log.
  */
-function createServer(command: ServeCommand, metrics: Metrics | undefined, handler: RequestHandler): Server {
+function createServer(command: ServeCommand, metrics: Metrics | undefined, handler: RequestListener): Server {
   const limits = { ...command.timeouts, maxConnections: MAX_API_CONNECTIONS };
   const proxies = command.trustProxy;
   const around = (listener: Listener): Listener =>
