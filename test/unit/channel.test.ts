@@ -98,8 +98,9 @@ test('a bounded channel lets at most maxPending requests wait for an answer', as
   const [a, b] = portPair();
   const worker = createChannel(a, { maxPending: 2 });
   createChannel(b).handle('ask', () => new Promise(() => {}));
-  const waiting = [worker.request('ask', null, 50), worker.request('ask', null, 50)];
-  await assert.rejects(worker.request('ask', null, 50), (error: ChannelError) => error.code === 'CHANNEL_FULL');
+  // Long enough that the two still wait when the third asks, on a loaded machine too.
+  const waiting = [worker.request('ask', null, 500), worker.request('ask', null, 500)];
+  await assert.rejects(worker.request('ask', null, 500), (error: ChannelError) => error.code === 'CHANNEL_FULL');
   for (const request of waiting) {
     await assert.rejects(request, (error: ChannelError) => error.code === 'CHANNEL_TIMEOUT');
   }
