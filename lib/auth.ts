@@ -4,7 +4,7 @@
 import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { GivenCredentials } from './basic-auth.js';
 import type { ConfiguredUser } from './credentials.js';
-import { createHashChecks, type HashChecks } from './hash-checks.js';
+import { createHashChecks, type HashChecks, MAX_HASH_WAIT_MS } from './hash-checks.js';
 import type { Metrics } from './metrics.js';
 import { dummyHash, type PasswordHash, verifyPassword } from './password-hash.js';
 
@@ -29,9 +29,6 @@ export interface Connection {
   /** The socket's idle timeout in milliseconds (node:http's `server.setTimeout`); 0 or none: no limit. */
   readonly timeout?: number | undefined;
 }
-
-/** The longest wait for a password-hash check (docs/API.md, Credentials); never past the socket's idle timeout (hashWaitMs). */
-export const MAX_HASH_WAIT_MS = 10_000;
 
 /** How long a request on `connection` may wait for its hash check: up to a second less than its socket's idle timeout. */
 export function hashWaitMs(connection: Connection): number {

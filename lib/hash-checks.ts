@@ -4,6 +4,9 @@
 
 import type { Metrics } from './metrics.js';
 
+/** The longest wait for a password-hash check (docs/API.md, Credentials); never past the socket's idle timeout (hashWaitMs). */
+export const MAX_HASH_WAIT_MS = 10_000;
+
 /**
  * The password-hash checks of a process: at most `maxHashChecks` at once, at most
  * `maxQueuedHashChecks` waiting (docs/API.md, Credentials). One per authenticator by

@@ -12,8 +12,9 @@
 //   4. the username's or the global budget spent: only a client that logged in from this
 //      address before is checked, everyone else 429 until the window ends;
 //   5. credentials are checked with a failure counted (decided and counted in one step of
-//      the throttle, so that parallel guesses, on any worker, see it): wrong ones keep it
-//      (401); right ones take it back, and are the user, a known client from now on;
+//      the throttle, so that parallel guesses, on any worker, see it): wrong ones confirm it
+//      (401); right ones take it back, and are the user, a known client from now on; while
+//      pending, it blocks only until the check could have come (the 429's Retry-After);
 //   6. a password hash is checked so too, off the event loop; a check that never ran takes
 //      the failure back as well. Requests with the same credentials meanwhile join that
 //      check: one guess is one failure, however many requests carry it. A request gets its
@@ -237,12 +238,9 @@ function checkCredentials(parts: Parts, request: Attempt): LoginVerdict | Promis
   const { given, header, client } = request;
   const attempted = given.username;
   const verdict = parts.authenticator.check(given);
-  if (verdict.kind === 'rejected') return { kind: 'refused', attempted } as const;
-  if (verdict.kind === 'user') {
-    parts.throttle.forgive(client, attempted);
-    return admit(parts, verdict, client, header);
-  }
-  return awaitCheck(parts, request, true);
+  if (verdict.kind === 'pending') return awaitCheck(parts, request, true);
+  parts.throttle[verdict.kind === 'rejected' ? 'confirm' : 'forgive'](client, attempted);
+  return verdict.kind === 'user' ? admit(parts, verdict, client, header) : { kind: 'refused', attempted };
 }
 
 /**
@@ -265,7 +263,7 @@ function awaitCheck(parts: Parts, request: Attempt, reserved: boolean): Promise<
       (late) => {
         clearTimeout(deadline);
         try {
-          if (reserved && late.kind !== 'rejected') parts.throttle.forgive(client, attempted);
+          if (reserved) parts.throttle[late.kind === 'rejected' ? 'confirm' : 'forgive'](client, attempted);
           if (answered) return;
           if (late.kind === 'user') return resolve(admit(parts, late, client, header));
           // The service stops before the check began: as a check that did not come in time.

@@ -7,8 +7,11 @@
 // events fall into it, its key is blocked until the window ends. Windows below their limit
 // and blocked ones live in two bounded Maps in insertion order: a full table drops its
 // oldest window below the limit, so that failures from other keys can never free a
-// blocked one; only a full table of blocked keys drops its oldest block.
+// blocked one; only a full table of blocked keys drops its oldest block. A failure counted
+// while its check runs (`reserve`) is pending: a window not filled by confirmed ones blocks
+// only until the pending checks have come (MAX_HASH_WAIT_MS), each confirmed or taken back.
 
+import { MAX_HASH_WAIT_MS } from './hash-checks.js';
 import type { Metrics } from './metrics.js';
 
 /** The throttle's options, under createHandler's names (lib/types.ts says what each means). */
@@ -29,10 +32,7 @@ export interface ThrottleSettings {
   now: () => number;
 }
 
-/**
- * The rules of the login throttle: which budget refused a request. `client`: a (user,
- * address) pair that logged in before, whose own failures from that address are spent.
- */
+/** Which budget of the login throttle refused a request; `client`: a pair that logged in, its own failures spent. */
 export type ThrottleRule = 'address' | 'client' | 'user' | 'global' | 'unauthenticated';
 
 /**
@@ -41,28 +41,23 @@ export type ThrottleRule = 'address' | 'client' | 'user' | 'global' | 'unauthent
  * process (bin/cluster/shared-throttle.ts, for --workers): then `reserve` answers with a promise.
  */
 export interface Throttle {
-  /**
-   * Seconds until `address` may present credentials again (≥ 1), or 0 when it may; for a
-   * `user` who logged in from `address` before, that pair's own failures decide instead.
-   */
+  /** Seconds until `address` may present credentials (≥ 1), or 0; for a `user` who logged in there, by its own. */
   retryAfter(address: string, user?: string): number;
-  /**
-   * Seconds until credentials for `user` from `address` are checked, when the username's
-   * or the global budget is spent and the pair has not logged in before; otherwise 0.
-   */
+  /** Seconds until `user`'s credentials are checked while its or the global budget is spent, but for a known client. */
   budgetRetryAfter(user: string, address: string): number;
   /** Counts a request without credentials; seconds until the next is answered 401, or 0. */
   recordUnauthenticated(address: string): number;
   /**
-   * Credentials for `user` from `address` are about to be checked: 0, and a failure counted
-   * while the check runs (`forgive` takes it back once they are accepted, or when the check
-   * never runs); or the seconds until they may be checked, as `retryAfter` and
-   * `budgetRetryAfter` would say. Deciding and counting are one step, so that parallel
-   * guesses cannot overrun a budget.
+   * Credentials for `user` from `address` are about to be checked: 0, and a failure counted,
+   * pending until the check comes (then `confirm` or `forgive`); or the seconds until they may
+   * be checked, as `retryAfter` and `budgetRetryAfter` would say. Deciding and counting are
+   * one step, so that parallel guesses cannot overrun a budget.
    */
   reserve(user: string, address: string): number | Promise<number>;
   /** Takes back a failure counted by `reserve` whose check accepted the credentials or never ran. */
   forgive(address: string, user: string): void;
+  /** Keeps a failure counted by `reserve` whose check rejected the credentials: it blocks until its window ends. */
+  confirm(address: string, user: string): void;
   /** `user` logged in from `address`: a known client from now on. */
   recordSuccess(address: string, user: string): void;
 }
@@ -70,12 +65,9 @@ export interface Throttle {
 /** The throttle that holds the counts itself, in this process. */
 export interface LocalThrottle extends Throttle {
   reserve(user: string, address: string): number;
-  /** Counts a failed authentication, also one whose check has only begun. */
+  /** Counts a failed authentication. */
   recordFailure(address: string, user: string): void;
-  /**
-   * When `rule`'s window for `key` ends, in ms of `now`, while it blocks; else 0. The key:
-   * `''` for the global one, `user:address` for a client's.
-   */
+  /** When `rule` stops blocking `key` (`''` the global one, `user:address` a client), in ms of `now`; else 0. */
   blockedUntil(rule: ThrottleRule, key: string): number;
   /** Whether `user` logged in from `address` (and is still remembered). */
   isKnown(user: string, address: string): boolean;
@@ -88,10 +80,7 @@ export interface LocalThrottle extends Throttle {
 // A username cannot contain a colon (RFC 7617 §2), so `user:address` is unambiguous.
 const pair = (user: string, address: string): string => `${user}:${address}`;
 
-/**
- * The throttle over `settings`; each refusal is counted in `metrics` by its rule when given
- * (lib/metrics.ts).
- */
+/** The throttle over `settings`; each refusal is counted in `metrics` by its rule when given (lib/metrics.ts). */
 export function createThrottle(settings: ThrottleSettings, metrics?: Metrics): LocalThrottle {
   const tables = createTables(settings);
   const { address: addresses, client: clients, user: users, global: everyone, unauthenticated } = tables;
@@ -117,11 +106,19 @@ export function createThrottle(settings: ThrottleSettings, metrics?: Metrics): L
     const own = clients.retryAfter(pair(user, address));
     return own === 0 ? 0 : refuse('client', own);
   };
-  function recordFailure(address: string, user: string): void {
-    addresses.add(address);
-    clients.add(pair(user, address));
-    users.add(user);
-    everyone.add('');
+  /** `pendingMs`: how long the failure's check may still take it back (`reserve`); 0: confirmed. */
+  function recordFailure(address: string, user: string, pendingMs = 0): void {
+    addresses.add(address, pendingMs);
+    clients.add(pair(user, address), pendingMs);
+    users.add(user, pendingMs);
+    everyone.add('', pendingMs);
+  }
+  /** A failure `reserve` counted, its check come: kept (`keep`) or taken back. */
+  function settle(address: string, user: string, keep: boolean): void {
+    addresses.settle(address, keep);
+    clients.settle(pair(user, address), keep);
+    users.settle(user, keep);
+    everyone.settle('', keep);
   }
 
   return {
@@ -138,16 +135,12 @@ export function createThrottle(settings: ThrottleSettings, metrics?: Metrics): L
       if (blocked > 0) return blocked;
       const wait = budget(user, address);
       if (wait > 0) return wait;
-      recordFailure(address, user);
+      recordFailure(address, user, MAX_HASH_WAIT_MS);
       return 0;
     },
     recordFailure,
-    forgive(address, user) {
-      addresses.remove(address);
-      clients.remove(pair(user, address));
-      users.remove(user);
-      everyone.remove('');
-    },
+    forgive: (address, user) => settle(address, user, false),
+    confirm: (address, user) => settle(address, user, true),
     recordSuccess(address, user) {
       if (unauthenticated.size > 0) unauthenticated.clear(address);
       known.add(user, address);
@@ -166,8 +159,7 @@ function createTables(settings: ThrottleSettings): Record<ThrottleRule, Windows>
   const { authFailureWindowMs: windowMs, maxTrackedAddresses: maxAddresses, now } = settings;
   return {
     address: createWindows(settings.maxAuthFailures, windowMs, maxAddresses, now),
-    // Failures per (user, address), budgeted as an address's: they decide for a pair that
-    // logged in, whatever its address's other usernames did.
+    // Per (user, address), budgeted as an address's: they decide for a pair that logged in there.
     client: createWindows(settings.maxAuthFailures, windowMs, maxAddresses, now),
     user: createWindows(settings.maxUserFailures, windowMs, maxAddresses, now),
     global: createWindows(settings.maxGlobalFailures, windowMs, 1, now),
@@ -209,13 +201,17 @@ function createKnownClients(max: number) {
 interface Window {
   startedAt: number;
   count: number;
+  /** When each event still pending (`add`'s `pendingMs`) is settled at the latest, earliest first. */
+  pending: number[];
 }
 
 interface Windows {
   retryAfter(key: string): number;
   blockedUntil(key: string): number;
-  add(key: string): void;
-  remove(key: string): void;
+  /** Counts an event; `pendingMs`: one that may still be taken back within that time. */
+  add(key: string, pendingMs?: number): void;
+  /** The earliest event pending is settled: kept (`keep`), or taken back. */
+  settle(key: string, keep: boolean): void;
   clear(key: string): void;
   readonly size: number;
   /** Whether any key is blocked now (or was, its window since ended). */
@@ -241,60 +237,64 @@ function createWindows(limit: number, windowMs: number, bound: number, now: () =
     return undefined;
   }
 
+  function blockedUntil(key: string, time: number): number {
+    const window = blocked.get(key);
+    if (limit === 0 || window === undefined) return 0;
+    const end = until(window, limit, windowMs, time);
+    return end > time ? end : 0;
+  }
+
   return {
     retryAfter(key) {
       // Nothing blocked, as almost always: no lookup.
       if (limit === 0 || blocked.size === 0) return 0;
-      const window = blocked.get(key);
-      if (window === undefined) return 0;
-      const remainingMs = window.startedAt + windowMs - now();
-      if (remainingMs > 0) return Math.ceil(remainingMs / 1000);
+      const time = now();
+      const end = blockedUntil(key, time);
+      if (end > 0) return Math.ceil((end - time) / 1000);
       blocked.delete(key);
       return 0;
     },
+    blockedUntil: (key) => blockedUntil(key, now()),
 
-    blockedUntil(key) {
-      const window = blocked.get(key);
-      if (limit === 0 || window === undefined) return 0;
-      const until = window.startedAt + windowMs;
-      return until > now() ? until : 0;
-    },
-
-    add(key) {
+    add(key, pendingMs = 0) {
       if (limit === 0) return;
       const time = now();
-      const window = current(key, time);
-      if (window === undefined) {
-        const fresh = { startedAt: time, count: 1 };
-        put(fresh.count >= limit ? blocked : counting, key, fresh);
-        return;
-      }
+      const window = current(key, time) ?? { startedAt: time, count: 0, pending: [] };
+      if (pendingMs > 0) window.pending.push(time + pendingMs);
       window.count += 1;
-      if (window.count >= limit && counting.delete(key)) put(blocked, key, window);
+      if (window.count === 1) put(window.count >= limit ? blocked : counting, key, window);
+      else if (window.count >= limit && counting.delete(key)) put(blocked, key, window);
     },
-
-    remove(key) {
+    settle(key, keep) {
       if (limit === 0) return;
       const window = current(key, now());
       if (window === undefined) return;
+      window.pending.shift();
+      if (keep) return;
       window.count -= 1;
       if (window.count <= 0) {
         blocked.delete(key);
         counting.delete(key);
       } else if (window.count < limit && blocked.delete(key)) put(counting, key, window);
     },
-
     clear(key) {
       blocked.delete(key);
       counting.delete(key);
     },
-
     get size() {
       return counting.size + blocked.size;
     },
-
     get blocking() {
       return limit > 0 && blocked.size > 0;
     },
   };
+}
+
+/** When `window` stops blocking: its end, or, while pending events are needed to fill it, the last one's bound. */
+function until(window: Window, limit: number, windowMs: number, time: number): number {
+  const end = window.startedAt + windowMs;
+  const pending = window.pending;
+  while ((pending[0] ?? Number.POSITIVE_INFINITY) <= time) pending.shift();
+  const last = pending.at(-1);
+  return last === undefined || window.count - pending.length >= limit ? end : Math.min(end, last);
 }

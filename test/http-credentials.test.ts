@@ -456,6 +456,25 @@ test('16 parallel first requests with a hashed right password from one address a
   assert.deepEqual(await answers, Array(16).fill('200'));
 });
 
+test('12 first logins of different hashed users at once from one address: those refused wait only until the pending checks can have come, then get in; wrong passwords keep the window', async (t) => {
+  let now = 5_000_000;
+  const users = Array.from({ length: 12 }, (_, i) => ({ username: `kasse${i}`, passwordHash: CHEAP_HASH_OF_ALT }));
+  const served = await serveUsers(t, users, { now: () => now });
+  const answers = async (headers: string[]) => (await burst(served.status, headers)).answers;
+  const headers = users.map(({ username }) => basicAuth(username, 'alt'));
+  const first = await answers(headers);
+  // Ten pending checks spend the address's budget, and all may accept: not the window (it said 60).
+  const refused = headers.filter((_, i) => first[i] !== '200');
+  assert.ok(refused.length > 0, first.join());
+  for (const answer of first.filter((answer) => answer !== '200')) assert.match(answer, /^429 retry-after ([1-9]|10)$/);
+  now += 10_000;
+  assert.deepEqual(await answers(refused), Array(refused.length).fill('200'), 'retried after Retry-After');
+  // Usernames never let in here, wrong passwords: once confirmed, they block until the window ends.
+  const wrong = await answers(users.map((_, i) => basicAuth(`fremd${i}`, 'falsch')));
+  assert.equal(wrong.filter((answer) => answer === '401').length, 10, wrong.join());
+  assert.deepEqual(await answers([basicAuth('fremd', 'raten')]), ['429 retry-after 60']);
+});
+
 test('parallel requests with the same wrong password are refused and count as one failure', async (t) => {
   // The throttle's clock stands still: a loaded machine's seconds do not shorten the Retry-After.
   const served = await serveUsers(
@@ -478,14 +497,17 @@ test('parallel wrong passwords from one address: a check counts while it waits, 
   const served = await serveUsers(
     t,
     { username: 'kasse', passwordHash: CHEAP_HASH_OF_ALT },
-    { maxHashChecks: 1, maxQueuedHashChecks: 20, maxAuthFailures: 3 },
+    { maxHashChecks: 1, maxQueuedHashChecks: 20, maxAuthFailures: 3, now: () => 5_000_000 },
   );
   const { answers } = await burst(
     served.status,
     Array.from({ length: 8 }, (_, i) => basicAuth('kasse', `falsch${i}`)),
   );
-  // Counted only after the check, all eight were checked (33 of 40 in the review).
-  assert.deepEqual((await answers).sort(), [...Array(3).fill('401'), ...Array(5).fill('429 retry-after 60')]);
+  // Counted only after the check, all eight were checked (33 of 40 in the review). Refused
+  // while the three checks may still accept: until they can have come.
+  assert.deepEqual((await answers).sort(), [...Array(3).fill('401'), ...Array(5).fill('429 retry-after 10')]);
+  const { answers: confirmed } = await burst(served.status, [basicAuth('kasse', 'falsch8')]);
+  assert.deepEqual(await confirmed, ['429 retry-after 60'], 'three confirmed failures: the window');
 });
 
 test('a right password whose check was counted while it waited is taken back: it does not use up the address', async (t) => {

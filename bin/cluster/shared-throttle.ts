@@ -10,7 +10,7 @@
 // that are not remembered — where a password-hash check costs tens of milliseconds anyway,
 // or a wrong plain password is a guess — ask the primary, which decides and counts in one
 // step (`reserve`), so that parallel guesses on several workers cannot overrun a budget.
-// The worker tells it the outcome (`forgive`, `recordSuccess`); requests without
+// The worker tells it the outcome (`confirm` or `forgive`, `recordSuccess`); requests without
 // credentials are told to it as they come, and it says once a window blocks.
 //
 // Every change the primary makes to what the replicas hold is sent to every worker in one
@@ -54,6 +54,7 @@ export interface Pair {
 export const THROTTLE_MESSAGES = {
   reserve: 'throttle.reserve',
   forgive: 'throttle.forgive',
+  confirm: 'throttle.confirm',
   success: 'throttle.success',
   unauthenticated: 'throttle.unauthenticated',
   update: 'throttle.update',
@@ -106,11 +107,13 @@ class Authority implements ThrottleAuthority {
   attach(channel: Channel): void {
     const { throttle } = this;
     channel.handle(THROTTLE_MESSAGES.reserve, (body) => this.reserve(body as ReserveRequest));
-    channel.handle(THROTTLE_MESSAGES.forgive, (body) => {
-      const { user, address } = body as Pair;
-      throttle.forgive(address, user);
-      this.publish(address, user);
-    });
+    for (const outcome of ['forgive', 'confirm'] as const) {
+      channel.handle(THROTTLE_MESSAGES[outcome], (body) => {
+        const { user, address } = body as Pair;
+        throttle[outcome](address, user);
+        this.publish(address, user);
+      });
+    }
     channel.handle(THROTTLE_MESSAGES.success, (body) => this.success(body as Pair));
     channel.handle(THROTTLE_MESSAGES.unauthenticated, (body) => {
       const { address } = body as { address: string };

@@ -121,6 +121,10 @@ class ThrottleReplica implements Throttle {
     this.channel.notify(THROTTLE_MESSAGES.forgive, { user, address } satisfies Pair);
   }
 
+  confirm(address: string, user: string): void {
+    this.channel.notify(THROTTLE_MESSAGES.confirm, { user, address } satisfies Pair);
+  }
+
   recordSuccess(address: string, user: string): void {
     // A client's next login, as most are, is the most recent already: two comparisons, as
     // in the library's throttle, and nothing for the primary.

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { USAGE } from '../../bin/config/args.js';
-import { MAX_HASH_WAIT_MS } from '../../lib/auth.js';
+import { MAX_HASH_WAIT_MS } from '../../lib/hash-checks.js';
 import { BODY_MESSAGES, ERROR_CODES, ERRORS, lineMessage, QUERY_MESSAGES } from '../../lib/messages.js';
 import { resolveOptions } from '../../lib/options.js';
 import { PARAMETERS } from '../../lib/query.js';

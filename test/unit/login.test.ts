@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { type Authenticator, BUSY, createAuthenticator, PENDING, REJECTED, type Settled } from '../../lib/auth.js';
 import type { GivenCredentials } from '../../lib/basic-auth.js';
 import { validateCredentials } from '../../lib/credentials.js';
+import { MAX_HASH_WAIT_MS } from '../../lib/hash-checks.js';
 import { createLogin, type LoginVerdict, refusal } from '../../lib/login.js';
 import { ERRORS } from '../../lib/messages.js';
 import { DEFAULTS } from '../../lib/options.js';
@@ -20,6 +21,8 @@ const HERE = { destroyed: false };
 const refused = (attempted?: string) =>
   attempted === undefined ? { kind: 'refused' } : { kind: 'refused', attempted };
 const REFUSED = refused();
+/** The Retry-After while failures whose checks may still accept spend a budget. */
+const PENDING_WAIT = MAX_HASH_WAIT_MS / 1000;
 const throttled = (retryAfter: number, attempted?: string) =>
   attempted === undefined
     ? { kind: 'throttled', retryAfter, close: true }
@@ -92,6 +95,7 @@ function remote(throttle: LocalThrottle) {
       return new Promise((resolve) => setImmediate(() => resolve(throttle.reserve(user, address))));
     },
     forgive: (address, user) => throttle.forgive(address, user),
+    confirm: (address, user) => throttle.confirm(address, user),
     recordSuccess: (address, user) => throttle.recordSuccess(address, user),
   };
   return { replica, asked };
@@ -149,30 +153,36 @@ test('a username whose budget is spent: an unknown client is throttled without a
   checks.shift()?.done(accepted('kasse'));
 });
 
-test('a pending hash check counts as a failure while it runs: parallel guesses beyond the limit are throttled unchecked', () => {
+test('a pending hash check counts as a failure while it runs: parallel guesses beyond the limit are throttled unchecked', async () => {
   const { authenticator, checks } = heldChecks();
   const login = createLogin(authenticator, throttleFor());
   const verdicts = Array.from({ length: 40 }, (_, i) => login(basic(`kasse:falsch${i}`), '192.0.2.1', HERE));
   assert.equal(checks.length, 10, 'only maxAuthFailures checks start');
   assert.equal(verdicts.filter((verdict) => verdict instanceof Promise).length, 10);
-  assert.deepEqual(verdicts[10], throttled(60));
+  // Ten checks that may still accept spend the budget: until they can have come, not the window.
+  assert.deepEqual(verdicts[10], throttled(PENDING_WAIT));
   for (const check of checks) check.done(REJECTED);
+  await Promise.all(verdicts);
+  assert.deepEqual(login(basic('kasse:falsch40'), '192.0.2.1', HERE), throttled(60), 'ten confirmed: the window');
 });
 
 test('success forgives the failure its pending check counted; a rejection keeps it', async () => {
   const { authenticator, checks } = heldChecks();
   const login = createLogin(authenticator, throttleFor());
   const pending = Array.from({ length: 10 }, (_, i) => login(basic(`kasse:?${i}`), '192.0.2.1', HERE));
-  assert.deepEqual(login(basic('kasse:?10'), '192.0.2.1', HERE), throttled(60), 'ten checks in flight block');
+  assert.deepEqual(login(basic('kasse:?10'), '192.0.2.1', HERE), throttled(PENDING_WAIT), 'ten checks in flight block');
   // Nine wrong, one right: the right one gives its failure back, the address has one left.
   for (let i = 0; i < 9; i += 1) checks[i]?.done(REJECTED);
   checks[9]?.done(accepted('kasse'));
   const settled = await Promise.all(pending);
   assert.deepEqual(settled.slice(0, 9), Array(9).fill(refused('kasse')));
   assert.deepEqual(settled[9], accepted('kasse'));
-  assert.ok(login(basic('kasse:?11'), '192.0.2.1', HERE) instanceof Promise, 'one more is checked');
-  assert.deepEqual(login(basic('kasse:?12'), '192.0.2.1', HERE), throttled(60));
+  const eleventh = login(basic('kasse:?11'), '192.0.2.1', HERE);
+  assert.ok(eleventh instanceof Promise, 'one more is checked');
+  assert.deepEqual(login(basic('kasse:?12'), '192.0.2.1', HERE), throttled(PENDING_WAIT), 'while it may accept');
   checks[10]?.done(REJECTED);
+  await eleventh;
+  assert.deepEqual(login(basic('kasse:?12'), '192.0.2.1', HERE), throttled(60), 'ten confirmed');
 });
 
 test('parallel requests with the same credentials join one check and count one failure: the right ones all get in, wrong ones are refused once', async () => {
@@ -202,7 +212,7 @@ test('a request that joins a check counts no failure, takes none back, and still
   const guarded = createLogin(authenticator, throttleFor({ maxUserFailures: 1 }));
   // The first reservation spends the username's budget: an unknown address is not let in to join.
   const first = guarded(basic('kasse:falsch'), '192.0.2.1', HERE);
-  assert.deepEqual(guarded(basic('kasse:falsch'), '192.0.2.2', HERE), throttled(60, 'kasse'));
+  assert.deepEqual(guarded(basic('kasse:falsch'), '192.0.2.2', HERE), throttled(PENDING_WAIT, 'kasse'));
   checks.shift()?.done(REJECTED);
   assert.deepEqual(await first, refused('kasse'));
   // A joiner of a right check takes back nothing: one failure of three stays for 192.0.2.1.
