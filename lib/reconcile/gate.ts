@@ -28,7 +28,11 @@ interface Waiting {
 }
 
 export function createGate(atOnce = RECONCILING_AT_ONCE): Gate {
-  const waiting = new Rotations<Waiting>();
+  let waiting = new Rotations<Waiting>();
+  // The same jobs, to see whether a client left while waiting: the rotations skip such a job
+  // only when its turn comes, which for a reconciliation can be a minute away, and meanwhile
+  // it held a place of its address's and its user's bound on waiting searches.
+  const queued = new Set<Waiting>();
   let inside = 0;
   const admit = (job: Waiting): void => {
     inside += 1;
@@ -38,15 +42,35 @@ export function createGate(atOnce = RECONCILING_AT_ONCE): Gate {
       left = true;
       inside -= 1;
       const next = waiting.next();
-      if (next !== undefined) admit(next);
+      if (waiting.empty) queued.clear();
+      if (next === undefined) return;
+      queued.delete(next);
+      admit(next);
     });
+  };
+  /** The waiting, without those whose client left: taken out (in the order they would have come) before they are counted. */
+  const present = (): Rotations<Waiting> => {
+    for (const job of queued) {
+      if (job.from.connection.destroyed !== true) continue;
+      const fresh = new Rotations<Waiting>();
+      queued.clear();
+      for (let next = waiting.next(); next !== undefined; next = waiting.next()) {
+        fresh.add(next);
+        queued.add(next);
+      }
+      waiting = fresh;
+      break;
+    }
+    return waiting;
   };
   return {
     enter(from, start) {
-      if (inside < atOnce) admit({ from, start });
-      else waiting.add({ from, start });
+      if (inside < atOnce) return admit({ from, start });
+      const job = { from, start };
+      waiting.add(job);
+      queued.add(job);
     },
-    waitingFrom: (address) => waiting.waitingFrom(address),
-    waitingFor: (user) => waiting.waitingFor(user),
+    waitingFrom: (address) => present().waitingFrom(address),
+    waitingFor: (user) => present().waitingFor(user),
   };
 }

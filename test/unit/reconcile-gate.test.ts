@@ -50,3 +50,17 @@ test('the waiting take turns by user; one whose client left while waiting never 
   for (let i = 0; i < 4; i += 1) leave();
   assert.deepEqual(started, ['u1', 'u2', 'w1', 'u3']);
 });
+
+test('one whose client left while waiting is no longer counted, before a place is free', () => {
+  const gate = createGate(1);
+  gate.enter({ user: 'u', address: 'a', connection: {} }, () => {});
+  const gone = { destroyed: false };
+  for (let i = 0; i < 3; i += 1)
+    gate.enter({ user: 'u', address: 'a', connection: gone }, () => assert.fail('a client that left was started'));
+  gate.enter({ user: 'v', address: 'a', connection: {} }, () => {});
+  assert.equal(gate.waitingFrom('a'), 4);
+  gone.destroyed = true;
+  assert.equal(gate.waitingFrom('a'), 1, 'its address gets the places back');
+  assert.equal(gate.waitingFor('u'), 0);
+  assert.equal(gate.waitingFor('v'), 1);
+});
