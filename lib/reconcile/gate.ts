@@ -29,10 +29,6 @@ interface Waiting {
 
 export function createGate(atOnce = RECONCILING_AT_ONCE): Gate {
   let waiting = new Rotations<Waiting>();
-  // The same jobs, to see whether a client left while waiting: the rotations skip such a job
-  // only when its turn comes, which for a reconciliation can be a minute away, and meanwhile
-  // it held a place of its address's and its user's bound on waiting searches.
-  const queued = new Set<Waiting>();
   let inside = 0;
   const admit = (job: Waiting): void => {
     inside += 1;
@@ -42,33 +38,24 @@ export function createGate(atOnce = RECONCILING_AT_ONCE): Gate {
       left = true;
       inside -= 1;
       const next = waiting.next();
-      if (waiting.empty) queued.clear();
-      if (next === undefined) return;
-      queued.delete(next);
-      admit(next);
+      if (next !== undefined) admit(next);
     });
   };
-  /** The waiting, without those whose client left: taken out (in the order they would have come) before they are counted. */
+  // A job whose client left is skipped only when its turn comes, which for a reconciliation
+  // can be a minute away, and meanwhile it held a place of its address's and its user's bound
+  // on waiting searches: before they are counted, the waiting are taken over, in the order
+  // they would have come, without those.
   const present = (): Rotations<Waiting> => {
-    for (const job of queued) {
-      if (job.from.connection.destroyed !== true) continue;
-      const fresh = new Rotations<Waiting>();
-      queued.clear();
-      for (let next = waiting.next(); next !== undefined; next = waiting.next()) {
-        fresh.add(next);
-        queued.add(next);
-      }
-      waiting = fresh;
-      break;
-    }
+    if (!waiting.anyLeft) return waiting;
+    const fresh = new Rotations<Waiting>();
+    for (let next = waiting.next(); next !== undefined; next = waiting.next()) fresh.add(next);
+    waiting = fresh;
     return waiting;
   };
   return {
     enter(from, start) {
-      if (inside < atOnce) return admit({ from, start });
-      const job = { from, start };
-      waiting.add(job);
-      queued.add(job);
+      if (inside < atOnce) admit({ from, start });
+      else waiting.add({ from, start });
     },
     waitingFrom: (address) => present().waitingFrom(address),
     waitingFor: (user) => present().waitingFor(user),

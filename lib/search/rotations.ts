@@ -110,6 +110,14 @@ export class Rotations<J extends { readonly from: Requester }> {
     toTheEnd(address.order, (jobs) => jobs[0]?.from.connection === from.connection);
   }
 
+  /** Whether a job waits whose client has left (`next` skips it only when its turn comes). */
+  get anyLeft(): boolean {
+    for (const user of this.order)
+      for (const address of user.order)
+        for (const jobs of address.order) if (jobs[0]?.from.connection.destroyed) return true;
+    return false;
+  }
+
   /** How many jobs of `address` (whoever's) wait. */
   waitingFrom(address: string): number {
     return this.byAddress.get(address) ?? 0;
