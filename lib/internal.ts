@@ -10,7 +10,7 @@ export type { Family } from './exposition.js';
 export { createHandler, mountHandlers } from './handler.js';
 export { withoutBookingValues } from './meaning.js';
 export { Metrics, type MetricsSnapshot } from './metrics.js';
-export { createSharedParts, resolveOptions, settingProblem } from './options.js';
+export { createSharedParts, resolveOptions } from './options.js';
 export { hashPassword } from './password-hash.js';
 export { protectServer } from './protocol-errors.js';
 export { hasBadHost, pathForLog, requestFacts } from './request.js';

@@ -102,17 +102,15 @@ export function createSharedParts(settings: Settings, metrics?: Metrics, throttl
   return metrics === undefined ? parts : { ...parts, metrics };
 }
 
+type TextSetting = 'name' | 'basePath' | 'table' | 'origin' | 'proxyAddress';
+
 /**
  * Why `text`, as a command reads it, cannot be `setting`: a service's or a book's name
  * (serviceName), a base path, one table's name (of `tables`), a CORS origin, a proxy's address
- * (of `trustProxy`). In words that
- * follow the setting's name (`must be …`, `is not …`); `undefined` when it can. The rules are
- * the ones createHandler applies to its options.
+ * (of `trustProxy`). In words that follow the setting's name (`must be …`, `is not …`);
+ * `undefined` when it can. The rules are the ones resolveOptions applies.
  */
-export function settingProblem(
-  setting: 'name' | 'basePath' | 'table' | 'origin' | 'proxyAddress',
-  text: string,
-): string | undefined {
+function settingProblem(setting: TextSetting, text: string): string | undefined {
   switch (setting) {
     case 'name':
       return SERVICE_NAME.test(text)
@@ -134,8 +132,17 @@ export function settingProblem(
   }
 }
 
-/** Applies the defaults, throws a TypeError naming the first bad option, and resolves the rest. */
-export function resolveOptions(options: HandlerOptions | undefined): Settings {
+/**
+ * Applies the defaults, throws a TypeError naming the first bad option, and resolves the rest.
+ * `refuse`: how a command refuses an option it read from text (serviceName, basePath, a
+ * table's name, a CORS origin, a proxy's address): called with why, in words that follow the
+ * setting's name (`must be …`, `is not …`), before any TypeError.
+ */
+export function resolveOptions(options: HandlerOptions | undefined, refuse?: (problem: string) => never): Settings {
+  if (refuse !== undefined) {
+    const problem = textProblem(options ?? {});
+    if (problem !== undefined) refuse(problem);
+  }
   // Apply defaults
   const { app, tables, trustProxy, corsOrigins, ...settings }: Filled = {
     ...DEFAULTS,
@@ -166,6 +173,22 @@ export function resolveOptions(options: HandlerOptions | undefined): Settings {
     cors: createCors(corsOrigins),
     mapping: resolveMapping(app, tables),
   };
+}
+
+/** The first option given as text that settingProblem refuses, in its words. */
+function textProblem(options: HandlerOptions): string | undefined {
+  const judged: Array<readonly [TextSetting, unknown]> = [
+    ['name', options.serviceName],
+    ['basePath', options.basePath],
+    ...Object.values(options.tables ?? {}).map((name) => ['table', name] as const),
+    ...(options.corsOrigins ?? []).map((origin) => ['origin', origin] as const),
+    ...(options.trustProxy || []).map((address) => ['proxyAddress', address] as const),
+  ];
+  for (const [setting, text] of judged) {
+    const problem = typeof text === 'string' ? settingProblem(setting, text) : undefined;
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
 }
 
 /** The mapping `app` and `tables` name; throws a TypeError naming the option that is wrong. */

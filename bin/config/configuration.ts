@@ -7,7 +7,7 @@
 // bin/config/args.ts's; this module only gathers the values as text and, when one is refused, says
 // where it came from.
 
-import { type Credentials, resolveOptions, settingProblem } from '../../lib/internal.js';
+import { type Credentials, resolveOptions } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
 import type { BookConfig } from './book-config.js';
 import type { BookSection, ConfigEntry, ConfigFile } from './config-file.js';
@@ -167,9 +167,9 @@ export function resolveBooks(
   const basePaths = new Map<string, number>();
   return config.books.map((section) => {
     const entry = (key: string): ConfigEntry | undefined => section.entries.find((e) => e.key === key);
-    if (settingProblem('name', section.name) !== undefined) {
+    resolveOptions({ serviceName: section.name }, () => {
       throw atEntry(file, section, `the book's name '${section.name}' must be 1 to 100 printable ASCII characters`);
-    }
+    });
     const db = entry('db');
     if (db === undefined) throw atEntry(file, section, `book '${section.name}' has no db = FILE`);
     const tablesEntry = entry('table-names');
@@ -179,10 +179,10 @@ export function resolveBooks(
     const app = named ?? (Object.keys(tables).length > 0 ? 'own' : undefined);
     const baseEntry = entry('base-path');
     const given = baseEntry?.value ?? '';
-    const problem = settingProblem('basePath', given);
-    if (problem !== undefined) throw atEntry(file, baseEntry ?? section, `base-path ${problem}`);
     // As the book's handler will have it: without trailing slashes.
-    const { basePath } = resolveOptions({ basePath: given });
+    const { basePath } = resolveOptions({ basePath: given }, (problem) => {
+      throw atEntry(file, baseEntry ?? section, `base-path ${problem}`);
+    });
     const first = basePaths.get(basePath);
     if (first !== undefined) {
       const shown = basePath === '' ? 'the base path "" (none given)' : `base-path ${basePath}`;

@@ -2,7 +2,7 @@
 // holds, and how each kind of value (text, a whole number, one of a list, a switch, table
 // names, proxies) is read from text, with the usage error that names the flag.
 
-import { type HandlerOptions, settingProblem } from '../../lib/internal.js';
+import { type HandlerOptions, resolveOptions } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
 import type { TableNames } from '../files/index.js';
 
@@ -135,8 +135,7 @@ export function readTableNames(value: string | undefined): Partial<TableNames> {
     const option = TABLE_KEYS[key as keyof typeof TABLE_KEYS] as keyof TableNames | undefined;
     if (option === undefined || rest.length > 0 || name === '')
       throw usage(`--table-names takes entries=NAME,categories=NAME,payment_methods=NAME, not '${pair}'`);
-    const problem = settingProblem('table', name);
-    if (problem !== undefined) throw usage(`--table-names: '${name}' ${problem}`);
+    resolveOptions({ tables: { [option]: name } }, refusedAs(`--table-names: '${name}'`));
     if (names[option] !== undefined) throw usage(`--table-names names ${key} twice`);
     names[option] = name;
   }
@@ -150,12 +149,20 @@ export function readTrustProxy(value: string): string[] {
   const addresses = value.split(',').map((entry) => entry.trim());
   for (const address of addresses) {
     if (address === '') throw usage(TRUST_PROXY_NEEDS_ADDRESSES);
-    if (settingProblem('proxyAddress', address) !== undefined)
+    resolveOptions({ trustProxy: [address] }, () => {
       throw usage(`--trust-proxy takes IP addresses of your proxy, e.g. 127.0.0.1,::1, not '${address}'`);
+    });
   }
   return addresses;
 }
 
 export function usage(message: string): CliError {
   return new CliError(`${message} (see --help)`, 2);
+}
+
+/** How a setting read from text is refused when the library would refuse it (resolveOptions): the usage error, `what` (the flag) first. */
+export function refusedAs(what: string): (problem: string) => never {
+  return (problem) => {
+    throw usage(`${what} ${problem}`);
+  };
 }

@@ -7,12 +7,13 @@
 // defaults and the values' types, and reads every value through its row;
 // test/unit/settings.test.ts fails on a copy that drifts.
 
-import { APP_NAMES, type HandlerOptions, resolveOptions, settingProblem } from '../../lib/internal.js';
+import { APP_NAMES, type HandlerOptions, resolveOptions } from '../../lib/internal.js';
 import type { TableNames } from '../files/index.js';
 import {
   oneOf,
   readTableNames,
   readTrustProxy,
+  refusedAs,
   row,
   type Setting,
   text,
@@ -66,8 +67,7 @@ export const SETTINGS = {
         placeholder: 'PATH',
         help: 'path before /api/v1, e.g. /kasse (default {default})',
         parse: (value, flag) => {
-          const problem = settingProblem('basePath', value);
-          if (problem !== undefined) throw usage(`${flag} ${problem}`);
+          resolveOptions({ basePath: value }, refusedAs(flag));
           return value;
         },
         show: (path) => path || 'none',
@@ -81,8 +81,7 @@ export const SETTINGS = {
       placeholder: 'NAME',
       help: 'service name in /status and the auth realm (default {default})',
       parse: (value, flag) => {
-        const problem = settingProblem('name', value);
-        if (problem !== undefined) throw usage(`${flag} ${problem}`);
+        resolveOptions({ serviceName: value }, refusedAs(flag));
         return value;
       },
     },
@@ -177,8 +176,7 @@ export const SETTINGS = {
         placeholder: 'ORIGIN',
         help: 'let web pages from ORIGIN call the API (CORS), e.g. https://app.example; repeatable',
         parse: (value, flag) => {
-          const problem = settingProblem('origin', value);
-          if (problem !== undefined) throw usage(`${flag} ${problem}`);
+          resolveOptions({ corsOrigins: [value] }, refusedAs(flag));
           return [value];
         },
         option: { name: 'corsOrigins', from: (value) => value },

@@ -12,7 +12,7 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin');
 const ENTRY = 'lib/internal.ts';
 /** The most names bin/ may import from lib/; lower it as the door narrows, never raise it. */
-const MOST_NAMES = 25;
+const MOST_NAMES = 24;
 /**
  * Types bin/ derives from a name it imports from lib/ instead of importing the type itself:
  * what each file writes, and the type of lib/ it stands for. Take one out as its need goes;
