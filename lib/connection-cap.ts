@@ -1,12 +1,14 @@
-// A listener's cap on the connections it keeps open at once, and what happens at it. At the
-// cap, a new connection takes the place of the one that has waited longest without a
-// complete request: the first accepted of those still sending their first headers (or, over
-// TLS, a handshake), else of those idle between requests. A connection whose request is
-// being answered, its body read by the handler included, is never closed for it. So clients that hold connections in headers
-// that never end (from as many addresses as they have: one address keeps at most its share,
-// protocol-errors.ts) churn among themselves, and a client that sends its request at
-// once is served. Only when every connection has a request being answered is the new one
-// closed, unanswered: the service is busy with as many requests as it keeps connections.
+// A listener's bounds on the connections it keeps open at once: in all, and from one client
+// address (an IPv6 one by its /64, as the throttle counts it; a Unix socket's peer is whoever
+// may open the socket and a proxy is everyone behind it, so neither has one). At a bound, a
+// new connection takes the place of the one, among all or among its address's, that has
+// waited longest without a complete request: the first accepted of those still sending their
+// first headers (or, over TLS, a handshake), else of those idle between requests. A
+// connection whose request is being answered, its body read by the handler included, is
+// never closed for it; only when each has one is the new connection closed, unanswered. So
+// clients that hold connections in headers that never end churn among themselves, and a
+// client that sends its request at once is served, behind the same address (an office's
+// NAT) too; and one address cannot take every connection the server keeps.
 //
 // Node's own `maxConnections` would close every new connection at the cap, and a few slow
 // clients locked every other out for as long as they kept reconnecting.
@@ -14,49 +16,82 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { isProxy, rememberPeer, throttleKey, trustedPeers, UNIX_SOCKET_PEER, UNKNOWN_PEER } from './request.js';
 import { answering, hadRequest } from './respond.js';
 
+/** How many connections a server keeps open at once. */
+export interface ConnectionBounds {
+  /** At most this many from one address. */
+  most: number;
+  /** `trustProxy`'s entries: a proxy carries every client behind it, so it has no bound. */
+  proxies: readonly string[];
+  /** At most this many in all. */
+  cap?: number;
+}
+
+/** An open connection's socket for its requests (over TLS the one that wraps it, once its handshake is done), and its address if bounded. */
+type Held = { wire: Duplex; key: string | undefined };
+
 /**
- * Keeps at most `most` connections of `server` open, as the top of this file says. Put on
- * after the address's share (protectServer), whose refusals it does not count. Nothing runs
- * for a request: what a connection waits for is read off it (lib/respond.ts) only at the cap.
+ * Puts `bounds` on `server`, as the top of this file says, and reads each connection's peer
+ * as it is accepted (`rememberPeer`). One registry of the open connections, in the order
+ * they were accepted, serves both bounds; nothing runs for a request: what a connection
+ * waits for is read off it (lib/respond.ts) only at a bound.
  */
-export function capConnections(server: Server, most: number): void {
-  // Each open connection in the order it was accepted, and the socket its requests arrive
-  // on (over TLS the one that wraps it, once its handshake is done).
-  const open = new Map<Socket, Duplex>();
+export function boundConnections(server: Server, { most, proxies, cap = Infinity }: ConnectionBounds): void {
+  const trusted = trustedPeers(proxies);
+  const open = new Map<Socket, Held>();
+  const perAddress = new Map<string, number>();
+  const forget = (accepted: Socket): void => {
+    const key = open.get(accepted)?.key;
+    open.delete(accepted);
+    if (key === undefined) return;
+    const left = (perAddress.get(key) ?? 1) - 1;
+    if (left === 0) perAddress.delete(key);
+    else perAddress.set(key, left);
+  };
+  // One listener for every connection: the socket is its `this`.
+  function closed(this: Socket): void {
+    forget(this);
+  }
+  const closeLongestWaiting = (key: string | undefined): boolean => {
+    const accepted = longestWaiting(open, key);
+    if (accepted === undefined) return false;
+    open.get(accepted)?.wire.destroy();
+    forget(accepted);
+    accepted.destroy();
+    return true;
+  };
   server.on('connection', (socket: Socket) => {
+    const peer = rememberPeer(socket);
+    // Reset before it was accepted (its peer `unknown`), and closing already.
     if (socket.destroyed) return;
-    if (open.size >= most && !closeLongestWaiting(open)) return void socket.destroy();
-    open.set(socket, socket);
-    socket.once('close', () => open.delete(socket));
+    const key =
+      peer === UNIX_SOCKET_PEER || peer === UNKNOWN_PEER || isProxy(peer, trusted) ? undefined : throttleKey(peer);
+    const full = key !== undefined && (perAddress.get(key) ?? 0) >= most;
+    if ((full || open.size >= cap) && !closeLongestWaiting(full ? key : undefined)) return void socket.destroy();
+    open.set(socket, { wire: socket, key });
+    if (key !== undefined) perAddress.set(key, (perAddress.get(key) ?? 0) + 1);
+    socket.on('close', closed);
   });
   server.on('secureConnection', (socket: Duplex & { _parent?: Socket | null }) => {
-    const accepted = socket._parent;
-    if (accepted && open.has(accepted)) open.set(accepted, socket);
+    const held = socket._parent ? open.get(socket._parent) : undefined;
+    if (held !== undefined) held.wire = socket;
   });
 }
 
 /**
- * Closes the connection in `open` that has waited longest without a complete request: the
- * first accepted of those that never had one (headers or a handshake that do not end), else
- * of those idle between requests; `false` when every one has a request being answered.
+ * The connection in `open` (of address `key` only, when given) that has waited longest
+ * without a complete request: the first accepted of those that never had one, else of those
+ * idle between requests; `undefined` when every one has a request being answered.
  */
-function closeLongestWaiting(open: Map<Socket, Duplex>): boolean {
-  let idle: [Socket, Duplex] | undefined;
-  for (const entry of open) {
-    const socket = entry[1];
+function longestWaiting(open: Map<Socket, Held>, key: string | undefined): Socket | undefined {
+  let idle: Socket | undefined;
+  for (const [accepted, { wire, key: its }] of open) {
     // One whose body the handler reads waits for its answer too.
-    if (answering(socket, true)) continue;
-    if (!hadRequest(socket)) return close(open, entry);
-    idle ??= entry;
+    if ((key !== undefined && its !== key) || answering(wire, true)) continue;
+    if (!hadRequest(wire)) return accepted;
+    idle ??= accepted;
   }
-  return idle !== undefined && close(open, idle);
-}
-
-function close(open: Map<Socket, Duplex>, [accepted, socket]: [Socket, Duplex]): true {
-  open.delete(accepted);
-  socket.destroy();
-  accepted.destroy();
-  return true;
+  return idle;
 }

@@ -3,13 +3,12 @@
 // and the command's listeners' protections at the edge, put on a server in one call.
 
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
-import { capConnections } from './connection-cap.js';
+import { boundConnections, type ConnectionBounds } from './connection-cap.js';
 import { errorCode } from './errors.js';
 import { type ApiError, ERRORS } from './messages.js';
-import { isProxy, rememberPeer, throttleKey, trustedPeers, UNIX_SOCKET_PEER, UNKNOWN_PEER } from './request.js';
+import { rememberPeer } from './request.js';
 import {
   afterAnswers,
   answering,
@@ -21,16 +20,6 @@ import {
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
-/** How many connections one client address may hold open at once on a server. */
-export interface AddressShare {
-  /** At most this many from one address; one more is closed as it is accepted. */
-  most: number;
-  /** `trustProxy`'s entries: a proxy carries every client behind it, so it has no bound. */
-  proxies: readonly string[];
-  /** At most this many connections in all, the longest waiting closed for a new one (connection-cap.ts). */
-  cap?: number;
-}
-
 /**
  * Puts the HTTP edge's protections on `server` (made without a request listener) and hands
  * `handler` the requests they let through: a connection's bound on unanswered requests, the
@@ -38,52 +27,24 @@ export interface AddressShare {
  * answered as JSON after them (`answerProtocolErrors`), and each connection's peer read when
  * it is accepted, before a client that resets it takes it along (lib/request.ts); and on the
  * server's socket timeout, only a connection with no request waiting for its answer closed.
- * `around`, outermost, sees the requests the bound refuses too. With `share`, one address
- * holds at most `share.most` connections (`shareByAddress`), and the server `share.cap`. Returns `server`.
+ * `around`, outermost, sees the requests the bound refuses too. With `bounds`, the server
+ * keeps at most so many connections, in all and from one address (connection-cap.ts). Returns `server`.
  */
 export function protectServer<S extends Server>(
   server: S,
   handler: Listener,
   around: (inner: Listener) => Listener = (inner) => inner,
-  share?: AddressShare,
+  bounds?: ConnectionBounds,
 ): S {
   server.on('request', around(withinUnansweredBound(handler)));
   // `Expect: 100-continue`: a request as any other, but without node:http's 100 Continue
   // before the handler ran; the body's reader sends it once the request is let in.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
   answerProtocolErrors(server);
-  server.on('connection', share === undefined ? rememberPeer : shareByAddress(share));
-  if (share?.cap !== undefined) capConnections(server, share.cap);
+  if (bounds === undefined) server.on('connection', rememberPeer);
+  else boundConnections(server, bounds);
   server.on('timeout', closeUnlessAnswering);
   return server;
-}
-
-/**
- * A 'connection' listener that reads the peer (`rememberPeer`) and closes the connection,
- * before a byte of it is read, when its address (an IPv6 one by its /64, as the throttle
- * counts it) already holds `most`: so that one client cannot take every connection the
- * server keeps (`maxConnections`), each held until the headers timeout, and lock the others
- * out. A Unix socket's peer is whoever may open the socket and a proxy is everyone behind
- * it, so neither is bounded. Counted exactly, per connection, never per request; an address
- * is forgotten when its last connection closes.
- */
-function shareByAddress({ most, proxies }: AddressShare): (socket: Socket) => void {
-  const trusted = trustedPeers(proxies);
-  const held = new Map<string, number>();
-  return (socket) => {
-    const peer = rememberPeer(socket);
-    // `unknown`: reset before it was accepted, and closing already.
-    if (peer === UNIX_SOCKET_PEER || peer === UNKNOWN_PEER || isProxy(peer, trusted)) return;
-    const key = throttleKey(peer);
-    const count = held.get(key) ?? 0;
-    if (count >= most) return void socket.destroy();
-    held.set(key, count + 1);
-    socket.once('close', () => {
-      const left = (held.get(key) ?? 1) - 1;
-      if (left === 0) held.delete(key);
-      else held.set(key, left);
-    });
-  };
 }
 
 // Heard on the server's socket timeout (`server.setTimeout`, when one is set): Node would

@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { answerProtocolErrors, createHandler } from '../lib/index.js';
-import { protectServer } from '../lib/protocol-errors.js';
 import { makeCertificate } from './support/cli-helpers.js';
 import { AUTH, assertReply, CREDENTIALS, openFixture } from './support/helpers.js';
 import { assertProtocolError, rawRequest } from './support/raw-http.js';
@@ -183,65 +182,4 @@ test('on an https server, a handshake that times out is destroyed, never answere
     assert.ok(ms >= 250 && ms < 2_000, `closed by the server after the handshake timeout, not after ${ms} ms`);
     assert.equal(received, 0, 'no plaintext answer');
   }
-});
-
-/** What a connection from `localAddress` to `port` gets for a request that closes it: its text, or '' when it was closed unanswered. */
-function askFrom(port: number, localAddress: string, opened: Socket[] = []): Promise<string> {
-  return new Promise((resolve) => {
-    let text = '';
-    const socket = connect({ port, host: '127.0.0.1', localAddress });
-    opened.push(socket);
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => (text += chunk));
-    socket.on('error', () => undefined);
-    socket.on('close', () => resolve(text));
-    socket.write('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
-  });
-}
-
-test("protectServer's share: one address holds at most `most` connections, the next closed unanswered; other addresses and the proxies get in; a closed one frees its slot", async (t) => {
-  const server = protectServer(createServer(), (_req, res) => res.end('ok'), undefined, {
-    most: 2,
-    proxies: ['127.0.0.4'],
-  });
-  // Headers that never end hold a connection (the timeouts are the listener's, not tested here).
-  server.headersTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const held: Socket[] = [];
-  t.after(() => {
-    for (const socket of held) socket.destroy();
-    server.closeAllConnections();
-    server.close();
-  });
-  const { port } = server.address() as AddressInfo;
-  const hold = (localAddress: string): Promise<void> =>
-    new Promise((resolve) => {
-      const socket = connect({ port, host: '127.0.0.1', localAddress }, () => resolve());
-      socket.on('error', () => undefined);
-      socket.write('GET / HTTP/1.1\r\nHost: x\r\n');
-      held.push(socket);
-    });
-  const open = (): Promise<number> => new Promise((resolve) => server.getConnections((_e, count) => resolve(count)));
-  const until = async (count: number): Promise<void> => {
-    for (let i = 0; i < 200 && (await open()) !== count; i += 1) await new Promise((r) => setTimeout(r, 10));
-    assert.equal(await open(), count);
-  };
-
-  await hold('127.0.0.2');
-  await hold('127.0.0.2');
-  await until(2);
-  assert.equal(await askFrom(port, '127.0.0.2'), '', 'the third connection of 127.0.0.2 is closed unanswered');
-  assert.match(await askFrom(port, '127.0.0.3'), /^HTTP\/1\.1 200 /);
-  for (let i = 0; i < 3; i += 1) await hold('127.0.0.4');
-  await until(5);
-  assert.match(await askFrom(port, '127.0.0.4'), /^HTTP\/1\.1 200 /, 'a proxy has no share');
-
-  // One of 127.0.0.2's closes: its slot is free again, and only that one.
-  held[0]?.destroy();
-  await until(4);
-  assert.match(await askFrom(port, '127.0.0.2'), /^HTTP\/1\.1 200 /);
-  await until(4);
-  await hold('127.0.0.2');
-  await until(5);
-  assert.equal(await askFrom(port, '127.0.0.2'), '', 'full again');
 });

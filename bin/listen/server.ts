@@ -12,11 +12,11 @@
 //   --keep-alive-timeout, and a TLS handshake within --headers-timeout;
 // - a connection whose answer does not leave closed after --send-timeout (send-timeout.ts);
 // - protocol errors answered as JSON after the answers before them (lib/protocol-errors.ts);
-// - at most `maxConnections` connections open at once: a new one beyond takes the place of
-//   the one that has waited longest without a complete request (lib/connection-cap.ts); and
-//   at most half of them from one address, but for a Unix socket's peer and --trust-proxy's
-//   proxies (lib/protocol-errors.ts): one more from it is closed as it is accepted, so that
-//   one client holding its connections in slow headers cannot close all the others;
+// - at most `maxConnections` connections open at once, and half of them from one address
+//   (but for a Unix socket's peer and --trust-proxy's proxies): a new one beyond takes the
+//   place of the one, of all or of its address's, that has waited longest without a
+//   complete request (lib/connection-cap.ts), so that one client holding its connections in
+//   slow headers locks out neither the others nor the rest of its address;
 // - once it stops (below), every answer closes its connection.
 //
 // How the service stops, in every kind of process (the only one, each worker of --workers,
@@ -88,9 +88,9 @@ export function createListener(handler: Listener, { limits, tls, around, proxies
           },
         );
   // The bound on unanswered requests, answers that leave together, protocol errors as JSON,
-  // the peer read on acceptance and one address's share: the library's part of the edge
-  // (lib/protocol-errors.ts). Half: the single client behind a NAT or an unnamed proxy may
-  // hold many, and one address alone still leaves the other half to everyone else.
+  // the peer read on acceptance and the bounds on connections: the library's part of the
+  // edge (lib/protocol-errors.ts). Half: the single client behind a NAT or an unnamed proxy
+  // may hold many, and one address alone still leaves the other half to everyone else.
   protectServer(server, handler, around, {
     cap: limits.maxConnections,
     most: Math.floor(limits.maxConnections / 2),
