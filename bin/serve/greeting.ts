@@ -6,7 +6,7 @@
 
 import type { Server } from 'node:http';
 import { BlockList, isIP } from 'node:net';
-import { findApplication } from '../../lib/internal.js';
+import { resolveOptions } from '../../lib/internal.js';
 import { logLine, NAME, shellWord } from '../base/index.js';
 import type { DemoDatabase } from '../books/index.js';
 import type { SaidLine } from '../cluster/index.js';
@@ -88,10 +88,11 @@ function oneBook(
 
 /** How the file is served when no --app was given: `app` is what its tables say. */
 export function recognition(app: string): string {
-  const application = findApplication(app);
-  return application === undefined
+  // Served as the option app names it: the mapping it resolves to, an application's with its title.
+  const { mapping } = resolveOptions({ app });
+  return mapping.kind === 'own'
     ? 'served with the own schema (its tables are not an application known to --app)'
-    : `recognised as ${application.title}'s file by its tables, served as with --app ${application.name}`;
+    : `recognised as ${mapping.title}'s file by its tables, served as with --app ${mapping.name}`;
 }
 
 /** `http://127.0.0.1:8080`, or for a socket `unix:PATH:` as nginx's proxy_pass names one. */
