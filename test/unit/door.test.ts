@@ -21,8 +21,7 @@ const MOST_NAMES = 23;
 const WHY: Record<string, string> = {
   createHandler: "a book's handler, and the answer for a path that names no book: the public constructor",
   mountHandlers: "a configuration's books behind one listener, chosen by base path: public, as createHandler",
-  createSharedParts:
-    'one login throttle and one bound on hash checks for all handlers of a process, and the primary one',
+  createSharedParts: "one login throttle and one bound on hash checks for a process's handlers; the primary's throttle",
   resolveOptions:
     "createHandler's options resolved: the defaults --help shows, a text judged by their rules, the mapping an app names",
   HandlerOptions: "createHandler's options, which the table of settings feeds: public",
@@ -41,7 +40,7 @@ const WHY: Record<string, string> = {
   Family: "a metric family in the exposition's shape: the service's own (connections, books, processes)",
   withoutBookingValues:
     "a judgement's sentence without its bookings' values, for /ready: the sentences are the library's",
-  hasBadHost: "the API listener's rule for Host, on the admin listener",
+  hasBadHost: "the handler's rule for Host (one, and on HTTP/1.1 at least one), on the admin listener too",
   protectServer: "the library's edge on a listener: a connection's bound, protocol errors as JSON",
   pathForLog: "a request's path as a log line shows it, without the query",
   requestFacts: 'what the handler learnt of a request (endpoint, address, user), for the access log',
