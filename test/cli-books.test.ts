@@ -395,6 +395,18 @@ test('a --config of one book (db in the service part) reloads like many: SIGHUP 
     new RegExp(`^${TIME} SIGHUP: keeping the running configuration: ${o.config}:4: unknown key prot`),
   );
   assertReply(await request(url, as('mueller', 'm-geheim')), 200, mmex);
+
+  // The service was started with --port 0: the file's port is outranked, and judged all the same.
+  write(['name = kasse', `db = ${o.files.own}`, 'port = 8080 # web']);
+  cli.child.kill('SIGHUP');
+  await waitFor(() => cli.output().stderr, /SIGHUP: keeping the running configuration: /, 2);
+  assert.match(
+    cli.output().stderr.trim().split('\n').at(-1) ?? '',
+    new RegExp(
+      `^${TIME} SIGHUP: keeping the running configuration: ${o.config}:4: port must be a whole number from 0 to 65535, not '8080 # web'$`,
+    ),
+  );
+  assertReply(await request(url, as('mueller', 'm-geheim')), 200, mmex);
 });
 
 test('a user of one book on another costs what a wrong password costs there (hashed users, medians of 5 each)', async (t) => {
@@ -532,11 +544,14 @@ test('a setting comes from its flag, else its BOOKING_SEARCH_ variable, else the
   });
 
   writeFileSync(o.config, `port = achtzig\ndb = ${o.files.own}\n`, { mode: 0o600 });
-  assertFails(
-    await run(['--config', o.config], cleanEnv({ BOOKING_SEARCH_USER: 'a', BOOKING_SEARCH_PASSWORD: 'b' })),
-    1,
-    `booking-search-server: ${o.config}:1: port must be a whole number from 0 to 65535, not 'achtzig'`,
-  );
+  // A flag that sets the same setting does not let the file's line through: the file is judged whole.
+  for (const flags of [[], ['--port', '0']]) {
+    assertFails(
+      await run(['--config', o.config, ...flags], cleanEnv({ BOOKING_SEARCH_USER: 'a', BOOKING_SEARCH_PASSWORD: 'b' })),
+      1,
+      `booking-search-server: ${o.config}:1: port must be a whole number from 0 to 65535, not 'achtzig'`,
+    );
+  }
   assertFails(
     await run(
       ['--db', o.files.own],

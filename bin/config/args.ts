@@ -8,10 +8,10 @@ import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { errorCode } from '../../lib/internal.js';
 import type { TableNames } from '../files/index.js';
 import type { ConfigFile } from './config-file.js';
-import { gatherSettings, type Origin, placeError, type Values } from './configuration.js';
+import { gatherSettings, judgeOutranked, type Origin, placeError, type Values } from './configuration.js';
 import { type CheckConfig, checkMapping, readServeCommand, type ServeCommand, settingsOf } from './serve-command.js';
 import { type Setting, TRUST_PROXY_NEEDS_ADDRESSES, usage } from './setting-kinds.js';
-import { type Flag, optionsHelp, SETTINGS } from './settings.js';
+import { type Flag, optionsHelp, readSetting, SETTINGS } from './settings.js';
 
 export type Command =
   | ServeCommand
@@ -106,11 +106,19 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   if (flags.version === true) return { command: 'version' };
   if (flags.openapi === true) return { command: 'openapi' };
   const gathered = gatherSettings(flags as Values, CONFIGURABLE, env, config);
+  let command: Command;
   try {
-    return interpret(gathered.values, positionals, env, config, gathered.origins);
+    command = interpret(gathered.values, positionals, env, config, gathered.origins);
   } catch (error: unknown) {
     throw placeError(error, gathered.origins);
   }
+  // What serves (or check --config judges) reads every setting: the file's outranked ones too.
+  if (command.command === 'serve' || command.command === 'check-config') {
+    judgeOutranked(config, CONFIGURABLE, gathered.origins, (key, given) =>
+      readSetting(key as Flag, SETTINGS[key as Flag] as Setting<unknown>, given),
+    );
+  }
+  return command;
 }
 
 function interpret(

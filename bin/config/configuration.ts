@@ -85,7 +85,7 @@ export function gatherSettings(
     const entry = inFile.get(key);
     const text = fromEnvironment ?? entry?.value;
     if (text === undefined) continue;
-    values[key] = multiple ? text.split(',').map((part) => part.trim()) : text;
+    values[key] = fromText(text, multiple);
     origins.set(
       key,
       fromEnvironment !== undefined
@@ -95,6 +95,30 @@ export function gatherSettings(
   }
   for (const halves of LISTENER_CHOICES) dropOutranked(halves, values, origins);
   return { values, origins };
+}
+
+/** A value as text, as a flag would have given it: a repeated setting's is comma-separated. */
+function fromText(text: string, multiple: boolean): string | string[] {
+  return multiple ? text.split(',').map((part) => part.trim()) : text;
+}
+
+/**
+ * Every setting of the file's service part that a flag or variable outranks, read by its row
+ * all the same (`read`, as a flag's text): a file is judged whole, as `check --config` judges
+ * it, whatever the command line it is started with. Throws the first refusal at its line.
+ */
+export function judgeOutranked(
+  config: ConfigFile | undefined,
+  settings: ReadonlyArray<readonly [key: string, multiple: boolean]>,
+  origins: ReadonlyMap<string, Origin>,
+  read: (key: string, given: string | string[]) => unknown,
+): void {
+  if (config === undefined) return;
+  const multiple = new Map(settings);
+  for (const entry of config.service) {
+    if (origins.get(entry.key)?.kind === 'file') continue;
+    placed(config.file, entry, () => read(entry.key, fromText(entry.value, multiple.get(entry.key) ?? false)));
+  }
 }
 
 const RANK = { flag: 3, environment: 2, file: 1 } as const;

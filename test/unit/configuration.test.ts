@@ -283,6 +283,40 @@ test('a value refused is named where it was written: the flag (exit 2), the vari
   );
 });
 
+test('a value of the file is judged where a flag or variable outranks it, as check --config judges it', () => {
+  const rows: Array<[string[], NodeJS.ProcessEnv, string, string]> = [
+    [['--port', '0'], {}, 'port = 8080 # web', "port must be a whole number from 0 to 65535, not '8080 # web'"],
+    [
+      [],
+      { BOOKING_SEARCH_PORT: '0' },
+      'port = 8080 # web',
+      "port must be a whole number from 0 to 65535, not '8080 # web'",
+    ],
+    [
+      ['--port', '0'],
+      {},
+      'socket = /run/a.sock\nsocket-mode = 999',
+      "socket-mode must be octal permissions such as 660, not '999'",
+    ],
+    [['--cors-origin', 'https://a.example'], {}, 'cors-origin = https://b.example, b.example', 'cors-origin'],
+    [['--app', 'own'], {}, 'app = kasse', 'app must be one of'],
+  ];
+  for (const [argv, env, text, problem] of rows) {
+    const refused = outcome(() => parseCommandLine(['--db', 'x', ...argv], { ...USER, ...env }, config(text)));
+    const line = text.split('\n').findIndex((l) => l.startsWith(problem.split(' ')[0] as string)) + 1;
+    assert.equal((refused as { exitCode: number }).exitCode, 1, text);
+    assert.ok((refused as { error: string }).error.startsWith(`${FILE}:${line}: ${problem}`), JSON.stringify(refused));
+  }
+  assert.deepEqual(
+    outcome(() => parseCommandLine(['check', '--port', '0'], USER, config('port = 8080 # web\n[book a]\ndb = /a'))),
+    { error: `${FILE}:1: port must be a whole number from 0 to 65535, not '8080 # web'`, exitCode: 1 },
+  );
+  // A command that reads no setting of the file does not judge it.
+  assert.deepEqual(parseCommandLine(['hash-password', '--port', '0'], USER, config('port = x')), {
+    command: 'hash-password',
+  });
+});
+
 test('with [book NAME] sections, db, app, table-names and base-path belong in the sections', () => {
   const books = '[book a]\ndb = /srv/a.sqlite\n';
   assert.deepEqual(serve([], USER, books).books, [], 'resolved by the caller, once it has the credentials');
