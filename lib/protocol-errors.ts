@@ -48,10 +48,10 @@ export function protectServer<S extends Server>(
 }
 
 // Heard on the server's socket timeout (`server.setTimeout`, when one is set): Node would
-// close the connection; so does this, unless a request of it waits for its answer (one
-// whose body is still coming does not: lib/respond.ts `answering`).
-function closeUnlessAnswering(socket: Duplex): void {
-  if (!answering(socket)) socket.destroy();
+// close the connection; so does this, unless a request of it waits for its answer, or its
+// body is still coming and the request timeout ends it with its 408 (not closed unanswered).
+function closeUnlessAnswering(this: Server, socket: Duplex): void {
+  if (!answering(socket, this.requestTimeout > 0)) socket.destroy();
 }
 
 /**

@@ -1,6 +1,7 @@
 // bin/listen/server.ts's socket timeout (--send-timeout) on a listener it made, in this
 // process: a request whose answer takes longer than it (a heavy reconciliation) gets its
-// answer, while a connection on which nothing moves and nothing is being answered is closed.
+// answer, and one whose body stops coming is left to the request timeout and its 408, while
+// a connection on which nothing moves and nothing is being answered is closed.
 
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
@@ -11,8 +12,12 @@ import { createListener } from '../bin/listen/server.js';
 const SEND_MS = 300;
 const LIMITS = { headersMs: 5_000, requestMs: 5_000, keepAliveMs: 5_000, sendMs: SEND_MS, maxConnections: 10 };
 
-async function listening(t: TestContext, handler: Parameters<typeof createListener>[0]): Promise<number> {
-  const server = createListener(handler, { limits: LIMITS });
+async function listening(
+  t: TestContext,
+  handler: Parameters<typeof createListener>[0],
+  limits: typeof LIMITS = LIMITS,
+): Promise<number> {
+  const server = createListener(handler, { limits });
   t.after(() => {
     server.closeAllConnections();
     server.close();
@@ -54,4 +59,28 @@ test('a connection on which nothing is sent or answered is closed after the send
   const closedAfter = Date.now() - opened;
   assert.ok(socket.destroyed, 'closed by the server');
   assert.ok(closedAfter >= SEND_MS - 50 && closedAfter < 2_000, `closed after ${closedAfter} ms`);
+});
+
+test('a body that stops coming is not closed by the send timeout but answered 408 at the request timeout', async (t) => {
+  const requestMs = 4 * SEND_MS;
+  const limits = { ...LIMITS, headersMs: SEND_MS, requestMs };
+  const port = await listening(
+    t,
+    // The handler reads the body, as the reconciliation does, and answers once it has it all.
+    (req, res) => req.resume().on('end', () => res.end('read')),
+    limits,
+  );
+  const socket = connect(port, '127.0.0.1');
+  t.after(() => socket.destroy());
+  socket.on('error', () => undefined);
+  let received = '';
+  socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+  await once(socket, 'connect');
+  const opened = Date.now();
+  socket.write('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"zeilen":[');
+  await Promise.race([once(socket, 'close'), new Promise((resolve) => setTimeout(resolve, 4_000))]);
+  const closedAfter = Date.now() - opened;
+  assert.ok(socket.destroyed, 'closed by the server');
+  assert.ok(closedAfter >= requestMs - 50, `closed after ${closedAfter} ms, before the request timeout`);
+  assert.match(received, /^HTTP\/1\.1 408 Request Timeout\r\n[\s\S]*"code":"request_timeout"}$/);
 });
