@@ -125,6 +125,8 @@ export function createThrottle(settings: ThrottleSettings, metrics?: Metrics): L
     retryAfter: addressRetryAfter,
     budgetRetryAfter: budget,
     recordUnauthenticated(address) {
+      // Never refused where a known client is (an office's NAT): they bound only other addresses.
+      if (known.at(address)) return 0;
       const wait = unauthenticated.retryAfter(address);
       if (wait > 0) return refuse('unauthenticated', wait);
       unauthenticated.add(address);
@@ -170,31 +172,30 @@ function createTables(settings: ThrottleSettings): Record<ThrottleRule, Windows>
 /** The (user, address) pairs that logged in, at most `max`, the least recent forgotten first. */
 function createKnownClients(max: number) {
   // Insertion order is recency: a login re-inserts its pair at the end.
-  const known = new Set<string>();
+  const known = new Map<string, { user: string; address: string }>();
+  // How many pairs each address has (`at`: any), counted as they come and go.
+  const perAddress = new Map<string, number>();
   // The pair at the end of `known`: a client's next login, as most are, is already the most
   // recent, and costs two comparisons instead of a new key and a delete and an add.
   let recentUser: string | undefined;
   let recentAddress: string | undefined;
   return {
     has: (user: string, address: string): boolean => known.has(pair(user, address)),
+    at: (address: string): boolean => perAddress.has(address),
     add(user: string, address: string): void {
       if (user === recentUser && address === recentAddress) return;
       recentUser = user;
       recentAddress = address;
       const key = pair(user, address);
-      known.delete(key);
-      known.add(key);
-      if (known.size > max) {
-        const oldest = known.values().next();
-        if (oldest.done !== true) known.delete(oldest.value);
-      }
+      if (!known.delete(key)) perAddress.set(address, (perAddress.get(address) ?? 0) + 1);
+      known.set(key, { user, address });
+      const [oldest, gone] = known.size > max ? (known.entries().next().value ?? []) : [];
+      if (oldest === undefined || gone === undefined || !known.delete(oldest)) return;
+      const left = (perAddress.get(gone.address) ?? 1) - 1;
+      if (left === 0) perAddress.delete(gone.address);
+      else perAddress.set(gone.address, left);
     },
-    list: (): { user: string; address: string }[] =>
-      [...known].map((key) => {
-        // The username holds no colon (RFC 7617 §2): the first one ends it.
-        const colon = key.indexOf(':');
-        return { user: key.slice(0, colon), address: key.slice(colon + 1) };
-      }),
+    list: (): { user: string; address: string }[] => [...known.values()],
   };
 }
 
@@ -255,7 +256,6 @@ function createWindows(limit: number, windowMs: number, bound: number, now: () =
       return 0;
     },
     blockedUntil: (key) => blockedUntil(key, now()),
-
     add(key, pendingMs = 0) {
       if (limit === 0) return;
       const time = now();

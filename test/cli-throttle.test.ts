@@ -71,6 +71,22 @@ test('--workers 2: one address gets its budget of failures once, not once per wo
   assert.deepEqual(await statuses(2, status, () => ({ authorization: AUTH })), [429, 429]);
 });
 
+test("--workers 2: behind an office's NAT a neighbour's requests without credentials never lock a known challenge-first client out; an address nobody logged in from gets its budget once", async (t) => {
+  const server = await start(
+    t,
+    ['--db', buildDatabase(t), '--workers', '2', '--trust-proxy', '127.0.0.1', '--max-unauthenticated', '3'],
+    cleanEnv(USER),
+  );
+  const status = `${server.api}status`;
+  const office = { 'x-forwarded-for': '192.0.2.8' };
+  const challengeFirst = () => statuses(2, status, (i) => (i === 0 ? office : { ...office, authorization: AUTH }));
+  assert.deepEqual(await challengeFirst(), [401, 200]);
+  assert.deepEqual(await statuses(8, status, () => office), Array(8).fill(401), 'the neighbour, on either worker');
+  assert.deepEqual(await challengeFirst(), [401, 200], 'its first request got 429');
+  const stranger = () => ({ 'x-forwarded-for': '198.51.100.1' });
+  assert.deepEqual(await statuses(6, status, stranger), [401, 401, 401, 429, 429, 429]);
+});
+
 /** The admin listener's count of open connections on the API listener. */
 async function openConnections(admin: string): Promise<number> {
   const match = /^booking_search_open_connections (\d+)$/m.exec((await request(`${admin}/metrics`)).body);

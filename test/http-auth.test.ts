@@ -244,17 +244,42 @@ test('the global budget: failures over many usernames stop every address but kno
 test('requests without credentials: the 101st within a minute gets 429 and a closed connection; a login clears the count', async (t) => {
   const origin = await serveFixture(t);
   const status = `${origin}/api/v1/status`;
-  // A challenge-first client (urllib, curl --anyauth): one without, then one with, 150 times.
-  for (let i = 0; i < 150; i += 1) {
-    assert.equal((await request(status)).status, 401);
-    assert.equal((await get(status)).status, 200);
-  }
   for (let i = 0; i < 100; i += 1) assertUnauthorized(await request(status));
   const cut = await request(status);
   assertReply(cut, 429, THROTTLED);
   assert.equal(cut.headers['connection'], 'close');
   assert.equal((await get(status)).status, 200, 'credentials are still checked, and clear the count');
+  // A challenge-first client (urllib, curl --anyauth): one without, then one with, 150 times.
+  for (let i = 0; i < 150; i += 1) {
+    assert.equal((await request(status)).status, 401);
+    assert.equal((await get(status)).status, 200);
+  }
+});
+
+test("an office's NAT: a neighbour's requests without credentials, or its idle connections that sent them, never lock a known challenge-first client out (it got 429 on its first request)", async (t) => {
+  const origin = await serveFixture(t);
+  const status = `${origin}/api/v1/status`;
+  // A challenge-first client (.NET, curl --anyauth, Java) logs in: a known client at this address.
   assertUnauthorized(await request(status));
+  assert.equal((await get(status)).status, 200);
+  // A colleague behind the same address never logs in: 120 requests, then 120 connections
+  // kept open after one request each.
+  for (let i = 0; i < 120; i += 1) assertUnauthorized(await request(status));
+  const { hostname, port } = new URL(origin);
+  const idle = await Promise.all(
+    Array.from({ length: 120 }, async () => {
+      const socket = connect(Number(port), hostname);
+      socket.write('GET /api/v1/status HTTP/1.1\r\nHost: x\r\n\r\n');
+      const [chunk] = (await once(socket, 'data')) as [Buffer];
+      assert.match(chunk.toString('latin1'), /^HTTP\/1\.1 401 /);
+      return socket;
+    }),
+  );
+  t.after(() => {
+    for (const socket of idle) socket.destroy();
+  });
+  assertUnauthorized(await request(status));
+  assert.equal((await get(status)).status, 200);
 });
 
 test('a pipelined flood without credentials ends with one 429 and a closed connection', async (t) => {

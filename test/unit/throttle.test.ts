@@ -200,11 +200,27 @@ test('requests without credentials: beyond 100 within the window they get 429, a
   const { now } = clock();
   const throttle = createThrottle(settings(now));
   for (let i = 0; i < 100; i += 1) assert.equal(throttle.recordUnauthenticated('10.0.0.1'), 0);
-  throttle.recordSuccess('10.0.0.1', 'kasse');
-  for (let i = 0; i < 100; i += 1) assert.equal(throttle.recordUnauthenticated('10.0.0.1'), 0);
   assert.equal(throttle.recordUnauthenticated('10.0.0.1'), 60);
   assert.equal(throttle.retryAfter('10.0.0.1'), 0, 'credentials are still checked');
   assert.equal(throttle.recordUnauthenticated('10.0.0.2'), 0);
+  throttle.recordSuccess('10.0.0.1', 'kasse');
+  assert.equal(throttle.recordUnauthenticated('10.0.0.1'), 0);
+});
+
+test("an office's NAT: a known client's address is never refused for requests without credentials, until its last pair there is forgotten", () => {
+  const { now } = clock();
+  const throttle = createThrottle(settings(now, { maxKnownClients: 2, maxUnauthenticated: 3 }));
+  throttle.recordSuccess('10.0.0.1', 'meier');
+  throttle.recordSuccess('10.0.0.1', 'schulz');
+  // A colleague there who never logs in, and meier's own first request (challenge-first).
+  for (let i = 0; i < 120; i += 1) assert.equal(throttle.recordUnauthenticated('10.0.0.1'), 0, `request ${i}`);
+  throttle.recordSuccess('10.0.0.2', 'kasse');
+  assert.equal(throttle.isKnown('meier', '10.0.0.1'), false, 'meier forgotten, schulz still known there');
+  for (let i = 0; i < 10; i += 1) assert.equal(throttle.recordUnauthenticated('10.0.0.1'), 0);
+  throttle.recordSuccess('10.0.0.3', 'kasse');
+  assert.equal(throttle.isKnown('schulz', '10.0.0.1'), false);
+  for (let i = 0; i < 3; i += 1) assert.equal(throttle.recordUnauthenticated('10.0.0.1'), 0);
+  assert.equal(throttle.recordUnauthenticated('10.0.0.1'), 60, 'nobody known there now: counted again');
 });
 
 test('limits of 0 turn each count off', () => {
