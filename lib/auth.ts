@@ -70,6 +70,8 @@ export interface Authenticator {
    * with them joins it, and answers with its verdict.
    */
   checking(key: string): boolean;
+  /** Whether `username` is one of the users (every name compared, as a check does). */
+  isUser(username: string): boolean;
   /** Takes new users; remembered verifications are forgotten unless they are the same users. */
   replaceUsers(users: readonly ConfiguredUser[]): void;
 }
@@ -128,6 +130,7 @@ export function createAuthenticator(
     verify: (given, done, gone) => verify(state, given, done, gone),
     key: (given) => remembered(state, given),
     checking: (key) => state.users.checking.has(key),
+    isUser: (username) => findUser(state.users, username) !== -1,
     replaceUsers(next) {
       const users = prepare(next, secret);
       if (users.fingerprint !== state.users.fingerprint) state.users = users;

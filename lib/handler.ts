@@ -28,7 +28,15 @@ import { createLogin, type LoginVerdict, refusal } from './login.js';
 import { ERRORS } from './messages.js';
 import { resolveOptions, type Settings } from './options.js';
 import { createReconcileEndpoint } from './reconcile/endpoint.js';
-import { clientAddress, hasBadHost, originForm, type RequestFacts, recordFacts, throttleKey } from './request.js';
+import {
+  clientAddress,
+  hasBadHost,
+  originForm,
+  type RequestFacts,
+  recordFacts,
+  throttleKey,
+  UNKNOWN_USER,
+} from './request.js';
 import { addToEveryResponse, admit, refuseUnanswered, send, sendError, sendNoContent } from './respond.js';
 import { createBookingSearch } from './search/index.js';
 import { createSearchEndpoint, type SearchTurns } from './search-endpoint.js';
@@ -117,6 +125,8 @@ function buildParts(search: SearchTurns, credentials: Users, settings: Settings,
     reconcilePath: `${basePath}/api/v1/abgleich`,
     statusBody: JSON.stringify({ name: settings.serviceName, version: API_VERSION }),
     challengeHeader: ['WWW-Authenticate', challenge(settings.serviceName)] as const,
+    /** A name a failed login tried, as the facts hold it: any other than a user's may be a password. */
+    shown: (name: string) => (authenticator.isUser(name) ? name : UNKNOWN_USER),
   };
 }
 
@@ -171,8 +181,8 @@ function route(parts: Parts, exchange: Exchange, verdict: LoginVerdict): void {
   const { statusPath, searchPath, reconcilePath } = parts;
   const { req, res, path, facts } = exchange;
   if (verdict.kind !== 'user') {
-    // The access log names the user a failed login tried (bin/base/log.ts escapes it).
-    facts.attempted = verdict.attempted;
+    // The access log names the user a failed login tried (bin/base/log.ts escapes it), if one of ours.
+    facts.attempted = verdict.attempted === undefined ? undefined : parts.shown(verdict.attempted);
     return sendError(res, ...refusal(verdict, parts.challengeHeader));
   }
   facts.user = facts.attempted = verdict.user;

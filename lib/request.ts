@@ -220,11 +220,15 @@ export interface RequestFacts {
   /** The username of accepted credentials; `undefined` until (or unless) they are. */
   user: string | undefined;
   /**
-   * The username of well-formed Basic credentials, accepted or not, as the client sent it
-   * (untrusted: escape it for a log line); `undefined` without such credentials.
+   * The username of well-formed Basic credentials, accepted or not, when it is one of the
+   * handler's users (escape it for a log line); `UNKNOWN_USER` for any other name, which may
+   * be a password typed into the wrong field; `undefined` without such credentials.
    */
   attempted: string | undefined;
 }
+
+/** What `attempted` holds for a name that is none of the users: never a username (it holds a colon). */
+export const UNKNOWN_USER = ':unknown';
 
 const FACTS = Symbol('booking-search-server request facts');
 type WithFacts = IncomingMessage & { [FACTS]?: RequestFacts };

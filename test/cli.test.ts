@@ -275,28 +275,31 @@ test('serves a database read-only, logs one line per request without query or cr
   assert.equal(sha256(file), before, 'the file is unchanged');
 });
 
-test('a failed login logs the username it tried, escaped and bounded, never the password; text and JSON', async (t) => {
+test('a failed login logs the user it tried, escaped and bounded, any other name only as `:unknown` (it may be a password); never the password; text and JSON', async (t) => {
   const file = buildDatabase(t);
   const basic = (user: string, password: string): Record<string, string> => ({
     authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
   });
-  // A name that would forge a second access line (a username holds no colon, RFC 7617, but
-  // newlines and spaces), one of 500 characters, an empty one, one that turns text around.
-  const forged = 'evil\n10.0.0.1 kasse GET /api/v1/status 200 0.1ms';
-  const tries: Array<[string, string]> = [
-    ['bank-import', 'Falsch-1'],
-    [forged, 'Falsch-2'],
-    ['a'.repeat(500), 'Falsch-3'],
-    ['', 'Falsch-4'],
-    ['bank\u202eimport', 'Falsch-5'],
-  ];
+  // Users whose names would forge a second access line (a username holds no colon, RFC
+  // 7617, but a CR and spaces), run to 500 characters, read `-` or turn text around.
+  const forged = 'evil\r10.0.0.1 kasse GET /api/v1/status 200 0.1ms';
+  const names = ['bank-import', forged, 'a'.repeat(500), '-', 'bank\u202eimport'];
+  const credentials = join(tempDir(t), 'zugang');
+  writeFileSync(credentials, names.map((name) => `${name}:Richtig\n`).join(''), { mode: 0o600 });
+  // Names that are none of the users: a password typed into the username field among them.
+  const strangers = ['Richtig', 'evil\n10.0.0.1 kasse GET /api/v1/status 200 0.1ms', ''];
+  const tries = [...names, ...strangers].map((user, index) => [user, `Falsch-${index}`] as const);
   for (const format of ['text', 'json'] as const) {
-    const server = await start(t, ['--db', file, '--log-format', format]);
+    const server = await start(
+      t,
+      ['--db', file, '--credentials-file', credentials, '--log-format', format],
+      cleanEnv(),
+    );
     for (const [user, password] of tries) {
       assert.equal((await request(`${server.api}status`, { headers: basic(user, password) })).status, 401);
     }
     const stopped = await server.stop();
-    assert.doesNotMatch(stopped.stdout + stopped.stderr, /Falsch-/, 'never a password');
+    assert.doesNotMatch(stopped.stdout + stopped.stderr, /Falsch-|Richtig|evil\\n/, 'never a password');
     const lines = stopped.stdout.split('\n').slice(1, -3);
     assert.equal(lines.length, tries.length, stopped.stdout);
     const users =
@@ -310,12 +313,13 @@ test('a failed login logs the username it tried, escaped and bounded, never the 
             return match[1] as string;
           });
     const long = `${'a'.repeat(100)}…(+400)`;
-    const escaped = 'evil\\n10.0.0.1 kasse GET /api/v1/status 200 0.1ms';
+    const escaped = 'evil\\r10.0.0.1 kasse GET /api/v1/status 200 0.1ms';
+    const unknown = [':unknown', ':unknown', ':unknown'];
     assert.deepEqual(
       users,
       format === 'json'
-        ? ['bank-import', escaped, long, '', 'bank\\u202eimport']
-        : ['bank-import', `"${escaped}"`, long, '""', 'bank\\u202eimport'],
+        ? ['bank-import', escaped, long, '-', 'bank\\u202eimport', ...unknown]
+        : ['bank-import', `"${escaped}"`, long, '"-"', 'bank\\u202eimport', ...unknown],
     );
   }
 });

@@ -44,7 +44,7 @@ async function serveUsers(
   return { status: `${origin}/api/v1/status`, handler, atOnce, facts, sockets };
 }
 
-test('several users, plain and hashed, each get in with their own secret, and the facts name the user', async (t) => {
+test('several users, plain and hashed, each get in with their own secret, and the facts name the user; a failed login a user of theirs, any other name only as unknown', async (t) => {
   const served = await serveUsers(t, [
     { username: 'bank', password: 'eins' },
     { username: 'pruefer', passwordHash: HASH_OF_ALT },
@@ -57,15 +57,25 @@ test('several users, plain and hashed, each get in with their own secret, and th
     as('bank', 'alt'),
     as('pruefer', 'eins'),
     as('niemand', 'alt'),
+    // A password typed into the username field: a log line may not show it.
+    as('eins', 'bank'),
   ]);
   assert.deepEqual(
     replies.map((reply) => reply.status),
-    [200, 200, 401, 401, 401],
+    [200, 200, 401, 401, 401, 401],
   );
   assert.deepEqual(JSON.parse(replies[1]?.body ?? ''), STATUS);
   const users = served.facts.map((recorded) => recorded?.user);
-  assert.equal(users.length, 5);
+  assert.equal(users.length, 6);
   assert.deepEqual(users.filter(Boolean).sort(), ['bank', 'pruefer']);
+  assert.deepEqual(served.facts.map((recorded) => recorded?.attempted).sort(), [
+    ':unknown',
+    ':unknown',
+    'bank',
+    'bank',
+    'pruefer',
+    'pruefer',
+  ]);
 });
 
 test('a verified hashed credential is remembered: the next request is answered at once; new credentials forget it', async (t) => {
