@@ -27,10 +27,15 @@ export function answerReloads(channel: Channel, reload: (by: ReloadTrigger) => P
 /** What one worker said of a reload, or why it said nothing. */
 export type WorkerReload = { pid: number; lines: SaidLine[] } | { pid: number; failed: string };
 
-/** In the primary: every worker in `workers` reloads; the outcome is logged once. */
+/**
+ * In the primary: every worker in `workers` reloads as `by` asks; the outcome is logged once,
+ * its lines starting with `cause`: what asked for it (by itself), or what the primary
+ * reloads them for (`after worker 23963 started`: a replacement read the files).
+ */
 export async function reloadWorkers(
   workers: readonly { pid: number; channel: Channel }[],
   by: ReloadTrigger,
+  cause: string = by,
 ): Promise<void> {
   const outcomes = await Promise.all(
     workers.map(({ pid, channel }) =>
@@ -40,7 +45,7 @@ export async function reloadWorkers(
       ),
     ),
   );
-  logSaid(sayOnce(by, outcomes));
+  logSaid(sayOnce(by, outcomes, cause));
 }
 
 /** Logs a reload's lines. */
@@ -51,9 +56,10 @@ export function logSaid(lines: readonly SaidLine[]): void {
 /**
  * The lines of one reload over several workers: theirs, when every worker said the same;
  * else one line that says what each group of workers did (an answer missing counts as
- * something else), at the gravest of their levels.
+ * something else), at the gravest of their levels. Each starts with `cause` where the
+ * workers' start with `by`.
  */
-export function sayOnce(by: ReloadTrigger, outcomes: readonly WorkerReload[]): SaidLine[] {
+export function sayOnce(by: ReloadTrigger, outcomes: readonly WorkerReload[], cause: string = by): SaidLine[] {
   const first = outcomes[0];
   // No worker serves: the ones started for them read the files, and the primary says so.
   if (first === undefined) return [];
@@ -63,14 +69,18 @@ export function sayOnce(by: ReloadTrigger, outcomes: readonly WorkerReload[]): S
       : outcome.lines.map((line) => unprefixed(by, line.text)).join('; ');
   const groups = new Map<string, number[]>();
   for (const outcome of outcomes) groups.set(key(outcome), [...(groups.get(key(outcome)) ?? []), outcome.pid]);
-  if (groups.size === 1 && 'lines' in first) return first.lines;
+  if (groups.size === 1 && 'lines' in first)
+    return first.lines.map(({ text, level }) => ({
+      text: text.startsWith(`${by}: `) ? `${cause}: ${unprefixed(by, text)}` : text,
+      level,
+    }));
   const said = [...groups].map(([what, pids]) => `worker${pids.length > 1 ? 's' : ''} ${pids.join(', ')}: ${what}`);
   const levels = outcomes.flatMap((outcome) =>
     'lines' in outcome ? outcome.lines.map((line) => line.level) : ['error'],
   );
   const level = levels.includes('error') ? 'error' : 'warning';
   const heading = groups.size === 1 ? '' : 'the workers did not all do the same: ';
-  return [{ text: `${by}: ${heading}${said.join(' | ')}`, level }];
+  return [{ text: `${cause}: ${heading}${said.join(' | ')}`, level }];
 }
 
 function unprefixed(by: ReloadTrigger, text: string): string {

@@ -181,6 +181,8 @@ class Supervisor {
         .filter(([worker, channel]) => worker !== except && this.serving.has(channel))
         .map(([worker, channel]) => ({ pid: worker.process.pid ?? 0, channel })),
       by,
+      // Nobody sent a signal: the lines name the worker whose start asked for the reload.
+      except === undefined ? by : `after worker ${except.process.pid} started`,
     ),
   );
 

@@ -25,6 +25,42 @@ test('workers that said the same: their lines, once', () => {
   );
 });
 
+test('a reload the primary asked for (a replacement serves): its lines name that cause, not a signal nobody sent', () => {
+  const cause = 'after worker 23963 started';
+  const warned = { text: 'warning: credentials file c is readable by every user', level: 'warning' } as const;
+  assert.deepEqual(
+    sayOnce(
+      'SIGHUP',
+      [
+        { pid: 11, lines: [...APPLIED, warned] },
+        { pid: 12, lines: [...APPLIED, warned] },
+      ],
+      cause,
+    ),
+    [
+      { text: `${cause}: configuration re-read from books.conf: 2 books, nothing changed`, level: 'notice' },
+      { text: `${cause}: prot changed; that takes effect at the next start`, level: 'warning' },
+      warned,
+    ],
+  );
+  assert.deepEqual(
+    sayOnce(
+      'SIGHUP',
+      [
+        { pid: 11, lines: APPLIED },
+        { pid: 12, lines: REFUSED },
+      ],
+      cause,
+    ),
+    [
+      {
+        text: `${cause}: the workers did not all do the same: worker 11: configuration re-read from books.conf: 2 books, nothing changed; prot changed; that takes effect at the next start | worker 12: keeping the running configuration: books.conf:3: user 'webr' is unknown`,
+        level: 'warning',
+      },
+    ],
+  );
+});
+
 test('no worker that serves: nothing to say (the workers started for them say their start)', () => {
   assert.deepEqual(sayOnce('SIGHUP', []), []);
 });
