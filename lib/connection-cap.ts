@@ -35,10 +35,15 @@ type Held = { wire: Duplex; key: string | undefined };
 /**
  * Puts `bounds` on `server`, as the top of this file says, and reads each connection's peer
  * as it is accepted (`rememberPeer`). One registry of the open connections, in the order
- * they were accepted, serves both bounds; nothing runs for a request: what a connection
- * waits for is read off it (lib/respond.ts) only at a bound.
+ * they were accepted, serves both bounds and the stop; nothing runs for a request: what a
+ * connection waits for is read off it (lib/respond.ts) only at a bound or a stop.
+ *
+ * Returns the stop's part: a function that closes at once every connection with no request
+ * being answered, idle or still in its first headers or TLS handshake (node:http's
+ * `closeIdleConnections` leaves those two open, and a client sending its headers slowly held
+ * the stop to its grace).
  */
-export function boundConnections(server: Server, { most, proxies, cap = Infinity }: ConnectionBounds): void {
+export function boundConnections(server: Server, { most, proxies, cap = Infinity }: ConnectionBounds): () => void {
   const trusted = trustedPeers(proxies);
   const open = new Map<Socket, Held>();
   const perAddress = new Map<string, number>();
@@ -54,12 +59,15 @@ export function boundConnections(server: Server, { most, proxies, cap = Infinity
   function closed(this: Socket): void {
     forget(this);
   }
-  const closeLongestWaiting = (key: string | undefined): boolean => {
-    const accepted = longestWaiting(open, key);
-    if (accepted === undefined) return false;
+  const close = (accepted: Socket): void => {
     open.get(accepted)?.wire.destroy();
     forget(accepted);
     accepted.destroy();
+  };
+  const closeLongestWaiting = (key: string | undefined): boolean => {
+    const accepted = longestWaiting(open, key);
+    if (accepted === undefined) return false;
+    close(accepted);
     return true;
   };
   server.on('connection', (socket: Socket) => {
@@ -78,6 +86,9 @@ export function boundConnections(server: Server, { most, proxies, cap = Infinity
     const held = socket._parent ? open.get(socket._parent) : undefined;
     if (held !== undefined) held.wire = socket;
   });
+  return () => {
+    for (const [accepted, { wire }] of open) if (!answering(wire, true)) close(accepted);
+  };
 }
 
 /**

@@ -8,7 +8,6 @@ import { TLSSocket } from 'node:tls';
 import { boundConnections, type ConnectionBounds } from './connection-cap.js';
 import { errorCode } from './errors.js';
 import { type ApiError, ERRORS } from './messages.js';
-import { rememberPeer } from './request.js';
 import {
   afterAnswers,
   answering,
@@ -27,24 +26,23 @@ type Listener = (req: IncomingMessage, res: ServerResponse) => void;
  * answered as JSON after them (`answerProtocolErrors`), and each connection's peer read when
  * it is accepted, before a client that resets it takes it along (lib/request.ts); and on the
  * server's socket timeout, only a connection with no request waiting for its answer closed.
- * `around`, outermost, sees the requests the bound refuses too. With `bounds`, the server
- * keeps at most so many connections, in all and from one address (connection-cap.ts). Returns `server`.
+ * `around`, outermost, sees the requests the bound refuses too. The server keeps at most
+ * `bounds` connections, in all and from one address (connection-cap.ts). Returns what closes
+ * every connection with no request being answered, for the stop (connection-cap.ts).
  */
-export function protectServer<S extends Server>(
-  server: S,
+export function protectServer(
+  server: Server,
   handler: Listener,
   around: (inner: Listener) => Listener = (inner) => inner,
-  bounds?: ConnectionBounds,
-): S {
+  bounds: ConnectionBounds,
+): () => void {
   server.on('request', around(withinUnansweredBound(handler)));
   // `Expect: 100-continue`: a request as any other, but without node:http's 100 Continue
   // before the handler ran; the body's reader sends it once the request is let in.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
   answerProtocolErrors(server);
-  if (bounds === undefined) server.on('connection', rememberPeer);
-  else boundConnections(server, bounds);
   server.on('timeout', closeUnlessAnswering);
-  return server;
+  return boundConnections(server, bounds);
 }
 
 // Heard on the server's socket timeout (`server.setTimeout`, when one is set): Node would

@@ -5,8 +5,10 @@
 // them all (docs/operations.md, "Security"), and one TCP address holding its share of the
 // connections in headers that never end leaves the others room; the memory a flood costs
 // the service is measured as its resident set, before and after, with a bound far from the limit.
+// At SIGTERM, a connection in its headers or silent does not hold the stop.
 
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { connect as connectTcp, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -287,3 +289,42 @@ test('behind --trust-proxy, the proxy may hold more than one address’s share o
   last.write(API_PROBE);
   assert.match((await readUntilClosed(last, 5_000)).text, /^HTTP\/1\.1 200 /);
 });
+
+// At SIGTERM a connection with no request being answered has nothing to lose: closed at once,
+// as an idle one is, whether it still sends its headers (a line every half second, within
+// a headers timeout of a minute) or sends nothing (over TLS, a handshake never begun); the
+// service then exits at once. node:http's closeIdleConnections leaves both open, and they
+// held the stop to its grace (15 s).
+for (const [listener, workers] of [
+  ...LISTENERS.map((each) => [each, []] as const),
+  [LISTENERS[0] as Listener, ['--workers', '2']] as const,
+]) {
+  test(`SIGTERM closes a connection still sending its headers and a silent one at once: ${listener.name}${workers.length > 0 ? ' with --workers 2' : ''}`, async (t) => {
+    const server = await start(t, [
+      '--db',
+      buildDatabase(t),
+      ...SLOW_TIMEOUTS,
+      ...workers,
+      ...listener.args(tempDir(t)),
+    ]);
+    const where = await listener.where(server);
+    const slow = await open(where);
+    const silent = await open('path' in where ? where : { port: where.port });
+    slow.write('GET /live HTTP/1.1\r\nHost: x\r\n');
+    const trickle = setInterval(() => slow.write('X-Slow: 1\r\n'), 500);
+    t.after(() => clearInterval(trickle));
+    const closed = [readUntilClosed(slow, 8_000), readUntilClosed(silent, 8_000)];
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const signalled = Date.now();
+    server.child.kill('SIGTERM');
+    let timer: NodeJS.Timeout | undefined;
+    const exited = await Promise.race([
+      once(server.child, 'exit').then(([code]) => ({ code, ms: Date.now() - signalled })),
+      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 6_000))),
+    ]);
+    clearTimeout(timer);
+    assert.ok(exited !== undefined && exited.ms < 3_000, `exited ${exited?.ms ?? 'not within 6,000'} ms after SIGTERM`);
+    assert.equal(exited.code, 0, server.output().stderr);
+    for (const { closedMs } of await Promise.all(closed)) assert.ok(closedMs !== undefined && closedMs < 5_000);
+  });
+}

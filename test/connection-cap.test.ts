@@ -2,7 +2,8 @@
 // the cap, or at an address's share, a new connection closes the one (of all, or of that
 // address's) that has waited longest without a complete request, never one whose request is
 // being answered (its body read by the handler included); when every one has a request
-// being answered, the new one is closed, unanswered.
+// being answered, the new one is closed, unanswered. At the stop, every connection with no
+// request being answered is closed at once.
 
 import assert from 'node:assert/strict';
 import { createServer, type ServerResponse } from 'node:http';
@@ -20,8 +21,9 @@ const HOLD = 'GET /hold HTTP/1.1\r\nHost: x\r\n\r\n';
  */
 async function serve(t: TestContext, bounds: ConnectionBounds) {
   const held: ServerResponse[] = [];
-  const server = protectServer(
-    createServer(),
+  const server = createServer();
+  const closeWaiting = protectServer(
+    server,
     (req, res) => (req.url === '/hold' || req.method === 'POST' ? held.push(res) : res.end('ok')),
     undefined,
     bounds,
@@ -70,7 +72,7 @@ async function serve(t: TestContext, bounds: ConnectionBounds) {
     for (let i = 0; i < 200 && (await count()) !== n; i += 1) await new Promise((r) => setTimeout(r, 10));
     assert.equal(await count(), n);
   };
-  return { held, open, closed, ask, until };
+  return { held, open, closed, ask, until, closeWaiting };
 }
 
 test('at the cap a new connection closes the one that has waited longest without a complete request, never one being answered', async (t) => {
@@ -127,4 +129,16 @@ test("at its share an address's new connection closes that address's that has wa
   for (let i = 0; i < 3; i += 1) await open(HEAD, '127.0.0.4');
   assert.match(await ask('127.0.0.4'), /^HTTP\/1\.1 200 /, 'a proxy has no share');
   assert.equal(proxied.destroyed, false, 'nothing of the proxy is closed');
+});
+
+test('at the stop every connection with no request being answered is closed at once: idle, silent, or still in its headers', async (t) => {
+  const { held, open, closed, until, closeWaiting } = await serve(t, { most: 8, proxies: [] });
+  const answering = await open(HOLD);
+  const readingBody = await open('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n{');
+  const waiting = [await open(''), await open(HEAD), await open(`${HEAD}\r\n`), await open(`${HEAD}\r\n${HEAD}`)];
+  closeWaiting();
+  for (const socket of waiting) assert.ok(await closed(socket), 'a waiting connection is closed');
+  await until(2);
+  for (const kept of [answering, readingBody]) assert.equal(kept.destroyed, false);
+  assert.equal(held.length, 2);
 });

@@ -21,10 +21,11 @@
 //
 // How the service stops, in every kind of process (the only one, each worker of --workers,
 // and their primary), on the signals bin/base/signals.ts hears: each listener stops
-// accepting at once; an idle keep-alive connection is closed at once, a busy one after the
-// answer it waits for, which says `Connection: close` (so that a proxy's keep-alive
-// connections, kept busy by steady traffic, end too); what is still open after the grace is
-// cut. The process then ends: within `stopBoundMs` of the signal.
+// accepting at once; a connection with no request being answered (idle, or still in its
+// headers or TLS handshake) is closed at once, a busy one after the answer it waits for,
+// which says `Connection: close` (so that a proxy's keep-alive connections, kept busy by
+// steady traffic, end too); what is still open after the grace is cut. The process then
+// ends: within `stopBoundMs` of the signal.
 
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -91,11 +92,12 @@ export function createListener(handler: Listener, { limits, tls, around, proxies
   // the peer read on acceptance and the bounds on connections: the library's part of the
   // edge (lib/protocol-errors.ts). Half: the single client behind a NAT or an unnamed proxy
   // may hold many, and one address alone still leaves the other half to everyone else.
-  protectServer(server, handler, around, {
+  const closeWaiting = protectServer(server, handler, around, {
     cap: limits.maxConnections,
     most: Math.floor(limits.maxConnections / 2),
     proxies,
   });
+  waitingClosers.set(server, closeWaiting);
   // node:http's socket timeout (0, off, by default): a connection on which nothing moved
   // for as long is closed, as Node would, unless a request of it still waits for its answer
   // (protectServer): a long reconciliation writes nothing while it is computed, and was cut
@@ -105,6 +107,9 @@ export function createListener(handler: Listener, { limits, tls, around, proxies
   closeStalledConnections(server, limits.sendMs);
   return server;
 }
+
+/** Each listener's part of the stop: what closes its connections with no request being answered. */
+const waitingClosers = new WeakMap<Server, () => void>();
 
 /** What requests in flight get beyond the longest a search may take (--search-timeout). */
 export const STOP_GRACE_MS = 5_000;
@@ -124,15 +129,19 @@ function closeAfterAnswer(_req: IncomingMessage, res: ServerResponse): void {
 }
 
 /**
- * Stops `server` as the top of this file says; cut what is still open after `graceMs`.
- * Resolves once it has closed (its last connection ended).
+ * Stops `server`, made by createListener, as the top of this file says; cut what is still
+ * open after `graceMs`. Resolves once it has closed (its last connection ended).
  */
 export function stopListening(server: Server, graceMs: number): Promise<void> {
   if (!server.listeners('request').includes(closeAfterAnswer)) server.prependListener('request', closeAfterAnswer);
+  const closeWaiting = (): void => waitingClosers.get(server)?.();
   return new Promise((resolve) => {
-    // A connection busy now is idle once its answer has left; closed then, within 100 ms,
-    // before its client sends another request (which would get Connection: close anyway).
-    const idle = setInterval(() => server.closeIdleConnections(), 100);
+    // A connection with no request being answered has nothing to lose: closed at once, idle
+    // or still in its headers or TLS handshake (node:http's closeIdleConnections leaves those
+    // two open). A busy one is closed so once its answer has left, within 100 ms, before its
+    // client sends another request (which would get Connection: close anyway).
+    closeWaiting();
+    const idle = setInterval(closeWaiting, 100);
     const cut = setTimeout(() => server.closeAllConnections(), graceMs);
     // Called also when it was not listening (with an error nobody needs).
     server.close(() => {
