@@ -6,7 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, renameSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readlinkSync, renameSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
@@ -276,6 +276,13 @@ test('SIGHUP adds a fourth book and removes one; searches in flight on the other
     anzahl: 1,
     buchungen: [{ id: 1, datum: '2026-03-14', betrag: -12.5, zweck: 'Post: Briefmarken', konto: 'Barkasse' }],
   });
+  // Its last request answered, the removed book's file is closed at once, not when the grace ends.
+  if (process.platform === 'linux') {
+    const holds = (): boolean => openFiles(cli.child.pid as number).includes(o.files.mmex);
+    const deadline = Date.now() + 3_000;
+    while (holds() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(holds(), false, 'the removed book is closed once its last request has ended');
+  }
   assert.match(
     cli.output().stderr,
     new RegExp(
@@ -706,3 +713,14 @@ test('the login throttle holds for the service: failures on several books spend 
     assert.equal(reply.status, 429, `${path}: ${reply.body}`);
   }
 });
+
+/** The files a process holds open (Linux). */
+function openFiles(pid: number): string[] {
+  return readdirSync(`/proc/${pid}/fd`).flatMap((fd) => {
+    try {
+      return [readlinkSync(`/proc/${pid}/fd/${fd}`)];
+    } catch {
+      return []; // closed meanwhile
+    }
+  });
+}

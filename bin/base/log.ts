@@ -196,7 +196,7 @@ process.on('exit', flushAccessLog);
  */
 export function withAccessLog(
   handler: (req: IncomingMessage, res: ServerResponse) => void,
-  /** Hears every response when it ends, with its milliseconds (lib/metrics.ts counts them). */
+  /** Hears every response when it ends, with its milliseconds (lib/metrics.ts counts them, the books their requests in flight). */
   ended?: (req: IncomingMessage, res: ServerResponse, ms: number) => void,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   // Every access line is information, whatever its status: a failure is its own line.

@@ -1,12 +1,11 @@
-// The books of a configuration (a file's sections, or the one book of --db) behind one
-// listener (docs/operations.md, Many books): one watched database and handler per book (its
-// WAL wait, replaced-file watch, statistics and search turns its own), mountHandlers
-// choosing by base path, and the fallback for a path that names no book. A reload builds
-// what is new before it changes anything, swaps the table at once, and closes a book that
-// left only when its last request has ended: the other books' connections and searches
-// never notice.
+// The books of a configuration (a file's sections, or the one book of --db) behind one listener
+// (docs/operations.md, Many books): one watched database and handler per book (its WAL wait,
+// replaced-file watch, statistics and search turns its own), mountHandlers choosing by base
+// path, and the fallback for a path that names no book. A reload builds what is new before it
+// changes anything, swaps the table at once, and closes a book that left only when its last
+// request has ended: the other books' connections and searches never notice.
 
-import type { IncomingMessage, RequestListener } from 'node:http';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type Database from 'better-sqlite3';
 import { type Credentials, mountHandlers } from '../../lib/internal.js';
 import { CliError, type LogLevel } from '../base/index.js';
@@ -29,6 +28,11 @@ export interface BookService {
   ready: Promise<void>;
   /** Every request of the listener. */
   handler: RequestListener;
+  /**
+   * Hears that a response of `handler` closed: its book has one request fewer in flight. The
+   * listener calls it from the one 'close' listener it puts on every response (the access log's).
+   */
+  closed(res: ServerResponse): void;
   /** The books served now, in the file's order. */
   books(): readonly ServedBook[];
   /**
@@ -106,6 +110,7 @@ export function serveBooks(
   return {
     ready: firstLooks(shelf.running),
     handler: (req: IncomingMessage, res) => shelf.table(req, res),
+    closed,
     books: () => shelf.running.map((book) => book.view),
     async reload(configs, credentials) {
       // Two at once would each diff against the books before both, and the slower one
@@ -158,17 +163,24 @@ function openBook(parts: BookServiceParts, config: BookConfig, users: readonly C
   return whole;
 }
 
-/** The book's handler, counting its requests until their responses close: one listener a book, no closure a request. */
+// A response's book, until it closes (`closed`): a book puts no listener of its own on a response.
+const BOOK = Symbol('the book of a response');
+type Counted = ServerResponse & { [BOOK]?: Book };
+
+/** The book's handler, counting its requests until their responses close (`closed`). */
 function countInFlight(book: Book): RequestListener {
-  const ended = (): void => {
-    book.inFlight -= 1;
-    if (book.retired && book.inFlight === 0) closeBook(book);
-  };
   return (req, res) => {
     book.inFlight += 1;
-    res.on('close', ended); // a response closes once
+    (res as Counted)[BOOK] = book;
     book.database.handler(req, res);
   };
+}
+
+function closed(res: ServerResponse): void {
+  const book = (res as Counted)[BOOK];
+  if (book === undefined) return;
+  book.inFlight -= 1;
+  if (book.retired && book.inFlight === 0) closeBook(book);
 }
 
 /** Out of the table already: closed now, or when its last request has ended (at most the grace). */
@@ -256,10 +268,7 @@ function describeChange(change: ReturnType<typeof diffBooks>, renewed: readonly 
   const changes = [
     ...said('added', names(change.added)),
     ...said('removed', names(change.removed)),
-    ...said(
-      'served anew',
-      change.replaced.map(({ after }) => after.name),
-    ),
+    ...said('served anew', names(change.replaced.map(({ after }) => after))),
     ...said('users or secrets changed for', renewed),
   ];
   const books = `${count} book${count === 1 ? '' : 's'}`;
@@ -274,14 +283,9 @@ function names(books: readonly BookConfig[]): string[] {
 function sameCredentials(a: readonly Credentials[], b: readonly Credentials[]): boolean {
   return (
     a.length === b.length &&
-    a.every((user, i) => {
+    a.every(({ username, password, passwordHash }, i) => {
       const other = b[i];
-      return (
-        other !== undefined &&
-        user.username === other.username &&
-        user.password === other.password &&
-        user.passwordHash === other.passwordHash
-      );
+      return username === other?.username && password === other.password && passwordHash === other.passwordHash;
     })
   );
 }
@@ -291,8 +295,6 @@ function sameCredentials(a: readonly Credentials[], b: readonly Credentials[]): 
  * every other problem of a configuration file is.
  */
 function placed(config: BookConfig, error: unknown): never {
-  if (error instanceof CliError && config.dbOrigin !== undefined) {
-    throw new CliError(`${config.dbOrigin}: ${error.message}`, error.exitCode);
-  }
-  throw error;
+  if (!(error instanceof CliError) || config.dbOrigin === undefined) throw error;
+  throw new CliError(`${config.dbOrigin}: ${error.message}`, error.exitCode);
 }

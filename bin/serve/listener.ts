@@ -47,9 +47,10 @@ type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 export const MAX_API_CONNECTIONS = 512;
 
 /**
- * Listens for `handler` with the access log, and with --admin-port or --admin-socket the
- * admin listener over `books` (with --workers the primary's, fed by each worker's report);
- * SIGINT/SIGTERM stop both and `stopChecks` (the hash checks that wait), then `close`. A failure closes what was opened and is one line.
+ * Listens for `handler` with the access log (whose listener on each response tells `closed`
+ * when it closes), and with --admin-port or --admin-socket the admin listener over `books`
+ * (with --workers the primary's, fed by each worker's report); SIGINT/SIGTERM stop both and
+ * `stopChecks` (the hash checks that wait), then `close`. A failure closes what was opened and is one line.
  */
 export async function listenFor(
   command: ServeCommand,
@@ -59,12 +60,13 @@ export async function listenFor(
   close: () => void,
   books: () => readonly ServedBook[],
   stopChecks: () => void,
+  closed: (res: ServerResponse) => void,
 ): Promise<{ server: Server; adminLines: string[] }> {
   let server: Server | undefined;
   let admin: { server: Server; address: string } | undefined;
   let stopping = false;
   try {
-    server = createServer(command, metrics, handler);
+    server = createServer(command, metrics, handler, closed);
     if (command.socket === undefined) await listen(server, command.settings.port, command.settings.host);
     else {
       // With --workers the primary has cleared the path; the workers share its socket.
@@ -118,11 +120,19 @@ export async function listenFor(
  * node:http, or node:https with --tls-cert/--tls-key, with the protections every listener
  * has (bin/listen/server.ts), behind the access log.
  */
-function createServer(command: ServeCommand, metrics: Metrics | undefined, handler: RequestListener): Server {
+function createServer(
+  command: ServeCommand,
+  metrics: Metrics | undefined,
+  handler: RequestListener,
+  closed: (res: ServerResponse) => void,
+): Server {
   const limits = { ...command.timeouts, maxConnections: MAX_API_CONNECTIONS };
   const proxies = command.trustProxy;
-  const around = (listener: Listener): Listener =>
-    withAccessLog(listener, metrics && ((req, res, ms) => metrics.countAnswer(req, res, ms / 1000)));
+  const ended = (req: IncomingMessage, res: ServerResponse, ms: number): void => {
+    closed(res);
+    metrics?.countAnswer(req, res, ms / 1000);
+  };
+  const around = (listener: Listener): Listener => withAccessLog(listener, ended);
   if (command.tls === undefined) return createListener(handler, { limits, around, proxies });
   const { cert, key } = readTls(command.tls);
   try {

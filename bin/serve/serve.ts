@@ -154,6 +154,7 @@ async function serve(
     service.close,
     service.books,
     () => shared.hashChecks?.stop(),
+    service.closed,
   );
   answerReloads(command, service, server, reread, role);
   stopOnBugs();
