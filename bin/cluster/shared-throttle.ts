@@ -11,7 +11,8 @@
 // or a wrong plain password is a guess — ask the primary, which decides and counts in one
 // step (`reserve`), so that parallel guesses on several workers cannot overrun a budget.
 // The worker tells it the outcome (`confirm` or `forgive`, `recordSuccess`); requests without
-// credentials are told to it as they come, and it says once a window blocks.
+// credentials are told to it as they come, but from an address where the worker knows a
+// client (never counted there), and it says once a window blocks.
 //
 // Every change the primary makes to what the replicas hold is sent to every worker in one
 // message per turn of its event loop; a worker that starts gets all of it first.

@@ -7,7 +7,8 @@
 // number of reservations (bin/cluster/workers.ts). Past that bound, or past the time limit
 // of a reservation, the worker decides on its own, on the safe side: a request without
 // credentials that it cannot tell the primary about, and credentials it would have to ask
-// about, get the throttle's 429 with `Retry-After: 1`; a client the replica knows gets in.
+// about, get the throttle's 429 with `Retry-After: 1`; a client the replica knows gets in,
+// one that asks first without credentials too (its address is never counted).
 
 import type { Metrics, Throttle } from '../../lib/internal.js';
 import { type Channel, ChannelError, logLine } from '../base/index.js';
@@ -52,6 +53,8 @@ class ThrottleReplica implements Throttle {
   };
   // Insertion order is recency, as in the primary.
   private readonly known = new Set<string>();
+  // How many pairs of `known` each address has, counted as they come and go.
+  private readonly knownAt = new Map<string, number>();
   private readonly flagged = new Set<string>();
   // The pair at the end of `known`, as in lib/throttle.ts.
   private recentUser: string | undefined;
@@ -86,6 +89,8 @@ class ThrottleReplica implements Throttle {
   }
 
   recordUnauthenticated(address: string): number {
+    // As in lib/throttle.ts: where a known client is, never counted, so nothing to tell the primary.
+    if (this.knownAt.has(address)) return 0;
     const wait = this.secondsLeft('unauthenticated', address);
     if (wait > 0) return this.refuse('unauthenticated', wait);
     // Not counted by the primary, not let through uncounted.
@@ -137,14 +142,14 @@ class ThrottleReplica implements Throttle {
       this.channel.notify(THROTTLE_MESSAGES.success, { user, address } satisfies Pair);
       this.flagged.delete(address);
     }
-    remember(this.known, key, this.settings.maxKnownClients);
+    this.know(key, address);
     this.recentUser = user;
     this.recentAddress = address;
   }
 
   /** What the primary changed, or its whole state (the first message to a new worker). */
   private apply(update: ThrottleUpdate): void {
-    const { maxTrackedAddresses, maxKnownClients } = this.settings;
+    const { maxTrackedAddresses } = this.settings;
     for (const [rule, key, until] of update.blocks) {
       const table = this.blocks[rule];
       table.set(key, until);
@@ -155,11 +160,26 @@ class ThrottleReplica implements Throttle {
       }
     }
     for (const [rule, key] of update.unblocks) this.blocks[rule].delete(key);
-    for (const [user, address] of update.known) remember(this.known, pair(user, address), maxKnownClients);
+    for (const [user, address] of update.known) this.know(pair(user, address), address);
     // Pairs from other workers go behind this worker's most recent one.
     if (update.known.length > 0) this.recentUser = this.recentAddress = undefined;
     for (const address of update.flagged) remember(this.flagged, address, maxTrackedAddresses);
     for (const address of update.unflagged) this.flagged.delete(address);
+  }
+
+  /** The pair `key` (at `address`) logged in: the most recent known client, the least recent beyond the bound forgotten. */
+  private know(key: string, address: string): void {
+    const { known, knownAt } = this;
+    if (!known.delete(key)) knownAt.set(address, (knownAt.get(address) ?? 0) + 1);
+    known.add(key);
+    if (known.size <= this.settings.maxKnownClients) return;
+    const oldest = known.values().next().value as string;
+    known.delete(oldest);
+    // The username holds no colon (RFC 7617 §2): the first one ends it.
+    const at = oldest.slice(oldest.indexOf(':') + 1);
+    const left = (knownAt.get(at) ?? 1) - 1;
+    if (left === 0) knownAt.delete(at);
+    else knownAt.set(at, left);
   }
 
   private refuse(rule: ThrottleRule, seconds: number): number {

@@ -26,7 +26,7 @@ function service(settings: Partial<ThrottleSettings> = {}) {
     const metrics = new Metrics();
     const throttle = createThrottleReplica(createChannel(workerEnd), REPLICA, metrics);
     authority.attach(channel);
-    return { throttle, metrics, end: () => authority.detach(channel) };
+    return { throttle, metrics, workerEnd, end: () => authority.detach(channel) };
   };
   return { counts, worker };
 }
@@ -147,6 +147,42 @@ test('requests without credentials count once for the service; a login from the 
   await settle();
   assert.equal(a.throttle.recordUnauthenticated('198.51.100.1'), 60);
   assert.equal(b.throttle.recordUnauthenticated('198.51.100.1'), 60);
+});
+
+test("behind an office's NAT, where a worker knows a client, requests without credentials are never counted nor told to the primary: a challenge-first client gets the challenge whatever its neighbours send, the primary stopped too", async () => {
+  const { counts, worker } = service({ maxUnauthenticated: 3 });
+  const [a, b] = [worker(), worker()];
+  await settle();
+  a.throttle.recordSuccess('192.0.2.7', 'meier');
+  await settle();
+  const sent = [a.workerEnd.sent.length, b.workerEnd.sent.length];
+  for (let i = 0; i < 20; i += 1) assert.equal((i % 2 === 0 ? a : b).throttle.recordUnauthenticated('192.0.2.7'), 0);
+  await settle();
+  assert.deepEqual([a.workerEnd.sent.length, b.workerEnd.sent.length], sent, 'nothing sent to the primary');
+  assert.equal(counts.blockedUntil('unauthenticated', '192.0.2.7'), 0);
+  // An address nobody logged in from keeps its budget, once for the service.
+  for (let i = 0; i < 3; i += 1) (i % 2 === 0 ? a : b).throttle.recordUnauthenticated('198.51.100.1');
+  await settle();
+  assert.equal(b.throttle.recordUnauthenticated('198.51.100.1'), 60);
+  // The primary gone: the worker refuses what it cannot tell it, but not where it knows a client.
+  b.workerEnd.close();
+  assert.equal(b.throttle.recordUnauthenticated('198.51.100.2'), 1);
+  assert.equal(b.throttle.recordUnauthenticated('192.0.2.7'), 0);
+});
+
+test("a worker forgets a client's address with its last pair there: requests without credentials from there are counted again", async () => {
+  const counts = createThrottle({ ...SETTINGS, maxUnauthenticated: 3, maxKnownClients: 1 });
+  const [primaryEnd, workerEnd] = portPair();
+  createThrottleAuthority(counts, 10_000).attach(createChannel(primaryEnd));
+  const throttle = createThrottleReplica(createChannel(workerEnd), { ...REPLICA, maxKnownClients: 1 });
+  await settle();
+  throttle.recordSuccess('192.0.2.7', 'meier');
+  throttle.recordSuccess('192.0.2.8', 'kasse');
+  await settle();
+  for (let i = 0; i < 3; i += 1) assert.equal(throttle.recordUnauthenticated('192.0.2.7'), 0);
+  await settle();
+  assert.equal(throttle.recordUnauthenticated('192.0.2.7'), 60);
+  assert.equal(throttle.recordUnauthenticated('192.0.2.8'), 0, 'where kasse is known');
 });
 
 test('a worker that takes no messages costs the primary a bounded backlog: updates are dropped meanwhile, and it gets the whole state once it takes them again', async () => {
