@@ -53,8 +53,8 @@ export function settingsReference(): string {
   return `# The command and its settings
 
 For admins: every command of \`booking-search-server\` and every setting, with its flag, its
-key in the configuration file (\`--config\`), its environment variable, its default, its
-bounds, and what a reload (\`SIGHUP\`, \`systemctl reload\`) does with it. How to use them:
+\`--config\` key, its environment variable, its default, its bounds, and what a reload
+(\`SIGHUP\`, \`systemctl reload\`) does with it. How to use them:
 [operations.md](operations.md). \`npm run docs:settings\` writes this page from the
 command's own table of settings and \`--help\`'s words; a test fails when they differ.
 

@@ -24,6 +24,8 @@ test('50 slowloris connections are cut off after --headers-timeout while normal 
     const socket = connect(port, '127.0.0.1');
     socket.on('error', () => undefined);
     socket.on('close', () => closedAt.push(Date.now() - opened));
+    // Reads what comes (the 408): the close is seen when the server closes, not at the next drip.
+    socket.resume();
     socket.write('GET /api/v1/status HTTP/1.1\r\nHost: x\r\n');
     sockets.push(socket);
   }
@@ -46,7 +48,8 @@ test('50 slowloris connections are cut off after --headers-timeout while normal 
   while (closedAt.length < 50 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
   clearInterval(drip);
   assert.equal(closedAt.length, 50, 'every slow connection was closed by the server');
-  assert.ok(Math.max(...closedAt) < 5_000, `closed after at most ${Math.max(...closedAt)} ms`);
+  // Within the timeout and the second between two checks (docs/settings.md), and the machine's slack.
+  assert.ok(Math.max(...closedAt) < 3_500, `closed after at most ${Math.max(...closedAt)} ms`);
   assert.ok(Math.min(...closedAt) >= 1_500, 'not before the timeout');
 });
 

@@ -194,7 +194,12 @@ export const SETTINGS = {
     '1.2',
     'the oldest TLS version a client may use (default {default}; ECDHE with AEAD only)',
   ),
-  'headers-timeout': whole('SEC', [1, 3600], 10, 'a client must have sent its headers within this (default {default})'),
+  'headers-timeout': whole(
+    'SEC',
+    [1, 3600],
+    10,
+    'a client must have sent its headers within this, checked each second (default {default})',
+  ),
   'request-timeout': whole('SEC', [1, 3600], 30, '... and its whole request within this (default {default})'),
   'keep-alive-timeout': whole(
     'SEC',
