@@ -1,14 +1,15 @@
 // A listener's bounds on the connections it keeps open at once: in all, and from one client
 // address (an IPv6 one by its /64, as the throttle counts it; a Unix socket's peer is whoever
 // may open the socket and a proxy is everyone behind it, so neither has one). At a bound, a
-// new connection takes the place of the one, among all or among its address's, that has
-// waited longest without a complete request: the first accepted of those still sending their
-// first headers (or, over TLS, a handshake), else of those idle between requests. A
-// connection whose request is being answered, its body read by the handler included, is
-// never closed for it; only when each has one is the new connection closed, unanswered. So
-// clients that hold connections in headers that never end churn among themselves, and a
-// client that sends its request at once is served, behind the same address (an office's
-// NAT) too; and one address cannot take every connection the server keeps.
+// new connection takes the place of one, among all or among its address's, without a
+// complete request: the first accepted of those still sending their first headers (or, over
+// TLS, a handshake), else of those sending a request's body (which comes after credentials),
+// else the one idle longest between requests (a busy client's next request may be on its way).
+// A connection whose request is being answered is never closed for it; only when each has
+// one is the new connection closed, unanswered. So clients that hold connections in headers
+// or bodies that never end churn among themselves, and a client that sends its request at
+// once is served, behind the same address (an office's NAT) too; and one address cannot take
+// every connection the server keeps.
 //
 // Node's own `maxConnections` would close every new connection at the cap, and a few slow
 // clients locked every other out for as long as they kept reconnecting.
@@ -17,7 +18,7 @@ import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { isProxy, rememberPeer, throttleKey, trustedPeers, UNIX_SOCKET_PEER, UNKNOWN_PEER } from './request.js';
-import { answering, hadRequest } from './respond.js';
+import { answering, lastAnswerEnded } from './respond.js';
 
 /** How many connections a server keeps open at once. */
 export interface ConnectionBounds {
@@ -92,17 +93,21 @@ export function boundConnections(server: Server, { most, proxies, cap = Infinity
 }
 
 /**
- * The connection in `open` (of address `key` only, when given) that has waited longest
- * without a complete request: the first accepted of those that never had one, else of those
- * idle between requests; `undefined` when every one has a request being answered.
+ * The connection in `open` (of address `key` only, when given) to close for a new one, as
+ * the top of this file says: the first accepted of those in their first headers, else of
+ * those whose request's body is still coming, else the one idle longest; `undefined` when
+ * every one has a request being answered.
  */
 function longestWaiting(open: Map<Socket, Held>, key: string | undefined): Socket | undefined {
+  let inBody: Socket | undefined;
   let idle: Socket | undefined;
+  let idleSince = Infinity;
   for (const [accepted, { wire, key: its }] of open) {
-    // One whose body the handler reads waits for its answer too.
-    if ((key !== undefined && its !== key) || answering(wire, true)) continue;
-    if (!hadRequest(wire)) return accepted;
-    idle ??= accepted;
+    if ((key !== undefined && its !== key) || answering(wire)) continue;
+    const ended = lastAnswerEnded(wire);
+    if (answering(wire, true)) inBody ??= accepted;
+    else if (ended === undefined) return accepted;
+    else if (ended < idleSince) [idle, idleSince] = [accepted, ended];
   }
-  return idle;
+  return inBody ?? idle;
 }

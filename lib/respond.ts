@@ -26,6 +26,8 @@ const DROPPED = Symbol('dropped requests');
 const CLOSING = Symbol('closing');
 const AFTER = Symbol('after the answers');
 const LAST = Symbol('the last request counted');
+const ENDED = Symbol('when its last answer ended');
+let answersEnded = 0;
 
 type Admission = 'process' | 'refuse' | 'drop';
 
@@ -35,6 +37,7 @@ interface Counted {
   [DROPPED]?: number;
   [AFTER]?: () => void;
   [LAST]?: ServerResponse;
+  [ENDED]?: number;
 }
 
 /**
@@ -66,6 +69,7 @@ export function admit(req: IncomingMessage, res: ServerResponse): Admission {
 function taken(this: ServerResponse): void {
   const socket = this.req.socket as IncomingMessage['socket'] & Counted;
   socket[UNANSWERED] = (socket[UNANSWERED] ?? 1) - 1;
+  socket[ENDED] = ++answersEnded;
   const then = socket[AFTER];
   if (then === undefined || answering(socket)) return;
   delete socket[AFTER];
@@ -92,8 +96,8 @@ export function answering(socket: Duplex, withBody = false): boolean {
   return unanswered > (!withBody && last !== undefined && !last.req.complete && !last.writableFinished ? 1 : 0);
 }
 
-/** Whether a request of `socket` was ever admitted: one without is still in its first headers (or handshake). */
-export const hadRequest = (socket: Duplex): boolean => (socket as Duplex & Counted)[LAST] !== undefined;
+/** When the last answer on `socket` ended, in answers ended (lower: longer ago); none: in its first request (or handshake). */
+export const lastAnswerEnded = (socket: Duplex): number | undefined => (socket as Duplex & Counted)[ENDED];
 
 /** The answer on `res` closes its connection: no later request on it is processed. */
 export function markClosing(res: ServerResponse): void {

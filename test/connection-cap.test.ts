@@ -1,9 +1,9 @@
 // The bounds on a server's connections (lib/connection-cap.ts), put on by protectServer: at
-// the cap, or at an address's share, a new connection closes the one (of all, or of that
-// address's) that has waited longest without a complete request, never one whose request is
-// being answered (its body read by the handler included); when every one has a request
-// being answered, the new one is closed, unanswered. At the stop, every connection with no
-// request being answered is closed at once.
+// the cap, or at an address's share, a new connection closes one (of all, or of that
+// address's) without a complete request — the first accepted in its first headers, else in a
+// request's body, else the one idle longest — never one being answered; when every one has a
+// request being answered, the new one is closed, unanswered. At the stop, every connection
+// with no request being answered is closed at once.
 
 import assert from 'node:assert/strict';
 import { createServer, type ServerResponse } from 'node:http';
@@ -14,9 +14,12 @@ import { protectServer } from '../lib/protocol-errors.js';
 
 const HEAD = 'GET / HTTP/1.1\r\nHost: x\r\n';
 const HOLD = 'GET /hold HTTP/1.1\r\nHost: x\r\n\r\n';
+/** A request whose body never ends: a reconciliation's that stops after its first bytes. */
+const BODY =
+  'POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"zeilen":[';
 
 /**
- * A server under `bounds` that answers `/hold` and a POST whose body is read only when the
+ * A server under `bounds` that answers `/hold` and a POST, whose body it reads, only when the
  * test says (`held`), and how the test reaches it; everything is closed after the test.
  */
 async function serve(t: TestContext, bounds: ConnectionBounds) {
@@ -24,7 +27,11 @@ async function serve(t: TestContext, bounds: ConnectionBounds) {
   const server = createServer();
   const closeWaiting = protectServer(
     server,
-    (req, res) => (req.url === '/hold' || req.method === 'POST' ? held.push(res) : res.end('ok')),
+    (req, res) => {
+      req.resume();
+      if (req.url === '/hold' || req.method === 'POST') held.push(res);
+      else res.end('ok');
+    },
     undefined,
     bounds,
   );
@@ -75,27 +82,60 @@ async function serve(t: TestContext, bounds: ConnectionBounds) {
   return { held, open, closed, ask, until, closeWaiting };
 }
 
-test('at the cap a new connection closes the one that has waited longest without a complete request, never one being answered', async (t) => {
+test('at the cap a new connection closes one in its first headers, else in its body, else the one idle longest, never one being answered', async (t) => {
   const { held, open, closed } = await serve(t, { most: 8, proxies: [], cap: 4 });
   const answering = await open(HOLD);
-  const readingBody = await open('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n{');
-  const slow = await open(HEAD);
   const idle = await open(`${HEAD}\r\n`);
   assert.match(idle.text, /^HTTP\/1\.1 200 /);
-  // Full: the slow one waited longest without a complete request (the idle one's last came later).
+  const readingBody = await open(BODY);
+  const slow = await open(HEAD);
+  // Full: the slow one, accepted last, is the one in its first headers.
   const first = await open(`${HEAD}\r\n`);
   assert.ok(await closed(slow), 'the slow connection is closed');
   assert.match(first.text, /^HTTP\/1\.1 200 /, 'the new connection is answered');
   const second = await open(HOLD);
-  assert.ok(await closed(idle), 'then the idle one');
+  assert.ok(await closed(readingBody), 'then the one whose body is still coming, before the idle ones');
   const third = await open(HOLD);
-  assert.ok(await closed(first), 'then the one whose request was answered');
+  assert.ok(await closed(idle), 'then the one idle longest');
+  const fourth = await open(HOLD);
+  assert.ok(await closed(first), 'then the one whose request was answered last');
   // Every connection has a request being answered: a new one is closed, unanswered.
   const refused = await open(`${HEAD}\r\n`);
   assert.ok(await closed(refused), 'beyond the cap with nothing to close, closed');
   assert.equal(refused.text, '');
-  for (const kept of [answering, readingBody, second, third]) assert.equal(kept.destroyed, false);
-  assert.equal(held.length, 4);
+  for (const kept of [answering, second, third, fourth]) assert.equal(kept.destroyed, false);
+  assert.equal(held.length, 5);
+});
+
+test("connections whose bodies never end lock no client out: at the cap and at one address's share a new client is answered, and the first accepted of them is closed for it", async (t) => {
+  const { held, closed, open, ask, until } = await serve(t, { most: 3, proxies: [], cap: 6 });
+  // Two addresses hold the cap, each its share, in bodies that never end (the handler reads them).
+  const bodies: Socket[] = [];
+  for (const address of ['127.0.0.2', '127.0.0.3'])
+    for (let i = 0; i < 3; i += 1) bodies.push(await open(BODY, address));
+  assert.equal(held.length, 6);
+  assert.match(await ask('127.0.0.4'), /^HTTP\/1\.1 200 /, 'another client is answered at the cap');
+  assert.ok(await closed(bodies[0] as Socket), 'the first accepted body is closed for it');
+  await until(5);
+  // Behind the same address (an office's NAT), a colleague is answered too.
+  assert.match(await ask('127.0.0.3'), /^HTTP\/1\.1 200 /, "answered at the address's share");
+  assert.ok(await closed(bodies[3] as Socket), "the address's first accepted body is closed for it");
+  for (const kept of [...bodies.slice(1, 3), ...bodies.slice(4)]) assert.equal(kept.destroyed, false);
+});
+
+test('among idle connections the one idle longest is closed, not the first accepted, which a busy client keeps using', async (t) => {
+  const { open, closed } = await serve(t, { most: 8, proxies: [], cap: 3 });
+  const busy = await open(`${HEAD}\r\n`);
+  const quiet = await open(`${HEAD}\r\n`);
+  await open(HOLD);
+  // The busy client's next request, answered: its connection has been idle for less time.
+  busy.write(`${HEAD}\r\n`);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(busy.text.match(/HTTP\/1\.1 200 /g)?.length, 2);
+  const next = await open(`${HEAD}\r\n`);
+  assert.match(next.text, /^HTTP\/1\.1 200 /);
+  assert.ok(await closed(quiet), 'the one idle longest is closed');
+  assert.equal(busy.destroyed, false, "the busy client's connection is kept");
 });
 
 test("at its share an address's new connection closes that address's that has waited longest (in headers, else idle), never one being answered; other addresses and the proxies are not counted", async (t) => {
