@@ -171,8 +171,8 @@ function createTables(settings: ThrottleSettings): Record<ThrottleRule, Windows>
 
 /** The (user, address) pairs that logged in, at most `max`, the least recent forgotten first. */
 function createKnownClients(max: number) {
-  // Insertion order is recency: a login re-inserts its pair at the end.
-  const known = new Map<string, { user: string; address: string }>();
+  // Each pair's address; insertion order is recency: a login re-inserts its pair at the end.
+  const known = new Map<string, string>();
   // How many pairs each address has (`at`: any), counted as they come and go.
   const perAddress = new Map<string, number>();
   // The pair at the end of `known`: a client's next login, as most are, is already the most
@@ -188,14 +188,14 @@ function createKnownClients(max: number) {
       recentAddress = address;
       const key = pair(user, address);
       if (!known.delete(key)) perAddress.set(address, (perAddress.get(address) ?? 0) + 1);
-      known.set(key, { user, address });
+      known.set(key, address);
       const [oldest, gone] = known.size > max ? (known.entries().next().value ?? []) : [];
       if (oldest === undefined || gone === undefined || !known.delete(oldest)) return;
-      const left = (perAddress.get(gone.address) ?? 1) - 1;
-      if (left === 0) perAddress.delete(gone.address);
-      else perAddress.set(gone.address, left);
+      const left = (perAddress.get(gone) ?? 1) - 1;
+      if (left === 0) perAddress.delete(gone);
+      else perAddress.set(gone, left);
     },
-    list: (): { user: string; address: string }[] => [...known.values()],
+    list: () => [...known].map(([key, address]) => ({ user: key.slice(0, key.length - address.length - 1), address })),
   };
 }
 
