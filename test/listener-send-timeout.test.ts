@@ -16,8 +16,11 @@ async function listening(
   t: TestContext,
   handler: Parameters<typeof createListener>[0],
   limits: typeof LIMITS = LIMITS,
+  requestTimeout = limits.requestMs,
 ): Promise<number> {
   const server = createListener(handler, { limits });
+  // An embedder's server may have none (0); the command's always has one.
+  server.requestTimeout = requestTimeout;
   t.after(() => {
     server.closeAllConnections();
     server.close();
@@ -61,15 +64,9 @@ test('a connection on which nothing is sent or answered is closed after the send
   assert.ok(closedAfter >= SEND_MS - 50 && closedAfter < 2_000, `closed after ${closedAfter} ms`);
 });
 
-test('a body that stops coming is not closed by the send timeout but answered 408 at the request timeout', async (t) => {
-  const requestMs = 4 * SEND_MS;
-  const limits = { ...LIMITS, headersMs: SEND_MS, requestMs };
-  const port = await listening(
-    t,
-    // The handler reads the body, as the reconciliation does, and answers once it has it all.
-    (req, res) => req.resume().on('end', () => res.end('read')),
-    limits,
-  );
+/** A server whose handler reads a request's body, as the reconciliation does, and a body that stops coming: when and how it ended. */
+async function stalledBody(t: TestContext, limits: typeof LIMITS, requestTimeout?: number) {
+  const port = await listening(t, (req, res) => req.resume().on('end', () => res.end('read')), limits, requestTimeout);
   const socket = connect(port, '127.0.0.1');
   t.after(() => socket.destroy());
   socket.on('error', () => undefined);
@@ -79,8 +76,19 @@ test('a body that stops coming is not closed by the send timeout but answered 40
   const opened = Date.now();
   socket.write('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"zeilen":[');
   await Promise.race([once(socket, 'close'), new Promise((resolve) => setTimeout(resolve, 4_000))]);
-  const closedAfter = Date.now() - opened;
   assert.ok(socket.destroyed, 'closed by the server');
+  return { closedAfter: Date.now() - opened, received };
+}
+
+test('a body that stops coming is not closed by the send timeout but answered 408 at the request timeout', async (t) => {
+  const requestMs = 4 * SEND_MS;
+  const { closedAfter, received } = await stalledBody(t, { ...LIMITS, headersMs: SEND_MS, requestMs });
   assert.ok(closedAfter >= requestMs - 50, `closed after ${closedAfter} ms, before the request timeout`);
   assert.match(received, /^HTTP\/1\.1 408 Request Timeout\r\n[\s\S]*"code":"request_timeout"}$/);
+});
+
+test('on a server without a request timeout, a body that stops coming is closed by the send timeout', async (t) => {
+  const { closedAfter, received } = await stalledBody(t, { ...LIMITS, headersMs: SEND_MS }, 0);
+  assert.ok(closedAfter >= SEND_MS - 50 && closedAfter < 2_000, `closed after ${closedAfter} ms`);
+  assert.equal(received, '');
 });
