@@ -123,7 +123,7 @@ test('three books (own schema, MMEX, GnuCash) at their base paths, each for its 
   assert.match(
     stdout,
     new RegExp(
-      `^${TIME} book Meier GmbH: ${origin}/meier/api/v1/ \\(${o.files.gnucash}; recognised as GnuCash's file`,
+      `^${TIME} book Meier GmbH: ${origin}/meier/api/v1/ \\(${o.files.gnucash}; recognised as GnuCash's file by its tables, served as with app = gnucash\\)$`,
       'm',
     ),
   );
@@ -301,6 +301,8 @@ test('SIGHUP adds a fourth book and removes one; searches in flight on the other
     200,
     o.gnucashAnswer,
   );
+  // neu is on the own schema, as mueller is: a reload announces it as the start did mueller, with no line.
+  assert.doesNotMatch(cli.output().stdout, /book neu:/);
 });
 
 test('SIGHUP with a broken file, or a book that cannot be served, keeps the running books and says why in one line', async (t) => {
@@ -329,6 +331,13 @@ test('SIGHUP with a broken file, or a book that cannot be served, keeps the runn
       ],
       // Placed where its db was written, as every other problem of the file.
       new RegExp(`: ${o.config}:17: book neu: cannot open database .*fehlt\\.sqlite: no such file$`),
+    ],
+    [
+      [books.mueller as string, books.schmidt as string, (books.neu as string).replace('db = ', 'app = mmex\ndb = ')],
+      // The app named as the section writes it.
+      new RegExp(
+        `: ${o.config}:18: book neu: cannot serve .*neu\\.sqlite: db does not fit the tables of Money Manager Ex: .* \\(the file has the tables of the own schema: serve it with app = own\\)$`,
+      ),
     ],
   ];
   for (const [index, [next, line]] of attempts.entries()) {

@@ -255,7 +255,7 @@ for (const { fixture, name, wrong } of APPLICATION_FILES) {
         await run(['--db', file, '--port', '0', '--app', app]),
         1,
         new RegExp(
-          `^booking-search-server: cannot serve \\S+: db does not fit ${asked}: .* \\(the file has the tables of ${title}: serve it with --app ${name}, or app: "${name}"\\)$`,
+          `^booking-search-server: cannot serve \\S+: db does not fit ${asked}: .* \\(the file has the tables of ${title}: serve it with --app ${name}\\)$`,
         ),
       );
       const checked = await run(['check', '--db', file, '--app', app]);

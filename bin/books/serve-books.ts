@@ -9,7 +9,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type Database from 'better-sqlite3';
 import { type Credentials, mountHandlers } from '../../lib/internal.js';
 import { CliError, type LogLevel } from '../base/index.js';
-import { type BookConfig, diffBooks } from '../config/index.js';
+import { type BookConfig, diffBooks, inTermsOfBook } from '../config/index.js';
 import type { BookStatus, ServedBook } from './books.js';
 import { watchDatabase } from './database.js';
 import { inMemoryDatabase } from './in-memory.js';
@@ -292,9 +292,9 @@ function sameCredentials(a: readonly Credentials[], b: readonly Credentials[]): 
 
 /**
  * A problem of `config`'s file placed where its `db` was written (`office.conf:12: …`), as
- * every other problem of a configuration file is.
+ * every other problem of a configuration file is; an app it names, as it is written there.
  */
 function placed(config: BookConfig, error: unknown): never {
-  if (!(error instanceof CliError) || config.dbOrigin === undefined) throw error;
-  throw new CliError(`${config.dbOrigin}: ${error.message}`, error.exitCode);
+  if (!(error instanceof CliError)) throw error;
+  throw new CliError(inTermsOfBook(config, error.message), error.exitCode);
 }

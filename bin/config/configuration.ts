@@ -220,6 +220,7 @@ export function resolveBooks(
       db: db.value,
       dbOrigin: `${file}:${db.line}: book ${section.name}`,
       app,
+      appIn: 'file',
       tables,
       basePath,
       users,

@@ -104,6 +104,8 @@ export function readServeCommand(setting: Reader, given: Values, asked: Asked): 
     db,
     ...(dbOrigin?.kind === 'file' ? { dbOrigin: `${dbOrigin.file}:${dbOrigin.line}` } : {}),
     app,
+    // Where --app was given, else where the book was: there it is written.
+    appIn: (origins.get('app') ?? dbOrigin)?.kind,
     tables,
     basePath: settings.basePath.replace(/\/+$/, ''),
     users: undefined,

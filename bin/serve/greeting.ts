@@ -10,7 +10,7 @@ import { resolveOptions } from '../../lib/internal.js';
 import { logLine, NAME, shellWord } from '../base/index.js';
 import type { DemoDatabase } from '../books/index.js';
 import type { SaidLine } from '../cluster/index.js';
-import type { ServeCommand } from '../config/index.js';
+import { appSetting, type BookConfig, type ServeCommand } from '../config/index.js';
 import { fileRule, letsEveryoneConnect, readableByEveryone } from '../files/index.js';
 
 /**
@@ -26,8 +26,13 @@ export function greeting(
   recognised: ReadonlyMap<string, string>,
 ): string[] {
   const file = command.config?.file;
+  // What a book's line says of the application its tables were recognised as, if anything.
+  const said = (book: BookConfig | undefined): string | undefined => {
+    const app = book === undefined ? undefined : recognised.get(book.name);
+    return book !== undefined && book.app === undefined && app !== undefined ? recognition(book, app) : undefined;
+  };
   if (file === undefined || command.config?.books.length === 0) {
-    const lines = oneBook(command, server, demo, recognised.get(command.books[0]?.name ?? ''));
+    const lines = oneBook(command, server, demo, said(command.books[0]));
     lines.splice(1, 0, ...adminLines);
     return lines;
   }
@@ -37,19 +42,18 @@ export function greeting(
     `${NAME} listening on ${origin}/ (${count} book${count === 1 ? '' : 's'} from ${file})`,
     ...adminLines,
     ...command.books.map((book) => {
-      const app = recognised.get(book.name);
-      const how = book.app === undefined && app !== undefined && app !== 'own' ? `; ${recognition(app)}` : '';
-      return `book ${book.name}: ${origin}${book.basePath}/api/v1/ (${book.db}${how})`;
+      const how = said(book);
+      return `book ${book.name}: ${origin}${book.basePath}/api/v1/ (${book.db}${how === undefined ? '' : `; ${how}`})`;
     }),
   ];
 }
 
-/** The start-up lines of --db or --demo. */
+/** The start-up lines of --db or --demo; `recognition`: what the line says of the application recognised. */
 function oneBook(
   command: ServeCommand,
   server: Server,
   demo: DemoDatabase | undefined,
-  recognised: string | undefined,
+  recognition: string | undefined,
 ): string[] {
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : command.settings.port;
@@ -59,8 +63,7 @@ function oneBook(
   // A socket is written the way nginx's proxy_pass names one: unix:PATH:URI.
   const api =
     command.socket === undefined ? `${scheme}://${host}:${port}${base}` : `unix:${command.socket.path}:${base}`;
-  const served = command.app === undefined && recognised !== undefined && recognised !== 'own';
-  const lines = [`${NAME} listening on ${api}${served ? ` (${command.settings.db}: ${recognition(recognised)})` : ''}`];
+  const lines = [`${NAME} listening on ${api}${recognition ? ` (${command.settings.db}: ${recognition})` : ''}`];
   if (demo === undefined) return lines;
   const userArgument =
     command.credentialsFrom === 'demo default'
@@ -86,13 +89,22 @@ function oneBook(
   return lines;
 }
 
-/** How the file is served when no --app was given: `app` is what its tables say. */
-export function recognition(app: string): string {
+/**
+ * What is said of `book`, given no app, when its file's tables are recognised as `app`'s: in
+ * its line at the start, and in a line of its own when that comes later (a file waited for,
+ * replaced, or a book a reload added); `before`: what they were recognised as before, if
+ * anything. Nothing when that is unchanged, nor for the own schema, the default, unless an
+ * application's came before. The app is named as it is written where the book is configured.
+ */
+export function recognition(book: BookConfig, app: string, before?: string): string | undefined {
+  if (app === before) return undefined;
   // Served as the option app names it: the mapping it resolves to, an application's with its title.
   const { mapping } = resolveOptions({ app });
-  return mapping.kind === 'own'
-    ? 'served with the own schema (its tables are not an application known to --app)'
-    : `recognised as ${mapping.title}'s file by its tables, served as with --app ${mapping.name}`;
+  if (mapping.kind !== 'own')
+    return `recognised as ${mapping.title}'s file by its tables, served as with ${appSetting(book, mapping.name)}`;
+  if (before === undefined || before === 'own') return undefined;
+  const was = resolveOptions({ app: before }).mapping;
+  return `no longer recognised as ${was.kind === 'own' ? before : was.title}'s file: served with the own schema`;
 }
 
 /** `http://127.0.0.1:8080`, or for a socket `unix:PATH:` as nginx's proxy_pass names one. */

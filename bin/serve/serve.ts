@@ -131,8 +131,8 @@ async function serve(
         users,
         (app) => {
           heard(app);
-          if (greeted && recognised.get(book.name) !== app)
-            logInfo([`${bookLabel(command, book)}: ${recognition(app)}`]);
+          const said = greeted ? recognition(book, app, recognised.get(book.name)) : undefined;
+          if (said !== undefined) logInfo([`${bookLabel(command, book)}: ${said}`]);
           recognised.set(book.name, app);
         },
         shared,

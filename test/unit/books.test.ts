@@ -1,9 +1,11 @@
-// diffBooks: what a reload changes, book by book. The reload itself (SIGHUP to the command,
+// diffBooks: what a reload changes, book by book; and what the command says of a book's app,
+// as it is written where the book is configured. The reload itself (SIGHUP to the command,
 // a search in flight kept) is test/cli-books.test.ts's.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type BookConfig, diffBooks, sameUsers } from '../../bin/config/book-config.js';
+import { appSetting, type BookConfig, diffBooks, inTermsOfBook, sameUsers } from '../../bin/config/book-config.js';
+import { recognition } from '../../bin/serve/greeting.js';
 
 const book = (name: string, more: Partial<BookConfig> = {}): BookConfig => ({
   name,
@@ -63,4 +65,48 @@ test('sameUsers: the same names in any order; every user (undefined) is not a li
   assert.equal(sameUsers(['a', 'a'], ['a', 'b']), false);
   assert.equal(sameUsers(undefined, undefined), true);
   assert.equal(sameUsers(undefined, ['a']), false);
+});
+
+test('a book’s app is named as it is written where the book is configured: the flag, its variable or the file’s key', () => {
+  const where = ['flag', 'environment', 'file', undefined] as const;
+  assert.deepEqual(
+    where.map((appIn) => appSetting(book('a', { appIn }), 'own')),
+    ['--app own', 'BOOKING_SEARCH_APP=own', 'app = own', '--app own'],
+  );
+  // The library's words for a file under the wrong app name its option and the flag.
+  const refused =
+    'cannot serve k.sqlite: db does not fit the tables of Money Manager Ex: table or view \'PAYEE_V1\' is missing (the file has the tables of the own schema: serve it with --app own, or app: "own")';
+  assert.deepEqual(
+    where.map((appIn) => inTermsOfBook(book('a', { appIn }), refused).replace(/^.*\(/, '(')),
+    [
+      '(the file has the tables of the own schema: serve it with --app own)',
+      '(the file has the tables of the own schema: serve it with BOOKING_SEARCH_APP=own)',
+      '(the file has the tables of the own schema: serve it with app = own)',
+      '(the file has the tables of the own schema: serve it with --app own)',
+    ],
+  );
+  assert.equal(
+    inTermsOfBook(book('a', { appIn: 'file', dbOrigin: 'office.conf:12: book a' }), 'cannot open database x'),
+    'office.conf:12: book a: cannot open database x',
+    'placed where its db was written',
+  );
+});
+
+test('what is said of a book recognised by its tables: the same at the start and later; the own schema, the default, only after an application', () => {
+  const inFile = book('weber', { appIn: 'file' });
+  assert.equal(
+    recognition(inFile, 'mmex'),
+    "recognised as Money Manager Ex's file by its tables, served as with app = mmex",
+  );
+  assert.equal(
+    recognition(book('kasse'), 'gnucash', 'mmex'),
+    "recognised as GnuCash's file by its tables, served as with --app gnucash",
+  );
+  assert.equal(recognition(inFile, 'own'), undefined, 'at the start, or added by a reload');
+  assert.equal(recognition(inFile, 'mmex', 'mmex'), undefined, 'unchanged');
+  assert.equal(recognition(inFile, 'own', 'own'), undefined);
+  assert.equal(
+    recognition(inFile, 'own', 'mmex'),
+    "no longer recognised as Money Manager Ex's file: served with the own schema",
+  );
 });

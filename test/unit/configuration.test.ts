@@ -350,7 +350,15 @@ test('with [book NAME] sections, db, app, table-names and base-path belong in th
   );
   const single = serve(['--db', '/srv/k.sqlite', '--base-path', '/kasse/', '--name', 'Kasse'], USER);
   assert.deepEqual(single.books, [
-    { name: 'Kasse', db: '/srv/k.sqlite', app: undefined, tables: {}, basePath: '/kasse', users: undefined },
+    {
+      name: 'Kasse',
+      db: '/srv/k.sqlite',
+      app: undefined,
+      appIn: 'flag',
+      tables: {},
+      basePath: '/kasse',
+      users: undefined,
+    },
   ]);
 });
 
@@ -385,6 +393,7 @@ test('resolveBooks: each book with its file, mapping, base path and users', () =
       db: '/srv/m.sqlite',
       dbOrigin: `${FILE}:2: book mueller`,
       app: undefined,
+      appIn: 'file',
       tables: {},
       basePath: '/mueller',
       users: ['mueller', 'buero'],
@@ -394,6 +403,7 @@ test('resolveBooks: each book with its file, mapping, base path and users', () =
       db: '/srv/s.mmb',
       dbOrigin: `${FILE}:6: book schmidt`,
       app: 'mmex',
+      appIn: 'file',
       tables: {},
       basePath: '/schmidt',
       users: undefined,
@@ -403,6 +413,7 @@ test('resolveBooks: each book with its file, mapping, base path and users', () =
       db: '/srv/k.sqlite',
       dbOrigin: `${FILE}:10: book kasse`,
       app: 'own',
+      appIn: 'file',
       tables: { entries: 'kasse' },
       basePath: '',
       users: undefined,
