@@ -158,7 +158,7 @@ function answer(parts: Parts, req: IncomingMessage, res: ServerResponse, next?: 
     if (badRequest) return sendError(res, ERRORS.badRequest, ['Connection', 'close']);
     const endpoint =
       path === statusPath ? 'status' : path === searchPath ? 'search' : path === reconcilePath ? 'abgleich' : 'other';
-    const facts = recordFacts(req, clientAddress(req, trusted), endpoint);
+    const facts = recordFacts(req, clientAddress(req, trusted), endpoint, path);
     const client = throttleKey(facts.clientAddress);
     const exchange: Exchange = { req, res, path, query: mark === -1 ? '' : url.slice(mark + 1), facts, client };
     const verdict = login(req.headers.authorization, client, req.socket);

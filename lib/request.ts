@@ -27,12 +27,19 @@ export function originForm(target: string): string | undefined {
 /**
  * The path of a request target for a log line: no query, and never the scheme or authority
  * of an absolute-form target, which may hold a user and password (`http://user:pw@host/`).
+ * A request the handler routed has it in its facts already (`RequestFacts.path`).
  */
 export function pathForLog(target: string): string {
   const authority = ABSOLUTE_FORM.exec(target);
-  const rest = authority === null ? target : target.slice(authority[0].length);
-  const mark = rest.search(/[?#]/);
-  return (mark === -1 ? rest : rest.slice(0, mark)) || '/';
+  return withoutQuery(authority === null ? target : target.slice(authority[0].length));
+}
+
+/** `target` up to its query or fragment, whichever comes first; `/` when nothing is left. */
+function withoutQuery(target: string): string {
+  const query = target.indexOf('?');
+  const fragment = target.indexOf('#');
+  const mark = fragment === -1 || (query !== -1 && query < fragment) ? query : fragment;
+  return (mark === -1 ? target : target.slice(0, mark)) || '/';
 }
 
 /**
@@ -225,6 +232,8 @@ export interface RequestFacts {
    * be a password typed into the wrong field; `undefined` without such credentials.
    */
   attempted: string | undefined;
+  /** The target's path as a log line may show it (`pathForLog`): no query, scheme or authority. */
+  path: string;
 }
 
 /** What `attempted` holds for a name that is none of the users: never a username (it holds a colon). */
@@ -238,12 +247,15 @@ export function requestFacts(req: IncomingMessage): RequestFacts | undefined {
   return (req as WithFacts)[FACTS];
 }
 
+/** Records `req`'s facts; `target`: its target in origin form (`originForm`), the query cut off or not. */
 export function recordFacts(
   req: IncomingMessage,
   clientAddress: string,
-  endpoint: RequestFacts['endpoint'] = 'other',
+  endpoint: RequestFacts['endpoint'],
+  target: string,
 ): RequestFacts {
-  const recorded: RequestFacts = { endpoint, clientAddress, user: undefined, attempted: undefined };
+  const path = withoutQuery(target);
+  const recorded: RequestFacts = { endpoint, clientAddress, user: undefined, attempted: undefined, path };
   (req as WithFacts)[FACTS] = recorded;
   return recorded;
 }

@@ -224,8 +224,9 @@ function logResponse(this: Timed): void {
   // To a tenth, written from whole tenths: toFixed formats a double, which costs more.
   const tenths = Math.round(elapsed * 10);
   const ms = tenths / 10;
-  const path = pathForLog(req.url ?? '');
   const facts = requestFacts(req);
+  // A request the handler never routed (refused before, or by the listener) has no facts.
+  const path = facts?.path ?? pathForLog(req.url ?? '');
   const address = facts?.clientAddress ?? '-';
   const user = userForLog(facts?.user ?? facts?.attempted, format === 'json');
   const finished = this.writableFinished;

@@ -3,7 +3,16 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { test } from 'node:test';
-import { canonicalAddress, clientAddress, rememberPeer, throttleKey, trustedPeers } from '../../lib/request.js';
+import {
+  canonicalAddress,
+  clientAddress,
+  originForm,
+  pathForLog,
+  recordFacts,
+  rememberPeer,
+  throttleKey,
+  trustedPeers,
+} from '../../lib/request.js';
 
 test('canonicalAddress: one spelling per address, undefined for anything else', () => {
   const cases: Array<[string, string | undefined]> = [
@@ -84,4 +93,29 @@ test('throttleKey: IPv4 as it is, IPv6 by its /64', () => {
     ['unix', 'unix'],
   ];
   for (const [address, expected] of cases) assert.equal(throttleKey(address), expected, address);
+});
+
+test("the path the facts hold is pathForLog's: no query, fragment, scheme or authority, `/` for none", () => {
+  const cases: Array<[string, string]> = [
+    ['/api/v1/buchungen?von=2024-01-01&bis=2024-01-31', '/api/v1/buchungen'],
+    ['/api/v1/status', '/api/v1/status'],
+    ['/api/v1/status#top?x', '/api/v1/status'],
+    ['/api/v1/status?x#top', '/api/v1/status'],
+    ['http://host:8080/api/v1/status?x', '/api/v1/status'],
+    ['http://host?x', '/'],
+    ['HTTP://host', '/'],
+    ['*', '*'],
+  ];
+  for (const [target, path] of cases) {
+    assert.equal(pathForLog(target), path, target);
+    const origin = originForm(target) as string;
+    const mark = origin.indexOf('?');
+    // The handler gives its facts the origin form without the query, as it routed it.
+    const req = {} as IncomingMessage;
+    assert.equal(
+      recordFacts(req, '127.0.0.1', 'other', mark === -1 ? origin : origin.slice(0, mark)).path,
+      path,
+      target,
+    );
+  }
 });
