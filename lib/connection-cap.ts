@@ -14,11 +14,11 @@
 // Node's own `maxConnections` would close every new connection at the cap, and a few slow
 // clients locked every other out for as long as they kept reconnecting.
 
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { isProxy, rememberPeer, throttleKey, trustedPeers, UNIX_SOCKET_PEER, UNKNOWN_PEER } from './request.js';
-import { answering, lastAnswerEnded } from './respond.js';
+import { answering, lastAdmitted, lastAnswerEnded } from './respond.js';
 
 /** How many connections a server keeps open at once. */
 export interface ConnectionBounds {
@@ -39,10 +39,8 @@ type Held = { wire: Duplex; key: string | undefined };
  * they were accepted, serves both bounds and the stop; nothing runs for a request: what a
  * connection waits for is read off it (lib/respond.ts) only at a bound or a stop.
  *
- * Returns the stop's part: a function that closes at once every connection with no request
- * being answered, idle or still in its first headers or TLS handshake (node:http's
- * `closeIdleConnections` leaves those two open, and a client sending its headers slowly held
- * the stop to its grace).
+ * Returns the stop's part on the connections (below), which the stop calls at once and then
+ * until the server has closed.
  */
 export function boundConnections(server: Server, { most, proxies, cap = Infinity }: ConnectionBounds): () => void {
   const trusted = trustedPeers(proxies);
@@ -88,8 +86,40 @@ export function boundConnections(server: Server, { most, proxies, cap = Infinity
     if (held !== undefined) held.wire = socket;
   });
   return () => {
-    for (const [accepted, { wire }] of open) if (!answering(wire, true)) close(accepted);
+    if (!server.listeners('request').includes(closeAfterAnswer)) server.prependListener('request', closeAfterAnswer);
+    for (const [accepted, { wire }] of open) {
+      if (!answering(wire, true)) close(accepted);
+      else closeWithAnswer(lastAdmitted(wire));
+    }
   };
+}
+
+// The stop's part on the connections: a connection with no request being answered
+// (idle, or still in its first headers or TLS handshake: node:http's `closeIdleConnections`
+// leaves those two open, and a client sending its headers slowly held the stop to its grace)
+// is closed at once; each other one's last answer, unless it has begun, says
+// `Connection: close` and closes it, as does the answer to each request heard after, so that
+// no client sends a next request on a connection the stop is about to close. Nothing of it
+// runs for a request before the stop.
+
+/** Answers that close their connection because of the stop, when they would have kept it. */
+const closedByStop = new WeakSet<ServerResponse>();
+
+function closeWithAnswer(res: ServerResponse | undefined): void {
+  if (res === undefined || res.headersSent || !res.shouldKeepAlive) return;
+  res.shouldKeepAlive = false;
+  closedByStop.add(res);
+}
+
+/**
+ * Heard before the handler once a listener stops: the answer closes its connection. A client
+ * that pipelines sent this request before the answer the stop closed reached it: that answer
+ * keeps the connection open again, and this one, the last, closes it.
+ */
+function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
+  const before = lastAdmitted(req.socket);
+  if (before !== undefined && closedByStop.delete(before) && !before.headersSent) before.shouldKeepAlive = true;
+  closeWithAnswer(res);
 }
 
 /**

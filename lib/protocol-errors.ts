@@ -27,8 +27,8 @@ type Listener = (req: IncomingMessage, res: ServerResponse) => void;
  * it is accepted, before a client that resets it takes it along (lib/request.ts); and on the
  * server's socket timeout, only a connection with no request waiting for its answer closed.
  * `around`, outermost, sees the requests the bound refuses too. The server keeps at most
- * `bounds` connections, in all and from one address (connection-cap.ts). Returns what closes
- * every connection with no request being answered, for the stop (connection-cap.ts).
+ * `bounds` connections, in all and from one address (connection-cap.ts). Returns the stop's
+ * part on the connections (connection-cap.ts).
  */
 export function protectServer(
   server: Server,

@@ -98,6 +98,7 @@ export function answering(socket: Duplex, withBody = false): boolean {
 
 /** When the last answer on `socket` ended, in answers ended (lower: longer ago); none: in its first request (or handshake). */
 export const lastAnswerEnded = (socket: Duplex): number | undefined => (socket as Duplex & Counted)[ENDED];
+export const lastAdmitted = (socket: Duplex): ServerResponse | undefined => (socket as Duplex & Counted)[LAST];
 
 /** The answer on `res` closes its connection: no later request on it is processed. */
 export function markClosing(res: ServerResponse): void {

@@ -17,15 +17,17 @@
 //   place of the one, of all or of its address's, that has waited longest without a
 //   complete request (lib/connection-cap.ts), so that one client holding its connections in
 //   slow headers locks out neither the others nor the rest of its address;
-// - once it stops (below), every answer closes its connection.
+// - once it stops (below), every answer not begun yet closes its connection (on one that
+//   pipelines, the last).
 //
 // How the service stops, in every kind of process (the only one, each worker of --workers,
 // and their primary), on the signals bin/base/signals.ts hears: each listener stops
 // accepting at once; a connection with no request being answered (idle, or still in its
 // headers or TLS handshake) is closed at once, a busy one after the answer it waits for,
-// which says `Connection: close` (so that a proxy's keep-alive connections, kept busy by
-// steady traffic, end too); what is still open after the grace is cut. The process then
-// ends: within `stopBoundMs` of the signal.
+// which says `Connection: close` (lib/connection-cap.ts), in flight at the signal or heard
+// after it, so that no client sends a next request on it and a proxy's keep-alive
+// connections, kept busy by steady traffic, end too; what is still open after the grace is
+// cut. The process then ends: within `stopBoundMs` of the signal.
 
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -92,12 +94,12 @@ export function createListener(handler: Listener, { limits, tls, around, proxies
   // the peer read on acceptance and the bounds on connections: the library's part of the
   // edge (lib/protocol-errors.ts). Half: the single client behind a NAT or an unnamed proxy
   // may hold many, and one address alone still leaves the other half to everyone else.
-  const closeWaiting = protectServer(server, handler, around, {
+  const stopConnections = protectServer(server, handler, around, {
     cap: limits.maxConnections,
     most: Math.floor(limits.maxConnections / 2),
     proxies,
   });
-  waitingClosers.set(server, closeWaiting);
+  connectionStops.set(server, stopConnections);
   // node:http's socket timeout (0, off, by default): a connection on which nothing moved
   // for as long is closed, as Node would, unless a request of it still waits for its answer
   // (protectServer): a long reconciliation writes nothing while it is computed, and was cut
@@ -108,8 +110,8 @@ export function createListener(handler: Listener, { limits, tls, around, proxies
   return server;
 }
 
-/** Each listener's part of the stop: what closes its connections with no request being answered. */
-const waitingClosers = new WeakMap<Server, () => void>();
+/** Each listener's part of the stop on its connections (lib/connection-cap.ts). */
+const connectionStops = new WeakMap<Server, () => void>();
 
 /** What requests in flight get beyond the longest a search may take (--search-timeout). */
 export const STOP_GRACE_MS = 5_000;
@@ -123,25 +125,18 @@ export function stopBoundMs(searchMs: number): number {
   return STOP_GRACE_MS + searchMs + 1_000;
 }
 
-/** Heard before the handler once a listener stops: the answer closes its connection. */
-function closeAfterAnswer(_req: IncomingMessage, res: ServerResponse): void {
-  res.shouldKeepAlive = false;
-}
-
 /**
  * Stops `server`, made by createListener, as the top of this file says; cut what is still
  * open after `graceMs`. Resolves once it has closed (its last connection ended).
  */
 export function stopListening(server: Server, graceMs: number): Promise<void> {
-  if (!server.listeners('request').includes(closeAfterAnswer)) server.prependListener('request', closeAfterAnswer);
-  const closeWaiting = (): void => waitingClosers.get(server)?.();
+  const stopConnections = (): void => connectionStops.get(server)?.();
   return new Promise((resolve) => {
     // A connection with no request being answered has nothing to lose: closed at once, idle
-    // or still in its headers or TLS handshake (node:http's closeIdleConnections leaves those
-    // two open). A busy one is closed so once its answer has left, within 100 ms, before its
-    // client sends another request (which would get Connection: close anyway).
-    closeWaiting();
-    const idle = setInterval(closeWaiting, 100);
+    // or still in its headers or TLS handshake. A busy one ends after its answer, which closes
+    // it; one whose answer had begun at the signal, keeping it, is closed within 100 ms after.
+    stopConnections();
+    const idle = setInterval(stopConnections, 100);
     const cut = setTimeout(() => server.closeAllConnections(), graceMs);
     // Called also when it was not listening (with an error nobody needs).
     server.close(() => {
