@@ -95,7 +95,8 @@ function parseLine(value: unknown, position: number): ReconcileLine | string {
   const unknown = unknownField(value, LINE_FIELDS);
   if (unknown !== undefined) return MESSAGES.unknown(unknown);
 
-  const ref = value['ref'] ?? String(position);
+  // An absent field takes its default; `null` is a value like any other, refused for its type.
+  const ref = value['ref'] === undefined ? String(position) : value['ref'];
   if (typeof ref !== 'string' || codePoints(ref) > MAX_REF_CHARACTERS) return MESSAGES.ref;
 
   const datum = value['datum'];
@@ -112,7 +113,7 @@ function parseLine(value: unknown, position: number): ReconcileLine | string {
   const toleranzCents = value['toleranz'] === undefined ? 0 : amountOf(value['toleranz'], false);
   if (toleranzCents === undefined) return MESSAGES.toleranz;
 
-  const vorzeichen = value['vorzeichen'] ?? 'gleich';
+  const vorzeichen = value['vorzeichen'] === undefined ? 'gleich' : value['vorzeichen'];
   if (vorzeichen !== 'gleich' && vorzeichen !== 'beide') return MESSAGES.vorzeichen;
 
   const teile = value['teile'] === undefined ? 1 : integerOf(value['teile'], 1, MAX_PARTS);

@@ -150,6 +150,40 @@ test('the messages name the line (1-based) and the field, the first error found'
   assert.equal(message({ zeilen: [line], ausser: Array(10_000).fill(1), waehrung: 'x' }), M.waehrung);
 });
 
+test('null is no absent field: every field given null gets its message, as for a wrong type', () => {
+  const lineFields: Array<[string, string]> = [
+    ['ref', M.ref],
+    ['datum', M.datum],
+    ['betrag', M.betrag],
+    ['tage', M.tage],
+    ['toleranz', M.toleranz],
+    ['vorzeichen', M.vorzeichen],
+    ['teile', M.teile],
+    ['konten', M.konten],
+  ];
+  for (const [name, expected] of lineFields) {
+    assert.equal(message({ zeilen: [line, { ...line, [name]: null }] }), lineMessage(2, expected), name);
+    assert.equal(message({ zeilen: [line, { ...line, [name]: true }] }), lineMessage(2, expected), name);
+  }
+  const bodyFields: Array<[string, string]> = [
+    ['zeilen', M.zeilen],
+    ['ausser', M.ausser],
+    ['konten', M.konten],
+    ['waehrung', M.waehrung],
+  ];
+  for (const [name, expected] of bodyFields) {
+    assert.equal(message({ zeilen: [line], [name]: null }), expected, name);
+    assert.equal(message({ zeilen: [line], [name]: true }), expected, name);
+  }
+  // An empty text is refused where the docs' format needs a character; a ref or an account may be empty.
+  for (const name of ['datum', 'betrag', 'toleranz', 'vorzeichen']) {
+    assert.match(message({ zeilen: [{ ...line, [name]: '' }] }), new RegExp(`^Zeile 1: Feld '${name}'`), name);
+  }
+  assert.equal(message({ zeilen: [line], waehrung: '' }), M.waehrung);
+  const empty = request({ zeilen: [{ ...line, ref: '', konten: [''] }], konten: [''] });
+  assert.deepEqual([empty.lines[0]?.ref, empty.lines[0]?.konten, empty.konten], ['', [''], ['']]);
+});
+
 test('a ref of 200 characters counts code points; the body is UTF-8 or refused', () => {
   assert.equal(request({ zeilen: [{ ...line, ref: '€'.repeat(100) + '😀'.repeat(100) }] }).lines[0]?.ref.length, 300);
   assert.deepEqual(parseReconcileBody(new Uint8Array([0x7b, 0xff, 0x7d])), { ok: false, message: M.badJson });
