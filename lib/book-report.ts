@@ -5,6 +5,7 @@
 
 import type { Database as Db } from 'better-sqlite3';
 import { findApplication } from './apps/index.js';
+import { type AppSetting, appOption } from './database-handle.js';
 import { type Mapping, ownSchema, quoteName, type TableNames, useMapping } from './mapping.js';
 import { checkMeaning } from './meaning.js';
 import {
@@ -28,14 +29,20 @@ export interface BookExamination {
 
 /**
  * Chooses the mapping of `db`: the one `app` names (`undefined`: the one its tables give away,
- * else the own schema under `tables`); throws for an unknown application.
+ * else the own schema under `tables`); throws for an unknown application. `appSetting`: how
+ * the advice names the app a file of another application is served as.
  */
-export function examineBook(db: Db, app: string | undefined, tables: Partial<TableNames> = {}): BookExamination {
+export function examineBook(
+  db: Db,
+  app: string | undefined,
+  tables: Partial<TableNames> = {},
+  appSetting: AppSetting = appOption,
+): BookExamination {
   const chosen = chooseMapping(db, app, tables);
   return {
     describe(lines) {
       const { mapping } = chosen;
-      if (!describeTables(lines, db, chosen)) return false;
+      if (!describeTables(lines, db, chosen, appSetting)) return false;
       const meaning = checkMeaning(db, mapping);
       if (!describeData(lines, db, mapping, meaning)) return false;
       if (mapping.kind === 'own') lines.push(...describeIndexes(db, mapping.tables.entries));
@@ -66,7 +73,7 @@ function describePlan(plan: string[], mapping: Mapping): string {
 }
 
 /** The mapping and whether the file's tables fit it; false when they do not. */
-function describeTables(lines: string[], db: Db, chosen: ChosenMapping): boolean {
+function describeTables(lines: string[], db: Db, chosen: ChosenMapping, appSetting: AppSetting): boolean {
   const { mapping, detected, problems, other, older } = chosen;
   if (mapping.kind === 'application') {
     lines.push(
@@ -79,7 +86,7 @@ function describeTables(lines: string[], db: Db, chosen: ChosenMapping): boolean
     const what = mapping.kind === 'own' ? 'Schema' : `Tables of ${mapping.title}`;
     lines.push(`${what}: does not fit. Missing:`, ...problems.map((problem) => `  - ${problem}`));
     if (other !== undefined) {
-      lines.push(`The file has the tables of ${other.title}: serve it with --app ${other.name}.`);
+      lines.push(`The file has the tables of ${other.title}: serve it with ${appSetting(other.name)}.`);
     }
     if (older !== undefined) {
       lines.push(

@@ -6,7 +6,7 @@
 
 import type { Database } from 'better-sqlite3';
 import { type BookExamination, examineBook } from './book-report.js';
-import { validateDatabase } from './database-handle.js';
+import { type AppSetting, validateDatabase } from './database-handle.js';
 import { isNotReadableNow } from './errors.js';
 import { type Mapping, ownSchema, type TableNames } from './mapping.js';
 import { resolveOptions } from './options.js';
@@ -21,10 +21,15 @@ import { type BookingSearch, createBookingSearch } from './search/index.js';
  */
 const MAX_BOUNDED_SCHEMA_OBJECTS = 10_000;
 
-/** Whose tables a book's file holds: `app` as --app gives it (`undefined`: recognised from the file), `tables` as --table-names. */
+/**
+ * Whose tables a book's file holds: `app` as --app gives it (`undefined`: recognised from the
+ * file), `tables` as --table-names; `appSetting`: how the one who opens it sets its app, which
+ * the advice for a file of another application names (createHandler's option by default).
+ */
 export interface BookTables {
   app: string | undefined;
   tables: Partial<TableNames>;
+  appSetting?: AppSetting | undefined;
 }
 
 /** What the search over an opened book hears. */
@@ -70,7 +75,7 @@ export interface Book {
 /** The book whose tables `book` names in the file open on `db`. */
 export function openBook(db: Database, book: BookTables): Book {
   return {
-    examine: () => examineBook(db, book.app, book.tables),
+    examine: () => examineBook(db, book.app, book.tables, book.appSetting),
     serve: (judgedAt) => serveBook(db, book, judgedAt),
   };
 }
@@ -81,7 +86,7 @@ function serveBook(db: Database, book: BookTables, judgedAt: number | undefined)
   const cookie = db.prepare<[], number>('PRAGMA schema_version').pluck();
   const schemaVersion = cookie.get() ?? 0;
   if (judgedAt !== undefined && schemaVersion !== judgedAt) throw new SchemaChanged();
-  validateDatabase(db, mapping, { meaningJudged: judgedAt !== undefined });
+  validateDatabase(db, mapping, { meaningJudged: judgedAt !== undefined, appSetting: book.appSetting });
   return {
     app,
     schemaVersion,

@@ -25,16 +25,30 @@ const PROBE_ROW = "SELECT 7, :text, NULL, 'x' WHERE :bound = :bound";
 const PROBE_BINDINGS = { bound: 1, text: 'Bürobedarf', unused: 0 };
 
 /**
+ * How whoever opens a book sets its app to `app`, for the advice of a file that has another
+ * application's tables: an embedder by createHandler's option (appOption); the command by
+ * its flag, variable or configuration file, as the admin wrote the book.
+ */
+export type AppSetting = (app: string) => string;
+
+/** The app as createHandler's option sets it: `app: "mmex"`. */
+export const appOption: AppSetting = (app) => `app: "${app}"`;
+
+/**
  * Throws unless `db` is an open better-sqlite3 database (or behaves like one) holding the
  * tables `mapping` reads (docs/API.md's schema by default), whose bookings the search can
  * answer exactly as `check` judges them (lib/meaning.ts). `meaningJudged`: the command's
  * serving process, over a file its guard process has just judged whole (bin/guard/guard.ts) and
  * that is still that file with that schema: the bookings are not read a second time.
+ * `appSetting`: how the advice names the app a file of another application is served as.
  */
 export function validateDatabase(
   db: unknown,
   mapping: Mapping = ownSchema(),
-  { meaningJudged = false }: { meaningJudged?: boolean } = {},
+  {
+    meaningJudged = false,
+    appSetting = appOption,
+  }: { meaningJudged?: boolean; appSetting?: AppSetting | undefined } = {},
 ): asserts db is Database {
   checkDatabaseHandle(db);
   const problems = findSchemaProblems(db, mapping);
@@ -43,7 +57,7 @@ export function validateDatabase(
     const older = detected === undefined && mapping.kind === 'own' ? recogniseOlder(db) : undefined;
     const hint =
       detected !== undefined
-        ? ` (the file has the tables of ${detected.title}: serve it with --app ${detected.name}, or app: "${detected.name}")`
+        ? ` (the file has the tables of ${detected.title}: serve it with ${appSetting(detected.name)})`
         : older !== undefined
           ? ` (the file has the tables of ${older.title}, but not every column the service reads, as a file of an older version may: check --app ${older.name} names them)`
           : '';

@@ -674,6 +674,30 @@ test('the users of a SIGHUP hold for a file replaced after it, for --db and for 
   }
 });
 
+test('a file of the own schema moved over a book’s MMEX file: /ready’s reason, the log line and check name the app as the section writes it', async (t) => {
+  const o = office(t, CREDENTIALS);
+  writeConfig(o, [BOOKS(o).schmidt as string]);
+  const cli = await start(t, ['--config', o.config, '--admin-port', '0'], cleanEnv());
+  const admin = /admin listener on (http:\/\/127\.0\.0\.1:\d+)\//.exec(cli.output().stdout)?.[1];
+  const copy = `${o.files.mmex}.restore`;
+  copyFileSync(o.files.own, copy);
+  renameSync(copy, o.files.mmex);
+  await waitFor(() => cli.output().stderr, /searches answer 500 until a valid file is there/);
+  const advice = '(the file has the tables of the own schema: serve it with app = own)';
+  const line = cli.output().stderr.trim().split('\n').at(-1) ?? '';
+  assert.ok(line.endsWith(`${advice}; searches answer 500 until a valid file is there`), line);
+  const ready = JSON.parse((await request(`${admin}/ready`)).body) as { books: Array<{ reason?: string }> };
+  assert.ok(ready.books[0]?.reason?.endsWith(advice), JSON.stringify(ready));
+  // check says it as the service does, for the book as configured, and for --db by its variable.
+  const checked = await run(['check', '--config', o.config], cleanEnv());
+  assert.match(checked.stdout, /^The file has the tables of the own schema: serve it with app = own\.$/m);
+  const byVariable = await run(['check', '--db', o.files.mmex], cleanEnv({ BOOKING_SEARCH_APP: 'mmex' }));
+  assert.match(
+    byVariable.stdout,
+    /^The file has the tables of the own schema: serve it with BOOKING_SEARCH_APP=own\.$/m,
+  );
+});
+
 test('--workers 2 serves the books from both workers; a book that cannot be served ends the start with its one line', async (t) => {
   const o = office(t, CREDENTIALS);
   const books = BOOKS(o);

@@ -252,7 +252,7 @@ test("a book's guard whose process was ended by its time limit starts none witho
     endedError: () => Object.assign(new Error('the file is being opened again'), { code: 'SQLITE_BUSY' }),
   });
   t.after(() => guard.end());
-  const opened = await guard.open(file, undefined, {});
+  const opened = await guard.open(file, { app: undefined, tables: {} });
   assert.equal(opened.kind, 'ready');
   assert.equal(guardChildren(process.pid).length, 1);
   const parsed = parseSearchQuery('von=2026-03-01&bis=2026-03-31&betrag=-4.35');

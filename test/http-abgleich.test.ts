@@ -405,7 +405,7 @@ test('a book whose searches run in a guard process (its entries a view) reconcil
   db.close();
   const guard = new Guard({ limitMs: 10_000, once: true });
   t.after(() => guard.end());
-  const opened = await guard.open(file, undefined, {});
+  const opened = await guard.open(file, { app: undefined, tables: {} });
   assert.equal(opened.kind, 'ready');
   assert.notEqual(opened.kind === 'ready' ? opened.unbounded : undefined, undefined, 'served by the guard');
   const origin = await serve(t, createHandler(guard.searches(), CREDENTIALS));

@@ -110,7 +110,7 @@ export class BookOpener {
     const access = judgeDatabaseFile(file, this.application);
     if (access.kind === 'refused') throw new CliError(access.line);
     const identity = identityOf(file);
-    const result = await openingGuard(limitMs).open(file, book.app, book.tables, this.application);
+    const result = await openingGuard(limitMs).open(file, book, this.application);
     if (result.kind === 'refused') throw new CliError(result.line);
     if (result.kind === 'waiting') return { serving: false, cause: new Unavailable(result.code, result.explanation) };
     if (result.kind === 'changed') return this.changing();
@@ -132,13 +132,7 @@ export class BookOpener {
         // The guard judged this file's bookings (the sample of lib/meaning.ts) a moment ago:
         // if it still has that schema, they are not read a second time. Data written since,
         // like any row beyond the sample, meets the search's row guard.
-        const { search } = searchOverFile(
-          db,
-          { app, tables: book.tables },
-          this.hooks.notice,
-          build.waited,
-          schemaVersion,
-        );
+        const { search } = searchOverFile(db, { ...book, app }, this.hooks.notice, build.waited, schemaVersion);
         const served = fingerprintOf(file);
         const replacing = whileReplaced(
           search,
@@ -177,7 +171,7 @@ export class BookOpener {
       },
     });
     const end = (): void => guard.end();
-    const result = await guard.open(file, app, this.book.tables, this.application);
+    const result = await guard.open(file, { ...this.book, app }, this.application);
     if (result.kind !== 'ready' || result.unbounded === undefined) {
       guard.end();
       if (result.kind === 'refused') throw new CliError(result.line);

@@ -30,7 +30,7 @@ export async function preflightDatabaseFile(
   if (access.kind === 'refused') throw new CliError(access.line);
   const guard = new Guard({ limitMs });
   try {
-    const result = await guard.open(file, book.app, book.tables);
+    const result = await guard.open(file, book);
     if (result.kind === 'refused') throw new CliError(result.line);
     if (result.kind === 'timeout') throw new CliError(openTimeout(file, limitMs));
     if (result.kind === 'ready')

@@ -6,24 +6,20 @@ import type { Credentials } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
 import type { BookConfig, ServeCommand, UnreadCredentials } from '../config/index.js';
 import { readApp, readCredentialsFile, readTableNames, resolveBooks } from '../config/index.js';
-import { judgedAs, type TableNames, writeReport } from '../files/index.js';
+import { type BookFile, judgedAs, writeReport } from '../files/index.js';
 import { Guard } from '../guard/index.js';
 
 /**
- * `check --db FILE`, run in a guard process (bin/guard/guard.ts), which prints the report: a
- * file that blocks its open (a named pipe in its place) or a view that never ends holds up
- * that process, which is ended after `limitMs` (six times --search-timeout, 60 s by
- * default) with one line here and exit code 1.
+ * `check --db FILE` for `book` (its app, its tables, where its app is written), run in a
+ * guard process (bin/guard/guard.ts), which prints the report: a file that blocks its open
+ * (a named pipe in its place) or a view that never ends holds up that process, which is
+ * ended after `limitMs` (six times --search-timeout, 60 s by default) with one line here
+ * and exit code 1.
  */
-export async function checkInGuard(
-  file: string,
-  app: string | undefined,
-  tables: Partial<TableNames>,
-  limitMs: number,
-): Promise<number> {
+export async function checkInGuard(file: string, book: BookFile, limitMs: number): Promise<number> {
   const guard = new Guard({ limitMs });
   try {
-    const code = await guard.check(file, app, tables);
+    const code = await guard.check(file, book);
     if (code !== undefined) return code;
     return writeReport(
       [
@@ -95,8 +91,7 @@ export async function reportOnBooks(
   for (const book of books) {
     const users = book.users === undefined ? 'every user' : `users ${book.users.join(', ')}`;
     process.stdout.write(`\nBook ${book.name} at ${book.basePath}/api/v1/ (${users}):\n`);
-    const code =
-      book.db === undefined ? 1 : await checkInGuard(book.db, book.app, book.tables, 6 * command.timeouts.searchMs);
+    const code = book.db === undefined ? 1 : await checkInGuard(book.db, book, 6 * command.timeouts.searchMs);
     (code === 0 ? fit : unfit).push(book.name);
   }
   // A count of fitting books must not read as a pass while the credentials fail.

@@ -6,10 +6,17 @@
 
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { errorCode } from '../../lib/internal.js';
-import type { TableNames } from '../files/index.js';
+import type { AppIn, TableNames } from '../files/index.js';
 import type { ConfigFile } from './config-file.js';
 import { gatherSettings, judgeOutranked, type Origin, placeError, type Values } from './configuration.js';
-import { type CheckConfig, checkMapping, readServeCommand, type ServeCommand, settingsOf } from './serve-command.js';
+import {
+  appWrittenIn,
+  type CheckConfig,
+  checkMapping,
+  readServeCommand,
+  type ServeCommand,
+  settingsOf,
+} from './serve-command.js';
 import { type Setting, TRUST_PROXY_NEEDS_ADDRESSES, usage } from './setting-kinds.js';
 import { type Flag, optionsHelp, readSetting, SETTINGS } from './settings.js';
 
@@ -20,6 +27,8 @@ export type Command =
       db: string;
       app: string | undefined;
       tables: Partial<TableNames>;
+      /** Where its app is written (serve-command.ts, appWrittenIn). */
+      appIn: AppIn;
       /** --search-timeout: `check` of one file gets six times this (bin/commands/check.ts, checkInGuard). */
       searchMs: number;
     }
@@ -136,7 +145,8 @@ function interpret(
     if (db === undefined) throw usage('check needs --db FILE or --config FILE');
     const tables = setting('table-names');
     const searchMs = 1000 * setting('search-timeout');
-    return { command: 'check', db, app: checkMapping(setting('app'), tables), tables, searchMs };
+    const app = checkMapping(setting('app'), tables);
+    return { command: 'check', db, app, tables, appIn: appWrittenIn(origins), searchMs };
   }
   if (verb === 'hash-password' && extra.length === 0) return { command: 'hash-password' };
   if (verb !== undefined && !(verb === 'check' && extra.length === 0)) {

@@ -1,7 +1,7 @@
 // A book as the configuration names it (docs/operations.md, Many books), and what a reload
 // changes between two configurations, book by book.
 
-import type { TableNames } from '../files/index.js';
+import type { AppIn, TableNames } from '../files/index.js';
 
 /** One book as configured: a `[book NAME]` section, or the single book of `--db`. */
 export interface BookConfig {
@@ -16,9 +16,9 @@ export interface BookConfig {
   /**
    * Where the admin writes its app (or would): a flag, its variable, or a line of the
    * configuration file (a `[book NAME]` section's, or the service part's for --db's book);
-   * `undefined`: a flag. What a line says of the app is worded so (appSetting).
+   * `undefined`: a flag. What a line says of the app is worded so (bin/files, appSetting).
    */
-  readonly appIn?: 'flag' | 'environment' | 'file' | undefined;
+  readonly appIn?: AppIn;
   /** With the own schema: the tables' names, where they differ from the defaults. */
   readonly tables: Partial<TableNames>;
   /** The path before /api/v1, without a trailing slash; unique in a service. */
@@ -27,24 +27,13 @@ export interface BookConfig {
   readonly users: readonly string[] | undefined;
 }
 
-/** How `book`'s app is set to `name` where it is configured: `--app mmex`, `BOOKING_SEARCH_APP=mmex` or `app = mmex`. */
-export function appSetting(book: BookConfig, name: string): string {
-  if (book.appIn === 'file') return `app = ${name}`;
-  return book.appIn === 'environment' ? `BOOKING_SEARCH_APP=${name}` : `--app ${name}`;
-}
-
 /**
- * A problem of `book`'s file in the words of where the book is configured: placed where its
- * `db` was written, if in the file (`office.conf:12: book weber: …`); and the app another file
- * would be served with, which the library names in its option's syntax and the flag's (`serve
- * it with --app own, or app: "own"`), as the admin writes it there (appSetting).
+ * A problem of `book`'s file placed where its `db` was written, if in a configuration file
+ * (`office.conf:12: book weber: …`); the app it advises is already named as it is written
+ * there (bin/files, openBookFile).
  */
 export function inTermsOfBook(book: BookConfig, message: string): string {
-  const worded = message.replace(
-    /serve it with --app ([a-z0-9-]+), or app: "\1"/,
-    (_, name: string) => `serve it with ${appSetting(book, name)}`,
-  );
-  return book.dbOrigin === undefined ? worded : `${book.dbOrigin}: ${worded}`;
+  return book.dbOrigin === undefined ? message : `${book.dbOrigin}: ${message}`;
 }
 
 /** What a reload changes: books by name, before and after. */

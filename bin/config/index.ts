@@ -12,7 +12,7 @@ export {
   parseCommandLine,
   USAGE,
 } from './args.js';
-export { appSetting, type BookConfig, diffBooks, inTermsOfBook } from './book-config.js';
+export { type BookConfig, diffBooks, inTermsOfBook } from './book-config.js';
 export { type ConfigFile, readConfigFile } from './config-file.js';
 export { configPath, resolveBooks } from './configuration.js';
 export { readCredentialsFile } from './credentials.js';

@@ -5,7 +5,7 @@
 
 import type { Credentials } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
-import type { TableNames } from '../files/index.js';
+import type { AppIn, TableNames } from '../files/index.js';
 import type { TlsMinVersion } from '../listen/index.js';
 import type { BookConfig } from './book-config.js';
 import type { ConfigFile } from './config-file.js';
@@ -104,8 +104,7 @@ export function readServeCommand(setting: Reader, given: Values, asked: Asked): 
     db,
     ...(dbOrigin?.kind === 'file' ? { dbOrigin: `${dbOrigin.file}:${dbOrigin.line}` } : {}),
     app,
-    // Where --app was given, else where the book was: there it is written.
-    appIn: (origins.get('app') ?? dbOrigin)?.kind,
+    appIn: appWrittenIn(origins),
     tables,
     basePath: settings.basePath.replace(/\/+$/, ''),
     users: undefined,
@@ -131,6 +130,11 @@ export function readServeCommand(setting: Reader, given: Values, asked: Asked): 
     timeouts,
   };
   return verb === 'check' ? { command: 'check-config', serve, credentialsProblem } : serve;
+}
+
+/** Where the app of --db's book is written: where --app was given, else where the book was (there it would be). */
+export function appWrittenIn(origins: ReadonlyMap<string, Origin>): AppIn {
+  return (origins.get('app') ?? origins.get('db'))?.kind;
 }
 
 /** `check --config`: the serve command, judged without serving. */

@@ -1,5 +1,6 @@
-// The search over a book's file once a connection to it is open, as the serving process
-// builds it (lib/book.ts opens the book: the mapping, the validation, the schema cookie).
+// A book's file as the command opens it, in every process (lib/book.ts opens the book: the
+// mapping, the validation, the schema cookie), its app named as the admin writes it; and the
+// search over it once a connection is open, as the serving process builds it.
 // How the file is followed over time is bin/books/database.ts.
 
 import type Database from 'better-sqlite3';
@@ -8,10 +9,36 @@ import { type createHandler, openBook } from '../../lib/internal.js';
 /** A search as createHandler takes the command's own instead of a database: its turns (lib/search-endpoint.ts). */
 export type SearchTurns = Exclude<Parameters<typeof createHandler>[0], Database.Database>;
 
-/** Whose tables a book's file holds: `app` as --app gives it (`undefined`: recognised from the file), `tables` as --table-names. */
-export type BookFile = Parameters<typeof openBook>[1];
+/** Where the admin writes a book's app (or would): its flag, its variable, or a line of a configuration file; `undefined`: the flag. */
+export type AppIn = 'flag' | 'environment' | 'file' | undefined;
+
+/**
+ * Whose tables a book's file holds: `app` as --app gives it (`undefined`: recognised from the
+ * file), `tables` as --table-names; `appIn`: where its app is written, as what the book's
+ * lines advise names it (appSetting).
+ */
+export interface BookFile {
+  readonly app: string | undefined;
+  readonly tables: Parameters<typeof openBook>[1]['tables'];
+  readonly appIn?: AppIn;
+}
 /** The own schema's tables under other names (--table-names): entries, categories, paymentMethods. */
 export type TableNames = Required<BookFile['tables']>;
+
+/** How `book`'s app is set to `name` where it is written: `--app mmex`, `BOOKING_SEARCH_APP=mmex` or `app = mmex`. */
+export function appSetting(book: Pick<BookFile, 'appIn'>, name: string): string {
+  if (book.appIn === 'file') return `app = ${name}`;
+  return book.appIn === 'environment' ? `BOOKING_SEARCH_APP=${name}` : `--app ${name}`;
+}
+
+/**
+ * The book in the file open on `db` (lib/book.ts), as the command opens it everywhere: what
+ * the library advises for a file of another application names the app as `book`'s is written.
+ * Its type, the library's Book, is inferred: bin/ derives few types of lib/ (test/unit/door.test.ts).
+ */
+export function openBookFile(db: Database.Database, book: BookFile) {
+  return openBook(db, { app: book.app, tables: book.tables, appSetting: (name) => appSetting(book, name) });
+}
 
 /**
  * The search over `db` for `book`, validated (a CliError-worthy Error when the file does not
@@ -28,6 +55,6 @@ export function searchOverFile(
   waited?: (seconds: number) => void,
   judgedAt?: number,
 ): { search: SearchTurns; app: string } {
-  const opened = openBook(db, book).serve(judgedAt);
+  const opened = openBookFile(db, book).serve(judgedAt);
   return { search: opened.search({ changed, waited }), app: opened.app };
 }

@@ -4,7 +4,15 @@
 //
 // This file is the room's door: the other rooms import from it only.
 
-export { type BookFile, type SearchTurns, searchOverFile, type TableNames } from './book-search.js';
+export {
+  type AppIn,
+  appSetting,
+  type BookFile,
+  openBookFile,
+  type SearchTurns,
+  searchOverFile,
+  type TableNames,
+} from './book-search.js';
 export {
   describeDatabaseError,
   ensureDatabaseFile,

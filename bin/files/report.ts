@@ -6,19 +6,18 @@
 // SQLite create a WAL file's missing -wal and -shm, which are the owner's, as the service does.
 
 import type Database from 'better-sqlite3';
-import { openBook } from '../../lib/internal.js';
 import { logValue, MAX_LINE_CHARACTERS } from '../base/index.js';
-import type { TableNames } from './book-search.js';
+import { type BookFile, openBookFile } from './book-search.js';
 import { describeDatabaseError, ensureDatabaseFile, journalOf, notReadableNow, openDatabase } from './database-file.js';
 import { judgeDatabaseFile } from './file-safety.js';
 
 /**
  * Writes the report to stdout; returns the exit code: 0 when the file fits the mapping
- * (given, or detected when `app` is undefined), its sample means what it must, it can be
+ * (`book`'s app, or detected when it gives none), its sample means what it must, it can be
  * read now, and the service would not refuse it for its directory (judged as the service
  * judges it, for the user that runs `check`); else 1.
  */
-export function reportOnDatabase(file: string, app?: string, tables: Partial<TableNames> = {}): number {
+export function reportOnDatabase(file: string, book: BookFile): number {
   const lines: string[] = [`Database: ${file}`];
   // The rest of the report is still worth reading: the refusal is said last, and decides.
   let refusal: string | undefined;
@@ -33,7 +32,7 @@ export function reportOnDatabase(file: string, app?: string, tables: Partial<Tab
     const access = judgeDatabaseFile(file);
     if (access.kind === 'refused') refusal = access.line;
     // A refused file is still read, as a reader that creates nothing, so that the report is whole.
-    const opened = openDatabase(file, (db) => openBook(db, { app, tables }).examine(), access.kind === 'owner');
+    const opened = openDatabase(file, (db) => openBookFile(db, book).examine(), access.kind === 'owner');
     lines.push(`Journal: ${journalOf(file).description}.`);
     if (!opened.readable) {
       lines.push(`Cannot be read now: ${opened.state.explanation}.`);

@@ -18,9 +18,15 @@
 
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
-import { openBook } from '../../lib/internal.js';
 import { CliError, createChannel, moduleBeside, type Port } from '../base/index.js';
-import { describeDatabaseError, identityOf, openToServe, reportOnDatabase, type SearchTurns } from '../files/index.js';
+import {
+  describeDatabaseError,
+  identityOf,
+  openBookFile,
+  openToServe,
+  reportOnDatabase,
+  type SearchTurns,
+} from '../files/index.js';
 import { type GuardRequests, NO_FILE_OPEN, type OpenResult, toWire, type WireOutcome } from './messages.js';
 
 let db: Database.Database | undefined;
@@ -44,7 +50,7 @@ function open(request: GuardRequests['open']): OpenResult {
     const opened = openToServe(
       file,
       (connection) => {
-        const book = openBook(connection, request).serve();
+        const book = openBookFile(connection, request).serve();
         return { book, unbounded: book.unbounded() };
       },
       undefined,
@@ -80,8 +86,8 @@ function connectionOf(id: number): object {
 const serving = createChannel(process as unknown as Port);
 serving.handle('open', (body) => open(body as GuardRequests['open']));
 serving.handle('check', (body) => {
-  const { db: file, app, tables } = body as GuardRequests['check'];
-  return reportOnDatabase(file, app, tables);
+  const book = body as GuardRequests['check'];
+  return reportOnDatabase(book.db, book);
 });
 serving.handle('forget', (body) => void connections.delete((body as GuardRequests['forget']).connection));
 serving.handle('search', (body) => {

@@ -11,7 +11,7 @@
 
 import { type ChildProcess, fork } from 'node:child_process';
 import { type Channel, ChannelError, createChannel, moduleBeside, type Port } from '../base/index.js';
-import type { SearchTurns, TableNames, Trusted } from '../files/index.js';
+import type { BookFile, SearchTurns, Trusted } from '../files/index.js';
 import { fromWire, type GuardRequests, NO_FILE_OPEN, type OpenResult, type WireOutcome } from './messages.js';
 
 const GUARD_ENTRY = moduleBeside(import.meta.url, 'guard');
@@ -117,22 +117,17 @@ export class Guard {
   }
 
   /**
-   * Opens and judges `file` for a book of `app` (undefined: recognised) and `tables`; the
+   * Opens and judges `file` for `book` (its app, undefined: recognised, and tables); the
    * directories above it against `application` (the file's own owner by default).
    */
-  async open(
-    file: string,
-    app: string | undefined,
-    tables: Partial<TableNames>,
-    application?: Trusted,
-  ): Promise<OpenResult> {
-    const settled = await this.ask<OpenResult>('open', { file, app, tables, application });
+  async open(file: string, book: BookFile, application?: Trusted): Promise<OpenResult> {
+    const settled = await this.ask<OpenResult>('open', { file, ...bookFile(book), application });
     return typeof settled === 'string' ? { kind: 'timeout' } : settled;
   }
 
   /** `check --db FILE` in the guard, which prints to this process's standard output; its exit code, or `undefined` after the time limit. */
-  async check(db: string, app: string | undefined, tables: Partial<TableNames>): Promise<number | undefined> {
-    const settled = await this.ask<number>('check', { db, app, tables });
+  async check(db: string, book: BookFile): Promise<number | undefined> {
+    const settled = await this.ask<number>('check', { db, ...bookFile(book) });
     return typeof settled === 'string' ? undefined : settled;
   }
 
@@ -295,4 +290,9 @@ function count(counts: Map<string, number>, key: string, by: number): void {
   const now = (counts.get(key) ?? 0) + by;
   if (now === 0) counts.delete(key);
   else counts.set(key, now);
+}
+
+/** What the guard reads of a book: a book as configured holds more (its name, its users). */
+function bookFile({ app, tables, appIn }: BookFile): BookFile {
+  return { app, tables, appIn };
 }

@@ -3,7 +3,7 @@
 // each is answered with.
 
 import { errorCode } from '../../lib/internal.js';
-import type { SearchTurns, TableNames, Trusted } from '../files/index.js';
+import type { BookFile, SearchTurns, Trusted } from '../files/index.js';
 
 // A search as the handler's turns hand it over (lib/search-endpoint.ts, SearchTurns), by its parts.
 type Queue = SearchTurns['queue'];
@@ -15,15 +15,13 @@ type SearchRows = Extract<SearchOutcome, { ok: true }>['result'];
 
 /** What the serving process asks of the guard, by the channel's kind (bin/guard/guard.ts answers). */
 export interface GuardRequests {
-  open: {
+  open: BookFile & {
     file: string;
-    app: string | undefined;
-    tables: Partial<TableNames>;
     /** The application's user and group as the start found them, for a replaced file (bin/files/file-safety.ts). */
     application: Trusted | undefined;
   };
   search: { query: SearchRequest; from: { user: string; address: string; connection: number } };
-  check: { db: string; app: string | undefined; tables: Partial<TableNames> };
+  check: BookFile & { db: string };
   /** A notification: a client connection closed, the guard's turns forget it. */
   forget: { connection: number };
 }

@@ -10,8 +10,8 @@ import { resolveOptions } from '../../lib/internal.js';
 import { logLine, NAME, shellWord } from '../base/index.js';
 import type { DemoDatabase } from '../books/index.js';
 import type { SaidLine } from '../cluster/index.js';
-import { appSetting, type BookConfig, type ServeCommand } from '../config/index.js';
-import { fileRule, letsEveryoneConnect, readableByEveryone } from '../files/index.js';
+import type { BookConfig, ServeCommand } from '../config/index.js';
+import { appSetting, fileRule, letsEveryoneConnect, readableByEveryone } from '../files/index.js';
 
 /**
  * The start-up lines: where the API is served (each book's base path and file when the

@@ -54,3 +54,26 @@ test('check is told why a file does not fit, where serving it throws', (t) => {
   assert.match(lines.join('\n'), /Tables of GnuCash: does not fit/);
   assert.throws(() => book.serve(), /db does not fit the tables of GnuCash/);
 });
+
+test('a file of another application: the advice names the app as its opener sets it, createHandler’s option by default', (t) => {
+  const db = openFixture(t, ['schema.sql']);
+  const advice = (book: Parameters<typeof openBook>[1]): string[] => {
+    const lines: string[] = [];
+    openBook(db, book).examine().describe(lines);
+    const hint = lines.filter((line) => line.startsWith('The file has'));
+    try {
+      openBook(db, book).serve();
+    } catch (error: unknown) {
+      hint.push((error as Error).message.replace(/^.*\(/, '('));
+    }
+    return hint;
+  };
+  assert.deepEqual(advice({ app: 'gnucash', tables: {} }), [
+    'The file has the tables of the own schema: serve it with app: "own".',
+    '(the file has the tables of the own schema: serve it with app: "own")',
+  ]);
+  assert.deepEqual(advice({ app: 'gnucash', tables: {}, appSetting: (app) => `app = ${app}` }), [
+    'The file has the tables of the own schema: serve it with app = own.',
+    '(the file has the tables of the own schema: serve it with app = own)',
+  ]);
+});

@@ -4,8 +4,10 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { appSetting, type BookConfig, diffBooks, inTermsOfBook, sameUsers } from '../../bin/config/book-config.js';
+import { type BookConfig, diffBooks, inTermsOfBook, sameUsers } from '../../bin/config/book-config.js';
+import { appSetting, openBookFile } from '../../bin/files/book-search.js';
 import { recognition } from '../../bin/serve/greeting.js';
+import { openFixture } from '../support/helpers.js';
 
 const book = (name: string, more: Partial<BookConfig> = {}): BookConfig => ({
   name,
@@ -67,24 +69,22 @@ test('sameUsers: the same names in any order; every user (undefined) is not a li
   assert.equal(sameUsers(undefined, ['a']), false);
 });
 
-test('a book’s app is named as it is written where the book is configured: the flag, its variable or the file’s key', () => {
+test('a book’s app is named as it is written where the book is configured: the flag, its variable or the file’s key', (t) => {
   const where = ['flag', 'environment', 'file', undefined] as const;
   assert.deepEqual(
     where.map((appIn) => appSetting(book('a', { appIn }), 'own')),
     ['--app own', 'BOOKING_SEARCH_APP=own', 'app = own', '--app own'],
   );
-  // The library's words for a file under the wrong app name its option and the flag.
-  const refused =
-    'cannot serve k.sqlite: db does not fit the tables of Money Manager Ex: table or view \'PAYEE_V1\' is missing (the file has the tables of the own schema: serve it with --app own, or app: "own")';
-  assert.deepEqual(
-    where.map((appIn) => inTermsOfBook(book('a', { appIn }), refused).replace(/^.*\(/, '(')),
-    [
-      '(the file has the tables of the own schema: serve it with --app own)',
-      '(the file has the tables of the own schema: serve it with BOOKING_SEARCH_APP=own)',
-      '(the file has the tables of the own schema: serve it with app = own)',
-      '(the file has the tables of the own schema: serve it with --app own)',
-    ],
-  );
+  // What the library advises for a file under the wrong app names it so, serving it and checking it.
+  const db = openFixture(t, ['schema.sql']);
+  for (const appIn of where) {
+    const opened = openBookFile(db, { app: 'mmex', tables: {}, appIn });
+    const lines: string[] = [];
+    opened.examine().describe(lines);
+    const said = `the file has the tables of the own schema: serve it with ${appSetting({ appIn }, 'own')}`;
+    assert.throws(() => opened.serve(), { message: new RegExp(`\\(${said}\\)$`) });
+    assert.ok(lines.includes(`T${said.slice(1)}.`), lines.join('\n'));
+  }
   assert.equal(
     inTermsOfBook(book('a', { appIn: 'file', dbOrigin: 'office.conf:12: book a' }), 'cannot open database x'),
     'office.conf:12: book a: cannot open database x',
