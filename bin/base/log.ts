@@ -196,12 +196,15 @@ process.on('exit', flushAccessLog);
  */
 export function withAccessLog(
   handler: (req: IncomingMessage, res: ServerResponse) => void,
-  /** Hears every response when it ends, with its milliseconds (lib/metrics.ts counts them, the books their requests in flight). */
+  /** Hears every response when it ends, with its milliseconds (lib/metrics.ts counts them). */
   ended?: (req: IncomingMessage, res: ServerResponse, ms: number) => void,
+  /** Hears every response when it closes: the books count their requests in flight (BookService.closed). */
+  closed?: (res: ServerResponse) => void,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   // Every access line is information, whatever its status: a failure is its own line.
   accessPriority = toJournal.stdout ? PRIORITY.info : '';
   responseEnded = ended;
+  responseClosed = closed;
   return (req, res) => {
     // One listener for every response, the start on the response under a symbol of this
     // module: no closure and no once() wrapper a request (docs/design/README.md, "Where a
@@ -215,11 +218,13 @@ export function withAccessLog(
 const STARTED = Symbol('booking-search-server access log start');
 let accessPriority = '';
 let responseEnded: ((req: IncomingMessage, res: ServerResponse, ms: number) => void) | undefined;
+let responseClosed: ((res: ServerResponse) => void) | undefined;
 type Timed = ServerResponse & { [STARTED]?: number };
 
 function logResponse(this: Timed): void {
   const req = this.req;
   const elapsed = performance.now() - (this[STARTED] ?? 0);
+  responseClosed?.(this);
   responseEnded?.(req, this, elapsed);
   // To a tenth, written from whole tenths: toFixed formats a double, which costs more.
   const tenths = Math.round(elapsed * 10);

@@ -128,11 +128,9 @@ function createServer(
 ): Server {
   const limits = { ...command.timeouts, maxConnections: MAX_API_CONNECTIONS };
   const proxies = command.trustProxy;
-  const ended = (req: IncomingMessage, res: ServerResponse, ms: number): void => {
-    closed(res);
-    metrics?.countAnswer(req, res, ms / 1000);
-  };
-  const around = (listener: Listener): Listener => withAccessLog(listener, ended);
+  const ended =
+    metrics && ((req: IncomingMessage, res: ServerResponse, ms: number) => metrics.countAnswer(req, res, ms / 1000));
+  const around = (listener: Listener): Listener => withAccessLog(listener, ended, closed);
   if (command.tls === undefined) return createListener(handler, { limits, around, proxies });
   const { cert, key } = readTls(command.tls);
   try {
