@@ -1,15 +1,15 @@
 // A listener's bounds on the connections it keeps open at once: in all, and from one client
 // address (an IPv6 one by its /64, as the throttle counts it; a Unix socket's peer is whoever
 // may open the socket and a proxy is everyone behind it, so neither has one). At a bound, a
-// new connection takes the place of one, among all or among its address's, without a
-// complete request: the first accepted of those still sending their first headers (or, over
-// TLS, a handshake), else of those sending a request's body (which comes after credentials),
-// else the one idle longest between requests (a busy client's next request may be on its way).
-// A connection whose request is being answered is never closed for it; only when each has
-// one is the new connection closed, unanswered. So clients that hold connections in headers
-// or bodies that never end churn among themselves, and a client that sends its request at
-// once is served, behind the same address (an office's NAT) too; and one address cannot take
-// every connection the server keeps.
+// new connection takes the place of the one, among all or among its address's, that has gone
+// longest without a step toward an answer: in its TLS handshake or first headers since it
+// was accepted (or its handshake ended), in a body since its request began, idle since its
+// last answer. A connection whose request is being answered is never closed for it; only
+// when each has one is the new connection closed, unanswered. One rule, not an order of
+// kinds: connections held in headers, in bodies that never end or idle churn among
+// themselves; a new connection is the newest, so it can send its request; an upload outlasts
+// those idle since before it began; a busy keep-alive client's is recent; and one address
+// cannot take every connection.
 //
 // Node's own `maxConnections` would close every new connection at the cap, and a few slow
 // clients locked every other out for as long as they kept reconnecting.
@@ -18,7 +18,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { isProxy, rememberPeer, throttleKey, trustedPeers, UNIX_SOCKET_PEER, UNKNOWN_PEER } from './request.js';
-import { answering, lastAdmitted, lastAnswerEnded } from './respond.js';
+import { answering, lastAdmitted, stamp } from './respond.js';
 
 /** How many connections a server keeps open at once. */
 export interface ConnectionBounds {
@@ -35,9 +35,9 @@ type Held = { wire: Duplex; key: string | undefined };
 
 /**
  * Puts `bounds` on `server`, as the top of this file says, and reads each connection's peer
- * as it is accepted (`rememberPeer`). One registry of the open connections, in the order
- * they were accepted, serves both bounds and the stop; nothing runs for a request: what a
- * connection waits for is read off it (lib/respond.ts) only at a bound or a stop.
+ * as it is accepted (`rememberPeer`). One registry of the open connections serves both
+ * bounds and the stop; for a request nothing runs here: what a connection waits for, and
+ * since when (`stamp`), is read off it (lib/respond.ts) only at a bound or a stop.
  *
  * Returns the stop's part on the connections (below), which the stop calls at once and then
  * until the server has closed.
@@ -78,12 +78,15 @@ export function boundConnections(server: Server, { most, proxies, cap = Infinity
     const full = key !== undefined && (perAddress.get(key) ?? 0) >= most;
     if ((full || open.size >= cap) && !closeLongestWaiting(full ? key : undefined)) return void socket.destroy();
     open.set(socket, { wire: socket, key });
+    stamp(socket);
     if (key !== undefined) perAddress.set(key, (perAddress.get(key) ?? 0) + 1);
     socket.on('close', closed);
   });
   server.on('secureConnection', (socket: Duplex & { _parent?: Socket | null }) => {
     const held = socket._parent ? open.get(socket._parent) : undefined;
-    if (held !== undefined) held.wire = socket;
+    if (held === undefined) return;
+    held.wire = socket;
+    stamp(socket);
   });
   return () => {
     if (!server.listeners('request').includes(closeAfterAnswer)) server.prependListener('request', closeAfterAnswer);
@@ -124,20 +127,16 @@ function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
 
 /**
  * The connection in `open` (of address `key` only, when given) to close for a new one, as
- * the top of this file says: the first accepted of those in their first headers, else of
- * those whose request's body is still coming, else the one idle longest; `undefined` when
- * every one has a request being answered.
+ * the top of this file says: the one with the oldest stamp; `undefined` when every one has
+ * a request being answered.
  */
 function longestWaiting(open: Map<Socket, Held>, key: string | undefined): Socket | undefined {
-  let inBody: Socket | undefined;
-  let idle: Socket | undefined;
-  let idleSince = Infinity;
+  let oldest: Socket | undefined;
+  let since = Infinity;
   for (const [accepted, { wire, key: its }] of open) {
     if ((key !== undefined && its !== key) || answering(wire)) continue;
-    const ended = lastAnswerEnded(wire);
-    if (answering(wire, true)) inBody ??= accepted;
-    else if (ended === undefined) return accepted;
-    else if (ended < idleSince) [idle, idleSince] = [accepted, ended];
+    const stamped = stamp(wire);
+    if (stamped < since) [oldest, since] = [accepted, stamped];
   }
-  return inBody ?? idle;
+  return oldest;
 }

@@ -26,8 +26,8 @@ const DROPPED = Symbol('dropped requests');
 const CLOSING = Symbol('closing');
 const AFTER = Symbol('after the answers');
 const LAST = Symbol('the last request counted');
-const ENDED = Symbol('when its last answer ended');
-let answersEnded = 0;
+const STAMP = Symbol('its last step toward an answer');
+let stamps = 0;
 
 type Admission = 'process' | 'refuse' | 'drop';
 
@@ -37,7 +37,7 @@ interface Counted {
   [DROPPED]?: number;
   [AFTER]?: () => void;
   [LAST]?: ServerResponse;
-  [ENDED]?: number;
+  [STAMP]?: number;
 }
 
 /**
@@ -61,6 +61,7 @@ export function admit(req: IncomingMessage, res: ServerResponse): Admission {
   const unanswered = socket[UNANSWERED] ?? 0;
   socket[UNANSWERED] = unanswered + 1;
   socket[LAST] = res;
+  socket[STAMP] = ++stamps;
   // A response finishes once: on() spares the wrapper once() makes for every request.
   res.on('finish', taken);
   return unanswered < MAX_UNANSWERED ? 'process' : 'refuse';
@@ -69,7 +70,7 @@ export function admit(req: IncomingMessage, res: ServerResponse): Admission {
 function taken(this: ServerResponse): void {
   const socket = this.req.socket as IncomingMessage['socket'] & Counted;
   socket[UNANSWERED] = (socket[UNANSWERED] ?? 1) - 1;
-  socket[ENDED] = ++answersEnded;
+  socket[STAMP] = ++stamps;
   const then = socket[AFTER];
   if (then === undefined || answering(socket)) return;
   delete socket[AFTER];
@@ -96,8 +97,8 @@ export function answering(socket: Duplex, withBody = false): boolean {
   return unanswered > (!withBody && last !== undefined && !last.req.complete && !last.writableFinished ? 1 : 0);
 }
 
-/** When the last answer on `socket` ended, in answers ended (lower: longer ago); none: in its first request (or handshake). */
-export const lastAnswerEnded = (socket: Duplex): number | undefined => (socket as Duplex & Counted)[ENDED];
+/** When `socket` last moved toward an answer, one count: accepted (now if not yet), request admitted, answer ended. */
+export const stamp = (socket: Duplex): number => ((socket as Duplex & Counted)[STAMP] ??= ++stamps);
 export const lastAdmitted = (socket: Duplex): ServerResponse | undefined => (socket as Duplex & Counted)[LAST];
 
 /** The answer on `res` closes its connection: no later request on it is processed. */

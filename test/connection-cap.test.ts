@@ -1,9 +1,9 @@
 // The bounds on a server's connections (lib/connection-cap.ts), put on by protectServer: at
-// the cap, or at an address's share, a new connection closes one (of all, or of that
-// address's) without a complete request — the first accepted in its first headers, else in a
-// request's body, else the one idle longest — never one being answered; when every one has a
-// request being answered, the new one is closed, unanswered. At the stop, every connection
-// with no request being answered is closed at once.
+// the cap, or at an address's share, a new connection closes the one (of all, or of that
+// address's) that has waited longest for its answer — in its first headers since it was
+// accepted, in a body since it began, idle since its last answer — never one being answered;
+// when every one has a request being answered, the new one is closed, unanswered. At the
+// stop, every connection with no request being answered is closed at once.
 
 import assert from 'node:assert/strict';
 import { createServer, type ServerResponse } from 'node:http';
@@ -45,14 +45,19 @@ async function serve(t: TestContext, bounds: ConnectionBounds) {
     server.close();
   });
   const { port } = server.address() as AddressInfo;
-  /** A connection from `localAddress` that has written `bytes` and read what came back, once the server has them. */
-  const open = async (bytes: string, localAddress = '127.0.0.1'): Promise<Socket & { text: string }> => {
+  /** A connection from `localAddress`, collecting what comes back. */
+  const connectFrom = (localAddress: string): Socket & { text: string } => {
     const socket = connect({ port, host: '127.0.0.1', localAddress }) as Socket & { text: string };
     socket.text = '';
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => (socket.text += chunk));
     socket.on('error', () => undefined);
     sockets.push(socket);
+    return socket;
+  };
+  /** A connection from `localAddress` that has written `bytes` and read what came back, once the server has them. */
+  const open = async (bytes: string, localAddress = '127.0.0.1'): Promise<Socket & { text: string }> => {
+    const socket = connectFrom(localAddress);
     await new Promise((resolve) => socket.once('connect', resolve));
     socket.write(bytes);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -79,35 +84,84 @@ async function serve(t: TestContext, bounds: ConnectionBounds) {
     for (let i = 0; i < 200 && (await count()) !== n; i += 1) await new Promise((r) => setTimeout(r, 10));
     assert.equal(await count(), n);
   };
-  return { held, open, closed, ask, until, closeWaiting };
+  return { held, connectFrom, open, closed, ask, until, closeWaiting };
 }
 
-test('at the cap a new connection closes one in its first headers, else in its body, else the one idle longest, never one being answered', async (t) => {
+test('at the cap a new connection closes the one that has waited longest: idle since its answer, in a body since it began, in headers since accepted; never one being answered', async (t) => {
   const { held, open, closed } = await serve(t, { most: 8, proxies: [], cap: 4 });
   const answering = await open(HOLD);
   const idle = await open(`${HEAD}\r\n`);
   assert.match(idle.text, /^HTTP\/1\.1 200 /);
   const readingBody = await open(BODY);
   const slow = await open(HEAD);
-  // Full: the slow one, accepted last, is the one in its first headers.
-  const first = await open(`${HEAD}\r\n`);
-  assert.ok(await closed(slow), 'the slow connection is closed');
-  assert.match(first.text, /^HTTP\/1\.1 200 /, 'the new connection is answered');
+  // Full: the idle one waits since its answer, before the body began and the slow one was accepted.
+  const first = await open(HOLD);
+  assert.ok(await closed(idle), 'the one idle since before the others is closed');
   const second = await open(HOLD);
-  assert.ok(await closed(readingBody), 'then the one whose body is still coming, before the idle ones');
-  const third = await open(HOLD);
-  assert.ok(await closed(idle), 'then the one idle longest');
+  assert.ok(await closed(readingBody), 'then the one whose body began next');
+  const third = await open(`${HEAD}\r\n`);
+  assert.match(third.text, /^HTTP\/1\.1 200 /, 'the new connection is answered');
+  assert.ok(await closed(slow), 'then the one in its first headers since it was accepted');
   const fourth = await open(HOLD);
-  assert.ok(await closed(first), 'then the one whose request was answered last');
+  assert.ok(await closed(third), 'then the one answered since');
   // Every connection has a request being answered: a new one is closed, unanswered.
   const refused = await open(`${HEAD}\r\n`);
   assert.ok(await closed(refused), 'beyond the cap with nothing to close, closed');
   assert.equal(refused.text, '');
-  for (const kept of [answering, second, third, fourth]) assert.equal(kept.destroyed, false);
+  for (const kept of [answering, first, second, fourth]) assert.equal(kept.destroyed, false);
   assert.equal(held.length, 5);
 });
 
-test("connections whose bodies never end lock no client out: at the cap and at one address's share a new client is answered, and the first accepted of them is closed for it", async (t) => {
+test("an upload under way is not closed for a new connection while others idle since their answers: at the cap and at one address's share, the one idle longest is", async (t) => {
+  const { held, open, closed, ask } = await serve(t, { most: 5, proxies: [], cap: 6 });
+  // Clients without credentials, each answered once and idle since, from five addresses; then an upload begins.
+  const idle: Socket[] = [];
+  for (let i = 31; i <= 35; i += 1) idle.push(await open(`${HEAD}\r\n`, `127.0.0.${i}`));
+  const upload = await open(BODY);
+  assert.match(await ask('127.0.0.36'), /^HTTP\/1\.1 200 /, 'a new connection at the cap is answered');
+  assert.ok(await closed(idle[0] as Socket), 'the one idle longest is closed for it');
+  assert.equal(upload.destroyed, false, 'the upload goes on');
+  // Behind one address (a NAT): its share idle but for one upload, and one more of its clients.
+  const nat = await serve(t, { most: 3, proxies: [] });
+  const natIdle = [await nat.open(`${HEAD}\r\n`, '127.0.0.5'), await nat.open(`${HEAD}\r\n`, '127.0.0.5')];
+  const natUpload = await nat.open(BODY, '127.0.0.5');
+  assert.match(await nat.ask('127.0.0.5'), /^HTTP\/1\.1 200 /, "a new connection at the address's share is answered");
+  assert.ok(await nat.closed(natIdle[0] as Socket), "the address's one idle longest is closed for it");
+  for (const kept of [upload, natUpload, natIdle[1] as Socket]) assert.equal(kept.destroyed, false);
+  assert.equal(held.length + nat.held.length, 2);
+});
+
+test('a client that opens a connection for each request gets its answers while others reconnect at the cap, each asking at once and idle after', async (t) => {
+  const { connectFrom, closed } = await serve(t, { most: 100, proxies: [], cap: 10 });
+  // Twelve clients for ten places: each closed one connects again 10 ms later, until the end.
+  let stopped = false;
+  let connections = 0;
+  const reconnecting = (address: string): void => {
+    connections += 1;
+    const socket = connectFrom(address);
+    socket.once('connect', () => socket.write(`${HEAD}\r\n`));
+    socket.once('close', () => void (stopped || setTimeout(() => stopped || reconnecting(address), 10)));
+  };
+  t.after(() => (stopped = true));
+  for (let i = 0; i < 12; i += 1) reconnecting(`127.0.0.${31 + (i % 6)}`);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  // Its request at once, or 10 ms after its connection (a client that connects before it knows what to ask).
+  const answers: string[] = [];
+  const before = connections;
+  for (let i = 0; i < 20; i += 1) {
+    const socket = connectFrom('127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    if (i % 2 === 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    socket.write(`${HEAD}Connection: close\r\n\r\n`);
+    await closed(socket);
+    answers.push(socket.text.slice(0, 15));
+  }
+  stopped = true;
+  assert.ok(connections - before >= 10, 'the others reconnected all the while');
+  assert.deepEqual(answers, Array(20).fill('HTTP/1.1 200 OK'));
+});
+
+test("connections whose bodies never end lock no client out: at the cap and at one address's share a new client is answered, and the one whose body began first is closed for it", async (t) => {
   const { held, closed, open, ask, until } = await serve(t, { most: 3, proxies: [], cap: 6 });
   // Two addresses hold the cap, each its share, in bodies that never end (the handler reads them).
   const bodies: Socket[] = [];
@@ -115,11 +169,11 @@ test("connections whose bodies never end lock no client out: at the cap and at o
     for (let i = 0; i < 3; i += 1) bodies.push(await open(BODY, address));
   assert.equal(held.length, 6);
   assert.match(await ask('127.0.0.4'), /^HTTP\/1\.1 200 /, 'another client is answered at the cap');
-  assert.ok(await closed(bodies[0] as Socket), 'the first accepted body is closed for it');
+  assert.ok(await closed(bodies[0] as Socket), 'the body begun first is closed for it');
   await until(5);
   // Behind the same address (an office's NAT), a colleague is answered too.
   assert.match(await ask('127.0.0.3'), /^HTTP\/1\.1 200 /, "answered at the address's share");
-  assert.ok(await closed(bodies[3] as Socket), "the address's first accepted body is closed for it");
+  assert.ok(await closed(bodies[3] as Socket), "the address's body begun first is closed for it");
   for (const kept of [...bodies.slice(1, 3), ...bodies.slice(4)]) assert.equal(kept.destroyed, false);
 });
 
@@ -138,15 +192,15 @@ test('among idle connections the one idle longest is closed, not the first accep
   assert.equal(busy.destroyed, false, "the busy client's connection is kept");
 });
 
-test("at its share an address's new connection closes that address's that has waited longest (in headers, else idle), never one being answered; other addresses and the proxies are not counted", async (t) => {
+test("at its share an address's new connection closes that address's that has waited longest, never one being answered; other addresses and the proxies are not counted", async (t) => {
   const { held, open, closed, ask, until } = await serve(t, { most: 2, proxies: ['127.0.0.4'] });
   // One client of 127.0.0.2 holds the address's share in headers that never end: another
   // client there is answered, and the first of those is closed for it (it was refused).
   const slow = [await open(HEAD, '127.0.0.2'), await open(HEAD, '127.0.0.2')];
   assert.match(await ask('127.0.0.2'), /^HTTP\/1\.1 200 /, 'answered at a full share');
-  assert.ok(await closed(slow[0] as Socket), 'the first accepted in headers is closed');
+  assert.ok(await closed(slow[0] as Socket), 'the one in headers since first is closed');
   await until(1);
-  // In headers before idle, idle before being answered.
+  // In headers since before the idle one's answer: closed first; never one being answered.
   const idle = await open(`${HEAD}\r\n`, '127.0.0.2');
   const answering = await open(HOLD, '127.0.0.2');
   assert.ok(await closed(slow[1] as Socket), 'the other one in headers is closed for the held request');
