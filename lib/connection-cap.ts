@@ -1,15 +1,17 @@
 // A listener's bounds on the connections it keeps open at once: in all, and from one client
 // address (an IPv6 one by its /64, as the throttle counts it; a Unix socket's peer is whoever
 // may open the socket and a proxy is everyone behind it, so neither has one). At a bound, a
-// new connection takes the place of the one, among all or among its address's, that has gone
-// longest without a step toward an answer: in its TLS handshake or first headers since it
-// was accepted (or its handshake ended), in a body since its request began, idle since its
-// last answer. A connection whose request is being answered is never closed for it; only
-// when each has one is the new connection closed, unanswered. One rule, not an order of
-// kinds: connections held in headers, in bodies that never end or idle churn among
-// themselves; a new connection is the newest, so it can send its request; an upload outlasts
-// those idle since before it began; a busy keep-alive client's is recent; and one address
-// cannot take every connection.
+// new connection takes the place of one among all or among its address's: a stranger's (no
+// request on it has passed the login yet) before one a login passed on (`LOGGED_IN`), and
+// within each the one that has gone longest without a step toward an answer: in its TLS
+// handshake or first headers since it was accepted (or its handshake ended), in a body since
+// its request began, idle since its last answer. A connection whose request is being answered
+// is never closed for it; only when each has one is the new connection closed, unanswered.
+// One rule: strangers churning bare or refused connections close only strangers, the oldest
+// first, so a new connection, the newest, can send its request; a logged-in client's upload,
+// idle keep-alive or pipelined connection stays; logged-in connections held in bodies that
+// never end churn among themselves by age; one address cannot take every connection. The
+// admin listener has no login: its connections are all strangers.
 //
 // Node's own `maxConnections` would close every new connection at the cap, and a few slow
 // clients locked every other out for as long as they kept reconnecting.
@@ -19,6 +21,13 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { isProxy, rememberPeer, throttleKey, trustedPeers, UNIX_SOCKET_PEER, UNKNOWN_PEER } from './request.js';
 import { answering, lastAdmitted, stamp } from './respond.js';
+
+/**
+ * Set, by the handler, on a connection (its socket for requests) once a request on it passed
+ * the login; read only at a bound.
+ */
+export const LOGGED_IN = Symbol('a login passed on it');
+export type LoggedIn = { [LOGGED_IN]?: true };
 
 /** How many connections a server keeps open at once. */
 export interface ConnectionBounds {
@@ -127,16 +136,19 @@ function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
 
 /**
  * The connection in `open` (of address `key` only, when given) to close for a new one, as
- * the top of this file says: the one with the oldest stamp; `undefined` when every one has
- * a request being answered.
+ * the top of this file says: a stranger's before a logged-in one, within each the one with the
+ * oldest stamp; `undefined` when every one has a request being answered.
  */
 function longestWaiting(open: Map<Socket, Held>, key: string | undefined): Socket | undefined {
   let oldest: Socket | undefined;
   let since = Infinity;
+  let loggedIn = true;
   for (const [accepted, { wire, key: its }] of open) {
     if ((key !== undefined && its !== key) || answering(wire)) continue;
+    const known = (wire as Duplex & LoggedIn)[LOGGED_IN] === true;
+    if (known && !loggedIn) continue;
     const stamped = stamp(wire);
-    if (stamped < since) [oldest, since] = [accepted, stamped];
+    if ((loggedIn && !known) || stamped < since) [oldest, since, loggedIn] = [accepted, stamped, known];
   }
   return oldest;
 }

@@ -19,6 +19,7 @@ import type { Database } from 'better-sqlite3';
 import { type Authenticator, createAuthenticator } from './auth.js';
 import { basePathMisuse, normalBasePath } from './base-path.js';
 import { challenge } from './basic-auth.js';
+import { LOGGED_IN, type LoggedIn } from './connection-cap.js';
 import { type Cors, GRANTS } from './cors.js';
 import { validateCredentials } from './credentials.js';
 import { validateDatabase } from './database-handle.js';
@@ -186,6 +187,7 @@ function route(parts: Parts, exchange: Exchange, verdict: LoginVerdict): void {
     return sendError(res, ...refusal(verdict, parts.challengeHeader));
   }
   facts.user = facts.attempted = verdict.user;
+  (req.socket as typeof req.socket & LoggedIn)[LOGGED_IN] = true;
   if (path === reconcilePath) {
     if (req.method !== 'POST') return sendError(res, ERRORS.methodNotAllowed, ALLOWED_POST);
     return parts.answerReconcile(req, res, verdict.user, exchange.client);

@@ -1,16 +1,19 @@
 // The bounds on a server's connections (lib/connection-cap.ts), put on by protectServer: at
-// the cap, or at an address's share, a new connection closes the one (of all, or of that
-// address's) that has waited longest for its answer — in its first headers since it was
-// accepted, in a body since it began, idle since its last answer — never one being answered;
-// when every one has a request being answered, the new one is closed, unanswered. At the
-// stop, every connection with no request being answered is closed at once.
+// the cap, or at an address's share, a new connection closes one (of all, or of that
+// address's): a stranger's before one a login passed on, within each the one that has waited
+// longest for its answer — in its first headers since it was accepted, in a body since it
+// began, idle since its last answer — never one being answered; when every one has a request
+// being answered, the new one is closed, unanswered. At the stop, every connection with no
+// request being answered is closed at once.
 
 import assert from 'node:assert/strict';
 import { createServer, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { type TestContext, test } from 'node:test';
 import type { ConnectionBounds } from '../lib/connection-cap.js';
+import { createHandler } from '../lib/index.js';
 import { protectServer } from '../lib/protocol-errors.js';
+import { AUTH, buildDatabase, CREDENTIALS, openReadOnly } from './support/helpers.js';
 
 const HEAD = 'GET / HTTP/1.1\r\nHost: x\r\n';
 const HOLD = 'GET /hold HTTP/1.1\r\nHost: x\r\n\r\n';
@@ -20,18 +23,21 @@ const BODY =
 
 /**
  * A server under `bounds` that answers `/hold` and a POST, whose body it reads, only when the
- * test says (`held`), and how the test reaches it; everything is closed after the test.
+ * test says (`held`), or that serves a `book` (the handler from `createHandler`, over the
+ * reconciliation's fixture), and how the test reaches it; everything is closed after the test.
  */
-async function serve(t: TestContext, bounds: ConnectionBounds) {
+async function serve(t: TestContext, bounds: ConnectionBounds, book = false) {
   const held: ServerResponse[] = [];
   const server = createServer();
   const closeWaiting = protectServer(
     server,
-    (req, res) => {
-      req.resume();
-      if (req.url === '/hold' || req.method === 'POST') held.push(res);
-      else res.end('ok');
-    },
+    book
+      ? createHandler(openReadOnly(t, buildDatabase(t, ['schema.sql', 'abgleich.sql'])), CREDENTIALS)
+      : (req, res) => {
+          req.resume();
+          if (req.url === '/hold' || req.method === 'POST') held.push(res);
+          else res.end('ok');
+        },
     undefined,
     bounds,
   );
@@ -223,6 +229,75 @@ test("at its share an address's new connection closes that address's that has wa
   for (let i = 0; i < 3; i += 1) await open(HEAD, '127.0.0.4');
   assert.match(await ask('127.0.0.4'), /^HTTP\/1\.1 200 /, 'a proxy has no share');
   assert.equal(proxied.destroyed, false, 'nothing of the proxy is closed');
+});
+
+/** A logged-in request for the status, `Connection: close` if `close`. */
+const status = (close: boolean): string =>
+  `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\n${close ? 'Connection: close\r\n' : ''}\r\n`;
+const pause = (ms: number): Promise<unknown> => new Promise((resolve) => setTimeout(resolve, ms));
+
+test("strangers reconnecting at the cap close only strangers: a logged-in upload, a logged-in client's idle keep-alive connection and a fresh connection asking at once are answered", async (t) => {
+  const { connectFrom, closed } = await serve(t, { most: 5, proxies: [], cap: 10 }, true);
+  // Bare connections from two addresses, twelve for the ten places: each sends nothing or half
+  // a header line and never gets past the login; each closed one connects again 5 ms later.
+  let stopped = false;
+  let connections = 0;
+  const churn = (address: string, half: boolean): void => {
+    connections += 1;
+    const socket = connectFrom(address);
+    if (half) socket.once('connect', () => socket.write('GET /api/v1/status HT'));
+    socket.once('close', () => void (stopped || setTimeout(() => stopped || churn(address, half), 5)));
+  };
+  t.after(() => (stopped = true));
+  for (let i = 0; i < 12; i += 1) churn(`127.0.0.${2 + (i % 2)}`, i % 4 < 2);
+  await pause(100);
+  const before = connections;
+  const lines = Array(40).fill({ datum: '2026-06-10', betrag: '20' });
+  const body = Buffer.from(JSON.stringify({ zeilen: lines }));
+  // (a) An upload, its body in ten parts over a second.
+  const upload = async (): Promise<string> => {
+    const socket = connectFrom('127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(
+      `POST /api/v1/abgleich HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
+    );
+    for (let i = 0; i < 10; i += 1) {
+      await pause(100);
+      if (!socket.destroyed) socket.write(body.subarray((i * body.length) / 10, ((i + 1) * body.length) / 10));
+    }
+    await closed(socket);
+    return socket.text.slice(0, 15);
+  };
+  // (b) A keep-alive client thinking 300 ms between its requests, far longer than a stranger stays.
+  const keptAlive = async (): Promise<[number, boolean]> => {
+    const socket = connectFrom('127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    for (let i = 0; i < 4; i += 1) {
+      if (i > 0) await pause(300);
+      if (!socket.destroyed) socket.write(status(false));
+    }
+    await pause(50);
+    return [socket.text.match(/HTTP\/1\.1 200 /g)?.length ?? 0, socket.destroyed];
+  };
+  // (c) Fresh connections, each asking at once.
+  const fresh = async (): Promise<string[]> => {
+    const answers: string[] = [];
+    for (let i = 0; i < 10; i += 1) {
+      const socket = connectFrom('127.0.0.1');
+      socket.once('connect', () => socket.write(status(true)));
+      await closed(socket);
+      answers.push(socket.text.slice(0, 15));
+      await pause(50);
+    }
+    return answers;
+  };
+  const [uploaded, [answered, dropped], asked] = await Promise.all([upload(), keptAlive(), fresh()]);
+  stopped = true;
+  assert.ok(connections - before >= 100, `the strangers reconnected all the while (${connections - before})`);
+  assert.equal(uploaded, 'HTTP/1.1 200 OK', 'the upload is answered');
+  assert.deepEqual([answered, dropped], [4, false], 'the keep-alive client keeps its one connection');
+  assert.deepEqual(asked, Array(10).fill('HTTP/1.1 200 OK'), 'each fresh connection is answered');
 });
 
 test('at the stop every connection with no request being answered is closed at once: idle, silent, or still in its headers', async (t) => {
