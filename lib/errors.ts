@@ -7,17 +7,24 @@ export function errorCode(error: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
-// SQLite's answers for a file that cannot be read *now* but will be once its owner acts:
-// a lock (BUSY, LOCKED), a hot journal only a writer may roll back (READONLY_ROLLBACK), a
+// SQLite's answer while another connection holds a lock that keeps readers out (BUSY,
+// LOCKED): it passes by itself once that connection's write ends.
+const LOCK = /^SQLITE_(?:BUSY|LOCKED)(?:_|$)/;
+// SQLite's other answers for a file that cannot be read *now* but will be once its owner acts:
+// a hot journal only a writer may roll back (READONLY_ROLLBACK), a
 // write-ahead log to recover (READONLY_RECOVERY), a -wal/-shm that only a writer can create
 // or initialise (READONLY_DIRECTORY, READONLY_CANTINIT, READONLY_CANTLOCK); and a schema
 // that changed under the search (SCHEMA: the command checks the file again first).
-const NOT_READABLE_NOW =
-  /^SQLITE_(?:BUSY|LOCKED)(?:_|$)|^SQLITE_READONLY_(?:ROLLBACK|RECOVERY|DIRECTORY|CANTINIT|CANTLOCK)$|^SQLITE_SCHEMA$/;
+const NOT_READABLE_NOW = /^SQLITE_READONLY_(?:ROLLBACK|RECOVERY|DIRECTORY|CANTINIT|CANTLOCK)$|^SQLITE_SCHEMA$/;
+
+/** Whether `error` is another connection's lock, which passes by itself in moments. */
+export function isLock(error: unknown): boolean {
+  return LOCK.test(errorCode(error) ?? '');
+}
 
 /** Whether `error` says the database cannot be read now, so that a later try may succeed. */
 export function isNotReadableNow(error: unknown): boolean {
-  return NOT_READABLE_NOW.test(errorCode(error) ?? '');
+  return isLock(error) || NOT_READABLE_NOW.test(errorCode(error) ?? '');
 }
 
 /** Throws a TypeError with `message` unless `condition` holds: a misused argument, named. */

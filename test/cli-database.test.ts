@@ -22,6 +22,7 @@ import {
   writeFileSync,
   writeSync,
 } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
@@ -134,6 +135,67 @@ test('an exclusive lock gets the 500 with Retry-After within 300 ms; /status kee
   assert.match(stopped.stderr, /^\S+ error in GET \/api\/v1\/buchungen: SqliteError: database is locked$/m);
   assert.doesNotMatch(stopped.stderr, /ge:heim|betrag=/);
 });
+
+/** A GET on `agent` (keep-alive, or `false` for a connection of its own): the reply and how long it took, in ms. */
+function timedGet(
+  agent: Agent | false,
+  url: string,
+  headers: Record<string, string> = { authorization: basicAuth('kasse', 'ge:heim') },
+): Promise<{ status: number; code: string | undefined; retryAfter: string | undefined; ms: number }> {
+  const sent = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { agent, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        const code = res.statusCode === 500 ? (JSON.parse(body) as { code: string }).code : undefined;
+        const retryAfter = res.headers['retry-after'];
+        resolve({ status: res.statusCode ?? 0, code, retryAfter, ms: performance.now() - sent });
+      });
+    });
+    req.setTimeout(10_000, () => req.destroy(new Error(`no answer within 10 s: ${url}`)));
+    req.on('error', reject).end();
+  });
+}
+
+for (const mode of ['DELETE', 'WAL'] as const) {
+  test(`a write lock holds up no other request (${mode} journal): 20 searches queued behind it, /status and the challenge answer at once, each search within 300 ms of being sent (the 500 with Retry-After; in WAL a writer keeps no reader out, 200), and 200 again after it`, async (t) => {
+    const file = buildDatabase(t);
+    const writer = new Database(file);
+    t.after(() => writer.close());
+    writer.pragma(`journal_mode = ${mode}`);
+    const server = await start(t, ['--db', file]);
+    const agents = Array.from({ length: 20 }, () => new Agent({ keepAlive: true, maxSockets: 1 }));
+    t.after(() => {
+      for (const agent of agents) agent.destroy();
+    });
+    // Each connection logged in and open, as a reconciliation client's are.
+    for (const agent of agents) assert.equal((await timedGet(agent, `${server.api}${SEARCH}`)).status, 200);
+    writer.exec('BEGIN EXCLUSIVE');
+    writer.exec("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-02', 1250)");
+    const searches = agents.map((agent) => timedGet(agent, `${server.api}${SEARCH}`));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const [status, challenge] = await Promise.all([
+      timedGet(false, `${server.api}status`),
+      timedGet(false, `${server.api}${SEARCH}`, {}),
+    ]);
+    assert.equal(status.status, 200);
+    assert.equal(challenge.status, 401);
+    assert.ok(
+      Math.max(status.ms, challenge.ms) < 50,
+      `/status after ${status.ms} ms, the challenge after ${challenge.ms} ms`,
+    );
+    const answered = await Promise.all(searches);
+    const expected = mode === 'WAL' ? [200, undefined, undefined] : [500, 'database_unavailable', '1'];
+    for (const { status: code, code: error, retryAfter, ms } of answered) {
+      assert.deepEqual([code, error, retryAfter], expected);
+      assert.ok(ms < 300, `a search answered after ${ms} ms`);
+    }
+    writer.exec('COMMIT');
+    assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 7, buchungen: [] });
+  });
+}
 
 test('a restore by rename is served within 2 s; a deletion gives the 500 until a file is back', async (t) => {
   const dir = tempDir(t);

@@ -239,6 +239,20 @@ test('a locked database answers 500 with Retry-After: 1 and succeeds once the lo
   assertReply(after, 200, { anzahl: 7, buchungen: [] });
 });
 
+test('on a connection with busy timeout 0, a search that meets a write lock waits for it without holding the process, and answers 200 once the write is committed', async (t) => {
+  const file = buildDatabase(t);
+  const reader = openReadOnly(t, file, { timeout: 0 });
+  const writer = new Database(file);
+  t.after(() => writer.close());
+  const origin = await serve(t, createHandler(reader, CREDENTIALS));
+  writer.exec('BEGIN EXCLUSIVE');
+  writer.exec("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-02', 1250)");
+  // The commit runs in this very process: only while the search does not hold the event loop.
+  setTimeout(() => writer.exec('COMMIT'), 30);
+  const reply = await get(`${origin}/api/v1/buchungen?${MARCH}&betrag=-12.5&limit=0`);
+  assertReply(reply, 200, { anzahl: 7, buchungen: [] });
+});
+
 test('an amount that is not whole cents in the database answers 500 instead of a wrong betrag', async (t) => {
   const file = buildDatabase(t);
   const errors: unknown[] = [];

@@ -14,9 +14,11 @@ import { folderHint, notADatabase, readHeader } from './file-kind.js';
 import type { Trusted } from './file-rule.js';
 import { judgeDatabaseFile, whyNotReadable } from './file-safety.js';
 
-// A search waits this long for another program's write lock before it answers 500 with
-// Retry-After; better-sqlite3's default of 5 s would block every other request meanwhile.
-const BUSY_TIMEOUT_MS = 100;
+// While a file is opened and judged (once, not for each search), SQLite waits this long for
+// another program's write lock, holding the thread; better-sqlite3's default is 5 s. A
+// connection that serves has none: a search waits for a lock as a timer, the process
+// answering other requests meanwhile (lib/search/lock-wait.ts).
+const OPENING_BUSY_TIMEOUT_MS = 100;
 // No memory map of the file (SQLite's default, said here so that no build's default can
 // change it): a read through a map of a file that another program truncated or overwrote
 // in place (an admin restoring a backup with cp) ends the process with SIGBUS, which no
@@ -111,7 +113,7 @@ export function openDatabase<T>(
   }
   let db: Database.Database;
   try {
-    db = new Database(file, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
+    db = new Database(file, { readonly: true, fileMustExist: true, timeout: OPENING_BUSY_TIMEOUT_MS });
   } catch (error: unknown) {
     throw new CliError(describeDatabaseError(file, error));
   }
@@ -124,6 +126,7 @@ export function openDatabase<T>(
     const value = use(db);
     db.pragma('shrink_memory');
     db.pragma(`cache_size = -${cacheKiB}`);
+    db.pragma('busy_timeout = 0');
     return { readable: true, db, value };
   } catch (error: unknown) {
     db.close();

@@ -3,6 +3,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
+import { isLock } from '../errors.js';
 import { type ApplicationMapping, type Mapping, ownSchema, type TableNames, useMapping } from '../mapping.js';
 import type { SearchQuery } from '../query.js';
 import { catalogKind } from '../schema.js';
@@ -66,7 +67,8 @@ export interface BookingSearch extends Turns<SearchRequest, SearchRows> {
  * request arrived is in its answer, and no lock is held while other code (a writer in the
  * same process) runs. A turn ends once it has used its budget, and a writer in another
  * process that waits for the lock gets it in between: the lock is never held longer than
- * the budget plus one search.
+ * the budget plus one search. On a connection whose busy timeout is 0, a search that meets
+ * another's lock waits it out as a timer (lib/search/lock-wait.ts), not holding the process.
  */
 /**
  * `waited` hears how long each search waited for its turn, in seconds (lib/metrics.ts
@@ -111,6 +113,7 @@ export function createBookingSearch(
     inTransaction,
     waited,
     THIS_THREAD,
+    (error) => isLock(error) && db.pragma('busy_timeout', { simple: true }) === 0,
   );
   const search = (query: SearchQuery): SearchRows => inTransaction(() => searchInTransaction(query));
   return Object.assign(search, turns);

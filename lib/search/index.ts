@@ -13,6 +13,7 @@ export {
   type StatsSource,
 } from './booking-search.js';
 export { explainCount, TYPICAL_QUERY } from './explain.js';
+export { LOCK_WAIT_MS } from './queued.js';
 export { Rotations } from './rotations.js';
 export {
   type BandCosts,

@@ -42,6 +42,8 @@ export class Rotations<J extends { readonly from: Requester }> {
   private readonly users = new Map<string, UserEntry<J>>();
   private readonly order: UserEntry<J>[] = [];
   private readonly byAddress = new Map<string, number>();
+  /** The jobs of each user kept out of the rotations while they wait out a lock (`countAside`). */
+  private readonly asideFor = new Map<string, number>();
 
   /** Whether no job waits. */
   get empty(): boolean {
@@ -125,7 +127,19 @@ export class Rotations<J extends { readonly from: Requester }> {
 
   /** How many jobs of `user` (from any address) wait. */
   waitingFor(user: string): number {
-    return this.users.get(user)?.waiting ?? 0;
+    return (this.users.get(user)?.waiting ?? 0) + (this.asideFor.get(user) ?? 0);
+  }
+
+  /**
+   * Counts a job of `from` as waiting (`by` 1) while it is kept out of the rotations, a
+   * query that waits out a lock (lib/search/lock-wait.ts), and no longer (`by` -1).
+   */
+  countAside(from: Requester, by: 1 | -1): void {
+    this.countAddress(from.address, by);
+    const user = from.user ?? '';
+    const now = (this.asideFor.get(user) ?? 0) + by;
+    if (now === 0) this.asideFor.delete(user);
+    else this.asideFor.set(user, now);
   }
 
   private countAddress(address: string, by: number): void {

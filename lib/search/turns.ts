@@ -5,10 +5,10 @@
 // test/unit/turns.test.ts), and over what a query runs inside, alone or with the others of
 // its turn (there: one read transaction).
 
+import { type Answers, createLockWait, type Hold, type Job, type Outcome, runQueued } from './queued.js';
 import { type Requester, Rotations } from './rotations.js';
 
-/** What `run` gave for one query: its result, or what it threw. */
-export type Outcome<R> = { ok: true; result: R } | { ok: false; error: unknown };
+export { type Outcome, TURN_BUDGET_MS } from './queued.js';
 
 export type { Requester } from './rotations.js';
 
@@ -16,29 +16,21 @@ export interface Turns<Q, R> {
   /**
    * `query` answered now, before this call returns, when no other query waits, none ran at
    * once in this turn of the event loop (here, or in a queue that shares its LoopTurn) and
-   * none waited in the turn before; otherwise
-   * queued as by `queue`. So a query pays for the turns only when others are there to
-   * share them with.
+   * none waited in the turn before; otherwise queued as by `queue`. So a query pays for the
+   * turns only when others are there to share them with.
    */
   answer(query: Q, done: (outcome: Outcome<R>) => void, from?: Requester): void;
   /** `query` answered in a later turn of the event loop; `from` decides whose query runs next. */
   queue(query: Q, done: (outcome: Outcome<R>) => void, from?: Requester): void;
   /**
-   * How many queries of `address` (whoever's) wait for their turn, counting one that `answer`
-   * ran at once in this turn of the event loop: so a burst of pipelined queries is held to
-   * the same bound whether its first ran at once or waited.
+   * How many queries of `address` (whoever's) wait for their turn or a lock, counting one that
+   * `answer` ran at once in this turn of the event loop: so a burst of pipelined queries is
+   * held to the same bound whether its first ran at once or waited.
    */
   waitingFrom(address: string): number;
   /** How many queries of `user` (from any address) wait for their turn, counted as `waitingFrom` counts. */
   waitingFor(user: string): number;
 }
-
-/**
- * How long queued searches may share one turn (and its read transaction): after the search
- * that passes this budget, the turn ends and the event loop gets its turn before the next
- * one begins (docs/API.md, "Searches, the application's writer and other clients").
- */
-export const TURN_BUDGET_MS = 5;
 
 // After a turn, this many empty turns of the event loop per millisecond it took (at most
 // MAX_YIELDS) before the next: libuv accepts one new connection per turn of the loop, so a
@@ -46,14 +38,6 @@ export const TURN_BUDGET_MS = 5;
 // search at a time, and a new client's /status would wait behind all of them.
 const YIELDS_PER_MS = 1;
 const MAX_YIELDS = 100;
-
-interface Job<Q, R> {
-  query: Q;
-  done: (outcome: Outcome<R>) => void;
-  from: Requester;
-  /** When it was queued (performance.now()); 0 when nobody hears how long queries wait. */
-  queuedAt: number;
-}
 
 /**
  * The turn of the event loop as several queues of turns of one thread share it: whether a
@@ -79,12 +63,6 @@ export interface LoopTurn {
 /** A turn of the event loop seen by one queue alone (or by those given the same). */
 export function createLoopTurn(): LoopTurn {
   return { ranAtOnce: false, due: [], scheduled: false };
-}
-
-/** What one queue's turn answered, not yet delivered. */
-interface Answers {
-  batch: ReadonlyArray<{ done: (outcome: Outcome<unknown>) => void }>;
-  outcomes: readonly Outcome<unknown>[];
 }
 
 /** `turn` runs in the next turn of the event loop, with every other turn of `loop` then due. */
@@ -145,25 +123,26 @@ const ANYONE: Requester = { user: '', address: '', connection: {} };
  * turn of the loop. `waited` hears how long each query waited, in seconds (0 for one that ran at once).
  * `loop`: the turn of the event loop as other queues of this thread see it (the books of
  * one service): once a query of any of them ran at once in it, the queries that arrive in
- * the same turn of the loop are queued, here as there.
+ * the same turn of the loop are queued, here as there. `waitsOut`: whether a query that threw
+ * `error` waits out a lock (lib/search/queued.ts).
  */
 export function createTurns<Q, R>(
   run: (query: Q) => R,
   turn: (work: () => void) => void = (work) => work(),
   waited?: (seconds: number) => void,
   loop: LoopTurn = createLoopTurn(),
+  waitsOut: (error: unknown) => boolean = () => false,
 ): Turns<Q, R> {
   const waiting = new Rotations<Job<Q, R>>();
-  const timed = waited !== undefined; // measured only for someone who hears it (the metrics)
+  const hold = createLockWait(waiting, waitsOut, retryIn(loop, run, turn));
   /** A turn (or the end of this turn of the event loop, after a query ran at once) is scheduled. */
   let scheduled = false;
   /** Who had a query answered at once in this turn of the event loop. */
   let ranAtOnce: Requester | undefined;
   /**
-   * Queries waited in the last turn of the event loop that had any: under load they keep
-   * arriving together, and the first of a turn then waits for the others, to share their
-   * read transaction (docs/design/README.md, "The shared read transaction"). Cleared by a
-   * turn of the event loop in which none arrived.
+   * Queries waited in the last turn of the event loop that had any: under load they keep arriving together,
+   * and the first of a turn then waits for the others, to share their read transaction
+   * (docs/design/README.md, "The shared read transaction"). Cleared by a turn of the loop in which none arrived.
    */
   let contended = false;
   let probing = false;
@@ -184,7 +163,7 @@ export function createTurns<Q, R>(
       setImmediate(probe);
     }
     const started = performance.now();
-    const answers = runQueued(waiting, run, turn, timed ? waited : undefined, started);
+    const answers = runQueued(waiting, run, turn, waited, started, hold);
     if (!waiting.empty) schedule(Math.min(MAX_YIELDS, Math.floor((performance.now() - started) * YIELDS_PER_MS)));
     return answers;
   }
@@ -207,7 +186,7 @@ export function createTurns<Q, R>(
   const dueTurn = (): void => due(loop, runTurn);
 
   function queue(query: Q, done: (outcome: Outcome<R>) => void, from: Requester = ANYONE): void {
-    waiting.add({ query, done, from, queuedAt: timed ? performance.now() : 0 });
+    waiting.add({ query, done, from, queuedAt: waited !== undefined ? performance.now() : 0 });
     schedule();
   }
 
@@ -219,7 +198,7 @@ export function createTurns<Q, R>(
       loop.ranAtOnce = true;
       schedule(); // the end of this turn of the loop: until then, the others wait for a turn
       waited?.(0);
-      done(runAlone(run, turn, query));
+      runAlone(run, turn, query, done, from, hold);
     },
     queue,
     waitingFrom: (address) => waiting.waitingFrom(address) + (ranAtOnce?.address === address ? 1 : 0),
@@ -234,8 +213,15 @@ function afterYields(yields: number, then: () => void): void {
   else setImmediate(afterYields, yields - 1, then);
 }
 
-/** `query` run at once inside its own call of `turn`. */
-function runAlone<Q, R>(run: (query: Q) => R, turn: (work: () => void) => void, query: Q): Outcome<R> {
+/** `query` of `from` run at once inside its own call of `turn`, and answered, unless `hold` takes it. */
+function runAlone<Q, R>(
+  run: (query: Q) => R,
+  turn: (work: () => void) => void,
+  query: Q,
+  done: (outcome: Outcome<R>) => void,
+  from: Requester,
+  hold: Hold<Job<Q, R>>,
+): void {
   let outcome: Outcome<R> | undefined;
   try {
     turn(() => {
@@ -243,48 +229,18 @@ function runAlone<Q, R>(run: (query: Q) => R, turn: (work: () => void) => void, 
     });
   } catch (error: unknown) {
     // What `run` threw, or `turn` itself (then after `run`, an answer is kept as in a turn).
+    if (outcome === undefined && hold({ query, done, from, queuedAt: 0 }, error)) return;
     outcome ??= { ok: false, error };
   }
-  return outcome as Outcome<R>;
+  done(outcome as Outcome<R>);
 }
 
-/**
- * The waiting queries in rotation inside one call of `turn`, until `TURN_BUDGET_MS` has
- * passed since `started`: the queries it ran and their outcomes. `waited` hears how long
- * each waited.
- */
-function runQueued<Q, R>(
-  waiting: Rotations<Job<Q, R>>,
-  run: (query: Q) => R,
-  turn: (work: () => void) => void,
-  waited: ((seconds: number) => void) | undefined,
-  started: number,
-): Answers {
-  const batch: Job<Q, R>[] = [];
-  const outcomes: Outcome<R>[] = [];
-  try {
-    turn(() => {
-      // Each query starts when the one before it ended: one clock reading per query.
-      let clock = started;
-      for (let job = waiting.next(); job !== undefined; job = waiting.next()) {
-        batch.push(job);
-        if (waited !== undefined) waited((clock - job.queuedAt) / 1000);
-        try {
-          outcomes.push({ ok: true, result: run(job.query) });
-        } catch (error: unknown) {
-          outcomes.push({ ok: false, error });
-        }
-        clock = performance.now();
-        if (clock - started >= TURN_BUDGET_MS) break;
-      }
+/** How a queue's held queries are tried again (lib/search/queued.ts): in a turn of `loop`, unheard by `waited`. */
+function retryIn<Q, R>(loop: LoopTurn, run: (query: Q) => R, turn: (work: () => void) => void) {
+  return (held: Rotations<Job<Q, R>>, hold: Hold<Job<Q, R>>, rest: () => void): void =>
+    due(loop, () => {
+      const answers = runQueued(held, run, turn, undefined, performance.now(), hold);
+      rest();
+      return answers;
     });
-  } catch (error: unknown) {
-    // The turn itself failed (the search's BEGIN or COMMIT on a closed connection, say):
-    // every query of the turn that has no answer yet gets the error, and so does every
-    // waiting one when it failed before the first, so that a broken connection is not
-    // retried turn after turn.
-    if (batch.length === 0) for (let job = waiting.next(); job !== undefined; job = waiting.next()) batch.push(job);
-    while (outcomes.length < batch.length) outcomes.push({ ok: false, error });
-  }
-  return { batch, outcomes } as Answers;
 }

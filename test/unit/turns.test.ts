@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import {
   createLoopTurn,
   createTurns,
+  LOCK_WAIT_MS,
   type Outcome,
   type Requester,
   TURN_BUDGET_MS,
@@ -430,5 +431,76 @@ test("queues that share a turn of the event loop answer after every due turn has
     'answer q0',
     'answer q1',
     'answer q2',
+  ]);
+});
+
+/** A stand-in for another program's write lock: while `held`, a query throws SQLite's SQLITE_BUSY. */
+function lockable(): { held: boolean; run: (n: number) => number; isLock: (error: unknown) => boolean } {
+  const busy = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+  const lock = {
+    held: true,
+    run: (n: number): number => {
+      if (lock.held) throw busy;
+      return n;
+    },
+    isLock: (error: unknown) => error === busy,
+  };
+  return lock;
+}
+
+test('a query that meets a lock waits it out: answered once the lock ends, run at once or queued, and counted as waiting until then', async () => {
+  const lock = lockable();
+  const turns = createTurns(lock.run, undefined, undefined, createLoopTurn(), lock.isLock);
+  const from = { user: 'u', address: 'a', connection: {} };
+  const outcomes: Array<Promise<Outcome<number>>> = [
+    new Promise((resolve) => turns.answer(0, resolve, from)),
+    ...Array.from({ length: 20 }, (_, i) => ask(turns, i + 1, { ...from, connection: {} })),
+  ];
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(turns.waitingFrom('a'), 21, 'the held queries count as waiting');
+  assert.equal(turns.waitingFor('u'), 21);
+  setTimeout(() => (lock.held = false), 10);
+  assert.deepEqual(
+    await Promise.all(outcomes),
+    Array.from({ length: 21 }, (_, i) => ({ ok: true, result: i })),
+  );
+  assert.equal(turns.waitingFrom('a'), 0);
+  assert.equal(turns.waitingFor('u'), 0);
+});
+
+test('a query that meets a lock for its whole wait gets the error LOCK_WAIT_MS after its first try, each query on its own time, not one after the other', async () => {
+  const lock = lockable();
+  const turns = createTurns(lock.run, undefined, undefined, createLoopTurn(), lock.isLock);
+  const timed = (n: number, address: string) => {
+    const sent = performance.now();
+    return ask(turns, n, { address, connection: {} }).then((outcome) => ({ outcome, ms: performance.now() - sent }));
+  };
+  const first = Array.from({ length: 20 }, (_, i) => timed(i, `a${i}`));
+  await new Promise((resolve) => setTimeout(resolve, LOCK_WAIT_MS / 2));
+  const later = timed(99, 'b');
+  // Each within its own LOCK_WAIT_MS and a few tries more.
+  for (const { outcome, ms } of [...(await Promise.all(first)), await later]) {
+    assert.equal(outcome.ok, false);
+    assert.ok(ms >= LOCK_WAIT_MS && ms < LOCK_WAIT_MS + 60, `answered after ${ms} ms`);
+  }
+});
+
+test('a turn that meets a lock before its first query (its read transaction): every waiting query waits it out', async () => {
+  const lock = lockable();
+  const turns = createTurns(
+    (n: number) => n,
+    (work) => {
+      lock.run(0);
+      work();
+    },
+    undefined,
+    createLoopTurn(),
+    lock.isLock,
+  );
+  const outcomes = Promise.all([ask(turns, 1), ask(turns, 2, { address: 'b', connection: {} })]);
+  setTimeout(() => (lock.held = false), 20);
+  assert.deepEqual(await outcomes, [
+    { ok: true, result: 1 },
+    { ok: true, result: 2 },
   ]);
 });
