@@ -14,7 +14,7 @@ const { BOOKING_DB, BOOKING_SEARCH_USER, BOOKING_SEARCH_PASSWORD, PORT = '8080' 
 if (!BOOKING_DB || !BOOKING_SEARCH_USER || !BOOKING_SEARCH_PASSWORD) {
   throw new Error('set BOOKING_DB, BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD');
 }
-const db = new Database(BOOKING_DB, { readonly: true, fileMustExist: true, timeout: 100 });
+const db = new Database(BOOKING_DB, { readonly: true, fileMustExist: true, timeout: 0 });
 const handler = createHandler(
   db,
   { username: BOOKING_SEARCH_USER, password: BOOKING_SEARCH_PASSWORD },
