@@ -14,9 +14,10 @@
 // - protocol errors answered as JSON after the answers before them (lib/protocol-errors.ts);
 // - at most `maxConnections` connections open at once, and half of them from one address
 //   (but for a Unix socket's peer and --trust-proxy's proxies): a new one beyond takes the
-//   place of the one, of all or of its address's, that has waited longest without a
-//   complete request (lib/connection-cap.ts), so that one client holding its connections in
-//   slow headers locks out neither the others nor the rest of its address;
+//   place of the one, of all or of its address's, that has gone longest without progress
+//   toward an answer, those a login passed on last (lib/connection-cap.ts), so that clients
+//   holding connections they do not use lock out neither the others nor the rest of their
+//   address;
 // - once it stops (below), every answer not begun yet closes its connection (on one that
 //   pipelines, the last).
 //
@@ -46,7 +47,7 @@ export interface ConnectionLimits {
   requestMs: number;
   keepAliveMs: number;
   sendMs: number;
-  /** Connections open at once; a new one beyond closes the longest waiting (lib/connection-cap.ts). */
+  /** Connections open at once; a new one beyond closes one that waits (lib/connection-cap.ts). */
   maxConnections: number;
 }
 
