@@ -132,7 +132,7 @@ export class Rotations<J extends { readonly from: Requester }> {
 
   /**
    * Counts a job of `from` as waiting (`by` 1) while it is kept out of the rotations, a
-   * query that waits out a lock (lib/search/lock-wait.ts), and no longer (`by` -1).
+   * query that waits out a lock (lib/search/queued.ts), and no longer (`by` -1).
    */
   countAside(from: Requester, by: 1 | -1): void {
     this.countAddress(from.address, by);
