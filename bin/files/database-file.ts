@@ -17,7 +17,7 @@ import { judgeDatabaseFile, whyNotReadable } from './file-safety.js';
 // While a file is opened and judged (once, not for each search), SQLite waits this long for
 // another program's write lock, holding the thread; better-sqlite3's default is 5 s. A
 // connection that serves has none: a search waits for a lock as a timer, the process
-// answering other requests meanwhile (lib/search/lock-wait.ts).
+// answering other requests meanwhile (lib/search/queued.ts).
 const OPENING_BUSY_TIMEOUT_MS = 100;
 // No memory map of the file (SQLite's default, said here so that no build's default can
 // change it): a read through a map of a file that another program truncated or overwrote

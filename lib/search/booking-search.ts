@@ -68,7 +68,7 @@ export interface BookingSearch extends Turns<SearchRequest, SearchRows> {
  * same process) runs. A turn ends once it has used its budget, and a writer in another
  * process that waits for the lock gets it in between: the lock is never held longer than
  * the budget plus one search. On a connection whose busy timeout is 0, a search that meets
- * another's lock waits it out as a timer (lib/search/lock-wait.ts), not holding the process.
+ * another's lock waits it out as a timer (lib/search/queued.ts), not holding the process.
  */
 /**
  * `waited` hears how long each search waited for its turn, in seconds (lib/metrics.ts
