@@ -2,7 +2,9 @@
 // address (an IPv6 one by its /64, as the throttle counts it; a Unix socket's peer is whoever
 // may open the socket and a proxy is everyone behind it, so neither has one). At a bound, a
 // new connection takes the place of one among all or among its address's: a stranger's (no
-// request on it has passed the login yet) before one a login passed on (`LOGGED_IN`), and
+// request on it has passed the login yet) before one a login passed on (`LOGGED_IN`) — but a
+// user holding more than half the bound (among all, or among the address's) ranks with the
+// strangers, so one insider's logged-in connections cannot shield him from his own churn — and
 // within each the one that has gone longest without a step toward an answer: in its TLS
 // handshake or first headers since it was accepted (or its handshake ended), in a body since
 // its request began, idle since its last answer. A connection whose request is being answered
@@ -10,7 +12,8 @@
 // One rule: strangers churning bare or refused connections close only strangers, the oldest
 // first, so a new connection, the newest, can send its request; a logged-in client's upload,
 // idle keep-alive or pipelined connection stays; logged-in connections held in bodies that
-// never end churn among themselves by age; one address cannot take every connection. The
+// never end churn among themselves by age; one address cannot take every connection, nor one
+// user: his new ones close his own oldest, not a newcomer yet to send its request. The
 // admin listener has no login: its connections are all strangers.
 //
 // Node's own `maxConnections` would close every new connection at the cap, and a few slow
@@ -23,11 +26,11 @@ import { isProxy, rememberPeer, throttleKey, trustedPeers, UNIX_SOCKET_PEER, UNK
 import { answering, lastAdmitted, stamp } from './respond.js';
 
 /**
- * Set, by the handler, on a connection (its socket for requests) once a request on it passed
- * the login; read only at a bound.
+ * Set, by the handler, on a connection (its socket for requests) to the user whose request on
+ * it passed the login; read only at a bound.
  */
 export const LOGGED_IN = Symbol('a login passed on it');
-export type LoggedIn = { [LOGGED_IN]?: true };
+export type LoggedIn = { [LOGGED_IN]?: string };
 
 /** How many connections a server keeps open at once. */
 export interface ConnectionBounds {
@@ -73,7 +76,7 @@ export function boundConnections(server: Server, { most, proxies, cap = Infinity
     accepted.destroy();
   };
   const closeLongestWaiting = (key: string | undefined): boolean => {
-    const accepted = longestWaiting(open, key);
+    const accepted = longestWaiting(open, key, key === undefined ? cap : most);
     if (accepted === undefined) return false;
     close(accepted);
     return true;
@@ -135,17 +138,24 @@ function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
 }
 
 /**
- * The connection in `open` (of address `key` only, when given) to close for a new one, as
- * the top of this file says: a stranger's before a logged-in one, within each the one with the
- * oldest stamp; `undefined` when every one has a request being answered.
+ * The connection in `open` (of address `key` only, when given) to close for a new one at
+ * `bound`, as the top of this file says: a stranger's, or one of a user holding more than half
+ * the bound, before a logged-in one, within each the one with the oldest stamp; `undefined`
+ * when every one has a request being answered.
  */
-function longestWaiting(open: Map<Socket, Held>, key: string | undefined): Socket | undefined {
+function longestWaiting(open: Map<Socket, Held>, key: string | undefined, bound: number): Socket | undefined {
+  const held = new Map<string, number>();
+  for (const { wire, key: its } of open.values()) {
+    const user = (wire as Duplex & LoggedIn)[LOGGED_IN];
+    if (user !== undefined && (key === undefined || its === key)) held.set(user, (held.get(user) ?? 0) + 1);
+  }
   let oldest: Socket | undefined;
   let since = Infinity;
   let loggedIn = true;
   for (const [accepted, { wire, key: its }] of open) {
     if ((key !== undefined && its !== key) || answering(wire)) continue;
-    const known = (wire as Duplex & LoggedIn)[LOGGED_IN] === true;
+    const user = (wire as Duplex & LoggedIn)[LOGGED_IN];
+    const known = user !== undefined && (held.get(user) ?? 0) * 2 <= bound;
     if (known && !loggedIn) continue;
     const stamped = stamp(wire);
     if ((loggedIn && !known) || stamped < since) [oldest, since, loggedIn] = [accepted, stamped, known];

@@ -187,7 +187,7 @@ function route(parts: Parts, exchange: Exchange, verdict: LoginVerdict): void {
     return sendError(res, ...refusal(verdict, parts.challengeHeader));
   }
   facts.user = facts.attempted = verdict.user;
-  (req.socket as typeof req.socket & LoggedIn)[LOGGED_IN] = true;
+  (req.socket as typeof req.socket & LoggedIn)[LOGGED_IN] = verdict.user;
   if (path === reconcilePath) {
     if (req.method !== 'POST') return sendError(res, ERRORS.methodNotAllowed, ALLOWED_POST);
     return parts.answerReconcile(req, res, verdict.user, exchange.client);

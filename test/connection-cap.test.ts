@@ -1,9 +1,10 @@
 // The bounds on a server's connections (lib/connection-cap.ts), put on by protectServer: at
 // the cap, or at an address's share, a new connection closes one (of all, or of that
-// address's): a stranger's before one a login passed on, within each the one that has waited
-// longest for its answer — in its first headers since it was accepted, in a body since it
-// began, idle since its last answer — never one being answered; when every one has a request
-// being answered, the new one is closed, unanswered. At the stop, every connection with no
+// address's): a stranger's, or one of a user holding more than half the bound, before one a
+// login passed on, within each the one that has waited longest for its answer — in its
+// first headers since it was accepted, in a body since it began, idle since its last answer —
+// never one being answered; when every one has a request being answered, the new one is
+// closed, unanswered. At the stop, every connection with no
 // request being answered is closed at once.
 
 import assert from 'node:assert/strict';
@@ -298,6 +299,38 @@ test("strangers reconnecting at the cap close only strangers: a logged-in upload
   assert.equal(uploaded, 'HTTP/1.1 200 OK', 'the upload is answered');
   assert.deepEqual([answered, dropped], [4, false], 'the keep-alive client keeps its one connection');
   assert.deepEqual(asked, Array(10).fill('HTTP/1.1 200 OK'), 'each fresh connection is answered');
+});
+
+test('one user holds the logged-in rank for no more than half the cap: his own connections reopened steadily close his oldest, and a fresh connection asking after a while is answered', async (t) => {
+  const { connectFrom, closed, open } = await serve(t, { most: 4, proxies: [], cap: 8 }, true);
+  // One user fills the cap from two addresses, each its share, with logged-in keep-alive connections.
+  for (const address of ['127.0.0.2', '127.0.0.3']) for (let i = 0; i < 4; i += 1) await open(status(false), address);
+  // Then he opens another, logged in at once, every 20 ms, from each address in turn.
+  let stopped = false;
+  let connections = 0;
+  const churn = (): void => {
+    if (stopped) return;
+    const socket = connectFrom(`127.0.0.${2 + (connections % 2)}`);
+    connections += 1;
+    socket.once('connect', () => socket.write(status(false)));
+    setTimeout(churn, 20);
+  };
+  t.after(() => (stopped = true));
+  churn();
+  await pause(100);
+  // Fresh connections, each asking 60 ms after it connected: longer than his interval.
+  const answers: string[] = [];
+  for (let i = 0; i < 5; i += 1) {
+    const socket = connectFrom('127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    await pause(60);
+    if (!socket.destroyed) socket.write(status(true));
+    await closed(socket);
+    answers.push(socket.text.slice(0, 15));
+  }
+  stopped = true;
+  assert.ok(connections >= 15, `he reconnected all the while (${connections})`);
+  assert.deepEqual(answers, Array(5).fill('HTTP/1.1 200 OK'), 'each fresh connection is answered');
 });
 
 test('at the stop every connection with no request being answered is closed at once: idle, silent, or still in its headers', async (t) => {
