@@ -92,14 +92,15 @@ export type Hold<J> = (job: J, error: unknown) => boolean;
 /**
  * The lock wait of the queue whose jobs wait in `waiting`: a held job counts there as
  * waiting. Every `LOCK_RETRY_MS` while jobs are held, `retry` gets them in a rotation of
- * their own, and runs them (in a turn of the event loop of its own), holding again those
- * that meet the lock again; those it leaves in the rotation are tried with the next.
+ * their own, and runs them (in a turn of the event loop of its own, which calls `begin` first:
+ * until then they still count), holding again those that meet the lock again; those it
+ * leaves in the rotation are tried with the next.
  * `waitsOut`: whether an error is a lock to wait out.
  */
 export function createLockWait<J extends { readonly from: Requester }>(
   waiting: Rotations<J>,
   waitsOut: (error: unknown) => boolean,
-  retry: (held: Rotations<J>, hold: Hold<J>, rest: () => void) => void,
+  retry: (held: Rotations<J>, hold: Hold<J>, rest: () => void, begin: () => void) => void,
 ): Hold<J> {
   let held: J[] = [];
   const until = new WeakMap<J, number>();
@@ -126,14 +127,21 @@ export function createLockWait<J extends { readonly from: Requester }>(
   function tryAgain(): void {
     armed = false;
     const trying = new Rotations<J>();
-    for (const job of held) {
-      waiting.countAside(job.from, -1);
-      trying.add(job);
-    }
+    const jobs = held;
     held = [];
-    retry(trying, hold, () => {
-      for (let job = trying.next(); job !== undefined; job = trying.next()) keep(job);
-    });
+    for (const job of jobs) trying.add(job);
+    // They count as waiting until their retry's turn begins, not only until it is asked for.
+    const begin = (): void => {
+      for (const job of jobs) waiting.countAside(job.from, -1);
+    };
+    retry(
+      trying,
+      hold,
+      () => {
+        for (let job = trying.next(); job !== undefined; job = trying.next()) keep(job);
+      },
+      begin,
+    );
   }
 
   return hold;

@@ -237,8 +237,9 @@ function runAlone<Q, R>(
 
 /** How a queue's held queries are tried again (lib/search/queued.ts): in a turn of `loop`, unheard by `waited`. */
 function retryIn<Q, R>(loop: LoopTurn, run: (query: Q) => R, turn: (work: () => void) => void) {
-  return (held: Rotations<Job<Q, R>>, hold: Hold<Job<Q, R>>, rest: () => void): void =>
+  return (held: Rotations<Job<Q, R>>, hold: Hold<Job<Q, R>>, rest: () => void, begin: () => void): void =>
     due(loop, () => {
+      begin();
       const answers = runQueued(held, run, turn, undefined, performance.now(), hold);
       rest();
       return answers;

@@ -504,3 +504,32 @@ test('a turn that meets a lock before its first query (its read transaction): ev
     { ok: true, result: 2 },
   ]);
 });
+
+test('held queries count as waiting until the turn that tries them again begins, not only until it is asked for', async () => {
+  const lock = lockable();
+  const loop = createLoopTurn();
+  const turns = createTurns(lock.run, undefined, undefined, loop, lock.isLock);
+  const from = { user: 'u', address: 'a', connection: {} };
+  const outcomes: Array<Promise<Outcome<number>>> = [
+    new Promise((resolve) => turns.answer(0, resolve, from)),
+    ...Array.from({ length: 3 }, (_, i) => ask(turns, i + 1, { ...from, connection: {} })),
+  ];
+  // The queued three ran (and met the lock) in the next turn of the loop.
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(turns.waitingFrom('a'), 4);
+  // Hold back the loop's next turn: the retry, asked for after a few milliseconds, stays due.
+  loop.scheduled = true;
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  assert.equal(loop.due.length, 1, 'the retry is due');
+  assert.equal(turns.waitingFrom('a'), 4, 'held queries whose retry is due still wait');
+  assert.equal(turns.waitingFor('u'), 4);
+  lock.held = false;
+  loop.scheduled = false;
+  outcomes.push(ask(turns, 4, { ...from, connection: {} }));
+  assert.deepEqual(
+    await Promise.all(outcomes),
+    Array.from({ length: 5 }, (_, i) => ({ ok: true, result: i })),
+  );
+  assert.equal(turns.waitingFrom('a'), 0);
+});
