@@ -165,7 +165,7 @@ function countingCost(): { ok: number; refused: number } {
   const metrics = new Metrics();
   const fake = (error: boolean) => {
     const req = { headers: {} } as unknown as IncomingMessage;
-    recordFacts(req, '127.0.0.1', 'search');
+    recordFacts(req, '127.0.0.1', 'search', '/api/v1/buchungen');
     const res = { writableFinished: true, statusCode: 200, writeHead() {}, end() {} } as unknown as ServerResponse;
     if (error) sendError(res, ERRORS.unauthorized);
     return [req, res] as const;
