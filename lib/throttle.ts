@@ -169,14 +169,14 @@ function createTables(settings: ThrottleSettings): Record<ThrottleRule, Windows>
   };
 }
 
-/** The (user, address) pairs that logged in, at most `max`, the least recent forgotten first. */
-function createKnownClients(max: number) {
+export type KnownClients = ReturnType<typeof createKnownClients>;
+/** The (user, address) pairs that logged in, at most `max`, the least recent forgotten first (and a worker's copy). */
+export function createKnownClients(max: number) {
   // Each pair's address; insertion order is recency: a login re-inserts its pair at the end.
   const known = new Map<string, string>();
   // How many pairs each address has (`at`: any), counted as they come and go.
   const perAddress = new Map<string, number>();
-  // The pair at the end of `known`: a client's next login, as most are, is already the most
-  // recent, and costs two comparisons instead of a new key and a delete and an add.
+  // The pair at the end of `known`: a client's next login, as most are, costs two comparisons.
   let recentUser: string | undefined;
   let recentAddress: string | undefined;
   return {

@@ -10,7 +10,7 @@
 // about, get the throttle's 429 with `Retry-After: 1`; a client the replica knows gets in,
 // one that asks first without credentials too (its address is never counted).
 
-import type { Metrics, Throttle } from '../../lib/internal.js';
+import { createKnownClients, type KnownClients, type Metrics, type Throttle } from '../../lib/internal.js';
 import { type Channel, ChannelError, logLine } from '../base/index.js';
 import {
   type Pair,
@@ -51,10 +51,8 @@ class ThrottleReplica implements Throttle {
     global: new Map(),
     unauthenticated: new Map(),
   };
-  // Insertion order is recency, as in the primary.
-  private readonly known = new Set<string>();
-  // How many pairs of `known` each address has, counted as they come and go.
-  private readonly knownAt = new Map<string, number>();
+  // The library's table of known clients, as the primary's throttle keeps it.
+  private readonly known: KnownClients;
   private readonly flagged = new Set<string>();
   // The pair at the end of `known`, as in lib/throttle.ts.
   private recentUser: string | undefined;
@@ -66,6 +64,7 @@ class ThrottleReplica implements Throttle {
     this.channel = channel;
     this.settings = settings;
     this.metrics = metrics;
+    this.known = createKnownClients(settings.maxKnownClients);
     channel.handle(THROTTLE_MESSAGES.update, (body) => this.apply(body as ThrottleUpdate));
   }
 
@@ -75,22 +74,21 @@ class ThrottleReplica implements Throttle {
     if ((wait === 0 && this.blocks.client.size === 0) || user === undefined) {
       return wait > 0 ? this.refuse('address', wait) : 0;
     }
-    const key = pair(user, address);
-    if (!this.known.has(key)) return wait > 0 ? this.refuse('address', wait) : 0;
-    const own = this.secondsLeft('client', key);
+    if (!this.known.has(user, address)) return wait > 0 ? this.refuse('address', wait) : 0;
+    const own = this.secondsLeft('client', pair(user, address));
     return own > 0 ? this.refuse('client', own) : 0;
   }
 
   budgetRetryAfter(user: string, address: string): number {
     const forUser = this.secondsLeft('user', user);
     const forAll = this.secondsLeft('global', '');
-    if ((forUser === 0 && forAll === 0) || this.known.has(pair(user, address))) return 0;
+    if ((forUser === 0 && forAll === 0) || this.known.has(user, address)) return 0;
     return this.refuse(forUser > 0 ? 'user' : 'global', Math.max(forUser, forAll));
   }
 
   recordUnauthenticated(address: string): number {
     // As in lib/throttle.ts: where a known client is, never counted, so nothing to tell the primary.
-    if (this.knownAt.has(address)) return 0;
+    if (this.known.at(address)) return 0;
     const wait = this.secondsLeft('unauthenticated', address);
     if (wait > 0) return this.refuse('unauthenticated', wait);
     // Not counted by the primary, not let through uncounted.
@@ -105,7 +103,7 @@ class ThrottleReplica implements Throttle {
     // Spent as far as this worker knows already: no need to ask.
     const spent = this.budgetRetryAfter(user, address);
     if (spent > 0) return spent;
-    const request: ReserveRequest = { user, address, known: this.known.has(pair(user, address)) };
+    const request: ReserveRequest = { user, address, known: this.known.has(user, address) };
     let reply: ReserveReply;
     try {
       reply = await this.channel.request<ReserveReply>(THROTTLE_MESSAGES.reserve, request, RESERVE_TIMEOUT_MS);
@@ -135,14 +133,13 @@ class ThrottleReplica implements Throttle {
     // in the library's throttle, and nothing for the primary.
     const flaggedHere = this.flagged.size > 0 && this.flagged.has(address);
     if (user === this.recentUser && address === this.recentAddress && !flaggedHere) return;
-    const key = pair(user, address);
     // The primary hears of a login only when it changes something there: a pair new to
     // this worker, or an address with requests without credentials counted.
-    if (flaggedHere || !this.known.has(key)) {
+    if (flaggedHere || !this.known.has(user, address)) {
       this.channel.notify(THROTTLE_MESSAGES.success, { user, address } satisfies Pair);
       this.flagged.delete(address);
     }
-    this.know(key, address);
+    this.known.add(user, address);
     this.recentUser = user;
     this.recentAddress = address;
   }
@@ -160,26 +157,11 @@ class ThrottleReplica implements Throttle {
       }
     }
     for (const [rule, key] of update.unblocks) this.blocks[rule].delete(key);
-    for (const [user, address] of update.known) this.know(pair(user, address), address);
+    for (const [user, address] of update.known) this.known.add(user, address);
     // Pairs from other workers go behind this worker's most recent one.
     if (update.known.length > 0) this.recentUser = this.recentAddress = undefined;
     for (const address of update.flagged) remember(this.flagged, address, maxTrackedAddresses);
     for (const address of update.unflagged) this.flagged.delete(address);
-  }
-
-  /** The pair `key` (at `address`) logged in: the most recent known client, the least recent beyond the bound forgotten. */
-  private know(key: string, address: string): void {
-    const { known, knownAt } = this;
-    if (!known.delete(key)) knownAt.set(address, (knownAt.get(address) ?? 0) + 1);
-    known.add(key);
-    if (known.size <= this.settings.maxKnownClients) return;
-    const oldest = known.values().next().value as string;
-    known.delete(oldest);
-    // The username holds no colon (RFC 7617 §2): the first one ends it.
-    const at = oldest.slice(oldest.indexOf(':') + 1);
-    const left = (knownAt.get(at) ?? 1) - 1;
-    if (left === 0) knownAt.delete(at);
-    else knownAt.set(at, left);
   }
 
   private refuse(rule: ThrottleRule, seconds: number): number {
