@@ -14,6 +14,5 @@ export { createSharedParts, resolveOptions } from './options.js';
 export { hashPassword } from './password-hash.js';
 export { protectServer } from './protocol-errors.js';
 export { hasBadHost, pathForLog, requestFacts } from './request.js';
-export { formatEuros } from './search-endpoint.js';
 export { createKnownClients, type KnownClients, type LocalThrottle, type Throttle } from './throttle.js';
 export type { Credentials, HandlerOptions } from './types.js';

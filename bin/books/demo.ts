@@ -3,19 +3,23 @@
 
 import { readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { formatEuros } from '../../lib/internal.js';
 
 export interface DemoDatabase {
   db: Database.Database;
   count: number;
   from: string;
   to: string;
-  /** A search that finds bookings: a month and an amount that occurs in it. */
+  /** A search that finds bookings: a month and an amount that occurs in it, as the client writes it. */
   example: { von: string; bis: string; betrag: string };
 }
 
 const CATEGORIES = ['Porto', 'Bürobedarf', 'Bewirtung', 'Reisekosten', 'Reinigung', 'Getränke'];
 const PAYMENT_METHODS = ['Barkasse', 'Handkasse Lager', 'Portokasse'];
+
+// The greeting's example: postage stamps for 12.50 €, an amount among the bookings every run
+// (the amounts are drawn from the seed alone, only their dates move with the day), written as
+// the client speaks of an expense, a negative amount.
+const EXAMPLE = { cents: 1250, betrag: '-12.50' };
 
 interface Template {
   subject: string;
@@ -27,7 +31,7 @@ interface Template {
 }
 
 const TEMPLATES: Template[] = [
-  { subject: 'Briefmarken für Mahnungen', category: 1, amounts: [1250, 950, 1900], weight: 8 },
+  { subject: 'Briefmarken für Mahnungen', category: 1, amounts: [EXAMPLE.cents, 950, 1900], weight: 8 },
   { subject: 'Einschreiben mit Rückschein', category: 1, amounts: [435, 520], weight: 4 },
   { subject: 'Päckchen an Kunden', category: 1, amounts: [549, 699], weight: 3 },
   { subject: 'Druckerpapier A4, 5 Pakete', category: 2, amounts: [2495, 2299], weight: 3 },
@@ -90,21 +94,15 @@ export function createDemoDatabase(today: Date = new Date()): DemoDatabase {
     '',
   ];
 
-  // The example: last month's most frequent expense.
-  const lastMonth = isoDate(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() - 1, 1)).slice(0, 7);
-  const von = `${lastMonth}-01`;
-  const bis = isoDate(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), 0));
-  const frequent = db
-    .prepare<[string, string], number>(
-      `SELECT amount_cents FROM entries WHERE date BETWEEN ? AND ? AND amount_cents > 0
-       GROUP BY amount_cents ORDER BY count(*) DESC, amount_cents LIMIT 1`,
+  // The example: the latest month that holds the example's amount (an aggregate answers one row).
+  const { von, bis } = db
+    .prepare<[number], { von: string; bis: string }>(
+      `SELECT date(max(date), 'start of month') AS von, date(max(date), 'start of month', '+1 month', '-1 day') AS bis
+       FROM entries WHERE amount_cents = ?`,
     )
-    .pluck()
-    .get(von, bis);
-  // The client speaks of expenses as negative amounts.
-  const betrag = formatEuros(-(frequent ?? 1250));
+    .get(EXAMPLE.cents) as { von: string; bis: string };
 
-  return { db, count: BOOKINGS, from, to, example: { von, bis, betrag } };
+  return { db, count: BOOKINGS, from, to, example: { von, bis, betrag: EXAMPLE.betrag } };
 }
 
 /** A small seeded generator (mulberry32), so the demo is the same on every machine. */

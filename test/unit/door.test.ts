@@ -30,7 +30,6 @@ const WHY: Record<string, string> = {
   isNotReadableNow: 'the SQLite answers that pass once the application acts: the handler adds Retry-After to their 500',
   errorCode: 'the code of a Node or SQLite error, read alike by the library and the command',
   APP_NAMES: "what --app takes: the registry's names",
-  formatEuros: 'cents written as the API writes amounts: the demo says its example so',
   credentialsFromPairs: "user:secret pairs checked into credentials; which secret is a hash is the library's format",
   hashPassword: "hash-password's scrypt hash, in the format the login reads",
   Throttle: "what a login asks of a throttle: a worker's replica of the primary's counts is one",
