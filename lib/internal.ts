@@ -13,6 +13,6 @@ export { Metrics, type MetricsSnapshot } from './metrics.js';
 export { createSharedParts, resolveOptions } from './options.js';
 export { hashPassword } from './password-hash.js';
 export { protectServer } from './protocol-errors.js';
-export { hasBadHost, pathForLog, requestFacts } from './request.js';
+export { pathForLog, requestFacts } from './request.js';
 export { createKnownClients, type KnownClients, type LocalThrottle, type Throttle } from './throttle.js';
 export type { Credentials, HandlerOptions } from './types.js';

@@ -8,6 +8,7 @@ import { TLSSocket } from 'node:tls';
 import { boundConnections, type ConnectionBounds } from './connection-cap.js';
 import { errorCode } from './errors.js';
 import { type ApiError, ERRORS } from './messages.js';
+import { hasBadHost } from './request.js';
 import {
   afterAnswers,
   answering,
@@ -19,6 +20,16 @@ import {
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
+/** What protectServer bounds on a server's connections, and who answers a bad Host. */
+export interface EdgeOptions extends ConnectionBounds {
+  /**
+   * For a handler that does not check `Host` itself (createHandler's does): what answers a
+   * request with a bad one (none on HTTP/1.1, or two; RFC 9112 §3.2), since Node's own
+   * check is off (`answerProtocolErrors`). Without it, the handler is trusted to check.
+   */
+  badHost?: Listener | undefined;
+}
+
 /**
  * Puts the HTTP edge's protections on `server` (made without a request listener) and hands
  * `handler` the requests they let through: a connection's bound on unanswered requests, the
@@ -27,22 +38,26 @@ type Listener = (req: IncomingMessage, res: ServerResponse) => void;
  * it is accepted, before a client that resets it takes it along (lib/request.ts); and on the
  * server's socket timeout, only a connection with no request waiting for its answer closed.
  * `around`, outermost, sees the requests the bound refuses too. The server keeps at most
- * `bounds` connections, in all and from one address (connection-cap.ts). Returns the stop's
- * part on the connections (connection-cap.ts).
+ * `edge`'s connections, in all and from one address (connection-cap.ts); with `edge.badHost`,
+ * a request with a bad Host is answered by it instead of `handler`. Returns the stop's part
+ * on the connections (connection-cap.ts).
  */
 export function protectServer(
   server: Server,
   handler: Listener,
   around: (inner: Listener) => Listener = (inner) => inner,
-  bounds: ConnectionBounds,
+  edge: EdgeOptions,
 ): () => void {
-  server.on('request', around(withinUnansweredBound(handler)));
+  const { badHost } = edge;
+  const checked: Listener =
+    badHost === undefined ? handler : (req, res) => (hasBadHost(req) ? badHost(req, res) : handler(req, res));
+  server.on('request', around(withinUnansweredBound(checked)));
   // `Expect: 100-continue`: a request as any other, but without node:http's 100 Continue
   // before the handler ran; the body's reader sends it once the request is let in.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
   answerProtocolErrors(server);
   server.on('timeout', closeUnlessAnswering);
-  return boundConnections(server, bounds);
+  return boundConnections(server, edge);
 }
 
 // Heard on the server's socket timeout (`server.setTimeout`, when one is set): Node would

@@ -20,12 +20,13 @@
 // It is made as every listener is (bin/listen/server.ts), with the API listener's
 // protections and timeouts, since it runs in the serving process and anyone who reaches it
 // can use it without credentials; its own are that a request body is never read (the
-// answer closes the connection) and at most MAX_ADMIN_CONNECTIONS connections open at once.
+// answer closes the connection), at most MAX_ADMIN_CONNECTIONS connections open at once, and
+// a bad Host refused by the listener's edge (the API handler refuses it itself).
 
 import { once } from 'node:events';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { errorCode, hasBadHost, Metrics, withoutBookingValues } from '../../lib/internal.js';
+import { errorCode, Metrics, withoutBookingValues } from '../../lib/internal.js';
 import { CliError, describeError } from '../base/index.js';
 import type { DatabaseStatus, ServedBook } from '../books/index.js';
 import { applySocketGroup, type ConnectionLimits, createListener, prepareSocketPath } from '../listen/index.js';
@@ -83,16 +84,9 @@ export interface AdminAnswers {
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** The request handler of the admin listener. */
+/** The request handler of the admin listener; its listener's edge checks Host (createAdminServer). */
 export function createAdminHandler(answers: AdminAnswers): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
-    // Node's own check is off (answerProtocolErrors), as on the API listener: RFC 9112 §3.2.
-    if (hasBadHost(req)) {
-      return reply(res, 400, JSON_TYPE, '{"error":"bad request: one Host header is required"}\n', [
-        'Connection',
-        'close',
-      ]);
-    }
     const path = (req.url ?? '').split('?', 1)[0];
     if (path === '/-/reload') return answerReload(req, res, answers);
     if (path !== '/live' && path !== '/ready' && path !== '/metrics') {
@@ -121,6 +115,11 @@ export function createAdminHandler(answers: AdminAnswers): (req: IncomingMessage
       else reply(res, 500, JSON_TYPE, `${JSON.stringify({ error: describeError(error) })}\n`);
     });
   };
+}
+
+/** The answer to a request with a bad Host, which the listener's edge checks (bin/listen/server.ts). */
+function refuseBadHost(_req: IncomingMessage, res: ServerResponse): void {
+  reply(res, 400, JSON_TYPE, '{"error":"bad request: one Host header is required"}\n', ['Connection', 'close']);
 }
 
 function answerReload(req: IncomingMessage, res: ServerResponse, answers: AdminAnswers): void {
@@ -169,6 +168,7 @@ export type AdminTimeouts = Omit<ConnectionLimits, 'maxConnections'>;
 export function createAdminServer(answers: AdminAnswers, timeouts: AdminTimeouts): Server {
   return createListener(createAdminHandler(answers), {
     limits: { ...timeouts, maxConnections: MAX_ADMIN_CONNECTIONS },
+    badHost: refuseBadHost,
   });
 }
 

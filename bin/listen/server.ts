@@ -62,6 +62,11 @@ export interface ListenerOptions {
   around?: (handler: Listener) => Listener;
   /** --trust-proxy's entries (ServeCommand's `trustProxy`): peers never held to one address's share. */
   proxies?: readonly string[];
+  /**
+   * What answers a request with a bad Host (none on HTTP/1.1, or two), for a handler that
+   * does not check it itself (the admin listener's; the API handler checks its own).
+   */
+  badHost?: Listener;
 }
 
 /**
@@ -69,7 +74,10 @@ export interface ListenerOptions {
  * through (the top of this file). Throws what node:https throws for a certificate and key
  * it refuses.
  */
-export function createListener(handler: Listener, { limits, tls, around, proxies = [] }: ListenerOptions): Server {
+export function createListener(
+  handler: Listener,
+  { limits, tls, around, proxies = [], badHost }: ListenerOptions,
+): Server {
   const options = {
     maxHeaderSize: MAX_HEADER_BYTES,
     headersTimeout: limits.headersMs,
@@ -99,6 +107,7 @@ export function createListener(handler: Listener, { limits, tls, around, proxies
     cap: limits.maxConnections,
     most: Math.floor(limits.maxConnections / 2),
     proxies,
+    badHost,
   });
   connectionStops.set(server, stopConnections);
   // node:http's socket timeout (0, off, by default): a connection on which nothing moved

@@ -42,7 +42,6 @@ const WHY: Record<string, string> = {
   Family: "a metric family in the exposition's shape: the service's own (connections, books, processes)",
   withoutBookingValues:
     "a judgement's sentence without its bookings' values, for /ready: the sentences are the library's",
-  hasBadHost: "the handler's rule for Host (one, and on HTTP/1.1 at least one), on the admin listener too",
   protectServer: "the library's edge on a listener: a connection's bound, protocol errors as JSON",
   pathForLog: "a request's path as a log line shows it, without the query",
   requestFacts: 'what the handler learnt of a request (endpoint, address, user), for the access log',
