@@ -2,7 +2,6 @@
 // not, is re-exported here and bin/ imports the library from nowhere else (held, with a bound
 // on how many names pass, by test/unit/door.test.ts). Only re-exports.
 
-export { APP_NAMES } from './apps/index.js';
 export { openBook } from './book.js';
 export { credentialsFromPairs } from './credentials.js';
 export { errorCode, isNotReadableNow } from './errors.js';

@@ -25,6 +25,8 @@ export interface Settings extends Omit<Filled, 'app' | 'tables' | 'trustProxy' |
   readonly trustedPeers: TrustedPeers;
   /** The CORS headers for `corsOrigins`. */
   readonly cors: Cors;
+  /** The names `app` takes: `own` and the applications (lib/apps/), as a command lists them. */
+  readonly apps: readonly string[];
 }
 
 /**
@@ -102,11 +104,11 @@ export function createSharedParts(settings: Settings, metrics?: Metrics, throttl
   return metrics === undefined ? parts : { ...parts, metrics };
 }
 
-type TextSetting = 'name' | 'basePath' | 'table' | 'origin' | 'proxyAddress';
+type TextSetting = 'name' | 'basePath' | 'app' | 'table' | 'origin' | 'proxyAddress';
 
 /**
  * Why `text`, as a command reads it, cannot be `setting`: a service's or a book's name
- * (serviceName), a base path, one table's name (of `tables`), a CORS origin, a proxy's address
+ * (serviceName), a base path, an app's name, one table's name (of `tables`), a CORS origin, a proxy's address
  * (of `trustProxy`). In words that follow the setting's name (`must be …`, `is not …`);
  * `undefined` when it can. The rules are the ones resolveOptions applies.
  */
@@ -123,6 +125,8 @@ function settingProblem(setting: TextSetting, text: string): string | undefined 
         `must be a path such as /kasse whose segments hold only ASCII letters, digits, -, ., _ and ~, not '${text}' (${refusal.reason}); use ${refusal.instead} instead`
       );
     }
+    case 'app':
+      return APP_NAMES.includes(text) ? undefined : `must be one of ${APP_NAMES.join(', ')}, not '${text}'`;
     case 'table':
       return TABLE_NAME.test(text) ? undefined : 'is not an SQL name such as kasse or temp.kasse';
     case 'origin':
@@ -134,7 +138,7 @@ function settingProblem(setting: TextSetting, text: string): string | undefined 
 
 /**
  * Applies the defaults, throws a TypeError naming the first bad option, and resolves the rest.
- * `refuse`: how a command refuses an option it read from text (serviceName, basePath, a
+ * `refuse`: how a command refuses an option it read from text (serviceName, basePath, app, a
  * table's name, a CORS origin, a proxy's address): called with why, in words that follow the
  * setting's name (`must be …`, `is not …`), before any TypeError.
  */
@@ -172,6 +176,7 @@ export function resolveOptions(options: HandlerOptions | undefined, refuse?: (pr
     trustedPeers: trustedPeers(trustProxy),
     cors: createCors(corsOrigins),
     mapping: resolveMapping(app, tables),
+    apps: APP_NAMES,
   };
 }
 
@@ -180,6 +185,7 @@ function textProblem(options: HandlerOptions): string | undefined {
   const judged: Array<readonly [TextSetting, unknown]> = [
     ['name', options.serviceName],
     ['basePath', options.basePath],
+    ['app', options.app],
     ...Object.values(options.tables ?? {}).map((name) => ['table', name] as const),
     ...(options.corsOrigins ?? []).map((origin) => ['origin', origin] as const),
     ...(options.trustProxy || []).map((address) => ['proxyAddress', address] as const),

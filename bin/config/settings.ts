@@ -7,7 +7,7 @@
 // defaults and the values' types, and reads every value through its row;
 // test/unit/settings.test.ts fails on a copy that drifts.
 
-import { APP_NAMES, type HandlerOptions, resolveOptions } from '../../lib/internal.js';
+import { type HandlerOptions, resolveOptions } from '../../lib/internal.js';
 import type { TableNames } from '../files/index.js';
 import {
   oneOf,
@@ -24,7 +24,7 @@ import {
 } from './setting-kinds.js';
 
 const seconds = (value: number): number => 1000 * value;
-// The library's defaults, as createHandler fills them in for options not given.
+// The library's defaults, as createHandler fills them in for options not given, and the names its app takes.
 const DEFAULTS = resolveOptions(undefined);
 
 /** The settings, in the order --help lists them. */
@@ -40,11 +40,16 @@ export const SETTINGS = {
   db: { ...text('FILE', 'the SQLite database of the bookkeeping application'), reload: 'book' },
   demo: toggle('an in-memory database with a few hundred sample bookings'),
   app: {
-    ...oneOf(
-      'NAME',
-      APP_NAMES,
+    ...row<string | undefined>(
+      {
+        placeholder: 'NAME',
+        help: `whose tables FILE holds: ${DEFAULTS.apps.join(', ')} (default: what FILE's tables\nsay, else own; docs/applications.md)`,
+        parse: (value, flag) => {
+          resolveOptions({ app: value }, refusedAs(flag));
+          return value;
+        },
+      },
       undefined,
-      `whose tables FILE holds: ${APP_NAMES.join(', ')} (default: what FILE's tables\nsay, else own; docs/applications.md)`,
     ),
     reload: 'book',
   },
