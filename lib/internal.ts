@@ -5,7 +5,6 @@
 export { openBook } from './book.js';
 export { credentialsFromPairs } from './credentials.js';
 export { errorCode, isNotReadableNow } from './errors.js';
-export type { Family } from './exposition.js';
 export { createHandler, mountHandlers } from './handler.js';
 export { withoutBookingValues } from './meaning.js';
 export { Metrics, type MetricsSnapshot } from './metrics.js';

@@ -1,6 +1,8 @@
-// What /metrics calls the counts of lib/metrics.ts, by Prometheus' conventions: the prefix
-// `booking_search_`, base units (`_seconds`), `_total` on counters; the labels each count
-// is kept by, and the bounds of its histograms.
+// What /metrics calls the counts of lib/metrics.ts, and what the command says of the service
+// around them (its connections, books, processes, reloads, CPU and memory: the values are the
+// command's, their names here), by Prometheus' conventions: the prefix `booking_search_`, base
+// units (`_seconds`, `_bytes`), `_total` on counters, and the standard `process_*` names for
+// CPU, memory and start time; the labels each count is kept by, and the bounds of its histograms.
 
 import Database from 'better-sqlite3';
 import type { Family, Sample } from './exposition.js';
@@ -79,8 +81,25 @@ export const COUNTS = [
 ] as const;
 export type Counts = { readonly [K in (typeof COUNTS)[number]]: Float64Array };
 
-/** The build's versions, what the requests met (`metrics`), then `more`. */
-export function familiesOf(metrics: Counts, version: string, more: readonly Family[]): Family[] {
+/** What the service is now, as the command knows it: the values of the families after the requests'. */
+export interface ServiceValues {
+  readonly openConnections: number;
+  /** Book → state → in how many processes the book is in it. */
+  readonly bookStates: ReadonlyMap<string, ReadonlyMap<string, number>>;
+  /** Book → times another file was served at its path. */
+  readonly bookReplacements: ReadonlyMap<string, number>;
+  readonly reloadSuccessful: boolean;
+  /** Seconds since the epoch, as `startTime`. */
+  readonly reloadSuccessTime: number;
+  readonly processes: number;
+  readonly workerRestarts: number;
+  readonly cpuSeconds: number;
+  readonly residentBytes: number;
+  readonly startTime: number;
+}
+
+/** The build's versions, what the requests met (`metrics`), then what the service is now. */
+export function familiesOf(metrics: Counts, version: string, service: ServiceValues): Family[] {
   return [
     {
       type: 'gauge',
@@ -89,7 +108,7 @@ export function familiesOf(metrics: Counts, version: string, more: readonly Fami
       samples: [{ labels: { version, node: process.versions.node, sqlite: sqliteVersion() }, value: 1 }],
     },
     ...requestFamilies(metrics),
-    ...more,
+    ...serviceFamilies(service),
   ];
 }
 
@@ -161,6 +180,74 @@ function requestSamples(metrics: Counts): Sample[] {
     }
   }
   return samples;
+}
+
+/** What the service is now: connections, books, reloads, processes, CPU and memory. */
+function serviceFamilies(service: ServiceValues): Family[] {
+  return [
+    {
+      type: 'gauge',
+      name: 'booking_search_open_connections',
+      help: 'Client connections open on the API listener.',
+      samples: [{ value: service.openConnections }],
+    },
+    {
+      type: 'gauge',
+      name: 'booking_search_book_state',
+      help: 'Processes in which each book is serving (searches answered), waiting (for its application: a WAL file it has not opened, a hot journal, a lock), missing (the file is gone) or unusable (a file there that cannot be served).',
+      samples: [...service.bookStates].flatMap(([book, states]) =>
+        [...states].map(([state, value]) => ({ labels: { book, state }, value })),
+      ),
+    },
+    {
+      type: 'counter',
+      name: 'booking_search_book_replacements_total',
+      help: "Times another file was served at a book's path (a restore by rename, a file back after it was missing).",
+      samples: [...service.bookReplacements].map(([book, value]) => ({ labels: { book }, value })),
+    },
+    {
+      type: 'gauge',
+      name: 'booking_search_config_last_reload_successful',
+      help: 'Whether the last reload (SIGHUP, POST /-/reload) was applied in every process: 1, or 0 when one kept what it served.',
+      samples: [{ value: service.reloadSuccessful ? 1 : 0 }],
+    },
+    {
+      type: 'gauge',
+      name: 'booking_search_config_last_reload_success_timestamp_seconds',
+      help: 'When a reload (or the start) was last applied, in the process that applied one longest ago; seconds since the epoch.',
+      samples: [{ value: service.reloadSuccessTime }],
+    },
+    {
+      type: 'gauge',
+      name: 'booking_search_processes',
+      help: 'Processes serving requests: 1, or the workers of --workers that serve now.',
+      samples: [{ value: service.processes }],
+    },
+    {
+      type: 'counter',
+      name: 'booking_search_worker_restarts_total',
+      help: 'Workers of --workers started anew after one ended.',
+      samples: [{ value: service.workerRestarts }],
+    },
+    {
+      type: 'counter',
+      name: 'process_cpu_seconds_total',
+      help: 'User and system CPU time of the service, every process of it together.',
+      samples: [{ value: service.cpuSeconds }],
+    },
+    {
+      type: 'gauge',
+      name: 'process_resident_memory_bytes',
+      help: 'Resident memory of the service, every process of it together.',
+      samples: [{ value: service.residentBytes }],
+    },
+    {
+      type: 'gauge',
+      name: 'process_start_time_seconds',
+      help: 'When the service started, in seconds since the epoch.',
+      samples: [{ value: service.startTime }],
+    },
+  ];
 }
 
 let sqlite: string | undefined;

@@ -6,7 +6,7 @@
 // Prometheus' text format (lib/metric-families.ts names what it writes).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { EXPOSITION_CONTENT_TYPE, type Family, writeExposition } from './exposition.js';
+import { EXPOSITION_CONTENT_TYPE, writeExposition } from './exposition.js';
 import type { ErrorCode } from './messages.js';
 import {
   ANSWERS,
@@ -22,6 +22,7 @@ import {
   OUTCOMES,
   REFUSALS,
   type RefusalReason,
+  type ServiceValues,
 } from './metric-families.js';
 import { requestFacts } from './request.js';
 import { errorSent } from './respond.js';
@@ -129,10 +130,10 @@ export class Metrics implements Counts {
 
   /**
    * The counts in Prometheus' text format (`Metrics.contentType`): which `version` runs on
-   * which Node.js and SQLite, what the requests met, then `more`, the service's own families.
+   * which Node.js and SQLite, what the requests met, then what the service is now (`service`).
    */
-  exposition(version: string, more: readonly Family[]): string {
-    return writeExposition(familiesOf(this, version, more));
+  exposition(version: string, service: ServiceValues): string {
+    return writeExposition(familiesOf(this, version, service));
   }
 }
 

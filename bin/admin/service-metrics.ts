@@ -1,10 +1,9 @@
 // What GET /metrics says of the service: the counts of every process that serves (one, or
 // the workers of --workers added up, lib/metrics.ts), then what the service is now — its
-// connections, books, processes, reloads, CPU and memory — named by Prometheus'
-// conventions: the prefix `booking_search_`, base units (`_seconds`, `_bytes`), `_total` on
-// counters, and the standard `process_*` names for CPU, memory and start time.
+// connections, books, processes, reloads, CPU and memory — counted here and written by the
+// library under the names lib/metric-families.ts gives them.
 
-import { type Family, Metrics, type MetricsSnapshot } from '../../lib/internal.js';
+import { Metrics, type MetricsSnapshot } from '../../lib/internal.js';
 import type { BookReport } from './admin.js';
 
 const BOOK_STATES: readonly BookReport['state'][] = ['serving', 'waiting', 'missing', 'unusable'];
@@ -65,67 +64,24 @@ export function retire(retired: Retired, report: ProcessReport): void {
   }
 }
 
-/** The exposition of the processes' reports added up. */
+/** The exposition of the processes' reports added up, and of what the service is now. */
 export function renderMetrics(reports: readonly ProcessReport[], retired: Retired, service: ServiceFacts): string {
   const metrics = new Metrics().add(retired.metrics.snapshot(), ...reports.map((report) => report.metrics));
-  return metrics.exposition(service.version, serviceFamilies(reports, retired, service));
-}
-
-/** What the service is now: connections, books, processes, CPU and memory. */
-function serviceFamilies(reports: readonly ProcessReport[], retired: Retired, service: ServiceFacts): Family[] {
   const sum = (pick: (report: ProcessReport) => number): number =>
     reports.reduce((total, report) => total + pick(report), 0);
-  return [
-    {
-      type: 'gauge',
-      name: 'booking_search_open_connections',
-      help: 'Client connections open on the API listener.',
-      samples: [{ value: sum((report) => report.connections) }],
-    },
-    ...bookFamilies(reports, retired),
-    {
-      type: 'gauge',
-      name: 'booking_search_config_last_reload_successful',
-      help: 'Whether the last reload (SIGHUP, POST /-/reload) was applied in every process: 1, or 0 when one kept what it served.',
-      samples: [{ value: reports.every((report) => report.reload.successful) ? 1 : 0 }],
-    },
-    {
-      type: 'gauge',
-      name: 'booking_search_config_last_reload_success_timestamp_seconds',
-      help: 'When a reload (or the start) was last applied, in the process that applied one longest ago; seconds since the epoch.',
-      samples: [{ value: lastReloadApplied(reports, service) }],
-    },
-    {
-      type: 'gauge',
-      name: 'booking_search_processes',
-      help: 'Processes serving requests: 1, or the workers of --workers that serve now.',
-      samples: [{ value: service.serving }],
-    },
-    {
-      type: 'counter',
-      name: 'booking_search_worker_restarts_total',
-      help: 'Workers of --workers started anew after one ended.',
-      samples: [{ value: service.restarts }],
-    },
-    {
-      type: 'counter',
-      name: 'process_cpu_seconds_total',
-      help: 'User and system CPU time of the service, every process of it together.',
-      samples: [{ value: retired.cpuSeconds + service.ownCpuSeconds + sum((report) => report.cpuSeconds) }],
-    },
-    {
-      type: 'gauge',
-      name: 'process_resident_memory_bytes',
-      help: 'Resident memory of the service, every process of it together.',
-      samples: [{ value: service.ownResidentBytes + sum((report) => report.residentBytes) }],
-    },
-    {
-      type: 'gauge',
-      name: 'process_start_time_seconds',
-      help: 'When the service started, in seconds since the epoch.',
-      samples: [{ value: service.startTime }],
-    },
-  ];
+  const books = bookCounts(reports, retired);
+  return metrics.exposition(service.version, {
+    openConnections: sum((report) => report.connections),
+    bookStates: books.states,
+    bookReplacements: books.replacements,
+    reloadSuccessful: reports.every((report) => report.reload.successful),
+    reloadSuccessTime: lastReloadApplied(reports, service),
+    processes: service.serving,
+    workerRestarts: service.restarts,
+    cpuSeconds: retired.cpuSeconds + service.ownCpuSeconds + sum((report) => report.cpuSeconds),
+    residentBytes: service.ownResidentBytes + sum((report) => report.residentBytes),
+    startTime: service.startTime,
+  });
 }
 
 /** When the process that applied a reload longest ago last applied one (the start without a process). */
@@ -134,7 +90,10 @@ function lastReloadApplied(reports: readonly ProcessReport[], service: ServiceFa
 }
 
 /** In how many processes each book is in each state, and how often another file was served at its path. */
-function bookFamilies(reports: readonly ProcessReport[], retired: Retired): Family[] {
+function bookCounts(
+  reports: readonly ProcessReport[],
+  retired: Retired,
+): { states: Map<string, Map<string, number>>; replacements: Map<string, number> } {
   const states = new Map<string, Map<string, number>>();
   const replacements = new Map<string, number>(Object.entries(retired.replacements));
   for (const report of reports) {
@@ -145,20 +104,5 @@ function bookFamilies(reports: readonly ProcessReport[], retired: Retired): Fami
       replacements.set(book.name, (replacements.get(book.name) ?? 0) + book.replaced);
     }
   }
-  return [
-    {
-      type: 'gauge',
-      name: 'booking_search_book_state',
-      help: 'Processes in which each book is serving (searches answered), waiting (for its application: a WAL file it has not opened, a hot journal, a lock), missing (the file is gone) or unusable (a file there that cannot be served).',
-      samples: [...states].flatMap(([book, counts]) =>
-        [...counts].map(([state, value]) => ({ labels: { book, state }, value })),
-      ),
-    },
-    {
-      type: 'counter',
-      name: 'booking_search_book_replacements_total',
-      help: "Times another file was served at a book's path (a restore by rename, a file back after it was missing).",
-      samples: [...replacements].map(([book, value]) => ({ labels: { book }, value })),
-    },
-  ];
+  return { states, replacements };
 }

@@ -38,7 +38,6 @@ const WHY: Record<string, string> = {
   KnownClients: 'the type of that table, a field of the replica',
   Metrics: "a process's counts, added up over the workers and written for /metrics",
   MetricsSnapshot: 'those counts as a worker sends them to the primary',
-  Family: "a metric family in the exposition's shape: the service's own (connections, books, processes)",
   withoutBookingValues:
     "a judgement's sentence without its bookings' values, for /ready: the sentences are the library's",
   protectServer: "the library's edge on a listener: a connection's bound, protocol errors as JSON",
