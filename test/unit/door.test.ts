@@ -27,9 +27,11 @@ const WHY: Record<string, string> = {
   HandlerOptions: "createHandler's options, which the table of settings feeds: public",
   Credentials: 'what a credentials file or the environment gives createHandler: public',
   openBook: "a book's file recognised, validated and searched, as check, a guard and the service open it",
-  isNotReadableNow: 'the SQLite answers that pass once the application acts: the handler adds Retry-After to their 500',
+  isNotReadableNow:
+    "the SQLite answers that pass once the application acts: the handler's 500 gets Retry-After, the command says the state (its opening's own PRAGMA meets them too)",
   errorCode: 'the code of a Node or SQLite error, read alike by the library and the command',
-  credentialsFromPairs: "user:secret pairs checked into credentials; which secret is a hash is the library's format",
+  credentialsFromPairs:
+    "user:secret pairs checked into credentials, the problem with its entry (the command names the line; createHandler's TypeError an index); which secret is a hash is the library's format",
   hashPassword: "hash-password's scrypt hash, in the format the login reads",
   Throttle: "what a login asks of a throttle: a worker's replica of the primary's counts is one",
   LocalThrottle: 'the throttle that holds its counts: the primary reads and keeps them for every worker',
