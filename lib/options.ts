@@ -12,7 +12,9 @@ import { createHashChecks, type HashChecks } from './hash-checks.js';
 import { type Mapping, ownSchema, TABLE_NAME, type TableNames } from './mapping.js';
 import type { Metrics } from './metrics.js';
 import { canonicalAddress, pathForLog, type TrustedPeers, trustedPeers } from './request.js';
-import { createThrottle, type LocalThrottle, type Throttle } from './throttle.js';
+import { createThrottle, type Throttle } from './throttle.js';
+import { createThrottleAuthority, type ThrottleAuthority } from './throttle-authority.js';
+import { type CountsElsewhere, createThrottleReplica } from './throttle-replica.js';
 import type { HandlerOptions } from './types.js';
 
 type Filled = { [K in keyof HandlerOptions]-?: Exclude<HandlerOptions[K], undefined> };
@@ -77,31 +79,40 @@ const LEAST = {
 export const SERVICE_NAME = /^[\x20-\x7E]{1,100}$/;
 
 /** What several handlers share (createHandler's `shared`), with the login throttle they share. */
-export interface SharedBy<T extends Throttle> {
-  throttle: T;
+export interface SharedBy {
+  throttle: Throttle;
   hashChecks: HashChecks;
   metrics?: Metrics;
 }
 
+/** The shared parts of a process that holds its throttle's counts, which it can serve to other processes' replicas. */
+export interface SharedHere extends SharedBy {
+  /** The counts served to the replicas of other processes (the primary of --workers attaches each worker's link). */
+  authority: ThrottleAuthority;
+}
+
 /**
  * What several handlers of one process share, over `settings` as each of them resolves its
- * options: one login throttle, whose budgets then hold for them together (`throttle`: one
- * whose counts are held elsewhere, else one of their own), and one bound on password-hash
- * checks, so that wrong passwords spread over them take no more of the machine than one
- * handler's would; counted in `metrics` when given.
+ * options: one login throttle, whose budgets then hold for them together (with `counts`: a
+ * replica of one whose counts are held in another process, lib/throttle-replica.ts; else
+ * one of their own), and one bound on password-hash checks, so that wrong passwords spread
+ * over them take no more of the machine than one handler's would; counted in `metrics` when given.
  */
-export function createSharedParts(settings: Settings, metrics?: Metrics): SharedBy<LocalThrottle>;
-export function createSharedParts<T extends Throttle>(
+export function createSharedParts(settings: Settings, metrics?: Metrics): SharedHere;
+export function createSharedParts(settings: Settings, metrics: Metrics | undefined, counts: CountsElsewhere): SharedBy;
+export function createSharedParts(
   settings: Settings,
-  metrics: Metrics | undefined,
-  throttle: T,
-): SharedBy<T>;
-export function createSharedParts(settings: Settings, metrics?: Metrics, throttle?: Throttle): SharedBy<Throttle> {
-  const parts = {
-    throttle: throttle ?? createThrottle(settings, metrics),
-    hashChecks: createHashChecks(settings, metrics),
-  };
-  return metrics === undefined ? parts : { ...parts, metrics };
+  metrics?: Metrics,
+  counts?: CountsElsewhere,
+): SharedHere | SharedBy {
+  const counted: Pick<SharedBy, 'metrics'> = metrics === undefined ? {} : { metrics };
+  if (counts !== undefined) {
+    const throttle = createThrottleReplica(counts, settings, metrics);
+    return { throttle, hashChecks: createHashChecks(settings, metrics), ...counted };
+  }
+  const throttle = createThrottle(settings, metrics);
+  const authority = createThrottleAuthority(throttle, settings.maxTrackedAddresses);
+  return { throttle, hashChecks: createHashChecks(settings, metrics), authority, ...counted };
 }
 
 type TextSetting = 'name' | 'basePath' | 'app' | 'table' | 'origin' | 'proxyAddress';

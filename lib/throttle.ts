@@ -38,7 +38,7 @@ export type ThrottleRule = 'address' | 'client' | 'user' | 'global' | 'unauthent
 /**
  * What a login asks of a throttle (lib/login.ts), in the contract's order. One throttle may
  * serve several handlers (the books of a service), and its counts may live in another
- * process (bin/cluster/shared-throttle.ts, for --workers): then `reserve` answers with a promise.
+ * process (lib/throttle-authority.ts, for --workers): then `reserve` answers with a promise.
  */
 export interface Throttle {
   /** Seconds until `address` may present credentials (≥ 1), or 0; for a `user` who logged in there, by its own. */

@@ -1,6 +1,6 @@
 // One login throttle for the service, whatever --workers is (docs/API.md, Throttling): the
 // budgets per address, per username and in all, and the memory of clients that logged in,
-// hold for all workers together (the counts in the primary, bin/cluster/shared-throttle.ts), and a
+// hold for all workers together (the counts in the primary, lib/throttle-authority.ts), and a
 // worker that ends resets no count. Each request here goes on a new connection, which the
 // primary deals to the workers in turn: with a table per worker, each of the two would
 // let the whole budget through.

@@ -5,7 +5,5 @@
 // This file is the room's door: the other rooms import from it only.
 
 export { answerReloads, logSaid, type SaidLine } from './reload-workers.js';
-export { createThrottleAuthority, type ThrottleAuthority } from './shared-throttle.js';
-export { createThrottleReplica } from './throttle-replica.js';
-export { primaryChannel, reportFailure, reportListening } from './worker.js';
+export { countsInPrimary, primaryChannel, reportFailure, reportListening } from './worker.js';
 export { adminLine, type Role, superviseWorkers } from './workers.js';

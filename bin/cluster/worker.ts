@@ -13,9 +13,21 @@ export function reportListening(greeting: string[]): void {
 
 /**
  * Reservations of the login throttle a worker lets wait for the primary at most
- * (bin/cluster/shared-throttle.ts); one more is refused on the worker's own.
+ * (lib/throttle-replica.ts); one more is refused on the worker's own.
  */
 const MAX_WAITING_FOR_PRIMARY = 1_000;
+
+/**
+ * In a worker: where its login throttle keeps its counts (lib/throttle-replica.ts): in the
+ * primary, over its channel; said once while the primary does not decide.
+ */
+export function countsInPrimary(): { link: Channel; unanswered: (error: Error) => void } {
+  return {
+    link: primaryChannel(),
+    unanswered: (error) =>
+      logLine(`worker ${process.pid}: ${error.message}: credentials get 429 until the primary answers`, 'warning'),
+  };
+}
 
 let toPrimary: Channel | undefined;
 /**

@@ -5,12 +5,12 @@
 // does, so that one configuration is served), passes SIGINT/SIGTERM on, has the workers
 // reload on SIGHUP and says the outcome once (bin/cluster/reload-workers.ts),
 // answers the admin listener for all workers together (bin/admin/monitoring.ts), and
-// holds the login throttle's counts for all of them (bin/cluster/shared-throttle.ts), so
+// holds the login throttle's counts for all of them (lib/throttle-authority.ts), so
 // that a worker that ends takes none with it. A worker's side of it: bin/cluster/worker.ts.
 
 import cluster, { type Worker } from 'node:cluster';
 import type { Server } from 'node:http';
-import { errorCode } from '../../lib/internal.js';
+import { errorCode, type ThrottleAuthority } from '../../lib/internal.js';
 import { answersOfWorkers, listenAdmin } from '../admin/index.js';
 import {
   type Channel,
@@ -27,7 +27,6 @@ import {
 import type { ServeCommand } from '../config/index.js';
 import { stopBoundMs, stopListening } from '../listen/index.js';
 import { reloadWorkers } from './reload-workers.js';
-import type { ThrottleAuthority } from './shared-throttle.js';
 import type { WorkerMessage } from './worker.js';
 
 /**
@@ -158,7 +157,7 @@ class Supervisor {
       },
     });
     this.channels.set(worker, channel);
-    // The throttle's state goes first, before the worker's first request (bin/cluster/shared-throttle.ts).
+    // The throttle's state goes first, before the worker's first request (lib/throttle-authority.ts).
     throttle.attach(channel);
     // The channel to a worker that has just ended (a worker that could not start, while
     // the cluster still answers its listen request) fails with EPIPE. Unheard, that

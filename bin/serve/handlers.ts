@@ -11,16 +11,11 @@ import {
   Metrics,
   pathForLog,
   resolveOptions,
+  type ThrottleAuthority,
 } from '../../lib/internal.js';
 import { describeError, logLine } from '../base/index.js';
 import { type BuildHandler, createEmptyBook } from '../books/index.js';
-import {
-  createThrottleAuthority,
-  createThrottleReplica,
-  primaryChannel,
-  type Role,
-  type ThrottleAuthority,
-} from '../cluster/index.js';
+import { countsInPrimary, type Role } from '../cluster/index.js';
 import { type BookConfig, handlerOptions, type ServeCommand } from '../config/index.js';
 
 /** What every handler of this process shares: createHandler's last argument. */
@@ -93,20 +88,19 @@ export function handlerFor(
  * What every handler of this process shares (lib/handler.ts, SharedParts): one login
  * throttle, so that its budgets hold for the service as a whole, across books, a file's
  * replacements and, with --workers, the workers (the counts in the primary,
- * bin/cluster/shared-throttle.ts); one bound on password-hash checks; and, with an admin
+ * lib/throttle-authority.ts); one bound on password-hash checks; and, with an admin
  * listener, where they count for /metrics.
  */
 export function sharedParts(command: ServeCommand, role: Exclude<Role, 'primary'>): SharedParts {
   const metrics = command.admin === undefined ? undefined : new Metrics();
   const settings = resolveOptions(serviceOptions(command));
   if (role !== 'worker') return createSharedParts(settings, metrics);
-  return createSharedParts(settings, metrics, createThrottleReplica(primaryChannel(), settings, metrics));
+  return createSharedParts(settings, metrics, countsInPrimary());
 }
 
-/** In the primary of --workers: the throttle's counts, for every worker (bin/cluster/shared-throttle.ts). */
+/** In the primary of --workers: the throttle's counts, for every worker (lib/throttle-authority.ts). */
 export function throttleAuthority(command: ServeCommand): ThrottleAuthority {
-  const settings = resolveOptions(serviceOptions(command));
-  return createThrottleAuthority(createSharedParts(settings).throttle, settings.maxTrackedAddresses);
+  return createSharedParts(resolveOptions(serviceOptions(command))).authority;
 }
 
 /** The options every handler of the service shares: the throttle's limits, proxies, CORS (bin/config/settings.ts says which). */

@@ -21,7 +21,8 @@ const MOST_NAMES = 25;
 const WHY: Record<string, string> = {
   createHandler: "a book's handler, and the answer for a path that names no book: the public constructor",
   mountHandlers: "a configuration's books behind one listener, chosen by base path: public, as createHandler",
-  createSharedParts: "one login throttle and one bound on hash checks for a process's handlers; the primary's throttle",
+  createSharedParts:
+    "one login throttle and one bound on hash checks for a process's handlers: a worker's a replica over its channel, the primary's served to them",
   resolveOptions:
     "createHandler's options resolved: the defaults and app names --help shows, a text judged by their rules, the mapping an app names",
   HandlerOptions: "createHandler's options, which the table of settings feeds: public",
@@ -33,11 +34,8 @@ const WHY: Record<string, string> = {
   credentialsFromPairs:
     "user:secret pairs checked into credentials, the problem with its entry (the command names the line; createHandler's TypeError an index); which secret is a hash is the library's format",
   hashPassword: "hash-password's scrypt hash, in the format the login reads",
-  Throttle: "what a login asks of a throttle: a worker's replica of the primary's counts is one",
-  LocalThrottle: 'the throttle that holds its counts: the primary reads and keeps them for every worker',
-  createKnownClients:
-    "the table of clients that logged in, which a worker's replica keeps as the primary's throttle does",
-  KnownClients: 'the type of that table, a field of the replica',
+  ThrottleAuthority:
+    "the primary's counts served to each worker's replica: attached to a worker's channel, detached as it ends",
   Metrics: "a process's counts, added up over the workers and written for /metrics",
   MetricsSnapshot: 'those counts as a worker sends them to the primary',
   withoutBookingValues:
@@ -57,7 +55,6 @@ const DERIVED: Record<string, string> = {
   'bin/files/book-search.ts: Parameters<typeof createHandler>': 'SearchTurns',
   'bin/files/book-search.ts: Parameters<typeof openBook>': 'BookTables',
   'bin/serve/handlers.ts: Parameters<typeof createHandler>': 'SharedParts',
-  "bin/cluster/shared-throttle.ts: LocalThrottle['…']": 'ThrottleRule',
 };
 
 // Every static import and re-export with what it names, type-only ones included.

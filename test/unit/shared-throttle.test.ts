@@ -1,21 +1,27 @@
 // The throttle of --workers: the counts in the primary, a replica in each worker
-// (bin/cluster/shared-throttle.ts), here over in-process channels instead of node:cluster's.
+// (lib/throttle-authority.ts, lib/throttle-replica.ts), here over the command's channel on
+// in-process ports instead of node:cluster's.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type Channel, createChannel } from '../../bin/base/channel.js';
-import { createThrottleAuthority } from '../../bin/cluster/shared-throttle.js';
-import { createThrottleReplica } from '../../bin/cluster/throttle-replica.js';
+import { type Channel, ChannelError, createChannel } from '../../bin/base/channel.js';
 import { MAX_HASH_WAIT_MS } from '../../lib/hash-checks.js';
 import { REFUSALS } from '../../lib/metric-families.js';
 import { Metrics } from '../../lib/metrics.js';
 import { DEFAULTS } from '../../lib/options.js';
 import { createThrottle, type Throttle, type ThrottleSettings } from '../../lib/throttle.js';
-import { portPair, settle } from '../support/port-pair.js';
+import { createThrottleAuthority } from '../../lib/throttle-authority.js';
+import { createThrottleReplica } from '../../lib/throttle-replica.js';
+import { portPair, settle, type TestPort } from '../support/port-pair.js';
 
 /** The library's defaults. */
 const SETTINGS: ThrottleSettings = { ...DEFAULTS, now: Date.now };
 const REPLICA = { maxKnownClients: 1000, maxTrackedAddresses: 10_000, now: Date.now };
+
+/** A worker's counts, in the primary at the other end of `port`; what it says while the primary does not decide goes to `said`. */
+function inPrimary(port: TestPort, said: string[] = []) {
+  return { link: createChannel(port), unanswered: (error: Error) => said.push(error.message) };
+}
 
 function service(settings: Partial<ThrottleSettings> = {}) {
   const counts = createThrottle({ ...SETTINGS, ...settings });
@@ -24,7 +30,7 @@ function service(settings: Partial<ThrottleSettings> = {}) {
     const [primaryEnd, workerEnd] = portPair();
     const channel = createChannel(primaryEnd);
     const metrics = new Metrics();
-    const throttle = createThrottleReplica(createChannel(workerEnd), REPLICA, metrics);
+    const throttle = createThrottleReplica(inPrimary(workerEnd), REPLICA, metrics);
     authority.attach(channel);
     return { throttle, metrics, workerEnd, end: () => authority.detach(channel) };
   };
@@ -174,7 +180,7 @@ test("a worker forgets a client's address with its last pair there: requests wit
   const counts = createThrottle({ ...SETTINGS, maxUnauthenticated: 3, maxKnownClients: 1 });
   const [primaryEnd, workerEnd] = portPair();
   createThrottleAuthority(counts, 10_000).attach(createChannel(primaryEnd));
-  const throttle = createThrottleReplica(createChannel(workerEnd), { ...REPLICA, maxKnownClients: 1 });
+  const throttle = createThrottleReplica(inPrimary(workerEnd), { ...REPLICA, maxKnownClients: 1 });
   await settle();
   throttle.recordSuccess('192.0.2.7', 'meier');
   throttle.recordSuccess('192.0.2.8', 'kasse');
@@ -202,7 +208,7 @@ test('a worker that takes no messages costs the primary a bounded backlog: updat
         : undefined,
     );
     authority.attach(channel);
-    return { primaryEnd, throttle: createThrottleReplica(createChannel(workerEnd), REPLICA) };
+    return { primaryEnd, throttle: createThrottleReplica(inPrimary(workerEnd), REPLICA) };
   };
   const stopped = attach(true);
   const other = attach(false);
@@ -221,4 +227,30 @@ test('a worker that takes no messages costs the primary a bounded backlog: updat
   stopped.primaryEnd.resume();
   await settle();
   assert.ok(stopped.throttle.recordUnauthenticated('192.0.2.7') > 0, 'the whole state came once it took the backlog');
+});
+
+test("a worker whose primary does not decide refuses credentials on its own (1 s) and says so once until the primary answers again; the primary's own error is thrown", async () => {
+  let answer = (): Promise<unknown> =>
+    Promise.reject(new ChannelError('no answer to throttle.reserve', 'CHANNEL_TIMEOUT'));
+  const link = { notify: () => true, handle: () => {}, request: <T>() => answer() as Promise<T> };
+  const said: string[] = [];
+  const metrics = new Metrics();
+  const throttle = createThrottleReplica({ link, unanswered: (error) => said.push(error.message) }, REPLICA, metrics);
+  assert.equal(await throttle.reserve('kasse', '192.0.2.7'), 1);
+  assert.equal(await throttle.reserve('kasse', '192.0.2.8'), 1);
+  assert.deepEqual(said, ['no answer to throttle.reserve'], 'said once');
+  assert.equal(metrics.refusals[REFUSALS.indexOf('global')], 2);
+  answer = () => Promise.resolve({ retryAfter: 0, rule: null });
+  assert.equal(await throttle.reserve('kasse', '192.0.2.9'), 0);
+  for (const code of ['CHANNEL_FULL', 'CHANNEL_CLOSED'] as const) {
+    answer = () => Promise.reject(new ChannelError(`refused: ${code}`, code));
+    assert.equal(await throttle.reserve('kasse', '192.0.2.10'), 1, code);
+  }
+  assert.deepEqual(said.slice(1), ['refused: CHANNEL_FULL'], 'said again once the primary had answered between');
+  // A primary that answers with an error (here: nothing attached to answer) decided nothing for the worker to guess.
+  const [primaryEnd, workerEnd] = portPair();
+  createChannel(primaryEnd);
+  const unattached = createThrottleReplica(inPrimary(workerEnd, said), REPLICA);
+  await assert.rejects(async () => await unattached.reserve('kasse', '192.0.2.7'), { code: 'CHANNEL_REMOTE' });
+  assert.equal(said.length, 2);
 });

@@ -15,15 +15,34 @@
 // client (never counted there), and it says once a window blocks.
 //
 // Every change the primary makes to what the replicas hold is sent to every worker in one
-// message per turn of its event loop; a worker that starts gets all of it first.
+// message per turn of its event loop; a worker that starts gets all of it first. The link
+// to each worker is the embedder's (ThrottleLink).
 
-import type { LocalThrottle } from '../../lib/internal.js';
-import type { Channel } from '../base/index.js';
+import { errorCode } from './errors.js';
+import type { LocalThrottle, ThrottleRule } from './throttle.js';
 
-/** Which of the throttle's budgets blocks (lib/throttle.ts): `address`, `client`, `user`, `global`, `unauthenticated`. */
-export type ThrottleRule = Parameters<LocalThrottle['blockedUntil']>[0];
+/**
+ * What the throttle needs of a link to the other process (the command's channel between
+ * its processes is one): notifications, requests with a time limit, and an answer for each
+ * kind. A request the other end did not decide fails with an error whose `code` is
+ * `CHANNEL_TIMEOUT` (no answer in time), `CHANNEL_FULL` (too many wait, or the other end
+ * takes no messages) or `CHANNEL_CLOSED` (it is gone); any other error is the other end's.
+ */
+export interface ThrottleLink {
+  /** Sends `body` under `kind`; false when it was dropped (the link closed, or behind). */
+  notify(kind: string, body: unknown): boolean;
+  request<T>(kind: string, body: unknown, timeoutMs: number): Promise<T>;
+  handle(kind: string, answer: (body: unknown) => unknown): void;
+}
 
-/** What changed in the primary's throttle, for the replicas; also a whole state, for a new worker. */
+const UNDECIDED = new Set(['CHANNEL_TIMEOUT', 'CHANNEL_FULL', 'CHANNEL_CLOSED']);
+
+/** Whether a request over a link failed because the other end did not decide (ThrottleLink), not with its own error. */
+export function isUndecided(error: unknown): error is Error {
+  return error instanceof Error && UNDECIDED.has(errorCode(error) ?? '');
+}
+
+/** What changed in the authority's throttle, for the replicas; also a whole state, for a new replica. */
 export interface ThrottleUpdate {
   /** [rule, key, until in ms since the epoch] */
   blocks: [ThrottleRule, string, number][];
@@ -31,7 +50,7 @@ export interface ThrottleUpdate {
   unblocks: [ThrottleRule, string][];
   /** [user, address] that logged in. */
   known: [string, string][];
-  /** Addresses with requests without credentials counted: a login from there is told to the primary, which clears them. */
+  /** Addresses with requests without credentials counted: a login from there is told to the authority, which clears them. */
   flagged: string[];
   unflagged: string[];
 }
@@ -39,7 +58,7 @@ export interface ThrottleUpdate {
 export interface ReserveRequest {
   user: string;
   address: string;
-  /** The worker's replica knows the pair: the primary takes its word (it may have forgotten the pair first). */
+  /** The replica knows the pair: the authority takes its word (it may have forgotten the pair first). */
   known: boolean;
 }
 export interface ReserveReply {
@@ -51,7 +70,7 @@ export interface Pair {
   address: string;
 }
 
-/** The channel kinds of this protocol. */
+/** The link's kinds of this protocol. */
 export const THROTTLE_MESSAGES = {
   reserve: 'throttle.reserve',
   forgive: 'throttle.forgive',
@@ -62,17 +81,17 @@ export const THROTTLE_MESSAGES = {
 } as const;
 
 export interface ThrottleAuthority {
-  /** Answers the worker at the other end of `channel`, and sends it the whole state first. */
-  attach(channel: Channel): void;
-  /** Stops sending to `channel` (its worker ended). */
-  detach(channel: Channel): void;
+  /** Answers the worker at the other end of `link`, and sends it the whole state first. */
+  attach(link: ThrottleLink): void;
+  /** Stops sending to `link` (its worker ended). */
+  detach(link: ThrottleLink): void;
   /**
-   * The worker at the other end of `channel` takes messages again, after updates were
-   * dropped while it took none (a bounded channel, bin/cluster/workers.ts): it gets the
+   * The worker at the other end of `link` takes messages again, after updates were
+   * dropped while it took none (a bounded link): it gets the
    * whole state again. What it missed of blocks taken back it keeps until their windows
    * end, the safe side.
    */
-  caughtUp(channel: Channel): void;
+  caughtUp(link: ThrottleLink): void;
 }
 
 /**
@@ -87,52 +106,53 @@ export function createThrottleAuthority(throttle: LocalThrottle, maxFlagged: num
 class Authority implements ThrottleAuthority {
   private readonly throttle: LocalThrottle;
   private readonly maxFlagged: number;
-  private readonly channels = new Set<Channel>();
+  private readonly links = new Set<ThrottleLink>();
   /** What the replicas hold as blocked: rule and key → until. */
   private readonly published = new Map<string, number>();
   private readonly flagged = new Set<string>();
   private pending = emptyUpdate();
   private scheduled = false;
+  private sweep: NodeJS.Timeout | undefined;
 
   constructor(throttle: LocalThrottle, maxFlagged: number) {
     this.throttle = throttle;
     this.maxFlagged = maxFlagged;
-    // Blocks whose window has ended are forgotten now and then, so that the map stays bounded.
-    const sweep = setInterval(() => {
-      const now = Date.now();
-      for (const [id, until] of this.published) if (until <= now) this.published.delete(id);
-    }, 60_000);
-    sweep.unref();
   }
 
-  attach(channel: Channel): void {
+  attach(link: ThrottleLink): void {
     const { throttle } = this;
-    channel.handle(THROTTLE_MESSAGES.reserve, (body) => this.reserve(body as ReserveRequest));
+    // Blocks whose window has ended are forgotten now and then, so that the map stays
+    // bounded; from the first worker on (a process without workers publishes nothing).
+    this.sweep ??= setInterval(() => {
+      const now = Date.now();
+      for (const [id, until] of this.published) if (until <= now) this.published.delete(id);
+    }, 60_000).unref();
+    link.handle(THROTTLE_MESSAGES.reserve, (body) => this.reserve(body as ReserveRequest));
     for (const outcome of ['forgive', 'confirm'] as const) {
-      channel.handle(THROTTLE_MESSAGES[outcome], (body) => {
+      link.handle(THROTTLE_MESSAGES[outcome], (body) => {
         const { user, address } = body as Pair;
         throttle[outcome](address, user);
         this.publish(address, user);
       });
     }
-    channel.handle(THROTTLE_MESSAGES.success, (body) => this.success(body as Pair));
-    channel.handle(THROTTLE_MESSAGES.unauthenticated, (body) => {
+    link.handle(THROTTLE_MESSAGES.success, (body) => this.success(body as Pair));
+    link.handle(THROTTLE_MESSAGES.unauthenticated, (body) => {
       const { address } = body as { address: string };
       throttle.recordUnauthenticated(address);
       this.flag(address);
       this.publish(address, undefined);
     });
-    // Sent before anything else on this channel: the worker applies it before its first request.
-    channel.notify(THROTTLE_MESSAGES.update, this.wholeState());
-    this.channels.add(channel);
+    // Sent before anything else on this link: the worker applies it before its first request.
+    link.notify(THROTTLE_MESSAGES.update, this.wholeState());
+    this.links.add(link);
   }
 
-  detach(channel: Channel): void {
-    this.channels.delete(channel);
+  detach(link: ThrottleLink): void {
+    this.links.delete(link);
   }
 
-  caughtUp(channel: Channel): void {
-    if (this.channels.has(channel)) channel.notify(THROTTLE_MESSAGES.update, this.wholeState());
+  caughtUp(link: ThrottleLink): void {
+    if (this.links.has(link)) link.notify(THROTTLE_MESSAGES.update, this.wholeState());
   }
 
   /** Everything the replicas hold, for a worker that starts. */
@@ -158,7 +178,7 @@ class Authority implements ThrottleAuthority {
       const update = this.pending;
       this.pending = emptyUpdate();
       if (isEmpty(update)) return;
-      for (const channel of this.channels) channel.notify(THROTTLE_MESSAGES.update, update);
+      for (const link of this.links) link.notify(THROTTLE_MESSAGES.update, update);
     });
   }
 

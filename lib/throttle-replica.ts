@@ -1,47 +1,61 @@
-// The worker's side of the one login throttle of --workers (bin/cluster/shared-throttle.ts):
+// The worker's side of the one login throttle of --workers (lib/throttle-authority.ts):
 // a replica of what the primary has blocked and who logged in, answered locally where it
-// can, and the primary asked over the channel where it must.
+// can, and the primary asked over the link where it must.
 //
-// A primary that does not answer (stopped, or stuck) costs a worker bounded memory: its
-// channel queues no more once the primary stops taking messages, and holds a bounded
-// number of reservations (bin/cluster/workers.ts). Past that bound, or past the time limit
-// of a reservation, the worker decides on its own, on the safe side: a request without
-// credentials that it cannot tell the primary about, and credentials it would have to ask
-// about, get the throttle's 429 with `Retry-After: 1`; a client the replica knows gets in,
-// one that asks first without credentials too (its address is never counted).
+// A primary that does not answer (stopped, or stuck) costs a worker bounded memory: the
+// embedder's link queues no more once the primary stops taking messages, and holds a
+// bounded number of requests (lib/throttle-authority.ts, ThrottleLink). Past that bound, or
+// past the time limit of a reservation, the worker decides on its own, on the safe side: a
+// request without credentials that it cannot tell the primary about, and credentials it
+// would have to ask about, get the throttle's 429 with `Retry-After: 1`; a client the
+// replica knows gets in, one that asks first without credentials too (its address is never
+// counted).
 
-import { createKnownClients, type KnownClients, type Metrics, type Throttle } from '../../lib/internal.js';
-import { type Channel, ChannelError, logLine } from '../base/index.js';
+import type { Metrics } from './metrics.js';
 import {
+  createKnownClients,
+  type KnownClients,
+  type Throttle,
+  type ThrottleRule,
+  type ThrottleSettings,
+} from './throttle.js';
+import {
+  isUndecided,
   type Pair,
   type ReserveReply,
   type ReserveRequest,
   THROTTLE_MESSAGES,
-  type ThrottleRule,
+  type ThrottleLink,
   type ThrottleUpdate,
-} from './shared-throttle.js';
+} from './throttle-authority.js';
 
 // How long a worker waits for the primary's decision before it refuses on its own.
 const RESERVE_TIMEOUT_MS = 5_000;
 /** The Retry-After of a refusal a worker makes on its own while the primary does not answer. */
 const ON_ITS_OWN_RETRY_AFTER = 1;
 
-export interface ReplicaSettings {
-  maxKnownClients: number;
-  maxTrackedAddresses: number;
-  now: () => number;
+export type ReplicaSettings = Pick<ThrottleSettings, 'maxKnownClients' | 'maxTrackedAddresses' | 'now'>;
+
+/** Where a worker's throttle keeps its counts: in the process at the other end of `link`. */
+export interface CountsElsewhere {
+  link: ThrottleLink;
+  /**
+   * Hears why a reservation went unanswered (the other end did not decide): credentials
+   * get 429 until one is answered; said once until then.
+   */
+  unanswered(error: Error): void;
 }
 
 /**
  * In a worker: the throttle its handlers use, answered from the replica where it can and
- * from the primary, over `channel`, where it must. Refusals are counted in `metrics` by rule.
+ * from the primary, over `counts.link`, where it must. Refusals are counted in `metrics` by rule.
  */
-export function createThrottleReplica(channel: Channel, settings: ReplicaSettings, metrics?: Metrics): Throttle {
-  return new ThrottleReplica(channel, settings, metrics);
+export function createThrottleReplica(counts: CountsElsewhere, settings: ReplicaSettings, metrics?: Metrics): Throttle {
+  return new ThrottleReplica(counts, settings, metrics);
 }
 
 class ThrottleReplica implements Throttle {
-  private readonly channel: Channel;
+  private readonly counts: CountsElsewhere;
   private readonly settings: ReplicaSettings;
   private readonly metrics: Metrics | undefined;
   private readonly blocks: Record<ThrottleRule, Map<string, number>> = {
@@ -60,12 +74,12 @@ class ThrottleReplica implements Throttle {
   // The last reservation went unanswered: said once, until one is answered.
   private unanswered = false;
 
-  constructor(channel: Channel, settings: ReplicaSettings, metrics: Metrics | undefined) {
-    this.channel = channel;
+  constructor(counts: CountsElsewhere, settings: ReplicaSettings, metrics: Metrics | undefined) {
+    this.counts = counts;
     this.settings = settings;
     this.metrics = metrics;
     this.known = createKnownClients(settings.maxKnownClients);
-    channel.handle(THROTTLE_MESSAGES.update, (body) => this.apply(body as ThrottleUpdate));
+    counts.link.handle(THROTTLE_MESSAGES.update, (body) => this.apply(body as ThrottleUpdate));
   }
 
   retryAfter(address: string, user?: string): number {
@@ -92,7 +106,7 @@ class ThrottleReplica implements Throttle {
     const wait = this.secondsLeft('unauthenticated', address);
     if (wait > 0) return this.refuse('unauthenticated', wait);
     // Not counted by the primary, not let through uncounted.
-    if (!this.channel.notify(THROTTLE_MESSAGES.unauthenticated, { address })) {
+    if (!this.counts.link.notify(THROTTLE_MESSAGES.unauthenticated, { address })) {
       return this.refuse('unauthenticated', ON_ITS_OWN_RETRY_AFTER);
     }
     remember(this.flagged, address, this.settings.maxTrackedAddresses);
@@ -106,13 +120,11 @@ class ThrottleReplica implements Throttle {
     const request: ReserveRequest = { user, address, known: this.known.has(user, address) };
     let reply: ReserveReply;
     try {
-      reply = await this.channel.request<ReserveReply>(THROTTLE_MESSAGES.reserve, request, RESERVE_TIMEOUT_MS);
+      reply = await this.counts.link.request<ReserveReply>(THROTTLE_MESSAGES.reserve, request, RESERVE_TIMEOUT_MS);
     } catch (error: unknown) {
       // The primary did not decide (too much waits for it, or no answer in time): nothing is checked.
-      if (!(error instanceof ChannelError) || error.code === 'CHANNEL_REMOTE') throw error;
-      if (!this.unanswered) {
-        logLine(`worker ${process.pid}: ${error.message}: credentials get 429 until the primary answers`, 'warning');
-      }
+      if (!isUndecided(error)) throw error;
+      if (!this.unanswered) this.counts.unanswered(error);
       this.unanswered = true;
       return this.refuse('global', ON_ITS_OWN_RETRY_AFTER);
     }
@@ -121,11 +133,11 @@ class ThrottleReplica implements Throttle {
   }
 
   forgive(address: string, user: string): void {
-    this.channel.notify(THROTTLE_MESSAGES.forgive, { user, address } satisfies Pair);
+    this.counts.link.notify(THROTTLE_MESSAGES.forgive, { user, address } satisfies Pair);
   }
 
   confirm(address: string, user: string): void {
-    this.channel.notify(THROTTLE_MESSAGES.confirm, { user, address } satisfies Pair);
+    this.counts.link.notify(THROTTLE_MESSAGES.confirm, { user, address } satisfies Pair);
   }
 
   recordSuccess(address: string, user: string): void {
@@ -136,7 +148,7 @@ class ThrottleReplica implements Throttle {
     // The primary hears of a login only when it changes something there: a pair new to
     // this worker, or an address with requests without credentials counted.
     if (flaggedHere || !this.known.has(user, address)) {
-      this.channel.notify(THROTTLE_MESSAGES.success, { user, address } satisfies Pair);
+      this.counts.link.notify(THROTTLE_MESSAGES.success, { user, address } satisfies Pair);
       this.flagged.delete(address);
     }
     this.known.add(user, address);
