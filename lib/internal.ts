@@ -7,7 +7,7 @@ export { credentialsFromPairs } from './credentials.js';
 export { errorCode, isNotReadableNow } from './errors.js';
 export { createHandler, mountHandlers } from './handler.js';
 export { withoutBookingValues } from './meaning.js';
-export { Metrics, type MetricsSnapshot } from './metrics.js';
+export { Metrics } from './metrics.js';
 export { createSharedParts, resolveOptions } from './options.js';
 export { hashPassword } from './password-hash.js';
 export { protectServer } from './protocol-errors.js';

@@ -40,6 +40,9 @@ const REFUSED_BY: Partial<Record<ErrorCode, RefusalReason>> = {
   too_many_unanswered: 'unanswered',
 };
 
+/** What a process that ended still counts: everything but its gauges of hash checks. */
+const ENDED_COUNTS = COUNTS.filter((key) => key !== 'hashChecks');
+
 /** The counts as plain arrays, for another process. */
 export type MetricsSnapshot = { readonly [K in keyof Counts]: number[] };
 
@@ -103,20 +106,17 @@ export class Metrics implements Counts {
     (this.refusals[REFUSAL_INDEX[reason]] as number) += 1;
   }
 
+  /** These counts as plain arrays, for another process: its `add` reads them. */
   snapshot(): MetricsSnapshot {
     return Object.fromEntries(COUNTS.map((key) => [key, Array.from(this[key])])) as unknown as MetricsSnapshot;
   }
 
-  /** Adds the counts of `snapshots` (of other processes) to these. */
-  add(...snapshots: readonly MetricsSnapshot[]): this {
-    for (const snapshot of snapshots) {
-      for (const key of COUNTS) {
-        const into = this[key];
-        const from = snapshot[key];
-        // A snapshot of another shape (never, within one installation) adds what fits.
-        for (let i = 0; i < into.length && i < from.length; i += 1) (into[i] as number) += from[i] as number;
-      }
-    }
+  /**
+   * Adds the counts of other processes, each as its `snapshot()` gave it. A snapshot crossed a
+   * process boundary, so it is read, not trusted: what does not fit these counts adds nothing.
+   */
+  add(...snapshots: readonly unknown[]): this {
+    for (const snapshot of snapshots) this.addCounts(snapshot, COUNTS);
     return this;
   }
 
@@ -124,8 +124,23 @@ export class Metrics implements Counts {
    * Adds the counts of a process that ended: its counters, not its gauges of hash checks,
    * since nothing runs or waits in it any more (they would stay in every sum after it).
    */
-  addEnded(snapshot: MetricsSnapshot): this {
-    return this.add({ ...snapshot, hashChecks: [] });
+  addEnded(snapshot: unknown): this {
+    this.addCounts(snapshot, ENDED_COUNTS);
+    return this;
+  }
+
+  /** Adds what fits these counts of `snapshot`, under `keys`. */
+  private addCounts(snapshot: unknown, keys: readonly (keyof Counts)[]): void {
+    if (typeof snapshot !== 'object' || snapshot === null) return;
+    for (const key of keys) {
+      const into = this[key];
+      const from: unknown = (snapshot as Record<string, unknown>)[key];
+      if (!Array.isArray(from)) continue;
+      for (let i = 0; i < into.length && i < from.length; i += 1) {
+        const value: unknown = from[i];
+        if (typeof value === 'number') (into[i] as number) += value;
+      }
+    }
   }
 
   /**

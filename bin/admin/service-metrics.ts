@@ -3,14 +3,15 @@
 // connections, books, processes, reloads, CPU and memory — counted here and written by the
 // library under the names lib/metric-families.ts gives them.
 
-import { Metrics, type MetricsSnapshot } from '../../lib/internal.js';
+import { Metrics } from '../../lib/internal.js';
 import type { BookReport } from './admin.js';
 
 const BOOK_STATES: readonly BookReport['state'][] = ['serving', 'waiting', 'missing', 'unusable'];
 
 /** What one serving process reports: its counts, its connections, its books, its resources. */
 export interface ProcessReport {
-  metrics: MetricsSnapshot;
+  /** Its counts as its Metrics' `snapshot()` gives them; the primary's Metrics reads them (`add`). */
+  metrics: unknown;
   /** Open connections of its API listener. */
   connections: number;
   books: BookReport[];

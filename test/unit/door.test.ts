@@ -37,7 +37,6 @@ const WHY: Record<string, string> = {
   ThrottleAuthority:
     "the primary's counts served to each worker's replica: attached to a worker's channel, detached as it ends",
   Metrics: "a process's counts, added up over the workers and written for /metrics",
-  MetricsSnapshot: 'those counts as a worker sends them to the primary',
   withoutBookingValues:
     "a judgement's sentence without its bookings' values, for /ready: the sentences are the library's",
   protectServer: "the library's edge on a listener: a connection's bound, protocol errors as JSON",

@@ -134,6 +134,24 @@ test('a process that ended keeps its counters in the sums, but not its hash chec
   ]);
 });
 
+// A worker's counts cross a process boundary: the primary reads them, it does not trust them.
+test("counts that are not the counts' shape add nothing, and what fits of them adds up", () => {
+  const good = report((m) => m.countRequest('search', 'ok', 0.0003), 'serving');
+  const misshapen = [null, 'requests', 7, { requests: 'all', refusals: ['1', null, 2] }].map((metrics) => ({
+    ...report(() => {}, 'serving'),
+    metrics,
+  }));
+  const retired = noneRetired();
+  retire(retired, { ...good, metrics: [] });
+  const text = renderMetrics([good, ...misshapen], retired, SERVICE);
+  assert.ok(text.includes('\nbooking_search_requests_total{endpoint="search",status="200"} 1\n'), text);
+  assert.deepEqual(samples(text, 'booking_search_refusals_total').slice(0, 3), [
+    'booking_search_refusals_total{reason="address"} 0',
+    'booking_search_refusals_total{reason="client"} 0',
+    'booking_search_refusals_total{reason="user"} 2',
+  ]);
+});
+
 // A refused reload was visible only in the log.
 test("the last reload's result: 0 when one process kept what it served; the oldest applied reload's time", () => {
   const applied = { ...report(() => {}, 'serving'), reload: { successful: true, successTime: 1_773_480_000 } };
