@@ -7,7 +7,6 @@
 // bin/files/database-file.ts; the search a connection to it gets, bin/files/book-search.ts.
 
 import type { RequestListener } from 'node:http';
-import { errorCode } from '../../lib/internal.js';
 import type { LogLevel } from '../base/index.js';
 import { type BookFile, describeDatabaseError, identityOf, notReadableNow } from '../files/index.js';
 import { BookOpener, type Connection } from './open-book.js';
@@ -159,7 +158,8 @@ class WatchedDatabase implements ServedDatabase {
   // served is said once by the next look at the file; anything else is the request's.
   private readonly onError: ErrorHook = (error, req) => {
     if (error instanceof Unavailable) return;
-    if (notReadableNow(this.file, error) !== undefined && !isLock(error)) return this.feed({ on: 'notice' });
+    const state = notReadableNow(this.file, error);
+    if (state !== undefined && state.lock !== true) return this.feed({ on: 'notice' });
     this.logError(error, req);
   };
 
@@ -176,8 +176,4 @@ class WatchedDatabase implements ServedDatabase {
     );
     this.standIn(req, res);
   };
-}
-
-function isLock(error: unknown): boolean {
-  return /^SQLITE_(?:BUSY|LOCKED)/.test(errorCode(error) ?? '');
 }

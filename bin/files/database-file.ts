@@ -43,6 +43,8 @@ export interface NotReadableNow {
   code: string;
   /** The state, what SQLite needs and what the admin can do, as one sentence. */
   explanation: string;
+  /** Another program's lock: it passes of itself, when that program's write ends. */
+  lock?: true;
 }
 
 export type Opened<T> =
@@ -218,6 +220,7 @@ export function notReadableNow(file: string, error: unknown): NotReadableNow | u
   }
   return {
     code,
+    lock: true,
     explanation: `another program holds a lock on the file (${code}); SQLite lets no one read while a write is being committed: this passes when the write ends (if it lasts, see which process holds the file: fuser -v ${shellWord(file)})`,
   };
 }
