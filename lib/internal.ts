@@ -12,5 +12,4 @@ export { createSharedParts, resolveOptions } from './options.js';
 export { hashPassword } from './password-hash.js';
 export { protectServer } from './protocol-errors.js';
 export { pathForLog, requestFacts } from './request.js';
-export type { ThrottleAuthority } from './throttle-authority.js';
 export type { Credentials, HandlerOptions } from './types.js';

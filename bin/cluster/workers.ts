@@ -10,7 +10,7 @@
 
 import cluster, { type Worker } from 'node:cluster';
 import type { Server } from 'node:http';
-import { errorCode, type ThrottleAuthority } from '../../lib/internal.js';
+import { createSharedParts, errorCode, resolveOptions } from '../../lib/internal.js';
 import { answersOfWorkers, listenAdmin } from '../admin/index.js';
 import {
   type Channel,
@@ -24,7 +24,7 @@ import {
   onStopSignals,
   type ReloadTrigger,
 } from '../base/index.js';
-import type { ServeCommand } from '../config/index.js';
+import { handlerOptions, type ServeCommand } from '../config/index.js';
 import { stopBoundMs, stopListening } from '../listen/index.js';
 import { reloadWorkers } from './reload-workers.js';
 import type { WorkerMessage } from './worker.js';
@@ -55,7 +55,6 @@ export async function superviseWorkers(
   command: ServeCommand,
   preflight: () => Promise<void>,
   version: string,
-  throttle: ThrottleAuthority,
 ): Promise<void> {
   // The primary stops and reloads its workers by signals; on Windows a signal sent to
   // another process ends it at once (TerminateProcess): no drain, no reload.
@@ -65,7 +64,7 @@ export async function superviseWorkers(
     );
   }
   await preflight();
-  const supervisor = new Supervisor(command, version, throttle);
+  const supervisor = new Supervisor(command, version);
   await supervisor.listenAdmin();
   return new Promise((resolve) => supervisor.start(resolve));
 }
@@ -73,7 +72,8 @@ export async function superviseWorkers(
 /** The primary's workers: forked, heard, replaced within the budget, and ended together. */
 class Supervisor {
   private readonly command: ServeCommand;
-  private readonly throttle: ThrottleAuthority;
+  /** The login throttle's counts for every worker, which a worker that ends takes none of (lib/throttle-authority.ts). */
+  private readonly throttle;
   private readonly monitoring: ReturnType<typeof answersOfWorkers>;
   private readonly channels = new Map<Worker, Channel>();
   /** Workers that said they serve, by their channel. */
@@ -88,9 +88,10 @@ class Supervisor {
   private admin: { server: Server; address: string } | undefined;
   private resolve: () => void = () => {};
 
-  constructor(command: ServeCommand, version: string, throttle: ThrottleAuthority) {
+  constructor(command: ServeCommand, version: string) {
     this.command = command;
-    this.throttle = throttle;
+    // Under the limits the workers' handlers take (the primary serves no request: no proxy to trust).
+    this.throttle = createSharedParts(resolveOptions(handlerOptions(command.settings))).authority;
     this.monitoring = answersOfWorkers(
       {
         serving: () => [...this.serving],

@@ -11,7 +11,6 @@ import {
   Metrics,
   pathForLog,
   resolveOptions,
-  type ThrottleAuthority,
 } from '../../lib/internal.js';
 import { describeError, logLine } from '../base/index.js';
 import { type BuildHandler, createEmptyBook } from '../books/index.js';
@@ -96,11 +95,6 @@ export function sharedParts(command: ServeCommand, role: Exclude<Role, 'primary'
   const settings = resolveOptions(serviceOptions(command));
   if (role !== 'worker') return createSharedParts(settings, metrics);
   return createSharedParts(settings, metrics, countsInPrimary());
-}
-
-/** In the primary of --workers: the throttle's counts, for every worker (lib/throttle-authority.ts). */
-export function throttleAuthority(command: ServeCommand): ThrottleAuthority {
-  return createSharedParts(resolveOptions(serviceOptions(command))).authority;
 }
 
 /** The options every handler of the service shares: the throttle's limits, proxies, CORS (bin/config/settings.ts says which). */

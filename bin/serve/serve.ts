@@ -45,7 +45,7 @@ import {
 } from '../config/index.js';
 import { prepareSocketPath, useSocketMode } from '../listen/index.js';
 import { greeting, recognition, warnAboutPlainHttp, warnAboutSetup } from './greeting.js';
-import { fallbackHandler, handlerFor, logError, sharedParts, throttleAuthority } from './handlers.js';
+import { fallbackHandler, handlerFor, logError, sharedParts } from './handlers.js';
 import { listenFor, rereadTls, stopOnBugs } from './listener.js';
 import { reload, type Say, servesFileBooks } from './reload.js';
 import { startWatchdog } from './watchdog.js';
@@ -65,7 +65,7 @@ export async function runServe(command: ServeCommand, reread: () => ServeCommand
   // Said once: by the only process, or by the primary for all its workers.
   if (role !== 'worker') warnAboutSetup(command);
   if (role === 'primary') {
-    return superviseWorkers(command, () => judgeOnce(command), readVersion(), throttleAuthority(command));
+    return superviseWorkers(command, () => judgeOnce(command), readVersion());
   }
   const lines = await serve(command, role, () => completeCommand(reread()));
   if (role === 'worker') reportListening(lines);

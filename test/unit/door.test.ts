@@ -34,8 +34,6 @@ const WHY: Record<string, string> = {
   credentialsFromPairs:
     "user:secret pairs checked into credentials, the problem with its entry (the command names the line; createHandler's TypeError an index); which secret is a hash is the library's format",
   hashPassword: "hash-password's scrypt hash, in the format the login reads",
-  ThrottleAuthority:
-    "the primary's counts served to each worker's replica: attached to a worker's channel, detached as it ends",
   Metrics: "a process's counts, added up over the workers and written for /metrics",
   withoutBookingValues:
     "a judgement's sentence without its bookings' values, for /ready: the sentences are the library's",
