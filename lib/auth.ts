@@ -2,9 +2,9 @@
 // hashes checked off the event loop, a bounded number at once (docs/API.md, Credentials).
 
 import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { GivenCredentials } from './basic-auth.js';
+import { type GivenCredentials, plainHeaders } from './basic-auth.js';
 import type { ConfiguredUser } from './credentials.js';
-import { createHashChecks, type HashChecks, MAX_HASH_WAIT_MS } from './hash-checks.js';
+import { createHashChecks, type HashChecks } from './hash-checks.js';
 import type { Metrics } from './metrics.js';
 import { dummyHash, type PasswordHash, verifyPassword } from './password-hash.js';
 
@@ -21,20 +21,6 @@ export const PENDING = Object.freeze({ kind: 'pending' } as const);
 export const BUSY = Object.freeze({ kind: 'busy' } as const);
 /** The service stops before the check began (lib/hash-checks.ts, `stop`): answered without it. */
 export const STOPPING = Object.freeze({ kind: 'stopping' } as const);
-
-/** The client's connection (its socket), as far as a login looks at it. */
-export interface Connection {
-  /** Whether the client has gone: a hash check that nobody waits for any more is skipped. */
-  readonly destroyed: boolean;
-  /** The socket's idle timeout in milliseconds (node:http's `server.setTimeout`); 0 or none: no limit. */
-  readonly timeout?: number | undefined;
-}
-
-/** How long a request on `connection` may wait for its hash check: up to a second less than its socket's idle timeout. */
-export function hashWaitMs(connection: Connection): number {
-  const idle = connection.timeout ?? 0;
-  return idle > 0 ? Math.min(MAX_HASH_WAIT_MS, idle - Math.min(1_000, idle / 10)) : MAX_HASH_WAIT_MS;
-}
 
 /** The verdict on credentials: the user, or why not. */
 export type Verdict = Accepted | typeof REJECTED | typeof PENDING | typeof BUSY | typeof STOPPING;
@@ -70,6 +56,8 @@ export interface Authenticator {
    * with them joins it, and answers with its verdict.
    */
   checking(key: string): boolean;
+  /** The plain user whose own header (`plainHeaders`) `header` is, spelled exactly so; else `undefined`: check it. */
+  byHeader(header: string): Accepted | undefined;
   /** Whether `username` is one of the users (every name compared, as a check does). */
   isUser(username: string): boolean;
   /** Takes new users; remembered verifications are forgotten unless they are the same users. */
@@ -90,6 +78,8 @@ interface Users {
   hashes: Array<PasswordHash | undefined>;
   /** The verdict that accepts each user. */
   accepted: Accepted[];
+  /** Each plain user's header (basic-auth.ts, `plainHeaders`: why a lookup is constant time) → the user. */
+  headers: Map<string, Accepted>;
   /**
    * One hash with each hashed user's parameters that no password matches: an unknown user,
    * or a plain user's wrong password, is checked against one of them (empty: no hashes).
@@ -130,6 +120,7 @@ export function createAuthenticator(
     verify: (given, done, gone) => verify(state, given, done, gone),
     key: (given) => remembered(state, given),
     checking: (key) => state.users.checking.has(key),
+    byHeader: (header) => state.users.headers.get(header),
     isUser: (username) => findUser(state.users, username) !== -1,
     replaceUsers(next) {
       const users = prepare(next, secret);
@@ -220,11 +211,13 @@ function retry(state: State, given: GivenCredentials, { done, gone }: Waiter): v
 }
 
 function prepare(list: readonly ConfiguredUser[], secret: string): Users {
+  const accepted = list.map((user): Accepted => ({ kind: 'user', user: user.username }));
   return {
     names: list.map((user) => digest(user.username)),
     passwords: list.map((user) => (user.kind === 'password' ? digest(user.password) : undefined)),
     hashes: list.map((user) => (user.kind === 'hash' ? user.hash : undefined)),
-    accepted: list.map((user): Accepted => ({ kind: 'user', user: user.username })),
+    accepted,
+    headers: new Map(plainHeaders(list).map(([header, i]) => [header, accepted[i] as Accepted])),
     dummies: list.flatMap((user) => (user.kind === 'hash' ? [dummyHash(user.hash)] : [])),
     fingerprint: keyedDigest(secret, JSON.stringify(list.map(secretOf))),
     verified: new Map(),

@@ -1,6 +1,8 @@
 // The Basic scheme's header (RFC 7617): the credentials a client sends, and the challenge
 // a 401 carries. What they are checked against is lib/auth.ts.
 
+import type { ConfiguredUser } from './credentials.js';
+
 // RFC 7617 §2 / RFC 7235 §2.1: credentials = auth-scheme 1*SP token68, the scheme
 // case-insensitive. token68 = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
 const BASIC_CREDENTIALS = /^basic +([A-Za-z0-9._~+/-]+=*) *$/i;
@@ -26,6 +28,26 @@ export function parseBasicAuth(header: string | undefined): GivenCredentials | u
   const colon = decoded.indexOf(':');
   if (colon === -1) return undefined;
   return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+/**
+ * The header each plain user's client sends (RFC 7617's spelling: `Basic`, one space, padded
+ * base64), with the user's index: known in advance, as the process holds the password anyway,
+ * so that it logs in without decoding or digests. Only a header that the parse gives back as
+ * exactly these credentials: it lets in nothing the check would refuse. A hashed user has
+ * none: its header would be a password the process does not otherwise know. Constant time:
+ * a lookup hashes the whole header, the same work for any header of its length, and compares
+ * contents only with a key of the same hash; a wrong guess learns nothing of the password.
+ */
+export function plainHeaders(users: readonly ConfiguredUser[]): Array<[header: string, index: number]> {
+  const headers: Array<[string, number]> = [];
+  for (const [index, user] of users.entries()) {
+    if (user.kind !== 'password') continue;
+    const header = `Basic ${Buffer.from(`${user.username}:${user.password}`, 'utf8').toString('base64')}`;
+    const parsed = parseBasicAuth(header);
+    if (parsed?.username === user.username && parsed.password === user.password) headers.push([header, index]);
+  }
+  return headers;
 }
 
 /** A username and password as sent (RFC 7617). */

@@ -7,6 +7,20 @@ import type { Metrics } from './metrics.js';
 /** The longest wait for a password-hash check (docs/API.md, Credentials); never past the socket's idle timeout (hashWaitMs). */
 export const MAX_HASH_WAIT_MS = 10_000;
 
+/** The client's connection (its socket), as far as a login looks at it. */
+export interface Connection {
+  /** Whether the client has gone: a hash check that nobody waits for any more is skipped. */
+  readonly destroyed: boolean;
+  /** The socket's idle timeout in milliseconds (node:http's `server.setTimeout`); 0 or none: no limit. */
+  readonly timeout?: number | undefined;
+}
+
+/** How long a request on `connection` may wait for its hash check: up to a second less than its socket's idle timeout. */
+export function hashWaitMs(connection: Connection): number {
+  const idle = connection.timeout ?? 0;
+  return idle > 0 ? Math.min(MAX_HASH_WAIT_MS, idle - Math.min(1_000, idle / 10)) : MAX_HASH_WAIT_MS;
+}
+
 /**
  * The password-hash checks of a process: at most `maxHashChecks` at once, at most
  * `maxQueuedHashChecks` waiting (docs/API.md, Credentials). One per authenticator by

@@ -8,7 +8,8 @@
 //      credentials, a known one among them, must be asked); a flood of them from one address: 429;
 //   2. an address whose failures are spent: 429 before its credentials are checked, but for
 //      a user who logged in from it before: that user's own failures from there decide;
-//   3. a header spelled as one accepted before: that user, no parsing (the budgets of 4 hold);
+//   3. a plain user's own header, or one spelled as one accepted before: that user, no parsing
+//      (the budgets of 4 hold);
 //   4. the username's or the global budget spent: only a client that logged in from this
 //      address before is checked, everyone else 429 until the window ends;
 //   5. credentials are checked with a failure counted (decided and counted in one step of
@@ -21,9 +22,10 @@
 //      answer before its connection could time out: 503 when the check has not come by then.
 
 import { hash, randomBytes } from 'node:crypto';
-import { type Accepted, type Authenticator, bounded, type Connection, hashWaitMs } from './auth.js';
+import { type Accepted, type Authenticator, bounded } from './auth.js';
 import { type GivenCredentials, MAX_HEADER_LENGTH, parseBasicAuth } from './basic-auth.js';
 import type { ConfiguredUser } from './credentials.js';
+import { type Connection, hashWaitMs } from './hash-checks.js';
 import { type ApiError, ERRORS } from './messages.js';
 import { DEFAULTS } from './options.js';
 import type { Throttle } from './throttle.js';
@@ -142,11 +144,11 @@ function login(
   client: string,
   connection: Connection,
 ): LoginVerdict | Promise<LoginVerdict> {
-  // Step 3: a header accepted before, spelled exactly so.
+  // Step 3: a plain user's own header, or one accepted before, spelled exactly so.
   const recalled =
     header === undefined || header.length > MAX_HEADER_LENGTH
       ? undefined
-      : parts.spellings.get(spelling(parts, header));
+      : (parts.authenticator.byHeader(header) ?? parts.spellings.get(spelling(parts, header)));
   const given = recalled === undefined ? parseBasicAuth(header) : undefined;
   if (recalled === undefined && given === undefined) {
     const wait = parts.throttle.recordUnauthenticated(client);

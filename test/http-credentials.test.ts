@@ -100,6 +100,18 @@ test('a verified hashed credential is remembered: the next request is answered a
   );
 });
 
+test("a plain user's header, in any spelling, is refused once the password changes; the new one logs in", async (t) => {
+  const served = await serveUsers(t, { username: 'kasse', password: 'alt' });
+  const payload = Buffer.from('kasse:alt').toString('base64');
+  const spellings = [`Basic ${payload}`, `basic ${payload}`, `BASIC   ${payload}`];
+  const status = async (authorization: string): Promise<number> =>
+    (await request(served.status, { headers: { authorization } })).status;
+  for (const spelling of spellings) assert.equal(await status(spelling), 200, spelling);
+  served.handler.updateCredentials({ username: 'kasse', password: 'neu' });
+  for (const spelling of spellings) assert.equal(await status(spelling), 401, spelling);
+  assert.equal(await status(basicAuth('kasse', 'neu')), 200);
+});
+
 test('handlers that follow one another over one book (its file replaced, its stand-in) share what was verified through one `logins` holder, until the credentials change', async (t) => {
   const logins = {};
   const kasse = { username: 'kasse', passwordHash: HASH_OF_ALT };

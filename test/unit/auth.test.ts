@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { createAuthenticator, REJECTED } from '../../lib/auth.js';
 import { challenge, parseBasicAuth } from '../../lib/basic-auth.js';
 import { validateCredentials } from '../../lib/credentials.js';
-import { accepted, checkHeader } from '../support/helpers.js';
+import { accepted, checkHeader, HASH_OF_ALT } from '../support/helpers.js';
 
 const LIMITS = { maxHashChecks: 2, maxQueuedHashChecks: 32, maxVerifiedCredentials: 1000 };
 /** The synchronous check over plain passwords: the user, or why not. */
@@ -119,6 +119,30 @@ test('a verified plain password is remembered, forgotten when the users change, 
   assert.equal(checkHeader(authenticator, basic('bank:eins')), REJECTED);
   assert.deepEqual(checkHeader(authenticator, basic('bank:neu')), accepted('bank'));
   assert.equal(checkHeader(authenticator, `${basic('bank:neu')}${' '.repeat(5000)}`), undefined);
+});
+
+test("a plain user's own header names the user at once, spelled exactly so; a hashed user's never; rebuilt with the users", () => {
+  const authenticator = createAuthenticator(
+    validateCredentials([
+      { username: 'bank', password: 'eins' },
+      { username: 'jürgen', password: 'straße€' },
+      { username: 'pruefer', passwordHash: HASH_OF_ALT },
+    ]),
+    LIMITS,
+  );
+  assert.deepEqual(authenticator.byHeader(basic('bank:eins')), accepted('bank'));
+  assert.deepEqual(authenticator.byHeader(basic('jürgen:straße€')), accepted('jürgen'));
+  for (const other of [
+    basic('bank:eins', 'basic'),
+    `${basic('bank:eins')} `,
+    basic('bank:zwei'),
+    basic('pruefer:alt'),
+  ]) {
+    assert.equal(authenticator.byHeader(other), undefined, other);
+  }
+  authenticator.replaceUsers(validateCredentials([{ username: 'bank', password: 'neu' }]));
+  assert.equal(authenticator.byHeader(basic('bank:eins')), undefined, 'the old header outlived its credentials');
+  assert.deepEqual(authenticator.byHeader(basic('bank:neu')), accepted('bank'));
 });
 
 test('challenge names the realm and the charset, quoting what needs it', () => {
