@@ -217,6 +217,9 @@ test('--workers 2 with the primary stopped: what a worker queues for it is bound
   for (const seen of bursts.slice(6)) {
     assert.deepEqual([...seen.keys()], [429], `wrong passwords are refused: ${JSON.stringify([...seen])}`);
   }
+  // Said by the worker that refused them, once until the primary answers again.
+  const said = server.output().stderr.match(/worker \d+: .*: credentials get 429 until the primary answers\n/g) ?? [];
+  assert.ok(said.length >= 1 && said.length <= 2, server.output().stderr);
   for (const [i, kb] of after.entries()) {
     assert.ok(kb - (before[i] as number) < 40_000, `worker ${i}: ${before[i]} kB before, ${kb} kB after`);
   }
