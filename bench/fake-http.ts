@@ -30,3 +30,21 @@ export function fakeExchange(connection: Any, url: string, authorization: string
   res.once('finish', () => res.emit('close'));
   return [req, res];
 }
+
+/**
+ * `handler` behind a build's access log (`log`, its bin/base/log.js or bin/log.js): its
+ * withAccessLog, or where the listener's edge times each response and hands it to the log
+ * (`accessLog`), the same done here, with the facts read by the build's `requestFacts`.
+ */
+export function behindAccessLog(log: Any, requestFacts: (req: Any) => Any, handler: Any): Any {
+  if (log.withAccessLog !== undefined) return log.withAccessLog(handler);
+  const answered = log.accessLog();
+  return (req: Any, res: Any) => {
+    const started = performance.now();
+    res.on('close', () => {
+      const facts = requestFacts(req);
+      answered(res, performance.now() - started, facts, facts?.path ?? req.url);
+    });
+    handler(req, res);
+  };
+}

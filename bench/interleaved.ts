@@ -20,7 +20,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { fakeExchange, fakeSocket } from './fake-http.js';
+import { behindAccessLog, fakeExchange, fakeSocket } from './fake-http.js';
 import { median, queriesFor, toQueryString } from './shapes.js';
 
 const { values, positionals } = parseArgs({
@@ -64,11 +64,13 @@ async function serveRounds(root: string): Promise<never> {
   const header = `Basic ${Buffer.from('bench:bench').toString('base64')}`;
   const connections = Array.from({ length: 16 }, fakeSocket);
   const load = async (path: string): Promise<Any> => import(pathToFileURL(join(resolve(root), 'dist', path)).href);
-  const { createHandler } = await load('lib/index.js');
+  const { createHandler, requestFacts } = await load('lib/index.js');
   // The access log: bin/base/log.js, or bin/log.js in a build from before bin/ had rooms.
-  const { withAccessLog } = await load('bin/base/log.js').catch(() => load('bin/log.js'));
+  const log = await load('bin/base/log.js').catch(() => load('bin/log.js'));
   const db = new Database(FILE, { readonly: true, fileMustExist: true });
-  const handler: (req: IncomingMessage, res: ServerResponse) => void = withAccessLog(
+  const handler: (req: IncomingMessage, res: ServerResponse) => void = behindAccessLog(
+    log,
+    requestFacts,
     createHandler(db, { username: 'bench', password: 'bench' }, { maxAuthFailures: 0 }),
   );
   let next = 0;

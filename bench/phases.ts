@@ -18,7 +18,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import type { SearchQuery } from '../lib/query.js';
-import { fakeExchange } from './fake-http.js';
+import { behindAccessLog, fakeExchange } from './fake-http.js';
 import { median, queriesFor, toQueryString } from './shapes.js';
 
 const { values } = parseArgs({
@@ -298,9 +298,11 @@ async function measureBuild(root: string, queries: SearchQuery[]): Promise<Recor
   };
 
   // The access line: the listener, the line, the batch it joins (stdout here goes nowhere).
-  if (log?.withAccessLog !== undefined) {
+  const handlerLib = (await load('lib/index.js')) as Any;
+  const logs = log?.withAccessLog !== undefined || log?.accessLog !== undefined;
+  if (logs) {
     process.stdout.write = (() => true) as Any;
-    const logged = log.withAccessLog((req: Any) => {
+    const logged = behindAccessLog(log, handlerLib?.requestFacts, (req: Any) => {
       const facts = recordFacts(req, '127.0.0.1');
       facts.user = 'bench';
     });
@@ -317,10 +319,11 @@ async function measureBuild(root: string, queries: SearchQuery[]): Promise<Recor
   // The whole way of a request through the command's handler (createHandler behind the
   // access log, as the command serves it), without node:http's parsing and the kernel: the
   // requests made by hand, the answers written into sockets that take everything.
-  const handlerLib = (await load('lib/index.js')) as Any;
-  if (handlerLib?.createHandler !== undefined && log?.withAccessLog !== undefined) {
+  if (handlerLib?.createHandler !== undefined && logs) {
     process.stdout.write = (() => true) as Any;
-    const handler = log.withAccessLog(
+    const handler = behindAccessLog(
+      log,
+      handlerLib.requestFacts,
       handlerLib.createHandler(db, { username: 'bench', password: 'bench' }, { maxAuthFailures: 0 }),
     );
     // Connections of their own: writing an answer without keep-alive above marked the

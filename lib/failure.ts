@@ -4,6 +4,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ERRORS } from './messages.js';
+import { pathForLog, requestFacts } from './request.js';
 import { sendError } from './respond.js';
 
 export interface Failures {
@@ -13,10 +14,11 @@ export interface Failures {
   fail(error: unknown, req: IncomingMessage, res: ServerResponse): void;
 }
 
-export function createFailures(onError: (error: unknown, req: IncomingMessage) => void): Failures {
+export function createFailures(onError: (error: unknown, req: IncomingMessage, path: string) => void): Failures {
   function report(error: unknown, req: IncomingMessage): void {
     try {
-      onError(error, req);
+      // The path a log line may show: the routed one, or the target's for a request not routed yet.
+      onError(error, req, requestFacts(req)?.path ?? pathForLog(req.url ?? ''));
     } catch {
       // A failing error hook must not take the request, or the server, down with it.
     }

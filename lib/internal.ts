@@ -11,5 +11,5 @@ export { Metrics } from './metrics.js';
 export { createSharedParts, resolveOptions } from './options.js';
 export { hashPassword } from './password-hash.js';
 export { protectServer } from './protocol-errors.js';
-export { pathForLog, requestFacts } from './request.js';
+export type { RequestFacts } from './request.js';
 export type { Credentials, HandlerOptions } from './types.js';

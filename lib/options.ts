@@ -11,7 +11,7 @@ import { ensure } from './errors.js';
 import { createHashChecks, type HashChecks } from './hash-checks.js';
 import { type Mapping, ownSchema, TABLE_NAME, type TableNames } from './mapping.js';
 import type { Metrics } from './metrics.js';
-import { canonicalAddress, pathForLog, type TrustedPeers, trustedPeers } from './request.js';
+import { canonicalAddress, type TrustedPeers, trustedPeers } from './request.js';
 import { createThrottle, type Throttle } from './throttle.js';
 import { createThrottleAuthority, type ThrottleAuthority } from './throttle-authority.js';
 import { type CountsElsewhere, createThrottleReplica } from './throttle-replica.js';
@@ -246,7 +246,6 @@ function withoutUndefined(options: HandlerOptions): Partial<Filled> {
   return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as Partial<Filled>;
 }
 
-function writeToStderr(error: unknown, req: IncomingMessage): void {
-  const path = pathForLog(req.url ?? '');
+function writeToStderr(error: unknown, req: IncomingMessage, path: string): void {
   console.error(`booking-search-server: error in ${req.method} ${path}:`, error);
 }

@@ -8,7 +8,7 @@ import { TLSSocket } from 'node:tls';
 import { boundConnections, type ConnectionBounds } from './connection-cap.js';
 import { errorCode } from './errors.js';
 import { type ApiError, ERRORS } from './messages.js';
-import { hasBadHost } from './request.js';
+import { type Answered, hasBadHost, whenAnswered } from './request.js';
 import {
   afterAnswers,
   answering,
@@ -28,6 +28,12 @@ export interface EdgeOptions extends ConnectionBounds {
    * check is off (`answerProtocolErrors`). Without it, the handler is trusted to check.
    */
   badHost?: Listener | undefined;
+  /**
+   * Hears each response as it closes, the requests the bound refuses included: its
+   * milliseconds since the request came, what the handler learnt of it (`undefined` for a
+   * request it never routed) and its path as a log line may show it (lib/request.ts).
+   */
+  answered?: Answered | undefined;
 }
 
 /**
@@ -37,21 +43,17 @@ export interface EdgeOptions extends ConnectionBounds {
  * answered as JSON after them (`answerProtocolErrors`), and each connection's peer read when
  * it is accepted, before a client that resets it takes it along (lib/request.ts); and on the
  * server's socket timeout, only a connection with no request waiting for its answer closed.
- * `around`, outermost, sees the requests the bound refuses too. The server keeps at most
- * `edge`'s connections, in all and from one address (connection-cap.ts); with `edge.badHost`,
- * a request with a bad Host is answered by it instead of `handler`. Returns the stop's part
+ * The server keeps at most `edge`'s connections, in all and from one address
+ * (connection-cap.ts); with `edge.badHost`, a request with a bad Host is answered by it
+ * instead of `handler`; `edge.answered` hears every response close. Returns the stop's part
  * on the connections (connection-cap.ts).
  */
-export function protectServer(
-  server: Server,
-  handler: Listener,
-  around: (inner: Listener) => Listener = (inner) => inner,
-  edge: EdgeOptions,
-): () => void {
-  const { badHost } = edge;
+export function protectServer(server: Server, handler: Listener, edge: EdgeOptions): () => void {
+  const { badHost, answered } = edge;
   const checked: Listener =
     badHost === undefined ? handler : (req, res) => (hasBadHost(req) ? badHost(req, res) : handler(req, res));
-  server.on('request', around(withinUnansweredBound(checked)));
+  const bounded = withinUnansweredBound(checked);
+  server.on('request', answered === undefined ? bounded : whenAnswered(bounded, answered));
   // `Expect: 100-continue`: a request as any other, but without node:http's 100 Continue
   // before the handler ran; the body's reader sends it once the request is let in.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));

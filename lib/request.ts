@@ -1,9 +1,10 @@
 // A request as the handler first reads it, before it routes: its target (RFC 9112 §3.2) in
 // origin form and as a log may show it; its `Host` field; its client's address, the
 // socket's peer or, behind a proxy named in `trustProxy`, the last `X-Forwarded-For` entry
-// (docs/API.md, Throttling); and the facts a log line or a count of /metrics may show.
+// (docs/API.md, Throttling); and the facts a log line or a count of /metrics may show,
+// handed to a listener's log as each response closes.
 
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BlockList, isIP } from 'node:net';
 import { ensure } from './errors.js';
 
@@ -258,4 +259,32 @@ export function recordFacts(
   const recorded: RequestFacts = { endpoint, clientAddress, user: undefined, attempted: undefined, path };
   (req as WithFacts)[FACTS] = recorded;
   return recorded;
+}
+
+/** What a listener's edge hands its log of a response that closed (lib/protocol-errors.ts). */
+export type Answered = (res: ServerResponse, ms: number, facts: RequestFacts | undefined, path: string) => void;
+
+// The request's start, on its response under a symbol of this module, and one 'close'
+// listener for every response, made once a listener: no closure and no once() wrapper a request.
+const STARTED = Symbol('booking-search-server request start');
+type Timed = ServerResponse & { [STARTED]?: number };
+
+/**
+ * `handler`, and `answered` told of each response as it closes: its milliseconds since the
+ * request came, its facts, and the path a log line shows for it, routed or not (`pathForLog`).
+ */
+export function whenAnswered(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+  answered: Answered,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  function closed(this: Timed): void {
+    const ms = performance.now() - (this[STARTED] ?? 0);
+    const facts = requestFacts(this.req);
+    answered(this, ms, facts, facts?.path ?? pathForLog(this.req.url ?? ''));
+  }
+  return (req, res) => {
+    (res as Timed)[STARTED] = performance.now();
+    res.on('close', closed);
+    handler(req, res);
+  };
 }

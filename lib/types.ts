@@ -44,10 +44,11 @@ export interface HandlerOptions {
   /** The `name` in the status response and the realm of the Basic challenge. Default `"booking-search-server"`. */
   serviceName?: string | undefined;
   /**
-   * Receives the cause of every 500 (and the request it happened in). The client only
-   * ever sees the fixed message. Default: writes the error to stderr.
+   * Receives the cause of every 500, the request it happened in and that request's path as
+   * a log line may show it (no query). The client only ever sees the fixed message.
+   * Default: writes the error to stderr.
    */
-  onError?: ((error: unknown, req: IncomingMessage) => void) | undefined;
+  onError?: ((error: unknown, req: IncomingMessage, path: string) => void) | undefined;
   /**
    * Failed authentications from one client address (an IPv6 address counts by its /64)
    * that trigger `429` for that address. `0` turns this off. Default `10`.

@@ -39,7 +39,6 @@ async function serve(t: TestContext, bounds: ConnectionBounds, book = false) {
           if (req.url === '/hold' || req.method === 'POST') held.push(res);
           else res.end('ok');
         },
-    undefined,
     bounds,
   );
   // Headers that never end hold a connection (the timeouts are the listener's, not tested here).

@@ -207,15 +207,21 @@ test('validation failures answer 400 with the docs/API.md message', async (t) =>
   assertReply(await get(`${origin}/api/v1/buchungen`), 400, { fehler: "Parameter 'von' fehlt.", code: 'bad_query' });
 });
 
-test('a database error answers the fixed 500, the cause goes to onError, and serving goes on', async (t) => {
+test('a database error answers the fixed 500, the cause goes to onError with the path a log shows, and serving goes on', async (t) => {
   const db = new Database(buildDatabase(t), { readonly: true });
   const errors: unknown[] = [];
-  const origin = await serve(t, createHandler(db, CREDENTIALS, { onError: (error) => errors.push(error) }));
+  const paths: string[] = [];
+  const onError = (error: unknown, _req: unknown, path: string): void => {
+    errors.push(error);
+    paths.push(path);
+  };
+  const origin = await serve(t, createHandler(db, CREDENTIALS, { onError }));
   db.close();
   const reply = await get(`${origin}/api/v1/buchungen?${MARCH}&betrag=-12.5`);
   assertReply(reply, 500, { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'search_failed' });
   assert.equal(reply.headers['retry-after'], undefined);
   assert.equal(errors.length, 1);
+  assert.deepEqual(paths, ['/api/v1/buchungen'], 'no query');
   assertReply(await get(`${origin}/api/v1/status`), 200, { name: 'booking-search-server', version: '1.0' });
 });
 

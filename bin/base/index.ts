@@ -7,6 +7,8 @@
 export { type Channel, ChannelError, createChannel, type Port } from './channel.js';
 export { CliError, describeError, describeFsError, isPrivacyRefusal } from './errors.js';
 export {
+  type AccessLog,
+  accessLog,
   errorLineTemplate,
   type LogLevel,
   logInfo,
@@ -14,7 +16,6 @@ export {
   logValue,
   MAX_LINE_CHARACTERS,
   setLogFormat,
-  withAccessLog,
 } from './log.js';
 export { moduleBeside } from './module-file.js';
 export { NAME, readPackageFile, readVersion } from './package.js';

@@ -6,7 +6,7 @@
 
 import { fstatSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pathForLog, requestFacts } from '../../lib/internal.js';
+import type { RequestFacts } from '../../lib/internal.js';
 
 export type LogFormat = 'text' | 'json';
 /** How much a line matters, as syslog and journald rank it (RFC 5424 §6.2.1). */
@@ -188,56 +188,38 @@ function flushAccessLog(): void {
 // stdout to a pipe or a file is written synchronously on Linux, so nothing is lost here.
 process.on('exit', flushAccessLog);
 
+/** What the access log hears of each response as it closes (bin/listen/server.ts, `answered`). */
+export type AccessLog = (res: ServerResponse, ms: number, facts: RequestFacts | undefined, path: string) => void;
+
 /**
  * One line per request on stdout, written when the response ends: time, client address
  * (after the proxy rule), user (accepted, or the one a failed login tried; `-` without
  * credentials), method, path without
  * the query, status (`aborted` / `null` when the client left first) and milliseconds.
  */
-export function withAccessLog(
-  handler: (req: IncomingMessage, res: ServerResponse) => void,
+export function accessLog(
   /** Hears every response when it ends, with its milliseconds (lib/metrics.ts counts them). */
   ended?: (req: IncomingMessage, res: ServerResponse, ms: number) => void,
   /** Hears every response when it closes: the books count their requests in flight (BookService.closed). */
   closed?: (res: ServerResponse) => void,
-): (req: IncomingMessage, res: ServerResponse) => void {
+): AccessLog {
   // Every access line is information, whatever its status: a failure is its own line.
-  accessPriority = toJournal.stdout ? PRIORITY.info : '';
-  responseEnded = ended;
-  responseClosed = closed;
-  return (req, res) => {
-    // One listener for every response, the start on the response under a symbol of this
-    // module: no closure and no once() wrapper a request (docs/design/README.md, "Where a
-    // request's time goes"). A response closes once.
-    (res as Timed)[STARTED] = performance.now();
-    res.on('close', logResponse);
-    handler(req, res);
+  const priority = toJournal.stdout ? PRIORITY.info : '';
+  return (res, elapsed, facts, path) => {
+    const req = res.req;
+    closed?.(res);
+    ended?.(req, res, elapsed);
+    // To a tenth, written from whole tenths: toFixed formats a double, which costs more.
+    const tenths = Math.round(elapsed * 10);
+    const ms = tenths / 10;
+    // A request the handler never routed (refused before, or by the listener) has no facts.
+    const address = facts?.clientAddress ?? '-';
+    const user = userForLog(facts?.user ?? facts?.attempted, format === 'json');
+    const finished = res.writableFinished;
+    writeAccessLine(
+      format === 'json'
+        ? `${priority}${JSON.stringify({ time: isoTime(), level: 'info', address, user, method: req.method, path, status: finished ? res.statusCode : null, ms })}\n`
+        : `${priority}${isoTime()} ${address} ${user} ${req.method} ${path} ${finished ? res.statusCode : 'aborted'} ${(tenths - (tenths % 10)) / 10}.${tenths % 10}ms\n`,
+    );
   };
-}
-
-const STARTED = Symbol('booking-search-server access log start');
-let accessPriority = '';
-let responseEnded: ((req: IncomingMessage, res: ServerResponse, ms: number) => void) | undefined;
-let responseClosed: ((res: ServerResponse) => void) | undefined;
-type Timed = ServerResponse & { [STARTED]?: number };
-
-function logResponse(this: Timed): void {
-  const req = this.req;
-  const elapsed = performance.now() - (this[STARTED] ?? 0);
-  responseClosed?.(this);
-  responseEnded?.(req, this, elapsed);
-  // To a tenth, written from whole tenths: toFixed formats a double, which costs more.
-  const tenths = Math.round(elapsed * 10);
-  const ms = tenths / 10;
-  const facts = requestFacts(req);
-  // A request the handler never routed (refused before, or by the listener) has no facts.
-  const path = facts?.path ?? pathForLog(req.url ?? '');
-  const address = facts?.clientAddress ?? '-';
-  const user = userForLog(facts?.user ?? facts?.attempted, format === 'json');
-  const finished = this.writableFinished;
-  writeAccessLine(
-    format === 'json'
-      ? `${accessPriority}${JSON.stringify({ time: isoTime(), level: 'info', address, user, method: req.method, path, status: finished ? this.statusCode : null, ms })}\n`
-      : `${accessPriority}${isoTime()} ${address} ${user} ${req.method} ${path} ${finished ? this.statusCode : 'aborted'} ${(tenths - (tenths % 10)) / 10}.${tenths % 10}ms\n`,
-  );
 }

@@ -10,7 +10,8 @@ import type { SearchTurns } from '../files/index.js';
 /** A book's handler as createHandler makes it: a request handler that takes new credentials. */
 export type BookingSearchHandler = ReturnType<typeof createHandler>;
 
-export type ErrorHook = (error: unknown, req: IncomingMessage) => void;
+/** Hears the cause of a 500, with its request and the path a log line shows (HandlerOptions' onError). */
+export type ErrorHook = (error: unknown, req: IncomingMessage, path: string) => void;
 /**
  * How the CLI turns the search over a book's file into its handler: `app` is the mapping
  * served (given, or recognised from the file's tables); `onError` hears the causes of

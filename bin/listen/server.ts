@@ -33,6 +33,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { protectServer } from '../../lib/internal.js';
+import type { AccessLog } from '../base/index.js';
 import { closeStalledConnections } from './send-timeout.js';
 import { type TlsMinVersion, tlsPolicy } from './tls.js';
 
@@ -56,10 +57,11 @@ export interface ListenerOptions {
   /** node:https with this certificate and key, under the TLS policy of tls.ts; else node:http. */
   tls?: { cert: Buffer; key: Buffer; minVersion: TlsMinVersion };
   /**
-   * What wraps the protected handler, outermost (the API listener's access log): it sees
-   * the requests the bound refuses too, so that they are logged and counted.
+   * Hears each response as it closes (the API listener's access log), the requests the bound
+   * refuses too, so that they are logged and counted: its milliseconds, what the handler
+   * learnt of it (none for a request it never routed), its path as a log line shows it.
    */
-  around?: (handler: Listener) => Listener;
+  answered?: AccessLog;
   /** --trust-proxy's entries (ServeCommand's `trustProxy`): peers never held to one address's share. */
   proxies?: readonly string[];
   /**
@@ -76,7 +78,7 @@ export interface ListenerOptions {
  */
 export function createListener(
   handler: Listener,
-  { limits, tls, around, proxies = [], badHost }: ListenerOptions,
+  { limits, tls, answered, proxies = [], badHost }: ListenerOptions,
 ): Server {
   const options = {
     maxHeaderSize: MAX_HEADER_BYTES,
@@ -103,11 +105,12 @@ export function createListener(
   // the peer read on acceptance and the bounds on connections: the library's part of the
   // edge (lib/protocol-errors.ts). Half: the single client behind a NAT or an unnamed proxy
   // may hold many, and one address alone still leaves the other half to everyone else.
-  const stopConnections = protectServer(server, handler, around, {
+  const stopConnections = protectServer(server, handler, {
     cap: limits.maxConnections,
     most: Math.floor(limits.maxConnections / 2),
     proxies,
     badHost,
+    answered,
   });
   connectionStops.set(server, stopConnections);
   // node:http's socket timeout (0, off, by default): a connection on which nothing moved

@@ -4,14 +4,7 @@
 
 import type { IncomingMessage, RequestListener } from 'node:http';
 import type Database from 'better-sqlite3';
-import {
-  createHandler,
-  createSharedParts,
-  type HandlerOptions,
-  Metrics,
-  pathForLog,
-  resolveOptions,
-} from '../../lib/internal.js';
+import { createHandler, createSharedParts, type HandlerOptions, Metrics, resolveOptions } from '../../lib/internal.js';
 import { describeError, logLine } from '../base/index.js';
 import { type BuildHandler, createEmptyBook } from '../books/index.js';
 import { countsInPrimary, type Role } from '../cluster/index.js';
@@ -103,7 +96,6 @@ function serviceOptions(command: ServeCommand): HandlerOptions {
 }
 
 /** Hears the cause of a 500: one line with the request's method and path (without its query). */
-export function logError(error: unknown, req: IncomingMessage): void {
-  const path = pathForLog(req.url ?? '');
+export function logError(error: unknown, req: IncomingMessage, path: string): void {
   logLine(`error in ${req.method} ${path}: ${describeError(error)}`);
 }

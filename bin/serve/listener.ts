@@ -11,6 +11,7 @@ import { dirname } from 'node:path';
 import { errorCode, Metrics } from '../../lib/internal.js';
 import { answersOfProcess, listenAdmin, reportToPrimary, type ServingProcess } from '../admin/index.js';
 import {
+  accessLog,
   CliError,
   describeError,
   describeFsError,
@@ -19,7 +20,6 @@ import {
   onStopSignals,
   type ReloadTrigger,
   readVersion,
-  withAccessLog,
 } from '../base/index.js';
 import type { ServedBook } from '../books/index.js';
 import type { Role } from '../cluster/index.js';
@@ -38,8 +38,6 @@ import {
   tlsPolicy,
   tlsRefusal,
 } from '../listen/index.js';
-
-type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
 // Connections the API listener keeps open at once; a new one beyond them is closed at once.
 // Far above what a proxy's keep-alive pool or an office's clients hold, and below the 1,024
@@ -130,11 +128,16 @@ function createServer(
   const proxies = command.trustProxy;
   const ended =
     metrics && ((req: IncomingMessage, res: ServerResponse, ms: number) => metrics.countAnswer(req, res, ms / 1000));
-  const around = (listener: Listener): Listener => withAccessLog(listener, ended, closed);
-  if (command.tls === undefined) return createListener(handler, { limits, around, proxies });
+  const answered = accessLog(ended, closed);
+  if (command.tls === undefined) return createListener(handler, { limits, answered, proxies });
   const { cert, key } = readTls(command.tls);
   try {
-    return createListener(handler, { limits, around, proxies, tls: { cert, key, minVersion: command.tls.minVersion } });
+    return createListener(handler, {
+      limits,
+      answered,
+      proxies,
+      tls: { cert, key, minVersion: command.tls.minVersion },
+    });
   } catch (error: unknown) {
     const message = error instanceof Error ? error.message : String(error);
     throw new CliError(tlsRefusal(command.tls.cert, command.tls.key, message));

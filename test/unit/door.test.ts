@@ -38,8 +38,8 @@ const WHY: Record<string, string> = {
   withoutBookingValues:
     "a judgement's sentence without its bookings' values, for /ready: the sentences are the library's",
   protectServer: "the library's edge on a listener: a connection's bound, protocol errors as JSON",
-  pathForLog: "a request's path as a log line shows it, without the query",
-  requestFacts: 'what the handler learnt of a request (endpoint, address, user), for the access log',
+  RequestFacts:
+    "what the handler learnt of a request (address, user), as the listener's edge hands it to the access log: public",
 };
 /**
  * Types bin/ derives from a name it imports from lib/ instead of importing the type itself:
