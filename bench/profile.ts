@@ -90,6 +90,8 @@ const PHASES = {
 } as const;
 const RULES: Rule[] = [
   [PHASES.log, /\/bin\/(?:base\/)?log\.js$/, ANY],
+  // The listener's edge times each response for the access log (lib/request.ts).
+  [PHASES.log, /\/lib\/request\.js$/, /^(?:whenAnswered|closed)$/],
   [PHASES.parse, /\/lib\/(?:query|money)\.js$/, /^(?!formatEuros$)/],
   [PHASES.format, /\/lib\/(?:format|money)\.js$/, ANY],
   [PHASES.format, /\/lib\/search-endpoint\.js$/, /^(?:formatSearchResult|formatBooking|formatEuros|jsonString)$/],
