@@ -96,7 +96,8 @@ export const CONFIG_KEYS: ReadonlySet<string> = new Set(CONFIGURABLE.map(([key])
 /** `--config FILE` as given on the command line (the variable is bin/config/configuration.ts's configPath). */
 export function configFlag(argv: readonly string[]): string | undefined {
   try {
-    const { values } = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: false });
+    const args = negativeValuesJoined(argv);
+    const { values } = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: false });
     return typeof values.config === 'string' ? values.config : undefined;
   } catch {
     return undefined;
@@ -114,6 +115,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   if (flags.help === true) return { command: 'help' };
   if (flags.version === true) return { command: 'version' };
   if (flags.openapi === true) return { command: 'openapi' };
+  if (positionals[0] === 'hash-password') return hashPasswordCommand(argv);
   const gathered = gatherSettings(flags as Values, CONFIGURABLE, env, config);
   let command: Command;
   try {
@@ -148,9 +150,8 @@ function interpret(
     const app = checkMapping(setting('app'), tables);
     return { command: 'check', db, app, tables, appIn: appWrittenIn(origins), searchMs };
   }
-  if (verb === 'hash-password' && extra.length === 0) return { command: 'hash-password' };
   if (verb !== undefined && !(verb === 'check' && extra.length === 0)) {
-    throw usage(`unexpected argument '${verb === 'check' || verb === 'hash-password' ? extra[0] : verb}'`);
+    throw usage(`unexpected argument '${verb === 'check' ? extra[0] : verb}'`);
   }
 
   return readServeCommand(setting, given, { verb, env, config, origins, configurable: CONFIGURABLE });
@@ -158,7 +159,7 @@ function interpret(
 
 function parse(argv: readonly string[]) {
   try {
-    return parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+    return parseArgs({ args: negativeValuesJoined(argv), options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error: unknown) {
     // parseArgs explains at length; one short line is what a terminal needs.
     const message = error instanceof Error ? error.message : String(error);
@@ -169,4 +170,38 @@ function parse(argv: readonly string[]) {
     if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option) throw usage(`option ${option} needs a value`);
     throw usage(message.split('\n')[0] ?? message);
   }
+}
+
+/**
+ * `hash-password` reads standard input and nothing else: any other argument, a flag too, is
+ * refused rather than ignored (the first one is named, a flag without its value).
+ */
+function hashPasswordCommand(argv: readonly string[]): Command {
+  const others = [...argv];
+  others.splice(others.indexOf('hash-password'), 1);
+  const other = others[0];
+  if (other !== undefined) throw usage(`unexpected argument '${other.startsWith('--') ? other.split('=')[0] : other}'`);
+  return { command: 'hash-password' };
+}
+
+// parseArgs takes `-1` after `--port` for an option of its own and says --port needs a
+// value; a value that looks like a negative number is the flag's, judged by its setting's
+// rule as the same value in a variable is. Any other value starting with `-` still needs
+// `--flag=value`.
+const NEGATIVE_NUMBER = /^-\.?[0-9]/;
+
+/** `argv` with each `--flag -N` of a flag that takes a value written `--flag=-N`. */
+function negativeValuesJoined(argv: readonly string[]): string[] {
+  const args: string[] = [];
+  for (let index = 0; index < argv.length; index += 1) {
+    const arg = argv[index] as string;
+    const next = argv[index + 1];
+    if (arg === '--') return [...args, ...argv.slice(index)];
+    const option = arg.startsWith('--') ? (OPTIONS as ParseArgsOptionsConfig)[arg.slice(2)] : undefined;
+    if (option?.type === 'string' && next !== undefined && NEGATIVE_NUMBER.test(next)) {
+      args.push(`${arg}=${next}`);
+      index += 1;
+    } else args.push(arg);
+  }
+  return args;
 }

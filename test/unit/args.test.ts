@@ -131,10 +131,19 @@ const USAGE_ERRORS: Array<[argv: string[], line: string]> = [
   [['check', '--db', 'x', 'y'], "unexpected argument 'y'"],
   [['--demo', 'extra'], "unexpected argument 'extra'"],
   [['hash-password', 'geheim'], "unexpected argument 'geheim'"],
+  // hash-password reads standard input only: a flag given to it is refused, not ignored.
+  [['hash-password', '--db', 'x'], "unexpected argument '--db'"],
+  [['--demo', 'hash-password'], "unexpected argument '--demo'"],
+  [['hash-password', '--port=8080'], "unexpected argument '--port'"],
   [['--demo', '--port', '70000'], "--port must be a whole number from 0 to 65535, not '70000'"],
   [['--demo', '--port', 'http'], "--port must be a whole number from 0 to 65535, not 'http'"],
-  // parseArgs reads '-1' as an option, not as the value.
-  [['--demo', '--port', '-1'], 'option --port needs a value'],
+  // A value that looks like a negative number is the flag's, judged by its rule; another
+  // value starting with '-' is an option, and the flag before it has none.
+  [['--demo', '--port', '-1'], "--port must be a whole number from 0 to 65535, not '-1'"],
+  [['--demo', '--max-auth-failures', '-3'], "--max-auth-failures must be a whole number from 0 to 1000000, not '-3'"],
+  [['--demo', '--search-timeout', '-.5'], "--search-timeout must be a whole number from 1 to 3600, not '-.5'"],
+  [['--demo', '--name', '-x'], 'option --name needs a value'],
+  [['--demo', '--port', '--workers', '-2'], 'option --port needs a value'],
   [['--demo', '--workers', '0'], "--workers must be a whole number from 1 to 64, not '0'"],
   [['--demo', '--max-auth-failures', '1e3'], "--max-auth-failures must be a whole number from 0 to 1000000, not '1e3'"],
   [['--demo', '--max-user-failures', '5x'], "--max-user-failures must be a whole number from 0 to 1000000, not '5x'"],

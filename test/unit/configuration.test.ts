@@ -312,7 +312,7 @@ test('a value of the file is judged where a flag or variable outranks it, as che
     { error: `${FILE}:1: port must be a whole number from 0 to 65535, not '8080 # web'`, exitCode: 1 },
   );
   // A command that reads no setting of the file does not judge it.
-  assert.deepEqual(parseCommandLine(['hash-password', '--port', '0'], USER, config('port = x')), {
+  assert.deepEqual(parseCommandLine(['hash-password'], USER, config('port = x')), {
     command: 'hash-password',
   });
 });
