@@ -23,6 +23,12 @@ import {
 } from './support/helpers.js';
 import { onTerminal } from './support/terminal.js';
 
+/** Group `gid` as a refusal names it, as `check` does: `root (0)`, or `0` where it has no name. */
+function groupNamed(gid: number): string {
+  const name = spawnSync('getent', ['group', String(gid)], { encoding: 'utf8' }).stdout?.split(':')[0];
+  return name ? `${name} (${gid})` : `${gid}`;
+}
+
 /** Runs `hash-password` with `input` on its standard input. */
 async function hashPasswordOf(input: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [BIN, 'hash-password'], { stdio: ['pipe', 'pipe', 'pipe'], timeout: 30_000 });
@@ -503,7 +509,10 @@ test('a credentials file that another user could change is refused with one line
   chmodSync(file, 0o602);
   await refused(file, `refusing credentials file ${file}: it is writable by every user (mode 602); chmod go-w it`);
   chmodSync(file, 0o660);
-  await refused(file, `refusing credentials file ${file}: it is writable by group 0 (mode 660); chmod go-w it`);
+  await refused(
+    file,
+    `refusing credentials file ${file}: it is writable by group ${groupNamed(0)} (mode 660); chmod go-w it`,
+  );
   chmodSync(file, 0o600);
   chownSync(file, nobody, 0);
   await refused(
@@ -624,6 +633,6 @@ test('a TLS key readable by every user is served with a warning; a TLS key or ce
   assertFails(
     await run(['--demo', '--tls-cert', cert, '--tls-key', key]),
     1,
-    `booking-search-server: refusing --tls-cert ${cert}: it is writable by group 0 (mode 664); chmod go-w it`,
+    `booking-search-server: refusing --tls-cert ${cert}: it is writable by group ${groupNamed(0)} (mode 664); chmod go-w it`,
   );
 });

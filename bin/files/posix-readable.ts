@@ -1,5 +1,6 @@
 // Why this process may not read a book's file on a POSIX system, in words that name the
-// user, the entry that stops it and what gives it access (the application's group).
+// user, the entry that stops it and what gives it access (the application's group); and
+// how a line names a user or group.
 
 import { execFileSync } from 'node:child_process';
 import { accessSync, constants, type Stats, statSync } from 'node:fs';
@@ -89,12 +90,14 @@ export function judgedAs(): string | undefined {
   const uid = process.geteuid?.();
   const groups = process.getgroups?.();
   if (uid === undefined || groups === undefined) return undefined;
-  const named = (database: 'passwd' | 'group', id: number): string => {
-    const name = nameOf(database, id);
-    return name === undefined ? `${id}` : `${name} (${id})`;
-  };
   const all = [...new Set([process.getegid?.() ?? groups[0], ...groups])].filter((gid) => gid !== undefined);
   return `Judged as user ${named('passwd', uid)} with groups ${all.map((gid) => named('group', gid)).join(', ')}. A running service keeps the groups it started with: a file that needs another group is read after the group is in its SupplementaryGroups= (under systemd) and the service is restarted.`;
+}
+
+/** User or group `id` as a line names it: `bss6 (981)`, or `981` when it has no name. */
+export function named(database: 'passwd' | 'group', id: number): string {
+  const name = nameOf(database, id);
+  return name === undefined ? `${id}` : `${name} (${id})`;
 }
 
 /**

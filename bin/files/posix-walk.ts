@@ -11,6 +11,7 @@ import { lstatSync, readlinkSync, type Stats } from 'node:fs';
 import { dirname } from 'node:path';
 import { CliError } from '../base/index.js';
 import type { Trusted } from './file-rule.js';
+import { named } from './posix-readable.js';
 
 const STICKY = 0o1000;
 
@@ -26,7 +27,7 @@ export function ownProblem(stats: Stats, directory: boolean, trusted: Trusted = 
   // A directory may be writable by the service's own group (systemd's Group=); a file it
   // only reads need not be writable by any group.
   if ((mode & 0o020) !== 0 && (!directory || (group !== gid && group !== 0 && group !== trusted.group)))
-    return `is writable by group ${group}${directory ? ", which is not the service's" : ''} ${bits}`;
+    return `is writable by group ${named('group', group)}${directory ? ", which is not the service's" : ''} ${bits}`;
   return undefined;
 }
 
