@@ -5,13 +5,7 @@
 // (`credentials[2].username`), the command as a line of its credentials file or a variable.
 // Never a secret.
 
-import {
-  FOREIGN_HASH_ADVICE,
-  foreignHashScheme,
-  isPasswordHash,
-  type PasswordHash,
-  parsePasswordHash,
-} from './password-hash.js';
+import { foreignHashProblem, isPasswordHash, type PasswordHash, parsePasswordHash } from './password-hash.js';
 import type { Credentials } from './types.js';
 
 /** One configured client as the authenticator keeps it. */
@@ -35,7 +29,8 @@ export type CredentialsProblem =
         | 'password and passwordHash'
         | 'no password'
         | 'passwordHash not a hash'
-        | 'empty password';
+        | 'empty password'
+        | 'hash as password';
     }
   | { index: number | undefined; kind: 'unusable hash' | 'foreign hash'; detail: string }
   | { index: number; kind: 'repeated username'; first: number };
@@ -106,8 +101,10 @@ function checkOne(entry: unknown, index: number | undefined): ConfiguredUser | C
     return { username, kind: 'hash', hash: parsed.hash };
   }
   if (typeof password !== 'string' || password === '') return { index, kind: 'empty password' };
-  const foreign = foreignHashScheme(password);
-  if (foreign !== undefined) return { index, kind: 'foreign hash', detail: FOREIGN_HASH_ADVICE(foreign) };
+  // A hash as a password is a mistake: its string would log in, and its password not.
+  if (isPasswordHash(password)) return { index, kind: 'hash as password' };
+  const foreign = foreignHashProblem(password);
+  if (foreign !== undefined) return { index, kind: 'foreign hash', detail: foreign };
   return { username, kind: 'password', password: password.normalize('NFC') };
 }
 
@@ -132,6 +129,8 @@ function describeForLibrary(problem: CredentialsProblem): string {
       return `${name}.passwordHash is not usable: ${problem.detail}`;
     case 'empty password':
       return `${name}.password must be a non-empty string`;
+    case 'hash as password':
+      return `${name}.password starts with $scrypt$: give a hash as passwordHash`;
     case 'foreign hash':
       return `${name}.password: ${problem.detail}`;
     case 'repeated username':

@@ -39,24 +39,36 @@ const OWASP_ROWS: ReadonlyArray<readonly [number, number]> = [
 const MAX_MEMORY_BYTES = 256 * 1024 * 1024;
 const MAX_P = 16;
 
-// Hashes of other schemes, as htpasswd, Caddy, Prometheus' web.yml or crypt(3) write them.
-// Node has none of these algorithms; such a string pasted as a secret is a mistake, never a
-// password anybody types, so it is refused instead of being taken for a password.
-const FOREIGN_HASHES: ReadonlyArray<[scheme: string, pattern: RegExp]> = [
-  ['bcrypt', /^\$2[abxy]?\$\d{2}\$[./A-Za-z0-9]{53}$/],
-  ['Argon2', /^\$argon2(?:id|i|d)\$/],
-  ['Apache MD5 (apr1)', /^\$apr1\$/],
-  ['SHA-crypt', /^\$[56]\$(?:rounds=\d+\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43,86}$/],
-  ['htpasswd SHA-1', /^\{SHA\}[A-Za-z0-9+/]{27}=$/],
+// Hashes of other schemes, as htpasswd, Caddy, Prometheus' web.yml or crypt(3) write them:
+// how each starts, and the whole of one. Node has none of these algorithms; such a string
+// pasted as a secret is a mistake, never a password anybody types, so it is refused
+// instead of being taken for a password, and so is one that starts as such a hash but
+// is cut short or damaged (a bad copy and paste).
+const FOREIGN_HASHES: ReadonlyArray<[scheme: string, start: RegExp, whole: RegExp]> = [
+  ['bcrypt', /^\$2[abxy]?\$/, /^\$2[abxy]?\$\d{2}\$[./A-Za-z0-9]{53}$/],
+  [
+    'Argon2',
+    /^\$argon2(?:id|i|d)\$/,
+    /^\$argon2(?:id|i|d)\$(?:v=\d+\$)?m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/,
+  ],
+  ['Apache MD5 (apr1)', /^\$apr1\$/, /^\$apr1\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}$/],
+  ['SHA-crypt', /^\$[56]\$/, /^\$[56]\$(?:rounds=\d+\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43,86}$/],
+  ['htpasswd SHA-1', /^\{SHA\}/, /^\{SHA\}[A-Za-z0-9+/]{27}=$/],
 ];
 
-/** Why a hash of another scheme is refused, and what to do instead. */
-export const FOREIGN_HASH_ADVICE = (scheme: string): string =>
-  `the secret is a hash of type ${scheme}, which this service cannot check; make a scrypt hash with booking-search-server hash-password`;
+const MAKE_SCRYPT = 'make a scrypt hash with booking-search-server hash-password';
 
-/** The scheme of a hash this package cannot check (`'bcrypt'`, …), or `undefined`. */
-export function foreignHashScheme(secret: string): string | undefined {
-  return FOREIGN_HASHES.find(([, pattern]) => pattern.test(secret))?.[0];
+/**
+ * Why `secret` is refused when it is, or starts as, a hash of a scheme this package cannot
+ * check, and what to do instead; `undefined` for any other secret. Never quotes it.
+ */
+export function foreignHashProblem(secret: string): string | undefined {
+  const found = FOREIGN_HASHES.find(([, start]) => start.test(secret));
+  if (found === undefined) return undefined;
+  const [scheme, , whole] = found;
+  return whole.test(secret)
+    ? `the secret is a hash of type ${scheme}, which this service cannot check; ${MAKE_SCRYPT}`
+    : `the secret starts as a hash of type ${scheme} but is cut short or damaged, and this service cannot check ${scheme} anyway; ${MAKE_SCRYPT}`;
 }
 
 /** Whether `secret` is meant as a hash (docs/API.md: it starts with `$scrypt$`), not a password. */

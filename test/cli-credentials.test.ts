@@ -123,6 +123,11 @@ test('a credentials file that cannot be used names the line, never its content',
       'bank:geheim1\npruefer:$2y$10$GEHEIMNISabcdefghijklmuH6mZ9rH9uJ3k8E1pY6v9gqXw0y3m2e\n',
       'line 2: the secret is a hash of type bcrypt, which this service cannot check; make a scrypt hash with booking-search-server hash-password',
     ],
+    // One character short: a bad copy and paste, not a password.
+    [
+      'bc:$2y$10$GEHEIMNISabcdefghijklmuH6mZ9rH9uJ3k8E1pY6v9gqXw0y3m2\n',
+      'line 1: the secret starts as a hash of type bcrypt but is cut short or damaged',
+    ],
   ];
   await Promise.all(
     cases.map(async ([content, problem], i) => {

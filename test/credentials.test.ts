@@ -81,7 +81,26 @@ test('misused credentials throw a TypeError naming the entry and the problem, ne
       [{ username: 'a', password: '$2y$10$GEHEIMNISabcdefghijklmuH6mZ9rH9uJ3k8E1pY6v9gqXw0y3m2e' }],
       /^credentials\[0\]\.password: the secret is a hash of type bcrypt, which this service cannot check; make a scrypt hash with booking-search-server hash-password$/,
     ],
-    [[{ username: 'a', password: '$argon2id$v=19$m=65536,t=3,p=4$GEHEIMNIS' }], /the secret is a hash of type Argon2/],
+    [
+      [{ username: 'a', password: '$argon2id$v=19$m=65536,t=3,p=4$R0VIRUlNTklT$aGFzaGhhc2hoYXNoaGFzaA' }],
+      /^credentials\[0\]\.password: the secret is a hash of type Argon2, which/,
+    ],
+    // So is a secret that starts as such a hash but is cut short (a bad copy and paste): its
+    // string would log in as a password.
+    [
+      [{ username: 'a', password: '$2y$10$GEHEIMNISabcdefghijklmuH6mZ9rH9uJ3k8E1pY6v9gqXw0y3m2' }],
+      /^credentials\[0\]\.password: the secret starts as a hash of type bcrypt but is cut short or damaged, and this service cannot check bcrypt anyway; make a scrypt hash with booking-search-server hash-password$/,
+    ],
+    [
+      [{ username: 'a', password: '$argon2id$v=19$m=65536,t=3,p=4$GEHEIMNIS' }],
+      /^credentials\[0\]\.password: the secret starts as a hash of type Argon2 but is cut short or damaged/,
+    ],
+    // A scrypt hash, whole or not, is a passwordHash, never a password.
+    [
+      [{ username: 'a', password: HASH_OF_ALT }],
+      /^credentials\[0\]\.password starts with \$scrypt\$: give a hash as passwordHash$/,
+    ],
+    [[{ username: 'a', password: HASH_OF_ALT.slice(0, -1) }], /^credentials\[0\]\.password starts with \$scrypt\$/],
   ];
   for (const [credentials, message] of bad) {
     assert.throws(

@@ -233,18 +233,22 @@ test('parseCommandLine: every flag is checked before the credentials', () => {
   });
 });
 
-test('parseCommandLine: a bcrypt hash in BOOKING_SEARCH_PASSWORD is refused, not taken for a password', () => {
-  assert.deepEqual(
-    outcome(['--demo'], {
-      BOOKING_SEARCH_USER: 'kasse',
-      BOOKING_SEARCH_PASSWORD: '$2y$10$GEHEIMNISabcdefghijklmuH6mZ9rH9uJ3k8E1pY6v9gqXw0y3m2e',
-    }),
-    {
-      error:
-        'BOOKING_SEARCH_PASSWORD: the secret is a hash of type bcrypt, which this service cannot check; make a scrypt hash with booking-search-server hash-password',
+test('parseCommandLine: a bcrypt hash in BOOKING_SEARCH_PASSWORD, whole or cut short, is refused, not taken for a password', () => {
+  const BCRYPT = '$2y$10$GEHEIMNISabcdefghijklmuH6mZ9rH9uJ3k8E1pY6v9gqXw0y3m2e';
+  const advice = 'make a scrypt hash with booking-search-server hash-password';
+  const rows: Array<[secret: string, problem: string]> = [
+    [BCRYPT, `the secret is a hash of type bcrypt, which this service cannot check; ${advice}`],
+    [
+      BCRYPT.slice(0, -1),
+      `the secret starts as a hash of type bcrypt but is cut short or damaged, and this service cannot check bcrypt anyway; ${advice}`,
+    ],
+  ];
+  for (const [secret, problem] of rows) {
+    assert.deepEqual(outcome(['--demo'], { BOOKING_SEARCH_USER: 'bc', BOOKING_SEARCH_PASSWORD: secret }), {
+      error: `BOOKING_SEARCH_PASSWORD: ${problem}`,
       exitCode: 1,
-    },
-  );
+    });
+  }
 });
 
 test('parseCommandLine: credentials come from the environment, or the demo default', () => {
