@@ -5,7 +5,7 @@
 // handed to a listener's log as each response closes.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { BlockList, isIP } from 'node:net';
+import { BlockList, isIP, isIPv6 } from 'node:net';
 import { ensure } from './errors.js';
 
 // RFC 9112 §3.2.2: absolute-form `scheme://authority/path?query`, answered like its path.
@@ -43,14 +43,24 @@ function withoutQuery(target: string): string {
   return (mark === -1 ? target : target.slice(0, mark)) || '/';
 }
 
+// RFC 9110 §7.2, RFC 3986 §3.2.2: uri-host [ ":" port ]; a reg-name first (names, IPv4, `a,b`:
+// sub-delims), then `[IPv6]` (isIPv6 confirms it) or `[vX.…]`. A reg-name is runs between
+// `%XX`s, never runs within runs: a bad value fails in time linear in its length.
+const HOST =
+  /^(?:[\w.~!$&'()*+,;=-]*(?:%[0-9A-Fa-f]{2}[\w.~!$&'()*+,;=-]*)*|\[(?:[0-9A-Fa-f:.]+|[vV][0-9A-Fa-f]+\.[\w.~!$&'()*+,;=:-]+)\])(?::[0-9]*)?$/;
+
 /**
- * RFC 9112 §3.2: an HTTP/1.1 request without `Host` (when Node's check is off), and any
- * request with more than one `Host` field line, is answered 400. Node keeps the first of
- * two `Host` lines in `req.headers` and drops the other, so they are counted in the raw
- * headers: a proxy and this service could otherwise each take another one for the host.
+ * RFC 9112 §3.2: 400 for an HTTP/1.1 request without `Host` (when Node's check is off), a
+ * `Host` that is not a host and port (`a b`, `x@evil`, `[::1`), or more than one `Host` line.
+ * Node keeps the first of two in `req.headers`, so they are counted in the raw headers: a
+ * proxy and this service could otherwise each take another one for the host.
  */
 export function hasBadHost(req: IncomingMessage): boolean {
-  if (req.headers.host === undefined) return req.httpVersion === '1.1';
+  const host = req.headers.host;
+  if (host === undefined) return req.httpVersion === '1.1';
+  if (!HOST.test(host)) return true;
+  const ipv6 = host.charCodeAt(0) === 0x5b && !/^\[v/i.test(host);
+  if (ipv6 && !isIPv6(host.slice(1, host.indexOf(']')))) return true;
   const raw = req.rawHeaders;
   let seen = 0;
   for (let i = 0; i < raw.length; i += 2) {

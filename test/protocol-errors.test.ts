@@ -91,6 +91,25 @@ test('two Host lines are the handler’s JSON 400, whatever their case or values
   assertReply(one, 200, { name: 'booking-search-server', version: '1.0' });
 });
 
+test('a Host that is not uri-host [":" port] is the handler’s JSON 400 (RFC 9112 §3.2); `a,b` and an IPv6 literal are hosts', async (t) => {
+  const origin = await serveWired(t);
+  for (const host of ['a b', 'x@evil', 'a/b', '[::1', 'a:notaport', '[::1::2]']) {
+    const reply = await rawRequest(
+      origin,
+      `GET /api/v1/status HTTP/1.1\r\nHost: ${host}\r\nAuthorization: ${AUTH}\r\n\r\n`,
+    );
+    assertProtocolError(reply, 400, 'Ungültige Anfrage.');
+    assert.equal(reply.headers.vary, 'Origin', host);
+  }
+  for (const host of ['a,b', '[::1]:8080', '127.0.0.1:1', 'localhost']) {
+    const reply = await rawRequest(
+      origin,
+      `GET /api/v1/status HTTP/1.1\r\nHost: ${host}\r\nAuthorization: ${AUTH}\r\nConnection: close\r\n\r\n`,
+    );
+    assertReply(reply, 200, { name: 'booking-search-server', version: '1.0' });
+  }
+});
+
 test('outside {basePath}/api/ a request without Host is handed to next() untouched', async (t) => {
   const origin = await serveWired(t, true);
   const reply = await rawRequest(origin, 'GET /startseite HTTP/1.1\r\nConnection: close\r\n\r\n');

@@ -119,7 +119,10 @@ export function createAdminHandler(answers: AdminAnswers): (req: IncomingMessage
 
 /** The answer to a request with a bad Host, which the listener's edge checks (bin/listen/server.ts). */
 function refuseBadHost(_req: IncomingMessage, res: ServerResponse): void {
-  reply(res, 400, JSON_TYPE, '{"error":"bad request: one Host header is required"}\n', ['Connection', 'close']);
+  reply(res, 400, JSON_TYPE, '{"error":"bad request: one Host header with a valid host is required"}\n', [
+    'Connection',
+    'close',
+  ]);
 }
 
 function answerReload(req: IncomingMessage, res: ServerResponse, answers: AdminAnswers): void {

@@ -222,13 +222,16 @@ test('protocol errors are answered as JSON and close; an idle connection ends af
   assert.ok((await garbage.closed(3_000)) !== undefined);
   assert.match(garbage.received(), /^HTTP\/1\.1 400 Bad Request\r\n/);
   assert.match(garbage.received(), /\r\n\r\n\{"fehler":"[^"]+","code":"bad_request"\}$/);
-  for (const head of ['GET /live HTTP/1.1\r\n\r\n', 'GET /live HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n']) {
+  const badHosts = ['a b', 'x@evil', 'a/b', '[::1', 'a:notaport'].map(
+    (host) => `GET /live HTTP/1.1\r\nHost: ${host}\r\n\r\n`,
+  );
+  for (const head of ['GET /live HTTP/1.1\r\n\r\n', 'GET /live HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n', ...badHosts]) {
     const hostless = await open(t, port);
     hostless.socket.write(head);
     assert.ok((await hostless.closed(3_000)) !== undefined, head);
     assert.match(
       hostless.received(),
-      /^HTTP\/1\.1 400 [\s\S]*\{"error":"bad request: one Host header is required"\}\n$/,
+      /^HTTP\/1\.1 400 [\s\S]*\{"error":"bad request: one Host header with a valid host is required"\}\n$/,
     );
   }
   const large = await open(t, port);

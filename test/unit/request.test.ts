@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import {
   canonicalAddress,
   clientAddress,
+  hasBadHost,
   originForm,
   pathForLog,
   recordFacts,
@@ -118,4 +119,53 @@ test("the path the facts hold is pathForLog's: no query, fragment, scheme or aut
       target,
     );
   }
+});
+
+test('hasBadHost: Host is uri-host [":" port] by RFC 9110 §7.2 and RFC 3986 §3.2.2', () => {
+  const one = (host: string): IncomingMessage =>
+    ({ headers: { host }, rawHeaders: ['Host', host], httpVersion: '1.1' }) as unknown as IncomingMessage;
+  const good = [
+    'localhost',
+    'localhost:8080',
+    '127.0.0.1:3000',
+    'buchungen.example.org',
+    'xn--bcher-kva.example',
+    'a,b',
+    "a!$&'()*+;=b",
+    'my_host~1',
+    'caf%C3%A9',
+    '999.1.1.1',
+    'host:',
+    ':80',
+    '',
+    '[::1]',
+    '[::1]:8080',
+    '[2001:db8::1]:443',
+    '[::ffff:127.0.0.1]',
+    '[v1.fe80::1+eth0]',
+  ];
+  const bad = [
+    'a b',
+    'x@evil',
+    'a/b',
+    '[::1',
+    '::1',
+    'a:notaport',
+    'a:80:80',
+    'a:-1',
+    'a%2',
+    'a%zz',
+    'a?b',
+    'a#b',
+    'a"b',
+    'caf\u00e9',
+    '[::1]x',
+    '[::1::2]',
+    '[fe80::1%eth0]',
+    '[1.2.3.4]',
+    '[v1]',
+    '[]',
+  ];
+  for (const host of good) assert.equal(hasBadHost(one(host)), false, host);
+  for (const host of bad) assert.equal(hasBadHost(one(host)), true, host);
 });
