@@ -10,7 +10,8 @@
 //   POST /-/reload  what SIGHUP does (reads the configuration, credentials and TLS files
 //                 again), for Windows, which has no SIGHUP, and for every platform alike:
 //                 202 at once, the outcome in the log; one asked for while a reload runs
-//                 runs after it, as a second SIGHUP does (bin/serve/reload.ts, inTurn)
+//                 runs after it, as a second SIGHUP does (bin/serve/reload.ts, inTurn);
+//                 403 for one a browser sent from a web page (Origin, Sec-Fetch-Site)
 //
 // As PostgREST's admin server does: /live and /ready for liveness and readiness probes
 // (systemd, Kubernetes, a load balancer, Uptime Kuma), /metrics for a scrape; /-/reload
@@ -127,6 +128,12 @@ function refuseBadHost(_req: IncomingMessage, res: ServerResponse): void {
 
 function answerReload(req: IncomingMessage, res: ServerResponse, answers: AdminAnswers): void {
   if (req.method !== 'POST') return reply(res, 405, JSON_TYPE, '{"error":"method not allowed"}\n', ['Allow', 'POST']);
+  // A web page can POST here without a preflight (a form, text/plain): a browser's request
+  // carries Origin or Sec-Fetch-Site; curl, ExecReload and scripts send neither.
+  const site = req.headers['sec-fetch-site'];
+  if (req.headers.origin !== undefined || (site !== undefined && site !== 'none')) {
+    return reply(res, 403, JSON_TYPE, '{"error":"forbidden: a reload is not taken from a web page"}\n');
+  }
   // Never refused: however many come while one runs, one more runs after it and reads the
   // files as they are then, so the last request's files are what is applied.
   answers.reload();

@@ -72,6 +72,38 @@ test('POST /-/reload starts the reload SIGHUP starts (202), each time, also twic
   assert.equal(reloads, 2);
 });
 
+test('POST /-/reload from a web page (Origin, or Sec-Fetch-Site other than none) is 403 and reloads nothing', async (t) => {
+  let reloads = 0;
+  const origin = await serve(
+    t,
+    createAdminHandler(
+      answers({
+        reload: () => {
+          reloads += 1;
+        },
+      }),
+    ),
+  );
+  const page = [
+    { origin: 'https://evil.example', 'content-type': 'text/plain' },
+    { origin: 'null' },
+    { origin: origin },
+    { 'sec-fetch-site': 'cross-site' },
+    { 'sec-fetch-site': 'same-origin' },
+    { 'sec-fetch-site': 'none', origin: 'https://evil.example' },
+  ];
+  for (const headers of page) {
+    const refused = await request(`${origin}/-/reload`, { method: 'POST', headers, body: 'x' });
+    assert.equal(refused.status, 403, JSON.stringify(headers));
+    assert.equal(refused.body, '{"error":"forbidden: a reload is not taken from a web page"}\n');
+    assert.equal(refused.headers['content-type'], 'application/json; charset=utf-8');
+  }
+  assert.equal(reloads, 0);
+  const typed = await request(`${origin}/-/reload`, { method: 'POST', headers: { 'sec-fetch-site': 'none' } });
+  assert.equal(typed.status, 202);
+  assert.equal(reloads, 1);
+});
+
 test('the reload of a process is its SIGHUP handlers, which Windows never calls by a signal', (t) => {
   let hangups = 0;
   const listener = (): void => {
