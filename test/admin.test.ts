@@ -352,6 +352,65 @@ test("/ready names a swapped-in file's problem and what to do, never a value fro
   assert.match(stopped.stderr, /dates carry a time, such as '\d{4}-\d\d-\d\d Gehalt Mueller 4711\.00 EUR'/);
 });
 
+for (const workers of [[], ['--workers', '2']]) {
+  test(`a lock held on a served book past a search's wait: /ready 503 "waiting" with the lock's reason and the searches' 500 with Retry-After while it is held, each said once in the log; 200 "serving" once it ends${workers.length > 0 ? ' (--workers 2)' : ''}`, async (t) => {
+    const file = buildDatabase(t);
+    const server = await start(t, ['--db', file, '--admin-port', '0', ...workers]);
+    const admin = adminOf(server);
+    const book = async (): Promise<{ status: number; state: string | undefined; reason?: string }> => {
+      const ready = await request(`${admin}/ready`);
+      const [first] = (JSON.parse(ready.body) as { books: { state: string; reason?: string }[] }).books;
+      return {
+        status: ready.status,
+        state: first?.state,
+        ...(first?.reason !== undefined && { reason: first.reason }),
+      };
+    };
+    const search = (): Promise<Reply> =>
+      get(`${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5&limit=0`, { connection: 'close' });
+    assert.deepEqual(await book(), { status: 200, state: 'serving' });
+    const writer = new Database(file);
+    t.after(() => writer.close());
+    writer.exec('BEGIN EXCLUSIVE');
+    const waiting = {
+      status: 503,
+      state: 'waiting',
+      reason: `another program holds a lock on the file (SQLITE_BUSY); SQLite lets no one read while a write is being committed: this passes when the write ends (if it lasts, see which process holds the file: fuser -v ${file})`,
+    };
+    // Searches for 2.5 s, 100 ms apart, on connections of their own (dealt to every worker):
+    // each the 500 with Retry-After. The first that could not wait out the lock has its
+    // process open the file beside the connection, which finds the lock held: the book waits.
+    const until = Date.now() + 2_500;
+    while (Date.now() < until) {
+      const locked = await search();
+      assert.equal(locked.status, 500, locked.body);
+      assert.equal((JSON.parse(locked.body) as { code: string }).code, 'database_unavailable');
+      assert.equal(locked.headers['retry-after'], '1');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.deepEqual(await book(), waiting);
+    const metrics = (await request(`${admin}/metrics`)).body;
+    assert.match(metrics, /^booking_search_book_state\{[^}]*state="waiting"\} [1-9]$/m);
+    writer.exec('ROLLBACK');
+    const deadline = Date.now() + 5_000;
+    while ((await book()).status !== 200) {
+      assert.ok(Date.now() < deadline, `still ${JSON.stringify(await book())} 5 s after the lock ended`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.deepEqual(await book(), { status: 200, state: 'serving' });
+    // Said once by each process that met the lock (a worker its own), never once a request.
+    const said = (await server.stop()).stderr.split('\n').filter((line) => line !== '');
+    const held = `database ${file} cannot be read yet: ${waiting.reason}; searches answer 500 with Retry-After until it can`;
+    const ended = `database ${file} can be read now; serving it`;
+    const processes = said.filter((line) => line.endsWith(ended)).length;
+    assert.ok(processes >= 1 && processes <= (workers.length > 0 ? 2 : 1), said.join('\n'));
+    assert.deepEqual(
+      said.map((line) => line.replace(/^\S+Z /, '')).sort(),
+      [...Array(processes).fill(held), ...Array(processes).fill(ended)].sort(),
+    );
+  });
+}
+
 test("--admin-socket without --socket: mode 660 and the service's own group, whatever the umask", async (t) => {
   const socket = join(tempDir(t), 'admin.sock');
   const umask = process.umask(0o022);

@@ -155,12 +155,13 @@ class WatchedDatabase implements ServedDatabase {
   }
 
   // Causes of 500s: a stand-in's are already said once; a state the file fell into while
-  // served is said once by the next look at the file; anything else is the request's.
+  // served, a lock that outlasted the search's wait among them, is said once by the look at
+  // the file that it leads to; anything else is the request's.
   private readonly onError: ErrorHook = (error, req, path) => {
     if (error instanceof Unavailable) return;
     const state = notReadableNow(this.file, error);
-    if (state !== undefined && state.lock !== true) return this.feed({ on: 'notice' });
-    this.logError(error, req, path);
+    if (state === undefined) return this.logError(error, req, path);
+    this.feed({ on: state.lock === true ? 'locked' : 'notice' });
   };
 
   /** While the file is not served: the stand-in, built at its first request. */

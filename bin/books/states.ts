@@ -39,10 +39,10 @@ interface Look {
   readonly wasWaiting: boolean;
 }
 
-/** Where the file is: being opened, served, or not served (and why). */
+/** Where the file is: being opened, served (`checking`: opened again beside it), or not served (and why). */
 export type Phase<C> =
   | { readonly is: 'opening'; readonly cause: Cause; readonly look: Look }
-  | { readonly is: 'served'; readonly connection: C; readonly inode: string | undefined }
+  | { readonly is: 'served'; readonly connection: C; readonly inode: string | undefined; readonly checking?: true }
   | {
       readonly is: 'unavailable';
       readonly cause: Cause;
@@ -67,6 +67,8 @@ export type WatchEvent<C> =
   | { readonly on: 'tick'; readonly identity: string | undefined }
   /** A search found the file changed under it: a new schema, a torn read, its guard ended. */
   | { readonly on: 'notice' }
+  /** A search met a lock on the served file that outlasted its wait. */
+  | { readonly on: 'locked' }
   /** The open ended; `identity`: the path's identity then; `at`: the time then. */
   | { readonly on: 'opened'; readonly outcome: Outcome<C>; readonly identity: string | undefined; readonly at: number }
   /** The open ended with a file that cannot be served (`gone`: none at the path), said as `message`. */
@@ -95,6 +97,8 @@ export type Effect<C> =
   /** Stop the check tick. */
   | { readonly do: 'stop ticking' };
 
+type Ended<C> = Extract<WatchEvent<C>, { on: 'opened' | 'failed' }>;
+
 export interface Step<C> {
   readonly state: WatchState<C>;
   readonly effects: readonly Effect<C>[];
@@ -118,10 +122,21 @@ export function next<C>(state: WatchState<C>, event: WatchEvent<C>): Step<C> {
     case 'notice':
       if (state.noticed || state.stopped) return { state, effects: [] };
       return { state: { ...state, noticed: true }, effects: [{ do: 'look soon' }] };
+    case 'locked': {
+      // A lock that lasts is told from the short ones of the application's writes, which
+      // may still cost a search its wait, by the open that tells it at the start: made
+      // beside the connection, which serves on unless the lock is still held then.
+      const { phase } = state;
+      if (state.stopped || state.noticed || phase.is !== 'served' || phase.checking) return { state, effects: [] };
+      return {
+        state: { ...state, phase: { ...phase, checking: true } },
+        effects: [{ do: 'open', stillFor: STABLE_MS }],
+      };
+    }
     case 'opened':
-      return opened(state, event.outcome, event.identity, event.at);
     case 'failed':
-      return failed(state, event);
+      if (state.phase.is === 'served' && state.phase.checking) return checked(state, state.phase, event);
+      return event.on === 'opened' ? opened(state, event.outcome, event.identity, event.at) : failed(state, event);
     case 'stop': {
       if (state.stopped) return { state, effects: [] };
       const { phase } = state;
@@ -134,7 +149,8 @@ export function next<C>(state: WatchState<C>, event: WatchEvent<C>): Step<C> {
 /** A look at the path: the file opened again when it changed, or a search asked for it. */
 function tick<C>(state: WatchState<C>, identity: string | undefined): Step<C> {
   const { phase, noticed } = state;
-  if (state.stopped || phase.is === 'opening') return { state, effects: [] };
+  if (state.stopped || phase.is === 'opening' || (phase.is === 'served' && phase.checking))
+    return { state, effects: [] };
   if (phase.is === 'served') {
     const sameFile = identity === phase.inode;
     if (!noticed && sameFile) return { state, effects: [] };
@@ -163,6 +179,26 @@ function tick<C>(state: WatchState<C>, identity: string | undefined): Step<C> {
     state: { ...state, noticed: false, phase: { is: 'opening', cause, look } },
     effects: [{ do: 'open', stillFor: STABLE_MS }],
   };
+}
+
+/**
+ * The open beside a connection whose search met a lock ended: served on when the file could
+ * be read; else it is where that open found it, as after any look (a lock held: waited for).
+ */
+function checked<C>(state: WatchState<C>, phase: Extract<Phase<C>, { is: 'served' }>, event: Ended<C>): Step<C> {
+  const served: Phase<C> = { is: 'served', connection: phase.connection, inode: phase.inode };
+  if (event.on === 'opened' && event.outcome.serving) {
+    const look: Effect<C>[] = state.noticed && !state.stopped ? [{ do: 'look soon' }] : [];
+    const close: Effect<C> = { do: 'close', connection: event.outcome.connection };
+    return { state: { ...state, phase: served }, effects: [close, ...look] };
+  }
+  if (state.stopped) return { state: { ...state, phase: served }, effects: [] };
+  const look: Look = { first: false, before: 'serving', sameFile: true, wasWaiting: false };
+  const step = next(
+    { ...state, phase: { is: 'opening', cause: OPENING('the file is being opened again'), look } },
+    event,
+  );
+  return { ...step, effects: [{ do: 'close', connection: phase.connection }, { do: 'stand in' }, ...step.effects] };
 }
 
 /** An open ended with an outcome: served, or a state that is said when it is one to say. */
@@ -204,7 +240,7 @@ function opened<C>(state: WatchState<C>, outcome: Outcome<C>, identity: string |
 }
 
 /** An open ended with a file that cannot be served, or none: at the start, the start's end. */
-function failed<C>(state: WatchState<C>, event: Extract<WatchEvent<C>, { on: 'failed' }>): Step<C> {
+function failed<C>(state: WatchState<C>, event: Extract<Ended<C>, { on: 'failed' }>): Step<C> {
   const { phase, file } = state;
   if (phase.is !== 'opening') return { state, effects: [] };
   const cause: Cause = { code: event.gone ? 'ENOENT' : 'INVALID', message: event.message, waits: false };

@@ -42,6 +42,7 @@ const WAIT_LINE = `database ${FILE} cannot be read yet: ${locked.message}; searc
 const TIMEOUT_LINE = `${timeout.message}; searches answer 500 until another file is there`;
 
 const served = (connection: C, inode: string): Phase<C> => ({ is: 'served', connection, inode });
+const checking = (connection: C, inode: string): Phase<C> => ({ is: 'served', connection, inode, checking: true });
 const down = (cause: Cause, more: { timedOut?: string; quiet?: true } = {}): Phase<C> => ({
   is: 'unavailable',
   cause,
@@ -61,6 +62,7 @@ function state(phase: Phase<C>, more: Partial<WatchState<C>> = {}): WatchState<C
   return { file: FILE, phase, noticed: false, stopped: false, lastLine: '', since: T, replaced: 0, ...more };
 }
 
+const LOCKED: WatchEvent<C> = { on: 'locked' };
 const tick = (identity: string | undefined): WatchEvent<C> => ({ on: 'tick', identity });
 const openedAs = (connection: C, inode: string, identity = inode): WatchEvent<C> => ({
   on: 'opened',
@@ -230,6 +232,71 @@ const ROWS: Row[] = [
     to: state(served('A', 'i1'), { since: AT }),
     effects: [{ do: 'serve', connection: 'A' }, log(`database ${FILE} can be read now; serving it`, 'notice')],
   },
+  // A lock that outlasted a search's wait: the file opened beside the connection; a lock
+  // still held then is waited for as one the start found, a short one changes nothing.
+  {
+    name: 'served, a search meets a lock it could not wait out: opened beside the connection once the path stands still',
+    from: state(served('A', 'i1')),
+    on: LOCKED,
+    to: state(checking('A', 'i1')),
+    effects: [open(STABLE_MS)],
+  },
+  {
+    name: 'a lock met again while the file is opened beside the connection: one open',
+    from: state(checking('A', 'i1')),
+    on: LOCKED,
+    to: state(checking('A', 'i1')),
+    effects: [],
+  },
+  {
+    name: 'a lock met after a search found the schema changed: left to that look',
+    from: state(served('A', 'i1'), { noticed: true }),
+    on: LOCKED,
+    to: state(served('A', 'i1'), { noticed: true }),
+    effects: [],
+  },
+  {
+    name: 'a lock met while the file is opened: left to that look',
+    from: state(looking(again)),
+    on: LOCKED,
+    to: state(looking(again)),
+    effects: [],
+  },
+  {
+    name: 'a tick while the file is opened beside the connection, even another file at the path: left to the open',
+    from: state(checking('A', 'i1')),
+    on: tick('i2'),
+    to: state(checking('A', 'i1')),
+    effects: [],
+  },
+  {
+    name: 'the open beside the connection serves: the lock was short; served on, the new connection closed, nothing said',
+    from: state(checking('A', 'i1'), { lastLine: 'an older line' }),
+    on: openedAs('B', 'i1'),
+    to: state(served('A', 'i1'), { lastLine: 'an older line' }),
+    effects: [{ do: 'close', connection: 'B' }],
+  },
+  {
+    name: 'the open beside the connection serves, a search found the schema changed meanwhile: looked at at once',
+    from: state(checking('A', 'i1'), { noticed: true }),
+    on: openedAs('B', 'i1'),
+    to: state(served('A', 'i1'), { noticed: true }),
+    effects: [{ do: 'close', connection: 'B' }, { do: 'look soon' }],
+  },
+  {
+    name: 'the open beside the connection finds the lock held: closed, waiting with its reason, said once',
+    from: state(checking('A', 'i1')),
+    on: openedDown(locked),
+    to: state(down(locked), { since: AT, lastLine: WAIT_LINE }),
+    effects: [{ do: 'close', connection: 'A' }, { do: 'stand in' }, log(WAIT_LINE, 'warning')],
+  },
+  {
+    name: 'the open beside the connection finds a schema that does not fit: closed, said',
+    from: state(checking('A', 'i1')),
+    on: failed(false),
+    to: state(down(bad), { since: AT, lastLine: BAD_LINE }),
+    effects: [{ do: 'close', connection: 'A' }, { do: 'stand in' }, log(BAD_LINE, 'error')],
+  },
   // The schema changed under a search (or a torn read, or its guard ended): looked at at once.
   {
     name: 'served, a search finds the schema changed',
@@ -378,6 +445,34 @@ const ROWS: Row[] = [
     effects: [],
   },
   {
+    name: 'stopped, a lock met',
+    from: state(served('A', 'i1'), { stopped: true }),
+    on: LOCKED,
+    to: state(served('A', 'i1'), { stopped: true }),
+    effects: [],
+  },
+  {
+    name: 'stop while the file is opened beside the connection',
+    from: state(checking('A', 'i1')),
+    on: { on: 'stop' },
+    to: state(checking('A', 'i1'), { stopped: true }),
+    effects: [{ do: 'stop ticking' }, { do: 'close', connection: 'A' }],
+  },
+  {
+    name: 'stopped, the open beside the connection ends served: closed',
+    from: state(checking('A', 'i1'), { stopped: true }),
+    on: openedAs('B', 'i1'),
+    to: state(served('A', 'i1'), { stopped: true }),
+    effects: [{ do: 'close', connection: 'B' }],
+  },
+  {
+    name: 'stopped, the open beside the connection finds the lock: nothing said',
+    from: state(checking('A', 'i1'), { stopped: true }),
+    on: openedDown(locked),
+    to: state(served('A', 'i1'), { stopped: true }),
+    effects: [],
+  },
+  {
     name: 'stopped twice',
     from: state(served('A', 'i1'), { stopped: true }),
     on: { on: 'stop' },
@@ -403,6 +498,7 @@ test('file states: the start opens the file at once, its searches answered as be
 test('file states: what /ready says and what the stand-in answers, state by state', () => {
   const rows: [Phase<C>, string, Cause][] = [
     [served('A', 'i1'), 'serving', opening],
+    [checking('A', 'i1'), 'serving', opening],
     [down(locked), 'waiting', locked],
     [down(gone), 'missing', gone],
     [down(bad), 'unusable', bad],
