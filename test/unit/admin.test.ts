@@ -49,18 +49,17 @@ function answers(overrides: Partial<AdminAnswers> = {}): AdminAnswers {
   };
 }
 
-test('POST /-/reload starts the reload SIGHUP starts (202), each time, also twice in a row; GET is 405', async (t) => {
+/** An admin listener whose reload only counts how often it was started. */
+async function serveCountingReloads(t: TestContext): Promise<{ origin: string; reloads: () => number }> {
   let reloads = 0;
-  const origin = await serve(
-    t,
-    createAdminHandler(
-      answers({
-        reload: () => {
-          reloads += 1;
-        },
-      }),
-    ),
-  );
+  const reload = (): void => {
+    reloads += 1;
+  };
+  return { origin: await serve(t, createAdminHandler(answers({ reload }))), reloads: () => reloads };
+}
+
+test('POST /-/reload starts the reload SIGHUP starts (202), each time, also twice in a row; GET is 405', async (t) => {
+  const { origin, reloads } = await serveCountingReloads(t);
   const get = await request(`${origin}/-/reload`);
   assert.equal(get.status, 405);
   assert.equal(get.headers['allow'], 'POST');
@@ -69,21 +68,11 @@ test('POST /-/reload starts the reload SIGHUP starts (202), each time, also twic
   assert.match(first.body, /"reload":"started/);
   const second = await request(`${origin}/-/reload`, { method: 'POST' });
   assert.equal(second.status, 202);
-  assert.equal(reloads, 2);
+  assert.equal(reloads(), 2);
 });
 
 test('POST /-/reload from a web page (Origin, or Sec-Fetch-Site other than none) is 403 and reloads nothing', async (t) => {
-  let reloads = 0;
-  const origin = await serve(
-    t,
-    createAdminHandler(
-      answers({
-        reload: () => {
-          reloads += 1;
-        },
-      }),
-    ),
-  );
+  const { origin, reloads } = await serveCountingReloads(t);
   const page = [
     { origin: 'https://evil.example', 'content-type': 'text/plain' },
     { origin: 'null' },
@@ -98,10 +87,10 @@ test('POST /-/reload from a web page (Origin, or Sec-Fetch-Site other than none)
     assert.equal(refused.body, '{"error":"forbidden: a reload is not taken from a web page"}\n');
     assert.equal(refused.headers['content-type'], 'application/json; charset=utf-8');
   }
-  assert.equal(reloads, 0);
+  assert.equal(reloads(), 0);
   const typed = await request(`${origin}/-/reload`, { method: 'POST', headers: { 'sec-fetch-site': 'none' } });
   assert.equal(typed.status, 202);
-  assert.equal(reloads, 1);
+  assert.equal(reloads(), 1);
 });
 
 test('the reload of a process is its SIGHUP handlers, which Windows never calls by a signal', (t) => {
