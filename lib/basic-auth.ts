@@ -1,13 +1,11 @@
 // The Basic scheme's header (RFC 7617): the credentials a client sends, and the challenge
 // a 401 carries. What they are checked against is lib/auth.ts.
 
-import type { ConfiguredUser } from './credentials.js';
+import { type ConfiguredUser, MAX_HEADER_LENGTH } from './credentials.js';
 
 // RFC 7617 §2 / RFC 7235 §2.1: credentials = auth-scheme 1*SP token68, the scheme
 // case-insensitive. token68 = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
 const BASIC_CREDENTIALS = /^basic +([A-Za-z0-9._~+/-]+=*) *$/i;
-// A longer header is not ours: it cannot hold credentials worth decoding.
-export const MAX_HEADER_LENGTH = 4096;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 

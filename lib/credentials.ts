@@ -8,6 +8,14 @@
 import { foreignHashProblem, isPasswordHash, type PasswordHash, parsePasswordHash } from './password-hash.js';
 import type { Credentials } from './types.js';
 
+// The longest `Authorization` header the login reads (lib/basic-auth.ts): a longer one is
+// not ours, it cannot hold credentials worth decoding.
+export const MAX_HEADER_LENGTH = 4096;
+// The most bytes of UTF-8 a plain user's `user:password` may have so that its header, `Basic `
+// and the base64 of them (4 characters for each 3 bytes, padded), still fits; a longer pair
+// could never log in, so it is refused where it is given.
+const MAX_PAIR_BYTES = 3 * Math.floor((MAX_HEADER_LENGTH - 'Basic '.length) / 4);
+
 /** One configured client as the authenticator keeps it. */
 export type ConfiguredUser =
   | { username: string; kind: 'password'; password: string }
@@ -16,7 +24,8 @@ export type ConfiguredUser =
 /**
  * What is wrong with the credentials: the entry (its index in the list; `undefined` when a
  * single credential was given) and the problem. `detail` is the reason a hash is refused,
- * in words that quote no part of it.
+ * in words that quote no part of it; `maxBytes` how many bytes of UTF-8 a plain user's name
+ * and password may have together.
  */
 export type CredentialsProblem =
   | { kind: 'empty list' }
@@ -33,6 +42,7 @@ export type CredentialsProblem =
         | 'hash as password';
     }
   | { index: number | undefined; kind: 'unusable hash' | 'foreign hash'; detail: string }
+  | { index: number | undefined; kind: 'too long'; maxBytes: number }
   | { index: number; kind: 'repeated username'; first: number };
 
 /** The credentials as the authenticator keeps them, or the first problem among them. */
@@ -105,7 +115,12 @@ function checkOne(entry: unknown, index: number | undefined): ConfiguredUser | C
   if (isPasswordHash(password)) return { index, kind: 'hash as password' };
   const foreign = foreignHashProblem(password);
   if (foreign !== undefined) return { index, kind: 'foreign hash', detail: foreign };
-  return { username, kind: 'password', password: password.normalize('NFC') };
+  const normalized = password.normalize('NFC');
+  // A hashed user's password is not known here: its header is judged when it is sent.
+  if (Buffer.byteLength(`${username}:${normalized}`, 'utf8') > MAX_PAIR_BYTES) {
+    return { index, kind: 'too long', maxBytes: MAX_PAIR_BYTES - 1 };
+  }
+  return { username, kind: 'password', password: normalized };
 }
 
 /** The problem as createHandler's TypeError says it: `credentials[2].username is the same as …`. */
@@ -133,6 +148,8 @@ function describeForLibrary(problem: CredentialsProblem): string {
       return `${name}.password starts with $scrypt$: give a hash as passwordHash`;
     case 'foreign hash':
       return `${name}.password: ${problem.detail}`;
+    case 'too long':
+      return `${name}.username and ${name}.password together are too long: at most ${problem.maxBytes} bytes of UTF-8`;
     case 'repeated username':
       return `${name}.username is the same as credentials[${problem.first}].username`;
   }

@@ -23,8 +23,8 @@
 
 import { hash, randomBytes } from 'node:crypto';
 import { type Accepted, type Authenticator, bounded } from './auth.js';
-import { type GivenCredentials, MAX_HEADER_LENGTH, parseBasicAuth } from './basic-auth.js';
-import type { ConfiguredUser } from './credentials.js';
+import { type GivenCredentials, parseBasicAuth } from './basic-auth.js';
+import { type ConfiguredUser, MAX_HEADER_LENGTH } from './credentials.js';
 import { type Connection, hashWaitMs } from './hash-checks.js';
 import { type ApiError, ERRORS } from './messages.js';
 import { DEFAULTS } from './options.js';

@@ -148,6 +148,21 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
+// Its header, 4,676 characters, is longer than the login reads: it started, and never got in.
+test('a user and password too long for their Basic header: the start and check --config refuse the line, saying the bound', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'zugang');
+  writeFileSync(file, `bank:geheim1\nlong:${'x'.repeat(3500)}\n`, { mode: 0o600 });
+  const problem = `credentials file ${file}, line 2: the user and password together are too long: at most 3065 bytes of UTF-8`;
+  assertFails(await run(['--demo', '--credentials-file', file], cleanEnv()), 1, `booking-search-server: ${problem}`);
+  const config = join(dir, 'books.conf');
+  const book = `[book kasse]\ndb = ${buildDatabase(t)}\nbase-path = /kasse\nusers = bank\n`;
+  writeFileSync(config, `credentials-file = ${file}\n${book}`, { mode: 0o600 });
+  const checked = await run(['check', '--config', config], cleanEnv());
+  assert.equal(checked.code, 1, checked.stdout + checked.stderr);
+  assert.ok(checked.stdout.includes(`\nCredentials: given but wrong (${problem});`), checked.stdout);
+});
+
 test('BOOKING_SEARCH_PASSWORD may hold a hash; an empty environment variable counts as not set', async (t) => {
   const server = await start(
     t,

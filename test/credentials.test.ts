@@ -18,7 +18,7 @@ import { createHashChecks } from '../lib/hash-checks.js';
 import { createHandler } from '../lib/index.js';
 import { Metrics } from '../lib/metrics.js';
 import type { Credentials } from '../lib/types.js';
-import { basicAuth, checkHeader, HASH_OF_ALT, HASH_OF_NEU, openFixture } from './support/helpers.js';
+import { basicAuth, checkHeader, HASH_OF_ALT, HASH_OF_NEU, openFixture, request, serve } from './support/helpers.js';
 
 const WEAK = '$scrypt$ln=16,r=8,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g';
 
@@ -113,6 +113,45 @@ test('misused credentials throw a TypeError naming the entry and the problem, ne
       },
     );
   }
+});
+
+test('a plain user whose Basic header would be longer than the login reads is refused at creation with the bound; one at the bound logs in', async (t) => {
+  const db = openFixture(t);
+  // `Basic ` and base64 of user:password in 4,096 characters: 3,066 bytes with the colon.
+  const atBound: Credentials[] = [
+    { username: 'lang', password: 'x'.repeat(3061) },
+    // Bytes of UTF-8, not characters: ü is two.
+    { username: 'umlaut', password: `${'ü'.repeat(1529)}x` },
+  ];
+  const origin = await serve(t, createHandler(db, atBound));
+  for (const { username, password } of atBound as Array<{ username: string; password: string }>) {
+    const reply = await request(`${origin}/api/v1/status`, {
+      headers: { authorization: basicAuth(username, password) },
+    });
+    assert.equal(reply.status, 200, `${username}: ${reply.body}`);
+  }
+  const tooLong =
+    'credentials[1].username and credentials[1].password together are too long: at most 3065 bytes of UTF-8';
+  const oneByteMore: Array<[string, string]> = [
+    ['lang', 'x'.repeat(3062)],
+    ['umlaut', `${'ü'.repeat(1529)}xx`],
+    ['lang', 'x'.repeat(3500)],
+  ];
+  for (const [username, password] of oneByteMore) {
+    assert.throws(
+      () =>
+        createHandler(db, [
+          { username: 'a', password: 'b' },
+          { username, password },
+        ]),
+      {
+        name: 'TypeError',
+        message: tooLong,
+      },
+    );
+  }
+  // A hashed user's password is not known, so its header cannot be judged in advance.
+  assert.equal(typeof createHandler(db, { username: 'y'.repeat(3100), passwordHash: HASH_OF_ALT }), 'function');
 });
 
 test('updateCredentials checks the new credentials like createHandler and keeps the old ones when they are unusable', (t) => {

@@ -78,6 +78,8 @@ function describe(problem: CredentialsProblem, where: 'file' | 'environment'): s
       return `${inFile ? 'the hash' : 'BOOKING_SEARCH_PASSWORD holds a hash that'} is not usable: ${problem.detail}`;
     case 'foreign hash':
       return inFile ? problem.detail : `BOOKING_SEARCH_PASSWORD: ${problem.detail}`;
+    case 'too long':
+      return `${inFile ? 'the user and password' : 'BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD'} together are too long: at most ${problem.maxBytes} bytes of UTF-8`;
     default:
       // What else a JavaScript argument can get wrong comes out of a line as an empty secret.
       return inFile ? 'the secret is empty' : 'BOOKING_SEARCH_PASSWORD is empty';

@@ -293,6 +293,11 @@ test('parseCommandLine: an empty variable counts as not set; BOOKING_SEARCH_PASS
     error: 'BOOKING_SEARCH_USER must not contain a colon',
     exitCode: 1,
   });
+  // Their Basic header would be longer than the login reads: refused at the start, not at every login.
+  assert.deepEqual(outcome(['--demo'], { BOOKING_SEARCH_USER: 'long', BOOKING_SEARCH_PASSWORD: 'x'.repeat(3500) }), {
+    error: 'BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD together are too long: at most 3065 bytes of UTF-8',
+    exitCode: 1,
+  });
 });
 
 test('parseCommandLine reads no file: --credentials-file is named for the caller to read', () => {
