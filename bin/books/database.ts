@@ -119,7 +119,7 @@ class WatchedDatabase implements ServedDatabase {
   private carryOut(effect: Effect<Connection>): void {
     switch (effect.do) {
       case 'open':
-        return this.open(effect.stillFor);
+        return this.open(effect.stillFor, effect.check === true);
       case 'close':
         return effect.connection.close();
       case 'serve':
@@ -142,11 +142,16 @@ class WatchedDatabase implements ServedDatabase {
     }
   }
 
-  /** One open of the file; its end is fed back as an event. */
-  private open(stillFor: number): void {
+  /** One open of the file (`check`: only judged); its end is fed back as an event. */
+  private open(stillFor: number, check: boolean): void {
     const { file } = this;
-    this.opener.attempt(stillFor).then(
-      (outcome) => this.feed({ on: 'opened', outcome, identity: identityOf(file), at: Date.now() }),
+    this.opener.attempt(stillFor, check).then(
+      (outcome) =>
+        this.feed(
+          outcome === 'readable'
+            ? { on: 'readable' }
+            : { on: 'opened', outcome, identity: identityOf(file), at: Date.now() },
+        ),
       (error: unknown) => {
         const gone = identityOf(file) === undefined;
         this.feed({ on: 'failed', error, gone, message: describeDatabaseError(file, error), at: Date.now() });

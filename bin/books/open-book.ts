@@ -79,8 +79,11 @@ export class BookOpener {
     this.limitMs = limitMs;
   }
 
-  /** The file opened, judged and served: a state, or a CliError for a file that cannot be served. */
-  async attempt(stillFor: number): Promise<Serving> {
+  /**
+   * The file opened, judged and served: a state, or a CliError for a file that cannot be
+   * served. `check`: judged only, `readable` when it can be read (beside a connection to it).
+   */
+  async attempt(stillFor: number, check = false): Promise<Serving | 'readable'> {
     const { file } = this;
     const written = fingerprintOf(file);
     if (stillFor > 0) {
@@ -91,7 +94,7 @@ export class BookOpener {
       if (identityOf(file) !== before) return this.changing();
     }
     try {
-      return await this.open();
+      return await this.open(check);
     } catch (error: unknown) {
       // Judged while it was written in place (a cp over it keeps its inode): not what the
       // file will be once written; looked at again, its searches answered with Retry-After.
@@ -100,8 +103,8 @@ export class BookOpener {
     }
   }
 
-  /** The file at the path opened, judged and served now. */
-  private async open(): Promise<Serving> {
+  /** The file at the path opened, judged and served now (`check`: judged only). */
+  private async open(check: boolean): Promise<Serving | 'readable'> {
     const { file, book, limitMs } = this;
     ensureDatabaseFile(file);
     // The directories above it are judged for the application as the start found it: a file
@@ -117,6 +120,7 @@ export class BookOpener {
     if (result.kind === 'timeout') {
       return { serving: false, cause: new Unavailable('TIMEOUT', openTimeout(file, limitMs)), timedOut: identity };
     }
+    if (check) return 'readable';
     if (result.unbounded !== undefined) return this.guarded(result.app, result.unbounded);
     // A file of tables: opened here, if it is still the file judged, with its schema.
     if (identityOf(file) !== result.identity) return this.changing();

@@ -69,6 +69,8 @@ export type WatchEvent<C> =
   | { readonly on: 'notice' }
   /** A search met a lock on the served file that outlasted its wait. */
   | { readonly on: 'locked' }
+  /** The open beside the connection found that the file can be read. */
+  | { readonly on: 'readable' }
   /** The open ended; `identity`: the path's identity then; `at`: the time then. */
   | { readonly on: 'opened'; readonly outcome: Outcome<C>; readonly identity: string | undefined; readonly at: number }
   /** The open ended with a file that cannot be served (`gone`: none at the path), said as `message`. */
@@ -82,8 +84,8 @@ export type WatchEvent<C> =
   | { readonly on: 'stop' };
 
 export type Effect<C> =
-  /** Open the file, once its path has stood still `stillFor` ms; its end is an `opened` or `failed`. */
-  | { readonly do: 'open'; readonly stillFor: number }
+  /** Open the file once its path has stood still `stillFor` ms: `opened` or `failed` (`check`: a file that can be read, `readable`). */
+  | { readonly do: 'open'; readonly stillFor: number; readonly check?: true }
   | { readonly do: 'close'; readonly connection: C }
   /** Requests go to the connection's handler from now on. */
   | { readonly do: 'serve'; readonly connection: C }
@@ -97,7 +99,7 @@ export type Effect<C> =
   /** Stop the check tick. */
   | { readonly do: 'stop ticking' };
 
-type Ended<C> = Extract<WatchEvent<C>, { on: 'opened' | 'failed' }>;
+type Ended<C> = Extract<WatchEvent<C>, { on: 'opened' | 'failed' | 'readable' }>;
 
 export interface Step<C> {
   readonly state: WatchState<C>;
@@ -130,12 +132,14 @@ export function next<C>(state: WatchState<C>, event: WatchEvent<C>): Step<C> {
       if (state.stopped || state.noticed || phase.is !== 'served' || phase.checking) return { state, effects: [] };
       return {
         state: { ...state, phase: { ...phase, checking: true } },
-        effects: [{ do: 'open', stillFor: STABLE_MS }],
+        effects: [{ do: 'open', stillFor: STABLE_MS, check: true }],
       };
     }
+    case 'readable':
     case 'opened':
     case 'failed':
       if (state.phase.is === 'served' && state.phase.checking) return checked(state, state.phase, event);
+      if (event.on === 'readable') return { state, effects: [] };
       return event.on === 'opened' ? opened(state, event.outcome, event.identity, event.at) : failed(state, event);
     case 'stop': {
       if (state.stopped) return { state, effects: [] };
@@ -187,12 +191,10 @@ function tick<C>(state: WatchState<C>, identity: string | undefined): Step<C> {
  */
 function checked<C>(state: WatchState<C>, phase: Extract<Phase<C>, { is: 'served' }>, event: Ended<C>): Step<C> {
   const served: Phase<C> = { is: 'served', connection: phase.connection, inode: phase.inode };
-  if (event.on === 'opened' && event.outcome.serving) {
+  if (event.on === 'readable' || state.stopped) {
     const look: Effect<C>[] = state.noticed && !state.stopped ? [{ do: 'look soon' }] : [];
-    const close: Effect<C> = { do: 'close', connection: event.outcome.connection };
-    return { state: { ...state, phase: served }, effects: [close, ...look] };
+    return { state: { ...state, phase: served }, effects: look };
   }
-  if (state.stopped) return { state: { ...state, phase: served }, effects: [] };
   const look: Look = { first: false, before: 'serving', sameFile: true, wasWaiting: false };
   const step = next(
     { ...state, phase: { is: 'opening', cause: OPENING('the file is being opened again'), look } },

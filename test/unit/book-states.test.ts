@@ -63,6 +63,7 @@ function state(phase: Phase<C>, more: Partial<WatchState<C>> = {}): WatchState<C
 }
 
 const LOCKED: WatchEvent<C> = { on: 'locked' };
+const READABLE: WatchEvent<C> = { on: 'readable' };
 const tick = (identity: string | undefined): WatchEvent<C> => ({ on: 'tick', identity });
 const openedAs = (connection: C, inode: string, identity = inode): WatchEvent<C> => ({
   on: 'opened',
@@ -239,7 +240,7 @@ const ROWS: Row[] = [
     from: state(served('A', 'i1')),
     on: LOCKED,
     to: state(checking('A', 'i1')),
-    effects: [open(STABLE_MS)],
+    effects: [{ do: 'open', stillFor: STABLE_MS, check: true }],
   },
   {
     name: 'a lock met again while the file is opened beside the connection: one open',
@@ -270,18 +271,25 @@ const ROWS: Row[] = [
     effects: [],
   },
   {
-    name: 'the open beside the connection serves: the lock was short; served on, the new connection closed, nothing said',
+    name: 'the open beside the connection finds the file readable: the lock was short; served on, nothing said',
     from: state(checking('A', 'i1'), { lastLine: 'an older line' }),
-    on: openedAs('B', 'i1'),
+    on: READABLE,
     to: state(served('A', 'i1'), { lastLine: 'an older line' }),
-    effects: [{ do: 'close', connection: 'B' }],
+    effects: [],
   },
   {
-    name: 'the open beside the connection serves, a search found the schema changed meanwhile: looked at at once',
+    name: 'the file readable, a search found the schema changed meanwhile: looked at at once',
     from: state(checking('A', 'i1'), { noticed: true }),
-    on: openedAs('B', 'i1'),
+    on: READABLE,
     to: state(served('A', 'i1'), { noticed: true }),
-    effects: [{ do: 'close', connection: 'B' }, { do: 'look soon' }],
+    effects: [{ do: 'look soon' }],
+  },
+  {
+    name: 'readable, not opened beside a connection: nothing',
+    from: state(served('A', 'i1')),
+    on: READABLE,
+    to: state(served('A', 'i1')),
+    effects: [],
   },
   {
     name: 'the open beside the connection finds the lock held: closed, waiting with its reason, said once',
@@ -459,11 +467,11 @@ const ROWS: Row[] = [
     effects: [{ do: 'stop ticking' }, { do: 'close', connection: 'A' }],
   },
   {
-    name: 'stopped, the open beside the connection ends served: closed',
+    name: 'stopped, the open beside the connection finds the file readable: nothing',
     from: state(checking('A', 'i1'), { stopped: true }),
-    on: openedAs('B', 'i1'),
+    on: READABLE,
     to: state(served('A', 'i1'), { stopped: true }),
-    effects: [{ do: 'close', connection: 'B' }],
+    effects: [],
   },
   {
     name: 'stopped, the open beside the connection finds the lock: nothing said',
