@@ -8,8 +8,9 @@
 //      credentials, a known one among them, must be asked); a flood of them from one address: 429;
 //   2. an address whose failures are spent: 429 before its credentials are checked, but for
 //      a user who logged in from it before: that user's own failures from there decide;
-//   3. a plain user's own header, or one spelled as one accepted before: that user, no parsing
-//      (the budgets of 4 hold);
+//   3. a plain user's own header, or one spelled as one accepted before, from an address where
+//      that user logged in before: that user, no parsing; from elsewhere as in 4-5 (so that,
+//      with --workers, a primary that does not answer refuses it as it refuses a wrong one);
 //   4. the username's or the global budget spent: only a client that logged in from this
 //      address before is checked, everyone else 429 until the window ends;
 //   5. credentials are checked with a failure counted (decided and counted in one step of
@@ -70,7 +71,7 @@ export function refusal(verdict: Refusal, challenge: readonly string[]): [ApiErr
 /** The throttle's answer: 429, and end the connection. */
 export type Throttled = Extract<LoginVerdict, { kind: 'throttled' }>;
 
-/** A login of well-formed credentials not remembered by their spelling (steps 4 to 6); its header is remembered once accepted. */
+/** A login of well-formed credentials (steps 4 to 6); its header is remembered once accepted. */
 interface Attempt {
   readonly given: GivenCredentials;
   readonly header: string | undefined;
@@ -157,15 +158,14 @@ function login(
   // The username only decides for a user who logged in from this address before.
   const blocked = parts.throttle.retryAfter(client, recalled?.user ?? given?.username);
   if (blocked > 0) return throttled(blocked, undefined);
-  if (recalled !== undefined) {
-    const wait = parts.throttle.budgetRetryAfter(recalled.user, client);
-    return wait > 0 ? throttled(wait, recalled.user) : admit(parts, recalled, client);
-  }
-  if (given === undefined) return REFUSED;
-  return attempt(parts, { given, header, client, connection });
+  // Nothing to decide for a known client (the budgets let it through); anyone else is checked.
+  if (recalled !== undefined && parts.throttle.isKnown(recalled.user, client)) return admit(parts, recalled, client);
+  const credentials = given ?? parseBasicAuth(header);
+  if (credentials === undefined) return REFUSED;
+  return attempt(parts, { given: credentials, header, client, connection });
 }
 
-/** Steps 4 to 6 for well-formed credentials that are not remembered by their spelling. */
+/** Steps 4 to 6 for well-formed credentials. */
 function attempt(parts: Parts, request: Attempt): LoginVerdict | Promise<LoginVerdict> {
   const { given, client } = request;
   const attempted = given.username;

@@ -156,6 +156,10 @@ class ThrottleReplica implements Throttle {
     this.recentAddress = address;
   }
 
+  isKnown(user: string, address: string): boolean {
+    return this.known.has(user, address);
+  }
+
   /** What the primary changed, or its whole state (the first message to a new worker). */
   private apply(update: ThrottleUpdate): void {
     const { maxTrackedAddresses } = this.settings;

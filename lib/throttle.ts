@@ -6,10 +6,9 @@
 // Each count is a window that opens at its first event and lasts `windowMs`; once `limit`
 // events fall into it, its key is blocked until the window ends. Windows below their limit
 // and blocked ones live in two bounded Maps in insertion order: a full table drops its
-// oldest window below the limit, so that failures from other keys can never free a
-// blocked one; only a full table of blocked keys drops its oldest block. A failure counted
-// while its check runs (`reserve`) is pending: a window not filled by confirmed ones blocks
-// only until the pending checks have come (MAX_HASH_WAIT_MS), each confirmed or taken back.
+// oldest window below the limit (failures from other keys never free a blocked one), a full
+// table of blocked keys its oldest block. A window that failures still pending (`reserve`)
+// fill blocks only until their checks could have come (MAX_HASH_WAIT_MS).
 
 import { MAX_HASH_WAIT_MS } from './hash-checks.js';
 import type { Metrics } from './metrics.js';
@@ -60,6 +59,8 @@ export interface Throttle {
   confirm(address: string, user: string): void;
   /** `user` logged in from `address`: a known client from now on. */
   recordSuccess(address: string, user: string): void;
+  /** Whether `user` logged in from `address` (and is still remembered). */
+  isKnown(user: string, address: string): boolean;
 }
 
 /** The throttle that holds the counts itself, in this process. */
@@ -69,8 +70,6 @@ export interface LocalThrottle extends Throttle {
   recordFailure(address: string, user: string): void;
   /** When `rule` stops blocking `key` (`''` the global one, `user:address` a client), in ms of `now`; else 0. */
   blockedUntil(rule: ThrottleRule, key: string): number;
-  /** Whether `user` logged in from `address` (and is still remembered). */
-  isKnown(user: string, address: string): boolean;
   /** The (user, address) pairs that logged in, least recent first. */
   knownClients(): { user: string; address: string }[];
   /** Addresses currently remembered (for tests and monitoring). */
@@ -176,11 +175,12 @@ export function createKnownClients(max: number) {
   const known = new Map<string, string>();
   // How many pairs each address has (`at`: any), counted as they come and go.
   const perAddress = new Map<string, number>();
-  // The pair at the end of `known`: a client's next login, as most are, costs two comparisons.
+  // The pair last added (kept, as max ≥ 1): a client's next request, as most are, costs two comparisons.
   let recentUser: string | undefined;
   let recentAddress: string | undefined;
   return {
-    has: (user: string, address: string): boolean => known.has(pair(user, address)),
+    has: (user: string, address: string): boolean =>
+      (user === recentUser && address === recentAddress) || known.has(pair(user, address)),
     at: (address: string): boolean => perAddress.has(address),
     add(user: string, address: string): void {
       if (user === recentUser && address === recentAddress) return;

@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { test } from 'node:test';
-import { cleanEnv, start, TIME, USER, waitFor } from './support/cli-helpers.js';
+import { type TestContext, test } from 'node:test';
+import { cleanEnv, type Running, start, TIME, USER, waitFor } from './support/cli-helpers.js';
 import { AUTH, basicAuth, buildDatabase, request } from './support/helpers.js';
 
 /** The statuses of `count` requests, one after the other, each on a new connection. */
@@ -177,6 +177,19 @@ async function pipelined(socket: Socket, count: number, headers: (i: number) => 
   return seen;
 }
 
+/** Stops the service's primary (SIGSTOP) until the function returned, or the test's end, lets it go on. */
+function stopPrimary(t: TestContext, server: Running): () => void {
+  const primary = server.child.pid as number;
+  process.kill(primary, 'SIGSTOP');
+  let stopped = true;
+  const goOn = (): void => {
+    if (stopped) process.kill(primary, 'SIGCONT');
+    stopped = false;
+  };
+  t.after(goOn);
+  return goOn;
+}
+
 test('--workers 2 with the primary stopped: what a worker queues for it is bounded, and past the bound the worker refuses with 429 on its own; the service recovers when the primary goes on', async (t) => {
   const server = await start(
     t,
@@ -192,12 +205,7 @@ test('--workers 2 with the primary stopped: what a worker queues for it is bound
   // The primary hands out new connections (node:cluster's round robin): these are open before it stops.
   const sockets = await Promise.all(Array.from({ length: 8 }, () => connected(port)));
   const before = workers.map(residentKb);
-  const primary = server.child.pid as number;
-  process.kill(primary, 'SIGSTOP');
-  let stopped = true;
-  t.after(() => {
-    if (stopped) process.kill(primary, 'SIGCONT');
-  });
+  const goOn = stopPrimary(t, server);
   // Three addresses without credentials, two connections each, and one with wrong passwords, in parallel.
   const bursts = await Promise.all(
     sockets.map((socket, i) =>
@@ -211,8 +219,7 @@ test('--workers 2 with the primary stopped: what a worker queues for it is bound
     ),
   );
   const after = workers.map(residentKb);
-  process.kill(primary, 'SIGCONT');
-  stopped = false;
+  goOn();
   for (const seen of bursts.slice(0, 6)) assert.ok((seen.get(429) ?? 0) > 0, `some 429: ${JSON.stringify([...seen])}`);
   for (const seen of bursts.slice(6)) {
     assert.deepEqual([...seen.keys()], [429], `wrong passwords are refused: ${JSON.stringify([...seen])}`);
@@ -231,4 +238,54 @@ test('--workers 2 with the primary stopped: what a worker queues for it is bound
     reply = await request(status, { headers: { authorization: AUTH, 'x-forwarded-for': '192.0.2.9' } });
   }
   assert.equal(reply.status, 200);
+});
+
+/** One request on a kept-alive `socket` with `headers`: its status and head, within `seconds`. */
+async function exchange(socket: Socket, headers: string, seconds = 10): Promise<{ status: number; head: string }> {
+  let text = '';
+  await new Promise<void>((resolve, reject) => {
+    const done = (error?: Error): void => {
+      clearTimeout(timer);
+      socket.off('data', read).off('close', closed);
+      if (error === undefined) resolve();
+      else reject(error);
+    };
+    const read = (chunk: Buffer): void => {
+      text += chunk.toString('latin1');
+      const end = text.indexOf('\r\n\r\n');
+      const length = Number(/^content-length: *(\d+)/im.exec(text)?.[1]);
+      if (end >= 0 && text.length >= end + 4 + length) done();
+    };
+    const closed = (): void => done(new Error(`closed before an answer to ${headers}: ${text}`));
+    const timer = setTimeout(() => done(new Error(`no answer to ${headers} in ${seconds} s: ${text}`)), seconds * 1000);
+    socket.on('data', read).on('close', closed);
+    socket.write(`GET /api/v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\n${headers}\r\n`);
+  });
+  return { status: Number(text.slice(9, 12)), head: text.slice(0, text.indexOf('\r\n\r\n')) };
+}
+
+test('--workers 2 with the primary stopped: the right password of a client never seen at its address is refused as a wrong one (429, Retry-After 1), so the login is no oracle; a known client gets in', async (t) => {
+  const server = await start(
+    t,
+    ['--db', buildDatabase(t), '--workers', '2', '--trust-proxy', '127.0.0.1'],
+    cleanEnv(USER),
+  );
+  const port = Number(new URL(server.api).port);
+  const from = (address: string, authorization?: string) =>
+    `X-Forwarded-For: ${address}\r\n${authorization === undefined ? '' : `Authorization: ${authorization}\r\n`}`;
+  // Connections dealt to both workers before the primary stops; the client logs in on each.
+  const sockets = await Promise.all(Array.from({ length: 4 }, () => connected(port)));
+  for (const socket of sockets) assert.equal((await exchange(socket, from('192.0.2.8', AUTH))).status, 200);
+  const goOn = stopPrimary(t, server);
+  const answers = await Promise.all(
+    sockets.map(async (socket, i) => {
+      const known = await exchange(socket, from('192.0.2.8', AUTH));
+      // Each reservation waits 5 s for the primary; those of the same credentials on one worker, in turn.
+      const right = await exchange(socket, from(`198.51.100.${i}`, AUTH), 25);
+      return { known: known.status, right: right.status, retry: /^retry-after: (\d+)$/im.exec(right.head)?.[1] };
+    }),
+  );
+  goOn();
+  for (const socket of sockets) socket.destroy();
+  assert.deepEqual(answers, Array(4).fill({ known: 200, right: 429, retry: '1' }));
 });

@@ -5,6 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { ChannelError } from '../../bin/base/channel.js';
 import { type Authenticator, BUSY, createAuthenticator, PENDING, REJECTED, type Settled } from '../../lib/auth.js';
 import type { GivenCredentials } from '../../lib/basic-auth.js';
 import { validateCredentials } from '../../lib/credentials.js';
@@ -13,6 +14,7 @@ import { createLogin, type LoginVerdict, refusal } from '../../lib/login.js';
 import { ERRORS } from '../../lib/messages.js';
 import { DEFAULTS } from '../../lib/options.js';
 import { createThrottle, type LocalThrottle, type Throttle, type ThrottleSettings } from '../../lib/throttle.js';
+import { createThrottleReplica } from '../../lib/throttle-replica.js';
 import { accepted } from '../support/helpers.js';
 
 const basic = (text: string): string => `Basic ${Buffer.from(text, 'utf8').toString('base64')}`;
@@ -99,6 +101,7 @@ function remote(throttle: LocalThrottle) {
     forgive: (address, user) => throttle.forgive(address, user),
     confirm: (address, user) => throttle.confirm(address, user),
     recordSuccess: (address, user) => throttle.recordSuccess(address, user),
+    isKnown: (user, address) => throttle.isKnown(user, address),
   };
   return { replica, asked };
 }
@@ -135,6 +138,44 @@ test('a header accepted before is the user at once, and the budgets still hold f
   for (let i = 0; i < 3; i += 1) assert.deepEqual(login(basic('kasse:falsch'), `198.51.100.${i}`), refused('kasse'));
   assert.deepEqual(login(right, '192.0.2.1'), accepted('kasse'), 'the known client gets in');
   assert.deepEqual(login(right, '203.0.113.9'), throttled(60, 'kasse'), 'a new address waits for the window');
+});
+
+test('--workers with the primary not answering: the right header of a client unknown at its address is refused as a wrong one (429, Retry-After 1); a known client gets in', async () => {
+  const authenticator = createAuthenticator(validateCredentials([{ username: 'kasse', password: 'richtig' }]), {
+    maxHashChecks: 1,
+    maxQueuedHashChecks: 8,
+    maxVerifiedCredentials: 100,
+  });
+  // The worker's replica over a link whose primary decides, then stops answering (as after RESERVE_TIMEOUT_MS).
+  let answering = true;
+  const link = {
+    notify: () => true,
+    handle: () => {},
+    request: <T>() =>
+      (answering
+        ? Promise.resolve({ retryAfter: 0, rule: null })
+        : Promise.reject(new ChannelError('no answer to throttle.reserve', 'CHANNEL_TIMEOUT'))) as Promise<T>,
+  };
+  const replica = createThrottleReplica({ link, unanswered: () => {} }, { ...DEFAULTS, now: Date.now });
+  const login = createLogin(authenticator, replica);
+  const own = basic('kasse:richtig');
+  const spelled = `basic  ${Buffer.from('kasse:richtig').toString('base64')}`;
+  assert.deepEqual(await login(own, '192.0.2.1', HERE), accepted('kasse'));
+  assert.deepEqual(await login(spelled, '192.0.2.1', HERE), accepted('kasse'), 'now remembered by its spelling');
+  answering = false;
+  const wrong = await login(basic('kasse:falsch'), '203.0.113.9', HERE);
+  assert.deepEqual(wrong, throttled(1, 'kasse'));
+  for (const header of [own, spelled]) {
+    assert.deepEqual(await login(header, '203.0.113.9', HERE), wrong, `${header} from a new address`);
+    assert.deepEqual(login(header, '192.0.2.1', HERE), accepted('kasse'), `${header} from the known client, at once`);
+  }
+});
+
+test('a header recalled from an address where its user is not known spends no budget: its failure is taken back at once', () => {
+  const login = plainLogin({ maxUserFailures: 1, maxGlobalFailures: 1 });
+  for (let i = 0; i < 5; i += 1) assert.deepEqual(login(basic('kasse:richtig'), `198.51.100.${i}`), accepted('kasse'));
+  assert.deepEqual(login(basic('kasse:falsch'), '203.0.113.9'), refused('kasse'), 'the budget was whole');
+  assert.deepEqual(login(basic('kasse:richtig'), '203.0.113.10'), throttled(60, 'kasse'), 'and is spent now');
 });
 
 test('a username whose budget is spent: an unknown client is throttled without a check, a known one is checked', () => {
@@ -349,7 +390,7 @@ test('each refusal is answered with its error: 401 with the challenge, 429 and 5
   ]);
 });
 
-test("a plain user's own header and a header accepted before are let in by their spelling alone, without a check; a rejected one never; none after new users", () => {
+test("a plain user's own header and a header accepted before are let in by their spelling alone, without a check, where the user is known; a rejected one never; none after new users", () => {
   const real = createAuthenticator(validateCredentials([{ username: 'bank', password: 'eins' }]), {
     maxHashChecks: 1,
     maxQueuedHashChecks: 8,
@@ -375,7 +416,7 @@ test("a plain user's own header and a header accepted before are let in by their
   assert.equal(checks, 2, 'rejected credentials are never remembered');
   assert.deepEqual(at(right), accepted('bank'));
   assert.deepEqual(at(right), accepted('bank'));
-  assert.equal(checks, 2, "the user's own header was checked");
+  assert.equal(checks, 3, "the user's own header is checked only where the user is not known yet");
   const others = [
     `basic ${Buffer.from('bank:eins').toString('base64')}`,
     `Basic   ${Buffer.from('bank:eins').toString('base64')}`,
@@ -385,10 +426,10 @@ test("a plain user's own header and a header accepted before are let in by their
     assert.deepEqual(at(other), accepted('bank'), other);
     assert.deepEqual(at(other), accepted('bank'), other);
   }
-  assert.equal(checks, 2 + others.length, 'each other spelling is checked once, then recalled');
+  assert.equal(checks, 3 + others.length, 'each other spelling is checked once, then recalled');
   login.replaceUsers(validateCredentials([{ username: 'bank', password: 'neu' }]));
   assert.deepEqual(at(right), refused('bank'), "the user's old header outlived its credentials");
   assert.deepEqual(at(others[0] as string), refused('bank'), 'a remembered header outlived its credentials');
   assert.deepEqual(at(basic('bank:neu')), accepted('bank'));
-  assert.equal(checks, 2 + others.length + 2, 'only the new header needs no check');
+  assert.equal(checks, 3 + others.length + 2, 'only the new header needs no check');
 });
