@@ -56,8 +56,8 @@ export interface Authenticator {
    * with them joins it, and answers with its verdict.
    */
   checking(key: string): boolean;
-  /** The plain user whose own header (`plainHeaders`) `header` is, spelled exactly so; else `undefined`: check it. */
-  byHeader(header: string): Accepted | undefined;
+  /** Each plain user's own header (basic-auth.ts, `plainHeaders`: why a lookup is constant time) → the user. */
+  readonly headers: ReadonlyMap<string, Accepted>;
   /** Whether `username` is one of the users (every name compared, as a check does). */
   isUser(username: string): boolean;
   /** Takes new users; remembered verifications are forgotten unless they are the same users. */
@@ -78,8 +78,6 @@ interface Users {
   hashes: Array<PasswordHash | undefined>;
   /** The verdict that accepts each user. */
   accepted: Accepted[];
-  /** Each plain user's header (basic-auth.ts, `plainHeaders`: why a lookup is constant time) → the user. */
-  headers: Map<string, Accepted>;
   /**
    * One hash with each hashed user's parameters that no password matches: an unknown user,
    * or a plain user's wrong password, is checked against one of them (empty: no hashes).
@@ -115,16 +113,19 @@ export function createAuthenticator(
     maxRemembered: limits.maxVerifiedCredentials,
     hashChecks,
   };
+  const headers = fillHeaders(new Map(), initial, state.users);
   return {
     check: (given) => check(state, given),
     verify: (given, done, gone) => verify(state, given, done, gone),
     key: (given) => remembered(state, given),
     checking: (key) => state.users.checking.has(key),
-    byHeader: (header) => state.users.headers.get(header),
+    headers,
     isUser: (username) => findUser(state.users, username) !== -1,
     replaceUsers(next) {
       const users = prepare(next, secret);
-      if (users.fingerprint !== state.users.fingerprint) state.users = users;
+      if (users.fingerprint === state.users.fingerprint) return;
+      state.users = users;
+      fillHeaders(headers, next, users);
     },
   };
 }
@@ -211,18 +212,23 @@ function retry(state: State, given: GivenCredentials, { done, gone }: Waiter): v
 }
 
 function prepare(list: readonly ConfiguredUser[], secret: string): Users {
-  const accepted = list.map((user): Accepted => ({ kind: 'user', user: user.username }));
   return {
     names: list.map((user) => digest(user.username)),
     passwords: list.map((user) => (user.kind === 'password' ? digest(user.password) : undefined)),
     hashes: list.map((user) => (user.kind === 'hash' ? user.hash : undefined)),
-    accepted,
-    headers: new Map(plainHeaders(list).map(([header, i]) => [header, accepted[i] as Accepted])),
+    accepted: list.map((user): Accepted => ({ kind: 'user', user: user.username })),
     dummies: list.flatMap((user) => (user.kind === 'hash' ? [dummyHash(user.hash)] : [])),
     fingerprint: keyedDigest(secret, JSON.stringify(list.map(secretOf))),
     verified: new Map(),
     checking: new Map(),
   };
+}
+
+/** `headers` holding each plain user of `list` by its own header, as `users` accepts it. */
+function fillHeaders(headers: Map<string, Accepted>, list: readonly ConfiguredUser[], users: Users): typeof headers {
+  headers.clear();
+  for (const [header, i] of plainHeaders(list)) headers.set(header, users.accepted[i] as Accepted);
+  return headers;
 }
 
 /** A user as its name and secret, all of it: two lists that differ in anything differ here. */

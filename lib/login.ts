@@ -149,7 +149,7 @@ function login(
   const recalled =
     header === undefined || header.length > MAX_HEADER_LENGTH
       ? undefined
-      : (parts.authenticator.byHeader(header) ?? parts.spellings.get(spelling(parts, header)));
+      : (parts.authenticator.headers.get(header) ?? parts.spellings.get(spelling(parts, header)));
   const given = recalled === undefined ? parseBasicAuth(header) : undefined;
   if (recalled === undefined && given === undefined) {
     const wait = parts.throttle.recordUnauthenticated(client);

@@ -80,7 +80,7 @@ function heldChecks() {
     },
     key,
     checking: (credentials) => open.has(credentials),
-    byHeader: () => undefined,
+    headers: new Map(),
     isUser: () => true,
     replaceUsers: () => {},
   };
