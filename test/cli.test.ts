@@ -139,6 +139,36 @@ test('a wrong command line ends with one line and exit code 2', async () => {
   );
 });
 
+// A newline in a flag's value printed a second line that read like a log line of its own.
+test("a value the admin gave is shown escaped in its refusal, in one line: a flag's, a variable's and the file's alike", async (t) => {
+  const forged = 'x\n2026-11-29T00:00:00.000Z forged line';
+  const escaped = 'x\\n2026-11-29T00:00:00.000Z forged line';
+  const name = `--name must be 1 to 100 printable ASCII characters (it is the realm of the login), not '${escaped}'`;
+  const config = join(tempDir(t), 'service.conf');
+  writeFileSync(config, 'name = x\u001b[31my\u2028z\n', { mode: 0o600 });
+  const [flag, basePath, argument, variable, file] = await Promise.all([
+    run(['--demo', '--name', forged]),
+    run(['--demo', '--base-path', '/x\nforged']),
+    run(['--demo', 'x\u001b[2Jy']),
+    run(['--demo'], cleanEnv({ ...USER, BOOKING_SEARCH_NAME: forged })),
+    run(['--demo', '--config', config]),
+  ]);
+  assertFails(flag, 2, `booking-search-server: ${name} (see --help)`);
+  assertFails(basePath, 2, /^booking-search-server: --base-path must be .*, not '\/x\\nforged' .*\(see --help\)$/);
+  assertFails(argument, 2, "booking-search-server: unexpected argument 'x\\x1b[2Jy' (see --help)");
+  assertFails(variable, 1, `booking-search-server: BOOKING_SEARCH_NAME: ${name}`);
+  assertFails(
+    file,
+    1,
+    new RegExp(`^booking-search-server: ${config}:1: name must .*, not 'x\\\\x1b\\[31my\\\\u2028z'$`),
+  );
+  // check --config shows a book's users as it found them in the file: escaped too.
+  writeFileSync(config, `[book kasse]\ndb = ${buildDatabase(t)}\nbase-path = /kasse\nusers = b\u001b[31mx\n`);
+  const checked = await run(['check', '--config', config], cleanEnv());
+  assert.ok(checked.stdout.includes('\nBook kasse at /kasse/api/v1/ (users b\\x1b[31mx):\n'), checked.stdout);
+  assert.ok(!checked.stdout.includes('\u001b'), 'no escape character reaches the terminal');
+});
+
 test('without credentials it refuses to start', async (t) => {
   assertFails(
     await run(['--db', buildDatabase(t)], cleanEnv()),

@@ -90,7 +90,7 @@ export async function reportOnBooks(
   const unfit: string[] = [];
   for (const book of books) {
     const users = book.users === undefined ? 'every user' : `users ${book.users.join(', ')}`;
-    process.stdout.write(`\nBook ${book.name} at ${book.basePath}/api/v1/ (${users}):\n`);
+    writeReport(['', `Book ${book.name} at ${book.basePath}/api/v1/ (${users}):`], 0);
     const code = book.db === undefined ? 1 : await checkInGuard(book.db, book, 6 * command.timeouts.searchMs);
     (code === 0 ? fit : unfit).push(book.name);
   }
