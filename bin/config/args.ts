@@ -166,7 +166,9 @@ function parse(argv: readonly string[]) {
     const option = /'(-[^'\s]*)/.exec(message)?.[1];
     const code = errorCode(error);
     if (option?.startsWith('--trust-proxy')) throw usage(TRUST_PROXY_NEEDS_ADDRESSES);
-    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option) throw usage(`unknown option ${option}`);
+    // The unknown flag whole, as typed (a space, a quote or a newline in it too): usage escapes it.
+    const unknown = /^Unknown option '(.*)'(?:\. To specify a positional|$)/s.exec(message)?.[1];
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && unknown) throw usage(`unknown option ${unknown}`);
     if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option) throw usage(`option ${option} needs a value`);
     throw usage(message.split('\n')[0] ?? message);
   }

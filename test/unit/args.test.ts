@@ -125,6 +125,9 @@ const BASE_PATH_RULE = 'must be a path such as /kasse whose segments hold only A
 const USAGE_ERRORS: Array<[argv: string[], line: string]> = [
   [['--db'], 'option --db needs a value'],
   [['--frobnicate'], 'unknown option --frobnicate'],
+  // An unknown flag is named whole, as typed, a newline escaped (it was cut at the newline).
+  [['--po\nrt', '1'], 'unknown option --po\\nrt'],
+  [["--it's here"], "unknown option --it's here"],
   [[], '--db FILE is required (or --demo for sample data, or --config FILE)'],
   [['--db', 'x.sqlite', '--demo'], 'give either --db FILE or --demo, not both'],
   [['check'], 'check needs --db FILE or --config FILE'],
