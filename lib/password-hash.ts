@@ -39,34 +39,48 @@ const OWASP_ROWS: ReadonlyArray<readonly [number, number]> = [
 const MAX_MEMORY_BYTES = 256 * 1024 * 1024;
 const MAX_P = 16;
 
-// Hashes of other schemes, as htpasswd, Caddy, Prometheus' web.yml or crypt(3) write them:
-// how each starts, and the whole of one. Node has none of these algorithms; such a string
-// pasted as a secret is a mistake, never a password anybody types, so it is refused
-// instead of being taken for a password, and so is one that starts as such a hash but
-// is cut short or damaged (a bad copy and paste).
-const FOREIGN_HASHES: ReadonlyArray<[scheme: string, start: RegExp, whole: RegExp]> = [
-  ['bcrypt', /^\$2[abxy]?\$/, /^\$2[abxy]?\$\d{2}\$[./A-Za-z0-9]{53}$/],
+// A secret shaped as a hash is one: the modular crypt format (`$id$…`: crypt(3), htpasswd,
+// PHC strings) or an LDAP scheme (`{SCHEME}…`), spaces around it aside. Judged by the shape,
+// not by a list of schemes that is never complete: Node checks none but scrypt, and such a
+// string pasted as a secret is a mistake, never a password anybody types, so it is refused
+// instead of being taken for a password (its string would log in), whole or cut short.
+const HASH_SHAPE = /^(?:\$[A-Za-z0-9-]+\$|\{[A-Za-z0-9-]+\})/;
+// Schemes known by name, by how they start and the whole of one: their refusal can say
+// whether the hash is whole or cut short (a bad copy and paste).
+const KNOWN_HASHES: ReadonlyArray<[scheme: string, start: RegExp, whole: RegExp]> = [
+  ['bcrypt', /^\$2[abxy]?\$$/, /^\$2[abxy]?\$\d{2}\$[./A-Za-z0-9]{53}$/],
   [
     'Argon2',
-    /^\$argon2(?:id|i|d)\$/,
+    /^\$argon2(?:id|i|d)\$$/,
     /^\$argon2(?:id|i|d)\$(?:v=\d+\$)?m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/,
   ],
-  ['Apache MD5 (apr1)', /^\$apr1\$/, /^\$apr1\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}$/],
-  ['SHA-crypt', /^\$[56]\$/, /^\$[56]\$(?:rounds=\d+\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43,86}$/],
-  ['htpasswd SHA-1', /^\{SHA\}/, /^\{SHA\}[A-Za-z0-9+/]{27}=$/],
+  ['Apache MD5 (apr1)', /^\$apr1\$$/, /^\$apr1\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}$/],
+  ['SHA-crypt', /^\$[56]\$$/, /^\$[56]\$(?:rounds=\d+\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43,86}$/],
+  ['htpasswd SHA-1', /^\{SHA\}$/, /^\{SHA\}[A-Za-z0-9+/]{27}=$/],
 ];
 
 const MAKE_SCRYPT = 'make a scrypt hash with booking-search-server hash-password';
 
 /**
- * Why `secret` is refused when it is, or starts as, a hash of a scheme this package cannot
- * check, and what to do instead; `undefined` for any other secret. Never quotes it.
+ * Why `secret` is refused when it is shaped as a hash other than an unspaced scrypt hash,
+ * and what to do instead; `undefined` for any other secret. Names the scheme as written
+ * (`$y$`, `{SSHA}`), never the rest of the secret.
  */
 export function foreignHashProblem(secret: string): string | undefined {
-  const found = FOREIGN_HASHES.find(([, start]) => start.test(secret));
-  if (found === undefined) return undefined;
-  const [scheme, , whole] = found;
-  return whole.test(secret)
+  const trimmed = secret.trim();
+  const prefix = HASH_SHAPE.exec(trimmed)?.[0];
+  if (prefix === undefined) return undefined;
+  if (prefix === HASH_PREFIX) {
+    return trimmed === secret
+      ? undefined
+      : `the secret is a scrypt hash with spaces around it, which would be taken for a password; remove the spaces`;
+  }
+  const known = KNOWN_HASHES.find(([, start]) => start.test(prefix));
+  if (known === undefined) {
+    return `the secret is a password hash of a kind this service cannot check (${prefix}); ${MAKE_SCRYPT}`;
+  }
+  const [scheme, , whole] = known;
+  return whole.test(trimmed)
     ? `the secret is a hash of type ${scheme}, which this service cannot check; ${MAKE_SCRYPT}`
     : `the secret starts as a hash of type ${scheme} but is cut short or damaged, and this service cannot check ${scheme} anyway; ${MAKE_SCRYPT}`;
 }

@@ -128,6 +128,19 @@ test('a credentials file that cannot be used names the line, never its content',
       'bc:$2y$10$GEHEIMNISabcdefghijklmuH6mZ9rH9uJ3k8E1pY6v9gqXw0y3m2\n',
       'line 1: the secret starts as a hash of type bcrypt but is cut short or damaged',
     ],
+    // Shaped as a hash, any scheme, spaces around it aside: never taken for a password.
+    [
+      'bank:$y$j9T$F5Jx5fExrKuPp53xLKQ..1$X3DX6M94c7o.9agCG9G317fhZg9SqC.5i5rd.RhAtQ7\n',
+      'line 1: the secret is a password hash of a kind this service cannot check ($y$); make a scrypt hash with booking-search-server hash-password',
+    ],
+    [
+      'bank: $2y$10$GEHEIMNISabcdefghijklmuH6mZ9rH9uJ3k8E1pY6v9gqXw0y3m2e\n',
+      'line 1: the secret is a hash of type bcrypt, which this service cannot check',
+    ],
+    [
+      `bank: ${HASH_OF_ALT}\n`,
+      'line 1: the secret is a scrypt hash with spaces around it, which would be taken for a password; remove the spaces',
+    ],
   ];
   await Promise.all(
     cases.map(async ([content, problem], i) => {

@@ -95,12 +95,37 @@ test('misused credentials throw a TypeError naming the entry and the problem, ne
       [{ username: 'a', password: '$argon2id$v=19$m=65536,t=3,p=4$GEHEIMNIS' }],
       /^credentials\[0\]\.password: the secret starts as a hash of type Argon2 but is cut short or damaged/,
     ],
+    // Any other secret shaped as a hash is one too, whatever its scheme: the modular crypt
+    // format ($id$…, any case) and LDAP schemes ({SCHEME}…), spaces around it aside.
+    ...(
+      [
+        ['$y$j9T$F5Jx5fExrKuPp53xLKQ..1$X3DX6M94c7o.9agCG9G317fhZg9SqC.5i5rd.RhAtQ7', '$y$'],
+        ['$1$abc$def', '$1$'],
+        ['$pbkdf2-sha256$29000$abc$def', '$pbkdf2-sha256$'],
+        ['{SSHA}abcdef', '{SSHA}'],
+        ['$ARGON2ID$v=19$m=65536,t=3,p=4$R0VIRUlNTklT$aGFzaGhhc2hoYXNoaGFzaA', '$ARGON2ID$'],
+        [' {ssha}abcdef\t', '{ssha}'],
+      ] as const
+    ).map(([password, scheme]): [unknown, RegExp] => [
+      [{ username: 'a', password }],
+      new RegExp(
+        `^credentials\\[0\\]\\.password: the secret is a password hash of a kind this service cannot check \\(${scheme.replace(/[$.{}]/g, '\\$&')}\\); make a scrypt hash with booking-search-server hash-password$`,
+      ),
+    ]),
+    [
+      [{ username: 'a', password: ' $2y$10$GEHEIMNISabcdefghijklmuH6mZ9rH9uJ3k8E1pY6v9gqXw0y3m2e' }],
+      /^credentials\[0\]\.password: the secret is a hash of type bcrypt, which this service cannot check/,
+    ],
     // A scrypt hash, whole or not, is a passwordHash, never a password.
     [
       [{ username: 'a', password: HASH_OF_ALT }],
       /^credentials\[0\]\.password starts with \$scrypt\$: give a hash as passwordHash$/,
     ],
     [[{ username: 'a', password: HASH_OF_ALT.slice(0, -1) }], /^credentials\[0\]\.password starts with \$scrypt\$/],
+    [
+      [{ username: 'a', password: ` ${HASH_OF_ALT}` }],
+      /^credentials\[0\]\.password: the secret is a scrypt hash with spaces around it, which would be taken for a password; remove the spaces$/,
+    ],
   ];
   for (const [credentials, message] of bad) {
     assert.throws(
