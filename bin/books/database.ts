@@ -110,7 +110,14 @@ class WatchedDatabase implements ServedDatabase {
     const step = next(this.state, event);
     this.state = step.state;
     for (const effect of step.effects) this.carryOut(effect);
+    // Only while a lock is said to hold the file does an answered search say it passed:
+    // the searches of a book served as usual call nothing more.
+    const { phase } = this.state;
+    if (phase.is === 'served' && phase.connection.answers !== undefined)
+      phase.connection.answers.heard = phase.lock === undefined ? undefined : this.answered;
   }
+
+  private readonly answered = (): void => this.feed({ on: 'answered', at: Date.now() });
 
   private tick(): void {
     this.feed({ on: 'tick', identity: identityOf(this.file) });
@@ -149,7 +156,7 @@ class WatchedDatabase implements ServedDatabase {
       (outcome) =>
         this.feed(
           outcome === 'readable'
-            ? { on: 'readable' }
+            ? { on: 'readable', at: Date.now() }
             : { on: 'opened', outcome, identity: identityOf(file), at: Date.now() },
         ),
       (error: unknown) => {

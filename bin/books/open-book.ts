@@ -12,6 +12,7 @@ import {
   fingerprintOf,
   identityOf,
   judgeDatabaseFile,
+  notReadableNow,
   openDatabase,
   searchOverFile,
 } from '../files/index.js';
@@ -19,7 +20,7 @@ import { Guard } from '../guard/index.js';
 import { openTimeout } from './preflight.js';
 import type { Outcome } from './states.js';
 import type { BookingSearchHandler, BuildHandler, ErrorHook } from './status.js';
-import { Unavailable, whileReplaced } from './unavailable.js';
+import { type Answers, Unavailable, whileReplaced } from './unavailable.js';
 
 // The guard process that opens and judges every book's file, one at a time, ended when
 // idle for this long.
@@ -32,10 +33,11 @@ function openingGuard(limitMs: number): Guard {
   return opening;
 }
 
-/** A connection to the file, served: its handler, and how it is closed. */
+/** A connection to the file, served: its handler, how it is closed, and who hears its searches answered. */
 export interface Connection {
   handler: BookingSearchHandler;
   close: () => void;
+  answers?: Answers;
 }
 
 /** How an open of a followed file ended (bin/books/states.ts). */
@@ -115,7 +117,7 @@ export class BookOpener {
     const identity = identityOf(file);
     const result = await openingGuard(limitMs).open(file, book, this.application);
     if (result.kind === 'refused') throw new CliError(result.line);
-    if (result.kind === 'waiting') return { serving: false, cause: new Unavailable(result.code, result.explanation) };
+    if (result.kind === 'waiting') return this.waiting(result.code, result.explanation);
     if (result.kind === 'changed') return this.changing();
     if (result.kind === 'timeout') {
       return { serving: false, cause: new Unavailable('TIMEOUT', openTimeout(file, limitMs)), timedOut: identity };
@@ -130,6 +132,7 @@ export class BookOpener {
   /** A file of tables the guard judged, opened in this process and checked to be that file. */
   private openHere(app: string, schemaVersion: number, identity: string | undefined, owner: boolean): Serving {
     const { file, book, build } = this;
+    const answers: Answers = {};
     const opened = openDatabase(
       file,
       (db) => {
@@ -143,19 +146,20 @@ export class BookOpener {
           () => !db.open,
           () => fingerprintOf(file) !== served,
           this.hooks.notice,
+          answers,
         );
         return build(replacing, app, this.hooks.onError);
       },
       owner,
       this.cacheKiB,
     );
-    if (!opened.readable)
-      return { serving: false, cause: new Unavailable(opened.state.code, opened.state.explanation) };
+    if (!opened.readable) return this.waiting(opened.state.code, opened.state.explanation);
     if (identityOf(file) !== identity) {
       opened.db.close();
       return this.changing();
     }
-    return { serving: true, connection: { handler: opened.value, close: () => opened.db.close() }, inode: identity };
+    const connection = { handler: opened.value, close: () => opened.db.close(), answers };
+    return { serving: true, connection, inode: identity };
   }
 
   /** Served by a guard process of its own, which opens and judges the file again and keeps it. */
@@ -179,7 +183,7 @@ export class BookOpener {
     if (result.kind !== 'ready' || result.unbounded === undefined) {
       guard.end();
       if (result.kind === 'refused') throw new CliError(result.line);
-      if (result.kind === 'waiting') return { serving: false, cause: new Unavailable(result.code, result.explanation) };
+      if (result.kind === 'waiting') return this.waiting(result.code, result.explanation);
       return this.changing();
     }
     this.log(
@@ -188,6 +192,13 @@ export class BookOpener {
     );
     const handler = this.build(guard.searches(), app, this.hooks.onError);
     return { serving: true, connection: { handler, close: end }, inode: result.identity };
+  }
+
+  /** A file that cannot be read now, `code`: another program's lock told from the other states. */
+  private waiting(code: string, explanation: string): Serving {
+    const cause = new Unavailable(code, explanation);
+    if (notReadableNow(this.file, cause)?.lock !== true) return { serving: false, cause };
+    return { serving: false, cause: { code, message: explanation, waits: cause.waits, lock: true } };
   }
 
   private changing(): Serving {

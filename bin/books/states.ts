@@ -3,108 +3,25 @@
 // No I/O, no timers: the driver (bin/books/database.ts) looks at the file, opens it, and
 // feeds what it saw here as events; it carries out the effects this returns.
 
+import type {
+  Cause,
+  Effect,
+  Ended,
+  Look,
+  Outcome,
+  Phase,
+  Served,
+  Step,
+  WatchEvent,
+  WatchState,
+} from './state-types.js';
 import type { DatabaseStatus } from './status.js';
+
+export type { Cause, Effect, Outcome, Phase, Step, WatchEvent, WatchState } from './state-types.js';
 
 // A changed file is opened only once its path has stood still this long: a file renamed into
 // place again and again (a named pipe and back) is not opened in the middle of it.
 export const STABLE_MS = 250;
-
-/** Why searches cannot be answered now; `waits`: a state that passes by itself (Retry-After). */
-export interface Cause {
-  readonly code: string;
-  readonly message: string;
-  readonly waits: boolean;
-}
-
-/** How an open of the file ended: served over `connection`, or not, and why. */
-export type Outcome<C> =
-  | { readonly serving: true; readonly connection: C; readonly inode: string | undefined }
-  | {
-      readonly serving: false;
-      readonly cause: Cause;
-      /** The file whose open did not end within the time limit: not tried again until another is there. */
-      readonly timedOut?: string | undefined;
-      /** A passing moment (the file changed while it was opened), not said in the log. */
-      readonly quiet?: true;
-    };
-
-/** An open under way: the first one, or a later look and what was before it. */
-interface Look {
-  readonly first: boolean;
-  /** The state the look began in (describe), to tell whether it ends in another. */
-  readonly before: string;
-  /** The served file was still at the path when the look began (a schema change, a torn read). */
-  readonly sameFile: boolean;
-  /** The look began while the file was waited for (a lock, a journal, a WAL to recover). */
-  readonly wasWaiting: boolean;
-}
-
-/** Where the file is: being opened, served (`checking`: opened again beside it), or not served (and why). */
-export type Phase<C> =
-  | { readonly is: 'opening'; readonly cause: Cause; readonly look: Look }
-  | { readonly is: 'served'; readonly connection: C; readonly inode: string | undefined; readonly checking?: true }
-  | {
-      readonly is: 'unavailable';
-      readonly cause: Cause;
-      readonly timedOut?: string | undefined;
-      readonly quiet?: true | undefined;
-    };
-
-export interface WatchState<C> {
-  readonly file: string;
-  readonly phase: Phase<C>;
-  /** The file must be looked at again at once (a search found it changed under it). */
-  readonly noticed: boolean;
-  readonly stopped: boolean;
-  /** The last line said of a state that lasts: said once, not at every look. */
-  readonly lastLine: string;
-  readonly since: number;
-  readonly replaced: number;
-}
-
-export type WatchEvent<C> =
-  /** The check tick (every second, or at once after `look soon`) saw the path's identity now. */
-  | { readonly on: 'tick'; readonly identity: string | undefined }
-  /** A search found the file changed under it: a new schema, a torn read, its guard ended. */
-  | { readonly on: 'notice' }
-  /** A search met a lock on the served file that outlasted its wait. */
-  | { readonly on: 'locked' }
-  /** The open beside the connection found that the file can be read. */
-  | { readonly on: 'readable' }
-  /** The open ended; `identity`: the path's identity then; `at`: the time then. */
-  | { readonly on: 'opened'; readonly outcome: Outcome<C>; readonly identity: string | undefined; readonly at: number }
-  /** The open ended with a file that cannot be served (`gone`: none at the path), said as `message`. */
-  | {
-      readonly on: 'failed';
-      readonly error: unknown;
-      readonly gone: boolean;
-      readonly message: string;
-      readonly at: number;
-    }
-  | { readonly on: 'stop' };
-
-export type Effect<C> =
-  /** Open the file once its path has stood still `stillFor` ms: `opened` or `failed` (`check`: a file that can be read, `readable`). */
-  | { readonly do: 'open'; readonly stillFor: number; readonly check?: true }
-  | { readonly do: 'close'; readonly connection: C }
-  /** Requests go to the connection's handler from now on. */
-  | { readonly do: 'serve'; readonly connection: C }
-  /** Requests go to the stand-in: /status as always, searches the 500 of `answerCause`. */
-  | { readonly do: 'stand in' }
-  | { readonly do: 'log'; readonly line: string; readonly level: 'notice' | 'warning' | 'error' }
-  /** Feed a `tick` at once (after this turn of the event loop). */
-  | { readonly do: 'look soon' }
-  /** The first look ended: the start goes on, or ends with `error`. */
-  | { readonly do: 'ready'; readonly error?: unknown }
-  /** Stop the check tick. */
-  | { readonly do: 'stop ticking' };
-
-type Ended<C> = Extract<WatchEvent<C>, { on: 'opened' | 'failed' | 'readable' }>;
-
-export interface Step<C> {
-  readonly state: WatchState<C>;
-  readonly effects: readonly Effect<C>[];
-}
 
 const OPENING = (message: string): Cause => ({ code: 'SQLITE_BUSY', message, waits: true });
 
@@ -130,11 +47,11 @@ export function next<C>(state: WatchState<C>, event: WatchEvent<C>): Step<C> {
       // beside the connection, which serves on unless the lock is still held then.
       const { phase } = state;
       if (state.stopped || state.noticed || phase.is !== 'served' || phase.checking) return { state, effects: [] };
-      return {
-        state: { ...state, phase: { ...phase, checking: true } },
-        effects: [{ do: 'open', stillFor: STABLE_MS, check: true }],
-      };
+      return lookBeside(state, phase, STABLE_MS);
     }
+    case 'answered':
+      if (state.stopped || state.phase.is !== 'served' || state.phase.lock === undefined) return { state, effects: [] };
+      return readAgain(state, state.phase, event.at);
     case 'readable':
     case 'opened':
     case 'failed':
@@ -157,7 +74,8 @@ function tick<C>(state: WatchState<C>, identity: string | undefined): Step<C> {
     return { state, effects: [] };
   if (phase.is === 'served') {
     const sameFile = identity === phase.inode;
-    if (!noticed && sameFile) return { state, effects: [] };
+    // A lock said to hold the file: each tick looks whether it still does.
+    if (!noticed && sameFile) return phase.lock === undefined ? { state, effects: [] } : lookBeside(state, phase, 0);
     const look: Look = { first: false, before: describe(phase), sameFile, wasWaiting: false };
     return {
       state: {
@@ -185,22 +103,50 @@ function tick<C>(state: WatchState<C>, identity: string | undefined): Step<C> {
   };
 }
 
+/** The file opened beside the connection, `stillFor` after its path stood still: `checked`. */
+function lookBeside<C>(state: WatchState<C>, phase: Served<C>, stillFor: number): Step<C> {
+  return { state: { ...state, phase: { ...phase, checking: true } }, effects: [{ do: 'open', stillFor, check: true }] };
+}
+
 /**
  * The open beside a connection whose search met a lock ended: served on when the file could
- * be read; else it is where that open found it, as after any look (a lock held: waited for).
+ * be read; a lock still held is said, the connection kept (a lock is not a broken file: the
+ * searches go on trying, each within its wait); else it is where that open found it.
  */
-function checked<C>(state: WatchState<C>, phase: Extract<Phase<C>, { is: 'served' }>, event: Ended<C>): Step<C> {
-  const served: Phase<C> = { is: 'served', connection: phase.connection, inode: phase.inode };
+function checked<C>(state: WatchState<C>, phase: Served<C>, event: Ended<C>): Step<C> {
+  const { lock } = phase;
+  const served: Phase<C> = { is: 'served', connection: phase.connection, inode: phase.inode, ...(lock && { lock }) };
+  if (event.on === 'readable' && lock !== undefined && !state.stopped) return readAgain(state, served, event.at);
   if (event.on === 'readable' || state.stopped) {
     const look: Effect<C>[] = state.noticed && !state.stopped ? [{ do: 'look soon' }] : [];
     return { state: { ...state, phase: served }, effects: look };
   }
-  const look: Look = { first: false, before: 'serving', sameFile: true, wasWaiting: false };
+  if (event.on === 'opened' && !event.outcome.serving && event.outcome.cause.lock === true) {
+    const { cause } = event.outcome;
+    const line = `database ${state.file} cannot be read yet: ${cause.message}; each search still waits for it`;
+    const since = lock === undefined ? event.at : state.since;
+    const effects: Effect<C>[] = state.noticed ? [{ do: 'look soon' }] : [];
+    const held: Phase<C> = { ...served, lock: cause };
+    return {
+      state: { ...state, phase: held, since, lastLine: line },
+      effects: [...say(state, line, 'warning'), ...effects],
+    };
+  }
+  const look: Look = { first: false, before: describe(phase), sameFile: true, wasWaiting: lock !== undefined };
   const step = next(
     { ...state, phase: { is: 'opening', cause: OPENING('the file is being opened again'), look } },
     event,
   );
   return { ...step, effects: [{ do: 'close', connection: phase.connection }, { do: 'stand in' }, ...step.effects] };
+}
+
+/** A lock said to hold the file passed: served, said once. */
+function readAgain<C>(state: WatchState<C>, phase: Served<C>, at: number): Step<C> {
+  const served: Phase<C> = { is: 'served', connection: phase.connection, inode: phase.inode };
+  const line = `database ${state.file} can be read now; serving it`;
+  const effects: Effect<C>[] = [{ do: 'log', line, level: 'notice' }];
+  if (state.noticed) effects.push({ do: 'look soon' });
+  return { state: { ...state, phase: served, since: at, lastLine: '' }, effects };
 }
 
 /** An open ended with an outcome: served, or a state that is said when it is one to say. */
@@ -278,7 +224,8 @@ function stateLine(file: string, cause: Cause): string {
 
 /** A state as a word and its cause, to tell whether a look at the file changed it. */
 function describe<C>(phase: Phase<C>): string {
-  return phase.is === 'served' ? 'serving' : `${phase.cause.code}: ${phase.cause.message}`;
+  const cause = phase.is === 'served' ? phase.lock : phase.cause;
+  return cause === undefined ? 'serving' : `${cause.code}: ${cause.message}`;
 }
 
 /**
@@ -293,8 +240,8 @@ export function answerCause<C>(state: WatchState<C>): Cause {
 /** What the file is now, for /ready, /metrics and the books' state. */
 export function statusOf<C>(state: WatchState<C>): DatabaseStatus {
   const { phase, since, replaced } = state;
-  if (phase.is === 'served') return { state: 'serving', reason: undefined, since, replaced };
-  const { cause } = phase;
+  const cause = phase.is === 'served' ? phase.lock : phase.cause;
+  if (cause === undefined) return { state: 'serving', reason: undefined, since, replaced };
   const kind = cause.waits ? 'waiting' : cause.code === 'ENOENT' ? 'missing' : 'unusable';
   return { state: kind, reason: cause.message, since, replaced };
 }

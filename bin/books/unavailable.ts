@@ -20,25 +20,34 @@ export class Unavailable extends Error {
   }
 }
 
+/** Who hears a search answered, when someone is listening (a lock said to hold the file). */
+export interface Answers {
+  heard?: (() => void) | undefined;
+}
+
 /** SQLite's words for pages that are not a database's: what a read sees while a file is written. */
 const TORN = /^SQLITE_(?:CORRUPT|NOTADB|IOERR_SHORT_READ)/;
 
 /**
  * `search` whose failures after `closed()`, and whose torn reads while `written()` (the file
  * changed since it was opened), are the Unavailable of a file opened again; `torn` hears
- * the latter, as the file must be looked at again.
+ * the latter, as the file must be looked at again; `answers`, a search answered.
  */
 export function whileReplaced(
   search: SearchTurns,
   closed: () => boolean,
   written: () => boolean,
   torn: () => void,
+  answers: Answers = {},
 ): SearchTurns {
   type Done = Parameters<SearchTurns['answer']>[1];
   const checked =
     (done: Done): Done =>
     (outcome) => {
-      if (outcome.ok) return done(outcome);
+      if (outcome.ok) {
+        answers.heard?.();
+        return done(outcome);
+      }
       if (closed() || (TORN.test(errorCode(outcome.error) ?? '') && written())) {
         if (!closed()) torn();
         return done({ ok: false, error: new Unavailable('SQLITE_BUSY', 'the file is being opened again') });

@@ -42,6 +42,24 @@ const WAIT_LINE = `database ${FILE} cannot be read yet: ${locked.message}; searc
 const TIMEOUT_LINE = `${timeout.message}; searches answer 500 until another file is there`;
 
 const served = (connection: C, inode: string): Phase<C> => ({ is: 'served', connection, inode });
+// Another program's lock, as the open beside the connection tells it: the connection is kept.
+const held: Cause = { ...locked, lock: true };
+const HELD_LINE = `database ${FILE} cannot be read yet: ${locked.message}; each search still waits for it`;
+const READ_LINE = `database ${FILE} can be read now; serving it`;
+const holding = (connection: C, inode: string, more: { checking?: true } = {}): Phase<C> => ({
+  is: 'served',
+  connection,
+  inode,
+  ...more,
+  lock: held,
+});
+const journal: Cause = {
+  code: 'SQLITE_READONLY_ROLLBACK',
+  message: 'kasse.sqlite-journal is a hot journal',
+  waits: true,
+};
+const JOURNAL_LINE = `database ${FILE} cannot be read yet: ${journal.message}; searches answer 500 with Retry-After until it can`;
+const ANSWERED: WatchEvent<C> = { on: 'answered', at: AT };
 const checking = (connection: C, inode: string): Phase<C> => ({ is: 'served', connection, inode, checking: true });
 const down = (cause: Cause, more: { timedOut?: string; quiet?: true } = {}): Phase<C> => ({
   is: 'unavailable',
@@ -63,7 +81,7 @@ function state(phase: Phase<C>, more: Partial<WatchState<C>> = {}): WatchState<C
 }
 
 const LOCKED: WatchEvent<C> = { on: 'locked' };
-const READABLE: WatchEvent<C> = { on: 'readable' };
+const READABLE: WatchEvent<C> = { on: 'readable', at: AT };
 const tick = (identity: string | undefined): WatchEvent<C> => ({ on: 'tick', identity });
 const openedAs = (connection: C, inode: string, identity = inode): WatchEvent<C> => ({
   on: 'opened',
@@ -305,6 +323,92 @@ const ROWS: Row[] = [
     to: state(down(bad), { since: AT, lastLine: BAD_LINE }),
     effects: [{ do: 'close', connection: 'A' }, { do: 'stand in' }, log(BAD_LINE, 'error')],
   },
+  // A lock is not a broken file: while it holds the file, the connection is kept and its
+  // searches go on trying; only what is said of the book changes, once each way.
+  {
+    name: 'the open beside the connection finds a lock held: served on, said waiting once',
+    from: state(checking('A', 'i1')),
+    on: openedDown(held),
+    to: state(holding('A', 'i1'), { since: AT, lastLine: HELD_LINE }),
+    effects: [log(HELD_LINE, 'warning')],
+  },
+  {
+    name: 'a lock held, the tick: opened beside the connection at once',
+    from: state(holding('A', 'i1'), { lastLine: HELD_LINE }),
+    on: tick('i1'),
+    to: state(holding('A', 'i1', { checking: true }), { lastLine: HELD_LINE }),
+    effects: [{ do: 'open', stillFor: 0, check: true }],
+  },
+  {
+    name: 'a lock held, a search meets it again: opened beside the connection once the path stands still',
+    from: state(holding('A', 'i1'), { lastLine: HELD_LINE }),
+    on: LOCKED,
+    to: state(holding('A', 'i1', { checking: true }), { lastLine: HELD_LINE }),
+    effects: [{ do: 'open', stillFor: STABLE_MS, check: true }],
+  },
+  {
+    name: 'a lock still held: served on, not said again, since unchanged',
+    from: state(holding('A', 'i1', { checking: true }), { lastLine: HELD_LINE }),
+    on: openedDown(held),
+    to: state(holding('A', 'i1'), { lastLine: HELD_LINE }),
+    effects: [],
+  },
+  {
+    name: 'a lock held, the open beside the connection finds the file readable: serving, said once',
+    from: state(holding('A', 'i1', { checking: true }), { lastLine: HELD_LINE }),
+    on: READABLE,
+    to: state(served('A', 'i1'), { since: AT }),
+    effects: [log(READ_LINE, 'notice')],
+  },
+  {
+    name: 'a lock held, a search is answered: serving, said once',
+    from: state(holding('A', 'i1'), { lastLine: HELD_LINE }),
+    on: ANSWERED,
+    to: state(served('A', 'i1'), { since: AT }),
+    effects: [log(READ_LINE, 'notice')],
+  },
+  {
+    name: 'a lock held, a search answered while the file is opened beside the connection: serving; that open is dropped',
+    from: state(holding('A', 'i1', { checking: true }), { lastLine: HELD_LINE }),
+    on: ANSWERED,
+    to: state(served('A', 'i1'), { since: AT }),
+    effects: [log(READ_LINE, 'notice')],
+  },
+  {
+    name: 'served, its lock gone, the dropped open finds the lock: nothing',
+    from: state(served('A', 'i1'), { since: AT }),
+    on: openedDown(held),
+    to: state(served('A', 'i1'), { since: AT }),
+    effects: [],
+  },
+  {
+    name: 'a search answered with no lock held: nothing',
+    from: state(served('A', 'i1')),
+    on: ANSWERED,
+    to: state(served('A', 'i1')),
+    effects: [],
+  },
+  {
+    name: 'a lock held, the open beside the connection finds a hot journal: closed as any state that is not a lock',
+    from: state(holding('A', 'i1', { checking: true }), { lastLine: HELD_LINE }),
+    on: openedDown(journal),
+    to: state(down(journal), { since: AT, lastLine: JOURNAL_LINE }),
+    effects: [{ do: 'close', connection: 'A' }, { do: 'stand in' }, log(JOURNAL_LINE, 'warning')],
+  },
+  {
+    name: 'a lock held, another file at the path: opened again as any replaced file',
+    from: state(holding('A', 'i1'), { lastLine: HELD_LINE }),
+    on: tick('i2'),
+    to: state(looking(again, { before: `SQLITE_BUSY: ${locked.message}` }), { lastLine: HELD_LINE }),
+    effects: [{ do: 'close', connection: 'A' }, { do: 'stand in' }, open(0)],
+  },
+  {
+    name: 'stopped, a lock held, a search answered: nothing',
+    from: state(holding('A', 'i1'), { stopped: true }),
+    on: ANSWERED,
+    to: state(holding('A', 'i1'), { stopped: true }),
+    effects: [],
+  },
   // The schema changed under a search (or a torn read, or its guard ended): looked at at once.
   {
     name: 'served, a search finds the schema changed',
@@ -501,6 +605,11 @@ test('file states: the start opens the file at once, its searches answered as be
   assert.deepEqual(effects, [open(0)]);
   assert.deepEqual(answerCause(begun), opening);
   assert.deepEqual(statusOf(begun), { state: 'waiting', reason: opening.message, since: T, replaced: 0 });
+});
+
+test('file states: a lock held on a served book: /ready says waiting with the lock, searches go on', () => {
+  const status = statusOf(state(holding('A', 'i1'), { replaced: 3 }));
+  assert.deepEqual(status, { state: 'waiting', reason: locked.message, since: T, replaced: 3 });
 });
 
 test('file states: what /ready says and what the stand-in answers, state by state', () => {

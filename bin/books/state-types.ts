@@ -1,0 +1,114 @@
+// The words of bin/books/states.ts: a followed book's file's states, the events fed to them
+// and the effects they ask for.
+
+/** Why searches cannot be answered now; `waits`: a state that passes by itself (Retry-After). */
+export interface Cause {
+  readonly code: string;
+  readonly message: string;
+  readonly waits: boolean;
+  /** Another program's lock: the file is not broken, a served book keeps its connection. */
+  readonly lock?: true | undefined;
+}
+
+/** How an open of the file ended: served over `connection`, or not, and why. */
+export type Outcome<C> =
+  | { readonly serving: true; readonly connection: C; readonly inode: string | undefined }
+  | {
+      readonly serving: false;
+      readonly cause: Cause;
+      /** The file whose open did not end within the time limit: not tried again until another is there. */
+      readonly timedOut?: string | undefined;
+      /** A passing moment (the file changed while it was opened), not said in the log. */
+      readonly quiet?: true;
+    };
+
+/** An open under way: the first one, or a later look and what was before it. */
+export interface Look {
+  readonly first: boolean;
+  /** The state the look began in (describe), to tell whether it ends in another. */
+  readonly before: string;
+  /** The served file was still at the path when the look began (a schema change, a torn read). */
+  readonly sameFile: boolean;
+  /** The look began while the file was waited for (a lock, a journal, a WAL to recover). */
+  readonly wasWaiting: boolean;
+}
+
+/**
+ * Where the file is: being opened, served (`checking`: opened again beside it; `lock`: a lock
+ * held, searches still tried and the book said waiting), or not served (and why).
+ */
+export type Phase<C> =
+  | { readonly is: 'opening'; readonly cause: Cause; readonly look: Look }
+  | {
+      readonly is: 'served';
+      readonly connection: C;
+      readonly inode: string | undefined;
+      readonly checking?: true;
+      readonly lock?: Cause;
+    }
+  | {
+      readonly is: 'unavailable';
+      readonly cause: Cause;
+      readonly timedOut?: string | undefined;
+      readonly quiet?: true | undefined;
+    };
+
+export interface WatchState<C> {
+  readonly file: string;
+  readonly phase: Phase<C>;
+  /** The file must be looked at again at once (a search found it changed under it). */
+  readonly noticed: boolean;
+  readonly stopped: boolean;
+  /** The last line said of a state that lasts: said once, not at every look. */
+  readonly lastLine: string;
+  readonly since: number;
+  readonly replaced: number;
+}
+
+export type WatchEvent<C> =
+  /** The check tick (every second, or at once after `look soon`) saw the path's identity now. */
+  | { readonly on: 'tick'; readonly identity: string | undefined }
+  /** A search found the file changed under it: a new schema, a torn read, its guard ended. */
+  | { readonly on: 'notice' }
+  /** A search met a lock on the served file that outlasted its wait. */
+  | { readonly on: 'locked' }
+  /** The open beside the connection found that the file can be read. */
+  | { readonly on: 'readable'; readonly at: number }
+  /** A search over the connection was answered while a lock was said to hold the file. */
+  | { readonly on: 'answered'; readonly at: number }
+  /** The open ended; `identity`: the path's identity then; `at`: the time then. */
+  | { readonly on: 'opened'; readonly outcome: Outcome<C>; readonly identity: string | undefined; readonly at: number }
+  /** The open ended with a file that cannot be served (`gone`: none at the path), said as `message`. */
+  | {
+      readonly on: 'failed';
+      readonly error: unknown;
+      readonly gone: boolean;
+      readonly message: string;
+      readonly at: number;
+    }
+  | { readonly on: 'stop' };
+
+export type Effect<C> =
+  /** Open the file once its path has stood still `stillFor` ms: `opened` or `failed` (`check`: a file that can be read, `readable`). */
+  | { readonly do: 'open'; readonly stillFor: number; readonly check?: true }
+  | { readonly do: 'close'; readonly connection: C }
+  /** Requests go to the connection's handler from now on. */
+  | { readonly do: 'serve'; readonly connection: C }
+  /** Requests go to the stand-in: /status as always, searches the 500 of `answerCause`. */
+  | { readonly do: 'stand in' }
+  | { readonly do: 'log'; readonly line: string; readonly level: 'notice' | 'warning' | 'error' }
+  /** Feed a `tick` at once (after this turn of the event loop). */
+  | { readonly do: 'look soon' }
+  /** The first look ended: the start goes on, or ends with `error`. */
+  | { readonly do: 'ready'; readonly error?: unknown }
+  /** Stop the check tick. */
+  | { readonly do: 'stop ticking' };
+
+export type Ended<C> = Extract<WatchEvent<C>, { on: 'opened' | 'failed' | 'readable' }>;
+
+export interface Step<C> {
+  readonly state: WatchState<C>;
+  readonly effects: readonly Effect<C>[];
+}
+
+export type Served<C> = Extract<Phase<C>, { is: 'served' }>;
