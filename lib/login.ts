@@ -50,8 +50,8 @@ export type LoginVerdict =
   /** The hash check did not come before the connection could time out: 503 after `retryAfter` seconds. */
   | (NoUser & { readonly kind: 'late'; readonly retryAfter: number });
 
-/** What a request that reserved a failure found, for those with the same credentials: `undefined` for a hash check (they join it) or a refusal. */
-type Outcome = LoginVerdict | undefined;
+/** What a request that reserved a failure found, for those with the same credentials; `undefined`: a hash check (they join it). */
+type Outcome = LoginVerdict | { kind: 'throttled-at'; client: string; verdict: Throttled } | undefined;
 
 /** A verdict that lets no user in. */
 export type Refusal = Exclude<LoginVerdict, Accepted>;
@@ -86,10 +86,7 @@ export interface Login {
    * which stays pending when every client waiting for that check has gone.
    */
   (header: string | undefined, client: string, connection: Connection): LoginVerdict | Promise<LoginVerdict>;
-  /**
-   * A CORS preflight from `client`: never a failed login, but counted with the requests
-   * without credentials, so that a flood of them ends like any other. `undefined`: answer it.
-   */
+  /** A CORS preflight from `client`: no failed login, counted with requests without credentials; `undefined`: answer it. */
   preflight(client: string): Throttled | undefined;
   /** Takes new users (the authenticator's); the headers accepted before are forgotten. */
   replaceUsers(users: readonly ConfiguredUser[]): void;
@@ -202,7 +199,10 @@ function attempt(parts: Parts, request: Attempt): LoginVerdict | Promise<LoginVe
     (wait) => {
       let settled: Outcome;
       try {
-        if (wait > 0) return throttled(wait, attempted);
+        if (wait > 0) {
+          settled = { kind: 'throttled-at', client, verdict: throttled(wait, attempted) };
+          return settled.verdict;
+        }
         const verdict = checkCredentials(parts, request);
         // A hash check is joined through the authenticator from now on; a verdict at once is passed on.
         if (!(verdict instanceof Promise)) settled = verdict;
@@ -221,14 +221,14 @@ function attempt(parts: Parts, request: Attempt): LoginVerdict | Promise<LoginVe
 }
 
 /**
- * A request that waited while another reserved a failure for the same credentials: it
- * joins that one's hash check, or takes its verdict, or, when the other was throttled,
- * makes its own attempt (its budgets are not the other's).
+ * Another request reserved a failure for the same credentials: join its check or take its verdict,
+ * its throttling only at the same address (one wait; elsewhere the budgets differ: a known client's).
  */
 function joined(parts: Parts, settled: Outcome, key: string, request: Attempt): LoginVerdict | Promise<LoginVerdict> {
   if (parts.authenticator.checking(key)) return awaitCheck(parts, request, false);
   if (settled?.kind === 'user') return admit(parts, settled, request.client);
   if (settled?.kind === 'refused') return { kind: 'refused', attempted: request.given.username };
+  if (settled?.kind === 'throttled-at' && settled.client === request.client) return settled.verdict;
   return attempt(parts, request);
 }
 

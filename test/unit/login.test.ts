@@ -171,6 +171,34 @@ test('--workers with the primary not answering: the right header of a client unk
   }
 });
 
+test('--workers with the primary not answering: parallel requests with the same credentials wait for one reservation, not one after another', async () => {
+  const authenticator = createAuthenticator(validateCredentials([{ username: 'kasse', password: 'richtig' }]), {
+    maxHashChecks: 1,
+    maxQueuedHashChecks: 8,
+    maxVerifiedCredentials: 100,
+  });
+  // Each reservation waits until the test says the primary did not answer it (RESERVE_TIMEOUT_MS).
+  const unanswered: Array<(error: Error) => void> = [];
+  const link = {
+    notify: () => true,
+    handle: () => {},
+    request: <T>() => new Promise<T>((_, reject) => unanswered.push(reject)),
+  };
+  const login = createLogin(
+    authenticator,
+    createThrottleReplica({ link, unanswered: () => {} }, { ...DEFAULTS, now: Date.now }),
+  );
+  const parallel = Array.from({ length: 6 }, () => login(basic('kasse:richtig'), '203.0.113.9', HERE));
+  assert.equal(unanswered.length, 1, 'one reservation for the six');
+  unanswered.shift()?.(new ChannelError('no answer to throttle.reserve', 'CHANNEL_TIMEOUT'));
+  for (let turn = 0; turn < 5; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(unanswered.length, 0, 'none waits for a reservation of its own after it');
+  assert.deepEqual(
+    await Promise.all(parallel),
+    Array.from({ length: 6 }, () => throttled(1, 'kasse')),
+  );
+});
+
 test('a header recalled from an address where its user is not known spends no budget: its failure is taken back at once', () => {
   const login = plainLogin({ maxUserFailures: 1, maxGlobalFailures: 1 });
   for (let i = 0; i < 5; i += 1) assert.deepEqual(login(basic('kasse:richtig'), `198.51.100.${i}`), accepted('kasse'));
