@@ -71,8 +71,8 @@ class ThrottleReplica implements Throttle {
   // The pair at the end of `known`, as in lib/throttle.ts.
   private recentUser: string | undefined;
   private recentAddress: string | undefined;
-  // The last reservation went unanswered: said once, until one is answered.
-  private unanswered = false;
+  // When the last reservation went unanswered (said once, until one is answered); else undefined.
+  private unansweredAt: number | undefined;
 
   constructor(counts: CountsElsewhere, settings: ReplicaSettings, metrics: Metrics | undefined) {
     this.counts = counts;
@@ -117,6 +117,10 @@ class ThrottleReplica implements Throttle {
     // Spent as far as this worker knows already: no need to ask.
     const spent = this.budgetRetryAfter(user, address);
     if (spent > 0) return spent;
+    // Within the Retry-After of a reservation the primary left unanswered, asking again would
+    // only wait as long again (and the logins that waited for it would wait one after another).
+    const since = this.unansweredAt === undefined ? Infinity : this.settings.now() - this.unansweredAt;
+    if (since < ON_ITS_OWN_RETRY_AFTER * 1000) return this.refuse('global', ON_ITS_OWN_RETRY_AFTER);
     const request: ReserveRequest = { user, address, known: this.known.has(user, address) };
     let reply: ReserveReply;
     try {
@@ -124,11 +128,11 @@ class ThrottleReplica implements Throttle {
     } catch (error: unknown) {
       // The primary did not decide (too much waits for it, or no answer in time): nothing is checked.
       if (!isUndecided(error)) throw error;
-      if (!this.unanswered) this.counts.unanswered(error);
-      this.unanswered = true;
+      if (this.unansweredAt === undefined) this.counts.unanswered(error);
+      this.unansweredAt = this.settings.now();
       return this.refuse('global', ON_ITS_OWN_RETRY_AFTER);
     }
-    this.unanswered = false;
+    this.unansweredAt = undefined;
     return reply.rule === null ? 0 : this.refuse(reply.rule, reply.retryAfter);
   }
 

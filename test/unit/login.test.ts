@@ -188,7 +188,8 @@ test('--workers with the primary not answering: parallel requests with the same 
     authenticator,
     createThrottleReplica({ link, unanswered: () => {} }, { ...DEFAULTS, now: Date.now }),
   );
-  const parallel = Array.from({ length: 6 }, () => login(basic('kasse:richtig'), '203.0.113.9', HERE));
+  // From one address, and from several: none waits for a reservation of its own after another's.
+  const parallel = Array.from({ length: 6 }, (_, i) => login(basic('kasse:richtig'), `203.0.113.${9 + (i % 3)}`, HERE));
   assert.equal(unanswered.length, 1, 'one reservation for the six');
   unanswered.shift()?.(new ChannelError('no answer to throttle.reserve', 'CHANNEL_TIMEOUT'));
   for (let turn = 0; turn < 5; turn += 1) await new Promise((resolve) => setImmediate(resolve));

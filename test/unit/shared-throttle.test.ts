@@ -235,15 +235,35 @@ test("a worker whose primary does not decide refuses credentials on its own (1 s
   const link = { notify: () => true, handle: () => {}, request: <T>() => answer() as Promise<T> };
   const said: string[] = [];
   const metrics = new Metrics();
-  const throttle = createThrottleReplica({ link, unanswered: (error) => said.push(error.message) }, REPLICA, metrics);
+  let now = 1_000_000;
+  let asked = 0;
+  const counted = {
+    ...link,
+    request: <T>() => {
+      asked += 1;
+      return answer() as Promise<T>;
+    },
+  };
+  const settings = { ...REPLICA, now: () => now };
+  const throttle = createThrottleReplica(
+    { link: counted, unanswered: (error) => said.push(error.message) },
+    settings,
+    metrics,
+  );
   assert.equal(await throttle.reserve('kasse', '192.0.2.7'), 1);
   assert.equal(await throttle.reserve('kasse', '192.0.2.8'), 1);
+  assert.equal(asked, 1, 'within the Retry-After of an unanswered reservation, the primary is not asked again');
+  now += 1_000;
+  assert.equal(await throttle.reserve('kasse', '192.0.2.8'), 1);
+  assert.equal(asked, 2, 'after it, it is');
   assert.deepEqual(said, ['no answer to throttle.reserve'], 'said once');
-  assert.equal(metrics.refusals[REFUSALS.indexOf('global')], 2);
+  assert.equal(metrics.refusals[REFUSALS.indexOf('global')], 3);
   answer = () => Promise.resolve({ retryAfter: 0, rule: null });
+  now += 1_000;
   assert.equal(await throttle.reserve('kasse', '192.0.2.9'), 0);
   for (const code of ['CHANNEL_FULL', 'CHANNEL_CLOSED'] as const) {
     answer = () => Promise.reject(new ChannelError(`refused: ${code}`, code));
+    now += 1_000;
     assert.equal(await throttle.reserve('kasse', '192.0.2.10'), 1, code);
   }
   assert.deepEqual(said.slice(1), ['refused: CHANNEL_FULL'], 'said again once the primary had answered between');
