@@ -68,9 +68,6 @@ class ThrottleReplica implements Throttle {
   // The library's table of known clients, as the primary's throttle keeps it.
   private readonly known: KnownClients;
   private readonly flagged = new Set<string>();
-  // The pair at the end of `known`, as in lib/throttle.ts.
-  private recentUser: string | undefined;
-  private recentAddress: string | undefined;
   // When the last reservation went unanswered (said once, until one is answered); else undefined.
   private unansweredAt: number | undefined;
 
@@ -145,19 +142,15 @@ class ThrottleReplica implements Throttle {
   }
 
   recordSuccess(address: string, user: string): void {
-    // A client's next login, as most are, is the most recent already: two comparisons, as
-    // in the library's throttle, and nothing for the primary.
-    const flaggedHere = this.flagged.size > 0 && this.flagged.has(address);
-    if (user === this.recentUser && address === this.recentAddress && !flaggedHere) return;
     // The primary hears of a login only when it changes something there: a pair new to
-    // this worker, or an address with requests without credentials counted.
+    // this worker, or an address with requests without credentials counted. A client's next
+    // login, as most are, is the table's most recent pair: two comparisons, nothing to send.
+    const flaggedHere = this.flagged.size > 0 && this.flagged.has(address);
     if (flaggedHere || !this.known.has(user, address)) {
       this.counts.link.notify(THROTTLE_MESSAGES.success, { user, address } satisfies Pair);
       this.flagged.delete(address);
     }
     this.known.add(user, address);
-    this.recentUser = user;
-    this.recentAddress = address;
   }
 
   isKnown(user: string, address: string): boolean {
@@ -178,8 +171,6 @@ class ThrottleReplica implements Throttle {
     }
     for (const [rule, key] of update.unblocks) this.blocks[rule].delete(key);
     for (const [user, address] of update.known) this.known.add(user, address);
-    // Pairs from other workers go behind this worker's most recent one.
-    if (update.known.length > 0) this.recentUser = this.recentAddress = undefined;
     for (const address of update.flagged) remember(this.flagged, address, maxTrackedAddresses);
     for (const address of update.unflagged) this.flagged.delete(address);
   }
