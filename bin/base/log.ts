@@ -2,8 +2,12 @@
 // JSON object with a `time` and a `level` field (`--log-format json`). stdout carries the
 // greeting and the access log, stderr warnings and errors. Never a query string, never a
 // secret. Under systemd, each line also starts with its syslog priority (`<4>`), which
-// journald reads and strips, so that `journalctl -p warning` shows the warnings.
+// journald reads and strips, so that `journalctl -p warning` shows the warnings. With
+// --workers, a line a worker says itself names it (`worker PID: `), as the primary's lines
+// about a worker do: the lines of two workers that met the same lock are told apart from
+// one worker's two. An access line needs no name: one worker answered it.
 
+import cluster from 'node:cluster';
 import { fstatSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestFacts } from '../../lib/internal.js';
@@ -34,6 +38,7 @@ function isJournal(fd: number): boolean {
   }
 }
 const toJournal = { stdout: isJournal(1), stderr: isJournal(2) };
+const speaker = cluster.isWorker ? `worker ${process.pid}: ` : '';
 
 export function setLogFormat(chosen: LogFormat): void {
   format = chosen;
@@ -120,7 +125,7 @@ let lastUser = { name: '', json: false, shown: '""' };
 
 function formatMessage(text: string, level: LogLevel, journal: boolean, time = isoTime()): string {
   const priority = journal ? PRIORITY[level] : '';
-  const message = logValue(text, MAX_LINE_CHARACTERS, { quotes: false });
+  const message = logValue(speaker + text, MAX_LINE_CHARACTERS, { quotes: false });
   return format === 'json'
     ? `${priority}${JSON.stringify({ time, level, message })}\n`
     : `${priority}${time} ${message}\n`;

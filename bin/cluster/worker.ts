@@ -24,8 +24,7 @@ const MAX_WAITING_FOR_PRIMARY = 1_000;
 export function countsInPrimary(): { link: Channel; unanswered: (error: Error) => void } {
   return {
     link: primaryChannel(),
-    unanswered: (error) =>
-      logLine(`worker ${process.pid}: ${error.message}: credentials get 429 until the primary answers`, 'warning'),
+    unanswered: (error) => logLine(`${error.message}: credentials get 429 until the primary answers`, 'warning'),
   };
 }
 
@@ -41,8 +40,8 @@ export function primaryChannel(): Channel {
     behind: (behind) =>
       logLine(
         behind
-          ? `worker ${process.pid}: the primary takes no messages: requests without credentials, and credentials it would decide on, get 429 until it does`
-          : `worker ${process.pid}: the primary takes messages again`,
+          ? `the primary takes no messages: requests without credentials, and credentials it would decide on, get 429 until it does`
+          : 'the primary takes messages again',
         'warning',
       ),
   });
