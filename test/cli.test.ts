@@ -169,6 +169,29 @@ test("a value the admin gave is shown escaped in its refusal, in one line: a fla
   assert.ok(!checked.stdout.includes('\u001b'), 'no escape character reaches the terminal');
 });
 
+// A refusal placed at the file's line dropped every `--` before a letter, in the value it quoted too.
+test("a refusal at the file's line drops the dashes of the settings it names, never of the value it quotes", async (t) => {
+  const config = join(tempDir(t), 'service.conf');
+  const refusal = async (text: string, args: string[] = []) => {
+    writeFileSync(config, text, { mode: 0o600 });
+    return run(['--demo', '--config', config, ...args]);
+  };
+  const port = (value: string) => `port must be a whole number from 0 to 65535, not '${value}'`;
+  assertFails(await refusal('port = 80--x\n'), 1, `booking-search-server: ${config}:1: ${port('80--x')}`);
+  assertFails(await refusal('port = --port\n'), 1, `booking-search-server: ${config}:1: ${port('--port')}`);
+  assertFails(
+    await refusal('tls-min-version = TLSv1.3\n'),
+    1,
+    `booking-search-server: ${config}:1: tls-min-version needs tls-cert and tls-key`,
+  );
+  // A flag's value that names a setting of the file is still the flag's.
+  assertFails(
+    await refusal('port = 0\n', ['--send-timeout', 'x --port']),
+    2,
+    "booking-search-server: --send-timeout must be a whole number from 1 to 3600, not 'x --port' (see --help)",
+  );
+});
+
 test('without credentials it refuses to start', async (t) => {
   assertFails(
     await run(['--db', buildDatabase(t)], cleanEnv()),

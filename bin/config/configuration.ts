@@ -12,7 +12,7 @@ import { CliError } from '../base/index.js';
 import type { BookConfig } from './book-config.js';
 import type { BookSection, ConfigEntry, ConfigFile } from './config-file.js';
 import { nearestName } from './nearest-name.js';
-import { LISTENER_CHOICES } from './settings.js';
+import { type Flag, LISTENER_CHOICES, SETTINGS } from './settings.js';
 
 const PREFIX = 'BOOKING_SEARCH_';
 
@@ -151,17 +151,25 @@ function dropOutranked(halves: ReadonlyArray<readonly string[]>, values: Values,
  */
 export function placeError(error: unknown, origins: ReadonlyMap<string, Origin>): unknown {
   if (!(error instanceof CliError)) return error;
-  for (const match of error.message.matchAll(/--([a-z][a-z0-9-]*)/g)) {
+  const message = error.message.replace(/ \(see --help\)$/, '');
+  // The settings are named before the value is quoted (`not '…'`, `"…" is not`); what follows
+  // is the value as given, which names no setting whatever it holds.
+  const quoted = message.search(/ ['"]/);
+  const words = quoted === -1 ? message : message.slice(0, quoted);
+  for (const match of words.matchAll(FLAG_NAME)) {
     const origin = origins.get(match[1] ?? '');
     if (origin === undefined || origin.kind === 'flag') continue;
-    const message = error.message.replace(/ \(see --help\)$/, '');
-    return origin.kind === 'file'
-      ? // In the file, keys are written without their dashes.
-        new CliError(`${origin.file}:${origin.line}: ${message.replace(/--(?=[a-z])/g, '')}`)
-      : new CliError(`${origin.variable}: ${message}`);
+    if (origin.kind === 'environment') return new CliError(`${origin.variable}: ${message}`);
+    // In the file, keys are written without their dashes.
+    const inFile = words.replace(FLAG_NAME, (flag, key: string) =>
+      SETTINGS[key as Flag]?.configurable === true ? key : flag,
+    );
+    return new CliError(`${origin.file}:${origin.line}: ${inFile}${message.slice(words.length)}`);
   }
   return error;
 }
+
+const FLAG_NAME = /--([a-z][a-z0-9-]*)/g;
 
 /** The error of a book's entry, at its line. */
 function atEntry(file: string, entry: ConfigEntry | BookSection, problem: string): CliError {
