@@ -65,8 +65,9 @@ export function validateDatabase(
     throw new Error(`db does not fit ${what}: ${problems.join('; ')}${hint}`);
   }
   if (meaningJudged) return;
-  // check's own judgement, word for word: the service starts on exactly the files check passes.
-  const { problems: wrong } = checkMeaning(db, mapping);
+  // check's own judgement: the service starts on exactly the files check passes. Said with
+  // no booking's value: this message is the log line and /ready's reason.
+  const { withoutValues: wrong } = checkMeaning(db, mapping);
   if (wrong.length > 0) throw new Error(`db cannot be served exactly: ${wrong.join(' ')}`);
 }
 

@@ -6,7 +6,6 @@ export { openBook } from './book.js';
 export { credentialsFromPairs } from './credentials.js';
 export { errorCode, isNotReadableNow } from './errors.js';
 export { createHandler, mountHandlers } from './handler.js';
-export { withoutBookingValues } from './meaning.js';
 export { Metrics } from './metrics.js';
 export { createSharedParts, resolveOptions } from './options.js';
 export { hashPassword } from './password-hash.js';

@@ -17,10 +17,17 @@ export interface MeaningReport {
   /** Bookings looked at. */
   sampled: number;
   /**
-   * Why the file cannot be served exactly, each a sentence that says what to change; empty
-   * when it can. `check` prints them and exits 1; `createHandler` throws with them.
+   * Why the file cannot be served exactly, each a sentence that says what to change, with a
+   * value from the bookings as an example where one shows the fault; empty when it can.
+   * `check` prints them and exits 1.
    */
   problems: string[];
+  /**
+   * The same sentences with no value from a booking, then, if they left one out, that
+   * `check` names them: what the service says of a file it refuses (createHandler's error,
+   * hence the command's log line and the admin listener's /ready, read without credentials).
+   */
+  withoutValues: string[];
   /** Doubts that do not make the mapping wrong by themselves. */
   notes: string[];
   /** The newest valid booking of the sample, for a real search. */
@@ -33,11 +40,11 @@ type SampleRow = [id: unknown, date: unknown, amountCents: unknown];
  * The one judgement of a file, made by `check` and by `createHandler` alike, so that the
  * service never starts on a file `check` refuses, nor refuses one `check` passes: what the
  * application's mapping cannot serve exactly (its `refusals`, e.g. a budget kept in another
- * currency), then up to `size` bookings as the search would see them (for the own schema:
- * the entries table itself, so that dates outside any text window are seen too): dates
- * 'YYYY-MM-DD' text, amounts whole cents (INTEGER), ids whole numbers and unique. A row
- * beyond the sample, or written later, is still never answered wrongly: the search answers
- * 500 for it (the row guard).
+ * currency: a setting, no booking's value, said alike both ways), then up to `size` bookings
+ * as the search would see them (for the own schema: the entries table itself, so that dates
+ * outside any text window are seen too): dates 'YYYY-MM-DD' text, amounts whole cents
+ * (INTEGER), ids whole numbers and unique. A row beyond the sample, or written later, is
+ * still never answered wrongly: the search answers 500 for it (the row guard).
  */
 export function checkMeaning(db: Database, mapping: Mapping, size = SAMPLE_SIZE): MeaningReport {
   useMapping(db, mapping);
@@ -46,7 +53,8 @@ export function checkMeaning(db: Database, mapping: Mapping, size = SAMPLE_SIZE)
       ? db.prepare<[], string>(mapping.refusals).pluck().all()
       : [];
   const report = judge(readSample(db, mapping, size), mapping.kind === 'application' ? mapping.title : undefined);
-  return { ...report, problems: [...refusals, ...report.problems] };
+  const { problems, withoutValues } = report;
+  return { ...report, problems: [...refusals, ...problems], withoutValues: [...refusals, ...withoutValues] };
 }
 
 function readSample(db: Database, mapping: Mapping, size: number): SampleRow[] {
@@ -64,9 +72,10 @@ function readSample(db: Database, mapping: Mapping, size: number): SampleRow[] {
 }
 
 /**
- * The judgement of `rows`, apart from reading them (for tests). With `application` (a
- * built-in mapping's title) a broken row is the application's data, not a mapping to
- * correct: the sentence says so instead of proposing SQL.
+ * The judgement of `rows`, apart from reading them (for tests), said both ways: naming
+ * values from the bookings and naming none. With `application` (a built-in mapping's title)
+ * a broken row is the application's data, not a mapping to correct: the sentence says so
+ * instead of proposing SQL.
  */
 export function judge(rows: readonly SampleRow[], application?: string): MeaningReport {
   // One pass over the sample, at every start of every book: the first row of each kind of
@@ -114,37 +123,39 @@ export function judge(rows: readonly SampleRow[], application?: string): Meaning
   // Only said when every id is a whole number: the first booking whose id an earlier one has.
   const twice = badId === undefined && !rising ? firstRepeated(rows, ids) : undefined;
 
-  const problems: string[] = [];
-  const notes: string[] = [];
+  const found: Problem[] = [];
   if (badDate !== undefined) {
-    problems.push(
-      application === undefined
-        ? dateProblem(badDate[1], nullDates)
-        : `booking ${shown(badDate[0])} has ${badDate[1] === null ? 'no date the service can read' : `the date ${shown(badDate[1])}, not a day`}: ${application} holds a date the service cannot answer (a value written by another program). A search that finds it would answer 500; correct the booking's date in ${application}.`,
-    );
+    found.push(application === undefined ? dateProblem(badDate[1], nullDates) : applicationDate(badDate, application));
   }
   if (badAmount !== undefined) {
-    problems.push(
-      application === undefined
-        ? amountProblem(badAmount[2])
-        : `booking ${shown(badAmount[0])} has the amount ${shown(badAmount[2])} (in cents), not whole cents: ${application} holds an amount the service cannot answer exactly (a fraction of a cent, or a value written by another program). A search that finds it would answer 500; correct the booking in ${application}.`,
-    );
+    found.push(application === undefined ? amountProblem(badAmount[2]) : applicationAmount(badAmount, application));
   }
   if (badId !== undefined) {
-    problems.push(
-      `ids such as ${shown(badId[0])} are not whole numbers within ±${Number.MAX_SAFE_INTEGER} (2^53 − 1), where an id is still exact: give an INTEGER id (a table's INTEGER PRIMARY KEY, or its rowid).`,
+    found.push(
+      said(
+        `ids such as ${shown(badId[0])}`,
+        'some ids',
+        ` are not whole numbers within ±${Number.MAX_SAFE_INTEGER} (2^53 − 1), where an id is still exact: give an INTEGER id (a table's INTEGER PRIMARY KEY, or its rowid).`,
+      ),
     );
   } else if (twice !== undefined) {
-    problems.push(
-      `ids are not unique (${shown(twice[0])} is given to two bookings): each booking needs an id of its own.`,
+    found.push(
+      said(
+        `ids are not unique (${shown(twice[0])} is given to two bookings)`,
+        'ids are not unique (two bookings have the same one)',
+        ': each booking needs an id of its own.',
+      ),
     );
   }
+  const notes: string[] = [];
   if (amounts >= 20 && negative > 0.8 * amounts) {
     notes.push(
       `${Math.round((100 * negative) / amounts)}% of the amounts are negative; expenses must be POSITIVE in amount_cents (docs/API.md): if the application stores expenses negative, the mapping must negate them.`,
     );
   }
-  return { sampled: rows.length, problems, notes, newest };
+  const withoutValues = found.map((problem) => problem.unnamed);
+  if (found.some((problem) => problem.named !== problem.unnamed)) withoutValues.push(CHECK_NAMES_THEM);
+  return { sampled: rows.length, problems: found.map((problem) => problem.named), withoutValues, notes, newest };
 }
 
 /** Whether `ids` (whole numbers) hold one twice; then the first row, in order, whose id an earlier row has. */
@@ -178,88 +189,110 @@ const DASH = 0x2d;
 const ZERO = 0x30;
 const DIGITS_AT = [0, 1, 2, 3, 5, 6, 8, 9] as const;
 
-function dateProblem(date: unknown, nulls: number): string {
-  if (date === null) {
-    return `${nulls} booking${nulls === 1 ? ' has' : 's have'} no date (NULL): no search can find ${nulls === 1 ? 'it' : 'them'}; give every booking a 'YYYY-MM-DD' date, or leave such rows out of the mapping.`;
-  }
-  if (typeof date === 'number' && Number.isInteger(date) && date >= 10_000_101 && date <= 99_991_231) {
-    return `dates are numbers such as ${date}, not 'YYYY-MM-DD' text: every search would find nothing (a number sorts before any text). Give the date as text: printf('%04d-%02d-%02d', d / 10000, d / 100 % 100, d % 100).`;
-  }
-  if (typeof date === 'string' && DATE_WITH_TIME.test(date)) {
-    return `dates carry a time, such as '${date}': a search would miss its last day, and 'datum' must be a date. Give the day alone: substr(date, 1, 10).`;
-  }
-  if (typeof date === 'number') {
-    return `dates are numbers such as ${date}, not 'YYYY-MM-DD' text: convert them, e.g. date(d, 'unixepoch') for unix seconds or date(d) for a Julian day.`;
-  }
-  return `dates such as ${shown(date)} are not 'YYYY-MM-DD' text: convert them, e.g. substr(d, 7, 4) || '-' || substr(d, 4, 2) || '-' || substr(d, 1, 2) for 'DD.MM.YYYY'.`;
+/**
+ * A problem of the sample said twice from the one finding: `named`, with a value from the
+ * bookings as an example, for `check`; `unnamed`, with none, for what the service says of a
+ * file it refuses. Only the words that name the value differ.
+ */
+interface Problem {
+  named: string;
+  unnamed: string;
 }
 
-function amountProblem(amount: unknown): string {
+function said(named: string, unnamed: string, rest: string): Problem {
+  return { named: named + rest, unnamed: unnamed + rest };
+}
+
+/** Said after the problems of the service's sentences when they left a value out. */
+const CHECK_NAMES_THEM = 'booking-search-server check names examples from the bookings.';
+
+function dateProblem(date: unknown, nulls: number): Problem {
+  if (date === null) {
+    const none = `${nulls} booking${nulls === 1 ? ' has' : 's have'} no date (NULL)`;
+    return said(
+      none,
+      none,
+      `: no search can find ${nulls === 1 ? 'it' : 'them'}; give every booking a 'YYYY-MM-DD' date, or leave such rows out of the mapping.`,
+    );
+  }
+  if (typeof date === 'number' && Number.isInteger(date) && date >= 10_000_101 && date <= 99_991_231) {
+    return said(
+      `dates are numbers such as ${date}`,
+      'dates are numbers',
+      ", not 'YYYY-MM-DD' text: every search would find nothing (a number sorts before any text). Give the date as text: printf('%04d-%02d-%02d', d / 10000, d / 100 % 100, d % 100).",
+    );
+  }
+  if (typeof date === 'string' && DATE_WITH_TIME.test(date)) {
+    return said(
+      `dates carry a time, such as '${date}'`,
+      'dates carry a time',
+      ": a search would miss its last day, and 'datum' must be a date. Give the day alone: substr(date, 1, 10).",
+    );
+  }
+  if (typeof date === 'number') {
+    return said(
+      `dates are numbers such as ${date}`,
+      'dates are numbers',
+      ", not 'YYYY-MM-DD' text: convert them, e.g. date(d, 'unixepoch') for unix seconds or date(d) for a Julian day.",
+    );
+  }
+  return said(
+    `dates such as ${shown(date)}`,
+    'some dates',
+    " are not 'YYYY-MM-DD' text: convert them, e.g. substr(d, 7, 4) || '-' || substr(d, 4, 2) || '-' || substr(d, 1, 2) for 'DD.MM.YYYY'.",
+  );
+}
+
+function amountProblem(amount: unknown): Problem {
   if (typeof amount === 'number' && Number.isInteger(amount)) {
     // An INTEGER beyond 2^53 − 1 is read as the nearest double: whole, but not the file's.
-    return `amounts such as ${amount} lie beyond ±${Number.MAX_SAFE_INTEGER} cents, where a number in the answer is no longer exact (the figure shown is already rounded): give amounts within that range, in INTEGER cents.`;
+    const beyond = `lie beyond ±${Number.MAX_SAFE_INTEGER} cents, where a number in the answer is no longer exact`;
+    return said(
+      `amounts such as ${amount} ${beyond} (the figure shown is already rounded)`,
+      `some amounts ${beyond}`,
+      ': give amounts within that range, in INTEGER cents.',
+    );
   }
   if (typeof amount === 'number') {
-    return `amounts are REAL numbers such as ${amount}, not whole cents: an exact search misses them (4.35 × 100 is 434.99999999999994). Give INTEGER cents, expenses positive: CAST(round(x * 100) AS INTEGER) for euros.`;
+    return said(
+      `amounts are REAL numbers such as ${amount}`,
+      'some amounts are REAL numbers',
+      ', not whole cents: an exact search misses them (4.35 × 100 is 434.99999999999994). Give INTEGER cents, expenses positive: CAST(round(x * 100) AS INTEGER) for euros.',
+    );
   }
   if (amount === null) {
-    return 'some amounts are NULL: no search can find those bookings; give every booking an amount in whole cents, or leave such rows out of the mapping.';
+    const none = 'some amounts are NULL';
+    return said(
+      none,
+      none,
+      ': no search can find those bookings; give every booking an amount in whole cents, or leave such rows out of the mapping.',
+    );
   }
-  return `amounts such as ${shown(amount)} are not whole cents: give INTEGER cents, expenses positive (text fractions such as '-25/2' must be computed in the mapping).`;
+  return said(
+    `amounts such as ${shown(amount)}`,
+    'some amounts',
+    " are not whole cents: give INTEGER cents, expenses positive (text fractions such as '-25/2' must be computed in the mapping).",
+  );
+}
+
+function applicationDate([id, date]: SampleRow, application: string): Problem {
+  return said(
+    `booking ${shown(id)} has ${date === null ? 'no date the service can read' : `the date ${shown(date)}, not a day`}`,
+    `a booking has ${date === null ? 'no date the service can read' : 'a date that is not a day'}`,
+    `: ${application} holds a date the service cannot answer (a value written by another program). A search that finds it would answer 500; correct the booking's date in ${application}.`,
+  );
+}
+
+function applicationAmount([id, , amount]: SampleRow, application: string): Problem {
+  return said(
+    `booking ${shown(id)} has the amount ${shown(amount)} (in cents), not whole cents`,
+    'a booking has an amount that is not whole cents',
+    `: ${application} holds an amount the service cannot answer exactly (a fraction of a cent, or a value written by another program). A search that finds it would answer 500; correct the booking in ${application}.`,
+  );
 }
 
 function shown(value: unknown): string {
   if (typeof value === 'string') return `'${value.length > 40 ? `${value.slice(0, 40)}…` : value}'`;
   if (value instanceof Uint8Array) return 'a BLOB';
   return String(value);
-}
-
-/**
- * What comes before and after each value from a booking in the sentences above (`shown`
- * and the numbers put in them): `withoutBookingValues` cuts out what lies between.
- */
-const AROUND_VALUES: ReadonlyArray<readonly [before: string, after: string]> = [
-  ['booking ', ' has no date the service can read'],
-  ['booking ', ' has the date '],
-  [' has the date ', ', not a day: '],
-  ['booking ', ' has the amount '],
-  [' has the amount ', ' (in cents), not whole cents: '],
-  ['ids such as ', ' are not whole numbers within '],
-  ['ids are not unique (', ' is given to two bookings)'],
-  ['dates are numbers such as ', ", not 'YYYY-MM-DD' text: "],
-  ['dates carry a time, such as ', ': a search would miss its last day'],
-  ['dates such as ', " are not 'YYYY-MM-DD' text: "],
-  ['amounts are REAL numbers such as ', ', not whole cents: '],
-  ['amounts such as ', ' are not whole cents: '],
-  ['amounts such as ', ' lie beyond '],
-];
-
-/**
- * `text` (a judgement's sentences, as a log line or an error carries them) with every value
- * from a booking replaced by '…', and what to do left as it is: for the admin listener's
- * /ready, which anyone who reaches it reads without credentials. Each stretch cut runs
- * from the first place the words before a value appear to the last place the words after
- * it appear, all found in `text` as given, and overlapping stretches are cut as one: so
- * what is cut holds every value whatever a value holds (even these words); at worst it
- * takes more than the value.
- */
-export function withoutBookingValues(text: string): string {
-  const stretches: Array<[from: number, to: number]> = [];
-  for (const [before, after] of AROUND_VALUES) {
-    const start = text.indexOf(before);
-    if (start === -1) continue;
-    const from = start + before.length;
-    const to = text.lastIndexOf(after);
-    if (to >= from) stretches.push([from, to]);
-  }
-  stretches.sort((a, b) => a[0] - b[0]);
-  let result = '';
-  let at = 0;
-  for (const [from, to] of stretches) {
-    if (from >= at) {
-      result += `${text.slice(at, from)}…`;
-      at = to;
-    } else at = Math.max(at, to);
-  }
-  return result + text.slice(at);
 }

@@ -10,8 +10,19 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
+import { createHandler } from '../lib/index.js';
 import { assertFails, cleanEnv, type Running, run, start, waitFor } from './support/cli-helpers.js';
-import { AUTH, basicAuth, buildDatabase, get, HASH_OF_ALT, type Reply, request, tempDir } from './support/helpers.js';
+import {
+  AUTH,
+  basicAuth,
+  buildDatabase,
+  CREDENTIALS,
+  get,
+  HASH_OF_ALT,
+  type Reply,
+  request,
+  tempDir,
+} from './support/helpers.js';
 import { promtoolCheckMetrics, startPrometheus } from './support/prometheus.js';
 
 const ADMIN_LINE =
@@ -323,33 +334,132 @@ test("the admin listener has the API listener's protections: a body is never rea
   assert.equal((await request(`${adminOf(server)}/live`)).status, 200);
 });
 
-test("/ready names a swapped-in file's problem and what to do, never a value from its bookings; the log line keeps the example", async (t) => {
-  const file = buildDatabase(t);
-  const server = await start(t, ['--db', file, '--admin-port', '0']);
+/**
+ * Files whose bookings the service refuses, together every kind of problem the judgement of
+ * the own schema knows, each row carrying values one can find again: `rows` as (id, date,
+ * amount) under a view `entries`, which keeps each value's type; `named`, what check shows
+ * of them; `written`, how else they may read. A NULL date or amount has no value to show.
+ */
+const REFUSED = [
+  {
+    rows: "('beleg-Wagner', NULL, 9007199254740993), (2, '2026-03-15', 100)",
+    named: ["'beleg-Wagner'", '9007199254740992'],
+  },
+  {
+    rows: "(9007199254740995, 20250317, 4711.25), (2, '2026-03-15', 100)",
+    named: ['9007199254740996', '20250317', '4711.25'],
+  },
+  {
+    rows: "(8675309, '2026-03-14 Gehalt Mueller', NULL), (8675309, '2026-03-15', 100)",
+    named: ['8675309', "'2026-03-14 Gehalt Mueller'"],
+  },
+  {
+    rows: "('beleg-Fischer', 1773446400, '-25/2 Kaiser'), (2, '2026-03-15', 100)",
+    named: ["'beleg-Fischer'", '1773446400', "'-25/2 Kaiser'"],
+  },
+  {
+    rows: "(9007199254740995, '14.03.2026 Miete Schulze', 9007199254740999), (2, '2026-03-15', 100)",
+    named: ['9007199254740996', "'14.03.2026 Miete Schulze'", '9007199254741000'],
+  },
+];
+const WRITTEN = [
+  'Wagner',
+  '9007199254740993',
+  '9007199254740995',
+  '8675309',
+  'Mueller',
+  'Fischer',
+  'Kaiser',
+  'Schulze',
+  '9007199254740999',
+  '20250317',
+  '4711.25',
+  '1773446400',
+];
+/** Each kind of problem, as the service says it. */
+const KINDS = [
+  '1 booking has no date (NULL): ',
+  "dates are numbers, not 'YYYY-MM-DD' text: every search",
+  "dates are numbers, not 'YYYY-MM-DD' text: convert them",
+  'dates carry a time: ',
+  "some dates are not 'YYYY-MM-DD' text: ",
+  'some amounts lie beyond ',
+  'some amounts are REAL numbers, not whole cents: ',
+  'some amounts are NULL: ',
+  'some amounts are not whole cents: ',
+  'some ids are not whole numbers ',
+  'ids are not unique (two bookings have the same one): ',
+];
+const CHECK_NAMES_THEM = 'booking-search-server check names examples from the bookings.';
+
+function writeRefused(file: string, rows: string): void {
+  const db = new Database(file);
+  db.exec(`CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+    CREATE TABLE payment_methods (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+    CREATE TABLE raw (i, d, a);
+    INSERT INTO raw VALUES ${rows};
+    CREATE VIEW entries AS SELECT i AS id, d AS date, a AS amount_cents, '' AS subject,
+      NULL AS category_id, NULL AS payment_method_id FROM raw;`);
+  db.close();
+}
+
+test("a refused book's log line, /ready and /metrics, and createHandler's error, name no value of its bookings, for every kind of problem the judgement knows, and point at check, which names them", async (t) => {
+  const dir = tempDir(t);
+  const files = REFUSED.map((_, i) => join(dir, `kasse${i}.sqlite`));
+  const forbidden = [...WRITTEN, ...REFUSED.flatMap(({ named }) => named.map((value) => value.replace(/^'|'$/g, '')))];
+  const valueIn = (text: string): string | undefined => forbidden.find((value) => text.includes(value));
+  for (const [i, { rows, named }] of REFUSED.entries()) {
+    const refused = join(dir, `refused${i}.sqlite`);
+    writeRefused(refused, rows);
+    const checked = await run(['check', '--db', refused]);
+    assert.equal(checked.code, 1, checked.stdout);
+    for (const value of named) assert.ok(checked.stdout.includes(value), `check names ${value}: ${checked.stdout}`);
+    const db = new Database(refused, { readonly: true, fileMustExist: true });
+    assert.throws(
+      () => createHandler(db, CREDENTIALS),
+      (error: unknown) => {
+        const message = String(error);
+        assert.ok(
+          message.startsWith('Error: db cannot be served exactly: ') && message.endsWith(CHECK_NAMES_THEM),
+          message,
+        );
+        assert.equal(valueIn(message), undefined, message);
+        return true;
+      },
+    );
+    db.close();
+    copyFileSync(buildDatabase(t), files[i] as string);
+  }
+  const config = join(dir, 'books.conf');
+  writeFileSync(config, files.map((file, i) => `[book kasse${i}]\ndb = ${file}\nbase-path = /kasse${i}\n`).join(''), {
+    mode: 0o644,
+  });
+  const server = await start(t, ['--config', config, '--admin-port', '0']);
   const admin = adminOf(server);
   assert.equal((await request(`${admin}/ready`)).status, 200);
-  const swapped = join(tempDir(t), 'swapped.sqlite');
-  copyFileSync(file, swapped);
-  const db = new Database(swapped);
-  db.exec("UPDATE entries SET date = date || ' Gehalt Mueller 4711.00 EUR' WHERE id = (SELECT min(id) FROM entries)");
-  db.close();
-  renameSync(swapped, file);
+  for (const [i, file] of files.entries()) renameSync(join(dir, `refused${i}.sqlite`), file);
   const deadline = Date.now() + 15_000;
   let ready = await request(`${admin}/ready`);
-  while (Date.now() < deadline && !ready.body.includes('"unusable"')) {
+  while (Date.now() < deadline && ready.body.split('"unusable"').length <= files.length) {
     await new Promise((resolve) => setTimeout(resolve, 200));
     ready = await request(`${admin}/ready`);
   }
   assert.equal(ready.status, 503, ready.body);
-  const [book] = (JSON.parse(ready.body) as { books: { state: string; reason: string }[] }).books;
-  assert.equal(book?.state, 'unusable');
-  assert.doesNotMatch(ready.body, /Gehalt|Mueller|4711/);
-  assert.equal(
-    book?.reason,
-    `cannot serve ${file}: db cannot be served exactly: dates carry a time, such as …: a search would miss its last day, and 'datum' must be a date. Give the day alone: substr(date, 1, 10).`,
-  );
+  const books = (JSON.parse(ready.body) as { books: { state: string; reason: string }[] }).books;
+  assert.deepEqual(new Set(books.map((book) => book.state)), new Set(['unusable']), ready.body);
+  for (const book of books) {
+    assert.match(book.reason, /^cannot serve .*: db cannot be served exactly: /);
+    assert.ok(book.reason.endsWith(CHECK_NAMES_THEM), book.reason);
+  }
+  assert.equal(valueIn(ready.body), undefined, ready.body);
+  const reasons = books.map((book) => book.reason).join('\n');
+  for (const kind of KINDS) assert.ok(reasons.includes(kind), `${kind}: ${reasons}`);
+  const metrics = await request(`${admin}/metrics`);
+  assert.equal(valueIn(metrics.body), undefined, metrics.body);
   const stopped = await server.stop();
-  assert.match(stopped.stderr, /dates carry a time, such as '\d{4}-\d\d-\d\d Gehalt Mueller 4711\.00 EUR'/);
+  for (const book of books)
+    assert.ok(stopped.stderr.includes(book.reason), `the log line is /ready's reason: ${stopped.stderr}`);
+  assert.equal(valueIn(stopped.stdout + stopped.stderr), undefined, stopped.stderr);
 });
 
 for (const workers of [[], ['--workers', '2']]) {

@@ -112,26 +112,29 @@ const WRONG_MAPPINGS = [
     date: 'CAST(substr(buchungstag, 7, 4) || substr(buchungstag, 4, 2) || substr(buchungstag, 1, 2) AS INTEGER)',
     amount: 'CAST(round(-betrag_eur * 100) AS INTEGER)',
     says: /^ {2}- dates are numbers such as \d{8}, not 'YYYY-MM-DD' text: .* Give the date as text: printf\('%04d-%02d-%02d', d \/ 10000, d \/ 100 % 100, d % 100\)\.$/m,
+    serves: "dates are numbers, not 'YYYY-MM-DD' text: ",
   },
   {
     wrong: 'date-times',
     date: "substr(buchungstag, 7, 4) || '-' || substr(buchungstag, 4, 2) || '-' || substr(buchungstag, 1, 2) || 'T00:00:00'",
     amount: 'CAST(round(-betrag_eur * 100) AS INTEGER)',
     says: /^ {2}- dates carry a time, such as '\d{4}-\d\d-\d\dT00:00:00': .* Give the day alone: substr\(date, 1, 10\)\.$/m,
+    serves: 'dates carry a time: ',
   },
   {
     wrong: 'REAL amounts',
     date: "substr(buchungstag, 7, 4) || '-' || substr(buchungstag, 4, 2) || '-' || substr(buchungstag, 1, 2)",
     amount: '-betrag_eur * 100',
     says: /^ {2}- amounts are REAL numbers such as -?[0-9.]+, not whole cents: .* CAST\(round\(x \* 100\) AS INTEGER\) for euros\.$/m,
+    serves: 'some amounts are REAL numbers, not whole cents: ',
   },
 ];
 
 /** The views of the custom mappings below, under their own names. */
 const OWN_NAMES = ['--table-names', 'entries=kasse,categories=kat,payment_methods=zahlart'];
 
-for (const { wrong, date, amount, says } of WRONG_MAPPINGS) {
-  test(`a custom mapping with ${wrong} is refused by check with what to change, exit 1 (it used to "fit"), and not served`, async (t) => {
+for (const { wrong, date, amount, says, serves } of WRONG_MAPPINGS) {
+  test(`a custom mapping with ${wrong} is refused by check with what to change and an example, exit 1 (it used to "fit"), and not served, the refusal naming no value`, async (t) => {
     const file = join(databaseDir(t), 'falsch.sqlite');
     const db = new Database(file);
     db.exec(fixtureSql('existing-app.sql'));
@@ -148,9 +151,12 @@ for (const { wrong, date, amount, says } of WRONG_MAPPINGS) {
     assert.doesNotMatch(result.stdout, /Data: fits/);
     const served = await run(['--db', file, '--port', '0', ...OWN_NAMES]);
     assert.equal(served.code, 1, 'the service refuses to start rather than answer every search wrongly');
-    assert.match(served.stderr, /db cannot be served exactly: /);
     const sentence = result.stdout.match(/^ {2}- (.*)$/m)?.[1] as string;
-    assert.ok(served.stderr.includes(sentence), `check's sentence, word for word: ${sentence}`);
+    assert.match(sentence, / such as /);
+    // check's sentence less its example: what is wrong and what to do, word for word; the
+    // whole line but its time.
+    const said = `cannot serve ${file}: db cannot be served exactly: ${serves}${sentence.slice(sentence.indexOf(': ') + 2)} booking-search-server check names examples from the bookings.\n`;
+    assert.ok(served.stderr.includes(` booking-search-server: ${said}`), `${said}${served.stderr}`);
   });
 }
 

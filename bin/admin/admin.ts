@@ -27,7 +27,7 @@
 import { once } from 'node:events';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { errorCode, Metrics, withoutBookingValues } from '../../lib/internal.js';
+import { errorCode, Metrics } from '../../lib/internal.js';
 import { CliError, describeError } from '../base/index.js';
 import type { DatabaseStatus, ServedBook } from '../books/index.js';
 import { applySocketGroup, type ConnectionLimits, createListener, prepareSocketPath } from '../listen/index.js';
@@ -38,8 +38,9 @@ export interface BookReport {
   basePath: string;
   state: DatabaseStatus['state'];
   /**
-   * Why searches are not answered, as the log line says it but without a value from a
-   * booking (the examples of a file's judgement): /ready is read without credentials.
+   * Why searches are not answered, as the log line says it: with no value from a booking
+   * (a file's judgement names none where the service speaks), for /ready is read without
+   * credentials.
    */
   reason?: string;
   /** Since when, as an ISO 8601 time. */
@@ -55,7 +56,7 @@ export function reportBook(book: ServedBook): BookReport {
     name: book.name,
     basePath: book.basePath,
     state: status.state,
-    ...(status.reason === undefined ? {} : { reason: withoutBookingValues(status.reason) }),
+    ...(status.reason === undefined ? {} : { reason: status.reason }),
     since: new Date(status.since).toISOString(),
     replaced: status.replaced,
   };

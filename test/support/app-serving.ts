@@ -27,8 +27,9 @@ export async function searchFor(
  * An amount that is not whole cents, written into the book `file` (open as `db`) by `spoil`
  * as another program would: written while the service runs, the search `query` is a 500
  * with the reason given to `onError`, never a rounded amount; then `check --app` refuses the
- * file, and the handler and the command refuse to start on it, with check's sentence.
- * Returns check's output for the application's own wording.
+ * file naming the booking and its amount, and the handler and the command refuse to start
+ * on it with check's sentence naming neither. Returns check's output for the application's
+ * own wording.
  */
 export async function assertNotWholeCents(
   t: TestContext,
@@ -49,35 +50,46 @@ export async function assertNotWholeCents(
   assert.match(String(errors[0]), /not a whole number of cents/);
   const check = await run(['check', '--db', file, '--app', app]);
   assert.equal(check.code, 1, check.stdout);
-  await assertRefusedAsCheckSays(db, file, app, check.stdout);
+  const [, id, amount] = check.stdout.match(/^ {2}- booking (\d+) has the amount (\S+) \(in cents\)/m) ?? [];
+  assert.ok(id !== undefined && amount !== undefined, check.stdout);
+  const said = await assertRefusedAsCheckSays(db, file, app, check.stdout, (sentence) =>
+    sentence
+      .replace(`booking ${id} has the amount ${amount} (in cents), not`, 'a booking has an amount that is not')
+      .concat(' booking-search-server check names examples from the bookings.'),
+  );
+  for (const text of said) assert.ok(!text.includes(amount) && !text.includes(`booking ${id}`), text);
   return check.stdout;
 }
 
 /**
  * The file `check` refused with `checkOutput` is refused by the handler and by the command,
- * with the sentence check printed first under "Data: does not fit".
+ * with the sentence check printed first under "Data: does not fit" as the service says it:
+ * `serviceSays` of it (the sentence itself where it names no booking's value). Returns the
+ * handler's message and the command's output.
  */
 export async function assertRefusedAsCheckSays(
   db: Database.Database,
   file: string,
   app: string,
   checkOutput: string,
-): Promise<void> {
+  serviceSays = (sentence: string): string => sentence,
+): Promise<string[]> {
   const sentence = checkOutput.match(/^Data: does not fit .*\n {2}- (.*)$/m)?.[1];
   assert.ok(sentence !== undefined, checkOutput);
+  const said = serviceSays(sentence);
+  let message = '';
   assert.throws(
     () => createHandler(db, CREDENTIALS, { app }),
     (error: unknown) => {
-      assert.ok(
-        error instanceof Error && error.message.startsWith(`db cannot be served exactly: ${sentence}`),
-        String(error),
-      );
+      message = String(error);
+      assert.ok(error instanceof Error && error.message.startsWith(`db cannot be served exactly: ${said}`), message);
       return true;
     },
   );
   const served = await run(['--db', file, '--app', app, '--port', '0']);
   assert.equal(served.code, 1, served.stderr);
-  assert.ok(served.stderr.includes(sentence), served.stderr);
+  assert.ok(served.stderr.includes(said), served.stderr);
+  return [message, served.stderr];
 }
 
 /** docs/API.md's processing steps 4 to 6 on the bookings a test expects, amounts in euros. */

@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { hexPrefixId, hexPrefixIdOf } from '../../lib/apps/ids.js';
 import { createHandler } from '../../lib/index.js';
 import { ownSchema } from '../../lib/mapping.js';
-import { checkMeaning, isDay, judge, withoutBookingValues } from '../../lib/meaning.js';
+import { checkMeaning, isDay, judge } from '../../lib/meaning.js';
 import { createStatsCache, type Stats } from '../../lib/search/index.js';
 import {
   AUTH,
@@ -167,7 +167,7 @@ for (const [what, date, amount, reason] of [
   });
 }
 
-test("createHandler refuses a file check refuses, with check's sentence: a mapping wrong for every row, and one odd row among good ones", () => {
+test("createHandler refuses a file check refuses, with check's sentence less its bookings' values: a mapping wrong for every row, and one odd row among good ones", () => {
   const db = new Database(':memory:');
   db.exec(`CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
     CREATE TABLE payment_methods (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
@@ -177,14 +177,20 @@ test("createHandler refuses a file check refuses, with check's sentence: a mappi
       NULL AS category_id, NULL AS payment_method_id FROM raw;`);
   assert.throws(() => createHandler(db, CREDENTIALS), {
     message:
-      /^db cannot be served exactly: dates are numbers such as 20260314, not 'YYYY-MM-DD' text: .* printf\('%04d-%02d-%02d', d \/ 10000, d \/ 100 % 100, d % 100\)\.$/,
+      /^db cannot be served exactly: dates are numbers, not 'YYYY-MM-DD' text: .* printf\('%04d-%02d-%02d', d \/ 10000, d \/ 100 % 100, d % 100\)\. booking-search-server check names examples from the bookings\.$/,
   });
   db.exec("UPDATE raw SET d = '2026-03-' || (13 + n), a = a / 100.0");
-  assert.throws(() => createHandler(db, CREDENTIALS), /amounts are REAL numbers such as 12\.5, not whole cents/);
+  assert.throws(() => createHandler(db, CREDENTIALS), /some amounts are REAL numbers, not whole cents/);
   db.exec('UPDATE raw SET a = CAST(a * 100 AS INTEGER) WHERE n > 1');
-  const [oneOdd] = checkMeaning(db, ownSchema()).problems;
-  assert.match(String(oneOdd), /^amounts are REAL numbers such as 12\.5, not whole cents/);
-  assert.throws(() => createHandler(db, CREDENTIALS), { message: `db cannot be served exactly: ${oneOdd}` });
+  const { problems, withoutValues } = checkMeaning(db, ownSchema());
+  assert.match(String(problems[0]), /^amounts are REAL numbers such as 12\.5, not whole cents/);
+  assert.deepEqual(withoutValues, [
+    String(problems[0]).replace(' such as 12.5', '').replace(/^/, 'some '),
+    'booking-search-server check names examples from the bookings.',
+  ]);
+  assert.throws(() => createHandler(db, CREDENTIALS), {
+    message: `db cannot be served exactly: ${withoutValues.join(' ')}`,
+  });
   db.exec('UPDATE raw SET a = CAST(a * 100 AS INTEGER) WHERE n = 1');
   assert.doesNotThrow(() => createHandler(db, CREDENTIALS));
 });
@@ -205,7 +211,10 @@ test('judge: integer dates, date-times, REAL amounts, text ids and duplicates ar
     problems([[1, '2026-03-14', 2 ** 53]]),
     /^amounts such as 9007199254740992 lie beyond ±9007199254740991 cents, where a number in the answer is no longer exact/,
   );
-  assert.match(withoutBookingValues(problems([[1, '2026-03-14', 2 ** 53]])), /^amounts such as … lie beyond ±9/);
+  assert.match(
+    judge([[1, '2026-03-14', 2 ** 53]]).withoutValues.join(' '),
+    /^some amounts lie beyond ±9007199254740991 cents, where a number in the answer is no longer exact: give/,
+  );
   assert.match(problems([['a1b2', '2026-03-14', 1250]]), /^ids such as 'a1b2' are not whole numbers/);
   // Whole, but beyond 2^53 − 1: no longer exact as a number of the answer.
   assert.match(
@@ -334,6 +343,12 @@ test('judge in one pass names the same rows as each rule read on its own (2,000 
       expected[0] = `${plain.nulls} booking${plain.nulls === 1 ? ' has' : 's have'} no date (NULL): no search can find ${plain.nulls === 1 ? 'it' : 'them'}; give every booking a 'YYYY-MM-DD' date, or leave such rows out of the mapping.`;
     }
     assert.deepEqual(report.problems, expected, JSON.stringify(rows));
+    // Said for the service: the same problems, none of the sample's values.
+    const withheld = report.problems.some((problem) => !report.withoutValues.includes(problem));
+    assert.equal(report.withoutValues.length, report.problems.length + (withheld ? 1 : 0));
+    for (const value of rows.flat().map(String)) {
+      if (value.length >= 4) assert.ok(!report.withoutValues.join(' ').includes(value), value);
+    }
     assert.deepEqual(report.newest, plain.newest, JSON.stringify(rows));
     assert.equal(report.notes.length, plain.amounts >= 20 && plain.negative > 0.8 * plain.amounts ? 1 : 0);
     assert.equal(report.sampled, rows.length);
