@@ -10,7 +10,6 @@ import { checkInGuard, reportOnBooks, runHashPassword } from './commands/index.j
 import {
   CONFIG_KEYS,
   type Command,
-  configFlag,
   configPath,
   parseCommandLine,
   readConfigFile,
@@ -69,8 +68,10 @@ let runsTheService = false;
 
 /** argv, the environment and the configuration file they name → the command. */
 function readCommand(argv: readonly string[], env: NodeJS.ProcessEnv): Command {
-  const file = configPath(configFlag(argv), env);
-  return parseCommandLine(argv, env, file === undefined ? undefined : readConfigFile(file, CONFIG_KEYS));
+  return parseCommandLine(argv, env, (flag) => {
+    const file = configPath(flag, env);
+    return file === undefined ? undefined : readConfigFile(file, CONFIG_KEYS);
+  });
 }
 
 /** The serving command again, as SIGHUP reads it: the configuration file as it is now. */

@@ -32,6 +32,31 @@ test('--help prints the usage and --version the package version', async () => {
   assert.equal(version.stdout, `${manifest.version}\n`);
 });
 
+// The file named by --config or BOOKING_SEARCH_CONFIG was read before the command was looked at.
+test('the command is looked at before the configuration file: one that reads none never answers about it', async (t) => {
+  const missing = join(tempDir(t), 'missing.conf');
+  const withVariable = cleanEnv({ ...USER, BOOKING_SEARCH_CONFIG: missing });
+  const [hash, hashWithVariable, help, version, extra, unknown, check] = await Promise.all([
+    run(['hash-password', '--config', missing]),
+    run(['hash-password'], withVariable),
+    run(['--help', '--config', missing]),
+    run(['--version'], withVariable),
+    run(['bogus', '--config', missing]),
+    run(['--frobnicate'], withVariable),
+    run(['check', '--config', missing]),
+  ]);
+  assertFails(hash, 2, "booking-search-server: unexpected argument '--config' (see --help)");
+  // hash-password reads standard input only (here none), whatever the variable names.
+  assertFails(hashWithVariable, 1, 'booking-search-server: the password is empty; give one line on standard input');
+  assert.equal(help.code, 0, help.stderr);
+  assert.match(help.stdout, /^Usage:/);
+  assert.equal(version.code, 0, version.stderr);
+  assertFails(extra, 2, "booking-search-server: unexpected argument 'bogus' (see --help)");
+  assertFails(unknown, 2, 'booking-search-server: unknown option --frobnicate (see --help)');
+  // A command that reads the file still says when it is missing.
+  assertFails(check, 1, `booking-search-server: cannot read configuration file ${missing}: no such file`);
+});
+
 // better-sqlite3's prebuild needs Node-API 10: an older Node crashed with a segfault.
 test('on a Node older than 22.14 the command refuses with one line, before better-sqlite3 loads', async () => {
   const olderNode = 'data:text/javascript,Object.defineProperty(process.versions,"node",{value:"22.13.1"})';

@@ -1,5 +1,5 @@
 // argv, the environment and the configuration file → what the CLI is asked to do. Pure: it
-// reads no file (the caller reads --config and --credentials-file); every problem is a
+// reads no file (the caller reads --config, when asked, and --credentials-file); every problem is a
 // CliError with one line for the user. Each setting is a row of bin/config/settings.ts (its flag,
 // default, bounds, words and parser); what is here is the commands, and the rules between
 // settings.
@@ -93,33 +93,32 @@ export const CONFIGURABLE: ReadonlyArray<readonly [key: Flag, multiple: boolean]
 /** The keys the configuration file's service part may hold. */
 export const CONFIG_KEYS: ReadonlySet<string> = new Set(CONFIGURABLE.map(([key]) => key));
 
-/** `--config FILE` as given on the command line (the variable is bin/config/configuration.ts's configPath). */
-export function configFlag(argv: readonly string[]): string | undefined {
-  try {
-    const args = negativeValuesJoined(argv);
-    const { values } = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: false });
-    return typeof values.config === 'string' ? values.config : undefined;
-  } catch {
-    return undefined;
-  }
-}
+/** The configuration file named by `--config` (its value, `flag`) or its variable; `undefined`: none is named. */
+type ConfigReader = (flag: string | undefined) => ConfigFile | undefined;
 
 /**
- * argv, the environment and the configuration file (read by the caller) → what the command
- * is asked to do. A value refused is named where it was written: the flag, the variable or
- * the file's line.
+ * argv, the environment and the configuration file (read by `readConfig`, only for a command
+ * that reads settings: help, a version or a hash needs none, and a wrong command line is told
+ * before the file is read) → what the command is asked to do. A value refused is named where
+ * it was written: the flag, the variable or the file's line.
  */
-export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv, config?: ConfigFile): Command {
+export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv, readConfig?: ConfigReader): Command {
   const parsed = parse(argv);
   const { values: flags, positionals } = parsed;
   if (flags.help === true) return { command: 'help' };
   if (flags.version === true) return { command: 'version' };
   if (flags.openapi === true) return { command: 'openapi' };
-  if (positionals[0] === 'hash-password') return hashPasswordCommand(argv);
-  const gathered = gatherSettings(flags as Values, CONFIGURABLE, env, config);
+  const [verb, ...extra] = positionals;
+  if (verb === 'hash-password') return hashPasswordCommand(argv);
+  if (verb !== undefined && !(verb === 'check' && extra.length === 0)) {
+    throw usage(`unexpected argument '${verb === 'check' ? extra[0] : verb}'`);
+  }
+  const given = flags as Values;
+  const config = readConfig?.(typeof given.config === 'string' ? given.config : undefined);
+  const gathered = gatherSettings(given, CONFIGURABLE, env, config);
   let command: Command;
   try {
-    command = interpret(gathered.values, positionals, env, config, gathered.origins);
+    command = interpret(gathered.values, verb, env, config, gathered.origins);
   } catch (error: unknown) {
     throw placeError(error, gathered.origins);
   }
@@ -134,15 +133,14 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
 
 function interpret(
   given: Values,
-  positionals: string[],
+  verb: string | undefined,
   env: NodeJS.ProcessEnv,
   config: ConfigFile | undefined,
   origins: ReadonlyMap<string, Origin>,
 ): Command {
   const setting = settingsOf(given);
-  const [verb, ...extra] = positionals;
   const hasBooks = config !== undefined && config.books.length > 0;
-  if (verb === 'check' && extra.length === 0 && !hasBooks) {
+  if (verb === 'check' && !hasBooks) {
     const db = setting('db');
     if (db === undefined) throw usage('check needs --db FILE or --config FILE');
     const tables = setting('table-names');
@@ -150,10 +148,6 @@ function interpret(
     const app = checkMapping(setting('app'), tables);
     return { command: 'check', db, app, tables, appIn: appWrittenIn(origins), searchMs };
   }
-  if (verb !== undefined && !(verb === 'check' && extra.length === 0)) {
-    throw usage(`unexpected argument '${verb === 'check' ? extra[0] : verb}'`);
-  }
-
   return readServeCommand(setting, given, { verb, env, config, origins, configurable: CONFIGURABLE });
 }
 

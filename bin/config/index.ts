@@ -8,7 +8,6 @@ export {
   CONFIG_KEYS,
   CONFIGURABLE,
   type Command,
-  configFlag,
   parseCommandLine,
   USAGE,
 } from './args.js';

@@ -31,7 +31,7 @@ function outcome(run: () => unknown): unknown {
 }
 
 const serve = (argv: string[], env: NodeJS.ProcessEnv, text?: string): ServeCommand => {
-  const command = parseCommandLine(argv, env, text === undefined ? undefined : config(text)) as Command;
+  const command = parseCommandLine(argv, env, text === undefined ? undefined : () => config(text)) as Command;
   assert.equal(command.command, 'serve');
   return command as ServeCommand;
 };
@@ -183,7 +183,7 @@ test('where a listener listens, given both ways in one source, is still refused'
   ];
   for (const [argv, env, text, expected] of rows) {
     assert.deepEqual(
-      outcome(() => parseCommandLine(['--db', 'x', ...argv], { ...USER, ...env }, config(text))),
+      outcome(() => parseCommandLine(['--db', 'x', ...argv], { ...USER, ...env }, () => config(text))),
       expected,
       text,
     );
@@ -231,7 +231,7 @@ test('a repeated option is one comma-separated value in a variable or the file',
 test('a value refused is named where it was written: the flag (exit 2), the variable or the line of the file (exit 1)', () => {
   const file = 'name = Kasse\nport = achtzig\ndb = /srv/kasse.sqlite';
   assert.deepEqual(
-    outcome(() => parseCommandLine([], USER, config(file))),
+    outcome(() => parseCommandLine([], USER, () => config(file))),
     {
       error: `${FILE}:2: port must be a whole number from 0 to 65535, not 'achtzig'`,
       exitCode: 1,
@@ -245,7 +245,7 @@ test('a value refused is named where it was written: the flag (exit 2), the vari
     },
   );
   assert.deepEqual(
-    outcome(() => parseCommandLine(['--port', 'x'], USER, config(file))),
+    outcome(() => parseCommandLine(['--port', 'x'], USER, () => config(file))),
     {
       error: "--port must be a whole number from 0 to 65535, not 'x' (see --help)",
       exitCode: 2,
@@ -260,7 +260,7 @@ test('a value refused is named where it was written: the flag (exit 2), the vari
     },
   );
   assert.deepEqual(
-    outcome(() => parseCommandLine([], USER, config('db = x\nbase-path = /kä'))),
+    outcome(() => parseCommandLine([], USER, () => config('db = x\nbase-path = /kä'))),
     {
       error: `${FILE}:2: base-path ${BASE_PATH_RULE}, not '/kä' (a client sends "ä" percent-encoded); use /kae instead`,
       exitCode: 1,
@@ -268,14 +268,14 @@ test('a value refused is named where it was written: the flag (exit 2), the vari
   );
   // A name that check accepted and the start refused with a stack's words, before it was read here.
   assert.deepEqual(
-    outcome(() => parseCommandLine([], USER, config('name = "Büro"\ndb = x'))),
+    outcome(() => parseCommandLine([], USER, () => config('name = "Büro"\ndb = x'))),
     {
       error: `${FILE}:1: name must be 1 to 100 printable ASCII characters (it is the realm of the login), not 'Büro'`,
       exitCode: 1,
     },
   );
   assert.deepEqual(
-    outcome(() => parseCommandLine([], USER, config('tls-cert = /a.pem\ndb = x'))),
+    outcome(() => parseCommandLine([], USER, () => config('tls-cert = /a.pem\ndb = x'))),
     {
       error: `${FILE}:1: tls-cert and tls-key go together`,
       exitCode: 1,
@@ -302,47 +302,56 @@ test('a value of the file is judged where a flag or variable outranks it, as che
     [['--app', 'own'], {}, 'app = kasse', 'app must be one of'],
   ];
   for (const [argv, env, text, problem] of rows) {
-    const refused = outcome(() => parseCommandLine(['--db', 'x', ...argv], { ...USER, ...env }, config(text)));
+    const refused = outcome(() => parseCommandLine(['--db', 'x', ...argv], { ...USER, ...env }, () => config(text)));
     const line = text.split('\n').findIndex((l) => l.startsWith(problem.split(' ')[0] as string)) + 1;
     assert.equal((refused as { exitCode: number }).exitCode, 1, text);
     assert.ok((refused as { error: string }).error.startsWith(`${FILE}:${line}: ${problem}`), JSON.stringify(refused));
   }
   assert.deepEqual(
-    outcome(() => parseCommandLine(['check', '--port', '0'], USER, config('port = 8080 # web\n[book a]\ndb = /a'))),
+    outcome(() =>
+      parseCommandLine(['check', '--port', '0'], USER, () => config('port = 8080 # web\n[book a]\ndb = /a')),
+    ),
     { error: `${FILE}:1: port must be a whole number from 0 to 65535, not '8080 # web'`, exitCode: 1 },
   );
-  // A command that reads no setting of the file does not judge it.
-  assert.deepEqual(parseCommandLine(['hash-password'], USER, config('port = x')), {
-    command: 'hash-password',
-  });
+  // A command that reads no setting reads no file, nor does a command line wrong in itself.
+  const unread = () => assert.fail('the file was read');
+  assert.deepEqual(parseCommandLine(['hash-password'], USER, unread), { command: 'hash-password' });
+  assert.deepEqual(parseCommandLine(['--help', '--port', 'x'], USER, unread), { command: 'help' });
+  assert.deepEqual(
+    outcome(() => parseCommandLine(['check', 'x'], USER, unread)),
+    {
+      error: "unexpected argument 'x' (see --help)",
+      exitCode: 2,
+    },
+  );
 });
 
 test('with [book NAME] sections, db, app, table-names and base-path belong in the sections', () => {
   const books = '[book a]\ndb = /srv/a.sqlite\n';
   assert.deepEqual(serve([], USER, books).books, [], 'resolved by the caller, once it has the credentials');
   assert.deepEqual(
-    outcome(() => parseCommandLine([], USER, config(`base-path = /x\n${books}`))),
+    outcome(() => parseCommandLine([], USER, () => config(`base-path = /x\n${books}`))),
     {
       error: `${FILE}:1: base-path belongs in a [book NAME] section when the file has books`,
       exitCode: 1,
     },
   );
   assert.deepEqual(
-    outcome(() => parseCommandLine(['--db', 'y'], USER, config(books))),
+    outcome(() => parseCommandLine(['--db', 'y'], USER, () => config(books))),
     {
       error: 'give either --db or books in --config FILE, not both (see --help)',
       exitCode: 2,
     },
   );
   assert.deepEqual(
-    outcome(() => parseCommandLine([], { ...USER, BOOKING_SEARCH_APP: 'mmex' }, config(books))),
+    outcome(() => parseCommandLine([], { ...USER, BOOKING_SEARCH_APP: 'mmex' }, () => config(books))),
     {
       error: 'BOOKING_SEARCH_APP is set, but the books come from --config FILE; unset it (see --help)',
       exitCode: 2,
     },
   );
   assert.deepEqual(
-    outcome(() => parseCommandLine(['--demo'], USER, config(books))),
+    outcome(() => parseCommandLine(['--demo'], USER, () => config(books))),
     {
       error: 'give either --demo or books in --config FILE, not both (see --help)',
       exitCode: 2,
