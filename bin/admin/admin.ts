@@ -11,7 +11,12 @@
 //                 again), for Windows, which has no SIGHUP, and for every platform alike:
 //                 202 at once, the outcome in the log; one asked for while a reload runs
 //                 runs after it, as a second SIGHUP does (bin/serve/reload.ts, inTurn);
-//                 403 for one a browser sent from a web page (Origin, Sec-Fetch-Site)
+//                 400 for one a browser sent from a web page (Origin, Sec-Fetch-Site)
+//
+// Its errors are the API's, `{"fehler": …, "code": …}` written by the library's one writer
+// of them (lib/respond.ts, sendError), as the listener's edge writes a request the parser
+// refuses: one shape on the listener for a monitoring script to read. A reload from a web
+// page is a bad request as a bad Host is: both are what a browser was made to send.
 //
 // As PostgREST's admin server does: /live and /ready for liveness and readiness probes
 // (systemd, Kubernetes, a load balancer, Uptime Kuma), /metrics for a scrape; /-/reload
@@ -27,8 +32,8 @@
 import { once } from 'node:events';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { errorCode, Metrics } from '../../lib/internal.js';
-import { CliError, describeError } from '../base/index.js';
+import { ERRORS, errorCode, Metrics, sendError } from '../../lib/internal.js';
+import { CliError, describeError, logError } from '../base/index.js';
 import type { DatabaseStatus, ServedBook } from '../books/index.js';
 import { applySocketGroup, type ConnectionLimits, createListener, prepareSocketPath } from '../listen/index.js';
 
@@ -91,16 +96,9 @@ export function createAdminHandler(answers: AdminAnswers): (req: IncomingMessage
   return (req, res) => {
     const path = (req.url ?? '').split('?', 1)[0];
     if (path === '/-/reload') return answerReload(req, res, answers);
-    if (path !== '/live' && path !== '/ready' && path !== '/metrics') {
-      return reply(
-        res,
-        404,
-        JSON_TYPE,
-        '{"error":"not found: the admin listener answers /live, /ready, /metrics and POST /-/reload"}\n',
-      );
-    }
+    if (path !== '/live' && path !== '/ready' && path !== '/metrics') return sendError(res, ERRORS.notFound);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      return reply(res, 405, JSON_TYPE, '{"error":"method not allowed"}\n', ['Allow', 'GET, HEAD']);
+      return sendError(res, ERRORS.methodNotAllowed, ['Allow', 'GET, HEAD']);
     }
     if (path === '/live') {
       const live = answers.live();
@@ -113,27 +111,25 @@ export function createAdminHandler(answers: AdminAnswers): (req: IncomingMessage
           })
         : answers.metrics().then((text) => reply(res, 200, Metrics.contentType, text));
     answer.catch((error: unknown) => {
+      logError(error, req, path);
       if (res.headersSent) res.destroy();
-      else reply(res, 500, JSON_TYPE, `${JSON.stringify({ error: describeError(error) })}\n`);
+      else sendError(res, ERRORS.internal);
     });
   };
 }
 
 /** The answer to a request with a bad Host, which the listener's edge checks (bin/listen/server.ts). */
 function refuseBadHost(_req: IncomingMessage, res: ServerResponse): void {
-  reply(res, 400, JSON_TYPE, '{"error":"bad request: one Host header with a valid host is required"}\n', [
-    'Connection',
-    'close',
-  ]);
+  sendError(res, ERRORS.badRequest, ['Connection', 'close']);
 }
 
 function answerReload(req: IncomingMessage, res: ServerResponse, answers: AdminAnswers): void {
-  if (req.method !== 'POST') return reply(res, 405, JSON_TYPE, '{"error":"method not allowed"}\n', ['Allow', 'POST']);
+  if (req.method !== 'POST') return sendError(res, ERRORS.methodNotAllowed, ['Allow', 'POST']);
   // A web page can POST here without a preflight (a form, text/plain): a browser's request
   // carries Origin or Sec-Fetch-Site; curl, ExecReload and scripts send neither.
   const site = req.headers['sec-fetch-site'];
   if (req.headers.origin !== undefined || (site !== undefined && site !== 'none')) {
-    return reply(res, 403, JSON_TYPE, '{"error":"forbidden: a reload is not taken from a web page"}\n');
+    return sendError(res, ERRORS.badRequest);
   }
   // Never refused: however many come while one runs, one more runs after it and reads the
   // files as they are then, so the last request's files are what is applied.

@@ -11,6 +11,7 @@ export {
   accessLog,
   errorLineTemplate,
   type LogLevel,
+  logError,
   logInfo,
   logLine,
   logValue,

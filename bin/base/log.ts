@@ -11,6 +11,7 @@ import cluster from 'node:cluster';
 import { fstatSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestFacts } from '../../lib/internal.js';
+import { describeError } from './errors.js';
 
 export type LogFormat = 'text' | 'json';
 /** How much a line matters, as syslog and journald rank it (RFC 5424 §6.2.1). */
@@ -146,6 +147,11 @@ export function errorLineTemplate(text: string): string {
  */
 export function logLine(message: string, level: Exclude<LogLevel, 'info'> = 'error'): void {
   process.stderr.write(formatMessage(message, level, toJournal.stderr));
+}
+
+/** Hears the cause of a 500, on either listener: one line with the request's method and path (without its query). */
+export function logError(error: unknown, req: IncomingMessage, path: string): void {
+  logLine(`error in ${req.method} ${path}: ${describeError(error)}`);
 }
 
 /** Lines that tell the admin what the service does (the listening line first): stdout. */

@@ -2,10 +2,10 @@
 // share: one login throttle and one bound on password-hash checks for every book, the
 // answer for a path that names no book, the options every handler takes from the settings.
 
-import type { IncomingMessage, RequestListener } from 'node:http';
+import type { RequestListener } from 'node:http';
 import type Database from 'better-sqlite3';
 import { createHandler, createSharedParts, type HandlerOptions, Metrics, resolveOptions } from '../../lib/internal.js';
-import { describeError, logLine } from '../base/index.js';
+import { logError } from '../base/index.js';
 import { type BuildHandler, createEmptyBook } from '../books/index.js';
 import { countsInPrimary, type Role } from '../cluster/index.js';
 import { type BookConfig, handlerOptions, type ServeCommand } from '../config/index.js';
@@ -93,9 +93,4 @@ export function sharedParts(command: ServeCommand, role: Exclude<Role, 'primary'
 /** The options every handler of the service shares: the throttle's limits, proxies, CORS (bin/config/settings.ts says which). */
 function serviceOptions(command: ServeCommand): HandlerOptions {
   return { ...handlerOptions(command.settings), trustProxy: command.trustProxy };
-}
-
-/** Hears the cause of a 500: one line with the request's method and path (without its query). */
-export function logError(error: unknown, req: IncomingMessage, path: string): void {
-  logLine(`error in ${req.method} ${path}: ${describeError(error)}`);
 }

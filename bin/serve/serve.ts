@@ -9,6 +9,7 @@ import type { Server } from 'node:http';
 import {
   errorLineTemplate,
   inTurn,
+  logError,
   logInfo,
   logLine,
   NAME,
@@ -45,7 +46,7 @@ import {
 } from '../config/index.js';
 import { prepareSocketPath, useSocketMode } from '../listen/index.js';
 import { greeting, recognition, warnAboutPlainHttp, warnAboutSetup } from './greeting.js';
-import { fallbackHandler, handlerFor, logError, sharedParts } from './handlers.js';
+import { fallbackHandler, handlerFor, sharedParts } from './handlers.js';
 import { listenFor, rereadTls, stopOnBugs } from './listener.js';
 import { reload, type Say, servesFileBooks } from './reload.js';
 import { startWatchdog } from './watchdog.js';

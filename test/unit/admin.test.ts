@@ -20,7 +20,8 @@ import { parseCommandLine } from '../../bin/config/args.js';
 import type { ServeCommand } from '../../bin/config/serve-command.js';
 import { warnAboutSetup } from '../../bin/serve/greeting.js';
 import { judge } from '../../lib/meaning.js';
-import { request, serve } from '../support/helpers.js';
+import { type ApiError, ERRORS } from '../../lib/messages.js';
+import { type Reply, request, serve } from '../support/helpers.js';
 
 const SERVING: Readiness = {
   ready: true,
@@ -61,7 +62,7 @@ async function serveCountingReloads(t: TestContext): Promise<{ origin: string; r
 test('POST /-/reload starts the reload SIGHUP starts (202), each time, also twice in a row; GET is 405', async (t) => {
   const { origin, reloads } = await serveCountingReloads(t);
   const get = await request(`${origin}/-/reload`);
-  assert.equal(get.status, 405);
+  assertApiError(get, ERRORS.methodNotAllowed);
   assert.equal(get.headers['allow'], 'POST');
   const first = await request(`${origin}/-/reload`, { method: 'POST' });
   assert.equal(first.status, 202);
@@ -71,7 +72,7 @@ test('POST /-/reload starts the reload SIGHUP starts (202), each time, also twic
   assert.equal(reloads(), 2);
 });
 
-test('POST /-/reload from a web page (Origin, or Sec-Fetch-Site other than none) is 403 and reloads nothing', async (t) => {
+test('POST /-/reload from a web page (Origin, or Sec-Fetch-Site other than none) is the 400 of a bad request and reloads nothing', async (t) => {
   const { origin, reloads } = await serveCountingReloads(t);
   const page = [
     { origin: 'https://evil.example', 'content-type': 'text/plain' },
@@ -83,9 +84,7 @@ test('POST /-/reload from a web page (Origin, or Sec-Fetch-Site other than none)
   ];
   for (const headers of page) {
     const refused = await request(`${origin}/-/reload`, { method: 'POST', headers, body: 'x' });
-    assert.equal(refused.status, 403, JSON.stringify(headers));
-    assert.equal(refused.body, '{"error":"forbidden: a reload is not taken from a web page"}\n');
-    assert.equal(refused.headers['content-type'], 'application/json; charset=utf-8');
+    assertApiError(refused, ERRORS.badRequest, JSON.stringify(headers));
   }
   assert.equal(reloads(), 0);
   const typed = await request(`${origin}/-/reload`, { method: 'POST', headers: { 'sec-fetch-site': 'none' } });
@@ -139,25 +138,35 @@ test('GET /metrics: the exposition with its Content-Type', async (t) => {
   assert.equal(metrics.body, '# HELP x X.\n# TYPE x gauge\nx 1\n');
 });
 
-test('other paths 404 (the API is not answered here), other methods 405, a failed answer 500 with its reason', async (t) => {
+/** `reply` is `error` as the API answers it: its status, its `{"fehler", "code"}` and the API's headers. */
+function assertApiError(reply: Reply, error: ApiError, what = ''): void {
+  assert.equal(reply.status, error.status, what);
+  assert.equal(reply.body, error.body, what);
+  assert.deepEqual(Object.keys(JSON.parse(reply.body) as object), ['fehler', 'code'], what);
+  assert.equal(reply.headers['content-type'], 'application/json; charset=utf-8', what);
+  assert.equal(reply.headers['cache-control'], 'no-store', what);
+}
+
+test("other paths 404 (the API is not answered here), other methods 405, a failed answer 500 whose cause is logged: the API's errors", async (t) => {
   const origin = await serve(
     t,
     createAdminHandler(answers({ metrics: async () => Promise.reject(new Error('no answer from worker 7')) })),
   );
   for (const path of ['/', '/api/v1/status', '/api/v1/buchungen?von=2026-01-01&bis=2026-01-31&betrag=1', '/live/x']) {
-    const reply = await request(`${origin}${path}`);
-    assert.equal(reply.status, 404, path);
-    assert.equal(
-      reply.body,
-      '{"error":"not found: the admin listener answers /live, /ready, /metrics and POST /-/reload"}\n',
-    );
+    assertApiError(await request(`${origin}${path}`), ERRORS.notFound, path);
   }
   const post = await request(`${origin}/ready`, { method: 'POST' });
-  assert.equal(post.status, 405);
+  assertApiError(post, ERRORS.methodNotAllowed);
   assert.equal(post.headers.allow, 'GET, HEAD');
+  const said: string[] = [];
+  t.mock.method(process.stderr, 'write', (line: string) => said.push(line));
   const failed = await request(`${origin}/metrics`);
-  assert.equal(failed.status, 500);
-  assert.equal(failed.body, '{"error":"Error: no answer from worker 7"}\n');
+  t.mock.restoreAll();
+  assertApiError(failed, ERRORS.internal);
+  assert.deepEqual(
+    said.map((line) => line.replace(/^\S+Z /, '')),
+    ['error in GET /metrics: Error: no answer from worker 7\n'],
+  );
 });
 
 // The send timeout (node:http's socket timeout) well beyond the others: an idle socket
@@ -210,6 +219,33 @@ async function open(t: TestContext, port: number, localAddress = '127.0.0.1'): P
   };
 }
 
+test("every error of the admin listener, its own and its edge's, is the API's {fehler, code}: one shape for a monitoring script", async (t) => {
+  const port = await listenServer(t);
+  const origin = `http://127.0.0.1:${port}`;
+  const handled: [string, Parameters<typeof request>[1], ApiError][] = [
+    ['/nowhere', {}, ERRORS.notFound],
+    ['/ready', { method: 'DELETE' }, ERRORS.methodNotAllowed],
+    ['/-/reload', {}, ERRORS.methodNotAllowed],
+    ['/-/reload', { method: 'POST', headers: { origin: 'https://evil.example' } }, ERRORS.badRequest],
+    ['/live', { headers: { host: 'x@evil' } }, ERRORS.badRequest],
+  ];
+  for (const [path, options, error] of handled) {
+    assertApiError(await request(`${origin}${path}`, options), error, `${options?.method ?? 'GET'} ${path}`);
+  }
+  const bodies: [string, ApiError][] = [
+    ['NOT HTTP AT ALL\r\n\r\n', ERRORS.badRequest],
+    [`GET /live HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`, ERRORS.headersTooLarge],
+    ['GET /live HTTP/1.1\r\n\r\n', ERRORS.badRequest],
+  ];
+  for (const [head, error] of bodies) {
+    const client = await open(t, port);
+    client.socket.write(head);
+    assert.ok((await client.closed(3_000)) !== undefined, head.slice(0, 20));
+    assert.match(client.received(), new RegExp(`^HTTP/1\\.1 ${error.status} `));
+    assert.ok(client.received().endsWith(`\r\n\r\n${error.body}`), client.received().slice(-200));
+  }
+});
+
 test('a request that announces a body is answered and its connection closed: the body is never read', async (t) => {
   const port = await listenServer(t);
   const client = await open(t, port);
@@ -250,10 +286,8 @@ test('protocol errors are answered as JSON and close; an idle connection ends af
     const hostless = await open(t, port);
     hostless.socket.write(head);
     assert.ok((await hostless.closed(3_000)) !== undefined, head);
-    assert.match(
-      hostless.received(),
-      /^HTTP\/1\.1 400 [\s\S]*\{"error":"bad request: one Host header with a valid host is required"\}\n$/,
-    );
+    assert.match(hostless.received(), /^HTTP\/1\.1 400 /);
+    assert.ok(hostless.received().endsWith(`\r\n\r\n${ERRORS.badRequest.body}`), hostless.received());
   }
   const large = await open(t, port);
   large.socket.write(`GET /live HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`);
