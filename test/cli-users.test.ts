@@ -473,6 +473,76 @@ test("a file the service may not read ends the start with one line and exit 1 th
   assert.deepEqual(listing(dir), ['kasse.sqlite']);
 });
 
+// A backup restored as root (install -m 0600) was root:root, and the line told the admin to
+// put the service's user into group root: the file's group is an accident of who copied it.
+test("a file or directory in root's hands after a restore as root: the line gives it back to the application's user and group (named by the directory holding it, when that is not root's), never advises group root; check says the same", async () => {
+  const { users, asService } = setup();
+  const base = users.workDir();
+  const dir = applicationDirectory(users, base);
+  const file = await createDatabase(users, dir, 'delete', 'restored.gnucash');
+  const { service } = users;
+  const who = `this service's user ${service.name} (uid ${service.uid})`;
+  const advice = '(docs/operations.md, Users and permissions)';
+  const app = users.app.name;
+  const loose = join(base, 'loose');
+  mkdirSync(loose, { mode: 0o755 });
+  const cases: Array<[what: string, setup: () => string, line: string]> = [
+    [
+      "a file root:root 0600 in the application's directory",
+      () => {
+        chownSync(file, 0, 0);
+        chmodSync(file, 0o600);
+        return file;
+      },
+      `${who} may not read the file (owner root (uid 0), group root (gid 0), mode 600); give the file back to the application's user and group: chown ${app}:${app} ${file} and chmod 0640 ${file} ${advice}`,
+    ],
+    [
+      "a file root:root 0600 in a directory of root's",
+      () => {
+        const there = join(loose, 'restored.gnucash');
+        writeFileSync(there, readFileSync(file));
+        chmodSync(there, 0o600);
+        return there;
+      },
+      `${who} may not read the file (owner root (uid 0), group root (gid 0), mode 600); give the file back to the application's user and group: chown it to them and chmod 0640 ${join(loose, 'restored.gnucash')} ${advice}`,
+    ],
+    [
+      "the application's directory root:root 0700",
+      () => {
+        chownSync(dir, 0, 0);
+        chmodSync(dir, 0o700);
+        return file;
+      },
+      `${who} may not enter directory ${dir} (owner root (uid 0), group root (gid 0), mode 700); give the directory back to the application's user and group: chown it to them and chmod 0750 ${dir} ${advice}`,
+    ],
+    [
+      "a directory above the application's, root:root 0700",
+      () => {
+        chownSync(dir, users.app.uid, users.app.gid);
+        chmodSync(dir, 0o750);
+        chmodSync(base, 0o700);
+        return file;
+      },
+      `${who} may not enter directory ${base} (owner root (uid 0), group root (gid 0), mode 700); let every user pass it: chmod o+x ${base} ${advice}`,
+    ],
+  ];
+  try {
+    for (const [what, change, line] of cases) {
+      const path = change();
+      const started = await run(['--db', path, '--port', '0'], cleanEnv(USER), asService);
+      assertFails(started, 1, `booking-search-server: cannot open database ${path}: permission denied: ${line}`);
+      const checked = await run(['check', '--db', path], cleanEnv(USER), asService);
+      assert.equal(checked.code, 1, `${what}: ${JSON.stringify(checked)}`);
+      assert.ok(
+        checked.stdout.split('\n').some((said) => said.endsWith(line)),
+        `${what}: ${checked.stdout}`,
+      );
+    }
+  } finally {
+    chmodSync(base, 0o755);
+  }
+});
+
 /**
  * The owner's first run (docs/operations.md, Users and permissions): `who` owns `file`, a WAL
  * database its application created and closed; the service runs as `who` through `launch`

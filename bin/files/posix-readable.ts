@@ -4,7 +4,7 @@
 
 import { execFileSync } from 'node:child_process';
 import { accessSync, constants, type Stats, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { errorCode } from '../../lib/internal.js';
 import { shellWord } from '../base/index.js';
 
@@ -24,28 +24,67 @@ export function whyNotReadable(file: string): string {
     return `${who} may not read it; give that user read access through the application's group (${advice})`;
   }
   const { path, directory, stats } = culprit;
-  const owner = nameOf('passwd', stats.uid);
-  const group = nameOf('group', stats.gid);
   const mode = (stats.mode & 0o7777).toString(8).padStart(3, '0');
   const what = directory ? `may not enter directory ${path}` : 'may not read the file';
-  const details = `owner ${owner ?? 'uid'} ${owner === undefined ? stats.uid : `(uid ${stats.uid})`}, group ${group ?? 'gid'} ${group === undefined ? stats.gid : `(gid ${stats.gid})`}, mode ${mode}`;
+  const details = `owner ${labelled('passwd', stats.uid, 'uid')}, group ${labelled('group', stats.gid, 'gid')}, mode ${mode}`;
+  return `${who} ${what} (${details}); ${remedy(culprit, file, { uid, name: user ?? String(uid) })} (${advice})`;
+}
+
+/** User or group `id` as a refusal names it: `kasse (uid 981)`, or `uid 981` when it has no name. */
+function labelled(database: 'passwd' | 'group', id: number, label: string): string {
+  const name = nameOf(database, id);
+  return name === undefined ? `${label} ${id}` : `${name} (${label} ${id})`;
+}
+
+/**
+ * What gives `service` access to the entry `culprit` names. Through the application's
+ * group as a rule; but an entry owned by root or in root's group has those only by accident
+ * of who copied it there (a restore as root): never advise root's group, give it back to
+ * the application instead, named by the directory that holds it where that directory is
+ * not root's. A directory above the application's own lets every user pass (as /srv does).
+ */
+function remedy(culprit: Denied, file: string, service: { uid: number; name: string }): string {
+  const { path, directory, stats } = culprit;
   const bits = directory ? 'rx' : 'r';
-  const steps: string[] = [];
-  if (stats.uid === uid) steps.push(`chmod u+${bits} ${shellWord(path)}`);
-  else {
-    const member = stats.gid === process.getegid?.() || (process.getgroups?.() ?? []).includes(stats.gid);
-    if (!member) {
-      steps.push(
-        `add ${user ?? `uid ${uid}`} to group ${group ?? stats.gid} (${addToGroup(user ?? String(uid), group ?? String(stats.gid))}, then restart the service)`,
-      );
-    }
-    if ((stats.mode & (directory ? 0o010 : 0o040)) === 0) steps.push(`chmod g+${bits} ${shellWord(path)}`);
+  if (stats.uid === service.uid)
+    return `give it read access through the application's group: chmod u+${bits} ${shellWord(path)}`;
+  if (stats.uid === 0 || stats.gid === 0) {
+    if (directory && path !== dirname(resolve(file))) return `let every user pass it: chmod o+x ${shellWord(path)}`;
+    return giveBack(path, directory ? '0750' : '0640', service);
   }
-  const fix =
-    steps.length > 0
-      ? `give it read access through the application's group: ${steps.join(' and ')}`
-      : "give it read access through the application's group";
-  return `${who} ${what} (${details}); ${fix} (${advice})`;
+  const steps: string[] = [];
+  if (!isMember(stats.gid)) steps.push(joinGroup(service.name, nameOf('group', stats.gid) ?? String(stats.gid)));
+  if ((stats.mode & (directory ? 0o010 : 0o040)) === 0) steps.push(`chmod g+${bits} ${shellWord(path)}`);
+  const through = "give it read access through the application's group";
+  return steps.length > 0 ? `${through}: ${steps.join(' and ')}` : through;
+}
+
+/** The advice to give `path` back to the application's user and group, named by the directory holding it where it tells. */
+function giveBack(path: string, mode: string, service: { uid: number; name: string }): string {
+  const what = `give the ${mode === '0750' ? 'directory' : 'file'} back to the application's user and group`;
+  let holder: Stats | undefined;
+  try {
+    holder = statSync(dirname(path));
+  } catch {
+    holder = undefined;
+  }
+  const owner = holder === undefined || holder.uid === 0 ? undefined : nameOf('passwd', holder.uid);
+  const group = holder === undefined || holder.gid === 0 ? undefined : nameOf('group', holder.gid);
+  if (holder === undefined || owner === undefined || group === undefined) {
+    return `${what}: chown it to them and chmod ${mode} ${shellWord(path)}`;
+  }
+  const steps = [`chown ${shellWord(`${owner}:${group}`)} ${shellWord(path)}`, `chmod ${mode} ${shellWord(path)}`];
+  if (holder.uid !== service.uid && !isMember(holder.gid)) steps.push(joinGroup(service.name, group));
+  return `${what}: ${steps.join(' and ')}`;
+}
+
+/** Whether this process is in group `gid` (its primary group or a supplementary one). */
+function isMember(gid: number): boolean {
+  return gid === process.getegid?.() || (process.getgroups?.() ?? []).includes(gid);
+}
+
+function joinGroup(user: string, group: string): string {
+  return `add ${user} to group ${group} (${addToGroup(user, group)}, then restart the service)`;
 }
 
 /** The command that adds `user` to `group`: usermod on Linux, dseditgroup on macOS (which has no usermod). */
@@ -55,8 +94,14 @@ export function addToGroup(user: string, group: string, platform: NodeJS.Platfor
     : `usermod -aG ${shellWord(group)} ${shellWord(user)}`;
 }
 
+interface Denied {
+  path: string;
+  directory: boolean;
+  stats: Stats;
+}
+
 /** The first directory on the way to `file` that this process may not enter, or the file when it may not read it. */
-function firstDenied(file: string): { path: string; directory: boolean; stats: Stats } | undefined {
+function firstDenied(file: string): Denied | undefined {
   const names = resolve(file)
     .split('/')
     .filter((name) => name !== '');
