@@ -12,7 +12,7 @@ import {
   fingerprintOf,
   identityOf,
   judgeDatabaseFile,
-  notReadableNow,
+  type NotReadableNow,
   openDatabase,
   searchOverFile,
 } from '../files/index.js';
@@ -117,7 +117,7 @@ export class BookOpener {
     const identity = identityOf(file);
     const result = await openingGuard(limitMs).open(file, book, this.application);
     if (result.kind === 'refused') throw new CliError(result.line);
-    if (result.kind === 'waiting') return this.waiting(result.code, result.explanation);
+    if (result.kind === 'waiting') return this.waiting(result.state);
     if (result.kind === 'changed') return this.changing();
     if (result.kind === 'timeout') {
       return { serving: false, cause: new Unavailable('TIMEOUT', openTimeout(file, limitMs)), timedOut: identity };
@@ -153,7 +153,7 @@ export class BookOpener {
       owner,
       this.cacheKiB,
     );
-    if (!opened.readable) return this.waiting(opened.state.code, opened.state.explanation);
+    if (!opened.readable) return this.waiting(opened.state);
     if (identityOf(file) !== identity) {
       opened.db.close();
       return this.changing();
@@ -183,7 +183,7 @@ export class BookOpener {
     if (result.kind !== 'ready' || result.unbounded === undefined) {
       guard.end();
       if (result.kind === 'refused') throw new CliError(result.line);
-      if (result.kind === 'waiting') return this.waiting(result.code, result.explanation);
+      if (result.kind === 'waiting') return this.waiting(result.state);
       return this.changing();
     }
     this.log(
@@ -194,11 +194,11 @@ export class BookOpener {
     return { serving: true, connection: { handler, close: end }, inode: result.identity };
   }
 
-  /** A file that cannot be read now, `code`: another program's lock told from the other states. */
-  private waiting(code: string, explanation: string): Serving {
-    const cause = new Unavailable(code, explanation);
-    if (notReadableNow(this.file, cause)?.lock !== true) return { serving: false, cause };
-    return { serving: false, cause: { code, message: explanation, waits: cause.waits, lock: true } };
+  /** A file that cannot be read now, as bin/files/database-file.ts's notReadableNow told it. */
+  private waiting({ code, explanation, lock }: NotReadableNow): Serving {
+    // Another program's lock passes of itself: its searches get Retry-After, a served book keeps its connection.
+    if (lock === true) return { serving: false, cause: { code, message: explanation, waits: true, lock } };
+    return { serving: false, cause: new Unavailable(code, explanation) };
   }
 
   private changing(): Serving {

@@ -19,6 +19,7 @@ export {
   fingerprintOf,
   identityOf,
   journalOf,
+  type NotReadableNow,
   notReadableNow,
   openDatabase,
   openToServe,

@@ -56,7 +56,7 @@ function open(request: GuardRequests['open']): OpenResult {
       undefined,
       request.application,
     );
-    if (!opened.readable) return { kind: 'waiting', code: opened.state.code, explanation: opened.state.explanation };
+    if (!opened.readable) return { kind: 'waiting', state: opened.state };
     const { book, unbounded } = opened.value;
     const identity = identityOf(file);
     if (identity === undefined || identity !== before) {

@@ -3,7 +3,7 @@
 // each is answered with.
 
 import { errorCode } from '../../lib/internal.js';
-import type { BookFile, SearchTurns, Trusted } from '../files/index.js';
+import type { BookFile, NotReadableNow, SearchTurns, Trusted } from '../files/index.js';
 
 // A search as the handler's turns hand it over (lib/search-endpoint.ts, SearchTurns), by its parts.
 type Queue = SearchTurns['queue'];
@@ -36,7 +36,7 @@ export type OpenResult =
    */
   | { kind: 'ready'; app: string; unbounded: string | undefined; schemaVersion: number; identity: string }
   /** A SQLite file that cannot be read now (bin/files/database-file.ts, NotReadableNow). */
-  | { kind: 'waiting'; code: string; explanation: string }
+  | { kind: 'waiting'; state: NotReadableNow }
   /** Not served: one line saying why. */
   | { kind: 'refused'; line: string }
   /** Another file came to the path while it was judged: look again. */
