@@ -466,12 +466,16 @@ test("WAL without -wal/-shm, served by root on another user's file, in that user
   assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 7, buchungen: [] });
   const stopped = await server.stop();
   const lines = stopped.stderr.split('\n').filter((line) => line !== '');
-  assert.equal(lines.length, 2, stopped.stderr);
+  assert.equal(lines.length, 3, stopped.stderr);
   assert.match(
     lines[0] as string,
+    /Z warning: database \S+ belongs to user nobody \(\d+\), but this service runs as root/,
+  );
+  assert.match(
+    lines[1] as string,
     /Z database \S+ cannot be read yet: it is in WAL mode .*\(SQLITE_READONLY_DIRECTORY\)/,
   );
-  assert.match(lines[1] as string, /Z database \S+ can be read now; serving it$/);
+  assert.match(lines[2] as string, /Z database \S+ can be read now; serving it$/);
 });
 
 test('a lock held when the service starts: it starts and waits; check names the lock and exits 1; served once the lock is released', async (t) => {

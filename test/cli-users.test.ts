@@ -543,6 +543,26 @@ test("a file or directory in root's hands after a restore as root: the line give
   }
 });
 
+// Root served another user's file without a word, though the docs say never to.
+test("root serving the application's file (0640 in its 0750 directory): served, with one warning line at the start naming the owner and the advice; check says it too and fits", async (t) => {
+  const { users } = setup();
+  const dir = applicationDirectory(users, users.workDir());
+  const file = await createDatabase(users, dir, 'delete');
+  const warning = `database ${file} belongs to user ${users.app.name} (${users.app.uid}), but this service runs as root, which may read and write every file; serve another user's file as its owner or as a user of its own (docs/operations.md, Users and permissions)`;
+  const server = await start(t, ['--db', file]);
+  assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
+  const stopped = await server.stop();
+  const warned = stderrLines(stopped.stderr).filter((line) => line.includes('warning:'));
+  assert.deepEqual(
+    warned.map((line) => line.replace(/^\S+ /, '')),
+    [`warning: ${warning}`],
+  );
+  const checked = await run(['check', '--db', file]);
+  assert.equal(checked.code, 0, JSON.stringify(checked));
+  assert.ok(checked.stdout.split('\n').includes(`Warning: ${warning}.`), checked.stdout);
+  assert.deepEqual(listing(dir), ['kasse.sqlite']);
+});
+
 /**
  * The owner's first run (docs/operations.md, Users and permissions): `who` owns `file`, a WAL
  * database its application created and closed; the service runs as `who` through `launch`

@@ -27,7 +27,9 @@ export interface Trusted {
  *   user, so SQLite may create what it needs: a WAL file is served whether the application
  *   runs or not.
  * - `reader`: another user that cannot create files beside it. SQLite creates nothing, and
- *   a WAL file is opened only while its `-wal` and `-shm` exist.
+ *   a WAL file is opened only while its `-wal` and `-shm` exist. `warning`: root reads
+ *   another user's file (a container's root often does: served, but said once at the
+ *   start and by `check`).
  * - `refused`: another user that could create files there (the directory is writable for
  *   it: `access(W_OK)`; for root, which may write anywhere, the mode bits as for an
  *   ordinary user), or a path through another user's symlink. The service does not start;
@@ -38,7 +40,10 @@ export interface Trusted {
  *
  * `reader` too when the path does not lead to a regular file: the open says what is wrong.
  */
-export type DatabaseAccess = { kind: 'owner' } | { kind: 'reader' } | { kind: 'refused'; line: string };
+export type DatabaseAccess =
+  | { kind: 'owner' }
+  | { kind: 'reader'; warning?: string }
+  | { kind: 'refused'; line: string };
 
 /** One platform's file rule. */
 export interface FileRule {

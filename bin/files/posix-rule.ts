@@ -12,7 +12,7 @@ import { accessSync, constants, lstatSync, realpathSync, statSync } from 'node:f
 import { dirname } from 'node:path';
 import { CliError, describeFsError } from '../base/index.js';
 import type { DatabaseAccess, FileRule, Trusted } from './file-rule.js';
-import { whyNotReadable } from './posix-readable.js';
+import { named, whyNotReadable } from './posix-readable.js';
 import { ownProblem, resolveSafely, walkPath } from './posix-walk.js';
 
 /**
@@ -138,11 +138,16 @@ function ownerRule(file: string): DatabaseAccess {
   } catch {
     return { kind: 'reader' };
   }
-  if (!writable) return { kind: 'reader' };
+  if (!writable) return uid === 0 ? { kind: 'reader', warning: rootReads(file, owner) } : { kind: 'reader' };
   return {
     kind: 'refused',
     line: `refusing database ${file}: its directory ${dir} is writable by this service's user (uid ${uid}), which does not own the file (its owner is uid ${owner}), so SQLite could create -wal, -shm or -journal files there that the application then cannot write; run the service as the file's owner, or as a user of its own that may read the file and the directory but not write the directory (e.g. in the application's group, the directory 0750 and the file 0640: docs/operations.md, Users and permissions)`,
   };
+}
+
+/** The warning when root serves `file`, which belongs to user `owner` (docs/operations.md, Users and permissions). */
+function rootReads(file: string, owner: number): string {
+  return `database ${file} belongs to user ${named('passwd', owner)}, but this service runs as root, which may read and write every file; serve another user's file as its owner or as a user of its own (docs/operations.md, Users and permissions)`;
 }
 
 /**

@@ -31,6 +31,7 @@ export function reportOnDatabase(file: string, book: BookFile): number {
     ensureDatabaseFile(file);
     const access = judgeDatabaseFile(file);
     if (access.kind === 'refused') refusal = access.line;
+    if (access.kind === 'reader' && access.warning !== undefined) lines.push(`Warning: ${access.warning}.`);
     // A refused file is still read, as a reader that creates nothing, so that the report is whole.
     const opened = openDatabase(file, (db) => openBookFile(db, book).examine(), access.kind === 'owner');
     lines.push(`Journal: ${journalOf(file).description}.`);

@@ -2,7 +2,7 @@
 // recognised as, for the demo what to try; and the warnings about a setup that others on
 // the machine could use (secrets every user can read, a socket or a proxy on loopback that
 // every user can reach, passwords over plain HTTP, an admin listener without credentials off
-// loopback).
+// loopback, root serving another user's book).
 
 import type { Server } from 'node:http';
 import { BlockList, isIP } from 'node:net';
@@ -11,7 +11,7 @@ import { logLine, NAME, shellWord } from '../base/index.js';
 import type { DemoDatabase } from '../books/index.js';
 import type { SaidLine } from '../cluster/index.js';
 import type { BookConfig, ServeCommand } from '../config/index.js';
-import { appSetting, fileRule, letsEveryoneConnect, readableByEveryone } from '../files/index.js';
+import { appSetting, fileRule, judgeDatabaseFile, letsEveryoneConnect, readableByEveryone } from '../files/index.js';
 
 /**
  * The start-up lines: where the API is served (each book's base path and file when the
@@ -120,7 +120,8 @@ export function listeningAt(command: ServeCommand, server: Server): string {
  * Said once at the start: a BOOKING_SEARCH_ variable that names no setting (a typo the
  * service would otherwise ignore), what the file rule leaves to the system (Windows'
  * NTFS permissions), and what others on this machine could use: secrets every user can
- * read, a trusted proxy on loopback, a socket every user may connect to.
+ * read, root serving another user's book, a trusted proxy on loopback, a socket every
+ * user may connect to.
  */
 export function warnAboutSetup(command: ServeCommand): void {
   for (const { variable, nearest } of command.strayVariables) {
@@ -130,6 +131,10 @@ export function warnAboutSetup(command: ServeCommand): void {
   // Said, not warned: on Windows it is so for every setup.
   if (fileRule.leftToTheSystem !== undefined) logLine(fileRule.leftToTheSystem, 'notice');
   warnAboutSecretFiles(command);
+  for (const { db } of command.books) {
+    const access = db === undefined ? undefined : judgeDatabaseFile(db);
+    if (access?.kind === 'reader' && access.warning !== undefined) logLine(`warning: ${access.warning}`, 'warning');
+  }
   warnAboutLoopbackProxy(command);
   warnAboutOpenAdminListener(command);
   if (command.socket !== undefined && letsEveryoneConnect(command.socket.mode)) {
