@@ -53,7 +53,11 @@ export function examineBook(
   };
 }
 
-/** The verdict on the typical search's plan: by the mapping's window index where it names one. */
+/**
+ * The verdict on the typical search's plan: by the mapping's window index where it names
+ * one, in words (an application's plan runs to a screenful an admin cannot act on); else
+ * the plan of the own schema's one table, which names the index an admin may add.
+ */
 function describePlan(plan: string[], mapping: Mapping): string {
   const steps = plan.join('; ');
   const index = mapping.kind === 'application' ? mapping.windowIndex : undefined;
@@ -63,13 +67,13 @@ function describePlan(plan: string[], mapping: Mapping): string {
       : `The typical search (one amount in a month) uses an index: ${steps}.`;
   }
   if (plan.some((detail) => detail.includes(` INDEX ${index.name} (`))) {
-    return `The typical search (one amount in a month) reads only its month, by the index ${index.name}: ${steps}.`;
+    return `The typical search (one amount in a month) reads only its month, by the index ${index.name}.`;
   }
   const advice =
     index.create === undefined
       ? `The file lacks the index ${index.name} that ${mapping.title} creates itself.`
       : `An admin may add an index that reads only the month (docs/applications.md says what it costs ${mapping.title}): ${index.create}`;
-  return `The typical search (one amount in a month) reads every booking of the accounts, not only its month: ${steps}. It will be slow on a large book. ${advice}`;
+  return `The typical search (one amount in a month) reads every booking of the accounts, not only its month. It will be slow on a large book. ${advice}`;
 }
 
 /** The mapping and whether the file's tables fit it; false when they do not. */

@@ -142,7 +142,7 @@ test("an Actual budget is searched by Actual's own date index, and nothing is wr
   assert.match(result.stdout, /^Mapping: Actual \(--app actual\)\.$/m);
   assert.match(
     result.stdout,
-    /^The typical search \(one amount in a month\) reads only its month, by the index trans_date: /m,
+    /^The typical search \(one amount in a month\) reads only its month, by the index trans_date\.$/m,
   );
   assert.deepEqual(readFileSync(budget.file), before);
 });

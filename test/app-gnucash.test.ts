@@ -375,7 +375,7 @@ test("a GnuCash book is searched by GnuCash's own date index, `check --app gnuca
   assert.match(check.stdout, /^Data: fits /m);
   assert.match(
     check.stdout,
-    /^The typical search \(one amount in a month\) reads only its month, by the index tx_post_date_index: /m,
+    /^The typical search \(one amount in a month\) reads only its month, by the index tx_post_date_index\.$/m,
   );
   assert.doesNotMatch(check.stdout, /^Note: /m, 'Imbalance-EUR is at the top level, and no note');
 

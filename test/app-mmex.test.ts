@@ -356,7 +356,7 @@ test("a Money Manager Ex file is searched by MMEX's own TRANSDATE index; check r
   );
   assert.match(
     result.stdout,
-    /^The typical search \(one amount in a month\) reads only its month, by the index IDX_CHECKINGACCOUNT_TRANSDATE: /m,
+    /^The typical search \(one amount in a month\) reads only its month, by the index IDX_CHECKINGACCOUNT_TRANSDATE\.$/m,
   );
   assert.match(result.stdout, /^A real search, \?von=2026-04-01&bis=2026-04-30&betrag=-12\.5&limit=3, answers:$/m);
   assert.deepEqual(readFileSync(file), before);
