@@ -8,6 +8,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { lingerAfter, stopReading } from './linger.js';
 import { type ApiError, ERRORS } from './messages.js';
 
 /**
@@ -55,7 +56,7 @@ export function admit(req: IncomingMessage, res: ServerResponse): Admission {
     // until the connection ends: past MAX_DROPPED (far more than a client pipelines that reads), it is read no more.
     const dropped = (socket[DROPPED] ?? 0) + 1;
     socket[DROPPED] = dropped;
-    if (dropped > MAX_DROPPED) stopReading(socket);
+    if (dropped > MAX_DROPPED) stopReading(socket, dropped === MAX_DROPPED + 1);
     return 'drop';
   }
   const unanswered = socket[UNANSWERED] ?? 0;
@@ -107,36 +108,6 @@ export function markClosing(res: ServerResponse): void {
   if (socket !== undefined) socket[CLOSING] = true;
 }
 
-/**
- * How often a connection read no more (past `MAX_DROPPED`) is looked at: closed once nothing
- * more of its answers left since the last look. Over a Unix socket a client that reads nothing
- * kept it, with the requests dropped on it, until --send-timeout (over TCP node:http ends it).
- */
-const STALLED_LOOK_MS = 100;
-
-/**
- * No more of `socket` is read: node:http parses what it has read already and no more, as when it pauses a connection
- * whose answers wait (`_paused`, which it alone clears, once they have left; the answer that closes the connection
- * then ends it). Once its answers stand still, it is closed.
- */
-function stopReading(socket: IncomingMessage['socket'] & Counted & { _paused?: boolean }): void {
-  if (socket[DROPPED] === MAX_DROPPED + 1) {
-    // node:http reads on once what it holds to write drains (it clears `_paused` and resumes
-    // the socket): paused again first, its resume finds the connection paused and keeps it so.
-    socket.prependListener('resume', () => (socket._paused = true));
-    closeOnceStalled(socket, -1);
-  }
-  if (socket._paused === true) return;
-  socket._paused = true;
-  socket.pause();
-}
-
-function closeOnceStalled(socket: Duplex & { bytesWritten: number }, written: number): void {
-  if (socket.destroyed) return;
-  if (socket.bytesWritten === written) return void socket.destroy();
-  setTimeout(() => closeOnceStalled(socket, socket.bytesWritten), STALLED_LOOK_MS).unref();
-}
-
 // Writing the answers.
 
 /** Try again in a second (docs/API.md): the answers whose cause passes by itself. */
@@ -161,15 +132,18 @@ export function addToEveryResponse(res: ServerResponse, headers: readonly string
 
 /**
  * `Connection: close`, unless `extraHeaders` close already, when nothing after the request will be read: a body it
- * announced, not read to its end (node:http would read it all after the answer, a 100 GB `Content-Length` for the
- * whole request timeout), or an `Upgrade` it asked for (node:http drops what came after it in the same read).
+ * announced, not read to its end (kept open, node:http would read it all, a 100 GB `Content-Length` for the whole
+ * request timeout; lib/linger.ts drops what the client still sends within bounds, so that the answer reaches it), or
+ * an `Upgrade` it asked for (node:http drops what came after it in the same read). A body read to its end (the
+ * reconciliation's) leaves nothing unread.
  */
 function closeUnreadBody(res: ServerResponse, extraHeaders: readonly string[]): readonly string[] {
   const headers = res.req?.headers;
   if (headers === undefined) return extraHeaders;
   const announced = headers['transfer-encoding'] !== undefined || Number(headers['content-length'] ?? 0) > 0;
-  // A body read to its end (the reconciliation's) leaves nothing unread.
-  const unread = (announced && res.req?.readableEnded !== true) || headers.upgrade !== undefined;
+  const unreadBody = announced && res.req?.readableEnded !== true;
+  if (unreadBody) lingerAfter(res);
+  const unread = unreadBody || headers.upgrade !== undefined;
   return unread && !extraHeaders.includes('Connection') ? [...extraHeaders, 'Connection', 'close'] : extraHeaders;
 }
 
