@@ -377,10 +377,26 @@ test("a GnuCash book is searched by GnuCash's own date index, `check --app gnuca
     check.stdout,
     /^The typical search \(one amount in a month\) reads only its month, by the index tx_post_date_index\.$/m,
   );
-  assert.doesNotMatch(check.stdout, /^Note: /m, 'Imbalance-EUR is at the top level, and no note');
+  assert.doesNotMatch(
+    check.stdout,
+    /^Note: accounts at the top level/m,
+    'Imbalance-EUR is at the top level, and no note',
+  );
 
   await assertCliServesLedger(t, file, 'gnucash', expected);
   assert.deepEqual(readFileSync(file), before);
+});
+
+// A USD cash account with bookings was left out without a word, while top-level accounts got a note.
+test('check notes a GnuCash money account in another currency, which is not served', async (t) => {
+  const file = join(databaseDir(t), 'kasse.gnucash');
+  writeGnuCash(file, CASES);
+  const check = await run(['check', '--db', file, '--app', 'gnucash']);
+  assert.equal(check.code, 0, check.stdout + check.stderr);
+  assert.deepEqual(
+    check.stdout.split('\n').filter((line) => line.startsWith('Note: ')),
+    ['Note: accounts in another currency are not served (the service serves euros only): Dollarkasse (USD).'],
+  );
 });
 
 test('check notes a GnuCash money account kept at the top level, which is not served', async (t) => {

@@ -129,8 +129,9 @@ export const gnucash: ApplicationMapping = {
   window: (von, bis) => ({ from: `${dayBefore(von)} 00:00:00`, to: `${dayAfter(bis)} 23:59:59` }),
   windowIndex: { name: 'tx_post_date_index' },
   functions: LOCAL_TIME_FUNCTIONS,
-  // A money account at the top level holds bookings that are not served. GnuCash's own
-  // Imbalance-EUR and Orphan-EUR (their names translated) end in '-' and the currency.
+  // A money account at the top level, or one in another currency, holds bookings that are
+  // not served. GnuCash's own Imbalance-EUR and Orphan-EUR (their names translated) end in
+  // '-' and the currency.
   notes: `
     SELECT 'accounts at the top level are not served (GnuCash keeps its own Imbalance and Orphan accounts there): '
            || group_concat(a.name, ', ') || '. Move an account that holds money below "Assets" or "Liabilities" to serve it.'
@@ -139,6 +140,14 @@ export const gnucash: ApplicationMapping = {
     JOIN commodities AS c ON c.guid = a.commodity_guid AND c.namespace = 'CURRENCY'
     WHERE a.account_type IN (${GNUCASH_MONEY_ACCOUNT_TYPES.map((type) => `'${type}'`).join(', ')})
       AND a.name NOT LIKE '%-' || c.mnemonic
+      AND EXISTS (SELECT 1 FROM splits WHERE splits.account_guid = a.guid)
+    HAVING count(*) > 0
+    UNION ALL
+    SELECT 'accounts in another currency are not served (the service serves euros only): '
+           || group_concat(a.name || ' (' || c.mnemonic || ')', ', ') || '.'
+    FROM accounts AS a
+    JOIN commodities AS c ON c.guid = a.commodity_guid
+    WHERE a.guid IN (${moneyAccounts(false)}) AND a.guid NOT IN (${moneyAccounts(true)})
       AND EXISTS (SELECT 1 FROM splits WHERE splits.account_guid = a.guid)
     HAVING count(*) > 0
     UNION ALL
