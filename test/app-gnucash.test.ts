@@ -337,6 +337,30 @@ test('a GnuCash transaction with two splits in one expense account is a split tr
   for (const q of queries(expected)) assert.deepEqual(await search(asQuery(q)), answer(expected, q), asQuery(q));
 });
 
+// GnuCash's Notes never reached zweck, though every other mapping serves its notes there.
+test("a GnuCash transaction's Notes follow its description (or the other account and description of a transfer) in zweck, joined by ': '; empty notes add nothing", async (t) => {
+  const notes = (writer: Database.Database, description: string, text: string): void => {
+    writer
+      .prepare(
+        "INSERT INTO slots (obj_guid, name, slot_type, string_val) SELECT guid, 'notes', 4, ? FROM transactions WHERE description = ?",
+      )
+      .run(text, description);
+  };
+  const { db } = openBook(t, CASES, (writer) => {
+    notes(writer, 'Pfand zurück', 'Quittung 17');
+    notes(writer, 'Bareinzahlung auf Girokonto', 'Tagesabschluss');
+    notes(writer, 'Barabhebung', '');
+  });
+  const search = await searchFor(t, db, 'gnucash');
+  const zweck = async (query: string): Promise<unknown[]> =>
+    ((await search(query)) as { buchungen: Array<{ zweck: string }> }).buchungen.map((b) => b.zweck);
+  assert.deepEqual(await zweck('von=2026-03-20&bis=2026-03-20&betrag=0.01'), ['Pfand zurück: Quittung 17']);
+  assert.deepEqual(await zweck('von=2026-03-16&bis=2026-03-16&betrag=-500'), [
+    'Girokonto: Bareinzahlung auf Girokonto: Tagesabschluss',
+  ]);
+  assert.deepEqual(await zweck('von=2026-03-16&bis=2026-03-16&betrag=200'), ['Girokonto: Barabhebung']);
+});
+
 test('a GnuCash amount that is not whole cents is a 500 with the reason in the log, never a rounded amount; check, the handler and the command refuse the file alike', async (t) => {
   const { file, db } = openBook(t, CASES);
   const stdout = await assertNotWholeCents(

@@ -40,9 +40,10 @@
 // account makes it a transfer (subject 'Other account: description', no category), any
 // other account is its category (Imbalance-EUR too, as GnuCash's register shows it); a
 // split transaction has no category. The subject is otherwise the transaction's
-// description (GnuCash's payee field). The id is the split guid's hex digits, 13 of them
-// (lib/apps/ids.ts). The window is read by GnuCash's own index on
-// transactions(post_date), in both forms, then each transaction's splits by splits(tx_guid).
+// description (GnuCash's payee field); either is followed by the transaction's Notes,
+// ': ' between. The id is the split guid's hex digits, 13 of them (lib/apps/ids.ts). The
+// window is read by GnuCash's own index on transactions(post_date), in both forms, then
+// each transaction's splits by splits(tx_guid).
 
 import type { ApplicationMapping } from '../mapping.js';
 import { hexPrefixId } from './ids.js';
@@ -83,12 +84,14 @@ const POSTED = `CASE WHEN substr(t.post_date, 5, 1) = '-' THEN t.post_date
     || substr(t.post_date, 9, 2) || ':' || substr(t.post_date, 11, 2) || ':' || substr(t.post_date, 13, 2) END`;
 // A window bound 'YYYY-MM-DD hh:mm:ss' in the form of books before 2.6.20, 'YYYYMMDDhhmmss'.
 const oldForm = (bound: string): string => `replace(replace(replace(${bound}, '-', ''), ' ', ''), ':', '')`;
+// The transaction's Notes (GnuCash keeps them as a slot of the transaction), read by
+// GnuCash's slots_guid_index only for a booking the search returns.
+const NOTES = "(SELECT string_val FROM slots WHERE slots.obj_guid = t.guid AND slots.name = 'notes')";
 const select = (from: string, account: string, when: string): string => `
     SELECT ${hexPrefixId('s.guid')} AS id,
            local_date(${POSTED}) AS date,
            -(${cents('s.quantity_num', 's.quantity_denom')}) AS amount_cents,
-           CASE WHEN other.guid IN (${moneyAccounts(false)}) THEN ${joined('other.name', 't.description')}
-                ELSE coalesce(t.description, '') END AS subject,
+           ${joined(`CASE WHEN other.guid IN (${moneyAccounts(false)}) THEN ${joined('other.name', 't.description')} ELSE t.description END`, NOTES)} AS subject,
            CASE WHEN other.guid IN (${moneyAccounts(false)}) THEN NULL ELSE other.name END AS category,
            (SELECT name FROM accounts WHERE guid = s.account_guid) AS payment_method
     FROM ${from}
@@ -112,7 +115,7 @@ export const gnucash: ApplicationMapping = {
     splits: ['guid', 'tx_guid', 'account_guid', 'reconcile_state', 'quantity_num', 'quantity_denom'],
     accounts: ['guid', 'name', 'account_type', 'commodity_guid', 'parent_guid'],
     commodities: ['guid', 'namespace', 'mnemonic'],
-    slots: ['obj_guid', 'name'],
+    slots: ['obj_guid', 'name', 'string_val'],
   },
   // CROSS JOIN fixes each way's order. The money accounts are found once per search (a
   // dozen rows), not looked up per split. `other` is the account of the transaction's one
