@@ -6,23 +6,39 @@
 
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { createServer, type RequestListener } from 'node:http';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { type AddressInfo, connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
+import { connect as tlsConnect } from 'node:tls';
 import { createHandler } from '../lib/index.js';
 import { protectServer } from '../lib/internal.js';
 import { LINGER_BYTES } from '../lib/linger.js';
+import { makeCertificate } from './support/cli-helpers.js';
 import { AUTH, CREDENTIALS, openFixture } from './support/helpers.js';
 
 const REQUEST_TIMEOUT_MS = 3_000;
 const TRIES = 20;
 
-/** The service behind the command's edge, or bare as an embedder wires it: its port, what it read of each connection. */
-async function serving(t: TestContext, edge: boolean): Promise<{ port: number; read: number[] }> {
+/** Behind the command's edge, over TLS too, or on a bare node:http server as an embedder wires it. */
+type Kind = 'edge' | 'tls' | 'bare';
+
+/** The service as `kind` says: its port, and what it read of each connection. */
+async function serving(t: TestContext, kind: Kind): Promise<{ port: number; read: number[] }> {
   const handler = createHandler(openFixture(t), CREDENTIALS) as RequestListener;
   const options = { requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 500 };
-  const server = edge ? createServer(options) : createServer(options, handler);
-  if (edge) protectServer(server, handler, { most: 64, proxies: [] });
+  let server: Server = kind === 'bare' ? createServer(options, handler) : createServer(options);
+  if (kind === 'tls') {
+    const dir = mkdtempSync(join(tmpdir(), 'linger-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    makeCertificate(join(dir, 'cert.pem'), join(dir, 'key.pem'));
+    const [cert, key] = [readFileSync(join(dir, 'cert.pem')), readFileSync(join(dir, 'key.pem'))];
+    server = createHttpsServer({ ...options, cert, key });
+  }
+  if (kind !== 'bare') protectServer(server, handler, { most: 64, proxies: [] });
   // What the server read of each connection, as each closes.
   const read: number[] = [];
   server.on('connection', (socket: Socket) => socket.on('close', () => read.push(socket.bytesRead)));
@@ -38,12 +54,12 @@ async function serving(t: TestContext, edge: boolean): Promise<{ port: number; r
  * body, written whole (here after the server had time to answer the head) before anything is
  * read. The status of the answer, or the error that ended the write.
  */
-async function writeAllThenRead(port: number, headers: string, bytes: number): Promise<number | string> {
-  const socket = connect(port, '127.0.0.1');
+async function writeAllThenRead(port: number, tls: boolean, headers: string, bytes: number): Promise<number | string> {
+  const socket = tls ? tlsConnect({ port, host: '127.0.0.1', rejectUnauthorized: false }) : connect(port, '127.0.0.1');
   const failed = once(socket, 'error').then(([error]) => (error as NodeJS.ErrnoException).code ?? 'error');
   socket.pause();
   const answer = (async (): Promise<number> => {
-    await once(socket, 'connect');
+    await once(socket, tls ? 'secureConnect' : 'connect');
     socket.write(`POST /api/v1/abgleich HTTP/1.1\r\nHost: x\r\n${headers}Content-Length: ${bytes}\r\n\r\n`);
     await new Promise((resolve) => setTimeout(resolve, 20));
     await new Promise((resolve) => socket.write(Buffer.alloc(bytes, 0x20), resolve));
@@ -60,22 +76,28 @@ async function writeAllThenRead(port: number, headers: string, bytes: number): P
   }
 }
 
-for (const edge of [true, false]) {
-  const where = edge ? "behind the command's edge" : 'on a bare node:http server';
-  test(`a client that writes its whole body before it reads gets the 401, 413 and 415 every time, ${where}`, async (t) => {
-    const { port } = await serving(t, edge);
+const WHERE: Record<Kind, string> = {
+  edge: "behind the command's edge",
+  tls: "over TLS, behind the command's edge",
+  bare: 'on a bare node:http server',
+};
+
+for (const kind of ['edge', 'tls', 'bare'] as const) {
+  test(`a client that writes its whole body before it reads gets the 401, 413 and 415 every time, ${WHERE[kind]}`, async (t) => {
+    const { port } = await serving(t, kind);
+    const tls = kind === 'tls';
     const json = 'Content-Type: application/json\r\n';
-    await t.test('the challenge to ~1 MB sent without credentials', () => everyTime(port, json, 1_000_000, 401));
-    await t.test('the 413 to 2 MB', () => everyTime(port, `Authorization: ${AUTH}\r\n${json}`, 2_000_000, 413));
+    await t.test('the challenge to ~1 MB sent without credentials', () => everyTime(port, tls, json, 1_000_000, 401));
+    await t.test('the 413 to 2 MB', () => everyTime(port, tls, `Authorization: ${AUTH}\r\n${json}`, 2_000_000, 413));
     await t.test('the 415 to 600 KB not JSON', () =>
-      everyTime(port, `Authorization: ${AUTH}\r\nContent-Type: text/plain\r\n`, 600_000, 415),
+      everyTime(port, tls, `Authorization: ${AUTH}\r\nContent-Type: text/plain\r\n`, 600_000, 415),
     );
   });
 }
 
-async function everyTime(port: number, headers: string, bytes: number, status: number): Promise<void> {
+async function everyTime(port: number, tls: boolean, headers: string, bytes: number, status: number): Promise<void> {
   const statuses: Array<number | string> = [];
-  for (let i = 0; i < TRIES; i += 1) statuses.push(await writeAllThenRead(port, headers, bytes));
+  for (let i = 0; i < TRIES; i += 1) statuses.push(await writeAllThenRead(port, tls, headers, bytes));
   assert.deepEqual(statuses, Array(TRIES).fill(status));
 }
 
@@ -110,7 +132,7 @@ async function sendEndlessly(port: number, head: string, size: number, pauseMs: 
 }
 
 test('a body that never ends is cut off: at LINGER_BYTES after the answer, or by the request timeout; a larger announced one at once', async (t) => {
-  const { port, read } = await serving(t, true);
+  const { port, read } = await serving(t, 'edge');
   const readOf = async (connection: number): Promise<number> => {
     while (read.length <= connection) await new Promise((resolve) => setTimeout(resolve, 10));
     return read[connection] ?? 0;
