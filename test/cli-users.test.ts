@@ -543,6 +543,20 @@ test("a file or directory in root's hands after a restore as root: the line give
   }
 });
 
+test("a backup restored as root over the served file (install -m 0600, then mv): the serving log's line gives the file back to the application's user and group, as check and the start say it", async (t) => {
+  const { users, asService } = setup();
+  const dir = applicationDirectory(users, users.workDir());
+  const file = await createDatabase(users, dir, 'delete');
+  const server = await start(t, ['--db', file], cleanEnv(USER), asService);
+  assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
+  const copy = join(dir, 'restored.tmp');
+  execFileSync('install', ['-m', '0600', file, copy]);
+  renameSync(copy, file);
+  const line = `may not read the file (owner root (uid 0), group root (gid 0), mode 600); give the file back to the application's user and group: chown ${users.app.name}:${users.app.name} ${file} and chmod 0640 ${file} (docs/operations.md, Users and permissions)`;
+  await until(() => server.output().stderr.includes(line), 5_000, `the log says: ${line}`);
+  await server.stop();
+});
+
 // Root served another user's file without a word, though the docs say never to.
 test("root serving the application's file (0640 in its 0750 directory): served, with one warning line at the start naming the owner and the advice; check says it too and fits", async (t) => {
   const { users } = setup();
