@@ -91,6 +91,15 @@ function runWriter(t: TestContext, file: string, busyMs: number, seconds: number
   });
 }
 
+/** A pipelining client: how many of its searches were answered (200), and when each answer came. */
+interface Flooding {
+  answered: () => number;
+  /** When each 200 came, in `performance.now()` milliseconds. */
+  readonly times: number[];
+  /** When each answer came, whatever its status (a search that waited out a lock gets its 500). */
+  readonly answers: number[];
+}
+
 /** A connection from `localAddress` that sends `count` requests for `path` at once; counts the 200s that came back. */
 function pipeline(
   t: TestContext,
@@ -99,23 +108,43 @@ function pipeline(
   count: number,
   localAddress = '127.0.0.1',
   authorization = AUTH,
-): { answered: () => number } {
+): Flooding {
   const { hostname, port } = new URL(origin);
   const socket: Socket = connect({ port: Number(port), host: hostname, localAddress });
   t.after(() => void socket.destroy());
   socket.on('error', () => undefined);
-  let answered = 0;
+  const times: number[] = [];
+  const answers: number[] = [];
   // Only the status lines are counted; the bodies are dropped as they come, but for a
   // tail shorter than a status line, which may be cut between two chunks.
   let tail = '';
   socket.setEncoding('latin1').on('data', (chunk: string) => {
     const text = tail + chunk;
-    answered += text.split('HTTP/1.1 200 ').length - 1;
+    const now = performance.now();
+    for (let i = text.split('HTTP/1.1 200 ').length - 1; i > 0; i -= 1) times.push(now);
+    for (let i = text.split('HTTP/1.1 ').length - 1; i > 0; i -= 1) answers.push(now);
     tail = text.slice(-12);
   });
   const one = `GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: ${authorization}\r\n\r\n`;
   socket.write(one.repeat(count));
-  return { answered: () => answered };
+  return { answered: () => times.length, times, answers };
+}
+
+/** When the flood's 30th answer came (`Infinity` before it did). */
+function thirtieth(flood: readonly Flooding[]): number {
+  return flood.flatMap((client) => client.times).sort((a, b) => a - b)[29] ?? Number.POSITIVE_INFINITY;
+}
+
+/**
+ * The longest a client beside `flood` may wait for a search that the rotation serves after
+ * a few of the flood's: `searches` of the flood's searches at the pace it was answered at
+ * from `from` to `to`, or a second if that is longer. A loaded machine slows the flood's
+ * searches and the client's alike, so a fixed bound failed there now and then; without the
+ * rotation the client waits for every search queued ahead of it, hundreds at any pace.
+ */
+function boundBeside(flood: readonly Flooding[], from: number, to: number, searches: number): number {
+  const answered = flood.reduce((sum, client) => sum + client.times.filter((at) => at >= from && at <= to).length, 0);
+  return Math.max(1_000, (searches * (to - from)) / Math.max(1, answered));
 }
 
 /** Milliseconds from a new connection to the answer of GET /api/v1/status. */
@@ -178,25 +207,47 @@ test('while clients pipeline an expensive search, the writer in another process 
     statusMs.push(await statusFromNewConnection(server.origin));
   }
   const report = await writer;
-  const context = JSON.stringify({ searchMs, statusMs, report, answered: clients.map((c) => c.answered()) });
+  const answers = clients.map((client) => client.answers.length);
+  const answered = clients.map((client) => client.answered());
+  const context = JSON.stringify({ searchMs, statusMs, report, answers, answered });
   assert.equal(report.busy, 0, `the writer never gets SQLITE_BUSY: ${context}`);
   assert.ok(report.commits >= 50, `the writer commits: ${context}`);
   assert.ok(Math.max(...statusMs) < 1_000, `/status from a new connection within 1 s: ${context}`);
-  for (const client of clients) assert.ok(client.answered() >= 1, `each pipelining client is answered: ${context}`);
+  // Answered, not all with a 200: the writer goes first, and most of the flood's searches
+  // meet a commit and get the 500 with Retry-After; the few that ran before are too few to
+  // judge the rotation by (the next test does, without a writer).
+  for (const count of answers) assert.ok(count >= 1, `each pipelining client is answered: ${context}`);
+  assert.ok(
+    answered.some((count) => count > 0),
+    `searches ran beside the writer: ${context}`,
+  );
 });
 
-test("a client's search is answered after at most one search of each client that has dozens queued", async (t) => {
+test("a client's search is answered after at most one search of each client that has dozens queued, and each of those in turn", async (t) => {
   const file = bigBook(t);
   const server = await start(t, ['--db', file]);
   assert.equal((await get(`${server.origin}${HEAVY}`)).status, 200);
   const flood = FLOOD_ADDRESSES.map((address) => pipeline(t, server.origin, HEAVY, PIPELINED, address));
   const floodAnswered = (): number => flood.reduce((sum, client) => sum + client.answered(), 0);
   await sleep(300); // the flood is queued and running
-  // From another loopback address: another client.
+  // From another loopback address: another client, after at most one search of each flood
+  // client and its own (7), well within 20.
+  const from = performance.now();
   const waits = await typicalWaits(server.origin, AUTH);
-  const context = JSON.stringify({ waits, floodAnswered: floodAnswered() });
+  const bound = boundBeside(flood, from, performance.now(), 20);
+  const context = JSON.stringify({ waits, bound, floodAnswered: floodAnswered() });
   assert.ok(floodAnswered() < FLOOD_ADDRESSES.length * PIPELINED, `the flood is still being answered: ${context}`);
-  assert.ok(Math.max(...waits) < 1_000, `the other client is answered within 1 s: ${context}`);
+  assert.ok(Math.max(...waits) < bound, `the other client is answered within 20 of the flood's searches: ${context}`);
+  // And the flood's clients take turns: once it has 30 answers, each has some (the first
+  // may have had a few before the others were accepted); served first in, last out or one
+  // client after the other, a few clients have them all.
+  const deadline = performance.now() + 30_000;
+  while (floodAnswered() < 30 && performance.now() < deadline) await sleep(50);
+  const turns = flood.map((client) => client.times.filter((at) => at <= thirtieth(flood)).length);
+  assert.ok(
+    turns.every((count) => count > 0),
+    `each flooding client is answered in turn: ${JSON.stringify(turns)}`,
+  );
 });
 
 test('a new connection gets /status within a second while a burst of connections that arrived together each wait for an expensive search', async (t) => {
@@ -215,7 +266,7 @@ test('a new connection gets /status within a second while a burst of connections
   assert.ok(statusMs < 1_000, `/status from a new connection after ${statusMs.toFixed(0)} ms (${answered} answered)`);
 });
 
-test("a user's search is answered within a second while another user pipelines expensive searches from 200 addresses", async (t) => {
+test("a user's search is answered within a few of the flood's searches while another user pipelines expensive searches from 200 addresses", async (t) => {
   const file = bigBook(t);
   const credentials = join(tempDir(t), 'zugang');
   writeFileSync(credentials, 'kasse:ge:heim\npruefer:zwei\n', { mode: 0o600 });
@@ -227,11 +278,13 @@ test("a user's search is answered within a second while another user pipelines e
   // expensive searches pipelined from each: more than the one user may have waiting.
   const flood = Array.from({ length: 200 }, (_, i) => pipeline(t, server.origin, HEAVY, 12, `127.0.9.${i + 1}`));
   await sleep(300); // the flood is queued and running
+  const from = performance.now();
   const waits = await typicalWaits(server.origin, basicAuth('pruefer', 'zwei'));
+  const bound = boundBeside(flood, from, performance.now(), 20);
   const floodAnswered = flood.reduce((sum, client) => sum + client.answered(), 0);
-  const context = JSON.stringify({ searchMs, waits, floodAnswered });
+  const context = JSON.stringify({ searchMs, waits, bound, floodAnswered });
   t.diagnostic(context);
   assert.ok(floodAnswered < 200 * 12, `the flood is still being answered: ${context}`);
   // Before users took turns, the other user waited for one search of each of the 200 addresses.
-  assert.ok(Math.max(...waits) < 1_000, `the other user is answered within 1 s: ${context}`);
+  assert.ok(Math.max(...waits) < bound, `the other user is answered within 20 of the flood's searches: ${context}`);
 });
