@@ -12,5 +12,5 @@ export { createSharedParts, resolveOptions } from './options.js';
 export { hashPassword } from './password-hash.js';
 export { protectServer } from './protocol-errors.js';
 export type { RequestFacts } from './request.js';
-export { sendError } from './respond.js';
+export { send } from './respond.js';
 export type { Credentials, HandlerOptions } from './types.js';

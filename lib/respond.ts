@@ -231,23 +231,30 @@ export function withinUnansweredBound(
 }
 
 /**
- * Writes a complete JSON response. A `HEAD` request gets the same headers, `Content-Length`
- * included, and no body: node:http leaves the body of an answer to HEAD out itself.
+ * Writes a complete response, JSON unless `contentType` says otherwise (the admin listener's
+ * /metrics). A `HEAD` request gets the same headers, `Content-Length` included, and no body:
+ * node:http leaves the body of an answer to HEAD out itself.
  */
-export function send(res: ServerResponse, status: number, json: string, extraHeaders: readonly string[] = []): void {
+export function send(
+  res: ServerResponse,
+  status: number,
+  body: string,
+  extraHeaders: readonly string[] = [],
+  contentType = 'application/json; charset=utf-8',
+): void {
   const extra = closeUnreadBody(res, extraHeaders);
   res.writeHead(status, [
     'Content-Type',
-    'application/json; charset=utf-8',
+    contentType,
     'Content-Length',
-    String(Buffer.byteLength(json)),
+    String(Buffer.byteLength(body)),
     'Cache-Control',
     'no-store',
     'X-Content-Type-Options',
     'nosniff',
     ...extra,
   ]);
-  endAnswer(res, extra, json);
+  endAnswer(res, extra, body);
 }
 
 // The error a response was answered with, on the response under a symbol of this module

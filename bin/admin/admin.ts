@@ -13,8 +13,9 @@
 //                 runs after it, as a second SIGHUP does (bin/serve/reload.ts, inTurn);
 //                 400 for one a browser sent from a web page (Origin, Sec-Fetch-Site)
 //
-// Its errors are the API's, `{"fehler": …, "code": …}` written by the library's one writer
-// of them (lib/respond.ts, sendError), as the listener's edge writes a request the parser
+// Every answer is written by the library's one writer (lib/respond.ts, send), with the
+// API's headers and its rule for a body left unread; its errors are the API's,
+// `{"fehler": …, "code": …}` (ERRORS), as the listener's edge writes a request the parser
 // refuses: one shape on the listener for a monitoring script to read. A reload from a web
 // page is a bad request as a bad Host is: both are what a browser was made to send.
 //
@@ -25,14 +26,15 @@
 //
 // It is made as every listener is (bin/listen/server.ts), with the API listener's
 // protections and timeouts, since it runs in the serving process and anyone who reaches it
-// can use it without credentials; its own are that a request body is never read (the
-// answer closes the connection), at most MAX_ADMIN_CONNECTIONS connections open at once, and
-// a bad Host refused by the listener's edge (the API handler refuses it itself).
+// can use it without credentials; its own are that a request body is never kept (the
+// answer closes the connection, dropping what the client still sends within the library's
+// bounds, lib/linger.ts), at most MAX_ADMIN_CONNECTIONS connections open at once, and a bad
+// Host refused by the listener's edge (the API handler refuses it itself).
 
 import { once } from 'node:events';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ERRORS, errorCode, Metrics, sendError } from '../../lib/internal.js';
+import { ERRORS, errorCode, Metrics, send } from '../../lib/internal.js';
 import { CliError, describeError, logError } from '../base/index.js';
 import type { DatabaseStatus, ServedBook } from '../books/index.js';
 import { applySocketGroup, type ConnectionLimits, createListener, prepareSocketPath } from '../listen/index.js';
@@ -89,73 +91,54 @@ export interface AdminAnswers {
   reload(): void;
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8';
-
 /** The request handler of the admin listener; its listener's edge checks Host (createAdminServer). */
 export function createAdminHandler(answers: AdminAnswers): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const path = (req.url ?? '').split('?', 1)[0];
     if (path === '/-/reload') return answerReload(req, res, answers);
-    if (path !== '/live' && path !== '/ready' && path !== '/metrics') return sendError(res, ERRORS.notFound);
+    if (path !== '/live' && path !== '/ready' && path !== '/metrics') {
+      return send(res, ERRORS.notFound.status, ERRORS.notFound.body);
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      return sendError(res, ERRORS.methodNotAllowed, ['Allow', 'GET, HEAD']);
+      return send(res, ERRORS.methodNotAllowed.status, ERRORS.methodNotAllowed.body, ['Allow', 'GET, HEAD']);
     }
     if (path === '/live') {
       const live = answers.live();
-      return reply(res, live ? 200 : 503, JSON_TYPE, `${JSON.stringify({ live })}\n`);
+      return send(res, live ? 200 : 503, `${JSON.stringify({ live })}\n`);
     }
     const answer =
       path === '/ready'
         ? answers.ready().then((readiness) => {
-            reply(res, readiness.ready ? 200 : 503, JSON_TYPE, `${JSON.stringify(readiness)}\n`);
+            send(res, readiness.ready ? 200 : 503, `${JSON.stringify(readiness)}\n`);
           })
-        : answers.metrics().then((text) => reply(res, 200, Metrics.contentType, text));
+        : answers.metrics().then((text) => send(res, 200, text, [], Metrics.contentType));
     answer.catch((error: unknown) => {
       logError(error, req, path);
       if (res.headersSent) res.destroy();
-      else sendError(res, ERRORS.internal);
+      else send(res, ERRORS.internal.status, ERRORS.internal.body);
     });
   };
 }
 
 /** The answer to a request with a bad Host, which the listener's edge checks (bin/listen/server.ts). */
 function refuseBadHost(_req: IncomingMessage, res: ServerResponse): void {
-  sendError(res, ERRORS.badRequest, ['Connection', 'close']);
+  send(res, ERRORS.badRequest.status, ERRORS.badRequest.body, ['Connection', 'close']);
 }
 
 function answerReload(req: IncomingMessage, res: ServerResponse, answers: AdminAnswers): void {
-  if (req.method !== 'POST') return sendError(res, ERRORS.methodNotAllowed, ['Allow', 'POST']);
+  if (req.method !== 'POST') {
+    return send(res, ERRORS.methodNotAllowed.status, ERRORS.methodNotAllowed.body, ['Allow', 'POST']);
+  }
   // A web page can POST here without a preflight (a form, text/plain): a browser's request
   // carries Origin or Sec-Fetch-Site; curl, ExecReload and scripts send neither.
   const site = req.headers['sec-fetch-site'];
   if (req.headers.origin !== undefined || (site !== undefined && site !== 'none')) {
-    return sendError(res, ERRORS.badRequest);
+    return send(res, ERRORS.badRequest.status, ERRORS.badRequest.body);
   }
   // Never refused: however many come while one runs, one more runs after it and reads the
   // files as they are then, so the last request's files are what is applied.
   answers.reload();
-  reply(res, 202, JSON_TYPE, '{"reload":"started: the log says what was read again"}\n');
-}
-
-function reply(res: ServerResponse, status: number, type: string, body: string, extra: readonly string[] = []): void {
-  // A body is never read: node:http would read all of it after the answer to keep the
-  // connection open (4 connections each announcing 100 GB had 15.7 GB read in 40 s, at
-  // 16 s of the serving process's CPU). Closed, the rest is never read.
-  const headers = res.req.headers;
-  const announced = headers['transfer-encoding'] !== undefined || Number(headers['content-length'] ?? 0) > 0;
-  res.writeHead(status, [
-    'Content-Type',
-    type,
-    'Content-Length',
-    String(Buffer.byteLength(body)),
-    'Cache-Control',
-    'no-store',
-    'X-Content-Type-Options',
-    'nosniff',
-    ...extra,
-    ...(announced && !extra.includes('Connection') ? ['Connection', 'close'] : []),
-  ]);
-  res.end(body);
+  send(res, 202, '{"reload":"started: the log says what was read again"}\n');
 }
 
 /** Where the admin listener listens (ServeCommand's `admin`). */

@@ -246,7 +246,7 @@ test("every error of the admin listener, its own and its edge's, is the API's {f
   }
 });
 
-test('a request that announces a body is answered and its connection closed: the body is never read', async (t) => {
+test('a request that announces a body is answered and its connection closed; one announced beyond what is dropped is never read', async (t) => {
   const port = await listenServer(t);
   const client = await open(t, port);
   client.socket.write('POST /live HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000000\r\n\r\n');

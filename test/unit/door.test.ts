@@ -36,8 +36,7 @@ const WHY: Record<string, string> = {
   hashPassword: "hash-password's scrypt hash, in the format the login reads",
   Metrics: "a process's counts, added up over the workers and written for /metrics",
   protectServer: "the library's edge on a listener: a connection's bound, protocol errors as JSON",
-  sendError:
-    "the one writer of an error's `{fehler, code}`: the admin listener's errors in the shape its edge and the API answer",
+  send: "the one writer of an answer, its headers and its close with a body unread: the admin listener's answers as the API's",
   ERRORS: 'the errors with their status, code and text, which the admin listener answers as the API does',
   RequestFacts:
     "what the handler learnt of a request (address, user), as the listener's edge hands it to the access log: public",

@@ -1,0 +1,143 @@
+// Clients that send a body the server answers before reading it (lib/linger.ts): one that
+// writes all of it before it reads, as Python's urllib does, and one whose body never ends.
+
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import { type AddressInfo, connect, type Socket } from 'node:net';
+import type { TestContext } from 'node:test';
+import { connect as tlsConnect } from 'node:tls';
+import { LINGER_BYTES } from '../../lib/linger.js';
+
+/** How often a client that writes all first is answered before the test is sure it always is. */
+const TRIES = 20;
+
+/**
+ * `request` ("POST /path") with `headers` and `bytes` bytes of body as urllib sends it: its
+ * head, then the body, written whole (here after the server had time to answer the head)
+ * before anything is read. The status of the answer, or the error that ended the write.
+ */
+async function writeAllThenRead(
+  port: number,
+  tls: boolean,
+  request: string,
+  headers: string,
+  bytes: number,
+): Promise<number | string> {
+  const socket = tls ? tlsConnect({ port, host: '127.0.0.1', rejectUnauthorized: false }) : connect(port, '127.0.0.1');
+  const failed = once(socket, 'error').then(([error]) => (error as NodeJS.ErrnoException).code ?? 'error');
+  socket.pause();
+  const answer = (async (): Promise<number> => {
+    await once(socket, tls ? 'secureConnect' : 'connect');
+    socket.write(`${request} HTTP/1.1\r\nHost: x\r\n${headers}Content-Length: ${bytes}\r\n\r\n`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => socket.write(Buffer.alloc(bytes, 0x20), resolve));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.resume();
+    await once(socket, 'end');
+    return Number(/^HTTP\/1\.1 (\d{3}) /.exec(Buffer.concat(chunks).toString('latin1'))?.[1] ?? 0);
+  })();
+  try {
+    return await Promise.race([answer, failed]);
+  } finally {
+    socket.destroy();
+  }
+}
+
+/** A client that writes all of `bytes` first (above) reads `status`, every one of TRIES times. */
+export async function answeredEveryTime(
+  port: number,
+  tls: boolean,
+  request: string,
+  headers: string,
+  bytes: number,
+  status: number,
+): Promise<void> {
+  const statuses: Array<number | string> = [];
+  for (let i = 0; i < TRIES; i += 1) statuses.push(await writeAllThenRead(port, tls, request, headers, bytes));
+  assert.deepEqual(statuses, Array(TRIES).fill(status));
+}
+
+/** What a server read of each connection, in the order they close: `readOf(n)` waits for the n-th. */
+export interface Listening {
+  port: number;
+  readOf: (connection: number) => Promise<number>;
+}
+
+/** `server` on 127.0.0.1 at a free port until the test ends, what it reads of each connection counted. */
+export async function listenCounting(t: TestContext, server: Server): Promise<Listening> {
+  const read: number[] = [];
+  server.on('connection', (socket: Socket) => socket.on('close', () => read.push(socket.bytesRead)));
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  t.after(() => server.closeAllConnections());
+  const readOf = async (connection: number): Promise<number> => {
+    while (read.length <= connection) await new Promise((resolve) => setTimeout(resolve, 10));
+    return read[connection] ?? 0;
+  };
+  return { port: (server.address() as AddressInfo).port, readOf };
+}
+
+/** `event` of `socket`: unlike `once`, an 'error' (the server closed it) does not reject it. */
+const heard = (socket: Socket, event: string): Promise<unknown> =>
+  new Promise((resolve) => socket.once(event, resolve));
+
+/**
+ * Sends `head`, then a body in chunks of `size` bytes, one each `pauseMs` (as fast as taken if
+ * 0), until the server closes the connection (or 20 s pass); resolves with the status line it
+ * answered and how long after the head the connection was closed.
+ */
+async function sendEndlessly(port: number, head: string, size: number, pauseMs: number): Promise<[string, number]> {
+  // Half open, as a client that never reads: the server's end of its answer does not end it.
+  const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+  socket.on('error', () => undefined);
+  let answer = '';
+  socket.setEncoding('latin1').on('data', (chunk: string) => (answer += chunk));
+  // Closed by the server, the client's writes fail: its 'error' is heard above.
+  const closed = heard(socket, 'close');
+  await once(socket, 'connect');
+  const started = performance.now();
+  socket.write(head);
+  const chunk = `${size.toString(16)}\r\n${' '.repeat(size)}\r\n`;
+  while (!socket.destroyed && performance.now() - started < 20_000) {
+    if (!socket.write(chunk)) await Promise.race([heard(socket, 'drain'), closed]);
+    if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
+  }
+  socket.destroy();
+  await closed;
+  return [answer.slice(0, answer.indexOf('\r\n')), performance.now() - started];
+}
+
+/**
+ * A body that never ends, sent as `request` ("POST /path") to a server whose request timeout is
+ * `timeoutMs`, listening as `listening` says (no connection to it before), is
+ * answered with `statusLine` and cut off: sent fast, at LINGER_BYTES after the answer; slowly,
+ * by the request timeout; announced larger than LINGER_BYTES, at once.
+ */
+export async function assertEndlessBodyCutOff(
+  { port, readOf }: Listening,
+  request: string,
+  statusLine: string,
+  timeoutMs: number,
+): Promise<void> {
+  const chunked = `${request} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n`;
+  const [status, ms] = await sendEndlessly(port, chunked, 0x10000, 0);
+  assert.equal(status, statusLine);
+  const fast = await readOf(0);
+  assert.ok(fast > LINGER_BYTES && fast < LINGER_BYTES + 256 * 1024, `the server read ${fast} bytes`);
+  assert.ok(ms < timeoutMs - 500, `closed after ${ms} ms`);
+
+  const [slowStatus, slowMs] = await sendEndlessly(port, chunked, 1024, 20);
+  assert.equal(slowStatus, statusLine);
+  assert.ok(slowMs > timeoutMs - 500 && slowMs < timeoutMs + 3_000, `closed after ${slowMs} ms`);
+  assert.ok((await readOf(1)) < LINGER_BYTES / 4);
+
+  const huge = `${request} HTTP/1.1\r\nHost: x\r\nContent-Length: ${100 * 2 ** 30}\r\n\r\n`;
+  const [hugeStatus, hugeMs] = await sendEndlessly(port, huge, 0x10000, 0);
+  assert.equal(hugeStatus, statusLine);
+  assert.ok(hugeMs < 2_000, `closed after ${hugeMs} ms`);
+  const hugeRead = await readOf(2);
+  assert.ok(hugeRead < LINGER_BYTES, `the server read ${hugeRead} bytes`);
+}
