@@ -515,13 +515,16 @@ test('held queries count as waiting until the turn that tries them again begins,
     new Promise((resolve) => turns.answer(0, resolve, from)),
     ...Array.from({ length: 3 }, (_, i) => ask(turns, i + 1, { ...from, connection: {} })),
   ];
-  // The queued three ran (and met the lock) in the next turn of the loop.
-  await new Promise((resolve) => setImmediate(resolve));
+  // The queued three ran (and met the lock) in the loop's turn, asked for before this await's.
   await new Promise((resolve) => setImmediate(resolve));
   assert.equal(turns.waitingFrom('a'), 4);
-  // Hold back the loop's next turn: the retry, asked for after a few milliseconds, stays due.
+  // Hold back the loop's next turn from now, before any timer can ask for it (a retry let
+  // run would reset `scheduled`), so that the retry stays due; then wait until it is asked
+  // for, however late its timer fires.
   loop.scheduled = true;
-  await new Promise((resolve) => setTimeout(resolve, 30));
+  for (let polls = 0; loop.due.length === 0 && polls < 200; polls += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
   assert.equal(loop.due.length, 1, 'the retry is due');
   assert.equal(turns.waitingFrom('a'), 4, 'held queries whose retry is due still wait');
   assert.equal(turns.waitingFor('u'), 4);
