@@ -52,6 +52,12 @@ export interface ApplicationMapping {
   /** Tables and the columns of them that `bookings` reads: what must be there, and how `check` recognises the file. */
   requires: Readonly<Record<string, readonly string[]>>;
   bookings: string;
+  /**
+   * `bookings` without the window: every booking, also one whose stored date no window
+   * admits (NULL, or text that is no date), so that the sample judged at every start and by
+   * `check` (lib/meaning.ts) sees it and refuses the file rather than leave it out unsaid.
+   */
+  allBookings: string;
   /** The window `von`..`bis` ('YYYY-MM-DD', both included) in the form the application stores dates in. */
   window(von: string, bis: string): { from: string | number; to: string | number };
   /**

@@ -4,6 +4,7 @@
 
 import type { Database } from 'better-sqlite3';
 import { type Mapping, quoteName, useMapping } from './mapping.js';
+import { isCalendarDate } from './query.js';
 
 /**
  * How many bookings are judged, by `check` and by `createHandler` alike: the first ones the
@@ -41,9 +42,10 @@ type SampleRow = [id: unknown, date: unknown, amountCents: unknown];
  * service never starts on a file `check` refuses, nor refuses one `check` passes: what the
  * application's mapping cannot serve exactly (its `refusals`, e.g. a budget kept in another
  * currency: a setting, no booking's value, said alike both ways), then up to `size` bookings
- * as the search would see them (for the own schema: the entries table itself, so that dates
- * outside any text window are seen too): dates 'YYYY-MM-DD' text, amounts whole cents
- * (INTEGER), ids whole numbers and unique. A row beyond the sample, or written later, is
+ * as the search would see them (for the own schema the entries table itself, for an
+ * application its `allBookings`, so that dates no window admits are seen too): dates
+ * 'YYYY-MM-DD' text of a real calendar day, amounts whole cents (INTEGER), ids whole
+ * numbers and unique. A row beyond the sample, or written later, is
  * still never answered wrongly: the search answers 500 for it (the row guard).
  */
 export function checkMeaning(db: Database, mapping: Mapping, size = SAMPLE_SIZE): MeaningReport {
@@ -65,10 +67,10 @@ function readSample(db: Database, mapping: Mapping, size: number): SampleRow[] {
         .all(size)
     : db
         .prepare<[Record<string, unknown>], SampleRow>(
-          `SELECT id, date, amount_cents FROM (${mapping.bookings}) LIMIT +:size`,
+          `SELECT id, date, amount_cents FROM (${mapping.allBookings}) LIMIT +:size`,
         )
         .raw()
-        .all({ ...mapping.window('0000-01-01', '9999-12-31'), low: -(2 ** 53), high: 2 ** 53, size });
+        .all({ low: -(2 ** 53), high: 2 ** 53, size });
 }
 
 /**
@@ -97,7 +99,7 @@ export function judge(rows: readonly SampleRow[], application?: string): Meaning
     const id = row[0];
     const date = row[1];
     const amount = row[2];
-    const dateOk = typeof date === 'string' && isDay(date);
+    const dateOk = typeof date === 'string' && isCalendarDate(date);
     const amountOk = Number.isSafeInteger(amount);
     if (!dateOk) {
       badDate ??= row;
@@ -168,26 +170,6 @@ function firstRepeated(rows: readonly SampleRow[], ids: Float64Array): SampleRow
   for (const row of rows) if (seen.size === seen.add(row[0]).size) return row;
   return undefined;
 }
-
-/**
- * Whether `text` is a day as 'YYYY-MM-DD': four digits, a month 01 to 12, a day 01 to 31
- * (the regular expression ^[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])$, without
- * running one per booking).
- */
-export function isDay(text: string): boolean {
-  if (text.length !== 10 || text.charCodeAt(4) !== DASH || text.charCodeAt(7) !== DASH) return false;
-  for (const at of DIGITS_AT) {
-    const code = text.charCodeAt(at);
-    if (code < ZERO || code > ZERO + 9) return false;
-  }
-  const month = (text.charCodeAt(5) - ZERO) * 10 + text.charCodeAt(6) - ZERO;
-  const day = (text.charCodeAt(8) - ZERO) * 10 + text.charCodeAt(9) - ZERO;
-  return month >= 1 && month <= 12 && day >= 1 && day <= 31;
-}
-
-const DASH = 0x2d;
-const ZERO = 0x30;
-const DIGITS_AT = [0, 1, 2, 3, 5, 6, 8, 9] as const;
 
 /**
  * A problem of the sample said twice from the one finding: `named`, with a value from the

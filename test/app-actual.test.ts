@@ -13,7 +13,13 @@ import { findApplication } from '../lib/apps/index.js';
 import type { Booking } from '../lib/index.js';
 import { explainCount } from '../lib/search/index.js';
 import { type ActualView, writeActualBudget } from './support/actual-budget.js';
-import { assertAnswersEverySearch, assertRefusedAsCheckSays, searchFor } from './support/app-serving.js';
+import {
+  assertAnswersEverySearch,
+  assertDateRefused,
+  assertNotWholeCents,
+  assertRefusedAsCheckSays,
+  searchFor,
+} from './support/app-serving.js';
 import { run } from './support/cli-helpers.js';
 import { tempDir } from './support/helpers.js';
 
@@ -173,4 +179,37 @@ test("an Actual budget kept in US dollars (Actual's own currency setting) is ref
   const served = new Database(euros.file, { readonly: true, fileMustExist: true });
   t.after(() => served.close());
   await assertAnswersEverySearch(await searchFor(t, served, 'actual'), euros.transactions.map(expectedBooking));
+});
+
+test("an Actual amount that is no integer ('LEAK') is never read as 0: written after the start a search is a 500; check, the handler and the command refuse the budget", async (t) => {
+  const budget = await writeActualBudget(tempDir(t), SPEC);
+  const db = new Database(budget.file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
+  const stdout = await assertNotWholeCents(
+    t,
+    db,
+    budget.file,
+    'actual',
+    'von=2026-03-18&bis=2026-03-18&betrag=-19.99',
+    (writer) => writer.exec("UPDATE transactions SET amount = 'LEAK' WHERE date = 20260318"),
+  );
+  assert.match(stdout, /^ {2}- booking \d+ has the amount null \(in cents\), not whole cents: /m);
+});
+
+test("an Actual date that is no integer ('LEAK', 20260318.5) or no day of the calendar (20260231) is refused by check, the handler and the command, never left out or guessed", async (t) => {
+  const budget = await writeActualBudget(tempDir(t), SPEC);
+  const db = new Database(budget.file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
+  const dated = (date: unknown) => (writer: Database.Database) =>
+    writer.prepare('UPDATE transactions SET date = ? WHERE amount = -1999').run(date);
+  const unread = /^ {2}- booking \d+ has no date the service can read: Actual holds a date the service cannot answer/m;
+  await assertDateRefused(db, budget.file, 'actual', dated('LEAK'), unread);
+  await assertDateRefused(db, budget.file, 'actual', dated(20260318.5), unread);
+  await assertDateRefused(
+    db,
+    budget.file,
+    'actual',
+    dated(20260231),
+    /^ {2}- booking \d+ has the date '2026-02-31', not a day: /m,
+  );
 });

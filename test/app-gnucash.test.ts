@@ -27,7 +27,13 @@ import {
 } from '../fixtures/ledger-books.js';
 import { findApplication } from '../lib/apps/index.js';
 import { explainCount } from '../lib/search/index.js';
-import { assertCliServesLedger, assertNotWholeCents, openLedgerBook, searchFor } from './support/app-serving.js';
+import {
+  assertCliServesLedger,
+  assertDateRefused,
+  assertNotWholeCents,
+  openLedgerBook,
+  searchFor,
+} from './support/app-serving.js';
 import { cleanEnv, run, start, USER } from './support/cli-helpers.js';
 import { AUTH, databaseDir, request, tempDir } from './support/helpers.js';
 
@@ -380,6 +386,44 @@ test('a GnuCash amount that is not whole cents is a 500 with the reason in the l
   assert.match(
     stdout,
     /^ {2}- booking \d+ has the amount 1234\.5 \(in cents\), not whole cents: GnuCash holds an amount the service cannot answer exactly .*; correct the booking in GnuCash\.$/m,
+  );
+});
+
+test("a GnuCash amount that is no integer ('LEAK') is never read as 0: written after the start a search is a 500; check, the handler and the command refuse the file", async (t) => {
+  const { file, db } = openBook(t, CASES);
+  const stdout = await assertNotWholeCents(
+    t,
+    db,
+    file,
+    'gnucash',
+    'von=2026-03-14&bis=2026-03-14&betrag=-12.5',
+    (writer) =>
+      writer.exec("UPDATE splits SET quantity_num = 'LEAK' WHERE quantity_num = -1250 AND quantity_denom = 100"),
+  );
+  assert.match(stdout, /^ {2}- booking \d+ has the amount null \(in cents\), not whole cents: /m);
+});
+
+test("a GnuCash post_date that is no time ('LEAK-DATE') or no day of the calendar (2026-02-30, which SQLite would read as March 2) is refused by check, the handler and the command, never left out or moved", async (t) => {
+  const { file, db } = openBook(t, CASES);
+  const dated = (date: string) => (writer: Database.Database) =>
+    writer
+      .prepare(
+        'UPDATE transactions SET post_date = ? WHERE guid = (SELECT tx_guid FROM splits WHERE quantity_num = -1250 ORDER BY guid LIMIT 1)',
+      )
+      .run(date);
+  await assertDateRefused(
+    db,
+    file,
+    'gnucash',
+    dated('LEAK-DATE'),
+    /^ {2}- booking \d+ has no date the service can read: GnuCash holds a date the service cannot answer/m,
+  );
+  await assertDateRefused(
+    db,
+    file,
+    'gnucash',
+    dated('2026-02-30 10:59:00'),
+    /^ {2}- booking \d+ has no date the service can read: /m,
   );
 });
 

@@ -12,9 +12,15 @@ import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { answer, asQuery, CASES, kmmSplitNumber, ledger, queries, writeKMyMoney } from '../fixtures/ledger-books.js';
 import { findApplication } from '../lib/apps/index.js';
-import { KMYMONEY_DATE_INDEX } from '../lib/apps/kmymoney.js';
+import { KMYMONEY_DATE_INDEX, kmymoney } from '../lib/apps/kmymoney.js';
 import { explainCount } from '../lib/search/index.js';
-import { assertCliServesLedger, assertNotWholeCents, openLedgerBook, searchFor } from './support/app-serving.js';
+import {
+  assertCliServesLedger,
+  assertDateRefused,
+  assertNotWholeCents,
+  openLedgerBook,
+  searchFor,
+} from './support/app-serving.js';
 import { run } from './support/cli-helpers.js';
 import { tempDir } from './support/helpers.js';
 
@@ -146,6 +152,51 @@ test('a KMyMoney amount that is not whole cents is a 500 with the reason in the 
   assert.match(
     stdout,
     /^ {2}- booking 1000 has the amount 1233\.3333333333333 \(in cents\), not whole cents: KMyMoney holds an amount the service cannot answer exactly .*; correct the booking in KMyMoney\.$/m,
+  );
+});
+
+test("a KMyMoney amount that is no fraction of whole numbers ('LEAKVAL', 'x/1', '1.5/1') is never read as 0: written after the start a search is a 500; check, the handler and the command refuse the file", async (t) => {
+  const { db, file } = openBook(t, CASES);
+  const stdout = await assertNotWholeCents(
+    t,
+    db,
+    file,
+    'kmymoney',
+    'von=2026-03-14&bis=2026-03-14&betrag=-12.5',
+    (writer) => writer.exec("UPDATE kmmSplits SET shares = 'LEAKVAL' WHERE shares = '-25/2'"),
+  );
+  assert.match(stdout, /^ {2}- booking 1000 has the amount null \(in cents\), not whole cents: /m);
+  // What the mapping reads from each form of `shares`: NULL for anything but whole numbers.
+  const writer = new Database(file);
+  t.after(() => writer.close());
+  const amountOf = (shares: string): unknown => {
+    writer
+      .prepare('UPDATE kmmSplits SET shares = ? WHERE transactionId = ? AND splitId = 0')
+      .run(shares, 'T000000000000000001');
+    return writer.prepare(`SELECT amount_cents FROM (${kmymoney.allBookings}) WHERE id = 1000`).pluck().get();
+  };
+  const read = (['-25/2', '-1250/1', '-12', '-37/3', 'LEAKVAL', 'x/1', '1.5/1', '-25/0', '-25/-2', ''] as const).map(
+    amountOf,
+  );
+  assert.deepEqual(read, [1250, 125000, 1200, 1233.3333333333333, null, null, null, null, null, null]);
+});
+
+test("a KMyMoney split whose postDate is no date ('LEAK-DATE') or no day of the calendar (2026-02-31) is refused by check, the handler and the command, never left out unsaid", async (t) => {
+  const { db, file } = openBook(t, CASES);
+  const split = "transactionId = 'T000000000000000001'";
+  await assertDateRefused(
+    db,
+    file,
+    'kmymoney',
+    (writer) => writer.exec(`UPDATE kmmSplits SET postDate = 'LEAK-DATE' WHERE ${split}`),
+    /^ {2}- booking 1000 has the date 'LEAK-DATE', not a day: KMyMoney holds a date the service cannot answer/m,
+  );
+  await assertDateRefused(
+    db,
+    file,
+    'kmymoney',
+    (writer) => writer.exec(`UPDATE kmmSplits SET postDate = '2026-02-31' WHERE ${split}`),
+    /^ {2}- booking 1000 has the date '2026-02-31', not a day: /m,
   );
 });
 

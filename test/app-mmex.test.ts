@@ -13,7 +13,13 @@ import Database from 'better-sqlite3';
 import { findApplication } from '../lib/apps/index.js';
 import type { Booking } from '../lib/index.js';
 import { explainCount } from '../lib/search/index.js';
-import { assertAnswersEverySearch, assertRefusedAsCheckSays, searchFor } from './support/app-serving.js';
+import {
+  assertAnswersEverySearch,
+  assertDateRefused,
+  assertNotWholeCents,
+  assertRefusedAsCheckSays,
+  searchFor,
+} from './support/app-serving.js';
 import { run, start, TIME } from './support/cli-helpers.js';
 import { assertReply, databaseDir, fixtureSql, get, tempDir } from './support/helpers.js';
 import { mmexShownCents } from './support/mmex-amounts.js';
@@ -427,4 +433,43 @@ test('a Money Manager Ex file whose euro shows other than two decimals is refuse
   const db = new Database(file, { readonly: true, fileMustExist: true });
   t.after(() => db.close());
   await assertRefusedAsCheckSays(db, file, 'mmex', check.stdout);
+});
+
+test("a Money Manager Ex amount that is no number ('LEAKAMT') is never read as 0: written after the start a search is a 500; check, the handler and the command refuse the file", async (t) => {
+  const file = join(databaseDir(t), 'kasse.mmb');
+  writeMmexFile(file);
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
+  const stdout = await assertNotWholeCents(
+    t,
+    db,
+    file,
+    'mmex',
+    'von=2026-03-14&bis=2026-03-14&betrag=-4.35',
+    (writer) => writer.exec("UPDATE CHECKINGACCOUNT_V1 SET TRANSAMOUNT = 'LEAKAMT' WHERE TRANSID = 2"),
+  );
+  assert.match(stdout, /^ {2}- booking 2 has the amount null \(in cents\), not whole cents: /m);
+});
+
+test("a Money Manager Ex TRANSDATE that is no date ('LEAK-DATE') or no day of the calendar (2026-02-31) is refused by check, the handler and the command, never left out unsaid", async (t) => {
+  const file = join(databaseDir(t), 'kasse.mmb');
+  writeMmexFile(file);
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
+  const dated = (date: string) => (writer: Database.Database) =>
+    writer.prepare('UPDATE CHECKINGACCOUNT_V1 SET TRANSDATE = ? WHERE TRANSID = 2').run(date);
+  await assertDateRefused(
+    db,
+    file,
+    'mmex',
+    dated('LEAK-DATE'),
+    /^ {2}- booking 2 has the date 'LEAK-DATE', not a day: Money Manager Ex holds a date the service cannot answer/m,
+  );
+  await assertDateRefused(
+    db,
+    file,
+    'mmex',
+    dated('2026-02-31T00:00:00'),
+    /^ {2}- booking 2 has the date '2026-02-31', not a day: /m,
+  );
 });

@@ -26,6 +26,31 @@ import { hexPrefixId } from './ids.js';
 
 const toActualDate = (isoDate: string): number => Number(isoDate.replaceAll('-', ''));
 
+// CROSS JOIN keeps `transactions` first, read by its date index: joined the other way,
+// the planner may walk idx_transactions_acct_tombstone, all of each account.
+// `window`: the condition on date followed by AND, or none. A date or an amount that is
+// not an INTEGER is NULL, refused, where SQLite's arithmetic would read text as 0.
+const bookings = (window: string): string => `
+    SELECT ${hexPrefixId('t.id')} AS id,
+           CASE WHEN typeof(t.date) = 'integer'
+                THEN printf('%04d-%02d-%02d', t.date / 10000, t.date / 100 % 100, t.date % 100) END AS date,
+           CASE WHEN typeof(t.amount) = 'integer' THEN -t.amount END AS amount_cents,
+           coalesce(nullif(p.name, ''), other.name, '')
+             || CASE WHEN coalesce(nullif(p.name, ''), other.name, '') <> '' AND coalesce(t.notes, '') <> ''
+                     THEN ': ' ELSE '' END
+             || coalesce(t.notes, '') AS subject,
+           c.name AS category,
+           a.name AS payment_method,
+           t.date AS order_date
+    FROM transactions AS t
+    CROSS JOIN accounts AS a ON a.id = t.acct AND a.tombstone = 0
+    LEFT JOIN payee_mapping AS pm ON pm.id = t.description
+    LEFT JOIN payees AS p ON p.id = pm.targetId
+    LEFT JOIN accounts AS other ON other.id = p.transfer_acct
+    LEFT JOIN category_mapping AS cm ON cm.id = t.category AND t.isParent = 0
+    LEFT JOIN categories AS c ON c.id = cm.transferId AND c.tombstone = 0
+    WHERE ${window} t.tombstone = 0 AND t.isChild = 0`;
+
 export const actual: ApplicationMapping = {
   kind: 'application',
   name: 'actual',
@@ -50,27 +75,9 @@ export const actual: ApplicationMapping = {
     payees: ['id', 'name', 'transfer_acct'],
     preferences: ['id', 'value'],
   },
-  // CROSS JOIN keeps `transactions` first, read by its date index: joined the other way,
-  // the planner may walk idx_transactions_acct_tombstone, all of each account.
-  bookings: `
-    SELECT ${hexPrefixId('t.id')} AS id,
-           printf('%04d-%02d-%02d', t.date / 10000, t.date / 100 % 100, t.date % 100) AS date,
-           -t.amount AS amount_cents,
-           coalesce(nullif(p.name, ''), other.name, '')
-             || CASE WHEN coalesce(nullif(p.name, ''), other.name, '') <> '' AND coalesce(t.notes, '') <> ''
-                     THEN ': ' ELSE '' END
-             || coalesce(t.notes, '') AS subject,
-           c.name AS category,
-           a.name AS payment_method,
-           t.date AS order_date
-    FROM transactions AS t
-    CROSS JOIN accounts AS a ON a.id = t.acct AND a.tombstone = 0
-    LEFT JOIN payee_mapping AS pm ON pm.id = t.description
-    LEFT JOIN payees AS p ON p.id = pm.targetId
-    LEFT JOIN accounts AS other ON other.id = p.transfer_acct
-    LEFT JOIN category_mapping AS cm ON cm.id = t.category AND t.isParent = 0
-    LEFT JOIN categories AS c ON c.id = cm.transferId AND c.tombstone = 0
-    WHERE t.date BETWEEN +:from AND +:to AND t.tombstone = 0 AND t.isChild = 0`,
+  bookings: bookings('t.date BETWEEN +:from AND +:to AND'),
+  // Every transaction, also one whose date no window admits (NULL, text, a REAL).
+  allBookings: bookings(''),
   window: (von, bis) => ({ from: toActualDate(von), to: toActualDate(bis) }),
   windowIndex: { name: 'trans_date' },
   exactWindow: true,

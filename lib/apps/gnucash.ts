@@ -46,17 +46,12 @@
 // each transaction's splits by splits(tx_guid).
 
 import type { ApplicationMapping } from '../mapping.js';
+import { fractionCents } from './fraction.js';
 import { hexPrefixId } from './ids.js';
 import { LOCAL_TIME_FUNCTIONS } from './local-time.js';
 
 /** GnuCash's account types that hold money (gnc-account-sql.cpp stores the type as text). */
 export const GNUCASH_MONEY_ACCOUNT_TYPES = ['CASH', 'BANK', 'CREDIT', 'ASSET', 'LIABILITY'] as const;
-
-// A fraction as whole cents: exact when the denominator divides num × 100 (EUR's is 100);
-// otherwise a REAL with a fraction of a cent, which the service refuses to answer (a 500
-// with the reason in the log), never a rounded amount.
-const cents = (num: string, denom: string): string =>
-  `CASE WHEN ${num} * 100 % ${denom} = 0 THEN ${num} * 100 / ${denom} ELSE ${num} * 100.0 / ${denom} END`;
 
 // Accounts that hold money, below a top-level account; `eur`: only those in EUR (served).
 const moneyAccounts = (eur: boolean): string => `
@@ -84,13 +79,17 @@ const POSTED = `CASE WHEN substr(t.post_date, 5, 1) = '-' THEN t.post_date
     || substr(t.post_date, 9, 2) || ':' || substr(t.post_date, 11, 2) || ':' || substr(t.post_date, 13, 2) END`;
 // A window bound 'YYYY-MM-DD hh:mm:ss' in the form of books before 2.6.20, 'YYYYMMDDhhmmss'.
 const oldForm = (bound: string): string => `replace(replace(replace(${bound}, '-', ''), ' ', ''), ':', '')`;
+// post_date in the window, in either form.
+const WINDOW = `(t.post_date BETWEEN +:from AND +:to OR t.post_date BETWEEN ${oldForm('+:from')} AND ${oldForm('+:to')}) AND`;
+const SPLITS_FIRST = 'splits AS s CROSS JOIN transactions AS t ON t.guid = s.tx_guid';
 // The transaction's Notes (GnuCash keeps them as a slot of the transaction), read by
 // GnuCash's slots_guid_index only for a booking the search returns.
 const NOTES = "(SELECT string_val FROM slots WHERE slots.obj_guid = t.guid AND slots.name = 'notes')";
-const select = (from: string, account: string, when: string): string => `
+// `window`: which way (a constant condition) and the window on post_date, followed by AND; or none.
+const select = (from: string, account: string, window: string): string => `
     SELECT ${hexPrefixId('s.guid')} AS id,
            local_date(${POSTED}) AS date,
-           -(${cents('s.quantity_num', 's.quantity_denom')}) AS amount_cents,
+           -(${fractionCents('s.quantity_num', 's.quantity_denom')}) AS amount_cents,
            ${joined(`CASE WHEN other.guid IN (${moneyAccounts(false)}) THEN ${joined('other.name', 't.description')} ELSE t.description END`, NOTES)} AS subject,
            CASE WHEN other.guid IN (${moneyAccounts(false)}) THEN NULL ELSE other.name END AS category,
            (SELECT name FROM accounts WHERE guid = s.account_guid) AS payment_method
@@ -101,9 +100,7 @@ const select = (from: string, account: string, when: string): string => `
       WHERE x.tx_guid = s.tx_guid AND x.guid <> s.guid
         AND x.account_guid NOT IN (SELECT guid FROM accounts WHERE account_type = 'TRADING')
         AND NOT EXISTS (SELECT 1 FROM slots WHERE slots.obj_guid = x.guid AND slots.name = 'lot-split'))
-    WHERE ${when}
-      AND (t.post_date BETWEEN +:from AND +:to OR t.post_date BETWEEN ${oldForm('+:from')} AND ${oldForm('+:to')})
-      AND s.reconcile_state <> 'v'
+    WHERE ${window} s.reconcile_state <> 'v'
       AND ${account} IN (${moneyAccounts(true)})`;
 
 export const gnucash: ApplicationMapping = {
@@ -122,9 +119,11 @@ export const gnucash: ApplicationMapping = {
   // other split, as GnuCash's register names it (a split transaction has several); it is
   // joined last, for the rows that match.
   bookings: `
-    ${select('transactions AS t CROSS JOIN splits AS s ON s.tx_guid = t.guid', '+s.account_guid', `${WINDOW_DAYS} <= ${LONG_WINDOW_DAYS}`)}
+    ${select('transactions AS t CROSS JOIN splits AS s ON s.tx_guid = t.guid', '+s.account_guid', `${WINDOW_DAYS} <= ${LONG_WINDOW_DAYS} AND ${WINDOW}`)}
     UNION ALL
-    ${select('splits AS s CROSS JOIN transactions AS t ON t.guid = s.tx_guid', 's.account_guid', `${WINDOW_DAYS} > ${LONG_WINDOW_DAYS}`)}`,
+    ${select(SPLITS_FIRST, 's.account_guid', `${WINDOW_DAYS} > ${LONG_WINDOW_DAYS} AND ${WINDOW}`)}`,
+  // Every split, also one whose post_date no window admits (NULL, or text that is no time).
+  allBookings: select(SPLITS_FIRST, 's.account_guid', ''),
   // The day a post_date falls on in the local zone is at most a day away from its UTC day
   // (offsets lie within ±14 hours), so the window is widened by a day on each side, read in
   // both forms of post_date, and the converted dates are compared again (not exactWindow):

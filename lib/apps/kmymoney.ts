@@ -28,6 +28,7 @@
 // index an admin may add.
 
 import type { ApplicationMapping } from '../mapping.js';
+import { fractionCents } from './fraction.js';
 
 /** eMyMoney::Account::Type of the accounts that hold money: checking, savings, cash, credit card, asset, liability. */
 export const KMYMONEY_MONEY_ACCOUNT_TYPES = ['1', '2', '3', '4', '9', '10'] as const;
@@ -35,18 +36,18 @@ export const KMYMONEY_MONEY_ACCOUNT_TYPES = ['1', '2', '3', '4', '9', '10'] as c
 /** The index an admin may add to a KMyMoney file; docs/applications.md says what it costs. */
 export const KMYMONEY_DATE_INDEX = 'CREATE INDEX kmmSplits_account_date ON kmmSplits (accountId, txType, postDate);';
 
-// `shares` as whole cents: numerator × 100 / denominator, exact when the denominator
-// divides it (AlkValue reduces the fraction, so EUR amounts have 1, 2, 4, 5, …, 100);
-// otherwise a REAL with a fraction of a cent, which the service refuses to answer (a 500
-// with the reason in the log), never a rounded amount. A value without '/' is read as a
-// plain number.
+// `shares` as whole cents (fractionCents): exact when the denominator divides num × 100
+// (AlkValue reduces the fraction, so EUR amounts have 1, 2, 4, 5, …, 100). A value without
+// '/' is read as num/1. Each part counts only when it is an integer written as SQLite
+// writes one back ('-25', not '1.5', 'x' or '007'): anything else is NULL, refused.
+const part = (text: string): string =>
+  `CASE WHEN CAST(CAST(${text} AS INTEGER) AS TEXT) = ${text} THEN CAST(${text} AS INTEGER) END`;
 const SHARES_CENTS = `(
-  SELECT CASE WHEN slash = 0 THEN shares * 100
-              WHEN num * 100 % den = 0 THEN num * 100 / den
-              ELSE num * 100.0 / den END
-  FROM (SELECT s.shares AS shares, instr(s.shares, '/') AS slash,
-               CAST(substr(s.shares, 1, instr(s.shares, '/') - 1) AS INTEGER) AS num,
-               CAST(substr(s.shares, instr(s.shares, '/') + 1) AS INTEGER) AS den))`;
+  SELECT ${fractionCents('num', 'den')}
+  FROM (SELECT ${part('numText')} AS num, ${part('denText')} AS den
+    FROM (SELECT CASE WHEN slash = 0 THEN shares ELSE substr(shares, 1, slash - 1) END AS numText,
+                 CASE WHEN slash = 0 THEN '1' ELSE substr(shares, slash + 1) END AS denText
+      FROM (SELECT s.shares AS shares, instr(s.shares, '/') AS slash))))`;
 
 const MONEY_TYPES = KMYMONEY_MONEY_ACCOUNT_TYPES.map((type) => `'${type}'`).join(', ');
 // `a: b`, or whichever of the two is not empty.
@@ -55,21 +56,12 @@ const joined = (a: string, b: string): string =>
 const MEMO = "coalesce(nullif(s.memo, ''), (SELECT memo FROM kmmTransactions WHERE id = s.transactionId))";
 const IS_TRANSFER = `other.accountType IN (${MONEY_TYPES})`;
 
-export const kmymoney: ApplicationMapping = {
-  kind: 'application',
-  name: 'kmymoney',
-  title: 'KMyMoney',
-  requires: {
-    kmmSplits: ['transactionId', 'splitId', 'txType', 'payeeId', 'shares', 'memo', 'accountId', 'postDate'],
-    kmmTransactions: ['id', 'memo'],
-    kmmAccounts: ['id', 'accountType', 'accountName', 'currencyId'],
-    kmmPayees: ['id', 'name'],
-  },
-  // The money accounts are found once per search; their splits are read by KMyMoney's own
-  // index kmmSplits(accountId, txType), or by (accountId, txType, postDate) where an admin
-  // added it, which then reads only the window. `other` is the transaction's other
-  // account when there is exactly one; it is joined last, for the rows that match.
-  bookings: `
+// The money accounts are found once per search; their splits are read by KMyMoney's own
+// index kmmSplits(accountId, txType), or by (accountId, txType, postDate) where an admin
+// added it, which then reads only the window. `other` is the transaction's other
+// account when there is exactly one; it is joined last, for the rows that match.
+// `window`: the condition on postDate, or none.
+const bookings = (window: string): string => `
     SELECT CAST(substr(s.transactionId, 2) AS INTEGER) * 1000 + s.splitId AS id,
            substr(s.postDate, 1, 10) AS date,
            -${SHARES_CENTS} AS amount_cents,
@@ -83,8 +75,21 @@ export const kmymoney: ApplicationMapping = {
       FROM kmmSplits AS x WHERE x.transactionId = s.transactionId AND x.splitId <> s.splitId)
     WHERE s.accountId IN (
             SELECT id FROM kmmAccounts WHERE accountType IN (${MONEY_TYPES}) AND currencyId = 'EUR')
-      AND s.txType = 'N'
-      AND s.postDate BETWEEN +:from AND +:to`,
+      AND s.txType = 'N' ${window}`;
+
+export const kmymoney: ApplicationMapping = {
+  kind: 'application',
+  name: 'kmymoney',
+  title: 'KMyMoney',
+  requires: {
+    kmmSplits: ['transactionId', 'splitId', 'txType', 'payeeId', 'shares', 'memo', 'accountId', 'postDate'],
+    kmmTransactions: ['id', 'memo'],
+    kmmAccounts: ['id', 'accountType', 'accountName', 'currencyId'],
+    kmmPayees: ['id', 'name'],
+  },
+  bookings: bookings('AND s.postDate BETWEEN +:from AND +:to'),
+  // Every split, also one whose postDate no window admits (NULL, or text that is no date).
+  allBookings: bookings(''),
   // 'YYYY-MM-DD' and, from upgraded files, 'YYYY-MM-DDT00:00:00': '~' sorts after both.
   window: (von, bis) => ({ from: von, to: `${bis}~` }),
   windowIndex: { name: 'kmmSplits_account_date', create: KMYMONEY_DATE_INDEX },

@@ -3,11 +3,17 @@
 // functions). SQLite's 'localtime' asks the C runtime, which on Windows ignores
 // TZ=Europe/Berlin and answers in the system's zone; this answers alike on every platform.
 
+import { isCalendarDate } from '../query.js';
+
 type Value = string | number | bigint | Buffer | null;
 
-/** Milliseconds of 'YYYY-MM-DD hh:mm:ss' read as UTC, or `undefined`. */
+/**
+ * Milliseconds of 'YYYY-MM-DD hh:mm:ss' read as UTC, or `undefined`; also for a day the
+ * calendar does not have, which Date.parse would roll over into the next month (a guessed date).
+ */
 function utcMilliseconds(text: Value): number | undefined {
   if (typeof text !== 'string' || !/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/.test(text)) return undefined;
+  if (!isCalendarDate(text.slice(0, 10))) return undefined;
   const ms = Date.parse(`${text.replace(' ', 'T')}Z`);
   return Number.isNaN(ms) ? undefined : ms;
 }

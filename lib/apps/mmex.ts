@@ -50,6 +50,8 @@ const CATEGORY = `(WITH RECURSIVE up(parent, path, depth) AS (
 // × 100): for |column| ≤ 10^9 its error is below 2^-16, and 1e-10 moves it by 10^-8, so
 // neither crosses the half. Near a half, exactly in integers: a = |column + 1e-10| = i + f,
 // f = m / 2^52 + m2 / 2^104 (both exact for a ≥ 2^-52), f × 100 compared with the half.
+// A column that holds no number (text MMEX could not read as one, a BLOB, NULL) is NULL,
+// refused, where SQLite's arithmetic would read it as 0.
 const TWO52 = '4503599627370496';
 const HALF = '2251799813685248';
 const TWO104 = '20282409603651670423947251286016';
@@ -62,7 +64,8 @@ export const shownCents = (column: string): string => {
                  CAST((f - m / ${TWO52}.0) * ${TWO104}.0 AS INTEGER) AS m2
       FROM (SELECT i, f, CAST(f * ${TWO52}.0 AS INTEGER) AS m
         FROM (SELECT CAST(a AS INTEGER) AS i, a - CAST(a AS INTEGER) AS f FROM (SELECT abs${x} AS a)))))`;
-  return `(CASE WHEN ${column} * 100 - round(${column} * 100) BETWEEN -0.4999 AND 0.4999 AND ${column} BETWEEN -1e9 AND 1e9
+  return `(CASE WHEN typeof(${column}) NOT IN ('real', 'integer') THEN NULL
+      WHEN ${column} * 100 - round(${column} * 100) BETWEEN -0.4999 AND 0.4999 AND ${column} BETWEEN -1e9 AND 1e9
       THEN CAST(round(${column} * 100) AS INTEGER)
       ELSE CASE WHEN ${x} < 0 THEN -1 ELSE 1 END * ${exact} END)`;
 };
@@ -71,13 +74,39 @@ const subject = (counterpart: string): string => `
   coalesce(${counterpart}, '')
     || CASE WHEN coalesce(${counterpart}, '') <> '' AND coalesce(t.NOTES, '') <> '' THEN ': ' ELSE '' END
     || coalesce(t.NOTES, '')`;
-// The transactions of the window that count (not void, not in the trash). CROSS JOIN keeps
-// CHECKINGACCOUNT_V1 first, read by its TRANSDATE index: joined the other way, the planner
-// may walk IDX_CHECKINGACCOUNT_ACCOUNT, every transaction of each account.
-const VALID_IN_WINDOW = `t.TRANSDATE BETWEEN +:from AND +:to
-    AND (t.DELETEDTIME IS NULL OR t.DELETEDTIME = '')
+// The transactions that count (not void, not in the trash). CROSS JOIN keeps
+// CHECKINGACCOUNT_V1 first, read by its TRANSDATE index for a window: joined the other
+// way, the planner may walk IDX_CHECKINGACCOUNT_ACCOUNT, every transaction of each account.
+const VALID = `(t.DELETEDTIME IS NULL OR t.DELETEDTIME = '')
     AND coalesce(t.STATUS, '') <> 'V'
     AND NOT (t.TRANSCODE = 'Transfer' AND t.TOACCOUNTID = t.ACCOUNTID)`;
+
+// `window`: the condition on TRANSDATE followed by AND, or none.
+const bookings = (window: string): string => `
+    SELECT t.TRANSID AS id,
+           substr(t.TRANSDATE, 1, 10) AS date,
+           CASE WHEN t.TRANSCODE = 'Deposit' THEN -${cents('t.TRANSAMOUNT')} ELSE ${cents('t.TRANSAMOUNT')} END AS amount_cents,
+           ${subject("CASE WHEN t.TRANSCODE = 'Transfer' THEN other.ACCOUNTNAME ELSE p.PAYEENAME END")} AS subject,
+           ${CATEGORY} AS category,
+           a.ACCOUNTNAME AS payment_method
+    FROM CHECKINGACCOUNT_V1 AS t
+    CROSS JOIN ACCOUNTLIST_V1 AS a ON a.ACCOUNTID = t.ACCOUNTID
+    CROSS JOIN CURRENCYFORMATS_V1 AS cur ON cur.CURRENCYID = a.CURRENCYID AND cur.CURRENCY_SYMBOL = 'EUR'
+    LEFT JOIN ACCOUNTLIST_V1 AS other ON other.ACCOUNTID = t.TOACCOUNTID
+    LEFT JOIN PAYEE_V1 AS p ON p.PAYEEID = t.PAYEEID
+    WHERE ${window}${VALID} AND t.TRANSCODE IN ('Withdrawal', 'Deposit', 'Transfer')
+    UNION ALL
+    SELECT -t.TRANSID AS id,
+           substr(t.TRANSDATE, 1, 10) AS date,
+           -${cents('coalesce(t.TOTRANSAMOUNT, t.TRANSAMOUNT)')} AS amount_cents,
+           ${subject('a.ACCOUNTNAME')} AS subject,
+           ${CATEGORY} AS category,
+           other.ACCOUNTNAME AS payment_method
+    FROM CHECKINGACCOUNT_V1 AS t
+    CROSS JOIN ACCOUNTLIST_V1 AS other ON other.ACCOUNTID = t.TOACCOUNTID
+    CROSS JOIN CURRENCYFORMATS_V1 AS cur ON cur.CURRENCYID = other.CURRENCYID AND cur.CURRENCY_SYMBOL = 'EUR'
+    LEFT JOIN ACCOUNTLIST_V1 AS a ON a.ACCOUNTID = t.ACCOUNTID
+    WHERE ${window}${VALID} AND t.TRANSCODE = 'Transfer'`;
 
 export const mmex: ApplicationMapping = {
   kind: 'application',
@@ -104,31 +133,9 @@ export const mmex: ApplicationMapping = {
     PAYEE_V1: ['PAYEEID', 'PAYEENAME'],
     INFOTABLE_V1: ['INFONAME', 'INFOVALUE'],
   },
-  bookings: `
-    SELECT t.TRANSID AS id,
-           substr(t.TRANSDATE, 1, 10) AS date,
-           CASE WHEN t.TRANSCODE = 'Deposit' THEN -${cents('t.TRANSAMOUNT')} ELSE ${cents('t.TRANSAMOUNT')} END AS amount_cents,
-           ${subject("CASE WHEN t.TRANSCODE = 'Transfer' THEN other.ACCOUNTNAME ELSE p.PAYEENAME END")} AS subject,
-           ${CATEGORY} AS category,
-           a.ACCOUNTNAME AS payment_method
-    FROM CHECKINGACCOUNT_V1 AS t
-    CROSS JOIN ACCOUNTLIST_V1 AS a ON a.ACCOUNTID = t.ACCOUNTID
-    CROSS JOIN CURRENCYFORMATS_V1 AS cur ON cur.CURRENCYID = a.CURRENCYID AND cur.CURRENCY_SYMBOL = 'EUR'
-    LEFT JOIN ACCOUNTLIST_V1 AS other ON other.ACCOUNTID = t.TOACCOUNTID
-    LEFT JOIN PAYEE_V1 AS p ON p.PAYEEID = t.PAYEEID
-    WHERE ${VALID_IN_WINDOW} AND t.TRANSCODE IN ('Withdrawal', 'Deposit', 'Transfer')
-    UNION ALL
-    SELECT -t.TRANSID AS id,
-           substr(t.TRANSDATE, 1, 10) AS date,
-           -${cents('coalesce(t.TOTRANSAMOUNT, t.TRANSAMOUNT)')} AS amount_cents,
-           ${subject('a.ACCOUNTNAME')} AS subject,
-           ${CATEGORY} AS category,
-           other.ACCOUNTNAME AS payment_method
-    FROM CHECKINGACCOUNT_V1 AS t
-    CROSS JOIN ACCOUNTLIST_V1 AS other ON other.ACCOUNTID = t.TOACCOUNTID
-    CROSS JOIN CURRENCYFORMATS_V1 AS cur ON cur.CURRENCYID = other.CURRENCYID AND cur.CURRENCY_SYMBOL = 'EUR'
-    LEFT JOIN ACCOUNTLIST_V1 AS a ON a.ACCOUNTID = t.ACCOUNTID
-    WHERE ${VALID_IN_WINDOW} AND t.TRANSCODE = 'Transfer'`,
+  bookings: bookings('t.TRANSDATE BETWEEN +:from AND +:to AND '),
+  // Every transaction, also one whose TRANSDATE no window admits (NULL, or text that is no date).
+  allBookings: bookings(''),
   // '2026-03-14T00:00:00' and, from files before schema 20, '2026-03-14': '~' sorts after
   // both 'T' and the end of the text, so the last day is included whole.
   window: (von, bis) => ({ from: von, to: `${bis}~` }),

@@ -271,12 +271,12 @@ export function createStatsCache(db: Database, source: StatsSource): () => Stats
 /**
  * The search over a real application's tables (lib/apps/): the mapping's SELECT reads the
  * window by the application's own date index; the service filters the converted rows by
- * docs/API.md's rule and orders them. Every value is bound.
- */
+ * docs/API.md's rule and orders them. Every value is bound. An amount the mapping cannot
+ * read (NULL) could be any: it is in every band, and the row guard answers 500 for it. */
 function createApplicationSearch(db: Database, mapping: ApplicationMapping): (query: SearchQuery) => SearchRows {
   useMapping(db, mapping);
   const source = `(${mapping.bookings}) AS booking`;
-  const where = `booking.amount_cents BETWEEN +:low AND +:high${mapping.exactWindow === true ? '' : ' AND booking.date BETWEEN +:von AND +:bis'}`;
+  const where = `coalesce(booking.amount_cents, +:low) BETWEEN +:low AND +:high${mapping.exactWindow === true ? '' : ' AND booking.date BETWEEN +:von AND +:bis'}`;
   const count = db.prepare<[Record<string, unknown>], number>(`SELECT count(*) FROM ${source} WHERE ${where}`).pluck();
   const page = db
     .prepare<[Record<string, unknown>], BookingRow>(

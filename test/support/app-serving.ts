@@ -62,6 +62,40 @@ export async function assertNotWholeCents(
 }
 
 /**
+ * A booking whose date the service cannot read, or that is no day of the calendar, in the
+ * book `file` (open as `db`), written by `spoil` as another program would: `check --app`
+ * refuses the file naming the booking and its date (its line matches `named`), and the
+ * handler and the command refuse to start on it with check's sentence naming neither.
+ */
+export async function assertDateRefused(
+  db: Database.Database,
+  file: string,
+  app: string,
+  spoil: (writer: Database.Database) => void,
+  named: RegExp,
+): Promise<void> {
+  const writer = new Database(file);
+  spoil(writer);
+  writer.close();
+  const check = await run(['check', '--db', file, '--app', app]);
+  assert.equal(check.code, 1, check.stdout);
+  assert.match(check.stdout, named);
+  const [, id, date] =
+    check.stdout.match(/^ {2}- booking (\S+) has (?:no date the service|the date ('.*'), not a day)/m) ?? [];
+  assert.ok(id !== undefined, check.stdout);
+  const [unnamed, plain] =
+    date === undefined
+      ? ['no date the service can read', 'no date the service can read']
+      : [`the date ${date}, not a day`, 'a date that is not a day'];
+  const said = await assertRefusedAsCheckSays(db, file, app, check.stdout, (sentence) =>
+    sentence
+      .replace(`booking ${id} has ${unnamed}`, `a booking has ${plain}`)
+      .concat(' booking-search-server check names examples from the bookings.'),
+  );
+  for (const text of said) assert.ok(!text.includes(`booking ${id}`) && !text.includes(date ?? '\0'), text);
+}
+
+/**
  * The file `check` refused with `checkOutput` is refused by the handler and by the command,
  * with the sentence check printed first under "Data: does not fit" as the service says it:
  * `serviceSays` of it (the sentence itself where it names no booking's value). Returns the

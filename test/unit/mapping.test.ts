@@ -7,10 +7,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
+import { fractionCents } from '../../lib/apps/fraction.js';
 import { hexPrefixId, hexPrefixIdOf } from '../../lib/apps/ids.js';
 import { createHandler } from '../../lib/index.js';
 import { ownSchema } from '../../lib/mapping.js';
-import { checkMeaning, isDay, judge } from '../../lib/meaning.js';
+import { checkMeaning, judge } from '../../lib/meaning.js';
 import { createStatsCache, type Stats } from '../../lib/search/index.js';
 import {
   AUTH,
@@ -231,15 +232,21 @@ test('judge: integer dates, date-times, REAL amounts, text ids and duplicates ar
   assert.match(problems([[1, null, 1250]]), /^1 booking has no date \(NULL\)/);
 });
 
-test('isDay takes exactly what the regular expression of a day takes', () => {
+/** A day of the calendar as the plain rule says it: the pattern of a day, and a day JavaScript's calendar has. */
+function realDay(text: string): boolean {
   const iso = /^[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])$/;
+  return iso.test(text) && new Date(`${text}T00:00:00Z`).toISOString().slice(0, 10) === text;
+}
+
+test('judge takes as a date exactly the real calendar days: 2026-02-31, 2025-02-29 and 2100-02-29 are refused', () => {
   const chars = ['0', '1', '2', '3', '9', '-', '/', ' ', 'a', '\u0660', '\uff10', '\n', ':', '/'];
   let state = 7;
   const random = (): number => {
     state = (state * 1_664_525 + 1_013_904_223) >>> 0;
     return state / 4_294_967_296;
   };
-  const texts = ['2026-03-14', '2026-02-31', '0000-01-01', '9999-12-31', '2026-03-1', '2026-03-144', ''];
+  const texts = ['2026-03-14', '2026-02-31', '2026-02-30', '2026-04-31', '2024-02-29', '2025-02-29', '2100-02-29'];
+  texts.push('2000-02-29', '0000-01-01', '9999-12-31', '2026-03-1', '2026-03-144', '');
   for (let i = 0; i < 50_000; i += 1) {
     // Days with one to three characters changed, and random text of about a day's length.
     const day = [...'2026-03-14'];
@@ -251,9 +258,16 @@ test('isDay takes exactly what the regular expression of a day takes', () => {
   }
   let days = 0;
   for (const text of texts) {
-    assert.equal(isDay(text), iso.test(text), JSON.stringify(text));
-    if (iso.test(text)) days += 1;
+    assert.equal(judge([[1, text, 1]]).problems.length === 0, realDay(text), JSON.stringify(text));
+    if (realDay(text)) days += 1;
   }
+  assert.deepEqual(['2026-02-31', '2025-02-29', '2100-02-29', '2024-02-29', '2000-02-29'].map(realDay), [
+    false,
+    false,
+    false,
+    true,
+    true,
+  ]);
   assert.ok(days > 1_000, `only ${days} days among the texts`);
 });
 
@@ -262,8 +276,7 @@ test('isDay takes exactly what the regular expression of a day takes', () => {
  * the plain oracle that the one-pass judge is held to.
  */
 function plainJudge(rows: ReadonlyArray<[unknown, unknown, unknown]>) {
-  const iso = /^[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])$/;
-  const validDate = (date: unknown): date is string => typeof date === 'string' && iso.test(date);
+  const validDate = (date: unknown): date is string => typeof date === 'string' && realDay(date);
   const badDate = rows.findIndex(([, date]) => !validDate(date));
   const badAmount = rows.findIndex(([, , amount]) => !Number.isSafeInteger(amount));
   const badId = rows.findIndex(([id]) => !Number.isSafeInteger(id));
@@ -401,4 +414,30 @@ test('hexPrefixId: the SQL gives the number of 13 hex digits (not the uuid versi
   for (const notHex of ['starting-balance', 'be204d4d-2a98', 'xe204d4d-2a98-43d9-885d-c8a4084ef980', '']) {
     assert.equal(idOf.get(notHex), null, notHex);
   }
+});
+
+test('fractionCents: whole cents when exact, a REAL with the fraction of a cent otherwise, NULL for what is no fraction of integers', () => {
+  const db = new Database(':memory:');
+  const cents = db
+    .prepare<[{ num: unknown; den: unknown }], unknown>(`SELECT ${fractionCents(':num', ':den')}`)
+    .pluck();
+  const read = (num: unknown, den: unknown): unknown => cents.get({ num, den });
+  assert.deepEqual(
+    [read(-1250n, 100n), read(-25n, 2n), read(-12345n, 1000n), read(7n, 1n), read(0n, 100n)],
+    [-1250, -1250, -1234.5, 700, 0],
+  );
+  // Integers are bound as BigInt: better-sqlite3 binds a number as a REAL.
+  // SQLite's arithmetic reads text as 0 and would divide by nothing; none of these is an amount.
+  for (const [num, den] of [
+    ['LEAK', 100],
+    [-1250, 'x'],
+    [12.5, 1],
+    [-1250, 0],
+    [-1250, -100],
+    [null, 100],
+    [2n ** 62n, 100],
+  ]) {
+    assert.equal(read(num, den), null, `${String(num)}/${String(den)}`);
+  }
+  db.close();
 });
