@@ -207,10 +207,10 @@ function bookingRange(db: Db, mapping: Mapping): [number, string | null, string 
   return (
     db
       .prepare<[Record<string, unknown>], [number, string | null, string | null]>(
-        `SELECT count(*), min(date), max(date) FROM (${mapping.bookings})`,
+        `SELECT count(*), min(date), max(date) FROM (${mapping.allBookings})`,
       )
       .raw()
-      .get({ ...mapping.window('0000-01-01', '9999-12-31'), low: -(2 ** 53), high: 2 ** 53 }) ?? [0, null, null]
+      .get({ low: -(2 ** 53), high: 2 ** 53 }) ?? [0, null, null]
   );
 }
 

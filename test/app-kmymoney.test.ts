@@ -182,15 +182,17 @@ test("a KMyMoney amount that is no fraction of whole numbers ('LEAKVAL', 'x/1', 
 });
 
 test("a KMyMoney split whose postDate is no date ('LEAK-DATE') or no day of the calendar (2026-02-31) is refused by check, the handler and the command, never left out unsaid", async (t) => {
-  const { db, file } = openBook(t, CASES);
+  const { db, file, expected } = openBook(t, CASES);
   const split = "transactionId = 'T000000000000000001'";
-  await assertDateRefused(
+  const stdout = await assertDateRefused(
     db,
     file,
     'kmymoney',
     (writer) => writer.exec(`UPDATE kmmSplits SET postDate = 'LEAK-DATE' WHERE ${split}`),
     /^ {2}- booking 1000 has the date 'LEAK-DATE', not a day: KMyMoney holds a date the service cannot answer/m,
   );
+  // Counted too, as the own schema's bookings are: every one, also one no window admits.
+  assert.match(stdout, new RegExp(`^Bookings: ${expected.length}, dated .* to LEAK-DATE\\.$`, 'm'));
   await assertDateRefused(
     db,
     file,

@@ -66,6 +66,7 @@ export async function assertNotWholeCents(
  * book `file` (open as `db`), written by `spoil` as another program would: `check --app`
  * refuses the file naming the booking and its date (its line matches `named`), and the
  * handler and the command refuse to start on it with check's sentence naming neither.
+ * Returns check's output.
  */
 export async function assertDateRefused(
   db: Database.Database,
@@ -73,7 +74,7 @@ export async function assertDateRefused(
   app: string,
   spoil: (writer: Database.Database) => void,
   named: RegExp,
-): Promise<void> {
+): Promise<string> {
   const writer = new Database(file);
   spoil(writer);
   writer.close();
@@ -93,6 +94,7 @@ export async function assertDateRefused(
       .concat(' booking-search-server check names examples from the bookings.'),
   );
   for (const text of said) assert.ok(!text.includes(`booking ${id}`) && !text.includes(date ?? '\0'), text);
+  return check.stdout;
 }
 
 /**
