@@ -4,47 +4,51 @@
 // bytes unread, the kernel resets the connection, and a client that writes its whole body
 // before it reads (Python's urllib, for the 401 challenge, a 413 or a 415) saw its write fail
 // and never the answer. So, as nginx's and Apache's lingering close, the answer goes out, then
-// the end of what the server sends, and what the client still sends is dropped, never kept,
-// until it closes, or at most LINGER_BYTES more, or the request timeout (at most LINGER_MS),
-// whichever comes first; a body announced larger is not waited for: closed at once.
+// the end of what the server sends, and the rest of the body is dropped, never kept, until it
+// ends, or the request timeout (at most LINGER_MS); then the connection closes, read no
+// further than the read that held the body's end. Only a body announced by Content-Length of
+// at most LINGER_BYTES lingers: its bytes come a read at a time. A chunked one, which a client
+// can cut into a parser callback per byte, or one announced larger, is closed at once.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 
-/** How much more of a body a client may send after the answer before its connection is closed all the same. */
+/** The largest body announced by Content-Length that is read and dropped after the answer. */
 export const LINGER_BYTES = 4 * 1024 * 1024;
 
 /** How long, when the server's request timeout is longer or none (nginx's lingering_time). */
 export const LINGER_MS = 30_000;
 
 const BODY = Symbol('a body left unread');
-const DROPPED = Symbol('the bytes of it dropped');
 
 type Lingering = Socket & { [BODY]?: IncomingMessage; server?: { requestTimeout?: number } };
-type Dropped = IncomingMessage & { [DROPPED]?: number };
 
 /**
  * The answer on `res`, which closes its connection, leaves its request's body unread: from
  * now on the body is read and dropped, and once the answer is out the connection lingers
- * (above) instead of closing at once. node:http closes a connection after its last answer by
- * `destroySoon`, which this replaces for its socket.
+ * (above) instead of closing at once, if the body may. node:http closes a connection after
+ * its last answer by `destroySoon`, which this replaces for its socket.
  */
 export function lingerAfter(res: ServerResponse): void {
   const req = res.req;
-  if (Number(req.headers['content-length'] ?? 0) > LINGER_BYTES) return;
+  const length = req.headers['content-length'];
+  if (length === undefined || req.headers['transfer-encoding'] !== undefined || Number(length) > LINGER_BYTES) return;
   const socket = req.socket as Lingering;
   socket[BODY] = req;
   socket.destroySoon = linger;
-  // Read by a listener of its own, not node:http's dump of it after the answer, which counts
-  // nothing; resumed, a body its reader paused at its limit too.
-  req.on('data', countDropped).resume();
+  // Resumed, a body its reader paused too. Its end is heard once node:http has parsed the read
+  // that held it, before it reads again.
+  req.once('end', bodyEnded).resume();
 }
 
-function countDropped(this: Dropped, chunk: Buffer): void {
-  const dropped = (this[DROPPED] ?? 0) + chunk.length;
-  this[DROPPED] = dropped;
-  if (dropped > LINGER_BYTES) this.socket.destroy();
+/** The body is read: nothing more of its connection is, and once the answer is out it closes. */
+function bodyEnded(this: IncomingMessage): void {
+  const socket = this.socket as Lingering;
+  if (socket.destroyed) return;
+  stopReading(socket, true);
+  // Still `linger` while the answer is on its way; it finds the body complete and closes.
+  if (socket[BODY] === undefined) socket.destroySoon();
 }
 
 function linger(this: Lingering): void {

@@ -2,8 +2,10 @@
 // client that writes its whole body before it reads, as Python's urllib does: the connection
 // is closed only once the body has been read and dropped, within bounds in bytes and time
 // (lib/linger.ts), not with the body's bytes unread, which reset it under the client's write.
-// A body that never ends is still cut off within them.
+// A body that never ends is still cut off within them, a chunked one at once, and the
+// connection closes where the body ends: nothing pipelined after it is answered or logged.
 
+import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -12,9 +14,15 @@ import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { createHandler } from '../lib/index.js';
 import { protectServer } from '../lib/internal.js';
-import { makeCertificate } from './support/cli-helpers.js';
+import { makeCertificate, start, waitFor } from './support/cli-helpers.js';
 import { AUTH, CREDENTIALS, openFixture } from './support/helpers.js';
-import { answeredEveryTime, assertEndlessBodyCutOff, type Listening, listenCounting } from './support/linger.js';
+import {
+  answeredEveryTime,
+  assertEndlessBodyCutOff,
+  type Listening,
+  listenCounting,
+  pipelinedAfterBody,
+} from './support/linger.js';
 
 const REQUEST_TIMEOUT_MS = 3_000;
 const ABGLEICH = 'POST /api/v1/abgleich';
@@ -59,6 +67,39 @@ for (const kind of ['edge', 'tls', 'bare'] as const) {
   });
 }
 
-test('a body that never ends is cut off: at LINGER_BYTES after the answer, or by the request timeout; a larger announced one at once', async (t) => {
+test('a body that never ends is cut off: where its Content-Length ends, or by the request timeout; a larger announced one and a chunked one at once', async (t) => {
   await assertEndlessBodyCutOff(await serving(t, 'edge'), ABGLEICH, 'HTTP/1.1 401 Unauthorized', REQUEST_TIMEOUT_MS);
+});
+
+/** A request the service answers before its body: no credentials, a body of one byte. */
+const CHALLENGED = `${ABGLEICH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1\r\n\r\n`;
+
+/** The status lines in what a server sent. */
+const statuses = (received: string): string[] => received.match(/HTTP\/1\.1 \d{3} [^\r]*/g) ?? [];
+
+test('the connection closes where a lingering body ends: requests pipelined after it are neither answered nor logged', async (t) => {
+  const server = await start(t, ['--demo']);
+  const port = Number(new URL(server.origin).port);
+  const [received, ms] = await pipelinedAfterBody(port, CHALLENGED, 200, 15_000, false);
+  assert.deepEqual(statuses(received), ['HTTP/1.1 401 Unauthorized']);
+  assert.ok(ms < 1_000, `closed after ${ms} ms`);
+  const stdout = (): string => server.output().stdout;
+  await waitFor(stdout, / POST \/api\/v1\/abgleich 401 /);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.deepEqual(
+    stdout()
+      .split('\n')
+      .filter((line) => / (GET|POST) \/api\/v1\//.test(line))
+      .map((line) => line.split(' ').slice(3, 6).join(' ')),
+    ['POST /api/v1/abgleich 401'],
+  );
+});
+
+test('requests pipelined in the write that ends a lingering body: no more is read than node:http read with its end', async (t) => {
+  const { port, readOf } = await serving(t, 'edge');
+  const [received, ms] = await pipelinedAfterBody(port, CHALLENGED, 200, 15_000, true);
+  assert.deepEqual(statuses(received), ['HTTP/1.1 401 Unauthorized']);
+  assert.ok(ms < 1_000, `closed after ${ms} ms`);
+  const read = await readOf(0);
+  assert.ok(read < 128 * 1024, `the server read ${read} bytes`);
 });

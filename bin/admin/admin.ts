@@ -133,7 +133,7 @@ function answerReload(req: IncomingMessage, res: ServerResponse, answers: AdminA
   // carries Origin or Sec-Fetch-Site; curl, ExecReload and scripts send neither.
   const site = req.headers['sec-fetch-site'];
   if (req.headers.origin !== undefined || (site !== undefined && site !== 'none')) {
-    return send(res, ERRORS.badRequest.status, ERRORS.badRequest.body);
+    return send(res, ERRORS.badRequest.status, ERRORS.badRequest.body, ['Connection', 'close']);
   }
   // Never refused: however many come while one runs, one more runs after it and reads the
   // files as they are then, so the last request's files are what is applied.

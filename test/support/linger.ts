@@ -85,24 +85,30 @@ const heard = (socket: Socket, event: string): Promise<unknown> =>
   new Promise((resolve) => socket.once(event, resolve));
 
 /**
- * Sends `head`, then a body in chunks of `size` bytes, one each `pauseMs` (as fast as taken if
- * 0), until the server closes the connection (or 20 s pass); resolves with the status line it
- * answered and how long after the head the connection was closed.
+ * Sends `head`, and once the answer's status line is read, `piece` after `piece` of body, one
+ * each `pauseMs` (as fast as taken if 0), until the server closes the connection (or 20 s
+ * pass); resolves with the status line it answered and how long after it the connection was
+ * closed.
  */
-async function sendEndlessly(port: number, head: string, size: number, pauseMs: number): Promise<[string, number]> {
+async function sendEndlessly(port: number, head: string, piece: string, pauseMs: number): Promise<[string, number]> {
   // Half open, as a client that never reads: the server's end of its answer does not end it.
   const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
   socket.on('error', () => undefined);
   let answer = '';
-  socket.setEncoding('latin1').on('data', (chunk: string) => (answer += chunk));
+  const statusLine = new Promise<void>((resolve) =>
+    socket.setEncoding('latin1').on('data', (chunk: string) => {
+      answer += chunk;
+      if (answer.includes('\r\n')) resolve();
+    }),
+  );
   // Closed by the server, the client's writes fail: its 'error' is heard above.
   const closed = heard(socket, 'close');
   await once(socket, 'connect');
-  const started = performance.now();
   socket.write(head);
-  const chunk = `${size.toString(16)}\r\n${' '.repeat(size)}\r\n`;
+  await Promise.race([statusLine, closed]);
+  const started = performance.now();
   while (!socket.destroyed && performance.now() - started < 20_000) {
-    if (!socket.write(chunk)) await Promise.race([heard(socket, 'drain'), closed]);
+    if (!socket.write(piece)) await Promise.race([heard(socket, 'drain'), closed]);
     if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
   }
   socket.destroy();
@@ -112,9 +118,10 @@ async function sendEndlessly(port: number, head: string, size: number, pauseMs: 
 
 /**
  * A body that never ends, sent as `request` ("POST /path") to a server whose request timeout is
- * `timeoutMs`, listening as `listening` says (no connection to it before), is
- * answered with `statusLine` and cut off: sent fast, at LINGER_BYTES after the answer; slowly,
- * by the request timeout; announced larger than LINGER_BYTES, at once.
+ * `timeoutMs`, listening as `listening` says (no connection to it before), is answered with
+ * `statusLine` and cut off: chunked (in chunks of a byte, a parser callback each) at once;
+ * announced by a Content-Length of LINGER_BYTES, sent fast, where it ends; slowly, by the
+ * request timeout; announced larger, at once.
  */
 export async function assertEndlessBodyCutOff(
   { port, readOf }: Listening,
@@ -122,22 +129,72 @@ export async function assertEndlessBodyCutOff(
   statusLine: string,
   timeoutMs: number,
 ): Promise<void> {
+  const announced = (bytes: number): string => `${request} HTTP/1.1\r\nHost: x\r\nContent-Length: ${bytes}\r\n\r\n`;
+  const spaces = ' '.repeat(0x10000);
   const chunked = `${request} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n`;
-  const [status, ms] = await sendEndlessly(port, chunked, 0x10000, 0);
+  const [tinyStatus, tinyMs] = await sendEndlessly(port, chunked, '1\r\na\r\n'.repeat(10_000), 0);
+  assert.equal(tinyStatus, statusLine);
+  assert.ok(tinyMs < 1_000, `closed after ${tinyMs} ms`);
+  const tinyRead = await readOf(0);
+  assert.ok(tinyRead < 64 * 1024, `the server read ${tinyRead} bytes`);
+
+  const [status, ms] = await sendEndlessly(port, announced(LINGER_BYTES), spaces, 0);
   assert.equal(status, statusLine);
-  const fast = await readOf(0);
+  const fast = await readOf(1);
   assert.ok(fast > LINGER_BYTES && fast < LINGER_BYTES + 256 * 1024, `the server read ${fast} bytes`);
   assert.ok(ms < timeoutMs - 500, `closed after ${ms} ms`);
 
-  const [slowStatus, slowMs] = await sendEndlessly(port, chunked, 1024, 20);
+  const [slowStatus, slowMs] = await sendEndlessly(port, announced(LINGER_BYTES), ' '.repeat(1024), 20);
   assert.equal(slowStatus, statusLine);
   assert.ok(slowMs > timeoutMs - 500 && slowMs < timeoutMs + 3_000, `closed after ${slowMs} ms`);
-  assert.ok((await readOf(1)) < LINGER_BYTES / 4);
+  assert.ok((await readOf(2)) < LINGER_BYTES / 4);
 
-  const huge = `${request} HTTP/1.1\r\nHost: x\r\nContent-Length: ${100 * 2 ** 30}\r\n\r\n`;
-  const [hugeStatus, hugeMs] = await sendEndlessly(port, huge, 0x10000, 0);
+  const [hugeStatus, hugeMs] = await sendEndlessly(port, announced(100 * 2 ** 30), spaces, 0);
   assert.equal(hugeStatus, statusLine);
-  assert.ok(hugeMs < 2_000, `closed after ${hugeMs} ms`);
-  const hugeRead = await readOf(2);
-  assert.ok(hugeRead < LINGER_BYTES, `the server read ${hugeRead} bytes`);
+  assert.ok(hugeMs < 1_000, `closed after ${hugeMs} ms`);
+  const hugeRead = await readOf(3);
+  assert.ok(hugeRead < 64 * 1024, `the server read ${hugeRead} bytes`);
+}
+
+/**
+ * `head` (a request with `Content-Length: 1`) is answered; then its body, and after it, as a
+ * second write (`together`: in the same write) `count` requests of `size` bytes each
+ * pipelined, and one more every 50 ms until the server has closed the connection (a client
+ * whose writes the kernel took hears of the close at its next write), at most 5 s. Resolves
+ * with all the server sent and how long after the body it closed.
+ */
+export async function pipelinedAfterBody(
+  port: number,
+  head: string,
+  count: number,
+  size: number,
+  together: boolean,
+): Promise<[string, number]> {
+  // Half open, as a client that goes on sending: the server's end of its answer does not end it.
+  const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+  socket.on('error', () => undefined);
+  let received = '';
+  socket.setEncoding('latin1').on('data', (chunk: string) => (received += chunk));
+  let closedAt = Number.POSITIVE_INFINITY;
+  const closed = heard(socket, 'close').then(() => (closedAt = performance.now()));
+  await once(socket, 'connect');
+  socket.write(head);
+  while (!received.includes('\r\n\r\n') && !socket.destroyed) await new Promise((resolve) => setTimeout(resolve, 5));
+  const status = 'GET /api/v1/status HTTP/1.1\r\nHost: x\r\n';
+  const next = `${status}X-Pad: ${'p'.repeat(Math.max(0, size - 60))}\r\n\r\n`.repeat(count);
+  const started = performance.now();
+  socket.write(together ? `a${next}` : 'a');
+  const pause = (ms: number): Promise<unknown> =>
+    Promise.race([closed, new Promise((resolve) => setTimeout(resolve, ms))]);
+  if (!together) {
+    await pause(200);
+    if (!socket.destroyed) socket.write(next);
+  }
+  while (!socket.destroyed && performance.now() - started < 5_000) {
+    await pause(50);
+    if (!socket.destroyed) socket.write(`${status}\r\n`);
+  }
+  socket.destroy();
+  await closed;
+  return [received, closedAt - started];
 }
