@@ -11,6 +11,14 @@ export const BIN = new URL('../../bin/booking-search-server.js', import.meta.url
 export const USER = { BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: 'ge:heim' };
 /** The ISO 8601 time that starts every line the running CLI writes. */
 export const TIME = String.raw`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z`;
+
+/**
+ * How long a test waits for an event of the CLI (its listening line, a line it logs) before
+ * it fails: only a CLI that hangs takes it all. On CI's two shared cores under load, node
+ * processes alone (a primary and its workers) can take many seconds to start.
+ */
+export const EVENT_WAIT_MS = 30_000;
+
 // Without --app, an application's file recognised by its tables is named after the URL;
 // the books of --config FILE are listed after the origin (`http://127.0.0.1:PORT/ (3 books from F)`).
 const LISTENING = new RegExp(
@@ -85,7 +93,7 @@ export async function start(
   t.after(() => void child.kill('SIGKILL'));
   const output = collect(child);
   const exited = once(child, 'close');
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + EVENT_WAIT_MS;
   let match = listeningLine(output().stdout);
   while (match === null) {
     if (child.exitCode !== null || Date.now() > deadline) assert.fail(`CLI did not start: ${JSON.stringify(output())}`);
@@ -162,10 +170,11 @@ export function makeCertificate(cert: string, key: string, name = '127.0.0.1', t
   );
 }
 
-/** Waits (at most 10 s) until `output()` holds `pattern` `count` times. */
+/** Waits (at most EVENT_WAIT_MS) until `output()` holds `pattern` (its flags kept) `count` times. */
 export async function waitFor(output: () => string, pattern: RegExp, count = 1): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while ((output().match(new RegExp(pattern, 'g')) ?? []).length < count) {
+  const deadline = Date.now() + EVENT_WAIT_MS;
+  const every = new RegExp(pattern, `${pattern.flags.replace('g', '')}g`);
+  while ((output().match(every) ?? []).length < count) {
     if (Date.now() > deadline) assert.fail(`no ${pattern} in ${JSON.stringify(output())}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
