@@ -13,6 +13,8 @@ import { isCalendarDate } from './query.js';
 export const SAMPLE_SIZE = 20_000;
 
 const DATE_WITH_TIME = /^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]/;
+// 'YYYY-MM-DD' in form, but not a day of the calendar (2026-02-30, 2026-13-01).
+const SHAPE_OF_A_DAY = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
 
 export interface MeaningReport {
   /** Bookings looked at. */
@@ -209,6 +211,13 @@ function dateProblem(date: unknown, nulls: number): Problem {
       `dates carry a time, such as '${date}'`,
       'dates carry a time',
       ": a search would miss its last day, and 'datum' must be a date. Give the day alone: substr(date, 1, 10).",
+    );
+  }
+  if (typeof date === 'string' && SHAPE_OF_A_DAY.test(date)) {
+    return said(
+      `dates such as '${date}'`,
+      'some dates',
+      ' are no day of the calendar: a search would answer a day that does not exist. Correct those bookings.',
     );
   }
   if (typeof date === 'number') {

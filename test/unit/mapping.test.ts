@@ -194,6 +194,16 @@ test("createHandler refuses a file check refuses, with check's sentence less its
   });
   db.exec('UPDATE raw SET a = CAST(a * 100 AS INTEGER) WHERE n = 1');
   assert.doesNotThrow(() => createHandler(db, CREDENTIALS));
+  // A day the calendar lacks would be answered as it is, a `datum` that is no date.
+  db.exec("UPDATE raw SET d = '2026-02-30' WHERE n = 2");
+  assert.match(
+    String(checkMeaning(db, ownSchema()).problems[0]),
+    /^dates such as '2026-02-30' are no day of the calendar: /,
+  );
+  assert.throws(() => createHandler(db, CREDENTIALS), {
+    message:
+      'db cannot be served exactly: some dates are no day of the calendar: a search would answer a day that does not exist. Correct those bookings. booking-search-server check names examples from the bookings.',
+  });
 });
 
 test('judge: integer dates, date-times, REAL amounts, text ids and duplicates are each named with the fix', () => {
