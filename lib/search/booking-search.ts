@@ -4,9 +4,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import { isLock } from '../errors.js';
-import { type ApplicationMapping, type Mapping, ownSchema, type TableNames, useMapping } from '../mapping.js';
+import { type Mapping, ownSchema, type TableNames } from '../mapping.js';
 import type { SearchQuery } from '../query.js';
 import { catalogKind } from '../schema.js';
+import { createApplicationSearch } from './application-search.js';
 import {
   type BookingRow,
   type Bounds,
@@ -265,32 +266,6 @@ export function createStatsCache(db: Database, source: StatsSource): () => Stats
       seen = now;
     }
     return stats;
-  };
-}
-
-/**
- * The search over a real application's tables (lib/apps/): the mapping's SELECT reads the
- * window by the application's own date index; the service filters the converted rows by
- * docs/API.md's rule and orders them. Every value is bound. An amount the mapping cannot
- * read (NULL) could be any: it is in every band, and the row guard answers 500 for it. */
-function createApplicationSearch(db: Database, mapping: ApplicationMapping): (query: SearchQuery) => SearchRows {
-  useMapping(db, mapping);
-  const source = `(${mapping.bookings}) AS booking`;
-  const where = `coalesce(booking.amount_cents, +:low) BETWEEN +:low AND +:high${mapping.exactWindow === true ? '' : ' AND booking.date BETWEEN +:von AND +:bis'}`;
-  const count = db.prepare<[Record<string, unknown>], number>(`SELECT count(*) FROM ${source} WHERE ${where}`).pluck();
-  const page = db
-    .prepare<[Record<string, unknown>], BookingRow>(
-      `SELECT booking.id, booking.date, booking.amount_cents, booking.subject, booking.category, booking.payment_method
-       FROM ${source} WHERE ${where}
-       ORDER BY booking.${mapping.orderDate === true ? 'order_date' : 'date'} DESC, booking.id DESC LIMIT +:limit`,
-    )
-    .raw();
-  return (query) => {
-    const bounds = toBounds(query);
-    const parameters = { ...bounds, ...mapping.window(bounds.von, bounds.bis), limit: query.limit };
-    const total = count.get(parameters) ?? 0;
-    if (total === 0 || query.limit === 0) return { count: total, rows: [] };
-    return { count: total, rows: page.all(parameters) };
   };
 }
 
