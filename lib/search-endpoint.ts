@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isNotReadableNow } from './errors.js';
 import type { Failures } from './failure.js';
 import { badQuery, ERRORS } from './messages.js';
-import { parseSearchQuery } from './query.js';
+import { isCalendarDate, parseSearchQuery } from './query.js';
 import { RETRY_IN_A_SECOND, send, sendError } from './respond.js';
 import type { BookingRow, SearchOutcome, SearchRequest, SearchRows, Turns } from './search/index.js';
 
@@ -110,7 +110,7 @@ export function sendSearchFailure(
 export const EMPTY_RESULT = '{"anzahl":0,"buchungen":[]}';
 
 // docs/API.md, A booking: `datum` is a calendar date. Month 01–12 and day 01–31 is as far
-// as a pattern goes; a mapping gives dates the application wrote, not arbitrary text.
+// as a pattern goes; the calendar (lib/query.ts) says the rest.
 const DATE = /^[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])$/;
 
 /** `{"anzahl": <int>, "buchungen": [<booking>...]}`, non-ASCII left unescaped. */
@@ -138,6 +138,10 @@ export function formatBooking([id, date, amountCents, subject, category, payment
   // reason in the log, rather than a wrong answer.
   if (typeof date !== 'string' || !DATE.test(date)) {
     throw new RangeError(`booking ${id}: the date ${shown(date)} is not a YYYY-MM-DD date`);
+  }
+  // Days 29 to 31 are not in every month: only those ask the calendar.
+  if (date.slice(8) > '28' && !isCalendarDate(date)) {
+    throw new RangeError(`booking ${id}: the date ${shown(date)} is not a day of the calendar`);
   }
   if (!Number.isSafeInteger(amountCents)) {
     throw new RangeError(`booking ${id}: the amount ${shown(amountCents)} is not a whole number of cents`);

@@ -196,20 +196,18 @@ test("an Actual amount that is no integer ('LEAK') is never read as 0: written a
   assert.match(stdout, /^ {2}- booking \d+ has the amount null \(in cents\), not whole cents: /m);
 });
 
-test("an Actual date that is no integer ('LEAK', 20260318.5) or no day of the calendar (20260231) is refused by check, the handler and the command, never left out or guessed", async (t) => {
+test("an Actual date that is no integer ('LEAK', 20260318.5) or no day of the calendar (20260231) is refused by check, the handler and the command, never left out or guessed, also when written while served", async (t) => {
   const budget = await writeActualBudget(tempDir(t), SPEC);
   const db = new Database(budget.file, { readonly: true, fileMustExist: true });
   t.after(() => db.close());
   const dated = (date: unknown) => (writer: Database.Database) =>
     writer.prepare('UPDATE transactions SET date = ? WHERE amount = -1999').run(date);
   const unread = /^ {2}- booking \d+ has no date the service can read: Actual holds a date the service cannot answer/m;
+  const notADay = (date: string) => new RegExp(`^ {2}- booking \\d+ has the date '${date}', not a day: `, 'm');
+  // Written while the budget is served: a search whose window reads it is a 500, also a count.
+  const served = { t, query: 'von=2026-02-01&bis=2026-03-31&betrag=-19.99' };
+  await assertDateRefused(db, budget.file, 'actual', dated(20260230), notADay('2026-02-30'), served);
   await assertDateRefused(db, budget.file, 'actual', dated('LEAK'), unread);
   await assertDateRefused(db, budget.file, 'actual', dated(20260318.5), unread);
-  await assertDateRefused(
-    db,
-    budget.file,
-    'actual',
-    dated(20260231),
-    /^ {2}- booking \d+ has the date '2026-02-31', not a day: /m,
-  );
+  await assertDateRefused(db, budget.file, 'actual', dated(20260231), notADay('2026-02-31'));
 });

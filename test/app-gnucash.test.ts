@@ -403,7 +403,7 @@ test("a GnuCash amount that is no integer ('LEAK') is never read as 0: written a
   assert.match(stdout, /^ {2}- booking \d+ has the amount null \(in cents\), not whole cents: /m);
 });
 
-test("a GnuCash post_date that is no time ('LEAK-DATE') or no day of the calendar (2026-02-30, which SQLite would read as March 2) is refused by check, the handler and the command, never left out or moved", async (t) => {
+test("a GnuCash post_date that is no time ('LEAK-DATE') or no day of the calendar (2026-02-30, which SQLite would read as March 2) is refused by check, the handler and the command, never left out or moved, also when written while served", async (t) => {
   const { file, db } = openBook(t, CASES);
   const dated = (date: string) => (writer: Database.Database) =>
     writer
@@ -411,19 +411,24 @@ test("a GnuCash post_date that is no time ('LEAK-DATE') or no day of the calenda
         'UPDATE transactions SET post_date = ? WHERE guid = (SELECT tx_guid FROM splits WHERE quantity_num = -1250 ORDER BY guid LIMIT 1)',
       )
       .run(date);
-  await assertDateRefused(
-    db,
-    file,
-    'gnucash',
-    dated('LEAK-DATE'),
-    /^ {2}- booking \d+ has no date the service can read: GnuCash holds a date the service cannot answer/m,
-  );
+  // Written while the book is served: a search whose window reads it is a 500, also a count.
   await assertDateRefused(
     db,
     file,
     'gnucash',
     dated('2026-02-30 10:59:00'),
     /^ {2}- booking \d+ has no date the service can read: /m,
+    {
+      t,
+      query: 'von=2026-01-01&bis=2026-12-31&betrag=-12.5',
+    },
+  );
+  await assertDateRefused(
+    db,
+    file,
+    'gnucash',
+    dated('LEAK-DATE'),
+    /^ {2}- booking \d+ has no date the service can read: GnuCash holds a date the service cannot answer/m,
   );
 });
 

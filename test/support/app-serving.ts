@@ -39,25 +39,16 @@ export async function assertNotWholeCents(
   query: string,
   spoil: (writer: Database.Database) => void,
 ): Promise<string> {
-  const errors: unknown[] = [];
-  const origin = await serve(t, createHandler(db, CREDENTIALS, { app, onError: (e) => errors.push(e) }));
-  const writer = new Database(file);
-  spoil(writer);
-  writer.close();
-  const reply = await request(`${origin}/api/v1/buchungen?${query}`, { headers: { authorization: AUTH } });
-  assert.equal(reply.status, 500);
-  assert.deepEqual(JSON.parse(reply.body), { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'search_failed' });
-  assert.match(String(errors[0]), /not a whole number of cents/);
+  const search = await searchSpoiled(t, db, file, app, spoil);
+  const reason = /booking \d+: (?:its|the) amount .*not a whole number of cents/;
+  await search(query, reason);
   const check = await run(['check', '--db', file, '--app', app]);
   assert.equal(check.code, 1, check.stdout);
   const [, id, amount] = check.stdout.match(/^ {2}- booking (\d+) has the amount (\S+) \(in cents\)/m) ?? [];
   assert.ok(id !== undefined && amount !== undefined, check.stdout);
-  if (amount === 'null') {
-    // An amount the mapping cannot read is in every band: only counted, not shown, it would
-    // make `anzahl` count a booking whose amount no one knows.
-    const counted = await request(`${origin}/api/v1/buchungen?${query}&limit=0`, { headers: { authorization: AUTH } });
-    assert.equal(counted.status, 500, counted.body);
-  }
+  // An amount the mapping cannot read is in every band: only counted, not shown, it would
+  // make `anzahl` count a booking whose amount no one knows.
+  if (amount === 'null') await search(`${query}&limit=0`, reason);
   const said = await assertRefusedAsCheckSays(db, file, app, check.stdout, (sentence) =>
     sentence
       .replace(`booking ${id} has the amount ${amount} (in cents), not`, 'a booking has an amount that is not')
@@ -68,10 +59,41 @@ export async function assertNotWholeCents(
 }
 
 /**
+ * `file` (open as `db`) served with `app`, then changed by `spoil` as another program would;
+ * the returned search asserts that `query` answers 500 search_failed, never an answer, with
+ * a reason in the log that matches `reason` (it names the booking).
+ */
+async function searchSpoiled(
+  t: TestContext,
+  db: Database.Database,
+  file: string,
+  app: string,
+  spoil: (writer: Database.Database) => void,
+): Promise<(query: string, reason: RegExp) => Promise<void>> {
+  const errors: unknown[] = [];
+  const origin = await serve(t, createHandler(db, CREDENTIALS, { app, onError: (e) => errors.push(e) }));
+  const writer = new Database(file);
+  spoil(writer);
+  writer.close();
+  return async (query, reason) => {
+    errors.length = 0;
+    const reply = await request(`${origin}/api/v1/buchungen?${query}`, { headers: { authorization: AUTH } });
+    assert.equal(reply.status, 500, `${query}: ${reply.body}`);
+    assert.deepEqual(JSON.parse(reply.body), {
+      fehler: 'Interner Fehler bei der Buchungssuche.',
+      code: 'search_failed',
+    });
+    assert.match(String(errors[0]), reason);
+  };
+}
+
+/**
  * A booking whose date the service cannot read, or that is no day of the calendar, in the
  * book `file` (open as `db`), written by `spoil` as another program would: `check --app`
  * refuses the file naming the booking and its date (its line matches `named`), and the
  * handler and the command refuse to start on it with check's sentence naming neither.
+ * With `searched` (a test and a query whose window reads the booking), written while the
+ * file is served: the search and its count alone (limit=0) are a 500 naming the booking.
  * Returns check's output.
  */
 export async function assertDateRefused(
@@ -80,10 +102,18 @@ export async function assertDateRefused(
   app: string,
   spoil: (writer: Database.Database) => void,
   named: RegExp,
+  searched?: { t: TestContext; query: string },
 ): Promise<string> {
-  const writer = new Database(file);
-  spoil(writer);
-  writer.close();
+  if (searched === undefined) {
+    const writer = new Database(file);
+    spoil(writer);
+    writer.close();
+  } else {
+    const search = await searchSpoiled(searched.t, db, file, app, spoil);
+    const reason = /booking \d+(?: has no date the service can read|: its date .* is not a day of the calendar)/;
+    await search(searched.query, reason);
+    await search(`${searched.query}&limit=0`, reason);
+  }
   const check = await run(['check', '--db', file, '--app', app]);
   assert.equal(check.code, 1, check.stdout);
   assert.match(check.stdout, named);

@@ -143,6 +143,7 @@ for (const [what, date, amount, reason] of [
     /booking 1: the date "2026-03-14T00:00:00" is not a YYYY-MM-DD date/,
   ],
   ['a date that is not one', "'2026-13-14'", '1250', /booking 1: the date "2026-13-14" is not a YYYY-MM-DD date/],
+  ['a day the calendar lacks', "'2026-02-30'", '1250', /booking 1: the date "2026-02-30" is not a day of the calendar/],
   ['REAL euros', "'2026-03-14'", '12.5', /booking 1: the amount 12\.5 is not a whole number of cents/],
 ] as const) {
   test(`a row with ${what} written after the start is answered 500 with the reason in the log, never 200`, async (t) => {
