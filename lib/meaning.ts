@@ -276,8 +276,8 @@ function applicationDate([id, date]: SampleRow, application: string): Problem {
 
 function applicationAmount([id, , amount]: SampleRow, application: string): Problem {
   return said(
-    `booking ${shown(id)} has the amount ${shown(amount)} (in cents), not whole cents`,
-    'a booking has an amount that is not whole cents',
+    `booking ${shown(id)} has ${amount === null ? 'no amount the service can read' : `the amount ${shown(amount)} (in cents), not whole cents`}`,
+    `a booking has ${amount === null ? 'no amount the service can read' : 'an amount that is not whole cents'}`,
     `: ${application} holds an amount the service cannot answer exactly (a fraction of a cent, or a value written by another program). A search that finds it would answer 500; correct the booking in ${application}.`,
   );
 }

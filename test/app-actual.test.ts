@@ -193,7 +193,7 @@ test("an Actual amount that is no integer ('LEAK') is never read as 0: written a
     'von=2026-03-18&bis=2026-03-18&betrag=-19.99',
     (writer) => writer.exec("UPDATE transactions SET amount = 'LEAK' WHERE date = 20260318"),
   );
-  assert.match(stdout, /^ {2}- booking \d+ has the amount null \(in cents\), not whole cents: /m);
+  assert.match(stdout, /^ {2}- booking \d+ has no amount the service can read: /m);
 });
 
 test("an Actual date that is no integer ('LEAK', 20260318.5) or no day of the calendar (20260231) is refused by check, the handler and the command, never left out or guessed, also when written while served", async (t) => {

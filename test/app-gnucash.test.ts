@@ -400,7 +400,7 @@ test("a GnuCash amount that is no integer ('LEAK') is never read as 0: written a
     (writer) =>
       writer.exec("UPDATE splits SET quantity_num = 'LEAK' WHERE quantity_num = -1250 AND quantity_denom = 100"),
   );
-  assert.match(stdout, /^ {2}- booking \d+ has the amount null \(in cents\), not whole cents: /m);
+  assert.match(stdout, /^ {2}- booking \d+ has no amount the service can read: /m);
 });
 
 test("a GnuCash post_date that is no time ('LEAK-DATE') or no day of the calendar (2026-02-30, which SQLite would read as March 2) is refused by check, the handler and the command, never left out or moved, also when written while served", async (t) => {

@@ -165,7 +165,7 @@ test("a KMyMoney amount that is no fraction of whole numbers ('LEAKVAL', 'x/1', 
     'von=2026-03-14&bis=2026-03-14&betrag=-12.5',
     (writer) => writer.exec("UPDATE kmmSplits SET shares = 'LEAKVAL' WHERE shares = '-25/2'"),
   );
-  assert.match(stdout, /^ {2}- booking 1000 has the amount null \(in cents\), not whole cents: /m);
+  assert.match(stdout, /^ {2}- booking 1000 has no amount the service can read: /m);
   // What the mapping reads from each form of `shares`: NULL for anything but whole numbers.
   const writer = new Database(file);
   t.after(() => writer.close());
