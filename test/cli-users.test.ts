@@ -557,13 +557,23 @@ test("a backup restored as root over the served file (install -m 0600, then mv):
   await server.stop();
 });
 
-// Root served another user's file without a word, though the docs say never to.
-test("root serving the application's file (0640 in its 0750 directory): served, with one warning line at the start naming the owner and the advice; check says it too and fits", async (t) => {
-  const { users } = setup();
+/**
+ * The application's book kasse.gnucash in its 0750 directory, a backup of it root:root 0644
+ * beside, and the warning for the book's file once a restore as root left it root's there.
+ */
+async function restorable(users: Users): Promise<{ dir: string; file: string; backup: string; warning: string }> {
   const dir = applicationDirectory(users, users.workDir());
-  const file = await createDatabase(users, dir, 'delete');
-  const warning = `database ${file} belongs to user ${users.app.name} (${users.app.uid}), but this service runs as root, which may read and write every file; serve another user's file as its owner or as a user of its own (docs/operations.md, Users and permissions)`;
-  const server = await start(t, ['--db', file]);
+  const file = await createDatabase(users, dir, 'delete', 'kasse.gnucash');
+  const backup = join(users.workDir(), 'kasse-before.gnucash');
+  execFileSync('cp', [file, backup]);
+  chmodSync(backup, 0o644);
+  const app = users.app.name;
+  const warning = `database ${file} belongs to root, so the application that owns its directory cannot write it; give the file back to the application's user and group: chown ${app}:${app} ${file} and chmod 0640 ${file} (docs/operations.md, Users and permissions)`;
+  return { dir, file, backup, warning };
+}
+
+/** `server` answers the search, and has said one warning line, `warning`, when stopped. */
+async function servesWithWarning(server: Awaited<ReturnType<typeof start>>, warning: string): Promise<void> {
   assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
   const stopped = await server.stop();
   const warned = stderrLines(stopped.stderr).filter((line) => line.includes('warning:'));
@@ -571,6 +581,65 @@ test("root serving the application's file (0640 in its 0750 directory): served, 
     warned.map((line) => line.replace(/^\S+ /, '')),
     [`warning: ${warning}`],
   );
+}
+
+// The start and check refused it, saying the application's directory belonged to "another
+// user" (the file's owner, root, taken for the application), while a replaced file was served.
+test("a backup restored as root into the application's directory (root:root 0644, root:app 0640): the start serves it with one warning that gives the file back, and check says it and fits", async (t) => {
+  const { users, asService } = setup();
+  const { dir, file, backup, warning } = await restorable(users);
+  for (const restore of [
+    ['cp', backup, file],
+    ['install', '-g', users.app.name, '-m', '0640', backup, file],
+  ]) {
+    rmSync(file);
+    execFileSync(restore[0] as string, restore.slice(1));
+    assert.equal(statSync(file).uid, 0);
+    const checked = await run(['check', '--db', file], cleanEnv(USER), asService);
+    assert.equal(checked.code, 0, `${restore[0]}: ${JSON.stringify(checked)}`);
+    assert.ok(checked.stdout.split('\n').includes(`Warning: ${warning}.`), checked.stdout);
+    assert.ok(checked.stdout.includes('Data: fits'), checked.stdout);
+    await servesWithWarning(await start(t, ['--db', file], cleanEnv(USER), asService), warning);
+  }
+  assert.deepEqual(listing(dir), ['kasse.gnucash']);
+});
+
+// A replaced file was judged for the application the start found, the start for the file's
+// owner: the same root-owned restore was served while serving and refused at the next start.
+test("a backup restored as root over the served file (cp, then mv; root:root 0644) is judged as the start judges it: served, with the start's warning; a third user's file there is refused with the start's line", async (t) => {
+  const { users, asService } = setup();
+  const { dir, file, backup, warning } = await restorable(users);
+  const server = await start(t, ['--db', file], cleanEnv(USER), asService);
+  assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
+  const copy = join(dir, 'restored.tmp');
+  execFileSync('cp', [backup, copy]);
+  renameSync(copy, file);
+  await until(() => server.output().stderr.includes(`warning: ${warning}`), 5_000, `the log says: ${warning}`);
+  await until(() => server.output().stderr.includes('serving the new file'), 5_000, 'the new file served');
+  assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
+  // A third user's file (nobody's): refused, in the words check says of it at the path.
+  const nobody = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
+  execFileSync('cp', [backup, copy]);
+  chownSync(copy, nobody, nobody);
+  chmodSync(copy, 0o644);
+  const started = await run(['check', '--db', copy], cleanEnv(USER), asService);
+  const refusal = started.stdout.split('\n').find((line) => line.startsWith('Cannot be served: '));
+  assert.ok(refusal?.includes(`directory ${dir} is owned by another user (uid ${users.app.uid})`), started.stdout);
+  renameSync(copy, file);
+  const line = (refusal as string).slice('Cannot be served: '.length).replace(copy, file);
+  await until(() => server.output().stderr.includes(line), 5_000, `the log says: ${line}`);
+  const search = await get(`${server.api}${SEARCH}`);
+  assert.equal(search.status, 500, search.body);
+  await server.stop();
+});
+
+// Root served another user's file without a word, though the docs say never to.
+test("root serving the application's file (0640 in its 0750 directory): served, with one warning line at the start naming the owner and the advice; check says it too and fits", async (t) => {
+  const { users } = setup();
+  const dir = applicationDirectory(users, users.workDir());
+  const file = await createDatabase(users, dir, 'delete');
+  const warning = `database ${file} belongs to user ${users.app.name} (${users.app.uid}), but this service runs as root, which may read and write every file; serve another user's file as its owner or as a user of its own (docs/operations.md, Users and permissions)`;
+  await servesWithWarning(await start(t, ['--db', file]), warning);
   const checked = await run(['check', '--db', file]);
   assert.equal(checked.code, 0, JSON.stringify(checked));
   assert.ok(checked.stdout.split('\n').includes(`Warning: ${warning}.`), checked.stdout);

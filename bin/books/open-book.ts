@@ -3,10 +3,10 @@
 // generated columns), and checked to be the file judged. How the file is followed over
 // time is bin/books/states.ts, carried out by bin/books/database.ts.
 
-import { statSync } from 'node:fs';
 import type { LogLevel } from '../base/index.js';
 import { CliError } from '../base/index.js';
 import {
+  applicationOf,
   type BookFile,
   ensureDatabaseFile,
   fingerprintOf,
@@ -15,6 +15,7 @@ import {
   type NotReadableNow,
   openDatabase,
   searchOverFile,
+  type Trusted,
 } from '../files/index.js';
 import { Guard } from '../guard/index.js';
 import { openTimeout } from './preflight.js';
@@ -62,7 +63,9 @@ export class BookOpener {
   private readonly hooks: OpenHooks;
   private readonly cacheKiB: number | undefined;
   private readonly limitMs: number;
-  private application: { user: number; group: number } | undefined;
+  private application: Trusted | undefined;
+  /** The identity of the file judged last. */
+  private judged: string | undefined;
 
   constructor(
     file: string,
@@ -109,12 +112,24 @@ export class BookOpener {
   private async open(check: boolean): Promise<Serving | 'readable'> {
     const { file, book, limitMs } = this;
     ensureDatabaseFile(file);
-    // The directories above it are judged for the application as the start found it: a file
-    // that another user put there later does not make that user trusted.
-    this.application ??= ownerOf(file);
-    const access = judgeDatabaseFile(file, this.application);
+    // Judged as the start judges it, and its warning said again when it is another file
+    // than the one judged last (the start's is said by the start's lines).
+    const access = judgeDatabaseFile(file);
     if (access.kind === 'refused') throw new CliError(access.line);
     const identity = identityOf(file);
+    if (
+      access.kind === 'reader' &&
+      access.warning !== undefined &&
+      this.judged !== undefined &&
+      identity !== this.judged
+    )
+      this.log(`warning: ${access.warning}`, 'warning');
+    this.judged = identity;
+    // And the directories above it for the application as the start found it: a file that
+    // another user put there later does not make that user trusted.
+    this.application ??= applicationOf(file);
+    const kept = judgeDatabaseFile(file, this.application);
+    if (kept.kind === 'refused') throw new CliError(kept.line);
     const result = await openingGuard(limitMs).open(file, book, this.application);
     if (result.kind === 'refused') throw new CliError(result.line);
     if (result.kind === 'waiting') return this.waiting(result.state);
@@ -207,15 +222,5 @@ export class BookOpener {
       cause: new Unavailable('SQLITE_BUSY', `${this.file} changed while it was opened; it is looked at again`),
       quiet: true,
     };
-  }
-}
-
-/** The owner and group of `file`, the application's user and group as the start finds them. */
-function ownerOf(file: string): { user: number; group: number } | undefined {
-  try {
-    const { uid, gid } = statSync(file);
-    return { user: uid, group: gid };
-  } catch {
-    return undefined;
   }
 }

@@ -63,8 +63,8 @@ export interface FileRule {
   ensureDirectoriesSafe(what: string, dir: string, which: string, advice: string): string;
   /**
    * The owner rule and the rule for the directories above on `file`, as this process's
-   * user. `application`: the database's owner and group as the start found them (the
-   * directories' trusted owner), for a replaced file; the file's own by default.
+   * user. `application`: the directories' trusted owner and group, the application as the
+   * start found it, for a replaced file; the file's own by default (applicationOf).
    */
   judgeDatabaseFile(file: string, application?: Trusted): DatabaseAccess;
   /** Whether a socket of `mode` lets users who are neither its owner nor in its group connect (connecting is writing). */

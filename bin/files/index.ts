@@ -35,5 +35,6 @@ export {
   ruleFor,
 } from './file-safety.js';
 export { judgedAs } from './posix-readable.js';
+export { applicationOf } from './posix-rule.js';
 export { MAX_READ_BYTES, readRegularFile } from './read-file.js';
 export { reportOnDatabase, writeReport } from './report.js';

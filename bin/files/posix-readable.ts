@@ -59,6 +59,12 @@ function remedy(culprit: Denied, file: string, service: { uid: number; name: str
   return steps.length > 0 ? `${through}: ${steps.join(' and ')}` : through;
 }
 
+/** The advice to give a book's file `file` back to the application's user and group (a restore as root left it root's). */
+export function giveBackFile(file: string): string {
+  const uid = process.geteuid?.() ?? 0;
+  return giveBack(file, '0640', { uid, name: nameOf('passwd', uid) ?? String(uid) });
+}
+
 /** The advice to give `path` back to the application's user and group, named by the directory holding it where it tells. */
 function giveBack(path: string, mode: string, service: { uid: number; name: string }): string {
   const what = `give the ${mode === '0750' ? 'directory' : 'file'} back to the application's user and group`;

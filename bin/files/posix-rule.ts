@@ -12,7 +12,7 @@ import { accessSync, constants, lstatSync, realpathSync, statSync } from 'node:f
 import { dirname } from 'node:path';
 import { CliError, describeFsError } from '../base/index.js';
 import type { DatabaseAccess, FileRule, Trusted } from './file-rule.js';
-import { named, whyNotReadable } from './posix-readable.js';
+import { giveBackFile, named, whyNotReadable } from './posix-readable.js';
 import { ownProblem, resolveSafely, walkPath } from './posix-walk.js';
 
 /**
@@ -65,23 +65,16 @@ function readableByEveryone(path: string): number | undefined {
  * The rule for the directories above the database (the ownership rule of the service's
  * other trusted files, with the application's user and group among the trusted): every
  * directory the path passes through must be owned by root, the service's user or
- * `application.user` (the database's owner, as the start found it), and writable by no
+ * `application.user` (the application's user: applicationOf), and writable by no
  * other user and no group but the service's, root's and `application.group`, unless it
  * has the sticky bit. Otherwise whoever owns or may write such a directory could rename
  * the application's directory away and put one of their own in its place, and the
  * service would serve their bookings at the next look. Checked at the start and at every
- * open of a replaced file. `application` defaults to the owner and group of the file now.
+ * open of a replaced file. `application` defaults to the application of the file now.
  */
 function databasePathProblem(file: string, application?: Trusted): string | undefined {
-  let trusted = application;
-  if (trusted === undefined) {
-    try {
-      const { uid, gid } = statSync(file);
-      trusted = { user: uid, group: gid };
-    } catch {
-      return undefined; // nothing to judge: the open says what is missing
-    }
-  }
+  const trusted = application ?? applicationOf(file);
+  if (trusted === undefined) return undefined; // nothing to judge: the open says what is missing
   let found: string | undefined;
   try {
     walkPath(file, (entry, stats, role) => {
@@ -98,8 +91,8 @@ function databasePathProblem(file: string, application?: Trusted): string | unde
 
 /**
  * The owner rule and the rule for the directories above (databasePathProblem) on `file`,
- * as this process's user. `application`: the database's owner and group as the start found
- * them (the directories' trusted owner), for a replaced file; the file's own by default.
+ * as this process's user. `application`: the directories' trusted owner and group, the
+ * application as the start found it, for a replaced file; the file's own by default.
  */
 function judgeDatabaseFile(file: string, application?: Trusted): DatabaseAccess {
   const link = foreignSymlink(file);
@@ -115,6 +108,24 @@ function judgeDatabaseFile(file: string, application?: Trusted): DatabaseAccess 
   return tree === undefined ? access : { kind: 'refused', line: tree };
 }
 
+/**
+ * The application's user and group as `file` tells them: its owner and group; but a file
+ * of root's says nothing of the application (root restored it, as a backup copied as root
+ * is), so the owner and group of the directory holding it, the application's own. Whoever
+ * owns that directory could put a file of their own there anyway. `undefined` when there
+ * is nothing at the path.
+ */
+export function applicationOf(file: string): Trusted | undefined {
+  try {
+    const { uid, gid } = statSync(file);
+    if (uid !== 0) return { user: uid, group: gid };
+    const holder = statSync(dirname(realpathSync(file)));
+    return { user: holder.uid, group: holder.gid };
+  } catch {
+    return undefined;
+  }
+}
+
 /** The owner rule alone (DatabaseAccess). */
 function ownerRule(file: string): DatabaseAccess {
   const uid = process.geteuid?.() ?? 0;
@@ -128,6 +139,9 @@ function ownerRule(file: string): DatabaseAccess {
     owner = stats.uid;
     if (owner === uid) return { kind: 'owner' };
     dir = dirname(real);
+    // Said of a file it may read; of one it may not, the open's line says the same.
+    if (owner === 0 && statSync(dir).uid !== 0 && !canWrite(dir) && canAccess(real, constants.R_OK))
+      return { kind: 'reader', warning: restored(file) };
     if (uid === 0) {
       const { mode, uid: dirOwner, gid: group } = statSync(dir);
       writable =
@@ -143,6 +157,15 @@ function ownerRule(file: string): DatabaseAccess {
     kind: 'refused',
     line: `refusing database ${file}: its directory ${dir} is writable by this service's user (uid ${uid}), which does not own the file (its owner is uid ${owner}), so SQLite could create -wal, -shm or -journal files there that the application then cannot write; run the service as the file's owner, or as a user of its own that may read the file and the directory but not write the directory (e.g. in the application's group, the directory 0750 and the file 0640: docs/operations.md, Users and permissions)`,
   };
+}
+
+/**
+ * The warning when another user serves `file`, which belongs to root in a directory that
+ * is not root's: a restore as root, which the application (the directory's owner) cannot
+ * write; the directories above were judged for that application (applicationOf).
+ */
+function restored(file: string): string {
+  return `database ${file} belongs to root, so the application that owns its directory cannot write it; ${giveBackFile(file)} (docs/operations.md, Users and permissions)`;
 }
 
 /** The warning when root serves `file`, which belongs to user `owner` (docs/operations.md, Users and permissions). */
@@ -172,8 +195,12 @@ function foreignSymlink(file: string): { entry: string; owner: number } | undefi
 }
 
 function canWrite(dir: string): boolean {
+  return canAccess(dir, constants.W_OK);
+}
+
+function canAccess(path: string, mode: number): boolean {
   try {
-    accessSync(dir, constants.W_OK);
+    accessSync(path, mode);
     return true;
   } catch {
     return false;
