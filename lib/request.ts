@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BlockList, isIP, isIPv6 } from 'node:net';
 import { ensure } from './errors.js';
+import { wasDropped } from './respond.js';
 
 // RFC 9112 §3.2.2: absolute-form `scheme://authority/path?query`, answered like its path.
 const ABSOLUTE_FORM = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
@@ -223,12 +224,9 @@ function readPeer(socket: WithPeer): string {
 }
 
 // What the handler learned about a request that a log line (or a count of the command's
-// /metrics) may show: the endpoint its path names, the client address after the proxy
-// rule, the username its credentials named, and the user whose credentials were accepted.
-// Kept on the request under a symbol of this module, which no other code can name or
-// collide with: a WeakMap beside the request cost more CPU a request (its entry is an
-// ephemeron, which every scavenge of the young generation visits again; BENCHMARKS.md,
-// "Small costs").
+// /metrics) may show, kept on the request under a symbol of this module: a WeakMap beside
+// the request cost more CPU a request (its entry is an ephemeron, which every scavenge of
+// the young generation visits again; BENCHMARKS.md, "Small costs").
 
 export interface RequestFacts {
   /** Which endpoint the path names: `{base}/api/v1/status`, `…/buchungen`, `…/abgleich`, or none of them. */
@@ -281,13 +279,15 @@ type Timed = ServerResponse & { [STARTED]?: number };
 
 /**
  * `handler`, and `answered` told of each response as it closes: its milliseconds since the
- * request came, its facts, and the path a log line shows for it, routed or not (`pathForLog`).
+ * request came, its facts, and the path a log line shows for it, routed or not (`pathForLog`);
+ * never of a request dropped unheard after an answer that closed its connection.
  */
 export function whenAnswered(
   handler: (req: IncomingMessage, res: ServerResponse) => void,
   answered: Answered,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   function closed(this: Timed): void {
+    if (wasDropped(this)) return;
     const ms = performance.now() - (this[STARTED] ?? 0);
     const facts = requestFacts(this.req);
     answered(this, ms, facts, facts?.path ?? pathForLog(this.req.url ?? ''));

@@ -28,6 +28,7 @@ const CLOSING = Symbol('closing');
 const AFTER = Symbol('after the answers');
 const LAST = Symbol('the last request counted');
 const STAMP = Symbol('its last step toward an answer');
+const UNHEARD = Symbol('dropped unanswered');
 let stamps = 0;
 
 type Admission = 'process' | 'refuse' | 'drop';
@@ -57,6 +58,7 @@ export function admit(req: IncomingMessage, res: ServerResponse): Admission {
     const dropped = (socket[DROPPED] ?? 0) + 1;
     socket[DROPPED] = dropped;
     if (dropped > MAX_DROPPED) stopReading(socket, dropped === MAX_DROPPED + 1);
+    (res as ServerResponse & { [UNHEARD]?: true })[UNHEARD] = true;
     return 'drop';
   }
   const unanswered = socket[UNANSWERED] ?? 0;
@@ -66,6 +68,14 @@ export function admit(req: IncomingMessage, res: ServerResponse): Admission {
   // A response finishes once: on() spares the wrapper once() makes for every request.
   res.on('finish', taken);
   return unanswered < MAX_UNANSWERED ? 'process' : 'refuse';
+}
+
+/**
+ * Whether `res` is a request `admit` dropped: one pipelined after the answer that closes its
+ * connection, which the service never heard (RFC 9112 §9.6), so no log line tells of it.
+ */
+export function wasDropped(res: ServerResponse): boolean {
+  return (res as ServerResponse & { [UNHEARD]?: true })[UNHEARD] === true;
 }
 
 function taken(this: ServerResponse): void {

@@ -103,3 +103,21 @@ test('requests pipelined in the write that ends a lingering body: no more is rea
   const read = await readOf(0);
   assert.ok(read < 128 * 1024, `the server read ${read} bytes`);
 });
+
+test('requests pipelined in the same write after any answer that closes are never logged: only the answer is', async (t) => {
+  const server = await start(t, ['--demo']);
+  const port = Number(new URL(server.origin).port);
+  // 2,000 small requests in the write that ends the body: node:http parses those its read held.
+  const [received] = await pipelinedAfterBody(port, CHALLENGED, 2_000, 40, true);
+  assert.deepEqual(statuses(received), ['HTTP/1.1 401 Unauthorized']);
+  const stdout = (): string => server.output().stdout;
+  await waitFor(stdout, / POST \/api\/v1\/abgleich 401 /);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const lines = stdout()
+    .split('\n')
+    .filter((line) => / (GET|POST) \//.test(line));
+  assert.deepEqual(
+    lines.map((line) => line.split(' ').slice(3, 6).join(' ')),
+    ['POST /api/v1/abgleich 401'],
+  );
+});
