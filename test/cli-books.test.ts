@@ -336,7 +336,7 @@ test('SIGHUP with a broken file, or a book that cannot be served, keeps the runn
       [books.mueller as string, books.schmidt as string, (books.neu as string).replace('db = ', 'app = mmex\ndb = ')],
       // The app named as the section writes it.
       new RegExp(
-        `: ${o.config}:18: book neu: cannot serve .*neu\\.sqlite: db does not fit the tables of Money Manager Ex: .* \\(the file has the tables of the own schema: serve it with app = own\\)$`,
+        `: ${o.config}:18: book neu: .*neu\\.sqlite does not fit the tables of Money Manager Ex: .* \\(the file has the tables of the own schema: serve it with app = own\\)$`,
       ),
     ],
   ];

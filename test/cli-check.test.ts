@@ -155,7 +155,7 @@ for (const { wrong, date, amount, says, serves } of WRONG_MAPPINGS) {
     assert.match(sentence, / such as /);
     // check's sentence less its example: what is wrong and what to do, word for word; the
     // whole line but its time.
-    const said = `cannot serve ${file}: db cannot be served exactly: ${serves}${sentence.slice(sentence.indexOf(': ') + 2)} booking-search-server check names examples from the bookings.\n`;
+    const said = `${file} cannot be served exactly: ${serves}${sentence.slice(sentence.indexOf(': ') + 2)} booking-search-server check names examples from the bookings.\n`;
     assert.ok(served.stderr.includes(` booking-search-server: ${said}`), `${said}${served.stderr}`);
   });
 }
@@ -261,7 +261,7 @@ for (const { fixture, name, wrong } of APPLICATION_FILES) {
         await run(['--db', file, '--port', '0', '--app', app]),
         1,
         new RegExp(
-          `^booking-search-server: cannot serve \\S+: db does not fit ${asked}: .* \\(the file has the tables of ${title}: serve it with --app ${name}\\)$`,
+          `^booking-search-server: \\S+ does not fit ${asked}: .* \\(the file has the tables of ${title}: serve it with --app ${name}\\)$`,
         ),
       );
       const checked = await run(['check', '--db', file, '--app', app]);
@@ -303,7 +303,7 @@ test('an older Money Manager Ex file, without the trash column of schema 16: che
   assertFails(
     await run(['--db', file, '--port', '0']),
     1,
-    /^booking-search-server: cannot serve \S+: db does not fit the schema: .* \(the file has the tables of Money Manager Ex, but not every column the service reads, as a file of an older version may: check --app mmex names them\)$/,
+    /^booking-search-server: \S+ does not fit the schema: .* \(the file has the tables of Money Manager Ex, but not every column the service reads, as a file of an older version may: check --app mmex names them\)$/,
   );
 });
 

@@ -340,7 +340,7 @@ test("a file of tables whose bookings would be answered wrongly is refused at th
   const [, example, rest] =
     checked.stdout.match(/^ {2}- amounts are REAL numbers such as (\S+)(, not whole cents: .*)$/m) ?? [];
   assert.ok(example !== undefined && rest !== undefined, checked.stdout);
-  const said = `db cannot be served exactly: some amounts are REAL numbers${rest} booking-search-server check names examples from the bookings.`;
+  const said = `${file} cannot be served exactly: some amounts are REAL numbers${rest} booking-search-server check names examples from the bookings.`;
   const alone = await run(['--db', file, '--port', '0']);
   assert.equal(alone.code, 1, alone.stderr);
   assert.ok(alone.stderr.includes(said) && !alone.stderr.includes(example), alone.stderr);

@@ -238,7 +238,7 @@ test('a missing file, a directory, a non-database and a foreign schema each end 
   assertFails(
     await run(['--db', foreign]),
     1,
-    `booking-search-server: cannot serve ${foreign}: db does not fit the schema: table or view 'entries' is missing; table or view 'categories' is missing; table or view 'payment_methods' is missing`,
+    `booking-search-server: ${foreign} does not fit the schema: table or view 'entries' is missing; table or view 'categories' is missing; table or view 'payment_methods' is missing`,
   );
 });
 
@@ -723,7 +723,7 @@ test('--workers with a port in use ends with one line, not one per worker', asyn
   assertFails(
     await run(['--db', foreign, '--workers', '2']),
     1,
-    /^booking-search-server: cannot serve .*fremd\.sqlite: db does not fit the schema: table or view 'entries' is missing; /,
+    /^booking-search-server: .*fremd\.sqlite does not fit the schema: table or view 'entries' is missing; /,
   );
   assertFails(
     await run(['--demo', '--workers', '2', '--base-path', 'kasse']),

@@ -233,7 +233,10 @@ export function describeDatabaseError(file: string | undefined, error: unknown):
   if (code === 'SQLITE_NOTADB') return file === undefined ? 'not a SQLite database' : notADatabase(file);
   if (file !== undefined && code?.startsWith('SQLITE_CANTOPEN'))
     return `cannot open database ${file}: SQLite cannot open it or a file beside it (${code})`;
-  return file === undefined ? message : `cannot serve ${file}: ${message}`;
+  if (file === undefined) return message;
+  // The library names the file by its parameter, `db`; an admin knows it by its path.
+  const judged = /^db (?=cannot be served exactly: |does not fit )/.exec(message);
+  return judged === null ? `cannot serve ${file}: ${message}` : `${file} ${message.slice(judged[0].length)}`;
 }
 
 function walFilesNotReadable(file: string): NotReadableNow | undefined {

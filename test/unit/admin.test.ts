@@ -357,7 +357,7 @@ test("/ready's reason is the book's log line as it is: a judgement said for the 
           parts.some((part) => named.includes(part)),
           `check's sentences name an example: ${named}`,
         );
-        const line = `cannot serve /srv/kasse.sqlite: db cannot be served exactly: ${withoutValues.join(' ')}`;
+        const line = `/srv/kasse.sqlite cannot be served exactly: ${withoutValues.join(' ')}`;
         const book = {
           name: 'kasse',
           basePath: '/kasse',
@@ -375,13 +375,13 @@ test("/ready's reason is the book's log line as it is: a judgement said for the 
   // What to do is left standing.
   assert.ok(
     seen.has(
-      "cannot serve /srv/kasse.sqlite: db cannot be served exactly: dates carry a time: a search would miss its last day, and 'datum' must be a date. Give the day alone: substr(date, 1, 10). booking-search-server check names examples from the bookings.",
+      "/srv/kasse.sqlite cannot be served exactly: dates carry a time: a search would miss its last day, and 'datum' must be a date. Give the day alone: substr(date, 1, 10). booking-search-server check names examples from the bookings.",
     ),
     [...seen].join('\n'),
   );
   assert.ok(
     seen.has(
-      "cannot serve /srv/kasse.sqlite: db cannot be served exactly: a booking has a date that is not a day: GnuCash holds a date the service cannot answer (a value written by another program). A search that finds it would answer 500; correct the booking's date in GnuCash. booking-search-server check names examples from the bookings.",
+      "/srv/kasse.sqlite cannot be served exactly: a booking has a date that is not a day: GnuCash holds a date the service cannot answer (a value written by another program). A search that finds it would answer 500; correct the booking's date in GnuCash. booking-search-server check names examples from the bookings.",
     ),
     [...seen].join('\n'),
   );
