@@ -9,6 +9,13 @@ import { type Booking, createHandler } from '../../lib/index.js';
 import { run, start } from './cli-helpers.js';
 import { AUTH, CREDENTIALS, databaseDir, request, serve } from './helpers.js';
 
+/** Writes the book `file` by `write` as another program would, on a connection of its own. */
+export function writeBook(file: string, write: (writer: Database.Database) => void): void {
+  const writer = new Database(file);
+  write(writer);
+  writer.close();
+}
+
 /** Serves `db` with `app` on 127.0.0.1; the returned search asserts a 200 and gives the parsed body. */
 export async function searchFor(
   t: TestContext,
@@ -74,9 +81,7 @@ async function searchSpoiled(
 ): Promise<(query: string, reason: RegExp) => Promise<void>> {
   const errors: unknown[] = [];
   const origin = await serve(t, createHandler(db, CREDENTIALS, { app, onError: (e) => errors.push(e) }));
-  const writer = new Database(file);
-  spoil(writer);
-  writer.close();
+  writeBook(file, spoil);
   return async (query, reason) => {
     errors.length = 0;
     const reply = await request(`${origin}/api/v1/buchungen?${query}`, { headers: { authorization: AUTH } });
@@ -107,9 +112,7 @@ export async function assertDateRefused(
   searched?: { t: TestContext; query: string },
 ): Promise<string> {
   if (searched === undefined) {
-    const writer = new Database(file);
-    spoil(writer);
-    writer.close();
+    writeBook(file, spoil);
   } else {
     const search = await searchSpoiled(searched.t, db, file, app, spoil);
     const reason = /booking \d+(?: has no date the service can read|: its date .* is not a day of the calendar)/;
@@ -236,11 +239,7 @@ export function openLedgerBook(
 ): { file: string; expected: ExpectedBooking[]; db: Database.Database } {
   const file = join(databaseDir(t), name);
   const expected = write(file, book);
-  if (prepare !== undefined) {
-    const writer = new Database(file);
-    prepare(writer);
-    writer.close();
-  }
+  if (prepare !== undefined) writeBook(file, prepare);
   const db = new Database(file, { readonly: true, fileMustExist: true });
   t.after(() => db.close());
   return { file, expected, db };
