@@ -33,6 +33,7 @@ import {
   assertNotWholeCents,
   openLedgerBook,
   searchFor,
+  writeBook,
 } from './support/app-serving.js';
 import { cleanEnv, run, start, USER } from './support/cli-helpers.js';
 import { AUTH, databaseDir, request, tempDir } from './support/helpers.js';
@@ -403,7 +404,7 @@ test("a GnuCash amount that is no integer ('LEAK') is never read as 0: written a
   assert.match(stdout, /^ {2}- booking \d+ has no amount the service can read: /m);
 });
 
-test("a GnuCash post_date that is no time ('LEAK-DATE') or no day of the calendar (2026-02-30, which SQLite would read as March 2) is refused by check, the handler and the command, never left out or moved, also when written while served", async (t) => {
+test("a GnuCash post_date that is no time ('LEAK-DATE') or no day of the calendar (2026-02-30, which SQLite would read as March 2; month 13; hour 25) is refused by check, the handler and the command, never left out or moved, also when written while served", async (t) => {
   const { file, db } = openBook(t, CASES);
   const dated = (date: string) => (writer: Database.Database) =>
     writer
@@ -412,17 +413,18 @@ test("a GnuCash post_date that is no time ('LEAK-DATE') or no day of the calenda
       )
       .run(date);
   // Written while the book is served: a search whose window reads it is a 500, also a count.
-  await assertDateRefused(
-    db,
-    file,
-    'gnucash',
-    dated('2026-02-30 10:59:00'),
-    /^ {2}- booking \d+ has no date the service can read: /m,
-    {
-      t,
-      query: 'von=2026-01-01&bis=2026-12-31&betrag=-12.5',
-    },
-  );
+  const served = { t, query: 'von=2026-01-01&bis=2026-12-31&betrag=-12.5' };
+  for (const time of ['2026-02-30 10:59:00', '2026-13-05 10:59:00', '2026-10-05 25:59:00']) {
+    await assertDateRefused(
+      db,
+      file,
+      'gnucash',
+      dated(time),
+      /^ {2}- booking \d+ has no date the service can/m,
+      served,
+    );
+    writeBook(file, dated('2026-03-14 10:59:00'));
+  }
   await assertDateRefused(
     db,
     file,
