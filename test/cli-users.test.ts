@@ -624,13 +624,36 @@ test("a backup restored as root over the served file (cp, then mv; root:root 064
   chmodSync(copy, 0o644);
   const started = await run(['check', '--db', copy], cleanEnv(USER), asService);
   const refusal = started.stdout.split('\n').find((line) => line.startsWith('Cannot be served: '));
-  assert.ok(refusal?.includes(`directory ${dir} is owned by another user (uid ${users.app.uid})`), started.stdout);
+  assert.equal(refusal, `Cannot be served: ${thirdUsersFile(users, copy, 'nobody', nobody)}`, started.stdout);
   renameSync(copy, file);
-  const line = (refusal as string).slice('Cannot be served: '.length).replace(copy, file);
+  const line = (refusal as string).slice('Cannot be served: '.length).replaceAll(copy, file);
   await until(() => server.output().stderr.includes(line), 5_000, `the log says: ${line}`);
   const search = await get(`${server.api}${SEARCH}`);
   assert.equal(search.status, 500, search.body);
   await server.stop();
+});
+
+/** The refusal of `file`, user `name`'s (`uid`), in the application's directory. */
+function thirdUsersFile(users: Users, file: string, name: string, uid: number): string {
+  const app = users.app.name;
+  return `refusing database ${file}: it belongs to user ${name} (${uid}), not to the owner of its directory, ${app} (${users.app.uid}), so another user could have put it there; if it is the application's file, give the file back to the application's user and group: chown ${app}:${app} ${file} and chmod 0640 ${file} (docs/operations.md, Users and permissions)`;
+}
+
+// The line called the application (the directory's owner) "another user" and the file's
+// owner the application, and advised giving the directory to the file's owner.
+test("a third user's file moved over the application's book (install -o THIRD -g APP -m 0640, then mv) is refused at the start and by check, in a line that names the file's owner and the directory's and gives the file back", async () => {
+  const { users, asService } = setup();
+  const { dir, file, backup } = await restorable(users);
+  const { name, uid } = users.owner;
+  const copy = join(dir, '.r2');
+  execFileSync('install', ['-o', name, '-g', users.app.name, '-m', '0640', backup, copy]);
+  renameSync(copy, file);
+  const line = thirdUsersFile(users, file, name, uid);
+  const checked = await run(['check', '--db', file], cleanEnv(USER), asService);
+  assert.equal(checked.code, 1, JSON.stringify(checked));
+  assert.ok(checked.stdout.split('\n').includes(`Cannot be served: ${line}`), checked.stdout);
+  assertFails(await run(['--db', file, '--port', '0'], cleanEnv(USER), asService), 1, `booking-search-server: ${line}`);
+  assert.deepEqual(listing(dir), ['kasse.gnucash']);
 });
 
 // Root served another user's file without a word, though the docs say never to.

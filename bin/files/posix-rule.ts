@@ -86,7 +86,27 @@ function databasePathProblem(file: string, application?: Trusted): string | unde
     return undefined;
   }
   if (found === undefined) return undefined;
+  const stranger = thirdOwner(file);
+  if (stranger !== undefined) return stranger;
   return `refusing database ${file}: ${found}, so another user could put a directory of their own in its place and a database of their own at this path; give a path whose directories belong to root, the service's user or the application's (uid ${trusted.user ?? '?'}) and that no one else may write (chmod o-w, g-w)`;
+}
+
+/**
+ * The refusal of `file` when it belongs to a user who is neither root nor the owner of the
+ * directory holding it (who is neither root nor the service's user): that owner is the application, whose
+ * directory the refusal should not advise giving away; the file is what is out of place,
+ * so it is given back as a restore as root is (giveBackFile). `undefined` otherwise.
+ */
+function thirdOwner(file: string): string | undefined {
+  try {
+    const real = realpathSync(file);
+    const { uid } = statSync(real);
+    const holder = statSync(dirname(real)).uid;
+    if (uid === 0 || holder === 0 || holder === uid || holder === process.geteuid?.()) return undefined;
+    return `refusing database ${file}: it belongs to user ${named('passwd', uid)}, not to the owner of its directory, ${named('passwd', holder)}, so another user could have put it there; if it is the application's file, ${giveBackFile(file)} (docs/operations.md, Users and permissions)`;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
