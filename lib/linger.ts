@@ -46,7 +46,7 @@ export function lingerAfter(res: ServerResponse): void {
 function bodyEnded(this: IncomingMessage): void {
   const socket = this.socket as Lingering;
   if (socket.destroyed) return;
-  stopReading(socket, true);
+  stopReading(socket);
   // Still `linger` while the answer is on its way; it finds the body complete and closes.
   if (socket[BODY] === undefined) socket.destroySoon();
 }
@@ -72,13 +72,17 @@ function linger(this: Lingering): void {
  */
 const STALLED_LOOK_MS = 100;
 
+const STOPPED = Symbol('read no more');
+
 /**
- * No more of `socket` is read (`first`: from now on): node:http parses what it has read already and no more, as when
- * it pauses a connection whose answers wait (`_paused`, which it alone clears, once they have left; the answer that
- * closes the connection then ends it). Once its answers stand still, it is closed.
+ * No more of `socket` is read: node:http parses what it has read already and no more, as when it pauses a connection
+ * whose answers wait (`_paused`, which it alone clears, once they have left; the answer that closes the connection
+ * then ends it). Once its answers stand still, it is closed. Asked again (a dropped request more, a body's end),
+ * it only pauses the socket again.
  */
-export function stopReading(socket: Socket & { _paused?: boolean }, first: boolean): void {
-  if (first) {
+export function stopReading(socket: Socket & { _paused?: boolean; [STOPPED]?: true }): void {
+  if (socket[STOPPED] !== true) {
+    socket[STOPPED] = true;
     // node:http reads on once what it holds to write drains (it clears `_paused` and resumes
     // the socket): paused again first, its resume finds the connection paused and keeps it so.
     socket.prependListener('resume', () => (socket._paused = true));

@@ -57,7 +57,7 @@ export function admit(req: IncomingMessage, res: ServerResponse): Admission {
     // until the connection ends: past MAX_DROPPED (far more than a client pipelines that reads), it is read no more.
     const dropped = (socket[DROPPED] ?? 0) + 1;
     socket[DROPPED] = dropped;
-    if (dropped > MAX_DROPPED) stopReading(socket, dropped === MAX_DROPPED + 1);
+    if (dropped > MAX_DROPPED) stopReading(socket);
     (res as ServerResponse & { [UNHEARD]?: true })[UNHEARD] = true;
     return 'drop';
   }

@@ -109,9 +109,9 @@ export function sendSearchFailure(
 
 export const EMPTY_RESULT = '{"anzahl":0,"buchungen":[]}';
 
-// docs/API.md, A booking: `datum` is a calendar date. Month 01–12 and day 01–31 is as far
-// as a pattern goes; the calendar (lib/query.ts) says the rest.
-const DATE = /^[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])$/;
+// docs/API.md, A booking: `datum` is a day of the calendar, 'YYYY-MM-DD' (lib/query.ts, the
+// rule a request's dates follow). The pattern only words why one is not.
+const DATE_SHAPE = /^[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])$/;
 
 /** `{"anzahl": <int>, "buchungen": [<booking>...]}`, non-ASCII left unescaped. */
 export function formatSearchResult({ count, rows }: SearchRows): string {
@@ -136,18 +136,15 @@ export function formatBooking([id, date, amountCents, subject, category, payment
   // docs/API.md: never a `datum` that is not a date, never an amount that is not whole
   // cents. The mapping (or the file) is wrong; the search answers its 500, with this
   // reason in the log, rather than a wrong answer.
-  if (typeof date !== 'string' || !DATE.test(date)) {
-    throw new RangeError(`booking ${id}: the date ${shown(date)} is not a YYYY-MM-DD date`);
-  }
-  // Days 29 to 31 are not in every month: only those ask the calendar.
-  if (date.slice(8) > '28' && !isCalendarDate(date)) {
-    throw new RangeError(`booking ${id}: the date ${shown(date)} is not a day of the calendar`);
+  if (typeof date !== 'string' || !isCalendarDate(date)) {
+    const not = typeof date === 'string' && DATE_SHAPE.test(date) ? 'a day of the calendar' : 'a YYYY-MM-DD date';
+    throw new RangeError(`booking ${id}: the date ${shown(date)} is not ${not}`);
   }
   if (!Number.isSafeInteger(amountCents)) {
     throw new RangeError(`booking ${id}: the amount ${shown(amountCents)} is not a whole number of cents`);
   }
   // docs/API.md, Sign convention: betrag = -amount_cents / 100.
-  // The date is digits and dashes (DATE above): nothing in it to escape.
+  // The date is digits and dashes (isCalendarDate above): nothing in it to escape.
   let booking = `{"id":${id},"datum":"${date}","betrag":${formatEuros(-amountCents)},"zweck":${jsonString(subject ?? '')}`;
   if (category !== null) booking += `,"kategorie":${jsonString(category)}`;
   if (paymentMethod !== null) booking += `,"konto":${jsonString(paymentMethod)}`;

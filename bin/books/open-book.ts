@@ -114,7 +114,8 @@ export class BookOpener {
     ensureDatabaseFile(file);
     // Judged as the start judges it, and its warning said again when it is another file
     // than the one judged last (the start's is said by the start's lines).
-    const access = judgeDatabaseFile(file);
+    const own = applicationOf(file);
+    const access = judgeDatabaseFile(file, own);
     if (access.kind === 'refused') throw new CliError(access.line);
     const identity = identityOf(file);
     if (
@@ -125,11 +126,13 @@ export class BookOpener {
     )
       this.log(`warning: ${access.warning}`, 'warning');
     this.judged = identity;
-    // And the directories above it for the application as the start found it: a file that
-    // another user put there later does not make that user trusted.
-    this.application ??= applicationOf(file);
-    const kept = judgeDatabaseFile(file, this.application);
-    if (kept.kind === 'refused') throw new CliError(kept.line);
+    // And the directories above it for the application as the start found it, where this
+    // file names another: a file that another user put there later does not make that user trusted.
+    this.application ??= own;
+    if (this.application?.user !== own?.user || this.application?.group !== own?.group) {
+      const kept = judgeDatabaseFile(file, this.application);
+      if (kept.kind === 'refused') throw new CliError(kept.line);
+    }
     const result = await openingGuard(limitMs).open(file, book, this.application);
     if (result.kind === 'refused') throw new CliError(result.line);
     if (result.kind === 'waiting') return this.waiting(result.state);
