@@ -602,7 +602,7 @@ test('an --admin-host that is no address of this machine: the warning, then one 
   assertFails(
     { ...result, stderr: rest.join('\n') },
     1,
-    'booking-search-server: the admin listener cannot listen on 192.0.2.1:9469: no such address on this machine',
+    'booking-search-server: the admin listener: cannot listen on 192.0.2.1: no such address on this machine',
   );
 });
 

@@ -277,7 +277,7 @@ test('a start that fails at listen time, after the file was judged, ends at once
     [['--socket', join(dir, 'api.sock'), '--socket-group', 'nosuchgroup'], /^booking-search-server: .*nosuchgroup/],
     [
       ['--port', '0', '--admin-port', port],
-      `booking-search-server: the admin listener cannot listen on 127.0.0.1:${port}: another process is listening there`,
+      `booking-search-server: the admin listener: port ${port} on 127.0.0.1 is already in use`,
     ],
     [
       ['--port', '0', '--tls-cert', key, '--tls-key', cert],

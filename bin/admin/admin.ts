@@ -31,13 +31,12 @@
 // bounds, lib/linger.ts), at most MAX_ADMIN_CONNECTIONS connections open at once, and a bad
 // Host refused by the listener's edge (the API handler refuses it itself).
 
-import { once } from 'node:events';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ERRORS, errorCode, Metrics, send } from '../../lib/internal.js';
-import { CliError, describeError, logError } from '../base/index.js';
+import { ERRORS, Metrics, send } from '../../lib/internal.js';
+import { logError } from '../base/index.js';
 import type { DatabaseStatus, ServedBook } from '../books/index.js';
-import { applySocketGroup, type ConnectionLimits, createListener, prepareSocketPath } from '../listen/index.js';
+import { type ConnectionLimits, createListener, listenOn } from '../listen/index.js';
 
 /** One book as a process serves it: docs/operations.md, "Monitoring", names the states. */
 export interface BookReport {
@@ -165,8 +164,8 @@ export function createAdminServer(answers: AdminAnswers, timeouts: AdminTimeouts
 /**
  * Starts the admin listener at `where`, with the API listener's `timeouts`; its socket, if
  * it is one, gets `group` (as --socket's does) and the mode of the process's umask
- * (--socket-mode's, or 660 without --socket: bin/serve/serve.ts sets it). Resolves with the server and its address as a line says it; a
- * CliError says why it cannot listen.
+ * (--socket-mode's, or 660 without --socket: bin/serve/serve.ts sets it). Resolves with the
+ * server and its address as a line says it; a CliError says why it cannot listen.
  */
 export async function listenAdmin(
   where: AdminAddress,
@@ -175,32 +174,11 @@ export async function listenAdmin(
   timeouts: AdminTimeouts,
 ): Promise<{ server: Server; address: string }> {
   const server = createAdminServer(answers, timeouts);
-  try {
-    if ('socket' in where) {
-      await prepareSocketPath(where.socket);
-      server.listen(where.socket);
-      await once(server, 'listening');
-      applySocketGroup({ path: where.socket, mode: 0, group });
-      return { server, address: `unix:${where.socket}:/` };
-    }
-    server.listen(where.port, where.host);
-    await once(server, 'listening');
-  } catch (error: unknown) {
-    server.close();
-    if (error instanceof CliError) throw error;
-    const place = 'socket' in where ? `socket ${where.socket}` : `${where.host}:${where.port}`;
-    // As the API listener says them (bin/serve/listener.ts).
-    const code = errorCode(error);
-    const why =
-      code === 'EADDRINUSE'
-        ? 'another process is listening there'
-        : code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN'
-          ? 'no such address on this machine'
-          : code === 'EACCES' && !('socket' in where)
-            ? 'no permission to listen on this port (ports below 1024 need privileges)'
-            : describeError(error);
-    throw new CliError(`the admin listener cannot listen on ${place}: ${why}`);
+  if ('socket' in where) {
+    await listenOn(server, { socket: where.socket, group }, 'the admin listener: ');
+    return { server, address: `unix:${where.socket}:/` };
   }
+  await listenOn(server, where, 'the admin listener: ');
   const { port } = server.address() as AddressInfo;
   const host = where.host.includes(':') ? `[${where.host}]` : where.host;
   return { server, address: `http://${host}:${port}/` };

@@ -20,14 +20,6 @@ import { errorCode } from '../../lib/internal.js';
 import { CliError, describeFsError, shellWord } from '../base/index.js';
 import { ensureDirectoriesSafe } from '../files/index.js';
 
-export interface SocketOptions {
-  path: string;
-  /** Permission bits, e.g. 0o660. */
-  mode: number;
-  /** A group name or number, or `undefined` to keep the process's group. */
-  group: string | undefined;
-}
-
 /**
  * Checks the socket's directory and removes a stale socket at `path`; throws a CliError
  * when the directory is not safe, or the path is in use or not a socket.
@@ -111,8 +103,11 @@ export function useSocketMode(mode: number): void {
   process.umask(0o777 & ~mode);
 }
 
-/** Gives the socket its group, once it exists (see the top of this file for why lchown). */
-export function applySocketGroup({ path, group }: SocketOptions): void {
+/**
+ * Gives the socket at `path` its `group` (a name or number; `undefined` keeps the process's),
+ * once it exists (see the top of this file for why lchown).
+ */
+export function applySocketGroup(path: string, group: string | undefined): void {
   if (group === undefined) return;
   if (process.platform === 'win32') {
     throw new CliError(

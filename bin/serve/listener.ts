@@ -3,18 +3,14 @@
 // socket, behind the access log, with the admin listener beside it; SIGHUP reads the TLS certificate and key again,
 // SIGINT and SIGTERM stop it, and an error nothing caught ends the process in one line.
 
-import { once } from 'node:events';
-import { existsSync } from 'node:fs';
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
-import { dirname } from 'node:path';
-import { errorCode, Metrics } from '../../lib/internal.js';
+import { Metrics } from '../../lib/internal.js';
 import { answersOfProcess, listenAdmin, reportToPrimary, type ServingProcess } from '../admin/index.js';
 import {
   accessLog,
   CliError,
   describeError,
-  describeFsError,
   logInfo,
   logLine,
   onStopSignals,
@@ -28,9 +24,8 @@ import type { ServeCommand } from '../config/index.js';
 import { ensureOnlyOwnerCanChange, readRegularFile } from '../files/index.js';
 import { endAllGuards } from '../guard/index.js';
 import {
-  applySocketGroup,
   createListener,
-  prepareSocketPath,
+  listenOn,
   STOP_GRACE_MS,
   stopBoundMs,
   stopListening,
@@ -60,22 +55,22 @@ export async function listenFor(
   stopChecks: () => void,
   closed: (res: ServerResponse) => void,
 ): Promise<{ server: Server; adminLines: string[] }> {
-  let server: Server | undefined;
+  let server: Server;
   let admin: { server: Server; address: string } | undefined;
   let stopping = false;
   try {
     server = createServer(command, metrics, handler, closed);
-    if (command.socket === undefined) await listen(server, command.settings.port, command.settings.host);
-    else {
-      // With --workers the primary has cleared the path; the workers share its socket.
-      if (role === 'single') await prepareSocketPath(command.socket.path);
-      await listen(server, command.socket.path);
-      applySocketGroup(command.socket);
-    }
+    const { socket, settings } = command;
+    // listenOn closes the server it could not make listen.
+    await listenOn(
+      server,
+      socket === undefined
+        ? { host: settings.host, port: settings.port }
+        : { socket: socket.path, group: socket.group, prepared: role !== 'single' },
+    );
   } catch (error: unknown) {
-    server?.close();
     close();
-    throw error instanceof CliError ? error : new CliError(describeListenError(error, command));
+    throw error;
   }
   // Without an admin listener nothing was counted, and nobody asks.
   const serving: ServingProcess = { metrics: metrics ?? new Metrics(), server, books };
@@ -184,28 +179,6 @@ export function rereadTls(
     say(`${by}: keeping the old TLS certificate: ${why}`, 'warning');
     return false;
   }
-}
-
-/** Listens on a port or a socket path; rejects with the server's error (EADDRINUSE, …). */
-async function listen(server: Server, ...where: [port: number, host: string] | [path: string]): Promise<void> {
-  if (where.length === 1) server.listen(where[0]);
-  else server.listen(where[0], where[1]);
-  await once(server, 'listening');
-}
-
-function describeListenError(error: unknown, { settings: { host, port }, socket }: ServeCommand): string {
-  const code = errorCode(error);
-  if (socket !== undefined) {
-    if (code === 'EADDRINUSE') return `cannot listen on socket ${socket.path}: another process is listening on it`;
-    // libuv reports a missing directory as EACCES too.
-    if (!existsSync(dirname(socket.path))) return `cannot listen on socket ${socket.path}: no such directory`;
-    return `cannot listen on socket ${socket.path}: ${describeFsError(error)}`;
-  }
-  if (code === 'EADDRINUSE') return `port ${port} on ${host} is already in use`;
-  if (code === 'EACCES') return `no permission to listen on port ${port} (ports below 1024 need privileges)`;
-  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN')
-    return `cannot listen on ${host}: no such address on this machine`;
-  return `cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`;
 }
 
 /**
