@@ -352,6 +352,27 @@ test('SIGHUP warns again about a credentials file every user can read, as the st
   assert.equal((await server.stop()).code, 0);
 });
 
+// check said "Credentials: 1 user(s)" and nothing else while the service warned.
+test('check --config warns about a credentials file every user can read, in the words of the service', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'zugang');
+  writeFileSync(file, 'bank:alt\n', { mode: 0o644 });
+  chmodSync(file, 0o644);
+  const config = join(dir, 'books.conf');
+  writeFileSync(config, `[book kasse]\ndb = ${buildDatabase(t)}\nbase-path = /kasse\nusers = bank\n`, { mode: 0o600 });
+  const checked = await run(['check', '--config', config, '--credentials-file', file], cleanEnv());
+  assert.equal(checked.code, 0, checked.stdout + checked.stderr);
+  assert.ok(
+    checked.stdout.includes(
+      `\nCredentials: 1 user(s); the users of the books are checked against them.\nwarning: credentials file ${file} is readable by every user of this machine (mode 644); chmod o-rwx it\n`,
+    ),
+    checked.stdout,
+  );
+  chmodSync(file, 0o600);
+  const quiet = await run(['check', '--config', config, '--credentials-file', file], cleanEnv());
+  assert.doesNotMatch(quiet.stdout, /readable by every user/);
+});
+
 test('SIGHUP reaches the stand-in that answers while the database is gone: before and after the file goes, only the new secret gets in', async (t) => {
   const dir = databaseDir(t);
   const file = join(dir, 'zugang');

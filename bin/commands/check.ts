@@ -8,6 +8,7 @@ import type { BookConfig, ServeCommand, UnreadCredentials } from '../config/inde
 import { readApp, readCredentialsFile, readTableNames, resolveBooks } from '../config/index.js';
 import { type BookFile, judgedAs, writeReport } from '../files/index.js';
 import { Guard } from '../guard/index.js';
+import { warnAboutSecretFiles } from '../serve/index.js';
 
 /**
  * `check --db FILE` for `book` (its app, its tables, where its app is written), run in a
@@ -67,6 +68,8 @@ export async function reportOnBooks(
       `Credentials: ${unread.given ? 'given but wrong' : 'not given'} (${unread.message}); the users of the books are not checked.`,
     );
   else lines.push(`Credentials: ${credentials?.length ?? 0} user(s); the users of the books are checked against them.`);
+  // Said as the service says it at its start, so that check run as its user shows what it will see.
+  warnAboutSecretFiles(command, (text) => lines.push(text));
   let books: BookConfig[];
   try {
     books =
