@@ -9,6 +9,7 @@ import { errorCode } from '../../lib/internal.js';
 import type { AppIn, TableNames } from '../files/index.js';
 import type { ConfigFile } from './config-file.js';
 import { gatherSettings, judgeOutranked, type Origin, placeError, type Values } from './configuration.js';
+import { nearestName } from './nearest-name.js';
 import {
   appWrittenIn,
   type CheckConfig,
@@ -162,10 +163,18 @@ function parse(argv: readonly string[]) {
     if (option?.startsWith('--trust-proxy')) throw usage(TRUST_PROXY_NEEDS_ADDRESSES);
     // The unknown flag whole, as typed (a space, a quote or a newline in it too): usage escapes it.
     const unknown = /^Unknown option '(.*)'(?:\. To specify a positional|$)/s.exec(message)?.[1];
-    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && unknown) throw usage(`unknown option ${unknown}`);
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && unknown)
+      throw usage(`unknown option ${unknown}${flagHint(unknown)}`);
     if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option) throw usage(`option ${option} needs a value`);
     throw usage(message.split('\n')[0] ?? message);
   }
+}
+
+/** "; did you mean --workers?" for `--wokers`, as for a variable or a key of the file (nearest-name.ts). */
+function flagHint(unknown: string): string {
+  if (!unknown.startsWith('--')) return '';
+  const nearest = nearestName(unknown.slice(2), Object.keys(OPTIONS));
+  return nearest === undefined ? '' : `; did you mean --${nearest}?`;
 }
 
 /**

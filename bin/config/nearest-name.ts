@@ -1,5 +1,5 @@
-// The known name nearest to a misspelt one, for "did you mean …?": a BOOKING_SEARCH_
-// variable (bin/config/configuration.ts) or a key of the configuration file (config-file.ts).
+// The known name nearest to a misspelt one, for "did you mean …?": a flag (args.ts), a
+// BOOKING_SEARCH_ variable (configuration.ts) or a key of the configuration file (config-file.ts).
 
 /** The name of `known` nearest to `given`: a few letters apart, or one that begins the other. */
 export function nearestName(given: string, known: readonly string[]): string | undefined {

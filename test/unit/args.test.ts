@@ -126,8 +126,12 @@ const USAGE_ERRORS: Array<[argv: string[], line: string]> = [
   [['--db'], 'option --db needs a value'],
   [['--frobnicate'], 'unknown option --frobnicate'],
   // An unknown flag is named whole, as typed, a newline escaped (it was cut at the newline).
-  [['--po\nrt', '1'], 'unknown option --po\\nrt'],
+  [['--po\nrt', '1'], 'unknown option --po\\nrt; did you mean --port?'],
   [["--it's here"], "unknown option --it's here"],
+  // A flag a few letters off gets the one meant, as a variable and a key of the file do.
+  [['--demo', '--wokers', '3'], 'unknown option --wokers; did you mean --workers?'],
+  [['--demo', '--wokers=3'], 'unknown option --wokers; did you mean --workers?'],
+  [['--demo', '--max-auth-failure', '3'], 'unknown option --max-auth-failure; did you mean --max-auth-failures?'],
   [[], '--db FILE is required (or --demo for sample data, or --config FILE)'],
   [['--db', 'x.sqlite', '--demo'], 'give either --db FILE or --demo, not both'],
   [['check'], 'check needs --db FILE or --config FILE'],
