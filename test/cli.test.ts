@@ -242,16 +242,17 @@ test('a missing file, a directory, a non-database and a foreign schema each end 
   );
 });
 
-test('a port in use ends with one clear line', async (t) => {
+// With --workers, stdout said "stopped" after the line: nothing had started.
+test('a port in use ends with one clear line, and nothing on stdout, with --workers too', async (t) => {
   const blocker = createServer();
   await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
   t.after(() => blocker.close());
   const port = (blocker.address() as { port: number }).port;
-  assertFails(
-    await run(['--demo', '--port', String(port)]),
-    1,
-    `booking-search-server: port ${port} on 127.0.0.1 is already in use`,
-  );
+  for (const workers of [[], ['--workers', '2']]) {
+    const result = await run(['--demo', '--port', String(port), ...workers]);
+    assertFails(result, 1, `booking-search-server: port ${port} on 127.0.0.1 is already in use`);
+    assert.equal(result.stdout, '', workers.join(' '));
+  }
 });
 
 // The guard process that judged the file was left to its idle end, 5 s later, and held the

@@ -126,7 +126,8 @@ class Supervisor {
 
   private done(): void {
     if (this.admin !== undefined) void stopListening(this.admin.server, 0);
-    logInfo(['stopped']);
+    // A first start that failed said why in its one line: nothing had started to stop.
+    if (this.started || process.exitCode === 0) logInfo(['stopped']);
     this.resolve();
   }
 
