@@ -1,4 +1,5 @@
-// Express: app.use() the handler; requests outside /kasse/api/ go on to the app's routes.
+// Express: app.use() the handler, before any body parser (it reads the body itself);
+// requests outside /kasse/api/ go on to the app's routes.
 //   BOOKING_DB=kasse.sqlite BOOKING_SEARCH_USER=… BOOKING_SEARCH_PASSWORD=… node express.mjs
 import Database from 'better-sqlite3';
 import { answerProtocolErrors, createHandler } from 'booking-search-server';

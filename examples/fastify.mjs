@@ -1,5 +1,5 @@
-// Fastify: a raw route hands the request to the handler; reply.hijack() tells Fastify
-// that the handler writes the response itself.
+// Fastify: the handler answers in the route's onRequest hook, before Fastify reads the body
+// (it reads it itself, after the login); reply.hijack() says the handler writes the response.
 //   BOOKING_DB=kasse.sqlite BOOKING_SEARCH_USER=… BOOKING_SEARCH_PASSWORD=… node fastify.mjs
 import Database from 'better-sqlite3';
 import { answerClientError, answerExpectation, createHandler } from 'booking-search-server';
@@ -20,10 +20,7 @@ const handler = createHandler(
 // hand (Node's bodiless answer to a missing Host off, so the handler answers it as JSON).
 const app = Fastify({ clientErrorHandler: answerClientError, http: { requireHostHeader: false } });
 app.server.on('checkExpectation', answerExpectation);
-app.all('/kasse/api/*', (request, reply) => {
-  reply.hijack();
-  handler(request.raw, reply.raw);
-});
+app.all('/kasse/api/*', { onRequest: (request, reply) => handler(request.raw, reply.hijack().raw) }, () => {});
 app.get('/', async () => ({ hallo: 'Die Buchungssuche liegt unter /kasse/api/v1/.' }));
 
 const origin = await app.listen({ port: Number(PORT), host: '127.0.0.1' });

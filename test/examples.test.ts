@@ -64,6 +64,7 @@ for (const example of EXAMPLES) {
     assert.equal(headDenied.status, 401);
     const post = await request(`${origin}/kasse/api/v1/status`, { method: 'POST', headers: { authorization: AUTH } });
     assertReply(post, 405, { fehler: 'Methode nicht erlaubt.', code: 'method_not_allowed' });
+    await assertAbgleichBodyIsTheHandlers(origin);
     if (example !== 'node-http.mjs') {
       const home = await request(`${origin}/`);
       assert.equal(home.status, 200, "the framework's own route still answers");
@@ -84,6 +85,62 @@ for (const example of EXAMPLES) {
     await once(child, 'exit');
     // Mounted inside a Hono route, every HEAD logged ERR_HTTP_HEADERS_SENT here.
     assert.equal(errors, '', 'nothing on stderr');
+  });
+}
+
+/**
+ * POST abgleich through an example: the handler reads the body itself, after the login. A
+ * framework that parsed it first left the handler waiting for a body already read, and
+ * answered a broken, oversized or mistyped one itself, before the login.
+ */
+async function assertAbgleichBodyIsTheHandlers(origin: string): Promise<void> {
+  const path = '/kasse/api/v1/abgleich';
+  const json = { 'content-type': 'application/json' };
+  const coffee = JSON.stringify({ zeilen: [{ datum: '2026-03-31', betrag: '-4.35' }] });
+  const paired = await request(`${origin}${path}`, {
+    method: 'POST',
+    headers: { ...json, authorization: AUTH },
+    body: coffee,
+  });
+  assertReply(paired, 200, {
+    zeilen: [
+      {
+        ref: '1',
+        buchungen: MARCH_COFFEE.buchungen,
+        kandidaten: 2,
+        eindeutig: false,
+        alternativen: [
+          {
+            id: 10,
+            datum: '2026-04-01',
+            betrag: -4.35,
+            zweck: 'Kaffee am Folgetag',
+            kategorie: 'Bewirtung',
+            konto: 'Barkasse',
+          },
+        ],
+      },
+    ],
+  });
+  const unauthorized = { fehler: 'Anmeldung erforderlich.', code: 'unauthorized' };
+  assertReply(await request(`${origin}${path}`, { method: 'POST', headers: json, body: '{"a":' }), 401, unauthorized);
+  const mistyped = { 'content-type': 'kaputt' };
+  assertReply(
+    await request(`${origin}${path}`, { method: 'POST', headers: mistyped, body: coffee }),
+    401,
+    unauthorized,
+  );
+  const oversized = `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2000000\r\n\r\n{`;
+  assertReply(await rawRequest(origin, oversized), 401, unauthorized);
+  assertReply(
+    await request(`${origin}${path}`, { method: 'POST', headers: { ...mistyped, authorization: AUTH }, body: coffee }),
+    415,
+    { fehler: 'Der Inhalt muss JSON sein (application/json).', code: 'unsupported_media_type' },
+  );
+  const loggedIn = oversized.replace('Host: x', `Host: x\r\nAuthorization: ${AUTH}`);
+  assertReply(await rawRequest(origin, loggedIn), 413, {
+    fehler: 'Der Inhalt ist zu groß: höchstens 1 MiB.',
+    code: 'body_too_large',
   });
 }
 
