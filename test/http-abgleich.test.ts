@@ -462,3 +462,19 @@ test('lines whose windows hold more than 20,000 bookings together are refused: 4
   };
   assertReply(await reconcile(origin, far), 400, { fehler: BODY_MESSAGES.tooManyBookings, code: 'bad_body' });
 });
+
+test('a body parser in front of the handler took the body: a 500 at once, and the hook hears whose mistake it is', async (t) => {
+  const heard: string[] = [];
+  const handler = createHandler(openReadOnly(t, fixture(t)), CREDENTIALS, {
+    onError: (error) => heard.push(error instanceof Error ? error.message : String(error)),
+  });
+  // What express.json() does: read the whole body, then hand the request on.
+  const origin = await serve(t, (req, res) => {
+    req.on('data', () => {});
+    req.on('end', () => handler(req, res));
+  });
+  const reply = await post(`${origin}${PATH}`, JSON.stringify({ zeilen: [{ datum: '2026-03-31', betrag: '-4.35' }] }));
+  assertReply(reply, 500, { fehler: 'Interner Fehler.', code: 'internal_error' });
+  assert.equal(heard.length, 1);
+  assert.match(heard[0] ?? '', /read before the handler \(a body parser in front of it\)/);
+});

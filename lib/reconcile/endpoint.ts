@@ -29,6 +29,8 @@ export const SLICE_MS = 0.5;
 // charset's value case-insensitive, the value perhaps quoted), nothing else.
 const JSON_MEDIA_TYPE = /^application\/json[ \t]*(?:;[ \t]*charset=(?:utf-8|"utf-8")[ \t]*)?$/i;
 const CLOSE = ['Connection', 'close'] as const;
+const BODY_TAKEN =
+  'the body of POST abgleich was read before the handler (a body parser in front of it): the handler reads it itself, so put no body parser before it';
 // Every book's reconciliations of this thread take their places in one gate.
 const THIS_THREAD = createGate();
 
@@ -49,6 +51,9 @@ export function createReconcileEndpoint(
   return (req, res, user, client) => {
     if (!JSON_MEDIA_TYPE.test(req.headers['content-type'] ?? '')) return sendError(res, ERRORS.unsupportedMediaType);
     if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return sendError(res, ERRORS.bodyTooLarge, CLOSE);
+    // An embedder's body parser before the handler (express.json(), say) took the body: its
+    // end would never come. The embedder's mistake, for the hook; the client gets the 500.
+    if (req.readableDidRead || req.readableEnded) return fail(new Error(BODY_TAKEN), req, res);
     continueBody(res);
     readBody(req, (body) => {
       try {
