@@ -195,6 +195,36 @@ test("the admin listener's /ready flips to 503 and back as a WAL file's applicat
   await started.close();
 });
 
+// The same file, its group's read given back, was said "replaced; serving the new file" and
+// counted as a replacement.
+test('the served file made unreadable (chmod g-r) and readable again (chmod g+r): said so, served, not counted as another file', async (t) => {
+  const { users, asService } = setup();
+  const dir = applicationDirectory(users, users.workDir());
+  const file = await createDatabase(users, dir, 'delete');
+  const server = await start(t, ['--db', file, '--admin-port', '0'], cleanEnv(USER), asService);
+  const admin = /admin listener on (http:\/\/127\.0\.0\.1:\d+)\//.exec(server.output().stdout)?.[1] as string;
+  assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
+  // A schema change while the service may not read the file: opened again, it cannot be.
+  chmodSync(file, 0o600);
+  const db = new Database(file);
+  db.exec('CREATE TABLE notiz (text TEXT)');
+  db.close();
+  const denied = /cannot open database .*: permission denied: .*chmod g\+r /;
+  await get(`${server.api}${SEARCH}`);
+  await until(() => denied.test(server.output().stderr), 5_000, 'the log says it cannot be read');
+  assert.equal((await get(`${server.api}${SEARCH}`)).status, 500);
+  chmodSync(file, 0o640);
+  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 5_000, 'served again');
+  const lines = stderrLines(server.output().stderr).map((line) => line.replace(/^\S+ /, ''));
+  assert.equal(lines.at(-1), `database ${file} can be read now; serving it`);
+  assert.doesNotMatch(server.output().stderr, /was replaced/);
+  assert.match(
+    (await request(`${admin}/metrics`)).body,
+    /^booking_search_book_replacements_total\{book="booking-search-server"\} 0$/m,
+  );
+  await server.stop();
+});
+
 // The file is opened again every second while it waits; /ready said "the file is being
 // opened again" during each of those opens, and an admin polling it lost what to do.
 test("/ready keeps a waiting book's reason while its file is opened again: every poll says what to do, until the file serves", async (t) => {

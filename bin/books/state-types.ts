@@ -29,6 +29,11 @@ export interface Look {
   readonly before: string;
   /** The served file was still at the path when the look began (a schema change, a torn read). */
   readonly sameFile: boolean;
+  /**
+   * The inode of the file last served, when it was at the path as the look began (served, or
+   * not readable since): a file it opens with that inode is that file again, not another.
+   */
+  readonly served?: string | undefined;
   /** The look began while the file was waited for (a lock, a journal, a WAL to recover). */
   readonly wasWaiting: boolean;
 }
@@ -51,6 +56,8 @@ export type Phase<C> =
       readonly cause: Cause;
       readonly timedOut?: string | undefined;
       readonly quiet?: true | undefined;
+      /** The file last served, at the path when it could not be read (its mode changed): Look's `served`. */
+      readonly served?: string | undefined;
     };
 
 export interface WatchState<C> {

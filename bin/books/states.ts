@@ -76,7 +76,13 @@ function tick<C>(state: WatchState<C>, identity: string | undefined): Step<C> {
     const sameFile = identity === phase.inode;
     // A lock said to hold the file: each tick looks whether it still does.
     if (!noticed && sameFile) return phase.lock === undefined ? { state, effects: [] } : lookBeside(state, phase, 0);
-    const look: Look = { first: false, before: describe(phase), sameFile, wasWaiting: false };
+    const look: Look = {
+      first: false,
+      before: describe(phase),
+      sameFile,
+      wasWaiting: false,
+      ...servedAs(sameFile ? phase.inode : undefined),
+    };
     return {
       state: {
         ...state,
@@ -92,7 +98,15 @@ function tick<C>(state: WatchState<C>, identity: string | undefined): Step<C> {
   }
   // An open that did not end in time is not tried again until another file is there.
   if (phase.timedOut !== undefined && !noticed && identity === phase.timedOut) return { state, effects: [] };
-  const look: Look = { first: false, before: describe(phase), sameFile: false, wasWaiting: phase.cause.waits };
+  // The file last served, still at the path but not read, is looked at as that file.
+  const served = servedAs(identity === phase.served ? phase.served : undefined);
+  const look: Look = {
+    first: false,
+    before: describe(phase),
+    sameFile: false,
+    wasWaiting: phase.cause.waits,
+    ...served,
+  };
   // While it is opened again, a file that was not served keeps the reason it last gave:
   // /ready and the 500s go on saying what to do (start the application, let it roll back
   // its journal) until the file serves or fails otherwise, not "being opened" each second.
@@ -132,7 +146,13 @@ function checked<C>(state: WatchState<C>, phase: Served<C>, event: Ended<C>): St
       effects: [...say(state, line, 'warning'), ...effects],
     };
   }
-  const look: Look = { first: false, before: describe(phase), sameFile: true, wasWaiting: lock !== undefined };
+  const look: Look = {
+    first: false,
+    before: describe(phase),
+    sameFile: true,
+    wasWaiting: lock !== undefined,
+    ...servedAs(phase.inode),
+  };
   const step = next(
     { ...state, phase: { is: 'opening', cause: OPENING('the file is being opened again'), look } },
     event,
@@ -158,7 +178,7 @@ function opened<C>(state: WatchState<C>, outcome: Outcome<C>, identity: string |
   const ready: Effect<C>[] = look.first ? [{ do: 'ready' }] : [];
   // Stopped meanwhile: what was opened is closed, and nothing is said of the file.
   if (state.stopped) return { state, effects: [...close, ...ready] };
-  const now = phaseOf(outcome);
+  const now = phaseOf(outcome, identity === look.served ? look.served : undefined);
   const since = look.first || describe(now) === look.before ? state.since : at;
   if (!outcome.serving) {
     // A passing moment is not said, but at the start: the start says where the file stands.
@@ -173,13 +193,17 @@ function opened<C>(state: WatchState<C>, outcome: Outcome<C>, identity: string |
   // The first look's serving is said by the greeting.
   if (look.first) return { state: { ...state, phase: now }, effects: [serve, ...ready] };
   const again = look.sameFile && outcome.inode === identity;
-  const replaced = state.replaced + (look.wasWaiting || again ? 0 : 1);
+  // The file last served, not read since (a chmod took its read away), is that file once it
+  // can be read: not another, which is what a replacement counts.
+  const back = !look.sameFile && look.served !== undefined && outcome.inode === look.served && identity === look.served;
+  const replaced = state.replaced + (look.wasWaiting || again || back ? 0 : 1);
   const { file } = state;
-  const line = look.wasWaiting
-    ? `database ${file} can be read now; serving it`
-    : again
-      ? `database ${file} was opened and checked again; serving it`
-      : `database ${file} was replaced; serving the new file`;
+  const line =
+    look.wasWaiting || back
+      ? `database ${file} can be read now; serving it`
+      : again
+        ? `database ${file} was opened and checked again; serving it`
+        : `database ${file} was replaced; serving the new file`;
   // Each start of serving is said, even the same as the last one (two restores in a row).
   return {
     state: { ...state, phase: now, since, replaced, lastLine: '' },
@@ -192,7 +216,8 @@ function failed<C>(state: WatchState<C>, event: Extract<Ended<C>, { on: 'failed'
   const { phase, file } = state;
   if (phase.is !== 'opening') return { state, effects: [] };
   const cause: Cause = { code: event.gone ? 'ENOENT' : 'INVALID', message: event.message, waits: false };
-  const now: Phase<C> = { is: 'unavailable', cause };
+  const served = event.gone ? {} : servedAs(phase.look.served);
+  const now: Phase<C> = { is: 'unavailable', cause, ...served };
   if (phase.look.first) return { state: { ...state, phase: now }, effects: [{ do: 'ready', error: event.error }] };
   if (state.stopped) return { state, effects: [] };
   const since = describe(now) === phase.look.before ? state.since : event.at;
@@ -203,11 +228,22 @@ function failed<C>(state: WatchState<C>, event: Extract<Ended<C>, { on: 'failed'
   return { state: { ...state, phase: now, since, lastLine: line }, effects: said };
 }
 
-/** The phase an open ended in. */
-function phaseOf<C>(outcome: Outcome<C>): Phase<C> {
+/** The phase an open ended in; `served`: the file last served, found at the path not served. */
+function phaseOf<C>(outcome: Outcome<C>, served?: string): Phase<C> {
   if (outcome.serving) return { is: 'served', connection: outcome.connection, inode: outcome.inode };
   const { cause, timedOut, quiet } = outcome;
-  return { is: 'unavailable', cause, ...(timedOut !== undefined && { timedOut }), ...(quiet && { quiet }) };
+  return {
+    is: 'unavailable',
+    cause,
+    ...(timedOut !== undefined && { timedOut }),
+    ...(quiet && { quiet }),
+    ...servedAs(served),
+  };
+}
+
+/** `{ served }` when the inode of the file last served is known, else nothing. */
+function servedAs(inode: string | undefined): { served?: string } {
+  return inode === undefined ? {} : { served: inode };
 }
 
 /** A line of a state that lasts: said only when it is not the last one said. */

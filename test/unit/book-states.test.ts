@@ -36,6 +36,10 @@ const gone: Cause = { code: 'ENOENT', message: goneText, waits: false };
 const badText = `database ${FILE}: table bookings has no column amount`;
 const bad: Cause = { code: 'INVALID', message: badText, waits: false };
 
+const deniedText = `cannot open database ${FILE}: permission denied: the service may not read the file`;
+const denied: Cause = { code: 'INVALID', message: deniedText, waits: false };
+const DENIED_LINE = `${deniedText}; searches answer 500 until a valid file is there`;
+const DENIED: WatchEvent<C> = { on: 'failed', error: new Error(deniedText), gone: false, message: deniedText, at: AT };
 const GONE_LINE = `database ${FILE} is gone; searches answer 500 until it is back`;
 const BAD_LINE = `${badText}; searches answer 500 until a valid file is there`;
 const WAIT_LINE = `database ${FILE} cannot be read yet: ${locked.message}; searches answer 500 with Retry-After until it can`;
@@ -61,14 +65,14 @@ const journal: Cause = {
 const JOURNAL_LINE = `database ${FILE} cannot be read yet: ${journal.message}; searches answer 500 with Retry-After until it can`;
 const ANSWERED: WatchEvent<C> = { on: 'answered', at: AT };
 const checking = (connection: C, inode: string): Phase<C> => ({ is: 'served', connection, inode, checking: true });
-const down = (cause: Cause, more: { timedOut?: string; quiet?: true } = {}): Phase<C> => ({
+const down = (cause: Cause, more: { timedOut?: string; quiet?: true; served?: string } = {}): Phase<C> => ({
   is: 'unavailable',
   cause,
   ...more,
 });
 const looking = (
   cause: Cause,
-  look: { first?: boolean; before?: string; sameFile?: boolean; wasWaiting?: boolean } = {},
+  look: { first?: boolean; before?: string; sameFile?: boolean; wasWaiting?: boolean; served?: string } = {},
 ): Phase<C> => ({
   is: 'opening',
   cause,
@@ -313,14 +317,14 @@ const ROWS: Row[] = [
     name: 'the open beside the connection finds the lock held: closed, waiting with its reason, said once',
     from: state(checking('A', 'i1')),
     on: openedDown(locked),
-    to: state(down(locked), { since: AT, lastLine: WAIT_LINE }),
+    to: state(down(locked, { served: 'i1' }), { since: AT, lastLine: WAIT_LINE }),
     effects: [{ do: 'close', connection: 'A' }, { do: 'stand in' }, log(WAIT_LINE, 'warning')],
   },
   {
     name: 'the open beside the connection finds a schema that does not fit: closed, said',
     from: state(checking('A', 'i1')),
     on: failed(false),
-    to: state(down(bad), { since: AT, lastLine: BAD_LINE }),
+    to: state(down(bad, { served: 'i1' }), { since: AT, lastLine: BAD_LINE }),
     effects: [{ do: 'close', connection: 'A' }, { do: 'stand in' }, log(BAD_LINE, 'error')],
   },
   // A lock is not a broken file: while it holds the file, the connection is kept and its
@@ -392,7 +396,7 @@ const ROWS: Row[] = [
     name: 'a lock held, the open beside the connection finds a hot journal: closed as any state that is not a lock',
     from: state(holding('A', 'i1', { checking: true }), { lastLine: HELD_LINE }),
     on: openedDown(journal),
-    to: state(down(journal), { since: AT, lastLine: JOURNAL_LINE }),
+    to: state(down(journal, { served: 'i1' }), { since: AT, lastLine: JOURNAL_LINE }),
     effects: [{ do: 'close', connection: 'A' }, { do: 'stand in' }, log(JOURNAL_LINE, 'warning')],
   },
   {
@@ -428,7 +432,7 @@ const ROWS: Row[] = [
     name: 'noticed, the same file: closed, opened once it stands still',
     from: state(served('A', 'i1'), { noticed: true }),
     on: tick('i1'),
-    to: state(looking(again, { sameFile: true })),
+    to: state(looking(again, { sameFile: true, served: 'i1' })),
     effects: [{ do: 'close', connection: 'A' }, { do: 'stand in' }, open(STABLE_MS)],
   },
   {
@@ -447,7 +451,7 @@ const ROWS: Row[] = [
   },
   {
     name: 'the new schema serves: the same file, not counted',
-    from: state(looking(again, { sameFile: true })),
+    from: state(looking(again, { sameFile: true, served: 'i1' })),
     on: openedAs('B', 'i1'),
     to: state(served('B', 'i1')),
     effects: [
@@ -457,17 +461,70 @@ const ROWS: Row[] = [
   },
   {
     name: 'the same inode, but another file by the time it served: counted',
-    from: state(looking(again, { sameFile: true })),
+    from: state(looking(again, { sameFile: true, served: 'i1' })),
     on: openedAs('B', 'i1', 'i2'),
     to: state(served('B', 'i1'), { replaced: 1 }),
     effects: [{ do: 'serve', connection: 'B' }, log(`database ${FILE} was replaced; serving the new file`, 'notice')],
   },
   {
     name: 'the new schema does not fit: not served until a valid file is there',
-    from: state(looking(again, { sameFile: true })),
+    from: state(looking(again, { sameFile: true, served: 'i1' })),
     on: failed(false),
-    to: state(down(bad), { since: AT, lastLine: BAD_LINE }),
+    to: state(down(bad, { served: 'i1' }), { since: AT, lastLine: BAD_LINE }),
     effects: [log(BAD_LINE, 'error')],
+  },
+  // Its group's read taken away (chmod g-r) and given back: the same file, not another.
+  {
+    name: 'the file served cannot be read when opened again: not served, the file kept in mind',
+    from: state(looking(again, { sameFile: true, served: 'i1' })),
+    on: DENIED,
+    to: state(down(denied, { served: 'i1' }), { since: AT, lastLine: DENIED_LINE }),
+    effects: [log(DENIED_LINE, 'error')],
+  },
+  {
+    name: 'unreadable, the retry tick, the file served still at the path: looked at as that file',
+    from: state(down(denied, { served: 'i1' }), { lastLine: DENIED_LINE }),
+    on: tick('i1'),
+    to: state(looking(denied, { before: `INVALID: ${deniedText}`, served: 'i1' }), { lastLine: DENIED_LINE }),
+    effects: [open(STABLE_MS)],
+  },
+  {
+    name: 'still unreadable: not said again, the file kept in mind',
+    from: state(looking(denied, { before: `INVALID: ${deniedText}`, served: 'i1' }), { lastLine: DENIED_LINE }),
+    on: DENIED,
+    to: state(down(denied, { served: 'i1' }), { lastLine: DENIED_LINE }),
+    effects: [],
+  },
+  {
+    name: 'the file served can be read again (chmod g+r): served, said so, not counted as another file',
+    from: state(looking(denied, { before: `INVALID: ${deniedText}`, served: 'i1' }), {
+      lastLine: DENIED_LINE,
+      replaced: 1,
+    }),
+    on: openedAs('B', 'i1'),
+    to: state(served('B', 'i1'), { since: AT, replaced: 1 }),
+    effects: [{ do: 'serve', connection: 'B' }, log(READ_LINE, 'notice')],
+  },
+  {
+    name: 'unreadable, another file at the path: no longer the file served',
+    from: state(down(denied, { served: 'i1' }), { lastLine: DENIED_LINE }),
+    on: tick('i2'),
+    to: state(looking(denied, { before: `INVALID: ${deniedText}` }), { lastLine: DENIED_LINE }),
+    effects: [open(STABLE_MS)],
+  },
+  {
+    name: 'unreadable, the file served gone from the path: forgotten',
+    from: state(looking(denied, { before: `INVALID: ${deniedText}`, served: 'i1' }), { lastLine: DENIED_LINE }),
+    on: failed(true),
+    to: state(down(gone), { since: AT, lastLine: GONE_LINE }),
+    effects: [log(GONE_LINE, 'error')],
+  },
+  {
+    name: 'unreadable, then another file there serves: counted, said replaced',
+    from: state(looking(denied, { before: `INVALID: ${deniedText}` }), { lastLine: DENIED_LINE }),
+    on: openedAs('B', 'i2'),
+    to: state(served('B', 'i2'), { since: AT, replaced: 1 }),
+    effects: [{ do: 'serve', connection: 'B' }, log(`database ${FILE} was replaced; serving the new file`, 'notice')],
   },
   // A cp over the file: it changed while it was opened, quietly looked at again.
   {
