@@ -133,6 +133,8 @@ export const BODY_MESSAGES = {
   waehrung: "Feld 'waehrung' muss ein dreistelliger Währungscode sein.",
   tooManyBookings:
     'Der Inhalt fragt nach zu vielen Buchungen: die Zeitfenster der Zeilen halten mehr als 20000. Bitte den Auszug in Teilen senden.',
+  tooMuchWeighing:
+    'Der Inhalt fragt nach zu vielen Vergleichen: mehr als 4000000 Kandidaten und Kombinationen von Teilen. Bitte den Auszug in Teilen senden.',
 } as const;
 
 /** A line's message: `Zeile 3: ` before one of BODY_MESSAGES. */

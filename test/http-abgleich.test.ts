@@ -10,6 +10,7 @@ import { Guard } from '../bin/guard/guarded.js';
 import { createHandler } from '../lib/index.js';
 import { BODY_MESSAGES, lineMessage } from '../lib/messages.js';
 import { MAX_WINDOW_BOOKINGS } from '../lib/reconcile/read.js';
+import { MAX_WEIGHED } from '../lib/reconcile/reconcile.js';
 import type { HandlerOptions } from '../lib/types.js';
 import {
   AUTH,
@@ -461,6 +462,20 @@ test('lines whose windows hold more than 20,000 bookings together are refused: 4
     ],
   };
   assertReply(await reconcile(origin, far), 400, { fehler: BODY_MESSAGES.tooManyBookings, code: 'bad_body' });
+});
+
+test('lines that weigh more than 4,000,000 candidates together are refused: 400 bad_body, the statement to be sent in parts', async (t) => {
+  const BOOKINGS = 19_990;
+  const many = `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${BOOKINGS})
+    INSERT INTO entries SELECT 100000 + i, '2026-10-0' || (1 + i % 2), 100, 'Kleinkram', NULL, 1 FROM n;`;
+  const origin = await serveBook(t, undefined, many);
+  assert.ok(BODY_MESSAGES.tooMuchWeighing.includes(`mehr als ${MAX_WEIGHED} Kandidaten`));
+  // Each line has every booking: one line more than the bound holds.
+  const line = { datum: '2026-10-01', betrag: '-1', tage: 1 };
+  const zeilen = Array.from({ length: Math.floor(MAX_WEIGHED / BOOKINGS) + 1 }, () => line);
+  assertReply(await reconcile(origin, { zeilen }), 400, { fehler: BODY_MESSAGES.tooMuchWeighing, code: 'bad_body' });
+  // Its place is free again: a small statement is answered.
+  assert.equal((await reconcile(origin, { zeilen: [line] })).status, 200);
 });
 
 test('a body parser in front of the handler took the body: a 500 at once, and the hook hears whose mistake it is', async (t) => {

@@ -17,8 +17,8 @@ export interface Edge {
  */
 export interface Candidates {
   readonly booking: Int32Array;
-  readonly cents: Float64Array;
-  readonly days: Int32Array;
+  readonly cents: Int32Array | Float64Array;
+  readonly days: Uint16Array;
   readonly opposite: Uint8Array;
 }
 
@@ -37,7 +37,7 @@ export function columns(edges: readonly Edge[]): Candidates {
   return {
     booking: Int32Array.from(edges, (edge) => edge.booking),
     cents: Float64Array.from(edges, (edge) => edge.cents),
-    days: Int32Array.from(edges, (edge) => edge.days),
+    days: Uint16Array.from(edges, (edge) => edge.days),
     opposite: Uint8Array.from(edges, (edge) => (edge.opposite ? 1 : 0)),
   };
 }

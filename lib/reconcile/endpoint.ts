@@ -77,8 +77,9 @@ export function createReconcileEndpoint(
             inSlices(req, parsed.request, outcome.result, (result) => {
               leave();
               try {
-                if (result.ok) send(res, 200, result.body);
-                else sendSearchFailure(report, result.error, req, res);
+                if (!result.ok) sendSearchFailure(report, result.error, req, res);
+                else if (result.body === undefined) sendError(res, badBody(BODY_MESSAGES.tooMuchWeighing));
+                else send(res, 200, result.body);
               } catch (error: unknown) {
                 fail(error, req, res);
               }
@@ -149,7 +150,8 @@ function readBody(req: IncomingMessage, done: (body: Buffer | undefined) => void
   req.on('error', stop);
 }
 
-type Sliced = { ok: true; body: string } | { ok: false; error: unknown };
+/** The answer's text, `undefined` when refused for weighing too much (reconcile.ts), or the failure. */
+type Sliced = { ok: true; body: string | undefined } | { ok: false; error: unknown };
 
 /** The reconciliation run SLICE_MS at a time, the event loop free in between; given up when the client has gone. */
 function inSlices(

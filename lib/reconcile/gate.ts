@@ -1,9 +1,9 @@
 // How many reconciliations of this thread read and compute at once. Each holds its windows'
-// bookings, every line's candidates and the pairing's graph (tens of megabytes for a
-// statement whose lines compete for the same bookings), and they share the thread's CPU
-// anyway: those beyond the bound wait for their place, taken as the waiting searches are
-// (lib/search/rotations.ts: by user, then address, then connection, each in order of
-// arrival). All of them take about as long in total; the memory is that of a few.
+// bookings, every line's candidates and the pairing's graph (up to about 100 MB, bounded by
+// reconcile.ts's MAX_WEIGHED), and they share the thread's CPU anyway: those beyond the
+// bound wait for their place, taken as the waiting searches are (lib/search/rotations.ts:
+// by user, then address, then connection, each in order of arrival). All of them take
+// about as long in total; the memory is that of a few.
 
 import { type Requester, Rotations } from '../search/index.js';
 

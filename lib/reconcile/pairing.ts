@@ -48,9 +48,13 @@ export function* pairLines(
     const result = yield* untangle(kept, yield* pairGroup(kept));
     // Fewer kept than that: the lines left without are paired over all their candidates.
     if (keep < group.length) {
-      const nearest = group.map((line, i) =>
-        (orders[i] as Int32Array).map((k) => (edges[line] as Candidates).booking[k] as number),
-      );
+      // Each order becomes its bookings in place: a copy would be another array as long.
+      const nearest = group.map((line, i) => {
+        const order = orders[i] as Int32Array;
+        const { booking } = edges[line] as Candidates;
+        for (let k = 0; k < order.length; k += 1) order[k] = booking[order[k] as number] as number;
+        return order;
+      });
       yield* pairTheRest(nearest, result);
     }
     group.forEach((line, i) => {

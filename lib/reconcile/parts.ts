@@ -18,45 +18,66 @@ export interface Split {
   days: number;
 }
 
+/** The best parts found, if any, and how many combinations were weighed for them. */
+export interface Searched {
+  split: Split | undefined;
+  weighed: number;
+}
+
 /**
  * The best 2 (or, with `most` 3 and no 2, 3) of `pool`, all of one sign, whose amounts sum
- * to within `tolerance` of `target`; `undefined` when none do.
+ * to within `tolerance` of `target`; `split` `undefined` when none do. Given up, `weighed`
+ * over `limit`, before weighing more combinations than `limit`.
  */
 export function* bestSplit(
   pool: readonly Part[],
   target: number,
   tolerance: number,
   most: number,
-): Generator<void, Split | undefined, void> {
+  limit = Number.POSITIVE_INFINITY,
+): Generator<void, Searched, void> {
   // By amount, so that the last part of a sum is a range found by binary search.
   const parts = [...pool].sort((a, b) => a.cents - b.cents || a.id - b.id);
   let best: Split | undefined;
-  const consider = (chosen: Part[]): void => {
-    const sum = chosen.reduce((total, part) => total + part.cents, 0);
-    const split = { parts: chosen, cents: Math.abs(sum - target), days: chosen.reduce((d, part) => d + part.days, 0) };
-    if (best === undefined || better(split, best)) best = split;
+  let weighed = 0;
+  /** `first` (and `second`) with each last part from `from` on in [low, high] weighed; whether within the limit. */
+  const weigh = (first: Part, second: Part | undefined, from: number, low: number, high: number): boolean => {
+    const sum = first.cents + (second?.cents ?? 0);
+    const days = first.days + (second?.days ?? 0);
+    for (let k = firstAtLeast(parts, from, low); k < parts.length && (parts[k] as Part).cents <= high; k += 1) {
+      weighed += 1;
+      if (weighed > limit) return false;
+      const last = parts[k] as Part;
+      const cents = Math.abs(sum + last.cents - target);
+      // Of as many parts as the best so far (each search is of one count): farther is no better.
+      if (best !== undefined && (cents > best.cents || (cents === best.cents && days + last.days > best.days)))
+        continue;
+      const chosen = second === undefined ? [first, last] : [first, second, last];
+      const split = { parts: chosen, cents, days: days + last.days };
+      if (best === undefined || better(split, best)) best = split;
+    }
+    return true;
   };
   for (let i = 0; i < parts.length; i += 1) {
     const first = parts[i] as Part;
-    lastParts(parts, i + 1, target - tolerance - first.cents, target + tolerance - first.cents, (last) =>
-      consider([first, last]),
-    );
+    const rest = target - first.cents;
+    if (!weigh(first, undefined, i + 1, rest - tolerance, rest + tolerance)) return { split: undefined, weighed };
   }
-  if (best !== undefined || most < 3) return best;
+  if (best !== undefined || most < 3) return { split: best, weighed };
   for (let i = 0; i < parts.length; i += 1) {
     const first = parts[i] as Part;
     for (let j = i + 1; j < parts.length; j += 1) {
       const second = parts[j] as Part;
       const rest = target - first.cents - second.cents;
-      lastParts(parts, j + 1, rest - tolerance, rest + tolerance, (last) => consider([first, second, last]));
+      if (!weigh(first, second, j + 1, rest - tolerance, rest + tolerance)) return { split: undefined, weighed };
     }
     if (i % 8 === 7) yield;
   }
-  return best;
+  return { split: best, weighed };
 }
 
-/** Each part from `from` on whose amount lies in [low, high] (the parts sorted by amount). */
-function lastParts(parts: readonly Part[], from: number, low: number, high: number, each: (part: Part) => void): void {
+/** The first place from `from` on whose part's amount is at least `low` (the parts sorted by amount). */
+function firstAtLeast(parts: readonly Part[], from: number, low: number): number {
   let lo = from;
   let hi = parts.length;
   while (lo < hi) {
@@ -64,7 +85,7 @@ function lastParts(parts: readonly Part[], from: number, low: number, high: numb
     if ((parts[mid] as Part).cents < low) lo = mid + 1;
     else hi = mid;
   }
-  for (let k = lo; k < parts.length && (parts[k] as Part).cents <= high; k += 1) each(parts[k] as Part);
+  return lo;
 }
 
 /** Fewer cents apart, then fewer days, then the smaller ids (sorted, compared in order). */

@@ -1,100 +1,62 @@
 // docs/API.md's reconciliation over the bookings read from one snapshot: each line's
-// candidates (step 1), the pairing (step 2, pairing.ts), the parts (step 3, parts.ts) and
-// the answer (step 4). Pure: the rows come in, the answer's JSON text goes out; a generator
-// that yields now and then, so that the endpoint can let the event loop run in between.
+// candidates (step 1, candidates.ts), the pairing (step 2, pairing.ts), the parts (step 3,
+// parts.ts) and the answer (step 4). Pure: the rows come in, the answer's JSON text goes
+// out; a generator that yields now and then, so that the endpoint can let the event loop
+// run in between.
 
 import type { BookingRow } from '../search/index.js';
-import { formatBooking, jsonString } from '../search-endpoint.js';
+import { jsonString } from '../search-endpoint.js';
 import type { ReconcileLine, ReconcileRequest } from './body.js';
+import { type Booking, bookingsOf, everyLinesCandidates, konten, poolOf } from './candidates.js';
 import { type Candidates, STEP_EDGES } from './costs.js';
-import { dayNumber } from './days.js';
 import { pairLines } from './pairing.js';
-import { bestSplit, better, type Part, type Split } from './parts.js';
+import { bestSplit, better } from './parts.js';
 
 /** docs/API.md: a line whose window holds more such bookings is not split. */
 export const MAX_PARTS_POOL = 400;
+/**
+ * docs/API.md: the most candidates and combinations of parts one statement may weigh
+ * together. Each takes about as long; the candidates are what it holds while it pairs
+ * (every line's, until the answer), and at this bound a statement holds about 100 MB, so
+ * that the two at once (gate.ts) stay within about 200 MB.
+ */
+export const MAX_WEIGHED = 4_000_000;
 const MAX_ALTERNATIVES = 3;
-// Bookings, and lines' answers, between two yields: each step well under the endpoint's slice.
-const STEP = 256;
+// Lines' answers between two yields: each step well under the endpoint's slice.
 const ANSWERS_A_STEP = 32;
-/** A booking as the reconciliation sees it. */
-interface Booking {
-  id: number;
-  day: number;
-  /** In the client's convention: −amount_cents. */
-  cents: number;
-  konto: string | null;
-  /** Its JSON object, as the GET's answer writes it. */
-  json: string;
-}
 
-/** The answer's JSON text for `request` over `rows` (every booking of its windows). */
-export function* reconcile(request: ReconcileRequest, rows: readonly BookingRow[]): Generator<void, string, void> {
+/**
+ * The answer's JSON text for `request` over `rows` (every booking of its windows), or
+ * `undefined` when it would weigh more than `limit` candidates and combinations of parts.
+ */
+export function* reconcile(
+  request: ReconcileRequest,
+  rows: readonly BookingRow[],
+  limit = MAX_WEIGHED,
+): Generator<void, string | undefined, void> {
   const bookings = yield* bookingsOf(rows, request.ausser);
   yield;
-  const byAmount = new Map<number, number[]>();
-  for (let index = 0; index < bookings.length; index += 1) {
-    const { cents } = bookings[index] as Booking;
-    const list = byAmount.get(cents);
-    if (list === undefined) byAmount.set(cents, [index]);
-    else list.push(index);
-    if (index % STEP === STEP - 1) yield;
-  }
-  const amounts = [...byAmount.keys()].sort((a, b) => a - b);
-  yield;
-
-  const edges: Candidates[] = [];
-  const linesOf = new Int32Array(bookings.length);
-  for (const line of request.lines) {
-    const list = candidatesOf(line, konten(line, request), bookings, byAmount, amounts);
-    for (const booking of list.booking) linesOf[booking] = (linesOf[booking] as number) + 1;
-    edges.push(list);
-    yield;
-  }
-
+  const edges = yield* everyLinesCandidates(request, bookings, limit);
+  if (edges === undefined) return undefined;
+  const weighed = edges.reduce((sum, list) => sum + list.booking.length, 0);
   const paired = yield* pairByDate(request.lines, edges, bookings.length);
-  const given = new Uint8Array(bookings.length);
-  const got: number[][] = [];
-  for (const booking of paired) {
-    if (booking !== -1) given[booking] = 1;
-    got.push(booking === -1 ? [] : [booking]);
-  }
+  const got = Array.from(paired, (booking) => (booking === -1 ? [] : [booking]));
+  const unsplit = yield* splitLines(request, bookings, got, limit - weighed);
+  if (unsplit === undefined) return undefined;
 
-  const unsplit = new Set<number>();
-  for (let i = 0; i < request.lines.length; i += 1) {
-    const line = request.lines[i] as ReconcileLine;
-    if (line.teile < 2 || got[i]?.length !== 0 || line.betragCents === 0) continue;
-    const pool = poolOf(line, konten(line, request), bookings, given);
-    if (pool.same.length + pool.opposite.length > MAX_PARTS_POOL) {
-      unsplit.add(i);
-      continue;
-    }
-    let split = yield* bestSplit(pool.same, line.betragCents, line.toleranzCents, line.teile);
-    if (line.beide) {
-      const other = yield* bestSplit(pool.opposite, -line.betragCents, line.toleranzCents, line.teile);
-      if (other !== undefined && (split === undefined || better(other, split))) split = other;
-    }
-    if (split === undefined) continue;
-    got[i] = (split as Split).parts.map((part) => part.booking);
-    for (const part of (split as Split).parts) given[part.booking] = 1;
-  }
-
+  const linesOf = new Int32Array(bookings.length);
+  for (const list of edges) for (const booking of list.booking) linesOf[booking] = (linesOf[booking] as number) + 1;
+  yield;
   // Joined a few at a time: joining them all at once flattens every line's text in one go.
   const parts: string[] = [];
   let answers: string[] = [];
   let looked = 0;
   for (let i = 0; i < request.lines.length; i += 1) {
+    const list = edges[i] as Candidates;
     answers.push(
-      answerOf(
-        request.lines[i] as ReconcileLine,
-        edges[i] as Candidates,
-        got[i] as number[],
-        bookings,
-        linesOf,
-        unsplit.has(i),
-      ),
+      answerOf(request.lines[i] as ReconcileLine, list, got[i] as number[], bookings, linesOf, unsplit.has(i)),
     );
-    looked += (edges[i] as Candidates).booking.length;
+    looked += list.booking.length;
     if (answers.length === ANSWERS_A_STEP || looked >= STEP_EDGES) {
       looked = 0;
       parts.push(answers.join(','));
@@ -106,23 +68,43 @@ export function* reconcile(request: ReconcileRequest, rows: readonly BookingRow[
   return `{"zeilen":[${parts.join(',')}]}`;
 }
 
-/** The rows as bookings, each once, by date and id; those in `ausser` left out. Throws on a row that breaks the contract. */
-function* bookingsOf(rows: readonly BookingRow[], ausser: ReadonlySet<number>): Generator<void, Booking[], void> {
-  const seen = new Set<number>();
-  const bookings: Booking[] = [];
-  for (let i = 0; i < rows.length; i += 1) {
-    const row = rows[i] as BookingRow;
-    // A row the GET would refuse to answer (no date, no whole cents) is the 500 here too.
-    const json = formatBooking(row);
-    const [id, date, amountCents, , , konto] = row;
-    if (!seen.has(id) && !ausser.has(id)) {
-      seen.add(id);
-      bookings.push({ id, day: dayNumber(date), cents: -amountCents || 0, konto, json });
+/**
+ * docs/API.md, step 3: each line without a booking in `got` given its parts there, if any;
+ * the result, the lines whose pool was too large to split, or `undefined` once more than
+ * `limit` combinations were weighed.
+ */
+function* splitLines(
+  request: ReconcileRequest,
+  bookings: readonly Booking[],
+  got: number[][],
+  limit: number,
+): Generator<void, Set<number> | undefined, void> {
+  const given = new Uint8Array(bookings.length);
+  for (const mine of got) for (const booking of mine) given[booking] = 1;
+  const unsplit = new Set<number>();
+  let left = limit;
+  for (let i = 0; i < request.lines.length; i += 1) {
+    const line = request.lines[i] as ReconcileLine;
+    if (line.teile < 2 || got[i]?.length !== 0 || line.betragCents === 0) continue;
+    const pool = poolOf(line, konten(line, request), bookings, given);
+    if (pool.same.length + pool.opposite.length > MAX_PARTS_POOL) {
+      unsplit.add(i);
+      continue;
     }
-    if (i % STEP === STEP - 1) yield;
+    const same = yield* bestSplit(pool.same, line.betragCents, line.toleranzCents, line.teile, left);
+    left -= same.weighed;
+    let { split } = same;
+    if (line.beide && left >= 0) {
+      const other = yield* bestSplit(pool.opposite, -line.betragCents, line.toleranzCents, line.teile, left);
+      left -= other.weighed;
+      if (other.split !== undefined && (split === undefined || better(other.split, split))) split = other.split;
+    }
+    if (left < 0) return undefined;
+    if (split === undefined) continue;
+    got[i] = split.parts.map((part) => part.booking);
+    for (const part of split.parts) given[part.booking] = 1;
   }
-  yield;
-  return bookings.sort((a, b) => a.day - b.day || a.id - b.id);
+  return unsplit;
 }
 
 /**
@@ -147,83 +129,6 @@ function* pairByDate(
     paired[line] = inOrder[k] as number;
   });
   return paired;
-}
-
-function konten(line: ReconcileLine, request: ReconcileRequest): ReadonlySet<string> | undefined {
-  const names = line.konten ?? request.konten;
-  return names === undefined ? undefined : new Set(names);
-}
-
-/** docs/API.md, step 1: the bookings of the line's window and konten within its tolerance, of its sign or, with `beide`, either. */
-function candidatesOf(
-  line: ReconcileLine,
-  names: ReadonlySet<string> | undefined,
-  bookings: readonly Booking[],
-  byAmount: ReadonlyMap<number, number[]>,
-  amounts: readonly number[],
-): Candidates {
-  const booking: number[] = [];
-  const cents: number[] = [];
-  const days: number[] = [];
-  const opposite: number[] = [];
-  // With `beide`, where each booking stands: one within tolerance both ways is looked at twice.
-  const at = line.beide ? new Map<number, number>() : undefined;
-  const look = (center: number, other: number): void => {
-    for (let k = firstAtLeast(amounts, center - line.toleranzCents); k < amounts.length; k += 1) {
-      const amount = amounts[k] as number;
-      if (amount > center + line.toleranzCents) break;
-      for (const index of byAmount.get(amount) as number[]) {
-        const found = bookings[index] as Booking;
-        const apart = Math.abs(found.day - line.day);
-        if (apart > line.tage || (names !== undefined && (found.konto === null || !names.has(found.konto)))) continue;
-        const off = Math.abs(amount - center);
-        const before = at?.get(index);
-        // A booking within tolerance both ways is taken the nearer way, its own sign on a tie.
-        if (before !== undefined) {
-          if (off < (cents[before] as number)) {
-            cents[before] = off;
-            opposite[before] = other;
-          }
-          continue;
-        }
-        at?.set(index, booking.length);
-        // The bookings are by date, then id: their index is their order in ties (pairing.ts).
-        booking.push(index);
-        cents.push(off);
-        days.push(apart);
-        opposite.push(other);
-      }
-    }
-  };
-  look(line.betragCents, 0);
-  if (line.beide) look(-line.betragCents, 1);
-  return {
-    booking: Int32Array.from(booking),
-    cents: Float64Array.from(cents),
-    days: Int32Array.from(days),
-    opposite: Uint8Array.from(opposite),
-  };
-}
-
-/** The bookings not given to any line that may be a part of `line`: of its sign, and of the other with `beide`. */
-function poolOf(
-  line: ReconcileLine,
-  names: ReadonlySet<string> | undefined,
-  bookings: readonly Booking[],
-  given: Uint8Array,
-): { same: Part[]; opposite: Part[] } {
-  const same: Part[] = [];
-  const opposite: Part[] = [];
-  const sign = Math.sign(line.betragCents);
-  for (let index = firstDayAtLeast(bookings, line.day - line.tage); index < bookings.length; index += 1) {
-    const booking = bookings[index] as Booking;
-    if (booking.day > line.day + line.tage) break;
-    if (given[index] === 1 || (names !== undefined && (booking.konto === null || !names.has(booking.konto)))) continue;
-    const part = { cents: booking.cents, days: Math.abs(booking.day - line.day), id: booking.id, booking: index };
-    if (Math.sign(booking.cents) === sign) same.push(part);
-    else if (line.beide && Math.sign(booking.cents) === -sign) opposite.push(part);
-  }
-  return { same, opposite };
 }
 
 /** docs/API.md, step 4: one line's answer. */
@@ -265,26 +170,4 @@ function nearestNotGot(list: Candidates, got: readonly number[], bookings: reado
     }
   }
   return best;
-}
-
-function firstAtLeast(sorted: readonly number[], value: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if ((sorted[mid] as number) < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-function firstDayAtLeast(bookings: readonly Booking[], day: number): number {
-  let lo = 0;
-  let hi = bookings.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if ((bookings[mid] as Booking).day < day) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }

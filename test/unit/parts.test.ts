@@ -6,7 +6,7 @@ function split(pool: Part[], target: number, tolerance: number, most = 3): numbe
   const search = bestSplit(pool, target, tolerance, most);
   for (;;) {
     const step = search.next();
-    if (step.done === true) return step.value?.parts.map((part) => part.id).sort((a, b) => a - b);
+    if (step.done === true) return step.value.split?.parts.map((part) => part.id).sort((a, b) => a - b);
   }
 }
 const part = (id: number, cents: number, days = 0): Part => ({ id, cents, days, booking: id });

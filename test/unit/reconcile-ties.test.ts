@@ -28,7 +28,7 @@ function pairing(sent: readonly Sent[], rows: readonly BookingRow[]): Record<str
   const run = reconcile({ lines, ausser: new Set(), konten: undefined, waehrung: 'EUR' }, rows);
   let step = run.next();
   while (step.done !== true) step = run.next();
-  const answer = JSON.parse(step.value) as { zeilen: Array<{ ref: string; buchungen: Array<{ id: number }> }> };
+  const answer = JSON.parse(step.value ?? '') as { zeilen: Array<{ ref: string; buchungen: Array<{ id: number }> }> };
   return Object.fromEntries(answer.zeilen.map((line) => [line.ref, line.buchungen.map((booking) => booking.id)]));
 }
 

@@ -1,0 +1,61 @@
+// The bound on what one reconciliation weighs (docs/API.md): its lines' candidates and the
+// combinations of parts it weighs, together. At the bound the answer is the one without it;
+// one more and there is none (the endpoint refuses the statement).
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { parseReconcileBody } from '../../lib/reconcile/body.js';
+import { MAX_WEIGHED, reconcile } from '../../lib/reconcile/reconcile.js';
+import type { BookingRow } from '../../lib/search/sql.js';
+
+function answer(zeilen: unknown[], rows: readonly BookingRow[], limit?: number): string | undefined {
+  const parsed = parseReconcileBody(Buffer.from(JSON.stringify({ zeilen })));
+  assert.ok(parsed.ok);
+  const work = reconcile(parsed.request, rows, limit);
+  for (;;) {
+    const step = work.next();
+    if (step.done === true) return step.value;
+  }
+}
+
+const row = (id: number, datum: string, cents: number): BookingRow => [id, datum, cents, 'Barauslage', null, 'Kasse'];
+
+test('a statement weighs its lines’ candidates: at the bound its answer, one more none', () => {
+  // Six bookings of 12.50 and three of 12.60: the second line has all nine, the third two days.
+  const rows = [
+    ...Array.from({ length: 6 }, (_, i) => row(i + 1, `2026-03-1${i}`, 1250)),
+    ...Array.from({ length: 3 }, (_, i) => row(i + 11, `2026-03-1${i}`, 1260)),
+  ];
+  const zeilen = [
+    { datum: '2026-03-12', betrag: '-12.50', tage: 9 },
+    { datum: '2026-03-12', betrag: '-12.55', tage: 9, toleranz: '0.05' },
+    { datum: '2026-03-15', betrag: '-12.50', tage: 1 },
+  ];
+  const unbounded = answer(zeilen, rows, Number.POSITIVE_INFINITY);
+  const kandidaten = (JSON.parse(unbounded ?? '') as { zeilen: Array<{ kandidaten: number }> }).zeilen.map(
+    (line) => line.kandidaten,
+  );
+  assert.deepEqual(kandidaten, [6, 9, 2]);
+  assert.equal(answer(zeilen, rows, 17), unbounded);
+  assert.equal(answer(zeilen, rows, 16), undefined);
+  assert.equal(answer(zeilen, rows), unbounded);
+});
+
+test('and the combinations of parts it weighs, with the candidates in one count', () => {
+  // Four bookings of 1.00: no single one is 3.00, three together are, four ways (4 choose 3).
+  const rows = [...Array.from({ length: 4 }, (_, i) => row(i + 1, '2026-03-13', 100)), row(9, '2026-03-13', 700)];
+  const zeilen = [
+    { datum: '2026-03-13', betrag: '-3.00', teile: 3 },
+    { datum: '2026-03-13', betrag: '-7.00' },
+  ];
+  const unbounded = answer(zeilen, rows, Number.POSITIVE_INFINITY);
+  const lines = (JSON.parse(unbounded ?? '') as { zeilen: Array<{ buchungen: Array<{ id: number }> }> }).zeilen;
+  assert.deepEqual(
+    lines.map((line) => line.buchungen.map((booking) => booking.id)),
+    [[3, 2, 1], [9]],
+  );
+  // One candidate (the second line's) and four combinations.
+  assert.equal(answer(zeilen, rows, 5), unbounded);
+  assert.equal(answer(zeilen, rows, 4), undefined);
+  assert.ok(MAX_WEIGHED >= 1_000_000);
+});
