@@ -54,7 +54,10 @@ type Held = { wire: Duplex; key: string | undefined };
  * Returns the stop's part on the connections (below), which the stop calls at once and then
  * until the server has closed.
  */
-export function boundConnections(server: Server, { most, proxies, cap = Infinity }: ConnectionBounds): () => void {
+export function boundConnections(
+  server: Server,
+  { most, proxies, cap = Infinity }: ConnectionBounds,
+): (closeWaiting?: boolean) => void {
   const trusted = trustedPeers(proxies);
   const open = new Map<Socket, Held>();
   const perAddress = new Map<string, number>();
@@ -100,11 +103,11 @@ export function boundConnections(server: Server, { most, proxies, cap = Infinity
     held.wire = socket;
     stamp(socket);
   });
-  return () => {
+  return (closeWaiting = true) => {
     if (!server.listeners('request').includes(closeAfterAnswer)) server.prependListener('request', closeAfterAnswer);
     for (const [accepted, { wire }] of open) {
-      if (!answering(wire, true)) close(accepted);
-      else closeWithAnswer(lastAdmitted(wire));
+      if (answering(wire, true)) closeWithAnswer(lastAdmitted(wire));
+      else if (closeWaiting) close(accepted);
     }
   };
 }
@@ -112,7 +115,7 @@ export function boundConnections(server: Server, { most, proxies, cap = Infinity
 // The stop's part on the connections: a connection with no request being answered
 // (idle, or still in its first headers or TLS handshake: node:http's `closeIdleConnections`
 // leaves those two open, and a client sending its headers slowly held the stop to its grace)
-// is closed at once; each other one's last answer, unless it has begun, says
+// is closed, unless `closeWaiting` is false; each other one's last answer, unless it has begun, says
 // `Connection: close` and closes it, as does the answer to each request heard after, so that
 // no client sends a next request on a connection the stop is about to close. Nothing of it
 // runs for a request before the stop.

@@ -48,7 +48,7 @@ export interface EdgeOptions extends ConnectionBounds {
  * instead of `handler`; `edge.answered` hears every response close. Returns the stop's part
  * on the connections (connection-cap.ts).
  */
-export function protectServer(server: Server, handler: Listener, edge: EdgeOptions): () => void {
+export function protectServer(server: Server, handler: Listener, edge: EdgeOptions): (closeWaiting?: boolean) => void {
   const { badHost, answered } = edge;
   const checked: Listener =
     badHost === undefined ? handler : (req, res) => (hasBadHost(req) ? badHost(req, res) : handler(req, res));

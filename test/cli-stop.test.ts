@@ -1,5 +1,6 @@
-// The stop of the CLI (docs/operations.md, "The command"): after SIGTERM it stops accepting,
-// closes idle keep-alive connections at once and busy ones after their current answer,
+// The stop of the CLI (docs/operations.md, "The command"): after SIGTERM it answers the
+// requests of the connections queued for it, stops accepting, closes idle keep-alive
+// connections and busy ones after their current answer,
 // answers the password-hash checks that wait with 503, and exits within the bound it
 // states, which the unit's TimeoutStopSec covers; no answer is cut in its middle.
 
@@ -7,11 +8,13 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { stopBoundMs } from '../bin/listen/server.js';
+import { cashBook } from './support/cash-book.js';
 import { cleanEnv, type Running, start } from './support/cli-helpers.js';
-import { basicAuth, buildDatabase, HASH_OF_ALT, tempDir } from './support/helpers.js';
+import { AUTH, basicAuth, buildDatabase, databaseDir, HASH_OF_ALT, tempDir } from './support/helpers.js';
 
 const UNIT = new URL('../deploy/booking-search-server.service', import.meta.url).pathname;
 const PLAIN = basicAuth('buero', 'klartext');
@@ -143,6 +146,56 @@ for (const workers of [[], ['--workers', '2']]) {
       ),
       [],
       'each whole, a 503 closing its connection',
+    );
+  });
+}
+
+/**
+ * Opens a connection to `port`, writes `request` on it whole, and resolves once the kernel has
+ * taken it; `answer` resolves with whether a whole 200 came back, or what else did.
+ */
+async function sent(port: number, request: string): Promise<{ answer: Promise<string> }> {
+  const socket = connect(port, '127.0.0.1');
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const answer = new Promise<string>((resolve) => {
+    socket.on('error', (error: NodeJS.ErrnoException) => resolve(`${error.code}`));
+    socket.on('close', () => {
+      const received = Buffer.concat(chunks);
+      const head = received.indexOf('\r\n\r\n');
+      const length = Number(/\r\ncontent-length: (\d+)\r\n/i.exec(received.toString('latin1', 0, head + 2))?.[1]);
+      const whole = received.length - head - 4 === length;
+      resolve(
+        whole ? received.toString('latin1', 0, 15) : `${received.length} bytes: ${received.toString('latin1', 0, 15)}`,
+      );
+    });
+  });
+  await once(socket, 'connect');
+  await new Promise((resolve) => socket.write(request, resolve));
+  return { answer };
+}
+
+for (const workers of [[], ['--workers', '2']]) {
+  test(`SIGTERM${workers.length === 0 ? '' : ' with --workers 2'} while searches are computed: each request sent on a new connection before the signal is answered whole, those of connections the kernel had queued too`, async (t) => {
+    // The widest search on 20,000 bookings: a thousand listed, about 100 KB an answer, some
+    // milliseconds each; while the service computes them, the kernel queues the new connections.
+    const file = join(databaseDir(t), 'kasse.sqlite');
+    const book = cashBook(20_000);
+    writeFileSync(file, book.serialize());
+    book.close();
+    const server = await start(t, ['--db', file, ...workers]);
+    const { port } = new URL(server.origin);
+    const path = '/api/v1/buchungen?von=2000-01-01&bis=2099-12-31&betrag=0&toleranz=999999999999.99&limit=1000';
+    const request = `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${AUTH}\r\n\r\n`;
+    const requests = await Promise.all(Array.from({ length: 16 }, () => sent(Number(port), request)));
+    server.child.kill('SIGTERM');
+    const answers = await Promise.all(requests.map(({ answer }) => answer));
+    const [code] = (await once(server.child, 'exit')) as [number | null];
+    assert.equal(code, 0, server.output().stderr);
+    assert.deepEqual(
+      answers.filter((answer) => answer !== 'HTTP/1.1 200 OK'),
+      [],
+      `each of ${answers.length} answered 200, whole`,
     );
   });
 }

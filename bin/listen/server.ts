@@ -22,9 +22,10 @@
 //   pipelines, the last).
 //
 // How the service stops, in every kind of process (the only one, each worker of --workers,
-// and their primary), on the signals bin/base/signals.ts hears: each listener stops
-// accepting at once; a connection with no request being answered (idle, or still in its
-// headers or TLS handshake) is closed at once, a busy one after the answer it waits for,
+// and their primary), on the signals bin/base/signals.ts hears: each listener takes the
+// connections queued for it and stops accepting (stopListening); a connection with no
+// request being answered (idle, or still in its headers or TLS handshake) is closed then, a
+// busy one after the answer it waits for,
 // which says `Connection: close` (lib/connection-cap.ts), in flight at the signal or heard
 // after it, so that no client sends a next request on it and a proxy's keep-alive
 // connections, kept busy by steady traffic, end too; what is still open after the grace is
@@ -32,6 +33,7 @@
 
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import { Server as NetServer } from 'node:net';
 import { protectServer } from '../../lib/internal.js';
 import type { AccessLog } from '../base/index.js';
 import { closeStalledConnections } from './send-timeout.js';
@@ -124,7 +126,7 @@ export function createListener(
 }
 
 /** Each listener's part of the stop on its connections (lib/connection-cap.ts). */
-const connectionStops = new WeakMap<Server, () => void>();
+const connectionStops = new WeakMap<Server, (closeWaiting?: boolean) => void>();
 
 /** What requests in flight get beyond the longest a search may take (--search-timeout). */
 export const STOP_GRACE_MS = 5_000;
@@ -138,24 +140,64 @@ export function stopBoundMs(searchMs: number): number {
   return STOP_GRACE_MS + searchMs + 1_000;
 }
 
+/** How long a stopping listener may go on taking the connections queued for it (below). */
+const QUEUED_MS = 1_000;
+
 /**
  * Stops `server`, made by createListener, as the top of this file says; cut what is still
- * open after `graceMs`. Resolves once it has closed (its last connection ended).
+ * open after `graceMs`. Resolves once it has closed (its last connection ended). `handed`,
+ * for a listener whose connections another process accepts (a worker's, from the primary of
+ * --workers), resolves once that process has handed it those it had queued for it.
  */
-export function stopListening(server: Server, graceMs: number): Promise<void> {
-  const stopConnections = (): void => connectionStops.get(server)?.();
+export function stopListening(server: Server, graceMs: number, handed?: () => Promise<unknown>): Promise<void> {
+  const stopConnections = (closeWaiting?: boolean): void => connectionStops.get(server)?.(closeWaiting);
   return new Promise((resolve) => {
-    // A connection with no request being answered has nothing to lose: closed at once, idle
-    // or still in its headers or TLS handshake. A busy one ends after its answer, which closes
-    // it; one whose answer had begun at the signal, keeping it, is closed within 100 ms after.
-    stopConnections();
-    const idle = setInterval(stopConnections, 100);
+    // Every answer from now on closes its connection.
+    stopConnections(false);
+    let idle: NodeJS.Timeout | undefined;
+    let ended = false;
     const cut = setTimeout(() => server.closeAllConnections(), graceMs);
-    // Called also when it was not listening (with an error nobody needs).
-    server.close(() => {
-      clearInterval(idle);
-      clearTimeout(cut);
-      resolve();
-    });
+    const close = (): void => {
+      server.off('connection', count);
+      // net's close: node:http's would close at once, as idle, the connections just
+      // accepted, their requests not read yet, which the next turn reads.
+      NetServer.prototype.close.call(server, () => {
+        ended = true;
+        clearInterval(idle);
+        clearTimeout(cut);
+        resolve();
+      });
+      // Then a connection with no request being answered has nothing to lose: closed, idle
+      // or still in its headers or TLS handshake. A busy one ends after its answer, which
+      // closes it; one whose answer had begun at the signal, keeping it, is closed within
+      // 100 ms after.
+      setImmediate(() => {
+        stopConnections();
+        if (!ended) idle = setInterval(stopConnections, 100);
+      });
+    };
+    // The connections queued for the listener, their requests sent before the signal maybe,
+    // which its close would reset: Node takes one from the kernel each turn of the event loop
+    // (the primary of --workers hands a worker one at a time). The listener closes after the
+    // first turn that took none (and `handed` that brought none), or after QUEUED_MS of a
+    // queue that does not end.
+    let taken = 0;
+    const count = (): void => {
+      taken += 1;
+    };
+    server.on('connection', count);
+    const until = performance.now() + QUEUED_MS;
+    const next = (): void => {
+      taken = 0;
+      setImmediate(afterTurn);
+    };
+    const afterTurn = (): void => {
+      if (taken > 0 && performance.now() < until) return next();
+      if (taken > 0 || handed === undefined) return close();
+      const settled = (): void => (taken === 0 || performance.now() >= until ? close() : next());
+      handed().then(settled, settled);
+    };
+    // The signal is heard after the rest of its turn: counting begins with the next.
+    setImmediate(next);
   });
 }

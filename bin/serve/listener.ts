@@ -19,7 +19,7 @@ import {
 } from '../base/index.js';
 import type { ServedBook } from '../books/index.js';
 import type { Role } from '../cluster/index.js';
-import { adminLine, primaryChannel, type SaidLine } from '../cluster/index.js';
+import { adminLine, handedByPrimary, primaryChannel, type SaidLine } from '../cluster/index.js';
 import type { ServeCommand } from '../config/index.js';
 import { ensureOnlyOwnerCanChange, readRegularFile } from '../files/index.js';
 import { endAllGuards } from '../guard/index.js';
@@ -210,7 +210,8 @@ function stopOnSignals(
       logLine(`still stopping after ${bound / 1000} s: ending now`, 'warning');
       process.exit(0);
     }, bound).unref();
-    void stopListening(server, STOP_GRACE_MS + command.timeouts.searchMs).then(() => {
+    const handed = role === 'worker' ? handedByPrimary : undefined;
+    void stopListening(server, STOP_GRACE_MS + command.timeouts.searchMs, handed).then(() => {
       closeAll();
       if (role === 'single') logInfo(['stopped']);
       process.exitCode = 0;
