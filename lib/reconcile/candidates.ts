@@ -6,7 +6,7 @@ import { formatBooking } from '../search-endpoint.js';
 import type { ReconcileLine, ReconcileRequest } from './body.js';
 import type { Candidates } from './costs.js';
 import { dayNumber } from './days.js';
-import type { Part } from './parts.js';
+import { firstAtLeast, type Part } from './parts.js';
 
 // Bookings between two yields: each step well under the endpoint's slice.
 const STEP = 256;
@@ -129,7 +129,7 @@ class Finder {
 
   private look(line: ReconcileLine, names: ReadonlySet<string> | undefined, center: number, other: number): void {
     const { amounts, cents } = this;
-    for (let k = firstAtLeast(amounts, center - line.toleranzCents); k < amounts.length; k += 1) {
+    for (let k = firstAtLeast(amounts, center - line.toleranzCents, itself); k < amounts.length; k += 1) {
       const amount = amounts[k] as number;
       if (amount > center + line.toleranzCents) break;
       for (const index of this.byAmount.get(amount) as number[]) {
@@ -168,7 +168,7 @@ export function poolOf(
   const same: Part[] = [];
   const opposite: Part[] = [];
   const sign = Math.sign(line.betragCents);
-  for (let index = firstDayAtLeast(bookings, line.day - line.tage); index < bookings.length; index += 1) {
+  for (let index = firstAtLeast(bookings, line.day - line.tage, dayOf); index < bookings.length; index += 1) {
     const booking = bookings[index] as Booking;
     if (booking.day > line.day + line.tage) break;
     if (given[index] === 1 || (names !== undefined && (booking.konto === null || !names.has(booking.konto)))) continue;
@@ -179,24 +179,5 @@ export function poolOf(
   return { same, opposite };
 }
 
-function firstAtLeast(sorted: readonly number[], value: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if ((sorted[mid] as number) < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-function firstDayAtLeast(bookings: readonly Booking[], day: number): number {
-  let lo = 0;
-  let hi = bookings.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if ((bookings[mid] as Booking).day < day) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
+const itself = (cents: number): number => cents;
+const dayOf = (booking: Booking): number => booking.day;

@@ -44,7 +44,11 @@ export function* bestSplit(
   const weigh = (first: Part, second: Part | undefined, from: number, low: number, high: number): boolean => {
     const sum = first.cents + (second?.cents ?? 0);
     const days = first.days + (second?.days ?? 0);
-    for (let k = firstAtLeast(parts, from, low); k < parts.length && (parts[k] as Part).cents <= high; k += 1) {
+    for (
+      let k = firstAtLeast(parts, low, centsOf, from);
+      k < parts.length && (parts[k] as Part).cents <= high;
+      k += 1
+    ) {
       weighed += 1;
       if (weighed > limit) return false;
       const last = parts[k] as Part;
@@ -76,13 +80,15 @@ export function* bestSplit(
   return { split: best, weighed };
 }
 
-/** The first place from `from` on whose part's amount is at least `low` (the parts sorted by amount). */
-function firstAtLeast(parts: readonly Part[], from: number, low: number): number {
+const centsOf = (part: Part): number => part.cents;
+
+/** The first place from `from` on whose key is at least `low`, in `items` sorted by that key. */
+export function firstAtLeast<T>(items: readonly T[], low: number, keyOf: (item: T) => number, from = 0): number {
   let lo = from;
-  let hi = parts.length;
+  let hi = items.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if ((parts[mid] as Part).cents < low) lo = mid + 1;
+    if (keyOf(items[mid] as T) < low) lo = mid + 1;
     else hi = mid;
   }
   return lo;
