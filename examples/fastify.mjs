@@ -1,8 +1,10 @@
-// Fastify: the handler answers in the route's onRequest hook, before Fastify reads the body
-// (it reads it itself, after the login); reply.hijack() says the handler writes the response.
+// Fastify: the handler comes first on the node:http server (Fastify's serverFactory) and
+// hands every request outside /kasse/api/ on to Fastify, so that Fastify never routes,
+// parses or answers one of the handler's (it reads the body itself, after the login).
 //   BOOKING_DB=kasse.sqlite BOOKING_SEARCH_USER=… BOOKING_SEARCH_PASSWORD=… node fastify.mjs
+import { createServer } from 'node:http';
 import Database from 'better-sqlite3';
-import { answerClientError, answerExpectation, createHandler } from 'booking-search-server';
+import { answerClientError, answerProtocolErrors, createHandler } from 'booking-search-server';
 import Fastify from 'fastify';
 
 const { BOOKING_DB, BOOKING_SEARCH_USER, BOOKING_SEARCH_PASSWORD, PORT = '8080' } = process.env;
@@ -16,11 +18,12 @@ const handler = createHandler(
   { basePath: '/kasse' },
 );
 
-// Fastify answers clientError itself: hand it ours, and the rest of answerProtocolErrors by
-// hand (Node's bodiless answer to a missing Host off, so the handler answers it as JSON).
-const app = Fastify({ clientErrorHandler: answerClientError, http: { requireHostHeader: false } });
-app.server.on('checkExpectation', answerExpectation);
-app.all('/kasse/api/*', { onRequest: (request, reply) => handler(request.raw, reply.hijack().raw) }, () => {});
+// Fastify answers 'clientError' on the server itself: it is given ours.
+const app = Fastify({
+  clientErrorHandler: answerClientError,
+  serverFactory: (fastify) =>
+    answerProtocolErrors(createServer((req, res) => handler(req, res, () => fastify(req, res)))),
+});
 app.get('/', async () => ({ hallo: 'Die Buchungssuche liegt unter /kasse/api/v1/.' }));
 
 const origin = await app.listen({ port: Number(PORT), host: '127.0.0.1' });

@@ -11,6 +11,7 @@ import { AUTH, assertReply, buildDatabase, get, MARCH_COFFEE, request } from './
 import { assertProtocolError, rawRequest } from './support/raw-http.js';
 
 const EXAMPLES = ['node-http.mjs', 'express.mjs', 'fastify.mjs', 'hono.mjs'];
+const UNAUTHORIZED = { fehler: 'Anmeldung erforderlich.', code: 'unauthorized' };
 
 for (const example of EXAMPLES) {
   test(`examples/${example} serves the search under /kasse and nothing else of ours`, async (t) => {
@@ -65,6 +66,12 @@ for (const example of EXAMPLES) {
     const post = await request(`${origin}/kasse/api/v1/status`, { method: 'POST', headers: { authorization: AUTH } });
     assertReply(post, 405, { fehler: 'Methode nicht erlaubt.', code: 'method_not_allowed' });
     await assertAbgleichBodyIsTheHandlers(origin);
+    // Nothing under /kasse/api/ is the framework's: a target it cannot decode, a method it
+    // does not route, a CONNECT (Fastify answered the first two itself, the last not at all).
+    const ours = `HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`;
+    assertReply(await rawRequest(origin, `GET /kasse/api/v1/%E0 ${ours}`), 401, UNAUTHORIZED);
+    assertReply(await rawRequest(origin, `PROPFIND /kasse/api/v1/status ${ours}`), 401, UNAUTHORIZED);
+    assertProtocolError(await rawRequest(origin, `CONNECT x:1 ${ours}`), 405, 'Methode nicht erlaubt.');
     if (example !== 'node-http.mjs') {
       const home = await request(`${origin}/`);
       assert.equal(home.status, 200, "the framework's own route still answers");

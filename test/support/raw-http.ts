@@ -45,6 +45,7 @@ export function rawRequest(origin: string, payload: string | Buffer, timeoutMs =
 /** docs/API.md, Errors: each status of the HTTP layer has one code. */
 const PROTOCOL_CODES: Record<number, string> = {
   400: 'bad_request',
+  405: 'method_not_allowed',
   408: 'request_timeout',
   417: 'expectation_failed',
   431: 'headers_too_large',
