@@ -104,7 +104,8 @@ export function boundConnections(
     stamp(socket);
   });
   return (closeWaiting = true) => {
-    if (!server.listeners('request').includes(closeAfterAnswer)) server.prependListener('request', closeAfterAnswer);
+    if (closeWaiting && !server.listeners('request').includes(closeAfterAnswer))
+      server.prependListener('request', closeAfterAnswer);
     for (const [accepted, { wire }] of open) {
       if (answering(wire, true)) closeWithAnswer(lastAdmitted(wire));
       else if (closeWaiting) close(accepted);
@@ -115,10 +116,12 @@ export function boundConnections(
 // The stop's part on the connections: a connection with no request being answered
 // (idle, or still in its first headers or TLS handshake: node:http's `closeIdleConnections`
 // leaves those two open, and a client sending its headers slowly held the stop to its grace)
-// is closed, unless `closeWaiting` is false; each other one's last answer, unless it has begun, says
-// `Connection: close` and closes it, as does the answer to each request heard after, so that
-// no client sends a next request on a connection the stop is about to close. Nothing of it
-// runs for a request before the stop.
+// is closed; each other one's last answer, unless it has begun, says `Connection: close` and
+// closes it, as does the answer to each request heard after, so that no client sends a next
+// request on a connection the stop is about to close. Nothing of it runs for a request before
+// the stop. With `closeWaiting` false, while the listener still takes the connections queued
+// for it, only the answers waited for then close theirs: a client told to close would open
+// a new connection, which the listener's close would reset.
 
 /** Answers that close their connection because of the stop, when they would have kept it. */
 const closedByStop = new WeakSet<ServerResponse>();

@@ -5,5 +5,5 @@
 // This file is the room's door: the other rooms import from it only.
 
 export { answerReloads, logSaid, type SaidLine } from './reload-workers.js';
-export { countsInPrimary, handedByPrimary, primaryChannel, reportFailure, reportListening } from './worker.js';
+export { countsInPrimary, primaryChannel, reportFailure, reportListening } from './worker.js';
 export { adminLine, type Role, superviseWorkers } from './workers.js';

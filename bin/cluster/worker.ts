@@ -48,17 +48,6 @@ export function primaryChannel(): Channel {
   return toPrimary;
 }
 
-/** The request a stopping worker sends to learn that the primary holds no connection for it. */
-export const HANDED = 'connections handed';
-
-/**
- * In a worker: resolves once the primary has handed it the connections it had accepted for
- * it: node:cluster hands them one at a time on the same channel, before this answer.
- */
-export function handedByPrimary(): Promise<unknown> {
-  return primaryChannel().request(HANDED, null, 1_000);
-}
-
 /** In a worker: hands the one line about its failure to the primary, then ends. */
 export function reportFailure(message: string): void {
   process.send?.({ type: 'failed', message } satisfies WorkerMessage, () => process.exit(1));

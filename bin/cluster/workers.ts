@@ -27,7 +27,7 @@ import {
 import { handlerOptions, type ServeCommand } from '../config/index.js';
 import { stopBoundMs, stopListening } from '../listen/index.js';
 import { reloadWorkers } from './reload-workers.js';
-import { HANDED, type WorkerMessage } from './worker.js';
+import type { WorkerMessage } from './worker.js';
 
 /**
  * This process's part, decided once from node:cluster and --workers: the only process, the
@@ -161,8 +161,6 @@ class Supervisor {
     this.channels.set(worker, channel);
     // The throttle's state goes first, before the worker's first request (lib/throttle-authority.ts).
     throttle.attach(channel);
-    // A stopping worker learns that this process holds no connection for it (worker.ts).
-    channel.handle(HANDED, () => null);
     // The channel to a worker that has just ended (a worker that could not start, while
     // the cluster still answers its listen request) fails with EPIPE. Unheard, that
     // 'error' would end the primary with a stack trace; the worker's end is handled in exited.

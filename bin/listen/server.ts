@@ -145,14 +145,14 @@ const QUEUED_MS = 1_000;
 
 /**
  * Stops `server`, made by createListener, as the top of this file says; cut what is still
- * open after `graceMs`. Resolves once it has closed (its last connection ended). `handed`,
- * for a listener whose connections another process accepts (a worker's, from the primary of
- * --workers), resolves once that process has handed it those it had queued for it.
+ * open after `graceMs`. Resolves once it has closed (its last connection ended). `queued`:
+ * it takes the connections queued for it first (below); not for a worker of --workers,
+ * whose connections the primary accepts.
  */
-export function stopListening(server: Server, graceMs: number, handed?: () => Promise<unknown>): Promise<void> {
+export function stopListening(server: Server, graceMs: number, queued = true): Promise<void> {
   const stopConnections = (closeWaiting?: boolean): void => connectionStops.get(server)?.(closeWaiting);
   return new Promise((resolve) => {
-    // Every answer from now on closes its connection.
+    // The answers waited for now close their connections (each one after, once it closes).
     stopConnections(false);
     let idle: NodeJS.Timeout | undefined;
     let ended = false;
@@ -167,20 +167,21 @@ export function stopListening(server: Server, graceMs: number, handed?: () => Pr
         clearTimeout(cut);
         resolve();
       });
-      // Then a connection with no request being answered has nothing to lose: closed, idle
-      // or still in its headers or TLS handshake. A busy one ends after its answer, which
-      // closes it; one whose answer had begun at the signal, keeping it, is closed within
-      // 100 ms after.
-      setImmediate(() => {
-        stopConnections();
-        if (!ended) idle = setInterval(stopConnections, 100);
-      });
+      // After a turn that read what came on them, a connection with no request being
+      // answered has nothing to lose: closed, idle or still in its headers or TLS handshake.
+      // A busy one ends after its answer, which closes it; one whose answer had begun at the
+      // signal, keeping it, is closed within 100 ms after.
+      setImmediate(() =>
+        setImmediate(() => {
+          stopConnections();
+          if (!ended) idle = setInterval(stopConnections, 100);
+        }),
+      );
     };
     // The connections queued for the listener, their requests sent before the signal maybe,
-    // which its close would reset: Node takes one from the kernel each turn of the event loop
-    // (the primary of --workers hands a worker one at a time). The listener closes after the
-    // first turn that took none (and `handed` that brought none), or after QUEUED_MS of a
-    // queue that does not end.
+    // which its close would reset: Node takes one from the kernel each turn of the event loop.
+    // The listener closes after the first turn that took none, or after QUEUED_MS of a queue
+    // that does not end.
     let taken = 0;
     const count = (): void => {
       taken += 1;
@@ -191,13 +192,9 @@ export function stopListening(server: Server, graceMs: number, handed?: () => Pr
       taken = 0;
       setImmediate(afterTurn);
     };
-    const afterTurn = (): void => {
-      if (taken > 0 && performance.now() < until) return next();
-      if (taken > 0 || handed === undefined) return close();
-      const settled = (): void => (taken === 0 || performance.now() >= until ? close() : next());
-      handed().then(settled, settled);
-    };
+    const afterTurn = (): void => (taken > 0 && performance.now() < until ? next() : close());
     // The signal is heard after the rest of its turn: counting begins with the next.
-    setImmediate(next);
+    if (queued) setImmediate(next);
+    else close();
   });
 }

@@ -19,7 +19,7 @@ import {
 } from '../base/index.js';
 import type { ServedBook } from '../books/index.js';
 import type { Role } from '../cluster/index.js';
-import { adminLine, handedByPrimary, primaryChannel, type SaidLine } from '../cluster/index.js';
+import { adminLine, primaryChannel, type SaidLine } from '../cluster/index.js';
 import type { ServeCommand } from '../config/index.js';
 import { ensureOnlyOwnerCanChange, readRegularFile } from '../files/index.js';
 import { endAllGuards } from '../guard/index.js';
@@ -210,8 +210,11 @@ function stopOnSignals(
       logLine(`still stopping after ${bound / 1000} s: ending now`, 'warning');
       process.exit(0);
     }, bound).unref();
-    const handed = role === 'worker' ? handedByPrimary : undefined;
-    void stopListening(server, STOP_GRACE_MS + command.timeouts.searchMs, handed).then(() => {
+    // A worker's connections come from the primary, whose listener closes once every worker
+    // has stopped listening: one that took on after another stopped let clients that one
+    // told to close reconnect, to be reset at the last one's stop.
+    const queued = role !== 'worker';
+    void stopListening(server, STOP_GRACE_MS + command.timeouts.searchMs, queued).then(() => {
       closeAll();
       if (role === 'single') logInfo(['stopped']);
       process.exitCode = 0;
