@@ -11,7 +11,17 @@ import { chmodSync, chownSync, mkdirSync, readFileSync, renameSync, rmSync, stat
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { assertFails, cleanEnv, directoryRefusal, type Launcher, run, start, USER } from './support/cli-helpers.js';
+import {
+  assertFails,
+  cleanEnv,
+  directoryRefusal,
+  type Launcher,
+  makeCertificate,
+  run,
+  start,
+  USER,
+  waitFor,
+} from './support/cli-helpers.js';
 import { blocksAfter } from './support/doc-snippets.js';
 import { assertReply, get, request } from './support/helpers.js';
 import {
@@ -814,3 +824,84 @@ test("another user with group write on the owner's directory is refused in one l
   );
   assert.deepEqual(listing(dir), ['README.md', 'kasse.sqlite']);
 });
+
+// An admin wrote the credentials file elsewhere as root and moved it in (root:root 0640): the
+// line said only "permission denied", where a book's file says who may not read it and how
+// to fix it. The service's own files get that line too, with a secret's fix: root and the
+// service's group, never readable by every user.
+test("the service's own files it may not read (credentials moved in as root:root, a configuration file 0600, a TLS key, their directory): the start, check and a reload name the service's user, the entry and its mode, and give it to root and the service's group", async (t) => {
+  const { users, asService } = setup();
+  const base = users.workDir();
+  const { service } = users;
+  const db = await createDatabase(users, applicationDirectory(users, base), 'delete');
+  const etc = join(base, 'etc');
+  mkdirSync(etc);
+  const ours = (path: string, mode: number): void => {
+    chownSync(path, 0, service.gid);
+    chmodSync(path, mode);
+  };
+  ours(etc, 0o750);
+  const creds = join(etc, 'credentials');
+  writeFileSync(creds, 'bank:geheim1\n');
+  ours(creds, 0o640);
+  const config = join(etc, 'books.conf');
+  writeFileSync(config, `credentials-file = ${creds}\n[book kasse]\ndb = ${db}\nbase-path = /kasse\nusers = bank\n`);
+  ours(config, 0o640);
+  const who = `this service's user ${service.name} (uid ${service.uid})`;
+  const advice = '(docs/operations.md, Users and permissions)';
+  const denied = (what: string, file: string, mode: string): string =>
+    `cannot read ${what} ${file}: permission denied: ${who} may not read the file (owner root (uid 0), group ${mode}); give the file to root and the service's group, readable by no one else: chown root:${service.name} ${file} and chmod 0640 ${file} ${advice}`;
+
+  const server = await start(t, ['--config', config, '--admin-port', '0'], cleanEnv(), asService);
+  await waitFor(() => server.output().stdout, /admin listener on http:\/\/127\.0\.0\.1:\d+\//);
+  const admin = /admin listener on (http:\/\/127\.0\.0\.1:\d+)\//.exec(server.output().stdout)?.[1] as string;
+  // operations.md's advice, as the admin followed it: written elsewhere as root, then moved in.
+  const written = join(base, 'cred.new');
+  writeFileSync(written, 'bank:geheim1\nneu:geheim2\n', { mode: 0o640 });
+  renameSync(written, creds);
+  const credsLine = denied('credentials file', creds, 'root (gid 0), mode 640');
+  assert.equal((await request(`${admin}/-/reload`, { method: 'POST' })).status, 202);
+  await waitFor(
+    () => server.output().stderr,
+    new RegExp(`POST /-/reload: keeping the running configuration: ${escapeRegExp(credsLine)}$`, 'm'),
+  );
+  assertFails(await run(['--config', config], cleanEnv(), asService), 1, `booking-search-server: ${credsLine}`);
+  const checked = await run(['check', '--config', config], cleanEnv(), asService);
+  assert.equal(checked.code, 1, JSON.stringify(checked));
+  assert.ok(checked.stdout.includes(credsLine), checked.stdout);
+
+  ours(creds, 0o640);
+  chmodSync(config, 0o600);
+  const configLine = denied('configuration file', config, `${service.name} (gid ${service.gid}), mode 600`);
+  assertFails(await run(['--config', config], cleanEnv(), asService), 1, `booking-search-server: ${configLine}`);
+  assertFails(
+    await run(['check', '--config', config], cleanEnv(), asService),
+    1,
+    `booking-search-server: ${configLine}`,
+  );
+
+  const cert = join(etc, 'cert.pem');
+  const key = join(etc, 'key.pem');
+  makeCertificate(cert, key);
+  chmodSync(cert, 0o644);
+  chmodSync(key, 0o600);
+  const tls = ['--demo', '--tls-cert', cert, '--tls-key', key, '--port', '0'];
+  assertFails(
+    await run(tls, cleanEnv(USER), asService),
+    1,
+    `booking-search-server: ${denied('--tls-key', key, 'root (gid 0), mode 600')}`,
+  );
+
+  chmodSync(config, 0o640);
+  chownSync(etc, 0, 0);
+  chmodSync(etc, 0o700);
+  assertFails(
+    await run(['--config', config], cleanEnv(), asService),
+    1,
+    `booking-search-server: cannot read configuration file ${config}: permission denied: ${who} may not enter directory ${etc} (owner root (uid 0), group root (gid 0), mode 700); give the directory to root and the service's group, readable by no one else: chown root:${service.name} ${etc} and chmod 0750 ${etc} ${advice}`,
+  );
+});
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

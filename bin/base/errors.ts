@@ -40,3 +40,14 @@ export function describeFsError(error: unknown, platform: NodeJS.Platform = proc
   if (code === 'EISDIR') return 'it is a directory';
   return error instanceof Error ? error.message : String(error);
 }
+
+/**
+ * describeFsError; for a read this process was denied by a mode (not by macOS' privacy
+ * protection, which says its own fix), also `why()`: who may not read what, and what to
+ * change (the file rule's whyNotReadable).
+ */
+export function describeReadError(error: unknown, why: () => string): string {
+  const code = errorCode(error);
+  const denied = (code === 'EACCES' || code === 'EPERM') && !isPrivacyRefusal(error);
+  return denied ? `${describeFsError(error)}: ${why()}` : describeFsError(error);
+}

@@ -9,7 +9,7 @@ import { accessSync, constants, type Stats, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import Database from 'better-sqlite3';
 import { errorCode, isNotReadableNow } from '../../lib/internal.js';
-import { CliError, describeFsError, isPrivacyRefusal, shellWord } from '../base/index.js';
+import { CliError, describeFsError, describeReadError, shellWord } from '../base/index.js';
 import { folderHint, notADatabase, readHeader } from './file-kind.js';
 import type { Trusted } from './file-rule.js';
 import { judgeDatabaseFile, whyNotReadable } from './file-safety.js';
@@ -78,9 +78,7 @@ export function ensureDatabaseFile(file: string): void {
     stats = statSync(file);
     if (stats.isFile()) accessSync(file, constants.R_OK);
   } catch (error: unknown) {
-    const denied = (errorCode(error) === 'EACCES' || errorCode(error) === 'EPERM') && !isPrivacyRefusal(error);
-    const why = describeFsError(error);
-    throw new CliError(`cannot open database ${file}: ${denied ? `${why}: ${whyNotReadable(file)}` : why}`);
+    throw new CliError(`cannot open database ${file}: ${describeReadError(error, () => whyNotReadable(file))}`);
   }
   if (!stats.isFile()) throw new CliError(`cannot open database ${file}: not a regular file${folderHint(file)}`);
   if (stats.size > 0 && readHeader(file).toString('latin1', 0, SQLITE_MAGIC.length) !== SQLITE_MAGIC) {

@@ -45,6 +45,9 @@ export type DatabaseAccess =
   | { kind: 'reader'; warning?: string }
   | { kind: 'refused'; line: string };
 
+/** Whose file the service reads: the application's book, or one of its own (a secret to every other user). */
+export type FileKind = 'book' | 'secret';
+
 /** One platform's file rule. */
 export interface FileRule {
   readonly platform: 'posix' | 'windows';
@@ -73,9 +76,11 @@ export interface FileRule {
   readableByEveryone(path: string): number | undefined;
   /**
    * Why this process may not read `file` (it was denied), as the end of a line that names
-   * the service's user, what stops it and what gives it read access.
+   * the service's user, what stops it and what gives it read access: for a `book`, the
+   * application's group; for a file of the service's own (`secret`: its configuration,
+   * credentials, TLS key), root and the service's group, as docs/operations.md sets them up.
    */
-  whyNotReadable(file: string): string;
+  whyNotReadable(file: string, kind?: FileKind): string;
   /** What this rule leaves to the system's own permissions, said once at the start; `undefined` when nothing. */
   readonly leftToTheSystem: string | undefined;
 }

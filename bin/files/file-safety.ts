@@ -2,7 +2,7 @@
 // other rooms call them. Tests take a rule of their own (posixRule, or windowsRule over an
 // injected path module and stat) to judge another platform's paths on this one.
 
-import type { DatabaseAccess, FileRule, Trusted } from './file-rule.js';
+import type { DatabaseAccess, FileKind, FileRule, Trusted } from './file-rule.js';
 import { posixRule } from './posix-rule.js';
 import { windowsRule } from './windows-rule.js';
 
@@ -22,4 +22,4 @@ export const judgeDatabaseFile = (file: string, application?: Trusted): Database
   fileRule.judgeDatabaseFile(file, application);
 export const letsEveryoneConnect = (mode: number): boolean => fileRule.letsEveryoneConnect(mode);
 export const readableByEveryone = (path: string): number | undefined => fileRule.readableByEveryone(path);
-export const whyNotReadable = (file: string): string => fileRule.whyNotReadable(file);
+export const whyNotReadable = (file: string, kind?: FileKind): string => fileRule.whyNotReadable(file, kind);

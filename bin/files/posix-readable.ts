@@ -7,27 +7,49 @@ import { accessSync, constants, type Stats, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { errorCode } from '../../lib/internal.js';
 import { shellWord } from '../base/index.js';
+import type { FileKind } from './file-rule.js';
 
 /**
  * Why this process may not read `file` (it was denied), as the end of a line that names the
  * service's user, the first entry on the way it may not pass (a directory it may not enter,
  * or the file it may not read) with its owner, group and mode, and what gives the user
- * read access: the application's group (docs/operations.md, Users and permissions).
+ * read access: for a book the application's group, for a secret root and the service's
+ * group (docs/operations.md, Users and permissions).
  */
-export function whyNotReadable(file: string): string {
+export function whyNotReadable(file: string, kind: FileKind = 'book'): string {
   const uid = process.geteuid?.() ?? 0;
   const user = nameOf('passwd', uid);
   const who = `this service's user ${user ?? ''}${user === undefined ? '' : ' '}(uid ${uid})`;
   const advice = 'docs/operations.md, Users and permissions';
   const culprit = firstDenied(file);
   if (culprit === undefined) {
-    return `${who} may not read it; give that user read access through the application's group (${advice})`;
+    const group = kind === 'book' ? "the application's group" : "the service's group";
+    return `${who} may not read it; give that user read access through ${group} (${advice})`;
   }
   const { path, directory, stats } = culprit;
   const mode = (stats.mode & 0o7777).toString(8).padStart(3, '0');
   const what = directory ? `may not enter directory ${path}` : 'may not read the file';
   const details = `owner ${labelled('passwd', stats.uid, 'uid')}, group ${labelled('group', stats.gid, 'gid')}, mode ${mode}`;
-  return `${who} ${what} (${details}); ${remedy(culprit, file, { uid, name: user ?? String(uid) })} (${advice})`;
+  const service = { uid, name: user ?? String(uid) };
+  const fix = kind === 'book' ? remedy(culprit, file, service) : secretRemedy(culprit, file, service);
+  return `${who} ${what} (${details}); ${fix} (${advice})`;
+}
+
+/**
+ * What gives `service` access to the entry `culprit` names on the way to a file of its own
+ * (its configuration, credentials, TLS key): the file root's and the service's group's,
+ * 0640, in a directory the same, 0750, as docs/operations.md installs the credentials
+ * file; never readable by every user, as a secret would be with o+r. A directory above
+ * the file's own lets every user pass (as /etc does).
+ */
+function secretRemedy(culprit: Denied, file: string, service: { uid: number; name: string }): string {
+  const { path, directory, stats } = culprit;
+  if (stats.uid === service.uid) return `give it read access: chmod u+${directory ? 'rx' : 'r'} ${shellWord(path)}`;
+  if (directory && path !== dirname(resolve(file))) return `let every user pass it: chmod o+x ${shellWord(path)}`;
+  const gid = process.getegid?.() ?? 0;
+  const owners = `root:${nameOf('group', gid) ?? String(gid)}`;
+  const mode = directory ? '0750' : '0640';
+  return `give the ${directory ? 'directory' : 'file'} to root and the service's group, readable by no one else: chown ${shellWord(owners)} ${shellWord(path)} and chmod ${mode} ${shellWord(path)}`;
 }
 
 /** User or group `id` as a refusal names it: `kasse (uid 981)`, or `uid 981` when it has no name. */

@@ -10,7 +10,7 @@
 
 import { accessSync, constants, lstatSync, realpathSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { CliError, describeFsError } from '../base/index.js';
+import { CliError, describeReadError } from '../base/index.js';
 import type { DatabaseAccess, FileRule, Trusted } from './file-rule.js';
 import { giveBackFile, named, whyNotReadable } from './posix-readable.js';
 import { ownProblem, resolveSafely, walkPath } from './posix-walk.js';
@@ -27,7 +27,7 @@ function ensureOnlyOwnerCanChange(what: string, path: string): void {
     real = resolveSafely(what, path, 'the file', advice);
   } catch (error: unknown) {
     if (error instanceof CliError) throw error;
-    throw new CliError(`cannot read ${what}: ${describeFsError(error)}`);
+    throw new CliError(`cannot read ${what}: ${describeReadError(error, () => whyNotReadable(path, 'secret'))}`);
   }
   const problem = ownProblem(statSync(real), false);
   if (problem !== undefined) {

@@ -4,7 +4,8 @@
 // without a writer) or never end (/dev/zero); such a file is refused in one line instead.
 
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
-import { CliError, describeFsError } from '../base/index.js';
+import { CliError, describeFsError, describeReadError } from '../base/index.js';
+import { whyNotReadable } from './file-safety.js';
 
 /** Larger than any configuration, credentials or TLS file the service is meant to read. */
 export const MAX_READ_BYTES = 16 * 1024 * 1024;
@@ -20,7 +21,7 @@ export function readRegularFile(what: string, file: string, maxBytes = MAX_READ_
     // Never waits: a FIFO opens at once with O_NONBLOCK, and is refused below before a read.
     fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   } catch (error: unknown) {
-    throw new CliError(`cannot read ${what}: ${describeFsError(error)}`);
+    throw new CliError(`cannot read ${what}: ${describeReadError(error, () => whyNotReadable(file, 'secret'))}`);
   }
   try {
     const stats = fstatSync(fd);

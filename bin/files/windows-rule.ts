@@ -10,7 +10,7 @@
 import { type PathLike, realpathSync, type Stats, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import path from 'node:path';
-import { CliError, describeFsError } from '../base/index.js';
+import { CliError, describeReadError } from '../base/index.js';
 import type { FileRule } from './file-rule.js';
 
 /** What the rule reads of the file system; tests give path.win32 and a fake stat. */
@@ -39,13 +39,17 @@ export function windowsRule(
   fs: WindowsFileSystem = { path: path.win32, stat: statSync, realpath: realpathSync, user: currentUser },
 ): FileRule {
   const real = (file: string): string => fs.realpath(fs.path.resolve(file));
+  const whyNotReadable = (file: string): string => {
+    const user = fs.user();
+    return `this service's account ${user} may not read it; give that account read access to the file and its folder (icacls "${fs.path.dirname(fs.path.resolve(file))}" /grant "${user}:(OI)(CI)RX", ${ADVICE})`;
+  };
   return {
     platform: 'windows',
     ensureOnlyOwnerCanChange(what, file) {
       try {
         fs.stat(real(file));
       } catch (error: unknown) {
-        throw new CliError(`cannot read ${what}: ${describeFsError(error)}`);
+        throw new CliError(`cannot read ${what}: ${describeReadError(error, () => whyNotReadable(file))}`);
       }
     },
     ensureDirectoriesSafe(_what, dir) {
@@ -67,10 +71,7 @@ export function windowsRule(
     letsEveryoneConnect: () => false,
     // Every file reads as mode 666 on Windows: a warning would be said of every secret.
     readableByEveryone: () => undefined,
-    whyNotReadable(file) {
-      const user = fs.user();
-      return `this service's account ${user} may not read it; give that account read access to the file and its folder (icacls "${fs.path.dirname(fs.path.resolve(file))}" /grant "${user}:(OI)(CI)RX", ${ADVICE})`;
-    },
+    whyNotReadable,
     leftToTheSystem: NTFS_NOTICE,
   };
 }
