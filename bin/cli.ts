@@ -8,6 +8,7 @@ import { CliError, logLine, NAME, readPackageFile, readVersion } from './base/in
 import { reportFailure } from './cluster/index.js';
 import { checkInGuard, reportOnBooks, runHashPassword } from './commands/index.js';
 import {
+  asksForTheService,
   CONFIG_KEYS,
   type Command,
   configPath,
@@ -43,8 +44,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   } catch (error: unknown) {
     const message = error instanceof CliError ? error.message : `unexpected error: ${String(error)}`;
     if (cluster.isWorker) return reportFailure(message);
-    // A wrong command line is an answer to the person typing it; anything later is a log line.
-    if (error instanceof CliError && error.exitCode === 2) process.stderr.write(`${NAME}: ${message}\n`);
+    // A wrong command line and a command's refusal (check, hash-password: a bad line of the
+    // file check reads too) answer the person typing it; the service's refusal is a log line.
+    const plain = (error instanceof CliError && error.exitCode === 2) || !asksForTheService(argv);
+    if (plain) process.stderr.write(`${NAME}: ${message}\n`);
     else logLine(`${NAME}: ${message}`);
     process.exitCode = error instanceof CliError ? error.exitCode : 1;
   }

@@ -505,7 +505,7 @@ test('check --config judges every book as check --db does and says which fit; a 
   writeConfig(o, [books.mueller as string, `${books.schmidt}users = meier\n`]);
   const badLine = await run(['check', '--config', o.config], cleanEnv());
   assert.equal(badLine.code, 1);
-  assertFails(badLine, 1, `booking-search-server: ${o.config}:15: users is given again (first on line 14)`);
+  assertFails(badLine, 1, `booking-search-server: ${o.config}:15: users is given again (first on line 14)`, true);
 });
 
 // All books fitting while the credentials file was wrong ended "3 of 3 books fit: …" with exit
@@ -594,7 +594,7 @@ test('a configuration, credentials or TLS file that is a FIFO is refused in one 
   };
   assertFails(await run(['--config', pipe], env), 1, refused('configuration file'));
   assertFails(await run([], { ...env, BOOKING_SEARCH_CONFIG: pipe }), 1, refused('configuration file'));
-  assertFails(await run(['check', '--config', pipe], env), 1, refused('configuration file'));
+  assertFails(await run(['check', '--config', pipe], env), 1, refused('configuration file'), true);
   assertFails(await run(['--db', o.files.own, '--credentials-file', pipe], cleanEnv()), 1, refused('credentials file'));
   const key = join(o.dir, 'key.pem');
   makeCertificate(join(o.dir, 'cert.pem'), key);

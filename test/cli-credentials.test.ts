@@ -66,6 +66,7 @@ test('hash-password prints one scrypt PHC line that crypto.scrypt reproduces fro
     { ...empty, signal: null },
     1,
     'booking-search-server: the password is empty; give one line on standard input',
+    true,
   );
 });
 

@@ -878,6 +878,7 @@ test("the service's own files it may not read (credentials moved in as root:root
     await run(['check', '--config', config], cleanEnv(), asService),
     1,
     `booking-search-server: ${configLine}`,
+    true,
   );
 
   const cert = join(etc, 'cert.pem');

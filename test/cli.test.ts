@@ -47,14 +47,43 @@ test('the command is looked at before the configuration file: one that reads non
   ]);
   assertFails(hash, 2, "booking-search-server: unexpected argument '--config' (see --help)");
   // hash-password reads standard input only (here none), whatever the variable names.
-  assertFails(hashWithVariable, 1, 'booking-search-server: the password is empty; give one line on standard input');
+  assertFails(
+    hashWithVariable,
+    1,
+    'booking-search-server: the password is empty; give one line on standard input',
+    true,
+  );
   assert.equal(help.code, 0, help.stderr);
   assert.match(help.stdout, /^Usage:/);
   assert.equal(version.code, 0, version.stderr);
   assertFails(extra, 2, "booking-search-server: unexpected argument 'bogus' (see --help)");
   assertFails(unknown, 2, 'booking-search-server: unknown option --frobnicate (see --help)');
   // A command that reads the file still says when it is missing.
-  assertFails(check, 1, `booking-search-server: cannot read configuration file ${missing}: no such file`);
+  assertFails(check, 1, `booking-search-server: cannot read configuration file ${missing}: no such file`, true);
+});
+
+// check --config printed a bad line of the file as a log line (with a time), a mistyped
+// flag to check as a plain one: a command's refusal is one plain line, as the person who
+// typed it reads it; the service's start is the log line its journal keeps.
+test("a bad key of the file: check's refusal is one plain line, the start's a log line", async (t) => {
+  const config = join(tempDir(t), 'office.conf');
+  writeFileSync(
+    config,
+    `db = ${buildDatabase(t)}
+port = 0
+
+worker = 3
+`,
+    { mode: 0o600 },
+  );
+  const line = `booking-search-server: ${config}:4: unknown key worker: the keys are the long flags' names without -- (see --help); did you mean workers?`;
+  assertFails(await run(['check', '--config', config]), 1, line, true);
+  assertFails(await run(['--config', config]), 1, line);
+  assertFails(
+    await run(['check', '--config', config, '--wokers', '2']),
+    2,
+    /^booking-search-server: unknown option --wokers/,
+  );
 });
 
 // better-sqlite3's prebuild needs Node-API 10: an older Node crashed with a segfault.

@@ -152,6 +152,19 @@ function interpret(
   return readServeCommand(setting, given, { verb, env, config, origins, configurable: CONFIGURABLE });
 }
 
+/**
+ * Whether argv asks for the service (no verb: `--db`, `--config`, …) rather than a command
+ * that answers once (check, hash-password, a command line that does not parse): its
+ * refusal is a log line, theirs a plain line for the person who typed them.
+ */
+export function asksForTheService(argv: readonly string[]): boolean {
+  try {
+    return parse(argv).positionals.length === 0;
+  } catch {
+    return false;
+  }
+}
+
 function parse(argv: readonly string[]) {
   try {
     return parseArgs({ args: negativeValuesJoined(argv), options: OPTIONS, allowPositionals: true, strict: true });

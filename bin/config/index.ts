@@ -5,6 +5,7 @@
 // This file is the room's door: the other rooms import from it only.
 
 export {
+  asksForTheService,
   CONFIG_KEYS,
   CONFIGURABLE,
   type Command,
