@@ -534,7 +534,7 @@ test("a file or directory in root's hands after a restore as root: the line give
         chmodSync(file, 0o600);
         return file;
       },
-      `${who} may not read the file (owner root (uid 0), group root (gid 0), mode 600); give the file back to the application's user and group: chown ${app}:${app} ${file} and chmod 0640 ${file} ${advice}`,
+      `${who} may not read the file (owner root (uid 0), group root (gid 0), mode 600); give the file back to the application's user and group: chown ${app}:${app} ${file}; chmod 0640 ${file} ${advice}`,
     ],
     [
       "a file root:root 0600 in a directory of root's",
@@ -592,7 +592,7 @@ test("a backup restored as root over the served file (install -m 0600, then mv):
   const copy = join(dir, 'restored.tmp');
   execFileSync('install', ['-m', '0600', file, copy]);
   renameSync(copy, file);
-  const line = `may not read the file (owner root (uid 0), group root (gid 0), mode 600); give the file back to the application's user and group: chown ${users.app.name}:${users.app.name} ${file} and chmod 0640 ${file} (docs/operations.md, Users and permissions)`;
+  const line = `may not read the file (owner root (uid 0), group root (gid 0), mode 600); give the file back to the application's user and group: chown ${users.app.name}:${users.app.name} ${file}; chmod 0640 ${file} (docs/operations.md, Users and permissions)`;
   await until(() => server.output().stderr.includes(line), 5_000, `the log says: ${line}`);
   await server.stop();
 });
@@ -608,7 +608,7 @@ async function restorable(users: Users): Promise<{ dir: string; file: string; ba
   execFileSync('cp', [file, backup]);
   chmodSync(backup, 0o644);
   const app = users.app.name;
-  const warning = `database ${file} belongs to root, so the application that owns its directory cannot write it; give the file back to the application's user and group: chown ${app}:${app} ${file} and chmod 0640 ${file} (docs/operations.md, Users and permissions)`;
+  const warning = `database ${file} belongs to root, so the application that owns its directory cannot write it; give the file back to the application's user and group: chown ${app}:${app} ${file}; chmod 0640 ${file} (docs/operations.md, Users and permissions)`;
   return { dir, file, backup, warning };
 }
 
@@ -676,7 +676,7 @@ test("a backup restored as root over the served file (cp, then mv; root:root 064
 /** The refusal of `file`, user `name`'s (`uid`), in the application's directory. */
 function thirdUsersFile(users: Users, file: string, name: string, uid: number): string {
   const app = users.app.name;
-  return `refusing database ${file}: it belongs to user ${name} (${uid}), not to the owner of its directory, ${app} (${users.app.uid}), so another user could have put it there; if it is the application's file, give the file back to the application's user and group: chown ${app}:${app} ${file} and chmod 0640 ${file} (docs/operations.md, Users and permissions)`;
+  return `refusing database ${file}: it belongs to user ${name} (${uid}), not to the owner of its directory, ${app} (${users.app.uid}), so another user could have put it there; if it is the application's file, give the file back to the application's user and group: chown ${app}:${app} ${file}; chmod 0640 ${file} (docs/operations.md, Users and permissions)`;
 }
 
 // The line called the application (the directory's owner) "another user" and the file's
@@ -848,9 +848,9 @@ test("the service's own files it may not read (credentials moved in as root:root
   writeFileSync(config, `credentials-file = ${creds}\n[book kasse]\ndb = ${db}\nbase-path = /kasse\nusers = bank\n`);
   ours(config, 0o640);
   const who = `this service's user ${service.name} (uid ${service.uid})`;
-  const advice = '(docs/operations.md, Users and permissions)';
+  const advice = '(docs/operations.md, Credentials)';
   const denied = (what: string, file: string, mode: string): string =>
-    `cannot read ${what} ${file}: permission denied: ${who} may not read the file (owner root (uid 0), group ${mode}); give the file to root and the service's group, readable by no one else: chown root:${service.name} ${file} and chmod 0640 ${file} ${advice}`;
+    `cannot read ${what} ${file}: permission denied: ${who} may not read the file (owner root (uid 0), group ${mode}); give the file to root and the service's group, readable by no one else: chown root:${service.name} ${file}; chmod 0640 ${file} ${advice}`;
 
   const server = await start(t, ['--config', config, '--admin-port', '0'], cleanEnv(), asService);
   await waitFor(() => server.output().stdout, /admin listener on http:\/\/127\.0\.0\.1:\d+\//);
@@ -899,7 +899,7 @@ test("the service's own files it may not read (credentials moved in as root:root
   assertFails(
     await run(['--config', config], cleanEnv(), asService),
     1,
-    `booking-search-server: cannot read configuration file ${config}: permission denied: ${who} may not enter directory ${etc} (owner root (uid 0), group root (gid 0), mode 700); give the directory to root and the service's group, readable by no one else: chown root:${service.name} ${etc} and chmod 0750 ${etc} ${advice}`,
+    `booking-search-server: cannot read configuration file ${config}: permission denied: ${who} may not enter directory ${etc} (owner root (uid 0), group root (gid 0), mode 700); give the directory to root and the service's group, readable by no one else: chown root:${service.name} ${etc}; chmod 0750 ${etc} ${advice}`,
   );
 });
 

@@ -20,7 +20,7 @@ export function whyNotReadable(file: string, kind: FileKind = 'book'): string {
   const uid = process.geteuid?.() ?? 0;
   const user = nameOf('passwd', uid);
   const who = `this service's user ${user ?? ''}${user === undefined ? '' : ' '}(uid ${uid})`;
-  const advice = 'docs/operations.md, Users and permissions';
+  const advice = `docs/operations.md, ${kind === 'book' ? 'Users and permissions' : 'Credentials'}`;
   const culprit = firstDenied(file);
   if (culprit === undefined) {
     const group = kind === 'book' ? "the application's group" : "the service's group";
@@ -49,7 +49,7 @@ function secretRemedy(culprit: Denied, file: string, service: { uid: number; nam
   const gid = process.getegid?.() ?? 0;
   const owners = `root:${nameOf('group', gid) ?? String(gid)}`;
   const mode = directory ? '0750' : '0640';
-  return `give the ${directory ? 'directory' : 'file'} to root and the service's group, readable by no one else: chown ${shellWord(owners)} ${shellWord(path)} and chmod ${mode} ${shellWord(path)}`;
+  return `give the ${directory ? 'directory' : 'file'} to root and the service's group, readable by no one else: chown ${shellWord(owners)} ${shellWord(path)}; chmod ${mode} ${shellWord(path)}`;
 }
 
 /** User or group `id` as a refusal names it: `kasse (uid 981)`, or `uid 981` when it has no name. */
@@ -103,7 +103,8 @@ function giveBack(path: string, mode: string, service: { uid: number; name: stri
   }
   const steps = [`chown ${shellWord(`${owner}:${group}`)} ${shellWord(path)}`, `chmod ${mode} ${shellWord(path)}`];
   if (holder.uid !== service.uid && !isMember(holder.gid)) steps.push(joinGroup(service.name, group));
-  return `${what}: ${steps.join(' and ')}`;
+  // Joined as a shell joins commands, so that the line's end pastes as it reads.
+  return `${what}: ${steps.join('; ')}`;
 }
 
 /** Whether this process is in group `gid` (its primary group or a supplementary one). */
