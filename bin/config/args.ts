@@ -112,7 +112,9 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   const [verb, ...extra] = positionals;
   if (verb === 'hash-password') return hashPasswordCommand(argv);
   if (verb !== undefined && !(verb === 'check' && extra.length === 0)) {
-    throw usage(`unexpected argument '${verb === 'check' ? extra[0] : verb}'`);
+    throw usage(
+      verb === 'check' ? `unexpected argument '${extra[0]}'` : `unexpected argument '${verb}'${commandHint(verb)}`,
+    );
   }
   const given = flags as Values;
   const config = readConfig?.(typeof given.config === 'string' ? given.config : undefined);
@@ -188,6 +190,12 @@ function flagHint(unknown: string): string {
   if (!unknown.startsWith('--')) return '';
   const nearest = nearestName(unknown.slice(2), Object.keys(OPTIONS));
   return nearest === undefined ? '' : `; did you mean --${nearest}?`;
+}
+
+/** "; did you mean check?" for `chek`: the commands, as flagHint the flags. */
+function commandHint(verb: string): string {
+  const nearest = nearestName(verb, ['check', 'hash-password']);
+  return nearest === undefined ? '' : `; did you mean ${nearest}?`;
 }
 
 /**

@@ -137,6 +137,8 @@ const USAGE_ERRORS: Array<[argv: string[], line: string]> = [
   [['check'], 'check needs --db FILE or --config FILE'],
   [['check', '--db', 'x', 'y'], "unexpected argument 'y'"],
   [['--demo', 'extra'], "unexpected argument 'extra'"],
+  [['chek', '--db', 'x'], "unexpected argument 'chek'; did you mean check?"],
+  [['hash-pasword'], "unexpected argument 'hash-pasword'; did you mean hash-password?"],
   [['hash-password', 'geheim'], "unexpected argument 'geheim'"],
   // hash-password reads standard input only: a flag given to it is refused, not ignored.
   [['hash-password', '--db', 'x'], "unexpected argument '--db'"],
