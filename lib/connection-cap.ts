@@ -54,10 +54,7 @@ type Held = { wire: Duplex; key: string | undefined };
  * Returns the stop's part on the connections (below), which the stop calls at once and then
  * until the server has closed.
  */
-export function boundConnections(
-  server: Server,
-  { most, proxies, cap = Infinity }: ConnectionBounds,
-): (closeWaiting?: boolean) => void {
+export function boundConnections(server: Server, { most, proxies, cap = Infinity }: ConnectionBounds): StopConnections {
   const trusted = trustedPeers(proxies);
   const open = new Map<Socket, Held>();
   const perAddress = new Map<string, number>();
@@ -103,25 +100,30 @@ export function boundConnections(
     held.wire = socket;
     stamp(socket);
   });
-  return (closeWaiting = true) => {
-    if (closeWaiting && !server.listeners('request').includes(closeAfterAnswer))
+  return (step = 'connections', spareNew = false) => {
+    if (step !== 'answers' && !server.listeners('request').includes(closeAfterAnswer))
       server.prependListener('request', closeAfterAnswer);
     for (const [accepted, { wire }] of open) {
       if (answering(wire, true)) closeWithAnswer(lastAdmitted(wire));
-      else if (closeWaiting) close(accepted);
+      else if (step === 'connections' && !(spareNew && lastAdmitted(wire) === undefined)) close(accepted);
     }
   };
 }
 
-// The stop's part on the connections: a connection with no request being answered
-// (idle, or still in its first headers or TLS handshake: node:http's `closeIdleConnections`
-// leaves those two open, and a client sending its headers slowly held the stop to its grace)
-// is closed; each other one's last answer, unless it has begun, says `Connection: close` and
-// closes it, as does the answer to each request heard after, so that no client sends a next
-// request on a connection the stop is about to close. Nothing of it runs for a request before
-// the stop. With `closeWaiting` false, while the listener still takes the connections queued
-// for it, only the answers waited for then close theirs: a client told to close would open
-// a new connection, which the listener's close would reset.
+// The stop's part on the connections, in steps. `answers`: each connection's last answer,
+// unless it has begun, says `Connection: close` and closes it. `requests`: so does the answer
+// to each request heard from now on, so that no client sends a next request on a connection
+// the stop is about to close. `connections`: a connection with no request being answered (idle,
+// or still in its first headers or TLS handshake: node:http's `closeIdleConnections` leaves
+// those two open, and a client sending its headers slowly held the stop to its grace) is
+// closed; with `spareNew`, but one yet to bring its first request (one the listener took from
+// its queue at the stop: over TLS its client sends it a round trip after the acceptance).
+// Each step does those before it too. Nothing of it runs for a request before the stop. While
+// the listener still takes the connections queued for it, only `answers`: a client told to
+// close would open a new connection, which the listener's close would reset.
+
+/** The stop's part on the connections (above); `connections` without `spareNew` by default. */
+export type StopConnections = (step?: 'answers' | 'requests' | 'connections', spareNew?: boolean) => void;
 
 /** Answers that close their connection because of the stop, when they would have kept it. */
 const closedByStop = new WeakSet<ServerResponse>();

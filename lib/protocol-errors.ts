@@ -5,7 +5,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
-import { boundConnections, type ConnectionBounds } from './connection-cap.js';
+import { boundConnections, type ConnectionBounds, type StopConnections } from './connection-cap.js';
 import { errorCode } from './errors.js';
 import { type ApiError, ERRORS } from './messages.js';
 import { type Answered, hasBadHost, whenAnswered } from './request.js';
@@ -48,7 +48,7 @@ export interface EdgeOptions extends ConnectionBounds {
  * instead of `handler`; `edge.answered` hears every response close. Returns the stop's part
  * on the connections (connection-cap.ts).
  */
-export function protectServer(server: Server, handler: Listener, edge: EdgeOptions): (closeWaiting?: boolean) => void {
+export function protectServer(server: Server, handler: Listener, edge: EdgeOptions): StopConnections {
   const { badHost, answered } = edge;
   const checked: Listener =
     badHost === undefined ? handler : (req, res) => (hasBadHost(req) ? badHost(req, res) : handler(req, res));

@@ -11,9 +11,10 @@ import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { connect as connectTls } from 'node:tls';
 import { stopBoundMs } from '../bin/listen/server.js';
 import { cashBook } from './support/cash-book.js';
-import { cleanEnv, type Running, start } from './support/cli-helpers.js';
+import { cleanEnv, makeCertificate, type Running, start } from './support/cli-helpers.js';
 import { AUTH, basicAuth, buildDatabase, databaseDir, HASH_OF_ALT, tempDir } from './support/helpers.js';
 
 const UNIT = new URL('../deploy/booking-search-server.service', import.meta.url).pathname;
@@ -198,6 +199,39 @@ test('SIGTERM while searches are computed: each request sent on a new connection
     [],
     `each of ${answers.length} answered 200, whole`,
   );
+});
+
+// A connection the kernel queued while the service did not run: over TLS its client still
+// needs a round trip after the service accepts it to end its handshake and send its request.
+test('SIGTERM with a TLS connection queued, its request sent: it is answered 200, and told to close', async (t) => {
+  const dir = tempDir(t);
+  const cert = join(dir, 'cert.pem');
+  const key = join(dir, 'key.pem');
+  makeCertificate(cert, key);
+  const server = await start(t, ['--db', buildDatabase(t), '--tls-cert', cert, '--tls-key', key]);
+  const pid = server.child.pid as number;
+  process.kill(pid, 'SIGSTOP');
+  t.after(() => void server.child.kill('SIGCONT'));
+  const socket = connectTls({ host: '127.0.0.1', port: Number(new URL(server.origin).port), ca: readFileSync(cert) });
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const answer = new Promise<string>((resolve) => {
+    socket.on('error', (error: NodeJS.ErrnoException) => resolve(`${error.code ?? error.message}`));
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+  });
+  socket.write(`GET /api/v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${AUTH}\r\n\r\n`);
+  await once(socket, 'connect');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const signalled = performance.now();
+  process.kill(pid, 'SIGTERM');
+  process.kill(pid, 'SIGCONT');
+  const [code] = (await once(server.child, 'exit')) as [number | null];
+  const stoppedMs = performance.now() - signalled;
+  t.diagnostic(`exited ${stoppedMs.toFixed(0)} ms after SIGTERM`);
+  const received = await answer;
+  assert.equal(code, 0, server.output().stderr);
+  assert.match(received, /^HTTP\/1\.1 200 OK\r\n/, `answered: ${JSON.stringify(received.slice(0, 80))}`);
+  assert.match(received, /\r\nconnection: close\r\n/i, 'the answer closes its connection');
 });
 
 test("the unit's TimeoutStopSec covers the stop's bound with the default search timeout, with a margin", () => {

@@ -24,8 +24,9 @@
 // How the service stops, in every kind of process (the only one, each worker of --workers,
 // and their primary), on the signals bin/base/signals.ts hears: each listener takes the
 // connections queued for it and stops accepting (stopListening); a connection with no
-// request being answered (idle, or still in its headers or TLS handshake) is closed then, a
-// busy one after the answer it waits for,
+// request being answered (idle, or still in its headers or TLS handshake) is closed then, but
+// one yet to bring its first request a second after the signal at the latest, a busy one
+// after the answer it waits for,
 // which says `Connection: close` (lib/connection-cap.ts), in flight at the signal or heard
 // after it, so that no client sends a next request on it and a proxy's keep-alive
 // connections, kept busy by steady traffic, end too; what is still open after the grace is
@@ -126,7 +127,10 @@ export function createListener(
 }
 
 /** Each listener's part of the stop on its connections (lib/connection-cap.ts). */
-const connectionStops = new WeakMap<Server, (closeWaiting?: boolean) => void>();
+const connectionStops = new WeakMap<
+  Server,
+  (step?: 'answers' | 'requests' | 'connections', spareNew?: boolean) => void
+>();
 
 /** What requests in flight get beyond the longest a search may take (--search-timeout). */
 export const STOP_GRACE_MS = 5_000;
@@ -140,7 +144,10 @@ export function stopBoundMs(searchMs: number): number {
   return STOP_GRACE_MS + searchMs + 1_000;
 }
 
-/** How long a stopping listener may go on taking the connections queued for it (below). */
+/**
+ * How long a stopping listener may go on taking the connections queued for it (below), and
+ * how long after the signal one of them has to bring its request.
+ */
 const QUEUED_MS = 1_000;
 
 /**
@@ -150,11 +157,17 @@ const QUEUED_MS = 1_000;
  * whose connections the primary accepts.
  */
 export function stopListening(server: Server, graceMs: number, queued = true): Promise<void> {
-  const stopConnections = (closeWaiting?: boolean): void => connectionStops.get(server)?.(closeWaiting);
+  const stop = connectionStops.get(server);
+  const until = performance.now() + QUEUED_MS;
+  // A connection yet to bring its first request (taken from the queue, or accepted in the
+  // signal's turn) is left open until QUEUED_MS after the signal: over TLS its request comes
+  // a round trip after its acceptance, once the client has ended its handshake.
+  const stopConnections = (): void => stop?.('connections', performance.now() < until);
   return new Promise((resolve) => {
     // The answers waited for now close their connections (each one after, once it closes).
-    stopConnections(false);
+    stop?.('answers');
     let idle: NodeJS.Timeout | undefined;
+    let last: NodeJS.Timeout | undefined;
     let ended = false;
     const cut = setTimeout(() => server.closeAllConnections(), graceMs);
     const close = (): void => {
@@ -164,17 +177,23 @@ export function stopListening(server: Server, graceMs: number, queued = true): P
       NetServer.prototype.close.call(server, () => {
         ended = true;
         clearInterval(idle);
+        clearTimeout(last);
         clearTimeout(cut);
         resolve();
       });
+      // No client told to close now reconnects into this listener: it is refused.
+      stop?.('requests');
       // After a turn that read what came on them, a connection with no request being
-      // answered has nothing to lose: closed, idle or still in its headers or TLS handshake.
-      // A busy one ends after its answer, which closes it; one whose answer had begun at the
-      // signal, keeping it, is closed within 100 ms after.
+      // answered has nothing to lose: closed, idle or still in its headers or TLS handshake
+      // (but one yet to bring its first request, until QUEUED_MS). A busy one ends after its
+      // answer, which closes it; one whose answer had begun at the signal, keeping it, is
+      // closed within 100 ms after.
       setImmediate(() =>
         setImmediate(() => {
           stopConnections();
-          if (!ended) idle = setInterval(stopConnections, 100);
+          if (ended) return;
+          idle = setInterval(stopConnections, 100);
+          last = setTimeout(stopConnections, until - performance.now() + 1);
         }),
       );
     };
@@ -187,7 +206,6 @@ export function stopListening(server: Server, graceMs: number, queued = true): P
       taken += 1;
     };
     server.on('connection', count);
-    const until = performance.now() + QUEUED_MS;
     const next = (): void => {
       taken = 0;
       setImmediate(afterTurn);
