@@ -34,10 +34,10 @@ const COMMANDS: { [Name in Command['command']]: Run<Extract<Command, { command: 
 };
 
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+  runsTheService = asksForTheService(argv);
   process.stdout.on('error', stdoutFailed);
   try {
     const command = readCommand(argv, env);
-    runsTheService = command.command === 'serve';
     const run = COMMANDS[command.command] as Run<Command>;
     const exitCode = await run(command, () => readServeCommand(argv, env));
     if (typeof exitCode === 'number') process.exitCode = exitCode;
@@ -46,7 +46,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     if (cluster.isWorker) return reportFailure(message);
     // A wrong command line and a command's refusal (check, hash-password: a bad line of the
     // file check reads too) answer the person typing it; the service's refusal is a log line.
-    const plain = (error instanceof CliError && error.exitCode === 2) || !asksForTheService(argv);
+    const plain = (error instanceof CliError && error.exitCode === 2) || !runsTheService;
     if (plain) process.stderr.write(`${NAME}: ${message}\n`);
     else logLine(`${NAME}: ${message}`);
     process.exitCode = error instanceof CliError ? error.exitCode : 1;

@@ -155,13 +155,16 @@ function interpret(
 }
 
 /**
- * Whether argv asks for the service (no verb: `--db`, `--config`, …) rather than a command
- * that answers once (check, hash-password, a command line that does not parse): its
- * refusal is a log line, theirs a plain line for the person who typed them.
+ * Whether argv asks for the service (no verb, no --help, --version or --openapi: `--db`,
+ * `--config`, …) rather than a command that answers once (check, hash-password, help, a
+ * command line that does not parse), as parseCommandLine reads it: the service's refusal is
+ * a log line, and its stdout the access log; a command's refusal is a plain line for the
+ * person who typed it.
  */
 export function asksForTheService(argv: readonly string[]): boolean {
   try {
-    return parse(argv).positionals.length === 0;
+    const { values, positionals } = parse(argv);
+    return positionals.length === 0 && values.help !== true && values.version !== true && values.openapi !== true;
   } catch {
     return false;
   }

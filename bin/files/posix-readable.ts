@@ -13,8 +13,8 @@ import type { FileKind } from './file-rule.js';
  * Why this process may not read `file` (it was denied), as the end of a line that names the
  * service's user, the first entry on the way it may not pass (a directory it may not enter,
  * or the file it may not read) with its owner, group and mode, and what gives the user
- * read access: for a book the application's group, for a secret root and the service's
- * group (docs/operations.md, Users and permissions).
+ * read access: for a book the application's group (docs/operations.md, Users and
+ * permissions), for a secret root and the service's group (docs/operations.md, Credentials).
  */
 export function whyNotReadable(file: string, kind: FileKind = 'book'): string {
   const uid = process.geteuid?.() ?? 0;
