@@ -149,10 +149,12 @@ test('the nginx site passes nginx -t (TLS, the Unix socket, a log format without
   assert.doesNotMatch(format, /\$request(?!_method|_time)|\$args|\$query_string|\$request_uri/);
 });
 
-function httpsGet(site: Site, path: string, headers: Record<string, string>): Promise<Reply> {
+/** A GET through nginx's public server, or a POST of `body`. */
+function httpsGet(site: Site, path: string, headers: Record<string, string>, body?: string): Promise<Reply> {
   return new Promise((resolve, reject) => {
+    const method = body === undefined ? 'GET' : 'POST';
     const req = httpsRequest(
-      { host: '127.0.0.1', port: site.https, path, headers, ca: readFileSync(site.cert), agent: false },
+      { host: '127.0.0.1', port: site.https, method, path, headers, ca: readFileSync(site.cert), agent: false },
       (res) => {
         let body = '';
         res.setEncoding('utf8');
@@ -162,7 +164,7 @@ function httpsGet(site: Site, path: string, headers: Record<string, string>): Pr
     );
     req.setTimeout(10_000, () => req.destroy(new Error(`no answer within 10 s: ${path}`)));
     req.on('error', reject);
-    req.end();
+    req.end(body);
   });
 }
 
@@ -233,6 +235,21 @@ test("nginx with TLS in front of the CLI started with the unit's flags: searches
   assert.equal(search.status, 200, search.body);
   assert.equal((JSON.parse(search.body) as { anzahl: number }).anzahl, 1);
   assert.equal((await httpsGet(site, '/', { authorization: AUTH })).status, 404, 'only the API is passed on');
+  // A month's statement in one request: far more than a search's kilobyte, passed on whole.
+  const lines = Array.from({ length: 200 }, (_, i) => ({ datum: '2026-03-20', betrag: `-${i + 1000}.01`, tage: 31 }));
+  lines[0] = { datum: '2026-03-20', betrag: '-4.35', tage: 31 };
+  const statement = JSON.stringify({ zeilen: lines });
+  assert.ok(statement.length > 8_000);
+  const paired = await httpsGet(
+    site,
+    '/kasse/api/v1/abgleich',
+    { authorization: AUTH, 'content-type': 'application/json' },
+    statement,
+  );
+  assert.equal(paired.status, 200, paired.body);
+  const { zeilen } = JSON.parse(paired.body) as { zeilen: { buchungen: { id: number }[] }[] };
+  assert.equal(zeilen.length, 200);
+  assert.equal(zeilen[0]?.buchungen[0]?.id, 8, 'the March coffee, -4.35');
 
   // The admin listener through nginx's monitoring server: what a health check and Prometheus
   // ask for. The public server passes none of it on.
