@@ -9,6 +9,7 @@ import { type BookExamination, examineBook } from './book-report.js';
 import { type AppSetting, validateDatabase } from './database-handle.js';
 import { isNotReadableNow } from './errors.js';
 import { type Mapping, ownSchema, type TableNames } from './mapping.js';
+import { refusalsOf } from './meaning.js';
 import { resolveOptions } from './options.js';
 import { detectApplication, findSchemaProblems, findUnboundedObject } from './schema.js';
 import { type BookingSearch, createBookingSearch } from './search/index.js';
@@ -35,8 +36,9 @@ export interface BookTables {
 /** What the search over an opened book hears. */
 export interface SearchHooks {
   /**
-   * The file's schema is no longer the one validated: called once, and the search refuses
-   * its read transaction with SchemaChanged. Without it the schema cookie is not read.
+   * The file's schema is no longer the one validated, or a refusal of its mapping holds now:
+   * called, and the search refuses its read transaction with SchemaChanged. Without it
+   * neither is read.
    */
   changed?: (() => void) | undefined;
   /** How long each search waited for its turn, in seconds. */
@@ -96,7 +98,7 @@ function serveBook(db: Database, book: BookTables, judgedAt: number | undefined)
         db,
         mapping,
         waited,
-        changed === undefined ? undefined : schemaCheck(cookie, schemaVersion, changed),
+        changed === undefined ? undefined : schemaCheck(cookie, schemaVersion, changed, refusalsOf(db, mapping)),
       ),
   };
 }
@@ -122,9 +124,17 @@ function unboundedObject(db: Database, mapping: Mapping): string | undefined {
 /**
  * The check run first in every read transaction: reading the schema cookie loads nothing and
  * prepares nothing, where every other statement would first load a new schema and prepare
- * itself again over it (a table swapped for a view would run the view's SQL).
+ * itself again over it (a table swapped for a view would run the view's SQL). Then the
+ * mapping's `refused`, read again once the file changed: a setting the application changed
+ * while served (a budget's currency) makes it a file that does not fit, checked again as a
+ * new schema is, and refused until the setting is back.
  */
-function schemaCheck(cookie: { get(): number | undefined }, checked: number, changed: () => void): () => void {
+function schemaCheck(
+  cookie: { get(): number | undefined },
+  checked: number,
+  changed: () => void,
+  refused: (() => readonly string[]) | undefined,
+): () => void {
   return () => {
     let now: unknown;
     try {
@@ -135,7 +145,7 @@ function schemaCheck(cookie: { get(): number | undefined }, checked: number, cha
       if (isNotReadableNow(error)) throw error;
       now = error;
     }
-    if (now === checked) return;
+    if (now === checked && (refused === undefined || refused().length === 0)) return;
     changed();
     throw new SchemaChanged();
   };
@@ -149,6 +159,8 @@ export class SchemaChanged extends Error {
   readonly code = 'SQLITE_SCHEMA';
 
   constructor() {
-    super('the schema of the file changed since it was checked; it is opened and checked again');
+    super(
+      'the schema of the file, or a setting it is served by, changed since it was checked; it is opened and checked again',
+    );
   }
 }

@@ -12,7 +12,7 @@
 import type { Database } from 'better-sqlite3';
 import { ensure, errorCode } from './errors.js';
 import { type Mapping, ownSchema } from './mapping.js';
-import { checkMeaning } from './meaning.js';
+import { checkMeaning, refusalsOf } from './meaning.js';
 import { findSchemaProblems, recogniseOlder, recogniseOther } from './schema.js';
 
 /** What createHandler says to a `node:sqlite` `DatabaseSync`. */
@@ -68,7 +68,27 @@ export function validateDatabase(
   // check's own judgement: the service starts on exactly the files check passes. Said with
   // no booking's value: this message is the log line and /ready's reason.
   const { withoutValues: wrong } = checkMeaning(db, mapping);
-  if (wrong.length > 0) throw new Error(`db cannot be served exactly: ${wrong.join(' ')}`);
+  if (wrong.length > 0) throw notServedExactly(wrong);
+}
+
+function notServedExactly(sentences: readonly string[]): Error {
+  return new Error(`db cannot be served exactly: ${sentences.join(' ')}`);
+}
+
+/**
+ * For each read transaction of the search over `db` (createBookingSearch's `snapshot`):
+ * throws what validateDatabase would once `mapping`'s refusals hold, a setting the
+ * application changed after the handler was created; `undefined` for a mapping without them.
+ */
+export function refusalCheck(db: Database, mapping: Mapping): (() => void) | undefined {
+  const refused = refusalsOf(db, mapping);
+  return (
+    refused &&
+    (() => {
+      const sentences = refused();
+      if (sentences.length > 0) throw notServedExactly(sentences);
+    })
+  );
 }
 
 /**

@@ -22,7 +22,7 @@ import { challenge } from './basic-auth.js';
 import { LOGGED_IN, type LoggedIn } from './connection-cap.js';
 import { type Cors, GRANTS } from './cors.js';
 import { validateCredentials } from './credentials.js';
-import { validateDatabase } from './database-handle.js';
+import { refusalCheck, validateDatabase } from './database-handle.js';
 import { ensure } from './errors.js';
 import { createFailures } from './failure.js';
 import { createLogin, type LoginVerdict, refusal } from './login.js';
@@ -81,7 +81,7 @@ function searchOver(db: Database | SearchTurns, settings: Settings, shared: Shar
   validateDatabase(db, settings.mapping);
   const { metrics } = shared;
   const waited = metrics && ((seconds: number) => metrics.countSearchWait(seconds));
-  return createBookingSearch(db, settings.mapping, waited);
+  return createBookingSearch(db, settings.mapping, waited, refusalCheck(db, settings.mapping));
 }
 
 /** A search (an object, or a function as createBookingSearch's) has turns and no statements to prepare. */

@@ -93,7 +93,8 @@ export interface ApplicationMapping {
    * A SELECT of sentences (one text column, zero or more rows) about what the file holds
    * that the mapping cannot serve exactly, e.g. a budget kept in another currency. Any row
    * and the file is not served: `check` refuses it and `createHandler` throws, both with
-   * these sentences (lib/meaning.ts).
+   * these sentences (lib/meaning.ts); read again once the file changed while served (the
+   * application's setting changed), they end its searches until they hold no more.
    */
   refusals?: string;
   /**

@@ -5,6 +5,7 @@
 import type { Database } from 'better-sqlite3';
 import { type Mapping, quoteName, useMapping } from './mapping.js';
 import { isCalendarDate } from './query.js';
+import { createVersionCache } from './search/index.js';
 
 /**
  * How many bookings are judged, by `check` and by `createHandler` alike: the first ones the
@@ -52,13 +53,23 @@ type SampleRow = [id: unknown, date: unknown, amountCents: unknown];
  */
 export function checkMeaning(db: Database, mapping: Mapping, size = SAMPLE_SIZE): MeaningReport {
   useMapping(db, mapping);
-  const refusals =
-    mapping.kind === 'application' && mapping.refusals !== undefined
-      ? db.prepare<[], string>(mapping.refusals).pluck().all()
-      : [];
+  const refusals = refusalsOf(db, mapping)?.() ?? [];
   const report = judge(readSample(db, mapping, size), mapping.kind === 'application' ? mapping.title : undefined);
   const { problems, withoutValues } = report;
   return { ...report, problems: [...refusals, ...problems], withoutValues: [...refusals, ...withoutValues] };
+}
+
+/**
+ * The sentences of `mapping`'s refusals that hold in `db` now, read again only when the file
+ * changed (a search calls it in each read transaction: an application's setting may change
+ * while its file is served); `undefined` for a mapping without refusals, which pays nothing.
+ */
+export function refusalsOf(db: Database, mapping: Mapping): (() => readonly string[]) | undefined {
+  if (mapping.kind !== 'application' || mapping.refusals === undefined) return undefined;
+  useMapping(db, mapping);
+  const statement = db.prepare<[], string>(mapping.refusals).pluck();
+  const refusals = createVersionCache(db, { get: () => statement.all() });
+  return () => refusals() ?? [];
 }
 
 function readSample(db: Database, mapping: Mapping, size: number): SampleRow[] {

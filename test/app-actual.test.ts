@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { hexPrefixIdOf } from '../lib/apps/ids.js';
 import { findApplication } from '../lib/apps/index.js';
-import type { Booking } from '../lib/index.js';
+import { type Booking, createHandler } from '../lib/index.js';
 import { explainCount } from '../lib/search/index.js';
 import { type ActualView, writeActualBudget } from './support/actual-budget.js';
 import {
@@ -21,8 +21,8 @@ import {
   searchFor,
   writeBook,
 } from './support/app-serving.js';
-import { run } from './support/cli-helpers.js';
-import { tempDir } from './support/helpers.js';
+import { run, start, waitFor } from './support/cli-helpers.js';
+import { AUTH, CREDENTIALS, request, serve, tempDir } from './support/helpers.js';
 
 /** The booking Actual's own listing says the service must answer (docs/applications.md, Actual). */
 function expectedBooking(tx: ActualView['transactions'][number]): Booking {
@@ -180,6 +180,45 @@ test("an Actual budget kept in US dollars (Actual's own currency setting) is ref
   const served = new Database(euros.file, { readonly: true, fileMustExist: true });
   t.after(() => served.close());
   await assertAnswersEverySearch(await searchFor(t, served, 'actual'), euros.transactions.map(expectedBooking));
+});
+
+test('an Actual budget whose currency is set to USD while it is served is answered in euros no more: the command refuses it, says so in its log and /ready, and serves it again once it is EUR; the handler answers 500', async (t) => {
+  const budget = await writeActualBudget(tempDir(t), { preferences: { defaultCurrencyCode: 'EUR' }, ...SPEC });
+  chmodSync(dirname(budget.file), 0o555);
+  // As Actual's Settings › Currency saves it, from a connection of its own.
+  const currency = (code: string) =>
+    writeBook(budget.file, (writer) => {
+      writer.prepare("UPDATE preferences SET value = ? WHERE id = 'defaultCurrencyCode'").run(code);
+    });
+  const query = 'von=2026-03-14&bis=2026-03-14&betrag=-12.5';
+  const cli = await start(t, ['--db', budget.file, '--app', 'actual', '--admin-port', '0']);
+  const admin = /admin listener on (http:\/\/127\.0\.0\.1:\d+)\//.exec(cli.output().stdout)?.[1] as string;
+  const search = () => request(`${cli.api}buchungen?${query}`, { headers: { authorization: AUTH } });
+  const errors: unknown[] = [];
+  const db = new Database(budget.file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
+  const origin = await serve(t, createHandler(db, CREDENTIALS, { app: 'actual', onError: (e) => errors.push(e) }));
+  const searchHandler = () => request(`${origin}/api/v1/buchungen?${query}`, { headers: { authorization: AUTH } });
+  assert.equal((await search()).status, 200);
+  assert.equal((await searchHandler()).status, 200);
+
+  currency('USD');
+  const said = /the budget is kept in USD \(its currency in Actual's settings, defaultCurrencyCode\)/;
+  for (const reply of [await search(), await searchHandler()]) assert.equal(reply.status, 500, reply.body);
+  assert.match(String(errors[0]), said);
+  await waitFor(() => cli.output().stderr, said);
+  assert.equal((await search()).status, 500);
+  const ready = await request(`${admin}/ready`);
+  assert.equal(ready.status, 503, ready.body);
+  assert.match(ready.body, said);
+
+  currency('EUR');
+  assert.equal((await searchHandler()).status, 200);
+  await waitFor(() => cli.output().stdout + cli.output().stderr, /serving it$/m);
+  const back = await search();
+  assert.equal(back.status, 200, back.body);
+  assert.equal((JSON.parse(back.body) as { anzahl: number }).anzahl, 2);
+  assert.equal((await cli.stop()).code, 0);
 });
 
 test("an Actual amount that is no integer ('LEAK') is never read as 0: written after the start a search is a 500; check, the handler and the command refuse the budget", async (t) => {

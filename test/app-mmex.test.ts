@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { findApplication } from '../lib/apps/index.js';
-import type { Booking } from '../lib/index.js';
+import { type Booking, createHandler } from '../lib/index.js';
 import { explainCount } from '../lib/search/index.js';
 import {
   assertAnswersEverySearch,
@@ -19,9 +19,10 @@ import {
   assertNotWholeCents,
   assertRefusedAsCheckSays,
   searchFor,
+  writeBook,
 } from './support/app-serving.js';
 import { run, start, TIME } from './support/cli-helpers.js';
-import { assertReply, databaseDir, fixtureSql, get, tempDir } from './support/helpers.js';
+import { assertReply, CREDENTIALS, databaseDir, fixtureSql, get, serve, tempDir } from './support/helpers.js';
 import { mmexShownCents } from './support/mmex-amounts.js';
 
 interface Tx {
@@ -433,6 +434,20 @@ test('a Money Manager Ex file whose euro shows other than two decimals is refuse
   const db = new Database(file, { readonly: true, fileMustExist: true });
   t.after(() => db.close());
   await assertRefusedAsCheckSays(db, file, 'mmex', check.stdout);
+  // Changed while served: each search reads the scale the file holds now.
+  const scale = (value: number) =>
+    writeBook(file, (writer) => {
+      writer.prepare("UPDATE CURRENCYFORMATS_V1 SET SCALE = ? WHERE CURRENCY_SYMBOL = 'EUR'").run(value);
+    });
+  scale(100);
+  const origin = await serve(t, createHandler(db, CREDENTIALS, { app: 'mmex' }));
+  const status = async () =>
+    (await get(`${origin}/api/v1/buchungen?von=2026-03-14&bis=2026-03-14&betrag=-4.35`)).status;
+  assert.equal(await status(), 200);
+  scale(1000);
+  assert.equal(await status(), 500);
+  scale(100);
+  assert.equal(await status(), 200);
 });
 
 test("a Money Manager Ex amount that is no number ('LEAKAMT') is never read as 0: written after the start a search is a 500; check, the handler and the command refuse the file", async (t) => {

@@ -159,7 +159,7 @@ function createOwnSchemaSearch(db: Database, tables: TableNames): (query: Search
   counts('exact');
   pages('exact');
   const statsStatement = preparedOnUse((_: 'stats') => db.prepare<[], Stats>(sql.stats).raw());
-  const stats = createStatsCache(db, { get: () => statsStatement('stats').get() });
+  const stats = createVersionCache(db, { get: () => statsStatement('stats').get() });
   // Decided once: a table does not turn into a view under a running search, and if it
   // did, the count would only be slower, never wrong.
   const table = isTable(db, tables.entries);
@@ -242,30 +242,32 @@ function preparedOnUse<K extends string, S>(prepare: (key: K) => S): (key: K) =>
   };
 }
 
-/** What the stats cache reads the statistics with: a prepared statement, or a stand-in in a test. */
-export interface StatsSource {
-  get(): Stats | undefined;
+/** What a version cache reads again: a prepared statement, or a stand-in in a test. */
+export interface VersionedSource<T> {
+  get(): T | undefined;
 }
 
 /**
- * The planner's statistics, read again only when the file has changed: when another
- * connection committed (`PRAGMA data_version`) or this one wrote (`total_changes()`). On a
- * view, the five min/max are five scans of the tables behind it; a search must not pay
- * them every time. Called inside the search's read transaction: reading the version starts
- * the snapshot, so the statistics read after it belong to that version (stale statistics
- * would not only cost time: `window` and `band` trust them to leave a filter out).
+ * What `source` gives, read again only when the file has changed: when another connection
+ * committed (`PRAGMA data_version`) or this one wrote (`total_changes()`). The planner's
+ * statistics: on a view, the five min/max are five scans of the tables behind it; a search
+ * must not pay them every time. A mapping's refusals (lib/meaning.ts): a setting of the
+ * application, changed while the file is served. Called inside the search's read
+ * transaction: reading the version starts the snapshot, so what is read after it belongs to
+ * that version (stale statistics would not only cost time: `window` and `band` trust them
+ * to leave a filter out).
  */
-export function createStatsCache(db: Database, source: StatsSource): () => Stats | undefined {
+export function createVersionCache<T>(db: Database, source: VersionedSource<T>): () => T | undefined {
   const version = db.prepare<[], string>(SQL.version).pluck();
   let seen: string | undefined;
-  let stats: Stats | undefined;
+  let value: T | undefined;
   return () => {
     const now = version.get();
-    if (now !== seen || stats === undefined) {
-      stats = source.get();
+    if (now !== seen || value === undefined) {
+      value = source.get();
       seen = now;
     }
-    return stats;
+    return value;
   };
 }
 

@@ -6,11 +6,11 @@
 export {
   type BookingSearch,
   createBookingSearch,
-  createStatsCache,
+  createVersionCache,
   isTable,
   type SearchOutcome,
   type SearchRequest,
-  type StatsSource,
+  type VersionedSource,
 } from './booking-search.js';
 export { explainCount, TYPICAL_QUERY } from './explain.js';
 export { LOCK_WAIT_MS } from './queued.js';

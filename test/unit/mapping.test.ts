@@ -12,7 +12,7 @@ import { hexPrefixId, hexPrefixIdOf } from '../../lib/apps/ids.js';
 import { createHandler } from '../../lib/index.js';
 import { ownSchema } from '../../lib/mapping.js';
 import { checkMeaning, judge } from '../../lib/meaning.js';
-import { createStatsCache, type Stats } from '../../lib/search/index.js';
+import { createVersionCache, type Stats } from '../../lib/search/index.js';
 import {
   AUTH,
   assertReply,
@@ -39,14 +39,14 @@ test('the planner statistics are read once per data_version, again after another
       return [null, null, null, null, null];
     },
   };
-  const stats = createStatsCache(reader, source);
+  const stats = createVersionCache(reader, source);
   for (let i = 0; i < 5; i += 1) stats();
   assert.equal(reads, 1, 'five searches, one read');
   writer.prepare("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-14', 1250)").run();
   stats();
   stats();
   assert.equal(reads, 2, "another connection's commit is seen");
-  const own = createStatsCache(writer, source);
+  const own = createVersionCache(writer, source);
   own();
   own();
   assert.equal(reads, 3);
