@@ -145,10 +145,21 @@ export function formatBooking([id, date, amountCents, subject, category, payment
   }
   // docs/API.md, Sign convention: betrag = -amount_cents / 100.
   // The date is digits and dashes (isCalendarDate above): nothing in it to escape.
-  let booking = `{"id":${id},"datum":"${date}","betrag":${formatEuros(-amountCents)},"zweck":${jsonString(subject ?? '')}`;
-  if (category !== null) booking += `,"kategorie":${jsonString(category)}`;
-  if (paymentMethod !== null) booking += `,"konto":${jsonString(paymentMethod)}`;
+  let booking = `{"id":${id},"datum":"${date}","betrag":${formatEuros(-amountCents)},"zweck":${text(id, 'zweck', subject ?? '')}`;
+  if (category !== null) booking += `,"kategorie":${text(id, 'kategorie', category)}`;
+  if (paymentMethod !== null) booking += `,"konto":${text(id, 'konto', paymentMethod)}`;
   return `${booking}}`;
+}
+
+/**
+ * A booking's text as a JSON string. SQLite hands over what the file holds, whatever the
+ * column says: a number is written as its digits; a blob has no one text (its bytes need
+ * not be UTF-8), so its booking is the search's 500, as a broken amount is.
+ */
+function text(id: number, field: string, value: unknown): string {
+  if (typeof value === 'string') return jsonString(value);
+  if (typeof value === 'number') return `"${value}"`;
+  throw new RangeError(`booking ${id}: its ${field} is ${shown(value)}, not text`);
 }
 
 // What JSON.stringify writes other than as it is (ECMA-262, QuoteJSONString): `"`, `\`, the

@@ -20,6 +20,7 @@ import {
   EXISTING_APP_MARCH_COFFEE,
   fixtureSql,
   get,
+  type Reply,
   request,
   serve,
   tempDir,
@@ -168,6 +169,32 @@ for (const [what, date, amount, reason] of [
     assert.match(String(causes[0]), reason);
   });
 }
+
+test('a booking whose text is a blob in the file (bytes that need not be UTF-8) is answered 500 with the reason in the log, never as something else', async (t) => {
+  const db = new Database(':memory:');
+  t.after(() => db.close());
+  db.exec(`CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+    CREATE TABLE payment_methods (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+    CREATE TABLE raw (n INTEGER PRIMARY KEY, s, k);
+    INSERT INTO categories VALUES (1, 'Porto');
+    INSERT INTO raw VALUES (2, 'Marken', 1), (3, 42, 1);
+    CREATE VIEW entries AS SELECT n AS id, '2026-05-0' || n AS date, 1250 AS amount_cents, s AS subject,
+      k AS category_id, NULL AS payment_method_id FROM raw;`);
+  const causes: unknown[] = [];
+  const origin = await serve(t, createHandler(db, CREDENTIALS, { onError: (error) => causes.push(error) }));
+  const search = (day: string): Promise<Reply> =>
+    request(`${origin}/api/v1/buchungen?von=2026-05-0${day}&bis=2026-05-0${day}&betrag=-12.5`, {
+      headers: { authorization: AUTH },
+    });
+  // A number is written as its digits.
+  assert.match((await search('3')).body, /"zweck":"42","kategorie":"Porto"/);
+  db.exec(`INSERT INTO raw VALUES (4, X'FF00', 1)`);
+  assertReply(await search('4'), 500, { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'search_failed' });
+  assert.match(String(causes[0]), /booking 4: its zweck is a blob of 2 bytes, not text/);
+  db.exec(`UPDATE categories SET name = X'FFFE' WHERE id = 1`);
+  assertReply(await search('2'), 500, { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'search_failed' });
+  assert.match(String(causes[1]), /booking 2: its kategorie is a blob of 2 bytes, not text/);
+});
 
 test("createHandler refuses a file check refuses, with check's sentence less its bookings' values: a mapping wrong for every row, and one odd row among good ones", () => {
   const db = new Database(':memory:');
