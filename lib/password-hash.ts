@@ -34,10 +34,13 @@ const OWASP_ROWS: ReadonlyArray<readonly [number, number]> = [
   [14, 5],
   [13, 10],
 ];
-// Upper bounds, so that a typing error cannot make one check take the machine:
-// 128·N·r bytes of memory at most 256 MiB, p at most 16.
+// Upper bounds, so that a typing error cannot make one check take the machine: 128·N·r
+// bytes of memory at most 256 MiB, and at most twice the default's work (N·r·p, scrypt's
+// time): every login pays it, and so does a try with an unknown user, which is checked
+// against a hashed user's parameters (lib/auth.ts), so that a client could choose the
+// costliest.
 const MAX_MEMORY_BYTES = 256 * 1024 * 1024;
-const MAX_P = 16;
+const MAX_WORK = 2 * 2 ** DEFAULT_PARAMETERS.ln * DEFAULT_PARAMETERS.r * DEFAULT_PARAMETERS.p;
 
 // A secret shaped as a hash is one: the modular crypt format (`$id$…`: crypt(3), htpasswd,
 // PHC strings) or an LDAP scheme (`{SCHEME}…`), spaces around it aside. Judged by the shape,
@@ -111,8 +114,15 @@ export function parsePasswordHash(text: string): { ok: true; hash: PasswordHash 
   if (!strongEnough) {
     return { ok: false, problem: 'the parameters are weaker than N=2^17, r=8, p=1 (or an equivalent OWASP row)' };
   }
-  if (ln > 24 || 128 * 2 ** ln * r > MAX_MEMORY_BYTES || p > MAX_P) {
-    return { ok: false, problem: 'the parameters need more than 256 MiB or p above 16' };
+  if (ln > 24 || 128 * 2 ** ln * r > MAX_MEMORY_BYTES) {
+    return { ok: false, problem: 'the parameters need more than 256 MiB' };
+  }
+  if (2 ** ln * r * p > MAX_WORK) {
+    return {
+      ok: false,
+      problem:
+        'the parameters cost more than twice N=2^17, r=8, p=1 (N·r·p above 2^21): every login would take seconds',
+    };
   }
   return { ok: true, hash: { ln, r, p, salt, hash } };
 }

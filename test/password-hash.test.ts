@@ -49,6 +49,7 @@ test('parsePasswordHash accepts OWASP strength or more and names what is wrong o
     `$scrypt$ln=16,r=8,p=2$${salt}$${hash}`,
     `$scrypt$ln=13,r=8,p=10$${salt}$${hash}`,
     `$scrypt$ln=18,r=8,p=1$${salt}$${hash}`,
+    `$scrypt$ln=17,r=8,p=2$${salt}$${hash}`,
   ];
   for (const text of good) assert.equal(parsePasswordHash(text).ok, true, text);
   const bad: Array<[string, RegExp]> = [
@@ -63,7 +64,9 @@ test('parsePasswordHash accepts OWASP strength or more and names what is wrong o
     [`$scrypt$ln=17,r=4,p=1$${salt}$${hash}`, /weaker than N=2\^17, r=8, p=1/],
     [`$scrypt$ln=14,r=8,p=4$${salt}$${hash}`, /weaker than N=2\^17, r=8, p=1/],
     [`$scrypt$ln=19,r=8,p=1$${salt}$${hash}`, /more than 256 MiB/],
-    [`$scrypt$ln=17,r=8,p=99$${salt}$${hash}`, /p above 16/],
+    [`$scrypt$ln=17,r=8,p=99$${salt}$${hash}`, /cost more than twice N=2\^17, r=8, p=1/],
+    [`$scrypt$ln=18,r=8,p=16$${salt}$${hash}`, /cost more than twice N=2\^17, r=8, p=1/],
+    [`$scrypt$ln=17,r=8,p=3$${salt}$${hash}`, /cost more than twice N=2\^17, r=8, p=1/],
   ];
   for (const [text, problem] of bad) {
     const parsed = parsePasswordHash(text);
