@@ -154,6 +154,18 @@ test("an Actual budget is searched by Actual's own date index, and nothing is wr
   assert.deepEqual(readFileSync(budget.file), before);
 });
 
+test('check notes two Actual accounts of one name (a deleted one not counted): konto cannot tell them apart', async (t) => {
+  const budget = await writeActualBudget(tempDir(t), SPEC);
+  writeBook(budget.file, (writer) => writer.exec("UPDATE accounts SET name = 'Barkasse'"));
+  chmodSync(dirname(budget.file), 0o555);
+  const check = await run(['check', '--db', budget.file, '--app', 'actual']);
+  assert.equal(check.code, 0, check.stdout + check.stderr);
+  assert.match(
+    check.stdout,
+    /^Note: 2 served accounts are named 'Barkasse': a booking's konto is its account's own name; rename one in Actual so that clients and konten can tell them apart\.$/m,
+  );
+});
+
 test("an Actual budget kept in US dollars (Actual's own currency setting) is refused by check, the handler and the command with one sentence; one kept in euros is served", async (t) => {
   const dollars = await writeActualBudget(tempDir(t), {
     preferences: { 'flags.currency': 'true', defaultCurrencyCode: 'USD' },

@@ -474,6 +474,25 @@ test('check notes a GnuCash money account in another currency, which is not serv
   );
 });
 
+test('check notes two served GnuCash accounts of one name by their full names: konto, the own name, cannot tell them apart', async (t) => {
+  const file = join(databaseDir(t), 'kasse.gnucash');
+  writeGnuCash(file, CASES);
+  // The bank account becomes a second Barkasse, in a branch of its own, as GnuCash allows.
+  writeBook(file, (writer) =>
+    writer.exec(`
+      INSERT INTO accounts SELECT 'f0' || substr(guid, 3), 'Filiale Nord', 'ASSET', commodity_guid, commodity_scu,
+        non_std_scu, parent_guid, code, description, hidden, 1 FROM accounts WHERE name = 'Girokonto';
+      UPDATE accounts SET name = 'Barkasse', parent_guid = (SELECT guid FROM accounts WHERE name = 'Filiale Nord')
+        WHERE name = 'Girokonto';`),
+  );
+  const check = await run(['check', '--db', file, '--app', 'gnucash']);
+  assert.equal(check.code, 0, check.stdout + check.stderr);
+  assert.match(
+    check.stdout,
+    /^Note: 2 served accounts are named 'Barkasse' \(Aktiva:Barkasse, Aktiva:Filiale Nord:Barkasse\): a booking's konto is its account's own name; rename one in GnuCash so that clients and konten can tell them apart\.$/m,
+  );
+});
+
 test('check notes a GnuCash money account kept at the top level, which is not served', async (t) => {
   const file = join(databaseDir(t), 'kasse.gnucash');
   writeGnuCash(file, CASES);

@@ -238,3 +238,15 @@ test("a KMyMoney file is searched by KMyMoney's own account index, or by the dat
   await assertCliServesLedger(t, file, 'kmymoney', expected);
   assert.deepEqual(readFileSync(file), before);
 });
+
+test('check notes two KMyMoney accounts of one name: konto cannot tell them apart', async (t) => {
+  const { file } = openBook(t, CASES, (writer) =>
+    writer.exec("UPDATE kmmAccounts SET accountName = 'Barkasse' WHERE accountName = 'Girokonto'"),
+  );
+  const check = await run(['check', '--db', file, '--app', 'kmymoney']);
+  assert.equal(check.code, 0, check.stdout + check.stderr);
+  assert.match(
+    check.stdout,
+    /^Note: 2 served accounts are named 'Barkasse': a booking's konto is its account's own name; rename one in KMyMoney so that clients and konten can tell them apart\.$/m,
+  );
+});

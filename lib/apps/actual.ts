@@ -23,6 +23,7 @@
 
 import type { ApplicationMapping } from '../mapping.js';
 import { hexPrefixId } from './ids.js';
+import { sharedAccountNames } from './names.js';
 
 const toActualDate = (isoDate: string): number => Number(isoDate.replaceAll('-', ''));
 
@@ -83,6 +84,7 @@ export const actual: ApplicationMapping = {
   exactWindow: true,
   // 20260314 sorts as '2026-03-14' does: the newest bookings come out of trans_date in order.
   orderDate: true,
+  notes: sharedAccountNames('SELECT name, name AS shown FROM accounts WHERE tombstone = 0', 'Actual'),
   // The currency is the budget's setting, whether or not Actual's currency feature
   // (flags.currency) shows its symbol now: the amounts are in it either way. The value is
   // repeated only when it is an ISO code: a sentence for a terminal and a log carries

@@ -49,6 +49,7 @@ import type { ApplicationMapping } from '../mapping.js';
 import { fractionCents } from './fraction.js';
 import { hexPrefixId } from './ids.js';
 import { LOCAL_TIME_FUNCTIONS } from './local-time.js';
+import { sharedAccountNames } from './names.js';
 
 /** GnuCash's account types that hold money (gnc-account-sql.cpp stores the type as text). */
 export const GNUCASH_MONEY_ACCOUNT_TYPES = ['CASH', 'BANK', 'CREDIT', 'ASSET', 'LIABILITY'] as const;
@@ -102,6 +103,17 @@ const select = (from: string, account: string, window: string): string => `
         AND NOT EXISTS (SELECT 1 FROM slots WHERE slots.obj_guid = x.guid AND slots.name = 'lot-split'))
     WHERE ${window} s.reconcile_state <> 'v'
       AND ${account} IN (${moneyAccounts(true)})`;
+
+// The served accounts by their own name and by their full name, as GnuCash shows it
+// (Assets:Filiale Nord:Kasse), up to 100 levels (a cycle would never end).
+const SERVED_ACCOUNTS = `
+  WITH RECURSIVE up(guid, name, shown, parent, depth) AS (
+    SELECT a.guid, a.name, a.name, a.parent_guid, 0 FROM accounts AS a WHERE a.guid IN (${moneyAccounts(true)})
+    UNION ALL
+    SELECT up.guid, up.name, p.name || ':' || up.shown, p.parent_guid, up.depth + 1
+    FROM up JOIN accounts AS p ON p.guid = up.parent AND p.account_type <> 'ROOT'
+    WHERE up.depth < 100)
+  SELECT name, shown FROM up WHERE depth = (SELECT max(depth) FROM up AS longest WHERE longest.guid = up.guid)`;
 
 export const gnucash: ApplicationMapping = {
   kind: 'application',
@@ -163,7 +175,8 @@ export const gnucash: ApplicationMapping = {
                  coalesce(sum(substr(${POSTED}, 12, 8) <> '10:59:00'), 0) AS moved,
                  coalesce(sum(substr(${POSTED}, 12, 8) <> '10:59:00' AND local_time(${POSTED}) = '00:00:00'), 0) AS midnight
           FROM transactions AS t)
-    WHERE moved > 0`,
+    WHERE moved > 0
+    UNION ALL${sharedAccountNames(SERVED_ACCOUNTS, 'GnuCash')}`,
 };
 
 /** 'YYYY-MM-DD' of the day before `isoDate` (a valid date; the query validator made sure); the year 0 stays. */

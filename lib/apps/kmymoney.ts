@@ -29,6 +29,7 @@
 
 import type { ApplicationMapping } from '../mapping.js';
 import { fractionCents } from './fraction.js';
+import { sharedAccountNames } from './names.js';
 
 /** eMyMoney::Account::Type of the accounts that hold money: checking, savings, cash, credit card, asset, liability. */
 export const KMYMONEY_MONEY_ACCOUNT_TYPES = ['1', '2', '3', '4', '9', '10'] as const;
@@ -93,4 +94,8 @@ export const kmymoney: ApplicationMapping = {
   // 'YYYY-MM-DD' and, from upgraded files, 'YYYY-MM-DDT00:00:00': '~' sorts after both.
   window: (von, bis) => ({ from: von, to: `${bis}~` }),
   windowIndex: { name: 'kmmSplits_account_date', create: KMYMONEY_DATE_INDEX },
+  notes: sharedAccountNames(
+    `SELECT accountName AS name, accountName AS shown FROM kmmAccounts WHERE accountType IN (${MONEY_TYPES}) AND currencyId = 'EUR'`,
+    'KMyMoney',
+  ),
 };
