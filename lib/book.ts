@@ -12,7 +12,7 @@ import { type Mapping, ownSchema, type TableNames } from './mapping.js';
 import { refusalsOf } from './meaning.js';
 import { resolveOptions } from './options.js';
 import { detectApplication, findSchemaProblems, findUnboundedObject } from './schema.js';
-import { type BookingSearch, createBookingSearch } from './search/index.js';
+import { type BookingSearch, createBookingSearch, type SearchRequest } from './search/index.js';
 
 /**
  * Schema objects (tables, views, indexes, triggers) beyond which the searches of a file are
@@ -41,8 +41,8 @@ export interface SearchHooks {
    * neither is read.
    */
   changed?: (() => void) | undefined;
-  /** How long each search waited for its turn, in seconds. */
-  waited?: ((seconds: number) => void) | undefined;
+  /** How long each search waited for its turn, in seconds, as it starts. */
+  waited?: ((seconds: number, request: SearchRequest) => void) | undefined;
 }
 
 export interface ServedBook {

@@ -185,13 +185,14 @@ export class BookOpener {
     const { file, limitMs } = this;
     const guard = new Guard({
       limitMs,
-      // Its process holds this file: once it has ended, the file is opened again in another
+      // Its process holds this file: after a search past the limit, a new process opens it
+      // again; once that fails, or its process crashed, the file is opened again in another
       // guard, and a search that finds it ended is answered as while a file is opened again.
       once: true,
       endedError: () => new Unavailable('SQLITE_BUSY', 'the file is being opened again'),
       ended: (how) => {
         if (this.hooks.servedBy(end)) {
-          this.log(`database ${file}: a search did not end, ${how}; it is opened again`, 'warning');
+          this.log(`database ${file}: ${how}; it is opened again`, 'warning');
           this.hooks.notice();
         }
       },

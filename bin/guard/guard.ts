@@ -13,7 +13,8 @@
 //   blocks its open (a named pipe put in its place) or a schema that takes seconds to load
 //   holds up only this process.
 // - `search`: one search over the file it opened last, in its own turns (lib/search/), for
-//   a book whose mapping reads views, virtual tables or generated columns.
+//   a book whose mapping reads views, virtual tables or generated columns; as each starts,
+//   it says so (`running`), so that the serving process knows which one did not end.
 // - `check`: `check --db FILE` (bin/files/report.ts), written to the standard output it shares.
 
 import { Worker } from 'node:worker_threads';
@@ -27,13 +28,15 @@ import {
   reportOnDatabase,
   type SearchTurns,
 } from '../files/index.js';
-import { type GuardRequests, NO_FILE_OPEN, type OpenResult, toWire, type WireOutcome } from './messages.js';
+import { type GuardRequests, NO_FILE_OPEN, type OpenResult, RUNNING, toWire, type WireOutcome } from './messages.js';
 
 let db: Database.Database | undefined;
 let search: SearchTurns | undefined;
 // The connections of the serving process's clients, by the number it gives each, so that
 // the turns here rotate over them as they would there (lib/search/turns.ts).
 const connections = new Map<number, object>();
+// The number the serving process gave each search waiting here, said as it starts.
+const ids = new WeakMap<object, number>();
 
 function closeFile(): void {
   search = undefined;
@@ -66,7 +69,9 @@ function open(request: GuardRequests['open']): OpenResult {
     if (unbounded === undefined) opened.db.close();
     else {
       db = opened.db;
-      search = book.search();
+      search = book.search({
+        waited: (_seconds, query) => void serving.notify(RUNNING, { id: ids.get(query) }),
+      });
     }
     return { kind: 'ready', app: book.app, unbounded, schemaVersion: book.schemaVersion, identity };
   } catch (error: unknown) {
@@ -91,11 +96,12 @@ serving.handle('check', (body) => {
 });
 serving.handle('forget', (body) => void connections.delete((body as GuardRequests['forget']).connection));
 serving.handle('search', (body) => {
-  const { query, from } = body as GuardRequests['search'];
+  const { query, id, from } = body as GuardRequests['search'];
   const current = search;
   if (current === undefined) {
     return { ok: false, error: { message: 'no file is open in the guard', code: NO_FILE_OPEN } } satisfies WireOutcome;
   }
+  ids.set(query, id);
   return new Promise<WireOutcome>((resolve) => {
     const requester = { user: from.user, address: from.address, connection: connectionOf(from.connection) };
     current.queue(query, (outcome) => resolve(toWire(outcome)), requester);

@@ -20,11 +20,18 @@ export interface GuardRequests {
     /** The application's user and group as the start found them, for a replaced file (bin/files/file-safety.ts). */
     application: Trusted | undefined;
   };
-  search: { query: SearchRequest; from: { user: string; address: string; connection: number } };
+  /** `id`: the search's number, which `running` names. */
+  search: { query: SearchRequest; id: number; from: { user: string; address: string; connection: number } };
   check: BookFile & { db: string };
   /** A notification: a client connection closed, the guard's turns forget it. */
   forget: { connection: number };
 }
+
+/**
+ * A notification of the guard: the search `id` starts now. Past the time limit, the search
+ * named last is the one that did not end: the others go to the next process.
+ */
+export const RUNNING = 'running';
 
 /** How the guard found the file. */
 export type OpenResult =

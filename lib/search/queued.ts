@@ -34,13 +34,13 @@ export interface Answers {
 /**
  * The waiting queries in rotation inside one call of `turn`, until `TURN_BUDGET_MS` has
  * passed since `started`: the queries it ran and their outcomes. `waited` hears how long
- * each waited; `hold` takes a query that failed to wait out a lock: it is not answered now.
+ * each waited, as it starts; `hold` takes a query that failed to wait out a lock: it is not answered now.
  */
 export function runQueued<Q, R>(
   waiting: Rotations<Job<Q, R>>,
   run: (query: Q) => R,
   turn: (work: () => void) => void,
-  waited: ((seconds: number) => void) | undefined,
+  waited: ((seconds: number, query: Q) => void) | undefined,
   started: number,
   hold: Hold<Job<Q, R>>,
 ): Answers {
@@ -52,7 +52,7 @@ export function runQueued<Q, R>(
       let clock = started;
       for (let job = waiting.next(); job !== undefined; job = waiting.next()) {
         batch.push(job);
-        if (waited !== undefined) waited((clock - job.queuedAt) / 1000);
+        if (waited !== undefined) waited((clock - job.queuedAt) / 1000, job.query);
         try {
           outcomes.push({ ok: true, result: run(job.query) });
         } catch (error: unknown) {

@@ -120,7 +120,7 @@ const ANYONE: Requester = { user: '', address: '', connection: {} };
  * has answered what else arrived. The turns take the users, their addresses and their
  * connections in rotation (lib/search/rotations.ts). A query that ran at once had its
  * turn: its user, address and connection go behind the others that queued in the same
- * turn of the loop. `waited` hears how long each query waited, in seconds (0 for one that ran at once).
+ * turn of the loop. `waited` hears how long each query waited, in seconds (0 for one that ran at once), as it starts.
  * `loop`: the turn of the event loop as other queues of this thread see it (the books of
  * one service): once a query of any of them ran at once in it, the queries that arrive in
  * the same turn of the loop are queued, here as there. `waitsOut`: whether a query that threw
@@ -129,7 +129,7 @@ const ANYONE: Requester = { user: '', address: '', connection: {} };
 export function createTurns<Q, R>(
   run: (query: Q) => R,
   turn: (work: () => void) => void = (work) => work(),
-  waited?: (seconds: number) => void,
+  waited?: (seconds: number, query: Q) => void,
   loop: LoopTurn = createLoopTurn(),
   waitsOut: (error: unknown) => boolean = () => false,
 ): Turns<Q, R> {
@@ -197,7 +197,7 @@ export function createTurns<Q, R>(
       ranAtOnce = from;
       loop.ranAtOnce = true;
       schedule(); // the end of this turn of the loop: until then, the others wait for a turn
-      waited?.(0);
+      waited?.(0, query);
       runAlone(run, turn, query, done, from, hold);
     },
     queue,

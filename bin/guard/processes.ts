@@ -1,0 +1,62 @@
+// The guard processes of the serving process (bin/guard/guarded.ts): each forked, killed
+// once (SIGKILL: a process stuck in a statement ends no other way) and waited for until it
+// has exited, so that none is left behind as a zombie; all of them ended when the service stops.
+
+import { type ChildProcess, fork } from 'node:child_process';
+import { moduleBeside } from '../base/index.js';
+
+const GUARD_ENTRY = moduleBeside(import.meta.url, 'guard');
+
+// Every child process not yet exited.
+const children = new Set<ChildProcess>();
+let stopping = false;
+// After SIGTERM, how long a guard process gets to end before SIGKILL.
+const STOP_GRACE_MS = 500;
+
+/** Whether the service stops: no guard process is started again. */
+export function isStopping(): boolean {
+  return stopping;
+}
+
+/**
+ * Every process gets SIGTERM (it has no handler, so SIGTERM ends it even inside a
+ * statement), then SIGKILL after STOP_GRACE_MS if it has not exited by then; none is
+ * started again. The event loop waits only for their exits.
+ */
+export function stopAllProcesses(): void {
+  stopping = true;
+  for (const child of children) kill(child, 'SIGTERM');
+}
+
+/** A new guard process; `exited` hears its end. */
+export function forkGuard(exited: (code: number | null, signal: NodeJS.Signals | null) => void): ChildProcess {
+  const child = fork(GUARD_ENTRY, [], {
+    serialization: 'advanced',
+    stdio: ['ignore', 'inherit', 'ignore', 'ipc'],
+    execArgv: process.execArgv,
+  });
+  children.add(child);
+  // A channel to a process that has just ended fails with EPIPE; its end is heard by `exited`.
+  child.on('error', () => {});
+  child.once('exit', (code, signal) => {
+    children.delete(child);
+    exited(code, signal);
+  });
+  return child;
+}
+
+/** Kills `child` (once) and holds the event loop only until it has exited, to reap it. */
+export function kill(child: ChildProcess, signal: 'SIGTERM' | 'SIGKILL'): void {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  if (child.connected) child.disconnect();
+  child.ref();
+  child.kill(signal);
+  if (signal === 'SIGTERM') setTimeout(() => kill(child, 'SIGKILL'), STOP_GRACE_MS).unref();
+}
+
+/** Whether `child` (the process and its channel) keeps this process's event loop alive. */
+export function holdProcess(child: ChildProcess, hold: boolean): void {
+  const how = hold ? 'ref' : 'unref';
+  child[how]();
+  child.channel?.[how]();
+}
