@@ -12,10 +12,10 @@ import {
   chooseCount,
   choosePage,
   createBookingSearch,
+  estimateSource,
   PLAIN,
   planFor,
   SQL,
-  type Stats,
   toBounds,
 } from '../lib/search/index.js';
 import { median, percentile, queriesFor, SHAPES, type Shape } from './shapes.js';
@@ -84,7 +84,7 @@ console.log(
 
 function explain(shape: Shape, q: SearchQuery): string {
   const bounds = toBounds(q);
-  const plan = planFor(bounds, db.prepare<[], Stats>(SQL.stats).raw().get());
+  const plan = planFor(bounds, estimateSource(db).get());
   if (plan.kind === 'empty') return `${shape}: no bookings\n`;
   const countFilter = chooseCount(plan);
   const total = db.prepare<[Bounds], number>(SQL.count(countFilter)).pluck().get(bounds) ?? 0;

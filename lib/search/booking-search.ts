@@ -6,8 +6,8 @@ import type { Database } from 'better-sqlite3';
 import { isLock } from '../errors.js';
 import { type Mapping, ownSchema, type TableNames } from '../mapping.js';
 import type { SearchQuery } from '../query.js';
-import { catalogKind } from '../schema.js';
 import { createApplicationSearch } from './application-search.js';
+import { estimateSource, isTable } from './explain.js';
 import {
   type BookingRow,
   type Bounds,
@@ -15,12 +15,9 @@ import {
   chooseCount,
   choosePage,
   type PageFilter,
-  type ParameterName,
   planFor,
-  positional,
   type SearchRows,
   SQL,
-  type Stats,
   sqlFor,
   toBounds,
 } from './sql.js';
@@ -158,8 +155,8 @@ function createOwnSchemaSearch(db: Database, tables: TableNames): (query: Search
   });
   counts('exact');
   pages('exact');
-  const statsStatement = preparedOnUse((_: 'stats') => db.prepare<[], Stats>(sql.stats).raw());
-  const stats = createVersionCache(db, { get: () => statsStatement('stats').get() });
+  const source = preparedOnUse((_: 'estimate') => estimateSource(db, tables));
+  const estimate = createVersionCache(db, { get: () => source('estimate').get() });
   // Decided once: a table does not turn into a view under a running search, and if it
   // did, the count would only be slower, never wrong.
   const table = isTable(db, tables.entries);
@@ -168,7 +165,7 @@ function createOwnSchemaSearch(db: Database, tables: TableNames): (query: Search
 
   return (query) => {
     const bounds = toBounds(query);
-    const plan = planFor(bounds, bounds.low === bounds.high ? undefined : stats());
+    const plan = planFor(bounds, bounds.low === bounds.high ? undefined : estimate());
     if (plan.kind === 'empty') return { count: 0, rows: [] };
     if (plan.kind === 'exact' && query.limit > 0) {
       // Count and page read one snapshot, so a page with room to spare holds every booking
@@ -196,6 +193,24 @@ function eachBookingOnce(rows: readonly BookingRow[]): boolean {
   for (let i = 1; i < rows.length; i += 1)
     if ((rows[i] as BookingRow)[0] === (rows[i - 1] as BookingRow)[0]) return false;
   return true;
+}
+
+/** A parameter of the search's statements (lib/search/sql.ts): a bound of the search, or the page's limit. */
+type ParameterName = keyof Bounds | 'limit';
+
+/**
+ * `sql` with each `:name` made a `?`, and the names in order (one used twice is in it
+ * twice). better-sqlite3 binds by position faster than by name, which looks each name up
+ * in the bound object. Quoted names and strings are skipped, so a table may hold a `:`.
+ */
+export function positional(sql: string): { text: string; names: ParameterName[] } {
+  const names: ParameterName[] = [];
+  const text = sql.replace(/"(?:[^"]|"")*"|'(?:[^']|'')*'|:([A-Za-z_]\w*)/g, (quoted, name?: string) => {
+    if (name === undefined) return quoted;
+    names.push(name as ParameterName);
+    return '?';
+  });
+  return { text, names };
 }
 
 type Run<R> = (...values: unknown[]) => R;
@@ -250,7 +265,7 @@ export interface VersionedSource<T> {
 /**
  * What `source` gives, read again only when the file has changed: when another connection
  * committed (`PRAGMA data_version`) or this one wrote (`total_changes()`). The planner's
- * statistics: on a view, the five min/max are five scans of the tables behind it; a search
+ * statistics: on a view, the six min/max are six scans of the tables behind it; a search
  * must not pay them every time. A mapping's refusals (lib/meaning.ts): a setting of the
  * application, changed while the file is served. Called inside the search's read
  * transaction: reading the version starts the snapshot, so what is read after it belongs to
@@ -269,9 +284,4 @@ export function createVersionCache<T>(db: Database, source: VersionedSource<T>):
     }
     return value;
   };
-}
-
-/** Whether `name` (the entries table's name in the mapping) is a table, not a view or a virtual table. */
-export function isTable(db: Database, name: string): boolean {
-  return catalogKind(db, name) === 'table';
 }

@@ -1,11 +1,12 @@
-// explainCount, for `check`: how SQLite runs the count the search would choose, as the
-// lines of EXPLAIN QUERY PLAN.
+// What SQLite says of a file, for the planner and for `check`: whether the entries are a
+// table, whether an index seeks amounts, how many bookings there are (the planner's
+// estimate), and how SQLite runs the count the search would choose (explainCount).
 
 import type { Database } from 'better-sqlite3';
-import { type Mapping, ownSchema, useMapping } from '../mapping.js';
+import { DEFAULT_TABLE_NAMES, type Mapping, ownSchema, type TableNames, useMapping } from '../mapping.js';
 import type { SearchQuery } from '../query.js';
-import { isTable } from './booking-search.js';
-import { type Bounds, chooseCount, planFor, type Stats, sqlFor, toBounds } from './sql.js';
+import { catalogKind } from '../schema.js';
+import { type Bounds, chooseCount, type Estimate, planFor, type Stats, sqlFor, toBounds } from './sql.js';
 
 /** The typical search of a reconciliation run: one exact amount in a month. */
 export const TYPICAL_QUERY: SearchQuery = {
@@ -16,6 +17,65 @@ export const TYPICAL_QUERY: SearchQuery = {
   waehrung: 'EUR',
   limit: 50,
 };
+
+/** Whether `name` (the entries table's name in the mapping) is a table, not a view or a virtual table. */
+export function isTable(db: Database, name: string): boolean {
+  return catalogKind(db, name) === 'table';
+}
+
+/**
+ * Whether every table the skip-scan's seek reads is read by an index. Asked of SQLite, so
+ * that an index of any name counts, and one behind a view where SQLite reaches it.
+ */
+export function seeksAmounts(db: Database, tables: TableNames): boolean {
+  const lines = db
+    .prepare<[Bounds], { detail: string }>(`EXPLAIN QUERY PLAN ${sqlFor(tables).firstInBand}`)
+    .all({ von: '', bis: '', low: 0, high: 0 })
+    .map(({ detail }) => detail);
+  return lines.length > 0 && lines.every((detail) => / USING (?:COVERING )?INDEX /.test(detail));
+}
+
+/**
+ * The planner's estimate of `tables` in `db`, read anew by each `get()` (the search reads
+ * it once per version of the file). Whether amounts are sought is asked once: the schema
+ * does not change under a search (lib/book.ts ends the searches when it does).
+ */
+export function estimateSource(
+  db: Database,
+  tables: TableNames = DEFAULT_TABLE_NAMES,
+): { get(): Estimate | undefined } {
+  const sql = sqlFor(tables);
+  const stats = db.prepare<[], Stats>(sql.stats).raw();
+  // Prepared each time it runs, which is seldom.
+  const rows = createRowEstimate(() => db.prepare<[], number>(sql.rows).pluck().get() ?? 0);
+  const seeks = seeksAmounts(db, tables);
+  return {
+    get() {
+      const read = stats.get();
+      // Without the seek, the window is walked whatever its size: nothing to count.
+      return read && { stats: read, rows: seeks ? rows(read) : 0, seeksAmounts: seeks };
+    },
+  };
+}
+
+/**
+ * How many bookings there are, from `stats`: counted (a step over every entry of the
+ * smallest index, too much for every change of a large book), then scaled by the span of
+ * the ids as bookings are added, and counted again once that span has doubled or halved
+ * (receipt numbers of a new year) or is no span of numbers. Bookings written into gaps
+ * make the estimate low, which only prefers the walk along the window.
+ */
+export function createRowEstimate(count: () => number): (stats: Stats) => number {
+  let counted: { span: number; rows: number } | undefined;
+  return ([, , firstId, lastId]) => {
+    const span = typeof firstId === 'number' && typeof lastId === 'number' ? lastId - firstId + 1 : Number.NaN;
+    if (counted === undefined || !(span <= 2 * counted.span && 2 * span >= counted.span)) {
+      counted = { span, rows: count() };
+      return counted.rows;
+    }
+    return Math.round((counted.rows * span) / counted.span);
+  };
+}
 
 /**
  * How SQLite runs the count of `query` (the typical search by default) on `db` under
@@ -39,7 +99,7 @@ export function explainCount(
       .map(({ detail }) => detail);
   }
   const sql = sqlFor(mapping.tables);
-  const plan = planFor(bounds, bounds.low === bounds.high ? undefined : db.prepare<[], Stats>(sql.stats).raw().get());
+  const plan = planFor(bounds, bounds.low === bounds.high ? undefined : estimateSource(db, mapping.tables).get());
   if (plan.kind === 'empty') return [];
   return db
     .prepare<[Bounds], { detail: string }>(

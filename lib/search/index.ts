@@ -7,12 +7,18 @@ export {
   type BookingSearch,
   createBookingSearch,
   createVersionCache,
-  isTable,
   type SearchOutcome,
   type SearchRequest,
   type VersionedSource,
 } from './booking-search.js';
-export { explainCount, TYPICAL_QUERY } from './explain.js';
+export {
+  createRowEstimate,
+  estimateSource,
+  explainCount,
+  isTable,
+  seeksAmounts,
+  TYPICAL_QUERY,
+} from './explain.js';
 export { LOCK_WAIT_MS } from './queued.js';
 export { Rotations } from './rotations.js';
 export {
@@ -23,6 +29,7 @@ export {
   type CountKind,
   chooseCount,
   choosePage,
+  type Estimate,
   FILTERS,
   type PageFilter,
   PLAIN,

@@ -1,6 +1,6 @@
 // The search's SQL and its planner: the plain query, the tuned statements over the own
 // schema, the values they bind and the rows they return; then which of them a search runs,
-// chosen by a cost model from the query's bounds and five index seeks' worth of statistics.
+// chosen by a cost model from the query's bounds and an estimate of the file (explain.ts).
 // Text and arithmetic only: nothing here touches a database, so a wrong guess of the
 // planner costs time, never a wrong answer.
 //
@@ -51,14 +51,24 @@ export interface Bounds {
   high: number;
 }
 
-/** What the planner decides from: cheap to read, since every value is one index seek. */
+/** What the planner reads per version of the file: six index seeks on a table. */
 export type Stats = [
   firstDate: string | null,
   lastDate: string | null,
-  maxId: number | null,
+  firstId: number | null,
+  lastId: number | null,
   minAmount: number | null,
   maxAmount: number | null,
 ];
+
+/** What the planner decides a band from (lib/search/explain.ts reads it). */
+export interface Estimate {
+  stats: Stats;
+  /** How many bookings the file holds (where amounts are sought): counted, for ids may have gaps. */
+  rows: number;
+  /** Whether an index finds an amount by a seek; without, each seek of the skip-scan reads every booking. */
+  seeksAmounts: boolean;
+}
 
 /** docs/API.md, Sign convention: the client's amount is the negated stored amount. */
 export function toBounds(query: SearchQuery): Bounds {
@@ -125,11 +135,15 @@ export type CountKind = Filter | 'everything';
 /** The ways a page is read, once the count is known. */
 export type PageFilter = 'exact' | 'dateWalk' | 'skipScan';
 
+// The skip-scan's first seek: the lowest stored amount in [low, high].
+const firstInBand = (entries: string): string =>
+  `SELECT min(amount_cents) FROM ${entries} WHERE amount_cents BETWEEN +:low AND +:high`;
+
 // Distinct stored amounts in [low, high], each found by one seek on (amount_cents, date):
 // a skip-scan, so a narrow band of amounts costs one seek per amount, not one step per row.
 const amountsInBand = (entries: string): string => `
   WITH RECURSIVE band(amount) AS (
-    SELECT (SELECT min(amount_cents) FROM ${entries} WHERE amount_cents BETWEEN +:low AND +:high)
+    SELECT (${firstInBand(entries)})
     UNION ALL
     SELECT (SELECT min(amount_cents) FROM ${entries} WHERE amount_cents > band.amount AND amount_cents <= +:high)
     FROM band WHERE band.amount IS NOT NULL
@@ -153,8 +167,11 @@ export function sqlFor(tables: TableNames) {
   const band = amountsInBand(entries);
   const prefix = (filter: Filter): string => (filter === 'skipScan' ? band : '');
   return {
-    stats: `SELECT (SELECT min(date) FROM ${entries}), (SELECT max(date) FROM ${entries}), (SELECT max(id) FROM ${entries}),
+    stats: `SELECT (SELECT min(date) FROM ${entries}), (SELECT max(date) FROM ${entries}),
+                 (SELECT min(id) FROM ${entries}), (SELECT max(id) FROM ${entries}),
                  (SELECT min(amount_cents) FROM ${entries}), (SELECT max(amount_cents) FROM ${entries})`,
+    rows: `SELECT count(*) FROM ${entries}`,
+    firstInBand: firstInBand(entries),
     count: (kind: CountKind): string =>
       kind === 'everything'
         ? `SELECT (SELECT count(*) FROM ${entries})
@@ -183,24 +200,6 @@ export function sqlFor(tables: TableNames) {
 
 export const SQL = sqlFor(DEFAULT_TABLE_NAMES);
 
-/** A parameter of the statements above: a bound of the search, or the page's limit. */
-export type ParameterName = keyof Bounds | 'limit';
-
-/**
- * `sql` with each `:name` made a `?`, and the names in order (one used twice is in it
- * twice). better-sqlite3 binds by position faster than by name, which looks each name up
- * in the bound object. Quoted names and strings are skipped, so a table may hold a `:`.
- */
-export function positional(sql: string): { text: string; names: ParameterName[] } {
-  const names: ParameterName[] = [];
-  const text = sql.replace(/"(?:[^"]|"")*"|'(?:[^']|'')*'|:([A-Za-z_]\w*)/g, (quoted, name?: string) => {
-    if (name === undefined) return quoted;
-    names.push(name as ParameterName);
-    return '?';
-  });
-  return { text, names };
-}
-
 // The planner.
 
 /** Costs of the two ways through a band of amounts, in index entries stepped over. */
@@ -210,6 +209,7 @@ export interface BandCosts {
   /** No stored date is later than the window's end. */
   throughLastDate: boolean;
   windowRows: number;
+  /** Infinity where no index seeks amounts. */
   bandSeeks: number;
 }
 
@@ -227,10 +227,10 @@ export type Plan =
 const SEEK_COST_IN_ROWS = 13;
 const DAY_MS = 86_400_000;
 
-/** The plan for `bounds`; `stats` are read only for a band of amounts. */
-export function planFor(bounds: Bounds, stats: Stats | undefined): Plan {
+/** The plan for `bounds`; the estimate is read only for a band of amounts. */
+export function planFor(bounds: Bounds, estimate: Estimate | undefined): Plan {
   if (bounds.low === bounds.high) return { kind: 'exact' };
-  const costs = bandCosts(bounds, stats);
+  const costs = bandCosts(bounds, estimate);
   return costs === undefined ? { kind: 'empty' } : { kind: 'band', costs };
 }
 
@@ -261,8 +261,8 @@ export function choosePage(plan: Exclude<Plan, { kind: 'empty' }>, total: number
  * Bookings are assumed spread evenly over time, which is what a cash book is; a wrong
  * guess costs time, never a wrong answer.
  */
-export function bandCosts(bounds: Bounds, stats: Stats | undefined): BandCosts | undefined {
-  const [firstDate, lastDate, maxId, minAmount, maxAmount] = stats ?? [];
+export function bandCosts(bounds: Bounds, estimate: Estimate | undefined): BandCosts | undefined {
+  const [firstDate, lastDate, , , minAmount, maxAmount] = estimate?.stats ?? [];
   if (firstDate == null || lastDate == null || minAmount == null || maxAmount == null) return undefined;
   return {
     // Only numbers can be compared so: text and blobs sort above every number in SQLite,
@@ -280,8 +280,11 @@ export function bandCosts(bounds: Bounds, stats: Stats | undefined): BandCosts |
       bounds.bis >= lastDate,
     // The latest date is text, so every other date sorts at or before it (numbers below text).
     throughLastDate: typeof lastDate === 'string' && bounds.bis >= lastDate,
-    windowRows: estimateWindowRows(bounds, firstDate, lastDate, maxId ?? 0),
-    bandSeeks: SEEK_COST_IN_ROWS * (Math.min(bounds.high, maxAmount) - Math.max(bounds.low, minAmount) + 1),
+    windowRows: estimateWindowRows(bounds, firstDate, lastDate, estimate?.rows ?? 0),
+    // Without an index to seek, a skip-scan would read every booking once per amount.
+    bandSeeks: estimate?.seeksAmounts
+      ? SEEK_COST_IN_ROWS * (Math.min(bounds.high, maxAmount) - Math.max(bounds.low, minAmount) + 1)
+      : Number.POSITIVE_INFINITY,
   };
 }
 

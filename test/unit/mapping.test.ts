@@ -37,7 +37,7 @@ test('the planner statistics are read once per data_version, again after another
   const source = {
     get: (): Stats => {
       reads += 1;
-      return [null, null, null, null, null];
+      return [null, null, null, null, null, null];
     },
   };
   const stats = createVersionCache(reader, source);

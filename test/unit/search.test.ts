@@ -7,22 +7,22 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import type { SearchQuery } from '../../lib/query.js';
+import { positional } from '../../lib/search/booking-search.js';
 import {
   type Bounds,
   type CountKind,
   chooseCount,
   choosePage,
   createBookingSearch,
+  estimateSource,
   FILTERS,
   isTable,
   type PageFilter,
   planFor,
   type SearchOutcome,
   SQL,
-  type Stats,
   toBounds,
 } from '../../lib/search/index.js';
-import { positional } from '../../lib/search/sql.js';
 import { assertSameAsOracle, cashBook, randomQueries, WIDEST } from '../support/cash-book.js';
 import { fixtureSql, tempDir } from '../support/helpers.js';
 import { plainSearch as oracle } from '../support/plain-query.js';
@@ -117,7 +117,7 @@ test('every statement of every plan equals the plain query wherever it may be ch
 /** Each statement the search may choose for a query, run alone, against the oracle. */
 function assertEveryStatement(db: Database.Database, queries: SearchQuery[]): void {
   const plain = oracle(db);
-  const stats = db.prepare<[], Stats>(SQL.stats).raw().get();
+  const stats = estimateSource(db).get();
   for (const query of queries) {
     const bounds = toBounds(query);
     const limit = Math.max(1, query.limit);
@@ -211,7 +211,7 @@ test('amounts and dates that are no number or date (NULL, text, numbers, as a vi
 
 /** The count the search runs for `query` on `db`, and whether SQLite counts it as a whole b-tree (opcode Count). */
 function countOf(db: Database.Database, query: SearchQuery): { kind: CountKind; wholeBtree: boolean } {
-  const plan = planFor(toBounds(query), db.prepare<[], Stats>(SQL.stats).raw().get());
+  const plan = planFor(toBounds(query), estimateSource(db).get());
   assert.notEqual(plan.kind, 'empty');
   const kind = chooseCount(plan as Exclude<typeof plan, { kind: 'empty' }>, isTable(db, 'entries'));
   const opcodes = db
@@ -289,7 +289,7 @@ test('a category that a view gives twice does not make a skip-scan page longer t
   // both rows toward `limit`.
   db.exec(`ALTER TABLE categories RENAME TO category_table;
     CREATE VIEW categories AS SELECT id, name FROM category_table UNION ALL SELECT 1, 'Porto doppelt';`);
-  const stats = db.prepare<[], Stats>(SQL.stats).raw().get();
+  const stats = estimateSource(db).get();
   const plain = oracle(db);
   const page = db.prepare<[Bounds & { limit: number }], unknown[]>(SQL.page('skipScan')).raw();
   const amounts = db.prepare<[], number>('SELECT amount_cents FROM entries').pluck().all();
