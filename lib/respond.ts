@@ -1,6 +1,8 @@
 // The one place that writes responses, and what one connection may have waiting (docs/API.md, Responses in general):
-// every status goes through `send`, which always sets the same headers; requests whose answers the client has not
-// taken are bounded, and after an answer that closes the connection no later request on it is processed or read.
+// every response goes through `send`, which always sets the same headers, but the errors node:http raises before
+// there is a response (400, 408, 431, a CONNECT's 405): lib/protocol-errors.ts writes those on the socket, with
+// `COMMON_HEADERS`. Requests whose answers the client has not taken are bounded, and after an answer that closes the
+// connection no later request on it is processed or read.
 //
 // node:http calls the handler for every request of a chunk it reads (hundreds pipelined in 64 KiB), also after an
 // answer that closes the connection, holding each answer until the one before it has left: a client that pipelined
@@ -253,17 +255,18 @@ export function send(
   contentType = 'application/json; charset=utf-8',
 ): void {
   const extra = closeUnreadBody(res, extraHeaders);
-  res.writeHead(status, [
+  const headers = [
     'Content-Type',
     contentType,
-    'Content-Length',
-    String(Buffer.byteLength(body)),
     'Cache-Control',
     'no-store',
     'X-Content-Type-Options',
     'nosniff',
     ...extra,
-  ]);
+  ];
+  // A 204 has no body, and so no Content-Length (RFC 9110 §8.6).
+  if (status !== 204) headers.push('Content-Length', String(Buffer.byteLength(body)));
+  res.writeHead(status, headers);
   endAnswer(res, extra, body);
 }
 
@@ -285,7 +288,5 @@ export function errorSent(res: ServerResponse): ApiError | undefined {
 
 /** `204` without a body (a CORS preflight): the common headers but `Content-Length`. */
 export function sendNoContent(res: ServerResponse, headers: readonly string[]): void {
-  const extra = closeUnreadBody(res, headers);
-  res.writeHead(204, [...COMMON_HEADERS, ...extra]);
-  endAnswer(res, extra);
+  send(res, 204, '', headers);
 }
