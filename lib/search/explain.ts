@@ -37,8 +37,8 @@ export function seeksAmounts(db: Database, tables: TableNames): boolean {
 
 /**
  * The planner's estimate of `tables` in `db`, read anew by each `get()` (the search reads
- * it once per version of the file). Whether amounts are sought is asked once: the schema
- * does not change under a search (lib/book.ts ends the searches when it does).
+ * it once per version of the file). Whether amounts are sought is asked again when the
+ * schema changed: an index added, or dropped under an embedder's handler.
  */
 export function estimateSource(
   db: Database,
@@ -48,9 +48,13 @@ export function estimateSource(
   const stats = db.prepare<[], Stats>(sql.stats).raw();
   // Prepared each time it runs, which is seldom.
   const rows = createRowEstimate(() => db.prepare<[], number>(sql.rows).pluck().get() ?? 0);
-  const seeks = seeksAmounts(db, tables);
+  const cookie = db.prepare<[], number>('PRAGMA schema_version').pluck();
+  let schema: number | undefined;
+  let seeks = false;
   return {
     get() {
+      const now = cookie.get();
+      if (now !== schema) [schema, seeks] = [now, seeksAmounts(db, tables)];
       const read = stats.get();
       // Without the seek, the window is walked whatever its size: nothing to count.
       return read && { stats: read, rows: seeks ? rows(read) : 0, seeksAmounts: seeks };

@@ -65,6 +65,16 @@ test('whether amounts are sought is asked of SQLite: a table, a view over a tabl
   assert.equal(seeksAmounts(cashBook(10, true), DEFAULT_TABLE_NAMES), true);
 });
 
+test('the estimate asks again once the schema changed: an index added, or dropped', () => {
+  const db = cashBook(10, false);
+  const source = estimateSource(db);
+  assert.equal(source.get()?.seeksAmounts, false);
+  db.exec('CREATE INDEX amounts ON entries (amount_cents)');
+  assert.equal(source.get()?.seeksAmounts, true);
+  db.exec('DROP INDEX amounts');
+  assert.equal(source.get()?.seeksAmounts, false);
+});
+
 /** The SQL each search prepares on `db` from now on. */
 function preparedOn(db: Database.Database): string[] {
   const prepared: string[] = [];
