@@ -229,11 +229,14 @@ export const SETTINGS = {
 export type Flag = keyof typeof SETTINGS;
 
 /**
- * The settings of a book: given at the top (or by a flag or variable) they are the one book
- * of --db; a configuration file's `[book NAME]` section holds them and its `users`
+ * The settings of a book, the rows whose `reload` is `book`, so that a reload applies what the
+ * settings' page says it does: given at the top (or by a flag or variable) they are the one
+ * book of --db; a configuration file's `[book NAME]` section holds them and its `users`
  * (bin/config/config-file.ts).
  */
-export const BOOK_SETTINGS: readonly Flag[] = ['db', 'app', 'table-names', 'base-path'];
+export const BOOK_SETTINGS: readonly Flag[] = (Object.entries(SETTINGS) as Array<[Flag, Setting<unknown>]>)
+  .filter(([, setting]) => setting.reload === 'book')
+  .map(([flag]) => flag);
 
 /**
  * Where a listener listens, one choice of two halves: a Unix socket, or host and port. The

@@ -151,3 +151,17 @@ test('docs/settings.md is what npm run docs:settings writes from the table: flag
       assert.ok(line.includes(`\`BOOKING_SEARCH_${flag.toUpperCase().replaceAll('-', '_')}\``), flag);
   }
 });
+
+test("each row's reload is what a reload does: the book rows are what a [book NAME] section is read for", () => {
+  const marked = (reload: Setting<unknown>['reload']): Flag[] =>
+    ROWS.filter(([, setting]) => setting.reload === reload).map(([flag]) => flag);
+  // BOOK_SETTINGS are these rows; resolveBooks reads each from a [book NAME] section, and its users.
+  const keys = [...read('bin/config/configuration.ts').matchAll(/\bentry\('([a-z-]+)'\)/g)];
+  assert.deepEqual(
+    keys.map((match) => match[1]).sort(),
+    [...marked('book'), 'users'].sort(),
+    'resolveBooks reads the book rows',
+  );
+  // What the reload reads again: --config, the credentials file (bin/serve/serve.ts), the TLS files (listener.ts).
+  assert.deepEqual(marked('file'), ['config', 'credentials-file', 'tls-cert', 'tls-key']);
+});
