@@ -166,10 +166,10 @@ async function serve(
 }
 
 /**
- * SIGHUP and POST /-/reload (docs/API.md, Credentials): the TLS certificate and key read
- * again, then the command and its books (bin/serve/reload.ts), one reload at a time. A
- * signal to this process: it says its reload itself. With --workers the primary asks each
- * worker and says the outcome once, for all (bin/cluster/reload-workers.ts).
+ * SIGHUP and POST /-/reload (docs/operations.md, Signals; Adding and removing books): the
+ * TLS certificate and key read again, then the command and its books (bin/serve/reload.ts),
+ * one reload at a time. A signal to this process: it says its reload itself. With --workers
+ * the primary asks each worker and says the outcome once, for all (bin/cluster/reload-workers.ts).
  */
 function answerReloads(
   command: ServeCommand,
