@@ -9,10 +9,9 @@ import { type BookExamination, examineBook } from './book-report.js';
 import { type AppSetting, validateDatabase } from './database-handle.js';
 import { isNotReadableNow } from './errors.js';
 import { type Mapping, ownSchema, type TableNames } from './mapping.js';
-import { refusalsOf } from './meaning.js';
 import { resolveOptions } from './options.js';
 import { detectApplication, findSchemaProblems, findUnboundedObject } from './schema.js';
-import { type BookingSearch, createBookingSearch, type SearchRequest } from './search/index.js';
+import { type BookingSearch, createBookingSearch, refusalsOf, type SearchRequest } from './search/index.js';
 
 /**
  * Schema objects (tables, views, indexes, triggers) beyond which the searches of a file are

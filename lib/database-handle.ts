@@ -12,8 +12,9 @@
 import type { Database } from 'better-sqlite3';
 import { ensure, errorCode } from './errors.js';
 import { type Mapping, ownSchema } from './mapping.js';
-import { checkMeaning, refusalsOf } from './meaning.js';
+import { checkMeaning } from './meaning.js';
 import { findSchemaProblems, recogniseOlder, recogniseOther } from './schema.js';
+import { refusalsOf } from './search/index.js';
 
 /** What createHandler says to a `node:sqlite` `DatabaseSync`. */
 export const NODE_SQLITE_REFUSED =

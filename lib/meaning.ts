@@ -5,7 +5,7 @@
 import type { Database } from 'better-sqlite3';
 import { type Mapping, quoteName, useMapping } from './mapping.js';
 import { isCalendarDate } from './query.js';
-import { createVersionCache } from './search/index.js';
+import { bookingNamed, bookingNamer, centsAsAmount, refusalsOf } from './search/index.js';
 
 /**
  * How many bookings are judged, by `check` and by `createHandler` alike: the first ones the
@@ -48,28 +48,18 @@ type SampleRow = [id: unknown, date: unknown, amountCents: unknown];
  * as the search would see them (for the own schema the entries table itself, for an
  * application its `allBookings`, so that dates no window admits are seen too): dates
  * 'YYYY-MM-DD' text of a real calendar day, amounts whole cents (INTEGER), ids whole
- * numbers and unique. A row beyond the sample, or written later, is
- * still never answered wrongly: the search answers 500 for it (the row guard).
+ * numbers and unique. A row beyond the sample, or written later, is still never answered
+ * wrongly: the search answers 500 for it (the row guard).
  */
 export function checkMeaning(db: Database, mapping: Mapping, size = SAMPLE_SIZE): MeaningReport {
   useMapping(db, mapping);
   const refusals = refusalsOf(db, mapping)?.() ?? [];
-  const report = judge(readSample(db, mapping, size), mapping.kind === 'application' ? mapping.title : undefined);
+  const report =
+    mapping.kind === 'application'
+      ? judge(readSample(db, mapping, size), mapping.title, bookingNamer(db, mapping))
+      : judge(readSample(db, mapping, size));
   const { problems, withoutValues } = report;
   return { ...report, problems: [...refusals, ...problems], withoutValues: [...refusals, ...withoutValues] };
-}
-
-/**
- * The sentences of `mapping`'s refusals that hold in `db` now, read again only when the file
- * changed (a search calls it in each read transaction: an application's setting may change
- * while its file is served); `undefined` for a mapping without refusals, which pays nothing.
- */
-export function refusalsOf(db: Database, mapping: Mapping): (() => readonly string[]) | undefined {
-  if (mapping.kind !== 'application' || mapping.refusals === undefined) return undefined;
-  useMapping(db, mapping);
-  const statement = db.prepare<[], string>(mapping.refusals).pluck();
-  const refusals = createVersionCache(db, { get: () => statement.all() });
-  return () => refusals() ?? [];
 }
 
 function readSample(db: Database, mapping: Mapping, size: number): SampleRow[] {
@@ -92,11 +82,14 @@ function readSample(db: Database, mapping: Mapping, size: number): SampleRow[] {
  * a broken row is the application's data, not a mapping to correct: the sentence says so
  * instead of proposing SQL.
  */
-export function judge(rows: readonly SampleRow[], application?: string): MeaningReport {
+export function judge(
+  rows: readonly SampleRow[],
+  application?: string,
+  named: Named = ([id, date]) => bookingNamed(id, date, undefined, undefined),
+): MeaningReport {
   // One pass over the sample, at every start of every book: the first row of each kind of
-  // fault, in the sample's order, and what the notes and the real search of `check` need.
-  // Costs at every start of every book: no Set of 20,000 ids and no regular expression
-  // per row (together about four fifths of the pass); the same verdicts, row for row.
+  // fault, in the sample's order, and what the notes and the real search of `check` need;
+  // no Set of 20,000 ids and no regular expression per row (four fifths of the pass).
   let badDate: SampleRow | undefined;
   let badAmount: SampleRow | undefined;
   let badId: SampleRow | undefined;
@@ -139,12 +132,8 @@ export function judge(rows: readonly SampleRow[], application?: string): Meaning
   const twice = badId === undefined && !rising ? firstRepeated(rows, ids) : undefined;
 
   const found: Problem[] = [];
-  if (badDate !== undefined) {
-    found.push(application === undefined ? dateProblem(badDate[1], nullDates) : applicationDate(badDate, application));
-  }
-  if (badAmount !== undefined) {
-    found.push(application === undefined ? amountProblem(badAmount[2]) : applicationAmount(badAmount, application));
-  }
+  if (badDate !== undefined) found.push(dateProblem(badDate, nullDates, application, named));
+  if (badAmount !== undefined) found.push(amountProblem(badAmount, application, named));
   if (badId !== undefined) {
     found.push(
       said(
@@ -201,7 +190,12 @@ function said(named: string, unnamed: string, rest: string): Problem {
 /** Said after the problems of the service's sentences when they left a value out. */
 const CHECK_NAMES_THEM = 'booking-search-server check names examples from the bookings.';
 
-function dateProblem(date: unknown, nulls: number): Problem {
+type Named = (row: SampleRow) => string;
+
+/** What is said of `row`, the first whose date is not a day; of an application's book, its booking `named`. */
+function dateProblem(row: SampleRow, nulls: number, application: string | undefined, named: Named): Problem {
+  if (application !== undefined) return applicationDate(row, application, named);
+  const date = row[1];
   if (date === null) {
     const none = `${nulls} booking${nulls === 1 ? ' has' : 's have'} no date (NULL)`;
     return said(
@@ -245,7 +239,10 @@ function dateProblem(date: unknown, nulls: number): Problem {
   );
 }
 
-function amountProblem(amount: unknown): Problem {
+/** What is said of `row`, the first whose amount is not whole cents; of an application's book, its booking `named`. */
+function amountProblem(row: SampleRow, application: string | undefined, named: Named): Problem {
+  if (application !== undefined) return applicationAmount(row, application, named);
+  const amount = row[2];
   if (typeof amount === 'number' && Number.isInteger(amount)) {
     // An INTEGER beyond 2^53 − 1 is read as the nearest double: whole, but not the file's.
     const beyond = `lie beyond ±${Number.MAX_SAFE_INTEGER} cents, where a number in the answer is no longer exact`;
@@ -277,17 +274,20 @@ function amountProblem(amount: unknown): Problem {
   );
 }
 
-function applicationDate([id, date]: SampleRow, application: string): Problem {
+function applicationDate(row: SampleRow, application: string, named: Named): Problem {
+  const date = row[1];
   return said(
-    `booking ${shown(id)} has ${date === null ? 'no date the service can read' : `the date ${shown(date)}, not a day`}`,
+    `${named(row)} has ${date === null ? 'no date the service can read' : `the date ${shown(date)}, not a day`}`,
     `a booking has ${date === null ? 'no date the service can read' : 'a date that is not a day'}`,
     `: ${application} holds a date the service cannot answer (a value written by another program). A search that finds it would answer 500; correct the booking's date in ${application}.`,
   );
 }
 
-function applicationAmount([id, , amount]: SampleRow, application: string): Problem {
+function applicationAmount(row: SampleRow, application: string, named: Named): Problem {
+  const amount = row[2];
+  const held = typeof amount === 'number' ? centsAsAmount(amount) : shown(amount);
   return said(
-    `booking ${shown(id)} has ${amount === null ? 'no amount the service can read' : `the amount ${shown(amount)} (in cents), not whole cents`}`,
+    `${named(row)} has ${amount === null ? 'no amount the service can read' : `the amount ${held}, not whole cents`}`,
     `a booking has ${amount === null ? 'no amount the service can read' : 'an amount that is not whole cents'}`,
     `: ${application} holds an amount the service cannot answer exactly (a fraction of a cent, or a value written by another program). A search that finds it would answer 500; correct the booking in ${application}.`,
   );

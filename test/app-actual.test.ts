@@ -245,7 +245,7 @@ test("an Actual amount that is no integer ('LEAK') is never read as 0: written a
     'von=2026-03-18&bis=2026-03-18&betrag=-19.99',
     (writer) => writer.exec("UPDATE transactions SET amount = 'LEAK' WHERE date = 20260318"),
   );
-  assert.match(stdout, /^ {2}- booking \d+ has no amount the service can read: /m);
+  assert.match(stdout, /^ {2}- the booking .*id \d+\) has no amount the service can read: /m);
 });
 
 test("an Actual date that is no integer ('LEAK', 20260318.5) or no day of the calendar (20260231) is refused by check, the handler and the command, never left out or guessed, also when written while served", async (t) => {
@@ -254,8 +254,10 @@ test("an Actual date that is no integer ('LEAK', 20260318.5) or no day of the ca
   t.after(() => db.close());
   const dated = (date: unknown) => (writer: Database.Database) =>
     writer.prepare('UPDATE transactions SET date = ? WHERE amount = -1999').run(date);
-  const unread = /^ {2}- booking \d+ has no date the service can read: Actual holds a date the service cannot answer/m;
-  const notADay = (date: string) => new RegExp(`^ {2}- booking \\d+ has the date '${date}', not a day: `, 'm');
+  const unread =
+    /^ {2}- the booking .*id \d+\) has no date the service can read: Actual holds a date the service cannot answer/m;
+  const notADay = (date: string) =>
+    new RegExp(`^ {2}- the booking .*id \\d+\\) has the date '${date}', not a day: `, 'm');
   // Written while the budget is served: a search whose window reads it is a 500, also a count.
   const served = { t, query: 'von=2026-02-01&bis=2026-03-31&betrag=-19.99' };
   await assertDateRefused(db, budget.file, 'actual', dated(20260230), notADay('2026-02-30'), served);

@@ -386,7 +386,7 @@ test('a GnuCash amount that is not whole cents is a 500 with the reason in the l
   );
   assert.match(
     stdout,
-    /^ {2}- booking \d+ has the amount 1234\.5 \(in cents\), not whole cents: GnuCash holds an amount the service cannot answer exactly .*; correct the booking in GnuCash\.$/m,
+    /^ {2}- the booking of 2026-03-14 in 'Barkasse' \('[^']+', id \d+\) has the amount -12\.345, not whole cents: GnuCash holds an amount the service cannot answer exactly .*; correct the booking in GnuCash\.$/m,
   );
 });
 
@@ -401,7 +401,7 @@ test("a GnuCash amount that is no integer ('LEAK') is never read as 0: written a
     (writer) =>
       writer.exec("UPDATE splits SET quantity_num = 'LEAK' WHERE quantity_num = -1250 AND quantity_denom = 100"),
   );
-  assert.match(stdout, /^ {2}- booking \d+ has no amount the service can read: /m);
+  assert.match(stdout, /^ {2}- the booking .*id \d+\) has no amount the service can read: /m);
 });
 
 test("a GnuCash post_date that is no time ('LEAK-DATE') or no day of the calendar (2026-02-30, which SQLite would read as March 2; month 13; hour 25) is refused by check, the handler and the command, never left out or moved, also when written while served", async (t) => {
@@ -420,7 +420,7 @@ test("a GnuCash post_date that is no time ('LEAK-DATE') or no day of the calenda
       file,
       'gnucash',
       dated(time),
-      /^ {2}- booking \d+ has no date the service can/m,
+      /^ {2}- the booking .*id \d+\) has no date the service can/m,
       served,
     );
     writeBook(file, dated('2026-03-14 10:59:00'));
@@ -430,7 +430,7 @@ test("a GnuCash post_date that is no time ('LEAK-DATE') or no day of the calenda
     file,
     'gnucash',
     dated('LEAK-DATE'),
-    /^ {2}- booking \d+ has no date the service can read: GnuCash holds a date the service cannot answer/m,
+    /^ {2}- the booking .*id \d+\) has no date the service can read: GnuCash holds a date the service cannot answer/m,
   );
 });
 

@@ -151,7 +151,7 @@ test('a KMyMoney amount that is not whole cents is a 500 with the reason in the 
   );
   assert.match(
     stdout,
-    /^ {2}- booking 1000 has the amount 1233\.3333333333333 \(in cents\), not whole cents: KMyMoney holds an amount the service cannot answer exactly .*; correct the booking in KMyMoney\.$/m,
+    /^ {2}- the booking of 2026-03-14 in 'Barkasse' \('[^']+', id 1000\) has the amount -12\.333333333333333, not whole cents: KMyMoney holds an amount the service cannot answer exactly .*; correct the booking in KMyMoney\.$/m,
   );
 });
 
@@ -165,7 +165,7 @@ test("a KMyMoney amount that is no fraction of whole numbers ('LEAKVAL', 'x/1', 
     'von=2026-03-14&bis=2026-03-14&betrag=-12.5',
     (writer) => writer.exec("UPDATE kmmSplits SET shares = 'LEAKVAL' WHERE shares = '-25/2'"),
   );
-  assert.match(stdout, /^ {2}- booking 1000 has no amount the service can read: /m);
+  assert.match(stdout, /^ {2}- the booking .*id 1000\) has no amount the service can read: /m);
   // What the mapping reads from each form of `shares`: NULL for anything but whole numbers.
   const writer = new Database(file);
   t.after(() => writer.close());
@@ -189,7 +189,7 @@ test("a KMyMoney split whose postDate is no date ('LEAK-DATE') or no day of the 
     file,
     'kmymoney',
     (writer) => writer.exec(`UPDATE kmmSplits SET postDate = 'LEAK-DATE' WHERE ${split}`),
-    /^ {2}- booking 1000 has the date 'LEAK-DATE', not a day: KMyMoney holds a date the service cannot answer/m,
+    /^ {2}- the booking .*id 1000\) has the date 'LEAK-DATE', not a day: KMyMoney holds a date the service cannot answer/m,
   );
   // Counted too, as the own schema's bookings are: every one, also one no window admits.
   assert.match(stdout, new RegExp(`^Bookings: ${expected.length}, dated .* to LEAK-DATE\\.$`, 'm'));
@@ -198,7 +198,7 @@ test("a KMyMoney split whose postDate is no date ('LEAK-DATE') or no day of the 
     file,
     'kmymoney',
     (writer) => writer.exec(`UPDATE kmmSplits SET postDate = '2026-02-31' WHERE ${split}`),
-    /^ {2}- booking 1000 has the date '2026-02-31', not a day: /m,
+    /^ {2}- the booking .*id 1000\) has the date '2026-02-31', not a day: /m,
   );
 });
 

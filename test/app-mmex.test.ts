@@ -463,7 +463,7 @@ test("a Money Manager Ex amount that is no number ('LEAKAMT') is never read as 0
     'von=2026-03-14&bis=2026-03-14&betrag=-4.35',
     (writer) => writer.exec("UPDATE CHECKINGACCOUNT_V1 SET TRANSAMOUNT = 'LEAKAMT' WHERE TRANSID = 2"),
   );
-  assert.match(stdout, /^ {2}- booking 2 has no amount the service can read: /m);
+  assert.match(stdout, /^ {2}- the booking .*id 2\) has no amount the service can read: /m);
 });
 
 test("a Money Manager Ex TRANSDATE that is no date ('LEAK-DATE') or no day of the calendar (2026-02-31) is refused by check, the handler and the command, never left out unsaid", async (t) => {
@@ -478,13 +478,13 @@ test("a Money Manager Ex TRANSDATE that is no date ('LEAK-DATE') or no day of th
     file,
     'mmex',
     dated('LEAK-DATE'),
-    /^ {2}- booking 2 has the date 'LEAK-DATE', not a day: Money Manager Ex holds a date the service cannot answer/m,
+    /^ {2}- the booking .*id 2\) has the date 'LEAK-DATE', not a day: Money Manager Ex holds a date the service cannot answer/m,
   );
   await assertDateRefused(
     db,
     file,
     'mmex',
     dated('2026-02-31T00:00:00'),
-    /^ {2}- booking 2 has the date '2026-02-31', not a day: /m,
+    /^ {2}- the booking .*id 2\) has the date '2026-02-31', not a day: /m,
   );
 });

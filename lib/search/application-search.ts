@@ -37,7 +37,8 @@ export function createApplicationSearch(db: Database, mapping: ApplicationMappin
   const firstUnreadable = (parameters: Record<string, unknown>): unknown[] | undefined =>
     db
       .prepare<[Record<string, unknown>], unknown[]>(
-        `SELECT booking.id, booking.date, booking.amount_cents FROM ${source} WHERE (${where}) AND (${unreadable}) LIMIT 1`,
+        `SELECT booking.id, booking.date, booking.amount_cents, booking.subject, booking.payment_method
+         FROM ${source} WHERE (${where}) AND (${unreadable}) LIMIT 1`,
       )
       .raw()
       .get(parameters);
@@ -53,13 +54,51 @@ export function createApplicationSearch(db: Database, mapping: ApplicationMappin
   };
 }
 
-/** The search's failure for the booking `[id, date, amount]` (undefined: written away since the count). */
+/** The search's failure for the booking `[id, date, amount, subject, account]` (undefined: written away since the count). */
 function unreadableBooking(row: unknown[] | undefined): RangeError {
   if (row === undefined) return new RangeError('a booking of the window changed while it was searched');
-  const [id, date, amount] = row;
-  if (amount === null) return new RangeError(`booking ${String(id)}: its amount is not a whole number of cents`);
-  if (typeof date !== 'string') return new RangeError(`booking ${String(id)} has no date the service can read`);
-  return new RangeError(
-    `booking ${String(id)}: its date ${JSON.stringify(date.slice(0, 40))} is not a day of the calendar`,
-  );
+  const [id, date, amount, subject, account] = row;
+  const booking = bookingNamed(id, date, subject, account);
+  if (amount === null) return new RangeError(`${booking} has no amount the service can read`);
+  if (typeof date !== 'string') return new RangeError(`${booking} has no date the service can read`);
+  return new RangeError(`${booking} has the date ${JSON.stringify(date.slice(0, 40))}, not a day of the calendar`);
+}
+
+/**
+ * A booking as its owner finds it in the application: the date, account and subject it is
+ * served with (cut short), then the service's id, which the application does not show. What
+ * `check` and the log say of a booking the service cannot answer.
+ */
+export function bookingNamed(id: unknown, date: unknown, subject: unknown, account: unknown): string {
+  const quoted = (text: string): string => `'${text.length > 40 ? `${text.slice(0, 40)}…` : text}'`;
+  let named = 'the booking';
+  if (typeof date === 'string' && isCalendarDate(date)) named += ` of ${date}`;
+  if (typeof account === 'string' && account !== '') named += ` in ${quoted(account)}`;
+  const zweck = typeof subject === 'string' && subject !== '' ? `${quoted(subject)}, ` : '';
+  return `${named} (${zweck}id ${typeof id === 'string' ? quoted(id) : String(id)})`;
+}
+
+/**
+ * Stored cents that are no whole number (111.5) as the decimal amount the application holds
+ * and a client would get (-1.115): the digits of the number moved, no arithmetic on them.
+ */
+export function centsAsAmount(cents: number): string {
+  const [, sign, whole, fraction = ''] = /^(-?)(\d+)(?:\.(\d+))?$/.exec(String(-cents)) ?? [];
+  if (whole === undefined) return `${String(cents)} (in cents)`;
+  const digits = whole.padStart(3, '0');
+  return `${sign}${digits.slice(0, -2)}.${digits.slice(-2)}${fraction}`;
+}
+
+/** A booking of the file named as bookingNamed names it, its subject and account read by its `id` (`date`: as served). */
+export function bookingNamer(db: Database, mapping: ApplicationMapping): (row: readonly unknown[]) => string {
+  return ([id, date]) => {
+    const [subject, account] =
+      db
+        .prepare<[Record<string, unknown>], unknown[]>(
+          `SELECT subject, payment_method FROM (${mapping.allBookings}) WHERE id IS +:id LIMIT 1`,
+        )
+        .raw()
+        .get({ low: -(2 ** 53), high: 2 ** 53, id }) ?? [];
+    return bookingNamed(id, date, subject, account);
+  };
 }

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import { isLock } from '../errors.js';
-import { type Mapping, ownSchema, type TableNames } from '../mapping.js';
+import { type Mapping, ownSchema, type TableNames, useMapping } from '../mapping.js';
 import type { SearchQuery } from '../query.js';
 import { createApplicationSearch } from './application-search.js';
 import { estimateSource, isTable } from './explain.js';
@@ -266,7 +266,7 @@ export interface VersionedSource<T> {
  * What `source` gives, read again only when the file has changed: when another connection
  * committed (`PRAGMA data_version`) or this one wrote (`total_changes()`). The planner's
  * statistics: on a view, the six min/max are six scans of the tables behind it; a search
- * must not pay them every time. A mapping's refusals (lib/meaning.ts): a setting of the
+ * must not pay them every time. A mapping's refusals (refusalsOf, below): a setting of the
  * application, changed while the file is served. Called inside the search's read
  * transaction: reading the version starts the snapshot, so what is read after it belongs to
  * that version (stale statistics would not only cost time: `window` and `band` trust them
@@ -284,4 +284,17 @@ export function createVersionCache<T>(db: Database, source: VersionedSource<T>):
     }
     return value;
   };
+}
+
+/**
+ * The sentences of `mapping`'s refusals that hold in `db` now, read again only when the file
+ * changed (a search calls it in each read transaction: an application's setting may change
+ * while its file is served); `undefined` for a mapping without refusals, which pays nothing.
+ */
+export function refusalsOf(db: Database, mapping: Mapping): (() => readonly string[]) | undefined {
+  if (mapping.kind !== 'application' || mapping.refusals === undefined) return undefined;
+  useMapping(db, mapping);
+  const statement = db.prepare<[], string>(mapping.refusals).pluck();
+  const refusals = createVersionCache(db, { get: () => statement.all() });
+  return () => refusals() ?? [];
 }

@@ -3,10 +3,12 @@
 // prepared on a database (booking-search.ts) and explain for `check` (explain.ts). The
 // door: a file of lib/ outside this folder imports only from here.
 
+export { bookingNamed, bookingNamer, centsAsAmount } from './application-search.js';
 export {
   type BookingSearch,
   createBookingSearch,
   createVersionCache,
+  refusalsOf,
   type SearchOutcome,
   type SearchRequest,
   type VersionedSource,

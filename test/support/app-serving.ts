@@ -47,23 +47,26 @@ export async function assertNotWholeCents(
   spoil: (writer: Database.Database) => void,
 ): Promise<string> {
   const search = await searchSpoiled(t, db, file, app, spoil);
-  const reason = /booking \d+: (?:its|the) amount .*not a whole number of cents/;
+  const reason =
+    /booking \d+: the amount .* is not a whole number of cents|id \d+\) has no amount the service can read/;
   await search(query, reason);
   const check = await run(['check', '--db', file, '--app', app]);
   assert.equal(check.code, 1, check.stdout);
-  const [, id, amount] =
-    check.stdout.match(/^ {2}- booking (\d+) has (?:the amount (\S+) \(in cents\)|no amount the service)/m) ?? [];
+  const [, named, id, amount] =
+    check.stdout.match(
+      /^ {2}- (the booking .*?id (\d+)\)) has (?:the amount (\S+), not whole cents|no amount the service)/m,
+    ) ?? [];
   assert.ok(id !== undefined, check.stdout);
   // An amount the mapping cannot read is in every band: only counted, not shown, it would
   // make `anzahl` count a booking whose amount no one knows.
   if (amount === undefined) await search(`${query}&limit=0`, reason);
   const said = await assertRefusedAsCheckSays(db, file, app, check.stdout, (sentence) =>
     sentence
-      .replace(`booking ${id} has the amount ${amount} (in cents), not`, 'a booking has an amount that is not')
-      .replace(`booking ${id} has no amount`, 'a booking has no amount')
+      .replace(`${named} has the amount ${amount}, not`, 'a booking has an amount that is not')
+      .replace(`${named} has no amount`, 'a booking has no amount')
       .concat(' booking-search-server check names examples from the bookings.'),
   );
-  for (const text of said) assert.ok(!text.includes(amount ?? '\0') && !text.includes(`booking ${id}`), text);
+  for (const text of said) assert.ok(!text.includes(amount ?? '\0') && !text.includes(`id ${id}`), text);
   return check.stdout;
 }
 
@@ -115,15 +118,16 @@ export async function assertDateRefused(
     writeBook(file, spoil);
   } else {
     const search = await searchSpoiled(searched.t, db, file, app, spoil);
-    const reason = /booking \d+(?: has no date the service can read|: its date .* is not a day of the calendar)/;
+    const reason = /id \d+\) has (?:no date the service can read|the date .*, not a day of the calendar)/;
     await search(searched.query, reason);
     await search(`${searched.query}&limit=0`, reason);
   }
   const check = await run(['check', '--db', file, '--app', app]);
   assert.equal(check.code, 1, check.stdout);
   assert.match(check.stdout, named);
-  const [, id, date] =
-    check.stdout.match(/^ {2}- booking (\S+) has (?:no date the service|the date ('.*'), not a day)/m) ?? [];
+  const [, booking, id, date] =
+    check.stdout.match(/^ {2}- (the booking .*?id (\S+)\)) has (?:no date the service|the date ('.*'), not a day)/m) ??
+    [];
   assert.ok(id !== undefined, check.stdout);
   const [unnamed, plain] =
     date === undefined
@@ -131,10 +135,10 @@ export async function assertDateRefused(
       : [`the date ${date}, not a day`, 'a date that is not a day'];
   const said = await assertRefusedAsCheckSays(db, file, app, check.stdout, (sentence) =>
     sentence
-      .replace(`booking ${id} has ${unnamed}`, `a booking has ${plain}`)
+      .replace(`${booking} has ${unnamed}`, `a booking has ${plain}`)
       .concat(' booking-search-server check names examples from the bookings.'),
   );
-  for (const text of said) assert.ok(!text.includes(`booking ${id}`) && !text.includes(date ?? '\0'), text);
+  for (const text of said) assert.ok(!text.includes(`id ${id}`) && !text.includes(date ?? '\0'), text);
   return check.stdout;
 }
 
