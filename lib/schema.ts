@@ -6,12 +6,6 @@ import type { Database } from 'better-sqlite3';
 import { APPLICATIONS } from './apps/index.js';
 import { type ApplicationMapping, type Mapping, ownSchema, quoteName, requiredTables, splitName } from './mapping.js';
 
-export const REQUIRED_COLUMNS = {
-  entries: ['id', 'date', 'amount_cents', 'subject', 'category_id', 'payment_method_id'],
-  categories: ['id', 'name'],
-  payment_methods: ['id', 'name'],
-} as const satisfies Record<string, readonly string[]>;
-
 /**
  * What the database lacks of the mapping's tables, one sentence per table: empty when it
  * fits. Tables and views both count.
