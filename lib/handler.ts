@@ -3,7 +3,8 @@
 //   1. outside `{basePath}/api/` with a `next`: handed on untouched;
 //   2. a connection with too many answers not yet taken: 429 (lib/respond.ts);
 //   3. a bad Host (none in HTTP/1.1, or two) or an unusable target: 400;
-//   4. a CORS preflight on one of the three paths: 204, before the credentials are looked at;
+//   4. a CORS preflight on one of the three paths: 204, before the credentials are looked at
+//      (or 429 once its address sent too many requests without them);
 //   5. the login in one call (lib/login.ts): 401; 429 (throttle, full hash-check queue); 503;
 //   6. path (404), method (405), then /status at once, the search (lib/search-endpoint.ts)
 //      or the reconciliation (lib/reconcile/endpoint.ts), whose body is read only now.
@@ -52,8 +53,9 @@ const ALLOWED_POST = ['Allow', 'POST'] as const;
 /**
  * A node:http request handler for the booking search over `db`. Throws a TypeError naming
  * the argument when `credentials` or `options` are unusable, and an Error naming what is
- * missing when `db` lacks the schema. `db` may instead be a search the command made itself
- * (bin/guard/guarded.ts; then `app` and `tables` are the search's business). `shared` is
+ * missing when `db` lacks the schema. `db` may instead be a search: the command passes one
+ * for every book it serves (bin/files/book-search.ts, searchOverFile, the guard's among
+ * them), and then `app` and `tables` are the search's business. `shared` is
  * what several handlers of one service have in common (the command passes it; an embedder
  * need not).
  */
