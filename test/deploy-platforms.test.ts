@@ -6,16 +6,18 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { SETTINGS } from '../bin/config/settings.js';
+import { stopBoundMs } from '../bin/listen/server.js';
 import { BIN, cleanEnv, type Launcher, start } from './support/cli-helpers.js';
 import { basicAuth, buildDatabase, request, tempDir } from './support/helpers.js';
 
 const PLIST = new URL('../deploy/booking-search-server.plist', import.meta.url).pathname;
 const WINSW = new URL('../deploy/booking-search-server.xml', import.meta.url).pathname;
-/** The grace the service gives requests in flight when it stops (bin/serve/listener.ts). */
-const GRACE_SECONDS = 10;
+/** How long after the signal the service has ended at the latest, with the default --search-timeout. */
+const BOUND_SECONDS = stopBoundMs(1000 * SETTINGS['search-timeout'].default) / 1000;
 
 function python(script: string, file: string): unknown {
   return JSON.parse(execFileSync('python3', ['-c', script, file], { encoding: 'utf8' }));
@@ -44,7 +46,7 @@ test("launchd's plist, read by plistlib: the installed command with --config, a 
   assert.equal(job.UserName, '_booksearch');
   assert.equal(job.RunAtLoad, true);
   assert.deepEqual(job.KeepAlive, { SuccessfulExit: false });
-  assert.ok(job.ExitTimeOut > GRACE_SECONDS, 'launchd waits longer than the drain before SIGKILL');
+  assert.ok(job.ExitTimeOut >= BOUND_SECONDS, 'launchd waits longer than the drain before SIGKILL');
 });
 
 test("launchd's command line, as written, serves a configuration's book", async (t) => {
@@ -78,6 +80,7 @@ interface WinswService {
   stoptimeout: string;
   onfailure: string | null;
   stopexecutable: string | null;
+  stopparentprocessfirst: string | null;
   user: string;
 }
 
@@ -89,7 +92,7 @@ t = lambda p: r.findtext(p)
 f = r.find("onfailure")
 print(json.dumps({"id": t("id"), "executable": t("executable"), "arguments": t("arguments"),
   "stoptimeout": t("stoptimeout"), "onfailure": None if f is None else f.get("action"),
-  "stopexecutable": t("stopexecutable"), "user": t("serviceaccount/domain") + "\\\\" + t("serviceaccount/user")}))`,
+  "stopexecutable": t("stopexecutable"), "stopparentprocessfirst": t("stopparentprocessfirst"), "user": t("serviceaccount/domain") + "\\\\" + t("serviceaccount/user")}))`,
     WINSW,
   ) as WinswService;
   assert.equal(service.id, 'booking-search-server');
@@ -98,10 +101,26 @@ print(json.dumps({"id": t("id"), "executable": t("executable"), "arguments": t("
     service.arguments,
     '"C:\\Program Files\\booking-search-server\\node_modules\\booking-search-server\\bin\\booking-search-server.js" --config "C:\\ProgramData\\booking-search-server\\office.conf"',
   );
-  // Without a stop executable WinSW sends Ctrl+C, which the service drains on.
+  // Without a stop executable WinSW sends Ctrl+C, which the service drains on; it is signalled
+  // before its child processes, which it ends itself.
   assert.equal(service.stopexecutable, null);
+  assert.equal(service.stopparentprocessfirst, 'true');
   const stop = /^(\d+) sec$/.exec(service.stoptimeout);
-  assert.ok(stop !== null && Number(stop[1]) > GRACE_SECONDS, 'WinSW waits longer than the drain');
+  assert.ok(stop !== null && Number(stop[1]) >= BOUND_SECONDS, 'WinSW waits as long as the stop may take');
   assert.equal(service.onfailure, 'restart');
   assert.equal(service.user, 'NT AUTHORITY\\LocalService');
+});
+
+test("WinSW's service file tells the Windows admin the service's own stop bound and signal, and a reload PowerShell runs", () => {
+  const manual = readFileSync(WINSW, 'utf8');
+  const fixed = stopBoundMs(0) / 1000;
+  assert.ok(
+    manual.includes(`within ${fixed} s + search-timeout (${BOUND_SECONDS} s by default)`),
+    'the bound of bin/listen/server.ts stopBoundMs',
+  );
+  assert.match(manual, /Ctrl\+C, which Node\.js takes as SIGINT \("stopping on SIGINT"/);
+  assert.match(manual, /stoptimeout must be at least\s+that: raise it with search-timeout/);
+  // PowerShell 5.1 has curl as a name of Invoke-WebRequest, which takes no -X.
+  assert.match(manual, /^ {4}curl\.exe -X POST http:\/\/127\.0\.0\.1:9469\/-\/reload$/m);
+  assert.doesNotMatch(manual, /^\s*curl /m);
 });
