@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, copyFileSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { Guard } from '../bin/guard/guarded.js';
 import { addViews } from '../fixtures/many-views.js';
@@ -243,19 +243,28 @@ test('the file replaced every half second by a virtual table, a view that never 
   assert.ok(stopMs < 3_000, `ended ${stopMs} ms after SIGTERM`);
 });
 
-test("a book's guard whose process was ended by its time limit: only the search past the limit gets its 500; the searches sent meanwhile and while the file is opened again are answered from a new process; once ended, it starts none", async (t) => {
+const QUICK = 'von=2026-03-01&bis=2026-03-31&betrag=-4.35';
+const ENDLESS_SEARCH = 'von=2027-01-01&bis=2027-01-31&betrag=-4.35';
+
+/**
+ * A book's guard over a file whose entries are the fixture's and, for 2027, rows that never
+ * end: a search of March (QUICK) is quick, one of 2027 (ENDLESS_SEARCH) endless. `ended`
+ * holds what the guard's `ended` heard.
+ */
+async function guardOverEndlessRows(t: TestContext) {
   const file = buildDatabase(t);
   const db = new Database(file);
-  // Entries of the fixture, and for 2027 rows that never end: a search of March is quick, one of 2027 endless.
   db.exec(`ALTER TABLE entries RENAME TO kasse;
     CREATE VIEW entries AS SELECT id, date, amount_cents, subject, category_id, payment_method_id FROM kasse
     UNION ALL SELECT * FROM (${ENDLESS.replace('n AS id', 'n + 1000000 AS id').replace('2026-03-14', '2027-01-01')})`);
   db.close();
+  const ended: string[] = [];
   // The limit covers the start of the process (through tsx here) as well as the search.
   const guard = new Guard({
     limitMs: 3_000,
     once: true,
     endedError: () => Object.assign(new Error('the file is being opened again'), { code: 'SQLITE_BUSY' }),
+    ended: (why) => ended.push(why),
   });
   t.after(() => guard.end());
   const opened = await guard.open(file, { app: undefined, tables: {} });
@@ -269,31 +278,64 @@ test("a book's guard whose process was ended by its time limit: only the search 
       searches.queue(parsed.query, resolve, { user: 'kasse', address: '127.0.0.1', connection: {} }),
     );
   };
-  const quick = 'von=2026-03-01&bis=2026-03-31&betrag=-4.35';
+  return { file, guard, search, ended };
+}
+
+const codeOf = (outcome: Outcome<SearchRows>): string | undefined => errorCode(outcome.ok ? undefined : outcome.error);
+
+test("a book's guard whose process was ended by its time limit: only the search past the limit gets its 500; the searches sent meanwhile and while the file is opened again are answered from a new process; once ended, it starts none", async (t) => {
+  const { guard, search, ended } = await guardOverEndlessRows(t);
   // One sent with it, before it: answered in the same turn of the guard, which the endless one never ends.
-  const others: Array<Promise<Outcome<SearchRows>>> = [search(quick)];
-  const endless = timed(() => search('von=2027-01-01&bis=2027-01-31&betrag=-4.35'));
+  const others: Array<Promise<Outcome<SearchRows>>> = [search(QUICK)];
+  const endless = timed(() => search(ENDLESS_SEARCH));
   // Others, from other connections, every 300 ms while it runs, and after its process was ended.
   for (let i = 0; i < 12; i += 1) {
     await new Promise((resolve) => setTimeout(resolve, 300));
-    others.push(search(quick));
+    others.push(search(QUICK));
   }
   const [timedOut, endlessMs] = await endless;
-  assert.equal(errorCode(timedOut.ok ? undefined : timedOut.error), 'GUARD_TIMEOUT');
+  assert.equal(codeOf(timedOut), 'GUARD_TIMEOUT');
   assert.match(String(timedOut.ok ? '' : timedOut.error), /took longer than --search-timeout \(3 s\) and was ended/);
   assert.ok(endlessMs < 4_000, `${endlessMs} ms`);
   for (const outcome of await Promise.all(others)) {
     assert.ok(outcome.ok, String(outcome.ok ? '' : outcome.error));
     assert.equal(outcome.result.count, 1);
   }
+  assert.deepEqual(ended, [], 'a process followed');
   // The killed process waited for, not left as a zombie: one process, the new one.
   await waitFor(async () => guardChildren(process.pid).length === 1, 2_000, 'the killed guard process gone');
-  const after = await search(quick);
-  assert.ok(after.ok);
+  assert.ok((await search(QUICK)).ok);
   // Once ended (its file replaced), it starts none.
   guard.end();
-  assert.equal(errorCode(((await search(quick)) as { error: unknown }).error), 'SQLITE_BUSY');
+  assert.equal(codeOf(await search(QUICK)), 'SQLITE_BUSY');
   assert.deepEqual(guardChildren(process.pid), []);
+});
+
+test("a book's guard whose file was replaced while a search ran past the limit: the new process does not serve the other file; the searches that waited get the 500 with Retry-After of a file opened again, and the book hears it", async (t) => {
+  const { file, search, ended } = await guardOverEndlessRows(t);
+  const endless = search(ENDLESS_SEARCH);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const waiting = search(QUICK);
+  const restore = join(dirname(file), '.restore');
+  copyFileSync(file, restore);
+  renameSync(restore, file);
+  assert.equal(codeOf(await endless), 'GUARD_TIMEOUT');
+  assert.equal(codeOf(await waiting), 'SQLITE_BUSY');
+  assert.deepEqual(ended, ['after a search took longer than 3 s, a new process could not open it']);
+  assert.equal(codeOf(await search(QUICK)), 'SQLITE_BUSY');
+  await waitFor(async () => guardChildren(process.pid).length === 0, 2_000, 'no guard process left');
+});
+
+test("a book's guard whose process crashed: the searches in it get the 500 with Retry-After of a file opened again, not search_failed, and the book hears it", async (t) => {
+  const { search, ended } = await guardOverEndlessRows(t);
+  const [pid] = guardChildren(process.pid);
+  const endless = search(ENDLESS_SEARCH);
+  const quick = search(QUICK);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  process.kill(pid as number, 'SIGKILL');
+  assert.deepEqual([codeOf(await endless), codeOf(await quick)], ['SQLITE_BUSY', 'SQLITE_BUSY']);
+  assert.deepEqual(ended, ["its searches' process ended (SIGKILL)"]);
+  assert.equal(codeOf(await search(QUICK)), 'SQLITE_BUSY');
 });
 
 test('SIGTERM while the file is being opened in the guard (a named pipe in place of its journal) ends the service at once with exit 0, the guard process with it', async (t) => {
