@@ -691,3 +691,59 @@ test('a TLS key readable by every user is served with a warning; a TLS key or ce
     `booking-search-server: refusing --tls-cert ${cert}: it is writable by group ${groupNamed(0)} (mode 664); chmod go-w it`,
   );
 });
+
+// A UTF-16 file read as UTF-8 was one line of NUL-spaced text: "1 user(s)", then every
+// login 401 and no word in the log; a Windows-1252 "ü" became U+FFFD in a path or a secret.
+test('credentials and configuration saved by Windows as UTF-16 or Windows-1252: one line naming the file and the encoding, at the start, at check and at SIGHUP (which keeps the old)', async (t) => {
+  const dir = tempDir(t);
+  const db = buildDatabase(t);
+  const write = (name: string, bytes: Buffer): string => {
+    const file = join(dir, name);
+    writeFileSync(file, bytes, { mode: 0o600 });
+    return file;
+  };
+  const utf16 = `is UTF-16 (Notepad's "Unicode", PowerShell 5's >): save it as UTF-8`;
+  // PowerShell 5.1's > and Notepad's "Unicode": UTF-16 LE with a BOM, with or without a last line end.
+  const cred16 = write('cred16.txt', Buffer.from('\uFEFFabgleich:plain-pw', 'utf16le'));
+  const credAnsi = write('ansi.txt', Buffer.concat([Buffer.from('abgleich:Gr'), Buffer.from([0xfc, 0xdf, 0x65])]));
+  const prefix = 'booking-search-server: credentials file';
+  assertFails(
+    await run(['--db', db, '--port', '0', '--credentials-file', cred16], cleanEnv()),
+    1,
+    `${prefix} ${cred16} ${utf16}`,
+  );
+  assertFails(
+    await run(['--db', db, '--port', '0', '--credentials-file', credAnsi], cleanEnv()),
+    1,
+    `${prefix} ${credAnsi} is not UTF-8 (line 1): save it as UTF-8`,
+  );
+  const conf16 = write('a16.conf', Buffer.from(`\uFEFF[book kasse]\r\ndb = ${db}\r\n`, 'utf16le'));
+  const checked = await run(['check', '--config', conf16, '--credentials-file', cred16], cleanEnv());
+  assert.equal(checked.code, 1);
+  assert.equal(checked.stderr, `booking-search-server: configuration file ${conf16} ${utf16}\n`);
+  const confAnsi = write('ansi.conf', Buffer.from('[book kasse]\r\ndb = /srv/M\u00fcller/kasse.sqlite\r\n', 'latin1'));
+  const good = write('good.conf', Buffer.from(`\uFEFFcredentials-file = ${cred16}\r\n[book kasse]\r\ndb = ${db}\r\n`));
+  const checkedCredentials = await run(['check', '--config', good], cleanEnv());
+  assert.equal(checkedCredentials.code, 1);
+  assert.ok(checkedCredentials.stdout.includes(`credentials file ${cred16} ${utf16}`), checkedCredentials.stdout);
+  const ansiChecked = await run(['check', '--config', confAnsi], cleanEnv());
+  assert.equal(
+    ansiChecked.stderr,
+    `booking-search-server: configuration file ${confAnsi} is not UTF-8 (line 2): save it as UTF-8\n`,
+  );
+
+  const file = write('zugang', Buffer.from('\uFEFFabgleich:alt\r\n'));
+  const server = await start(t, ['--db', db, '--credentials-file', file], cleanEnv());
+  writeFileSync(file, Buffer.from('\uFEFFabgleich:neu\r\n', 'utf16le'));
+  server.child.kill('SIGHUP');
+  await waitFor(() => server.output().stderr, /keeping the old credentials/);
+  assert.match(
+    server.output().stderr,
+    new RegExp(`SIGHUP: keeping the old credentials: credentials file ${file} is UTF-16 `),
+  );
+  assert.equal(
+    (await request(`${server.api}status`, { headers: { authorization: basicAuth('abgleich', 'alt') } })).status,
+    200,
+  );
+  assert.equal((await server.stop()).code, 0);
+});

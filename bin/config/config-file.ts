@@ -9,7 +9,7 @@
 //   base-path = /mueller
 //   users = mueller, steuerbuero        absent: every user of the credentials
 //
-// Grammar (one line each; a CR before the line end and a BOM at the start are ignored):
+// Grammar (UTF-8, its BOM read away by readTextFile; one line each, a CR before its end ignored):
 //   line    = blank / comment / section / setting
 //   comment = *WSP "#" *any
 //   section = *WSP "[" *WSP "book" 1*WSP name *WSP "]" *WSP
@@ -27,7 +27,7 @@
 // naming the file and the line.
 
 import { CliError } from '../base/index.js';
-import { ensureOnlyOwnerCanChange, readRegularFile } from '../files/index.js';
+import { ensureOnlyOwnerCanChange, readTextFile } from '../files/index.js';
 import { nearestName } from './nearest-name.js';
 import { BOOK_SETTINGS } from './settings.js';
 
@@ -78,7 +78,7 @@ export function parseConfig(text: string, file: string, serviceKeys: ReadonlySet
   const books: Array<{ name: string; line: number; entries: ConfigEntry[] }> = [];
   /** Each book's name → the line of its section: a name given again is found at once. */
   const sectionLines = new Map<string, number>();
-  const lines = (text.startsWith('\uFEFF') ? text.slice(1) : text).split('\n');
+  const lines = text.split('\n');
   const at = (line: number, problem: string): ParsedConfig => ({ ok: false, message: `${file}:${line}: ${problem}` });
 
   for (let index = 0; index < lines.length; index += 1) {
@@ -130,7 +130,7 @@ export function parseConfig(text: string, file: string, serviceKeys: ReadonlySet
 export function readConfigFile(file: string, serviceKeys: ReadonlySet<string>): ConfigFile {
   // Whoever can change it chooses the files served and who may read them (bin/files/file-safety.ts).
   ensureOnlyOwnerCanChange(`configuration file ${file}`, file);
-  const text = readRegularFile(`configuration file ${file}`, file).toString('utf8');
+  const text = readTextFile(`configuration file ${file}`, file);
   const parsed = parseConfig(text, file, serviceKeys);
   if (!parsed.ok) throw new CliError(parsed.message);
   return parsed.config;

@@ -4,7 +4,7 @@
 
 import { type Credentials, credentialsFromPairs } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
-import { ensureOnlyOwnerCanChange, readRegularFile } from '../files/index.js';
+import { ensureOnlyOwnerCanChange, readTextFile } from '../files/index.js';
 import type { Origin } from './configuration.js';
 
 /** What the library finds wrong with a list of credentials (lib/credentials.ts). */
@@ -14,14 +14,13 @@ type CredentialsProblem = Extract<ReturnType<typeof credentialsFromPairs>, { ok:
 export function readCredentialsFile(file: string): Credentials[] {
   // Whoever can write it can let themselves in (bin/files/file-safety.ts).
   ensureOnlyOwnerCanChange(`credentials file ${file}`, file);
-  return parseCredentialsFile(readRegularFile(`credentials file ${file}`, file).toString('utf8'), file);
+  return parseCredentialsFile(readTextFile(`credentials file ${file}`, file), file);
 }
 
 /**
  * One credential a line, `user:secret`, split at the first colon; empty lines and lines
  * starting with `#` are skipped. A final CR of a line (a file from Windows) is not part of
- * its secret, and a BOM at the start (Notepad's "UTF-8 with BOM") not part of the first
- * user, as in the configuration file.
+ * its secret, as in the configuration file.
  */
 export function parseCredentialsFile(text: string, file: string): Credentials[] {
   const pairs: Array<[username: string, secret: string]> = [];
@@ -30,7 +29,7 @@ export function parseCredentialsFile(text: string, file: string): Credentials[] 
   // Never echo a line: it holds a secret.
   const fail = (number: number | undefined, problem: string): CliError =>
     new CliError(`credentials file ${file}, line ${number}: ${problem}`);
-  (text.startsWith('\uFEFF') ? text.slice(1) : text).split('\n').forEach((raw, index) => {
+  text.split('\n').forEach((raw, index) => {
     const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
     if (line.trim() === '' || line.trimStart().startsWith('#')) return;
     const colon = line.indexOf(':');

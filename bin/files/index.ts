@@ -36,5 +36,5 @@ export {
 } from './file-safety.js';
 export { judgedAs } from './posix-readable.js';
 export { applicationOf } from './posix-rule.js';
-export { MAX_READ_BYTES, readRegularFile } from './read-file.js';
+export { MAX_READ_BYTES, readRegularFile, readTextFile } from './read-file.js';
 export { reportOnDatabase, writeReport } from './report.js';
