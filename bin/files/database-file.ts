@@ -6,7 +6,7 @@
 // bin/files/file-safety.ts). Used by `check` and by the serving side (bin/books/database.ts).
 
 import { accessSync, constants, type Stats, statSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, win32 } from 'node:path';
 import Database from 'better-sqlite3';
 import { errorCode, isNotReadableNow } from '../../lib/internal.js';
 import { CliError, describeFsError, describeReadError, shellWord } from '../base/index.js';
@@ -187,7 +187,11 @@ export function journalOf(file: string): { wal: boolean; description: string } {
 }
 
 /** The state behind a SQLite error that passes when the application acts, or `undefined`. */
-export function notReadableNow(file: string, error: unknown): NotReadableNow | undefined {
+export function notReadableNow(
+  file: string,
+  error: unknown,
+  platform: NodeJS.Platform = process.platform,
+): NotReadableNow | undefined {
   if (!isNotReadableNow(error)) return undefined;
   const code = errorCode(error) ?? 'SQLITE_BUSY';
   const name = basename(file);
@@ -219,8 +223,16 @@ export function notReadableNow(file: string, error: unknown): NotReadableNow | u
   return {
     code,
     lock: true,
-    explanation: `another program holds a lock on the file (${code}); SQLite lets no one read while a write is being committed: this passes when the write ends (if it lasts, see which process holds the file: fuser -v ${shellWord(file)})`,
+    explanation: `another program holds a lock on the file (${code}); SQLite lets no one read while a write is being committed: this passes when the write ends (if it lasts, ${whoHolds(file, platform)})`,
   };
+}
+
+/** How to find the process that holds `file` with `platform`'s own tools (macOS' fuser has no -v). */
+function whoHolds(file: string, platform: NodeJS.Platform): string {
+  if (platform === 'win32') {
+    return `close the application, or find the process that holds the file: Resource Monitor (resmon) › CPU › Associated Handles, search ${win32.basename(file)}`;
+  }
+  return `see which process holds the file: ${platform === 'darwin' ? 'lsof' : 'fuser -v'} ${shellWord(file)}`;
 }
 
 /** One line for why `file` cannot be served. */

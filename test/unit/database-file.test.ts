@@ -1,14 +1,15 @@
 // The CLI's connection reads the file with read() into SQLite's page cache, never through a
 // memory map: a file truncated or overwritten in place under a map ends the process with
 // SIGBUS (test/cli-database.test.ts overwrites it under the running command). Its reads
-// must follow the application shrinking and growing the file between two searches.
+// must follow the application shrinking and growing the file between two searches. A lock
+// another program holds is explained with the tools of the platform the service runs on.
 
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { openDatabase } from '../../bin/files/database-file.js';
+import { notReadableNow, openDatabase } from '../../bin/files/database-file.js';
 import { createBookingSearch } from '../../lib/search/index.js';
 import { WIDEST as EVERY_BOOKING } from '../support/cash-book.js';
 import { fixtureSql, tempDir } from '../support/helpers.js';
@@ -58,4 +59,19 @@ test('a file the application shrinks (DELETE, VACUUM) and grows between searches
     grow.run();
     assert.equal(search(WIDEST).count, app.prepare('SELECT count(*) FROM entries').pluck().get());
   }
+});
+
+test("another program's lock says how to find the process that holds the file with the platform's own tools", () => {
+  const busy = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+  const hint = (file: string, platform: NodeJS.Platform): string | undefined =>
+    /\(if it lasts, (.*)\)$/.exec(notReadableNow(file, busy, platform)?.explanation ?? '')?.[1];
+  assert.equal(
+    hint("/srv/kasse/o'brien.sqlite", 'linux'),
+    "see which process holds the file: fuser -v '/srv/kasse/o'\\''brien.sqlite'",
+  );
+  assert.equal(hint('/Users/me/Kasse.mmb', 'darwin'), 'see which process holds the file: lsof /Users/me/Kasse.mmb');
+  assert.equal(
+    hint('C:\\temp\\kasse.sqlite', 'win32'),
+    'close the application, or find the process that holds the file: Resource Monitor (resmon) › CPU › Associated Handles, search kasse.sqlite',
+  );
 });
