@@ -255,9 +255,12 @@ test("an Actual date that is no integer ('LEAK', 20260318.5) or no day of the ca
   const dated = (date: unknown) => (writer: Database.Database) =>
     writer.prepare('UPDATE transactions SET date = ? WHERE amount = -1999').run(date);
   const unread =
-    /^ {2}- the booking .*id \d+\) has no date the service can read: Actual holds a date the service cannot answer/m;
+    /^ {2}- the booking in 'Barkasse' \('Druckerpatrone', id \d+\) has no date the service can read: Actual holds a date the service cannot answer/m;
   const notADay = (date: string) =>
-    new RegExp(`^ {2}- the booking .*id \\d+\\) has the date '${date}', not a day: `, 'm');
+    new RegExp(
+      `^ {2}- the booking in 'Barkasse' \\('Druckerpatrone', id \\d+\\) has the date '${date}', not a day: `,
+      'm',
+    );
   // Written while the budget is served: a search whose window reads it is a 500, also a count.
   const served = { t, query: 'von=2026-02-01&bis=2026-03-31&betrag=-19.99' };
   await assertDateRefused(db, budget.file, 'actual', dated(20260230), notADay('2026-02-30'), served);

@@ -89,16 +89,21 @@ export function centsAsAmount(cents: number): string {
   return `${sign}${digits.slice(0, -2)}.${digits.slice(-2)}${fraction}`;
 }
 
-/** A booking of the file named as bookingNamed names it, its subject and account read by its `id` (`date`: as served). */
+/**
+ * A booking of the file named as bookingNamed names it, its subject and account read by its
+ * `id`: within its day by the window's index when `date` (as served) is one, else among all.
+ */
 export function bookingNamer(db: Database, mapping: ApplicationMapping): (row: readonly unknown[]) => string {
+  useMapping(db, mapping);
   return ([id, date]) => {
+    const day = typeof date === 'string' && isCalendarDate(date) ? date : undefined;
     const [subject, account] =
       db
         .prepare<[Record<string, unknown>], unknown[]>(
-          `SELECT subject, payment_method FROM (${mapping.allBookings}) WHERE id IS +:id LIMIT 1`,
+          `SELECT subject, payment_method FROM (${day === undefined ? mapping.allBookings : mapping.bookings}) WHERE id IS +:id LIMIT 1`,
         )
         .raw()
-        .get({ low: -(2 ** 53), high: 2 ** 53, id }) ?? [];
+        .get({ low: -(2 ** 53), high: 2 ** 53, id, ...(day && mapping.window(day, day)) }) ?? [];
     return bookingNamed(id, date, subject, account);
   };
 }
