@@ -13,8 +13,9 @@
 //   blocks its open (a named pipe put in its place) or a schema that takes seconds to load
 //   holds up only this process.
 // - `search`: one search over the file it opened last, in its own turns (lib/search/), for
-//   a book whose mapping reads views, virtual tables or generated columns; as each starts,
-//   it says so (`running`), so that the serving process knows which one did not end.
+//   a book whose mapping reads views, virtual tables or generated columns; as each starts
+//   while others wait here, it says so (`running`), so that the serving process knows which
+//   one did not end (alone, it is the one whose time runs out first there).
 // - `check`: `check --db FILE` (bin/files/report.ts), written to the standard output it shares.
 
 import { Worker } from 'node:worker_threads';
@@ -35,8 +36,10 @@ let search: SearchTurns | undefined;
 // The connections of the serving process's clients, by the number it gives each, so that
 // the turns here rotate over them as they would there (lib/search/turns.ts).
 const connections = new Map<number, object>();
-// The number the serving process gave each search waiting here, said as it starts.
+// The number the serving process gave each search waiting here, said as it starts; and how
+// many wait here, not answered yet.
 const ids = new WeakMap<object, number>();
+let unanswered = 0;
 
 function closeFile(): void {
   search = undefined;
@@ -70,7 +73,9 @@ function open(request: GuardRequests['open']): OpenResult {
     else {
       db = opened.db;
       search = book.search({
-        waited: (_seconds, query) => void serving.notify(RUNNING, { id: ids.get(query) }),
+        waited: (_seconds, query) => {
+          if (unanswered > 1) serving.notify(RUNNING, { id: ids.get(query) });
+        },
       });
     }
     return { kind: 'ready', app: book.app, unbounded, schemaVersion: book.schemaVersion, identity };
@@ -102,9 +107,17 @@ serving.handle('search', (body) => {
     return { ok: false, error: { message: 'no file is open in the guard', code: NO_FILE_OPEN } } satisfies WireOutcome;
   }
   ids.set(query, id);
+  unanswered += 1;
   return new Promise<WireOutcome>((resolve) => {
     const requester = { user: from.user, address: from.address, connection: connectionOf(from.connection) };
-    current.queue(query, (outcome) => resolve(toWire(outcome)), requester);
+    current.queue(
+      query,
+      (outcome) => {
+        unanswered -= 1;
+        resolve(toWire(outcome));
+      },
+      requester,
+    );
   });
 });
 

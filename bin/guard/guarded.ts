@@ -8,8 +8,8 @@
 // lose nothing); once that fails, or its child crashed, it starts none: the file is opened
 // again by a new guard. Every child ends with its guard (end), and all of them when the
 // service stops (endAllGuards). The requests travel on the command's one channel
-// (bin/base/channel.ts), whose time limit counts from the child's last message: working
-// through searches is not stuck, and a search's time counts from its start (RUNNING).
+// (bin/base/channel.ts), whose time limit counts from the child's last message (an answer,
+// or RUNNING): working through searches is not stuck.
 
 import type { ChildProcess } from 'node:child_process';
 import { type Channel, ChannelError, createChannel, type Port } from '../base/index.js';

@@ -28,8 +28,9 @@ export interface GuardRequests {
 }
 
 /**
- * A notification of the guard: the search `id` starts now. Past the time limit, the search
- * named last is the one that did not end: the others go to the next process.
+ * A notification of the guard: the search `id` starts now (while others wait there). Past
+ * the time limit, the search named last is the one that did not end, if it still waits for
+ * its answer; else the one whose time ran out first: the others go to the next process.
  */
 export const RUNNING = 'running';
 
