@@ -70,15 +70,18 @@ export function checkCredentials(
 
 /**
  * The credentials that `user:secret` pairs name, as the command reads them (a file's lines,
- * the environment): a secret that starts with `$scrypt$` is a hash, any other a password;
- * or the first problem among them, as checkCredentials finds it.
+ * the environment): a secret that starts with `$scrypt$` and ends without white space is a
+ * hash, any other a password (one with spaces around a hash is refused as such); or the
+ * first problem among them, as checkCredentials finds it.
  */
 export function credentialsFromPairs(
   pairs: ReadonlyArray<readonly [username: string, secret: string]>,
 ): { ok: true; credentials: Credentials[] } | { ok: false; problem: CredentialsProblem } {
   const credentials = pairs.map(
     ([username, secret]): Credentials =>
-      isPasswordHash(secret) ? { username, passwordHash: secret } : { username, password: secret },
+      isPasswordHash(secret) && secret.trimEnd() === secret
+        ? { username, passwordHash: secret }
+        : { username, password: secret },
   );
   const checked = checkCredentials(credentials);
   return checked.ok ? { ok: true, credentials } : checked;
@@ -112,9 +115,9 @@ function checkOne(entry: unknown, index: number | undefined): ConfiguredUser | C
   }
   if (typeof password !== 'string' || password === '') return { index, kind: 'empty password' };
   // A hash as a password is a mistake: its string would log in, and its password not.
-  if (isPasswordHash(password)) return { index, kind: 'hash as password' };
   const foreign = foreignHashProblem(password);
   if (foreign !== undefined) return { index, kind: 'foreign hash', detail: foreign };
+  if (isPasswordHash(password)) return { index, kind: 'hash as password' };
   const normalized = password.normalize('NFC');
   // A hashed user's password is not known here: its header is judged when it is sent.
   if (Buffer.byteLength(`${username}:${normalized}`, 'utf8') > MAX_PAIR_BYTES) {

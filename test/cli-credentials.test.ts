@@ -142,6 +142,11 @@ test('a credentials file that cannot be used names the line, never its content',
       `bank: ${HASH_OF_ALT}\n`,
       'line 1: the secret is a scrypt hash with spaces around it, which would be taken for a password; remove the spaces',
     ],
+    // Spaces or a tab after it, as an editor leaves them: the same words, not "not a scrypt hash".
+    ...[' ', ' \t', '\t'].map((after): [string, string] => [
+      `bank:${HASH_OF_ALT}${after}\r\n`,
+      'line 1: the secret is a scrypt hash with spaces around it, which would be taken for a password; remove the spaces',
+    ]),
   ];
   await Promise.all(
     cases.map(async ([content, problem], i) => {

@@ -126,6 +126,10 @@ test('misused credentials throw a TypeError naming the entry and the problem, ne
       [{ username: 'a', password: ` ${HASH_OF_ALT}` }],
       /^credentials\[0\]\.password: the secret is a scrypt hash with spaces around it, which would be taken for a password; remove the spaces$/,
     ],
+    [
+      [{ username: 'a', password: `${HASH_OF_ALT}\t` }],
+      /^credentials\[0\]\.password: the secret is a scrypt hash with spaces around it, which would be taken for a password; remove the spaces$/,
+    ],
   ];
   for (const [credentials, message] of bad) {
     assert.throws(
