@@ -35,7 +35,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ERRORS, Metrics, send } from '../../lib/internal.js';
 import { logError } from '../base/index.js';
-import type { DatabaseStatus, ServedBook } from '../books/index.js';
+import type { BookView, DatabaseStatus } from '../books/index.js';
 import { type ConnectionLimits, createListener, listenOn } from '../listen/index.js';
 
 /** One book as a process serves it: docs/operations.md, "Monitoring", names the states. */
@@ -56,7 +56,7 @@ export interface BookReport {
 }
 
 /** A served book's report: plain data, which a worker sends to the primary. */
-export function reportBook(book: ServedBook): BookReport {
+export function reportBook(book: BookView): BookReport {
   const status = book.status();
   return {
     name: book.name,

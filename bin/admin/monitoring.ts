@@ -6,7 +6,7 @@
 import type { Server } from 'node:http';
 import type { Metrics } from '../../lib/internal.js';
 import { type Channel, reloadAsSignalled } from '../base/index.js';
-import type { ServedBook } from '../books/index.js';
+import type { BookView } from '../books/index.js';
 import { type AdminAnswers, type BookReport, type Readiness, type ReadyBook, reportBook } from './admin.js';
 import {
   noneRetired,
@@ -26,7 +26,7 @@ const REPORT = 'monitoring.report';
 export interface ServingProcess {
   readonly metrics: Metrics;
   readonly server: Server;
-  books(): readonly ServedBook[];
+  books(): readonly BookView[];
 }
 
 /** This process's last reload; its start counts as one applied. */

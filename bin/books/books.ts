@@ -9,7 +9,7 @@ export interface BookStatus extends DatabaseStatus {
 }
 
 /** A book being served, as the admin listener and the logs see it. */
-export interface ServedBook {
+export interface BookView {
   readonly name: string;
   readonly basePath: string;
   readonly db: string | undefined;

@@ -1,8 +1,7 @@
-// The books of a configuration (a file's sections, or the one book of --db) behind one listener
-// (docs/operations.md, Many books): one watched database and handler per book (its WAL wait,
-// replaced-file watch, statistics and search turns its own), mountHandlers choosing by base
-// path, and the fallback for a path that names no book. A reload builds what is new before it
-// changes anything, swaps the table at once, and closes a book that left only when its last
+// The books of a configuration (a file's sections, or the one book of --db) behind one listener (docs/operations.md,
+// Many books): one watched database and handler per book (its WAL wait, replaced-file watch, statistics and search
+// turns its own), mountHandlers choosing by base path, and the fallback for a path that names no book. A reload builds
+// what is new before it changes anything, swaps the table at once, and closes a book that left only when its last
 // request has ended: the other books' connections and searches never notice.
 
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
@@ -10,7 +9,7 @@ import type Database from 'better-sqlite3';
 import { type Credentials, mountHandlers } from '../../lib/internal.js';
 import { CliError, type LogLevel } from '../base/index.js';
 import { type BookConfig, diffBooks, inTermsOfBook } from '../config/index.js';
-import type { BookStatus, ServedBook } from './books.js';
+import type { BookStatus, BookView } from './books.js';
 import { watchDatabase } from './database.js';
 import { inMemoryDatabase } from './in-memory.js';
 import type { BuildHandler, ErrorHook, ServedDatabase } from './status.js';
@@ -34,7 +33,7 @@ export interface BookService {
    */
   closed(res: ServerResponse): void;
   /** The books served now, in the file's order. */
-  books(): readonly ServedBook[];
+  books(): readonly BookView[];
   /**
    * Serves `books` from now on for `credentials`: new and changed books are built first (a
    * CliError then, and nothing has changed), then the table is swapped; books that left
@@ -64,7 +63,8 @@ export interface BookServiceParts {
   memory?: Database.Database | undefined;
 }
 
-interface Book {
+/** A book's file, watched (bin/books/database.ts) and served for its users, its requests counted. */
+interface WatchedBook {
   config: BookConfig;
   users: readonly Credentials[];
   database: ServedDatabase;
@@ -75,13 +75,13 @@ interface Book {
   /** A retired book's last moment for its requests in flight (RETIRE_GRACE_MS). */
   grace: NodeJS.Timeout | undefined;
   handler: RequestListener;
-  view: ServedBook;
+  view: BookView;
 }
 
 /** What serveBooks holds: the books served now, in the file's order, and their table. */
 interface Shelf {
   readonly parts: BookServiceParts;
-  running: Book[];
+  running: WatchedBook[];
   /** Every user of the service: the fallback's. */
   everyone: readonly Credentials[];
   table: RequestListener;
@@ -101,7 +101,7 @@ export function serveBooks(
 ): BookService {
   const shelf: Shelf = { parts, running: [], everyone: credentials, table: () => {}, reloading: false };
   try {
-    for (const config of configs) shelf.running.push(openBook(parts, config, usersOf(config, credentials)));
+    for (const config of configs) shelf.running.push(watchBook(parts, config, usersOf(config, credentials)));
   } catch (error: unknown) {
     for (const book of shelf.running) book.database.close();
     throw error;
@@ -130,8 +130,8 @@ export function serveBooks(
 }
 
 /** `config`'s file, watched and served for `users` (bin/books/database.ts), its requests counted. */
-function openBook(parts: BookServiceParts, config: BookConfig, users: readonly Credentials[]): Book {
-  const book = { inFlight: 0, retired: false, grace: undefined } as Partial<Book> & Pick<Book, 'inFlight'>;
+function watchBook(parts: BookServiceParts, config: BookConfig, users: readonly Credentials[]): WatchedBook {
+  const book: Partial<WatchedBook> & Pick<WatchedBook, 'inFlight'> = { inFlight: 0, retired: false, grace: undefined };
   // The caller says it when a replaced file is recognised as another application's.
   const build = parts.build(
     config,
@@ -147,7 +147,7 @@ function openBook(parts: BookServiceParts, config: BookConfig, users: readonly C
           cacheKiB: parts.cacheKiB,
           limitMs: parts.limitMs,
         });
-  const whole = book as Book;
+  const whole = book as WatchedBook;
   Object.assign(whole, {
     config,
     users,
@@ -165,10 +165,10 @@ function openBook(parts: BookServiceParts, config: BookConfig, users: readonly C
 
 // A response's book, until it closes (`closed`): a book puts no listener of its own on a response.
 const BOOK = Symbol('the book of a response');
-type Counted = ServerResponse & { [BOOK]?: Book };
+type Counted = ServerResponse & { [BOOK]?: WatchedBook };
 
 /** The book's handler, counting its requests until their responses close (`closed`). */
-function countInFlight(book: Book): RequestListener {
+function countInFlight(book: WatchedBook): RequestListener {
   return (req, res) => {
     book.inFlight += 1;
     (res as Counted)[BOOK] = book;
@@ -184,14 +184,14 @@ function closed(res: ServerResponse): void {
 }
 
 /** Out of the table already: closed now, or when its last request has ended (at most the grace). */
-function retire(book: Book): void {
+function retire(book: WatchedBook): void {
   book.retired = true;
   if (book.inFlight === 0) return closeBook(book);
   book.grace = setTimeout(() => closeBook(book), RETIRE_GRACE_MS).unref();
 }
 
 /** Closes what a retired book holds: its database (connection, watch, guard) and its grace timer. */
-function closeBook(book: Book): void {
+function closeBook(book: WatchedBook): void {
   clearTimeout(book.grace);
   book.grace = undefined;
   book.database.close();
@@ -208,7 +208,7 @@ function mount(shelf: Shelf): void {
 }
 
 /** The first look at each of `books`' files (bin/books/database.ts, ready); all closed when one cannot be served. */
-async function firstLooks(books: readonly Book[]): Promise<void> {
+async function firstLooks(books: readonly WatchedBook[]): Promise<void> {
   try {
     await Promise.all(books.map((book) => book.database.ready.catch((error: unknown) => placed(book.config, error))));
   } catch (error: unknown) {
@@ -228,10 +228,10 @@ async function apply(
     configs,
   );
   const byName = new Map(shelf.running.map((book) => [book.config.name, book]));
-  const opened = new Map<string, Book>();
+  const opened = new Map<string, WatchedBook>();
   try {
     for (const config of [...change.added, ...change.replaced.map(({ after }) => after)]) {
-      opened.set(config.name, openBook(shelf.parts, config, usersOf(config, credentials)));
+      opened.set(config.name, watchBook(shelf.parts, config, usersOf(config, credentials)));
     }
   } catch (error: unknown) {
     for (const book of opened.values()) book.database.close();
@@ -242,7 +242,7 @@ async function apply(
   shelf.running = configs.map((config) => {
     const fresh = opened.get(config.name);
     if (fresh !== undefined) return fresh;
-    const book = byName.get(config.name) as Book;
+    const book = byName.get(config.name) as WatchedBook;
     const users = usersOf(config, credentials);
     // Only a book whose own users changed forgets what it verified.
     if (!sameCredentials(book.users, users)) {
@@ -256,7 +256,7 @@ async function apply(
   shelf.everyone = credentials;
   mount(shelf);
   for (const { name } of [...change.removed, ...change.replaced.map(({ before }) => before)]) {
-    retire(byName.get(name) as Book);
+    retire(byName.get(name) as WatchedBook);
   }
   return describeChange(change, renewed, configs.length);
 }

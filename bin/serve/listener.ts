@@ -17,7 +17,7 @@ import {
   type ReloadTrigger,
   readVersion,
 } from '../base/index.js';
-import type { ServedBook } from '../books/index.js';
+import type { BookView } from '../books/index.js';
 import type { Role } from '../cluster/index.js';
 import { adminLine, primaryChannel, type SaidLine } from '../cluster/index.js';
 import type { ServeCommand } from '../config/index.js';
@@ -51,7 +51,7 @@ export async function listenFor(
   metrics: Metrics | undefined,
   handler: RequestListener,
   close: () => void,
-  books: () => readonly ServedBook[],
+  books: () => readonly BookView[],
   stopChecks: () => void,
   closed: (res: ServerResponse) => void,
 ): Promise<{ server: Server; adminLines: string[] }> {
