@@ -2,9 +2,11 @@
 // requests of the connections queued for it, stops accepting, closes idle keep-alive
 // connections and busy ones after their current answer,
 // answers the password-hash checks that wait with 503, and exits within the bound it
-// states, which the unit's TimeoutStopSec covers; no answer is cut in its middle.
+// states, which the unit's TimeoutStopSec covers; no answer is cut in its middle. Ctrl+C,
+// which reaches the guard processes too, leaves them to answer the searches in flight.
 
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -12,6 +14,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { connect as connectTls } from 'node:tls';
+import Database from 'better-sqlite3';
 import { stopBoundMs } from '../bin/listen/server.js';
 import { cashBook } from './support/cash-book.js';
 import { cleanEnv, makeCertificate, type Running, start } from './support/cli-helpers.js';
@@ -232,6 +235,30 @@ test('SIGTERM with a TLS connection queued, its request sent: it is answered 200
   assert.equal(code, 0, server.output().stderr);
   assert.match(received, /^HTTP\/1\.1 200 OK\r\n/, `answered: ${JSON.stringify(received.slice(0, 80))}`);
   assert.match(received, /\r\nconnection: close\r\n/i, 'the answer closes its connection');
+});
+
+test('Ctrl+C to every process at once (a terminal; WinSW, whose Ctrl+C reaches the whole console) while a search over a view runs in its guard process: it is answered 200, exit 0', async (t) => {
+  const file = buildDatabase(t);
+  const db = new Database(file);
+  // A view whose every search takes a while, so that the signal comes while one runs.
+  db.exec(`CREATE VIEW kasse AS SELECT e.* FROM entries e WHERE
+    (WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3000000) SELECT max(n) FROM r) > 0`);
+  db.close();
+  const server = await start(t, ['--db', file, '--table-names', 'entries=kasse']);
+  const search = '/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35';
+  const first = await get(server, search, AUTH, false);
+  assert.equal(first instanceof Error ? first.message : first.status, 200);
+  const searching = get(server, search, AUTH, false);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const pid = String(server.child.pid);
+  const children = execFileSync('ps', ['-o', 'pid=', '--ppid', pid], { encoding: 'utf8' }).trim().split(/\s+/);
+  assert.ok(children.length > 0 && children[0] !== '', 'the guard process runs');
+  for (const child of [...children, pid]) process.kill(Number(child), 'SIGINT');
+  const answer = await searching;
+  assert.equal(answer instanceof Error ? answer.message : answer.status, 200, server.output().stderr);
+  const stopped = await server.stop();
+  assert.equal(stopped.code, 0, stopped.stderr);
+  assert.doesNotMatch(stopped.stderr, /process ended \(SIGINT\)/);
 });
 
 test("the unit's TimeoutStopSec covers the stop's bound with the default search timeout, with a margin", () => {
