@@ -155,7 +155,7 @@ export class Guard {
     guards.delete(this);
   }
 
-  /** Kills the process; what waits for it is settled `timeout`, or `ended` with ENDED. */
+  /** Kills the process; what waits for it is settled (`failed`), or sent again with RERUN. */
   private stop(signal: 'SIGTERM' | 'SIGKILL' = 'SIGKILL', why: Error = new Error('the guard process ended')): void {
     const { child, channel } = this;
     this.child = undefined;
@@ -178,7 +178,8 @@ export class Guard {
 
   /** `ask` sent now, or once the file is open again. */
   private send(ask: Ask): void {
-    if (this.reopening) this.queued.push(ask);
+    if (this.ended) ask.settle('ended');
+    else if (this.reopening) this.queued.push(ask);
     else this.dispatch(ask);
   }
 
@@ -196,7 +197,7 @@ export class Guard {
 
   private failed(ask: Ask, channel: Channel, error: unknown): void {
     const expired = error instanceof ChannelError && error.code === 'CHANNEL_TIMEOUT';
-    // The first request past the time limit ends the process; the others are settled by its end.
+    // The first request past the time limit ends the process; the others are settled by its end, or sent again.
     const restarted = expired && channel === this.channel && this.timedOut(ask);
     if (ask.id !== undefined && ask.id !== this.culprit && (error === RERUN || restarted)) {
       this.searching.delete(ask.id);
