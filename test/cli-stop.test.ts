@@ -179,30 +179,31 @@ async function sent(port: number, request: string): Promise<{ answer: Promise<st
   return { answer };
 }
 
-// With --workers the primary accepts the connections, and node:cluster resets those it had
-// not handed to a worker when the last one stops listening (docs/operations.md).
-test('SIGTERM while searches are computed: each request sent on a new connection before the signal is answered whole, those of connections the kernel had queued too', async (t) => {
-  // The widest search on 20,000 bookings: a thousand listed, about 100 KB an answer, some
-  // milliseconds each; while the service computes them, the kernel queues the new connections.
-  const file = join(databaseDir(t), 'kasse.sqlite');
-  const book = cashBook(20_000);
-  writeFileSync(file, book.serialize());
-  book.close();
-  const server = await start(t, ['--db', file]);
-  const { port } = new URL(server.origin);
-  const path = '/api/v1/buchungen?von=2000-01-01&bis=2099-12-31&betrag=0&toleranz=999999999999.99&limit=1000';
-  const request = `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${AUTH}\r\n\r\n`;
-  const requests = await Promise.all(Array.from({ length: 16 }, () => sent(Number(port), request)));
-  server.child.kill('SIGTERM');
-  const answers = await Promise.all(requests.map(({ answer }) => answer));
-  const [code] = (await once(server.child, 'exit')) as [number | null];
-  assert.equal(code, 0, server.output().stderr);
-  assert.deepEqual(
-    answers.filter((answer) => answer !== 'HTTP/1.1 200 OK'),
-    [],
-    `each of ${answers.length} answered 200, whole`,
-  );
-});
+for (const workers of [[], ['--workers', '2']]) {
+  test(`SIGTERM${workers.length === 0 ? '' : ' with --workers 2'} while searches are computed: each request sent on a new connection before the signal is answered whole, those of connections the kernel${workers.length === 0 ? '' : ' or the primary'} had queued too`, async (t) => {
+    // The widest search on 20,000 bookings: a thousand listed, about 100 KB an answer, some
+    // milliseconds each; while the service computes them, the kernel queues the new
+    // connections (with --workers, the primary, which hands a worker one at a time).
+    const file = join(databaseDir(t), 'kasse.sqlite');
+    const book = cashBook(20_000);
+    writeFileSync(file, book.serialize());
+    book.close();
+    const server = await start(t, ['--db', file, ...workers]);
+    const { port } = new URL(server.origin);
+    const path = '/api/v1/buchungen?von=2000-01-01&bis=2099-12-31&betrag=0&toleranz=999999999999.99&limit=1000';
+    const request = `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${AUTH}\r\n\r\n`;
+    const requests = await Promise.all(Array.from({ length: 16 }, () => sent(Number(port), request)));
+    server.child.kill('SIGTERM');
+    const answers = await Promise.all(requests.map(({ answer }) => answer));
+    const [code] = (await once(server.child, 'exit')) as [number | null];
+    assert.equal(code, 0, server.output().stderr);
+    assert.deepEqual(
+      answers.filter((answer) => answer !== 'HTTP/1.1 200 OK'),
+      [],
+      `each of ${answers.length} answered 200, whole`,
+    );
+  });
+}
 
 // A connection the kernel queued while the service did not run: over TLS its client still
 // needs a round trip after the service accepts it to end its handshake and send its request.

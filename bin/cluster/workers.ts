@@ -27,6 +27,7 @@ import {
 import { handlerOptions, type ServeCommand } from '../config/index.js';
 import { stopBoundMs, stopListening } from '../listen/index.js';
 import { reloadWorkers } from './reload-workers.js';
+import { StopAnswers } from './stopping.js';
 import type { WorkerMessage } from './worker.js';
 
 /**
@@ -76,6 +77,7 @@ class Supervisor {
   private readonly throttle;
   private readonly monitoring: ReturnType<typeof answersOfWorkers>;
   private readonly channels = new Map<Worker, Channel>();
+  private readonly stopAnswers = new StopAnswers(() => this.channels.values());
   /** Workers that said they serve, by their channel. */
   private readonly serving = new Set<Channel>();
   private readonly alive = new Set<Worker>();
@@ -161,6 +163,7 @@ class Supervisor {
     this.channels.set(worker, channel);
     // The throttle's state goes first, before the worker's first request (lib/throttle-authority.ts).
     throttle.attach(channel);
+    this.stopAnswers.attach(channel);
     // The channel to a worker that has just ended (a worker that could not start, while
     // the cluster still answers its listen request) fails with EPIPE. Unheard, that
     // 'error' would end the primary with a stack trace; the worker's end is handled in exited.
@@ -244,6 +247,7 @@ class Supervisor {
     const couldNotStart = this.started && code === 1 && !served;
     if (channel !== undefined) {
       this.throttle.detach(channel);
+      this.stopAnswers.detach(channel);
       this.serving.delete(channel);
       channel.close(`worker ${worker.process.pid} ended`);
       this.monitoring.retire(channel);

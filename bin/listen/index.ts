@@ -7,6 +7,13 @@
 // This file is the room's door: the other rooms import from it only.
 
 export { listenOn } from './listen.js';
-export { type ConnectionLimits, createListener, STOP_GRACE_MS, stopBoundMs, stopListening } from './server.js';
+export {
+  type ConnectionLimits,
+  createListener,
+  type PrimaryOfListener,
+  STOP_GRACE_MS,
+  stopBoundMs,
+  stopListening,
+} from './server.js';
 export { prepareSocketPath, useSocketMode } from './socket.js';
 export { type TlsMinVersion, tlsPairProblem, tlsPolicy, tlsRefusal } from './tls.js';

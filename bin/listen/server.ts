@@ -151,12 +151,27 @@ export function stopBoundMs(searchMs: number): number {
 const QUEUED_MS = 1_000;
 
 /**
- * Stops `server`, made by createListener, as the top of this file says; cut what is still
- * open after `graceMs`. Resolves once it has closed (its last connection ended). `queued`:
- * it takes the connections queued for it first (below); not for a worker of --workers,
- * whose connections the primary accepts.
+ * What a worker of --workers asks its primary as it stops (bin/cluster/stopping.ts); each
+ * fails after the milliseconds it is given.
  */
-export function stopListening(server: Server, graceMs: number, queued = true): Promise<void> {
+export interface PrimaryOfListener {
+  /** Resolves once the primary has handed this worker every connection it had queued. */
+  handed(timeoutMs: number): Promise<unknown>;
+  /** Resolves once every worker's listener has closed, and so the primary's. */
+  closed(timeoutMs: number): Promise<unknown>;
+}
+
+/**
+ * Stops `server`, made by createListener, as the top of this file says; cut what is still
+ * open after `graceMs`. Resolves once it has closed (its last connection ended). `began`
+ * hears when the stop on its connections begins: at once, but in a worker of --workers
+ * (`primary`) once every worker's listener has closed (below).
+ */
+export function stopListening(
+  server: Server,
+  graceMs: number,
+  { primary, began }: { primary?: PrimaryOfListener | undefined; began?: () => void } = {},
+): Promise<void> {
   const stop = connectionStops.get(server);
   const until = performance.now() + QUEUED_MS;
   // A connection yet to bring its first request (taken from the queue, or accepted in the
@@ -164,14 +179,17 @@ export function stopListening(server: Server, graceMs: number, queued = true): P
   // a round trip after its acceptance, once the client has ended its handshake.
   const stopConnections = (): void => stop?.('connections', performance.now() < until);
   return new Promise((resolve) => {
-    // The answers waited for now close their connections (each one after, once it closes).
-    stop?.('answers');
+    // The answers waited for now close their connections (each one after, once it closes);
+    // a worker's, once every worker's listener has closed (below).
+    if (primary === undefined) {
+      began?.();
+      stop?.('answers');
+    }
     let idle: NodeJS.Timeout | undefined;
     let last: NodeJS.Timeout | undefined;
     let ended = false;
     const cut = setTimeout(() => server.closeAllConnections(), graceMs);
     const close = (): void => {
-      server.off('connection', count);
       // net's close: node:http's would close at once, as idle, the connections just
       // accepted, their requests not read yet, which the next turn reads.
       NetServer.prototype.close.call(server, () => {
@@ -181,7 +199,14 @@ export function stopListening(server: Server, graceMs: number, queued = true): P
         clearTimeout(cut);
         resolve();
       });
-      // No client told to close now reconnects into this listener: it is refused.
+      // No client told to close now reconnects into this listener: it is refused. A worker's
+      // is the primary's, open until every worker's has closed: a client told to close before
+      // would reconnect into it, to be reset; the worker's stop on its connections begins then.
+      if (primary === undefined) closed();
+      else primary.closed(until - performance.now()).then(closed, closed);
+    };
+    const closed = (): void => {
+      if (primary !== undefined) began?.();
       stop?.('requests');
       // After a turn that read what came on them, a connection with no request being
       // answered has nothing to lose: closed, idle or still in its headers or TLS handshake
@@ -197,22 +222,41 @@ export function stopListening(server: Server, graceMs: number, queued = true): P
         }),
       );
     };
-    // The connections queued for the listener, their requests sent before the signal maybe,
-    // which its close would reset: Node takes one from the kernel each turn of the event loop.
-    // The listener closes after the first turn that took none, or after QUEUED_MS of a queue
-    // that does not end.
-    let taken = 0;
-    const count = (): void => {
-      taken += 1;
-    };
-    server.on('connection', count);
-    const next = (): void => {
-      taken = 0;
-      setImmediate(afterTurn);
-    };
-    const afterTurn = (): void => (taken > 0 && performance.now() < until ? next() : close());
-    // The signal is heard after the rest of its turn: counting begins with the next.
-    if (queued) setImmediate(next);
-    else close();
+    afterQueued(server, until, primary, close);
   });
+}
+
+/**
+ * Calls `close` once `server` has taken the connections queued for it at the signal, their
+ * requests sent before it maybe, which its close would reset, or at `until`. Node takes one
+ * from the kernel each turn of the event loop: the listener closes after the first turn that
+ * took none. A worker's come from the primary, which queues them while every worker is busy,
+ * hands a worker the next once it took the last, and resets those still queued when the last
+ * worker's listener closes (node:cluster's round robin): after a turn that took none, a
+ * worker closes once the primary said it has handed it all, unless one came meanwhile (the
+ * answer comes after what was handed before it).
+ */
+function afterQueued(server: Server, until: number, primary: PrimaryOfListener | undefined, close: () => void): void {
+  let taken = 0;
+  const count = (): void => {
+    taken += 1;
+  };
+  server.on('connection', count);
+  const done = (): void => {
+    server.off('connection', count);
+    close();
+  };
+  const next = (): void => {
+    taken = 0;
+    setImmediate(afterTurn);
+  };
+  const afterTurn = (): void => {
+    const left = until - performance.now();
+    if (taken > 0 && left > 0) return next();
+    if (primary === undefined || left <= 0) return done();
+    const settled = (): void => (taken > 0 ? afterTurn() : done());
+    primary.handed(left).then(settled, settled);
+  };
+  // The signal is heard after the rest of its turn: counting begins with the next.
+  setImmediate(next);
 }

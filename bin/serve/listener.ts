@@ -19,7 +19,7 @@ import {
 } from '../base/index.js';
 import type { BookView } from '../books/index.js';
 import type { Role } from '../cluster/index.js';
-import { adminLine, primaryChannel, type SaidLine } from '../cluster/index.js';
+import { adminLine, askPrimary, primaryChannel, type SaidLine } from '../cluster/index.js';
 import type { ServeCommand } from '../config/index.js';
 import { ensureOnlyOwnerCanChange, readRegularFile } from '../files/index.js';
 import { endAllGuards } from '../guard/index.js';
@@ -182,10 +182,11 @@ export function rereadTls(
 }
 
 /**
- * SIGINT/SIGTERM (bin/listen/server.ts): `started` when the stop begins (the admin listener's
- * /live says 503 from then, the hash checks that wait are answered 503), `closeAll` once
- * the API listener has closed. The process has ended within stopBoundMs of the signal: what
- * still runs then (a hash check on the thread pool, a book's file) is not waited for.
+ * SIGINT/SIGTERM (bin/listen/server.ts): `started` when the stop on the connections begins
+ * (the admin listener's /live says 503 from then, the hash checks that wait are answered
+ * 503), `closeAll` once the API listener has closed. The process has ended within
+ * stopBoundMs of the signal: what still runs then (a hash check on the thread pool, a
+ * book's file) is not waited for.
  */
 function stopOnSignals(
   command: ServeCommand,
@@ -202,7 +203,6 @@ function stopOnSignals(
       if (role === 'single') server.closeAllConnections();
       return;
     }
-    started();
     const bound = stopBoundMs(command.timeouts.searchMs);
     // The primary of --workers says it for the service.
     if (role === 'single') logInfo([`stopping on ${signal}: open requests are answered, within ${bound / 1000} s`]);
@@ -210,11 +210,8 @@ function stopOnSignals(
       logLine(`still stopping after ${bound / 1000} s: ending now`, 'warning');
       process.exit(0);
     }, bound).unref();
-    // A worker's connections come from the primary, whose listener closes once every worker
-    // has stopped listening: one that took on after another stopped let clients that one
-    // told to close reconnect, to be reset at the last one's stop.
-    const queued = role !== 'worker';
-    void stopListening(server, STOP_GRACE_MS + command.timeouts.searchMs, queued).then(() => {
+    const primary = role === 'worker' ? askPrimary : undefined;
+    void stopListening(server, STOP_GRACE_MS + command.timeouts.searchMs, { primary, began: started }).then(() => {
       closeAll();
       if (role === 'single') logInfo(['stopped']);
       process.exitCode = 0;
