@@ -151,7 +151,11 @@ class PortChannel implements Channel {
         this.behind = true;
         this.bounds.behind?.(true);
         // A message of no kind, which the other side ignores, written once all before it are.
-        this.port.send({ channel: CHANNEL, kind: '', body: null } satisfies Message, () => {
+        this.port.send({ channel: CHANNEL, kind: '', body: null } satisfies Message, (error) => {
+          // Not written: the other end has gone (Node returns false and calls back with
+          // ERR_IPC_CHANNEL_CLOSED). Caught up, the owner would send again, to be told so
+          // again in the next tick, for ever; it stays behind until its owner closes it.
+          if (error instanceof Error) return;
           this.behind = false;
           this.bounds?.behind?.(false);
         });

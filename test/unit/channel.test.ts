@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type ChannelError, createChannel, isChannelMessage } from '../../bin/base/channel.js';
+import { type ChannelError, createChannel, isChannelMessage, type Port } from '../../bin/base/channel.js';
 import { portPair, settle } from '../support/port-pair.js';
 
 test('a request gets the answer of the handler at the other end, a promise resolved or a value', async () => {
@@ -155,4 +155,31 @@ test('close() with an error fails what waits with that error, and each request a
   assert.equal(serving.waiting(), 0);
   await assert.rejects(serving.request('any', null, 10_000), (error: ChannelError) => error.code === 'CHANNEL_CLOSED');
   assert.equal(serving.notify('any', null), false);
+});
+
+test('a bounded channel whose other end has gone stays behind: an owner that sends again once caught up does not loop', async () => {
+  // Node's send on a channel whose other end has gone: false, and the callback gets the error.
+  let sends = 0;
+  const gone: Port = {
+    send: (_message, written) => {
+      sends += 1;
+      if (written !== undefined) process.nextTick(written, new Error('Channel closed'));
+      return false;
+    },
+    on: () => gone,
+  };
+  const heard: boolean[] = [];
+  // As the primary's throttle does: caught up, it sends what the worker missed.
+  const channel = createChannel(gone, {
+    maxPending: 10,
+    behind: (behind) => {
+      heard.push(behind);
+      if (!behind && heard.length < 10) channel.notify('tell', 2);
+    },
+  });
+  channel.notify('tell', 1);
+  await settle();
+  assert.deepEqual(heard, [true]);
+  assert.equal(sends, 2, 'the notification and the probe');
+  assert.equal(channel.notify('tell', 3), false, 'dropped while behind');
 });
