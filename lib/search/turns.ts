@@ -4,6 +4,8 @@
 // one query (the booking search in lib/search/booking-search.ts, a stand-in in
 // test/unit/turns.test.ts), and over what a query runs inside, alone or with the others of
 // its turn (there: one read transaction).
+//
+// "A turn" alone is a queue's: the queued queries run together in a turn of the event loop, within TURN_BUDGET_MS.
 
 import { type Answers, createLockWait, type Hold, type Job, type Outcome, runQueued } from './queued.js';
 import { type Requester, Rotations } from './rotations.js';
