@@ -268,3 +268,12 @@ test("the unit's TimeoutStopSec covers the stop's bound with the default search 
   const bound = stopBoundMs(10_000) / 1_000;
   assert.ok(seconds >= bound + 10, `TimeoutStopSec=${seconds}s against a bound of ${bound} s`);
 });
+
+test('the unit sends SIGTERM to the service alone: a guard process ends on SIGTERM (the service ends it so), and would cut its search in flight', () => {
+  const unit = readFileSync(UNIT, 'utf8');
+  assert.match(
+    unit,
+    /^KillMode=mixed$/m,
+    "systemd's default, control-group, sends SIGTERM to every process of the unit",
+  );
+});

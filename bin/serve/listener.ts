@@ -197,9 +197,10 @@ function stopOnSignals(
 ): void {
   onStopSignals((again, signal) => {
     if (again) {
-      // A second signal cuts what is still running. Not in a worker: Ctrl-C and systemd
-      // signal the whole process group, and the primary passes the signal on as well, so
-      // each worker sees two for one stop; it gets the grace like a single process.
+      // A second signal cuts what is still running. Not in a worker: Ctrl-C (and systemd,
+      // but for the unit's KillMode=mixed) signals the whole process group, and the primary
+      // passes the signal on as well, so a worker may see two for one stop; it gets the
+      // grace like a single process.
       if (role === 'single') server.closeAllConnections();
       return;
     }
