@@ -244,6 +244,18 @@ test('the file replaced every half second by a virtual table, a view that never 
 });
 
 const QUICK = 'von=2026-03-01&bis=2026-03-31&betrag=-4.35';
+
+/** The fixture's file, its entries as guardOverEndlessRows says. */
+function endlessRows(t: TestContext): string {
+  const file = buildDatabase(t);
+  const db = new Database(file);
+  db.exec(`ALTER TABLE entries RENAME TO kasse;
+    CREATE VIEW entries AS SELECT id, date, amount_cents, subject, category_id, payment_method_id FROM kasse
+    UNION ALL SELECT * FROM (${ENDLESS.replace('n AS id', 'n + 1000000 AS id').replace('2026-03-14', '2027-01-01')})
+    UNION ALL SELECT * FROM (${ENDLESS.replace('n AS id', '-n AS id').replace('2026-03-14', '2028-01-01').replace('FROM r)', 'FROM r WHERE n < 1000000)')})`);
+  db.close();
+  return file;
+}
 const ENDLESS_SEARCH = 'von=2027-01-01&bis=2027-01-31&betrag=-4.35';
 const BUSY_SEARCH = 'von=2028-01-01&bis=2028-01-31&betrag=-4.35';
 
@@ -253,13 +265,7 @@ const BUSY_SEARCH = 'von=2028-01-01&bis=2028-01-31&betrag=-4.35';
  * endless, one of 2028 (BUSY_SEARCH) takes a while. `ended` holds what the guard's `ended` heard.
  */
 async function guardOverEndlessRows(t: TestContext) {
-  const file = buildDatabase(t);
-  const db = new Database(file);
-  db.exec(`ALTER TABLE entries RENAME TO kasse;
-    CREATE VIEW entries AS SELECT id, date, amount_cents, subject, category_id, payment_method_id FROM kasse
-    UNION ALL SELECT * FROM (${ENDLESS.replace('n AS id', 'n + 1000000 AS id').replace('2026-03-14', '2027-01-01')})
-    UNION ALL SELECT * FROM (${ENDLESS.replace('n AS id', '-n AS id').replace('2026-03-14', '2028-01-01').replace('FROM r)', 'FROM r WHERE n < 1000000)')})`);
-  db.close();
+  const file = endlessRows(t);
   const ended: string[] = [];
   // The limit covers the start of the process (through tsx here) as well as the search.
   const guard = new Guard({
@@ -282,6 +288,30 @@ async function guardOverEndlessRows(t: TestContext) {
   };
   return { file, guard, search, ended };
 }
+
+test('the service: a search over views past --search-timeout gets its 500, and the searches sent meanwhile from other clients get their bookings', async (t) => {
+  const server = await start(t, ['--db', endlessRows(t), '--search-timeout', '2']);
+  assert.equal((await get(`${server.api}buchungen?${QUICK}`)).status, 200);
+  const endless = timed(() => get(`${server.api}buchungen?${ENDLESS_SEARCH}`));
+  const others: Array<ReturnType<typeof get>> = [];
+  for (let i = 0; i < 10; i += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    others.push(get(`${server.api}buchungen?${QUICK}`));
+  }
+  const [failed, failedMs] = await endless;
+  assertReply(failed, 500, SEARCH_FAILED);
+  assert.ok(failedMs < 3_000, `${failedMs} ms`);
+  for (const other of await Promise.all(others)) {
+    assert.equal(other.status, 200, other.body);
+    assert.equal((JSON.parse(other.body) as { anzahl: number }).anzahl, 1);
+  }
+  const stopped = await server.stop();
+  assert.match(
+    stopped.stderr,
+    /error in GET \/api\/v1\/buchungen: Error: the search took longer than --search-timeout \(2 s\) and was ended; a slow or endless view, or a missing index, may cause it\n/,
+  );
+  assert.doesNotMatch(stopped.stderr, /opened again/);
+});
 
 const codeOf = (outcome: Outcome<SearchRows>): string | undefined => errorCode(outcome.ok ? undefined : outcome.error);
 
