@@ -1,8 +1,8 @@
 // The one place that writes responses, and what one connection may have waiting (docs/API.md, Responses in general):
-// every response goes through `send`, which always sets the same headers, but the errors node:http raises before
-// there is a response (400, 408, 431, a CONNECT's 405): lib/protocol-errors.ts writes those on the socket, with
-// `COMMON_HEADERS`. Requests whose answers the client has not taken are bounded, and after an answer that closes the
-// connection no later request on it is processed or read.
+// every response goes through `send`, which always sets the same headers, but those node:http gives no response to
+// write on, the HTTP parser's errors (400, 408, 431) and a CONNECT's 405: lib/protocol-errors.ts writes them on the
+// socket, with `COMMON_HEADERS`. Requests whose answers the client has not taken are bounded, and after an answer
+// that closes the connection no later request on it is processed or read.
 //
 // node:http calls the handler for every request of a chunk it reads (hundreds pipelined in 64 KiB), also after an
 // answer that closes the connection, holding each answer until the one before it has left: a client that pipelined
