@@ -14,6 +14,7 @@ import Database from 'better-sqlite3';
 import { answer, asQuery, CASES, writeGnuCash } from '../fixtures/ledger-books.js';
 import {
   assertFails,
+  BIN,
   cleanEnv,
   type Finished,
   makeCertificate,
@@ -757,3 +758,36 @@ function openFiles(pid: number): string[] {
     }
   });
 }
+
+// They were read from the working directory, and a refusal named them as written
+// ("cannot read credentials file credentials.txt: no such file").
+test("a configuration file's relative paths are from its folder, whatever folder the command runs in; a refusal names the absolute path", async (t) => {
+  const folder = databaseDir(t);
+  const elsewhere = tempDir(t);
+  const db = join(folder, 'kasse.sqlite');
+  copyFileSync(buildDatabase(t), db);
+  writeFileSync(join(folder, 'credentials.txt'), 'abgleich:geheim\n', { mode: 0o600 });
+  const config = join(folder, 'office.conf');
+  writeFileSync(config, 'credentials-file = credentials.txt\n[book kasse]\ndb = kasse.sqlite\nbase-path = /kasse\n', {
+    mode: 0o600,
+  });
+  const inElsewhere = (args: string[]): [string, string[]] => [
+    '/bin/sh',
+    ['-c', 'cd "$1" && shift && exec "$@"', 'sh', elsewhere, process.execPath, BIN, ...args],
+  ];
+  const server = await start(t, ['--config', config], cleanEnv(), inElsewhere);
+  const reply = await request(`${server.origin}/kasse/api/v1/status`, {
+    headers: { authorization: basicAuth('abgleich', 'geheim') },
+  });
+  assert.equal(reply.status, 200);
+  assert.equal((await server.stop()).code, 0);
+
+  const checked = await run(['check', '--config', config], cleanEnv(), inElsewhere);
+  assert.equal(checked.code, 0, checked.stdout + checked.stderr);
+  writeFileSync(config, 'credentials-file = zugang.txt\n[book kasse]\ndb = kasse.sqlite\n');
+  assertFails(
+    await run(['--config', config, '--port', '0'], cleanEnv(), inElsewhere),
+    1,
+    `booking-search-server: cannot read credentials file ${join(folder, 'zugang.txt')}: no such file`,
+  );
+});

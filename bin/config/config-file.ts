@@ -26,10 +26,11 @@
 // Untrusted text never throws here: the parser returns the configuration or one message
 // naming the file and the line.
 
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { CliError } from '../base/index.js';
 import { ensureOnlyOwnerCanChange, readTextFile } from '../files/index.js';
 import { nearestName } from './nearest-name.js';
-import { BOOK_SETTINGS } from './settings.js';
+import { BOOK_SETTINGS, type Flag, SETTINGS } from './settings.js';
 
 /** One `key = value` line. */
 export interface ConfigEntry {
@@ -110,7 +111,15 @@ export function parseConfig(text: string, file: string, serviceKeys: ReadonlySet
     if (book === undefined ? !serviceKeys.has(key) : !BOOK_KEYS.includes(key)) {
       return at(number, unknownKey(key, book?.name, serviceKeys));
     }
-    const value = unquote(line.slice(equals + 1).trimStart());
+    const given = line.slice(equals + 1).trimStart();
+    const value = unquote(given);
+    // "\\server\share" unquoted is "\server\share": a network path that names no file.
+    if (/^"\\\\[^\\]/.test(given)) {
+      return at(
+        number,
+        `${key} starts with one backslash (in quotes \\\\ is one): a network path in quotes is written "\\\\\\\\server\\\\share\\\\…", or leave it unquoted`,
+      );
+    }
     if (value === undefined) {
       return at(
         number,
@@ -119,8 +128,8 @@ export function parseConfig(text: string, file: string, serviceKeys: ReadonlySet
     }
     if (value === '') return at(number, `${key} needs a value`);
     const entries = book === undefined ? service : book.entries;
-    const given = entries.find((entry) => entry.key === key);
-    if (given !== undefined) return at(number, `${key} is given again (first on line ${given.line})`);
+    const first = entries.find((entry) => entry.key === key);
+    if (first !== undefined) return at(number, `${key} is given again (first on line ${first.line})`);
     entries.push({ key, value, line: number });
   }
   return { ok: true, config: { file, service, books } };
@@ -133,7 +142,25 @@ export function readConfigFile(file: string, serviceKeys: ReadonlySet<string>): 
   const text = readTextFile(`configuration file ${file}`, file);
   const parsed = parseConfig(text, file, serviceKeys);
   if (!parsed.ok) throw new CliError(parsed.message);
-  return parsed.config;
+  return fromFolder(parsed.config);
+}
+
+/**
+ * `config` with each relative path (a setting's whose row says `path`) made absolute from
+ * the file's folder, where the admin who wrote it looks, whatever folder the service starts
+ * in (docs/settings.md); every message then names the file it means.
+ */
+function fromFolder(config: ConfigFile): ConfigFile {
+  const folder = dirname(resolve(config.file));
+  const absolute = (entry: ConfigEntry): ConfigEntry =>
+    SETTINGS[entry.key as Flag]?.path === true && !isAbsolute(entry.value)
+      ? { ...entry, value: resolve(folder, entry.value) }
+      : entry;
+  return {
+    ...config,
+    service: config.service.map(absolute),
+    books: config.books.map((book) => ({ ...book, entries: book.entries.map(absolute) })),
+  };
 }
 
 /**

@@ -28,6 +28,8 @@ export interface Setting<T> {
   readonly repeatable: boolean;
   /** Whether a variable or the configuration file may give it: not a switch, nor --config itself. */
   readonly configurable: boolean;
+  /** Whether it names a file or socket: a relative one in the configuration file is relative to the file's folder. */
+  readonly path: boolean;
   /**
    * What a reload (SIGHUP) does with it: `restart`, nothing (it takes effect at the next
    * start); `file`, the file it names is read again (a new path waits for the next start);
@@ -62,6 +64,7 @@ export function row<T>(fields: Row<T>, fallback: T): Setting<T> {
     parse: fields.parse,
     repeatable: false,
     configurable: true,
+    path: false,
     reload: 'restart',
     option: fields.option,
   };
@@ -70,6 +73,11 @@ export function row<T>(fields: Row<T>, fallback: T): Setting<T> {
 /** Text, as given; `none` when it must not be empty. */
 export function text(placeholder: string, help: string, needs?: string): Setting<string | undefined> {
   return row<string | undefined>({ placeholder, help, parse: nonEmpty(needs) }, undefined);
+}
+
+/** A file's or socket's path (docs/settings.md): in the configuration file, from the file's folder. */
+export function path(placeholder: string, help: string, needs?: string): Setting<string | undefined> {
+  return { ...text(placeholder, help, needs), path: true };
 }
 
 /** Text with a default. */

@@ -11,6 +11,7 @@ import { type HandlerOptions, resolveOptions } from '../../lib/internal.js';
 import type { TableNames } from '../files/index.js';
 import {
   oneOf,
+  path,
   readTableNames,
   readTrustProxy,
   refusedAs,
@@ -37,7 +38,7 @@ export const SETTINGS = {
     configurable: false,
     reload: 'file',
   },
-  db: { ...text('FILE', 'the SQLite database of the bookkeeping application'), reload: 'book' },
+  db: { ...path('FILE', 'the SQLite database of the bookkeeping application'), reload: 'book' },
   demo: toggle('an in-memory database with a few hundred sample bookings'),
   app: {
     ...row<string | undefined>(
@@ -93,7 +94,7 @@ export const SETTINGS = {
     DEFAULTS.serviceName,
   ),
   'credentials-file': {
-    ...text('FILE', 'user:secret lines (secret: a password or a hash-password hash); SIGHUP re-reads it'),
+    ...path('FILE', 'user:secret lines (secret: a password or a hash-password hash); SIGHUP re-reads it'),
     reload: 'file',
   },
   'max-auth-failures': whole(
@@ -131,7 +132,7 @@ export const SETTINGS = {
     'the window all of these are counted in (default {default})',
     { name: 'authFailureWindowMs', from: seconds },
   ),
-  socket: text('PATH', 'listen on this Unix socket instead of a port (for a proxy on this machine)', 'a path'),
+  socket: path('PATH', 'listen on this Unix socket instead of a port (for a proxy on this machine)', 'a path'),
   'socket-mode': row<number>(
     {
       placeholder: 'MODE',
@@ -156,7 +157,7 @@ export const SETTINGS = {
     'serve /live, /ready and /metrics on this port, without credentials (default: off)',
   ),
   'admin-host': textOr('HOST', '127.0.0.1', '... on this address (default {default})'),
-  'admin-socket': text(
+  'admin-socket': path(
     'PATH',
     "... or on this Unix socket (--socket's mode and group; else 660, the service's group)",
     'a path',
@@ -191,8 +192,8 @@ export const SETTINGS = {
     repeatable: true,
   },
   workers: whole('N', [1, 64], 1, 'serve from N processes, each with its own read-only connection (default {default})'),
-  'tls-cert': { ...text('FILE', 'serve HTTPS with this PEM certificate (chain) ...'), reload: 'file' },
-  'tls-key': { ...text('FILE', '... and this PEM private key'), reload: 'file' },
+  'tls-cert': { ...path('FILE', 'serve HTTPS with this PEM certificate (chain) ...'), reload: 'file' },
+  'tls-key': { ...path('FILE', '... and this PEM private key'), reload: 'file' },
   'tls-min-version': oneOf(
     '1.2|1.3',
     ['1.2', '1.3'] as const,

@@ -148,6 +148,15 @@ const PROBLEMS: Array<[text: string, message: string]> = [
     `${FILE}:1: the value of name starts with " but is not one quoted string (write \\" for a quote inside)`,
   ],
   ['users = a', `${FILE}:1: users belongs in a [book NAME] section`],
+  // In quotes \\ is one backslash: a network path written as Explorer shows it lost one.
+  [
+    '[book a]\ndb = "\\\\localhost\\C$\\temp\\kasse.sqlite"',
+    `${FILE}:2: db starts with one backslash (in quotes \\\\ is one): a network path in quotes is written "\\\\\\\\server\\\\share\\\\…", or leave it unquoted`,
+  ],
+  [
+    'credentials-file = "\\\\server\\share\\zugang"',
+    `${FILE}:1: credentials-file starts with one backslash (in quotes \\\\ is one): a network path in quotes is written "\\\\\\\\server\\\\share\\\\…", or leave it unquoted`,
+  ],
   ['[books a]', `${FILE}:1: unknown section [books]: a section is written [book NAME]`],
   ['[book]', `${FILE}:1: a section is written [book NAME]; the name is missing`],
   ['[book a', `${FILE}:1: a section is written [book NAME]`],
@@ -198,8 +207,29 @@ test('readConfigFile: a file others could change is refused; a missing one is na
   chmodSync(file, 0o600);
   writeFileSync(file, '[book a]\ndb = x\n');
   assert.deepEqual(readConfigFile(file, SERVICE_KEYS).books, [
-    { name: 'a', line: 1, entries: [{ key: 'db', value: 'x', line: 2 }] },
+    { name: 'a', line: 1, entries: [{ key: 'db', value: join(dir, 'x'), line: 2 }] },
   ]);
+});
+
+test("readConfigFile: a relative path is relative to the file's folder, whatever the working directory; an absolute one and other values are as written", (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'books.conf');
+  writeFileSync(
+    file,
+    'credentials-file = zugang\nname = kasse\nbase-path = kasse\n[book a]\ndb = ../b/kasse.sqlite\nusers = x\n[book c]\ndb = /srv/c.sqlite\n',
+    { mode: 0o600 },
+  );
+  const config = readConfigFile(file, SERVICE_KEYS);
+  assert.notEqual(process.cwd(), dir);
+  assert.deepEqual(
+    config.service.map((entry) => entry.value),
+    [join(dir, 'zugang'), 'kasse', 'kasse'],
+  );
+  assert.deepEqual(
+    config.books.flatMap((book) => book.entries.map((entry) => entry.value)),
+    [join(dir, '..', 'b', 'kasse.sqlite'), 'x', '/srv/c.sqlite'],
+  );
+  assert.equal(config.file, file);
 });
 
 // Regression guards against seconds, not timings: a backtracking pattern took 9–11 s on
