@@ -5,7 +5,7 @@
 // service as their owner with a writer (a Windows process) beside it; a configuration and a
 // credentials file saved by Notepad as UTF-8 with BOM and CRLF; TLS; a reload by POST
 // /-/reload; a stop by Ctrl+C that answers the request in flight and writes its last log
-// lines; `check`. The service is started with the command line of WinSW's service file
+// lines; `check`, with a configuration's relative paths and one in UTF-16. The service is started with the command line of WinSW's service file
 // (deploy/), its paths put at this lane's.
 //
 // What Wine cannot show, and so is not tested here (deploy/booking-search-server.xml says it too):
@@ -229,6 +229,26 @@ test('Windows: check on a book at a Windows path', async () => {
   assert.equal(await finished(check.child, 'check'), 0, check.output());
   assert.match(check.output(), /^Schema: fits/m);
   assert.match(check.output(), /A real search, .* answers:\r?\n {2}\{"anzahl":1,/);
+});
+
+test("Windows: a configuration's relative paths are from its folder, not the working directory; a UTF-16 one is refused in one line", async () => {
+  const relative = join(dir, 'relative.conf');
+  writeNotepad(relative, ['credentials-file = credentials.txt', '[book lager]', 'db = lager.sqlite']);
+  const check = wine([BIN, 'check', '--config', win(relative)], 'check-relative');
+  assert.equal(await finished(check.child, 'check --config'), 0, check.output());
+  assert.match(check.output(), /^Credentials: 2 user\(s\)/m);
+  assert.ok(
+    check
+      .output()
+      .split(/\r?\n/)
+      .includes(`Database: ${win(LAGER)}`),
+    check.output(),
+  );
+  // PowerShell 5's > writes UTF-16 LE with a BOM.
+  writeFileSync(relative, Buffer.from('\uFEFF[book lager]\r\ndb = lager.sqlite\r\n', 'utf16le'));
+  const refused = wine([BIN, 'check', '--config', win(relative)], 'check-utf16');
+  assert.equal(await finished(refused.child, 'check --config'), 1);
+  assert.match(refused.output(), /^booking-search-server: configuration file .*relative\.conf is UTF-16 \(/m);
 });
 
 test('Windows: --workers is refused in one line (the primary could only end its workers, not stop or reload them)', async () => {
