@@ -722,7 +722,10 @@ test('credentials and configuration saved by Windows as UTF-16 or Windows-1252: 
     1,
     `${prefix} ${credAnsi} is not UTF-8 (line 1): save it as UTF-8`,
   );
-  const conf16 = write('a16.conf', Buffer.from(`\uFEFF[book kasse]\r\ndb = ${db}\r\n`, 'utf16le'));
+  const conf16 = write(
+    'a16.conf',
+    Buffer.from(`\uFEFF[book kasse]\r\ndb = ${db}\r\nbase-path = /kasse\r\n`, 'utf16le'),
+  );
   const checked = await run(['check', '--config', conf16, '--credentials-file', cred16], cleanEnv());
   assert.equal(checked.code, 1);
   assert.equal(checked.stderr, `booking-search-server: configuration file ${conf16} ${utf16}\n`);
@@ -738,17 +741,33 @@ test('credentials and configuration saved by Windows as UTF-16 or Windows-1252: 
   );
 
   const file = write('zugang', Buffer.from('\uFEFFabgleich:alt\r\n'));
-  const server = await start(t, ['--db', db, '--credentials-file', file], cleanEnv());
+  const office = write(
+    'office.conf',
+    Buffer.from(`credentials-file = zugang\n[book kasse]\ndb = ${db}\nbase-path = /kasse\n`),
+  );
+  const server = await start(t, ['--config', office], cleanEnv());
+  const status = async (): Promise<number> =>
+    (
+      await request(`${server.origin}/kasse/api/v1/status`, {
+        headers: { authorization: basicAuth('abgleich', 'alt') },
+      })
+    ).status;
   writeFileSync(file, Buffer.from('\uFEFFabgleich:neu\r\n', 'utf16le'));
   server.child.kill('SIGHUP');
-  await waitFor(() => server.output().stderr, /keeping the old credentials/);
-  assert.match(
-    server.output().stderr,
-    new RegExp(`SIGHUP: keeping the old credentials: credentials file ${file} is UTF-16 `),
+  await waitFor(() => server.output().stderr, /keeping the running configuration/);
+  assert.ok(
+    server.output().stderr.includes(`SIGHUP: keeping the running configuration: credentials file ${file} ${utf16}\n`),
   );
-  assert.equal(
-    (await request(`${server.api}status`, { headers: { authorization: basicAuth('abgleich', 'alt') } })).status,
-    200,
+  assert.equal(await status(), 200);
+  writeFileSync(file, Buffer.from('\uFEFFabgleich:alt\r\n'));
+  writeFileSync(office, Buffer.from(`\uFEFF[book kasse]\r\ndb = ${db}\r\nbase-path = /kasse\r\n`, 'utf16le'));
+  server.child.kill('SIGHUP');
+  await waitFor(() => server.output().stderr, /keeping the running configuration/, 2);
+  assert.ok(
+    server
+      .output()
+      .stderr.includes(`SIGHUP: keeping the running configuration: configuration file ${office} ${utf16}\n`),
   );
+  assert.equal(await status(), 200);
   assert.equal((await server.stop()).code, 0);
 });
