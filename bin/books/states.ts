@@ -223,7 +223,7 @@ function failed<C>(state: WatchState<C>, event: Extract<Ended<C>, { on: 'failed'
   const since = describe(now) === phase.look.before ? state.since : event.at;
   const line = event.gone
     ? `database ${file} is gone; searches answer 500 until it is back`
-    : `${clause(event.message)}; searches answer 500 until a valid file is there`;
+    : `${event.message}; searches answer 500 until a valid file is there`;
   const said = say(state, line, 'error');
   return { state: { ...state, phase: now, since, lastLine: line }, effects: said };
 }
@@ -254,13 +254,8 @@ function say<C>(state: WatchState<C>, line: string, level: 'warning' | 'error'):
 /** The line of a state that is not served: one to wait for, or one that cannot be served. */
 function stateLine(file: string, cause: Cause): string {
   return cause.waits
-    ? `database ${file} cannot be read yet: ${clause(cause.message)}; searches answer 500 with Retry-After until it can`
-    : `${clause(cause.message)}; searches answer 500 until another file is there`;
-}
-
-/** A cause said before `; searches answer …`: a sentence's closing period left out (a mapping's refusal is one). */
-function clause(message: string): string {
-  return message.endsWith('.') ? message.slice(0, -1) : message;
+    ? `database ${file} cannot be read yet: ${cause.message}; searches answer 500 with Retry-After until it can`
+    : `${cause.message}; searches answer 500 until another file is there`;
 }
 
 /** A state as a word and its cause, to tell whether a look at the file changed it. */

@@ -42,8 +42,6 @@ const DENIED_LINE = `${deniedText}; searches answer 500 until a valid file is th
 const DENIED: WatchEvent<C> = { on: 'failed', error: new Error(deniedText), gone: false, message: deniedText, at: AT };
 const GONE_LINE = `database ${FILE} is gone; searches answer 500 until it is back`;
 const BAD_LINE = `${badText}; searches answer 500 until a valid file is there`;
-const REFUSED_TEXT = `${FILE} cannot be served exactly: the budget is kept in USD, and the service answers in euros only.`;
-const REFUSED_LINE = `${FILE} cannot be served exactly: the budget is kept in USD, and the service answers in euros only; searches answer 500 until a valid file is there`;
 const WAIT_LINE = `database ${FILE} cannot be read yet: ${locked.message}; searches answer 500 with Retry-After until it can`;
 const TIMEOUT_LINE = `${timeout.message}; searches answer 500 until another file is there`;
 
@@ -474,16 +472,6 @@ const ROWS: Row[] = [
     on: failed(false),
     to: state(down(bad, { served: 'i1' }), { since: AT, lastLine: BAD_LINE }),
     effects: [log(BAD_LINE, 'error')],
-  },
-  {
-    name: "a cause that is a sentence (a mapping's refusal) is said before what the searches answer without its period",
-    from: state(looking(again, { sameFile: true, served: 'i1' })),
-    on: { on: 'failed', error: ERROR, gone: false, message: REFUSED_TEXT, at: AT },
-    to: state(down({ code: 'INVALID', message: REFUSED_TEXT, waits: false }, { served: 'i1' }), {
-      since: AT,
-      lastLine: REFUSED_LINE,
-    }),
-    effects: [log(REFUSED_LINE, 'error')],
   },
   // Its group's read taken away (chmod g-r) and given back: the same file, not another.
   {
