@@ -24,15 +24,18 @@ export function isTable(db: Database, name: string): boolean {
 }
 
 /**
- * Whether every table the skip-scan's seek reads is read by an index. Asked of SQLite, so
- * that an index of any name counts, and one behind a view where SQLite reaches it.
+ * Whether every table the skip-scan's seek reads is sought in an index by the amount. Asked
+ * of SQLite, so that an index of any name counts, and one behind a view where SQLite reaches
+ * it. Only a constraint, in parentheses after the index's name, is a seek: an index that
+ * holds the amounts but does not begin with them (the date index) is named too, and stepped
+ * through whole.
  */
 export function seeksAmounts(db: Database, tables: TableNames): boolean {
   const lines = db
     .prepare<[Bounds], { detail: string }>(`EXPLAIN QUERY PLAN ${sqlFor(tables).firstInBand}`)
     .all({ von: '', bis: '', low: 0, high: 0 })
     .map(({ detail }) => detail);
-  return lines.length > 0 && lines.every((detail) => / USING (?:COVERING )?INDEX /.test(detail));
+  return lines.length > 0 && lines.every((detail) => / USING (?:COVERING )?INDEX \S+ \(/.test(detail));
 }
 
 /**
