@@ -538,6 +538,43 @@ test('check --config with a wrong credentials file says so in its last line, and
   );
 });
 
+// A flat file (`db = …`, `credentials-file = …`, no sections) was checked as `check --db`:
+// no Configuration or Credentials line and exit 0, while the start refused its credentials file.
+test('check of a flat configuration judges its credentials as the start does, named by --config or BOOKING_SEARCH_CONFIG', async (t) => {
+  const dir = tempDir(t);
+  const db = join(dir, 'kasse.sqlite');
+  copyFileSync(buildDatabase(t), db);
+  const creds = join(dir, 'creds');
+  writeFileSync(creds, 'abgleich\n', { mode: 0o600 });
+  const config = join(dir, 'flat.conf');
+  writeFileSync(config, 'db = kasse.sqlite\ncredentials-file = creds\n', { mode: 0o600 });
+  const problem = `credentials file ${creds}, line 1: expected user:secret`;
+  assertFails(await run(['--config', config, '--port', '0'], cleanEnv()), 1, `booking-search-server: ${problem}`);
+  for (const [args, env] of [
+    [['check', '--config', config, '--credentials-file', creds], cleanEnv()],
+    [['check'], cleanEnv({ BOOKING_SEARCH_CONFIG: config })],
+  ] as const) {
+    const wrong = await run([...args], env);
+    assert.equal(wrong.code, 1, wrong.stdout + wrong.stderr);
+    assert.ok(
+      wrong.stdout.startsWith(
+        `Configuration: ${config}\nCredentials: given but wrong (${problem}); the users of the books are not checked.\n`,
+      ),
+      wrong.stdout,
+    );
+    assert.ok(wrong.stdout.endsWith(`; the credentials file does not: ${problem}.\n`), wrong.stdout);
+  }
+  writeFileSync(creds, `abgleich:${HASH_OF_ALT}\n`, { mode: 0o600 });
+  const fits = await run(['check', '--config', config], cleanEnv());
+  assert.equal(fits.code, 0, fits.stdout + fits.stderr);
+  assert.match(
+    fits.stdout,
+    /^Credentials: 1 user\(s\); the users of the books are checked against them\.\nBooks: 1\.\n/m,
+  );
+  assert.ok(fits.stdout.includes(`\nDatabase: ${db}\n`), fits.stdout);
+  assert.match(fits.stdout, /\n1 of 1 book fit: .*\.\n$/);
+});
+
 test('a setting comes from its flag, else its BOOKING_SEARCH_ variable, else the file; the file itself may be named by BOOKING_SEARCH_CONFIG', async (t) => {
   const o = office(t, CREDENTIALS);
   writeFileSync(o.config, `name = Datei\ndb = ${o.files.own}\ncredentials-file = ${join(o.dir, 'credentials')}\n`, {

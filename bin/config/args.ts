@@ -142,8 +142,9 @@ function interpret(
   origins: ReadonlyMap<string, Origin>,
 ): Command {
   const setting = settingsOf(given);
-  const hasBooks = config !== undefined && config.books.length > 0;
-  if (verb === 'check' && !hasBooks) {
+  // A configuration file, with books or flat (`db = …`, one book), is judged whole by
+  // `check --config`: its credentials too, as the service would read them.
+  if (verb === 'check' && config === undefined) {
     const db = setting('db');
     if (db === undefined) throw usage('check needs --db FILE or --config FILE');
     const tables = setting('table-names');
