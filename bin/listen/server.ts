@@ -203,7 +203,7 @@ export function stopListening(
       // is the primary's, open until every worker's has closed: a client told to close before
       // would reconnect into it, to be reset; the worker's stop on its connections begins then.
       if (primary === undefined) closed();
-      else primary.closed(until - performance.now()).then(closed, closed);
+      else primary.closed(Math.max(0, until - performance.now())).then(closed, closed);
     };
     const closed = (): void => {
       if (primary !== undefined) began?.();
@@ -218,7 +218,7 @@ export function stopListening(
           stopConnections();
           if (ended) return;
           idle = setInterval(stopConnections, 100);
-          last = setTimeout(stopConnections, until - performance.now() + 1);
+          last = setTimeout(stopConnections, Math.max(0, until - performance.now()) + 1);
         }),
       );
     };
