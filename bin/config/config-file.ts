@@ -26,7 +26,7 @@
 // Untrusted text never throws here: the parser returns the configuration or one message
 // naming the file and the line.
 
-import { dirname, isAbsolute, resolve } from 'node:path';
+import path, { dirname, resolve } from 'node:path';
 import { CliError } from '../base/index.js';
 import { ensureOnlyOwnerCanChange, readTextFile } from '../files/index.js';
 import { nearestName } from './nearest-name.js';
@@ -113,11 +113,10 @@ export function parseConfig(text: string, file: string, serviceKeys: ReadonlySet
     }
     const given = line.slice(equals + 1).trimStart();
     const value = unquote(given);
-    // "\\server\share" unquoted is "\server\share": a network path that names no file.
-    if (/^"\\\\[^\\]/.test(given)) {
+    if (rawNetworkPath(given)) {
       return at(
         number,
-        `${key} starts with one backslash (in quotes \\\\ is one): a network path in quotes is written "\\\\\\\\server\\\\share\\\\…", or leave it unquoted`,
+        `${key} starts with one backslash (in quotes \\\\ is one): a network path or pipe in quotes is written "\\\\\\\\server\\\\…", or leave it unquoted`,
       );
     }
     if (value === undefined) {
@@ -153,14 +152,22 @@ export function readConfigFile(file: string, serviceKeys: ReadonlySet<string>): 
 function fromFolder(config: ConfigFile): ConfigFile {
   const folder = dirname(resolve(config.file));
   const absolute = (entry: ConfigEntry): ConfigEntry =>
-    SETTINGS[entry.key as Flag]?.path === true && !isAbsolute(entry.value)
-      ? { ...entry, value: resolve(folder, entry.value) }
-      : entry;
+    SETTINGS[entry.key as Flag]?.path === true ? { ...entry, value: fromFolderPath(folder, entry.value) } : entry;
   return {
     ...config,
     service: config.service.map(absolute),
     books: config.books.map((book) => ({ ...book, entries: book.entries.map(absolute) })),
   };
+}
+
+/**
+ * A path written in a file in `folder`, as `paths` (the platform's) finds it. On Windows it is
+ * resolved as Windows would: `\Buchhaltung\kasse.sqlite` is on the drive of the folder, not of
+ * the working directory. Elsewhere an absolute path stays as written: `..` after a symbolic link
+ * is the kernel's to follow, not to be cut away.
+ */
+export function fromFolderPath(folder: string, value: string, paths: typeof path = path): string {
+  return paths === path.win32 || !paths.isAbsolute(value) ? paths.resolve(folder, value) : value;
 }
 
 /**
@@ -174,6 +181,22 @@ function splitSection(line: string): { kind: string; name: string } | undefined 
   const space = inside.search(/\s/);
   if (space === -1) return { kind: inside, name: '' };
   return { kind: inside.slice(0, space), name: inside.slice(space + 1).trim() };
+}
+
+/**
+ * Whether a quoted value is a network path or pipe pasted as Explorer shows it: `"\\server\share"`
+ * unquotes to `\server\share`, which names no file. Its sign is a backslash that escapes nothing
+ * beside the leading `\\`; a value whose backslashes are all doubled (`"\\Buchhaltung\\kasse"`,
+ * a path from the root of the drive) was escaped on purpose and is taken as written.
+ */
+function rawNetworkPath(given: string): boolean {
+  return (
+    /^"\\\\[^\\]/.test(given) &&
+    given
+      .slice(1)
+      .replace(/\\["\\]/g, '')
+      .includes('\\')
+  );
 }
 
 /** `text` without its quotes and escapes when quoted, else as it is; `undefined` when the quoting is broken. */

@@ -4,14 +4,14 @@
 
 import assert from 'node:assert/strict';
 import { chmodSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, posix, win32 } from 'node:path';
 import { test } from 'node:test';
 import { CliError } from '../../bin/base/errors.js';
-import { parseConfig, readConfigFile } from '../../bin/config/config-file.js';
+import { fromFolderPath, parseConfig, readConfigFile } from '../../bin/config/config-file.js';
 import { tempDir } from '../support/helpers.js';
 
 const FILE = '/etc/booking-search-server/books.conf';
-const SERVICE_KEYS = new Set(['port', 'host', 'credentials-file', 'name', 'db', 'base-path', 'cors-origin']);
+const SERVICE_KEYS = new Set(['socket', 'port', 'host', 'credentials-file', 'name', 'db', 'base-path', 'cors-origin']);
 
 function parse(text: string) {
   return parseConfig(text, FILE, SERVICE_KEYS);
@@ -122,6 +122,21 @@ test('Windows paths, quoted or not: a backslash before any other character stand
   assert.equal(parse('name = "C:\\books\\"').ok, false);
 });
 
+// In quotes a value that starts with \\ is refused only when written raw (a backslash that
+// escapes nothing): one whose backslashes are all doubled is a path from the drive's root.
+test('a quoted value starting with one backslash is taken as written when every backslash is doubled', () => {
+  for (const [line, value] of [
+    ['db = "\\\\Buchhaltung\\\\Müller & Söhne\\\\kasse.sqlite"', '\\Buchhaltung\\Müller & Söhne\\kasse.sqlite'],
+    ['db = "\\\\kasse.sqlite"', '\\kasse.sqlite'],
+    ['db = "\\\\\\\\server\\share\\kasse.sqlite"', '\\\\server\\share\\kasse.sqlite'],
+    ['db = \\\\server\\share\\kasse.sqlite', '\\\\server\\share\\kasse.sqlite'],
+  ]) {
+    const parsed = parse(`[book a]\n${line}`);
+    assert.ok(parsed.ok, parsed.ok ? '' : parsed.message);
+    assert.equal(parsed.config.books[0]?.entries[0]?.value, value, line);
+  }
+});
+
 const PROBLEMS: Array<[text: string, message: string]> = [
   // A misspelt key is named with the nearest one, as a misspelt variable is.
   [
@@ -151,11 +166,15 @@ const PROBLEMS: Array<[text: string, message: string]> = [
   // In quotes \\ is one backslash: a network path written as Explorer shows it lost one.
   [
     '[book a]\ndb = "\\\\localhost\\C$\\temp\\kasse.sqlite"',
-    `${FILE}:2: db starts with one backslash (in quotes \\\\ is one): a network path in quotes is written "\\\\\\\\server\\\\share\\\\…", or leave it unquoted`,
+    `${FILE}:2: db starts with one backslash (in quotes \\\\ is one): a network path or pipe in quotes is written "\\\\\\\\server\\\\…", or leave it unquoted`,
   ],
   [
     'credentials-file = "\\\\server\\share\\zugang"',
-    `${FILE}:1: credentials-file starts with one backslash (in quotes \\\\ is one): a network path in quotes is written "\\\\\\\\server\\\\share\\\\…", or leave it unquoted`,
+    `${FILE}:1: credentials-file starts with one backslash (in quotes \\\\ is one): a network path or pipe in quotes is written "\\\\\\\\server\\\\…", or leave it unquoted`,
+  ],
+  [
+    'socket = "\\\\.\\pipe\\bss"',
+    `${FILE}:1: socket starts with one backslash (in quotes \\\\ is one): a network path or pipe in quotes is written "\\\\\\\\server\\\\…", or leave it unquoted`,
   ],
   ['[books a]', `${FILE}:1: unknown section [books]: a section is written [book NAME]`],
   ['[book]', `${FILE}:1: a section is written [book NAME]; the name is missing`],
@@ -230,6 +249,23 @@ test("readConfigFile: a relative path is relative to the file's folder, whatever
     [join(dir, '..', 'b', 'kasse.sqlite'), 'x', '/srv/c.sqlite'],
   );
   assert.equal(config.file, file);
+});
+
+// Resolved after an absolute test, \Buchhaltung\kasse.sqlite was on the working directory's drive.
+test("fromFolderPath: on Windows a path from the drive's root is on the configuration's drive; elsewhere an absolute path is as written", () => {
+  const folder = 'D:\\Buchhaltung';
+  for (const [value, found] of [
+    ['\\Buchhaltung\\kasse.sqlite', 'D:\\Buchhaltung\\kasse.sqlite'],
+    ['kasse.sqlite', 'D:\\Buchhaltung\\kasse.sqlite'],
+    ['..\\Kasse\\kasse.mmb', 'D:\\Kasse\\kasse.mmb'],
+    ['C:\\Daten\\kasse.sqlite', 'C:\\Daten\\kasse.sqlite'],
+    ['\\\\server\\share\\kasse.sqlite', '\\\\server\\share\\kasse.sqlite'],
+    ['\\\\.\\pipe\\bss', '\\\\.\\pipe\\bss'],
+  ]) {
+    assert.equal(fromFolderPath(folder, value as string, win32), found, value);
+  }
+  assert.equal(fromFolderPath('/etc/bss', '/srv/link/../kasse.sqlite', posix), '/srv/link/../kasse.sqlite');
+  assert.equal(fromFolderPath('/etc/bss', 'kasse.sqlite', posix), '/etc/bss/kasse.sqlite');
 });
 
 // Regression guards against seconds, not timings: a backtracking pattern took 9–11 s on
