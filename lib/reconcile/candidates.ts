@@ -1,6 +1,7 @@
 // docs/API.md's reconciliation, step 1: the bookings as it sees them, each line's candidates
 // among them, and the bookings a line may take as parts (step 3).
 
+import { isCalendarDate } from '../query.js';
 import type { BookingRow } from '../search/index.js';
 import { formatBooking } from '../search-endpoint.js';
 import type { ReconcileLine, ReconcileRequest } from './body.js';
@@ -21,6 +22,11 @@ export interface Booking {
   konto: string | null;
   /** Its JSON object, as the GET's answer writes it. */
   json: string;
+  /**
+   * Why it cannot be answered (an amount not whole cents, a blob for a text): the 500 of a
+   * line that finds it, as of the GET that finds it; lines that do not find it are answered.
+   */
+  broken?: Error;
 }
 
 /** The rows as bookings, each once, by date and id; those in `ausser` left out. Throws on a row that breaks the contract. */
@@ -32,12 +38,19 @@ export function* bookingsOf(
   const bookings: Booking[] = [];
   for (let i = 0; i < rows.length; i += 1) {
     const row = rows[i] as BookingRow;
-    // A row the GET would refuse to answer (no date, no whole cents) is the 500 here too.
-    const json = formatBooking(row);
     const [id, date, amountCents, , , konto] = row;
+    // A row the GET would refuse to answer is the 500 of a line that finds it; one whose
+    // date is no day cannot be placed in any line's window: the 500 of the whole request.
+    let answer: Pick<Booking, 'json' | 'broken'>;
+    try {
+      answer = { json: formatBooking(row) };
+    } catch (error) {
+      if (typeof date !== 'string' || !isCalendarDate(date) || !(error instanceof Error)) throw error;
+      answer = { json: '', broken: error };
+    }
     if (!seen.has(id) && !ausser.has(id)) {
       seen.add(id);
-      bookings.push({ id, day: dayNumber(date), cents: -amountCents || 0, konto, json });
+      bookings.push({ id, day: dayNumber(date), cents: -amountCents || 0, konto, ...answer });
     }
     if (i % STEP === STEP - 1) yield;
   }
@@ -136,6 +149,7 @@ class Finder {
         const found = this.bookings[index] as Booking;
         const apart = Math.abs(found.day - line.day);
         if (apart > line.tage || (names !== undefined && (found.konto === null || !names.has(found.konto)))) continue;
+        if (found.broken !== undefined) throw found.broken;
         const off = Math.abs(amount - center);
         const before = this.at[index] as number;
         // A booking within tolerance both ways is taken the nearer way, its own sign on a tie.

@@ -196,6 +196,37 @@ test('a booking whose text is a blob in the file (bytes that need not be UTF-8) 
   assert.match(String(causes[1]), /booking 2: its kategorie is a blob of 2 bytes, not text/);
 });
 
+test('a reconciliation answers the lines that do not find a booking it cannot answer; a line that finds it is the 500, as its search is', async (t) => {
+  const db = new Database(':memory:');
+  t.after(() => db.close());
+  db.exec(`CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+    CREATE TABLE payment_methods (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+    CREATE TABLE raw (n INTEGER PRIMARY KEY, d, a);
+    INSERT INTO raw VALUES (1, '2026-05-01', 900), (2, '2026-05-02', 1250);
+    CREATE VIEW entries AS SELECT n AS id, d AS date, a AS amount_cents, '' AS subject,
+      NULL AS category_id, NULL AS payment_method_id FROM raw;`);
+  const causes: unknown[] = [];
+  const origin = await serve(t, createHandler(db, CREDENTIALS, { onError: (error) => causes.push(error) }));
+  const reconcile = (lines: object[]): Promise<Reply> =>
+    request(`${origin}/api/v1/abgleich`, {
+      method: 'POST',
+      headers: { authorization: AUTH, 'content-type': 'application/json' },
+      body: JSON.stringify({ zeilen: lines }),
+    });
+  // Written after the start: 12.5 cents, within the window of both lines.
+  db.exec(`INSERT INTO raw VALUES (3, '2026-05-02', 12.5)`);
+  const nine = { datum: '2026-05-02', betrag: '-9.00' };
+  const reply = await reconcile([nine, { datum: '2026-05-02', betrag: '-12.50' }]);
+  assert.equal(reply.status, 200, reply.body);
+  assert.match(reply.body, /^\{"zeilen":\[\{"ref":"1","buchungen":\[\{"id":1,/);
+  assert.match(reply.body, /\{"ref":"2","buchungen":\[\{"id":2,/);
+  assertReply(await reconcile([nine, { datum: '2026-05-02', betrag: '-0.12', toleranz: '0.01' }]), 500, {
+    fehler: 'Interner Fehler bei der Buchungssuche.',
+    code: 'search_failed',
+  });
+  assert.match(String(causes[0]), /booking 3: the amount 12\.5 is not a whole number of cents/);
+});
+
 test("createHandler refuses a file check refuses, with check's sentence less its bookings' values: a mapping wrong for every row, and one odd row among good ones", () => {
   const db = new Database(':memory:');
   db.exec(`CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
