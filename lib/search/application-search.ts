@@ -20,7 +20,10 @@ export function createApplicationSearch(db: Database, mapping: ApplicationMappin
   );
   const source = `(${mapping.bookings}) AS booking`;
   const where = `coalesce(booking.amount_cents, +:low) BETWEEN +:low AND +:high${mapping.exactWindow === true ? '' : ' AND coalesce(booking.date, +:von) BETWEEN +:von AND +:bis'}`;
-  const unreadable = 'booking.amount_cents IS NULL OR NOT calendar_day(booking.date)';
+  // An amount that is no whole number of cents (a fraction a mapping divided out) is no
+  // more answerable than none: counted, it would make `anzahl` count it unseen.
+  const unreadable =
+    'booking.amount_cents IS NULL OR booking.amount_cents <> round(booking.amount_cents) OR NOT calendar_day(booking.date)';
   const count = db
     .prepare<[Record<string, unknown>], [all: number, read: number]>(
       `SELECT count(*), count(CASE WHEN NOT (${unreadable}) THEN 1 END) FROM ${source} WHERE ${where}`,
@@ -60,6 +63,9 @@ function unreadableBooking(row: unknown[] | undefined): RangeError {
   const [id, date, amount, subject, account] = row;
   const booking = bookingNamed(id, date, subject, account);
   if (amount === null) return new RangeError(`${booking} has no amount the service can read`);
+  if (typeof amount === 'number' && !Number.isInteger(amount)) {
+    return new RangeError(`${booking} has the amount ${centsAsAmount(amount)}, not whole cents`);
+  }
   if (typeof date !== 'string') return new RangeError(`${booking} has no date the service can read`);
   return new RangeError(`${booking} has the date ${JSON.stringify(date.slice(0, 40))}, not a day of the calendar`);
 }
