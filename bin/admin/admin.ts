@@ -34,7 +34,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ERRORS, Metrics, send } from '../../lib/internal.js';
-import { logError } from '../base/index.js';
+import { logError, SOCKET_WORD } from '../base/index.js';
 import type { BookView, DatabaseStatus } from '../books/index.js';
 import { type ConnectionLimits, createListener, listenOn } from '../listen/index.js';
 
@@ -176,7 +176,7 @@ export async function listenAdmin(
   const server = createAdminServer(answers, timeouts);
   if ('socket' in where) {
     await listenOn(server, { socket: where.socket, group }, 'the admin listener: ');
-    return { server, address: `unix:${where.socket}:/` };
+    return { server, address: `${SOCKET_WORD}:${where.socket}:/` };
   }
   await listenOn(server, where, 'the admin listener: ');
   const { port } = server.address() as AddressInfo;

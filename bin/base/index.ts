@@ -16,6 +16,7 @@ export {
   logLine,
   logValue,
   MAX_LINE_CHARACTERS,
+  SOCKET_WORD,
   setLogFormat,
 } from './log.js';
 export { moduleBeside } from './module-file.js';

@@ -19,6 +19,12 @@ export type LogLevel = 'error' | 'warning' | 'notice' | 'info';
 
 let format: LogFormat = 'text';
 
+/**
+ * How the log names the socket of --socket and its clients: `unix`, as nginx's proxy_pass
+ * writes a socket (`unix:PATH:URI`); `pipe` on Windows, where that socket is a named pipe.
+ */
+export const SOCKET_WORD = process.platform === 'win32' ? 'pipe' : 'unix';
+
 // sd-daemon(3): a line written to journald's stream that starts with `<N>` has priority N.
 const PRIORITY: Record<LogLevel, string> = { error: '<3>', warning: '<4>', notice: '<5>', info: '<6>' };
 
@@ -224,7 +230,7 @@ export function accessLog(
     const tenths = Math.round(elapsed * 10);
     const ms = tenths / 10;
     // A request the handler never routed (refused before, or by the listener) has no facts.
-    const address = facts?.clientAddress ?? '-';
+    const address = facts === undefined ? '-' : facts.clientAddress === 'unix' ? SOCKET_WORD : facts.clientAddress;
     const user = userForLog(facts?.user ?? facts?.attempted, format === 'json');
     const finished = res.writableFinished;
     writeAccessLine(

@@ -7,7 +7,7 @@
 import type { Server } from 'node:http';
 import { BlockList, isIP } from 'node:net';
 import { resolveOptions } from '../../lib/internal.js';
-import { logLine, NAME, shellWord } from '../base/index.js';
+import { logLine, NAME, SOCKET_WORD, shellWord } from '../base/index.js';
 import type { DemoDatabase } from '../books/index.js';
 import type { SaidLine } from '../cluster/index.js';
 import type { BookConfig, ServeCommand } from '../config/index.js';
@@ -55,14 +55,9 @@ function oneBook(
   demo: DemoDatabase | undefined,
   recognition: string | undefined,
 ): string[] {
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : command.settings.port;
-  const host = command.settings.host.includes(':') ? `[${command.settings.host}]` : command.settings.host;
   const base = `${command.settings.basePath.replace(/\/+$/, '')}/api/v1/`;
   const scheme = command.tls === undefined ? 'http' : 'https';
-  // A socket is written the way nginx's proxy_pass names one: unix:PATH:URI.
-  const api =
-    command.socket === undefined ? `${scheme}://${host}:${port}${base}` : `unix:${command.socket.path}:${base}`;
+  const api = `${listeningAt(command, server)}${base}`;
   const lines = [`${NAME} listening on ${api}${recognition ? ` (${command.settings.db}: ${recognition})` : ''}`];
   if (demo === undefined) return lines;
   const userArgument =
@@ -107,13 +102,13 @@ export function recognition(book: BookConfig, app: string, before?: string): str
   return `no longer recognised as ${was.kind === 'own' ? before : was.title}'s file: served with the own schema`;
 }
 
-/** `http://127.0.0.1:8080`, or for a socket `unix:PATH:` as nginx's proxy_pass names one. */
+/** `http://127.0.0.1:8080`, or for a socket `unix:PATH:` as nginx's proxy_pass names one (`pipe:` on Windows). */
 export function listeningAt(command: ServeCommand, server: Server): string {
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : command.settings.port;
   const host = command.settings.host.includes(':') ? `[${command.settings.host}]` : command.settings.host;
   const scheme = command.tls === undefined ? 'http' : 'https';
-  return command.socket === undefined ? `${scheme}://${host}:${port}` : `unix:${command.socket.path}:`;
+  return command.socket === undefined ? `${scheme}://${host}:${port}` : `${SOCKET_WORD}:${command.socket.path}:`;
 }
 
 /**
