@@ -21,8 +21,8 @@ import {
   searchFor,
   writeBook,
 } from './support/app-serving.js';
-import { run, start, TIME } from './support/cli-helpers.js';
-import { assertReply, CREDENTIALS, databaseDir, fixtureSql, get, serve, tempDir } from './support/helpers.js';
+import { run, start, TIME, waitFor } from './support/cli-helpers.js';
+import { assertReply, CREDENTIALS, databaseDir, fixtureSql, get, request, serve, tempDir } from './support/helpers.js';
 import { mmexShownCents } from './support/mmex-amounts.js';
 
 interface Tx {
@@ -448,6 +448,48 @@ test('a Money Manager Ex file whose euro shows other than two decimals is refuse
   assert.equal(await status(), 500);
   scale(100);
   assert.equal(await status(), 200);
+});
+
+test('a Money Manager Ex file that MMEX keeps writing, its euro SCALE set to 1000: the command names the refusal within seconds (log, /ready), its searches are 500 search_failed, and it serves the file again once the scale is 100', async (t) => {
+  const file = join(databaseDir(t), 'kasse.mmb');
+  writeMmexFile(file);
+  const cli = await start(t, ['--db', file, '--app', 'mmex', '--admin-port', '0']);
+  const admin = /admin listener on (http:\/\/127\.0\.0\.1:\d+)\//.exec(cli.output().stdout)?.[1] as string;
+  const search = () => get(`${cli.api}buchungen?von=2026-03-14&bis=2026-03-14&betrag=-4.35`);
+  assert.equal((await search()).status, 200);
+  // MMEX at work on a connection of its own: a row every 80 ms, each changing the file
+  // while the command opens and checks it.
+  const writer = new Database(file);
+  const insert =
+    writer.prepare(`INSERT INTO CHECKINGACCOUNT_V1 (ACCOUNTID, TOACCOUNTID, PAYEEID, TRANSCODE, TRANSAMOUNT,
+      STATUS, CATEGID, TRANSDATE, TOTRANSAMOUNT) VALUES (1, -1, 1, 'Withdrawal', 1, '', 1, '2026-04-02T00:00:00', 1)`);
+  const writing = setInterval(() => insert.run(), 80);
+  t.after(() => {
+    clearInterval(writing);
+    writer.close();
+  });
+  const scale = (value: number) =>
+    writer.prepare("UPDATE CURRENCYFORMATS_V1 SET SCALE = ? WHERE CURRENCY_SYMBOL = 'EUR'").run(value);
+  scale(1000);
+  const said = /the euro's SCALE in Money Manager Ex is 1000/;
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    await search();
+    const ready = await request(`${admin}/ready`);
+    if (said.test(ready.body)) break;
+    if (Date.now() > deadline) assert.fail(`/ready: ${ready.body}; ${JSON.stringify(cli.output())}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.match(cli.output().stderr, said);
+  const refused = await search();
+  assert.equal(refused.status, 500, refused.body);
+  assert.equal((JSON.parse(refused.body) as { code: string }).code, 'search_failed');
+  assert.equal(refused.headers['retry-after'], undefined);
+  scale(100);
+  await waitFor(() => cli.output().stderr, /serving it$/m);
+  assert.equal((await search()).status, 200);
+  clearInterval(writing);
+  assert.equal((await cli.stop()).code, 0);
 });
 
 test("a Money Manager Ex amount that is no number ('LEAKAMT') is never read as 0: written after the start a search is a 500; check, the handler and the command refuse the file", async (t) => {

@@ -11,10 +11,12 @@ import {
   ensureDatabaseFile,
   fingerprintOf,
   identityOf,
+  JudgedRefusal,
   judgeDatabaseFile,
   type NotReadableNow,
   openDatabase,
   searchOverFile,
+  shapeOf,
   type Trusted,
 } from '../files/index.js';
 import { Guard } from '../guard/index.js';
@@ -91,6 +93,7 @@ export class BookOpener {
   async attempt(stillFor: number, check = false): Promise<Serving | 'readable'> {
     const { file } = this;
     const written = fingerprintOf(file);
+    const shape = shapeOf(file);
     if (stillFor > 0) {
       // Only a path that stands still is opened: a file renamed into place again and again
       // is looked at again at the next look.
@@ -103,6 +106,11 @@ export class BookOpener {
     } catch (error: unknown) {
       // Judged while it was written in place (a cp over it keeps its inode): not what the
       // file will be once written; looked at again, its searches answered with Retry-After.
+      // But a refusal of what SQLite read stands while rows were written meanwhile (the same
+      // file, its schema cookie the same), as they are all the time into a file in use: else
+      // a busy file with a refused setting would be "changed" at every look, never refused.
+      // A cp tears pages, which SQLite reports as its own errors, never such a refusal.
+      if (error instanceof JudgedRefusal && shapeOf(file) === shape) throw error;
       if (identityOf(file) !== undefined && fingerprintOf(file) !== written) return this.changing();
       throw error;
     }
@@ -134,7 +142,7 @@ export class BookOpener {
       if (kept.kind === 'refused') throw new CliError(kept.line);
     }
     const result = await openingGuard(limitMs).open(file, book, this.application);
-    if (result.kind === 'refused') throw new CliError(result.line);
+    if (result.kind === 'refused') throw result.judged ? new JudgedRefusal(result.line) : new CliError(result.line);
     if (result.kind === 'waiting') return this.waiting(result.state);
     if (result.kind === 'changed') return this.changing();
     if (result.kind === 'timeout') {

@@ -132,9 +132,13 @@ export function openDatabase<T>(
     db.close();
     const state = notReadableNow(file, error);
     if (state !== undefined) return { readable: false, state };
-    throw new CliError(describeDatabaseError(file, error));
+    const judged = error instanceof Error && JUDGED.test(error.message);
+    throw new (judged ? JudgedRefusal : CliError)(describeDatabaseError(file, error));
   }
 }
+
+/** The mapping's refusal of what SQLite read (a schema, a setting, a booking), not of a file it could not read. */
+export class JudgedRefusal extends CliError {}
 
 /**
  * The device and inode of what `path` leads to now (`dev:ino`), or `undefined` when there is
@@ -160,6 +164,17 @@ export function fingerprintOf(path: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * `identityOf` with the schema cookie of the file's header: the same while an application
+ * writes rows, another once the file is replaced or its schema changes (a WAL file's, once
+ * checkpointed). Read without SQLite, and never waits (readHeader).
+ */
+export function shapeOf(path: string): string | undefined {
+  const identity = identityOf(path);
+  const header = readHeader(path);
+  return identity && `${identity}:${header.length < 44 ? '' : header.readUInt32BE(40)}`;
 }
 
 /** The journal of `file` as its header and the files beside it tell, without SQLite. */
@@ -245,9 +260,12 @@ export function describeDatabaseError(file: string | undefined, error: unknown):
     return `cannot open database ${file}: SQLite cannot open it or a file beside it (${code})`;
   if (file === undefined) return message;
   // The library names the file by its parameter, `db`; an admin knows it by its path.
-  const judged = /^db (?=cannot be served exactly: |does not fit )/.exec(message);
+  const judged = JUDGED.exec(message);
   return judged === null ? `cannot serve ${file}: ${message}` : `${file} ${message.slice(judged[0].length)}`;
 }
+
+// How validateDatabase's refusals start.
+const JUDGED = /^db (?=cannot be served exactly: |does not fit )/;
 
 function walFilesNotReadable(file: string): NotReadableNow | undefined {
   for (const suffix of ['-wal', '-shm']) {

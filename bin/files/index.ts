@@ -18,11 +18,13 @@ export {
   ensureDatabaseFile,
   fingerprintOf,
   identityOf,
+  JudgedRefusal,
   journalOf,
   type NotReadableNow,
   notReadableNow,
   openDatabase,
   openToServe,
+  shapeOf,
 } from './database-file.js';
 export type { DatabaseAccess, FileRule, Trusted } from './file-rule.js';
 export {

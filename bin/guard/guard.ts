@@ -24,6 +24,7 @@ import { CliError, createChannel, moduleBeside, type Port } from '../base/index.
 import {
   describeDatabaseError,
   identityOf,
+  JudgedRefusal,
   openBookFile,
   openToServe,
   reportOnDatabase,
@@ -80,7 +81,8 @@ function open(request: GuardRequests['open']): OpenResult {
     }
     return { kind: 'ready', app: book.app, unbounded, schemaVersion: book.schemaVersion, identity };
   } catch (error: unknown) {
-    return { kind: 'refused', line: error instanceof CliError ? error.message : describeDatabaseError(file, error) };
+    const line = error instanceof CliError ? error.message : describeDatabaseError(file, error);
+    return { kind: 'refused', line, ...(error instanceof JudgedRefusal && { judged: true }) };
   }
 }
 

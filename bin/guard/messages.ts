@@ -45,8 +45,11 @@ export type OpenResult =
   | { kind: 'ready'; app: string; unbounded: string | undefined; schemaVersion: number; identity: string }
   /** A SQLite file that cannot be read now (bin/files/database-file.ts, NotReadableNow). */
   | { kind: 'waiting'; state: NotReadableNow }
-  /** Not served: one line saying why. */
-  | { kind: 'refused'; line: string }
+  /**
+   * Not served: one line saying why. `judged`: the mapping's judgement of what SQLite read
+   * (bin/files/database-file.ts, JudgedRefusal), which data written meanwhile does not make torn.
+   */
+  | { kind: 'refused'; line: string; judged?: true }
   /** Another file came to the path while it was judged: look again. */
   | { kind: 'changed' }
   /** No answer within the time limit: the guard was killed. */
