@@ -152,6 +152,9 @@ function interpret(
     const app = checkMapping(setting('app'), tables);
     return { command: 'check', db, app, tables, appIn: appWrittenIn(origins), searchMs };
   }
+  // A flat file's one book is its db: the demo (or nothing) would be a book with no file to judge.
+  if (verb === 'check' && config?.books.length === 0 && setting('db') === undefined)
+    throw usage('check needs --db FILE, or a db or [book NAME] sections in --config FILE');
   return readServeCommand(setting, given, { verb, env, config, origins, configurable: CONFIGURABLE });
 }
 

@@ -313,6 +313,16 @@ test('a value of the file is judged where a flag or variable outranks it, as che
     ),
     { error: `${FILE}:1: port must be a whole number from 0 to 65535, not '8080 # web'`, exitCode: 1 },
   );
+  // A flat file is one book, its db: without one, check (even with --demo) has no file to judge.
+  for (const argv of [['check'], ['check', '--demo']]) {
+    assert.deepEqual(
+      outcome(() => parseCommandLine(argv, USER, () => config('port = 8080'))),
+      {
+        error: 'check needs --db FILE, or a db or [book NAME] sections in --config FILE (see --help)',
+        exitCode: 2,
+      },
+    );
+  }
   // A command that reads no setting reads no file, nor does a command line wrong in itself.
   const unread = () => assert.fail('the file was read');
   assert.deepEqual(parseCommandLine(['hash-password'], USER, unread), { command: 'hash-password' });
