@@ -1,16 +1,12 @@
-// Whether a file's bookings mean what the contract needs, judged on a sample of the data
-// rather than on column names: `check` refuses a mapping that would answer wrongly.
-// (A column called `date` holding 20260314 has the right name and finds nothing.)
+// Whether a file's bookings mean what the contract needs, judged on a sample of the data rather than on column
+// names: `check` refuses a mapping that would answer wrongly (a `date` holding 20260314 finds nothing).
 
 import type { Database } from 'better-sqlite3';
 import { type Mapping, quoteName, useMapping } from './mapping.js';
 import { isCalendarDate } from './query.js';
-import { bookingNamed, bookingNamer, centsAsAmount, refusalsOf } from './search/index.js';
+import { blobText, bookingNamed, bookingNamer, centsAsAmount, refusalsOf } from './search/index.js';
 
-/**
- * How many bookings are judged, by `check` and by `createHandler` alike: the first ones the
- * file gives, enough to see its habits, and cheap enough to read at every start.
- */
+/** How many bookings `check` and `createHandler` judge: the file's first, enough to see its habits, cheap to read. */
 export const SAMPLE_SIZE = 20_000;
 
 const DATE_WITH_TIME = /^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]/;
@@ -21,9 +17,8 @@ export interface MeaningReport {
   /** Bookings looked at. */
   sampled: number;
   /**
-   * Why the file cannot be served exactly, each a sentence that says what to change, with a
-   * value from the bookings as an example where one shows the fault; empty when it can.
-   * `check` prints them and exits 1.
+   * Why the file cannot be served exactly, each a sentence that says what to change, with a value from the
+   * bookings as an example where one shows the fault; empty when it can. `check` prints them and exits 1.
    */
   problems: string[];
   /**
@@ -48,8 +43,8 @@ type SampleRow = [id: unknown, date: unknown, amountCents: unknown];
  * as the search would see them (for the own schema the entries table itself, for an
  * application its `allBookings`, so that dates no window admits are seen too): dates
  * 'YYYY-MM-DD' text of a real calendar day, amounts whole cents (INTEGER), ids whole
- * numbers and unique. A row beyond the sample, or written later, is still never answered
- * wrongly: the search answers 500 for it (the row guard).
+ * numbers and unique; zweck, category and account text, not blobs. A row beyond the sample,
+ * or written later, is still never answered wrongly: the search answers 500 for it.
  */
 export function checkMeaning(db: Database, mapping: Mapping, size = SAMPLE_SIZE): MeaningReport {
   useMapping(db, mapping);
@@ -58,8 +53,13 @@ export function checkMeaning(db: Database, mapping: Mapping, size = SAMPLE_SIZE)
     mapping.kind === 'application'
       ? judge(readSample(db, mapping, size), mapping.title, bookingNamer(db, mapping))
       : judge(readSample(db, mapping, size));
-  const { problems, withoutValues } = report;
-  return { ...report, problems: [...refusals, ...problems], withoutValues: [...refusals, ...withoutValues] };
+  const blob = blobText(db, mapping, size);
+  const and = (found: readonly string[], said?: string): string[] => [...refusals, ...found, ...(said ? [said] : [])];
+  return {
+    ...report,
+    problems: and(report.problems, blob?.named),
+    withoutValues: and(report.withoutValues, blob?.unnamed),
+  };
 }
 
 function readSample(db: Database, mapping: Mapping, size: number): SampleRow[] {

@@ -43,6 +43,7 @@ export {
   sqlFor,
   toBounds,
 } from './sql.js';
+export { blobText } from './texts.js';
 export {
   createLoopTurn,
   createTurns,

@@ -196,6 +196,25 @@ test('a booking whose text is a blob in the file (bytes that need not be UTF-8) 
   assert.match(String(causes[1]), /booking 2: its kategorie is a blob of 2 bytes, not text/);
 });
 
+test("a file whose booking text is a blob among the judged bookings is refused as check refuses it, not served to answer 500: the zweck, a category's or an account's name", () => {
+  for (const [spoil, field] of [
+    [`UPDATE entries SET subject = CAST('Blobtext' AS BLOB) WHERE id = 3`, 'zweck'],
+    [`UPDATE categories SET name = X'FFFE' WHERE id = 1`, 'kategorie'],
+    [`UPDATE payment_methods SET name = CAST('Kasse' AS BLOB) WHERE id = 1`, 'konto'],
+  ] as const) {
+    const db = new Database(':memory:');
+    db.exec(fixtureSql('schema.sql'));
+    db.exec(fixtureSql('bookings.sql'));
+    assert.deepEqual(checkMeaning(db, ownSchema()).problems, []);
+    db.exec(spoil);
+    const { problems, withoutValues } = checkMeaning(db, ownSchema());
+    assert.match(problems.join('\n'), new RegExp(`^booking \\d+'s ${field} is a blob, not text: `, 'm'));
+    assert.match(withoutValues.join('\n'), new RegExp(`^a booking's ${field} is a blob, not text: `, 'm'));
+    assert.throws(() => createHandler(db, CREDENTIALS), new RegExp(`a booking's ${field} is a blob, not text`));
+    db.close();
+  }
+});
+
 test('a reconciliation answers the lines that do not find a booking it cannot answer; a line that finds it is the 500, as its search is', async (t) => {
   const db = new Database(':memory:');
   t.after(() => db.close());
