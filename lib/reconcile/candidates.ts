@@ -25,6 +25,7 @@ export interface Booking {
   /**
    * Why it cannot be answered (an amount not whole cents, a blob for a text): the 500 of a
    * line that finds it, as of the GET that finds it; lines that do not find it are answered.
+   * Never a part (poolOf).
    */
   broken?: Error;
 }
@@ -186,6 +187,8 @@ export function poolOf(
     const booking = bookings[index] as Booking;
     if (booking.day > line.day + line.tage) break;
     if (given[index] === 1 || (names !== undefined && (booking.konto === null || !names.has(booking.konto)))) continue;
+    // One that cannot be answered is never a part: whether a line took it would hang on ties.
+    if (booking.broken !== undefined) continue;
     const part = { cents: booking.cents, days: Math.abs(booking.day - line.day), id: booking.id, booking: index };
     if (Math.sign(booking.cents) === sign) same.push(part);
     else if (line.beide && Math.sign(booking.cents) === -sign) opposite.push(part);

@@ -141,9 +141,6 @@ function answerOf(
   unsplit: boolean,
 ): string {
   const mine = got.map((index) => bookings[index] as Booking).sort((a, b) => b.day - a.day || b.id - a.id);
-  // A part that cannot be answered (its line's candidates threw already for one of them).
-  const broken = mine.find((booking) => booking.broken !== undefined)?.broken;
-  if (broken !== undefined) throw broken;
   const only = got[0];
   const eindeutig = got.length === 1 && list.booking.length === 1 && linesOf[only as number] === 1;
   const alternatives = nearestNotGot(list, got, bookings).map(

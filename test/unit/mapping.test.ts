@@ -244,6 +244,10 @@ test('a reconciliation answers the lines that do not find a booking it cannot an
     code: 'search_failed',
   });
   assert.match(String(causes[0]), /booking 3: the amount 12\.5 is not a whole number of cents/);
+  // Never a part: 9.00 and it would make 9.125, within 9.13 ± 0.01; no line takes it.
+  const parts = await reconcile([{ datum: '2026-05-02', betrag: '-9.13', toleranz: '0.01', teile: 2 }]);
+  assert.equal(parts.status, 200, parts.body);
+  assert.match(parts.body, /^\{"zeilen":\[\{"ref":"1","buchungen":\[\],/);
 });
 
 test("createHandler refuses a file check refuses, with check's sentence less its bookings' values: a mapping wrong for every row, and one odd row among good ones", () => {
