@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { fractionCents } from '../../lib/apps/fraction.js';
 import { hexPrefixId, hexPrefixIdOf } from '../../lib/apps/ids.js';
@@ -136,6 +136,28 @@ test('options.app and options.tables are checked when the handler is created, na
   );
 });
 
+/**
+ * A book whose entries are a view over `raw (n, d, a)` holding `rows` (SQL values), served;
+ * `causes` hears the handler's errors. A row written to `raw` later meets what the search
+ * does with a row the start did not judge.
+ */
+async function servedRawView(
+  t: TestContext,
+  rows: string,
+): Promise<{ db: Database.Database; origin: string; causes: unknown[] }> {
+  const db = new Database(':memory:');
+  t.after(() => db.close());
+  db.exec(`CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+    CREATE TABLE payment_methods (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+    CREATE TABLE raw (n INTEGER PRIMARY KEY, d, a);
+    INSERT INTO raw VALUES ${rows};
+    CREATE VIEW entries AS SELECT n AS id, d AS date, a AS amount_cents, '' AS subject,
+      NULL AS category_id, NULL AS payment_method_id FROM raw;`);
+  const causes: unknown[] = [];
+  const origin = await serve(t, createHandler(db, CREDENTIALS, { onError: (error) => causes.push(error) }));
+  return { db, origin, causes };
+}
+
 for (const [what, date, amount, reason] of [
   [
     'a date-time',
@@ -148,16 +170,7 @@ for (const [what, date, amount, reason] of [
   ['REAL euros', "'2026-03-14'", '12.5', /booking 1: the amount 12\.5 is not a whole number of cents/],
 ] as const) {
   test(`a row with ${what} written after the start is answered 500 with the reason in the log, never 200`, async (t) => {
-    const db = new Database(':memory:');
-    t.after(() => db.close());
-    db.exec(`CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
-      CREATE TABLE payment_methods (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
-      CREATE TABLE raw (n INTEGER PRIMARY KEY, d, a);
-      INSERT INTO raw VALUES (2, '2026-05-01', 100), (3, '2026-05-02', 200);
-      CREATE VIEW entries AS SELECT n AS id, d AS date, a AS amount_cents, '' AS subject,
-        NULL AS category_id, NULL AS payment_method_id FROM raw;`);
-    const causes: unknown[] = [];
-    const origin = await serve(t, createHandler(db, CREDENTIALS, { onError: (error) => causes.push(error) }));
+    const { db, origin, causes } = await servedRawView(t, "(2, '2026-05-01', 100), (3, '2026-05-02', 200)");
     // The file was judged at the start (createHandler refuses such a row then, as check
     // does); a row the application writes later meets the guard of every answered row.
     db.exec(`INSERT INTO raw VALUES (1, ${date}, ${amount})`);
@@ -216,16 +229,7 @@ test("a file whose booking text is a blob among the judged bookings is refused a
 });
 
 test('a reconciliation answers the lines that do not find a booking it cannot answer; a line that finds it is the 500, as its search is', async (t) => {
-  const db = new Database(':memory:');
-  t.after(() => db.close());
-  db.exec(`CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
-    CREATE TABLE payment_methods (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
-    CREATE TABLE raw (n INTEGER PRIMARY KEY, d, a);
-    INSERT INTO raw VALUES (1, '2026-05-01', 900), (2, '2026-05-02', 1250);
-    CREATE VIEW entries AS SELECT n AS id, d AS date, a AS amount_cents, '' AS subject,
-      NULL AS category_id, NULL AS payment_method_id FROM raw;`);
-  const causes: unknown[] = [];
-  const origin = await serve(t, createHandler(db, CREDENTIALS, { onError: (error) => causes.push(error) }));
+  const { db, origin, causes } = await servedRawView(t, "(1, '2026-05-01', 900), (2, '2026-05-02', 1250)");
   const reconcile = (lines: object[]): Promise<Reply> =>
     request(`${origin}/api/v1/abgleich`, {
       method: 'POST',
