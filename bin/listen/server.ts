@@ -174,10 +174,12 @@ export function stopListening(
 ): Promise<void> {
   const stop = connectionStops.get(server);
   const until = performance.now() + QUEUED_MS;
+  /** What is left of QUEUED_MS after the signal, in milliseconds; zero once it has passed. */
+  const left = (): number => Math.max(0, until - performance.now());
   // A connection yet to bring its first request (taken from the queue, or accepted in the
   // signal's turn) is left open until QUEUED_MS after the signal: over TLS its request comes
   // a round trip after its acceptance, once the client has ended its handshake.
-  const stopConnections = (): void => stop?.('connections', performance.now() < until);
+  const stopConnections = (): void => stop?.('connections', left() > 0);
   return new Promise((resolve) => {
     // The answers waited for now close their connections (each one after, once it closes);
     // a worker's, once every worker's listener has closed (below).
@@ -203,7 +205,7 @@ export function stopListening(
       // is the primary's, open until every worker's has closed: a client told to close before
       // would reconnect into it, to be reset; the worker's stop on its connections begins then.
       if (primary === undefined) closed();
-      else primary.closed(Math.max(0, until - performance.now())).then(closed, closed);
+      else primary.closed(left()).then(closed, closed);
     };
     const closed = (): void => {
       if (primary !== undefined) began?.();
@@ -218,25 +220,30 @@ export function stopListening(
           stopConnections();
           if (ended) return;
           idle = setInterval(stopConnections, 100);
-          last = setTimeout(stopConnections, Math.max(0, until - performance.now()) + 1);
+          last = setTimeout(stopConnections, left() + 1);
         }),
       );
     };
-    afterQueued(server, until, primary, close);
+    afterQueued(server, left, primary, close);
   });
 }
 
 /**
  * Calls `close` once `server` has taken the connections queued for it at the signal, their
- * requests sent before it maybe, which its close would reset, or at `until`. Node takes one
- * from the kernel each turn of the event loop: the listener closes after the first turn that
- * took none. A worker's come from the primary, which queues them while every worker is busy,
+ * requests sent before it maybe, which its close would reset, or once `left` is spent. Node
+ * takes one from the kernel each turn of the event loop: the listener closes after the first
+ * turn that took none. A worker's come from the primary, which queues them while every worker is busy,
  * hands a worker the next once it took the last, and resets those still queued when the last
  * worker's listener closes (node:cluster's round robin): after a turn that took none, a
  * worker closes once the primary said it has handed it all, unless one came meanwhile (the
  * answer comes after what was handed before it).
  */
-function afterQueued(server: Server, until: number, primary: PrimaryOfListener | undefined, close: () => void): void {
+function afterQueued(
+  server: Server,
+  left: () => number,
+  primary: PrimaryOfListener | undefined,
+  close: () => void,
+): void {
   let taken = 0;
   const count = (): void => {
     taken += 1;
@@ -251,11 +258,11 @@ function afterQueued(server: Server, until: number, primary: PrimaryOfListener |
     setImmediate(afterTurn);
   };
   const afterTurn = (): void => {
-    const left = until - performance.now();
-    if (taken > 0 && left > 0) return next();
-    if (primary === undefined || left <= 0) return done();
+    const time = left();
+    if (taken > 0 && time > 0) return next();
+    if (primary === undefined || time === 0) return done();
     const settled = (): void => (taken > 0 ? afterTurn() : done());
-    primary.handed(left).then(settled, settled);
+    primary.handed(time).then(settled, settled);
   };
   // The signal is heard after the rest of its turn: counting begins with the next.
   setImmediate(next);
