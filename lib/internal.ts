@@ -11,6 +11,6 @@ export { Metrics } from './metrics.js';
 export { createSharedParts, resolveOptions } from './options.js';
 export { hashPassword } from './password-hash.js';
 export { protectServer } from './protocol-errors.js';
-export type { RequestFacts } from './request.js';
+export type { Answered } from './request.js';
 export { send } from './respond.js';
 export type { Credentials, HandlerOptions } from './types.js';

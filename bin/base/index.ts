@@ -7,7 +7,6 @@
 export { type Channel, ChannelError, createChannel, type Port } from './channel.js';
 export { CliError, describeError, describeFsError, describeReadError, isPrivacyRefusal } from './errors.js';
 export {
-  type AccessLog,
   accessLog,
   errorLineTemplate,
   type LogLevel,

@@ -10,7 +10,7 @@
 import cluster from 'node:cluster';
 import { fstatSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RequestFacts } from '../../lib/internal.js';
+import type { Answered } from '../../lib/internal.js';
 import { describeError } from './errors.js';
 
 export type LogFormat = 'text' | 'json';
@@ -205,9 +205,6 @@ function flushAccessLog(): void {
 // stdout to a pipe or a file is written synchronously on Linux, so nothing is lost here.
 process.on('exit', flushAccessLog);
 
-/** What the access log hears of each response as it closes (bin/listen/server.ts, `answered`). */
-export type AccessLog = (res: ServerResponse, ms: number, facts: RequestFacts | undefined, path: string) => void;
-
 /**
  * One line per request on stdout, written when the response ends: time, client address
  * (after the proxy rule), user (accepted, or the one a failed login tried; `-` without
@@ -219,7 +216,7 @@ export function accessLog(
   ended?: (req: IncomingMessage, res: ServerResponse, ms: number) => void,
   /** Hears every response when it closes: the books count their requests in flight (BookService.closed). */
   closed?: (res: ServerResponse) => void,
-): AccessLog {
+): Answered {
   // Every access line is information, whatever its status: a failure is its own line.
   const priority = toJournal.stdout ? PRIORITY.info : '';
   return (res, elapsed, facts, path) => {

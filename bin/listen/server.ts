@@ -35,8 +35,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { Server as NetServer } from 'node:net';
-import { protectServer } from '../../lib/internal.js';
-import type { AccessLog } from '../base/index.js';
+import { type Answered, protectServer } from '../../lib/internal.js';
 import { closeStalledConnections } from './send-timeout.js';
 import { type TlsMinVersion, tlsPolicy } from './tls.js';
 
@@ -64,7 +63,7 @@ export interface ListenerOptions {
    * refuses too, so that they are logged and counted: its milliseconds, what the handler
    * learnt of it (none for a request it never routed), its path as a log line shows it.
    */
-  answered?: AccessLog;
+  answered?: Answered;
   /** --trust-proxy's entries (ServeCommand's `trustProxy`): peers never held to one address's share. */
   proxies?: readonly string[];
   /**

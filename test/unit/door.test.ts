@@ -38,8 +38,8 @@ const WHY: Record<string, string> = {
   protectServer: "the library's edge on a listener: a connection's bound, protocol errors as JSON",
   send: "the one writer of an answer, its headers and its close with a body unread: the admin listener's answers as the API's",
   ERRORS: 'the errors with their status, code and text, which the admin listener answers as the API does',
-  RequestFacts:
-    "what the handler learnt of a request (address, user), as the listener's edge hands it to the access log: public",
+  Answered:
+    "what the listener's edge hands the access log of each response (its milliseconds, what the handler learnt of it, its path)",
 };
 /**
  * Types bin/ derives from a name it imports from lib/ instead of importing the type itself:
