@@ -108,10 +108,11 @@ function describeTables(lines: string[], db: Db, chosen: ChosenMapping, appSetti
 /** The bookings' range and whether a sample of them means what the contract needs; false when not. */
 function describeData(lines: string[], db: Db, mapping: Mapping, meaning: ReturnType<typeof checkMeaning>): boolean {
   const [count, first, last] = bookingRange(db, mapping);
+  const lookedAt = `${meaning.sampled} booking${meaning.sampled === 1 ? '' : 's'} looked at`;
   lines.push(count === 0 ? 'Bookings: none.' : `Bookings: ${count}, dated ${first} to ${last}.`);
   if (meaning.problems.length > 0) {
     lines.push(
-      `Data: does not fit (${meaning.sampled} bookings looked at); the search would answer wrongly:`,
+      `Data: does not fit (${lookedAt}); the search would answer wrongly:`,
       ...meaning.problems.map((problem) => `  - ${problem}`),
     );
     return false;
@@ -119,7 +120,7 @@ function describeData(lines: string[], db: Db, mapping: Mapping, meaning: Return
   lines.push(
     meaning.sampled === 0
       ? 'Data: no bookings to look at yet.'
-      : `Data: fits (${meaning.sampled} bookings looked at: dates 'YYYY-MM-DD', amounts whole cents, ids whole and unique).`,
+      : `Data: fits (${lookedAt}: dates 'YYYY-MM-DD', amounts whole cents, ids whole and unique).`,
     ...meaning.notes.map((note) => `Note: ${note}`),
   );
   if (mapping.kind === 'application' && mapping.notes !== undefined) {

@@ -361,3 +361,19 @@ test('an Actual budget folder given instead of its db.sqlite: "not a regular fil
     `booking-search-server: cannot open database ${empty}: not a regular file`,
   );
 });
+
+test('a book of one booking: check says "1 booking looked at", whether it fits or not', async (t) => {
+  const file = buildDatabase(t);
+  const db = new Database(file);
+  db.exec('DELETE FROM entries WHERE id <> 10');
+  db.close();
+  const fits = await run(['check', '--db', file]);
+  assert.equal(fits.code, 0, fits.stdout);
+  assert.match(fits.stdout, /^Data: fits \(1 booking looked at: /m);
+  const writer = new Database(file);
+  writer.exec('UPDATE entries SET amount_cents = 435.5');
+  writer.close();
+  const wrong = await run(['check', '--db', file]);
+  assert.equal(wrong.code, 1, wrong.stdout);
+  assert.match(wrong.stdout, /^Data: does not fit \(1 booking looked at\); the search would answer wrongly:$/m);
+});
