@@ -193,6 +193,18 @@ test('a wrong command line ends with one line and exit code 2', async () => {
   );
 });
 
+// A path holding the four characters \x0a was said exactly as one holding a newline.
+test('a backslash in a value is shown escaped, so that a path holding "\\x0a" reads otherwise than one holding a newline', async (t) => {
+  const dir = tempDir(t);
+  const [literal, newline] = await Promise.all([
+    run(['--db', join(dir, 'a\\x0ab.sqlite'), '--port', '0']),
+    run(['--db', join(dir, 'a\nb.sqlite'), '--port', '0']),
+  ]);
+  assert.ok(literal.stderr.includes(`${dir}/a\\\\x0ab.sqlite`), literal.stderr);
+  assert.ok(newline.stderr.includes(`${dir}/a\\nb.sqlite`), newline.stderr);
+  assert.equal(literal.stderr.split('\n').length, 2, literal.stderr);
+});
+
 // A newline in a flag's value printed a second line that read like a log line of its own.
 test("a value the admin gave is shown escaped in its refusal, in one line: a flag's, a variable's and the file's alike", async (t) => {
   const forged = 'x\n2026-11-29T00:00:00.000Z forged line';

@@ -67,10 +67,11 @@ export function isoTime(): string {
 // What a value that did not come from this program may not bring into a log line as it is:
 // C0 controls (newlines among them), DEL and C1 controls, the line and paragraph
 // separators, the bidirectional overrides and isolates that reorder what a terminal shows,
-// a lone surrogate, and the two characters the escapes and a quoted value are made of.
+// the characters that show as nothing (a name with a zero-width space looks like one
+// without), a lone surrogate, and the two characters the escapes and a quoted value are made of.
 const UNSAFE_IN_LOG =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds, to escape them.
-  /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"\\]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+  /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff"\\]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 const SHORT_ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '"': '\\"', '\\': '\\\\' };
 /** The most characters (code points) of one value a log line shows, unless told otherwise. */
 export const MAX_LOGGED_CHARACTERS = 100;
@@ -92,8 +93,9 @@ export const MAX_LINE_CHARACTERS = 8_192;
  * and `\` as `\"` and `\\`. Beyond `max` code points it is cut (never inside a character)
  * and ends with `…(+N)`, N the code points left out, so that a hostile value cannot make a
  * line of any length. Everything else, umlauts and emoji included, stays as it is.
- * `quotes: false` leaves `"` and `\` as they are: for a whole line this program wrote,
- * whose quotes are its own.
+ * `quotes: false` leaves `"` as it is: for a whole line this program wrote, whose quotes
+ * are its own. A backslash is escaped either way: else a name holding the four characters
+ * `\x0a` would read as one holding a newline, and a line could be forged to look like two.
  */
 export function logValue(value: string, max = MAX_LOGGED_CHARACTERS, { quotes = true } = {}): string {
   let shown = value;
@@ -106,7 +108,7 @@ export function logValue(value: string, max = MAX_LOGGED_CHARACTERS, { quotes = 
     }
   }
   const escaped = shown.replace(UNSAFE_IN_LOG, (character) => {
-    if (!quotes && (character === '"' || character === '\\')) return character;
+    if (!quotes && character === '"') return character;
     const short = SHORT_ESCAPES[character];
     if (short !== undefined) return short;
     const code = character.charCodeAt(0);

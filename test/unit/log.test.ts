@@ -14,6 +14,8 @@ test('logValue escapes what could break or forge a line, and leaves the rest as 
     ['\u0000\u007f\u0085', '\\x00\\x7f\\x85'],
     ['zeile\u2028zwei\u2029', 'zeile\\u2028zwei\\u2029'],
     ['abc\u202edcba\u2066x\u2069', 'abc\\u202edcba\\u2066x\\u2069'],
+    ['kasse\u200b', 'kasse\\u200b'],
+    ['\ufeffkas\u00adse\u2060', '\\ufeffkas\\xadse\\u2060'],
     ['say "hi"', 'say \\"hi\\"'],
     ['C:\\kasse', 'C:\\\\kasse'],
     ['lone \ud800 high, lone \udc00 low', 'lone \\ud800 high, lone \\udc00 low'],
@@ -31,12 +33,17 @@ test('logValue bounds a value by code points, never cutting a character in two, 
   assert.equal(logValue('abcdef', 3), 'abc…(+3)');
 });
 
-test('logValue with quotes: false, for a whole line: the line keeps its own quotes and backslashes, a newline or escape from the file is escaped', () => {
+test('logValue with quotes: false, for a whole line: the line keeps its own quotes; a newline or escape from the file is escaped, and so is a backslash', () => {
   const line = `error in GET /api/v1/buchungen: RangeError: booking id is not an integer: "A\n2026-11-24T08:00:00.000Z forged" \\ \u001b[2J`;
   assert.equal(
     logValue(line, MAX_LINE_CHARACTERS, { quotes: false }),
-    'error in GET /api/v1/buchungen: RangeError: booking id is not an integer: "A\\n2026-11-24T08:00:00.000Z forged" \\ \\x1b[2J',
+    'error in GET /api/v1/buchungen: RangeError: booking id is not an integer: "A\\n2026-11-24T08:00:00.000Z forged" \\\\ \\x1b[2J',
   );
+  // A name holding the four characters \x0a reads otherwise than one holding a newline.
+  const forged = logValue('database /srv/a\\x0a2026-11-24T08:00:00.000Z b', MAX_LINE_CHARACTERS, { quotes: false });
+  const newline = logValue('database /srv/a\n2026-11-24T08:00:00.000Z b', MAX_LINE_CHARACTERS, { quotes: false });
+  assert.equal(forged, 'database /srv/a\\\\x0a2026-11-24T08:00:00.000Z b');
+  assert.equal(newline, 'database /srv/a\\n2026-11-24T08:00:00.000Z b');
   assert.equal(
     logValue('x'.repeat(MAX_LINE_CHARACTERS + 5), MAX_LINE_CHARACTERS, { quotes: false }).length,
     MAX_LINE_CHARACTERS + 5,
