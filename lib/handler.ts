@@ -142,8 +142,11 @@ function answer(parts: Parts, req: IncomingMessage, res: ServerResponse, next?: 
   if (next !== undefined && !path.startsWith(apiPrefix)) return next();
   const admission = admit(req, res);
   if (admission === 'drop') return;
+  const endpoint =
+    path === statusPath ? 'status' : path === searchPath ? 'search' : path === reconcilePath ? 'abgleich' : 'other';
   try {
     if (admission === 'refuse') {
+      recordFacts(req, clientAddress(req, trusted), endpoint, path);
       addToEveryResponse(res, corsHeaders(cors, req));
       return refuseUnanswered(res);
     }
@@ -159,8 +162,6 @@ function answer(parts: Parts, req: IncomingMessage, res: ServerResponse, next?: 
     addToEveryResponse(res, corsHeaders(cors, req));
     if (flood !== undefined) return sendError(res, ...refusal(flood, challengeHeader));
     if (badRequest) return sendError(res, ERRORS.badRequest, ['Connection', 'close']);
-    const endpoint =
-      path === statusPath ? 'status' : path === searchPath ? 'search' : path === reconcilePath ? 'abgleich' : 'other';
     const facts = recordFacts(req, clientAddress(req, trusted), endpoint, path);
     const client = throttleKey(facts.clientAddress);
     const exchange: Exchange = { req, res, path, query: mark === -1 ? '' : url.slice(mark + 1), facts, client };

@@ -8,7 +8,15 @@ import { TLSSocket } from 'node:tls';
 import { boundConnections, type ConnectionBounds, type StopConnections } from './connection-cap.js';
 import { errorCode } from './errors.js';
 import { type ApiError, ERRORS } from './messages.js';
-import { type Answered, hasBadHost, whenAnswered } from './request.js';
+import {
+  type Answered,
+  clientAddress,
+  hasBadHost,
+  pathForLog,
+  recordFacts,
+  trustedPeers,
+  whenAnswered,
+} from './request.js';
 import {
   afterAnswers,
   answering,
@@ -52,7 +60,11 @@ export function protectServer(server: Server, handler: Listener, edge: EdgeOptio
   const { badHost, answered } = edge;
   const checked: Listener =
     badHost === undefined ? handler : (req, res) => (hasBadHost(req) ? badHost(req, res) : handler(req, res));
-  const bounded = withinUnansweredBound(checked);
+  // A request the bound refuses is never routed: its log line still names its client.
+  const trusted = trustedPeers(edge.proxies);
+  const bounded = withinUnansweredBound(checked, (req) =>
+    recordFacts(req, clientAddress(req, trusted), 'other', pathForLog(req.url ?? '')),
+  );
   server.on('request', answered === undefined ? bounded : whenAnswered(bounded, answered));
   // `Expect: 100-continue`: a request as any other, but without node:http's 100 Continue
   // before the handler ran; the body's reader sends it once the request is let in.

@@ -230,15 +230,20 @@ export function refuseUnanswered(res: ServerResponse): void {
 /**
  * `handler` behind its connection's bound on unanswered requests (above), its answers
  * leaving together, for every listener of the command whatever its handler;
- * `createHandler`'s bounds its own too, and a request is counted once.
+ * `createHandler`'s bounds its own too, and a request is counted once. `refused` hears a
+ * request the bound refuses before it is answered (its facts, for the access log).
  */
 export function withinUnansweredBound(
   handler: (req: IncomingMessage, res: ServerResponse) => void,
+  refused?: (req: IncomingMessage) => void,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   return answeringTogether((req, res) => {
     const admission = admit(req, res);
     if (admission === 'process') handler(req, res);
-    else if (admission === 'refuse') refuseUnanswered(res);
+    else if (admission === 'refuse') {
+      refused?.(req);
+      refuseUnanswered(res);
+    }
   });
 }
 

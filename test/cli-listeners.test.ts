@@ -328,3 +328,32 @@ for (const [listener, workers] of [
     for (const { closedMs } of await Promise.all(closed)) assert.ok(closedMs !== undefined && closedMs < 5_000);
   });
 }
+
+// The 429 of a connection past its bound was logged as `- -`: the bound refuses it before
+// the handler records who sent it.
+test('the access line of a 429 too_many_unanswered names the client, after the proxy rule', async (t) => {
+  const server = await start(t, ['--db', buildDatabase(t), '--trust-proxy', '127.0.0.5', ...TIMEOUTS]);
+  const where = { port: Number(new URL(server.origin).port) };
+  const forwarded = API_REQUEST.replace('\r\n\r\n', '\r\nX-Forwarded-For: 203.0.113.7\r\n\r\n');
+  for (const [from, request] of [
+    ['127.0.0.3', API_REQUEST],
+    ['127.0.0.5', forwarded],
+  ] as const) {
+    const pipelined = await open(where, from);
+    pipelined.write(request.repeat(200));
+    assert.match((await readUntilClosed(pipelined, 10_000)).text, /"code":"too_many_unanswered"\}$/);
+  }
+  const refused = / (\S+) (\S+) GET \/api\/v1\/status 429 /;
+  await waitFor(() => server.output().stdout, /203\.0\.113\.7 \S+ GET \/api\/v1\/status 429 /);
+  const lines = server
+    .output()
+    .stdout.split('\n')
+    .filter((line) => refused.test(line));
+  assert.deepEqual(
+    lines.map((line) => refused.exec(line)?.slice(1)),
+    [
+      ['127.0.0.3', '-'],
+      ['203.0.113.7', '-'],
+    ],
+  );
+});

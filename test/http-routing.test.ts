@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { API_VERSION, createHandler } from '../lib/index.js';
+import { API_VERSION, createHandler, requestFacts } from '../lib/index.js';
 import {
   AUTH,
   assertCommonHeaders,
@@ -190,9 +190,11 @@ test('a request that asks for an Upgrade is answered with Connection: close: nod
 test('a connection with 128 answers its client has not taken gets 429 too_many_unanswered and is closed: /status too; a client that never reads is closed as soon as the kernel has taken them', async (t) => {
   let handled = 0;
   const handler = createHandler(openFixture(t), CREDENTIALS);
+  const refusedFacts: unknown[] = [];
   const origin = await serve(t, (req, res) => {
     handled += 1;
     handler(req, res);
+    if (res.statusCode === 429) refusedFacts.push(requestFacts(req));
   });
   const { hostname, port } = new URL(origin);
   const status = `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\n\r\n`;
@@ -203,6 +205,10 @@ test('a connection with 128 answers its client has not taken gets 429 too_many_u
   assert.deepEqual(statuses, [...Array(128).fill('200'), '429']);
   assert.match(reader.body, /"code":"too_many_unanswered"}$/);
   assert.equal(reader.closed, true);
+  // Its facts name the client for a log line, as those of every request the handler routed.
+  assert.deepEqual(refusedFacts, [
+    { endpoint: 'status', clientAddress: '127.0.0.1', user: undefined, attempted: undefined, path: '/api/v1/status' },
+  ]);
 
   // Pipelined as fast as the server takes them, for 3 s at most, and nothing read.
   handled = 0;
