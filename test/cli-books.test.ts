@@ -420,7 +420,7 @@ test('a --config of one book (db in the service part) reloads like many: SIGHUP 
   assert.match(
     cli.output().stderr.trim().split('\n').at(-1) ?? '',
     new RegExp(
-      `^${TIME} SIGHUP: keeping the running configuration: ${o.config}:4: port must be a whole number from 0 to 65535, not '8080 # web'$`,
+      `^${TIME} SIGHUP: keeping the running configuration: ${o.config}:4: port must be a whole number from 0 to 65535, not '8080 # web' \\(# starts a comment only at the start of a line\\)$`,
     ),
   );
   assertReply(await request(url, as('mueller', 'm-geheim')), 200, mmex);

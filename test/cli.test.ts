@@ -193,6 +193,23 @@ test('a wrong command line ends with one line and exit code 2', async () => {
   );
 });
 
+// A comment after a path was part of it: "no such file" named the whole text, with no hint.
+test('a # comment after a value in the configuration file is refused at its line, saying where a comment goes', async (t) => {
+  const config = join(tempDir(t), 'books.conf');
+  writeFileSync(config, `[book kasse]\ndb = ${buildDatabase(t)}   # the shop\n`, { mode: 0o600 });
+  assertFails(
+    await run(['--config', config, '--port', '0'], cleanEnv()),
+    1,
+    `booking-search-server: ${config}:2: db holds ' #', but # starts a comment only at the start of a line: put the comment on a line of its own, or quote the path`,
+  );
+  writeFileSync(config, `port = 8080 # web\n[book kasse]\ndb = ${buildDatabase(t)}\n`, { mode: 0o600 });
+  assertFails(
+    await run(['--config', config], cleanEnv()),
+    1,
+    `booking-search-server: ${config}:1: port must be a whole number from 0 to 65535, not '8080 # web' (# starts a comment only at the start of a line)`,
+  );
+});
+
 // A path holding the four characters \x0a was said exactly as one holding a newline.
 test('a backslash in a value is shown escaped, so that a path holding "\\x0a" reads otherwise than one holding a newline', async (t) => {
   const dir = tempDir(t);

@@ -68,6 +68,10 @@ export const BOOK_KEYS: readonly string[] = [...BOOK_SETTINGS, 'users'];
 const KEY = /^[a-z][a-z0-9-]{0,39}$/;
 const QUOTED = /^"((?:[^"\\]|\\.)*)"$/;
 const MAX_LINE_CHARS = 4096;
+/** What a refusal of a value that holds ` #` adds: the file has no comment after a value. */
+export const COMMENT_HINT = '# starts a comment only at the start of a line';
+// A comment after a value, as other formats allow: whitespace, then `#`.
+export const TRAILING_COMMENT = /\s#/;
 
 /**
  * The structure of a configuration file's `text`: the service's entries and the books, or
@@ -126,6 +130,14 @@ export function parseConfig(text: string, file: string, serviceKeys: ReadonlySet
       );
     }
     if (value === '') return at(number, `${key} needs a value`);
+    // A path is not judged until it is opened, and then "no such file" names the whole text:
+    // said here, at its line. A path that holds ` #` is written in quotes.
+    if (SETTINGS[key as Flag]?.path === true && !given.startsWith('"') && TRAILING_COMMENT.test(value)) {
+      return at(
+        number,
+        `${key} holds ' #', but ${COMMENT_HINT}: put the comment on a line of its own, or quote the path`,
+      );
+    }
     const entries = book === undefined ? service : book.entries;
     const first = entries.find((entry) => entry.key === key);
     if (first !== undefined) return at(number, `${key} is given again (first on line ${first.line})`);

@@ -10,7 +10,7 @@
 import { type Credentials, resolveOptions } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
 import type { BookConfig } from './book-config.js';
-import type { BookSection, ConfigEntry, ConfigFile } from './config-file.js';
+import { type BookSection, COMMENT_HINT, type ConfigEntry, type ConfigFile, TRAILING_COMMENT } from './config-file.js';
 import { nearestName } from './nearest-name.js';
 import { type Flag, LISTENER_CHOICES, SETTINGS } from './settings.js';
 
@@ -164,7 +164,9 @@ export function placeError(error: unknown, origins: ReadonlyMap<string, Origin>)
     const inFile = words.replace(FLAG_NAME, (flag, key: string) =>
       SETTINGS[key as Flag]?.configurable === true ? key : flag,
     );
-    return new CliError(`${origin.file}:${origin.line}: ${inFile}${message.slice(words.length)}`);
+    const value = message.slice(words.length);
+    const hint = TRAILING_COMMENT.test(value) ? ` (${COMMENT_HINT})` : '';
+    return new CliError(`${origin.file}:${origin.line}: ${inFile}${value}${hint}`);
   }
   return error;
 }

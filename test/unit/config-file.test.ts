@@ -99,6 +99,26 @@ test('quoted values keep their spaces, a # and an = ; \\" is a quote and \\\\ a 
   );
 });
 
+test('a comment after a path is refused at its line, with where a comment goes; a quoted path may hold a #, an unquoted one # without a space', () => {
+  for (const [text, line, key] of [
+    ['[book a]\ndb = /srv/kasse.sqlite # the shop', 2, 'db'],
+    ['credentials-file = /etc/credentials\t# the users', 1, 'credentials-file'],
+  ] as const) {
+    assert.deepEqual(parse(text), {
+      ok: false,
+      message: `${FILE}:${line}: ${key} holds ' #', but # starts a comment only at the start of a line: put the comment on a line of its own, or quote the path`,
+    });
+  }
+  const parsed = parse('[book a]\ndb = "/srv/Kasse #2/kasse.sqlite"\n[book b]\ndb = /srv/Kasse#3/kasse.sqlite');
+  assert.ok(parsed.ok);
+  assert.deepEqual(
+    parsed.config.books.map((book) => book.entries[0]?.value),
+    ['/srv/Kasse #2/kasse.sqlite', '/srv/Kasse#3/kasse.sqlite'],
+  );
+  // A value that is no path may hold one: the service's name is the login's realm.
+  assert.ok(parse('name = Kasse #1').ok);
+});
+
 test('Windows paths, quoted or not: a backslash before any other character stands for itself', () => {
   const parsed = parse(
     [

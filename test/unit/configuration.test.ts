@@ -311,7 +311,10 @@ test('a value of the file is judged where a flag or variable outranks it, as che
     outcome(() =>
       parseCommandLine(['check', '--port', '0'], USER, () => config('port = 8080 # web\n[book a]\ndb = /a')),
     ),
-    { error: `${FILE}:1: port must be a whole number from 0 to 65535, not '8080 # web'`, exitCode: 1 },
+    {
+      error: `${FILE}:1: port must be a whole number from 0 to 65535, not '8080 # web' (# starts a comment only at the start of a line)`,
+      exitCode: 1,
+    },
   );
   // A flat file is one book, its db: without one, check (even with --demo) has no file to judge.
   for (const argv of [['check'], ['check', '--demo']]) {
