@@ -28,7 +28,7 @@ const COMMANDS: { [Name in Command['command']]: Run<Extract<Command, { command: 
   version: () => void process.stdout.write(`${readVersion()}\n`),
   openapi: () => void process.stdout.write(readPackageFile('openapi.json')),
   'hash-password': () => runHashPassword(process.stdin, process.stdout),
-  check: (command) => checkInGuard(command.db, command, 6 * command.searchMs),
+  check: (command) => checkInGuard(command.db, command, command.searchMs),
   'check-config': (command) => reportOnBooks(command.serve, command.credentialsProblem),
   serve: runServe,
 };

@@ -5,9 +5,9 @@
 
 import type { Database as Db } from 'better-sqlite3';
 import { findApplication } from './apps/index.js';
-import { type AppSetting, appOption } from './database-handle.js';
+import { type AppSetting, appOption, type Judging, judgeMeaning } from './database-handle.js';
 import { type Mapping, ownSchema, quoteName, type TableNames, useMapping } from './mapping.js';
-import { checkMeaning } from './meaning.js';
+import type { MeaningReport } from './meaning.js';
 import {
   detectApplication,
   findRecommendedIndexes,
@@ -30,20 +30,22 @@ export interface BookExamination {
 /**
  * Chooses the mapping of `db`: the one `app` names (`undefined`: the one its tables give away,
  * else the own schema under `tables`); throws for an unknown application. `appSetting`: how
- * the advice names the app a file of another application is served as.
+ * the advice names the app a file of another application is served as; `judging`: how the
+ * judgement of its bookings is run when their reads are not bounded (as the service's).
  */
 export function examineBook(
   db: Db,
   app: string | undefined,
   tables: Partial<TableNames> = {},
   appSetting: AppSetting = appOption,
+  judging?: Judging,
 ): BookExamination {
   const chosen = chooseMapping(db, app, tables);
   return {
     describe(lines) {
       const { mapping } = chosen;
       if (!describeTables(lines, db, chosen, appSetting)) return false;
-      const meaning = checkMeaning(db, mapping);
+      const meaning = judgeMeaning(db, mapping, judging);
       if (!describeData(lines, db, mapping, meaning)) return false;
       if (mapping.kind === 'own') lines.push(...describeIndexes(db, mapping.tables.entries));
       lines.push(describePlan(explainCount(db, undefined, mapping), mapping));
@@ -106,7 +108,7 @@ function describeTables(lines: string[], db: Db, chosen: ChosenMapping, appSetti
 }
 
 /** The bookings' range and whether a sample of them means what the contract needs; false when not. */
-function describeData(lines: string[], db: Db, mapping: Mapping, meaning: ReturnType<typeof checkMeaning>): boolean {
+function describeData(lines: string[], db: Db, mapping: Mapping, meaning: MeaningReport): boolean {
   const [count, first, last] = bookingRange(db, mapping);
   const lookedAt = `${meaning.sampled} booking${meaning.sampled === 1 ? '' : 's'} looked at`;
   lines.push(count === 0 ? 'Bookings: none.' : `Bookings: ${count}, dated ${first} to ${last}.`);

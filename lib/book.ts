@@ -6,7 +6,7 @@
 
 import type { Database } from 'better-sqlite3';
 import { type BookExamination, examineBook } from './book-report.js';
-import { type AppSetting, validateDatabase } from './database-handle.js';
+import { type AppSetting, type Judging, validateDatabase } from './database-handle.js';
 import { isNotReadableNow } from './errors.js';
 import { type Mapping, ownSchema, type TableNames } from './mapping.js';
 import { resolveOptions } from './options.js';
@@ -24,12 +24,15 @@ const MAX_BOUNDED_SCHEMA_OBJECTS = 10_000;
 /**
  * Whose tables a book's file holds: `app` as --app gives it (`undefined`: recognised from the
  * file), `tables` as --table-names; `appSetting`: how the one who opens it sets its app, which
- * the advice for a file of another application names (createHandler's option by default).
+ * the advice for a file of another application names (createHandler's option by default);
+ * `judging`: how the judgement of its bookings is run when their reads are not bounded in
+ * time (lib/database-handle.ts), by serve and examine alike.
  */
 export interface BookTables {
   app: string | undefined;
   tables: Partial<TableNames>;
   appSetting?: AppSetting | undefined;
+  judging?: Judging | undefined;
 }
 
 /** What the search over an opened book hears. */
@@ -76,7 +79,7 @@ export interface Book {
 /** The book whose tables `book` names in the file open on `db`. */
 export function openBook(db: Database, book: BookTables): Book {
   return {
-    examine: () => examineBook(db, book.app, book.tables, book.appSetting),
+    examine: () => examineBook(db, book.app, book.tables, book.appSetting, book.judging),
     serve: (judgedAt) => serveBook(db, book, judgedAt),
   };
 }
@@ -87,7 +90,8 @@ function serveBook(db: Database, book: BookTables, judgedAt: number | undefined)
   const cookie = db.prepare<[], number>('PRAGMA schema_version').pluck();
   const schemaVersion = cookie.get() ?? 0;
   if (judgedAt !== undefined && schemaVersion !== judgedAt) throw new SchemaChanged();
-  validateDatabase(db, mapping, { meaningJudged: judgedAt !== undefined, appSetting: book.appSetting });
+  const { appSetting, judging } = book;
+  validateDatabase(db, mapping, { meaningJudged: judgedAt !== undefined, appSetting, judging });
   return {
     app,
     schemaVersion,

@@ -12,8 +12,8 @@
 import type { Database } from 'better-sqlite3';
 import { ensure, errorCode } from './errors.js';
 import { type Mapping, ownSchema } from './mapping.js';
-import { checkMeaning } from './meaning.js';
-import { findSchemaProblems, recogniseOlder, recogniseOther } from './schema.js';
+import { checkMeaning, type MeaningReport } from './meaning.js';
+import { findSchemaProblems, findUnboundedObject, recogniseOlder, recogniseOther } from './schema.js';
 import { refusalsOf } from './search/index.js';
 
 /** What createHandler says to a `node:sqlite` `DatabaseSync`. */
@@ -36,12 +36,27 @@ export type AppSetting = (app: string) => string;
 export const appOption: AppSetting = (app) => `app: "${app}"`;
 
 /**
+ * How whoever opens a book runs the judgement of its bookings (`judge`) when reading them is
+ * not bounded in time, `why` saying so ("'kasse' is a view"): the command's guard process
+ * says it to the serving process, which ends it past --search-timeout.
+ */
+export type Judging = <T>(why: string, judge: () => T) => T;
+
+/** The judgement of `mapping`'s bookings (lib/meaning.ts), run through `judging` when their reads are not bounded. */
+export function judgeMeaning(db: Database, mapping: Mapping, judging: Judging | undefined): MeaningReport {
+  const why = judging === undefined ? undefined : findUnboundedObject(db, mapping);
+  if (judging === undefined || why === undefined) return checkMeaning(db, mapping);
+  return judging(why, () => checkMeaning(db, mapping));
+}
+
+/**
  * Throws unless `db` is an open better-sqlite3 database (or behaves like one) holding the
  * tables `mapping` reads (docs/API.md's schema by default), whose bookings the search can
  * answer exactly as `check` judges them (lib/meaning.ts). `meaningJudged`: the command's
  * serving process, over a file its guard process has just judged whole (bin/guard/guard.ts) and
  * that is still that file with that schema: the bookings are not read a second time.
- * `appSetting`: how the advice names the app a file of another application is served as.
+ * `appSetting`: how the advice names the app a file of another application is served as;
+ * `judging`: how the bookings are judged when their reads are not bounded (judgeMeaning).
  */
 export function validateDatabase(
   db: unknown,
@@ -49,7 +64,8 @@ export function validateDatabase(
   {
     meaningJudged = false,
     appSetting = appOption,
-  }: { meaningJudged?: boolean; appSetting?: AppSetting | undefined } = {},
+    judging,
+  }: { meaningJudged?: boolean; appSetting?: AppSetting | undefined; judging?: Judging | undefined } = {},
 ): asserts db is Database {
   checkDatabaseHandle(db);
   const problems = findSchemaProblems(db, mapping);
@@ -68,7 +84,7 @@ export function validateDatabase(
   if (meaningJudged) return;
   // check's own judgement: the service starts on exactly the files check passes. Said with
   // no booking's value: this message is the log line and /ready's reason.
-  const { withoutValues: wrong } = checkMeaning(db, mapping);
+  const { withoutValues: wrong } = judgeMeaning(db, mapping, judging);
   if (wrong.length > 0) throw notServedExactly(wrong);
 }
 

@@ -19,7 +19,7 @@ import {
   shapeOf,
   type Trusted,
 } from '../files/index.js';
-import { Guard } from '../guard/index.js';
+import { Guard, slowJudgement } from '../guard/index.js';
 import { openTimeout } from './preflight.js';
 import type { Outcome } from './states.js';
 import type { BookingSearchHandler, BuildHandler, ErrorHook } from './status.js';
@@ -146,6 +146,7 @@ export class BookOpener {
     if (result.kind === 'waiting') return this.waiting(result.state);
     if (result.kind === 'changed') return this.changing();
     if (result.kind === 'timeout') {
+      if (result.judging !== undefined) return this.slow(result.judging);
       return { serving: false, cause: new Unavailable('TIMEOUT', openTimeout(file, limitMs)), timedOut: identity };
     }
     if (check) return 'readable';
@@ -211,6 +212,7 @@ export class BookOpener {
       guard.end();
       if (result.kind === 'refused') throw new CliError(result.line);
       if (result.kind === 'waiting') return this.waiting(result.state);
+      if (result.kind === 'timeout' && result.judging !== undefined) return this.slow(result.judging);
       return this.changing();
     }
     this.log(
@@ -226,6 +228,15 @@ export class BookOpener {
     // Another program's lock passes of itself: its searches get Retry-After, a served book keeps its connection.
     if (lock === true) return { serving: false, cause: { code, message: explanation, waits: true, lock } };
     return { serving: false, cause: new Unavailable(code, explanation) };
+  }
+
+  /**
+   * Its bookings, read through `why` (a view), not judged within the limit: a view may be
+   * slow for a while (the application holds the file, a cold cache), so the file is tried
+   * again as one that cannot be read now, its searches answered with Retry-After.
+   */
+  private slow(why: string): Serving {
+    return { serving: false, cause: new Unavailable('SQLITE_BUSY', slowJudgement(why, this.limitMs)) };
   }
 
   private changing(): Serving {

@@ -32,7 +32,8 @@ export async function preflightDatabaseFile(
   try {
     const result = await guard.open(file, book);
     if (result.kind === 'refused') throw new CliError(result.line);
-    if (result.kind === 'timeout') throw new CliError(openTimeout(file, limitMs));
+    // A judgement through a slow view passes, as a file that cannot be read now: each worker tries again.
+    if (result.kind === 'timeout' && result.judging === undefined) throw new CliError(openTimeout(file, limitMs));
     if (result.kind === 'ready')
       build(
         unavailableSearch(() => new Error('not served here')),

@@ -7,28 +7,28 @@ import { CliError } from '../base/index.js';
 import type { BookConfig, ServeCommand, UnreadCredentials } from '../config/index.js';
 import { readApp, readCredentialsFile, readTableNames, resolveBooks } from '../config/index.js';
 import { type BookFile, judgedAs, writeReport } from '../files/index.js';
-import { Guard } from '../guard/index.js';
+import { Guard, slowJudgement } from '../guard/index.js';
 import { warnAboutSecretFiles } from '../serve/index.js';
 
 /**
  * `check --db FILE` for `book` (its app, its tables, where its app is written), run in a
  * guard process (bin/guard/guard.ts), which prints the report: a file that blocks its open
  * (a named pipe in its place) or a view that never ends holds up that process, which is
- * ended after `limitMs` (six times --search-timeout, 60 s by default) with one line here
+ * ended after six times `searchMs` (--search-timeout, 10 s by default), and its judgement
+ * of the bookings through a view after `searchMs`, as the service's, with one line here
  * and exit code 1.
  */
-export async function checkInGuard(file: string, book: BookFile, limitMs: number): Promise<number> {
-  const guard = new Guard({ limitMs });
+export async function checkInGuard(file: string, book: BookFile, searchMs: number): Promise<number> {
+  const guard = new Guard({ limitMs: searchMs });
+  const limitMs = 6 * searchMs;
   try {
-    const code = await guard.check(file, book);
-    if (code !== undefined) return code;
-    return writeReport(
-      [
-        `Database: ${file}`,
-        `Cannot check: opening ${file} and checking it did not end within ${limitMs / 1000} s (a named pipe in its place or in place of its journal, a view that does not end, or a schema too large to load); the process that checked it was ended.`,
-      ],
-      1,
-    );
+    const checked = await guard.check(file, book, limitMs);
+    if (typeof checked === 'number') return checked;
+    const why =
+      checked.judging === undefined
+        ? `opening ${file} and checking it did not end within ${limitMs / 1000} s (a named pipe in its place or in place of its journal, a view that does not end, or a schema too large to load); the process that checked it was ended`
+        : slowJudgement(checked.judging, searchMs);
+    return writeReport([`Database: ${file}`, `Cannot check: ${why}.`], 1);
   } finally {
     guard.end();
   }
@@ -94,7 +94,7 @@ export async function reportOnBooks(
   for (const book of books) {
     const users = book.users === undefined ? 'every user' : `users ${book.users.join(', ')}`;
     writeReport(['', `Book ${book.name} at ${book.basePath}/api/v1/ (${users}):`], 0);
-    const code = book.db === undefined ? 1 : await checkInGuard(book.db, book, 6 * command.timeouts.searchMs);
+    const code = book.db === undefined ? 1 : await checkInGuard(book.db, book, command.timeouts.searchMs);
     (code === 0 ? fit : unfit).push(book.name);
   }
   // A count of fitting books must not read as a pass while the credentials fail.

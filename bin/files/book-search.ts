@@ -22,6 +22,9 @@ export interface BookFile {
   readonly tables: Parameters<typeof openBook>[1]['tables'];
   readonly appIn?: AppIn;
 }
+/** How the judgement of a book's bookings is run when their reads are not bounded (bin/guard/guard.ts). */
+export type Judging = Parameters<typeof openBook>[1]['judging'];
+
 /** The own schema's tables under other names (--table-names): entries, categories, paymentMethods. */
 export type TableNames = Required<BookFile['tables']>;
 
@@ -34,10 +37,12 @@ export function appSetting(book: Pick<BookFile, 'appIn'>, name: string): string 
 /**
  * The book in the file open on `db` (lib/book.ts), as the command opens it everywhere: what
  * the library advises for a file of another application names the app as `book`'s is written.
+ * `judging`: how the judgement of its bookings is run when their reads are not bounded.
  * Its type, the library's Book, is inferred: bin/ derives few types of lib/ (test/unit/door.test.ts).
  */
-export function openBookFile(db: Database.Database, book: BookFile) {
-  return openBook(db, { app: book.app, tables: book.tables, appSetting: (name) => appSetting(book, name) });
+export function openBookFile(db: Database.Database, book: BookFile, judging?: Judging) {
+  const { app, tables } = book;
+  return openBook(db, { app, tables, appSetting: (name) => appSetting(book, name), judging });
 }
 
 /**

@@ -8,6 +8,7 @@ export {
   type AppIn,
   appSetting,
   type BookFile,
+  type Judging,
   openBookFile,
   type SearchTurns,
   searchOverFile,

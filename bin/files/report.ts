@@ -7,7 +7,7 @@
 
 import type Database from 'better-sqlite3';
 import { logValue, MAX_LINE_CHARACTERS } from '../base/index.js';
-import { type BookFile, openBookFile } from './book-search.js';
+import { type BookFile, type Judging, openBookFile } from './book-search.js';
 import { describeDatabaseError, ensureDatabaseFile, journalOf, notReadableNow, openDatabase } from './database-file.js';
 import { judgeDatabaseFile } from './file-safety.js';
 
@@ -15,9 +15,9 @@ import { judgeDatabaseFile } from './file-safety.js';
  * Writes the report to stdout; returns the exit code: 0 when the file fits the mapping
  * (`book`'s app, or detected when it gives none), its sample means what it must, it can be
  * read now, and the service would not refuse it for its directory (judged as the service
- * judges it, for the user that runs `check`); else 1.
+ * judges it, for the user that runs `check`); else 1. `judging`: as the service's guard runs it.
  */
-export function reportOnDatabase(file: string, book: BookFile): number {
+export function reportOnDatabase(file: string, book: BookFile, judging?: Judging): number {
   const lines: string[] = [`Database: ${file}`];
   // The rest of the report is still worth reading: the refusal is said last, and decides.
   let refusal: string | undefined;
@@ -33,7 +33,7 @@ export function reportOnDatabase(file: string, book: BookFile): number {
     if (access.kind === 'refused') refusal = access.line;
     if (access.kind === 'reader' && access.warning !== undefined) lines.push(`Warning: ${access.warning}.`);
     // A refused file is still read, as a reader that creates nothing, so that the report is whole.
-    const opened = openDatabase(file, (db) => openBookFile(db, book).examine(), access.kind === 'owner');
+    const opened = openDatabase(file, (db) => openBookFile(db, book, judging).examine(), access.kind === 'owner');
     lines.push(`Journal: ${journalOf(file).description}.`);
     if (!opened.readable) {
       lines.push(`Cannot be read now: ${opened.state.explanation}.`);

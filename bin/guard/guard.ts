@@ -11,12 +11,15 @@
 //   included), and whether the mapping reads only tables of the file, whose searches the
 //   serving process may then run itself (lib/book.ts, unbounded). A file that
 //   blocks its open (a named pipe put in its place) or a schema that takes seconds to load
-//   holds up only this process.
+//   holds up only this process. Bookings read through a view are judged between two
+//   `judging` notes, so that the serving process ends a judgement past the time limit
+//   and says which view was slow (bin/guard/messages.ts, slowJudgement).
 // - `search`: one search over the file it opened last, in its own turns (lib/search/), for
 //   a book whose mapping reads views, virtual tables or generated columns; as each starts
 //   while others wait here, it says so (`running`), so that the serving process knows which
 //   one did not end (alone, it is the one whose time runs out first there).
-// - `check`: `check --db FILE` (bin/files/report.ts), written to the standard output it shares.
+// - `check`: `check --db FILE` (bin/files/report.ts), written to the standard output it
+//   shares; its judgement of the bookings as the open's.
 
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
@@ -30,7 +33,15 @@ import {
   reportOnDatabase,
   type SearchTurns,
 } from '../files/index.js';
-import { type GuardRequests, NO_FILE_OPEN, type OpenResult, RUNNING, toWire, type WireOutcome } from './messages.js';
+import {
+  type GuardRequests,
+  JUDGING,
+  NO_FILE_OPEN,
+  type OpenResult,
+  RUNNING,
+  toWire,
+  type WireOutcome,
+} from './messages.js';
 
 let db: Database.Database | undefined;
 let search: SearchTurns | undefined;
@@ -57,7 +68,7 @@ function open(request: GuardRequests['open']): OpenResult {
     const opened = openToServe(
       file,
       (connection) => {
-        const book = openBookFile(connection, request).serve();
+        const book = openBookFile(connection, request, judging).serve();
         return { book, unbounded: book.unbounded() };
       },
       undefined,
@@ -86,6 +97,16 @@ function open(request: GuardRequests['open']): OpenResult {
   }
 }
 
+/** The judgement of the bookings through a view, said as it starts and ends: the serving process bounds it (JUDGING). */
+function judging<T>(why: string, judge: () => T): T {
+  serving.notify(JUDGING, { why });
+  try {
+    return judge();
+  } finally {
+    serving.notify(JUDGING, {});
+  }
+}
+
 function connectionOf(id: number): object {
   let connection = connections.get(id);
   if (connection === undefined) {
@@ -99,7 +120,7 @@ const serving = createChannel(process as unknown as Port);
 serving.handle('open', (body) => open(body as GuardRequests['open']));
 serving.handle('check', (body) => {
   const book = body as GuardRequests['check'];
-  return reportOnDatabase(book.db, book);
+  return reportOnDatabase(book.db, book, judging);
 });
 serving.handle('forget', (body) => void connections.delete((body as GuardRequests['forget']).connection));
 serving.handle('search', (body) => {

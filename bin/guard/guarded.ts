@@ -14,51 +14,15 @@
 import type { ChildProcess } from 'node:child_process';
 import { type Channel, ChannelError, createChannel, type Port } from '../base/index.js';
 import type { BookFile, SearchTurns, Trusted } from '../files/index.js';
+import type { Ask, GuardOptions } from './guard-options.js';
 import { guardedSearches, type Unanswered } from './guarded-searches.js';
-import { type GuardRequests, type OpenResult, RUNNING } from './messages.js';
+import { type GuardRequests, JUDGING, type OpenResult, RUNNING } from './messages.js';
 import { forkGuard, holdProcess, isStopping, kill, stopAllProcesses } from './processes.js';
-
-/** A request not sent yet (with `serial`, or while a file is opened again), or being sent, and what hears how it was settled. */
-interface Ask {
-  kind: keyof GuardRequests;
-  body: unknown;
-  settle: (settled: unknown) => void;
-  /** A search's number (GuardRequests['search']). */
-  id?: number;
-}
 
 /** What a guard's channel is closed with when the guard ends: its requests are settled `ended`. */
 const ENDED = new Error('the guard was ended');
 /** What it is closed with when a search passed the limit: the others are sent to the next process. */
 const RERUN = new Error('a search passed the time limit');
-
-export interface GuardOptions {
-  /** How long it may go without answering while something waits for it. */
-  limitMs: number;
-  /**
-   * One request at a time, the next sent when the last is answered: a time limit then
-   * ends only the request that passed it, and the ones behind it go to the next process.
-   * For the opens of every book of a process; a book's searches have turns of their own.
-   */
-  serial?: boolean;
-  /** Ends the process when nothing has waited for this long (it is started again when needed). */
-  idleEndMs?: number;
-  /** Hears why the process ended while something waited for it. */
-  ended?: (why: string) => void;
-  /**
-   * A book's guard, whose process holds the file it opened: after a search past the time
-   * limit, a new process opens that file again (the same file, still with views) and gets
-   * the other searches; otherwise (its open failed, a crash, `end`) none is started, and
-   * requests are settled at once; the book opens its file again in a new guard.
-   */
-  once?: boolean;
-  /**
-   * A search's error when the guard has no file open for it: the guard ended (`end`, or
-   * `once` after its process ended) before it answered or before it was asked. By default
-   * the GuardTimeout of a time limit (bin/guard/guarded-searches.ts).
-   */
-  endedError?: () => Error;
-}
 
 // Every guard not ended, for endAllGuards.
 const guards = new Set<Guard>();
@@ -99,6 +63,9 @@ export class Guard {
   private readonly searching = new Set<number>();
   private running: number | undefined;
   private culprit: number | undefined;
+  /** The open or check sent last, and the end of its judgement through a view when its own limit is longer. */
+  private judged: Ask | undefined;
+  private judgeTimer: NodeJS.Timeout | undefined;
 
   constructor(options: GuardOptions) {
     this.options = options;
@@ -111,17 +78,24 @@ export class Guard {
    */
   async open(file: string, book: BookFile, application?: Trusted): Promise<OpenResult> {
     const body = { file, ...bookFile(book), application };
-    const settled = await this.ask<OpenResult>({ kind: 'open', body });
-    if (typeof settled === 'string') return { kind: 'timeout' };
+    const judging: Ask['judging'] = {};
+    const settled = await this.ask<OpenResult>({ kind: 'open', body, judging });
+    if (typeof settled === 'string')
+      return { kind: 'timeout', ...(judging.why !== undefined && { judging: judging.why }) };
     if (this.options.once === true && settled.kind === 'ready' && settled.unbounded !== undefined)
       this.opened = { body, ready: settled };
     return settled;
   }
 
-  /** `check --db FILE` in the guard, which prints to this process's standard output; its exit code, or `undefined` after the time limit. */
-  async check(db: string, book: BookFile): Promise<number | undefined> {
-    const settled = await this.ask<number>({ kind: 'check', body: { db, ...bookFile(book) } });
-    return typeof settled === 'string' ? undefined : settled;
+  /**
+   * `check --db FILE` in the guard, which prints to this process's standard output, within
+   * `limitMs` (its judgement of the bookings through a view within the guard's): its exit
+   * code, or, past a limit, why the process judged the bookings then, if it did.
+   */
+  async check(db: string, book: BookFile, limitMs: number): Promise<number | { judging: string | undefined }> {
+    const judging: Ask['judging'] = {};
+    const settled = await this.ask<number>({ kind: 'check', body: { db, ...bookFile(book) }, limitMs, judging });
+    return typeof settled === 'string' ? { judging: judging.why } : settled;
   }
 
   /**
@@ -161,6 +135,7 @@ export class Guard {
     this.child = undefined;
     this.channel = undefined;
     clearTimeout(this.idleTimer);
+    clearTimeout(this.judgeTimer);
     if (this.options.once === true && why !== RERUN) this.retire();
     channel?.close(why);
     if (child !== undefined) kill(child, signal);
@@ -189,7 +164,8 @@ export class Guard {
     if (this.child !== undefined) holdProcess(this.child, true);
     this.inFlight += 1;
     if (ask.id !== undefined) this.searching.add(ask.id);
-    channel.request(ask.kind, ask.body, this.options.limitMs).then(
+    if (ask.judging !== undefined) this.judged = ask;
+    channel.request(ask.kind, ask.body, ask.limitMs ?? this.options.limitMs).then(
       (reply: unknown) => this.settled(ask, reply),
       (error: unknown) => this.failed(ask, channel, error),
     );
@@ -281,7 +257,22 @@ export class Guard {
     channel.handle(RUNNING, (body) => {
       if (channel === this.channel) this.running = (body as { id?: number }).id;
     });
+    channel.handle(JUDGING, (body) => this.judging(channel, (body as { why?: string }).why));
     return channel;
+  }
+
+  /**
+   * The process judges the bookings through a view for the open or check sent last (`why`),
+   * or has ended that: within the guard's limit, which the channel's counts from this
+   * message; a request of a longer limit (a check) is ended once it passes.
+   */
+  private judging(channel: Channel, why: string | undefined): void {
+    const ask = this.judged;
+    if (channel !== this.channel || ask?.judging === undefined) return;
+    ask.judging.why = why;
+    clearTimeout(this.judgeTimer);
+    if (why === undefined || (ask.limitMs ?? 0) <= this.options.limitMs) return;
+    this.judgeTimer = setTimeout(() => channel === this.channel && this.stop(), this.options.limitMs);
   }
 }
 

@@ -5,3 +5,4 @@
 // This file is the room's door: the other rooms import from it only.
 
 export { endAllGuards, Guard } from './guarded.js';
+export { slowJudgement } from './messages.js';

@@ -34,6 +34,18 @@ export interface GuardRequests {
  */
 export const RUNNING = 'running';
 
+/**
+ * A notification of the guard: the open or check it runs now judges the bookings through an
+ * object whose reads are not bounded in time, `why` naming it ("'kasse' is a view"); `why`
+ * absent: that judgement ended. Past the time limit, the request's timeout says so (slowJudgement).
+ */
+export const JUDGING = 'judging';
+
+/** The words for a judgement past the time limit, the service's and check's alike. */
+export function slowJudgement(why: string, limitMs: number): string {
+  return `judging its bookings took longer than --search-timeout (${limitMs / 1000} s) and was ended: ${why}, slow to read now`;
+}
+
 /** How the guard found the file. */
 export type OpenResult =
   /**
@@ -52,8 +64,8 @@ export type OpenResult =
   | { kind: 'refused'; line: string; judged?: true }
   /** Another file came to the path while it was judged: look again. */
   | { kind: 'changed' }
-  /** No answer within the time limit: the guard was killed. */
-  | { kind: 'timeout' };
+  /** No answer within the time limit: the guard was killed; `judging`: while it judged the bookings (JUDGING). */
+  | { kind: 'timeout'; judging?: string };
 
 /** A search's outcome as it crosses between the processes: an error as its message and code. */
 export type WireOutcome =

@@ -1,0 +1,105 @@
+// A book served over a view that is slow to read for a while (the application holds the
+// file, a cold cache): the judgement of its bookings when the file is opened is bounded by
+// --search-timeout, in the service and in `check`, with one wording naming the view; the
+// service tries the file again as one that cannot be read now, and serves it once the view
+// is quick again, without a restart.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import Database from 'better-sqlite3';
+import { run, start } from './support/cli-helpers.js';
+import { buildDatabase, get, request } from './support/helpers.js';
+
+const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35';
+const ADMIN_LINE = /admin listener on (http:\/\/127\.0\.0\.1:\d+)\//;
+const SLOW =
+  "judging its bookings took longer than --search-timeout (1 s) and was ended: 'kasse' is a view, slow to read now";
+// Counting to `slow.n` before the first row: for ever while `slow` holds 10^12, at once when it is empty.
+const VIEW = `CREATE TABLE slow(n INTEGER);
+  CREATE VIEW kasse AS SELECT e.id, e.date,
+    e.amount_cents + (WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < (SELECT max(n) FROM slow))
+      SELECT count(*) * 0 FROM r) AS amount_cents,
+    e.subject, e.category_id, e.payment_method_id FROM entries e`;
+
+/** The fixture book with the view `kasse` over its entries, slow to read while `slow` is. */
+function bookOverView(t: Parameters<typeof buildDatabase>[0], slow: boolean): string {
+  const file = buildDatabase(t);
+  const db = new Database(file);
+  db.exec(VIEW);
+  if (slow) setSlow(file, true);
+  db.close();
+  return file;
+}
+
+/** Makes the view slow (and, with `bump`, changes the schema, so that the service opens the file again) or quick. */
+function setSlow(file: string, slow: boolean, bump = false): void {
+  const db = new Database(file);
+  db.exec(slow ? 'INSERT INTO slow VALUES (1000000000000)' : 'DELETE FROM slow');
+  if (bump) db.exec('CREATE TABLE bumped(x)');
+  db.close();
+}
+
+async function readyOf(admin: string): Promise<{ state: string; reason?: string }> {
+  const body = JSON.parse((await request(`${admin}/ready`)).body) as { books: { state: string; reason?: string }[] };
+  return body.books[0] as { state: string; reason?: string };
+}
+
+async function until<T>(what: string, look: () => Promise<T>, holds: (value: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const value = await look();
+    if (holds(value)) return value;
+    if (Date.now() > deadline) assert.fail(`not within 10 s: ${what} (last: ${JSON.stringify(value)})`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+test('check over a view slow to read: its judgement of the bookings is ended after --search-timeout, naming the view, exit 1', async (t) => {
+  const file = bookOverView(t, true);
+  const started = Date.now();
+  const checked = await run(['check', '--db', file, '--table-names', 'entries=kasse', '--search-timeout', '1']);
+  const ms = Date.now() - started;
+  assert.equal(checked.code, 1, JSON.stringify(checked));
+  assert.equal(checked.stdout, `Database: ${file}\nCannot check: ${SLOW}.\n`);
+  assert.ok(ms < 5_000, `check took ${ms} ms`);
+});
+
+test('a view slow to read when the file is opened again: the book waits, /ready and the log name the view, and it is served once the view is quick again', async (t) => {
+  const file = bookOverView(t, false);
+  const server = await start(t, [
+    '--db',
+    file,
+    '--table-names',
+    'entries=kasse',
+    '--search-timeout',
+    '1',
+    '--admin-port',
+    '0',
+  ]);
+  const admin = ADMIN_LINE.exec(server.output().stdout)?.[1] as string;
+  assert.equal((await get(`${server.api}${SEARCH}`)).status, 200);
+  // The search that finds the view slow has its guard process ended, and the file opened again.
+  setSlow(file, true);
+  assert.equal((await get(`${server.api}${SEARCH}`)).status, 500);
+  const waiting = await until(
+    'the slow view said',
+    () => readyOf(admin),
+    (book) => book.reason === SLOW,
+  );
+  assert.equal(waiting.state, 'waiting');
+  const failed = await get(`${server.api}${SEARCH}`);
+  assert.equal(failed.status, 500);
+  assert.equal(failed.headers['retry-after'], '1');
+  setSlow(file, false);
+  await until(
+    'served again',
+    () => readyOf(admin),
+    (book) => book.state === 'serving',
+  );
+  assert.equal((await get(`${server.api}${SEARCH}`)).status, 200);
+  const stopped = await server.stop();
+  assert.equal(stopped.code, 0, stopped.stderr);
+  const said = `database ${file} cannot be read yet: ${SLOW}; searches answer 500 with Retry-After until it can\n`;
+  assert.ok(stopped.stderr.includes(said), stopped.stderr);
+  assert.ok(stopped.stderr.includes(`database ${file} can be read now; serving it\n`), stopped.stderr);
+});
