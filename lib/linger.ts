@@ -1,45 +1,60 @@
 // What is read of a connection after the answer that closes it (lib/respond.ts decides which
 // answer does). The requests that follow are dropped unanswered, and past a bound read no
 // more (`stopReading`). A body the answer came before is read and dropped: closed with its
-// bytes unread, the kernel resets the connection, and a client that writes its whole body
-// before it reads (Python's urllib, for the 401 challenge, a 413 or a 415) saw its write fail
-// and never the answer. So, as nginx's and Apache's lingering close, the answer goes out, then
-// the end of what the server sends, and the rest of the body is dropped, never kept, until it
-// ends, or the request timeout (at most LINGER_MS); then the connection closes, read no
-// further than the read that held the body's end. Only a body announced by Content-Length of
-// at most LINGER_BYTES lingers: its bytes come a read at a time. A chunked one, which a client
-// can cut into a parser callback per byte, or one announced larger, is closed at once.
+// bytes unread, the kernel resets the connection, and a client that writes its body while or
+// before it reads (Python's urllib, Node's http.request, Go's net/http, for the 401 challenge,
+// a 413 or a 415) saw its write fail and never the answer. So, as nginx's and Apache's
+// lingering close, the answer goes out, then the end of what the server sends, and the rest of
+// the body is dropped, never kept, until it ends (the connection closes, read no further than
+// the read that held its end), the request timeout (at most LINGER_MS) passes, or LINGER_BYTES
+// of it are dropped, a piece counted as PIECE_BYTES at least (a chunked body cut into a parser
+// callback per byte is cut off early): then it is read no more and closed once its answer
+// stands still (`stopReading`), a reset the client meets long after the answer reached it.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 
-/** The largest body announced by Content-Length that is read and dropped after the answer. */
+/** The most of a body dropped after its answer before its connection is closed. */
 export const LINGER_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The least a piece of body dropped counts as: a parser callback each costs node:http more
+ * than reading a few hundred bytes does.
+ */
+export const PIECE_BYTES = 256;
 
 /** How long, when the server's request timeout is longer or none (nginx's lingering_time). */
 export const LINGER_MS = 30_000;
 
 const BODY = Symbol('a body left unread');
+const DROPPED = Symbol('bytes of body dropped');
 
 type Lingering = Socket & { [BODY]?: IncomingMessage; server?: { requestTimeout?: number } };
 
 /**
  * The answer on `res`, which closes its connection, leaves its request's body unread: from
  * now on the body is read and dropped, and once the answer is out the connection lingers
- * (above) instead of closing at once, if the body may. node:http closes a connection after
- * its last answer by `destroySoon`, which this replaces for its socket.
+ * (above) instead of closing at once. node:http closes a connection after its last answer
+ * by `destroySoon`, which this replaces for its socket.
  */
 export function lingerAfter(res: ServerResponse): void {
   const req = res.req;
-  const length = req.headers['content-length'];
-  if (length === undefined || req.headers['transfer-encoding'] !== undefined || Number(length) > LINGER_BYTES) return;
   const socket = req.socket as Lingering;
   socket[BODY] = req;
   socket.destroySoon = linger;
-  // Resumed, a body its reader paused too. Its end is heard once node:http has parsed the read
-  // that held it, before it reads again.
-  req.once('end', bodyEnded).resume();
+  // Resumed, a body its reader paused too. Its end, and each piece of it, is heard once
+  // node:http has parsed the read that held it, before it reads again.
+  req.once('end', bodyEnded).on('data', counted).resume();
+}
+
+/** A piece of the body dropped: past LINGER_BYTES, nothing more is read. */
+function counted(this: IncomingMessage & { [DROPPED]?: number }, piece: Buffer): void {
+  this[DROPPED] = (this[DROPPED] ?? 0) + Math.max(piece.length, PIECE_BYTES);
+  if (this[DROPPED] <= LINGER_BYTES) return;
+  this.off('data', counted);
+  // Closed once its answer stands still: the client has that moment more to read it.
+  stopReading(this.socket);
 }
 
 /** The body is read: nothing more of its connection is, and once the answer is out it closes. */

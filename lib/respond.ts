@@ -145,7 +145,7 @@ export function addToEveryResponse(res: ServerResponse, headers: readonly string
 /**
  * `Connection: close`, unless `extraHeaders` close already, when nothing after the request will be read: a body it
  * announced, not read to its end (kept open, node:http would read it all, a 100 GB `Content-Length` for the whole
- * request timeout; lib/linger.ts drops the rest of one it may, so that the answer reaches the client), or
+ * request timeout; lib/linger.ts drops the rest, within bounds, so that the answer reaches the client), or
  * an `Upgrade` it asked for (node:http drops what came after it in the same read). A body read to its end (the
  * reconciliation's) leaves nothing unread.
  */

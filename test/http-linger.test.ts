@@ -1,9 +1,10 @@
 // An answer given before a request's body was read (the 401 challenge, 413, 415) reaches a
-// client that writes its whole body before it reads, as Python's urllib does: the connection
-// is closed only once the body has been read and dropped, within bounds in bytes and time
+// client that writes its whole body before it reads, as Python's urllib does, or while it
+// reads, as Node's http.request and Go's net/http do, chunked too: the connection is closed
+// only once the body has been read and dropped, within bounds in bytes and time
 // (lib/linger.ts), not with the body's bytes unread, which reset it under the client's write.
-// A body that never ends is still cut off within them, a chunked one at once, and the
-// connection closes where the body ends: nothing pipelined after it is answered or logged.
+// A body that never ends is still cut off within them, and the connection closes where the
+// body ends: nothing pipelined after it is answered or logged.
 
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -13,15 +14,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { createHandler } from '../lib/index.js';
-import { protectServer } from '../lib/internal.js';
-import { makeCertificate, start, waitFor } from './support/cli-helpers.js';
-import { AUTH, CREDENTIALS, openFixture } from './support/helpers.js';
+import { ERRORS, protectServer } from '../lib/internal.js';
+import { makeCertificate, start, USER, waitFor } from './support/cli-helpers.js';
+import { AUTH, basicAuth, CREDENTIALS, openFixture } from './support/helpers.js';
 import {
   answeredEveryTime,
   assertEndlessBodyCutOff,
   type Listening,
   listenCounting,
   pipelinedAfterBody,
+  streamedAnsweredEveryTime,
 } from './support/linger.js';
 
 const REQUEST_TIMEOUT_MS = 3_000;
@@ -61,13 +63,35 @@ for (const kind of ['edge', 'tls', 'bare'] as const) {
       answeredEveryTime(port, tls, ABGLEICH, headers, bytes, status);
     await t.test('the challenge to ~1 MB sent without credentials', () => everyTime(json, 1_000_000, 401));
     await t.test('the 413 to 2 MB', () => everyTime(`Authorization: ${AUTH}\r\n${json}`, 2_000_000, 413));
+    await t.test('the 413 to 4 MiB chunked, read up to 1 MiB before it', () =>
+      answeredEveryTime(port, tls, ABGLEICH, `Authorization: ${AUTH}\r\n${json}`, 4 * 2 ** 20, 413, {
+        chunked: true,
+        code: ERRORS.bodyTooLarge.code,
+      }),
+    );
     await t.test('the 415 to 600 KB not JSON', () =>
       everyTime(`Authorization: ${AUTH}\r\nContent-Type: text/plain\r\n`, 600_000, 415),
     );
   });
 }
 
-test('a body that never ends is cut off: where its Content-Length ends, or by the request timeout; a larger announced one and a chunked one at once', async (t) => {
+// The server in a process of its own: sharing this one's event loop, the client read every
+// answer before its write failed, and the reset went unseen.
+test('a client that streams a body over 1 MiB while it reads gets the 413 every time, chunked too, and past what is dropped, from the command', async (t) => {
+  const server = await start(t, ['--demo']);
+  const port = Number(new URL(server.origin).port);
+  const headers = {
+    Authorization: basicAuth(USER.BOOKING_SEARCH_USER, USER.BOOKING_SEARCH_PASSWORD),
+    'Content-Type': 'application/json',
+  };
+  const tooLarge = `413 ${ERRORS.bodyTooLarge.body}`;
+  const everyTime = (bytes: number, announced: boolean): Promise<void> =>
+    streamedAnsweredEveryTime(port, '/api/v1/abgleich', headers, [bytes, announced], tooLarge);
+  await t.test('4 MiB chunked, refused once 1 MiB of it is read', () => everyTime(4 * 2 ** 20, false));
+  await t.test('20 MiB with a Content-Length, past what is dropped', () => everyTime(20 * 2 ** 20, true));
+});
+
+test('a body that never ends is cut off: where its Content-Length ends, by the request timeout, or once as much is dropped as lingers, chunked too', async (t) => {
   await assertEndlessBodyCutOff(await serving(t, 'edge'), ABGLEICH, 'HTTP/1.1 401 Unauthorized', REQUEST_TIMEOUT_MS);
 });
 
