@@ -103,3 +103,17 @@ test('a view slow to read when the file is opened again: the book waits, /ready 
   assert.ok(stopped.stderr.includes(said), stopped.stderr);
   assert.ok(stopped.stderr.includes(`database ${file} can be read now; serving it\n`), stopped.stderr);
 });
+
+test('--workers 2 over a view slow to read: the primary judges the file within --search-timeout, the workers start and wait for it, naming the view', async (t) => {
+  const file = bookOverView(t, true);
+  const args = ['--db', file, '--table-names', 'entries=kasse', '--search-timeout', '1', '--workers', '2'];
+  const started = Date.now();
+  const server = await start(t, args);
+  const ms = Date.now() - started;
+  // The default limit, 10 s, would hold the start that long.
+  assert.ok(ms < 8_000, `listening after ${ms} ms`);
+  const said = `database ${file} cannot be read yet: ${SLOW}; searches answer 500 with Retry-After until it can`;
+  assert.equal(server.output().stderr.split(said).length, 3, server.output().stderr);
+  assert.equal((await get(`${server.api}${SEARCH}`)).headers['retry-after'], '1');
+  assert.equal((await server.stop()).code, 0);
+});

@@ -17,13 +17,14 @@ export const GUARD_LIMIT_MS = 1000 * SETTINGS['search-timeout'].default;
 /**
  * Judges `file` once, in a guard process, and builds its handler over a search that
  * answers nothing: the primary of --workers says what is wrong once, instead of every
- * worker saying it. A file that cannot be read now passes: each worker waits for it.
+ * worker saying it, within `limitMs` (--search-timeout), as each worker's open. A file that
+ * cannot be read now passes: each worker waits for it.
  */
 export async function preflightDatabaseFile(
   file: string,
   book: BookFile,
   build: BuildHandler,
-  limitMs = GUARD_LIMIT_MS,
+  limitMs: number,
 ): Promise<void> {
   ensureDatabaseFile(file);
   const access = judgeDatabaseFile(file);

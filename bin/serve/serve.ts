@@ -84,11 +84,8 @@ async function judgeOnce(command: ServeCommand): Promise<void> {
   for (const book of books) {
     if (book.db === undefined) continue;
     const users = () => usersOf(book, command.credentials);
-    await preflightDatabaseFile(
-      book.db,
-      book,
-      handlerFor(command, book, users, () => {}),
-    );
+    const build = handlerFor(command, book, users, () => {});
+    await preflightDatabaseFile(book.db, book, build, command.timeouts.searchMs);
   }
   if (command.socket !== undefined) await prepareSocketPath(command.socket.path);
 }
