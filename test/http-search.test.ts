@@ -275,6 +275,46 @@ test('an amount that is not whole cents in the database answers 500 instead of a
   assert.ok(errors[0] instanceof RangeError);
 });
 
+test('a booking the search cannot answer is its 500 also where only counted: limit=0, a full page, every plan', async (t) => {
+  for (const [date, amount, said] of [
+    ['2026-03-05x', 1250, /has the date "2026-03-05x", not a day of the calendar/],
+    ['2026-02-30', 1250, /has the date "2026-02-30", not a day of the calendar/],
+    ['2026-03-05', 1250.5, /of 2026-03-05 .* has the amount -12.505, not whole cents/],
+  ] as const) {
+    const file = buildDatabase(t);
+    const errors: unknown[] = [];
+    const origin = await serve(
+      t,
+      createHandler(openReadOnly(t, file), CREDENTIALS, { onError: (error) => errors.push(error) }),
+    );
+    // Written after the start: at the start, createHandler refuses such a file as check does.
+    const writer = new Database(file);
+    writer
+      .prepare('INSERT INTO entries (id, date, amount_cents, payment_method_id) VALUES (100, ?, ?, 1)')
+      .run(date, amount);
+    writer.close();
+    // One amount (only where the booking's is whole), a page with no room for it, bands.
+    const searches = [
+      ...(amount === 1250 ? ['betrag=-12.5&limit=0', 'betrag=-12.5&limit=1'] : []),
+      'betrag=-12.5&toleranz=0.01&limit=1',
+      'betrag=-12.5&toleranz=1&limit=0',
+      'betrag=0&toleranz=999999999999.99&limit=0',
+    ];
+    for (const search of searches) {
+      const window = date === '2026-02-30' ? 'von=2026-02-01&bis=2026-03-31' : MARCH;
+      const reply = await get(`${origin}/api/v1/buchungen?${window}&${search}`);
+      assertReply(reply, 500, { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'search_failed' });
+      assert.match(String(errors.at(-1)), said, `${date} ${amount} ${search}`);
+    }
+    const widest = await get(
+      `${origin}/api/v1/buchungen?von=0000-01-01&bis=9999-12-31&betrag=0&toleranz=999999999999.99&limit=0`,
+    );
+    assert.equal(widest.status, 500, `${date} ${amount}: every date, every amount`);
+    // A search whose window or amount leaves the booking out is answered.
+    assert.equal((await get(`${origin}/api/v1/buchungen?${MARCH}&betrag=-4.35&limit=0`)).status, 200);
+  }
+});
+
 test('the handler reads bookings another program added after it was created', async (t) => {
   const file = buildDatabase(t);
   const db = openReadOnly(t, file);

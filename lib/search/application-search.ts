@@ -4,7 +4,7 @@
 import type { Database } from 'better-sqlite3';
 import { type ApplicationMapping, useMapping } from '../mapping.js';
 import { isCalendarDate, type SearchQuery } from '../query.js';
-import { type BookingRow, type SearchRows, toBounds } from './sql.js';
+import { type BookingRow, countedAndRead, type SearchRows, toBounds, unreadable } from './sql.js';
 
 /**
  * The search over a real application's tables (lib/apps/): the mapping's SELECT reads the
@@ -14,19 +14,13 @@ import { type BookingRow, type SearchRows, toBounds } from './sql.js';
  * band and every window the index reads it in, and the search answers 500 for it. */
 export function createApplicationSearch(db: Database, mapping: ApplicationMapping): (query: SearchQuery) => SearchRows {
   useMapping(db, mapping);
-  // The one date rule (lib/query.ts), for the rows that match only.
-  db.function('calendar_day', { deterministic: true }, (date) =>
-    typeof date === 'string' && isCalendarDate(date) ? 1 : 0,
-  );
   const source = `(${mapping.bookings}) AS booking`;
   const where = `coalesce(booking.amount_cents, +:low) BETWEEN +:low AND +:high${mapping.exactWindow === true ? '' : ' AND coalesce(booking.date, +:von) BETWEEN +:von AND +:bis'}`;
   // An amount that is no whole number of cents (a fraction a mapping divided out) is no
   // more answerable than none: counted, it would make `anzahl` count it unseen.
-  const unreadable =
-    'booking.amount_cents IS NULL OR booking.amount_cents <> round(booking.amount_cents) OR NOT calendar_day(booking.date)';
   const count = db
     .prepare<[Record<string, unknown>], [all: number, read: number]>(
-      `SELECT count(*), count(CASE WHEN NOT (${unreadable}) THEN 1 END) FROM ${source} WHERE ${where}`,
+      `SELECT ${countedAndRead('booking')} FROM ${source} WHERE ${where}`,
     )
     .raw();
   const page = db
@@ -41,7 +35,7 @@ export function createApplicationSearch(db: Database, mapping: ApplicationMappin
     db
       .prepare<[Record<string, unknown>], unknown[]>(
         `SELECT booking.id, booking.date, booking.amount_cents, booking.subject, booking.payment_method
-         FROM ${source} WHERE (${where}) AND (${unreadable}) LIMIT 1`,
+         FROM ${source} WHERE (${where}) AND (${unreadable('booking')}) LIMIT 1`,
       )
       .raw()
       .get(parameters);
@@ -58,7 +52,7 @@ export function createApplicationSearch(db: Database, mapping: ApplicationMappin
 }
 
 /** The search's failure for the booking `[id, date, amount, subject, account]` (undefined: written away since the count). */
-function unreadableBooking(row: unknown[] | undefined): RangeError {
+export function unreadableBooking(row: unknown[] | undefined): RangeError {
   if (row === undefined) return new RangeError('a booking of the window changed while it was searched');
   const [id, date, amount, subject, account] = row;
   const booking = bookingNamed(id, date, subject, account);

@@ -4,10 +4,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import { isLock } from '../errors.js';
-import { type Mapping, ownSchema, type TableNames, useMapping } from '../mapping.js';
+import { type Mapping, ownSchema, type TableNames } from '../mapping.js';
 import type { SearchQuery } from '../query.js';
-import { createApplicationSearch } from './application-search.js';
-import { estimateSource, isTable } from './explain.js';
+import { createApplicationSearch, unreadableBooking } from './application-search.js';
+import { createVersionCache, estimateSource } from './explain.js';
 import {
   type BookingRow,
   type Bounds,
@@ -122,32 +122,43 @@ function isBatch(request: SearchRequest): request is readonly SearchQuery[] {
 }
 
 /** Each search of `queries` in the caller's read transaction, their rows one after the other, `limit` in all. */
-function searchAll(
-  search: (query: SearchQuery) => SearchRows,
-  queries: readonly SearchQuery[],
-  snapshot: string,
-): SearchRows {
+function searchAll(search: OneSearch, queries: readonly SearchQuery[], snapshot: string): SearchRows {
   const all: SearchRows = { count: 0, rows: [], snapshot };
   for (const query of queries) {
     const limit = Math.max(0, query.limit - all.rows.length);
-    const { count, rows } = search(limit === query.limit ? query : { ...query, limit });
+    const { count, rows } = search(limit === query.limit ? query : { ...query, limit }, true);
     all.count += count;
     for (const row of rows) all.rows.push(row);
   }
   return all;
 }
 
+/**
+ * One search in the caller's read transaction. `whole`: the caller judges each row of the
+ * count itself (a reconciliation: a booking no search can answer is the 500 of the line that
+ * finds it, lib/reconcile/candidates.ts); an application's search refuses it all the same.
+ */
+type OneSearch = (query: SearchQuery, whole?: boolean) => SearchRows;
+
 /** The tuned search over the own schema, inside a read transaction that the caller holds. */
-function createOwnSchemaSearch(db: Database, tables: TableNames): (query: SearchQuery) => SearchRows {
+function createOwnSchemaSearch(db: Database, tables: TableNames): OneSearch {
   const sql = sqlFor(tables);
   // The typical search's two statements are prepared now; a band's, each on its first use
   // (and kept): a prepared statement holds 10 to 20 KB, which a service of 100 books pays
   // 100 times for plans most books never run (docs/design/README.md, "Many books").
   const counts = preparedOnUse((kind: CountKind) => {
     const { text, names } = positional(sql.count(kind));
-    const statement = db.prepare<unknown[], number>(text).pluck();
+    const statement = db.prepare<unknown[], [all: number, read: number]>(text).raw();
     return boundBy(names, statement.get.bind(statement));
   });
+  // As an application's search (lib/search/application-search.ts): a count that holds a
+  // booking no search can answer is the search's 500, the booking named in the log.
+  const counted = (kind: CountKind, bounds: Bounds, whole = false): number => {
+    const [all, read] = counts(kind)(bounds, 0) ?? [0, 0];
+    if (read !== all && !whole)
+      throw unreadableBooking(db.prepare<[Bounds], unknown[]>(sql.firstUnreadable).raw().get(bounds));
+    return all;
+  };
   const pages = preparedOnUse((filter: PageFilter) => {
     const { text, names } = positional(sql.page(filter));
     const statement = db.prepare<unknown[], BookingRow>(text).raw();
@@ -157,13 +168,10 @@ function createOwnSchemaSearch(db: Database, tables: TableNames): (query: Search
   pages('exact');
   const source = preparedOnUse((_: 'estimate') => estimateSource(db, tables));
   const estimate = createVersionCache(db, { get: () => source('estimate').get() });
-  // Decided once: a table does not turn into a view under a running search, and if it
-  // did, the count would only be slower, never wrong.
-  const table = isTable(db, tables.entries);
   // The names of category and payment method are joined into each page row: a cache of
   // them saved nothing measurable on a cash book (docs/design/README.md, "The names").
 
-  return (query) => {
+  return (query, whole) => {
     const bounds = toBounds(query);
     const plan = planFor(bounds, bounds.low === bounds.high ? undefined : estimate());
     if (plan.kind === 'empty') return { count: 0, rows: [] };
@@ -173,11 +181,10 @@ function createOwnSchemaSearch(db: Database, tables: TableNames): (query: Search
       // bookings under a limit of 50, and leaves the count's statement out
       // (docs/design/README.md, "Where a request's time goes").
       const rows = pages('exact')(bounds, query.limit);
-      const count =
-        rows.length < query.limit && eachBookingOnce(rows) ? rows.length : (counts('exact')(bounds, 0) ?? 0);
+      const count = rows.length < query.limit && eachBookingOnce(rows) ? rows.length : counted('exact', bounds, whole);
       return { count, rows };
     }
-    const total = counts(chooseCount(plan, table))(bounds, 0) ?? 0;
+    const total = counted(chooseCount(plan), bounds, whole);
     if (total === 0 || query.limit === 0) return { count: total, rows: [] };
     const filter = choosePage(plan, total, query.limit);
     return { count: total, rows: pages(filter)(bounds, query.limit) };
@@ -255,46 +262,4 @@ function preparedOnUse<K extends string, S>(prepare: (key: K) => S): (key: K) =>
     }
     return statement;
   };
-}
-
-/** What a version cache reads again: a prepared statement, or a stand-in in a test. */
-export interface VersionedSource<T> {
-  get(): T | undefined;
-}
-
-/**
- * What `source` gives, read again only when the file has changed: when another connection
- * committed (`PRAGMA data_version`) or this one wrote (`total_changes()`). The planner's
- * statistics: on a view, the six min/max are six scans of the tables behind it; a search
- * must not pay them every time. A mapping's refusals (refusalsOf, below): a setting of the
- * application, changed while the file is served. Called inside the search's read
- * transaction: reading the version starts the snapshot, so what is read after it belongs to
- * that version (stale statistics would not only cost time: `window` and `band` trust them
- * to leave a filter out).
- */
-export function createVersionCache<T>(db: Database, source: VersionedSource<T>): () => T | undefined {
-  const version = db.prepare<[], string>(SQL.version).pluck();
-  let seen: string | undefined;
-  let value: T | undefined;
-  return () => {
-    const now = version.get();
-    if (now !== seen || value === undefined) {
-      value = source.get();
-      seen = now;
-    }
-    return value;
-  };
-}
-
-/**
- * The sentences of `mapping`'s refusals that hold in `db` now, read again only when the file
- * changed (a search calls it in each read transaction: an application's setting may change
- * while its file is served); `undefined` for a mapping without refusals, which pays nothing.
- */
-export function refusalsOf(db: Database, mapping: Mapping): (() => readonly string[]) | undefined {
-  if (mapping.kind !== 'application' || mapping.refusals === undefined) return undefined;
-  useMapping(db, mapping);
-  const statement = db.prepare<[], string>(mapping.refusals).pluck();
-  const refusals = createVersionCache(db, { get: () => statement.all() });
-  return () => refusals() ?? [];
 }

@@ -1,12 +1,12 @@
-// What SQLite says of a file, for the planner and for `check`: whether the entries are a
-// table, whether an index seeks amounts, how many bookings there are (the planner's
-// estimate), and how SQLite runs the count the search would choose (explainCount).
+// What SQLite says of a file, for the planner and for `check`: whether an index seeks
+// amounts, how many bookings there are (the planner's estimate), how SQLite runs the
+// count the search would choose (explainCount); what is read again only when the file
+// changed (createVersionCache), and an application's refusals (refusalsOf).
 
 import type { Database } from 'better-sqlite3';
 import { DEFAULT_TABLE_NAMES, type Mapping, ownSchema, type TableNames, useMapping } from '../mapping.js';
 import type { SearchQuery } from '../query.js';
-import { catalogKind } from '../schema.js';
-import { type Bounds, chooseCount, type Estimate, planFor, type Stats, sqlFor, toBounds } from './sql.js';
+import { type Bounds, chooseCount, type Estimate, planFor, SQL, type Stats, sqlFor, toBounds } from './sql.js';
 
 /** The typical search of a reconciliation run: one exact amount in a month. */
 export const TYPICAL_QUERY: SearchQuery = {
@@ -17,11 +17,6 @@ export const TYPICAL_QUERY: SearchQuery = {
   waehrung: 'EUR',
   limit: 50,
 };
-
-/** Whether `name` (the entries table's name in the mapping) is a table, not a view or a virtual table. */
-export function isTable(db: Database, name: string): boolean {
-  return catalogKind(db, name) === 'table';
-}
 
 /**
  * Whether every table the skip-scan's seek reads is sought in an index by the amount. Asked
@@ -109,9 +104,49 @@ export function explainCount(
   const plan = planFor(bounds, bounds.low === bounds.high ? undefined : estimateSource(db, mapping.tables).get());
   if (plan.kind === 'empty') return [];
   return db
-    .prepare<[Bounds], { detail: string }>(
-      `EXPLAIN QUERY PLAN ${sql.count(chooseCount(plan, isTable(db, mapping.tables.entries)))}`,
-    )
+    .prepare<[Bounds], { detail: string }>(`EXPLAIN QUERY PLAN ${sql.count(chooseCount(plan))}`)
     .all(bounds)
     .map(({ detail }) => detail);
+}
+
+/** What a version cache reads again: a prepared statement, or a stand-in in a test. */
+export interface VersionedSource<T> {
+  get(): T | undefined;
+}
+
+/**
+ * What `source` gives, read again only when the file has changed: when another connection
+ * committed (`PRAGMA data_version`) or this one wrote (`total_changes()`). The planner's
+ * statistics: on a view, the six min/max are six scans of the tables behind it; a search
+ * must not pay them every time. A mapping's refusals (refusalsOf, below): a setting of the
+ * application, changed while the file is served. Called inside the search's read
+ * transaction: reading the version starts the snapshot, so what is read after it belongs to
+ * that version (stale statistics would not only cost time: `window` and `band` trust them
+ * to leave a filter out).
+ */
+export function createVersionCache<T>(db: Database, source: VersionedSource<T>): () => T | undefined {
+  const version = db.prepare<[], string>(SQL.version).pluck();
+  let seen: string | undefined;
+  let value: T | undefined;
+  return () => {
+    const now = version.get();
+    if (now !== seen || value === undefined) {
+      value = source.get();
+      seen = now;
+    }
+    return value;
+  };
+}
+
+/**
+ * The sentences of `mapping`'s refusals that hold in `db` now, read again only when the file
+ * changed (a search calls it in each read transaction: an application's setting may change
+ * while its file is served); `undefined` for a mapping without refusals, which pays nothing.
+ */
+export function refusalsOf(db: Database, mapping: Mapping): (() => readonly string[]) | undefined {
+  if (mapping.kind !== 'application' || mapping.refusals === undefined) return undefined;
+  useMapping(db, mapping);
+  const statement = db.prepare<[], string>(mapping.refusals).pluck();
+  const refusals = createVersionCache(db, { get: () => statement.all() });
+  return () => refusals() ?? [];
 }

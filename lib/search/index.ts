@@ -4,22 +4,16 @@
 // door: a file of lib/ outside this folder imports only from here.
 
 export { bookingNamed, bookingNamer, centsAsAmount } from './application-search.js';
-export {
-  type BookingSearch,
-  createBookingSearch,
-  createVersionCache,
-  refusalsOf,
-  type SearchOutcome,
-  type SearchRequest,
-  type VersionedSource,
-} from './booking-search.js';
+export { type BookingSearch, createBookingSearch, type SearchOutcome, type SearchRequest } from './booking-search.js';
 export {
   createRowEstimate,
+  createVersionCache,
   estimateSource,
   explainCount,
-  isTable,
+  refusalsOf,
   seeksAmounts,
   TYPICAL_QUERY,
+  type VersionedSource,
 } from './explain.js';
 export { LOCK_WAIT_MS } from './queued.js';
 export { Rotations } from './rotations.js';

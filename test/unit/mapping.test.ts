@@ -163,11 +163,11 @@ for (const [what, date, amount, reason] of [
     'a date-time',
     "'2026-03-14T00:00:00'",
     '1250',
-    /booking 1: the date "2026-03-14T00:00:00" is not a YYYY-MM-DD date/,
+    /\(id 1\) has the date "2026-03-14T00:00:00", not a day of the calendar/,
   ],
-  ['a date that is not one', "'2026-13-14'", '1250', /booking 1: the date "2026-13-14" is not a YYYY-MM-DD date/],
-  ['a day the calendar lacks', "'2026-02-30'", '1250', /booking 1: the date "2026-02-30" is not a day of the calendar/],
-  ['REAL euros', "'2026-03-14'", '12.5', /booking 1: the amount 12\.5 is not a whole number of cents/],
+  ['a date that is not one', "'2026-13-14'", '1250', /\(id 1\) has the date "2026-13-14", not a day of the calendar/],
+  ['a day the calendar lacks', "'2026-02-30'", '1250', /\(id 1\) has the date "2026-02-30", not a day of the calendar/],
+  ['REAL euros', "'2026-03-14'", '12.5', /of 2026-03-14 \(id 1\) has the amount -0\.125, not whole cents/],
 ] as const) {
   test(`a row with ${what} written after the start is answered 500 with the reason in the log, never 200`, async (t) => {
     const { db, origin, causes } = await servedRawView(t, "(2, '2026-05-01', 100), (3, '2026-05-02', 200)");
