@@ -110,8 +110,7 @@ export const FILTERS = {
   window: `${WINDOW} AND entries.amount_cents IS NOT NULL`,
   // The same when no stored date is later than the window's end: the range is open at the
   // top, so SQLite walks from the seek to the end of the index without comparing each
-  // entry with the upper bound, in about 60 % of the time (docs/design/README.md, "One client
-  // against the writer").
+  // entry with the upper bound, in about 60 % of the time.
   windowFrom: 'entries.date >= +:von AND entries.amount_cents IS NOT NULL',
   // Every booking is in the window: only the band counts (and dates that are no date,
   // which BETWEEN never matches).
