@@ -34,7 +34,9 @@ export interface OwnSchemaMapping {
  *
  * `bookings` yields these columns, one row per booking the application would show as a
  * cash booking: `id` (a whole number, unique, stable), `date` ('YYYY-MM-DD' text),
- * `amount_cents` (whole cents, expenses POSITIVE as in docs/API.md), `subject` (text),
+ * `amount_cents` (whole cents, expenses POSITIVE as in docs/API.md), `amount_held` (the
+ * amount as the application holds it, a fraction's text (lib/apps/fraction.ts), or NULL: what
+ * the refusal of a booking whose `amount_cents` is no whole number shows), `subject` (text),
  * `category` and `payment_method` (names, or NULL); with `orderDate`, also `order_date`. It must restrict itself to the window
  * `:from`..`:to` (both included), given in the application's own date form by `window()`,
  * on a column the application has an index on, so that a search reads one window of the

@@ -33,7 +33,7 @@ export interface MeaningReport {
   newest: { date: string; amountCents: number } | undefined;
 }
 
-type SampleRow = [id: unknown, date: unknown, amountCents: unknown];
+type SampleRow = [id: unknown, date: unknown, amountCents: unknown, held?: unknown];
 
 /**
  * The one judgement of a file, made by `check` and by `createHandler` alike, so that the
@@ -70,7 +70,7 @@ function readSample(db: Database, mapping: Mapping, size: number): SampleRow[] {
         .all(size)
     : db
         .prepare<[Record<string, unknown>], SampleRow>(
-          `SELECT id, date, amount_cents FROM (${mapping.allBookings}) LIMIT +:size`,
+          `SELECT id, date, amount_cents, amount_held FROM (${mapping.allBookings}) LIMIT +:size`,
         )
         .raw()
         .all({ low: -(2 ** 53), high: 2 ** 53, size });
@@ -285,7 +285,7 @@ function applicationDate(row: SampleRow, application: string, named: Named): Pro
 
 function applicationAmount(row: SampleRow, application: string, named: Named): Problem {
   const amount = row[2];
-  const held = typeof amount === 'number' ? centsAsAmount(amount) : shown(amount);
+  const held = typeof amount === 'number' ? centsAsAmount(amount, row[3]) : shown(amount);
   return said(
     `${named(row)} has ${amount === null ? 'no amount the service can read' : `the amount ${held}, not whole cents`}`,
     `a booking has ${amount === null ? 'no amount the service can read' : 'an amount that is not whole cents'}`,

@@ -383,6 +383,7 @@ test('a GnuCash amount that is not whole cents is a 500 with the reason in the l
           'UPDATE splits SET quantity_num = -12345, quantity_denom = 1000 WHERE quantity_num = -1250 AND quantity_denom = 100',
         )
         .run(),
+    '-12\\.345',
   );
   assert.match(
     stdout,

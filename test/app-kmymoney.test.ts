@@ -148,10 +148,12 @@ test('a KMyMoney amount that is not whole cents is a 500 with the reason in the 
     'kmymoney',
     'von=2026-03-14&bis=2026-03-14&betrag=-12.33&toleranz=0.01',
     (writer) => writer.exec("UPDATE kmmSplits SET shares = '-37/3' WHERE shares = '-25/2'"),
+    '-37/3',
   );
+  // The fraction as KMyMoney holds it: -37/3 has no decimal, and its float is no amount.
   assert.match(
     stdout,
-    /^ {2}- the booking of 2026-03-14 in 'Barkasse' \('[^']+', id 1000\) has the amount -12\.333333333333333, not whole cents: KMyMoney holds an amount the service cannot answer exactly .*; correct the booking in KMyMoney\.$/m,
+    /^ {2}- the booking of 2026-03-14 in 'Barkasse' \('[^']+', id 1000\) has the amount -37\/3, not whole cents: KMyMoney holds an amount the service cannot answer exactly .*; correct the booking in KMyMoney\.$/m,
   );
 });
 

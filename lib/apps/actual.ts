@@ -36,6 +36,7 @@ const bookings = (window: string): string => `
            CASE WHEN typeof(t.date) = 'integer'
                 THEN printf('%04d-%02d-%02d', t.date / 10000, t.date / 100 % 100, t.date % 100) END AS date,
            CASE WHEN typeof(t.amount) = 'integer' THEN -t.amount END AS amount_cents,
+           NULL AS amount_held,
            coalesce(nullif(p.name, ''), other.name, '')
              || CASE WHEN coalesce(nullif(p.name, ''), other.name, '') <> '' AND coalesce(t.notes, '') <> ''
                      THEN ': ' ELSE '' END

@@ -1,5 +1,6 @@
 // A fraction num / den as whole cents in SQL, for the applications that store an amount as
-// one (GnuCash's value_num/value_denom, KMyMoney's text 'num/den').
+// one (GnuCash's value_num/value_denom, KMyMoney's text 'num/den'), and as the text a
+// message shows (lib/search/application-search.ts, fractionAsAmount).
 
 // |num| up to this: num × 100 stays a 64-bit integer, so the remainder below is exact.
 const MAX_NUM = '92233720368547758';
@@ -15,3 +16,11 @@ export const fractionCents = (num: string, den: string): string =>
   `CASE WHEN typeof(${num}) = 'integer' AND typeof(${den}) = 'integer' AND ${den} > 0
           AND ${num} BETWEEN -${MAX_NUM} AND ${MAX_NUM}
         THEN CASE WHEN ${num} * 100 % ${den} = 0 THEN ${num} * 100 / ${den} ELSE ${num} * 100.0 / ${den} END END`;
+
+/**
+ * `num`/`den` as text where it is no whole number of cents (NULL otherwise, so that a search
+ * pays no text for the rows it answers): the amount as the application holds it, for the
+ * message that refuses its booking.
+ */
+export const fractionHeld = (num: string, den: string): string =>
+  `CASE WHEN ${num} * 100 % ${den} <> 0 THEN ${num} || '/' || ${den} END`;

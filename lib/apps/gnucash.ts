@@ -46,7 +46,7 @@
 // each transaction's splits by splits(tx_guid).
 
 import type { ApplicationMapping } from '../mapping.js';
-import { fractionCents } from './fraction.js';
+import { fractionCents, fractionHeld } from './fraction.js';
 import { hexPrefixId } from './ids.js';
 import { LOCAL_TIME_FUNCTIONS } from './local-time.js';
 import { sharedAccountNames } from './names.js';
@@ -91,6 +91,7 @@ const select = (from: string, account: string, window: string): string => `
     SELECT ${hexPrefixId('s.guid')} AS id,
            local_date(${POSTED}) AS date,
            -(${fractionCents('s.quantity_num', 's.quantity_denom')}) AS amount_cents,
+           ${fractionHeld('s.quantity_num', 's.quantity_denom')} AS amount_held,
            ${joined(`CASE WHEN other.guid IN (${moneyAccounts(false)}) THEN ${joined('other.name', 't.description')} ELSE t.description END`, NOTES)} AS subject,
            CASE WHEN other.guid IN (${moneyAccounts(false)}) THEN NULL ELSE other.name END AS category,
            (SELECT name FROM accounts WHERE guid = s.account_guid) AS payment_method

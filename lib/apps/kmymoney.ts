@@ -66,6 +66,7 @@ const bookings = (window: string): string => `
     SELECT CAST(substr(s.transactionId, 2) AS INTEGER) * 1000 + s.splitId AS id,
            substr(s.postDate, 1, 10) AS date,
            -${SHARES_CENTS} AS amount_cents,
+           s.shares AS amount_held,
            CASE WHEN ${IS_TRANSFER} THEN ${joined('other.accountName', MEMO)}
                 ELSE ${joined('(SELECT name FROM kmmPayees WHERE id = s.payeeId)', MEMO)} END AS subject,
            CASE WHEN ${IS_TRANSFER} THEN NULL ELSE other.accountName END AS category,

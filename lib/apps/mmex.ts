@@ -86,6 +86,7 @@ const bookings = (window: string): string => `
     SELECT t.TRANSID AS id,
            substr(t.TRANSDATE, 1, 10) AS date,
            CASE WHEN t.TRANSCODE = 'Deposit' THEN -${cents('t.TRANSAMOUNT')} ELSE ${cents('t.TRANSAMOUNT')} END AS amount_cents,
+           NULL AS amount_held,
            ${subject("CASE WHEN t.TRANSCODE = 'Transfer' THEN other.ACCOUNTNAME ELSE p.PAYEENAME END")} AS subject,
            ${CATEGORY} AS category,
            a.ACCOUNTNAME AS payment_method
@@ -99,6 +100,7 @@ const bookings = (window: string): string => `
     SELECT -t.TRANSID AS id,
            substr(t.TRANSDATE, 1, 10) AS date,
            -${cents('coalesce(t.TOTRANSAMOUNT, t.TRANSAMOUNT)')} AS amount_cents,
+           NULL AS amount_held,
            ${subject('a.ACCOUNTNAME')} AS subject,
            ${CATEGORY} AS category,
            other.ACCOUNTNAME AS payment_method

@@ -34,7 +34,7 @@ export function createApplicationSearch(db: Database, mapping: ApplicationMappin
   const firstUnreadable = (parameters: Record<string, unknown>): unknown[] | undefined =>
     db
       .prepare<[Record<string, unknown>], unknown[]>(
-        `SELECT booking.id, booking.date, booking.amount_cents, booking.subject, booking.payment_method
+        `SELECT booking.id, booking.date, booking.amount_cents, booking.subject, booking.payment_method, booking.amount_held
          FROM ${source} WHERE (${where}) AND (${unreadable('booking')}) LIMIT 1`,
       )
       .raw()
@@ -51,14 +51,14 @@ export function createApplicationSearch(db: Database, mapping: ApplicationMappin
   };
 }
 
-/** The search's failure for the booking `[id, date, amount, subject, account]` (undefined: written away since the count). */
+/** The search's failure for the booking `[id, date, amount, subject, account, held]` (undefined: written away since the count). */
 export function unreadableBooking(row: unknown[] | undefined): RangeError {
   if (row === undefined) return new RangeError('a booking of the window changed while it was searched');
-  const [id, date, amount, subject, account] = row;
+  const [id, date, amount, subject, account, held] = row;
   const booking = bookingNamed(id, date, subject, account);
   if (amount === null) return new RangeError(`${booking} has no amount the service can read`);
   if (typeof amount === 'number' && !Number.isInteger(amount)) {
-    return new RangeError(`${booking} has the amount ${centsAsAmount(amount)}, not whole cents`);
+    return new RangeError(`${booking} has the amount ${centsAsAmount(amount, held)}, not whole cents`);
   }
   if (typeof date !== 'string') return new RangeError(`${booking} has no date the service can read`);
   return new RangeError(`${booking} has the date ${JSON.stringify(date.slice(0, 40))}, not a day of the calendar`);
@@ -79,14 +79,43 @@ export function bookingNamed(id: unknown, date: unknown, subject: unknown, accou
 }
 
 /**
- * Stored cents that are no whole number (111.5) as the decimal amount the application holds
- * and a client would get (-1.115): the digits of the number moved, no arithmetic on them.
+ * Stored cents that are no whole number (111.5) as the amount the application holds, exactly:
+ * from `held`, the mapping's `amount_held`, where it is a fraction (-37/3 has no decimal, and
+ * its cents as a number would show a rounded float); else the decimal a client would get
+ * (-1.115), the digits of the number moved, no arithmetic on them.
  */
-export function centsAsAmount(cents: number): string {
+export function centsAsAmount(cents: number, held?: unknown): string {
+  const exact = typeof held === 'string' ? fractionAsAmount(held) : undefined;
+  if (exact !== undefined) return exact;
   const [, sign, whole, fraction = ''] = /^(-?)(\d+)(?:\.(\d+))?$/.exec(String(-cents)) ?? [];
   if (whole === undefined) return `${String(cents)} (in cents)`;
   const digits = whole.padStart(3, '0');
   return `${sign}${digits.slice(0, -2)}.${digits.slice(-2)}${fraction}`;
+}
+
+/**
+ * An amount the application holds as the fraction `held` ('-37/3', '-1115/1000'; '-25' is
+ * -25/1) as a message shows it, exactly and in the application's sign: its decimal where it
+ * has a finite one (-1.115), else the fraction as held (-37/3), never a rounded float;
+ * `undefined` for text that is no such fraction.
+ */
+export function fractionAsAmount(held: string): string | undefined {
+  const parts = /^(-?)([0-9]{1,40})(?:\/([0-9]{1,40}))?$/.exec(held);
+  if (parts === null) return undefined;
+  const [, sign, num = '', den = '1'] = parts;
+  const denominator = BigInt(den);
+  if (denominator === 0n) return undefined;
+  // A finite decimal: the denominator has no prime factor but 2 and 5, and as many places
+  // as the larger count of the two.
+  let rest = denominator;
+  let twos = 0;
+  let fives = 0;
+  for (; rest % 2n === 0n; twos += 1) rest /= 2n;
+  for (; rest % 5n === 0n; fives += 1) rest /= 5n;
+  if (rest !== 1n) return held;
+  const places = Math.max(twos, fives, 2);
+  const digits = ((BigInt(num) * 10n ** BigInt(places)) / denominator).toString().padStart(places + 1, '0');
+  return `${sign}${digits.slice(0, -places)}.${digits.slice(-places).replace(/0+$/, '').padEnd(2, '0')}`;
 }
 
 /**

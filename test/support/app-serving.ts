@@ -45,10 +45,12 @@ export async function assertNotWholeCents(
   app: string,
   query: string,
   spoil: (writer: Database.Database) => void,
+  /** The amount as the search's 500 and check name it, exactly; else any decimal or fraction. */
+  held = '-?\\d+(?:\\.\\d+|/\\d+)',
 ): Promise<string> {
   const search = await searchSpoiled(t, db, file, app, spoil);
   // Named as check names it, also when only counted.
-  const reason = /id \d+\) has (?:the amount -?\d+\.\d+, not whole cents|no amount the service can read)/;
+  const reason = new RegExp(`id \\d+\\) has (?:the amount ${held}, not whole cents|no amount the service can read)`);
   await search(query, reason);
   await search(`${query}&limit=0`, reason);
   const check = await run(['check', '--db', file, '--app', app]);
