@@ -204,6 +204,20 @@ test("a KMyMoney split whose postDate is no date ('LEAK-DATE') or no day of the 
   );
 });
 
+test("a KMyMoney postDate that begins with a day and goes on ('2026-03-14x') is no day: written after the start, a search of its day is a 500 naming it, limit=0 too; check, the handler and the command refuse the file", async (t) => {
+  const { db, file } = openBook(t, CASES);
+  const stdout = await assertDateRefused(
+    db,
+    file,
+    'kmymoney',
+    (writer) =>
+      writer.exec("UPDATE kmmSplits SET postDate = '2026-03-14x' WHERE transactionId = 'T000000000000000001'"),
+    /^ {2}- the booking .*id 1000\) has the date '2026-03-14x', not a day: KMyMoney holds a date the service cannot answer/m,
+    { t, query: 'von=2026-03-14&bis=2026-03-14&betrag=-12.5' },
+  );
+  assert.doesNotMatch(stdout, /Data: fits/);
+});
+
 test("a KMyMoney file is searched by KMyMoney's own account index, or by the date index an admin added; `check --app kmymoney` says it fits, the CLI serves it, nothing is written", async (t) => {
   const { file, expected, db } = openBook(t, ledger(200));
   assert.ok(

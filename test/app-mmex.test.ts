@@ -530,3 +530,20 @@ test("a Money Manager Ex TRANSDATE that is no date ('LEAK-DATE') or no day of th
     /^ {2}- the booking .*id 2\) has the date '2026-02-31', not a day: /m,
   );
 });
+
+test("a Money Manager Ex TRANSDATE that begins with a day and goes on ('2026-03-14x', '2026-03-14T00:00:00 junk') is no day: written after the start, a search of its day is a 500 naming it, limit=0 too; check, the handler and the command refuse the file", async (t) => {
+  for (const date of ['2026-03-14x', '2026-03-14T00:00:00 junk']) {
+    const file = join(databaseDir(t), 'kasse.mmb');
+    writeMmexFile(file);
+    const db = new Database(file, { readonly: true, fileMustExist: true });
+    t.after(() => db.close());
+    await assertDateRefused(
+      db,
+      file,
+      'mmex',
+      (writer) => writer.prepare('UPDATE CHECKINGACCOUNT_V1 SET TRANSDATE = ? WHERE TRANSID = 2').run(date),
+      new RegExp(`^ {2}- the booking .*id 2\\) has the date '${date}', not a day: Money Manager Ex holds a date`, 'm'),
+      { t, query: 'von=2026-03-14&bis=2026-03-14&betrag=-4.35' },
+    );
+  }
+});

@@ -28,6 +28,7 @@
 // index an admin may add.
 
 import type { ApplicationMapping } from '../mapping.js';
+import { storedDay } from './day.js';
 import { fractionCents } from './fraction.js';
 import { sharedAccountNames } from './names.js';
 
@@ -64,7 +65,7 @@ const IS_TRANSFER = `other.accountType IN (${MONEY_TYPES})`;
 // `window`: the condition on postDate, or none.
 const bookings = (window: string): string => `
     SELECT CAST(substr(s.transactionId, 2) AS INTEGER) * 1000 + s.splitId AS id,
-           substr(s.postDate, 1, 10) AS date,
+           ${storedDay('s.postDate')} AS date,
            -${SHARES_CENTS} AS amount_cents,
            s.shares AS amount_held,
            CASE WHEN ${IS_TRANSFER} THEN ${joined('other.accountName', MEMO)}
@@ -93,8 +94,10 @@ export const kmymoney: ApplicationMapping = {
   // Every split, also one whose postDate no window admits (NULL, or text that is no date).
   allBookings: bookings(''),
   // 'YYYY-MM-DD' and, from upgraded files, 'YYYY-MM-DDT00:00:00': '~' sorts after both.
+  // Exact: a postDate in the window is one of von..bis, or text that is no day (its 500).
   window: (von, bis) => ({ from: von, to: `${bis}~` }),
   windowIndex: { name: 'kmmSplits_account_date', create: KMYMONEY_DATE_INDEX },
+  exactWindow: true,
   notes: sharedAccountNames(
     `SELECT accountName AS name, accountName AS shown FROM kmmAccounts WHERE accountType IN (${MONEY_TYPES}) AND currencyId = 'EUR'`,
     'KMyMoney',

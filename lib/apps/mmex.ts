@@ -32,6 +32,7 @@
 // The window is read by MMEX's own index on TRANSDATE.
 
 import type { ApplicationMapping } from '../mapping.js';
+import { storedDay } from './day.js';
 
 // A category as MMEX shows it: its whole path (CategoryModel::get_data_fullname), up to a
 // parent that is missing (a damaged file) and at most 100 levels (a cycle would never end).
@@ -84,7 +85,7 @@ const VALID = `(t.DELETEDTIME IS NULL OR t.DELETEDTIME = '')
 // `window`: the condition on TRANSDATE followed by AND, or none.
 const bookings = (window: string): string => `
     SELECT t.TRANSID AS id,
-           substr(t.TRANSDATE, 1, 10) AS date,
+           ${storedDay('t.TRANSDATE')} AS date,
            CASE WHEN t.TRANSCODE = 'Deposit' THEN -${cents('t.TRANSAMOUNT')} ELSE ${cents('t.TRANSAMOUNT')} END AS amount_cents,
            NULL AS amount_held,
            ${subject("CASE WHEN t.TRANSCODE = 'Transfer' THEN other.ACCOUNTNAME ELSE p.PAYEENAME END")} AS subject,
@@ -98,7 +99,7 @@ const bookings = (window: string): string => `
     WHERE ${window}${VALID} AND t.TRANSCODE IN ('Withdrawal', 'Deposit', 'Transfer')
     UNION ALL
     SELECT -t.TRANSID AS id,
-           substr(t.TRANSDATE, 1, 10) AS date,
+           ${storedDay('t.TRANSDATE')} AS date,
            -${cents('coalesce(t.TOTRANSAMOUNT, t.TRANSAMOUNT)')} AS amount_cents,
            NULL AS amount_held,
            ${subject('a.ACCOUNTNAME')} AS subject,
