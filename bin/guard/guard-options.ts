@@ -26,7 +26,7 @@ export interface GuardOptions {
   serial?: boolean;
   /** Ends the process when nothing has waited for this long (it is started again when needed). */
   idleEndMs?: number;
-  /** Hears why the process ended while something waited for it. */
+  /** Hears why the process ended while something waited for it, or, holding a `once` guard's file, at all. */
   ended?: (why: string) => void;
   /**
    * A book's guard, whose process holds the file it opened: after a search past the time

@@ -247,7 +247,10 @@ export class Guard {
   private start(): Channel {
     const child: ChildProcess = forkGuard((code, signal) => {
       if (this.child !== child) return;
-      if (channel.waiting() > 0) this.options.ended?.(`its searches' process ended (${signal ?? `exit code ${code}`})`);
+      // A book's guard holds its file also while idle: an end then (a kill, the OOM killer)
+      // is heard as one in a search is, or the book would answer from a process that is gone.
+      if (channel.waiting() > 0 || this.opened !== undefined)
+        this.options.ended?.(`its searches' process ended (${signal ?? `exit code ${code}`})`);
       this.stop();
     });
     const channel = createChannel(child as Port);

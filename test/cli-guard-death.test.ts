@@ -1,0 +1,101 @@
+// A book served over a view runs its searches in a guard process of its own. When that
+// process dies while idle (the OOM killer, an admin's kill, a crash), the book hears it at
+// once, as when it dies in a search: one line says so, the file is opened again in a new
+// process, and the next search is answered; with --workers 2, in each worker.
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { type TestContext, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { cleanEnv, start, USER, waitFor } from './support/cli-helpers.js';
+import { buildDatabase, get, request } from './support/helpers.js';
+
+const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35';
+const ENDED = /: its searches' process ended \(SIGKILL\); it is opened again\n/;
+
+/** The fixture book, its bookings read through the view `kasse`. */
+function bookOverView(t: TestContext): string {
+  const file = buildDatabase(t);
+  const db = new Database(file);
+  db.exec('CREATE VIEW kasse AS SELECT * FROM entries');
+  db.close();
+  return file;
+}
+
+/** The guard processes whose parent is `pid`. */
+function guardsOf(pid: number): number[] {
+  let out = '';
+  try {
+    out = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' });
+  } catch {
+    return []; // ps exits 1 when there is none
+  }
+  return out
+    .split('\n')
+    .filter((line) => /guard\.[jt]s/.test(line))
+    .map((line) => Number.parseInt(line.trim(), 10));
+}
+
+/** Kills every guard process of `pid` (SIGKILL); how many there were. */
+function killGuards(pid: number): number {
+  const guards = guardsOf(pid);
+  for (const guard of guards) process.kill(guard, 'SIGKILL');
+  return guards.length;
+}
+
+/** `count` searches in a row answered 200, within `ms`; a 500 meanwhile must be a file opened again. */
+async function answeredWithin(api: string, count: number, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  let inARow = 0;
+  while (inARow < count) {
+    const reply = await get(`${api}${SEARCH}`);
+    if (reply.status === 200) inARow += 1;
+    else {
+      inARow = 0;
+      assert.equal(reply.status, 500, reply.body);
+      assert.match(reply.body, /"code":"database_unavailable"/);
+      assert.equal(reply.headers['retry-after'], '1');
+      if (Date.now() > deadline) assert.fail(`no ${count} searches answered in a row within ${ms} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+test("a book's guard process killed while idle: the book hears it at once, says so, opens the file again in a new process, and the next search is answered within 2 s", async (t) => {
+  const file = bookOverView(t);
+  const server = await start(t, ['--db', file, '--table-names', 'entries=kasse', '--admin-port', '0']);
+  const admin = /admin listener on (http:\/\/127\.0\.0\.1:\d+)\//.exec(server.output().stdout)?.[1];
+  assert.equal((await get(`${server.api}${SEARCH}`)).status, 200);
+  const pid = server.child.pid as number;
+  assert.ok(killGuards(pid) > 0, 'a guard process');
+  const killed = Date.now();
+  // Heard without a search asking.
+  await waitFor(() => server.output().stderr, ENDED);
+  await answeredWithin(server.api, 1, 2_000);
+  assert.ok(Date.now() - killed < 3_000, `answered ${Date.now() - killed} ms after the kill`);
+  assert.equal(guardsOf(pid).length >= 1, true, 'a new guard process');
+  const ready = JSON.parse((await request(`${admin}/ready`)).body) as { books: { state: string }[] };
+  assert.equal(ready.books[0]?.state, 'serving');
+  // Killed again: heard again.
+  killGuards(pid);
+  await waitFor(() => server.output().stderr, ENDED, 2);
+  await answeredWithin(server.api, 1, 2_000);
+  const stopped = await server.stop();
+  assert.equal(stopped.code, 0, stopped.stderr);
+  assert.match(stopped.stderr, /was opened and checked again; serving it\n/);
+  assert.doesNotMatch(stopped.stderr, /error in GET/);
+});
+
+test("--workers 2: each worker's idle guard process killed: each worker hears it and opens the file again, and every search is answered again within 2 s", async (t) => {
+  const file = bookOverView(t);
+  const args = ['--db', file, '--table-names', 'entries=kasse', '--workers', '2'];
+  const server = await start(t, args, cleanEnv(USER));
+  const pids = /\(pids (\d+), (\d+)\)/.exec(server.output().stdout);
+  assert.ok(pids !== null, server.output().stdout);
+  await answeredWithin(server.api, 4, 5_000);
+  for (const worker of [Number(pids[1]), Number(pids[2])]) assert.ok(killGuards(worker) > 0, `worker ${worker}'s guard`);
+  await waitFor(() => server.output().stderr, ENDED, 2);
+  await answeredWithin(server.api, 8, 2_000);
+  const stopped = await server.stop();
+  assert.doesNotMatch(stopped.stderr, /error in GET/);
+});
