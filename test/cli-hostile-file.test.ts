@@ -375,6 +375,17 @@ test("a book's guard whose process crashed: the searches in it get the 500 with 
   assert.equal(codeOf(await search(QUICK)), 'SQLITE_BUSY');
 });
 
+test("a book's guard whose process died while idle: the book hears it at once, and a search after it gets the 500 with Retry-After of a file opened again", async (t) => {
+  const { search, ended } = await guardOverEndlessRows(t);
+  assert.ok((await search(QUICK)).ok);
+  const [pid] = guardChildren(process.pid);
+  process.kill(pid as number, 'SIGKILL');
+  await waitFor(async () => ended.length > 0, 2_000, 'the book told');
+  assert.deepEqual(ended, ["its searches' process ended (SIGKILL)"]);
+  assert.equal(codeOf(await search(QUICK)), 'SQLITE_BUSY');
+  assert.deepEqual(guardChildren(process.pid), [], 'none started again');
+});
+
 test('SIGTERM while the file is being opened in the guard (a named pipe in place of its journal) ends the service at once with exit 0, the guard process with it', async (t) => {
   const file = buildDatabase(t);
   const dir = dirname(file);
