@@ -235,6 +235,27 @@ test('the served file made unreadable (chmod g-r) and readable again (chmod g+r)
   await server.stop();
 });
 
+// A mode change alone leaves the file what it was: the connection reads on through what it
+// opened, and so does the read of a book that no client searches, every second.
+test('the served file made unreadable (chmod 0600) and readable again (chmod 0640), nothing else changed: served throughout, nothing said', async (t) => {
+  const { users, asService } = setup();
+  const dir = applicationDirectory(users, users.workDir());
+  const file = await createDatabase(users, dir, 'delete');
+  const server = await start(t, ['--db', file, '--admin-port', '0'], cleanEnv(USER), asService);
+  const admin = /admin listener on (http:\/\/127\.0\.0\.1:\d+)\//.exec(server.output().stdout)?.[1] as string;
+  for (const mode of [0o600, 0o640]) {
+    chmodSync(file, mode);
+    const until = Date.now() + 1_500;
+    while (Date.now() < until) {
+      const ready = await request(`${admin}/ready`);
+      assert.equal(ready.status, 200, ready.body);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
+  assert.equal((await server.stop()).stderr, '');
+});
+
 // The file is opened again every second while it waits; /ready said "the file is being
 // opened again" during each of those opens, and an admin polling it lost what to do.
 test("/ready keeps a waiting book's reason while its file is opened again: every poll says what to do, until the file serves", async (t) => {

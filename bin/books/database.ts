@@ -8,7 +8,7 @@
 
 import type { RequestListener } from 'node:http';
 import type { LogLevel } from '../base/index.js';
-import { type BookFile, describeDatabaseError, identityOf, notReadableNow } from '../files/index.js';
+import { type BookFile, describeDatabaseError, identityOf, NO_SEARCH, notReadableNow } from '../files/index.js';
 import { BookOpener, type Connection } from './open-book.js';
 import { GUARD_LIMIT_MS } from './preflight.js';
 import { answerCause, type Effect, next, start, statusOf, type WatchEvent, type WatchState } from './states.js';
@@ -64,6 +64,8 @@ class WatchedDatabase implements ServedDatabase {
   // each). `build` gives it the credentials of that moment.
   private standIn: BookingSearchHandler | undefined;
   private readonly timer: NodeJS.Timeout;
+  /** The connection whose file is read without a client's search now (`read`): one read at a time. */
+  private reading: Connection | undefined;
 
   constructor(
     file: string,
@@ -120,7 +122,27 @@ class WatchedDatabase implements ServedDatabase {
   private readonly answered = (): void => this.feed({ on: 'answered', at: Date.now() });
 
   private tick(): void {
-    this.feed({ on: 'tick', identity: identityOf(this.file) });
+    this.feed({ on: 'tick', identity: identityOf(this.file), at: Date.now() });
+  }
+
+  /**
+   * The served file read through the searches of its connection, as a request of no search:
+   * the read transaction, the check of the schema and the settings and the lock wait of a
+   * client's search, without a booking looked up. So a file broken where it lies (a table
+   * renamed, a setting the mapping refuses, a lock held) is told by what a search would have
+   * told it, within a tick and without a client, and /ready and /metrics only read the state:
+   * they never wait for a read, nor start one. A book no one searches pays one short read
+   * transaction a second; a searched one answers it among its searches' turns
+   * (lib/search/turns.ts), as the smallest of them. No search for the metrics (NO_SEARCH).
+   */
+  private read(connection: Connection): void {
+    if (this.reading === connection) return;
+    this.reading = connection;
+    connection.search.answer(NO_SEARCH, (outcome) => {
+      if (this.reading === connection) this.reading = undefined;
+      // Anything else it met has the file opened and checked again, which says what it finds.
+      if (!outcome.ok && !this.heard(outcome.error)) this.feed({ on: 'notice' });
+    });
   }
 
   private carryOut(effect: Effect<Connection>): void {
@@ -137,6 +159,11 @@ class WatchedDatabase implements ServedDatabase {
         return;
       case 'log':
         return this.log(effect.line, effect.level);
+      case 'read': {
+        const { phase } = this.state;
+        if (phase.is === 'served') this.read(phase.connection);
+        return;
+      }
       case 'look soon':
         setImmediate(() => this.tick());
         return;
@@ -170,11 +197,17 @@ class WatchedDatabase implements ServedDatabase {
   // served, a lock that outlasted the search's wait among them, is said once by the look at
   // the file that it leads to; anything else is the request's.
   private readonly onError: ErrorHook = (error, req, path) => {
-    if (error instanceof Unavailable) return;
-    const state = notReadableNow(this.file, error);
-    if (state === undefined) return this.logError(error, req, path);
-    this.feed({ on: state.lock === true ? 'locked' : 'notice' });
+    if (!this.heard(error)) this.logError(error, req, path);
   };
+
+  /** What a search over the file failed with, heard as a state of the file; `false`: not one. */
+  private heard(error: unknown): boolean {
+    if (error instanceof Unavailable) return true;
+    const state = notReadableNow(this.file, error);
+    if (state === undefined) return false;
+    this.feed({ on: state.lock === true ? 'locked' : 'notice' });
+    return true;
+  }
 
   /** While the file is not served: the stand-in, built at its first request. */
   private readonly standInHandler: RequestListener = (req, res) => {

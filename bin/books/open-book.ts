@@ -15,6 +15,7 @@ import {
   judgeDatabaseFile,
   type NotReadableNow,
   openDatabase,
+  type SearchTurns,
   searchOverFile,
   shapeOf,
   type Trusted,
@@ -36,9 +37,14 @@ function openingGuard(limitMs: number): Guard {
   return opening;
 }
 
-/** A connection to the file, served: its handler, how it is closed, and who hears its searches answered. */
+/**
+ * A connection to the file, served: its handler, the searches it answers through (a read of
+ * the file without a client's search takes them too), how it is closed, and who hears its
+ * searches answered.
+ */
 export interface Connection {
   handler: BookingSearchHandler;
+  search: SearchTurns;
   close: () => void;
   answers?: Answers;
 }
@@ -175,7 +181,7 @@ export class BookOpener {
           this.hooks.notice,
           answers,
         );
-        return build(replacing, app, this.hooks.onError);
+        return { handler: build(replacing, app, this.hooks.onError), search: replacing };
       },
       owner,
       this.cacheKiB,
@@ -185,7 +191,7 @@ export class BookOpener {
       opened.db.close();
       return this.changing();
     }
-    const connection = { handler: opened.value, close: () => opened.db.close(), answers };
+    const connection = { ...opened.value, close: () => opened.db.close(), answers };
     return { serving: true, connection, inode: identity };
   }
 
@@ -219,8 +225,9 @@ export class BookOpener {
       `database ${file}: ${why}, so its searches run in a process of their own, ${limitMs / 1000} s each at most`,
       'notice',
     );
-    const handler = this.build(guard.searches(), app, this.hooks.onError);
-    return { serving: true, connection: { handler, close: end }, inode: result.identity };
+    const search = guard.searches();
+    const handler = this.build(search, app, this.hooks.onError);
+    return { serving: true, connection: { handler, search, close: end }, inode: result.identity };
   }
 
   /** A file that cannot be read now, as bin/files/database-file.ts's notReadableNow told it. */

@@ -25,8 +25,6 @@ export type Outcome<C> =
 /** An open under way: the first one, or a later look and what was before it. */
 export interface Look {
   readonly first: boolean;
-  /** The state the look began in (describe), to tell whether it ends in another. */
-  readonly before: string;
   /** The served file was still at the path when the look began (a schema change, a torn read). */
   readonly sameFile: boolean;
   /**
@@ -73,8 +71,8 @@ export interface WatchState<C> {
 }
 
 export type WatchEvent<C> =
-  /** The check tick (every second, or at once after `look soon`) saw the path's identity now. */
-  | { readonly on: 'tick'; readonly identity: string | undefined }
+  /** The check tick (every second, or at once after `look soon`) saw the path's identity at `at`. */
+  | { readonly on: 'tick'; readonly identity: string | undefined; readonly at: number }
   /** A search found the file changed under it: a new schema, a torn read, its guard ended. */
   | { readonly on: 'notice' }
   /** A search met a lock on the served file that outlasted its wait. */
@@ -104,6 +102,11 @@ export type Effect<C> =
   /** Requests go to the stand-in: /status as always, searches the 500 of `answerCause`. */
   | { readonly do: 'stand in' }
   | { readonly do: 'log'; readonly line: string; readonly level: 'notice' | 'warning' | 'error' }
+  /**
+   * Read the served file through its search, as a request of no search: what it meets is
+   * heard as a client's search's is (`notice`, `locked`, `answered`).
+   */
+  | { readonly do: 'read' }
   /** Feed a `tick` at once (after this turn of the event loop). */
   | { readonly do: 'look soon' }
   /** The first look ended: the start goes on, or ends with `error`. */

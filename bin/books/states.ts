@@ -27,14 +27,24 @@ const OPENING = (message: string): Cause => ({ code: 'SQLITE_BUSY', message, wai
 
 /** The state at the start, `at`, and its effect: the first open. */
 export function start<C>(file: string, at: number): Step<C> {
-  const look: Look = { first: true, before: '', sameFile: false, wasWaiting: false };
+  const look: Look = { first: true, sameFile: false, wasWaiting: false };
   const phase: Phase<C> = { is: 'opening', cause: OPENING('the file is being opened'), look };
   const state = { file, phase, noticed: false, stopped: false, lastLine: '', since: at, replaced: 0 };
   return { state, effects: [{ do: 'open', stillFor: 0 }] };
 }
 
-/** What the service does on `event` in `state`: the state after it, and the effects to carry out. */
+/**
+ * What the service does on `event` in `state`: the state after it, and the effects to carry out.
+ * `since` is when the state said (statusOf) began, whatever event began it: a served file
+ * opened again is `waiting` from the look that closed it, and served from the open's end.
+ */
 export function next<C>(state: WatchState<C>, event: WatchEvent<C>): Step<C> {
+  const step = transition(state, event);
+  if (!('at' in event) || describe(step.state.phase) === describe(state.phase)) return step;
+  return { ...step, state: { ...step.state, since: event.at } };
+}
+
+function transition<C>(state: WatchState<C>, event: WatchEvent<C>): Step<C> {
   switch (event.on) {
     case 'tick':
       return tick(state, event.identity);
@@ -51,13 +61,13 @@ export function next<C>(state: WatchState<C>, event: WatchEvent<C>): Step<C> {
     }
     case 'answered':
       if (state.stopped || state.phase.is !== 'served' || state.phase.lock === undefined) return { state, effects: [] };
-      return readAgain(state, state.phase, event.at);
+      return readAgain(state, state.phase);
     case 'readable':
     case 'opened':
     case 'failed':
       if (state.phase.is === 'served' && state.phase.checking) return checked(state, state.phase, event);
       if (event.on === 'readable') return { state, effects: [] };
-      return event.on === 'opened' ? opened(state, event.outcome, event.identity, event.at) : failed(state, event);
+      return event.on === 'opened' ? opened(state, event.outcome, event.identity) : failed(state, event);
     case 'stop': {
       if (state.stopped) return { state, effects: [] };
       const { phase } = state;
@@ -67,18 +77,22 @@ export function next<C>(state: WatchState<C>, event: WatchEvent<C>): Step<C> {
   }
 }
 
-/** A look at the path: the file opened again when it changed, or a search asked for it. */
+/**
+ * A look at the path: the file opened again when it changed, or a search asked for it. The
+ * same file, served: read through its search (`read`), so that what a client's search would
+ * meet now (a new schema, a refused setting, a lock) is met without one, and told as a search
+ * tells it; a lock said to hold the file: whether it still does.
+ */
 function tick<C>(state: WatchState<C>, identity: string | undefined): Step<C> {
   const { phase, noticed } = state;
   if (state.stopped || phase.is === 'opening' || (phase.is === 'served' && phase.checking))
     return { state, effects: [] };
   if (phase.is === 'served') {
     const sameFile = identity === phase.inode;
-    // A lock said to hold the file: each tick looks whether it still does.
-    if (!noticed && sameFile) return phase.lock === undefined ? { state, effects: [] } : lookBeside(state, phase, 0);
+    if (!noticed && sameFile)
+      return phase.lock === undefined ? { state, effects: [{ do: 'read' }] } : lookBeside(state, phase, 0);
     const look: Look = {
       first: false,
-      before: describe(phase),
       sameFile,
       wasWaiting: false,
       ...servedAs(sameFile ? phase.inode : undefined),
@@ -102,7 +116,6 @@ function tick<C>(state: WatchState<C>, identity: string | undefined): Step<C> {
   const served = servedAs(identity === phase.served ? phase.served : undefined);
   const look: Look = {
     first: false,
-    before: describe(phase),
     sameFile: false,
     wasWaiting: phase.cause.waits,
     ...served,
@@ -130,7 +143,7 @@ function lookBeside<C>(state: WatchState<C>, phase: Served<C>, stillFor: number)
 function checked<C>(state: WatchState<C>, phase: Served<C>, event: Ended<C>): Step<C> {
   const { lock } = phase;
   const served: Phase<C> = { is: 'served', connection: phase.connection, inode: phase.inode, ...(lock && { lock }) };
-  if (event.on === 'readable' && lock !== undefined && !state.stopped) return readAgain(state, served, event.at);
+  if (event.on === 'readable' && lock !== undefined && !state.stopped) return readAgain(state, served);
   if (event.on === 'readable' || state.stopped) {
     const look: Effect<C>[] = state.noticed && !state.stopped ? [{ do: 'look soon' }] : [];
     return { state: { ...state, phase: served }, effects: look };
@@ -138,17 +151,15 @@ function checked<C>(state: WatchState<C>, phase: Served<C>, event: Ended<C>): St
   if (event.on === 'opened' && !event.outcome.serving && event.outcome.cause.lock === true) {
     const { cause } = event.outcome;
     const line = `database ${state.file} cannot be read yet: ${cause.message}; each search still waits for it`;
-    const since = lock === undefined ? event.at : state.since;
     const effects: Effect<C>[] = state.noticed ? [{ do: 'look soon' }] : [];
     const held: Phase<C> = { ...served, lock: cause };
     return {
-      state: { ...state, phase: held, since, lastLine: line },
+      state: { ...state, phase: held, lastLine: line },
       effects: [...say(state, line, 'warning'), ...effects],
     };
   }
   const look: Look = {
     first: false,
-    before: describe(phase),
     sameFile: true,
     wasWaiting: lock !== undefined,
     ...servedAs(phase.inode),
@@ -161,16 +172,16 @@ function checked<C>(state: WatchState<C>, phase: Served<C>, event: Ended<C>): St
 }
 
 /** A lock said to hold the file passed: served, said once. */
-function readAgain<C>(state: WatchState<C>, phase: Served<C>, at: number): Step<C> {
+function readAgain<C>(state: WatchState<C>, phase: Served<C>): Step<C> {
   const served: Phase<C> = { is: 'served', connection: phase.connection, inode: phase.inode };
   const line = `database ${state.file} can be read now; serving it`;
   const effects: Effect<C>[] = [{ do: 'log', line, level: 'notice' }];
   if (state.noticed) effects.push({ do: 'look soon' });
-  return { state: { ...state, phase: served, since: at, lastLine: '' }, effects };
+  return { state: { ...state, phase: served, lastLine: '' }, effects };
 }
 
 /** An open ended with an outcome: served, or a state that is said when it is one to say. */
-function opened<C>(state: WatchState<C>, outcome: Outcome<C>, identity: string | undefined, at: number): Step<C> {
+function opened<C>(state: WatchState<C>, outcome: Outcome<C>, identity: string | undefined): Step<C> {
   const { phase } = state;
   const close: Effect<C>[] = outcome.serving ? [{ do: 'close', connection: outcome.connection }] : [];
   if (phase.is !== 'opening') return { state, effects: close };
@@ -179,13 +190,12 @@ function opened<C>(state: WatchState<C>, outcome: Outcome<C>, identity: string |
   // Stopped meanwhile: what was opened is closed, and nothing is said of the file.
   if (state.stopped) return { state, effects: [...close, ...ready] };
   const now = phaseOf(outcome, identity === look.served ? look.served : undefined);
-  const since = look.first || describe(now) === look.before ? state.since : at;
   if (!outcome.serving) {
     // A passing moment is not said, but at the start: the start says where the file stands.
-    if (!look.first && outcome.quiet === true) return { state: { ...state, phase: now, since }, effects: [] };
+    if (!look.first && outcome.quiet === true) return { state: { ...state, phase: now }, effects: [] };
     const line = stateLine(state.file, outcome.cause);
     return {
-      state: { ...state, phase: now, since, lastLine: line },
+      state: { ...state, phase: now, lastLine: line },
       effects: [...say(state, line, 'warning'), ...ready],
     };
   }
@@ -206,7 +216,7 @@ function opened<C>(state: WatchState<C>, outcome: Outcome<C>, identity: string |
         : `database ${file} was replaced; serving the new file`;
   // Each start of serving is said, even the same as the last one (two restores in a row).
   return {
-    state: { ...state, phase: now, since, replaced, lastLine: '' },
+    state: { ...state, phase: now, replaced, lastLine: '' },
     effects: [serve, { do: 'log', line, level: 'notice' }],
   };
 }
@@ -220,12 +230,11 @@ function failed<C>(state: WatchState<C>, event: Extract<Ended<C>, { on: 'failed'
   const now: Phase<C> = { is: 'unavailable', cause, ...served };
   if (phase.look.first) return { state: { ...state, phase: now }, effects: [{ do: 'ready', error: event.error }] };
   if (state.stopped) return { state, effects: [] };
-  const since = describe(now) === phase.look.before ? state.since : event.at;
   const line = event.gone
     ? `database ${file} is gone; searches answer 500 until it is back`
     : `${event.message}; searches answer 500 until a valid file is there`;
   const said = say(state, line, 'error');
-  return { state: { ...state, phase: now, since, lastLine: line }, effects: said };
+  return { state: { ...state, phase: now, lastLine: line }, effects: said };
 }
 
 /** The phase an open ended in; `served`: the file last served, found at the path not served. */
@@ -258,7 +267,7 @@ function stateLine(file: string, cause: Cause): string {
     : `${cause.message}; searches answer 500 until another file is there`;
 }
 
-/** A state as a word and its cause, to tell whether a look at the file changed it. */
+/** A state as a word and its cause, to tell whether an event changed it. */
 function describe<C>(phase: Phase<C>): string {
   const cause = phase.is === 'served' ? phase.lock : phase.cause;
   return cause === undefined ? 'serving' : `${cause.code}: ${cause.message}`;

@@ -46,6 +46,14 @@ export function openBookFile(db: Database.Database, book: BookFile, judging?: Ju
 }
 
 /**
+ * A request of no search: it takes a search's own way through the file (its read transaction,
+ * the check of the schema and the settings first in it, its wait for a lock) and looks up no
+ * booking (bin/books/database.ts reads a served file with it). It is no search's wait for
+ * `waited`.
+ */
+export const NO_SEARCH: Parameters<SearchTurns['answer']>[0] = Object.freeze([]);
+
+/**
  * The search over `db` for `book`, validated (a CliError-worthy Error when the file does not
  * fit), with the app served. `changed` is called, and the search refuses its read
  * transaction (SchemaChanged), when the file's schema is no longer the one validated here:
@@ -61,5 +69,6 @@ export function searchOverFile(
   judgedAt?: number,
 ): { search: SearchTurns; app: string } {
   const opened = openBookFile(db, book).serve(judgedAt);
-  return { search: opened.search({ changed, waited }), app: opened.app };
+  const counted = waited && ((seconds: number, request: unknown) => request === NO_SEARCH || waited(seconds));
+  return { search: opened.search({ changed, waited: counted }), app: opened.app };
 }

@@ -9,6 +9,7 @@ export {
   appSetting,
   type BookFile,
   type Judging,
+  NO_SEARCH,
   openBookFile,
   type SearchTurns,
   searchOverFile,

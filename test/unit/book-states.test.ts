@@ -72,13 +72,13 @@ const down = (cause: Cause, more: { timedOut?: string; quiet?: true; served?: st
 });
 const looking = (
   cause: Cause,
-  look: { first?: boolean; before?: string; sameFile?: boolean; wasWaiting?: boolean; served?: string } = {},
+  look: { first?: boolean; sameFile?: boolean; wasWaiting?: boolean; served?: string } = {},
 ): Phase<C> => ({
   is: 'opening',
   cause,
-  look: { first: false, before: 'serving', sameFile: false, wasWaiting: false, ...look },
+  look: { first: false, sameFile: false, wasWaiting: false, ...look },
 });
-const first = looking(opening, { first: true, before: '' });
+const first = looking(opening, { first: true });
 
 function state(phase: Phase<C>, more: Partial<WatchState<C>> = {}): WatchState<C> {
   return { file: FILE, phase, noticed: false, stopped: false, lastLine: '', since: T, replaced: 0, ...more };
@@ -86,7 +86,7 @@ function state(phase: Phase<C>, more: Partial<WatchState<C>> = {}): WatchState<C
 
 const LOCKED: WatchEvent<C> = { on: 'locked' };
 const READABLE: WatchEvent<C> = { on: 'readable', at: AT };
-const tick = (identity: string | undefined): WatchEvent<C> => ({ on: 'tick', identity });
+const tick = (identity: string | undefined): WatchEvent<C> => ({ on: 'tick', identity, at: AT });
 const openedAs = (connection: C, inode: string, identity = inode): WatchEvent<C> => ({
   on: 'opened',
   outcome: { serving: true, connection, inode },
@@ -124,14 +124,14 @@ const ROWS: Row[] = [
     name: 'first open serves',
     from: state(first),
     on: openedAs('A', 'i1'),
-    to: state(served('A', 'i1')),
+    to: state(served('A', 'i1'), { since: AT }),
     effects: [{ do: 'serve', connection: 'A' }, { do: 'ready' }],
   },
   {
     name: 'first open finds the file locked: waited for, said once',
     from: state(first),
     on: openedDown(locked),
-    to: state(down(locked), { lastLine: WAIT_LINE }),
+    to: state(down(locked), { since: AT, lastLine: WAIT_LINE }),
     effects: [log(WAIT_LINE, 'warning'), { do: 'ready' }],
   },
   {
@@ -139,6 +139,7 @@ const ROWS: Row[] = [
     from: state(first),
     on: openedDown(changing, { quiet: true }),
     to: state(down(changing, { quiet: true }), {
+      since: AT,
       lastLine: `database ${FILE} cannot be read yet: ${changing.message}; searches answer 500 with Retry-After until it can`,
     }),
     effects: [
@@ -153,44 +154,44 @@ const ROWS: Row[] = [
     name: 'first open finds no database: the start ends',
     from: state(first),
     on: failed(true),
-    to: state(down(gone)),
+    to: state(down(gone), { since: AT }),
     effects: [{ do: 'ready', error: ERROR }],
   },
   {
     name: 'first open finds a schema that does not fit: the start ends',
     from: state(first),
     on: failed(false),
-    to: state(down(bad)),
+    to: state(down(bad), { since: AT }),
     effects: [{ do: 'ready', error: ERROR }],
   },
   // Served: the tick looks at the path.
   {
-    name: 'served, the same file at the path',
+    name: 'served, the same file at the path: read through its search',
     from: state(served('A', 'i1')),
     on: tick('i1'),
     to: state(served('A', 'i1')),
-    effects: [],
+    effects: [{ do: 'read' }],
   },
   {
     name: 'served, another file renamed into place (a restore): closed, opened at once',
     from: state(served('A', 'i1')),
     on: tick('i2'),
-    to: state(looking(again)),
+    to: state(looking(again), { since: AT }),
     effects: [{ do: 'close', connection: 'A' }, { do: 'stand in' }, open(0)],
   },
   {
     name: 'served, the file deleted: closed, opened at once',
     from: state(served('A', 'i1')),
     on: tick(undefined),
-    to: state(looking(again)),
+    to: state(looking(again), { since: AT }),
     effects: [{ do: 'close', connection: 'A' }, { do: 'stand in' }, open(0)],
   },
   {
-    // Served before and after: the state did not change, `since` stays.
+    // Waiting while it was opened (`since` the look), served from the open's end.
     name: 'the replacement serves: counted, said',
     from: state(looking(again), { lastLine: 'an older line' }),
     on: openedAs('B', 'i2'),
-    to: state(served('B', 'i2'), { replaced: 1 }),
+    to: state(served('B', 'i2'), { since: AT, replaced: 1 }),
     effects: [{ do: 'serve', connection: 'B' }, log(`database ${FILE} was replaced; serving the new file`, 'notice')],
   },
   {
@@ -205,19 +206,19 @@ const ROWS: Row[] = [
     name: 'missing, the retry tick: opened again, its reason kept meanwhile',
     from: state(down(gone), { lastLine: GONE_LINE }),
     on: tick(undefined),
-    to: state(looking(gone, { before: `ENOENT: ${goneText}` }), { lastLine: GONE_LINE }),
+    to: state(looking(gone), { lastLine: GONE_LINE }),
     effects: [open(STABLE_MS)],
   },
   {
     name: 'still missing: not said again, since kept',
-    from: state(looking(gone, { before: `ENOENT: ${goneText}` }), { lastLine: GONE_LINE }),
+    from: state(looking(gone), { lastLine: GONE_LINE }),
     on: failed(true),
     to: state(down(gone), { lastLine: GONE_LINE }),
     effects: [],
   },
   {
     name: 'the file is back: counted as another file, said',
-    from: state(looking(gone, { before: `ENOENT: ${goneText}` }), { lastLine: GONE_LINE, replaced: 1 }),
+    from: state(looking(gone), { lastLine: GONE_LINE, replaced: 1 }),
     on: openedAs('C', 'i3'),
     to: state(served('C', 'i3'), { since: AT, replaced: 2 }),
     effects: [{ do: 'serve', connection: 'C' }, log(`database ${FILE} was replaced; serving the new file`, 'notice')],
@@ -234,12 +235,12 @@ const ROWS: Row[] = [
     name: 'locked, the retry tick',
     from: state(down(locked), { lastLine: WAIT_LINE }),
     on: tick('i1'),
-    to: state(looking(locked, { before: `SQLITE_BUSY: ${locked.message}`, wasWaiting: true }), { lastLine: WAIT_LINE }),
+    to: state(looking(locked, { wasWaiting: true }), { lastLine: WAIT_LINE }),
     effects: [open(STABLE_MS)],
   },
   {
     name: 'still locked: not said again',
-    from: state(looking(locked, { before: `SQLITE_BUSY: ${locked.message}`, wasWaiting: true }), {
+    from: state(looking(locked, { wasWaiting: true }), {
       lastLine: WAIT_LINE,
     }),
     on: openedDown(locked),
@@ -248,7 +249,7 @@ const ROWS: Row[] = [
   },
   {
     name: 'the lock passed: served, not counted',
-    from: state(looking(locked, { before: `SQLITE_BUSY: ${locked.message}`, wasWaiting: true }), {
+    from: state(looking(locked, { wasWaiting: true }), {
       lastLine: WAIT_LINE,
     }),
     on: openedAs('A', 'i1'),
@@ -403,7 +404,7 @@ const ROWS: Row[] = [
     name: 'a lock held, another file at the path: opened again as any replaced file',
     from: state(holding('A', 'i1'), { lastLine: HELD_LINE }),
     on: tick('i2'),
-    to: state(looking(again, { before: `SQLITE_BUSY: ${locked.message}` }), { lastLine: HELD_LINE }),
+    to: state(looking(again), { since: AT, lastLine: HELD_LINE }),
     effects: [{ do: 'close', connection: 'A' }, { do: 'stand in' }, open(0)],
   },
   {
@@ -432,7 +433,7 @@ const ROWS: Row[] = [
     name: 'noticed, the same file: closed, opened once it stands still',
     from: state(served('A', 'i1'), { noticed: true }),
     on: tick('i1'),
-    to: state(looking(again, { sameFile: true, served: 'i1' })),
+    to: state(looking(again, { sameFile: true, served: 'i1' }), { since: AT }),
     effects: [{ do: 'close', connection: 'A' }, { do: 'stand in' }, open(STABLE_MS)],
   },
   {
@@ -453,7 +454,7 @@ const ROWS: Row[] = [
     name: 'the new schema serves: the same file, not counted',
     from: state(looking(again, { sameFile: true, served: 'i1' })),
     on: openedAs('B', 'i1'),
-    to: state(served('B', 'i1')),
+    to: state(served('B', 'i1'), { since: AT }),
     effects: [
       { do: 'serve', connection: 'B' },
       log(`database ${FILE} was opened and checked again; serving it`, 'notice'),
@@ -463,7 +464,7 @@ const ROWS: Row[] = [
     name: 'the same inode, but another file by the time it served: counted',
     from: state(looking(again, { sameFile: true, served: 'i1' })),
     on: openedAs('B', 'i1', 'i2'),
-    to: state(served('B', 'i1'), { replaced: 1 }),
+    to: state(served('B', 'i1'), { since: AT, replaced: 1 }),
     effects: [{ do: 'serve', connection: 'B' }, log(`database ${FILE} was replaced; serving the new file`, 'notice')],
   },
   {
@@ -485,19 +486,19 @@ const ROWS: Row[] = [
     name: 'unreadable, the retry tick, the file served still at the path: looked at as that file',
     from: state(down(denied, { served: 'i1' }), { lastLine: DENIED_LINE }),
     on: tick('i1'),
-    to: state(looking(denied, { before: `INVALID: ${deniedText}`, served: 'i1' }), { lastLine: DENIED_LINE }),
+    to: state(looking(denied, { served: 'i1' }), { lastLine: DENIED_LINE }),
     effects: [open(STABLE_MS)],
   },
   {
     name: 'still unreadable: not said again, the file kept in mind',
-    from: state(looking(denied, { before: `INVALID: ${deniedText}`, served: 'i1' }), { lastLine: DENIED_LINE }),
+    from: state(looking(denied, { served: 'i1' }), { lastLine: DENIED_LINE }),
     on: DENIED,
     to: state(down(denied, { served: 'i1' }), { lastLine: DENIED_LINE }),
     effects: [],
   },
   {
     name: 'the file served can be read again (chmod g+r): served, said so, not counted as another file',
-    from: state(looking(denied, { before: `INVALID: ${deniedText}`, served: 'i1' }), {
+    from: state(looking(denied, { served: 'i1' }), {
       lastLine: DENIED_LINE,
       replaced: 1,
     }),
@@ -509,19 +510,19 @@ const ROWS: Row[] = [
     name: 'unreadable, another file at the path: no longer the file served',
     from: state(down(denied, { served: 'i1' }), { lastLine: DENIED_LINE }),
     on: tick('i2'),
-    to: state(looking(denied, { before: `INVALID: ${deniedText}` }), { lastLine: DENIED_LINE }),
+    to: state(looking(denied), { lastLine: DENIED_LINE }),
     effects: [open(STABLE_MS)],
   },
   {
     name: 'unreadable, the file served gone from the path: forgotten',
-    from: state(looking(denied, { before: `INVALID: ${deniedText}`, served: 'i1' }), { lastLine: DENIED_LINE }),
+    from: state(looking(denied, { served: 'i1' }), { lastLine: DENIED_LINE }),
     on: failed(true),
     to: state(down(gone), { since: AT, lastLine: GONE_LINE }),
     effects: [log(GONE_LINE, 'error')],
   },
   {
     name: 'unreadable, then another file there serves: counted, said replaced',
-    from: state(looking(denied, { before: `INVALID: ${deniedText}` }), { lastLine: DENIED_LINE }),
+    from: state(looking(denied), { lastLine: DENIED_LINE }),
     on: openedAs('B', 'i2'),
     to: state(served('B', 'i2'), { since: AT, replaced: 1 }),
     effects: [{ do: 'serve', connection: 'B' }, log(`database ${FILE} was replaced; serving the new file`, 'notice')],
@@ -538,7 +539,7 @@ const ROWS: Row[] = [
     name: 'changing, the retry tick: "being opened again" meanwhile',
     from: state(down(changing, { quiet: true })),
     on: tick('i1'),
-    to: state(looking(again, { before: `SQLITE_BUSY: ${changing.message}`, wasWaiting: true })),
+    to: state(looking(again, { wasWaiting: true }), { since: AT }),
     effects: [open(STABLE_MS)],
   },
   // An open that did not end in time: not tried again until another file is there.
@@ -560,7 +561,7 @@ const ROWS: Row[] = [
     name: 'timed out, another file: opened',
     from: state(down(timeout, { timedOut: 'i1' })),
     on: tick('i2'),
-    to: state(looking(timeout, { before: `TIMEOUT: ${timeout.message}` })),
+    to: state(looking(timeout)),
     effects: [open(STABLE_MS)],
   },
   // Stopped: what is served is closed, what is opened meanwhile too, and nothing more said.
