@@ -1,7 +1,9 @@
 // A book served over a view runs its searches in a guard process of its own. When that
 // process dies while idle (the OOM killer, an admin's kill, a crash), the book hears it at
 // once, as when it dies in a search: one line says so, the file is opened again in a new
-// process, and the next search is answered; with --workers 2, in each worker.
+// process, and the next search is answered; with --workers 2, in each worker. The process
+// that opens the file again, killed before it answers, has the file tried again at the next
+// look, not given up as one that did not open in time.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -99,4 +101,26 @@ test("--workers 2: each worker's idle guard process killed: each worker hears it
   await answeredWithin(server.api, 8, 2_000);
   const stopped = await server.stop();
   assert.doesNotMatch(stopped.stderr, /error in GET/);
+});
+
+test('the process that opens the file again killed as it starts: the file is tried again at the next look, not given up as one that did not open in time', async (t) => {
+  const file = bookOverView(t);
+  const server = await start(t, ['--db', file, '--table-names', 'entries=kasse']);
+  assert.equal((await get(`${server.api}${SEARCH}`)).status, 200);
+  const pid = server.child.pid as number;
+  const old = new Set(guardsOf(pid));
+  killGuards(pid);
+  // The first new guard process is the one that opens and judges the file: killed before it answers.
+  const deadline = Date.now() + 5_000;
+  let opener: number | undefined;
+  while (opener === undefined && Date.now() < deadline) opener = guardsOf(pid).find((guard) => !old.has(guard));
+  assert.ok(opener !== undefined, 'a new guard process');
+  process.kill(opener, 'SIGKILL');
+  await answeredWithin(server.api, 1, 5_000);
+  const stopped = await server.stop();
+  assert.doesNotMatch(stopped.stderr, /did not open within/);
+  assert.match(
+    stopped.stderr,
+    /cannot be read yet: the process that opens it ended \(SIGKILL\); it is tried again; searches answer 500 with Retry-After until it can\n[\s\S]* can be read now; serving it\n/,
+  );
 });

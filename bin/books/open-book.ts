@@ -151,6 +151,7 @@ export class BookOpener {
     if (result.kind === 'refused') throw result.judged ? new JudgedRefusal(result.line) : new CliError(result.line);
     if (result.kind === 'waiting') return this.waiting(result.state);
     if (result.kind === 'changed') return this.changing();
+    if (result.kind === 'ended') return this.ended(result.how);
     if (result.kind === 'timeout') {
       if (result.judging !== undefined) return this.slow(result.judging);
       return { serving: false, cause: new Unavailable('TIMEOUT', openTimeout(file, limitMs)), timedOut: identity };
@@ -218,6 +219,7 @@ export class BookOpener {
       guard.end();
       if (result.kind === 'refused') throw new CliError(result.line);
       if (result.kind === 'waiting') return this.waiting(result.state);
+      if (result.kind === 'ended') return this.ended(result.how);
       if (result.kind === 'timeout' && result.judging !== undefined) return this.slow(result.judging);
       return this.changing();
     }
@@ -244,6 +246,18 @@ export class BookOpener {
    */
   private slow(why: string): Serving {
     return { serving: false, cause: new Unavailable('SQLITE_BUSY', slowJudgement(why, this.limitMs)) };
+  }
+
+  /**
+   * The process that opened it ended before it answered (a kill, the OOM killer) or could
+   * not be started: not the file's doing, so it is tried again at the next look, as one that
+   * cannot be read now, and /ready says why meanwhile.
+   */
+  private ended(how: string): Serving {
+    return {
+      serving: false,
+      cause: new Unavailable('SQLITE_BUSY', `the process that opens it ${how}; it is tried again`),
+    };
   }
 
   private changing(): Serving {

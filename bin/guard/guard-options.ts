@@ -11,8 +11,8 @@ export interface Ask {
   id?: number;
   /** Its time limit, when not the guard's (a check's). */
   limitMs?: number;
-  /** An open's or a check's: why the process judges the bookings through a view now (JUDGING). */
-  judging?: { why?: string | undefined };
+  /** An open's or a check's: why the process judges the bookings through a view now (JUDGING); how it ended of itself. */
+  judging?: { why?: string | undefined; ended?: string };
 }
 
 export interface GuardOptions {

@@ -24,6 +24,15 @@ const ENDED = new Error('the guard was ended');
 /** What it is closed with when a search passed the limit: the others are sent to the next process. */
 const RERUN = new Error('a search passed the time limit');
 
+/** What it is closed with when its process ended of itself (a kill, a crash) or could not be started: `how`. */
+class ProcessEnded extends Error {
+  readonly how: string;
+  constructor(how: string) {
+    super(`the guard process ${how}`);
+    this.how = how;
+  }
+}
+
 // Every guard not ended, for endAllGuards.
 const guards = new Set<Guard>();
 
@@ -80,6 +89,7 @@ export class Guard {
     const body = { file, ...bookFile(book), application };
     const judging: Ask['judging'] = {};
     const settled = await this.ask<OpenResult>({ kind: 'open', body, judging });
+    if (typeof settled === 'string' && judging.ended !== undefined) return { kind: 'ended', how: judging.ended };
     if (typeof settled === 'string')
       return { kind: 'timeout', ...(judging.why !== undefined && { judging: judging.why }) };
     if (this.options.once === true && settled.kind === 'ready' && settled.unbounded !== undefined)
@@ -172,6 +182,7 @@ export class Guard {
   }
 
   private failed(ask: Ask, channel: Channel, error: unknown): void {
+    if (error instanceof ProcessEnded && ask.judging !== undefined) ask.judging.ended = error.how;
     const expired = error instanceof ChannelError && error.code === 'CHANNEL_TIMEOUT';
     // The first request past the time limit ends the process; the others are settled by its end, or sent again.
     const restarted = expired && channel === this.channel && this.timedOut(ask);
@@ -245,13 +256,12 @@ export class Guard {
   }
 
   private start(): Channel {
-    const child: ChildProcess = forkGuard((code, signal) => {
+    const child: ChildProcess = forkGuard((how) => {
       if (this.child !== child) return;
       // A book's guard holds its file also while idle: an end then (a kill, the OOM killer)
       // is heard as one in a search is, or the book would answer from a process that is gone.
-      if (channel.waiting() > 0 || this.opened !== undefined)
-        this.options.ended?.(`its searches' process ended (${signal ?? `exit code ${code}`})`);
-      this.stop();
+      if (channel.waiting() > 0 || this.opened !== undefined) this.options.ended?.(`its searches' process ${how}`);
+      this.stop('SIGKILL', new ProcessEnded(how));
     });
     const channel = createChannel(child as Port);
     this.child = child;

@@ -65,7 +65,9 @@ export type OpenResult =
   /** Another file came to the path while it was judged: look again. */
   | { kind: 'changed' }
   /** No answer within the time limit: the guard was killed; `judging`: while it judged the bookings (JUDGING). */
-  | { kind: 'timeout'; judging?: string };
+  | { kind: 'timeout'; judging?: string }
+  /** The process ended of itself (a kill, a crash) or could not be started, before it answered: `how`. */
+  | { kind: 'ended'; how: string };
 
 /** A search's outcome as it crosses between the processes: an error as its message and code. */
 export type WireOutcome =

@@ -28,20 +28,21 @@ export function stopAllProcesses(): void {
   for (const child of children) kill(child, 'SIGTERM');
 }
 
-/** A new guard process; `exited` hears its end. */
-export function forkGuard(exited: (code: number | null, signal: NodeJS.Signals | null) => void): ChildProcess {
+/** A new guard process; `ended` hears how it ended (`ended (SIGKILL)`), or that it could not be started. */
+export function forkGuard(ended: (how: string) => void): ChildProcess {
   const child = fork(GUARD_ENTRY, [], {
     serialization: 'advanced',
     stdio: ['ignore', 'inherit', 'ignore', 'ipc'],
     execArgv: process.execArgv,
   });
   children.add(child);
-  // A channel to a process that has just ended fails with EPIPE; its end is heard by `exited`.
-  child.on('error', () => {});
-  child.once('exit', (code, signal) => {
-    children.delete(child);
-    exited(code, signal);
+  const gone = (how: string): void => void (children.delete(child) && ended(how));
+  // A channel to a process that has just ended fails with EPIPE; its end is heard by 'exit'.
+  // A process that could not be started (EAGAIN: too many) has no exit: its error is its end.
+  child.on('error', (error: NodeJS.ErrnoException) => {
+    if (child.pid === undefined) gone(`could not be started (${error.code ?? error.message})`);
   });
+  child.once('exit', (code, signal) => gone(`ended (${signal ?? `exit code ${code}`})`));
   return child;
 }
 
