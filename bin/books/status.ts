@@ -19,8 +19,8 @@ export type ErrorHook = (error: unknown, req: IncomingMessage, path: string) => 
  */
 export interface BuildHandler {
   (search: SearchTurns, app: string, onError: ErrorHook, standIn?: boolean): BookingSearchHandler;
-  /** Hears how long each search over the file waited for its turn, in seconds (lib/metrics.ts). */
-  waited?: ((seconds: number) => void) | undefined;
+  /** Hears how long each search over the file waited for its turn, in seconds (lib/metrics.ts), and the request. */
+  waited?: ((seconds: number, request: unknown) => void) | undefined;
 }
 
 /**

@@ -48,8 +48,8 @@ export function openBookFile(db: Database.Database, book: BookFile, judging?: Ju
 /**
  * A request of no search: it takes a search's own way through the file (its read transaction,
  * the check of the schema and the settings first in it, its wait for a lock) and looks up no
- * booking (bin/books/database.ts reads a served file with it). It is no search's wait for
- * `waited`.
+ * booking (bin/books/database.ts reads a served file with it). `waited` hears it as it hears
+ * a search; the metrics leave it out (bin/serve/handlers.ts).
  */
 export const NO_SEARCH: Parameters<SearchTurns['answer']>[0] = Object.freeze([]);
 
@@ -65,10 +65,9 @@ export function searchOverFile(
   db: Database.Database,
   book: BookFile,
   changed: () => void = () => {},
-  waited?: (seconds: number) => void,
+  waited?: (seconds: number, request: unknown) => void,
   judgedAt?: number,
 ): { search: SearchTurns; app: string } {
   const opened = openBookFile(db, book).serve(judgedAt);
-  const counted = waited && ((seconds: number, request: unknown) => request === NO_SEARCH || waited(seconds));
-  return { search: opened.search({ changed, waited: counted }), app: opened.app };
+  return { search: opened.search({ changed, waited }), app: opened.app };
 }

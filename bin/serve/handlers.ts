@@ -9,6 +9,7 @@ import { logError } from '../base/index.js';
 import { type BuildHandler, createEmptyBook } from '../books/index.js';
 import { countsInPrimary, type Role } from '../cluster/index.js';
 import { type BookConfig, handlerOptions, type ServeCommand } from '../config/index.js';
+import { NO_SEARCH } from '../files/index.js';
 
 /** What every handler of this process shares: createHandler's last argument. */
 type SharedParts = NonNullable<Parameters<typeof createHandler>[3]>;
@@ -72,7 +73,9 @@ export function handlerFor(
     return createHandler(search, [...users()], options, { ...shared, logins });
   };
   const { metrics } = shared;
-  if (metrics !== undefined) handler.waited = (seconds) => metrics.countSearchWait(seconds);
+  // A read of a book's file without a client's search (NO_SEARCH) is no search's wait.
+  if (metrics !== undefined)
+    handler.waited = (seconds, request) => request === NO_SEARCH || metrics.countSearchWait(seconds);
   return handler;
 }
 
