@@ -85,11 +85,17 @@ export function validateDatabase(
   // check's own judgement: the service starts on exactly the files check passes. Said with
   // no booking's value: this message is the log line and /ready's reason.
   const { withoutValues: wrong } = judgeMeaning(db, mapping, judging);
-  if (wrong.length > 0) throw notServedExactly(wrong);
+  if (wrong.length > 0) throw notServedExactly(wrong, (refusalsOf(db, mapping)?.() ?? []).length > 0);
 }
 
-function notServedExactly(sentences: readonly string[]): Error {
-  return new Error(`db cannot be served exactly: ${sentences.join(' ')}`);
+// The `code` of the refusal of a file by a setting of its application (a mapping's
+// `refusals`): the command (bin/files/database-file.ts) says the file is served again once
+// the setting is changed back, not once a valid file is there.
+const REFUSED_BY_SETTING = 'BOOKING_SEARCH_APP_SETTING';
+
+function notServedExactly(sentences: readonly string[], bySetting: boolean): Error {
+  const error = new Error(`db cannot be served exactly: ${sentences.join(' ')}`);
+  return bySetting ? Object.assign(error, { code: REFUSED_BY_SETTING }) : error;
 }
 
 /**
@@ -103,7 +109,7 @@ export function refusalCheck(db: Database, mapping: Mapping): (() => void) | und
     refused &&
     (() => {
       const sentences = refused();
-      if (sentences.length > 0) throw notServedExactly(sentences);
+      if (sentences.length > 0) throw notServedExactly(sentences, true);
     })
   );
 }

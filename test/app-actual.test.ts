@@ -219,6 +219,11 @@ test('an Actual budget whose currency is set to USD while it is served is answer
   for (const reply of [await search(), await searchHandler()]) assert.equal(reply.status, 500, reply.body);
   assert.match(String(errors[0]), said);
   await waitFor(() => cli.output().stderr, said);
+  // The log says what refuses the file, and until when: not a missing or broken file's words.
+  assert.match(
+    cli.output().stderr,
+    /it does not serve this budget\. Searches answer 500 until that setting is changed back$/m,
+  );
   assert.equal((await search()).status, 500);
   const ready = await request(`${admin}/ready`);
   assert.equal(ready.status, 503, ready.body);
@@ -227,6 +232,7 @@ test('an Actual budget whose currency is set to USD while it is served is answer
   currency('EUR');
   assert.equal((await searchHandler()).status, 200);
   await waitFor(() => cli.output().stdout + cli.output().stderr, /serving it$/m);
+  assert.match(cli.output().stderr, /Z database \S+: the setting that refused it is changed back; serving it$/m);
   const back = await search();
   assert.equal(back.status, 200, back.body);
   assert.equal((JSON.parse(back.body) as { anzahl: number }).anzahl, 2);

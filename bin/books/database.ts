@@ -8,7 +8,14 @@
 
 import type { RequestListener } from 'node:http';
 import type { LogLevel } from '../base/index.js';
-import { type BookFile, describeDatabaseError, identityOf, NO_SEARCH, notReadableNow } from '../files/index.js';
+import {
+  type BookFile,
+  describeDatabaseError,
+  identityOf,
+  NO_SEARCH,
+  notReadableNow,
+  SettingRefusal,
+} from '../files/index.js';
 import { BookOpener, type Connection } from './open-book.js';
 import { GUARD_LIMIT_MS } from './preflight.js';
 import { answerCause, type Effect, next, start, statusOf, type WatchEvent, type WatchState } from './states.js';
@@ -188,7 +195,9 @@ class WatchedDatabase implements ServedDatabase {
         ),
       (error: unknown) => {
         const gone = identityOf(file) === undefined;
-        this.feed({ on: 'failed', error, gone, message: describeDatabaseError(file, error), at: Date.now() });
+        const bySetting = error instanceof SettingRefusal;
+        const message = describeDatabaseError(file, error);
+        this.feed({ on: 'failed', error, gone, message, ...(bySetting && { bySetting }), at: Date.now() });
       },
     );
   }

@@ -16,6 +16,7 @@ import {
   type NotReadableNow,
   openDatabase,
   type SearchTurns,
+  SettingRefusal,
   searchOverFile,
   shapeOf,
   type Trusted,
@@ -148,7 +149,9 @@ export class BookOpener {
       if (kept.kind === 'refused') throw new CliError(kept.line);
     }
     const result = await openingGuard(limitMs).open(file, book, this.application);
-    if (result.kind === 'refused') throw result.judged ? new JudgedRefusal(result.line) : new CliError(result.line);
+    if (result.kind === 'refused') {
+      throw new (result.judged === 'setting' ? SettingRefusal : result.judged ? JudgedRefusal : CliError)(result.line);
+    }
     if (result.kind === 'waiting') return this.waiting(result.state);
     if (result.kind === 'changed') return this.changing();
     if (result.kind === 'ended') return this.ended(result.how);

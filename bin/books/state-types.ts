@@ -83,11 +83,15 @@ export type WatchEvent<C> =
   | { readonly on: 'answered'; readonly at: number }
   /** The open ended; `identity`: the path's identity then; `at`: the time then. */
   | { readonly on: 'opened'; readonly outcome: Outcome<C>; readonly identity: string | undefined; readonly at: number }
-  /** The open ended with a file that cannot be served (`gone`: none at the path), said as `message`. */
+  /**
+   * The open ended with a file that cannot be served (`gone`: none at the path; `bySetting`:
+   * refused by a setting of its application), said as `message`.
+   */
   | {
       readonly on: 'failed';
       readonly error: unknown;
       readonly gone: boolean;
+      readonly bySetting?: true;
       readonly message: string;
       readonly at: number;
     }

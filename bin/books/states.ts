@@ -24,6 +24,9 @@ export type { Cause, Effect, Outcome, Phase, Step, WatchEvent, WatchState } from
 export const STABLE_MS = 250;
 
 const OPENING = (message: string): Cause => ({ code: 'SQLITE_BUSY', message, waits: true });
+// The end of the line that says a file a setting of its application refuses (an Actual
+// budget kept in USD), which the line that serves it again answers.
+const UNTIL_SET_BACK = 'answer 500 until that setting is changed back';
 
 /** The state at the start, `at`, and its effect: the first open. */
 export function start<C>(file: string, at: number): Step<C> {
@@ -209,11 +212,13 @@ function opened<C>(state: WatchState<C>, outcome: Outcome<C>, identity: string |
   const replaced = state.replaced + (look.wasWaiting || again || back ? 0 : 1);
   const { file } = state;
   const line =
-    look.wasWaiting || back
-      ? `database ${file} can be read now; serving it`
-      : again
-        ? `database ${file} was opened and checked again; serving it`
-        : `database ${file} was replaced; serving the new file`;
+    back && state.lastLine.endsWith(UNTIL_SET_BACK)
+      ? `database ${file}: the setting that refused it is changed back; serving it`
+      : look.wasWaiting || back
+        ? `database ${file} can be read now; serving it`
+        : again
+          ? `database ${file} was opened and checked again; serving it`
+          : `database ${file} was replaced; serving the new file`;
   // Each start of serving is said, even the same as the last one (two restores in a row).
   return {
     state: { ...state, phase: now, replaced, lastLine: '' },
@@ -230,11 +235,12 @@ function failed<C>(state: WatchState<C>, event: Extract<Ended<C>, { on: 'failed'
   const now: Phase<C> = { is: 'unavailable', cause, ...served };
   if (phase.look.first) return { state: { ...state, phase: now }, effects: [{ do: 'ready', error: event.error }] };
   if (state.stopped) return { state, effects: [] };
+  // The message as /ready gives it; one that ends a sentence is followed by another.
+  const searches = `${event.message}${event.message.endsWith('.') ? ' Searches' : '; searches'}`;
   const line = event.gone
     ? `database ${file} is gone; searches answer 500 until it is back`
-    : `${event.message}; searches answer 500 until a valid file is there`;
-  const said = say(state, line, 'error');
-  return { state: { ...state, phase: now, lastLine: line }, effects: said };
+    : `${searches} ${event.bySetting ? UNTIL_SET_BACK : 'answer 500 until a valid file is there'}`;
+  return { state: { ...state, phase: now, lastLine: line }, effects: say(state, line, 'error') };
 }
 
 /** The phase an open ended in; `served`: the file last served, found at the path not served. */

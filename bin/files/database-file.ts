@@ -14,10 +14,9 @@ import { folderHint, notADatabase, readHeader } from './file-kind.js';
 import type { Trusted } from './file-rule.js';
 import { judgeDatabaseFile, whyNotReadable } from './file-safety.js';
 
-// While a file is opened and judged (once, not for each search), SQLite waits this long for
-// another program's write lock, holding the thread; better-sqlite3's default is 5 s. A
-// connection that serves has none: a search waits for a lock as a timer, the process
-// answering other requests meanwhile (lib/search/queued.ts).
+// While a file is opened and judged (once, not for each search), SQLite waits this long for another
+// program's write lock, holding the thread; better-sqlite3's default is 5 s. A connection that serves
+// has none: a search waits for a lock as a timer, answering other requests meanwhile (lib/search/queued.ts).
 const OPENING_BUSY_TIMEOUT_MS = 100;
 // No memory map of the file (SQLite's default, said here so that no build's default can
 // change it): a read through a map of a file that another program truncated or overwrote
@@ -25,14 +24,12 @@ const OPENING_BUSY_TIMEOUT_MS = 100;
 // handler can turn into an answer. SQLite reads each page with read() into its page cache
 // instead; docs/design/README.md, "No memory map", measures what that costs the widest search.
 const MMAP_BYTES = 0;
-// While a file is first read and judged: SQLite's page cache, in KiB. Then the cache a
-// connection serves with: SQLite's own default, 2,000 KiB (each book of a configuration
-// file gets less, bin/books/serve-books.ts).
+// While a file is first read and judged: SQLite's page cache, in KiB. Then the cache a connection
+// serves with: SQLite's own default, 2,000 KiB (each book of a configuration file gets less, serve-books.ts).
 const OPENING_CACHE_KIB = 64;
 export const DEFAULT_CACHE_KIB = 2000;
-// sqlite.org/fileformat.html §1.3: the header starts with this string; byte 19, the read
-// version, is 2 for a database in WAL mode, and SQLite then opens (or creates) FILE-wal and
-// FILE-shm on the first read.
+// sqlite.org/fileformat.html §1.3: the header starts with this string; byte 19, the read version, is 2
+// for a database in WAL mode, and SQLite then opens (or creates) FILE-wal and FILE-shm on the first read.
 const SQLITE_MAGIC = 'SQLite format 3\0';
 const READ_VERSION_OFFSET = 19;
 const WAL_READ_VERSION = 2;
@@ -133,12 +130,16 @@ export function openDatabase<T>(
     const state = notReadableNow(file, error);
     if (state !== undefined) return { readable: false, state };
     const judged = error instanceof Error && JUDGED.test(error.message);
-    throw new (judged ? JudgedRefusal : CliError)(describeDatabaseError(file, error));
+    const setting = judged && errorCode(error) === REFUSED_BY_SETTING;
+    throw new (setting ? SettingRefusal : judged ? JudgedRefusal : CliError)(describeDatabaseError(file, error));
   }
 }
 
 /** The mapping's refusal of what SQLite read (a schema, a setting, a booking), not of a file it could not read. */
 export class JudgedRefusal extends CliError {}
+/** A refusal by a setting of the application (an Actual budget in USD), until it is changed back: the library's code below. */
+export class SettingRefusal extends JudgedRefusal {}
+const REFUSED_BY_SETTING = 'BOOKING_SEARCH_APP_SETTING';
 
 /**
  * The device and inode of what `path` leads to now (`dev:ino`), or `undefined` when there is

@@ -26,6 +26,7 @@ export {
   notReadableNow,
   openDatabase,
   openToServe,
+  SettingRefusal,
   shapeOf,
 } from './database-file.js';
 export type { DatabaseAccess, FileRule, Trusted } from './file-rule.js';

@@ -32,6 +32,7 @@ import {
   openToServe,
   reportOnDatabase,
   type SearchTurns,
+  SettingRefusal,
 } from '../files/index.js';
 import {
   type GuardRequests,
@@ -93,7 +94,11 @@ function open(request: GuardRequests['open']): OpenResult {
     return { kind: 'ready', app: book.app, unbounded, schemaVersion: book.schemaVersion, identity };
   } catch (error: unknown) {
     const line = error instanceof CliError ? error.message : describeDatabaseError(file, error);
-    return { kind: 'refused', line, ...(error instanceof JudgedRefusal && { judged: true }) };
+    return {
+      kind: 'refused',
+      line,
+      ...(error instanceof JudgedRefusal && { judged: error instanceof SettingRefusal ? 'setting' : true }),
+    };
   }
 }
 

@@ -59,9 +59,10 @@ export type OpenResult =
   | { kind: 'waiting'; state: NotReadableNow }
   /**
    * Not served: one line saying why. `judged`: the mapping's judgement of what SQLite read
-   * (bin/files/database-file.ts, JudgedRefusal), which data written meanwhile does not make torn.
+   * (bin/files/database-file.ts, JudgedRefusal), which data written meanwhile does not make torn;
+   * `'setting'`: of a setting of the application.
    */
-  | { kind: 'refused'; line: string; judged?: true }
+  | { kind: 'refused'; line: string; judged?: true | 'setting' }
   /** Another file came to the path while it was judged: look again. */
   | { kind: 'changed' }
   /** No answer within the time limit: the guard was killed; `judging`: while it judged the bookings (JUDGING). */

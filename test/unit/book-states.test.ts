@@ -108,6 +108,11 @@ const failed = (isGone: boolean): WatchEvent<C> => ({
   at: AT,
 });
 const log = (line: string, level: 'notice' | 'warning' | 'error'): Effect<C> => ({ do: 'log', line, level });
+// A setting of the application refuses the file (an Actual budget set to USD while served).
+const setText = `${FILE} cannot be served exactly: the budget is kept in USD, and the service answers in euros only.`;
+const set: Cause = { code: 'INVALID', message: setText, waits: false };
+const SET_LINE = `${setText} Searches answer 500 until that setting is changed back`;
+const SETTING: WatchEvent<C> = { on: 'failed', error: ERROR, gone: false, bySetting: true, message: setText, at: AT };
 const open = (stillFor: number): Effect<C> => ({ do: 'open', stillFor });
 
 interface Row {
@@ -505,6 +510,49 @@ const ROWS: Row[] = [
     on: openedAs('B', 'i1'),
     to: state(served('B', 'i1'), { since: AT, replaced: 1 }),
     effects: [{ do: 'serve', connection: 'B' }, log(READ_LINE, 'notice')],
+  },
+  {
+    name: 'a setting of the application refuses the file served: the line names the setting, not a valid file to come',
+    from: state(looking(again, { sameFile: true, served: 'i1' })),
+    on: SETTING,
+    to: state(down(set, { served: 'i1' }), { since: AT, lastLine: SET_LINE }),
+    effects: [log(SET_LINE, 'error')],
+  },
+  {
+    name: 'refused by a setting, the retry tick: looked at as the file served, refused by a setting',
+    from: state(down(set, { served: 'i1' }), { lastLine: SET_LINE }),
+    on: tick('i1'),
+    to: state(looking(set, { served: 'i1' }), { lastLine: SET_LINE }),
+    effects: [open(STABLE_MS)],
+  },
+  {
+    name: 'the setting changed back: served again, said so',
+    from: state(looking(set, { served: 'i1' }), { lastLine: SET_LINE }),
+    on: openedAs('B', 'i1'),
+    to: state(served('B', 'i1'), { since: AT }),
+    effects: [
+      { do: 'serve', connection: 'B' },
+      log(`database ${FILE}: the setting that refused it is changed back; serving it`, 'notice'),
+    ],
+  },
+  {
+    name: 'the setting changed back while the application writes: after a passing moment, still said as the setting',
+    from: state(looking(changing, { wasWaiting: true, served: 'i1' }), {
+      lastLine: SET_LINE,
+    }),
+    on: openedAs('B', 'i1'),
+    to: state(served('B', 'i1'), { since: AT }),
+    effects: [
+      { do: 'serve', connection: 'B' },
+      log(`database ${FILE}: the setting that refused it is changed back; serving it`, 'notice'),
+    ],
+  },
+  {
+    name: 'refused by a setting, another file restored at the path: the new file served, counted',
+    from: state(looking(set), { lastLine: SET_LINE }),
+    on: openedAs('B', 'i2'),
+    to: state(served('B', 'i2'), { since: AT, replaced: 1 }),
+    effects: [{ do: 'serve', connection: 'B' }, log(`database ${FILE} was replaced; serving the new file`, 'notice')],
   },
   {
     name: 'unreadable, another file at the path: no longer the file served',
