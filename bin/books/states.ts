@@ -40,6 +40,7 @@ export function start<C>(file: string, at: number): Step<C> {
  * What the service does on `event` in `state`: the state after it, and the effects to carry out.
  * `since` is when the state said (statusOf) began, whatever event began it: a served file
  * opened again is `waiting` from the look that closed it, and served from the open's end.
+ * The events without a time (`notice`, `locked`, `stop`) change no state said.
  */
 export function next<C>(state: WatchState<C>, event: WatchEvent<C>): Step<C> {
   const step = transition(state, event);
