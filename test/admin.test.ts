@@ -4,19 +4,21 @@
 
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { copyFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, openSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { createHandler } from '../lib/index.js';
+import { cashBook } from './support/cash-book.js';
 import { assertFails, cleanEnv, type Running, run, start, waitFor } from './support/cli-helpers.js';
 import {
   AUTH,
   basicAuth,
   buildDatabase,
   CREDENTIALS,
+  databaseDir,
   get,
   HASH_OF_ALT,
   type Reply,
@@ -644,3 +646,52 @@ test('POST /-/reload on the admin listener re-reads the credentials file as SIGH
   await waitFor(() => server.output().stderr, /POST \/-\/reload: keeping the old credentials: /);
   assert.deepEqual(await gauges(), ['0', appliedAt]);
 });
+
+for (const workers of [[], ['--workers', '2']]) {
+  test(`a file whose pages break while it is served, unchanged since (dd into a copy): /ready says why it is not served, and it is served again once restored${workers.length > 0 ? ' (--workers 2)' : ''}`, async (t) => {
+    const file = join(databaseDir(t), 'kasse.sqlite');
+    const book = cashBook(20_000);
+    const whole = book.serialize();
+    // The pages of the amount index: a search of one amount reads them, the judgement of the
+    // bookings (their table) does not.
+    const pages = book
+      .prepare<[], number>("SELECT pageno FROM dbstat WHERE name = 'entries_amount_date'")
+      .pluck()
+      .all();
+    const pageSize = book.pragma('page_size', { simple: true }) as number;
+    book.close();
+    writeFileSync(file, whole);
+    const server = await start(t, ['--db', file, '--admin-port', '0', ...workers]);
+    const admin = adminOf(server);
+    const search = `${server.api}buchungen?von=2023-01-01&bis=2025-12-31&betrag=-12.5&limit=0`;
+    assert.equal((await get(search)).status, 200);
+    // Garbage written into them in place (dd conv=notrunc), and the header's change counter
+    // moved, as any write moves it, so that no cached page hides them.
+    const fd = openSync(file, 'r+');
+    for (const page of pages) writeSync(fd, Buffer.alloc(pageSize, 0xa5), 0, pageSize, (page - 1) * pageSize);
+    writeSync(fd, Buffer.from([0, 0, 0x7f, 0x7f]), 0, 4, 24);
+    closeSync(fd);
+    // The book's state on /ready once it is `wanted`, searched meanwhile (10 s at most).
+    const stateWhen = async (wanted: string): Promise<{ state?: string; reason?: string }> => {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const ready = await request(`${admin}/ready`);
+        const [book] = (JSON.parse(ready.body) as { books: { state: string; reason?: string }[] }).books;
+        if (book?.state === wanted || Date.now() > deadline) return book ?? {};
+        await get(search);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    const broken = await stateWhen('unusable');
+    assert.equal(broken.state, 'unusable', `${JSON.stringify(broken)} ${server.output().stderr}`);
+    assert.match(broken.reason ?? '', /kasse\.sqlite is damaged: .*restore it from a backup/);
+    assert.equal((await get(search)).status, 500);
+    assert.match(server.output().stderr, /kasse\.sqlite is damaged: /);
+    // Restored with cp (the same inode): served again.
+    writeFileSync(file, whole);
+    const restored = await stateWhen('serving');
+    assert.equal(restored.state, 'serving', `${JSON.stringify(restored)} ${server.output().stderr}`);
+    assert.equal((await get(search)).status, 200);
+    assert.equal((await server.stop()).code, 0);
+  });
+}

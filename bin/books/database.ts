@@ -11,6 +11,7 @@ import type { LogLevel } from '../base/index.js';
 import {
   type BookFile,
   describeDatabaseError,
+  fingerprintOf,
   identityOf,
   NO_SEARCH,
   notReadableNow,
@@ -20,7 +21,7 @@ import { BookOpener, type Connection } from './open-book.js';
 import { GUARD_LIMIT_MS } from './preflight.js';
 import { answerCause, type Effect, next, start, statusOf, type WatchEvent, type WatchState } from './states.js';
 import type { BookingSearchHandler, BuildHandler, DatabaseStatus, ErrorHook, ServedDatabase } from './status.js';
-import { Unavailable, unavailableSearch } from './unavailable.js';
+import { damaged, Unavailable, unavailableSearch } from './unavailable.js';
 
 // How often the file is looked at; a replacement, or the end of a wait, is noticed within this.
 const WATCH_INTERVAL_MS = 1_000;
@@ -90,6 +91,8 @@ class WatchedDatabase implements ServedDatabase {
     this.handler = this.standInHandler;
     const hooks = {
       notice: () => this.feed({ on: 'notice' }),
+      broken: (error: unknown) =>
+        this.feed({ on: 'broken', message: damaged(file, error), written: fingerprintOf(file), at: Date.now() }),
       onError: this.onError,
       servedBy: (close: () => void) => this.state.phase.is === 'served' && this.state.phase.connection.close === close,
     };
@@ -129,7 +132,9 @@ class WatchedDatabase implements ServedDatabase {
   private readonly answered = (): void => this.feed({ on: 'answered', at: Date.now() });
 
   private tick(): void {
-    this.feed({ on: 'tick', identity: identityOf(this.file), at: Date.now() });
+    const { phase } = this.state;
+    const written = phase.is === 'unavailable' && phase.broken !== undefined ? fingerprintOf(this.file) : undefined;
+    this.feed({ on: 'tick', identity: identityOf(this.file), written, at: Date.now() });
   }
 
   /**

@@ -57,6 +57,8 @@ export type Serving = Outcome<Connection>;
 export interface OpenHooks {
   /** The file must be looked at again at once. */
   notice: () => void;
+  /** A search read broken pages of the file, which did not change since it was opened. */
+  broken: (error: unknown) => void;
   /** Hears the causes of the 500s of a handler built over the file. */
   onError: ErrorHook;
   /** Whether the file is served now by the handler that `close` closes. */
@@ -183,6 +185,7 @@ export class BookOpener {
           () => !db.open,
           () => fingerprintOf(file) !== served,
           this.hooks.notice,
+          this.hooks.broken,
           answers,
         );
         return { handler: build(replacing, app, this.hooks.onError), search: replacing };

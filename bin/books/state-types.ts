@@ -56,6 +56,8 @@ export type Phase<C> =
       readonly quiet?: true | undefined;
       /** The file last served, at the path when it could not be read (its mode changed): Look's `served`. */
       readonly served?: string | undefined;
+      /** Its pages broken, unchanged since it was opened: its fingerprint, not opened again while it is that. */
+      readonly broken?: string | undefined;
     };
 
 export interface WatchState<C> {
@@ -71,8 +73,15 @@ export interface WatchState<C> {
 }
 
 export type WatchEvent<C> =
-  /** The check tick (every second, or at once after `look soon`) saw the path's identity at `at`. */
-  | { readonly on: 'tick'; readonly identity: string | undefined; readonly at: number }
+  /** The check tick (every second, or at once after `look soon`) saw the path's identity at `at` (and a broken file's fingerprint). */
+  | {
+      readonly on: 'tick';
+      readonly identity: string | undefined;
+      readonly written?: string | undefined;
+      readonly at: number;
+    }
+  /** A search read broken pages of the served file, unchanged since it was opened (`written`: its fingerprint). */
+  | { readonly on: 'broken'; readonly message: string; readonly written: string | undefined; readonly at: number }
   /** A search found the file changed under it: a new schema, a torn read, its guard ended. */
   | { readonly on: 'notice' }
   /** A search met a lock on the served file that outlasted its wait. */

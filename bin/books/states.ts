@@ -51,7 +51,9 @@ export function next<C>(state: WatchState<C>, event: WatchEvent<C>): Step<C> {
 function transition<C>(state: WatchState<C>, event: WatchEvent<C>): Step<C> {
   switch (event.on) {
     case 'tick':
-      return tick(state, event.identity);
+      return tick(state, event.identity, event.written);
+    case 'broken':
+      return broken(state, event);
     case 'notice':
       if (state.noticed || state.stopped) return { state, effects: [] };
       return { state: { ...state, noticed: true }, effects: [{ do: 'look soon' }] };
@@ -87,7 +89,7 @@ function transition<C>(state: WatchState<C>, event: WatchEvent<C>): Step<C> {
  * meet now (a new schema, a refused setting, a lock) is met without one, and told as a search
  * tells it; a lock said to hold the file: whether it still does.
  */
-function tick<C>(state: WatchState<C>, identity: string | undefined): Step<C> {
+function tick<C>(state: WatchState<C>, identity: string | undefined, written: string | undefined): Step<C> {
   const { phase, noticed } = state;
   if (state.stopped || phase.is === 'opening' || (phase.is === 'served' && phase.checking))
     return { state, effects: [] };
@@ -95,12 +97,7 @@ function tick<C>(state: WatchState<C>, identity: string | undefined): Step<C> {
     const sameFile = identity === phase.inode;
     if (!noticed && sameFile)
       return phase.lock === undefined ? { state, effects: [{ do: 'read' }] } : lookBeside(state, phase, 0);
-    const look: Look = {
-      first: false,
-      sameFile,
-      wasWaiting: false,
-      ...servedAs(sameFile ? phase.inode : undefined),
-    };
+    const look: Look = { first: false, sameFile, wasWaiting: false, ...servedAs(sameFile ? phase.inode : undefined) };
     return {
       state: {
         ...state,
@@ -114,16 +111,12 @@ function tick<C>(state: WatchState<C>, identity: string | undefined): Step<C> {
       ],
     };
   }
-  // An open that did not end in time is not tried again until another file is there.
+  // An open that did not end in time is not tried again until another file is there, nor a broken one until written.
   if (phase.timedOut !== undefined && !noticed && identity === phase.timedOut) return { state, effects: [] };
+  if (phase.broken !== undefined && !noticed && written === phase.broken) return { state, effects: [] };
   // The file last served, still at the path but not read, is looked at as that file.
   const served = servedAs(identity === phase.served ? phase.served : undefined);
-  const look: Look = {
-    first: false,
-    sameFile: false,
-    wasWaiting: phase.cause.waits,
-    ...served,
-  };
+  const look: Look = { first: false, sameFile: false, wasWaiting: phase.cause.waits, ...served };
   // While it is opened again, a file that was not served keeps the reason it last gave:
   // /ready and the 500s go on saying what to do (start the application, let it roll back
   // its journal) until the file serves or fails otherwise, not "being opened" each second.
@@ -175,6 +168,18 @@ function checked<C>(state: WatchState<C>, phase: Served<C>, event: Ended<C>): St
   return { ...step, effects: [{ do: 'close', connection: phase.connection }, { do: 'stand in' }, ...step.effects] };
 }
 
+/** Pages read broken from the served file, unchanged since opened: not served until written (a judgement may pass). */
+function broken<C>(state: WatchState<C>, { message, written }: Extract<WatchEvent<C>, { on: 'broken' }>): Step<C> {
+  const { phase } = state;
+  if (state.stopped || phase.is !== 'served') return { state, effects: [] };
+  const cause: Cause = { code: 'SQLITE_CORRUPT', message, waits: false };
+  const line = stateLine(state.file, cause);
+  const now: Phase<C> = { is: 'unavailable', cause, ...servedAs(phase.inode), broken: written };
+  const close: Effect<C> = { do: 'close', connection: phase.connection };
+  const effects: Effect<C>[] = [close, { do: 'stand in' }, ...say(state, line, 'error')];
+  return { state: { ...state, phase: now, noticed: false, lastLine: line }, effects };
+}
+
 /** A lock said to hold the file passed: served, said once. */
 function readAgain<C>(state: WatchState<C>, phase: Served<C>): Step<C> {
   const served: Phase<C> = { is: 'served', connection: phase.connection, inode: phase.inode };
@@ -198,10 +203,7 @@ function opened<C>(state: WatchState<C>, outcome: Outcome<C>, identity: string |
     // A passing moment is not said, but at the start: the start says where the file stands.
     if (!look.first && outcome.quiet === true) return { state: { ...state, phase: now }, effects: [] };
     const line = stateLine(state.file, outcome.cause);
-    return {
-      state: { ...state, phase: now, lastLine: line },
-      effects: [...say(state, line, 'warning'), ...ready],
-    };
+    return { state: { ...state, phase: now, lastLine: line }, effects: [...say(state, line, 'warning'), ...ready] };
   }
   const serve: Effect<C> = { do: 'serve', connection: outcome.connection };
   // The first look's serving is said by the greeting.
@@ -248,13 +250,8 @@ function failed<C>(state: WatchState<C>, event: Extract<Ended<C>, { on: 'failed'
 function phaseOf<C>(outcome: Outcome<C>, served?: string): Phase<C> {
   if (outcome.serving) return { is: 'served', connection: outcome.connection, inode: outcome.inode };
   const { cause, timedOut, quiet } = outcome;
-  return {
-    is: 'unavailable',
-    cause,
-    ...(timedOut !== undefined && { timedOut }),
-    ...(quiet && { quiet }),
-    ...servedAs(served),
-  };
+  const more = { ...(timedOut !== undefined && { timedOut }), ...(quiet && { quiet }) };
+  return { is: 'unavailable', cause, ...more, ...servedAs(served) };
 }
 
 /** `{ served }` when the inode of the file last served is known, else nothing. */

@@ -31,13 +31,15 @@ const TORN = /^SQLITE_(?:CORRUPT|NOTADB|IOERR_SHORT_READ)/;
 /**
  * `search` whose failures after `closed()`, and whose torn reads while `written()` (the file
  * changed since it was opened), are the Unavailable of a file opened again; `torn` hears
- * the latter, as the file must be looked at again; `answers`, a search answered.
+ * the latter, as the file must be looked at again; `broken`, a torn read of a file that did
+ * not change (its search the 500 as always); `answers`, a search answered.
  */
 export function whileReplaced(
   search: SearchTurns,
   closed: () => boolean,
   written: () => boolean,
   torn: () => void,
+  broken: (error: unknown) => void,
   answers: Answers = {},
 ): SearchTurns {
   type Done = Parameters<SearchTurns['answer']>[1];
@@ -48,10 +50,12 @@ export function whileReplaced(
         answers.heard?.();
         return done(outcome);
       }
-      if (closed() || (TORN.test(errorCode(outcome.error) ?? '') && written())) {
+      const tornRead = TORN.test(errorCode(outcome.error) ?? '');
+      if (closed() || (tornRead && written())) {
         if (!closed()) torn();
         return done({ ok: false, error: new Unavailable('SQLITE_BUSY', 'the file is being opened again') });
       }
+      if (tornRead) broken(outcome.error);
       done(outcome);
     };
   return {
@@ -74,4 +78,10 @@ export function unavailableSearch(cause: () => Error): SearchTurns {
     waitingFrom: () => 0,
     waitingFor: () => 0,
   };
+}
+
+/** Why a file whose pages a search found broken, though it did not change, is not served. */
+export function damaged(file: string, error: unknown): string {
+  const said = error instanceof Error ? `${errorCode(error) ?? 'SQLITE_CORRUPT'}: ${error.message}` : String(error);
+  return `database ${file} is damaged: a search read pages of it that are no database's (${said}), though the file did not change since it was opened; restore it from a backup`;
 }

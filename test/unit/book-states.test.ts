@@ -64,8 +64,15 @@ const journal: Cause = {
 };
 const JOURNAL_LINE = `database ${FILE} cannot be read yet: ${journal.message}; searches answer 500 with Retry-After until it can`;
 const ANSWERED: WatchEvent<C> = { on: 'answered', at: AT };
+const brokenText = `database ${FILE} is damaged: a search read pages of it that are no database's`;
+const broken: Cause = { code: 'SQLITE_CORRUPT', message: brokenText, waits: false };
+const BROKEN: WatchEvent<C> = { on: 'broken', message: brokenText, written: 'f1', at: AT };
+const BROKEN_LINE = `${brokenText}; searches answer 500 until another file is there`;
 const checking = (connection: C, inode: string): Phase<C> => ({ is: 'served', connection, inode, checking: true });
-const down = (cause: Cause, more: { timedOut?: string; quiet?: true; served?: string } = {}): Phase<C> => ({
+const down = (
+  cause: Cause,
+  more: { timedOut?: string; quiet?: true; served?: string; broken?: string } = {},
+): Phase<C> => ({
   is: 'unavailable',
   cause,
   ...more,
@@ -690,6 +697,35 @@ const ROWS: Row[] = [
     to: state(served('A', 'i1'), { stopped: true }),
     effects: [],
   },
+  // Broken pages read from a served file that did not change since it was opened.
+  {
+    name: 'broken pages of an unchanged served file: not served, said why, the connection closed',
+    from: state(served('A', 'i1'), { noticed: true }),
+    on: BROKEN,
+    to: state(down(broken, { served: 'i1', broken: 'f1' }), { since: AT, lastLine: BROKEN_LINE }),
+    effects: [{ do: 'close', connection: 'A' }, { do: 'stand in' }, log(BROKEN_LINE, 'error')],
+  },
+  {
+    name: 'broken pages, the file the same at the next look: not opened again',
+    from: state(down(broken, { served: 'i1', broken: 'f1' })),
+    on: { on: 'tick', identity: 'i1', written: 'f1', at: AT },
+    to: state(down(broken, { served: 'i1', broken: 'f1' })),
+    effects: [],
+  },
+  {
+    name: 'broken pages, the file written since (restored with cp): opened again as the file last served',
+    from: state(down(broken, { served: 'i1', broken: 'f1' })),
+    on: { on: 'tick', identity: 'i1', written: 'f2', at: AT },
+    to: state(looking(broken, { served: 'i1' })),
+    effects: [open(STABLE_MS)],
+  },
+  {
+    name: 'broken pages read while the file is not served: nothing',
+    from: state(down(bad)),
+    on: BROKEN,
+    to: state(down(bad)),
+    effects: [],
+  },
   {
     name: 'stopped twice',
     from: state(served('A', 'i1'), { stopped: true }),
@@ -726,6 +762,7 @@ test('file states: what /ready says and what the stand-in answers, state by stat
     [down(gone), 'missing', gone],
     [down(bad), 'unusable', bad],
     [down(timeout, { timedOut: 'i1' }), 'unusable', timeout],
+    [down(broken, { served: 'i1', broken: 'f1' }), 'unusable', broken],
     [looking(again), 'waiting', again],
   ];
   for (const [phase, kind, cause] of rows) {
