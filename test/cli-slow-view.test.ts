@@ -5,6 +5,7 @@
 // is quick again, without a restart.
 
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { run, start } from './support/cli-helpers.js';
@@ -63,6 +64,36 @@ test('check over a view slow to read: its judgement of the bookings is ended aft
   assert.equal(checked.stdout, `Database: ${file}\nCannot check: ${SLOW}.\n`);
   assert.ok(ms < 5_000, `check took ${ms} ms`);
 });
+
+test('check whose guard process is killed while it judges the bookings through a view: it says so, not that the judgement took too long, exit 1', async (t) => {
+  const file = bookOverView(t, true);
+  const checking = run(['check', '--db', file, '--table-names', 'entries=kasse', '--search-timeout', '5']);
+  // The check's guard process: the guard whose parent's command names this file.
+  const guard = await until(
+    "the check's guard process",
+    async () => {
+      const all = processes();
+      const checker = all.find(([, , args]) => args.includes(`check --db ${file}`))?.[0];
+      return all.find(([, parent, args]) => parent === checker && /guard\.[jt]s/.test(args));
+    },
+    (found) => found !== undefined,
+  );
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  process.kill(guard?.[0] as number, 'SIGKILL');
+  const checked = await checking;
+  assert.equal(checked.code, 1, JSON.stringify(checked));
+  assert.equal(checked.stdout, `Database: ${file}\nCannot check: the process that checked it ended (SIGKILL).\n`);
+});
+
+/** Every process: its id, its parent's, its command line. */
+function processes(): Array<[number, number, string]> {
+  const out = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' });
+  return out
+    .split('\n')
+    .map((line) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line))
+    .filter((match) => match !== null)
+    .map((match) => [Number(match[1]), Number(match[2]), match[3] as string]);
+}
 
 test('a view slow to read when the file is opened again: the book waits, /ready and the log name the view, and it is served once the view is quick again', async (t) => {
   const file = bookOverView(t, false);

@@ -25,9 +25,11 @@ export async function checkInGuard(file: string, book: BookFile, searchMs: numbe
     const checked = await guard.check(file, book, limitMs);
     if (typeof checked === 'number') return checked;
     const why =
-      checked.judging === undefined
-        ? `opening ${file} and checking it did not end within ${limitMs / 1000} s (a named pipe in its place or in place of its journal, a view that does not end, or a schema too large to load); the process that checked it was ended`
-        : slowJudgement(checked.judging, searchMs);
+      checked.ended !== undefined
+        ? `the process that checked it ${checked.ended}`
+        : checked.why === undefined
+          ? `opening ${file} and checking it did not end within ${limitMs / 1000} s (a named pipe in its place or in place of its journal, a view that does not end, or a schema too large to load); the process that checked it was ended`
+          : slowJudgement(checked.why, searchMs);
     return writeReport([`Database: ${file}`, `Cannot check: ${why}.`], 1);
   } finally {
     guard.end();

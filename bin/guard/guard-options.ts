@@ -11,8 +11,14 @@ export interface Ask {
   id?: number;
   /** Its time limit, when not the guard's (a check's). */
   limitMs?: number;
-  /** An open's or a check's: why the process judges the bookings through a view now (JUDGING); how it ended of itself. */
-  judging?: { why?: string | undefined; ended?: string };
+  /** An open's or a check's. */
+  judging?: Judging;
+}
+
+/** Why the process judges the bookings through a view now (JUDGING); how it ended of itself (a kill, a crash). */
+export interface Judging {
+  why?: string | undefined;
+  ended?: string;
 }
 
 export interface GuardOptions {

@@ -14,7 +14,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { type Channel, ChannelError, createChannel, type Port } from '../base/index.js';
 import type { BookFile, SearchTurns, Trusted } from '../files/index.js';
-import type { Ask, GuardOptions } from './guard-options.js';
+import type { Ask, GuardOptions, Judging } from './guard-options.js';
 import { guardedSearches, type Unanswered } from './guarded-searches.js';
 import { type GuardRequests, JUDGING, type OpenResult, RUNNING } from './messages.js';
 import { forkGuard, holdProcess, isStopping, kill, stopAllProcesses } from './processes.js';
@@ -87,7 +87,7 @@ export class Guard {
    */
   async open(file: string, book: BookFile, application?: Trusted): Promise<OpenResult> {
     const body = { file, ...bookFile(book), application };
-    const judging: Ask['judging'] = {};
+    const judging: Judging = {};
     const settled = await this.ask<OpenResult>({ kind: 'open', body, judging });
     if (typeof settled === 'string' && judging.ended !== undefined) return { kind: 'ended', how: judging.ended };
     if (typeof settled === 'string')
@@ -100,12 +100,13 @@ export class Guard {
   /**
    * `check --db FILE` in the guard, which prints to this process's standard output, within
    * `limitMs` (its judgement of the bookings through a view within the guard's): its exit
-   * code, or, past a limit, why the process judged the bookings then, if it did.
+   * code, or, past a limit, why the process judged the bookings then, if it did; or how the
+   * process ended of itself before that (a kill, a crash).
    */
-  async check(db: string, book: BookFile, limitMs: number): Promise<number | { judging: string | undefined }> {
-    const judging: Ask['judging'] = {};
+  async check(db: string, book: BookFile, limitMs: number): Promise<number | Judging> {
+    const judging: Judging = {};
     const settled = await this.ask<number>({ kind: 'check', body: { db, ...bookFile(book) }, limitMs, judging });
-    return typeof settled === 'string' ? { judging: judging.why } : settled;
+    return typeof settled === 'string' ? judging : settled;
   }
 
   /**
