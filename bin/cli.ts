@@ -4,7 +4,7 @@
 // primary, which says it once) and a non-zero exit code.
 
 import cluster from 'node:cluster';
-import { CliError, logLine, NAME, readPackageFile, readVersion } from './base/index.js';
+import { CliError, logLine, logText, NAME, readPackageFile, readVersion } from './base/index.js';
 import { reportFailure } from './cluster/index.js';
 import { checkInGuard, reportOnBooks, runHashPassword } from './commands/index.js';
 import {
@@ -47,7 +47,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     // A wrong command line and a command's refusal (check, hash-password: a bad line of the
     // file check reads too) answer the person typing it; the service's refusal is a log line.
     const plain = (error instanceof CliError && error.exitCode === 2) || !runsTheService;
-    if (plain) process.stderr.write(`${NAME}: ${message}\n`);
+    if (plain) process.stderr.write(`${logText(`${NAME}: ${message}`)}\n`);
     else logLine(`${NAME}: ${message}`);
     process.exitCode = error instanceof CliError ? error.exitCode : 1;
   }

@@ -13,6 +13,7 @@ export {
   logError,
   logInfo,
   logLine,
+  logText,
   logValue,
   MAX_LINE_CHARACTERS,
   SOCKET_WORD,

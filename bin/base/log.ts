@@ -77,10 +77,11 @@ const SHORT_ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': 
 export const MAX_LOGGED_CHARACTERS = 100;
 /**
  * The most characters of one whole line, whatever it holds: every line through `logLine`
- * and `logInfo`, and every line `check` prints, is passed through `logValue` (with
- * `quotes: false`) as a last guard, so that a text from the database file that reached a
- * message unescaped (an SQLite error quoting a view's name, a booking's id in an error)
- * can neither start a line of its own nor send a terminal control sequence.
+ * and `logInfo` (`logText`), the command's one line of refusal, and every line `check`
+ * prints, is passed through `logValue` (with `quotes: false`) as a last guard, so that a text
+ * from the database file that reached a message unescaped (an SQLite error quoting a view's
+ * name, a booking's id in an error) can neither start a line of its own nor send a terminal
+ * control sequence.
  */
 export const MAX_LINE_CHARACTERS = 8_192;
 
@@ -94,10 +95,14 @@ export const MAX_LINE_CHARACTERS = 8_192;
  * and ends with `…(+N)`, N the code points left out, so that a hostile value cannot make a
  * line of any length. Everything else, umlauts and emoji included, stays as it is.
  * `quotes: false` leaves `"` as it is: for a whole line this program wrote, whose quotes
- * are its own. A backslash is escaped either way: else a name holding the four characters
- * `\x0a` would read as one holding a newline, and a line could be forged to look like two.
+ * are its own; and `\`, unless `backslashes` (a line `check` prints may hold a command to
+ * paste, `'\''` in it). Each text is escaped once: escaped again, `\n` would read `\\n`.
  */
-export function logValue(value: string, max = MAX_LOGGED_CHARACTERS, { quotes = true } = {}): string {
+export function logValue(
+  value: string,
+  max = MAX_LOGGED_CHARACTERS,
+  { quotes = true, backslashes = quotes }: { quotes?: boolean; backslashes?: boolean } = {},
+): string {
   let shown = value;
   let left = 0;
   if (value.length > max) {
@@ -108,7 +113,7 @@ export function logValue(value: string, max = MAX_LOGGED_CHARACTERS, { quotes = 
     }
   }
   const escaped = shown.replace(UNSAFE_IN_LOG, (character) => {
-    if (!quotes && character === '"') return character;
+    if ((!quotes && character === '"') || (!backslashes && character === '\\')) return character;
     const short = SHORT_ESCAPES[character];
     if (short !== undefined) return short;
     const code = character.charCodeAt(0);
@@ -132,9 +137,18 @@ function userForLog(user: string | undefined, json: boolean): string {
 }
 let lastUser = { name: '', json: false, shown: '""' };
 
+/**
+ * A whole line this program wrote, as the log and the command's refusal show it: its own
+ * quotes kept, a backslash escaped (a path holding the four characters `\x0a` would read as
+ * one holding a newline, and a line could be forged to look like two).
+ */
+export function logText(text: string): string {
+  return logValue(text, MAX_LINE_CHARACTERS, { quotes: false, backslashes: true });
+}
+
 function formatMessage(text: string, level: LogLevel, journal: boolean, time = isoTime()): string {
   const priority = journal ? PRIORITY[level] : '';
-  const message = logValue(speaker + text, MAX_LINE_CHARACTERS, { quotes: false });
+  const message = logText(speaker + text);
   return format === 'json'
     ? `${priority}${JSON.stringify({ time, level, message })}\n`
     : `${priority}${time} ${message}\n`;

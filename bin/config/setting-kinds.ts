@@ -3,7 +3,7 @@
 // names, proxies) is read from text, with the usage error that names the flag.
 
 import { type HandlerOptions, resolveOptions } from '../../lib/internal.js';
-import { CliError, logValue, MAX_LINE_CHARACTERS } from '../base/index.js';
+import { CliError } from '../base/index.js';
 import type { TableNames } from '../files/index.js';
 
 /** One setting. `T` is its value's type once read (the default when none is given). */
@@ -167,11 +167,12 @@ export function readTrustProxy(value: string): string[] {
 
 /**
  * A wrong command line, told as one line: the values it shows (a flag's, an argument) are
- * escaped as a log line's are (`\n`, `\x1b`), so that a newline in one cannot print a
- * second line that reads like a log line of its own, nor a control sequence reach the terminal.
+ * escaped where the line is printed or logged (bin/cli.ts, logText), so that a newline in one
+ * cannot print a second line that reads like a log line of its own, nor a control sequence
+ * reach the terminal.
  */
 export function usage(message: string): CliError {
-  return new CliError(logValue(`${message} (see --help)`, MAX_LINE_CHARACTERS, { quotes: false }), 2);
+  return new CliError(`${message} (see --help)`, 2);
 }
 
 /** How a setting read from text is refused when the library would refuse it (resolveOptions): the usage error, `what` (the flag) first. */

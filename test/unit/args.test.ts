@@ -125,8 +125,9 @@ const BASE_PATH_RULE = 'must be a path such as /kasse whose segments hold only A
 const USAGE_ERRORS: Array<[argv: string[], line: string]> = [
   [['--db'], 'option --db needs a value'],
   [['--frobnicate'], 'unknown option --frobnicate'],
-  // An unknown flag is named whole, as typed, a newline escaped (it was cut at the newline).
-  [['--po\nrt', '1'], 'unknown option --po\\nrt; did you mean --port?'],
+  // An unknown flag is named whole, as typed (it was cut at the newline); the newline is
+  // escaped where the line is printed or logged (bin/base/log.ts, logText), once.
+  [['--po\nrt', '1'], 'unknown option --po\nrt; did you mean --port?'],
   [["--it's here"], "unknown option --it's here"],
   // A flag a few letters off gets the one meant, as a variable and a key of the file do.
   [['--demo', '--wokers', '3'], 'unknown option --wokers; did you mean --workers?'],

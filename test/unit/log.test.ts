@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { logValue, MAX_LINE_CHARACTERS, MAX_LOGGED_CHARACTERS } from '../../bin/base/log.js';
+import { logText, logValue, MAX_LINE_CHARACTERS, MAX_LOGGED_CHARACTERS } from '../../bin/base/log.js';
 
 test('logValue escapes what could break or forge a line, and leaves the rest as it is', () => {
   const cases: Array<[string, string]> = [
@@ -33,19 +33,23 @@ test('logValue bounds a value by code points, never cutting a character in two, 
   assert.equal(logValue('abcdef', 3), 'abc…(+3)');
 });
 
-test('logValue with quotes: false, for a whole line: the line keeps its own quotes; a newline or escape from the file is escaped, and so is a backslash', () => {
+test('logValue with quotes: false, for a whole line: the line keeps its own quotes and backslashes (check may print a command to paste), a newline or escape from the file is escaped', () => {
   const line = `error in GET /api/v1/buchungen: RangeError: booking id is not an integer: "A\n2026-11-24T08:00:00.000Z forged" \\ \u001b[2J`;
   assert.equal(
     logValue(line, MAX_LINE_CHARACTERS, { quotes: false }),
-    'error in GET /api/v1/buchungen: RangeError: booking id is not an integer: "A\\n2026-11-24T08:00:00.000Z forged" \\\\ \\x1b[2J',
+    'error in GET /api/v1/buchungen: RangeError: booking id is not an integer: "A\\n2026-11-24T08:00:00.000Z forged" \\ \\x1b[2J',
   );
-  // A name holding the four characters \x0a reads otherwise than one holding a newline.
-  const forged = logValue('database /srv/a\\x0a2026-11-24T08:00:00.000Z b', MAX_LINE_CHARACTERS, { quotes: false });
-  const newline = logValue('database /srv/a\n2026-11-24T08:00:00.000Z b', MAX_LINE_CHARACTERS, { quotes: false });
-  assert.equal(forged, 'database /srv/a\\\\x0a2026-11-24T08:00:00.000Z b');
-  assert.equal(newline, 'database /srv/a\\n2026-11-24T08:00:00.000Z b');
   assert.equal(
     logValue('x'.repeat(MAX_LINE_CHARACTERS + 5), MAX_LINE_CHARACTERS, { quotes: false }).length,
     MAX_LINE_CHARACTERS + 5,
   );
+});
+
+test('logText, a line of the log: its own quotes kept, a backslash escaped, so that a name holding the four characters \\x0a reads otherwise than one holding a newline', () => {
+  assert.equal(logText('say "hi" \\ \u001b[2J'), 'say "hi" \\\\ \\x1b[2J');
+  assert.equal(
+    logText('database /srv/a\\x0a2026-11-24T08:00:00.000Z b'),
+    'database /srv/a\\\\x0a2026-11-24T08:00:00.000Z b',
+  );
+  assert.equal(logText('database /srv/a\n2026-11-24T08:00:00.000Z b'), 'database /srv/a\\n2026-11-24T08:00:00.000Z b');
 });
