@@ -13,7 +13,14 @@ import type { Failures } from './failure.js';
 import { badQuery, ERRORS } from './messages.js';
 import { isCalendarDate, parseSearchQuery } from './query.js';
 import { RETRY_IN_A_SECOND, send, sendError } from './respond.js';
-import type { BookingRow, SearchOutcome, SearchRequest, SearchRows, Turns } from './search/index.js';
+import {
+  type BookingRow,
+  type SearchOutcome,
+  type SearchRequest,
+  type SearchRows,
+  type Turns,
+  unreadableBooking,
+} from './search/index.js';
 
 /**
  * What the endpoints need of a search: its turns (lib/search/turns.ts), for one search or
@@ -109,10 +116,6 @@ export function sendSearchFailure(
 
 export const EMPTY_RESULT = '{"anzahl":0,"buchungen":[]}';
 
-// docs/API.md, A booking: `datum` is a day of the calendar, 'YYYY-MM-DD' (lib/query.ts, the
-// rule a request's dates follow). The pattern only words why one is not.
-const DATE_SHAPE = /^[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])$/;
-
 /** `{"anzahl": <int>, "buchungen": [<booking>...]}`, non-ASCII left unescaped. */
 export function formatSearchResult({ count, rows }: SearchRows): string {
   // `count` and `id` are written as they are: anything but an integer (a view can hand
@@ -134,14 +137,10 @@ export function formatSearchResult({ count, rows }: SearchRows): string {
 export function formatBooking([id, date, amountCents, subject, category, paymentMethod]: BookingRow): string {
   if (!Number.isSafeInteger(id)) throw new RangeError(`booking id is not an integer: ${shown(id)}`);
   // docs/API.md: never a `datum` that is not a date, never an amount that is not whole
-  // cents. The mapping (or the file) is wrong; the search answers its 500, with this
-  // reason in the log, rather than a wrong answer.
-  if (typeof date !== 'string' || !isCalendarDate(date)) {
-    const not = typeof date === 'string' && DATE_SHAPE.test(date) ? 'a day of the calendar' : 'a YYYY-MM-DD date';
-    throw new RangeError(`booking ${id}: the date ${shown(date)} is not ${not}`);
-  }
-  if (!Number.isSafeInteger(amountCents)) {
-    throw new RangeError(`booking ${id}: the amount ${shown(amountCents)} is not a whole number of cents`);
+  // cents. The mapping (or the file) is wrong; the search answers its 500, with the booking
+  // named in the log as the count's guard names it, rather than a wrong answer.
+  if (typeof date !== 'string' || !isCalendarDate(date) || !Number.isSafeInteger(amountCents)) {
+    throw unreadableBooking([id, date, amountCents, subject, paymentMethod]);
   }
   // docs/API.md, Sign convention: betrag = -amount_cents / 100.
   // The date is digits and dashes (isCalendarDate above): nothing in it to escape.

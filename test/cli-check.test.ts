@@ -377,3 +377,25 @@ test('a book of one booking: check says "1 booking looked at", whether it fits o
   assert.equal(wrong.code, 1, wrong.stdout);
   assert.match(wrong.stdout, /^Data: does not fit \(1 booking looked at\); the search would answer wrongly:$/m);
 });
+
+test('bookings dated a day the calendar lacks (2026-02-29): check names the first three as their owner finds them (date, account, zweck, id) and how many; the start says how many, no value', async (t) => {
+  const file = buildDatabase(t);
+  const writer = new Database(file);
+  writer.exec(`INSERT INTO entries (id, date, amount_cents, subject, category_id, payment_method_id) VALUES
+    (9001, '2026-02-29', 4711, 'Tankquittung Schaltjahr?', 1, 1), (9002, '2025-02-29', 100, 'Porto', 1, NULL),
+    (9003, '2026-02-30', 200, '', 1, 1), (9004, '2026-02-31', 300, 'Vierte', 1, 1)`);
+  writer.close();
+  const checked = await run(['check', '--db', file]);
+  assert.equal(checked.code, 1, checked.stdout);
+  // The sample is read in the order of the (date, id, amount_cents) index.
+  assert.match(
+    checked.stdout,
+    /^ {2}- 4 of 24 bookings have a date that is no day of the calendar \(the booking \('Porto', id 9002\) has the date "2025-02-29", not a day of the calendar; the booking in 'Barkasse' \('Tankquittung Schaltjahr\?', id 9001\) has the date "2026-02-29", not a day of the calendar; the booking in 'Barkasse' \(id 9003\) has the date "2026-02-30", not a day of the calendar; and 1 more\): a search would answer a day that does not exist\. Correct those bookings\.$/m,
+  );
+  const alone = await run(['--db', file, '--port', '0']);
+  assertFails(
+    alone,
+    1,
+    `booking-search-server: ${file} cannot be served exactly: 4 of 24 bookings have a date that is no day of the calendar: a search would answer a day that does not exist. Correct those bookings. booking-search-server check names examples from the bookings.`,
+  );
+});

@@ -2,7 +2,7 @@
 // the mapping's SELECT reads the window, the service filters and orders what it converted.
 
 import type { Database } from 'better-sqlite3';
-import { type ApplicationMapping, useMapping } from '../mapping.js';
+import { type ApplicationMapping, type Mapping, quoteName, useMapping } from '../mapping.js';
 import { isCalendarDate, type SearchQuery } from '../query.js';
 import { type BookingRow, countedAndRead, type SearchRows, toBounds, unreadable } from './sql.js';
 
@@ -52,16 +52,34 @@ export function createApplicationSearch(db: Database, mapping: ApplicationMappin
 }
 
 /** The search's failure for the booking `[id, date, amount, subject, account, held]` (undefined: written away since the count). */
-export function unreadableBooking(row: unknown[] | undefined): RangeError {
-  if (row === undefined) return new RangeError('a booking of the window changed while it was searched');
-  const [id, date, amount, subject, account, held] = row;
-  const booking = bookingNamed(id, date, subject, account);
-  if (amount === null) return new RangeError(`${booking} has no amount the service can read`);
+export function unreadableBooking(row: readonly unknown[] | undefined): RangeError {
+  return new RangeError(
+    row === undefined ? 'a booking of the window changed while it was searched' : bookingFault(row),
+  );
+}
+
+/**
+ * What is wrong with the booking `[id, date, amount, subject, account, held]` that no search
+ * can answer, the booking as bookingNamed names it: the one wording of the search's 500 in
+ * the log, of a page row that breaks the contract, and of `check`'s list of such bookings.
+ */
+export function bookingFault(
+  [id, date, amount, subject, account, held]: readonly unknown[],
+  booking = bookingNamed(id, date, subject, account),
+): string {
+  if (typeof date !== 'string') return `${booking} has no date the service can read`;
+  if (!isCalendarDate(date))
+    return `${booking} has the date ${JSON.stringify(date.slice(0, 40))}, not a day of the calendar`;
+  if (amount === null) return `${booking} has no amount the service can read`;
   if (typeof amount === 'number' && !Number.isInteger(amount)) {
-    return new RangeError(`${booking} has the amount ${centsAsAmount(amount, held)}, not whole cents`);
+    return `${booking} has the amount ${centsAsAmount(amount, held)}, not whole cents`;
   }
-  if (typeof date !== 'string') return new RangeError(`${booking} has no date the service can read`);
-  return new RangeError(`${booking} has the date ${JSON.stringify(date.slice(0, 40))}, not a day of the calendar`);
+  if (!Number.isSafeInteger(amount)) {
+    const shown =
+      typeof amount === 'string' ? JSON.stringify(amount.slice(0, 40)) : typeof amount === 'number' ? amount : 'a BLOB';
+    return `${booking} has the amount ${shown} (in cents), not whole cents within ±${Number.MAX_SAFE_INTEGER}`;
+  }
+  return `${booking} is not one a search can answer`;
 }
 
 /**
@@ -120,19 +138,28 @@ export function fractionAsAmount(held: string): string | undefined {
 
 /**
  * A booking of the file named as bookingNamed names it, its subject and account read by its
- * `id`: within its day by the window's index when `date` (as served) is one, else among all.
+ * `id`: of an application within its day by the window's index when `date` (as served) is
+ * one, else among all; of the own schema by the entries table's key.
  */
-export function bookingNamer(db: Database, mapping: ApplicationMapping): (row: readonly unknown[]) => string {
+export function bookingNamer(db: Database, mapping: Mapping): (row: readonly unknown[]) => string {
   useMapping(db, mapping);
   return ([id, date]) => {
     const day = typeof date === 'string' && isCalendarDate(date) ? date : undefined;
     const [subject, account] =
-      db
-        .prepare<[Record<string, unknown>], unknown[]>(
-          `SELECT subject, payment_method FROM (${day === undefined ? mapping.allBookings : mapping.bookings}) WHERE id IS +:id LIMIT 1`,
-        )
-        .raw()
-        .get({ low: -(2 ** 53), high: 2 ** 53, id, ...(day && mapping.window(day, day)) }) ?? [];
+      mapping.kind === 'own'
+        ? (db
+            .prepare<[unknown], unknown[]>(
+              `SELECT e.subject, p.name FROM ${quoteName(mapping.tables.entries)} AS e
+               LEFT JOIN ${quoteName(mapping.tables.paymentMethods)} AS p ON p.id = e.payment_method_id WHERE e.id IS ? LIMIT 1`,
+            )
+            .raw()
+            .get(id) ?? [])
+        : (db
+            .prepare<[Record<string, unknown>], unknown[]>(
+              `SELECT subject, payment_method FROM (${day === undefined ? mapping.allBookings : mapping.bookings}) WHERE id IS +:id LIMIT 1`,
+            )
+            .raw()
+            .get({ low: -(2 ** 53), high: 2 ** 53, id, ...(day && mapping.window(day, day)) }) ?? []);
     return bookingNamed(id, date, subject, account);
   };
 }

@@ -247,7 +247,11 @@ test('a reconciliation answers the lines that do not find a booking it cannot an
     fehler: 'Interner Fehler bei der Buchungssuche.',
     code: 'search_failed',
   });
-  assert.match(String(causes[0]), /booking 3: the amount 12\.5 is not a whole number of cents/);
+  // Named as the search's count names it: one wording of the booking in the log, however found.
+  assert.equal(
+    String(causes[0]),
+    'RangeError: the booking of 2026-05-02 (id 3) has the amount -0.125, not whole cents',
+  );
   // Never a part: 9.00 and it would make 9.125, within 9.13 ± 0.01; no line takes it.
   const parts = await reconcile([{ datum: '2026-05-02', betrag: '-9.13', toleranz: '0.01', teile: 2 }]);
   assert.equal(parts.status, 200, parts.body);
@@ -284,11 +288,11 @@ test("createHandler refuses a file check refuses, with check's sentence less its
   db.exec("UPDATE raw SET d = '2026-02-30' WHERE n = 2");
   assert.match(
     String(checkMeaning(db, ownSchema()).problems[0]),
-    /^dates such as '2026-02-30' are no day of the calendar: /,
+    /^1 of 3 bookings has a date that is no day of the calendar \(the booking \(id 2\) has the date "2026-02-30", not a day of the calendar\): /,
   );
   assert.throws(() => createHandler(db, CREDENTIALS), {
     message:
-      'db cannot be served exactly: some dates are no day of the calendar: a search would answer a day that does not exist. Correct those bookings. booking-search-server check names examples from the bookings.',
+      'db cannot be served exactly: 1 of 3 bookings has a date that is no day of the calendar: a search would answer a day that does not exist. Correct those bookings. booking-search-server check names examples from the bookings.',
   });
 });
 
@@ -386,6 +390,7 @@ function plainJudge(rows: ReadonlyArray<[unknown, unknown, unknown]>) {
   const first = valid.find(([, date]) => date === latest);
   return {
     badDate,
+    badDates: rows.filter(([, date]) => !validDate(date)),
     badAmount,
     badId,
     twice,
@@ -450,6 +455,19 @@ test('judge in one pass names the same rows as each rule read on its own (2,000 
     // The date's sentence counts the NULL dates of the whole sample.
     if (plain.badDate !== -1 && (rows[plain.badDate] as unknown[])[1] === null) {
       expected[0] = `${plain.nulls} booking${plain.nulls === 1 ? ' has' : 's have'} no date (NULL): no search can find ${plain.nulls === 1 ? 'it' : 'them'}; give every booking a 'YYYY-MM-DD' date, or leave such rows out of the mapping.`;
+    }
+    // A day the calendar lacks: the first three bookings whose date is no day named, and how many.
+    const [firstBad] = plain.badDates;
+    if (firstBad !== undefined && typeof firstBad[1] === 'string' && /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(firstBad[1])) {
+      const count = plain.badDates.length;
+      const them = plain.badDates.slice(0, 3).map(([id, date]) => {
+        const booking = `the booking (id ${typeof id === 'string' ? `'${id}'` : String(id)})`;
+        return typeof date === 'string'
+          ? `${booking} has the date ${JSON.stringify(date)}, not a day of the calendar`
+          : `${booking} has no date the service can read`;
+      });
+      const more = count > 3 ? `; and ${count - 3} more` : '';
+      expected[0] = `${count} of ${rows.length} bookings ha${count === 1 ? 's' : 've'} a date that is no day of the calendar (${them.join('; ')}${more}): a search would answer a day that does not exist. Correct those bookings.`;
     }
     assert.deepEqual(report.problems, expected, JSON.stringify(rows));
     // Said for the service: the same problems, none of the sample's values.
