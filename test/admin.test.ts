@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { createHandler } from '../lib/index.js';
+import { LOCK_WAIT_MS } from '../lib/search/index.js';
 import { cashBook } from './support/cash-book.js';
 import { assertFails, cleanEnv, type Running, run, start, waitFor } from './support/cli-helpers.js';
 import {
@@ -517,7 +518,7 @@ for (const workers of [[], ['--workers', '2']]) {
     // itself, so that two workers meeting one lock read as two, not as a lock that came back.
     const said = (await server.stop()).stderr.split('\n').filter((line) => line !== '');
     const lines = said.map((line) => line.replace(/^\S+Z /, ''));
-    const held = `database ${file} cannot be read yet: ${waiting.reason}; each search still waits for it`;
+    const held = `database ${file} cannot be read yet: ${waiting.reason}; each search waits up to ${LOCK_WAIT_MS} ms for it, then answers 500 with Retry-After`;
     const ended = `database ${file} can be read now; serving it`;
     const speakers = lines.filter((line) => line.endsWith(ended)).map((line) => line.slice(0, -ended.length));
     assert.ok(speakers.length >= 1 && speakers.length <= (workers.length > 0 ? 2 : 1), said.join('\n'));

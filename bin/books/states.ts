@@ -147,7 +147,7 @@ function checked<C>(state: WatchState<C>, phase: Served<C>, event: Ended<C>): St
   }
   if (event.on === 'opened' && !event.outcome.serving && event.outcome.cause.lock === true) {
     const { cause } = event.outcome;
-    const line = `database ${state.file} cannot be read yet: ${cause.message}; each search still waits for it`;
+    const line = `database ${state.file} cannot be read yet: ${cause.message}; each search waits up to 100 ms for it, then answers 500 with Retry-After`;
     const effects: Effect<C>[] = state.noticed ? [{ do: 'look soon' }] : [];
     const held: Phase<C> = { ...served, lock: cause };
     return {

@@ -16,6 +16,7 @@ import {
   type WatchEvent,
   type WatchState,
 } from '../../bin/books/states.js';
+import { LOCK_WAIT_MS } from '../../lib/search/index.js';
 
 type C = string;
 const FILE = '/srv/kasse.sqlite';
@@ -48,7 +49,8 @@ const TIMEOUT_LINE = `${timeout.message}; searches answer 500 until another file
 const served = (connection: C, inode: string): Phase<C> => ({ is: 'served', connection, inode });
 // Another program's lock, as the open beside the connection tells it: the connection is kept.
 const held: Cause = { ...locked, lock: true };
-const HELD_LINE = `database ${FILE} cannot be read yet: ${locked.message}; each search still waits for it`;
+// What a search does while the lock holds, as docs/API.md says: its wait, then the 500 with Retry-After.
+const HELD_LINE = `database ${FILE} cannot be read yet: ${locked.message}; each search waits up to ${LOCK_WAIT_MS} ms for it, then answers 500 with Retry-After`;
 const READ_LINE = `database ${FILE} can be read now; serving it`;
 const holding = (connection: C, inode: string, more: { checking?: true } = {}): Phase<C> => ({
   is: 'served',
