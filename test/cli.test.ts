@@ -208,6 +208,28 @@ test('a # comment after a value in the configuration file is refused at its line
     1,
     `booking-search-server: ${config}:1: port must be a whole number from 0 to 65535, not '8080 # web' (# starts a comment only at the start of a line)`,
   );
+  // A book's base-path and users are judged apart from the flags, in the same words; and no
+  // other base path is proposed, which would keep the comment in the URL (/weber-neu).
+  const credentials = join(tempDir(t), 'credentials');
+  writeFileSync(credentials, 'abgleich:geheim\n', { mode: 0o600 });
+  const db = buildDatabase(t);
+  for (const [line, said] of [
+    [
+      'base-path = /weber # neu',
+      `base-path must be a path such as /kasse whose segments hold only ASCII letters, digits, -, ., _ and ~, not '/weber # neu' (a client sends " " percent-encoded) (# starts a comment only at the start of a line)`,
+    ],
+    [
+      'users = abgleich # Bank',
+      `user 'abgleich # Bank' is not in the credentials of ${credentials} (--credentials-file) (# starts a comment only at the start of a line)`,
+    ],
+  ]) {
+    writeFileSync(config, `[book weber]\ndb = ${db}\n${line}\n`, { mode: 0o600 });
+    const args = ['--config', config, '--credentials-file', credentials];
+    assertFails(await run([...args, '--port', '0'], cleanEnv()), 1, `booking-search-server: ${config}:3: ${said}`);
+    const checked = await run(['check', ...args], cleanEnv());
+    assert.equal(checked.code, 1, checked.stdout);
+    assert.ok(checked.stdout.includes(`Does not fit: ${config}:3: ${said}\n`), checked.stdout);
+  }
 });
 
 // A path holding the four characters \x0a was said exactly as one holding a newline.

@@ -74,6 +74,16 @@ export const COMMENT_HINT = '# starts a comment only at the start of a line';
 export const TRAILING_COMMENT = /\s#/;
 
 /**
+ * The refusal of `value` as said of the configuration file: a value that holds ` #` (a comment
+ * after it, as other formats allow) adds COMMENT_HINT, and drops a proposed value, which would
+ * keep the comment's words in it (`use /weber-neu instead`: a URL no client uses).
+ */
+export function refusalOfValue(refusal: string, value: string): string {
+  if (!TRAILING_COMMENT.test(value)) return refusal;
+  return `${refusal.replace(/; use \S+ instead$/, '')} (${COMMENT_HINT})`;
+}
+
+/**
  * The structure of a configuration file's `text`: the service's entries and the books, or
  * the first problem as `FILE:LINE: what is wrong`. `serviceKeys` are the keys allowed
  * before the first section (the flags' names); a section allows BOOK_KEYS.

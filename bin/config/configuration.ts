@@ -10,7 +10,7 @@
 import { type Credentials, resolveOptions } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
 import type { BookConfig } from './book-config.js';
-import { type BookSection, COMMENT_HINT, type ConfigEntry, type ConfigFile, TRAILING_COMMENT } from './config-file.js';
+import { type BookSection, type ConfigEntry, type ConfigFile, refusalOfValue } from './config-file.js';
 import { nearestName } from './nearest-name.js';
 import { type Flag, LISTENER_CHOICES, SETTINGS } from './settings.js';
 
@@ -165,8 +165,7 @@ export function placeError(error: unknown, origins: ReadonlyMap<string, Origin>)
       SETTINGS[key as Flag]?.configurable === true ? key : flag,
     );
     const value = message.slice(words.length);
-    const hint = TRAILING_COMMENT.test(value) ? ` (${COMMENT_HINT})` : '';
-    return new CliError(`${origin.file}:${origin.line}: ${inFile}${value}${hint}`);
+    return new CliError(`${origin.file}:${origin.line}: ${refusalOfValue(inFile + value, value)}`);
   }
   return error;
 }
@@ -175,7 +174,7 @@ const FLAG_NAME = /--([a-z][a-z0-9-]*)/g;
 
 /** The error of a book's entry, at its line. */
 function atEntry(file: string, entry: ConfigEntry | BookSection, problem: string): CliError {
-  return new CliError(`${file}:${entry.line}: ${problem}`);
+  return new CliError(`${file}:${entry.line}: ${'value' in entry ? refusalOfValue(problem, entry.value) : problem}`);
 }
 
 /** How a book's `app` and `table-names` are read: bin/config/args.ts's rules for the flags. */
