@@ -6,10 +6,9 @@
 // look, not given up as one that did not open in time.
 
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { cleanEnv, start, USER, waitFor } from './support/cli-helpers.js';
+import { cleanEnv, guardsOf, start, USER, waitFor } from './support/cli-helpers.js';
 import { buildDatabase, get, request } from './support/helpers.js';
 
 const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35';
@@ -22,20 +21,6 @@ function bookOverView(t: TestContext): string {
   db.exec('CREATE VIEW kasse AS SELECT * FROM entries');
   db.close();
   return file;
-}
-
-/** The guard processes whose parent is `pid`. */
-function guardsOf(pid: number): number[] {
-  let out = '';
-  try {
-    out = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' });
-  } catch {
-    return []; // ps exits 1 when there is none
-  }
-  return out
-    .split('\n')
-    .filter((line) => /guard\.[jt]s/.test(line))
-    .map((line) => Number.parseInt(line.trim(), 10));
 }
 
 /** Kills every guard process of `pid` (SIGKILL); how many there were. */

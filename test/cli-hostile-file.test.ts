@@ -16,7 +16,7 @@ import { addViews } from '../fixtures/many-views.js';
 import { errorCode } from '../lib/errors.js';
 import { parseSearchQuery } from '../lib/query.js';
 import type { Outcome, SearchRows } from '../lib/search/index.js';
-import { assertFails, run, start } from './support/cli-helpers.js';
+import { assertFails, guardsOf, run, start } from './support/cli-helpers.js';
 import { AUTH, assertReply, buildDatabase, get, request, tempDir } from './support/helpers.js';
 
 const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35';
@@ -191,20 +191,6 @@ test('a named pipe in place of the journal holds SQLite inside the serving proce
   );
 });
 
-/** The guard processes `pid` has started: its children running bin/guard. */
-function guardChildren(pid: number): number[] {
-  let out = '';
-  try {
-    out = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' });
-  } catch {
-    return []; // ps exits 1 when there is none
-  }
-  return out
-    .split('\n')
-    .filter((line) => /guard\.[jt]s/.test(line))
-    .map((line) => Number.parseInt(line.trim(), 10));
-}
-
 test('the file replaced every half second by a virtual table, a view that never ends and the good file: no guard process outlives its file, and SIGTERM ends the service with exit 0', async (t) => {
   const file = buildDatabase(t);
   const dir = dirname(file);
@@ -236,7 +222,7 @@ test('the file replaced every half second by a virtual table, a view that never 
   // The good file stands still: its searches run in the serving process, and no guard
   // process is left but the one that opens files, which ends when idle for 5 s.
   await waitFor(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 5_000, 'served again');
-  await waitFor(async () => guardChildren(server.child.pid as number).length === 0, 8_000, 'no guard process left');
+  await waitFor(async () => guardsOf(server.child.pid as number).length === 0, 8_000, 'no guard process left');
   assert.doesNotMatch(server.output().stderr, /no file is open in the guard/);
   const [stopped, stopMs] = await timed(() => server.stop());
   assert.equal(stopped.code, 0, stopped.stderr);
@@ -277,7 +263,7 @@ async function guardOverEndlessRows(t: TestContext) {
   t.after(() => guard.end());
   const opened = await guard.open(file, { app: undefined, tables: {} });
   assert.equal(opened.kind, 'ready', JSON.stringify(opened));
-  assert.equal(guardChildren(process.pid).length, 1);
+  assert.equal(guardsOf(process.pid).length, 1);
   const searches = guard.searches();
   const search = (text: string): Promise<Outcome<SearchRows>> => {
     const parsed = parseSearchQuery(text);
@@ -340,12 +326,12 @@ test("a book's guard whose process was ended by its time limit: only the search 
   }
   assert.deepEqual(ended, [], 'a process followed');
   // The killed process waited for, not left as a zombie: one process, the new one.
-  await waitFor(async () => guardChildren(process.pid).length === 1, 2_000, 'the killed guard process gone');
+  await waitFor(async () => guardsOf(process.pid).length === 1, 2_000, 'the killed guard process gone');
   assert.ok((await search(QUICK)).ok);
   // Once ended (its file replaced), it starts none.
   guard.end();
   assert.equal(codeOf(await search(QUICK)), 'SQLITE_BUSY');
-  assert.deepEqual(guardChildren(process.pid), []);
+  assert.deepEqual(guardsOf(process.pid), []);
 });
 
 test("a book's guard whose file was replaced while a search ran past the limit: the new process does not serve the other file; the searches that waited get the 500 with Retry-After of a file opened again, and the book hears it", async (t) => {
@@ -360,12 +346,12 @@ test("a book's guard whose file was replaced while a search ran past the limit: 
   assert.equal(codeOf(await waiting), 'SQLITE_BUSY');
   assert.deepEqual(ended, ['after a search took longer than 3 s, a new process could not open it']);
   assert.equal(codeOf(await search(QUICK)), 'SQLITE_BUSY');
-  await waitFor(async () => guardChildren(process.pid).length === 0, 2_000, 'no guard process left');
+  await waitFor(async () => guardsOf(process.pid).length === 0, 2_000, 'no guard process left');
 });
 
 test("a book's guard whose process crashed: the searches in it get the 500 with Retry-After of a file opened again, not search_failed, and the book hears it", async (t) => {
   const { search, ended } = await guardOverEndlessRows(t);
-  const [pid] = guardChildren(process.pid);
+  const [pid] = guardsOf(process.pid);
   const endless = search(ENDLESS_SEARCH);
   const quick = search(QUICK);
   await new Promise((resolve) => setTimeout(resolve, 300));
@@ -378,12 +364,12 @@ test("a book's guard whose process crashed: the searches in it get the 500 with 
 test("a book's guard whose process died while idle: the book hears it at once, and a search after it gets the 500 with Retry-After of a file opened again", async (t) => {
   const { search, ended } = await guardOverEndlessRows(t);
   assert.ok((await search(QUICK)).ok);
-  const [pid] = guardChildren(process.pid);
+  const [pid] = guardsOf(process.pid);
   process.kill(pid as number, 'SIGKILL');
   await waitFor(async () => ended.length > 0, 2_000, 'the book told');
   assert.deepEqual(ended, ["its searches' process ended (SIGKILL)"]);
   assert.equal(codeOf(await search(QUICK)), 'SQLITE_BUSY');
-  assert.deepEqual(guardChildren(process.pid), [], 'none started again');
+  assert.deepEqual(guardsOf(process.pid), [], 'none started again');
 });
 
 test('SIGTERM while the file is being opened in the guard (a named pipe in place of its journal) ends the service at once with exit 0, the guard process with it', async (t) => {
@@ -396,9 +382,9 @@ test('SIGTERM while the file is being opened in the guard (a named pipe in place
   execFileSync('cp', ['-p', file, join(dir, '.restore')]);
   execFileSync('mkfifo', [`${file}-journal`]);
   renameSync(join(dir, '.restore'), file);
-  await waitFor(async () => guardChildren(server.child.pid as number).length > 0, 5_000, 'the guard opening');
+  await waitFor(async () => guardsOf(server.child.pid as number).length > 0, 5_000, 'the guard opening');
   await new Promise((resolve) => setTimeout(resolve, 1_500));
-  const guards = guardChildren(server.child.pid as number);
+  const guards = guardsOf(server.child.pid as number);
   const [stopped, stopMs] = await timed(() => server.stop());
   assert.equal(stopped.code, 0, stopped.stderr);
   assert.ok(stopMs < 5_000, `ended ${stopMs} ms after SIGTERM`);

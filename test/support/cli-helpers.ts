@@ -148,6 +148,20 @@ export function assertFails(result: Finished, code: number, line: string | RegEx
   assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
 }
 
+/** The guard processes `pid` has started: its children running bin/guard/guard. */
+export function guardsOf(pid: number): number[] {
+  let out = '';
+  try {
+    out = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' });
+  } catch {
+    return []; // ps exits 1 when there is none
+  }
+  return out
+    .split('\n')
+    .filter((line) => /guard\.[jt]s/.test(line))
+    .map((line) => Number.parseInt(line.trim(), 10));
+}
+
 export function sha256(file: string): string {
   return createHash('sha256').update(readFileSync(file)).digest('hex');
 }
