@@ -3,10 +3,10 @@
 // says what was applied, and nothing a removed or replaced book held still open.
 
 import assert from 'node:assert/strict';
-import { copyFileSync, readdirSync, readlinkSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readlinkSync, realpathSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
-import { cleanEnv, type Running, start, TIME, waitFor } from './support/cli-helpers.js';
+import { cleanEnv, type Running, start, TIME, USER, waitFor } from './support/cli-helpers.js';
 import { assertReply, basicAuth, buildDatabase, databaseDir, request, tempDir } from './support/helpers.js';
 
 const UNAUTHORIZED = { fehler: 'Anmeldung erforderlich.', code: 'unauthorized' };
@@ -172,4 +172,37 @@ test('two POST /-/reload 5 ms apart, the file changed between them: both are tak
   assertReply(await request(`${cli.origin}/x/api/v1/status`, BOB), 401, UNAUTHORIZED);
   assertReply(await request(`${cli.origin}/x/api/v1/status`, ALICE), 200, { name: 'x', version: '1.0' });
   assertReply(await request(`${cli.origin}/y/api/v1/status`, ALICE), 404, NOT_FOUND);
+});
+
+// The lines named the file only, while /ready, the state metric and its alert name the book.
+test("a book's state lines begin with its name, as /ready names it, and a book added by SIGHUP gets the line each book gets at the start; --db's lines name a book only when --name gives it", async (t) => {
+  const o = office(t);
+  const escaped = (text: string): string => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  o.write([['x', o.x, 'alice']]);
+  const cli = await start(t, ['--config', o.config], cleanEnv());
+  const mark = cli.output().stderr.length;
+  o.write([
+    ['x', o.x, 'alice'],
+    ['y', o.y, 'bob'],
+  ]);
+  cli.child.kill('SIGHUP');
+  await waitSince(
+    cli,
+    mark,
+    new RegExp(`^${TIME} book y: ${escaped(cli.origin)}/y/api/v1/ \\(${escaped(o.y)}\\)$`, 'm'),
+  );
+  unlinkSync(o.x);
+  await waitSince(
+    cli,
+    mark,
+    new RegExp(`^${TIME} book x: database ${escaped(o.x)} is gone; searches answer 500 until it is back$`, 'm'),
+  );
+  const [first, second] = o.ten;
+  const alone = await start(t, ['--db', first as string], cleanEnv(USER));
+  const named = await start(t, ['--db', second as string, '--name', 'kasse'], cleanEnv(USER));
+  unlinkSync(first as string);
+  unlinkSync(second as string);
+  const gone = (file: string): string => `database ${escaped(file)} is gone; searches answer 500 until it is back$`;
+  await waitFor(() => alone.output().stderr, new RegExp(`^${TIME} ${gone(first as string)}`, 'm'));
+  await waitFor(() => named.output().stderr, new RegExp(`^${TIME} book kasse: ${gone(second as string)}`, 'm'));
 });

@@ -8,6 +8,7 @@
 
 import type { RequestListener } from 'node:http';
 import type { LogLevel } from '../base/index.js';
+import type { BookConfig } from '../config/index.js';
 import {
   type BookFile,
   describeDatabaseError,
@@ -46,7 +47,7 @@ type Log = (line: string, level: Exclude<LogLevel, 'info'>) => void;
  */
 export function watchDatabase(
   file: string,
-  book: BookFile,
+  book: BookFile & Partial<Pick<BookConfig, 'name' | 'named'>>,
   build: BuildHandler,
   log: Log,
   logError: ErrorHook,
@@ -77,7 +78,7 @@ class WatchedDatabase implements ServedDatabase {
 
   constructor(
     file: string,
-    book: BookFile,
+    book: BookFile & Partial<Pick<BookConfig, 'name' | 'named'>>,
     build: BuildHandler,
     log: Log,
     logError: ErrorHook,
@@ -86,7 +87,8 @@ class WatchedDatabase implements ServedDatabase {
   ) {
     this.file = file;
     this.build = build;
-    this.log = log;
+    // The one writer of the file's lines: each names its book where /ready and the metric do.
+    this.log = book.named === true ? (line, level) => log(`book ${book.name}: ${line}`, level) : log;
     this.logError = logError;
     this.handler = this.standInHandler;
     const hooks = {
@@ -96,7 +98,7 @@ class WatchedDatabase implements ServedDatabase {
       onError: this.onError,
       servedBy: (close: () => void) => this.state.phase.is === 'served' && this.state.phase.connection.close === close,
     };
-    this.opener = new BookOpener(file, book, build, log, hooks, { cacheKiB, limitMs });
+    this.opener = new BookOpener(file, book, build, this.log, hooks, { cacheKiB, limitMs });
     this.ready = new Promise((resolve, reject) => {
       this.settle = { resolve, reject };
     });

@@ -25,6 +25,11 @@ export interface BookConfig {
   readonly basePath: string;
   /** The users of the credentials who may read it; `undefined`: every user. */
   readonly users: readonly string[] | undefined;
+  /**
+   * Whether the lines of its file's states begin `book NAME: ` (as /ready and the state metric
+   * name it): a `[book NAME]` section's; --db's only when its name was given (--name).
+   */
+  readonly named?: boolean;
 }
 
 /**

@@ -233,6 +233,7 @@ export function resolveBooks(
       tables,
       basePath,
       users,
+      named: true,
     };
   });
 }

@@ -108,6 +108,7 @@ export function readServeCommand(setting: Reader, given: Values, asked: Asked): 
     tables,
     basePath: settings.basePath.replace(/\/+$/, ''),
     users: undefined,
+    ...(origins.has('name') && { named: true }),
   };
   const serve: ServeCommand = {
     command: 'serve',

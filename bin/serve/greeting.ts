@@ -41,11 +41,13 @@ export function greeting(
   return [
     `${NAME} listening on ${origin}/ (${count} book${count === 1 ? '' : 's'} from ${file})`,
     ...adminLines,
-    ...command.books.map((book) => {
-      const how = said(book);
-      return `book ${book.name}: ${origin}${book.basePath}/api/v1/ (${book.db}${how === undefined ? '' : `; ${how}`})`;
-    }),
+    ...command.books.map((book) => bookLine(origin, book, said(book))),
   ];
+}
+
+/** A book's line at its start (and a reload's that adds it): where its API is, its file, `how` it was recognised. */
+export function bookLine(origin: string, book: BookConfig, how?: string): string {
+  return `book ${book.name}: ${origin}${book.basePath}/api/v1/ (${book.db}${how === undefined ? '' : `; ${how}`})`;
 }
 
 /** The start-up lines of --db or --demo; `recognition`: what the line says of the application recognised. */

@@ -2,14 +2,15 @@
 // served; its result in one log line naming what asked for it, and in /metrics
 // (booking_search_config_last_reload_successful).
 
+import type { Server } from 'node:http';
 import type { Credentials } from '../../lib/internal.js';
 import { recordReload } from '../admin/index.js';
 import { CliError, describeError, type ReloadTrigger } from '../base/index.js';
 import type { BookService } from '../books/index.js';
 import type { SaidLine } from '../cluster/index.js';
 import type { BookConfig, ConfigFile, ServeCommand } from '../config/index.js';
-import { BOOK_SETTINGS, CONFIGURABLE, camel } from '../config/index.js';
-import { warnAboutSecretFiles } from './greeting.js';
+import { BOOK_SETTINGS, CONFIGURABLE, camel, diffBooks } from '../config/index.js';
+import { bookLine, listeningAt, warnAboutSecretFiles } from './greeting.js';
 
 /** Where a reload's lines go: the log, or (in a worker asked by the primary) its answer. */
 export type Say = (text: string, level: SaidLine['level']) => void;
@@ -23,11 +24,13 @@ export function servesFileBooks(command: ServeCommand): command is ServeCommand 
  * The command read again (the configuration file, the credentials file) and its books
  * served; when something cannot be used, everything is kept and one line says why: `say`
  * hears the lines. `tlsApplied`: whether the TLS files read again just before were applied
- * (or there are none).
+ * (or there are none). A book served anew (added, or another file or base path) gets its
+ * start line, where `server` serves it.
  */
 export async function reload(
   command: ServeCommand,
   service: BookService,
+  server: Server,
   reread: () => ServeCommand,
   by: ReloadTrigger,
   tlsApplied: boolean,
@@ -41,10 +44,15 @@ export async function reload(
     const keep = (book: BookConfig): BookConfig => ({ ...book, name: command.settings.name });
     const books = servesFileBooks(next) ? next.books : next.books.map(keep);
     const summary = await service.reload(books, next.credentials);
+    const { added, replaced } = diffBooks(command.books, books);
     const before = command.credentials;
     command.credentials = next.credentials;
     command.books = books;
     say(`${by}: ${reloaded(command, summary, before)}`, 'notice');
+    if (servesFileBooks(next)) {
+      const origin = listeningAt(command, server);
+      for (const book of [...added, ...replaced.map(({ after }) => after)]) say(bookLine(origin, book), 'notice');
+    }
     if (changed.length > 0) {
       say(`${by}: ${changed.join(', ')} changed; that takes effect at the next start`, 'warning');
     }

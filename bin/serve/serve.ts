@@ -179,7 +179,7 @@ function answerReloads(
     const lines: SaidLine[] = [];
     const say: Say = (text, level) => void lines.push({ text, level });
     const tlsApplied = command.tls === undefined || rereadTls(command.tls, server, by, say);
-    await reload(command, service, reread, by, tlsApplied, say);
+    await reload(command, service, server, reread, by, tlsApplied, say);
     return lines;
   });
   onReloadSignal((by) => void reloadTurn(by).then(logSaid));

@@ -380,8 +380,11 @@ test('with [book NAME] sections, db, app, table-names and base-path belong in th
       tables: {},
       basePath: '/kasse',
       users: undefined,
+      named: true,
     },
   ]);
+  // Without --name, the lines of its file's states name the file alone, as before there were books.
+  assert.equal(serve(['--db', '/srv/k.sqlite'], USER).books[0]?.named, undefined);
 });
 
 const CREDENTIALS = [
@@ -419,6 +422,8 @@ test('resolveBooks: each book with its file, mapping, base path and users', () =
       tables: {},
       basePath: '/mueller',
       users: ['mueller', 'buero'],
+
+      named: true,
     },
     {
       name: 'schmidt',
@@ -429,6 +434,8 @@ test('resolveBooks: each book with its file, mapping, base path and users', () =
       tables: {},
       basePath: '/schmidt',
       users: undefined,
+
+      named: true,
     },
     {
       name: 'kasse',
@@ -439,6 +446,8 @@ test('resolveBooks: each book with its file, mapping, base path and users', () =
       tables: { entries: 'kasse' },
       basePath: '',
       users: undefined,
+
+      named: true,
     },
   ]);
 });
