@@ -1,5 +1,6 @@
 // What /ready and the state metric say of a book that no client searches (docs/operations.md,
-// "Monitoring"): a file that broke where it lies (a table renamed, a lock held) is seen within
+// "Monitoring"): a file that broke where it lies (a table renamed, a view dropped or
+// redefined under a book searched in a process of its own, a lock held) is seen within
 // a few seconds without a search, as a deleted or replaced one is; and `since` is when the
 // state said began.
 
@@ -11,7 +12,7 @@ import Database from 'better-sqlite3';
 import { writeActualBudget } from './support/actual-budget.js';
 import { writeBook } from './support/app-serving.js';
 import { type Running, start } from './support/cli-helpers.js';
-import { buildDatabase, request, tempDir } from './support/helpers.js';
+import { buildDatabase, get, request, tempDir } from './support/helpers.js';
 
 const ADMIN = /admin listener on (http:\/\/127\.0\.0\.1:\d+)\//m;
 // Within a few seconds of the change: a look every second, then the file opened and judged
@@ -79,6 +80,36 @@ for (const workers of [[], ['--workers', '2']]) {
     assert.match(metrics, /^booking_search_search_wait_seconds_count 0$/m);
   });
 }
+
+test('a view dropped or redefined under a book searched in a process of its own, while nobody searches: unusable as check would refuse it, no wrong answers, and serving once the good view is back', async (t) => {
+  const file = buildDatabase(t);
+  const db = new Database(file);
+  t.after(() => db.close());
+  const good = 'CREATE VIEW kasse AS SELECT * FROM entries';
+  db.exec(good);
+  const server = await start(t, ['--db', file, '--table-names', 'entries=kasse', '--admin-port', '0']);
+  await until(server, 'serving');
+  assert.match(server.output().stderr, /'kasse' is a view, so its searches run in a process of their own/);
+  const search = `${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`;
+  assert.equal((await get(search)).status, 200);
+  // Its dates as dd.mm.yyyy: a mapping that would find nothing, refused in the start's words.
+  db.exec(`DROP VIEW kasse; CREATE VIEW kasse AS SELECT id,
+    substr(date, 9, 2) || '.' || substr(date, 6, 2) || '.' || substr(date, 1, 4) AS date,
+    amount_cents, subject, category_id, payment_method_id FROM entries`);
+  const wrong = await until(server, 'unusable');
+  assert.match(wrong.reason ?? '', /cannot be served exactly: some dates are not 'YYYY-MM-DD' text/);
+  assert.equal((await get(search)).status, 500);
+  db.exec(`DROP VIEW kasse; ${good}`);
+  await until(server, 'serving');
+  assert.equal((await get(search)).status, 200);
+  db.exec('DROP VIEW kasse');
+  const dropped = await until(server, 'unusable');
+  assert.match(dropped.reason ?? '', /'kasse' is missing/);
+  assert.ok(statesIn(await metricsOf(server)).includes('unusable'));
+  db.exec(good);
+  await until(server, 'serving');
+  assert.equal((await get(search)).status, 200);
+});
 
 test('a lock the application holds on a served book that nobody searches: /ready says waiting within seconds, and serving once it ends', async (t) => {
   const file = buildDatabase(t);

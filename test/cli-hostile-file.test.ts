@@ -52,6 +52,10 @@ test('a view that never ends: its search answers 500 within --search-timeout and
   const writer = new Database(file);
   writer.exec(`DROP VIEW kasse; CREATE VIEW kasse AS ${ENDLESS}`);
   writer.close();
+  // Its new schema seen without a search (the read each second), the file is judged again
+  // and served by a new process of its own.
+  const served = /'kasse' is a view, so its searches run/g;
+  await waitFor(async () => (server.output().stderr.match(served) ?? []).length === 2, 5_000, 'the file judged again');
   const searching = timed(() => get(`${server.api}${SEARCH}`));
   await new Promise((resolve) => setTimeout(resolve, 200));
   const [status, statusMs] = await timed(() => get(`${server.api}status`));

@@ -212,6 +212,7 @@ export class BookOpener {
       // guard, and a search that finds it ended is answered as while a file is opened again.
       once: true,
       endedError: () => new Unavailable('SQLITE_BUSY', 'the file is being opened again'),
+      changed: this.hooks.notice,
       ended: (how) => {
         if (this.hooks.servedBy(end)) {
           this.log(`database ${file}: ${how}; it is opened again`, 'warning');

@@ -47,4 +47,10 @@ export interface GuardOptions {
    * the GuardTimeout of a time limit (bin/guard/guarded-searches.ts).
    */
   endedError?: () => Error;
+  /**
+   * Hears a search the guard refused because the file's schema, or a setting it is served
+   * by, changed since the open (SQLITE_SCHEMA, lib/book.ts): the file must be opened and
+   * checked again, as for the serving process's own searches.
+   */
+  changed?: () => void;
 }

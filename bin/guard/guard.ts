@@ -85,7 +85,11 @@ function open(request: GuardRequests['open']): OpenResult {
     if (unbounded === undefined) opened.db.close();
     else {
       db = opened.db;
+      // A schema changed under this connection (a view dropped or redefined) is refused as
+      // the serving process's own searches refuse it; its error code, carried back, has the
+      // book open and judge the file again (bin/guard/guarded-searches.ts).
       search = book.search({
+        changed: () => {},
         waited: (_seconds, query) => {
           if (unanswered > 1) serving.notify(RUNNING, { id: ids.get(query) });
         },

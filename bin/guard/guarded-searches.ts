@@ -23,7 +23,12 @@ export interface SearchSender {
   limitMs: number;
   /** A search's error when the guard had no file open for it (GuardOptions). */
   endedError: (() => Error) | undefined;
+  /** Hears a search refused for a schema changed under the guard (GuardOptions). */
+  changed: (() => void) | undefined;
 }
+
+/** The code of the guard's refusal of a search over a file whose schema changed (lib/book.ts, SchemaChanged). */
+const SCHEMA_CHANGED = 'SQLITE_SCHEMA';
 
 /** The searches over `sender`, answered as the guard answers them. */
 export function guardedSearches(sender: SearchSender): SearchTurns {
@@ -61,10 +66,16 @@ export function guardedSearches(sender: SearchSender): SearchTurns {
   };
 }
 
-function searchOutcome({ endedError, limitMs }: SearchSender, settled: WireOutcome | Unanswered): SearchOutcome {
+function searchOutcome(
+  { endedError, limitMs, changed }: SearchSender,
+  settled: WireOutcome | Unanswered,
+): SearchOutcome {
   const noFile = typeof settled !== 'string' && !settled.ok && settled.error.code === NO_FILE_OPEN;
   if (endedError !== undefined && (noFile || settled === 'ended')) return { ok: false, error: endedError() };
-  if (typeof settled !== 'string') return fromWire(settled);
+  if (typeof settled !== 'string') {
+    if (!settled.ok && settled.error.code === SCHEMA_CHANGED) changed?.();
+    return fromWire(settled);
+  }
   const error = new GuardTimeout(
     `the search took longer than --search-timeout (${limitMs / 1000} s) and was ended; a slow or endless view, or a missing index, may cause it`,
   );

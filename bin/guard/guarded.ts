@@ -123,6 +123,7 @@ export class Guard {
       forget: (connection) => void this.channel?.notify('forget', { connection }),
       limitMs: this.options.limitMs,
       endedError: this.options.endedError,
+      changed: this.options.changed,
     });
     return this.turns;
   }
