@@ -135,7 +135,8 @@ class WatchedDatabase implements ServedDatabase {
 
   private tick(): void {
     const { phase } = this.state;
-    const written = phase.is === 'unavailable' && phase.broken !== undefined ? fingerprintOf(this.file) : undefined;
+    const fingerprinted = phase.is === 'unavailable' && (phase.broken !== undefined || phase.backoff !== undefined);
+    const written = fingerprinted ? fingerprintOf(this.file) : undefined;
     this.feed({ on: 'tick', identity: identityOf(this.file), written, at: Date.now() });
   }
 

@@ -110,8 +110,14 @@ export class BookOpener {
       await new Promise((resolve) => setTimeout(resolve, stillFor));
       if (identityOf(file) !== before) return this.changing();
     }
+    const began = Date.now();
     try {
-      return await this.open(check);
+      const outcome = await this.open(check);
+      // Its judgement through a view past the limit: the file as this try began, which the
+      // looks compare to try it again sooner once it changed (bin/books/backoff.ts).
+      return outcome !== 'readable' && !outcome.serving && outcome.slow === true
+        ? { ...outcome, written, began }
+        : outcome;
     } catch (error: unknown) {
       // Judged while it was written in place (a cp over it keeps its inode): not what the
       // file will be once written; looked at again, its searches answered with Retry-After.
@@ -252,7 +258,7 @@ export class BookOpener {
    * again as one that cannot be read now, its searches answered with Retry-After.
    */
   private slow(why: string): Serving {
-    return { serving: false, cause: new Unavailable('SQLITE_BUSY', slowJudgement(why, this.limitMs)) };
+    return { serving: false, cause: new Unavailable('SQLITE_BUSY', slowJudgement(why, this.limitMs)), slow: true };
   }
 
   /**

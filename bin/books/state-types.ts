@@ -20,7 +20,25 @@ export type Outcome<C> =
       readonly timedOut?: string | undefined;
       /** A passing moment (the file changed while it was opened), not said in the log. */
       readonly quiet?: true;
+      /** Its bookings not judged within the limit through a slow view: tried again later (Backoff). */
+      readonly slow?: true;
+      /** With `slow`: the file's fingerprint as that open began, and when it began to read the file. */
+      readonly written?: string | undefined;
+      readonly began?: number;
     };
+
+/**
+ * A file tried again after a judgement through a slow view that did not end in time: when
+ * it is tried next (bin/books/backoff.ts). `written`: its fingerprint as that try began;
+ * `ended`: when the try ended; `held`: how long it took; `waitMs`: the wait before the
+ * next try while the file stays as it was.
+ */
+export interface Backoff {
+  readonly written: string | undefined;
+  readonly ended: number;
+  readonly held: number;
+  readonly waitMs: number;
+}
 
 /** An open under way: the first one, or a later look and what was before it. */
 export interface Look {
@@ -34,6 +52,8 @@ export interface Look {
   readonly served?: string | undefined;
   /** The look began while the file was waited for (a lock, a journal, a WAL to recover). */
   readonly wasWaiting: boolean;
+  /** The backoff it was tried after: how long the next waits (Backoff). */
+  readonly backoff?: Backoff;
 }
 
 /**
@@ -58,6 +78,8 @@ export type Phase<C> =
       readonly served?: string | undefined;
       /** Its pages broken, unchanged since it was opened: its fingerprint, not opened again while it is that. */
       readonly broken?: string | undefined;
+      /** A view too slow to judge its bookings: tried again after a wait (bin/books/backoff.ts). */
+      readonly backoff?: Backoff | undefined;
     };
 
 export interface WatchState<C> {
@@ -73,7 +95,7 @@ export interface WatchState<C> {
 }
 
 export type WatchEvent<C> =
-  /** The check tick (every second, or at once after `look soon`) saw the path's identity at `at` (and a broken file's fingerprint). */
+  /** The check tick (every second, or at once after `look soon`) saw the path's identity at `at` (and a broken or backed-off file's fingerprint). */
   | {
       readonly on: 'tick';
       readonly identity: string | undefined;

@@ -3,7 +3,9 @@
 // No I/O, no timers: the driver (bin/books/database.ts) looks at the file, opens it, and
 // feeds what it saw here as events; it carries out the effects this returns.
 
+import { backOff, due } from './backoff.js';
 import type {
+  Backoff,
   Cause,
   Effect,
   Ended,
@@ -17,7 +19,7 @@ import type {
 } from './state-types.js';
 import type { DatabaseStatus } from './status.js';
 
-export type { Cause, Effect, Outcome, Phase, Step, WatchEvent, WatchState } from './state-types.js';
+export type { Backoff, Cause, Effect, Outcome, Phase, Step, WatchEvent, WatchState } from './state-types.js';
 
 // A changed file is opened only once its path has stood still this long: a file renamed into
 // place again and again (a named pipe and back) is not opened in the middle of it.
@@ -51,7 +53,7 @@ export function next<C>(state: WatchState<C>, event: WatchEvent<C>): Step<C> {
 function transition<C>(state: WatchState<C>, event: WatchEvent<C>): Step<C> {
   switch (event.on) {
     case 'tick':
-      return tick(state, event.identity, event.written);
+      return tick(state, event);
     case 'broken':
       return broken(state, event);
     case 'notice':
@@ -73,7 +75,7 @@ function transition<C>(state: WatchState<C>, event: WatchEvent<C>): Step<C> {
     case 'failed':
       if (state.phase.is === 'served' && state.phase.checking) return checked(state, state.phase, event);
       if (event.on === 'readable') return { state, effects: [] };
-      return event.on === 'opened' ? opened(state, event.outcome, event.identity) : failed(state, event);
+      return event.on === 'opened' ? opened(state, event) : failed(state, event);
     case 'stop': {
       if (state.stopped) return { state, effects: [] };
       const { phase } = state;
@@ -89,7 +91,7 @@ function transition<C>(state: WatchState<C>, event: WatchEvent<C>): Step<C> {
  * meet now (a new schema, a refused setting, a lock) is met without one, and told as a search
  * tells it; a lock said to hold the file: whether it still does.
  */
-function tick<C>(state: WatchState<C>, identity: string | undefined, written: string | undefined): Step<C> {
+function tick<C>(state: WatchState<C>, { identity, written, at }: Extract<WatchEvent<C>, { on: 'tick' }>): Step<C> {
   const { phase, noticed } = state;
   if (state.stopped || phase.is === 'opening' || (phase.is === 'served' && phase.checking))
     return { state, effects: [] };
@@ -97,7 +99,7 @@ function tick<C>(state: WatchState<C>, identity: string | undefined, written: st
     const sameFile = identity === phase.inode;
     if (!noticed && sameFile)
       return phase.lock === undefined ? { state, effects: [{ do: 'read' }] } : lookBeside(state, phase, 0);
-    const look: Look = { first: false, sameFile, wasWaiting: false, ...servedAs(sameFile ? phase.inode : undefined) };
+    const look: Look = { first: false, sameFile, wasWaiting: false, ...servedAs(sameFile && phase.inode) };
     return {
       state: {
         ...state,
@@ -111,12 +113,15 @@ function tick<C>(state: WatchState<C>, identity: string | undefined, written: st
       ],
     };
   }
-  // An open that did not end in time is not tried again until another file is there, nor a broken one until written.
+  // An open that did not end in time is not tried again until another file is there, nor a broken one until written,
+  // nor one whose view was too slow to judge before its backoff is due (bin/books/backoff.ts).
   if (phase.timedOut !== undefined && !noticed && identity === phase.timedOut) return { state, effects: [] };
   if (phase.broken !== undefined && !noticed && written === phase.broken) return { state, effects: [] };
-  // The file last served, still at the path but not read, is looked at as that file.
-  const served = servedAs(identity === phase.served ? phase.served : undefined);
-  const look: Look = { first: false, sameFile: false, wasWaiting: phase.cause.waits, ...served };
+  const { backoff } = phase;
+  if (backoff !== undefined && !noticed && !due(backoff, written, at)) return { state, effects: [] };
+  // The file last served, still at the path but not read, is looked at as that file; a slow view's wait doubles.
+  const was = { ...servedAs(identity === phase.served ? phase.served : undefined), ...(backoff && { backoff }) };
+  const look: Look = { first: false, sameFile: false, wasWaiting: phase.cause.waits, ...was };
   // While it is opened again, a file that was not served keeps the reason it last gave:
   // /ready and the 500s go on saying what to do (start the application, let it roll back
   // its journal) until the file serves or fails otherwise, not "being opened" each second.
@@ -155,12 +160,7 @@ function checked<C>(state: WatchState<C>, phase: Served<C>, event: Ended<C>): St
       effects: [...say(state, line, 'warning'), ...effects],
     };
   }
-  const look: Look = {
-    first: false,
-    sameFile: true,
-    wasWaiting: lock !== undefined,
-    ...servedAs(phase.inode),
-  };
+  const look: Look = { first: false, sameFile: true, wasWaiting: lock !== undefined, ...servedAs(phase.inode) };
   const step = next(
     { ...state, phase: { is: 'opening', cause: OPENING('the file is being opened again'), look } },
     event,
@@ -190,7 +190,7 @@ function readAgain<C>(state: WatchState<C>, phase: Served<C>): Step<C> {
 }
 
 /** An open ended with an outcome: served, or a state that is said when it is one to say. */
-function opened<C>(state: WatchState<C>, outcome: Outcome<C>, identity: string | undefined): Step<C> {
+function opened<C>(state: WatchState<C>, { outcome, identity, at }: Extract<WatchEvent<C>, { on: 'opened' }>): Step<C> {
   const { phase } = state;
   const close: Effect<C>[] = outcome.serving ? [{ do: 'close', connection: outcome.connection }] : [];
   if (phase.is !== 'opening') return { state, effects: close };
@@ -198,7 +198,8 @@ function opened<C>(state: WatchState<C>, outcome: Outcome<C>, identity: string |
   const ready: Effect<C>[] = look.first ? [{ do: 'ready' }] : [];
   // Stopped meanwhile: what was opened is closed, and nothing is said of the file.
   if (state.stopped) return { state, effects: [...close, ...ready] };
-  const now = phaseOf(outcome, identity === look.served ? look.served : undefined);
+  const slow = !outcome.serving && outcome.slow === true ? backOff(outcome, look.backoff, at) : undefined;
+  const now = phaseOf(outcome, identity === look.served ? look.served : undefined, slow);
   if (!outcome.serving) {
     // A passing moment is not said, but at the start: the start says where the file stands.
     if (!look.first && outcome.quiet === true) return { state: { ...state, phase: now }, effects: [] };
@@ -247,16 +248,16 @@ function failed<C>(state: WatchState<C>, event: Extract<Ended<C>, { on: 'failed'
 }
 
 /** The phase an open ended in; `served`: the file last served, found at the path not served. */
-function phaseOf<C>(outcome: Outcome<C>, served?: string): Phase<C> {
+function phaseOf<C>(outcome: Outcome<C>, served?: string, backoff?: Backoff): Phase<C> {
   if (outcome.serving) return { is: 'served', connection: outcome.connection, inode: outcome.inode };
   const { cause, timedOut, quiet } = outcome;
-  const more = { ...(timedOut !== undefined && { timedOut }), ...(quiet && { quiet }) };
+  const more = { ...(timedOut !== undefined && { timedOut }), ...(quiet && { quiet }), ...(backoff && { backoff }) };
   return { is: 'unavailable', cause, ...more, ...servedAs(served) };
 }
 
 /** `{ served }` when the inode of the file last served is known, else nothing. */
-function servedAs(inode: string | undefined): { served?: string } {
-  return inode === undefined ? {} : { served: inode };
+function servedAs(inode: string | false | undefined): { served?: string } {
+  return inode === undefined || inode === false ? {} : { served: inode };
 }
 
 /** A line of a state that lasts: said only when it is not the last one said. */

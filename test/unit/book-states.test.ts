@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   answerCause,
+  type Backoff,
   type Cause,
   type Effect,
   next,
@@ -73,7 +74,7 @@ const BROKEN_LINE = `${brokenText}; searches answer 500 until another file is th
 const checking = (connection: C, inode: string): Phase<C> => ({ is: 'served', connection, inode, checking: true });
 const down = (
   cause: Cause,
-  more: { timedOut?: string; quiet?: true; served?: string; broken?: string } = {},
+  more: { timedOut?: string; quiet?: true; served?: string; broken?: string; backoff?: Backoff } = {},
 ): Phase<C> => ({
   is: 'unavailable',
   cause,
@@ -81,7 +82,7 @@ const down = (
 });
 const looking = (
   cause: Cause,
-  look: { first?: boolean; sameFile?: boolean; wasWaiting?: boolean; served?: string } = {},
+  look: { first?: boolean; sameFile?: boolean; wasWaiting?: boolean; served?: string; backoff?: Backoff } = {},
 ): Phase<C> => ({
   is: 'opening',
   cause,
@@ -123,6 +124,18 @@ const set: Cause = { code: 'INVALID', message: setText, waits: false };
 const SET_LINE = `${setText} Searches answer 500 until that setting is changed back`;
 const SETTING: WatchEvent<C> = { on: 'failed', error: ERROR, gone: false, bySetting: true, message: setText, at: AT };
 const open = (stillFor: number): Effect<C> => ({ do: 'open', stillFor });
+const slowText =
+  "judging its bookings took longer than --search-timeout (1 s) and was ended: 'kasse' is a view, slow to read now";
+const slowView: Cause = { code: 'SQLITE_BUSY', message: slowText, waits: true };
+const SLOW_LINE = `database ${FILE} cannot be read yet: ${slowText}; searches answer 500 with Retry-After until it can`;
+// A try that began to read the file at `began` (its fingerprint then f1) and ended at AT.
+const slowOpened = (began: number): WatchEvent<C> => ({
+  on: 'opened',
+  outcome: { serving: false, cause: slowView, slow: true, written: 'f1', began },
+  identity: 'i1',
+  at: AT,
+});
+const backoff = (waitMs: number): Backoff => ({ written: 'f1', ended: AT, held: 1_500, waitMs });
 
 interface Row {
   name: string;
@@ -726,6 +739,56 @@ const ROWS: Row[] = [
     from: state(down(bad)),
     on: BROKEN,
     to: state(down(bad)),
+    effects: [],
+  },
+  // A view too slow to judge the bookings of a file opened again: tried again after a wait.
+  {
+    name: 'a view too slow to judge: waiting, the next try four times as long after as this one held the file',
+    from: state(looking(again)),
+    on: slowOpened(AT - 1_500),
+    to: state(down(slowView, { backoff: backoff(6_000) }), { since: AT, lastLine: SLOW_LINE }),
+    effects: [log(SLOW_LINE, 'warning')],
+  },
+  {
+    name: 'a view too slow, the file as it was, before its wait passed: not opened',
+    from: state(down(slowView, { backoff: backoff(6_000) })),
+    on: { on: 'tick', identity: 'i1', written: 'f1', at: AT + 5_999 },
+    to: state(down(slowView, { backoff: backoff(6_000) })),
+    effects: [],
+  },
+  {
+    name: 'a view too slow, the file as it was, its wait passed: opened again, the wait kept to double',
+    from: state(down(slowView, { backoff: backoff(6_000) })),
+    on: { on: 'tick', identity: 'i1', written: 'f1', at: AT + 6_000 },
+    to: state(looking(slowView, { wasWaiting: true, backoff: backoff(6_000) })),
+    effects: [open(STABLE_MS)],
+  },
+  {
+    name: 'a view too slow, the file written since its try: opened again after the least wait, not the doubled one',
+    from: state(down(slowView, { backoff: backoff(24_000) })),
+    on: { on: 'tick', identity: 'i1', written: 'f2', at: AT + 6_000 },
+    to: state(looking(slowView, { wasWaiting: true, backoff: backoff(24_000) })),
+    effects: [open(STABLE_MS)],
+  },
+  {
+    name: 'a view too slow, the file written since its try, before the least wait: not opened',
+    from: state(down(slowView, { backoff: backoff(24_000) })),
+    on: { on: 'tick', identity: 'i1', written: 'f2', at: AT + 5_999 },
+    to: state(down(slowView, { backoff: backoff(24_000) })),
+    effects: [],
+  },
+  {
+    name: 'a view still too slow: the wait doubles, nothing said again',
+    from: state(looking(slowView, { wasWaiting: true, backoff: backoff(6_000) }), { lastLine: SLOW_LINE }),
+    on: slowOpened(AT - 1_500),
+    to: state(down(slowView, { backoff: backoff(12_000) }), { lastLine: SLOW_LINE }),
+    effects: [],
+  },
+  {
+    name: 'a view still too slow: the wait doubles up to a minute',
+    from: state(looking(slowView, { wasWaiting: true, backoff: backoff(48_000) }), { lastLine: SLOW_LINE }),
+    on: slowOpened(AT - 1_500),
+    to: state(down(slowView, { backoff: backoff(60_000) }), { lastLine: SLOW_LINE }),
     effects: [],
   },
   {
