@@ -274,10 +274,10 @@ function amountProblem(row: SampleRow, application: string | undefined, named: N
 }
 
 function applicationDate(row: SampleRow, application: string, named: Named): Problem {
-  const date = row[1];
+  const text = typeof row[1] === 'string' || typeof row[1] === 'number';
   return said(
-    `${named(row)} has ${date === null ? 'no date the service can read' : `the date ${shown(date)}, not a day`}`,
-    `a booking has ${date === null ? 'no date the service can read' : 'a date that is not a day'}`,
+    bookingFault(row, named(row)),
+    `a booking has ${text ? 'a date that is not a day of the calendar' : 'no date the service can read'}`,
     `: ${application} holds a date the service cannot answer (a value written by another program). A search that finds it would answer 500; correct the booking's date in ${application}.`,
   );
 }

@@ -67,9 +67,11 @@ export function bookingFault(
   [id, date, amount, subject, account, held]: readonly unknown[],
   booking = bookingNamed(id, date, subject, account),
 ): string {
+  if (typeof date === 'number') return `${booking} has the date ${date}, not a day of the calendar`;
   if (typeof date !== 'string') return `${booking} has no date the service can read`;
-  if (!isCalendarDate(date))
+  if (!isCalendarDate(date)) {
     return `${booking} has the date ${JSON.stringify(date.slice(0, 40))}, not a day of the calendar`;
+  }
   if (amount === null) return `${booking} has no amount the service can read`;
   if (typeof amount === 'number' && !Number.isInteger(amount)) {
     return `${booking} has the amount ${centsAsAmount(amount, held)}, not whole cents`;

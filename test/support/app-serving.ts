@@ -126,13 +126,14 @@ export async function assertDateRefused(
   assert.equal(check.code, 1, check.stdout);
   assert.match(check.stdout, named);
   const [, booking, id, date] =
-    check.stdout.match(/^ {2}- (the booking .*?id (\S+)\)) has (?:no date the service|the date ('.*'), not a day)/m) ??
-    [];
+    check.stdout.match(
+      /^ {2}- (the booking .*?id (\S+)\)) has (?:no date the service|the date (".*"), not a day of the calendar)/m,
+    ) ?? [];
   assert.ok(id !== undefined, check.stdout);
   const [unnamed, plain] =
     date === undefined
       ? ['no date the service can read', 'no date the service can read']
-      : [`the date ${date}, not a day`, 'a date that is not a day'];
+      : [`the date ${date}, not a day of the calendar`, 'a date that is not a day of the calendar'];
   const said = await assertRefusedAsCheckSays(db, file, app, check.stdout, (sentence) =>
     sentence
       .replace(`${booking} has ${unnamed}`, `a booking has ${plain}`)

@@ -462,9 +462,8 @@ test('judge in one pass names the same rows as each rule read on its own (2,000 
       const count = plain.badDates.length;
       const them = plain.badDates.slice(0, 3).map(([id, date]) => {
         const booking = `the booking (id ${typeof id === 'string' ? `'${id}'` : String(id)})`;
-        return typeof date === 'string'
-          ? `${booking} has the date ${JSON.stringify(date)}, not a day of the calendar`
-          : `${booking} has no date the service can read`;
+        if (date === null) return `${booking} has no date the service can read`;
+        return `${booking} has the date ${typeof date === 'string' ? JSON.stringify(date) : String(date)}, not a day of the calendar`;
       });
       const more = count > 3 ? `; and ${count - 3} more` : '';
       expected[0] = `${count} of ${rows.length} bookings ha${count === 1 ? 's' : 've'} a date that is no day of the calendar (${them.join('; ')}${more}): a search would answer a day that does not exist. Correct those bookings.`;
