@@ -7,7 +7,7 @@ import { isLock } from '../errors.js';
 import { type Mapping, ownSchema, type TableNames } from '../mapping.js';
 import type { SearchQuery } from '../query.js';
 import { createApplicationSearch, unreadableBooking } from './application-search.js';
-import { createVersionCache, estimateSource } from './explain.js';
+import { createVersionCache, estimateSource, isTable } from './explain.js';
 import {
   type BookingRow,
   type Bounds,
@@ -168,6 +168,9 @@ function createOwnSchemaSearch(db: Database, tables: TableNames): OneSearch {
   pages('exact');
   const source = preparedOnUse((_: 'estimate') => estimateSource(db, tables));
   const estimate = createVersionCache(db, { get: () => source('estimate').get() });
+  // Decided once: a table does not turn into a view under a running search, and if it did,
+  // the count would only be slower, never wrong.
+  const table = isTable(db, tables.entries);
   // The names of category and payment method are joined into each page row: a cache of
   // them saved nothing measurable on a cash book (docs/design/README.md, "The names").
 
@@ -184,7 +187,7 @@ function createOwnSchemaSearch(db: Database, tables: TableNames): OneSearch {
       const count = rows.length < query.limit && eachBookingOnce(rows) ? rows.length : counted('exact', bounds, whole);
       return { count, rows };
     }
-    const total = counted(chooseCount(plan), bounds, whole);
+    const total = counted(chooseCount(plan, table), bounds, whole);
     if (total === 0 || query.limit === 0) return { count: total, rows: [] };
     const filter = choosePage(plan, total, query.limit);
     return { count: total, rows: pages(filter)(bounds, query.limit) };

@@ -6,6 +6,7 @@
 import type { Database } from 'better-sqlite3';
 import { DEFAULT_TABLE_NAMES, type Mapping, ownSchema, type TableNames, useMapping } from '../mapping.js';
 import type { SearchQuery } from '../query.js';
+import { catalogKind } from '../schema.js';
 import { type Bounds, chooseCount, type Estimate, planFor, SQL, type Stats, sqlFor, toBounds } from './sql.js';
 
 /** The typical search of a reconciliation run: one exact amount in a month. */
@@ -17,6 +18,11 @@ export const TYPICAL_QUERY: SearchQuery = {
   waehrung: 'EUR',
   limit: 50,
 };
+
+/** Whether `name` is a table (not a view): only a table's whole b-tree can be counted (CountKind `everything`). */
+export function isTable(db: Database, name: string): boolean {
+  return catalogKind(db, name) === 'table';
+}
 
 /**
  * Whether every table the skip-scan's seek reads is sought in an index by the amount. Asked
@@ -104,7 +110,9 @@ export function explainCount(
   const plan = planFor(bounds, bounds.low === bounds.high ? undefined : estimateSource(db, mapping.tables).get());
   if (plan.kind === 'empty') return [];
   return db
-    .prepare<[Bounds], { detail: string }>(`EXPLAIN QUERY PLAN ${sql.count(chooseCount(plan))}`)
+    .prepare<[Bounds], { detail: string }>(
+      `EXPLAIN QUERY PLAN ${sql.count(chooseCount(plan, isTable(db, mapping.tables.entries)))}`,
+    )
     .all(bounds)
     .map(({ detail }) => detail);
 }

@@ -10,6 +10,7 @@ export {
   createVersionCache,
   estimateSource,
   explainCount,
+  isTable,
   refusalsOf,
   seeksAmounts,
   TYPICAL_QUERY,

@@ -11,14 +11,11 @@
 // database without the recommended indexes, or behind views, every path still answers
 // correctly, only slower.
 //
-// Two kinds of unary `+`:
-// - on a column (`+e.amount_cents`) it keeps the planner off the index for that term;
-// - on a parameter (`+:low`) it hides the bound value from the planner. With sqlite_stat4
-//   in the file (any application that runs ANALYZE or `PRAGMA optimize` leaves it), SQLite
-//   otherwise looks up each bound value in the statistics while planning and re-prepares
-//   the statement whenever that parameter is bound again, which is every search. `+:x` is
-//   not a bare parameter, so the planner takes it as an unknown value: each statement is
-//   planned once, and the index is used all the same (docs/design/README.md, "Re-preparation under stat4").
+// Two kinds of unary `+`: on a column (`+e.amount_cents`) it keeps the planner off the index
+// for that term; on a parameter (`+:low`) it hides the value from the planner, which with
+// sqlite_stat4 in the file (ANALYZE or `PRAGMA optimize` leave it) would look each bound up
+// in the statistics and prepare the statement again at every search: so each is planned
+// once, and the index used all the same (docs/design/README.md, "Re-preparation under stat4").
 
 import { DEFAULT_TABLE_NAMES, quoteName, type TableNames } from '../mapping.js';
 import type { SearchQuery } from '../query.js';
@@ -36,10 +33,7 @@ export type BookingRow = [
 export interface SearchRows {
   count: number;
   rows: BookingRow[];
-  /**
-   * For several searches read together (lib/search/booking-search.ts): the connection and
-   * the version of the file they read. Two reads with the same read the same bookings.
-   */
+  /** Of several searches read together (booking-search.ts): the connection and the file's version they read. */
   snapshot?: string;
 }
 
@@ -81,9 +75,8 @@ export function toBounds(query: SearchQuery): Bounds {
 }
 
 /**
- * The reference: docs/API.md's processing steps 4 to 6 as plainly as SQL allows, the
- * planner left to itself. The tests hold every statement of the search to it; the
- * benchmark's peers serve it.
+ * The reference: docs/API.md's processing steps 4 to 6 as plainly as SQL allows, the planner
+ * left to itself. The tests hold every statement to it; the benchmark's peers serve it.
  */
 export const PLAIN = {
   count: 'SELECT count(*) FROM entries WHERE date BETWEEN :von AND :bis AND amount_cents BETWEEN :low AND :high',
@@ -119,21 +112,24 @@ export const FILTERS = {
   // window within it.
   skipScan: `entries.amount_cents IN (SELECT amount FROM band WHERE amount IS NOT NULL) AND ${WINDOW}`,
 } as const;
-/** What the count of a search may be: one of the filters. */
-export type CountKind = keyof typeof FILTERS;
+/**
+ * One of the filters, or `everything`: every booking in the window and every amount in the
+ * band, those with a date and an amount counted as a whole b-tree (a table's), their bookings
+ * unread (docs/design/README.md, "One client against the writer"): the one count that counts a booking
+ * no search can answer (`unreadable`).
+ */
+export type CountKind = keyof typeof FILTERS | 'everything';
 
 /**
- * What no search can answer of the booking `row`: no amount, or none of whole cents, or no
- * day of the calendar: SQLite's `date()` gives back exactly the days lib/query.ts's rule
- * takes (test/unit/search.test.ts holds them together). Its amount or its day could be any.
+ * What no search can answer of the booking `row`: no amount, none of whole cents, or no day
+ * of the calendar (SQLite's `date()` gives back exactly lib/query.ts's days: search.test.ts).
  */
 export const unreadable = (row: string): string =>
   `${row}.amount_cents IS NULL OR ${row}.amount_cents <> round(${row}.amount_cents) OR ${row}.date IS NULL OR date(${row}.date) IS NOT ${row}.date`;
 
 /**
- * What each count reads (the own schema's and an application's): the bookings that match,
- * and of them those a search can answer, in the rows it reads anyway. Where the two differ
- * the search is the 500, however asked (limit=0, a page without the booking).
+ * What each count reads (the own schema's and an application's): the bookings that match and
+ * of them those a search can answer. Where the two differ the search is the 500, however asked.
  */
 export const countedAndRead = (row: string): string => `count(*), count(CASE WHEN NOT (${unreadable(row)}) THEN 1 END)`;
 
@@ -170,7 +166,7 @@ export function sqlFor(tables: TableNames) {
   LEFT JOIN ${paymentMethods} AS p ON p.id = entries.payment_method_id`;
   const selected = 'entries.id, entries.date, entries.amount_cents, entries.subject, c.name, p.name';
   const band = amountsInBand(entries);
-  const prefix = (filter: CountKind): string => (filter === 'skipScan' ? band : '');
+  const prefix = (filter: keyof typeof FILTERS): string => (filter === 'skipScan' ? band : '');
   return {
     stats: `SELECT (SELECT min(date) FROM ${entries}), (SELECT max(date) FROM ${entries}),
                  (SELECT min(id) FROM ${entries}), (SELECT max(id) FROM ${entries}),
@@ -178,7 +174,10 @@ export function sqlFor(tables: TableNames) {
     rows: `SELECT count(*) FROM ${entries}`,
     firstInBand: firstInBand(entries),
     count: (kind: CountKind): string =>
-      `${prefix(kind)} SELECT ${countedAndRead('entries')} FROM ${entries} WHERE ${FILTERS[kind]}`,
+      kind === 'everything'
+        ? `SELECT n, n FROM (SELECT (SELECT count(*) FROM ${entries}) - (SELECT count(*) FROM ${entries} WHERE date IS NULL)
+             - (SELECT count(*) FROM ${entries} WHERE amount_cents IS NULL AND date IS NOT NULL) AS n)`
+        : `${prefix(kind)} SELECT ${countedAndRead('entries')} FROM ${entries} WHERE ${FILTERS[kind]}`,
     // Only when a count held a booking no search can answer: the first such, for the log.
     firstUnreadable: `SELECT entries.id, entries.date, entries.amount_cents, entries.subject, p.name FROM ${entries} ${joins}
       WHERE entries.date BETWEEN :von AND :bis AND entries.amount_cents BETWEEN :low AND :high AND (${unreadable('entries')}) LIMIT 1`,
@@ -238,10 +237,11 @@ export function planFor(bounds: Bounds, estimate: Estimate | undefined): Plan {
   return costs === undefined ? { kind: 'empty' } : { kind: 'band', costs };
 }
 
-/** Which count to run. */
-export function chooseCount(plan: Exclude<Plan, { kind: 'empty' }>): CountKind {
+/** Which count to run; `table`: the entries are a table (not a view), so `everything` may be counted. */
+export function chooseCount(plan: Exclude<Plan, { kind: 'empty' }>, table = true): CountKind {
   if (plan.kind === 'exact') return 'exact';
   const { costs } = plan;
+  if (costs.everyAmount && costs.everyDate && table) return 'everything';
   if (costs.everyAmount) return costs.throughLastDate ? 'windowFrom' : 'window';
   // Then every match is in the band, and a plain range of the band is the least to step over.
   if (costs.everyDate) return 'band';
