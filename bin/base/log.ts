@@ -140,10 +140,12 @@ let lastUser = { name: '', json: false, shown: '""' };
 /**
  * A whole line this program wrote, as the log and the command's refusal show it: its own
  * quotes kept, a backslash escaped (a path holding the four characters `\x0a` would read as
- * one holding a newline, and a line could be forged to look like two).
+ * one holding a newline, and a line could be forged to look like two). But not on Windows:
+ * there a backslash separates every path a line names, and no path may hold a control
+ * character, so a path reads as the admin wrote it (`C:\ProgramData\…`, `\\.\pipe\…`).
  */
-export function logText(text: string): string {
-  return logValue(text, MAX_LINE_CHARACTERS, { quotes: false, backslashes: true });
+export function logText(text: string, platform: NodeJS.Platform = process.platform): string {
+  return logValue(text, MAX_LINE_CHARACTERS, { quotes: false, backslashes: platform !== 'win32' });
 }
 
 function formatMessage(text: string, level: LogLevel, journal: boolean, time = isoTime()): string {

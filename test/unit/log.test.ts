@@ -52,4 +52,9 @@ test('logText, a line of the log: its own quotes kept, a backslash escaped, so t
     'database /srv/a\\\\x0a2026-11-24T08:00:00.000Z b',
   );
   assert.equal(logText('database /srv/a\n2026-11-24T08:00:00.000Z b'), 'database /srv/a\\n2026-11-24T08:00:00.000Z b');
+  // On Windows a backslash is every path's separator, and no path holds a control character.
+  assert.equal(
+    logText('listening on pipe:\\\\.\\pipe\\kasse and C:\\ProgramData\\x\n', 'win32'),
+    'listening on pipe:\\\\.\\pipe\\kasse and C:\\ProgramData\\x\\n',
+  );
 });
