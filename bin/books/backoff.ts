@@ -19,13 +19,12 @@ const MAX_WAIT_MS = 60_000;
 export function backOff(outcome: Outcome<unknown>, last: Backoff | undefined, at: number): Backoff {
   const { written, began } = outcome.serving ? {} : outcome;
   const held = began === undefined ? 0 : Math.max(0, at - began);
-  const least = Math.max(FIRST_WAIT_MS, HELD_TIMES * held);
-  const doubled = last === undefined ? least : Math.min(2 * last.waitMs, MAX_WAIT_MS);
-  return { written, ended: at, held, waitMs: Math.max(least, doubled) };
+  const leastMs = Math.max(FIRST_WAIT_MS, HELD_TIMES * held);
+  const doubled = last === undefined ? leastMs : Math.min(2 * last.waitMs, MAX_WAIT_MS);
+  return { written, ended: at, leastMs, waitMs: Math.max(leastMs, doubled) };
 }
 
 /** Whether a look `at`, the file's fingerprint then `written`, tries the file again. */
 export function due(backoff: Backoff, written: string | undefined, at: number): boolean {
-  const least = Math.max(FIRST_WAIT_MS, HELD_TIMES * backoff.held);
-  return at >= backoff.ended + (written === backoff.written ? backoff.waitMs : least);
+  return at >= backoff.ended + (written === backoff.written ? backoff.waitMs : backoff.leastMs);
 }

@@ -30,13 +30,13 @@ export type Outcome<C> =
 /**
  * A file tried again after a judgement through a slow view that did not end in time: when
  * it is tried next (bin/books/backoff.ts). `written`: its fingerprint as that try began;
- * `ended`: when the try ended; `held`: how long it took; `waitMs`: the wait before the
- * next try while the file stays as it was.
+ * `ended`: when the try ended; `leastMs`: the wait before the next try once the file
+ * changed; `waitMs`: the wait while it stays as it was.
  */
 export interface Backoff {
   readonly written: string | undefined;
   readonly ended: number;
-  readonly held: number;
+  readonly leastMs: number;
   readonly waitMs: number;
 }
 

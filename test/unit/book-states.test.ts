@@ -135,7 +135,7 @@ const slowOpened = (began: number): WatchEvent<C> => ({
   identity: 'i1',
   at: AT,
 });
-const backoff = (waitMs: number): Backoff => ({ written: 'f1', ended: AT, held: 1_500, waitMs });
+const backoff = (waitMs: number): Backoff => ({ written: 'f1', ended: AT, leastMs: 6_000, waitMs });
 
 interface Row {
   name: string;
