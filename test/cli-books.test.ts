@@ -244,7 +244,9 @@ test('SIGHUP adds a fourth book and removes one; searches in flight on the other
   const o = office(t, CREDENTIALS);
   const books = BOOKS(o);
   writeConfig(o, [books.mueller as string, books.schmidt as string, books.meier as string]);
-  const cli = await start(t, ['--config', o.config], cleanEnv());
+  // The keep-alive connection idles through two hash checks and the reload: on a busy
+  // machine longer than the default keep-alive timeout (5 s), which is not what is tested.
+  const cli = await start(t, ['--config', o.config, '--keep-alive-timeout', '60'], cleanEnv());
   const { origin } = cli;
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   t.after(() => agent.destroy());
