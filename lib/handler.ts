@@ -28,7 +28,7 @@ import { ensure } from './errors.js';
 import { createFailures } from './failure.js';
 import { createLogin, type LoginVerdict, refusal } from './login.js';
 import { ERRORS } from './messages.js';
-import { resolveOptions, type Settings } from './options.js';
+import { ensureSharedLimits, resolveOptions, type Settings } from './options.js';
 import { createReconcileEndpoint } from './reconcile/endpoint.js';
 import {
   clientAddress,
@@ -55,9 +55,9 @@ const ALLOWED_POST = ['Allow', 'POST'] as const;
  * the argument when `credentials` or `options` are unusable, and an Error naming what is
  * missing when `db` lacks the schema. `db` may instead be a search: the command passes one
  * for every book it serves (bin/files/book-search.ts, searchOverFile, the guard's among
- * them), and then `app` and `tables` are the search's business. `shared` is
- * what several handlers of one service have in common (the command passes it; an embedder
- * need not).
+ * them), and then `app` and `tables` are the search's business. `shared`, made by
+ * createSharedParts, is what several handlers of one service have in common: one login
+ * throttle and bound on hash checks (a login limit in `options` that differs from theirs is a TypeError).
  */
 export function createHandler(
   db: Database | SearchTurns,
@@ -66,10 +66,12 @@ export function createHandler(
   shared: SharedParts = {},
 ): BookingSearchHandler {
   const settings = resolveOptions(options);
+  ensureSharedLimits(options, shared);
   const parts = buildParts(searchOver(db, settings, shared), credentials, settings, shared);
   function handleBookingSearch(req: IncomingMessage, res: ServerResponse, next?: Next): void {
     answer(parts, req, res, next);
   }
+  basePaths.set(handleBookingSearch, settings.basePath);
   return Object.assign(handleBookingSearch, {
     updateCredentials(next: Users): void {
       parts.login.replaceUsers(validateCredentials(next));
@@ -92,6 +94,9 @@ function isSearch(db: unknown): db is SearchTurns {
   const search = db as Partial<Record<keyof SearchTurns, unknown>>;
   return typeof search.answer === 'function' && typeof search.waitingFrom === 'function';
 }
+
+/** The base path of each handler createHandler made, which mountHandlers holds its mount to. */
+const basePaths = new WeakMap<RequestHandler, string>();
 
 /** The check shared by the handlers that pass one `logins` object (SharedParts). */
 const authenticators = new WeakMap<object, Authenticator>();
@@ -234,8 +239,8 @@ export interface Mount {
 
 /**
  * A request handler that passes each request to the mount its path names, or to `fallback`
- * (with no `next`). Throws a TypeError naming the mount when a base path is not one or is
- * given twice.
+ * (with no `next`). Throws a TypeError naming the mount when a base path is not one, is
+ * given twice or is not the one createHandler made its handler with.
  */
 export function mountHandlers(mounts: readonly Mount[], fallback: RequestHandler): RequestHandler {
   ensure(Array.isArray(mounts), 'mounts must be an array of { basePath, handler }');
@@ -245,6 +250,8 @@ export function mountHandlers(mounts: readonly Mount[], fallback: RequestHandler
     const basePath = normalBasePath(mount?.basePath);
     ensure(basePath !== undefined, basePathMisuse(`mounts[${index}].basePath`, mount?.basePath));
     ensure(typeof mount.handler === 'function', `mounts[${index}].handler must be a request handler`);
+    const own = basePaths.get(mount.handler) ?? basePath;
+    ensure(own === basePath, `mounts[${index}].basePath "${basePath}" is not its handler's basePath "${own}"`);
     const prefix = `${basePath}${API}`;
     ensure(!prefixes.has(prefix), `mounts[${index}].basePath "${basePath}" is given twice`);
     prefixes.set(prefix, mount.handler);

@@ -56,7 +56,17 @@ export const DEFAULTS = Object.freeze({
   maxUserWaitingSearches: 1024,
   app: 'own',
   tables: {},
-});
+} satisfies Record<Exclude<keyof HandlerOptions, 'onError' | 'now'>, unknown>);
+
+/** Every option's name: any other key is a misspelling, a TypeError (JavaScript has no compiler to say so). */
+const OPTION_NAMES: readonly string[] = [...Object.keys(DEFAULTS), 'onError', 'now'];
+
+/** Why `key` is refused: the option it spells otherwise (in another case), or every option's name. */
+function unknownOption(key: string): string {
+  const meant = OPTION_NAMES.find((name) => name.toLowerCase() === key.toLowerCase());
+  const hint = meant === undefined ? `the options are ${OPTION_NAMES.join(', ')}` : `did you mean ${meant}?`;
+  return `options.${key} is not an option; ${hint}`;
+}
 
 // The whole-number options and the least each may be, in the order they are checked.
 const LEAST = {
@@ -92,27 +102,64 @@ export interface SharedHere extends SharedBy {
 }
 
 /**
- * What several handlers of one process share, over `settings` as each of them resolves its
- * options: one login throttle, whose budgets then hold for them together (with `counts`: a
- * replica of one whose counts are held in another process, lib/throttle-replica.ts; else
- * one of their own), and one bound on password-hash checks, so that wrong passwords spread
- * over them take no more of the machine than one handler's would; counted in `metrics` when given.
+ * What several handlers share, over `options` (their LOGIN_LIMITS): one login throttle,
+ * whose budgets then hold for them together (with `counts`: a replica of one held in another
+ * process, lib/throttle-replica.ts), and one bound on password-hash checks, so that wrong
+ * passwords spread over them take no more of the machine than one handler's would; counted
+ * in `metrics` when given. Public with `options` alone (lib/index.ts).
  */
-export function createSharedParts(settings: Settings, metrics?: Metrics): SharedHere;
-export function createSharedParts(settings: Settings, metrics: Metrics | undefined, counts: CountsElsewhere): SharedBy;
+export function createSharedParts(options?: HandlerOptions, metrics?: Metrics): SharedHere;
 export function createSharedParts(
-  settings: Settings,
+  options: HandlerOptions | undefined,
+  metrics: Metrics | undefined,
+  counts: CountsElsewhere,
+): SharedBy;
+export function createSharedParts(
+  options?: HandlerOptions,
   metrics?: Metrics,
   counts?: CountsElsewhere,
 ): SharedHere | SharedBy {
+  const settings = resolveOptions(options);
   const counted: Pick<SharedBy, 'metrics'> = metrics === undefined ? {} : { metrics };
+  const hashChecks = createHashChecks(settings, metrics);
   if (counts !== undefined) {
     const throttle = createThrottleReplica(counts, settings, metrics);
-    return { throttle, hashChecks: createHashChecks(settings, metrics), ...counted };
+    limitsOf.set(throttle, settings);
+    return { throttle, hashChecks, ...counted };
   }
   const throttle = createThrottle(settings, metrics);
+  limitsOf.set(throttle, settings);
   const authority = createThrottleAuthority(throttle, settings.maxTrackedAddresses);
-  return { throttle, hashChecks: createHashChecks(settings, metrics), authority, ...counted };
+  return { throttle, hashChecks, authority, ...counted };
+}
+
+/** The options that shared parts hold for every handler given them: the login throttle's and the hash checks'. */
+const LOGIN_LIMITS = [
+  'maxAuthFailures',
+  'maxUserFailures',
+  'maxGlobalFailures',
+  'maxUnauthenticated',
+  'authFailureWindowMs',
+  'maxTrackedAddresses',
+  'maxKnownClients',
+  'maxHashChecks',
+  'maxQueuedHashChecks',
+] as const satisfies ReadonlyArray<keyof HandlerOptions>;
+
+/** The settings each throttle createSharedParts made counts under. */
+const limitsOf = new WeakMap<object, Settings>();
+
+/** A TypeError when a handler's `options` give a login limit its `shared` throttle counts otherwise: it would go unused. */
+export function ensureSharedLimits(options: HandlerOptions | undefined, shared: { throttle?: object }): void {
+  const held = shared.throttle === undefined ? undefined : limitsOf.get(shared.throttle);
+  if (held === undefined || options === undefined) return;
+  for (const name of LOGIN_LIMITS) {
+    const own = options[name];
+    ensure(
+      own === undefined || own === held[name],
+      `options.${name} is ${own}, but the shared parts count ${held[name]}: give the login limits to createSharedParts once`,
+    );
+  }
 }
 
 type TextSetting = 'name' | 'basePath' | 'app' | 'table' | 'origin' | 'proxyAddress';
@@ -154,6 +201,7 @@ function settingProblem(setting: TextSetting, text: string): string | undefined 
  * setting's name (`must be …`, `is not …`), before any TypeError.
  */
 export function resolveOptions(options: HandlerOptions | undefined, refuse?: (problem: string) => never): Settings {
+  for (const key of Object.keys(options ?? {})) ensure(OPTION_NAMES.includes(key), unknownOption(key));
   if (refuse !== undefined) {
     const problem = textProblem(options ?? {});
     if (problem !== undefined) refuse(problem);

@@ -156,9 +156,10 @@ export interface HandlerOptions {
 }
 
 /**
- * What the handlers of one service share beyond their options (the CLI's books, their
- * stand-ins and fallback, and its workers): one login throttle, whose budgets then hold for
- * the service as a whole, and where they count for the admin listener's /metrics.
+ * What the handlers of one service share, createHandler's last argument: one login throttle,
+ * whose budgets then hold for the service as a whole (its books, their fallback; the CLI's
+ * stand-ins and workers too), and one bound on password-hash checks. Made by
+ * `createSharedParts(options)`, and passed as it is.
  */
 export interface SharedParts {
   /** Default: a throttle of the handler's own, over its options. */

@@ -222,7 +222,7 @@ declare const key: string;`,
     marker: '`mountHandlers(mounts, fallback)`',
     lang: 'ts',
     preamble: `import Database from 'better-sqlite3';
-import { type Credentials, createHandler, mountHandlers } from 'booking-search-server';
+import { type Credentials, createHandler, createSharedParts, mountHandlers } from 'booking-search-server';
 declare const mueller: Credentials[];
 declare const schmidt: Credentials[];
 declare const emptyBook: Database.Database;`,

@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createHandler, mountHandlers } from '../lib/index.js';
+import { createHandler, createSharedParts, mountHandlers, type SharedParts } from '../lib/index.js';
 import type { Credentials, HandlerOptions } from '../lib/types.js';
 import { assertReply, basicAuth, openFixture, type Reply, request, serve } from './support/helpers.js';
 
@@ -20,9 +20,10 @@ async function serveTwoBooks(
   mueller: Credentials[],
   schmidt: Credentials[],
   options: HandlerOptions = {},
+  shared?: SharedParts,
 ): Promise<string> {
   const book = (users: Credentials[], basePath: string, serviceName: string) =>
-    createHandler(openFixture(t), users, { ...options, basePath, serviceName });
+    createHandler(openFixture(t), users, { ...options, basePath, serviceName }, shared);
   return serve(
     t,
     mountHandlers(
@@ -104,4 +105,23 @@ test('a path that names no book: 401 without credentials or with wrong ones, 404
     await request(`${origin}/mueller/api/v2/status`, { headers: { authorization: basicAuth('schmidt', 'kasse-s') } }),
     'Mueller',
   );
+});
+
+test('books and the fallback given one createSharedParts spend one login throttle: failures on one book refuse the next login on another', async (t) => {
+  const limits = { maxAuthFailures: 3 };
+  const origin = await serveTwoBooks(t, MUELLER, SCHMIDT, limits, createSharedParts(limits));
+  const as = (user: string, password: string) => ({ headers: { authorization: basicAuth(user, password) } });
+  assertRefused(await request(`${origin}/mueller/api/v1/status`, as('mueller', 'falsch')), 'Mueller');
+  assertRefused(await request(`${origin}/schmidt/api/v1/status`, as('schmidt', 'falsch')), 'Schmidt');
+  assertRefused(await request(`${origin}/api/v1/status`, as('mueller', 'falsch')), 'Kanzlei');
+  // Three failures in all from this address: each book and the fallback refuse the next login, a right one too.
+  for (const [path, user, password] of [
+    ['/mueller', 'mueller', 'kasse-m'],
+    ['/schmidt', 'schmidt', 'kasse-s'],
+    ['/meier', 'schmidt', 'kasse-s'],
+  ] as const) {
+    const refused = await request(`${origin}${path}/api/v1/status`, as(user, password));
+    assert.equal(refused.status, 429, `${path}: ${refused.body}`);
+    assert.equal(JSON.parse(refused.body).code, 'login_throttled');
+  }
 });

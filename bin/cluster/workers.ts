@@ -10,7 +10,7 @@
 
 import cluster, { type Worker } from 'node:cluster';
 import type { Server } from 'node:http';
-import { createSharedParts, errorCode, resolveOptions } from '../../lib/internal.js';
+import { createSharedParts, errorCode } from '../../lib/internal.js';
 import { answersOfWorkers, listenAdmin } from '../admin/index.js';
 import {
   type Channel,
@@ -93,7 +93,7 @@ class Supervisor {
   constructor(command: ServeCommand, version: string) {
     this.command = command;
     // Under the limits the workers' handlers take (the primary serves no request: no proxy to trust).
-    this.throttle = createSharedParts(resolveOptions(handlerOptions(command.settings))).authority;
+    this.throttle = createSharedParts(handlerOptions(command.settings)).authority;
     this.monitoring = answersOfWorkers(
       {
         serving: () => [...this.serving],

@@ -12,9 +12,12 @@ import {
   type BookingSearchHandler,
   type Credentials,
   createHandler,
+  createSharedParts,
   type HandlerOptions,
+  mountHandlers,
   type RequestHandler,
   type SearchResult,
+  type SharedParts,
   type StatusResult,
 } from 'booking-search-server';
 
@@ -46,6 +49,18 @@ const clients: Credentials[] = [
 ];
 const reloadable: BookingSearchHandler = createHandler(db, clients);
 reloadable.updateCredentials({ username: 'pruefer', passwordHash: clients[1]?.passwordHash ?? '' });
+
+// Several books, one login throttle for them and their fallback.
+const shared: SharedParts = createSharedParts({ maxAuthFailures: 5 });
+mountHandlers(
+  [
+    {
+      basePath: '/mueller',
+      handler: createHandler(db, clients, { basePath: '/mueller', serviceName: 'Mueller' }, shared),
+    },
+  ],
+  createHandler(db, clients, { basePath: '/mueller', serviceName: 'Kanzlei' }, shared),
+);
 
 const version: '1.0' extends typeof API_VERSION ? string : never = API_VERSION;
 const booking: Booking = { id: 1, datum: '2026-03-14', betrag: -12.5, zweck: 'Porto' };

@@ -4,8 +4,9 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { test } from 'node:test';
-import { type Mount, mountHandlers } from '../../lib/handler.js';
+import { createHandler, type Mount, mountHandlers } from '../../lib/handler.js';
 import type { RequestHandler } from '../../lib/types.js';
+import { CREDENTIALS, openFixture } from '../support/helpers.js';
 
 // route() puts a recording handler in each mount's place; these only fill the table.
 const handler: RequestHandler = () => {};
@@ -100,6 +101,28 @@ test('misuse is a TypeError naming the mount', () => {
       JSON.stringify(mounts),
     );
   }
+});
+
+test("a mount whose base path is not its handler's is refused, naming both", (t) => {
+  const schmidt = createHandler(openFixture(t), CREDENTIALS, { basePath: '/schmidt' });
+  assert.throws(() => mountHandlers([{ basePath: '/wrong', handler: schmidt }], handler), {
+    name: 'TypeError',
+    message: 'mounts[0].basePath "/wrong" is not its handler\'s basePath "/schmidt"',
+  });
+  assert.throws(
+    () =>
+      mountHandlers(
+        [
+          { basePath: '/schmidt', handler: schmidt },
+          { basePath: '/mueller', handler: schmidt },
+        ],
+        handler,
+      ),
+    { name: 'TypeError', message: /^mounts\[1\]\.basePath "\/mueller" is not its handler's basePath "\/schmidt"$/ },
+  );
+  // The same base path however it is written; a handler the library did not make is taken at its word.
+  assert.doesNotThrow(() => mountHandlers([{ basePath: '/schmidt/', handler: schmidt }], handler));
+  assert.doesNotThrow(() => mountHandlers([{ basePath: '/wrong', handler: (req, res) => schmidt(req, res) }], handler));
 });
 
 test('the book a target reaches is the longest base path it starts with, as trying every book in turn finds it (5,000 random tables and targets)', () => {

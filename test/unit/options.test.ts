@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { createHandler } from '../../lib/index.js';
+import { createHandler, createSharedParts } from '../../lib/index.js';
 import type { Credentials, HandlerOptions } from '../../lib/types.js';
 import { CREDENTIALS, openFixture } from '../support/helpers.js';
 
@@ -77,6 +77,43 @@ test('options are checked and name what is wrong', (t) => {
     );
   }
   assert.doesNotThrow(() => createHandler(db, CREDENTIALS, { basePath: undefined, serviceName: undefined }));
+});
+
+test('an option createHandler does not know is refused, naming it and the option it misspells', (t) => {
+  const db = openFixture(t);
+  const bad: Array<[Record<string, unknown>, RegExp]> = [
+    [{ basepath: '/kasse' }, /^options\.basepath is not an option; did you mean basePath\?$/],
+    [
+      { basePath: '/kasse', MaxAuthFailures: 3 },
+      /^options\.MaxAuthFailures is not an option; did you mean maxAuthFailures\?$/,
+    ],
+    [{ maxFailures: 3 }, /^options\.maxFailures is not an option; the options are basePath, serviceName, .*, now$/],
+    [{ basepath: undefined }, /^options\.basepath is not an option; did you mean basePath\?$/],
+  ];
+  for (const [options, message] of bad) {
+    assert.throws(
+      () => createHandler(db, CREDENTIALS, options as HandlerOptions),
+      { name: 'TypeError', message },
+      JSON.stringify(options),
+    );
+    assert.throws(() => createSharedParts(options as HandlerOptions), { name: 'TypeError', message });
+  }
+});
+
+test('a handler given shared parts is refused a login limit of its own that differs from theirs', (t) => {
+  const db = openFixture(t);
+  const shared = createSharedParts({ maxAuthFailures: 3, maxHashChecks: 1 });
+  assert.throws(() => createHandler(db, CREDENTIALS, { maxAuthFailures: 5 }, shared), {
+    name: 'TypeError',
+    message:
+      'options.maxAuthFailures is 5, but the shared parts count 3: give the login limits to createSharedParts once',
+  });
+  assert.throws(() => createHandler(db, CREDENTIALS, { maxHashChecks: 2 }, shared), {
+    name: 'TypeError',
+    message: /^options\.maxHashChecks is 2, but the shared parts count 1/,
+  });
+  assert.doesNotThrow(() => createHandler(db, CREDENTIALS, { maxAuthFailures: 3, basePath: '/a' }, shared));
+  assert.doesNotThrow(() => createHandler(db, CREDENTIALS, { basePath: '/b' }, shared));
 });
 
 test('a closed or missing database is refused at creation', () => {
