@@ -28,7 +28,7 @@ import { ensure } from './errors.js';
 import { createFailures } from './failure.js';
 import { createLogin, type LoginVerdict, refusal } from './login.js';
 import { ERRORS } from './messages.js';
-import { ensureSharedLimits, resolveOptions, type Settings } from './options.js';
+import { resolveOptions, type Settings } from './options.js';
 import { createReconcileEndpoint } from './reconcile/endpoint.js';
 import {
   clientAddress,
@@ -42,6 +42,7 @@ import {
 import { addToEveryResponse, admit, refuseUnanswered, send, sendError, sendNoContent } from './respond.js';
 import { createBookingSearch } from './search/index.js';
 import { createSearchEndpoint, type SearchTurns } from './search-endpoint.js';
+import { ensureSharedLimits } from './shared-parts.js';
 import { createThrottle } from './throttle.js';
 import type { BookingSearchHandler, HandlerOptions, Next, RequestHandler, SharedParts, Users } from './types.js';
 

@@ -1,4 +1,4 @@
-import { createSharedParts as sharedParts } from './options.js';
+import { createSharedParts as sharedParts } from './shared-parts.js';
 import type { HandlerOptions, SharedParts } from './types.js';
 
 export { API_VERSION, createHandler, type Mount, mountHandlers } from './handler.js';

@@ -8,13 +8,8 @@ import { APP_NAMES, findApplication } from './apps/index.js';
 import { basePathMisuse, basePathRefusal, normalBasePath } from './base-path.js';
 import { type Cors, createCors, originProblem } from './cors.js';
 import { ensure } from './errors.js';
-import { createHashChecks, type HashChecks } from './hash-checks.js';
 import { type Mapping, ownSchema, TABLE_NAME, type TableNames } from './mapping.js';
-import type { Metrics } from './metrics.js';
 import { canonicalAddress, type TrustedPeers, trustedPeers } from './request.js';
-import { createThrottle, type Throttle } from './throttle.js';
-import { createThrottleAuthority, type ThrottleAuthority } from './throttle-authority.js';
-import { type CountsElsewhere, createThrottleReplica } from './throttle-replica.js';
 import type { HandlerOptions } from './types.js';
 
 type Filled = { [K in keyof HandlerOptions]-?: Exclude<HandlerOptions[K], undefined> };
@@ -61,11 +56,14 @@ export const DEFAULTS = Object.freeze({
 /** Every option's name: any other key is a misspelling, a TypeError (JavaScript has no compiler to say so). */
 const OPTION_NAMES: readonly string[] = [...Object.keys(DEFAULTS), 'onError', 'now'];
 
-/** Why `key` is refused: the option it spells otherwise (in another case), or every option's name. */
-function unknownOption(key: string): string {
-  const meant = OPTION_NAMES.find((name) => name.toLowerCase() === key.toLowerCase());
-  const hint = meant === undefined ? `the options are ${OPTION_NAMES.join(', ')}` : `did you mean ${meant}?`;
-  return `options.${key} is not an option; ${hint}`;
+/** A TypeError unless `options` is an object (or absent) of option names; a misspelt one names the option it spells in another case, or every option. */
+function ensureOptionNames(options: unknown): void {
+  ensure(options == null || (typeof options === 'object' && !Array.isArray(options)), 'options must be an object');
+  for (const key of Object.keys(options ?? {})) {
+    const meant = OPTION_NAMES.find((name) => name.toLowerCase() === key.toLowerCase());
+    const hint = meant === undefined ? `the options are ${OPTION_NAMES.join(', ')}` : `did you mean ${meant}?`;
+    ensure(OPTION_NAMES.includes(key), `options.${key} is not an option; ${hint}`);
+  }
 }
 
 // The whole-number options and the least each may be, in the order they are checked.
@@ -87,80 +85,6 @@ const LEAST = {
 // The name is also the realm of a header, which must stay printable ASCII.
 /** A service's or a book's name: the realm of its challenge, so printable ASCII (RFC 9110 §11.5). */
 export const SERVICE_NAME = /^[\x20-\x7E]{1,100}$/;
-
-/** What several handlers share (createHandler's `shared`), with the login throttle they share. */
-export interface SharedBy {
-  throttle: Throttle;
-  hashChecks: HashChecks;
-  metrics?: Metrics;
-}
-
-/** The shared parts of a process that holds its throttle's counts, which it can serve to other processes' replicas. */
-export interface SharedHere extends SharedBy {
-  /** The counts served to the replicas of other processes (the primary of --workers attaches each worker's link). */
-  authority: ThrottleAuthority;
-}
-
-/**
- * What several handlers share, over `options` (their LOGIN_LIMITS): one login throttle,
- * whose budgets then hold for them together (with `counts`: a replica of one held in another
- * process, lib/throttle-replica.ts), and one bound on password-hash checks, so that wrong
- * passwords spread over them take no more of the machine than one handler's would; counted
- * in `metrics` when given. Public with `options` alone (lib/index.ts).
- */
-export function createSharedParts(options?: HandlerOptions, metrics?: Metrics): SharedHere;
-export function createSharedParts(
-  options: HandlerOptions | undefined,
-  metrics: Metrics | undefined,
-  counts: CountsElsewhere,
-): SharedBy;
-export function createSharedParts(
-  options?: HandlerOptions,
-  metrics?: Metrics,
-  counts?: CountsElsewhere,
-): SharedHere | SharedBy {
-  const settings = resolveOptions(options);
-  const counted: Pick<SharedBy, 'metrics'> = metrics === undefined ? {} : { metrics };
-  const hashChecks = createHashChecks(settings, metrics);
-  if (counts !== undefined) {
-    const throttle = createThrottleReplica(counts, settings, metrics);
-    limitsOf.set(throttle, settings);
-    return { throttle, hashChecks, ...counted };
-  }
-  const throttle = createThrottle(settings, metrics);
-  limitsOf.set(throttle, settings);
-  const authority = createThrottleAuthority(throttle, settings.maxTrackedAddresses);
-  return { throttle, hashChecks, authority, ...counted };
-}
-
-/** The options that shared parts hold for every handler given them: the login throttle's and the hash checks'. */
-const LOGIN_LIMITS = [
-  'maxAuthFailures',
-  'maxUserFailures',
-  'maxGlobalFailures',
-  'maxUnauthenticated',
-  'authFailureWindowMs',
-  'maxTrackedAddresses',
-  'maxKnownClients',
-  'maxHashChecks',
-  'maxQueuedHashChecks',
-] as const satisfies ReadonlyArray<keyof HandlerOptions>;
-
-/** The settings each throttle createSharedParts made counts under. */
-const limitsOf = new WeakMap<object, Settings>();
-
-/** A TypeError when a handler's `options` give a login limit its `shared` throttle counts otherwise: it would go unused. */
-export function ensureSharedLimits(options: HandlerOptions | undefined, shared: { throttle?: object }): void {
-  const held = shared.throttle === undefined ? undefined : limitsOf.get(shared.throttle);
-  if (held === undefined || options === undefined) return;
-  for (const name of LOGIN_LIMITS) {
-    const own = options[name];
-    ensure(
-      own === undefined || own === held[name],
-      `options.${name} is ${own}, but the shared parts count ${held[name]}: give the login limits to createSharedParts once`,
-    );
-  }
-}
 
 type TextSetting = 'name' | 'basePath' | 'app' | 'table' | 'origin' | 'proxyAddress';
 
@@ -201,7 +125,7 @@ function settingProblem(setting: TextSetting, text: string): string | undefined 
  * setting's name (`must be …`, `is not …`), before any TypeError.
  */
 export function resolveOptions(options: HandlerOptions | undefined, refuse?: (problem: string) => never): Settings {
-  for (const key of Object.keys(options ?? {})) ensure(OPTION_NAMES.includes(key), unknownOption(key));
+  ensureOptionNames(options);
   if (refuse !== undefined) {
     const problem = textProblem(options ?? {});
     if (problem !== undefined) refuse(problem);

@@ -98,6 +98,14 @@ test('an option createHandler does not know is refused, naming it and the option
     );
     assert.throws(() => createSharedParts(options as HandlerOptions), { name: 'TypeError', message });
   }
+  // Options that are no object are refused as such, not key by key ('abc' has the keys 0, 1, 2).
+  for (const options of ['/kasse', ['/kasse'], 42]) {
+    assert.throws(() => createHandler(db, CREDENTIALS, options as HandlerOptions), {
+      name: 'TypeError',
+      message: 'options must be an object',
+    });
+  }
+  assert.doesNotThrow(() => createHandler(db, CREDENTIALS, null as unknown as HandlerOptions));
 });
 
 test('a handler given shared parts is refused a login limit of its own that differs from theirs', (t) => {
