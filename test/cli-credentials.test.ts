@@ -308,9 +308,11 @@ test('200 parallel first logins against a hashed password: every request gets an
 test('SIGHUP re-reads the credentials file: old secret out, new in, the keep-alive connection and the throttle table stay; a bad file keeps the old credentials', async (t) => {
   const file = join(tempDir(t), 'zugang');
   writeFileSync(file, 'bank:alt\npruefer:zwei\n', { mode: 0o600 });
+  // The keep-alive connection idles through two reloads and other clients' requests: on a
+  // busy machine longer than the default keep-alive timeout (5 s), which is not what is tested.
   const server = await start(
     t,
-    ['--db', buildDatabase(t), '--credentials-file', file, '--max-auth-failures', '2'],
+    ['--db', buildDatabase(t), '--credentials-file', file, '--max-auth-failures', '2', '--keep-alive-timeout', '60'],
     cleanEnv(),
   );
   const status = `${server.api}status`;
