@@ -42,7 +42,7 @@ import {
 import { addToEveryResponse, admit, refuseUnanswered, send, sendError, sendNoContent } from './respond.js';
 import { createBookingSearch } from './search/index.js';
 import { createSearchEndpoint, type SearchTurns } from './search-endpoint.js';
-import { ensureSharedLimits } from './shared-parts.js';
+import { ensureShared } from './shared-parts.js';
 import { createThrottle } from './throttle.js';
 import type { BookingSearchHandler, HandlerOptions, Next, RequestHandler, SharedParts, Users } from './types.js';
 
@@ -67,7 +67,7 @@ export function createHandler(
   shared: SharedParts = {},
 ): BookingSearchHandler {
   const settings = resolveOptions(options);
-  ensureSharedLimits(options, shared);
+  ensureShared(options, shared);
   const parts = buildParts(searchOver(db, settings, shared), credentials, settings, shared);
   function handleBookingSearch(req: IncomingMessage, res: ServerResponse, next?: Next): void {
     answer(parts, req, res, next);

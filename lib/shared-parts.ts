@@ -4,12 +4,12 @@
 
 import { ensure } from './errors.js';
 import { createHashChecks, type HashChecks } from './hash-checks.js';
-import type { Metrics } from './metrics.js';
+import { Metrics } from './metrics.js';
 import { resolveOptions, type Settings } from './options.js';
 import { createThrottle, type Throttle } from './throttle.js';
 import { createThrottleAuthority, type ThrottleAuthority } from './throttle-authority.js';
 import { type CountsElsewhere, createThrottleReplica } from './throttle-replica.js';
-import type { HandlerOptions } from './types.js';
+import type { HandlerOptions, SharedParts } from './types.js';
 
 /** What several handlers share (createHandler's `shared`), with the login throttle they share. */
 export interface SharedBy {
@@ -47,11 +47,11 @@ export function createSharedParts(
   const hashChecks = createHashChecks(settings, metrics);
   if (counts !== undefined) {
     const throttle = createThrottleReplica(counts, settings, metrics);
-    limitsOf.set(throttle, settings);
+    made.set(throttle, settings).set(hashChecks, settings);
     return { throttle, hashChecks, ...counted };
   }
   const throttle = createThrottle(settings, metrics);
-  limitsOf.set(throttle, settings);
+  made.set(throttle, settings).set(hashChecks, settings);
   const authority = createThrottleAuthority(throttle, settings.maxTrackedAddresses);
   return { throttle, hashChecks, authority, ...counted };
 }
@@ -69,13 +69,49 @@ const LOGIN_LIMITS = [
   'maxQueuedHashChecks',
 ] as const satisfies ReadonlyArray<keyof HandlerOptions>;
 
-/** The settings each throttle createSharedParts made counts under. */
-const limitsOf = new WeakMap<object, Settings>();
+/**
+ * One login throttle and one bound on password-hash checks for several handlers: pass the
+ * result as the last argument of each (`createHandler(db, credentials, options, shared)`),
+ * mountHandlers' fallback too, and failed logins on any of them spend one budget. It takes
+ * the login limits (maxAuthFailures to maxKnownClients, maxHashChecks, maxQueuedHashChecks),
+ * which hold for every handler given the result: a handler's own value of one that differs
+ * is a TypeError, as is any other option here (it is each handler's). The package's
+ * createSharedParts (lib/index.ts).
+ */
+export function sharedPartsOf(options?: HandlerOptions): SharedParts {
+  const parts = createSharedParts(options);
+  for (const key of Object.keys(options ?? {})) {
+    const limit = key === 'now' || (LOGIN_LIMITS as readonly string[]).includes(key);
+    ensure(
+      limit,
+      `options.${key} is not a login limit: give it to each createHandler (these are ${LOGIN_LIMITS.join(', ')})`,
+    );
+  }
+  return parts;
+}
 
-/** A TypeError when a handler's `options` give a login limit its `shared` throttle counts otherwise: it would go unused. */
-export function ensureSharedLimits(options: HandlerOptions | undefined, shared: { throttle?: object }): void {
-  const held = shared.throttle === undefined ? undefined : limitsOf.get(shared.throttle);
-  if (held === undefined || options === undefined) return;
+/** The throttles and hash-check bounds createSharedParts made, each with the settings it counts under. */
+const made = new WeakMap<object, Settings>();
+
+const PART_NAMES: readonly string[] = ['throttle', 'hashChecks', 'metrics', 'logins', 'authority'];
+const MISUSED = 'shared must be what createSharedParts() made';
+
+/**
+ * A TypeError unless `shared` is what createSharedParts made (`logins` added, or nothing),
+ * and when a handler's `options` give a login limit its throttle counts otherwise: a part
+ * that is not one would fail at the first request, a limit would go unused.
+ */
+export function ensureShared(options: HandlerOptions | undefined, shared: unknown): void {
+  ensure(typeof shared === 'object' && shared !== null && !Array.isArray(shared), MISUSED);
+  const parts: Record<string, unknown> = { ...shared };
+  for (const key of Object.keys(parts)) ensure(PART_NAMES.includes(key), `shared.${key} is no part: ${MISUSED}`);
+  for (const key of ['throttle', 'hashChecks']) {
+    ensure(parts[key] === undefined || made.has(parts[key] as object), `shared.${key}: ${MISUSED}`);
+  }
+  ensure(parts.metrics === undefined || parts.metrics instanceof Metrics, `shared.metrics: ${MISUSED}`);
+  ensure(parts.logins === undefined || typeof parts.logins === 'object', 'shared.logins must be an object');
+  const held = made.get(parts.throttle as object);
+  if (held === undefined || options == null) return;
   for (const name of LOGIN_LIMITS) {
     const own = options[name];
     ensure(

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { createHandler, createSharedParts } from '../../lib/index.js';
+import { createHandler, createSharedParts, type SharedParts } from '../../lib/index.js';
 import type { Credentials, HandlerOptions } from '../../lib/types.js';
 import { CREDENTIALS, openFixture } from '../support/helpers.js';
 
@@ -160,4 +160,43 @@ test('views with the right columns fit the schema', () => {
     CREATE VIEW categories AS SELECT 1 AS id, 'x' AS name;
     CREATE VIEW payment_methods AS SELECT 1 AS id, 'x' AS name;`);
   assert.equal(typeof createHandler(db, CREDENTIALS), 'function');
+});
+
+test('shared parts that createSharedParts did not make are refused at creation, never at the first request', (t) => {
+  const db = openFixture(t);
+  const misused: Array<[unknown, string]> = [
+    [null, 'shared must be what createSharedParts() made'],
+    ['x', 'shared must be what createSharedParts() made'],
+    [[], 'shared must be what createSharedParts() made'],
+    [createSharedParts, 'shared must be what createSharedParts() made'],
+    [{ maxAuthFailures: 2 }, 'shared.maxAuthFailures is no part: shared must be what createSharedParts() made'],
+    [{ throttle: {} }, 'shared.throttle: shared must be what createSharedParts() made'],
+    [{ hashChecks: 1 }, 'shared.hashChecks: shared must be what createSharedParts() made'],
+    [{ metrics: 1 }, 'shared.metrics: shared must be what createSharedParts() made'],
+    [{ logins: 'x' }, 'shared.logins must be an object'],
+  ];
+  for (const [shared, message] of misused) {
+    assert.throws(
+      () => createHandler(db, CREDENTIALS, {}, shared as SharedParts),
+      { name: 'TypeError', message },
+      String(shared),
+    );
+  }
+  const shared = createSharedParts({ maxAuthFailures: 2 });
+  for (const given of [{}, shared, { ...shared }, { ...shared, logins: {} }]) {
+    assert.doesNotThrow(() => createHandler(db, CREDENTIALS, {}, given));
+  }
+});
+
+test('createSharedParts takes the login limits alone: another option, which each handler holds, is refused', () => {
+  assert.throws(() => createSharedParts({ maxAuthFailures: 2, trustProxy: ['127.0.0.1'] }), {
+    name: 'TypeError',
+    message:
+      /^options\.trustProxy is not a login limit: give it to each createHandler \(these are maxAuthFailures, .*maxQueuedHashChecks\)$/,
+  });
+  assert.throws(() => createSharedParts({ basePath: '/kasse' }), {
+    name: 'TypeError',
+    message: /^options\.basePath is not a login limit/,
+  });
+  assert.doesNotThrow(() => createSharedParts({ maxAuthFailures: 2, maxHashChecks: 1, authFailureWindowMs: 1000 }));
 });
