@@ -22,7 +22,8 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { isProxy, rememberPeer, throttleKey, trustedPeers, UNIX_SOCKET_PEER, UNKNOWN_PEER } from './request.js';
+import { trustedPeers } from './options.js';
+import { isProxy, rememberPeer, throttleKey, UNIX_SOCKET_PEER, UNKNOWN_PEER } from './request.js';
 import { answering, lastAdmitted, stamp } from './respond.js';
 
 /**

@@ -2,7 +2,7 @@
 //
 //   1. outside `{basePath}/api/` with a `next`: handed on untouched;
 //   2. a connection with too many answers not yet taken: 429 (lib/respond.ts);
-//   3. a bad Host (none in HTTP/1.1, or two) or an unusable target: 400;
+//   3. a bad request (lib/request.ts: a bad Host, two logins, …) or an unusable target: 400;
 //   4. a CORS preflight on one of the three paths: 204, before the credentials are looked at
 //      (or 429 once its address sent too many requests without them);
 //   5. the login in one call (lib/login.ts): 401; 429 (throttle, full hash-check queue); 503;
@@ -32,7 +32,7 @@ import { resolveOptions, type Settings } from './options.js';
 import { createReconcileEndpoint } from './reconcile/endpoint.js';
 import {
   clientAddress,
-  hasBadHost,
+  isBadRequest,
   originForm,
   type RequestFacts,
   recordFacts,
@@ -156,7 +156,7 @@ function answer(parts: Parts, req: IncomingMessage, res: ServerResponse, next?: 
       addToEveryResponse(res, corsHeaders(cors, req));
       return refuseUnanswered(res);
     }
-    const badRequest = hasBadHost(req) || url === '';
+    const badRequest = isBadRequest(req) || url === '';
     // docs/API.md, CORS: a preflight has headers of its own (and counts as a request without
     // credentials); every other answer carries the CORS response headers.
     const grant =

@@ -52,7 +52,7 @@ export const ERRORS = {
   // with Retry-After, since it passes by itself.
   databaseUnavailable: apiError(500, 'database_unavailable', SEARCH_FAILED_TEXT),
   internal: apiError(500, 'internal_error', 'Interner Fehler.'),
-  // Raised by Node's HTTP parser before a handler runs (and a bad Host, by the handler).
+  // Raised by Node's HTTP parser before a handler runs (and a bad Host or framing, by the handler).
   badRequest: apiError(400, 'bad_request', 'Ungültige Anfrage.'),
   headersTooLarge: apiError(431, 'headers_too_large', 'Anfragekopf zu groß.'),
   timeout: apiError(408, 'request_timeout', 'Zeitüberschreitung der Anfrage.'),

@@ -3,13 +3,14 @@
 // proxies, the CORS headers.
 
 import type { IncomingMessage } from 'node:http';
+import { BlockList, isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { APP_NAMES, findApplication } from './apps/index.js';
 import { basePathMisuse, basePathRefusal, normalBasePath } from './base-path.js';
 import { type Cors, createCors, originProblem } from './cors.js';
 import { ensure } from './errors.js';
 import { type Mapping, ownSchema, TABLE_NAME, type TableNames } from './mapping.js';
-import { canonicalAddress, type TrustedPeers, trustedPeers } from './request.js';
+import { canonicalAddress, type TrustedPeers, UNIX_SOCKET_PEER } from './request.js';
 import type { HandlerOptions } from './types.js';
 
 type Filled = { [K in keyof HandlerOptions]-?: Exclude<HandlerOptions[K], undefined> };
@@ -220,4 +221,34 @@ function withoutUndefined(options: HandlerOptions): Partial<Filled> {
 
 function writeToStderr(error: unknown, req: IncomingMessage, path: string): void {
   console.error(`booking-search-server: error in ${req.method} ${path}:`, error);
+}
+
+/**
+ * The proxies `options.trustProxy` names (`false`: none), each entry checked and parsed
+ * once; throws a TypeError naming the option and the entry that is wrong. docs/API.md,
+ * Throttling: the proxies are named; `true` ("whoever connects") would let any client that
+ * reaches the port directly pick its own address.
+ */
+export function trustedPeers(value: unknown): TrustedPeers {
+  ensure(
+    value !== true,
+    `options.trustProxy must list the proxy's addresses, e.g. ["127.0.0.1"] (or "${UNIX_SOCKET_PEER}" for a Unix socket); true would trust any client`,
+  );
+  const entries: unknown = value === false ? [] : value;
+  ensure(Array.isArray(entries), 'options.trustProxy must be an array of IP addresses');
+  const addresses = new BlockList();
+  let unix = false;
+  for (const entry of entries as unknown[]) {
+    if (entry === UNIX_SOCKET_PEER) {
+      unix = true;
+      continue;
+    }
+    const address = typeof entry === 'string' ? canonicalAddress(entry) : undefined;
+    ensure(
+      address !== undefined,
+      `options.trustProxy must hold IP addresses or "${UNIX_SOCKET_PEER}", not ${JSON.stringify(entry)}`,
+    );
+    addresses.addAddress(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
+  }
+  return { addresses, unix, any: entries.length > 0 };
 }

@@ -8,15 +8,8 @@ import { TLSSocket } from 'node:tls';
 import { boundConnections, type ConnectionBounds, type StopConnections } from './connection-cap.js';
 import { errorCode } from './errors.js';
 import { type ApiError, ERRORS } from './messages.js';
-import {
-  type Answered,
-  clientAddress,
-  hasBadHost,
-  pathForLog,
-  recordFacts,
-  trustedPeers,
-  whenAnswered,
-} from './request.js';
+import { trustedPeers } from './options.js';
+import { type Answered, clientAddress, isBadRequest, pathForLog, recordFacts, whenAnswered } from './request.js';
 import {
   afterAnswers,
   answering,
@@ -28,14 +21,14 @@ import {
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
-/** What protectServer bounds on a server's connections, and who answers a bad Host. */
+/** What protectServer bounds on a server's connections, and who answers a bad request. */
 export interface EdgeOptions extends ConnectionBounds {
   /**
-   * For a handler that does not check `Host` itself (createHandler's does): what answers a
-   * request with a bad one (none on HTTP/1.1, or two; RFC 9112 §3.2), since Node's own
-   * check is off (`answerProtocolErrors`). Without it, the handler is trusted to check.
+   * For a handler that does not check requests itself (createHandler's does): what answers
+   * one that isBadRequest refuses (lib/request.ts: a bad Host, since Node's own check is off
+   * by `answerProtocolErrors`; two logins). Without it, the handler is trusted to check.
    */
-  badHost?: Listener | undefined;
+  badRequest?: Listener | undefined;
   /**
    * Hears each response as it closes, the requests the bound refuses included: its
    * milliseconds since the request came, what the handler learnt of it (`undefined` for a
@@ -52,14 +45,14 @@ export interface EdgeOptions extends ConnectionBounds {
  * it is accepted, before a client that resets it takes it along (lib/request.ts); and on the
  * server's socket timeout, only a connection with no request waiting for its answer closed.
  * The server keeps at most `edge`'s connections, in all and from one address
- * (connection-cap.ts); with `edge.badHost`, a request with a bad Host is answered by it
+ * (connection-cap.ts); with `edge.badRequest`, a request isBadRequest refuses is answered by it
  * instead of `handler`; `edge.answered` hears every response close. Returns the stop's part
  * on the connections (connection-cap.ts).
  */
 export function protectServer(server: Server, handler: Listener, edge: EdgeOptions): StopConnections {
-  const { badHost, answered } = edge;
+  const { badRequest, answered } = edge;
   const checked: Listener =
-    badHost === undefined ? handler : (req, res) => (hasBadHost(req) ? badHost(req, res) : handler(req, res));
+    badRequest === undefined ? handler : (req, res) => (isBadRequest(req) ? badRequest(req, res) : handler(req, res));
   // A request the bound refuses is never routed: its log line still names its client.
   const trusted = trustedPeers(edge.proxies);
   const bounded = withinUnansweredBound(checked, (req) =>
@@ -168,8 +161,8 @@ export function answerExpectation(_req: IncomingMessage, res: ServerResponse): v
 
 /**
  * Answers on a bare socket, for errors that Node's HTTP parser raises before there is a
- * request to answer (docs/API.md, Responses in general): the error's body, the common
- * headers and `Connection: close`; the connection is closed once the answer is out.
+ * request to answer (docs/API.md, Responses in general): the error's body, `Date`, the
+ * common headers and `Connection: close`; the connection is closed once the answer is out.
  */
 export function sendOnSocket(
   socket: Duplex,
@@ -180,6 +173,9 @@ export function sendOnSocket(
   const json = error.body;
   const head = [`HTTP/1.1 ${error.status} ${reason}`];
   const headers = [
+    // RFC 9110 §6.6.1: an origin server with a clock dates every answer (node:http does its own).
+    'Date',
+    new Date().toUTCString(),
     ...COMMON_HEADERS,
     'Content-Length',
     String(Buffer.byteLength(json)),

@@ -5,8 +5,7 @@
 // handed to a listener's log as each response closes.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { BlockList, isIP, isIPv6 } from 'node:net';
-import { ensure } from './errors.js';
+import { type BlockList, isIP, isIPv6 } from 'node:net';
 import { wasDropped } from './respond.js';
 
 // RFC 9112 §3.2.2: absolute-form `scheme://authority/path?query`, answered like its path.
@@ -51,24 +50,35 @@ const HOST =
   /^(?:[\w.~!$&'()*+,;=-]*(?:%[0-9A-Fa-f]{2}[\w.~!$&'()*+,;=-]*)*|\[(?:[0-9A-Fa-f:.]+|[vV][0-9A-Fa-f]+\.[\w.~!$&'()*+,;=:-]+)\])(?::[0-9]*)?$/;
 
 /**
- * RFC 9112 §3.2: 400 for an HTTP/1.1 request without `Host` (when Node's check is off), a
- * `Host` that is not a host and port (`a b`, `x@evil`, `[::1`), or more than one `Host` line.
- * Node keeps the first of two in `req.headers`, so they are counted in the raw headers: a
- * proxy and this service could otherwise each take another one for the host.
+ * A request refused with 400 before anything of it is read (RFC 9112 §3.2, §6.1; RFC 9110
+ * §5.3): HTTP/1.1 without `Host`; a `Host` that is not a host and port (`a b`, `x@evil`,
+ * `[::1`); more than one `Host`, `Authorization` or `Content-Type` line, since Node keeps
+ * the first and a proxy may act on another (check one password, pass on the other); and an
+ * HTTP/1.0 request with `Transfer-Encoding`, a framing HTTP/1.0 does not have, which a
+ * proxy of HTTP/1.0 would read otherwise (request smuggling).
  */
-export function hasBadHost(req: IncomingMessage): boolean {
+export function isBadRequest(req: IncomingMessage): boolean {
   const host = req.headers.host;
-  if (host === undefined) return req.httpVersion === '1.1';
-  if (!HOST.test(host)) return true;
-  const ipv6 = host.charCodeAt(0) === 0x5b && !/^\[v/i.test(host);
-  if (ipv6 && !isIPv6(host.slice(1, host.indexOf(']')))) return true;
+  if (host === undefined ? req.httpVersion === '1.1' : !isHostAndPort(host)) return true;
+  if (req.httpVersion === '1.0' && req.headers['transfer-encoding'] !== undefined) return true;
   const raw = req.rawHeaders;
-  let seen = 0;
+  let hosts = 0;
+  let logins = 0;
+  let types = 0;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i] as string;
-    if (name.length === 4 && name.toLowerCase() === 'host') seen += 1;
+    if (name.length === 4 && name.toLowerCase() === 'host') hosts += 1;
+    else if (name.length === 13 && name.toLowerCase() === 'authorization') logins += 1;
+    else if (name.length === 12 && name.toLowerCase() === 'content-type') types += 1;
   }
-  return seen > 1;
+  return hosts > 1 || logins > 1 || types > 1;
+}
+
+/** Whether `host` is uri-host [":" port] (HOST), an IPv6 literal one that is an IPv6 address. */
+function isHostAndPort(host: string): boolean {
+  if (!HOST.test(host)) return false;
+  const ipv6 = host.charCodeAt(0) === 0x5b && !/^\[v/i.test(host);
+  return !ipv6 || isIPv6(host.slice(1, host.indexOf(']')));
 }
 
 // The client address.
@@ -131,36 +141,6 @@ export function throttleKey(address: string): string {
     ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right]
     : left;
   return `${canonicalAddress(`${groups.slice(0, 4).join(':')}::`) ?? address}/64`;
-}
-
-/**
- * The proxies `options.trustProxy` names (`false`: none), each entry checked and parsed
- * once; throws a TypeError naming the option and the entry that is wrong. docs/API.md,
- * Throttling: the proxies are named; `true` ("whoever connects") would let any client that
- * reaches the port directly pick its own address.
- */
-export function trustedPeers(value: unknown): TrustedPeers {
-  ensure(
-    value !== true,
-    `options.trustProxy must list the proxy's addresses, e.g. ["127.0.0.1"] (or "${UNIX_SOCKET_PEER}" for a Unix socket); true would trust any client`,
-  );
-  const entries: unknown = value === false ? [] : value;
-  ensure(Array.isArray(entries), 'options.trustProxy must be an array of IP addresses');
-  const addresses = new BlockList();
-  let unix = false;
-  for (const entry of entries as unknown[]) {
-    if (entry === UNIX_SOCKET_PEER) {
-      unix = true;
-      continue;
-    }
-    const address = typeof entry === 'string' ? canonicalAddress(entry) : undefined;
-    ensure(
-      address !== undefined,
-      `options.trustProxy must hold IP addresses or "${UNIX_SOCKET_PEER}", not ${JSON.stringify(entry)}`,
-    );
-    addresses.addAddress(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
-  }
-  return { addresses, unix, any: entries.length > 0 };
 }
 
 /** The address a throttle counts and a log line shows for `req`. */

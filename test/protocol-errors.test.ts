@@ -91,6 +91,30 @@ test('two Host lines are the handler’s JSON 400, whatever their case or values
   assertReply(one, 200, { name: 'booking-search-server', version: '1.0' });
 });
 
+test('two Authorization or Content-Type lines, and HTTP/1.0 with Transfer-Encoding, are the handler’s JSON 400 that closes (RFC 9110 §5.3, RFC 9112 §6.1)', async (t) => {
+  const origin = await serveWired(t);
+  const wrong = `Basic ${Buffer.from('buchhaltung:falsch').toString('base64')}`;
+  const status = 'GET /api/v1/status HTTP/1.1\r\nHost: x\r\n';
+  const twice = [
+    `${status}Authorization: ${AUTH}\r\nAuthorization: ${wrong}\r\n\r\n`,
+    `${status}authorization: ${wrong}\r\nAUTHORIZATION: ${AUTH}\r\n\r\n`,
+    `${status}Authorization: ${AUTH}\r\nContent-Type: application/json\r\ncontent-type: text/plain\r\n\r\n`,
+  ];
+  const body = '{"zeilen":[]}';
+  // The body chunked, then a request pipelined after it: neither is read as the client meant.
+  const chunked =
+    `POST /api/v1/abgleich HTTP/1.0\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Type: application/json\r\n` +
+    `Connection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n` +
+    `${status}Authorization: ${AUTH}\r\n\r\n`;
+  for (const payload of [...twice, chunked]) {
+    const reply = await rawRequest(origin, payload);
+    assertProtocolError(reply, 400, 'Ungültige Anfrage.');
+    assert.equal(reply.headers.vary, 'Origin', 'it went through the handler');
+  }
+  const once = await rawRequest(origin, `${status}Authorization: ${AUTH}\r\nConnection: close\r\n\r\n`);
+  assertReply(once, 200, { name: 'booking-search-server', version: '1.0' });
+});
+
 test('a Host that is not uri-host [":" port] is the handler’s JSON 400 (RFC 9112 §3.2); `a,b` and an IPv6 literal are hosts', async (t) => {
   const origin = await serveWired(t);
   for (const host of ['a b', 'x@evil', 'a/b', '[::1', 'a:notaport', '[::1::2]']) {

@@ -10,14 +10,18 @@
 //   POST /-/reload  what SIGHUP does (reads the configuration, credentials and TLS files
 //                 again), for Windows, which has no SIGHUP, and for every platform alike:
 //                 202 at once, the outcome in the log; one asked for while a reload runs
-//                 runs after it, as a second SIGHUP does (bin/serve/reload.ts, inTurn);
-//                 400 for one a browser sent from a web page (Origin, Sec-Fetch-Site)
+//                 runs after it, as a second SIGHUP does (bin/serve/reload.ts, inTurn)
+//
+// A request a web page sent is a 400 on every path (Origin, or Sec-Fetch-Site other than
+// `none`, the address bar's): the listener answers tools (curl, a probe, a scraper send
+// neither) and an admin who types its address, never a page, which could start a reload,
+// or read /ready's reasons (file paths) and /metrics through a name rebound to this address.
 //
 // Every answer is written by the library's one writer (lib/respond.ts, send), with the
 // API's headers and its rule for a body left unread; its errors are the API's,
 // `{"fehler": …, "code": …}` (ERRORS), as the listener's edge writes a request the parser
-// refuses: one shape on the listener for a monitoring script to read. A reload from a web
-// page is a bad request as a bad Host is: both are what a browser was made to send.
+// refuses: one shape on the listener for a monitoring script to read. A web page's request
+// is a bad request as a bad Host is: both are what a browser was made to send.
 //
 // As PostgREST's admin server does: /live and /ready for liveness and readiness probes
 // (systemd, Kubernetes, a load balancer, Uptime Kuma), /metrics for a scrape; /-/reload
@@ -29,7 +33,7 @@
 // can use it without credentials; its own are that a request body is never kept (the
 // answer closes the connection, dropping what the client still sends within the library's
 // bounds, lib/linger.ts), at most MAX_ADMIN_CONNECTIONS connections open at once, and a bad
-// Host refused by the listener's edge (the API handler refuses it itself).
+// request (a bad Host, …) refused by the listener's edge (the API handler refuses it itself).
 
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -93,6 +97,7 @@ export interface AdminAnswers {
 /** The request handler of the admin listener; its listener's edge checks Host (createAdminServer). */
 export function createAdminHandler(answers: AdminAnswers): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
+    if (fromWebPage(req)) return refuseBadRequest(req, res);
     const path = (req.url ?? '').split('?', 1)[0];
     if (path === '/-/reload') return answerReload(req, res, answers);
     if (path !== '/live' && path !== '/ready' && path !== '/metrics') {
@@ -119,8 +124,8 @@ export function createAdminHandler(answers: AdminAnswers): (req: IncomingMessage
   };
 }
 
-/** The answer to a request with a bad Host, which the listener's edge checks (bin/listen/server.ts). */
-function refuseBadHost(_req: IncomingMessage, res: ServerResponse): void {
+/** The answer to a bad request: a web page's, and one the listener's edge refuses (bin/listen/server.ts). */
+function refuseBadRequest(_req: IncomingMessage, res: ServerResponse): void {
   send(res, ERRORS.badRequest.status, ERRORS.badRequest.body, ['Connection', 'close']);
 }
 
@@ -128,16 +133,20 @@ function answerReload(req: IncomingMessage, res: ServerResponse, answers: AdminA
   if (req.method !== 'POST') {
     return send(res, ERRORS.methodNotAllowed.status, ERRORS.methodNotAllowed.body, ['Allow', 'POST']);
   }
-  // A web page can POST here without a preflight (a form, text/plain): a browser's request
-  // carries Origin or Sec-Fetch-Site; curl, ExecReload and scripts send neither.
-  const site = req.headers['sec-fetch-site'];
-  if (req.headers.origin !== undefined || (site !== undefined && site !== 'none')) {
-    return send(res, ERRORS.badRequest.status, ERRORS.badRequest.body, ['Connection', 'close']);
-  }
   // Never refused: however many come while one runs, one more runs after it and reads the
   // files as they are then, so the last request's files are what is applied.
   answers.reload();
   send(res, 202, '{"reload":"started: the log says what was read again"}\n');
+}
+
+/**
+ * Whether a web page sent `req`: a browser's request from a page carries Origin (a form, a
+ * cross-site fetch) or Sec-Fetch-Site (every request, a same-origin one too, which a page
+ * served from a name rebound to this address makes); typed in the address bar it is `none`.
+ */
+function fromWebPage(req: IncomingMessage): boolean {
+  const site = req.headers['sec-fetch-site'];
+  return req.headers.origin !== undefined || (site !== undefined && site !== 'none');
 }
 
 /** Where the admin listener listens (ServeCommand's `admin`). */
@@ -157,7 +166,7 @@ export type AdminTimeouts = Omit<ConnectionLimits, 'maxConnections'>;
 export function createAdminServer(answers: AdminAnswers, timeouts: AdminTimeouts): Server {
   return createListener(createAdminHandler(answers), {
     limits: { ...timeouts, maxConnections: MAX_ADMIN_CONNECTIONS },
-    badHost: refuseBadHost,
+    badRequest: refuseBadRequest,
   });
 }
 

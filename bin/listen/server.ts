@@ -67,10 +67,10 @@ export interface ListenerOptions {
   /** --trust-proxy's entries (ServeCommand's `trustProxy`): peers never held to one address's share. */
   proxies?: readonly string[];
   /**
-   * What answers a request with a bad Host (none on HTTP/1.1, or two), for a handler that
+   * What answers a bad request (lib/request.ts, isBadRequest: a bad Host, …), for a handler that
    * does not check it itself (the admin listener's; the API handler checks its own).
    */
-  badHost?: Listener;
+  badRequest?: Listener;
 }
 
 /**
@@ -80,7 +80,7 @@ export interface ListenerOptions {
  */
 export function createListener(
   handler: Listener,
-  { limits, tls, answered, proxies = [], badHost }: ListenerOptions,
+  { limits, tls, answered, proxies = [], badRequest }: ListenerOptions,
 ): Server {
   const options = {
     maxHeaderSize: MAX_HEADER_BYTES,
@@ -111,7 +111,7 @@ export function createListener(
     cap: limits.maxConnections,
     most: Math.floor(limits.maxConnections / 2),
     proxies,
-    badHost,
+    badRequest,
     answered,
   });
   connectionStops.set(server, stopConnections);

@@ -55,5 +55,7 @@ const PROTOCOL_CODES: Record<number, string> = {
 export function assertProtocolError(reply: RawReply, status: number, fehler: string): void {
   assertReply(reply, status, { fehler, code: PROTOCOL_CODES[status] });
   assert.equal(reply.headers.connection, 'close');
+  // RFC 9110 §6.6.1: an origin server dates every answer, those written past node:http too.
+  assert.ok(!Number.isNaN(Date.parse(reply.headers.date ?? '')), `Date: ${reply.headers.date}`);
   assert.ok(reply.closed, 'the server closed the connection');
 }

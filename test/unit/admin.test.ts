@@ -72,24 +72,35 @@ test('POST /-/reload starts the reload SIGHUP starts (202), each time, also twic
   assert.equal(reloads(), 2);
 });
 
-test('POST /-/reload from a web page (Origin, or Sec-Fetch-Site other than none) is the 400 of a bad request and reloads nothing', async (t) => {
+test('a request from a web page (Origin, or Sec-Fetch-Site other than none) is the 400 of a bad request on every path; a reload from one reloads nothing', async (t) => {
   const { origin, reloads } = await serveCountingReloads(t);
   const page = [
     { origin: 'https://evil.example', 'content-type': 'text/plain' },
     { origin: 'null' },
     { origin: origin },
     { 'sec-fetch-site': 'cross-site' },
+    // What a page served from a name rebound to the listener's address sends with its own fetch.
     { 'sec-fetch-site': 'same-origin' },
     { 'sec-fetch-site': 'none', origin: 'https://evil.example' },
   ];
   for (const headers of page) {
     const refused = await request(`${origin}/-/reload`, { method: 'POST', headers, body: 'x' });
     assertApiError(refused, ERRORS.badRequest, JSON.stringify(headers));
+    for (const path of ['/live', '/ready', '/metrics', '/nowhere']) {
+      assertApiError(
+        await request(`${origin}${path}`, { headers }),
+        ERRORS.badRequest,
+        `${path} ${JSON.stringify(headers)}`,
+      );
+    }
   }
   assert.equal(reloads(), 0);
-  const typed = await request(`${origin}/-/reload`, { method: 'POST', headers: { 'sec-fetch-site': 'none' } });
-  assert.equal(typed.status, 202);
+  const typed = { 'sec-fetch-site': 'none' };
+  const reload = await request(`${origin}/-/reload`, { method: 'POST', headers: typed });
+  assert.equal(reload.status, 202);
   assert.equal(reloads(), 1);
+  for (const path of ['/live', '/ready', '/metrics'])
+    assert.equal((await request(`${origin}${path}`, { headers: typed })).status, 200, path);
 });
 
 test('the reload of a process is its SIGHUP handlers, which Windows never calls by a signal', (t) => {
@@ -282,7 +293,11 @@ test('protocol errors are answered as JSON and close; an idle connection ends af
   const badHosts = ['a b', 'x@evil', 'a/b', '[::1', 'a:notaport'].map(
     (host) => `GET /live HTTP/1.1\r\nHost: ${host}\r\n\r\n`,
   );
-  for (const head of ['GET /live HTTP/1.1\r\n\r\n', 'GET /live HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n', ...badHosts]) {
+  const repeated = ['Host: a\r\nHost: b', 'Host: a\r\nAuthorization: Basic eDp5\r\nauthorization: Basic eDp5'].map(
+    (lines) => `GET /live HTTP/1.1\r\n${lines}\r\n\r\n`,
+  );
+  const framed = 'POST /-/reload HTTP/1.0\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n';
+  for (const head of ['GET /live HTTP/1.1\r\n\r\n', ...repeated, framed, ...badHosts]) {
     const hostless = await open(t, port);
     hostless.socket.write(head);
     assert.ok((await hostless.closed(3_000)) !== undefined, head);

@@ -3,16 +3,16 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { test } from 'node:test';
+import { trustedPeers } from '../../lib/options.js';
 import {
   canonicalAddress,
   clientAddress,
-  hasBadHost,
+  isBadRequest,
   originForm,
   pathForLog,
   recordFacts,
   rememberPeer,
   throttleKey,
-  trustedPeers,
 } from '../../lib/request.js';
 
 test('canonicalAddress: one spelling per address, undefined for anything else', () => {
@@ -121,7 +121,7 @@ test("the path the facts hold is pathForLog's: no query, fragment, scheme or aut
   }
 });
 
-test('hasBadHost: Host is uri-host [":" port] by RFC 9110 §7.2 and RFC 3986 §3.2.2', () => {
+test('isBadRequest: Host is uri-host [":" port] by RFC 9110 §7.2 and RFC 3986 §3.2.2', () => {
   const one = (host: string): IncomingMessage =>
     ({ headers: { host }, rawHeaders: ['Host', host], httpVersion: '1.1' }) as unknown as IncomingMessage;
   const good = [
@@ -166,6 +166,25 @@ test('hasBadHost: Host is uri-host [":" port] by RFC 9110 §7.2 and RFC 3986 §3
     '[v1]',
     '[]',
   ];
-  for (const host of good) assert.equal(hasBadHost(one(host)), false, host);
-  for (const host of bad) assert.equal(hasBadHost(one(host)), true, host);
+  for (const host of good) assert.equal(isBadRequest(one(host)), false, host);
+  for (const host of bad) assert.equal(isBadRequest(one(host)), true, host);
+});
+
+test('isBadRequest: a second Host, Authorization or Content-Type line, whatever its case; Transfer-Encoding in HTTP/1.0', () => {
+  const request = (rawHeaders: string[], httpVersion = '1.1'): IncomingMessage => {
+    const headers: Record<string, string> = {};
+    for (let i = 0; i < rawHeaders.length; i += 2)
+      headers[(rawHeaders[i] as string).toLowerCase()] ??= rawHeaders[i + 1] as string;
+    return { headers, rawHeaders, httpVersion } as unknown as IncomingMessage;
+  };
+  const host = ['Host', 'x'];
+  assert.equal(isBadRequest(request([...host, 'Authorization', 'Basic a', 'Accept', '*/*'])), false);
+  assert.equal(isBadRequest(request([...host, 'Authorization', 'Basic a', 'authorization', 'Basic b'])), true);
+  assert.equal(isBadRequest(request([...host, 'Content-Type', 'a/b', 'CONTENT-TYPE', 'a/b'])), true);
+  assert.equal(isBadRequest(request([...host, 'Host', 'x'])), true);
+  // HTTP/1.0 without Host, and with two Authorization lines: the second is what is refused.
+  assert.equal(isBadRequest(request(['Authorization', 'Basic a', 'Authorization', 'Basic a'], '1.0')), true);
+  assert.equal(isBadRequest(request(['Transfer-Encoding', 'chunked'], '1.0')), true);
+  assert.equal(isBadRequest(request([...host, 'Transfer-Encoding', 'chunked'])), false);
+  assert.equal(isBadRequest(request([], '1.0')), false);
 });
