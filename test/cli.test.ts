@@ -483,6 +483,19 @@ test('a failed login logs the user it tried, escaped and bounded, any other name
   }
 });
 
+test('a path in the access log is cut as every value from outside: a 15,000-character target without credentials writes no 15 KB line; text and JSON', async (t) => {
+  const file = buildDatabase(t);
+  const path = `/${'A'.repeat(15_000)}`;
+  for (const format of ['text', 'json'] as const) {
+    const server = await start(t, ['--db', file, '--log-format', format]);
+    assert.equal((await request(`${server.origin}${path}?q=1`)).status, 401);
+    const stopped = await server.stop();
+    const line = stopped.stdout.split('\n').find((each) => each.includes(' 401 ') || each.includes('"status":401'));
+    assert.ok(line !== undefined, stopped.stdout);
+    const shown = format === 'json' ? (JSON.parse(line) as { path: string }).path : (line.split(' ')[4] as string);
+    assert.equal(shown, `${path.slice(0, 100)}…(+${path.length - 100})`);
+  }
+});
 /**
  * The fixture's bookings under the name `kasse`, whose id column takes any value, with a
  * booking whose text id would forge an access-log line and one whose date carries

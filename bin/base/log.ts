@@ -226,8 +226,9 @@ process.on('exit', flushAccessLog);
 /**
  * One line per request on stdout, written when the response ends: time, client address
  * (after the proxy rule), user (accepted, or the one a failed login tried; `-` without
- * credentials), method, path without
- * the query, status (`aborted` / `null` when the client left first) and milliseconds.
+ * credentials), method, path without the query (cut as every value from outside: Node's
+ * parser takes a target up to the 16 KiB of the headers), status (`aborted` / `null` when
+ * the client left first) and milliseconds.
  */
 export function accessLog(
   /** Hears every response when it ends, with its milliseconds (lib/metrics.ts counts them). */
@@ -248,10 +249,12 @@ export function accessLog(
     const address = facts === undefined ? '-' : facts.clientAddress === 'unix' ? SOCKET_WORD : facts.clientAddress;
     const user = userForLog(facts?.user ?? facts?.attempted, format === 'json');
     const finished = res.writableFinished;
+    // A target holds no control character (the parser refuses one): only its length is cut.
+    const shown = path.length > MAX_LOGGED_CHARACTERS ? logValue(path, MAX_LOGGED_CHARACTERS, { quotes: false }) : path;
     writeAccessLine(
       format === 'json'
-        ? `${priority}${JSON.stringify({ time: isoTime(), level: 'info', address, user, method: req.method, path, status: finished ? res.statusCode : null, ms })}\n`
-        : `${priority}${isoTime()} ${address} ${user} ${req.method} ${path} ${finished ? res.statusCode : 'aborted'} ${(tenths - (tenths % 10)) / 10}.${tenths % 10}ms\n`,
+        ? `${priority}${JSON.stringify({ time: isoTime(), level: 'info', address, user, method: req.method, path: shown, status: finished ? res.statusCode : null, ms })}\n`
+        : `${priority}${isoTime()} ${address} ${user} ${req.method} ${shown} ${finished ? res.statusCode : 'aborted'} ${(tenths - (tenths % 10)) / 10}.${tenths % 10}ms\n`,
     );
   };
 }
