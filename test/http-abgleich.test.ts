@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { type TestContext, test } from 'node:test';
+import { gzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { fillBook, reconciliation, score } from '../bench/bank-statement.js';
 import { Guard } from '../bin/guard/guarded.js';
@@ -267,6 +268,19 @@ test('a body of the wrong media type is 415, one over 1 MiB 413, a bad one 400 b
       fehler: 'Der Inhalt muss JSON sein (application/json).',
       code: 'unsupported_media_type',
     });
+  }
+  // A body in a coding the service does not undo: gzip as content or as transfer coding.
+  const gzipped = gzipSync(body);
+  for (const coding of [{ 'content-encoding': 'gzip' }, { 'transfer-encoding': 'gzip, chunked' }]) {
+    const reply = await post(url, gzipped, { authorization: AUTH, 'content-type': 'application/json', ...coding });
+    assertReply(reply, 415, {
+      fehler: 'Der Inhalt muss JSON sein (application/json).',
+      code: 'unsupported_media_type',
+    });
+  }
+  for (const coding of [{ 'content-encoding': 'identity' }, { 'transfer-encoding': 'chunked' }]) {
+    const reply = await post(url, body, { authorization: AUTH, 'content-type': 'application/json', ...coding });
+    assert.equal(reply.status, 200, JSON.stringify(coding));
   }
   for (const type of ['application/json; charset=utf-8', 'Application/JSON;charset="UTF-8"']) {
     assert.equal((await post(url, body, { authorization: AUTH, 'content-type': type })).status, 200, type);

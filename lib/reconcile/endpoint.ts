@@ -28,6 +28,10 @@ export const SLICE_MS = 0.5;
 // RFC 9110 §8.3.1: `application/json`, optionally with `charset=utf-8` (names and the
 // charset's value case-insensitive, the value perhaps quoted), nothing else.
 const JSON_MEDIA_TYPE = /^application\/json[ \t]*(?:;[ \t]*charset=(?:utf-8|"utf-8")[ \t]*)?$/i;
+// A body as it was written: a coding this service does not undo (gzip) leaves no JSON to read
+// (RFC 9110 §8.4: 415; RFC 9112 §6.1: a transfer coding before `chunked`).
+const NO_CONTENT_CODING = /^[ \t]*identity[ \t]*$/i;
+const NO_TRANSFER_CODING = /^[ \t]*chunked[ \t]*$/i;
 const CLOSE = ['Connection', 'close'] as const;
 const BODY_TAKEN =
   'the body of POST abgleich was read before the handler (a body parser in front of it): the handler reads it itself, so put no body parser before it';
@@ -49,7 +53,8 @@ export function createReconcileEndpoint(
     waitingFor: (user: string) => search.waitingFor(user) + gate.waitingFor(user),
   };
   return (req, res, user, client) => {
-    if (!JSON_MEDIA_TYPE.test(req.headers['content-type'] ?? '')) return sendError(res, ERRORS.unsupportedMediaType);
+    if (!JSON_MEDIA_TYPE.test(req.headers['content-type'] ?? '') || !uncoded(req))
+      return sendError(res, ERRORS.unsupportedMediaType);
     if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return sendError(res, ERRORS.bodyTooLarge, CLOSE);
     // An embedder's body parser before the handler (express.json(), say) took the body: its
     // end would never come. The embedder's mistake, for the hook; the client gets the 500.
@@ -182,4 +187,14 @@ function inSlices(
   };
   // Not in the turn that read the bookings: the event loop first answers what came meanwhile.
   setImmediate(slice);
+}
+
+/** Whether the body of `req` comes as it was written: no content coding, no transfer coding but `chunked`. */
+function uncoded(req: IncomingMessage): boolean {
+  const content = req.headers['content-encoding'];
+  const transfer = req.headers['transfer-encoding'];
+  return (
+    (content === undefined || NO_CONTENT_CODING.test(content)) &&
+    (transfer === undefined || NO_TRANSFER_CODING.test(transfer))
+  );
 }
