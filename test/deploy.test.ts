@@ -235,6 +235,19 @@ test("nginx with TLS in front of the CLI started with the unit's flags: searches
   assert.equal(search.status, 200, search.body);
   assert.equal((JSON.parse(search.body) as { anzahl: number }).anzahl, 1);
   assert.equal((await httpsGet(site, '/', { authorization: AUTH })).status, 404, 'only the API is passed on');
+  // Over HTTP the API is refused in a line that says why, never redirected (a POST would turn into a GET).
+  for (const method of ['GET', 'POST']) {
+    const plain = await request(`http://127.0.0.1:${site.http}/kasse/api/v1/abgleich`, {
+      method,
+      headers: { authorization: AUTH, 'content-type': 'application/json' },
+      ...(method === 'POST' ? { body: '{"zeilen":[]}' } : {}),
+    });
+    assert.equal(plain.status, 403, method);
+    assert.equal(plain.body, 'HTTPS only: this API is not served over http://\n');
+  }
+  const page = await request(`http://127.0.0.1:${site.http}/`);
+  assert.equal(page.status, 301);
+  assert.equal(page.headers.location, `https://127.0.0.1/`);
   // A month's statement in one request: far more than a search's kilobyte, passed on whole.
   const lines = Array.from({ length: 200 }, (_, i) => ({ datum: '2026-03-20', betrag: `-${i + 1000}.01`, tage: 31 }));
   lines[0] = { datum: '2026-03-20', betrag: '-4.35', tage: 31 };
