@@ -14,6 +14,7 @@ import {
   afterAnswers,
   answering,
   COMMON_HEADERS,
+  closing,
   endHeldAnswers,
   sendError,
   withinUnansweredBound,
@@ -79,7 +80,8 @@ function closeUnlessAnswering(this: Server, socket: Duplex): void {
  * headers over `maxHeaderSize` (431), `headersTimeout`/`requestTimeout` (408), an
  * `Expect` other than `100-continue` (417) and a `CONNECT` (405), each as
  * `{"fehler": …, "code": …}` with `Connection: close`, after the answers to the requests
- * before it on the connection.
+ * before it on the connection; none after an answer that closes it, nor for a request the
+ * handler answered already (an error in its body), which is answered once.
  *
  * It also turns off Node's own check for a missing `Host` (`requireHostHeader`), whose
  * answer has no body: the handler from `createHandler` answers that request with the JSON
@@ -101,7 +103,8 @@ export function answerProtocolErrors<S extends Server>(server: S): S {
  * connection, whole and in order (docs/API.md, Responses in general), then the connection
  * closes; Node's own handler writes its 400 at once, over what was still to be written.
  * A request whose body the error cuts off (a client gone or stalled mid-body) is not
- * waited for: it never has its body, and the close ends it unanswered.
+ * waited for: it never has its body, and the close ends it unanswered; but when it was
+ * answered already, or an answer before closes the connection, the error gets no answer.
  */
 export function answerClientError(error: unknown, socket: Duplex): void {
   // Answers the command holds for the end of this turn go out first (lib/respond.ts).
@@ -132,15 +135,37 @@ export function answerConnect(_req: IncomingMessage, socket: Duplex): void {
   answerAfterTheOthers(socket, 'Method Not Allowed', ERRORS.methodNotAllowed, ['Allow', 'GET, HEAD']);
 }
 
-/** `error` on `socket` once the answers before it have been taken (lib/respond.ts), then the close. */
+type InFlight = { req: IncomingMessage; headersSent: boolean; writableEnded: boolean } | null | undefined;
+
+/**
+ * `error` on `socket` once the answers before it have been taken (lib/respond.ts), then the
+ * close; but no answer at all, only the close, after an answer that closes the connection
+ * (RFC 9112 §9.6), or when the error is in the body of a request that has its answer: a
+ * request handed on is answered once, by the handler or, if it has not answered, by this.
+ */
 function answerAfterTheOthers(socket: Duplex, reason: string, error: ApiError, headers: readonly string[] = []): void {
   afterAnswers(socket, () => {
     // A response that is being written cannot be interrupted by another (an embedder's,
     // which the handler does not count).
-    const current = (socket as { _httpMessage?: { headersSent: boolean; writableEnded: boolean } | null })._httpMessage;
+    const current = (socket as { _httpMessage?: InFlight })._httpMessage;
     if (!socket.writable || (current?.headersSent === true && !current.writableEnded)) socket.destroy();
+    // node:http closes the connection once the answer that closes it is out (lib/linger.ts).
+    else if (closing(socket)) return;
+    else if (answeredBeforeItsEnd(socket, current)) socket.end(() => socket.destroy());
     else sendOnSocket(socket, reason, error, headers);
   });
+}
+
+/**
+ * Whether the error cut off the body of a request node:http handed on (the last its parser
+ * read the headers of, until then complete), and that request was answered: its answer is the
+ * one on the socket, begun, or gone already (node:http writes them in order). Answers from
+ * this module's handlers to a body left unread close (lib/respond.ts), an embedder's may not.
+ */
+function answeredBeforeItsEnd(socket: Duplex, current: InFlight): boolean {
+  const cut = (socket as { parser?: { incoming?: IncomingMessage | null } | null }).parser?.incoming;
+  if (cut === null || cut === undefined || cut.complete || cut.socket !== socket) return false;
+  return current === null || current === undefined || (current.req === cut && current.headersSent);
 }
 
 /**

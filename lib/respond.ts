@@ -114,6 +114,9 @@ export function answering(socket: Duplex, withBody = false): boolean {
 export const stamp = (socket: Duplex): number => ((socket as Duplex & Counted)[STAMP] ??= ++stamps);
 export const lastAdmitted = (socket: Duplex): ServerResponse | undefined => (socket as Duplex & Counted)[LAST];
 
+/** Whether an answer given on `socket` closes it (`markClosing`): nothing after it is answered. */
+export const closing = (socket: Duplex): boolean => (socket as Duplex & Counted)[CLOSING] === true;
+
 /** The answer on `res` closes its connection: no later request on it is processed. */
 export function markClosing(res: ServerResponse): void {
   const socket = res.req?.socket as (IncomingMessage['socket'] & Counted) | undefined;

@@ -8,7 +8,7 @@ import { connect } from 'node:net';
 import { test } from 'node:test';
 import { assertFails, run, start } from './support/cli-helpers.js';
 import { AUTH, assertReply, buildDatabase, MARCH_COFFEE, request } from './support/helpers.js';
-import { assertProtocolError, rawRequest } from './support/raw-http.js';
+import { assertProtocolError, rawExchange, rawRequest, statusesIn } from './support/raw-http.js';
 
 const BAD_REQUEST = 'Ungültige Anfrage.';
 
@@ -191,6 +191,58 @@ test('answers that leave at the end of the turn are not overtaken: pipelined req
     name: 'booking-search-server',
     version: '1.0',
   });
+});
+
+test('a parser error in the body of a request the command answered already is no second answer, on the API and the admin listener: the one answer, then the close', async (t) => {
+  const server = await start(t, ['--db', buildDatabase(t), '--admin-port', '0']);
+  const admin = /admin listener on (http:\/\/127\.0\.0\.1:\d+)\//.exec(server.output().stdout)?.[1] as string;
+  const status = `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\n`;
+  const cases: [string, string, string[], number[]][] = [
+    ['Transfer-Encoding: identity', server.origin, [`${status}Transfer-Encoding: identity\r\n\r\n`], [200]],
+    [
+      'HTTP/1.0 with Transfer-Encoding',
+      server.origin,
+      ['GET /api/v1/status HTTP/1.0\r\nTransfer-Encoding: identity\r\n\r\n'],
+      [400],
+    ],
+    [
+      'a gzipped reconciliation body',
+      server.origin,
+      [
+        `POST /api/v1/abgleich HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip\r\n\r\n`,
+      ],
+      [415],
+    ],
+    [
+      'a broken chunk, no credentials',
+      server.origin,
+      ['GET /api/v1/status HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n'],
+      [401],
+    ],
+    [
+      'after a pipelined request',
+      server.origin,
+      [`${status}\r\n${status}Transfer-Encoding: identity\r\n\r\n`],
+      [200, 200],
+    ],
+    [
+      '/live, Transfer-Encoding: identity',
+      admin,
+      ['GET /live HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\n'],
+      [200],
+    ],
+  ];
+  for (const [name, origin, parts, statuses] of cases) {
+    const { text, closed } = await rawExchange(origin, parts);
+    assert.deepEqual(statusesIn(text), statuses, `${name}: ${text}`);
+    assert.ok(closed, `${name}: closed`);
+  }
+  // Closed on the server's side too, none left lingering.
+  const open = async (): Promise<string | undefined> =>
+    /^booking_search_open_connections (\d+)$/m.exec((await request(`${admin}/metrics`)).body)?.[1];
+  const deadline = Date.now() + 2_000;
+  while ((await open()) !== '0' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(await open(), '0');
 });
 
 test('Expect: 100-continue gets 100 Continue only once the request is let in: not before a 401, a 413 or a 415', async (t) => {

@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import { answerProtocolErrors, createHandler } from '../lib/index.js';
 import { makeCertificate } from './support/cli-helpers.js';
 import { AUTH, assertReply, CREDENTIALS, openFixture } from './support/helpers.js';
-import { assertProtocolError, rawRequest } from './support/raw-http.js';
+import { assertProtocolError, rawExchange, rawRequest, statusesIn } from './support/raw-http.js';
 
 async function serveWired(t: test.TestContext, withNext = false): Promise<string> {
   const handler = createHandler(openFixture(t), CREDENTIALS, { corsOrigins: ['http://127.0.0.1:8081'] });
@@ -166,6 +166,42 @@ test('a parser error after answers still to come (queued behind one another): th
   );
   assert.ok(text.endsWith('{"fehler":"Ungültige Anfrage.","code":"bad_request"}'), text);
   assert.ok(reply.closed);
+});
+
+test('a request handed on has one answer: a parser error in its body after that answer, or after one that closes, is no second, only the close (RFC 9112 §9.6)', async (t) => {
+  const origin = await serveWired(t, true);
+  const status = `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\n`;
+  const abgleich = `POST /api/v1/abgleich HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Type: application/json\r\n`;
+  const page = 'GET /startseite HTTP/1.1\r\nHost: x\r\n';
+  // A part after the first is sent once the answer to the one before has come.
+  const cases: [string, string[], number[]][] = [
+    ['Transfer-Encoding: identity', [`${status}Transfer-Encoding: identity\r\n\r\n`], [200]],
+    ['HTTP/1.0 with Transfer-Encoding', ['GET /api/v1/status HTTP/1.0\r\nTransfer-Encoding: identity\r\n\r\n'], [400]],
+    ['a gzipped body', [`${abgleich}Transfer-Encoding: gzip\r\n\r\n`], [415]],
+    [
+      'a broken chunk, no credentials',
+      ['GET /api/v1/status HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n'],
+      [401],
+    ],
+    [
+      'a broken chunk after the 401',
+      ['GET /api/v1/status HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n', 'zz\r\n'],
+      [401],
+    ],
+    ['after a pipelined request', [`${status}\r\n${status}Transfer-Encoding: identity\r\n\r\n`], [200, 200]],
+    // The embedder's own answers keep the connection open: the error still gets no second.
+    ['the app’s page, Transfer-Encoding: identity', [`${page}Transfer-Encoding: identity\r\n\r\n`], [200]],
+    ['the app’s page, a broken chunk after its answer', [`${page}Transfer-Encoding: chunked\r\n\r\n`, 'zz\r\n'], [200]],
+  ];
+  for (const [name, parts, statuses] of cases) {
+    const { text, closed } = await rawExchange(origin, parts);
+    assert.deepEqual(statusesIn(text), statuses, `${name}: ${text}`);
+    assert.ok(closed, `${name}: closed`);
+  }
+  // A body the handler waits for, cut off before it answered: the error's 400 is its one answer.
+  const waiting = await rawExchange(origin, [`${abgleich}Transfer-Encoding: chunked\r\n\r\n`, 'zz\r\n']);
+  assert.deepEqual(statusesIn(waiting.text), [400]);
+  assert.ok(waiting.text.endsWith('{"fehler":"Ungültige Anfrage.","code":"bad_request"}'), waiting.text);
 });
 
 test('a CONNECT is answered 405 after the answers before it, never cutting them off', async (t) => {

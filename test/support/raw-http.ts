@@ -59,3 +59,46 @@ export function assertProtocolError(reply: RawReply, status: number, fehler: str
   assert.ok(!Number.isNaN(Date.parse(reply.headers.date ?? '')), `Date: ${reply.headers.date}`);
   assert.ok(reply.closed, 'the server closed the connection');
 }
+
+/**
+ * Sends `parts` to `origin`, each after the answers to the one before have arrived (`gapMs`
+ * without a byte more), and reads every byte until the server closes; waits at most `timeoutMs`.
+ */
+export function rawExchange(
+  origin: string,
+  parts: readonly string[],
+  gapMs = 200,
+  timeoutMs = 10_000,
+): Promise<{ text: string; closed: boolean }> {
+  const { hostname, port } = new URL(origin);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname);
+    const chunks: Buffer[] = [];
+    let closed = false;
+    let next = 0;
+    let quiet: NodeJS.Timeout | undefined;
+    const send = (): void => {
+      if (next < parts.length && socket.writable) socket.write(parts[next++] as string);
+      if (next < parts.length) quiet = setTimeout(send, gapMs);
+    };
+    const timer = setTimeout(() => socket.destroy(), timeoutMs);
+    socket.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      clearTimeout(quiet);
+      if (next < parts.length) quiet = setTimeout(send, gapMs);
+    });
+    socket.on('end', () => (closed = true));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      clearTimeout(quiet);
+      resolve({ text: Buffer.concat(chunks).toString('utf8'), closed });
+    });
+    send();
+  });
+}
+
+/** The status of every response in `text`, the bytes a connection received, in order. */
+export function statusesIn(text: string): number[] {
+  return [...text.matchAll(/HTTP\/1\.[01] (\d{3}) /g)].map((m) => Number(m[1]));
+}
