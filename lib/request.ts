@@ -53,14 +53,16 @@ const HOST =
  * A request refused with 400 before anything of it is read (RFC 9112 §3.2, §6.1; RFC 9110
  * §5.3): HTTP/1.1 without `Host`; a `Host` that is not a host and port (`a b`, `x@evil`,
  * `[::1`); more than one `Host`, `Authorization` or `Content-Type` line, since Node keeps
- * the first and a proxy may act on another (check one password, pass on the other); and an
- * HTTP/1.0 request with `Transfer-Encoding`, a framing HTTP/1.0 does not have, which a
- * proxy of HTTP/1.0 would read otherwise (request smuggling).
+ * the first and a proxy may act on another (check one password, pass on the other); a
+ * request of HTTP/1.0 (or 0.9) with `Transfer-Encoding`, a framing those do not have, which a
+ * proxy of HTTP/1.0 would read otherwise (request smuggling); and a request line of another
+ * major version than 1 (`HTTP/2.0`: HTTP/2 is never spoken in text).
  */
 export function isBadRequest(req: IncomingMessage): boolean {
   const host = req.headers.host;
   if (host === undefined ? req.httpVersion === '1.1' : !isHostAndPort(host)) return true;
-  if (req.httpVersion === '1.0' && req.headers['transfer-encoding'] !== undefined) return true;
+  if (req.httpVersionMajor !== 1) return true;
+  if (req.httpVersion !== '1.1' && req.headers['transfer-encoding'] !== undefined) return true;
   const raw = req.rawHeaders;
   let hosts = 0;
   let logins = 0;

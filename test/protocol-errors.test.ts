@@ -91,7 +91,7 @@ test('two Host lines are the handler’s JSON 400, whatever their case or values
   assertReply(one, 200, { name: 'booking-search-server', version: '1.0' });
 });
 
-test('two Authorization or Content-Type lines, and HTTP/1.0 with Transfer-Encoding, are the handler’s JSON 400 that closes (RFC 9110 §5.3, RFC 9112 §6.1)', async (t) => {
+test('two Authorization or Content-Type lines, HTTP/1.0 with Transfer-Encoding and a request line of HTTP/2 are the handler’s JSON 400 that closes (RFC 9110 §5.3, RFC 9112 §6.1)', async (t) => {
   const origin = await serveWired(t);
   const wrong = `Basic ${Buffer.from('buchhaltung:falsch').toString('base64')}`;
   const status = 'GET /api/v1/status HTTP/1.1\r\nHost: x\r\n';
@@ -106,7 +106,10 @@ test('two Authorization or Content-Type lines, and HTTP/1.0 with Transfer-Encodi
     `POST /api/v1/abgleich HTTP/1.0\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Type: application/json\r\n` +
     `Connection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n` +
     `${status}Authorization: ${AUTH}\r\n\r\n`;
-  for (const payload of [...twice, chunked]) {
+  // The same framing in HTTP/0.9, and a request line of HTTP/2, which is never spoken in text.
+  const older = chunked.replace('HTTP/1.0', 'HTTP/0.9');
+  const two = `GET /api/v1/status HTTP/2.0\r\nHost: x\r\nAuthorization: ${AUTH}\r\n\r\n`;
+  for (const payload of [...twice, chunked, older, two]) {
     const reply = await rawRequest(origin, payload);
     assertProtocolError(reply, 400, 'Ungültige Anfrage.');
     assert.equal(reply.headers.vary, 'Origin', 'it went through the handler');

@@ -123,7 +123,12 @@ test("the path the facts hold is pathForLog's: no query, fragment, scheme or aut
 
 test('isBadRequest: Host is uri-host [":" port] by RFC 9110 §7.2 and RFC 3986 §3.2.2', () => {
   const one = (host: string): IncomingMessage =>
-    ({ headers: { host }, rawHeaders: ['Host', host], httpVersion: '1.1' }) as unknown as IncomingMessage;
+    ({
+      headers: { host },
+      rawHeaders: ['Host', host],
+      httpVersion: '1.1',
+      httpVersionMajor: 1,
+    }) as unknown as IncomingMessage;
   const good = [
     'localhost',
     'localhost:8080',
@@ -175,7 +180,14 @@ test('isBadRequest: a second Host, Authorization or Content-Type line, whatever 
     const headers: Record<string, string> = {};
     for (let i = 0; i < rawHeaders.length; i += 2)
       headers[(rawHeaders[i] as string).toLowerCase()] ??= rawHeaders[i + 1] as string;
-    return { headers, rawHeaders, httpVersion } as unknown as IncomingMessage;
+    const [major, minor] = httpVersion.split('.').map(Number);
+    return {
+      headers,
+      rawHeaders,
+      httpVersion,
+      httpVersionMajor: major,
+      httpVersionMinor: minor,
+    } as unknown as IncomingMessage;
   };
   const host = ['Host', 'x'];
   assert.equal(isBadRequest(request([...host, 'Authorization', 'Basic a', 'Accept', '*/*'])), false);
@@ -187,4 +199,6 @@ test('isBadRequest: a second Host, Authorization or Content-Type line, whatever 
   assert.equal(isBadRequest(request(['Transfer-Encoding', 'chunked'], '1.0')), true);
   assert.equal(isBadRequest(request([...host, 'Transfer-Encoding', 'chunked'])), false);
   assert.equal(isBadRequest(request([], '1.0')), false);
+  assert.equal(isBadRequest(request(['Host', 'x', 'Transfer-Encoding', 'chunked'], '0.9')), true);
+  assert.equal(isBadRequest(request(['Host', 'x'], '2.0')), true);
 });
