@@ -67,8 +67,7 @@ export interface BookingSearch extends Turns<SearchRequest, SearchRows> {
  * process that waits for the lock gets it in between: the lock is never held longer than
  * the budget plus one search. On a connection whose busy timeout is 0, a search that meets
  * another's lock waits it out as a timer (lib/search/queued.ts), not holding the process.
- */
-/**
+ *
  * `waited` hears how long each search waited for its turn, in seconds, as it starts
  * (lib/metrics.ts counts it). `snapshot` is called first in every read transaction, before any statement
  * of a search reads the file; it may throw to refuse the snapshot, and the searches of
