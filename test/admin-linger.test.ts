@@ -37,7 +37,7 @@ test('a body that never ends, sent to the admin listener, is cut off within the 
 
 test('requests pipelined after a lingering body sent to the admin listener are not read beyond the read that ends it', async (t) => {
   const { port, readOf } = await listenCounting(t, createAdminServer(ANSWERS, TIMEOUTS));
-  const head = 'POST /-/reload HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\n';
+  const head = 'POST /-/reload HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1\r\n\r\n';
   const [received, ms] = await pipelinedAfterBody(port, head, 200, 15_000, true);
   assert.deepEqual(received.match(/HTTP\/1\.1 \d{3}/g), ['HTTP/1.1 202']);
   assert.ok(ms < 1_000, `closed after ${ms} ms`);
@@ -52,8 +52,8 @@ test('a reload from a web page gets its 400 with Connection: close, and nothing 
   socket.setEncoding('latin1').on('data', (chunk: string) => (received += chunk));
   const closed = once(socket, 'close');
   socket.write(
-    'POST /-/reload HTTP/1.1\r\nHost: x\r\nOrigin: https://evil.example\r\nContent-Length: 0\r\n\r\n' +
-      'GET /live HTTP/1.1\r\nHost: x\r\n\r\n',
+    'POST /-/reload HTTP/1.1\r\nHost: localhost\r\nOrigin: https://evil.example\r\nContent-Length: 0\r\n\r\n' +
+      'GET /live HTTP/1.1\r\nHost: localhost\r\n\r\n',
   );
   const timer = setTimeout(() => socket.destroy(), 3_000);
   await closed;

@@ -272,7 +272,7 @@ for (const workers of [[], ['--workers', '2']]) {
     held.setEncoding('utf8');
     held.on('data', (data: string) => (answer += data));
     held.write(
-      `POST /api/v1/abgleich HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n{"posten":`,
+      `POST /api/v1/abgleich HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${AUTH}\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n{"posten":`,
     );
     await new Promise((resolve) => setTimeout(resolve, 200));
     server.child.kill('SIGTERM');
@@ -328,7 +328,7 @@ test("the admin listener has the API listener's protections: a body is never rea
       socket.on('close', () => finish(Date.now() - began));
       socket.on('connect', () => socket.write(head));
     });
-  const post = await exchange('POST /live HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000000\r\n\r\n', 4_000);
+  const post = await exchange('POST /live HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100000000000\r\n\r\n', 4_000);
   assert.match(post.answer, /^HTTP\/1\.1 405 /);
   assert.ok(post.closedMs !== undefined && post.closedMs < 3_000, `closed after ${post.closedMs} ms`);
   const idle = await exchange('GET /ready HTTP/1.1\r\n', 0);

@@ -35,10 +35,10 @@ type Where = { port: number; tls?: true } | { path: string };
 
 const TIMEOUTS = ['--headers-timeout', '1', '--request-timeout', '2', '--keep-alive-timeout', '1'];
 const SLOW_TIMEOUTS = ['--headers-timeout', '60', '--request-timeout', '120'];
-const API_REQUEST = `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\n\r\n`;
-const ADMIN_REQUEST = 'GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n';
+const API_REQUEST = `GET /api/v1/status HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${AUTH}\r\n\r\n`;
+const ADMIN_REQUEST = 'GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n';
 const API_PROBE = API_REQUEST.replace('\r\n\r\n', '\r\nConnection: close\r\n\r\n');
-const ADMIN_PROBE = 'GET /live HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n';
+const ADMIN_PROBE = 'GET /live HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n';
 
 async function adminWhere(server: Running): Promise<Where> {
   const line = /admin listener on (?:http:\/\/127\.0\.0\.1:(\d+)\/|unix:([^:\s]+):\/)/;
@@ -217,7 +217,7 @@ for (const listener of LISTENERS) {
 
     // Headers that never end: 408 and closed within the headers timeout (1 s, looked at every second).
     const slow = await open(where);
-    slow.write('GET /live HTTP/1.1\r\nHost: x\r\n');
+    slow.write('GET /live HTTP/1.1\r\nHost: localhost\r\n');
     const timedOut = await readUntilClosed(slow, 5_000);
     assert.match(timedOut.text, /^HTTP\/1\.1 408 [\s\S]*"code":"request_timeout"\}$/);
     assert.ok(timedOut.closedMs !== undefined && timedOut.closedMs < 4_000, `closed after ${timedOut.closedMs} ms`);
@@ -264,7 +264,7 @@ async function holdSlowly(t: TestContext, where: Where, count: number, localAddr
   const sockets = await openMany(t, where, count, localAddress);
   const hold = (socket: Socket): void => {
     socket.on('error', () => undefined);
-    socket.write('GET /live HTTP/1.1\r\nHost: x\r\n');
+    socket.write('GET /live HTTP/1.1\r\nHost: localhost\r\n');
     socket.once('close', () => {
       if (!over)
         open(where, localAddress).then(
@@ -310,7 +310,7 @@ for (const [listener, workers] of [
     const where = await listener.where(server);
     const slow = await open(where);
     const silent = await open('path' in where ? where : { port: where.port });
-    slow.write('GET /live HTTP/1.1\r\nHost: x\r\n');
+    slow.write('GET /live HTTP/1.1\r\nHost: localhost\r\n');
     const trickle = setInterval(() => slow.write('X-Slow: 1\r\n'), 500);
     t.after(() => clearInterval(trickle));
     const closed = [readUntilClosed(slow, 8_000), readUntilClosed(silent, 8_000)];

@@ -9,7 +9,7 @@ import { request as httpsRequest } from 'node:https';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { isLoopback } from '../bin/serve/greeting.js';
+import { isLoopback } from '../bin/listen/listen.js';
 import { cashBook } from './support/cash-book.js';
 import { assertFails, makeCertificate, run, start, waitFor } from './support/cli-helpers.js';
 import { AUTH, assertReply, buildDatabase, databaseDir, get, tempDir } from './support/helpers.js';

@@ -236,11 +236,12 @@ test("nginx with TLS in front of the CLI started with the unit's flags: searches
   assert.equal((JSON.parse(search.body) as { anzahl: number }).anzahl, 1);
   assert.equal((await httpsGet(site, '/', { authorization: AUTH })).status, 404, 'only the API is passed on');
   // Over HTTP the API is refused in a line that says why, never redirected (a POST would turn into a GET).
-  for (const method of ['GET', 'POST']) {
+  const large = `{"zeilen":[${'{"datum":"2026-03-20","betrag":"-4.35"},'.repeat(60_000)}{}]}`;
+  for (const [method, body] of [['GET'], ['POST', '{"zeilen":[]}'], ['POST', large]] as const) {
     const plain = await request(`http://127.0.0.1:${site.http}/kasse/api/v1/abgleich`, {
       method,
       headers: { authorization: AUTH, 'content-type': 'application/json' },
-      ...(method === 'POST' ? { body: '{"zeilen":[]}' } : {}),
+      ...(body === undefined ? {} : { body }),
     });
     assert.equal(plain.status, 403, method);
     assert.equal(plain.body, 'HTTPS only: this API is not served over http://\n');
@@ -274,6 +275,11 @@ test("nginx with TLS in front of the CLI started with the unit's flags: searches
   assert.deepEqual(await promtoolCheckMetrics(metrics.body), { code: 0, output: '' });
   assert.match(metrics.body, /^booking_search_requests_total\{endpoint="search",status="200"\} 1$/m);
   assert.equal((await request(`http://127.0.0.1:${site.monitoring}/kasse/api/v1/status`)).status, 404);
+  // A page's name that its DNS points at this address (DNS rebinding) reaches nginx with that name.
+  const rebound = await request(`http://127.0.0.1:${site.monitoring}/metrics`, {
+    headers: { host: 'rebind.example:9469' },
+  });
+  assert.equal(rebound.status, 400, rebound.body);
   for (const path of ['/ready', '/metrics', '/live']) {
     assert.equal((await httpsGet(site, path, {})).status, 404, `${path} is not public`);
   }

@@ -14,8 +14,12 @@
 //
 // A request a web page sent is a 400 on every path (Origin, or Sec-Fetch-Site other than
 // `none`, the address bar's): the listener answers tools (curl, a probe, a scraper send
-// neither) and an admin who types its address, never a page, which could start a reload,
-// or read /ready's reasons (file paths) and /metrics through a name rebound to this address.
+// neither) and an admin who types its address, never a page, which could start a reload.
+// On loopback and a socket (the default) so is a request whose Host names this machine by
+// any name but an address or localhost: a page served from a name its DNS then points at
+// 127.0.0.1 (DNS rebinding) sends its name, and a plain-HTTP page's fetch neither Origin nor
+// Sec-Fetch-Site; it would read /ready's reasons (file paths) and /metrics. Off loopback the
+// admin chose the network (the start warns), and scrapers there may use any name.
 //
 // Every answer is written by the library's one writer (lib/respond.ts, send), with the
 // API's headers and its rule for a body left unread; its errors are the API's,
@@ -36,11 +40,11 @@
 // request (a bad Host, …) refused by the listener's edge (the API handler refuses it itself).
 
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, isIP } from 'node:net';
 import { ERRORS, Metrics, send } from '../../lib/internal.js';
 import { logError, SOCKET_WORD } from '../base/index.js';
 import type { BookView, DatabaseStatus } from '../books/index.js';
-import { type ConnectionLimits, createListener, listenOn } from '../listen/index.js';
+import { type ConnectionLimits, createListener, isLoopback, listenOn } from '../listen/index.js';
 
 /** One book as a process serves it: docs/operations.md, "Monitoring", names the states. */
 export interface BookReport {
@@ -94,10 +98,16 @@ export interface AdminAnswers {
   reload(): void;
 }
 
-/** The request handler of the admin listener; its listener's edge checks Host (createAdminServer). */
-export function createAdminHandler(answers: AdminAnswers): (req: IncomingMessage, res: ServerResponse) => void {
+/**
+ * The request handler of the admin listener; its listener's edge checks Host's form
+ * (createAdminServer), and this its name unless `anyHost` (a listener off loopback).
+ */
+export function createAdminHandler(
+  answers: AdminAnswers,
+  anyHost = false,
+): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
-    if (fromWebPage(req)) return refuseBadRequest(req, res);
+    if (fromWebPage(req) || !(anyHost || namesThisMachine(req.headers.host))) return refuseBadRequest(req, res);
     const path = (req.url ?? '').split('?', 1)[0];
     if (path === '/-/reload') return answerReload(req, res, answers);
     if (path !== '/live' && path !== '/ready' && path !== '/metrics') {
@@ -149,6 +159,13 @@ function fromWebPage(req: IncomingMessage): boolean {
   return req.headers.origin !== undefined || (site !== undefined && site !== 'none');
 }
 
+/** Whether `host` (a Host header; none from HTTP/1.0) names this machine by an address or as localhost. */
+function namesThisMachine(host: string | undefined): boolean {
+  if (host === undefined) return true;
+  const name = host.startsWith('[') ? host.slice(1, host.indexOf(']')) : host.replace(/:[0-9]*$/, '');
+  return isIP(name) !== 0 || /^(?:.+\.)?localhost$/i.test(name);
+}
+
 /** Where the admin listener listens (ServeCommand's `admin`). */
 export type AdminAddress = { host: string; port: number } | { socket: string };
 
@@ -163,8 +180,8 @@ export const MAX_ADMIN_CONNECTIONS = 64;
 export type AdminTimeouts = Omit<ConnectionLimits, 'maxConnections'>;
 
 /** The admin listener's server, not yet listening: every listener's protections around `createAdminHandler`. */
-export function createAdminServer(answers: AdminAnswers, timeouts: AdminTimeouts): Server {
-  return createListener(createAdminHandler(answers), {
+export function createAdminServer(answers: AdminAnswers, timeouts: AdminTimeouts, anyHost = false): Server {
+  return createListener(createAdminHandler(answers, anyHost), {
     limits: { ...timeouts, maxConnections: MAX_ADMIN_CONNECTIONS },
     badRequest: refuseBadRequest,
   });
@@ -182,7 +199,7 @@ export async function listenAdmin(
   group: string | undefined,
   timeouts: AdminTimeouts,
 ): Promise<{ server: Server; address: string }> {
-  const server = createAdminServer(answers, timeouts);
+  const server = createAdminServer(answers, timeouts, !('socket' in where) && !isLoopback(where.host));
   if ('socket' in where) {
     await listenOn(server, { socket: where.socket, group }, 'the admin listener: ');
     return { server, address: `${SOCKET_WORD}:${where.socket}:/` };

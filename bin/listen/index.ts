@@ -6,7 +6,7 @@
 //
 // This file is the room's door: the other rooms import from it only.
 
-export { listenOn } from './listen.js';
+export { isLoopback, listenOn } from './listen.js';
 export {
   type ConnectionLimits,
   createListener,

@@ -6,6 +6,7 @@
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
+import { BlockList, isIP } from 'node:net';
 import { dirname } from 'node:path';
 import { errorCode } from '../../lib/internal.js';
 import { CliError, describeError, describeFsError } from '../base/index.js';
@@ -57,4 +58,16 @@ function whyNot(error: unknown, where: ListenAddress): string {
   if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN')
     return `cannot listen on ${host}: no such address on this machine`;
   return `cannot listen on ${host}:${port}: ${describeError(error)}`;
+}
+
+// 127.0.0.0/8 and ::1; a BlockList compares an address in any spelling, an IPv4-mapped IPv6
+// one (`::ffff:127.0.0.1`, as a dual-stack socket shows it) with its IPv4 address.
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/** Whether `host` is an address only this machine can reach, in any spelling. */
+export function isLoopback(host: string): boolean {
+  const family = isIP(host);
+  return host === 'localhost' || (family !== 0 && LOOPBACK.check(host, family === 6 ? 'ipv6' : 'ipv4'));
 }

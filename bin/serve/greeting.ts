@@ -5,13 +5,13 @@
 // loopback, root serving another user's book).
 
 import type { Server } from 'node:http';
-import { BlockList, isIP } from 'node:net';
 import { resolveOptions } from '../../lib/internal.js';
 import { logLine, NAME, SOCKET_WORD, shellWord } from '../base/index.js';
 import type { DemoDatabase } from '../books/index.js';
 import type { SaidLine } from '../cluster/index.js';
 import type { BookConfig, ServeCommand } from '../config/index.js';
 import { appSetting, fileRule, judgeDatabaseFile, letsEveryoneConnect, readableByEveryone } from '../files/index.js';
+import { isLoopback } from '../listen/index.js';
 
 /**
  * The start-up lines: where the API is served (each book's base path and file when the
@@ -200,16 +200,4 @@ export function warnAboutPlainHttp(command: ServeCommand): void {
       'warning',
     );
   }
-}
-
-// 127.0.0.0/8 and ::1; a BlockList compares an address in any spelling, an IPv4-mapped IPv6
-// one (`::ffff:127.0.0.1`, as a dual-stack socket shows it) with its IPv4 address.
-const LOOPBACK = new BlockList();
-LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
-LOOPBACK.addAddress('::1', 'ipv6');
-
-/** Whether `host` is an address only this machine can reach, in any spelling. */
-export function isLoopback(host: string): boolean {
-  const family = isIP(host);
-  return host === 'localhost' || (family !== 0 && LOOPBACK.check(host, family === 6 ? 'ipv6' : 'ipv4'));
 }

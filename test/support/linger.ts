@@ -50,7 +50,7 @@ async function writeAllThenRead(
   const [announce, body] = framed(bytes, sent.chunked === true);
   const answer = (async (): Promise<number | string> => {
     await once(socket, tls ? 'secureConnect' : 'connect');
-    socket.write(`${request} HTTP/1.1\r\nHost: x\r\n${headers}${announce}\r\n`);
+    socket.write(`${request} HTTP/1.1\r\nHost: localhost\r\n${headers}${announce}\r\n`);
     await new Promise((resolve) => setTimeout(resolve, 20));
     await new Promise((resolve) => socket.write(body, resolve));
     const chunks: Buffer[] = [];
@@ -196,9 +196,10 @@ export async function assertEndlessBodyCutOff(
   statusLine: string,
   timeoutMs: number,
 ): Promise<void> {
-  const announced = (bytes: number): string => `${request} HTTP/1.1\r\nHost: x\r\nContent-Length: ${bytes}\r\n\r\n`;
+  const announced = (bytes: number): string =>
+    `${request} HTTP/1.1\r\nHost: localhost\r\nContent-Length: ${bytes}\r\n\r\n`;
   const spaces = ' '.repeat(0x10000);
-  const chunked = `${request} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n`;
+  const chunked = `${request} HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n`;
   const [tinyStatus, tinyMs] = await sendEndlessly(port, chunked, '1\r\na\r\n'.repeat(10_000), 0);
   assert.equal(tinyStatus, statusLine);
   assert.ok(tinyMs < 1_000, `closed after ${tinyMs} ms`);
@@ -248,7 +249,7 @@ export async function pipelinedAfterBody(
   await once(socket, 'connect');
   socket.write(head);
   while (!received.includes('\r\n\r\n') && !socket.destroyed) await new Promise((resolve) => setTimeout(resolve, 5));
-  const status = 'GET /api/v1/status HTTP/1.1\r\nHost: x\r\n';
+  const status = 'GET /api/v1/status HTTP/1.1\r\nHost: localhost\r\n';
   const next = `${status}X-Pad: ${'p'.repeat(Math.max(0, size - 60))}\r\n\r\n`.repeat(count);
   const started = performance.now();
   socket.write(together ? `a${next}` : 'a');

@@ -103,6 +103,31 @@ test('a request from a web page (Origin, or Sec-Fetch-Site other than none) is t
     assert.equal((await request(`${origin}${path}`, { headers: typed })).status, 200, path);
 });
 
+test('on loopback a Host that names this machine by another name than an address or localhost is a 400 on every path (DNS rebinding); off loopback any name is answered', async (t) => {
+  const { origin, reloads } = await serveCountingReloads(t);
+  const port = new URL(origin).port;
+  // A plain-HTTP page's same-origin fetch: its own name, and no Origin or Sec-Fetch-Site.
+  for (const host of [`rebind.example:${port}`, 'kasse.internal', 'localhost.evil.example', '0x7f.1']) {
+    for (const path of ['/live', '/ready', '/metrics']) {
+      assertApiError(await request(`${origin}${path}`, { headers: { host } }), ERRORS.badRequest, `${host} ${path}`);
+    }
+    assertApiError(await request(`${origin}/-/reload`, { method: 'POST', headers: { host } }), ERRORS.badRequest, host);
+  }
+  assert.equal(reloads(), 0);
+  for (const host of [
+    `127.0.0.1:${port}`,
+    `localhost:${port}`,
+    'LOCALHOST',
+    'grafana.localhost',
+    `[::1]:${port}`,
+    '10.0.0.7',
+  ]) {
+    assert.equal((await request(`${origin}/ready`, { headers: { host } })).status, 200, host);
+  }
+  const anywhere = await serve(t, createAdminHandler(answers(), true));
+  assert.equal((await request(`${anywhere}/metrics`, { headers: { host: 'kasse.internal:9469' } })).status, 200);
+});
+
 test('the reload of a process is its SIGHUP handlers, which Windows never calls by a signal', (t) => {
   let hangups = 0;
   const listener = (): void => {
@@ -245,7 +270,7 @@ test("every error of the admin listener, its own and its edge's, is the API's {f
   }
   const bodies: [string, ApiError][] = [
     ['NOT HTTP AT ALL\r\n\r\n', ERRORS.badRequest],
-    [`GET /live HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`, ERRORS.headersTooLarge],
+    [`GET /live HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`, ERRORS.headersTooLarge],
     ['GET /live HTTP/1.1\r\n\r\n', ERRORS.badRequest],
   ];
   for (const [head, error] of bodies) {
@@ -260,7 +285,7 @@ test("every error of the admin listener, its own and its edge's, is the API's {f
 test('a request that announces a body is answered and its connection closed; one announced beyond what is dropped is never read', async (t) => {
   const port = await listenServer(t);
   const client = await open(t, port);
-  client.socket.write('POST /live HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000000\r\n\r\n');
+  client.socket.write('POST /live HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100000000000\r\n\r\n');
   // Uploading all the while, as the attack did: the server must stop taking it.
   const chunk = Buffer.alloc(64 * 1024, 120);
   const upload = setInterval(() => {
@@ -277,7 +302,9 @@ test('a request that announces a body is answered and its connection closed; one
     ['PUT', '/metrics'],
   ]) {
     const chunked = await open(t, port);
-    chunked.socket.write(`${method} ${path} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n`);
+    chunked.socket.write(
+      `${method} ${path} HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n`,
+    );
     assert.ok((await chunked.closed(3_000)) !== undefined, `${method} ${path}: ${chunked.received()}`);
     assert.match(chunked.received(), /^HTTP\/1\.1 (200|405) /);
   }
@@ -305,7 +332,7 @@ test('protocol errors are answered as JSON and close; an idle connection ends af
     assert.ok(hostless.received().endsWith(`\r\n\r\n${ERRORS.badRequest.body}`), hostless.received());
   }
   const large = await open(t, port);
-  large.socket.write(`GET /live HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`);
+  large.socket.write(`GET /live HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`);
   assert.ok((await large.closed(3_000)) !== undefined);
   assert.match(large.received(), /^HTTP\/1\.1 431 /);
   assert.match(large.received(), /"code":"headers_too_large"\}$/);
@@ -334,7 +361,7 @@ test(`at most ${MAX_ADMIN_CONNECTIONS} connections are open at once; one beyond 
   assert.ok((await first.closed(2_000)) !== undefined, 'the connection that waited longest is closed');
   assert.equal(first.received(), '');
   for (const still of [beyond, held[1] as Connection]) {
-    still.socket.write('GET /live HTTP/1.1\r\nHost: x\r\n\r\n');
+    still.socket.write('GET /live HTTP/1.1\r\nHost: localhost\r\n\r\n');
     await new Promise((resolve) => setTimeout(resolve, 200));
     assert.match(still.received(), /^HTTP\/1\.1 200 /);
   }
