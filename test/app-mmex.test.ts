@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { findApplication } from '../lib/apps/index.js';
 import { type Booking, createHandler } from '../lib/index.js';
-import { explainCount } from '../lib/search/index.js';
+import { createBookingSearch, explainCount } from '../lib/search/index.js';
 import {
   assertAnswersEverySearch,
   assertDateRefused,
@@ -329,6 +329,27 @@ test('a Money Manager Ex file answers by MMEX rules with app "mmex": signs, spli
   assert.ok(everything.buchungen.some((b) => b.betrag === 1234567.89 && b.zweck === 'Laden: Größter Posten'));
   assert.ok(everything.buchungen.some((b) => b.id === 7 && b.zweck === 'Druckerpatrone' && !('kategorie' in b)));
   assert.ok(!everything.buchungen.some((b) => b.id === 10 || b.id === 11), 'nothing of the dollar account');
+});
+
+test('check explains the count the search itself runs over a Money Manager Ex file, not a statement of its own', (t) => {
+  const file = join(databaseDir(t), 'kasse.mmb');
+  writeMmexFile(file);
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
+  const prepared: string[] = [];
+  const prepare = db.prepare.bind(db);
+  db.prepare = ((source: string) => {
+    prepared.push(source);
+    return prepare(source);
+  }) as typeof db.prepare;
+  const mapping = findApplication('mmex');
+  assert.ok(mapping !== undefined);
+  createBookingSearch(db, mapping);
+  const searched = [...prepared];
+  explainCount(db, undefined, mapping);
+  const explained = prepared.slice(searched.length).find((source) => source.startsWith('EXPLAIN QUERY PLAN '));
+  assert.ok(explained !== undefined, prepared.join('\n'));
+  assert.ok(searched.includes(explained.slice('EXPLAIN QUERY PLAN '.length)), explained);
 });
 
 test("a Money Manager Ex file is searched by MMEX's own TRANSDATE index; check recognises it and changes nothing", async (t) => {

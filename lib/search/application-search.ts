@@ -14,31 +14,12 @@ import { type BookingRow, countedAndRead, type SearchRows, toBounds, unreadable 
  * band and every window the index reads it in, and the search answers 500 for it. */
 export function createApplicationSearch(db: Database, mapping: ApplicationMapping): (query: SearchQuery) => SearchRows {
   useMapping(db, mapping);
-  const source = `(${mapping.bookings}) AS booking`;
-  const where = `coalesce(booking.amount_cents, +:low) BETWEEN +:low AND +:high${mapping.exactWindow === true ? '' : ' AND coalesce(booking.date, +:von) BETWEEN +:von AND +:bis'}`;
-  // An amount that is no whole number of cents (a fraction a mapping divided out) is no
-  // more answerable than none: counted, it would make `anzahl` count it unseen.
-  const count = db
-    .prepare<[Record<string, unknown>], [all: number, read: number]>(
-      `SELECT ${countedAndRead('booking')} FROM ${source} WHERE ${where}`,
-    )
-    .raw();
-  const page = db
-    .prepare<[Record<string, unknown>], BookingRow>(
-      `SELECT booking.id, booking.date, booking.amount_cents, booking.subject, booking.category, booking.payment_method
-       FROM ${source} WHERE ${where}
-       ORDER BY booking.${mapping.orderDate === true ? 'order_date' : 'date'} DESC, booking.id DESC LIMIT +:limit`,
-    )
-    .raw();
+  const sql = applicationSql(mapping);
+  const count = db.prepare<[Record<string, unknown>], [all: number, read: number]>(sql.count).raw();
+  const page = db.prepare<[Record<string, unknown>], BookingRow>(sql.page).raw();
   // Only when a search fails: which booking it is, for the log.
   const firstUnreadable = (parameters: Record<string, unknown>): unknown[] | undefined =>
-    db
-      .prepare<[Record<string, unknown>], unknown[]>(
-        `SELECT booking.id, booking.date, booking.amount_cents, booking.subject, booking.payment_method, booking.amount_held
-         FROM ${source} WHERE (${where}) AND (${unreadable('booking')}) LIMIT 1`,
-      )
-      .raw()
-      .get(parameters);
+    db.prepare<[Record<string, unknown>], unknown[]>(sql.firstUnreadable).raw().get(parameters);
   return (query) => {
     const bounds = toBounds(query);
     const parameters = { ...bounds, ...mapping.window(bounds.von, bounds.bis), limit: query.limit };
@@ -48,6 +29,26 @@ export function createApplicationSearch(db: Database, mapping: ApplicationMappin
     if (read !== total) throw unreadableBooking(firstUnreadable(parameters));
     if (total === 0 || query.limit === 0) return { count: total, rows: [] };
     return { count: total, rows: page.all(parameters) };
+  };
+}
+
+/**
+ * The statements of the search over an application's tables, bound by name (`:von`, `:bis`,
+ * `:low`, `:high`, `:limit` and the mapping's window): what it counts (every booking and the
+ * readable ones), the page, and the first booking it cannot read. `check` explains the count.
+ */
+export function applicationSql(mapping: ApplicationMapping): { count: string; page: string; firstUnreadable: string } {
+  const source = `(${mapping.bookings}) AS booking`;
+  const where = `coalesce(booking.amount_cents, +:low) BETWEEN +:low AND +:high${mapping.exactWindow === true ? '' : ' AND coalesce(booking.date, +:von) BETWEEN +:von AND +:bis'}`;
+  return {
+    // An amount that is no whole number of cents (a fraction a mapping divided out) is no
+    // more answerable than none: counted, it would make `anzahl` count it unseen.
+    count: `SELECT ${countedAndRead('booking')} FROM ${source} WHERE ${where}`,
+    page: `SELECT booking.id, booking.date, booking.amount_cents, booking.subject, booking.category, booking.payment_method
+       FROM ${source} WHERE ${where}
+       ORDER BY booking.${mapping.orderDate === true ? 'order_date' : 'date'} DESC, booking.id DESC LIMIT +:limit`,
+    firstUnreadable: `SELECT booking.id, booking.date, booking.amount_cents, booking.subject, booking.payment_method, booking.amount_held
+         FROM ${source} WHERE (${where}) AND (${unreadable('booking')}) LIMIT 1`,
   };
 }
 

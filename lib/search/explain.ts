@@ -7,6 +7,7 @@ import type { Database } from 'better-sqlite3';
 import { DEFAULT_TABLE_NAMES, type Mapping, ownSchema, type TableNames, useMapping } from '../mapping.js';
 import type { SearchQuery } from '../query.js';
 import { catalogKind } from '../schema.js';
+import { applicationSql } from './application-search.js';
 import { type Bounds, chooseCount, type Estimate, planFor, SQL, type Stats, sqlFor, toBounds } from './sql.js';
 
 /** The typical search of a reconciliation run: one exact amount in a month. */
@@ -98,11 +99,7 @@ export function explainCount(
   if (mapping.kind === 'application') {
     useMapping(db, mapping);
     return db
-      .prepare<
-        [Record<string, unknown>],
-        { detail: string }
-      >(`EXPLAIN QUERY PLAN SELECT count(*) FROM (${mapping.bookings})
-        WHERE date BETWEEN +:von AND +:bis AND amount_cents BETWEEN +:low AND +:high`)
+      .prepare<[Record<string, unknown>], { detail: string }>(`EXPLAIN QUERY PLAN ${applicationSql(mapping).count}`)
       .all({ ...bounds, ...mapping.window(bounds.von, bounds.bis) })
       .map(({ detail }) => detail);
   }
