@@ -258,3 +258,14 @@ test('parseUnsignedAmount accepts no sign at all', () => {
   assert.equal(parseUnsignedAmount('-0.10'), undefined);
   assert.equal(parseUnsignedAmount('+0.10'), undefined);
 });
+
+// A tripwire for whoever adds a parameter: the tests of the contract name the places a
+// reader finds (CONTRIBUTING.md, "Where to change what"), not these two, which would
+// answer a wrong `anzahl` without a word.
+test('the search parameters are the six the statements know: a new filter is also a term of applicationSql and keeps chooseCount from `everything`', () => {
+  assert.deepEqual(
+    [...PARAMETERS],
+    ['von', 'bis', 'betrag', 'toleranz', 'waehrung', 'limit'],
+    "a new filter: lib/search/sql.ts's `everything` count reads no FILTERS (it counts whole b-trees when a search spans every date and amount), so chooseCount must not choose it while the filter is given; and lib/search/application-search.ts's applicationSql has a WHERE of its own. Then update this list",
+  );
+});
