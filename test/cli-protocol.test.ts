@@ -228,7 +228,7 @@ test('a parser error in the body of a request the command answered already is no
     [
       '/live, Transfer-Encoding: identity',
       admin,
-      ['GET /live HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\n'],
+      ['GET /live HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: identity\r\n\r\n'],
       [200],
     ],
   ];
