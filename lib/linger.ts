@@ -108,8 +108,13 @@ export function stopReading(socket: Socket & { _paused?: boolean; [STOPPED]?: tr
   socket.pause();
 }
 
-function closeOnceStalled(socket: Duplex & { bytesWritten: number }, written: number): void {
+function closeOnceStalled(
+  socket: Duplex & { bytesWritten: number; _httpMessage?: { headersSent: boolean } | null },
+  written: number,
+): void {
   if (socket.destroyed) return;
-  if (socket.bytesWritten === written) return void socket.destroy();
+  // An answer not begun (node:http's first in line: a password check, a search in its turn,
+  // with the closing answer queued behind it) is no stall: it is waited for, within its own bounds.
+  if (socket.bytesWritten === written && socket._httpMessage?.headersSent !== false) return void socket.destroy();
   setTimeout(() => closeOnceStalled(socket, socket.bytesWritten), STALLED_LOOK_MS).unref();
 }

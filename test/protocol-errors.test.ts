@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { answerProtocolErrors, createHandler } from '../lib/index.js';
+import { hashPassword } from '../lib/password-hash.js';
 import { makeCertificate } from './support/cli-helpers.js';
 import { AUTH, assertReply, CREDENTIALS, openFixture } from './support/helpers.js';
 import { assertProtocolError, rawExchange, rawRequest, statusesIn } from './support/raw-http.js';
@@ -263,5 +264,25 @@ test('on an https server, a handshake that times out is destroyed, never answere
   for (const { ms, received } of outcomes) {
     assert.ok(ms >= 250 && ms < 2_000, `closed by the server after the handshake timeout, not after ${ms} ms`);
     assert.equal(received, 0, 'no plaintext answer');
+  }
+});
+
+test('a closing answer whose body is left unread, pipelined behind an answer still to come (a password being checked), waits for it: both are answered, in order', async (t) => {
+  const handler = createHandler(openFixture(t), { username: 'kasse', passwordHash: await hashPassword('geheim') });
+  const server = answerProtocolErrors(createServer(handler));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.closeAllConnections());
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const wrong = `Basic ${Buffer.from('kasse:falsch').toString('base64')}`;
+  const first = `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nAuthorization: ${wrong}\r\n\r\n`;
+  const refused = [
+    'POST /api/v1/abgleich HTTP/1.1\r\nHost: a b\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
+    'POST /api/v1/abgleich HTTP/1.0\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n',
+  ];
+  for (const second of refused) {
+    const { text, closed } = await rawExchange(origin, [first + second]);
+    assert.deepEqual(statusesIn(text), [401, 400], text);
+    assert.ok(closed, 'the 400 closes the connection');
   }
 });
