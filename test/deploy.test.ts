@@ -16,6 +16,7 @@ import { test } from 'node:test';
 import { BIN, makeCertificate, TIME } from './support/cli-helpers.js';
 import { AUTH, basicAuth, buildDatabase, type Reply, request, tempDir } from './support/helpers.js';
 import { promtoolCheckMetrics } from './support/prometheus.js';
+import { rawRequest } from './support/raw-http.js';
 
 const UNIT = new URL('../deploy/booking-search-server.service', import.meta.url).pathname;
 const SITE = new URL('../deploy/nginx.conf', import.meta.url).pathname;
@@ -275,6 +276,9 @@ test("nginx with TLS in front of the CLI started with the unit's flags: searches
   assert.deepEqual(await promtoolCheckMetrics(metrics.body), { code: 0, output: '' });
   assert.match(metrics.body, /^booking_search_requests_total\{endpoint="search",status="200"\} 1$/m);
   assert.equal((await request(`http://127.0.0.1:${site.monitoring}/kasse/api/v1/status`)).status, 404);
+  // A health check of HTTP/1.0 sends no Host (HAProxy's httpchk): nginx passes its own name on.
+  const check = await rawRequest(`http://127.0.0.1:${site.monitoring}`, 'GET /live HTTP/1.0\r\n\r\n');
+  assert.equal(check.status, 200, check.body);
   // A page's name that its DNS points at this address (DNS rebinding) reaches nginx with that name.
   const rebound = await request(`http://127.0.0.1:${site.monitoring}/metrics`, {
     headers: { host: 'rebind.example:9469' },

@@ -163,7 +163,7 @@ function fromWebPage(req: IncomingMessage): boolean {
 function namesThisMachine(host: string | undefined): boolean {
   if (host === undefined) return true;
   const name = host.startsWith('[') ? host.slice(1, host.indexOf(']')) : host.replace(/:[0-9]*$/, '');
-  return isIP(name) !== 0 || /^(?:.+\.)?localhost$/i.test(name);
+  return isIP(name) !== 0 || /^(?:.+\.)?localhost\.?$/i.test(name);
 }
 
 /** Where the admin listener listens (ServeCommand's `admin`). */

@@ -118,6 +118,7 @@ test('on loopback a Host that names this machine by another name than an address
     `127.0.0.1:${port}`,
     `localhost:${port}`,
     'LOCALHOST',
+    'localhost.',
     'grafana.localhost',
     `[::1]:${port}`,
     '10.0.0.7',
