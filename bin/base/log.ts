@@ -249,8 +249,7 @@ export function accessLog(
     const address = facts === undefined ? '-' : facts.clientAddress === 'unix' ? SOCKET_WORD : facts.clientAddress;
     const user = userForLog(facts?.user ?? facts?.attempted, format === 'json');
     const finished = res.writableFinished;
-    // A target holds no control character (the parser refuses one): only its length is cut.
-    const shown = path.length > MAX_LOGGED_CHARACTERS ? logValue(path, MAX_LOGGED_CHARACTERS, { quotes: false }) : path;
+    const shown = logValue(path, MAX_LOGGED_CHARACTERS, { quotes: false });
     writeAccessLine(
       format === 'json'
         ? `${priority}${JSON.stringify({ time: isoTime(), level: 'info', address, user, method: req.method, path: shown, status: finished ? res.statusCode : null, ms })}\n`
