@@ -9,7 +9,15 @@ import { boundConnections, type ConnectionBounds, type StopConnections } from '.
 import { errorCode } from './errors.js';
 import { type ApiError, ERRORS } from './messages.js';
 import { trustedPeers } from './options.js';
-import { type Answered, clientAddress, isBadRequest, pathForLog, recordFacts, whenAnswered } from './request.js';
+import {
+  type Answered,
+  clientAddress,
+  isBadRequest,
+  pathForLog,
+  recordFacts,
+  requestFacts,
+  whenAnswered,
+} from './request.js';
 import {
   afterAnswers,
   answering,
@@ -135,13 +143,15 @@ export function answerConnect(_req: IncomingMessage, socket: Duplex): void {
   answerAfterTheOthers(socket, 'Method Not Allowed', ERRORS.methodNotAllowed, ['Allow', 'GET, HEAD']);
 }
 
-type InFlight = { req: IncomingMessage; headersSent: boolean; writableEnded: boolean } | null | undefined;
+type InFlight = ServerResponse | null | undefined;
 
 /**
  * `error` on `socket` once the answers before it have been taken (lib/respond.ts), then the
  * close; but no answer at all, only the close, after an answer that closes the connection
  * (RFC 9112 §9.6), or when the error is in the body of a request that has its answer: a
- * request handed on is answered once, by the handler or, if it has not answered, by this.
+ * request handed on is answered once, by the handler or, if it has not answered, by this:
+ * as its response when this library's handler holds it (its status then in the log and the
+ * counts, as any answer's), else on the socket (an embedder's handler may still write).
  */
 function answerAfterTheOthers(socket: Duplex, reason: string, error: ApiError, headers: readonly string[] = []): void {
   afterAnswers(socket, () => {
@@ -151,21 +161,27 @@ function answerAfterTheOthers(socket: Duplex, reason: string, error: ApiError, h
     if (!socket.writable || (current?.headersSent === true && !current.writableEnded)) socket.destroy();
     // node:http closes the connection once the answer that closes it is out (lib/linger.ts).
     else if (closing(socket)) return;
-    else if (answeredBeforeItsEnd(socket, current)) socket.end(() => socket.destroy());
-    else sendOnSocket(socket, reason, error, headers);
+    else {
+      const cut = bodyCutOff(socket);
+      const cutIsCurrent = cut !== undefined && (current === null || current === undefined || current.req === cut);
+      if (cutIsCurrent && current?.headersSent !== false) socket.end(() => socket.destroy());
+      // This library's handler holds the request (it has its facts) and never answers it now.
+      else if (cutIsCurrent && requestFacts(cut) !== undefined)
+        sendError(current as ServerResponse, error, [...headers, 'Connection', 'close']);
+      else sendOnSocket(socket, reason, error, headers);
+    }
   });
 }
 
 /**
- * Whether the error cut off the body of a request node:http handed on (the last its parser
- * read the headers of, until then complete), and that request was answered: its answer is the
- * one on the socket, begun, or gone already (node:http writes them in order). Answers from
- * this module's handlers to a body left unread close (lib/respond.ts), an embedder's may not.
+ * The request whose body the error cut off, if any: the last one node:http's parser read the
+ * headers of, which it handed on, and which was complete until then. Its answer is the one
+ * on the socket (not begun, begun, or gone already: node:http writes them in order). Answers
+ * from this module's handlers to a body left unread close (lib/respond.ts), an embedder's may not.
  */
-function answeredBeforeItsEnd(socket: Duplex, current: InFlight): boolean {
+function bodyCutOff(socket: Duplex): IncomingMessage | undefined {
   const cut = (socket as { parser?: { incoming?: IncomingMessage | null } | null }).parser?.incoming;
-  if (cut === null || cut === undefined || cut.complete || cut.socket !== socket) return false;
-  return current === null || current === undefined || (current.req === cut && current.headersSent);
+  return cut === null || cut === undefined || cut.complete || cut.socket !== socket ? undefined : cut;
 }
 
 /**

@@ -87,8 +87,9 @@ test('a client that hangs up in the middle of a reconciliation body is let go at
   while (descriptors() > before && Date.now() < deadline + 1_000)
     await new Promise((resolve) => setTimeout(resolve, 20));
   assert.ok(descriptors() <= before, `descriptors back to ${before} (now ${descriptors()})`);
-  // Each logged as a request its client left (the access log is written in batches).
-  await waitFor(() => server.output().stdout, / kasse POST \/api\/v1\/abgleich aborted /, 10);
+  // Each logged with the answer it got, as any request (the access log is written in batches).
+  await waitFor(() => server.output().stdout, / kasse POST \/api\/v1\/abgleich 400 /, 10);
+  assert.doesNotMatch(server.output().stdout, / aborted /);
 
   // One more, and SIGTERM right after its FIN: nothing is left to wait for.
   const last = await open(server, PARTS.chunked);
@@ -118,6 +119,12 @@ test('a reconciliation body trickled a byte at a time is cut by --request-timeou
     (second as string).endsWith('{"fehler":"Zeitüberschreitung der Anfrage.","code":"request_timeout"}'),
     second,
   );
+  // Logged and counted as the answer it is, not as a client that left.
+  await waitFor(() => server.output().stdout, / kasse POST \/api\/v1\/abgleich 408 /);
+  assert.match(
+    (await request(`${admin}/metrics`)).body,
+    /^booking_search_requests_total\{endpoint="abgleich",status="408",error="request_timeout"\} 1$/m,
+  );
   const deadline = Date.now() + 2_000;
   while ((await openConnections(admin)) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   assert.equal(await openConnections(admin), 0);
@@ -132,4 +139,5 @@ test('a malformed chunk in a reconciliation body gets the JSON 400 at once, and 
   const answer = await within(2_000, client.closed, 'a broken body was never answered');
   assert.match(answer, /^HTTP\/1\.1 400 [\s\S]*\r\nConnection: close\r\n[\s\S]*"bad_request"}$/);
   assert.equal(await openConnections(admin), 0);
+  await waitFor(() => server.output().stdout, / kasse POST \/api\/v1\/abgleich 400 /);
 });
