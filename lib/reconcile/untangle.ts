@@ -1,7 +1,7 @@
 // The reconciliation's pairing (lib/reconcile/pairing.ts), its last step: of pairings equal
 // in the contract's four costs, one where the earlier line gets the earlier booking.
 
-import { type Edge, STEP_EDGES } from './costs.js';
+import { type Candidates, STEP_EDGES } from './costs.js';
 
 /**
  * The pairing with equal pairings' ties broken by the order of the lines (their index) and
@@ -9,52 +9,61 @@ import { type Edge, STEP_EDGES } from './costs.js';
  * apart and gives the earlier line of those it changes an earlier booking, or one where it
  * had none: a line takes a free booking; two lines swap theirs; a line without one takes
  * that of a later line, which is left without. Each change makes the lines' bookings, read
- * in line order, lexically smaller, so it ends.
+ * in line order, lexically smaller, so it ends. Over every candidate of each line, not only
+ * those the cheapest pairing looked at: a swap may give a line one it did not keep.
  */
-export function* untangle(lines: readonly Edge[][], paired: Int32Array): Generator<void, Int32Array, void> {
+export function* untangle(lines: readonly Candidates[], paired: Int32Array): Generator<void, Int32Array, void> {
   const owner = new Map<number, number>();
-  const edgeTo: Map<number, Edge>[] = [];
+  const placeOf = placesIn(lines);
+  // Each line's booking by its place in the line's columns, or -1.
+  const at = new Int32Array(lines.length).fill(-1);
   let looked = 0;
-  for (const list of lines) {
-    edgeTo.push(new Map(list.map((edge) => [edge.booking, edge])));
-    looked += list.length;
+  for (let line = 0; line < lines.length; line += 1) {
+    const booking = paired[line] as number;
+    if (booking === -1) continue;
+    owner.set(booking, line);
+    at[line] = (lines[line] as Candidates).booking.indexOf(booking);
+    looked += (lines[line] as Candidates).booking.length;
     if (looked >= STEP_EDGES) {
       looked = 0;
       yield;
     }
   }
-  paired.forEach((booking, line) => {
-    if (booking !== -1) owner.set(booking, line);
-  });
   for (let changed = true; changed; ) {
     changed = false;
     for (let line = 0; line < lines.length; line += 1) {
+      const list = lines[line] as Candidates;
       if (looked >= STEP_EDGES) {
         looked = 0;
         yield;
       }
-      looked += (lines[line] as Edge[]).length;
-      for (const edge of lines[line] as Edge[]) {
+      looked += list.booking.length;
+      for (let k = 0; k < list.booking.length; k += 1) {
+        const booking = list.booking[k] as number;
         const mine = paired[line] as number;
         // An earlier booking, or any if it has none.
-        if (mine !== -1 && edge.booking >= mine) continue;
-        const had = mine === -1 ? undefined : edgeTo[line]?.get(mine);
-        const other = owner.get(edge.booking);
+        if (mine !== -1 && booking >= mine) continue;
+        const other = owner.get(booking);
         // Without a booking, a line takes only that of a later line (a free one would pair
         // one more line: the pairing pairs the most already).
-        if (other === undefined ? had === undefined : other < line) continue;
-        const theirs = other === undefined ? undefined : edgeTo[other]?.get(edge.booking);
-        // What the other line takes instead: the booking given up, or none.
-        const swapped = other === undefined || had === undefined ? undefined : edgeTo[other]?.get(had.booking);
-        if (other !== undefined && had !== undefined && swapped === undefined) continue;
-        if (!sameCosts(had, theirs, edge, swapped)) continue;
-        if (had !== undefined) owner.delete(had.booking);
+        if (other === undefined ? mine === -1 : other < line) continue;
+        // What the other line takes instead: the booking given up (its place there), or none.
+        const swapped = other === undefined || mine === -1 ? -1 : placeOf(other, mine);
+        if (other !== undefined && mine !== -1 && swapped === -1) continue;
+        const had = cost(list, at[line] as number);
+        const theirs = other === undefined ? NONE : cost(lines[other] as Candidates, at[other] as number);
+        const mineThen = cost(list, k);
+        const theirsThen = other === undefined ? NONE : cost(lines[other] as Candidates, swapped);
+        if (!sameSums(had, theirs, mineThen, theirsThen)) continue;
+        if (mine !== -1) owner.delete(mine);
         if (other !== undefined) {
-          paired[other] = swapped === undefined ? -1 : swapped.booking;
-          if (swapped !== undefined) owner.set(swapped.booking, other);
+          paired[other] = swapped === -1 ? -1 : mine;
+          at[other] = swapped;
+          if (swapped !== -1) owner.set(mine, other);
         }
-        paired[line] = edge.booking;
-        owner.set(edge.booking, line);
+        paired[line] = booking;
+        at[line] = k;
+        owner.set(booking, line);
         changed = true;
       }
     }
@@ -62,11 +71,42 @@ export function* untangle(lines: readonly Edge[][], paired: Int32Array): Generat
   return paired;
 }
 
-/** Whether `a` with `b` and `c` with `d` (each if any) are as many cents, days and opposite signs apart. */
-function sameCosts(a: Edge | undefined, b: Edge | undefined, c: Edge, d: Edge | undefined): boolean {
-  return (
-    (a?.cents ?? 0) + (b?.cents ?? 0) === c.cents + (d?.cents ?? 0) &&
-    (a?.days ?? 0) + (b?.days ?? 0) === c.days + (d?.days ?? 0) &&
-    Number(a?.opposite === true) + Number(b?.opposite === true) === Number(c.opposite) + Number(d?.opposite === true)
-  );
+type Cost = readonly [cents: number, days: number, opposite: number];
+const NONE: Cost = [0, 0, 0];
+
+/** The cost of the candidate at `k` in `list`, or none (`k` −1: no booking). */
+function cost(list: Candidates, k: number): Cost {
+  return k === -1 ? NONE : [list.cents[k] as number, list.days[k] as number, list.opposite[k] as number];
+}
+
+/** Whether `a` with `b` and `c` with `d` are as many cents, days and opposite signs apart. */
+function sameSums(a: Cost, b: Cost, c: Cost, d: Cost): boolean {
+  return a[0] + b[0] === c[0] + d[0] && a[1] + b[1] === c[1] + d[1] && a[2] + b[2] === c[2] + d[2];
+}
+
+/**
+ * Where a booking is among a line's candidates (its place in the line's columns, or -1),
+ * found by halving: a line's places sorted by booking the first time a swap asks about the
+ * line (four bytes a candidate), not a map of every candidate.
+ */
+function placesIn(lines: readonly Candidates[]): (line: number, booking: number) => number {
+  const sorted: (Int32Array | undefined)[] = [];
+  return (line, booking) => {
+    const { booking: bookings } = lines[line] as Candidates;
+    let places = sorted[line];
+    if (places === undefined) {
+      places = Int32Array.from(bookings, (_, k) => k).sort((a, b) => (bookings[a] as number) - (bookings[b] as number));
+      sorted[line] = places;
+    }
+    let low = 0;
+    let high = places.length - 1;
+    while (low <= high) {
+      const middle = (low + high) >> 1;
+      const found = bookings[places[middle] as number] as number;
+      if (found === booking) return places[middle] as number;
+      if (found < booking) low = middle + 1;
+      else high = middle - 1;
+    }
+    return -1;
+  };
 }

@@ -209,3 +209,77 @@ test('a group over its bound of edges, each line keeping its nearest, still pair
   assert.equal(new Set(run(edges, 20, 100)).size, 20);
   assert.ok(MAX_GROUP_EDGES >= 100_000);
 });
+
+/**
+ * docs/API.md's ties, as a rule over the answer: no line could get an earlier booking at equal
+ * cents, days and signs — a free one, one of a later line by a swap, or, having none, a later
+ * line's. The first such change found, or `undefined`.
+ */
+function earlierAtEqualCost(edges: Edge[][], paired: ArrayLike<number>): string | undefined {
+  const owner = new Map<number, number>();
+  for (let line = 0; line < edges.length; line += 1) if (paired[line] !== -1) owner.set(paired[line] as number, line);
+  const edgeOf = (line: number, booking: number): Edge | undefined =>
+    (edges[line] as Edge[]).find((edge) => edge.booking === booking);
+  const cost = (...list: (Edge | undefined)[]): string =>
+    [
+      list.reduce((sum, edge) => sum + (edge?.cents ?? 0), 0),
+      list.reduce((sum, edge) => sum + (edge?.days ?? 0), 0),
+      list.reduce((sum, edge) => sum + Number(edge?.opposite === true), 0),
+    ].join();
+  for (let line = 0; line < edges.length; line += 1) {
+    const mine = paired[line] as number;
+    const had = mine === -1 ? undefined : edgeOf(line, mine);
+    for (const edge of edges[line] as Edge[]) {
+      if (mine !== -1 && edge.booking >= mine) continue;
+      const other = owner.get(edge.booking);
+      if (other === undefined) {
+        if (had !== undefined && cost(had) === cost(edge)) return `line ${line} could take the free ${edge.booking}`;
+        continue;
+      }
+      if (other < line) continue;
+      const theirs = edgeOf(other, edge.booking);
+      const swapped = had === undefined ? undefined : edgeOf(other, had.booking);
+      if (had !== undefined && swapped === undefined) continue;
+      if (cost(had, theirs) === cost(edge, swapped))
+        return `line ${line} could take ${edge.booking} from line ${other}${had === undefined ? '' : ` for ${had.booking}`}`;
+    }
+  }
+  return undefined;
+}
+
+test('no line could get an earlier booking at equal cost, over all its candidates, not only those the cheapest pairing kept', () => {
+  // Bookings by date: 0 (the 25th, 1 cent off the second line), 1 (the 26th), 2 (the 27th),
+  // the first line's 0 and 1 cents off; the second line, a cent off each. The cheapest pairing
+  // keeps two candidates of each line (there are two lines): the second line's 1 and 0.
+  const edge = (booking: number, cents: number, days: number): Edge => ({ booking, cents, days, opposite: false });
+  const edges = [
+    [edge(1, 0, 0), edge(2, 0, 1)],
+    [edge(1, 1, 0), edge(2, 1, 1), edge(0, 1, 1)],
+  ];
+  assert.deepEqual([...run(edges, 3)], [1, 0]);
+  // Few lines with more candidates each than there are lines: the cheapest pairing keeps
+  // only some of them.
+  const few = fc.integer({ min: 3, max: 6 }).chain((bookings) =>
+    fc
+      .array(
+        fc.uniqueArray(
+          fc.record({
+            booking: fc.integer({ min: 0, max: bookings - 1 }),
+            cents: fc.integer({ min: 0, max: 1 }),
+            days: fc.integer({ min: 0, max: 1 }),
+            opposite: fc.constant(false),
+          }),
+          { selector: (edge) => edge.booking, minLength: 1, maxLength: bookings },
+        ),
+        { minLength: 2, maxLength: 3 },
+      )
+      .map((edges) => ({ bookings, edges })),
+  );
+  for (const drawn of [statement(fc.integer({ min: 0, max: 2 })), few])
+    fc.assert(
+      fc.property(drawn, ({ bookings, edges }) => {
+        assert.equal(earlierAtEqualCost(edges, run(edges, bookings)), undefined);
+      }),
+      { numRuns: 5000 },
+    );
+});
