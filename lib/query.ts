@@ -200,10 +200,17 @@ function parseLimit(text: string): number | undefined {
   return limit <= MAX_LIMIT ? limit : undefined;
 }
 
-/** Cuts a client's parameter name to 40 characters (code points, so no half emoji). */
+// What a message must not show as is: control characters (a line break, an escape sequence)
+// and the bidirectional controls that would turn the text around it (U+202A–202E, U+2066–2069).
+const UNSHOWABLE = /[\p{Cc}\p{Bidi_Control}]/gu;
+
+/**
+ * A client's parameter or field name for a message: cut to 40 characters (code points, so no
+ * half emoji), each it could not show as is (UNSHOWABLE) as U+FFFD.
+ */
 export function shorten(name: string): string {
-  if (name.length <= MAX_NAME_IN_MESSAGE) return name;
-  return Array.from(name).slice(0, MAX_NAME_IN_MESSAGE).join('');
+  const cut = name.length <= MAX_NAME_IN_MESSAGE ? name : Array.from(name).slice(0, MAX_NAME_IN_MESSAGE).join('');
+  return cut.replace(UNSHOWABLE, '\uFFFD');
 }
 
 function fail(message: string): QueryParseResult {

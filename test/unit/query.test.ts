@@ -94,6 +94,8 @@ const MESSAGES: Array<[query: string, message: string]> = [
   [`${VALID}&${'ü'.repeat(41)}=1`, `Unbekannter Parameter '${'ü'.repeat(40)}'.`],
   [`${VALID}&${'😀'.repeat(41)}=1`, `Unbekannter Parameter '${'😀'.repeat(40)}'.`],
   [`${VALID}&%C3%A4rger=1`, "Unbekannter Parameter 'ärger'."],
+  // A control character or a bidirectional override would be shown as is: each as U+FFFD.
+  [`${VALID}&a%00%0A%1B%7F%C2%85b%E2%80%AE=1`, "Unbekannter Parameter 'a�����b�'."],
   [`${VALID}&von=2026-03-01`, "Parameter 'von' darf nur einmal angegeben werden."],
   [`${VALID}&limit=1&limit=1&x=1`, "Parameter 'limit' darf nur einmal angegeben werden."],
   [`${VALID}&x=1&limit=1&limit=1`, "Unbekannter Parameter 'x'."],

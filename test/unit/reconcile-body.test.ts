@@ -112,6 +112,7 @@ test('the messages name the line (1-based) and the field, the first error found'
     [{ zeilen: [line], extra: 1 }, M.unknown('extra')],
     [{ extra: 1 }, M.unknown('extra')],
     [{ ['x'.repeat(50)]: 1 }, M.unknown('x'.repeat(40))],
+    [{ 'a\u0000\n"b\u2066': 1 }, M.unknown('a��"b�')],
     [{}, M.missing('zeilen')],
     [{ zeilen: [] }, M.zeilen],
     [{ zeilen: line }, M.zeilen],
