@@ -6,7 +6,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type BlockList, isIP, isIPv6 } from 'node:net';
-import { wasDropped } from './respond.js';
+import { errorSent, wasDropped } from './respond.js';
 
 // RFC 9112 §3.2.2: absolute-form `scheme://authority/path?query`, answered like its path.
 const ABSOLUTE_FORM = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
@@ -251,8 +251,14 @@ export function recordFacts(
   return recorded;
 }
 
-/** What a listener's edge hands its log of a response that closed (lib/protocol-errors.ts). */
-export type Answered = (res: ServerResponse, ms: number, facts: RequestFacts | undefined, path: string) => void;
+/** What a listener's edge hands its log of a response that closed (lib/protocol-errors.ts); `error`: the code it answered with, if an error. */
+export type Answered = (
+  res: ServerResponse,
+  ms: number,
+  facts: RequestFacts | undefined,
+  path: string,
+  error: string | undefined,
+) => void;
 
 // The request's start, on its response under a symbol of this module, and one 'close'
 // listener for every response, made once a listener: no closure and no once() wrapper a request.
@@ -261,7 +267,8 @@ type Timed = ServerResponse & { [STARTED]?: number };
 
 /**
  * `handler`, and `answered` told of each response as it closes: its milliseconds since the
- * request came, its facts, and the path a log line shows for it, routed or not (`pathForLog`);
+ * request came, its facts, the path a log line shows for it, routed or not (`pathForLog`),
+ * and its error's code;
  * never of a request dropped unheard after an answer that closed its connection.
  */
 export function whenAnswered(
@@ -272,7 +279,7 @@ export function whenAnswered(
     if (wasDropped(this)) return;
     const ms = performance.now() - (this[STARTED] ?? 0);
     const facts = requestFacts(this.req);
-    answered(this, ms, facts, facts?.path ?? pathForLog(this.req.url ?? ''));
+    answered(this, ms, facts, facts?.path ?? pathForLog(this.req.url ?? ''), errorSent(this)?.code);
   }
   return (req, res) => {
     (res as Timed)[STARTED] = performance.now();

@@ -371,16 +371,34 @@ test('--log-format json: one JSON object a line on stdout and stderr, with the s
   assert.match(stopping as string, /^info stopping on SIGTERM: open requests are answered, within \d+ s$/);
   assert.equal(stopped, 'info stopped');
   for (const line of access) {
-    assert.deepEqual(Object.keys(line), ['time', 'level', 'address', 'user', 'method', 'path', 'status', 'ms']);
+    const error = line['status'] === 200 ? [] : ['error'];
+    assert.deepEqual(Object.keys(line), [
+      'time',
+      'level',
+      'address',
+      'user',
+      'method',
+      'path',
+      'status',
+      ...error,
+      'ms',
+    ]);
     assert.equal(line['level'], 'info');
     assert.match(line['time'] as string, new RegExp(`^${TIME}$`));
     assert.equal(typeof line['ms'], 'number');
   }
   assert.deepEqual(
-    access.map(({ address, user, method, path, status }) => ({ address, user, method, path, status })),
+    access.map(({ address, user, method, path, status, error }) => ({ address, user, method, path, status, error })),
     [
-      { address: '127.0.0.1', user: 'kasse', method: 'GET', path: '/api/v1/buchungen', status: 200 },
-      { address: '127.0.0.1', user: 'kasse', method: 'GET', path: '/api/v1/status', status: 401 },
+      { address: '127.0.0.1', user: 'kasse', method: 'GET', path: '/api/v1/buchungen', status: 200, error: undefined },
+      {
+        address: '127.0.0.1',
+        user: 'kasse',
+        method: 'GET',
+        path: '/api/v1/status',
+        status: 401,
+        error: 'unauthorized',
+      },
     ],
   );
   assert.doesNotMatch(stdout, /betrag|von=|ge:heim/);

@@ -429,7 +429,10 @@ test('serves a database read-only, logs one line per request without query or cr
     log[0] as string,
     new RegExp(String.raw`^${TIME} 127\.0\.0\.1 kasse GET /api/v1/buchungen 200 \d+\.\dms$`),
   );
-  assert.match(log[1] as string, new RegExp(String.raw`^${TIME} 127\.0\.0\.1 - GET /api/v1/status 401 \d+\.\dms$`));
+  assert.match(
+    log[1] as string,
+    new RegExp(String.raw`^${TIME} 127\.0\.0\.1 - GET /api/v1/status 401 \d+\.\dms unauthorized$`),
+  );
   assert.doesNotMatch(stopped.stdout, /ge:heim|kasse:|betrag|von=/);
   assert.equal(sha256(file), before, 'the file is unchanged');
 });
@@ -465,9 +468,9 @@ test('a failed login logs the user it tried, escaped and bounded, any other name
       format === 'json'
         ? lines.map((line) => (JSON.parse(line) as { user: string }).user)
         : lines.map((line) => {
-            const match = new RegExp(String.raw`^${TIME} 127\.0\.0\.1 (.*) GET /api/v1/status 401 \d+\.\dms$`).exec(
-              line,
-            );
+            const match = new RegExp(
+              String.raw`^${TIME} 127\.0\.0\.1 (.*) GET /api/v1/status 401 \d+\.\dms unauthorized$`,
+            ).exec(line);
             assert.ok(match !== null, line);
             return match[1] as string;
           });

@@ -228,7 +228,8 @@ process.on('exit', flushAccessLog);
  * (after the proxy rule), user (accepted, or the one a failed login tried; `-` without
  * credentials), method, path without the query (cut as every value from outside: Node's
  * parser takes a target up to the 16 KiB of the headers), status (`aborted` / `null` when
- * the client left first) and milliseconds.
+ * the client left first), milliseconds, and an error's code (`database_unavailable`: the
+ * status alone does not tell a locked file from a fault).
  */
 export function accessLog(
   /** Hears every response when it ends, with its milliseconds (lib/metrics.ts counts them). */
@@ -238,7 +239,7 @@ export function accessLog(
 ): Answered {
   // Every access line is information, whatever its status: a failure is its own line.
   const priority = toJournal.stdout ? PRIORITY.info : '';
-  return (res, elapsed, facts, path) => {
+  return (res, elapsed, facts, path, error) => {
     const req = res.req;
     closed?.(res);
     ended?.(req, res, elapsed);
@@ -250,10 +251,11 @@ export function accessLog(
     const user = userForLog(facts?.user ?? facts?.attempted, format === 'json');
     const finished = res.writableFinished;
     const shown = logValue(path, MAX_LOGGED_CHARACTERS, { quotes: false });
+    const code = finished ? error : undefined;
     writeAccessLine(
       format === 'json'
-        ? `${priority}${JSON.stringify({ time: isoTime(), level: 'info', address, user, method: req.method, path: shown, status: finished ? res.statusCode : null, ms })}\n`
-        : `${priority}${isoTime()} ${address} ${user} ${req.method} ${shown} ${finished ? res.statusCode : 'aborted'} ${(tenths - (tenths % 10)) / 10}.${tenths % 10}ms\n`,
+        ? `${priority}${JSON.stringify({ time: isoTime(), level: 'info', address, user, method: req.method, path: shown, status: finished ? res.statusCode : null, error: code, ms })}\n`
+        : `${priority}${isoTime()} ${address} ${user} ${req.method} ${shown} ${finished ? res.statusCode : 'aborted'} ${(tenths - (tenths % 10)) / 10}.${tenths % 10}ms${code === undefined ? '' : ` ${code}`}\n`,
     );
   };
 }
