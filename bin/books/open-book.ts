@@ -134,7 +134,8 @@ export class BookOpener {
   /** The file at the path opened, judged and served now (`check`: judged only). */
   private async open(check: boolean): Promise<Serving | 'readable'> {
     const { file, book, limitMs } = this;
-    ensureDatabaseFile(file);
+    const held = ensureDatabaseFile(file);
+    if (held !== undefined) return this.waiting(held);
     // Judged as the start judges it, and its warning said again when it is another file
     // than the one judged last (the start's is said by the start's lines).
     const own = applicationOf(file);

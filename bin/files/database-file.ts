@@ -10,7 +10,8 @@ import { basename, win32 } from 'node:path';
 import Database from 'better-sqlite3';
 import { errorCode, isNotReadableNow } from '../../lib/internal.js';
 import { CliError, describeFsError, describeReadError, shellWord } from '../base/index.js';
-import { folderHint, notADatabase, readHeader } from './file-kind.js';
+import { folderHint, notADatabase, readHead } from './file-kind.js';
+import { isSqliteHeader, journalOf } from './file-look.js';
 import type { Trusted } from './file-rule.js';
 import { judgeDatabaseFile, whyNotReadable } from './file-safety.js';
 
@@ -28,11 +29,6 @@ const MMAP_BYTES = 0;
 // serves with: SQLite's own default, 2,000 KiB (each book of a configuration file gets less, serve-books.ts).
 const OPENING_CACHE_KIB = 64;
 export const DEFAULT_CACHE_KIB = 2000;
-// sqlite.org/fileformat.html §1.3: the header starts with this string; byte 19, the read version, is 2
-// for a database in WAL mode, and SQLite then opens (or creates) FILE-wal and FILE-shm on the first read.
-const SQLITE_MAGIC = 'SQLite format 3\0';
-const READ_VERSION_OFFSET = 19;
-const WAL_READ_VERSION = 2;
 
 /** A database that is a SQLite file but cannot be read now; it passes when its owner acts. */
 export interface NotReadableNow {
@@ -59,7 +55,8 @@ export function openToServe<T>(
   cacheKiB = DEFAULT_CACHE_KIB,
   application?: Trusted,
 ): Opened<T> {
-  ensureDatabaseFile(file);
+  const held = ensureDatabaseFile(file);
+  if (held !== undefined) return { readable: false, state: held };
   const access = judgeDatabaseFile(file, application);
   if (access.kind === 'refused') throw new CliError(access.line);
   return openDatabase(file, use, access.kind === 'owner', cacheKiB);
@@ -67,20 +64,32 @@ export function openToServe<T>(
 
 /**
  * Throws a CliError unless `file` is a regular file this process may read that starts as a
- * SQLite database does (or is empty, which SQLite reads as an empty database).
+ * SQLite database does (or is empty, which SQLite reads as an empty database). Returns the
+ * state when another program holds it open exclusively, which passes as a lock does.
  */
-export function ensureDatabaseFile(file: string): void {
+export function ensureDatabaseFile(file: string): NotReadableNow | undefined {
+  const cannotOpen = (error: unknown): CliError =>
+    new CliError(`cannot open database ${file}: ${describeReadError(error, () => whyNotReadable(file))}`);
   let stats: Stats;
   try {
     stats = statSync(file);
     if (stats.isFile()) accessSync(file, constants.R_OK);
   } catch (error: unknown) {
-    throw new CliError(`cannot open database ${file}: ${describeReadError(error, () => whyNotReadable(file))}`);
+    throw cannotOpen(error);
   }
   if (!stats.isFile()) throw new CliError(`cannot open database ${file}: not a regular file${folderHint(file)}`);
-  if (stats.size > 0 && readHeader(file).toString('latin1', 0, SQLITE_MAGIC.length) !== SQLITE_MAGIC) {
-    throw new CliError(notADatabase(file));
+  if (stats.size === 0) return undefined;
+  let header: Buffer;
+  try {
+    // Windows' access check reads no access list, so the open is what tells a denied read
+    // (EPERM) and another program's exclusive hold (EBUSY, share mode 0) from a file that is no database.
+    header = readHead(file);
+  } catch (error: unknown) {
+    if (errorCode(error) === 'EBUSY') return heldExclusively(file);
+    throw cannotOpen(error);
   }
+  if (!isSqliteHeader(header)) throw new CliError(notADatabase(file));
+  return undefined;
 }
 
 /**
@@ -100,7 +109,8 @@ export function openDatabase<T>(
   asOwner = false,
   cacheKiB = DEFAULT_CACHE_KIB,
 ): Opened<T> {
-  ensureDatabaseFile(file);
+  const held = ensureDatabaseFile(file);
+  if (held !== undefined) return { readable: false, state: held };
   // Between this look and SQLite's first read (which takes the shared lock that keeps a
   // closing application from deleting -wal/-shm) lies well under a millisecond; a directory
   // the service cannot write (docs/operations.md, Users and permissions) covers even that window.
@@ -141,67 +151,6 @@ export class JudgedRefusal extends CliError {}
 export class SettingRefusal extends JudgedRefusal {}
 const REFUSED_BY_SETTING = 'BOOKING_SEARCH_APP_SETTING';
 
-/**
- * The device and inode of what `path` leads to now (`dev:ino`), or `undefined` when there is
- * nothing there: another value is another file, whatever its name.
- */
-export function identityOf(path: string): string | undefined {
-  try {
-    const { dev, ino } = statSync(path);
-    return `${dev}:${ino}`;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * `identityOf` with the file's size and times of change: it differs while a file is
- * written in place (cp over it keeps its inode), where its identity does not.
- */
-export function fingerprintOf(path: string): string | undefined {
-  try {
-    const { dev, ino, size, mtimeNs, ctimeNs } = statSync(path, { bigint: true });
-    return `${dev}:${ino}:${size}:${mtimeNs}:${ctimeNs}`;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * `identityOf` with the schema cookie of the file's header: the same while an application
- * writes rows, another once the file is replaced or its schema changes (a WAL file's, once
- * checkpointed). Read without SQLite, and never waits (readHeader).
- */
-export function shapeOf(path: string): string | undefined {
-  const identity = identityOf(path);
-  const header = readHeader(path);
-  return identity && `${identity}:${header.length < 44 ? '' : header.readUInt32BE(40)}`;
-}
-
-/** The journal of `file` as its header and the files beside it tell, without SQLite. */
-export function journalOf(file: string): { wal: boolean; description: string } {
-  const name = basename(file);
-  const header = readHeader(file);
-  if (header.toString('latin1', 0, SQLITE_MAGIC.length) !== SQLITE_MAGIC) {
-    return { wal: false, description: 'unknown (the file has no SQLite header)' };
-  }
-  if (header[READ_VERSION_OFFSET] === WAL_READ_VERSION) {
-    const wal = sizeOf(`${file}-wal`);
-    const shm = sizeOf(`${file}-shm`);
-    const there = (suffix: string, size: number | undefined): string =>
-      size === undefined ? `${name}${suffix} missing` : `${name}${suffix} ${size} bytes`;
-    return { wal: true, description: `WAL (write-ahead log): ${there('-wal', wal)}, ${there('-shm', shm)}` };
-  }
-  const journal = sizeOf(`${file}-journal`);
-  return {
-    wal: false,
-    description:
-      journal === undefined
-        ? 'rollback journal (WAL is off); no journal file'
-        : `rollback journal (WAL is off); ${name}-journal ${journal} bytes (a write in progress, or one that was interrupted)`,
-  };
-}
-
 /** The state behind a SQLite error that passes when the application acts, or `undefined`. */
 export function notReadableNow(
   file: string,
@@ -240,6 +189,18 @@ export function notReadableNow(
     code,
     lock: true,
     explanation: `another program holds a lock on the file (${code}); SQLite lets no one read while a write is being committed: this passes when the write ends (if it lasts, ${whoHolds(file, platform)})`,
+  };
+}
+
+/**
+ * Another program opened `file` with no sharing (Windows' share mode 0): no one else may open
+ * it until it closes it. Said as SQLite's lock, which it is to a reader: searches get Retry-After.
+ */
+export function heldExclusively(file: string, platform: NodeJS.Platform = process.platform): NotReadableNow {
+  return {
+    code: 'SQLITE_BUSY',
+    lock: true,
+    explanation: `another program holds the file open exclusively (EBUSY, a sharing violation: no other program may open it meanwhile); this passes when that program closes it (if it lasts, ${whoHolds(file, platform)})`,
   };
 }
 
@@ -289,12 +250,4 @@ function walFilesMissing(file: string, code: string): NotReadableNow {
     code,
     explanation: `it is in WAL mode and ${name}-wal or ${name}-shm is missing (SQLite deletes them when the last connection closes); a reader would have to create them, and this service never creates files beside the database (${code}): start the application before this service, and keep it running until this service says it serves the file`,
   };
-}
-
-function sizeOf(file: string): number | undefined {
-  try {
-    return statSync(file).size;
-  } catch {
-    return undefined;
-  }
 }

@@ -59,16 +59,23 @@ function formatHint(file: string): string {
   return `: it is ${gzipped ? 'gzip-compressed' : 'XML'}, as GnuCash and KMyMoney save a book by default; save it as SQLite in the application (GnuCash: File › Save As…, Data Format sqlite3; KMyMoney: File › Save As…, SQLite) and serve that file`;
 }
 
+/** The first `size` bytes of `file`, or none when it cannot be read (readHead says why). */
 export function readHeader(file: string, size = 100): Buffer {
-  const header = Buffer.alloc(size);
-  let fd: number | undefined;
   try {
-    // Never waits: a FIFO put in the file's place opens at once, and reads nothing.
-    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
-    return header.subarray(0, readSync(fd, header, 0, header.length, 0));
+    return readHead(file, size);
   } catch {
     return Buffer.alloc(0);
+  }
+}
+
+/** The first `size` bytes of `file`; throws the open's error (on Windows, EPERM or EBUSY where POSIX has a mode). */
+export function readHead(file: string, size = 100): Buffer {
+  const header = Buffer.alloc(size);
+  // Never waits: a FIFO put in the file's place opens at once, and reads nothing.
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    return header.subarray(0, readSync(fd, header, 0, header.length, 0));
   } finally {
-    if (fd !== undefined) closeSync(fd);
+    closeSync(fd);
   }
 }

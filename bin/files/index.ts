@@ -18,17 +18,14 @@ export {
 export {
   describeDatabaseError,
   ensureDatabaseFile,
-  fingerprintOf,
-  identityOf,
   JudgedRefusal,
-  journalOf,
   type NotReadableNow,
   notReadableNow,
   openDatabase,
   openToServe,
   SettingRefusal,
-  shapeOf,
 } from './database-file.js';
+export { fingerprintOf, identityOf, journalOf, shapeOf } from './file-look.js';
 export type { DatabaseAccess, FileRule, Trusted } from './file-rule.js';
 export {
   ensureDirectoriesSafe,

@@ -8,7 +8,8 @@
 import type Database from 'better-sqlite3';
 import { logValue, MAX_LINE_CHARACTERS } from '../base/index.js';
 import { type BookFile, type Judging, openBookFile } from './book-search.js';
-import { describeDatabaseError, ensureDatabaseFile, journalOf, notReadableNow, openDatabase } from './database-file.js';
+import { describeDatabaseError, ensureDatabaseFile, notReadableNow, openDatabase } from './database-file.js';
+import { journalOf } from './file-look.js';
 import { judgeDatabaseFile } from './file-safety.js';
 
 /**
@@ -28,7 +29,11 @@ export function reportOnDatabase(file: string, book: BookFile, judging?: Judging
   let db: Database.Database | undefined;
   try {
     // As the service does it: a file that is not a database is told so first, and alone.
-    ensureDatabaseFile(file);
+    const held = ensureDatabaseFile(file);
+    if (held !== undefined) {
+      lines.push(`Cannot be read now: ${held.explanation}.`);
+      return finish(1);
+    }
     const access = judgeDatabaseFile(file);
     if (access.kind === 'refused') refusal = access.line;
     if (access.kind === 'reader' && access.warning !== undefined) lines.push(`Warning: ${access.warning}.`);

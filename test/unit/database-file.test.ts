@@ -5,11 +5,13 @@
 // another program holds is explained with the tools of the platform the service runs on.
 
 import assert from 'node:assert/strict';
-import { statSync } from 'node:fs';
+import fs, { type Mode, type OpenMode, type PathLike, statSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { notReadableNow, openDatabase } from '../../bin/files/database-file.js';
+import { ensureDatabaseFile, heldExclusively, notReadableNow, openDatabase } from '../../bin/files/database-file.js';
+import { isNotReadableNow } from '../../lib/errors.js';
 import { createBookingSearch } from '../../lib/search/index.js';
 import { WIDEST as EVERY_BOOKING } from '../support/cash-book.js';
 import { fixtureSql, tempDir } from '../support/helpers.js';
@@ -73,5 +75,52 @@ test("another program's lock says how to find the process that holds the file wi
   assert.equal(
     hint('C:\\temp\\kasse.sqlite', 'win32'),
     'close the application, or find the process that holds the file: Resource Monitor (resmon) › CPU › Associated Handles, search kasse.sqlite',
+  );
+});
+
+/** Has this process's opens of `file` fail as Windows' do: `code` where POSIX would read it. */
+function openFails(t: TestContext, file: string, code: string): void {
+  const open = fs.openSync;
+  t.mock.method(fs, 'openSync', (path: PathLike, flags: OpenMode, mode?: Mode | null) => {
+    if (path === file) throw Object.assign(new Error(`${code}: simulated, open '${file}'`), { code });
+    return open(path, flags, mode);
+  });
+  syncBuiltinESMExports();
+  t.after(() => {
+    t.mock.restoreAll();
+    syncBuiltinESMExports();
+  });
+}
+
+function writeBook(t: TestContext): string {
+  const file = join(tempDir(t), 'kasse.sqlite');
+  const app = new Database(file);
+  app.exec(fixtureSql('schema.sql'));
+  app.close();
+  return file;
+}
+
+test('a book Windows will not let the service open (EPERM, an access list) is a denied read, not "not a SQLite database"', (t) => {
+  const file = writeBook(t);
+  openFails(t, file, 'EPERM');
+  assert.throws(
+    () => ensureDatabaseFile(file),
+    (error: Error) => error.message.startsWith(`cannot open database ${file}: permission denied: `),
+  );
+  assert.throws(() => openDatabase(file, () => undefined), /^Error: cannot open database .*: permission denied: /);
+});
+
+test('a book another program holds open exclusively (EBUSY, a sharing violation) is waited for as a lock, not "not a SQLite database"', (t) => {
+  const file = writeBook(t);
+  openFails(t, file, 'EBUSY');
+  const opened = openDatabase(file, () => undefined);
+  assert.equal(opened.readable, false);
+  assert.deepEqual(opened.readable ? undefined : opened.state, heldExclusively(file));
+  // Told as a lock is: the file is waited for, its searches answered with Retry-After.
+  assert.equal(heldExclusively(file).lock, true);
+  assert.ok(isNotReadableNow({ code: heldExclusively(file).code }));
+  assert.equal(
+    heldExclusively('C:\\Buchhaltung\\kasse.sqlite', 'win32').explanation,
+    'another program holds the file open exclusively (EBUSY, a sharing violation: no other program may open it meanwhile); this passes when that program closes it (if it lasts, close the application, or find the process that holds the file: Resource Monitor (resmon) › CPU › Associated Handles, search kasse.sqlite)',
   );
 });

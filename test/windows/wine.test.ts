@@ -287,6 +287,44 @@ test('Windows: --socket is a named pipe, answered to another Windows process; a 
   );
 });
 
+test('Windows: a book another program holds open exclusively (share mode 0) is waited for as a lock, by check and the start, and served once it is closed', async () => {
+  const book = join(dir, 'gesperrt.sqlite');
+  writeBook(book);
+  const release = join(dir, 'release');
+  const holder = join(dir, 'holder.cjs');
+  // UV_FS_O_EXLOCK: libuv opens the file with share mode 0, as some applications and backup tools do.
+  writeFileSync(
+    holder,
+    `const fs = require('node:fs');
+     const fd = fs.openSync(process.argv[2], fs.constants.O_RDWR | 0x10000000);
+     console.log('holding');
+     const timer = setInterval(() => { if (fs.existsSync(process.argv[3])) { fs.closeSync(fd); clearInterval(timer); } }, 100);`,
+  );
+  const held = wine([win(holder), win(book), win(release)], 'holder');
+  await waitFor(held, /^holding/m);
+  const check = wine([BIN, 'check', '--db', win(book)], 'check-held');
+  assert.equal(await finished(check.child, 'check of a held book'), 1);
+  assert.match(
+    check.output(),
+    /^Cannot be read now: another program holds the file open exclusively \(EBUSY, .*Resource Monitor/m,
+  );
+  assert.doesNotMatch(check.output(), /not a SQLite database/);
+  const service = wine([BIN, '--db', win(book), '--port', '0', '--credentials-file', win(CREDENTIALS)], 'held');
+  await waitFor(service, /cannot be read yet: another program holds the file open exclusively/);
+  const origin = (await waitFor(service, /listening on (http:\/\/127\.0\.0\.1:\d+)\//))[1];
+  const search = `${origin}/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.50`;
+  const waiting = await request(search, { headers: { authorization: basicAuth('lager', 'zweites-passwort') } });
+  assert.equal(waiting.status, 500);
+  assert.equal(waiting.headers['retry-after'], '1');
+  writeFileSync(release, '');
+  assert.equal(await finished(held.child, 'the holder'), 0);
+  await waitFor(service, /can be read now; serving it/);
+  const served = await request(search, { headers: { authorization: basicAuth('lager', 'zweites-passwort') } });
+  assert.equal(served.status, 200, served.body);
+  service.child.kill('SIGINT');
+  assert.equal(await finished(service.child, 'the service of a held book'), 0);
+});
+
 test("Windows: a GnuCash book's days in the zone TZ names, by Node.js' time zone data (the C runtime's would ignore TZ)", async () => {
   const book = join(dir, 'kasse.gnucash');
   // Entered in Berlin late in the evening: 23:30 UTC is the next day there.

@@ -1,0 +1,88 @@
+// A book's file as seen without SQLite: whether it is still the file opened (its identity,
+// its fingerprint while written in place, its shape), and its journal as its header and the
+// files beside it tell. Reads never wait (readHeader). Used by database-file.ts, the
+// followed book (bin/books/) and `check`.
+
+import { statSync } from 'node:fs';
+import { basename } from 'node:path';
+import { readHeader } from './file-kind.js';
+
+// sqlite.org/fileformat.html §1.3: the header starts with this string; byte 19, the read version, is 2
+// for a database in WAL mode, and SQLite then opens (or creates) FILE-wal and FILE-shm on the first read.
+const SQLITE_MAGIC = 'SQLite format 3\0';
+const READ_VERSION_OFFSET = 19;
+const WAL_READ_VERSION = 2;
+
+/** Whether `header` (a file's first bytes) starts as a SQLite database's does. */
+export function isSqliteHeader(header: Buffer): boolean {
+  return header.toString('latin1', 0, SQLITE_MAGIC.length) === SQLITE_MAGIC;
+}
+
+/**
+ * The device and inode of what `path` leads to now (`dev:ino`), or `undefined` when there is
+ * nothing there: another value is another file, whatever its name.
+ */
+export function identityOf(path: string): string | undefined {
+  try {
+    const { dev, ino } = statSync(path);
+    return `${dev}:${ino}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `identityOf` with the file's size and times of change: it differs while a file is
+ * written in place (cp over it keeps its inode), where its identity does not.
+ */
+export function fingerprintOf(path: string): string | undefined {
+  try {
+    const { dev, ino, size, mtimeNs, ctimeNs } = statSync(path, { bigint: true });
+    return `${dev}:${ino}:${size}:${mtimeNs}:${ctimeNs}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `identityOf` with the schema cookie of the file's header: the same while an application
+ * writes rows, another once the file is replaced or its schema changes (a WAL file's, once
+ * checkpointed). Read without SQLite, and never waits (readHeader).
+ */
+export function shapeOf(path: string): string | undefined {
+  const identity = identityOf(path);
+  const header = readHeader(path);
+  return identity && `${identity}:${header.length < 44 ? '' : header.readUInt32BE(40)}`;
+}
+
+/** The journal of `file` as its header and the files beside it tell, without SQLite. */
+export function journalOf(file: string): { wal: boolean; description: string } {
+  const name = basename(file);
+  const header = readHeader(file);
+  if (!isSqliteHeader(header)) {
+    return { wal: false, description: 'unknown (the file has no SQLite header)' };
+  }
+  if (header[READ_VERSION_OFFSET] === WAL_READ_VERSION) {
+    const wal = sizeOf(`${file}-wal`);
+    const shm = sizeOf(`${file}-shm`);
+    const there = (suffix: string, size: number | undefined): string =>
+      size === undefined ? `${name}${suffix} missing` : `${name}${suffix} ${size} bytes`;
+    return { wal: true, description: `WAL (write-ahead log): ${there('-wal', wal)}, ${there('-shm', shm)}` };
+  }
+  const journal = sizeOf(`${file}-journal`);
+  return {
+    wal: false,
+    description:
+      journal === undefined
+        ? 'rollback journal (WAL is off); no journal file'
+        : `rollback journal (WAL is off); ${name}-journal ${journal} bytes (a write in progress, or one that was interrupted)`,
+  };
+}
+
+function sizeOf(file: string): number | undefined {
+  try {
+    return statSync(file).size;
+  } catch {
+    return undefined;
+  }
+}
