@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { errorCode, isNotReadableNow } from '../../lib/internal.js';
 import { CliError, describeFsError, describeReadError, shellWord } from '../base/index.js';
 import { folderHint, notADatabase, readHead } from './file-kind.js';
-import { isSqliteHeader, journalOf } from './file-look.js';
+import { identityOf, isSqliteHeader, journalOf } from './file-look.js';
 import type { Trusted } from './file-rule.js';
 import { judgeDatabaseFile, whyNotReadable } from './file-safety.js';
 
@@ -157,8 +157,15 @@ export function notReadableNow(
   error: unknown,
   platform: NodeJS.Platform = process.platform,
 ): NotReadableNow | undefined {
-  if (!isNotReadableNow(error)) return undefined;
   const code = errorCode(error) ?? 'SQLITE_BUSY';
+  // Windows' SQLite has no SQLITE_READONLY_DIRECTORY: where the account may not create -wal
+  // and -shm in the folder (and Windows judges the service the file's owner), it answers
+  // CANTOPEN. The state keeps the code Linux's SQLite gives it, which the service waits for.
+  if (code.startsWith('SQLITE_CANTOPEN') && walFilesAbsent(file)) {
+    const why = "this service's account may not create files in its folder";
+    return { ...walFilesMissing(file, code, why), code: 'SQLITE_READONLY_DIRECTORY' };
+  }
+  if (!isNotReadableNow(error)) return undefined;
   const name = basename(file);
   if (code === 'SQLITE_READONLY_ROLLBACK') {
     return {
@@ -244,10 +251,19 @@ function walFilesNotReadable(file: string): NotReadableNow | undefined {
   return undefined;
 }
 
-function walFilesMissing(file: string, code: string): NotReadableNow {
+function walFilesAbsent(file: string): boolean {
+  const absent = (suffix: string): boolean => identityOf(`${file}${suffix}`) === undefined;
+  return journalOf(file).wal && (absent('-wal') || absent('-shm'));
+}
+
+function walFilesMissing(
+  file: string,
+  code: string,
+  why = 'this service never creates files beside the database',
+): NotReadableNow {
   const name = basename(file);
   return {
     code,
-    explanation: `it is in WAL mode and ${name}-wal or ${name}-shm is missing (SQLite deletes them when the last connection closes); a reader would have to create them, and this service never creates files beside the database (${code}): start the application before this service, and keep it running until this service says it serves the file`,
+    explanation: `it is in WAL mode and ${name}-wal or ${name}-shm is missing (SQLite deletes them when the last connection closes); a reader would have to create them, and ${why} (${code}): start the application before this service, and keep it running until this service says it serves the file`,
   };
 }

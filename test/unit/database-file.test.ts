@@ -92,10 +92,11 @@ function openFails(t: TestContext, file: string, code: string): void {
   });
 }
 
-function writeBook(t: TestContext): string {
+function writeBook(t: TestContext, wal = false): string {
   const file = join(tempDir(t), 'kasse.sqlite');
   const app = new Database(file);
   app.exec(fixtureSql('schema.sql'));
+  if (wal) app.pragma('journal_mode = WAL');
   app.close();
   return file;
 }
@@ -123,4 +124,19 @@ test('a book another program holds open exclusively (EBUSY, a sharing violation)
     heldExclusively('C:\\Buchhaltung\\kasse.sqlite', 'win32').explanation,
     'another program holds the file open exclusively (EBUSY, a sharing violation: no other program may open it meanwhile); this passes when that program closes it (if it lasts, close the application, or find the process that holds the file: Resource Monitor (resmon) › CPU › Associated Handles, search kasse.sqlite)',
   );
+});
+
+test("a WAL book without -wal and -shm that SQLite cannot open (Windows' SQLITE_CANTOPEN, where Linux says SQLITE_READONLY_DIRECTORY) is waited for, as on Linux", (t) => {
+  const cantOpen = Object.assign(new Error('unable to open database file'), { code: 'SQLITE_CANTOPEN' });
+  const wal = writeBook(t, true);
+  const state = notReadableNow(wal, cantOpen);
+  // Waited for, its searches answered with Retry-After, as Linux's SQLITE_READONLY_DIRECTORY is.
+  assert.equal(state?.code, 'SQLITE_READONLY_DIRECTORY');
+  assert.ok(isNotReadableNow({ code: state.code }));
+  assert.match(
+    state.explanation,
+    /^it is in WAL mode and kasse\.sqlite-wal or kasse\.sqlite-shm is missing .* this service's account may not create files in its folder \(SQLITE_CANTOPEN\): start the application before this service/,
+  );
+  // A file in rollback mode has nothing to wait for: SQLite cannot open it, and says so.
+  assert.equal(notReadableNow(writeBook(t), cantOpen), undefined);
 });
