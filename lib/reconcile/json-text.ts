@@ -76,18 +76,25 @@ function scan(text: string): { texts: string[]; keys: number; twice: Twice | und
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
       const start = i;
+      let escaped = false;
       i += 1;
-      while (i < text.length && text.charCodeAt(i) !== QUOTE) i += text.charCodeAt(i) === BACKSLASH ? 2 : 1;
+      while (i < text.length && text.charCodeAt(i) !== QUOTE) {
+        if (text.charCodeAt(i) === BACKSLASH) escaped = true;
+        i += text.charCodeAt(i) === BACKSLASH ? 2 : 1;
+      }
       i += 1;
       const end = i;
+      // Only a string with an escape needs JSON.parse to be read.
+      const read = escaped ? (JSON.parse(text.slice(start, end)) as string) : undefined;
+      // `\ud800` alone, half a surrogate pair, is no character: not UTF-8 text (RFC 8259 §8.2),
+      // and a client's strict decoder would refuse the answer that repeats it (`ref`).
+      if (read !== undefined && HALF_PAIR.test(read)) throw new SyntaxError('half a surrogate pair');
       while (isWhitespace(text.charCodeAt(i))) i += 1;
       if (text.charCodeAt(i) !== COLON) continue;
       keys += 1;
       const object = open.at(-1);
       if (object === undefined || !('keys' in object)) continue;
-      const key = text.slice(start, end);
-      // Only a key with an escape needs JSON.parse to be read.
-      object.last = key.includes('\\') ? (JSON.parse(key) as string) : key.slice(1, -1);
+      object.last = read ?? text.slice(start + 1, end - 1);
       if (object.keys.has(object.last) && twice === undefined) twice = { name: object.last, line: lineOf(open) };
       object.keys.add(object.last);
     } else if (c === MINUS || (c >= ZERO && c <= NINE)) {
@@ -116,6 +123,7 @@ function lineOf(open: readonly Open[]): number | undefined {
   return lines !== undefined && 'index' in lines && line !== undefined && 'keys' in line ? lines.index + 1 : undefined;
 }
 
+const HALF_PAIR = /\p{Cs}/u;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const MINUS = 0x2d;

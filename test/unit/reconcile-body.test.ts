@@ -106,6 +106,10 @@ test('toleranz: a JSON number -0 is 0 (a schema cannot tell it from 0); a sign i
 test('the messages name the line (1-based) and the field, the first error found', () => {
   const cases: Array<[unknown, string]> = [
     ['{"zeilen":', M.badJson],
+    // Half a surrogate pair is no character, in a value or a key; a whole pair is one.
+    ['{"zeilen":[{"ref":"a\\ud800b","datum":"2026-03-22","betrag":"-4.35"}]}', M.badJson],
+    ['{"zeilen":[{"ref":"\\udc00","datum":"2026-03-22","betrag":"-4.35"}]}', M.badJson],
+    ['{"zeilen":[{"datum":"2026-03-22","betrag":"-4.35"}],"\\ud83d":1}', M.badJson],
     ['', M.badJson],
     ['[]', M.notObject],
     ['null', M.notObject],
@@ -227,4 +231,10 @@ test('a body nested deeper than 64 arrays and objects is refused as not valid JS
   // 64 deep: read, and refused for its shape.
   assert.equal(message(nested(64)), lineMessage(1, M.lineNotObject));
   for (const depth of [65, 100_000]) assert.equal(message(nested(depth)), M.badJson, `${depth} deep`);
+});
+
+test('a whole surrogate pair written as two escapes is one character, kept in ref', () => {
+  const parsed = parse('{"zeilen":[{"ref":"\\ud83d\\ude00 \\u00fc","datum":"2026-03-22","betrag":"-4.35"}]}');
+  assert.ok(parsed.ok);
+  assert.equal(parsed.request.lines[0]?.ref, '😀 ü');
 });
