@@ -133,6 +133,12 @@ export function parseConfig(text: string, file: string, serviceKeys: ReadonlySet
         `${key} starts with one backslash (in quotes \\\\ is one): a network path or pipe in quotes is written "\\\\\\\\server\\\\…", or leave it unquoted`,
       );
     }
+    if (value === undefined && escapedClosingQuote(given)) {
+      return at(
+        number,
+        `the value of ${key} ends in \\", which in quotes is a quote inside, not the closing one: end a path in quotes with \\\\ (one backslash), or leave it unquoted`,
+      );
+    }
     if (value === undefined) {
       return at(
         number,
@@ -222,6 +228,14 @@ function rawNetworkPath(given: string): boolean {
 }
 
 /** `text` without its quotes and escapes when quoted, else as it is; `undefined` when the quoting is broken. */
+/** A quoted value whose last `"` follows an odd run of backslashes: `"C:\Kasse\"`, a folder as Explorer copies it. */
+function escapedClosingQuote(given: string): boolean {
+  if (!given.startsWith('"') || !given.endsWith('"') || given.length < 3) return false;
+  let backslashes = 0;
+  while (given[given.length - 2 - backslashes] === '\\') backslashes += 1;
+  return backslashes % 2 === 1;
+}
+
 function unquote(text: string): string | undefined {
   if (!text.startsWith('"')) return text;
   const quoted = QUOTED.exec(text);

@@ -182,6 +182,15 @@ const PROBLEMS: Array<[text: string, message: string]> = [
     'name = "a" b"',
     `${FILE}:1: the value of name starts with " but is not one quoted string (write \\" for a quote inside)`,
   ],
+  // A folder's path as Explorer copies it ends in a backslash, which in quotes escapes the closing quote.
+  [
+    '[book a]\ndb = "C:\\Users\\Jörg Müller\\Buchhaltung\\"',
+    `${FILE}:2: the value of db ends in \\", which in quotes is a quote inside, not the closing one: end a path in quotes with \\\\ (one backslash), or leave it unquoted`,
+  ],
+  [
+    'name = "a\\\\\\"',
+    `${FILE}:1: the value of name ends in \\", which in quotes is a quote inside, not the closing one: end a path in quotes with \\\\ (one backslash), or leave it unquoted`,
+  ],
   ['users = a', `${FILE}:1: users belongs in a [book NAME] section`],
   // In quotes \\ is one backslash: a network path written as Explorer shows it lost one.
   [
@@ -296,7 +305,8 @@ test('a section line of 4,088 spaces parses in well under a second; so do a sett
     [`[book${spaces}]x`, 'a section is written [book NAME]'],
     [`[${spaces}x${spaces.slice(4)}`, 'a section is written [book NAME]'],
     [`port${spaces}x`, 'expected key = value, [book NAME] or a # comment'],
-    [`port = "${'\\"'.repeat(2000)}`, 'the value of port starts with " but'],
+    [`port = "${'\\"'.repeat(2000)}`, 'the value of port ends in \\", which in quotes is a quote inside'],
+    [`port = "${'\\"'.repeat(2000)}x`, 'the value of port starts with " but'],
   ] as const) {
     const started = performance.now();
     const parsed = parse(line);
