@@ -10,7 +10,14 @@ import { logLine, NAME, SOCKET_WORD, shellWord } from '../base/index.js';
 import type { DemoDatabase } from '../books/index.js';
 import type { SaidLine } from '../cluster/index.js';
 import type { BookConfig, ServeCommand } from '../config/index.js';
-import { appSetting, fileRule, judgeDatabaseFile, letsEveryoneConnect, readableByEveryone } from '../files/index.js';
+import {
+  appSetting,
+  type FileRule,
+  fileRule,
+  judgeDatabaseFile,
+  letsEveryoneConnect,
+  readableByEveryone,
+} from '../files/index.js';
 import { isLoopback } from '../listen/index.js';
 
 /**
@@ -62,28 +69,56 @@ function oneBook(
   const api = `${listeningAt(command, server)}${base}`;
   const lines = [`${NAME} listening on ${api}${recognition ? ` (${command.settings.db}: ${recognition})` : ''}`];
   if (demo === undefined) return lines;
-  const userArgument =
-    command.credentialsFrom === 'demo default'
-      ? 'demo:demo'
-      : command.credentialsFrom === 'file'
-        ? 'USER:PASSWORD'
-        : // A hash in the environment is no password to send: the user types theirs.
-          command.credentials.some((credential) => credential.passwordHash !== undefined)
-          ? '"$BOOKING_SEARCH_USER:PASSWORD"'
-          : '"$BOOKING_SEARCH_USER:$BOOKING_SEARCH_PASSWORD"';
-  const insecure = command.tls === undefined ? '' : '-k ';
   const target =
-    command.socket === undefined
-      ? `'${api}`
-      : `--unix-socket ${shellWord(command.socket.path)} '${scheme}://localhost${base}`;
+    command.socket === undefined ? api : { socket: command.socket.path, url: `${scheme}://localhost${base}` };
+  const example = tryLine(command, target, demo.example);
   lines.push(
     `Demo: ${demo.count} sample cash bookings from ${demo.from} to ${demo.to}, in memory.`,
     command.credentialsFrom === 'demo default'
       ? 'Demo credentials: user "demo", password "demo" (set BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD for others).'
       : `Credentials: from the ${command.credentialsFrom}.`,
-    `Try: curl ${insecure}-u ${userArgument} ${target}buchungen?von=${demo.example.von}&bis=${demo.example.bis}&betrag=${demo.example.betrag}'`,
+    ...(example === undefined ? [] : [example]),
   );
   return lines;
+}
+
+/**
+ * The demo's example search as a line to paste into the shell of `platform`: sh, or on
+ * Windows both cmd and PowerShell 5.1; `undefined` for a named pipe, which curl cannot reach.
+ */
+export function tryLine(
+  command: Pick<ServeCommand, 'credentialsFrom' | 'credentials' | 'tls'>,
+  target: string | { socket: string; url: string },
+  { von, bis, betrag }: DemoDatabase['example'],
+  platform: NodeJS.Platform = process.platform,
+): string | undefined {
+  const search = `buchungen?von=${von}&bis=${bis}&betrag=${betrag}`;
+  const insecure = command.tls === undefined ? '' : '-k ';
+  // A hash in the environment is no password to send: the user types theirs.
+  const hashed = command.credentials.some((credential) => credential.passwordHash !== undefined);
+  const fromEnvironment = command.credentialsFrom === 'environment';
+  if (platform === 'win32') {
+    if (typeof target !== 'string') return undefined;
+    // Double quotes are one word to cmd and to PowerShell, & inside them too; PowerShell's curl
+    // is Invoke-WebRequest, curl.exe is curl. The two write a variable differently, so it is named.
+    const user = command.credentialsFrom === 'demo default' ? 'demo:demo' : 'USER:PASSWORD';
+    const named = !fromEnvironment
+      ? ''
+      : hashed
+        ? ' (USER: the value of BOOKING_SEARCH_USER; PASSWORD: its password)'
+        : ' (USER and PASSWORD: the values of BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD)';
+    return `Try: curl.exe ${insecure}-u ${user} "${target}${search}"${named}`;
+  }
+  const user =
+    command.credentialsFrom === 'demo default'
+      ? 'demo:demo'
+      : !fromEnvironment
+        ? 'USER:PASSWORD'
+        : hashed
+          ? '"$BOOKING_SEARCH_USER:PASSWORD"'
+          : '"$BOOKING_SEARCH_USER:$BOOKING_SEARCH_PASSWORD"';
+  const at = typeof target === 'string' ? `'${target}` : `--unix-socket ${shellWord(target.socket)} '${target.url}`;
+  return `Try: curl ${insecure}-u ${user} ${at}${search}'`;
 }
 
 /**
@@ -120,13 +155,18 @@ export function listeningAt(command: ServeCommand, server: Server): string {
  * read, root serving another user's book, a trusted proxy on loopback, a socket every
  * user may connect to.
  */
-export function warnAboutSetup(command: ServeCommand): void {
+export function warnAboutSetup(command: ServeCommand, rule: FileRule = fileRule): void {
   for (const { variable, nearest } of command.strayVariables) {
     const hint = nearest === undefined ? '' : `; did you mean ${nearest}?`;
     logLine(`warning: the variable ${variable} names no setting and is ignored${hint}`, 'warning');
   }
-  // Said, not warned: on Windows it is so for every setup.
-  if (fileRule.leftToTheSystem !== undefined) logLine(fileRule.leftToTheSystem, 'notice');
+  // Said, not warned: on Windows it is so for every setup that has files (--demo may have none).
+  const files =
+    command.config !== undefined ||
+    command.credentialsFile !== undefined ||
+    command.tls !== undefined ||
+    command.books.some((book) => book.db !== undefined);
+  if (rule.leftToTheSystem !== undefined && files) logLine(rule.leftToTheSystem, 'notice');
   warnAboutSecretFiles(command);
   for (const { db } of command.books) {
     const access = db === undefined ? undefined : judgeDatabaseFile(db);
