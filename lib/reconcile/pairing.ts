@@ -45,10 +45,7 @@ export function* pairLines(
     const kept = group.map((line, i): Edge[] =>
       Array.from((orders[i] as Int32Array).subarray(0, keep), (k) => edgeAt(edges[line] as Candidates, k)),
     );
-    const result = yield* untangle(
-      group.map((line) => edges[line] as Candidates),
-      yield* pairGroup(kept),
-    );
+    const result = yield* pairGroup(kept);
     // Fewer kept than that: the lines left without are paired over all their candidates.
     if (keep < group.length) {
       // Each order becomes its bookings in place: a copy would be another array as long.
@@ -60,6 +57,12 @@ export function* pairLines(
       });
       yield* pairTheRest(nearest, result);
     }
+    // The ties last, over every candidate: after the lines left without are paired too.
+    yield* untangle(
+      group.map((line) => edges[line] as Candidates),
+      result,
+      bookings,
+    );
     group.forEach((line, i) => {
       paired[line] = result[i] as number;
     });

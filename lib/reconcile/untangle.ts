@@ -12,9 +12,13 @@ import { type Candidates, STEP_EDGES } from './costs.js';
  * in line order, lexically smaller, so it ends. Over every candidate of each line, not only
  * those the cheapest pairing looked at: a swap may give a line one it did not keep.
  */
-export function* untangle(lines: readonly Candidates[], paired: Int32Array): Generator<void, Int32Array, void> {
+export function* untangle(
+  lines: readonly Candidates[],
+  paired: Int32Array,
+  bookings: number,
+): Generator<void, Int32Array, void> {
   const owner = new Map<number, number>();
-  const placeOf = placesIn(lines);
+  const placeOf = placesIn(lines, bookings);
   // Each line's booking by its place in the line's columns, or -1.
   const at = new Int32Array(lines.length).fill(-1);
   let looked = 0;
@@ -86,27 +90,30 @@ function sameSums(a: Cost, b: Cost, c: Cost, d: Cost): boolean {
 
 /**
  * Where a booking is among a line's candidates (its place in the line's columns, or -1),
- * found by halving: a line's places sorted by booking the first time a swap asks about the
- * line (four bytes a candidate), not a map of every candidate.
+ * found by halving: the first time a swap asks about a line, its candidates as numbers
+ * `booking × length + place`, sorted as numbers (no comparing function), not a map of them.
  */
-function placesIn(lines: readonly Candidates[]): (line: number, booking: number) => number {
-  const sorted: (Int32Array | undefined)[] = [];
+function placesIn(lines: readonly Candidates[], bookings: number): (line: number, booking: number) => number {
+  const sorted: (Int32Array | Float64Array | undefined)[] = [];
   return (line, booking) => {
-    const { booking: bookings } = lines[line] as Candidates;
-    let places = sorted[line];
-    if (places === undefined) {
-      places = Int32Array.from(bookings, (_, k) => k).sort((a, b) => (bookings[a] as number) - (bookings[b] as number));
-      sorted[line] = places;
+    const list = (lines[line] as Candidates).booking;
+    const n = list.length;
+    let keys = sorted[line];
+    if (keys === undefined) {
+      keys = bookings * n < 2 ** 31 ? new Int32Array(n) : new Float64Array(n);
+      for (let k = 0; k < n; k += 1) keys[k] = (list[k] as number) * n + k;
+      keys.sort();
+      sorted[line] = keys;
     }
+    // The first key at or after booking × n: this booking's, if the line has it.
     let low = 0;
-    let high = places.length - 1;
-    while (low <= high) {
+    let high = n;
+    while (low < high) {
       const middle = (low + high) >> 1;
-      const found = bookings[places[middle] as number] as number;
-      if (found === booking) return places[middle] as number;
-      if (found < booking) low = middle + 1;
-      else high = middle - 1;
+      if ((keys[middle] as number) < booking * n) low = middle + 1;
+      else high = middle;
     }
-    return -1;
+    const place = low < n ? (keys[low] as number) - booking * n : -1;
+    return place >= 0 && place < n ? place : -1;
   };
 }
