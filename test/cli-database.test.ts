@@ -606,3 +606,55 @@ test("the directories above the database get the ownership rule, at the start an
   assert.doesNotMatch(search.body, /gefälscht/);
   await server.stop();
 });
+
+// A file truncated to 0 bytes was said to have lost its table ("table or view 'entries' is
+// missing"), as if its schema had changed.
+test('a served file truncated to 0 bytes is said to be empty, not a schema without its table; the start and check say the same; served again once written', async (t) => {
+  const file = buildDatabase(t);
+  const whole = readFileSync(file);
+  const server = await start(t, ['--db', file]);
+  truncateSync(file, 0);
+  const empty = `${file} is empty (0 bytes), not a SQLite database`;
+  await waitFor(() => server.output().stderr, /is empty \(0 bytes\)/);
+  assertReply(await get(`${server.api}${SEARCH}`), 500, SEARCH_FAILED);
+  assertFails(await run(['--db', file, '--port', '0']), 1, `booking-search-server: ${empty}`);
+  const checked = await run(['check', '--db', file]);
+  assert.equal(checked.code, 1);
+  assert.match(checked.stdout, new RegExp(`^Cannot check: ${empty.replace(/[.()/]/g, '\\$&')}$`, 'm'));
+  writeFileSync(file, whole);
+  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 5_000, 'served again');
+  const lines = (await server.stop()).stderr
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => line.replace(/^\S+Z /, ''));
+  assert.deepEqual(lines, [
+    `${empty}; searches answer 500 until a valid file is there`,
+    `database ${file} can be read now; serving it`,
+  ]);
+});
+
+// A booking of an impossible date was logged with its text and JavaScript's class name:
+// "RangeError: the booking ('UNGUELTIGER TAG', id 9202) has the date "2026-02-30", …".
+test("a booking the search cannot answer is named in the log by its id alone, without its values or JavaScript's class name; the 500 names nothing of it", async (t) => {
+  const file = buildDatabase(t);
+  const server = await start(t, ['--db', file]);
+  const writer = new Database(file);
+  writer.exec(
+    "INSERT INTO entries (id, date, amount_cents, subject) VALUES (9202, '2026-02-30', 1250, 'UNGUELTIGER TAG')",
+  );
+  writer.close();
+  const window = 'buchungen?von=2026-02-01&bis=2026-03-31&betrag=-12.5&limit=5';
+  await until(async () => (await get(`${server.api}${window}`)).status === 500, 5_000, 'the search fails');
+  const reply = await get(`${server.api}${window}`);
+  assertReply(reply, 500, SEARCH_FAILED);
+  assert.doesNotMatch(reply.body, /9202|UNGUELTIGER|2026-02-30/);
+  const { stderr } = await server.stop();
+  const errors = stderr.split('\n').filter((line) => line.includes('error in GET'));
+  assert.ok(errors.length > 0, stderr);
+  for (const line of errors)
+    assert.equal(
+      line.replace(/^\S+Z /, ''),
+      'error in GET /api/v1/buchungen: the booking with id 9202 has a date that is not a day of the calendar',
+    );
+  assert.doesNotMatch(stderr, /UNGUELTIGER|2026-02-30|RangeError/);
+});

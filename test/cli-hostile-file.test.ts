@@ -69,7 +69,7 @@ test('a view that never ends: its search answers 500 within --search-timeout and
   assert.match(stopped.stderr, /'kasse' is a view, so its searches run in a process of their own, 1 s each at most/);
   assert.match(
     stopped.stderr,
-    /error in GET \/api\/v1\/buchungen: Error: the search took longer than --search-timeout \(1 s\) and was ended; a slow or endless view, or a missing index, may cause it\n/,
+    /error in GET \/api\/v1\/buchungen: the search took longer than --search-timeout \(1 s\) and was ended; a slow or endless view, or a missing index, may cause it\n/,
   );
   const [checked, checkMs] = await timed(() =>
     run(['check', '--db', file, '--table-names', 'entries=kasse', '--search-timeout', '1']),
@@ -298,7 +298,7 @@ test('the service: a search over views past --search-timeout gets its 500, and t
   const stopped = await server.stop();
   assert.match(
     stopped.stderr,
-    /error in GET \/api\/v1\/buchungen: Error: the search took longer than --search-timeout \(2 s\) and was ended; a slow or endless view, or a missing index, may cause it\n/,
+    /error in GET \/api\/v1\/buchungen: the search took longer than --search-timeout \(2 s\) and was ended; a slow or endless view, or a missing index, may cause it\n/,
   );
   assert.doesNotMatch(stopped.stderr, /opened again/);
 });

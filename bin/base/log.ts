@@ -173,9 +173,13 @@ export function logLine(message: string, level: Exclude<LogLevel, 'info'> = 'err
   process.stderr.write(formatMessage(message, level, toJournal.stderr));
 }
 
-/** Hears the cause of a 500, on either listener: one line with the request's method and path (without its query). */
+/**
+ * Hears the cause of a 500, on either listener: one line with the request's method and path
+ * (without its query) and the cause's message, without JavaScript's name for its class.
+ */
 export function logError(error: unknown, req: IncomingMessage, path: string): void {
-  logLine(`error in ${req.method} ${path}: ${describeError(error)}`);
+  const cause = error instanceof Error && error.message !== '' ? error.message : describeError(error);
+  logLine(`error in ${req.method} ${path}: ${cause}`);
 }
 
 /** Lines that tell the admin what the service does (the listening line first): stdout. */

@@ -64,8 +64,8 @@ export function openToServe<T>(
 
 /**
  * Throws a CliError unless `file` is a regular file this process may read that starts as a
- * SQLite database does (or is empty, which SQLite reads as an empty database). Returns the
- * state when another program holds it open exclusively, which passes as a lock does.
+ * SQLite database does (an empty one, which SQLite would read as a database of no tables, does
+ * not). Returns the state when another program holds it open exclusively, which passes as a lock does.
  */
 export function ensureDatabaseFile(file: string): NotReadableNow | undefined {
   const cannotOpen = (error: unknown): CliError =>
@@ -78,7 +78,6 @@ export function ensureDatabaseFile(file: string): NotReadableNow | undefined {
     throw cannotOpen(error);
   }
   if (!stats.isFile()) throw new CliError(`cannot open database ${file}: not a regular file${folderHint(file)}`);
-  if (stats.size === 0) return undefined;
   let header: Buffer;
   try {
     // Windows' access check reads no access list, so the open is what tells a denied read

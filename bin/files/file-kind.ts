@@ -7,8 +7,9 @@ import { join } from 'node:path';
 import { gunzipSync, constants as zlib } from 'node:zlib';
 import { shellWord } from '../base/index.js';
 
-/** One line: `file` is not a SQLite database, and what it is where that can be told. */
+/** One line: `file` is not a SQLite database, and what it is where that can be told (empty: truncated, or not written yet). */
 export function notADatabase(file: string): string {
+  if (readHeader(file, 1).length === 0) return `${file} is empty (0 bytes), not a SQLite database`;
   return `${file} is not a SQLite database${formatHint(file)}`;
 }
 

@@ -52,35 +52,43 @@ export function applicationSql(mapping: ApplicationMapping): { count: string; pa
   };
 }
 
-/** The search's failure for the booking `[id, date, amount, subject, account, held]` (undefined: written away since the count). */
+/**
+ * The search's failure for the booking `[id, date, amount, subject, account, held]` (undefined:
+ * written away since the count): the booking named by its id alone and no value of it, for
+ * its message goes to the log (docs/API.md: a 500 shows no booking); `check` names it in full.
+ */
 export function unreadableBooking(row: readonly unknown[] | undefined): RangeError {
-  return new RangeError(
-    row === undefined ? 'a booking of the window changed while it was searched' : bookingFault(row),
-  );
+  if (row === undefined) return new RangeError('a booking of the window changed while it was searched');
+  const [id] = row;
+  const named = `the booking with id ${typeof id === 'string' ? `'${id.slice(0, 40)}'` : String(id)}`;
+  return new RangeError(bookingFault(row, named, false));
 }
 
 /**
  * What is wrong with the booking `[id, date, amount, subject, account, held]` that no search
  * can answer, the booking as bookingNamed names it: the one wording of the search's 500 in
- * the log, of a page row that breaks the contract, and of `check`'s list of such bookings.
+ * the log (`shown` false: without the booking's values), of a page row that breaks the
+ * contract, and of `check`'s list of such bookings.
  */
 export function bookingFault(
   [id, date, amount, subject, account, held]: readonly unknown[],
   booking = bookingNamed(id, date, subject, account),
+  shown = true,
 ): string {
-  if (typeof date === 'number') return `${booking} has the date ${date}, not a day of the calendar`;
-  if (typeof date !== 'string') return `${booking} has no date the service can read`;
-  if (!isCalendarDate(date)) {
-    return `${booking} has the date ${JSON.stringify(date.slice(0, 40))}, not a day of the calendar`;
+  if (typeof date !== 'string' && typeof date !== 'number') return `${booking} has no date the service can read`;
+  if (typeof date === 'number' || !isCalendarDate(date)) {
+    const value = typeof date === 'number' ? date : JSON.stringify(date.slice(0, 40));
+    return `${booking} has ${shown ? `the date ${value},` : 'a date that is'} not a day of the calendar`;
   }
   if (amount === null) return `${booking} has no amount the service can read`;
+  if (!shown && !Number.isSafeInteger(amount)) return `${booking} has an amount that is not whole cents`;
   if (typeof amount === 'number' && !Number.isInteger(amount)) {
     return `${booking} has the amount ${centsAsAmount(amount, held)}, not whole cents`;
   }
   if (!Number.isSafeInteger(amount)) {
-    const shown =
+    const value =
       typeof amount === 'string' ? JSON.stringify(amount.slice(0, 40)) : typeof amount === 'number' ? amount : 'a BLOB';
-    return `${booking} has the amount ${shown} (in cents), not whole cents within ±${Number.MAX_SAFE_INTEGER}`;
+    return `${booking} has the amount ${value} (in cents), not whole cents within ±${Number.MAX_SAFE_INTEGER}`;
   }
   return `${booking} is not one a search can answer`;
 }
@@ -88,7 +96,7 @@ export function bookingFault(
 /**
  * A booking as its owner finds it in the application: the date, account and subject it is
  * served with (cut short), then the service's id, which the application does not show. What
- * `check` and the log say of a booking the service cannot answer.
+ * `check` says of a booking the service cannot answer (the log names it by its id alone).
  */
 export function bookingNamed(id: unknown, date: unknown, subject: unknown, account: unknown): string {
   const quoted = (text: string): string => `'${text.length > 40 ? `${text.slice(0, 40)}…` : text}'`;

@@ -45,19 +45,23 @@ export async function assertNotWholeCents(
   app: string,
   query: string,
   spoil: (writer: Database.Database) => void,
-  /** The amount as the search's 500 and check name it, exactly; else any decimal or fraction. */
+  /** The amount as check names it, exactly; else any decimal or fraction. */
   held = '-?\\d+(?:\\.\\d+|/\\d+)',
 ): Promise<string> {
   const search = await searchSpoiled(t, db, file, app, spoil);
-  // Named as check names it, also when only counted.
-  const reason = new RegExp(`id \\d+\\) has (?:the amount ${held}, not whole cents|no amount the service can read)`);
+  // Named by its id alone, also when only counted: its values stay out of the log.
+  const reason =
+    /^RangeError: the booking with id \d+ has (?:an amount that is not whole cents|no amount the service can read)$/;
   await search(query, reason);
   await search(`${query}&limit=0`, reason);
   const check = await run(['check', '--db', file, '--app', app]);
   assert.equal(check.code, 1, check.stdout);
   const [, named, id, amount] =
     check.stdout.match(
-      /^ {2}- (the booking .*?id (\d+)\)) has (?:the amount (\S+), not whole cents|no amount the service)/m,
+      new RegExp(
+        `^ {2}- (the booking .*?id (\\d+)\\)) has (?:the amount (${held}), not whole cents|no amount the service)`,
+        'm',
+      ),
     ) ?? [];
   assert.ok(id !== undefined, check.stdout);
   const said = await assertRefusedAsCheckSays(db, file, app, check.stdout, (sentence) =>
@@ -118,7 +122,8 @@ export async function assertDateRefused(
     writeBook(file, spoil);
   } else {
     const search = await searchSpoiled(searched.t, db, file, app, spoil);
-    const reason = /id \d+\) has (?:no date the service can read|the date .*, not a day of the calendar)/;
+    const reason =
+      /^RangeError: the booking with id \S+ has (?:no date the service can read|a date that is not a day of the calendar)$/;
     await search(searched.query, reason);
     await search(`${searched.query}&limit=0`, reason);
   }

@@ -202,7 +202,7 @@ test("other paths 404 (the API is not answered here), other methods 405, a faile
   assertApiError(failed, ERRORS.internal);
   assert.deepEqual(
     said.map((line) => line.replace(/^\S+Z /, '')),
-    ['error in GET /metrics: Error: no answer from worker 7\n'],
+    ['error in GET /metrics: no answer from worker 7\n'],
   );
 });
 
