@@ -219,7 +219,7 @@ test('the served file made unreadable (chmod g-r) and readable again (chmod g+r)
   const db = new Database(file);
   db.exec('CREATE TABLE notiz (text TEXT)');
   db.close();
-  const denied = /cannot open database .*: permission denied: .*chmod g\+r /;
+  const denied = /cannot open database .*: permission denied: .*chmod g\+r .*; searches answer 500 until/;
   await get(`${server.api}${SEARCH}`);
   await until(() => denied.test(server.output().stderr), 5_000, 'the log says it cannot be read');
   assert.equal((await get(`${server.api}${SEARCH}`)).status, 500);
@@ -236,16 +236,22 @@ test('the served file made unreadable (chmod g-r) and readable again (chmod g+r)
 });
 
 // A mode change alone leaves the file what it was: the connection reads on through what it
-// opened, and so does the read of a book that no client searches, every second.
-test('the served file made unreadable (chmod 0600) and readable again (chmod 0640), nothing else changed: served throughout, nothing said', async (t) => {
+// opened, and so does the read of a book that no client searches, every second. It was said
+// nowhere, and the next restart or replacement failed: now it is said once, with check's fix.
+test('the served file made unreadable (chmod 0600) and readable again (chmod 0640), nothing else changed: served throughout, /ready 200, one warning with the fix check gives, one line when it can be read again', async (t) => {
   const { users, asService } = setup();
   const dir = applicationDirectory(users, users.workDir());
   const file = await createDatabase(users, dir, 'delete');
+  chmodSync(file, 0o600);
+  const denied = await run(['check', '--db', file], cleanEnv(USER), asService);
+  const fix = /^Cannot check: (cannot open database .*: permission denied: .*)$/m.exec(denied.stdout)?.[1];
+  assert.ok(fix?.includes('chmod g+r'), denied.stdout);
+  chmodSync(file, 0o640);
   const server = await start(t, ['--db', file, '--admin-port', '0'], cleanEnv(USER), asService);
   const admin = /admin listener on (http:\/\/127\.0\.0\.1:\d+)\//.exec(server.output().stdout)?.[1] as string;
   for (const mode of [0o600, 0o640]) {
     chmodSync(file, mode);
-    const until = Date.now() + 1_500;
+    const until = Date.now() + 2_500;
     while (Date.now() < until) {
       const ready = await request(`${admin}/ready`);
       assert.equal(ready.status, 200, ready.body);
@@ -253,7 +259,38 @@ test('the served file made unreadable (chmod 0600) and readable again (chmod 064
     }
   }
   assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
-  assert.equal((await server.stop()).stderr, '');
+  const lines = stderrLines((await server.stop()).stderr).map((line) => line.replace(/^\S+ /, ''));
+  assert.deepEqual(lines, [
+    `${fix}; searches are answered from the file already open, but a restart or the application's next replacement will fail until it may be read`,
+    `database ${file} can be read again: a restart or a replacement will serve it`,
+  ]);
+});
+
+// The directory closed to the service's user was said "is gone; … until it is back", while
+// /ready named the directory it may not enter and the fix: one reason, in one wording.
+test("the served file's directory closed to the service's user (chmod 700): the log says what /ready says, the directory and its fix; served again once it is opened (chmod 750)", async (t) => {
+  const { users, asService } = setup();
+  const dir = applicationDirectory(users, users.workDir());
+  const file = await createDatabase(users, dir, 'delete');
+  const server = await start(t, ['--db', file, '--admin-port', '0'], cleanEnv(USER), asService);
+  const admin = /admin listener on (http:\/\/127\.0\.0\.1:\d+)\//.exec(server.output().stdout)?.[1] as string;
+  chmodSync(dir, 0o700);
+  await until(async () => (await request(`${admin}/ready`)).status === 503, 5_000, '/ready 503');
+  const reason = (JSON.parse((await request(`${admin}/ready`)).body) as { books: { reason?: string }[] }).books[0]
+    ?.reason;
+  assert.match(reason ?? '', /: permission denied: .* may not enter directory .*chmod g\+rx /);
+  await until(() => server.output().stderr.includes(reason ?? '\0'), 5_000, 'the log says it');
+  assertReply(await get(`${server.api}${SEARCH}`), 500, {
+    fehler: 'Interner Fehler bei der Buchungssuche.',
+    code: 'search_failed',
+  });
+  chmodSync(dir, 0o750);
+  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 5_000, 'served again');
+  const lines = stderrLines((await server.stop()).stderr).map((line) => line.replace(/^\S+ /, ''));
+  assert.deepEqual(lines, [
+    `${reason}; searches answer 500 until a valid file is there`,
+    `database ${file} can be read now; serving it`,
+  ]);
 });
 
 // The file is opened again every second while it waits; /ready said "the file is being

@@ -18,6 +18,7 @@ import {
   notReadableNow,
   SettingRefusal,
 } from '../files/index.js';
+import { deniedRead, isGone } from './access.js';
 import { BookOpener, type Connection } from './open-book.js';
 import { GUARD_LIMIT_MS } from './preflight.js';
 import { answerCause, type Effect, next, start, statusOf, type WatchEvent, type WatchState } from './states.js';
@@ -75,6 +76,8 @@ class WatchedDatabase implements ServedDatabase {
   private readonly timer: NodeJS.Timeout;
   /** The connection whose file is read without a client's search now (`read`): one read at a time. */
   private reading: Connection | undefined;
+  /** The served file's fingerprint when its read access was last looked at, and why it may not be read then. */
+  private access: { seen: string | undefined; denied: string | undefined } = { seen: undefined, denied: undefined };
 
   constructor(
     file: string,
@@ -137,7 +140,30 @@ class WatchedDatabase implements ServedDatabase {
     const { phase } = this.state;
     const fingerprinted = phase.is === 'unavailable' && (phase.broken !== undefined || phase.backoff !== undefined);
     const written = fingerprinted ? fingerprintOf(this.file) : undefined;
-    this.feed({ on: 'tick', identity: identityOf(this.file), written, at: Date.now() });
+    const identity = identityOf(this.file);
+    if (phase.is === 'served' && identity === phase.inode) this.lookAtAccess();
+    this.feed({ on: 'tick', identity, written, at: Date.now() });
+  }
+
+  /**
+   * The served file's read access, looked at again when the file changed (a chmod changes its
+   * ctime): taken away, the file is served on from the connection, and said once with the
+   * open's words and fix (check's), for a restart or the next replacement would not serve it;
+   * and said when it is given back. /ready stays as it is: the book is served.
+   */
+  private lookAtAccess(): void {
+    const seen = fingerprintOf(this.file);
+    if (seen === this.access.seen) return;
+    const was = this.access.denied;
+    const denied = deniedRead(this.file);
+    this.access = { seen, denied };
+    if (denied !== undefined && denied !== was)
+      this.log(
+        `${denied}; searches are answered from the file already open, but a restart or the application's next replacement will fail until it may be read`,
+        'warning',
+      );
+    else if (denied === undefined && was !== undefined)
+      this.log(`database ${this.file} can be read again: a restart or a replacement will serve it`, 'notice');
   }
 
   /**
@@ -168,6 +194,7 @@ class WatchedDatabase implements ServedDatabase {
         return effect.connection.close();
       case 'serve':
         this.handler = effect.connection.handler;
+        this.access = { seen: undefined, denied: undefined };
         return;
       case 'stand in':
         this.handler = this.standInHandler;
@@ -202,7 +229,7 @@ class WatchedDatabase implements ServedDatabase {
             : { on: 'opened', outcome, identity: identityOf(file), at: Date.now() },
         ),
       (error: unknown) => {
-        const gone = identityOf(file) === undefined;
+        const gone = isGone(file);
         const bySetting = error instanceof SettingRefusal;
         const message = describeDatabaseError(file, error);
         this.feed({ on: 'failed', error, gone, message, ...(bySetting && { bySetting }), at: Date.now() });

@@ -47,7 +47,8 @@ export interface Look {
   readonly sameFile: boolean;
   /**
    * The inode of the file last served, when it was at the path as the look began (served, or
-   * not readable since): a file it opens with that inode is that file again, not another.
+   * not readable since), or nothing could be seen there (a directory closed to this process):
+   * a file it opens with that inode is that file again, not another.
    */
   readonly served?: string | undefined;
   /** The look began while the file was waited for (a lock, a journal, a WAL to recover). */

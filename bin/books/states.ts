@@ -26,8 +26,7 @@ export type { Backoff, Cause, Effect, Outcome, Phase, Step, WatchEvent, WatchSta
 export const STABLE_MS = 250;
 
 const OPENING = (message: string): Cause => ({ code: 'SQLITE_BUSY', message, waits: true });
-// The end of the line that says a file a setting of its application refuses (an Actual
-// budget kept in USD), which the line that serves it again answers.
+// The end of the line of a file a setting of its application refuses (an Actual budget in USD), answered when served again.
 const UNTIL_SET_BACK = 'answer 500 until that setting is changed back';
 
 /** The state at the start, `at`, and its effect: the first open. */
@@ -99,7 +98,7 @@ function tick<C>(state: WatchState<C>, { identity, written, at }: Extract<WatchE
     const sameFile = identity === phase.inode;
     if (!noticed && sameFile)
       return phase.lock === undefined ? { state, effects: [{ do: 'read' }] } : lookBeside(state, phase, 0);
-    const look: Look = { first: false, sameFile, wasWaiting: false, ...servedAs(sameFile && phase.inode) };
+    const look: Look = { first: false, sameFile, wasWaiting: false, ...stillThere(identity, phase.inode) };
     return {
       state: {
         ...state,
@@ -120,7 +119,7 @@ function tick<C>(state: WatchState<C>, { identity, written, at }: Extract<WatchE
   const { backoff } = phase;
   if (backoff !== undefined && !noticed && !due(backoff, written, at)) return { state, effects: [] };
   // The file last served, still at the path but not read, is looked at as that file; a slow view's wait doubles.
-  const was = { ...servedAs(identity === phase.served ? phase.served : undefined), ...(backoff && { backoff }) };
+  const was = { ...stillThere(identity, phase.served), ...(backoff && { backoff }) };
   const look: Look = { first: false, sameFile: false, wasWaiting: phase.cause.waits, ...was };
   // While it is opened again, a file that was not served keeps the reason it last gave:
   // /ready and the 500s go on saying what to do (start the application, let it roll back
@@ -256,9 +255,13 @@ function phaseOf<C>(outcome: Outcome<C>, served?: string, backoff?: Backoff): Ph
 }
 
 /** `{ served }` when the inode of the file last served is known, else nothing. */
-function servedAs(inode: string | false | undefined): { served?: string } {
-  return inode === undefined || inode === false ? {} : { served: inode };
+function servedAs(inode: string | undefined): { served?: string } {
+  return inode === undefined ? {} : { served: inode };
 }
+
+/** servedAs when that file may be at the path still: its inode there, or none seen (a directory closed to this process). */
+const stillThere = (identity?: string, inode?: string): { served?: string } =>
+  servedAs(identity === undefined || identity === inode ? inode : undefined);
 
 /** A line of a state that lasts: said only when it is not the last one said. */
 function say<C>(state: WatchState<C>, line: string, level: 'warning' | 'error'): Effect<C>[] {

@@ -207,11 +207,26 @@ const ROWS: Row[] = [
     effects: [{ do: 'close', connection: 'A' }, { do: 'stand in' }, open(0)],
   },
   {
-    name: 'served, the file deleted: closed, opened at once',
+    // Nothing seen at the path: deleted, or behind a directory closed to the service (chmod 700).
+    name: 'served, the file deleted or out of sight: closed, opened at once, the file served kept in mind',
     from: state(served('A', 'i1')),
     on: tick(undefined),
-    to: state(looking(again), { since: AT }),
+    to: state(looking(again, { served: 'i1' }), { since: AT }),
     effects: [{ do: 'close', connection: 'A' }, { do: 'stand in' }, open(0)],
+  },
+  {
+    name: 'its directory closed to the service: not served, the file kept in mind, said as /ready says it',
+    from: state(looking(again, { served: 'i1' })),
+    on: DENIED,
+    to: state(down(denied, { served: 'i1' }), { since: AT, lastLine: DENIED_LINE }),
+    effects: [log(DENIED_LINE, 'error')],
+  },
+  {
+    name: 'still out of sight at the retry tick: looked at as the file served',
+    from: state(down(denied, { served: 'i1' }), { lastLine: DENIED_LINE }),
+    on: tick(undefined),
+    to: state(looking(denied, { served: 'i1' }), { lastLine: DENIED_LINE }),
+    effects: [open(STABLE_MS)],
   },
   {
     // Waiting while it was opened (`since` the look), served from the open's end.
