@@ -56,6 +56,25 @@ export function examineBook(
 }
 
 /**
+ * How many bookings the typical search reads when its plan reads every one (of the
+ * accounts), as `check` judges that plan (describePlan); `undefined` when an index reads
+ * only its month. The service warns of a large book that reads them all.
+ */
+export function bookingsScanned(db: Db, mapping: Mapping): number | undefined {
+  return readsEveryBooking(explainCount(db, undefined, mapping), mapping) ? bookingRange(db, mapping)[0] : undefined;
+}
+
+/**
+ * Whether the typical search's plan reads every booking: it does not use the mapping's
+ * window index where the mapping names one, else it scans the own schema's table.
+ */
+function readsEveryBooking(plan: readonly string[], mapping: Mapping): boolean {
+  const index = mapping.kind === 'application' ? mapping.windowIndex : undefined;
+  if (index === undefined) return plan.some((detail) => /^SCAN (?!\()/.test(detail));
+  return !plan.some((detail) => detail.includes(` INDEX ${index.name} (`));
+}
+
+/**
  * The verdict on the typical search's plan: by the mapping's window index where it names
  * one, in words (an application's plan runs to a screenful an admin cannot act on); else
  * the plan of the own schema's one table, which names the index an admin may add.
@@ -63,14 +82,13 @@ export function examineBook(
 function describePlan(plan: string[], mapping: Mapping): string {
   const steps = plan.join('; ');
   const index = mapping.kind === 'application' ? mapping.windowIndex : undefined;
+  const scans = readsEveryBooking(plan, mapping);
   if (index === undefined) {
-    return plan.some((detail) => /^SCAN (?!\()/.test(detail))
+    return scans
       ? `The typical search (one amount in a month) reads every booking: ${steps}. It will be slow on a large book.`
       : `The typical search (one amount in a month) uses an index: ${steps}.`;
   }
-  if (plan.some((detail) => detail.includes(` INDEX ${index.name} (`))) {
-    return `The typical search (one amount in a month) reads only its month, by the index ${index.name}.`;
-  }
+  if (!scans) return `The typical search (one amount in a month) reads only its month, by the index ${index.name}.`;
   const advice =
     index.create === undefined
       ? `The file lacks the index ${index.name} that ${mapping.title} creates itself.`

@@ -5,7 +5,7 @@
 // connection. What `check` says of it is lib/book-report.ts.
 
 import type { Database } from 'better-sqlite3';
-import { type BookExamination, examineBook } from './book-report.js';
+import { type BookExamination, bookingsScanned, examineBook } from './book-report.js';
 import { type AppSetting, type Judging, validateDatabase } from './database-handle.js';
 import { isNotReadableNow } from './errors.js';
 import { type Mapping, ownSchema, type TableNames } from './mapping.js';
@@ -58,6 +58,11 @@ export interface ServedBook {
    * mapping reads only tables of the file.
    */
   unbounded(): string | undefined;
+  /**
+   * How many bookings the typical search reads when it reads every one of them, as `check`
+   * judges its plan (lib/book-report.ts); `undefined` when an index reads only its month.
+   */
+  everyBooking(): number | undefined;
   /** The search over the file. */
   search(hooks?: SearchHooks): BookingSearch;
 }
@@ -96,6 +101,7 @@ function serveBook(db: Database, book: BookTables, judgedAt: number | undefined)
     app,
     schemaVersion,
     unbounded: () => unboundedObject(db, mapping),
+    everyBooking: () => bookingsScanned(db, mapping),
     search: ({ changed, waited } = {}) =>
       createBookingSearch(
         db,

@@ -33,6 +33,7 @@ import {
   basicAuth,
   buildDatabase,
   databaseDir,
+  fixtureSql,
   get,
   HASH_OF_ALT,
   MARCH_COFFEE,
@@ -605,6 +606,47 @@ test("the directories above the database get the ownership rule, at the start an
   assert.equal(search.status, 500, search.body);
   assert.doesNotMatch(search.body, /gefälscht/);
   await server.stop();
+});
+
+// A million bookings without the two indexes were served without a word, while every search
+// read them all and half the searches met the application's writes: only check said so.
+test("a book of 100,000 bookings whose typical search reads every one is said once at the start and after a replacement, with its count and check's advice; with the indexes, or 99,999, nothing is said", async (t) => {
+  const dir = databaseDir(t);
+  const file = join(dir, 'kasse.sqlite');
+  const large = cashBook(100_000, false);
+  large.exec(`VACUUM INTO '${file}'`);
+  large.close();
+  const said = (count: number): string =>
+    `database ${file}: its typical search reads every one of its ${count} bookings, so searches are slow and may answer 500 while the application writes; check prints the indexes to add`;
+  const replaced = `database ${file} was replaced; serving the new file`;
+  const server = await start(t, ['--db', file]);
+  // Read through the served connection every second: the warning is not said again.
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  /** The file changed by `sql` in a copy that is renamed over it, and its replacement said. */
+  const replace = async (sql: string, times: number): Promise<void> => {
+    const copy = join(dir, 'copy.sqlite');
+    copyFileSync(file, copy);
+    const db = new Database(copy);
+    db.exec(sql);
+    db.close();
+    renameSync(copy, file);
+    await waitFor(() => server.output().stderr, /was replaced; serving the new file/, times);
+  };
+  const indexes =
+    fixtureSql('schema.sql')
+      .match(/^CREATE INDEX.*$/gm)
+      ?.join('\n') ?? '';
+  await replace(indexes, 1);
+  await replace(
+    "DROP INDEX entries_amount_date; DROP INDEX entries_date_id_amount; INSERT INTO entries (date, amount_cents) VALUES ('2026-03-02', 1250)",
+    2,
+  );
+  await replace('DELETE FROM entries WHERE id <= 2', 3);
+  const lines = (await server.stop()).stderr
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => line.replace(/^\S+Z /, ''));
+  assert.deepEqual(lines, [said(100_000), replaced, said(100_001), replaced, replaced]);
 });
 
 // A file truncated to 0 bytes was said to have lost its table ("table or view 'entries' is

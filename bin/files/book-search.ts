@@ -60,6 +60,7 @@ export const NO_SEARCH: Parameters<SearchTurns['answer']>[0] = Object.freeze([])
  * the connection must then be opened and checked again. `judgedAt`: the schema cookie at
  * which a guard process judged this very file's bookings a moment ago (bin/guard/guard.ts): a
  * file whose cookie is another throws SchemaChanged, one whose cookie is that is not sampled again.
+ * `everyBooking`: how many bookings the typical search reads when it reads them all (lib/book.ts).
  */
 export function searchOverFile(
   db: Database.Database,
@@ -67,7 +68,7 @@ export function searchOverFile(
   changed: () => void = () => {},
   waited?: (seconds: number, request: unknown) => void,
   judgedAt?: number,
-): { search: SearchTurns; app: string } {
+): { search: SearchTurns; app: string; everyBooking: () => number | undefined } {
   const opened = openBookFile(db, book).serve(judgedAt);
-  return { search: opened.search({ changed, waited }), app: opened.app };
+  return { search: opened.search({ changed, waited }), app: opened.app, everyBooking: opened.everyBooking };
 }
