@@ -21,6 +21,8 @@ export function fakeExchange(connection: Any, url: string, authorization: string
   req.url = url;
   req.method = 'GET';
   req.httpVersion = '1.1';
+  req.httpVersionMajor = 1;
+  req.httpVersionMinor = 1;
   req.rawHeaders = ['Host', '127.0.0.1', 'Authorization', authorization];
   req.headers = { host: '127.0.0.1', authorization };
   const res = new ServerResponse(req) as Any;
