@@ -227,7 +227,6 @@ function rawNetworkPath(given: string): boolean {
   );
 }
 
-/** `text` without its quotes and escapes when quoted, else as it is; `undefined` when the quoting is broken. */
 /** A quoted value whose last `"` follows an odd run of backslashes: `"C:\Kasse\"`, a folder as Explorer copies it. */
 function escapedClosingQuote(given: string): boolean {
   if (!given.startsWith('"') || !given.endsWith('"') || given.length < 3) return false;
@@ -236,6 +235,7 @@ function escapedClosingQuote(given: string): boolean {
   return backslashes % 2 === 1;
 }
 
+/** `text` without its quotes and escapes when quoted, else as it is; `undefined` when the quoting is broken. */
 function unquote(text: string): string | undefined {
   if (!text.startsWith('"')) return text;
   const quoted = QUOTED.exec(text);
