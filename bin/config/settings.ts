@@ -94,7 +94,7 @@ export const SETTINGS = {
     DEFAULTS.serviceName,
   ),
   'credentials-file': {
-    ...path('FILE', 'user:secret lines (secret: a password or a hash-password hash); SIGHUP re-reads it'),
+    ...path('FILE', 'user:secret lines (secret: a password or a hash-password hash)'),
     reload: 'file',
   },
   'max-auth-failures': whole(
@@ -165,7 +165,7 @@ export const SETTINGS = {
   'trust-proxy': row<string[]>(
     {
       placeholder: 'ADDRESS,...',
-      help: "take the client address from X-Forwarded-For, only from these proxy addresses\n(a --socket's peer is trusted as the proxy without this)",
+      help: "take the client address from X-Forwarded-For, only from these proxy addresses\n(a --socket's peer is trusted without this)",
       parse: readTrustProxy,
     },
     [],
@@ -204,14 +204,14 @@ export const SETTINGS = {
     'SEC',
     [1, 3600],
     10,
-    'a client must have sent its headers within this, checked each second (default {default})',
+    'a client must have sent its headers within this (at most --request-timeout), checked each second (default {default})',
   ),
   'request-timeout': whole('SEC', [1, 3600], 30, '... and its whole request within this (default {default})'),
   'keep-alive-timeout': whole(
     'SEC',
     [1, 3600],
     5,
-    'an idle keep-alive connection is closed after this (default {default})',
+    'an idle keep-alive connection closes after this (default {default})',
   ),
   'send-timeout': whole(
     'SEC',
