@@ -118,9 +118,10 @@ function tick<C>(state: WatchState<C>, { identity, written, at }: Extract<WatchE
   if (phase.broken !== undefined && !noticed && written === phase.broken) return { state, effects: [] };
   const { backoff } = phase;
   if (backoff !== undefined && !noticed && !due(backoff, written, at)) return { state, effects: [] };
-  // The file last served, still at the path but not read, is looked at as that file; a slow view's wait doubles.
+  // The file last served, still at the path, is looked at as that file (another is a replacement); a slow view's wait doubles.
   const was = { ...stillThere(identity, phase.served), ...(backoff && { backoff }) };
-  const look: Look = { first: false, sameFile: false, wasWaiting: phase.cause.waits, ...was };
+  const waited = phase.cause.waits && (phase.served === undefined || was.served !== undefined);
+  const look: Look = { first: false, sameFile: false, wasWaiting: waited, ...was };
   // While it is opened again, a file that was not served keeps the reason it last gave:
   // /ready and the 500s go on saying what to do (start the application, let it roll back
   // its journal) until the file serves or fails otherwise, not "being opened" each second.
@@ -190,7 +191,7 @@ function readAgain<C>(state: WatchState<C>, phase: Served<C>): Step<C> {
 
 /** An open ended with an outcome: served, or a state that is said when it is one to say. */
 function opened<C>(state: WatchState<C>, { outcome, identity, at }: Extract<WatchEvent<C>, { on: 'opened' }>): Step<C> {
-  const { phase } = state;
+  const { phase, file } = state;
   const close: Effect<C>[] = outcome.serving ? [{ do: 'close', connection: outcome.connection }] : [];
   if (phase.is !== 'opening') return { state, effects: close };
   const { look } = phase;
@@ -198,7 +199,7 @@ function opened<C>(state: WatchState<C>, { outcome, identity, at }: Extract<Watc
   // Stopped meanwhile: what was opened is closed, and nothing is said of the file.
   if (state.stopped) return { state, effects: [...close, ...ready] };
   const slow = !outcome.serving && outcome.slow === true ? backOff(outcome, look.backoff, at) : undefined;
-  const now = phaseOf(outcome, identity === look.served ? look.served : undefined, slow);
+  const now = phaseOf(outcome, stillThere(identity, look.served).served, slow);
   if (!outcome.serving) {
     // A passing moment is not said, but at the start: the start says where the file stands.
     if (!look.first && outcome.quiet === true) return { state: { ...state, phase: now }, effects: [] };
@@ -213,7 +214,6 @@ function opened<C>(state: WatchState<C>, { outcome, identity, at }: Extract<Watc
   // can be read: not another, which is what a replacement counts.
   const back = !look.sameFile && look.served !== undefined && outcome.inode === look.served && identity === look.served;
   const replaced = state.replaced + (look.wasWaiting || again || back ? 0 : 1);
-  const { file } = state;
   const line =
     back && state.lastLine.endsWith(UNTIL_SET_BACK)
       ? `database ${file}: the setting that refused it is changed back; serving it`

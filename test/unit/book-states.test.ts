@@ -442,6 +442,35 @@ const ROWS: Row[] = [
     to: state(down(journal, { served: 'i1' }), { since: AT, lastLine: JOURNAL_LINE }),
     effects: [{ do: 'close', connection: 'A' }, { do: 'stand in' }, log(JOURNAL_LINE, 'warning')],
   },
+  // A file waited for, out of sight (its directory closed), and another renamed into place meanwhile.
+  {
+    name: 'a hot journal on the file served, its path out of sight: waited for as the file served',
+    from: state(looking(again, { served: 'i1' })),
+    on: { on: 'opened', outcome: { serving: false, cause: journal }, identity: undefined, at: AT },
+    to: state(down(journal, { served: 'i1' }), { since: AT, lastLine: JOURNAL_LINE }),
+    effects: [log(JOURNAL_LINE, 'warning')],
+  },
+  {
+    name: 'waited for, the file served back at the path: still the file waited for',
+    from: state(down(journal, { served: 'i1' }), { lastLine: JOURNAL_LINE }),
+    on: tick('i1'),
+    to: state(looking(journal, { wasWaiting: true, served: 'i1' }), { lastLine: JOURNAL_LINE }),
+    effects: [open(STABLE_MS)],
+  },
+  {
+    name: 'waited for, another file at the path: not the file waited for',
+    from: state(down(journal, { served: 'i1' }), { lastLine: JOURNAL_LINE }),
+    on: tick('i2'),
+    to: state(looking(journal), { lastLine: JOURNAL_LINE }),
+    effects: [open(STABLE_MS)],
+  },
+  {
+    name: 'the other file serves: counted and said as a replacement, not as the file waited for',
+    from: state(looking(journal), { lastLine: JOURNAL_LINE }),
+    on: openedAs('B', 'i2'),
+    to: state(served('B', 'i2'), { since: AT, replaced: 1 }),
+    effects: [{ do: 'serve', connection: 'B' }, log(`database ${FILE} was replaced; serving the new file`, 'notice')],
+  },
   {
     name: 'a lock held, another file at the path: opened again as any replaced file',
     from: state(holding('A', 'i1'), { lastLine: HELD_LINE }),
