@@ -135,7 +135,7 @@ export function judge(
   if (badId !== undefined) {
     found.push(
       said(
-        `ids such as ${shown(badId[0])}`,
+        `ids such as ${shown(badId[0])}${Number.isInteger(badId[0]) ? ' (the figure shown is already rounded)' : ''}`,
         'some ids',
         ` are not whole numbers within ±${Number.MAX_SAFE_INTEGER} (2^53 − 1), where an id is still exact: give an INTEGER id (a table's INTEGER PRIMARY KEY, or its rowid).`,
       ),

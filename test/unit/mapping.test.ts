@@ -317,7 +317,7 @@ test('judge: integer dates, date-times, REAL amounts, text ids and duplicates ar
   // Whole, but beyond 2^53 − 1: no longer exact as a number of the answer.
   assert.match(
     problems([[2 ** 53, '2026-03-14', 1250]]),
-    /^ids such as 9007199254740992 are not whole numbers within ±9007199254740991 \(2\^53 − 1\)/,
+    /^ids such as 9007199254740992 \(the figure shown is already rounded\) are not whole numbers within ±9007199254740991 \(2\^53 − 1\)/,
   );
   assert.match(
     problems([
