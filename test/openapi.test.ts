@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { createHandler } from '../lib/index.js';
+import { ERRORS } from '../lib/messages.js';
 import { parseSearchQuery } from '../lib/query.js';
 import { parseReconcileBody } from '../lib/reconcile/body.js';
 import type { HandlerOptions } from '../lib/types.js';
@@ -24,7 +25,9 @@ import {
   type Reply,
   request,
   serve,
+  serveFixture,
 } from './support/helpers.js';
+import { rawRequest } from './support/raw-http.js';
 
 const FILE = new URL('../openapi.json', import.meta.url);
 const raw = JSON.parse(readFileSync(FILE, 'utf8')) as object;
@@ -143,7 +146,8 @@ test('every status code of each operation is answered as the document says', asy
   const cli = await start(t, ['--demo']);
   const search = '/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5';
   const as = (method: string, url: string, headers: Record<string, string> = {}): (() => Promise<Reply>) => {
-    return () => request(url, { method, headers: { origin: PAGE, ...headers } });
+    // Kept alive: a `Connection: close` in the answer is then the server's own.
+    return () => request(url, { method, headers: { origin: PAGE, connection: 'keep-alive', ...headers } });
   };
   const withAuth = { authorization: AUTH };
   // Counting a failed authentication reads the clock: a broken clock is an unexpected error.
@@ -201,7 +205,7 @@ test('every status code of each operation is answered as the document says', asy
   const posted =
     (url: string, headers: Record<string, string>, body = statement): (() => Promise<Reply>) =>
     () =>
-      request(url, { method: 'POST', headers: { origin: PAGE, ...json, ...headers }, body });
+      request(url, { method: 'POST', headers: { origin: PAGE, connection: 'keep-alive', ...json, ...headers }, body });
   Object.assign(cases, {
     [`post ${reconcile} 200`]: { reply: posted(`${origin}${reconcile}`, withAuth) },
     [`post ${reconcile} 400`]: { reply: posted(`${origin}${reconcile}`, withAuth, '{"zeilen":[{}]}') },
@@ -269,7 +273,9 @@ test('every status code of each operation is answered as the document says', asy
 
     const headers = response.headers ?? {};
     for (const [name, header] of Object.entries(headers)) {
-      const value = reply.headers[name.toLowerCase()];
+      const sent = reply.headers[name.toLowerCase()];
+      // node:http's own `Connection: keep-alive` is not the documented `close`.
+      const value = name === 'Connection' && sent === 'keep-alive' ? undefined : sent;
       if (value === undefined) {
         assert.ok(!header.required, `${key} sends the required header ${name}`);
         continue;
@@ -278,9 +284,43 @@ test('every status code of each operation is answered as the document says', asy
       assert.ok(check(value), `${key} ${name}: ${String(value)} ${ajv.errorsText(check.errors)}`);
     }
     const documentedNames = new Set(Object.keys(headers).map((name) => name.toLowerCase()));
+    // node:http sends `Connection` on every answer; the server's `close` is part of the API.
+    if (reply.headers['connection'] === 'close')
+      assert.ok(documentedNames.has('connection'), `${key} closes: documented?`);
     for (const name of Object.keys(reply.headers)) {
       assert.ok(TRANSPORT_HEADERS.has(name) || documentedNames.has(name), `${key} sends ${name}: is it documented?`);
     }
+  }
+});
+
+test("the edge's `bad_request` on each endpoint is an answer its 400 describes, the close included", async (t) => {
+  const doc = await dereferenced();
+  const ajv = compiler();
+  const origin = await serveFixture(t);
+  const post = (lines: string, target = '/api/v1/abgleich', version = '1.1'): string =>
+    `POST ${target} HTTP/${version}\r\n${lines}Content-Length: 2\r\n\r\n{}`;
+  const json = 'Content-Type: application/json\r\n';
+  const login = `Authorization: ${AUTH}\r\n`;
+  const host = 'Host: 127.0.0.1\r\n';
+  const requests: Record<string, string> = {
+    'two Content-Type lines': post(`${host}${login}${json}${json}`),
+    'two Authorization lines': post(`${host}${login}${login}${json}`),
+    'a bad Host': post(`Host: a b\r\n${login}${json}`),
+    'user info in an absolute-form target': post(`${host}${login}${json}`, 'http://x@127.0.0.1/api/v1/abgleich'),
+    'HTTP/1.0 with Transfer-Encoding': `POST /api/v1/abgleich HTTP/1.0\r\n${host}${login}${json}Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n`,
+    'a search with two Authorization lines': `GET /api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-1 HTTP/1.1\r\n${host}${login}${login}\r\n`,
+  };
+  for (const [what, payload] of Object.entries(requests)) {
+    const path = what.startsWith('a search') ? '/api/v1/buchungen' : '/api/v1/abgleich';
+    const response = doc.paths[path]?.[path === '/api/v1/abgleich' ? 'post' : 'get']?.responses['400'];
+    const schema = response?.content?.['application/json'].schema;
+    assert.ok(schema, path);
+    const reply = await rawRequest(origin, payload);
+    assert.deepEqual([reply.status, JSON.parse(reply.body)], [400, JSON.parse(ERRORS.badRequest.body)], what);
+    const validate = ajv.compile(schema);
+    assert.ok(validate(JSON.parse(reply.body)), `${what}: ${reply.body} ${ajv.errorsText(validate.errors)}`);
+    assert.equal(reply.headers['connection'], 'close', what);
+    assert.ok(response?.headers?.['Connection'], `${what}: the 400 of ${path} says the connection may close`);
   }
 });
 
