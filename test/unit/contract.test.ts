@@ -255,3 +255,28 @@ test("the reconciliation body's messages are one list: lib/messages.ts and docs/
   // `missing` and `unknown` stand once for the body and for a line.
   assert.deepEqual(messagesIn(section(API, '### Body messages')), code, 'docs/API.md, "Body messages"');
 });
+
+test("openapi.json's throttle and not-found texts say what docs/API.md says", () => {
+  const components = OPENAPI['components'] as Record<string, Record<string, Json>>;
+  const described = (name: string): string => components['responses']?.[name]?.['description'] as string;
+  // The login throttle's wait ends with its window, which the admin sets (60 s by default).
+  const retryAfter = components['headers']?.['Retry-After']?.['description'] as string;
+  assert.match(retryAfter, /until the window that caused it ends, at most the window \(60 s by default/);
+  assert.match(API, /`Retry-After` \(the seconds\s+until the window that caused it ends/);
+  assert.ok(!CLIENTS.includes('(≤ 60 s)'), 'docs/clients.md bounds the wait by the window');
+  // Requests without credentials: a known client at the address lets them through.
+  assert.match(API, /from an address where no known client is, the next get `429`/);
+  const info = (OPENAPI['info'] as Json)['description'] as string;
+  const throttles = ['TooManyFailedLogins', 'TooManyFailedLoginsHead', 'TooManyRequestsSearch', 'Preflight'];
+  for (const [where, text] of [['info', info], ...throttles.map((name) => [name, described(name)])]) {
+    assert.ok(!text?.includes('no login in between'), `${where}: no known client, not no login`);
+    assert.match(text ?? '', /where no known client is/, where);
+  }
+  assert.equal(described('TooManyRequestsSearchHead'), `${described('TooManyRequestsSearch')} No body.`);
+  // Every endpoint is a path that does not get 404.
+  for (const name of ['NotFound', 'NotFoundHead']) {
+    for (const path of Object.keys(OPENAPI['paths'] as Json)) {
+      assert.ok(described(name).includes(`\`{basePath}${path}\``), `${name} names ${path}`);
+    }
+  }
+});
