@@ -53,6 +53,17 @@ export const fehlerIsString: [
   { 204: true, 401: true, 404: true, 405: true, 429: true, 500: true, 503: true, default: true },
 ];
 
+// Compile-time: each error's `code` is its response's own, not all of `ErrorCode` (a `$ref`
+// with a sibling `const` was generated as the whole enum): a 401's narrows to 'unauthorized'.
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type CodeOf<R, S extends keyof R> = R[S] extends { content: { 'application/json': { code: infer C } } } ? C : never;
+export const codesNarrow: [
+  Equal<CodeOf<Responses<'/api/v1/status', 'get'>, 401>, 'unauthorized'>,
+  Equal<CodeOf<Responses<'/api/v1/buchungen', 'get'>, 404>, 'not_found'>,
+  Equal<CodeOf<Responses<'/api/v1/abgleich', 'post'>, 400>, 'bad_body' | 'bad_request'>,
+  Equal<CodeOf<Responses<'/api/v1/buchungen', 'get'>, 400>, 'bad_query' | 'bad_request'>,
+] = [true, true, true, true];
+
 const [baseUrl = '', user = '', password = ''] = process.argv.slice(2);
 const basic = (secret: string): string => `Basic ${Buffer.from(`${user}:${secret}`, 'utf8').toString('base64')}`;
 const client = createClient<paths>({ baseUrl, headers: { Authorization: basic(password) } });
