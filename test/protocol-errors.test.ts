@@ -47,6 +47,33 @@ test('answerProtocolErrors: parser errors, 431 and 417 as JSON on a plain node:h
   assertProtocolError(await rawRequest(origin, expect), 417, 'Erwartung nicht erfüllbar.');
 });
 
+test("with a listed Origin: an answer written before the request reaches the service has no CORS header, not even Vary; the handler's 400 for its Host has them (docs/API.md, CORS)", async (t) => {
+  const origin = await serveWired(t);
+  const page = 'Origin: http://127.0.0.1:8081\r\n';
+  const none = {
+    'a bad header line': `GET /api/v1/status HTTP/1.1\r\nHost: x\r\n${page}Kaputt\r\n\r\n`,
+    'headers over the limit': `GET /api/v1/status HTTP/1.1\r\nHost: x\r\n${page}X-Gross: ${'a'.repeat(5000)}\r\n\r\n`,
+    'an unknown Expect': `GET /api/v1/status HTTP/1.1\r\nHost: x\r\n${page}Expect: nichts\r\n\r\n`,
+    'raw non-ASCII in the target': Buffer.from(`GET /api/v1/ü HTTP/1.1\r\nHost: x\r\n${page}\r\n`, 'utf8'),
+  };
+  for (const [what, payload] of Object.entries(none)) {
+    const reply = await rawRequest(origin, payload);
+    const cors = Object.keys(reply.headers).filter((name) => name === 'vary' || name.startsWith('access-control-'));
+    assert.deepEqual(cors, [], `${what}: ${reply.status}`);
+  }
+  const handled = {
+    'no Host': `GET /api/v1/status HTTP/1.1\r\n${page}\r\n`,
+    'two Host lines': `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nHost: y\r\n${page}\r\n`,
+  };
+  for (const [what, payload] of Object.entries(handled)) {
+    const reply = await rawRequest(origin, payload);
+    assert.equal(reply.status, 400, what);
+    assert.equal(reply.headers['access-control-allow-origin'], 'http://127.0.0.1:8081', what);
+    assert.equal(reply.headers['access-control-allow-credentials'], 'true', what);
+    assert.equal(reply.headers['vary'], 'Origin', what);
+  }
+});
+
 test('every request pipelined before the one that asks to close is answered in order; the bytes after it are not a 400 that cuts them off', async (t) => {
   const origin = await serveWired(t);
   const search = `GET /api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5 HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\n\r\n`;

@@ -280,3 +280,15 @@ test("openapi.json's throttle and not-found texts say what docs/API.md says", ()
     }
   }
 });
+
+test("which answers carry the CORS headers: docs/API.md and openapi.json name the HTTP parser's errors and those of them the service answers", () => {
+  const cors = section(API, '## Browser clients (CORS)').replaceAll(/\s+/g, ' ');
+  assert.match(
+    cors,
+    /the HTTP parser's errors none, but those the service answers \(a `400` for the `Host`, a body's `408`\)/,
+  );
+  const info = ((OPENAPI['info'] as Json)['description'] as string).replaceAll(/\s+/g, ' ');
+  assert.match(info, /The HTTP layer's errors \(the `default` response\) get none of these headers, `Vary` included/);
+  const vary = ((OPENAPI['components'] as Json)['headers'] as Record<string, Json>)['Vary']?.['description'];
+  assert.match(String(vary), /only when the service answers them: a `400` for the `Host`, a body's `408`/);
+});
