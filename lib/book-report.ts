@@ -22,9 +22,10 @@ import { formatEuros, formatSearchResult } from './search-endpoint.js';
 export interface BookExamination {
   /**
    * Adds to `lines` what the file holds, a sentence a line (dates and names from the file
-   * as they are: the command escapes them); false when the file cannot be served.
+   * as they are: the command escapes them); false when the file cannot be served. `book`:
+   * the file as a shell word, named in the commands its warnings give (else "the book").
    */
-  describe(lines: string[]): boolean;
+  describe(lines: string[], book?: string): boolean;
 }
 
 /**
@@ -42,11 +43,12 @@ export function examineBook(
 ): BookExamination {
   const chosen = chooseMapping(db, app, tables);
   return {
-    describe(lines) {
+    describe(lines, book) {
       const { mapping } = chosen;
       if (!describeTables(lines, db, chosen, appSetting)) return false;
       const meaning = judgeMeaning(db, mapping, judging);
       if (!describeData(lines, db, mapping, meaning)) return false;
+      lines.push(...harmsOf(db, mapping, book).map((harm) => `Warning: ${harm}.`));
       if (mapping.kind === 'own') lines.push(...describeIndexes(db, mapping.tables.entries));
       lines.push(describePlan(explainCount(db, undefined, mapping), mapping));
       if (meaning.newest !== undefined) lines.push(...describeSearch(db, mapping, meaning.newest));
@@ -62,6 +64,19 @@ export function examineBook(
  */
 export function bookingsScanned(db: Db, mapping: Mapping): number | undefined {
   return readsEveryBooking(explainCount(db, undefined, mapping), mapping) ? bookingRange(db, mapping)[0] : undefined;
+}
+
+/**
+ * How serving the file can harm its application (the mapping's `harms`): sentences the
+ * service logs as it opens the file and `check` prints as warnings. `book`: the file as a
+ * shell word, where the caller knows it.
+ */
+export function harmsOf(db: Db, mapping: Mapping, book?: string): string[] {
+  if (mapping.kind !== 'application' || mapping.harms === undefined) return [];
+  return db
+    .prepare<[{ book: string | null }], string>(mapping.harms)
+    .pluck()
+    .all({ book: book ?? null });
 }
 
 /**

@@ -5,7 +5,7 @@
 // connection. What `check` says of it is lib/book-report.ts.
 
 import type { Database } from 'better-sqlite3';
-import { type BookExamination, bookingsScanned, examineBook } from './book-report.js';
+import { type BookExamination, bookingsScanned, examineBook, harmsOf } from './book-report.js';
 import { type AppSetting, type Judging, validateDatabase } from './database-handle.js';
 import { isNotReadableNow } from './errors.js';
 import { type Mapping, ownSchema, type TableNames } from './mapping.js';
@@ -63,6 +63,11 @@ export interface ServedBook {
    * judges its plan (lib/book-report.ts); `undefined` when an index reads only its month.
    */
   everyBooking(): number | undefined;
+  /**
+   * How serving the file can harm its application, as `check` warns of it
+   * (lib/book-report.ts); `book`: the file as a shell word, named in the commands they give.
+   */
+  harms(book?: string): string[];
   /** The search over the file. */
   search(hooks?: SearchHooks): BookingSearch;
 }
@@ -102,6 +107,7 @@ function serveBook(db: Database, book: BookTables, judgedAt: number | undefined)
     schemaVersion,
     unbounded: () => unboundedObject(db, mapping),
     everyBooking: () => bookingsScanned(db, mapping),
+    harms: (file) => harmsOf(db, mapping, file),
     search: ({ changed, waited } = {}) =>
       createBookingSearch(
         db,

@@ -92,6 +92,13 @@ export interface ApplicationMapping {
    */
   notes?: string;
   /**
+   * A SELECT of sentences (one text column, zero or more rows) about how serving the file
+   * can harm the application, e.g. its saves failing while a search reads; `:book` is the
+   * file as a shell word where the caller knows it, else NULL. `check` prints them as
+   * warnings, the service logs them as it opens the file; they do not make it unfit.
+   */
+  harms?: string;
+  /**
    * A SELECT of sentences (one text column, zero or more rows) about what the file holds
    * that the mapping cannot serve exactly, e.g. a budget kept in another currency. Any row
    * and the file is not served: `check` refuses it and `createHandler` throws, both with

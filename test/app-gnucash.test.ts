@@ -5,7 +5,7 @@
 // against the answer computed from the ledger (fixtures/ledger-books.ts), not from SQL.
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
@@ -35,7 +35,7 @@ import {
   searchFor,
   writeBook,
 } from './support/app-serving.js';
-import { cleanEnv, run, start, USER } from './support/cli-helpers.js';
+import { cleanEnv, run, start, USER, waitFor } from './support/cli-helpers.js';
 import { AUTH, databaseDir, request, tempDir } from './support/helpers.js';
 
 const openBook = (t: TestContext, book = CASES, prepare?: (writer: Database.Database) => void) =>
@@ -513,4 +513,45 @@ test('check notes a GnuCash money account kept at the top level, which is not se
   t.after(() => db.close());
   const search = await searchFor(t, db, 'gnucash');
   assert.deepEqual(await search('von=2026-03-16&bis=2026-03-16&betrag=500'), { anzahl: 0, buchungen: [] });
+});
+
+// GnuCash's SQL backend gives up a save at once when a reader holds a rollback-journal file
+// (no busy timeout): its session then fails every later save, a transaction left without
+// its splits. Served live, a GnuCash book must be in WAL mode.
+const ROLLBACK_WARNING =
+  /^\S+ database (\S+): the book is in SQLite's rollback-journal mode, in which a GnuCash save that meets a search fails at once \("database is locked"\) and GnuCash's session then fails its later saves too; with GnuCash closed, switch the book to WAL once: sqlite3 (\S+) 'PRAGMA journal_mode=WAL' \(docs\/applications\.md, GnuCash\)$/gm;
+
+function switchToWal(file: string): void {
+  const db = new Database(file);
+  assert.equal(db.pragma('journal_mode = WAL', { simple: true }), 'wal');
+  db.close();
+}
+
+test("the service warns once, as it opens a GnuCash book in rollback-journal mode, that GnuCash's saves fail while it searches; not for searches, not for a WAL file put in its place, again for a rollback-journal file put there (GnuCash's Save As)", async (t) => {
+  const dir = databaseDir(t);
+  const file = join(dir, 'kasse.gnucash');
+  writeGnuCash(file, CASES);
+  copyFileSync(file, join(dir, 'rollback.gnucash'));
+  copyFileSync(file, join(dir, 'wal.gnucash'));
+  switchToWal(join(dir, 'wal.gnucash'));
+  const server = await start(t, ['--db', file, '--app', 'gnucash']);
+  const stderr = (): string => server.output().stderr;
+  await waitFor(stderr, ROLLBACK_WARNING);
+  assert.deepEqual(
+    [...stderr().matchAll(ROLLBACK_WARNING)].map((m) => [m[1], m[2]]),
+    [[file, file]],
+  );
+  for (let i = 0; i < 3; i++) {
+    const reply = await request(`${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=0&toleranz=999999`, {
+      headers: { authorization: AUTH },
+    });
+    assert.equal(reply.status, 200, reply.body);
+  }
+  renameSync(join(dir, 'wal.gnucash'), file);
+  await waitFor(stderr, /was replaced; serving the new file$/m);
+  assert.equal([...stderr().matchAll(ROLLBACK_WARNING)].length, 1, stderr());
+  renameSync(join(dir, 'rollback.gnucash'), file);
+  await waitFor(stderr, /was replaced; serving the new file$/m, 2);
+  await waitFor(stderr, ROLLBACK_WARNING, 2);
+  assert.equal([...stderr().matchAll(ROLLBACK_WARNING)].length, 2, stderr());
 });

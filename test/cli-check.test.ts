@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
+import { CASES, writeGnuCashBook } from '../fixtures/ledger-books.js';
 import { RECOMMENDED_INDEXES } from '../lib/schema.js';
 import { assertFails, directoryRefusal, run } from './support/cli-helpers.js';
 import { buildDatabase, databaseDir, fixtureSql, tempDir } from './support/helpers.js';
@@ -234,6 +235,29 @@ test('a file that is not a database is told so first, in one line, and not the r
     assert.equal(checked.code, 1);
     assert.equal(checked.stdout, `Database: ${readme}\nCannot check: ${readme} is not a SQLite database\n`);
   }
+});
+
+test("a GnuCash book in SQLite's rollback-journal mode: check warns that GnuCash's saves fail while a search reads it and names the command that switches it to WAL, its path one shell word; in WAL mode it says nothing of it", async (t) => {
+  const file = join(tempDir(t), "kasse 'Nord'.gnucash");
+  writeGnuCashBook(file, CASES);
+  const warning =
+    'Warning: the book is in SQLite\'s rollback-journal mode, in which a GnuCash save that meets a search fails at once ("database is locked")' +
+    " and GnuCash's session then fails its later saves too; with GnuCash closed, switch the book to WAL once:" +
+    ` sqlite3 '${file.replace("'Nord'", "'\\''Nord'\\''")}' 'PRAGMA journal_mode=WAL' (docs/applications.md, GnuCash).`;
+  const rollback = await run(['check', '--db', file]);
+  assert.equal(rollback.code, 0, rollback.stdout);
+  assert.match(rollback.stdout, /^Journal: rollback journal \(WAL is off\); no journal file\.$/m);
+  assert.deepEqual(
+    rollback.stdout.split('\n').filter((line) => line.startsWith('Warning:')),
+    [warning],
+  );
+  const db = new Database(file);
+  assert.equal(db.pragma('journal_mode = WAL', { simple: true }), 'wal');
+  db.close();
+  const wal = await run(['check', '--db', file]);
+  assert.equal(wal.code, 0, wal.stdout);
+  assert.match(wal.stdout, /^Journal: WAL/m);
+  assert.doesNotMatch(wal.stdout, /Warning|rollback-journal/);
 });
 
 // Each application's own empty tables, from its DDL: enough to be recognised.

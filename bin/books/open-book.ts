@@ -22,15 +22,12 @@ import {
   type Trusted,
 } from '../files/index.js';
 import { Guard, slowJudgement } from '../guard/index.js';
+import { openWarnings } from './open-warnings.js';
 import { openTimeout } from './preflight.js';
 import type { Outcome } from './states.js';
 import type { BookingSearchHandler, BuildHandler, ErrorHook } from './status.js';
 import { type Answers, Unavailable, whileReplaced } from './unavailable.js';
 
-// A book of at least this many bookings whose typical search reads every one is said at its
-// open: such a search takes 13 ms at 100,000 bookings and 180 ms at a million on the benchmark
-// machine (the indexes: well under one), holding the file against its application's writes.
-const LARGE_BOOK = 100_000;
 // The guard process that opens and judges every book's file, one at a time, ended when
 // idle for this long.
 const OPENING_GUARD_IDLE_MS = 5_000;
@@ -81,7 +78,7 @@ export class BookOpener {
   private application: Trusted | undefined;
   /** The identity of the file judged last. */
   private judged: string | undefined;
-  /** The identity and schema cookie of the file whose typical search was judged last (LARGE_BOOK). */
+  /** The identity and schema cookie of the file whose open was warned of last (bin/books/open-warnings.ts). */
   private planned: string | undefined;
 
   constructor(
@@ -195,7 +192,7 @@ export class BookOpener {
         const over = searchOverFile(db, { ...book, app }, this.hooks.notice, build.waited, schemaVersion);
         const { search } = over;
         // Judged as `check` judges it, once for a file and schema: at the start, after a replacement.
-        const scanned = this.planned === shape ? undefined : over.everyBooking();
+        const warnings = this.planned === shape ? [] : openWarnings(file, over);
         const served = fingerprintOf(file);
         const replacing = whileReplaced(
           search,
@@ -205,7 +202,7 @@ export class BookOpener {
           this.hooks.broken,
           answers,
         );
-        return { handler: build(replacing, app, this.hooks.onError), search: replacing, scanned };
+        return { handler: build(replacing, app, this.hooks.onError), search: replacing, warnings };
       },
       owner,
       this.cacheKiB,
@@ -215,13 +212,9 @@ export class BookOpener {
       opened.db.close();
       return this.changing();
     }
-    const { scanned, ...value } = opened.value;
+    const { warnings, ...value } = opened.value;
     this.planned = shape;
-    if (scanned !== undefined && scanned >= LARGE_BOOK)
-      this.log(
-        `database ${file}: its typical search reads every one of its ${scanned} bookings, so searches are slow and may answer 500 while the application writes; check prints the indexes to add`,
-        'warning',
-      );
+    for (const line of warnings) this.log(line, 'warning');
     return { serving: true, connection: { ...value, close: () => opened.db.close(), answers }, inode: identity };
   }
 

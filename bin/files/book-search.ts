@@ -60,7 +60,8 @@ export const NO_SEARCH: Parameters<SearchTurns['answer']>[0] = Object.freeze([])
  * the connection must then be opened and checked again. `judgedAt`: the schema cookie at
  * which a guard process judged this very file's bookings a moment ago (bin/guard/guard.ts): a
  * file whose cookie is another throws SchemaChanged, one whose cookie is that is not sampled again.
- * `everyBooking`: how many bookings the typical search reads when it reads them all (lib/book.ts).
+ * `everyBooking`: how many bookings the typical search reads when it reads them all, `harms`:
+ * how serving the file can harm its application (lib/book.ts).
  */
 export function searchOverFile(
   db: Database.Database,
@@ -68,7 +69,13 @@ export function searchOverFile(
   changed: () => void = () => {},
   waited?: (seconds: number, request: unknown) => void,
   judgedAt?: number,
-): { search: SearchTurns; app: string; everyBooking: () => number | undefined } {
+): {
+  search: SearchTurns;
+  app: string;
+  everyBooking: () => number | undefined;
+  harms: (book: string) => string[];
+} {
   const opened = openBookFile(db, book).serve(judgedAt);
-  return { search: opened.search({ changed, waited }), app: opened.app, everyBooking: opened.everyBooking };
+  const { app, everyBooking, harms } = opened;
+  return { search: opened.search({ changed, waited }), app, everyBooking, harms };
 }

@@ -6,7 +6,7 @@
 // SQLite create a WAL file's missing -wal and -shm, which are the owner's, as the service does.
 
 import type Database from 'better-sqlite3';
-import { logValue, MAX_LINE_CHARACTERS } from '../base/index.js';
+import { logValue, MAX_LINE_CHARACTERS, shellWord } from '../base/index.js';
 import { type BookFile, type Judging, openBookFile } from './book-search.js';
 import { describeDatabaseError, ensureDatabaseFile, notReadableNow, openDatabase } from './database-file.js';
 import { journalOf } from './file-look.js';
@@ -45,7 +45,7 @@ export function reportOnDatabase(file: string, book: BookFile, judging?: Judging
       return finish(1);
     }
     db = opened.db;
-    return finish(opened.value.describe(lines) ? 0 : 1);
+    return finish(opened.value.describe(lines, shellWord(file)) ? 0 : 1);
   } catch (error: unknown) {
     const state = notReadableNow(file, error);
     lines.push(

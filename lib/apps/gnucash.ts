@@ -144,6 +144,17 @@ export const gnucash: ApplicationMapping = {
   window: (von, bis) => ({ from: `${dayBefore(von)} 00:00:00`, to: `${dayAfter(bis)} 23:59:59` }),
   windowIndex: { name: 'tx_post_date_index' },
   functions: LOCAL_TIME_FUNCTIONS,
+  // GnuCash's SQL backend sets no busy timeout: in rollback-journal mode a reader's SHARED
+  // lock at its COMMIT fails the save at once (SQLITE_BUSY), and its session then fails the
+  // saves after it, a transaction left without its splits. In WAL mode readers never block
+  // a writer. An in-memory database ('memory') has no application to harm.
+  harms: `
+    SELECT 'the book is in SQLite''s rollback-journal mode, in which a GnuCash save that meets a search fails at once'
+           || ' ("database is locked") and GnuCash''s session then fails its later saves too; with GnuCash closed,'
+           || ' switch the book to WAL once'
+           || coalesce(': sqlite3 ' || :book || ' ''PRAGMA journal_mode=WAL''', ' (PRAGMA journal_mode=WAL in sqlite3)')
+           || ' (docs/applications.md, GnuCash)'
+    FROM pragma_journal_mode WHERE journal_mode NOT IN ('wal', 'memory')`,
   // A money account at the top level, or one in another currency, holds bookings that are
   // not served. GnuCash's own Imbalance-EUR and Orphan-EUR (their names translated) end in
   // '-' and the currency.

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { openBook } from '../../lib/book.js';
 import type { SearchQuery } from '../../lib/query.js';
-import { buildDatabase, MARCH_COFFEE, openFixture, openReadOnly } from '../support/helpers.js';
+import { buildDatabase, fixtureSql, MARCH_COFFEE, openFixture, openReadOnly } from '../support/helpers.js';
 
 const OWN = { app: undefined, tables: {} };
 // fixtures/bookings.sql: MARCH_COFFEE is its answer.
@@ -76,4 +76,25 @@ test('a file of another application: the advice names the app as its opener sets
     'The file has the tables of the own schema: serve it with app = own.',
     '(the file has the tables of the own schema: serve it with app = own)',
   ]);
+});
+
+test("a GnuCash book in rollback-journal mode harms GnuCash's saves: said with the command that switches it to WAL where the book's path is given as a shell word, else of 'the book'; a WAL book or one in memory, nothing", (t) => {
+  const file = buildDatabase(t, ['gnucash.sql']);
+  const sentence = (command: string): string =>
+    `the book is in SQLite's rollback-journal mode, in which a GnuCash save that meets a search fails at once ("database is locked") and GnuCash's session then fails its later saves too; with GnuCash closed, switch the book to WAL once${command} (docs/applications.md, GnuCash)`;
+  const rollback = openBook(openReadOnly(t, file), { app: 'gnucash', tables: {} }).serve();
+  assert.deepEqual(rollback.harms(), [sentence(' (PRAGMA journal_mode=WAL in sqlite3)')]);
+  assert.deepEqual(rollback.harms("'/srv/Kasse Nord.gnucash'"), [
+    sentence(": sqlite3 '/srv/Kasse Nord.gnucash' 'PRAGMA journal_mode=WAL'"),
+  ]);
+  const writer = new Database(file);
+  writer.pragma('journal_mode = WAL');
+  const wal = openBook(openReadOnly(t, file), { app: 'gnucash', tables: {} }).serve();
+  writer.close();
+  assert.deepEqual(wal.harms('kasse.gnucash'), []);
+  const memory = new Database(':memory:');
+  t.after(() => memory.close());
+  memory.exec(fixtureSql('gnucash.sql'));
+  assert.deepEqual(openBook(memory, { app: 'gnucash', tables: {} }).serve().harms(), []);
+  assert.deepEqual(openBook(openFixture(t), OWN).serve().harms('kasse.sqlite'), [], 'the own schema harms nothing');
 });
