@@ -14,6 +14,7 @@ import {
   answer,
   asQuery,
   CASES,
+  commitWithGnuCash,
   type GnuCashSplitView,
   type LedgerTransaction,
   ledger,
@@ -554,4 +555,47 @@ test("the service warns once, as it opens a GnuCash book in rollback-journal mod
   await waitFor(stderr, /was replaced; serving the new file$/m, 2);
   await waitFor(stderr, ROLLBACK_WARNING, 2);
   assert.equal([...stderr().matchAll(ROLLBACK_WARNING)].length, 2, stderr());
+});
+
+test('a GnuCash book in WAL mode, served live: GnuCash saves every one of 100 transactions committed 20 ms apart in one session while searches run, and every search answers 200', async (t) => {
+  const file = join(tempDir(t), 'kasse.gnucash');
+  writeGnuCashBook(file, CASES);
+  switchToWal(file);
+  const server = await start(t, ['--db', file, '--app', 'gnucash']);
+  assert.doesNotMatch(server.output().stderr, /rollback-journal/);
+  const search = () =>
+    request(`${server.api}buchungen?von=2025-07-01&bis=2025-07-31&betrag=0&toleranz=999999&limit=1000`, {
+      headers: { authorization: AUTH },
+    });
+  let done = false;
+  const gnucash = commitWithGnuCash(file, 100, 0.02).finally(() => (done = true));
+  const statuses: number[] = [];
+  // Bounded: one search at a time, 10 ms apart, at most 2,000.
+  while (!done && statuses.length < 2_000) {
+    statuses.push((await search()).status);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const { code, stderr } = await gnucash;
+  assert.equal(code, 0, stderr);
+  assert.doesNotMatch(stderr, /database is locked/);
+  t.diagnostic(`${statuses.length} searches while GnuCash saved`);
+  assert.ok(statuses.length >= 20, `${statuses.length} searches while GnuCash saved`);
+  assert.deepEqual(
+    statuses.filter((status) => status !== 200),
+    [],
+    `${statuses.length} searches`,
+  );
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
+  const one = (sql: string): unknown => db.prepare(sql).pluck().get();
+  assert.equal(one("SELECT count(*) FROM transactions WHERE description LIKE 'Live %'"), 100, 'every save');
+  assert.equal(
+    one("SELECT count(*) FROM splits WHERE tx_guid IN (SELECT guid FROM transactions WHERE description LIKE 'Live %')"),
+    200,
+    'each with its splits',
+  );
+  assert.equal(one('SELECT count(*) FROM gnclock'), 0, "GnuCash's session ended cleanly");
+  const last = await search();
+  assert.equal(last.status, 200);
+  assert.equal((JSON.parse(last.body) as { anzahl: number }).anzahl, 100, 'each served, in the cash account');
 });
