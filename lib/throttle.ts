@@ -12,69 +12,9 @@
 
 import { MAX_HASH_WAIT_MS } from './hash-checks.js';
 import type { Metrics } from './metrics.js';
+import type { LocalThrottle, ThrottleRule, ThrottleSettings } from './throttle-types.js';
 
-/** The throttle's options, under createHandler's names (lib/types.ts says what each means). */
-export interface ThrottleSettings {
-  /** Failures per address (or IPv6 /64) within a window; 0: off. */
-  maxAuthFailures: number;
-  /** Failures per username within a window before only known clients are checked; 0: off. */
-  maxUserFailures: number;
-  /** Failures in all within a window before only known clients are checked; 0: off. */
-  maxGlobalFailures: number;
-  /** Requests without credentials per address within a window, not followed by a login; 0: off. */
-  maxUnauthenticated: number;
-  authFailureWindowMs: number;
-  /** Addresses (and, separately, usernames) remembered at most, in each of the two tables. */
-  maxTrackedAddresses: number;
-  /** (user, address) pairs that logged in, remembered at most; the least recent is forgotten. */
-  maxKnownClients: number;
-  now: () => number;
-}
-
-/** Which budget of the login throttle refused a request; `client`: a pair that logged in, its own failures spent. */
-export type ThrottleRule = 'address' | 'client' | 'user' | 'global' | 'unauthenticated';
-
-/**
- * What a login asks of a throttle (lib/login.ts), in the contract's order. One throttle may
- * serve several handlers (the books of a service), and its counts may live in another
- * process (lib/throttle-authority.ts, for --workers): then `reserve` answers with a promise.
- */
-export interface Throttle {
-  /** Seconds until `address` may present credentials (≥ 1), or 0; for a `user` who logged in there, by its own. */
-  retryAfter(address: string, user?: string): number;
-  /** Seconds until `user`'s credentials are checked while its or the global budget is spent, but for a known client. */
-  budgetRetryAfter(user: string, address: string): number;
-  /** Counts a request without credentials; seconds until the next is answered 401, or 0. */
-  recordUnauthenticated(address: string): number;
-  /**
-   * Credentials for `user` from `address` are about to be checked: 0, and a failure counted,
-   * pending until the check comes (then `confirm` or `forgive`); or the seconds until they may
-   * be checked, as `retryAfter` and `budgetRetryAfter` would say. Deciding and counting are
-   * one step, so that parallel guesses cannot overrun a budget.
-   */
-  reserve(user: string, address: string): number | Promise<number>;
-  /** Takes back a failure counted by `reserve` whose check accepted the credentials or never ran. */
-  forgive(address: string, user: string): void;
-  /** Keeps a failure counted by `reserve` whose check rejected the credentials: it blocks until its window ends. */
-  confirm(address: string, user: string): void;
-  /** `user` logged in from `address`: a known client from now on. */
-  recordSuccess(address: string, user: string): void;
-  /** Whether `user` logged in from `address` (and is still remembered). */
-  isKnown(user: string, address: string): boolean;
-}
-
-/** The throttle that holds the counts itself, in this process. */
-export interface LocalThrottle extends Throttle {
-  reserve(user: string, address: string): number;
-  /** Counts a failed authentication. */
-  recordFailure(address: string, user: string): void;
-  /** When `rule` stops blocking `key` (`''` the global one, `user:address` a client), in ms of `now`; else 0. */
-  blockedUntil(rule: ThrottleRule, key: string): number;
-  /** The (user, address) pairs that logged in, least recent first. */
-  knownClients(): { user: string; address: string }[];
-  /** Addresses currently remembered (for tests and monitoring). */
-  readonly size: number;
-}
+export type { LocalThrottle, Throttle, ThrottleRule, ThrottleSettings } from './throttle-types.js';
 
 // A username cannot contain a colon (RFC 7617 §2), so `user:address` is unambiguous.
 const pair = (user: string, address: string): string => `${user}:${address}`;
@@ -169,15 +109,35 @@ function createTables(settings: ThrottleSettings): Record<ThrottleRule, Windows>
 }
 
 export type KnownClients = ReturnType<typeof createKnownClients>;
-/** The (user, address) pairs that logged in, at most `max`, the least recent forgotten first (and a worker's copy). */
+/**
+ * The (user, address) pairs that logged in, at most `max`, the least recent forgotten first (and
+ * a worker's copy). A username holds at most half of them, its own least recent forgotten
+ * first, as it holds at most half of the connections: one account logging in from a thousand
+ * addresses does not push the other users' clients out.
+ */
 export function createKnownClients(max: number) {
   // Each pair's address; insertion order is recency: a login re-inserts its pair at the end.
   const known = new Map<string, string>();
   // How many pairs each address has (`at`: any), counted as they come and go.
   const perAddress = new Map<string, number>();
+  // Each username's pairs, least recent first.
+  const perUser = new Map<string, Set<string>>();
+  const mostPerUser = Math.max(1, Math.floor(max / 2));
   // The pair last added (kept, as max ≥ 1): a client's next request, as most are, costs two comparisons.
   let recentUser: string | undefined;
   let recentAddress: string | undefined;
+  const forget = (key: string | undefined): void => {
+    const gone = key === undefined ? undefined : known.get(key);
+    if (key === undefined || gone === undefined) return;
+    known.delete(key);
+    const user = key.slice(0, key.length - gone.length - 1);
+    const pairs = perUser.get(user);
+    pairs?.delete(key);
+    if (pairs?.size === 0) perUser.delete(user);
+    const left = (perAddress.get(gone) ?? 1) - 1;
+    if (left === 0) perAddress.delete(gone);
+    else perAddress.set(gone, left);
+  };
   return {
     has: (user: string, address: string): boolean =>
       (user === recentUser && address === recentAddress) || known.has(pair(user, address)),
@@ -187,13 +147,14 @@ export function createKnownClients(max: number) {
       recentUser = user;
       recentAddress = address;
       const key = pair(user, address);
-      if (!known.delete(key)) perAddress.set(address, (perAddress.get(address) ?? 0) + 1);
+      const pairs = perUser.get(user) ?? new Set<string>();
+      perUser.set(user, pairs);
+      if (known.delete(key)) pairs.delete(key);
+      else perAddress.set(address, (perAddress.get(address) ?? 0) + 1);
       known.set(key, address);
-      const [oldest, gone] = known.size > max ? (known.entries().next().value ?? []) : [];
-      if (oldest === undefined || gone === undefined || !known.delete(oldest)) return;
-      const left = (perAddress.get(gone) ?? 1) - 1;
-      if (left === 0) perAddress.delete(gone);
-      else perAddress.set(gone, left);
+      pairs.add(key);
+      if (pairs.size > mostPerUser) forget(pairs.values().next().value);
+      else if (known.size > max) forget(known.keys().next().value);
     },
     list: () => [...known].map(([key, address]) => ({ user: key.slice(0, key.length - address.length - 1), address })),
   };

@@ -217,7 +217,7 @@ test("an office's NAT: a known client's address is never refused for requests wi
   throttle.recordSuccess('10.0.0.2', 'kasse');
   assert.equal(throttle.isKnown('meier', '10.0.0.1'), false, 'meier forgotten, schulz still known there');
   for (let i = 0; i < 10; i += 1) assert.equal(throttle.recordUnauthenticated('10.0.0.1'), 0);
-  throttle.recordSuccess('10.0.0.3', 'kasse');
+  throttle.recordSuccess('10.0.0.3', 'lager');
   assert.equal(throttle.isKnown('schulz', '10.0.0.1'), false);
   for (let i = 0; i < 3; i += 1) assert.equal(throttle.recordUnauthenticated('10.0.0.1'), 0);
   assert.equal(throttle.recordUnauthenticated('10.0.0.1'), 60, 'nobody known there now: counted again');
@@ -240,7 +240,8 @@ test('limits of 0 turn each count off', () => {
 
 test("a client's repeated logins keep its pair the most recent known client, and each clears its requests without credentials", () => {
   const { now } = clock();
-  const throttle = createThrottle(settings(now, { maxKnownClients: 2 }));
+  // A username holds at most half of the known clients: two here.
+  const throttle = createThrottle(settings(now, { maxKnownClients: 4 }));
   throttle.recordSuccess('10.0.0.1', 'kasse');
   throttle.recordSuccess('10.0.0.2', 'kasse');
   throttle.recordSuccess('10.0.0.1', 'kasse');
@@ -255,6 +256,25 @@ test("a client's repeated logins keep its pair the most recent known client, and
   for (let i = 0; i < 100; i += 1) throttle.recordUnauthenticated('10.0.0.3');
   throttle.recordSuccess('10.0.0.3', 'kasse');
   assert.equal(throttle.recordUnauthenticated('10.0.0.3'), 0);
+});
+
+test("one account logging in from many addresses keeps half of the known clients at most, its own least recent forgotten: the others' stay known", () => {
+  const { now } = clock();
+  const throttle = createThrottle(settings(now, { maxKnownClients: 10 }));
+  throttle.recordSuccess('10.0.0.1', 'meier');
+  throttle.recordSuccess('10.0.0.2', 'schulz');
+  for (let i = 0; i < 1_100; i += 1) throttle.recordSuccess(`10.62.${i >> 8}.${i & 255}`, 'buero');
+  assert.equal(throttle.isKnown('meier', '10.0.0.1'), true);
+  assert.equal(throttle.isKnown('schulz', '10.0.0.2'), true);
+  const buero = throttle.knownClients().filter((client) => client.user === 'buero');
+  assert.deepEqual(
+    buero.map((client) => client.address),
+    ['10.62.4.71', '10.62.4.72', '10.62.4.73', '10.62.4.74', '10.62.4.75'],
+  );
+  // Its budget spent, the others are still checked from where they logged in.
+  for (let i = 0; i < 100; i += 1) throttle.recordFailure(`198.51.100.${i}`, `guess${i}`);
+  assert.equal(throttle.budgetRetryAfter('meier', '10.0.0.1'), 0);
+  assert.equal(throttle.budgetRetryAfter('meier', '10.0.0.9'), 60);
 });
 
 test('reserve decides and counts in one step: 0 and a failure counted, or the wait of the rule that refuses', () => {
