@@ -3,10 +3,21 @@
 // says what was applied, and nothing a removed or replaced book held still open.
 
 import assert from 'node:assert/strict';
-import { copyFileSync, readdirSync, readlinkSync, realpathSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import {
+  copyFileSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
-import { cleanEnv, type Running, start, TIME, USER, waitFor } from './support/cli-helpers.js';
+import { BIN, cleanEnv, type Running, start, TIME, USER, waitFor } from './support/cli-helpers.js';
 import { assertReply, basicAuth, buildDatabase, databaseDir, request, tempDir } from './support/helpers.js';
 
 const UNAUTHORIZED = { fehler: 'Anmeldung erforderlich.', code: 'unauthorized' };
@@ -206,3 +217,41 @@ test("a book's state lines begin with its name, as /ready names it, and a book a
   await waitFor(() => alone.output().stderr, new RegExp(`^${TIME} ${gone(first as string)}`, 'm'));
   await waitFor(() => named.output().stderr, new RegExp(`^${TIME} book kasse: ${gone(second as string)}`, 'm'));
 });
+
+/** Whether process `pid` has a listener for SIGHUP (Linux: bit 1 of SigCgt in /proc/PID/status). */
+function catchesSighup(pid: number): boolean {
+  try {
+    const caught = /^SigCgt:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return caught !== undefined && (BigInt(`0x${caught}`) & 1n) === 1n;
+  } catch {
+    return false;
+  }
+}
+
+// A `systemctl reload` right after a start (Type=simple: started at the fork) comes while the
+// books are opened: kept, and answered once the service serves, not the end of the process.
+for (const workers of ['1', '2']) {
+  test(`a SIGHUP during the start is answered once the service serves, not its end (--workers ${workers})`, async (t) => {
+    const db = buildDatabase(t);
+    const child = spawn(process.execPath, [BIN, '--db', db, '--port', '0', '--workers', workers], {
+      env: cleanEnv(USER),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    t.after(() => void child.kill('SIGKILL'));
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    const closed = once(child, 'close');
+    while (!catchesSighup(child.pid ?? 0)) {
+      assert.equal(child.exitCode, null, output);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    assert.doesNotMatch(output, /listening on/, 'the SIGHUP comes before the service listens');
+    child.kill('SIGHUP');
+    await waitFor(() => output, /SIGHUP: credentials come from the environment; nothing to re-read/);
+    assert.match(output, /listening on [^\n]*\n(?:.*\n)*.*SIGHUP: /);
+    child.kill('SIGTERM');
+    const [code, signal] = await closed;
+    assert.deepEqual([code, signal], [0, null], output);
+  });
+}

@@ -22,4 +22,11 @@ export {
 export { moduleBeside } from './module-file.js';
 export { NAME, readPackageFile, readVersion } from './package.js';
 export { shellWord } from './shell.js';
-export { inTurn, onReloadSignal, onStopSignals, type ReloadTrigger, reloadAsSignalled } from './signals.js';
+export {
+  holdReloads,
+  inTurn,
+  onReloadSignal,
+  onStopSignals,
+  type ReloadTrigger,
+  reloadAsSignalled,
+} from './signals.js';

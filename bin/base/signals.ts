@@ -21,9 +21,24 @@ export type ReloadTrigger = 'SIGHUP' | 'POST /-/reload';
 
 let trigger: ReloadTrigger = 'SIGHUP';
 
+// Node ends a process on a SIGHUP nothing listens for: a `systemctl reload` right after the
+// start, while the books are still opened, is kept for the reload's listener instead.
+let heardEarly = false;
+const keep = (): void => {
+  heardEarly = true;
+};
+
+/** From the start of serving until onReloadSignal: a SIGHUP is kept for it, answered once it listens. */
+export function holdReloads(): void {
+  process.on('SIGHUP', keep);
+}
+
 /** Runs `reload` on SIGHUP (never sent on Windows) or POST /-/reload, with which of them asked. */
 export function onReloadSignal(reload: (by: ReloadTrigger) => void): void {
+  process.off('SIGHUP', keep);
   process.on('SIGHUP', () => reload(trigger));
+  if (heardEarly) setImmediate(() => reload('SIGHUP'));
+  heardEarly = false;
 }
 
 /**

@@ -37,21 +37,15 @@ import type { WorkerMessage } from './worker.js';
  */
 export type Role = 'single' | 'primary' | 'worker';
 
-/**
- * A dead worker is replaced, but at most this many times within RESTART_WINDOW_MS: a
- * worker that keeps dying would otherwise be restarted in a hot loop. With the budget
- * spent the service stops (exit 1), and systemd's Restart=on-failure takes over.
- */
+// A dead worker is replaced, but at most this many times within RESTART_WINDOW_MS (not in a hot
+// loop); with the budget spent the service stops (exit 1), and systemd's Restart=on-failure takes over.
 export const RESTART_BUDGET = 5;
 export const RESTART_WINDOW_MS = 60_000;
 
 /** Requests the primary lets wait for one worker at most (its reports for the admin listener). */
 const MAX_WAITING_FOR_WORKER = 100;
 
-/**
- * In the primary: runs `command.settings.workers` workers until a signal, a failure or the budget
- * ends them. `version` is the package's, for the admin listener's build info.
- */
+/** In the primary: runs --workers workers until a signal, a failure or the budget ends them; `version` for /metrics. */
 export async function superviseWorkers(
   command: ServeCommand,
   preflight: () => Promise<void>,
@@ -81,8 +75,9 @@ class Supervisor {
   /** Workers that said they serve, by their channel. */
   private readonly serving = new Set<Channel>();
   private readonly alive = new Set<Worker>();
-  /** The first start is over: every worker served once, and the service said so. */
+  /** The first start is over: every worker served once, and the service said so (`asked`: a reload before). */
   private started = false;
+  private asked = false;
   private readonly restarts: number[] = [];
   private replaced = 0;
   private ending = false;
@@ -120,7 +115,9 @@ class Supervisor {
       this.endAll(0);
     });
     onReloadSignal((by) => {
-      void this.reloadAll(by);
+      // Asked before every worker serves: once they do (one still starting would not hear it).
+      if (this.started) void this.reloadAll(by);
+      else this.asked = true;
       this.refill();
     });
     for (let i = 0; i < this.command.settings.workers; i += 1) this.fork();
@@ -226,6 +223,7 @@ class Supervisor {
       this.listening += 1;
       if (this.listening === workers) {
         this.started = true;
+        if (this.asked) void this.reloadAll('SIGHUP');
         const pids = [...this.alive].map((w) => w.process.pid).join(', ');
         logInfo([
           ...message.greeting,

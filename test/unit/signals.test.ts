@@ -1,0 +1,34 @@
+// The reload's signal (bin/base/signals.ts) in a process of its own: Node ends a process on a
+// SIGHUP nothing listens for, so one that comes during the start must be kept for the reload.
+
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { test } from 'node:test';
+import { promisify } from 'node:util';
+
+const SIGNALS = new URL('../../bin/base/signals.ts', import.meta.url).href;
+
+test('a SIGHUP after holdReloads and before onReloadSignal is answered once by the reload, not the end of the process', async () => {
+  const script = `
+    import { holdReloads, onReloadSignal } from ${JSON.stringify(SIGNALS)};
+    holdReloads();
+    process.kill(process.pid, 'SIGHUP');
+    process.kill(process.pid, 'SIGHUP');
+    setTimeout(() => {
+      const heard = [];
+      onReloadSignal((by) => heard.push(by));
+      setTimeout(() => {
+        process.kill(process.pid, 'SIGHUP');
+        setTimeout(() => console.log(JSON.stringify(heard)), 50);
+      }, 50);
+    }, 50);
+  `;
+  const { stdout } = await promisify(execFile)(process.execPath, [
+    '--import',
+    'tsx',
+    '--input-type=module',
+    '-e',
+    script,
+  ]);
+  assert.deepEqual(JSON.parse(stdout), ['SIGHUP', 'SIGHUP'], 'the two kept as one, then the next one');
+});
