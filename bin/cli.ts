@@ -11,8 +11,10 @@ import {
   asksForTheService,
   CONFIG_KEYS,
   type Command,
+  type ConfigEntry,
   configPath,
   parseCommandLine,
+  type Reread,
   readConfigFile,
   type ServeCommand,
   USAGE,
@@ -20,7 +22,7 @@ import {
 import { runServe } from './serve/index.js';
 
 /** How a command runs; a number it gives is the exit code. `reread` reads the serving command again (SIGHUP). */
-type Run<C extends Command> = (command: C, reread: () => ServeCommand) => Promise<unknown> | undefined;
+type Run<C extends Command> = (command: C, reread: Reread) => Promise<unknown> | undefined;
 
 /** Every command, by name. */
 const COMMANDS: { [Name in Command['command']]: Run<Extract<Command, { command: Name }>> } = {
@@ -39,7 +41,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   try {
     const command = readCommand(argv, env);
     const run = COMMANDS[command.command] as Run<Command>;
-    const exitCode = await run(command, () => readServeCommand(argv, env));
+    const exitCode = await run(command, (credentials) => readServeCommand(argv, env, credentials));
     if (typeof exitCode === 'number') process.exitCode = exitCode;
   } catch (error: unknown) {
     const message = error instanceof CliError ? error.message : `unexpected error: ${String(error)}`;
@@ -69,17 +71,22 @@ function stdoutFailed(error: unknown): void {
 let stdoutGone = false;
 let runsTheService = false;
 
-/** argv, the environment and the configuration file they name → the command. */
-function readCommand(argv: readonly string[], env: NodeJS.ProcessEnv): Command {
+/** argv, the environment and the configuration file they name → the command; `credentials`: that file's credentials-file in place of its own. */
+function readCommand(argv: readonly string[], env: NodeJS.ProcessEnv, credentials?: string): Command {
   return parseCommandLine(argv, env, (flag) => {
     const file = configPath(flag, env);
-    return file === undefined ? undefined : readConfigFile(file, CONFIG_KEYS);
+    if (file === undefined) return undefined;
+    const config = readConfigFile(file, CONFIG_KEYS);
+    if (credentials === undefined) return config;
+    const kept = (entry: ConfigEntry): ConfigEntry =>
+      entry.key === 'credentials-file' ? { ...entry, value: credentials } : entry;
+    return { ...config, service: config.service.map(kept) };
   });
 }
 
-/** The serving command again, as SIGHUP reads it: the configuration file as it is now. */
-function readServeCommand(argv: readonly string[], env: NodeJS.ProcessEnv): ServeCommand {
-  const command = readCommand(argv, env);
+/** The serving command again, as SIGHUP reads it: the configuration file as it is now (Reread). */
+function readServeCommand(argv: readonly string[], env: NodeJS.ProcessEnv, credentials?: string): ServeCommand {
+  const command = readCommand(argv, env, credentials);
   if (command.command !== 'serve') throw new CliError(`the command line no longer serves (${command.command})`);
   return command;
 }

@@ -255,3 +255,33 @@ for (const workers of ['1', '2']) {
     assert.deepEqual([code, signal], [0, null], output);
   });
 }
+
+test('a new credentials-file path in the configuration waits for the next start, as the log says: a reload reads the running file again', async (t) => {
+  const o = office(t);
+  o.write([['x', o.x, 'alice, bob']]);
+  const cli = await start(t, ['--config', o.config], cleanEnv());
+  const running = /^credentials-file = (.*)$/m.exec(readFileSync(o.config, 'utf8'))?.[1] ?? '';
+  const replace = (file: string, text: string): void => {
+    writeFileSync(`${file}.new`, text, { mode: 0o600 });
+    renameSync(`${file}.new`, file);
+  };
+  const other = `${running}2`;
+  replace(other, 'alice:a-neu\nbob:b-geheim\n');
+  replace(
+    o.config,
+    readFileSync(o.config, 'utf8').replace(`credentials-file = ${running}`, `credentials-file = ${other}`),
+  );
+  let mark = cli.output().stderr.length;
+  cli.child.kill('SIGHUP');
+  await waitSince(cli, mark, /SIGHUP: credentials-file changed; that takes effect at the next start/);
+  const status = `${cli.origin}/x/api/v1/status`;
+  const as = (user: string, password: string) => ({ headers: { authorization: basicAuth(user, password) } });
+  assertReply(await request(status, ALICE), 200, { name: 'x', version: '1.0' });
+  assertReply(await request(status, as('alice', 'a-neu')), 401, UNAUTHORIZED);
+
+  replace(running, 'alice:a-geheim\nbob:b-neu\n');
+  mark = cli.output().stderr.length;
+  cli.child.kill('SIGHUP');
+  await waitSince(cli, mark, /credentials re-read: 2 user\(s\), secrets changed for bob/);
+  assertReply(await request(status, as('bob', 'b-neu')), 200, { name: 'x', version: '1.0' });
+});

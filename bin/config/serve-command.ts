@@ -14,6 +14,12 @@ import { type CredentialsFrom, credentialsSource, NO_CREDENTIALS, readCredential
 import { type Setting, usage } from './setting-kinds.js';
 import { BOOK_SETTINGS, camel, type Flag, readSetting, SETTINGS, type SettingValues } from './settings.js';
 
+/**
+ * The serving command read again (SIGHUP); with `credentialsFile`, the running one's in place
+ * of another the configuration file names now (a new path waits for the next start).
+ */
+export type Reread = (credentialsFile?: string) => ServeCommand;
+
 export interface ServeCommand {
   command: 'serve';
   /** Every setting, as given (by a flag, a variable or the file) or by default: bin/config/settings.ts. */

@@ -8,7 +8,7 @@ import { recordReload } from '../admin/index.js';
 import { CliError, describeError, type ReloadTrigger } from '../base/index.js';
 import type { BookService } from '../books/index.js';
 import type { SaidLine } from '../cluster/index.js';
-import type { BookConfig, ConfigFile, ServeCommand } from '../config/index.js';
+import type { BookConfig, ConfigFile, Reread, ServeCommand } from '../config/index.js';
 import { BOOK_SETTINGS, CONFIGURABLE, camel, diffBooks } from '../config/index.js';
 import { bookLine, listeningAt, warnAboutSecretFiles } from './greeting.js';
 
@@ -31,14 +31,16 @@ export async function reload(
   command: ServeCommand,
   service: BookService,
   server: Server,
-  reread: () => ServeCommand,
+  reread: Reread,
   by: ReloadTrigger,
   tlsApplied: boolean,
   say: Say,
 ): Promise<void> {
   try {
-    const next = reread();
-    const changed = settingsChanged(command, next);
+    const read = reread();
+    const changed = settingsChanged(command, read);
+    const file = command.credentialsFile;
+    const next = file !== undefined && read.credentialsFile !== file ? reread(file) : read;
     // The book of --db (or of a file without sections) is named by --name, which takes
     // effect at the next start, as every setting of the service does.
     const keep = (book: BookConfig): BookConfig => ({ ...book, name: command.settings.name });

@@ -36,7 +36,7 @@ import {
   type SaidLine,
   superviseWorkers,
 } from '../cluster/index.js';
-import type { BookConfig } from '../config/index.js';
+import type { BookConfig, Reread } from '../config/index.js';
 import {
   readApp,
   readCredentialsFile,
@@ -56,7 +56,7 @@ import { startWatchdog } from './watchdog.js';
  * `--db FILE`, `--demo` or `--config FILE`: served by this process, or with --workers by
  * the workers that this process, their primary, supervises (bin/cluster/workers.ts).
  */
-export async function runServe(command: ServeCommand, reread: () => ServeCommand): Promise<void> {
+export async function runServe(command: ServeCommand, reread: Reread): Promise<void> {
   holdReloads();
   completeCommand(command);
   setLogFormat(command.settings.logFormat);
@@ -70,7 +70,7 @@ export async function runServe(command: ServeCommand, reread: () => ServeCommand
   if (role === 'primary') {
     return superviseWorkers(command, () => judgeOnce(command), readVersion());
   }
-  const lines = await serve(command, role, () => completeCommand(reread()));
+  const lines = await serve(command, role, (file) => completeCommand(reread(file)));
   if (role === 'worker') reportListening(lines);
   else logInfo(lines);
 }
@@ -111,11 +111,7 @@ function completeCommand(command: ServeCommand): ServeCommand {
  * `[book NAME]` sections of --config. SIGHUP reads the command again and serves what it
  * says (bin/books/serve-books.ts, reload). Returns the lines that tell the user where and what.
  */
-async function serve(
-  command: ServeCommand,
-  role: Exclude<Role, 'primary'>,
-  reread: () => ServeCommand,
-): Promise<string[]> {
+async function serve(command: ServeCommand, role: Exclude<Role, 'primary'>, reread: Reread): Promise<string[]> {
   // Without an app, a book's start line names the application its tables were recognised
   // as; recognised later (the file was waited for, replaced, or added by SIGHUP), a line
   // says so then.
@@ -174,7 +170,7 @@ function answerReloads(
   command: ServeCommand,
   service: BookService,
   server: Server,
-  reread: () => ServeCommand,
+  reread: Reread,
   role: Exclude<Role, 'primary'>,
 ): void {
   const reloadTurn = inTurn(async (by: ReloadTrigger): Promise<SaidLine[]> => {
