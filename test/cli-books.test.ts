@@ -109,7 +109,8 @@ const BOOKS = (o: Office): Record<string, string> => ({
 const as = (user: string, password: string) => ({ headers: { authorization: basicAuth(user, password) } });
 
 test('three books (own schema, MMEX, GnuCash) at their base paths, each for its own users; a path that names no book is 404 after a login', async (t) => {
-  const o = office(t, CREDENTIALS);
+  // weber is in the credentials file and in no book.
+  const o = office(t, `${CREDENTIALS}weber:w-geheim\n`);
   const books = BOOKS(o);
   writeConfig(o, [books.mueller as string, books.schmidt as string, books.meier as string]);
   const cli = await start(t, ['--config', o.config], cleanEnv());
@@ -164,9 +165,10 @@ test('three books (own schema, MMEX, GnuCash) at their base paths, each for its 
     assert.equal(reply.headers['www-authenticate'], `Basic realm="${realm}", charset="UTF-8"`, `${user} on ${path}`);
   }
 
-  // A path that names no book: every user of the service logs in, then 404; others get the 401.
+  // A path that names no book: every user of a book logs in, then 404; others get the 401, a user of no book too.
   for (const path of ['/api/v1/status', '/weber/api/v1/status', '/']) {
     assertReply(await request(`${origin}${path}`, as('meier', 'g-geheim')), 404, NOT_FOUND);
+    assertReply(await request(`${origin}${path}`, as('weber', 'w-geheim')), 401, UNAUTHORIZED);
     const refused = await request(`${origin}${path}`);
     assertReply(refused, 401, UNAUTHORIZED);
     assert.equal(refused.headers['www-authenticate'], 'Basic realm="Steuerbuero Beispiel", charset="UTF-8"');

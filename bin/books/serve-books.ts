@@ -16,10 +16,9 @@ import type { BuildHandler, ErrorHook, ServedDatabase } from './status.js';
 
 // A book that leaves lets its requests in flight finish for this long, as SIGTERM does.
 const RETIRE_GRACE_MS = 10_000;
-// SQLite's page cache of each book's connection, in KiB: an eighth of SQLite's default, so
-// that 100 books hold at most 25 MB of cached pages, not 200 MB. The upper levels of a
-// book's indexes stay cached; the rest comes from the kernel's page cache, shared with
-// the application (docs/design/README.md, "Many books", measures what that costs a search).
+// SQLite's page cache of each book's connection, in KiB: an eighth of SQLite's default (100 books
+// hold 25 MB of cached pages, not 200 MB). The upper levels of a book's indexes stay cached; the rest comes
+// from the kernel's page cache, shared with the application (docs/design/README.md, "Many books").
 export const BOOK_CACHE_KIB = 256;
 
 export interface BookService {
@@ -51,7 +50,7 @@ export interface BookServiceParts {
    * the mapping found.
    */
   build(book: BookConfig, users: () => readonly Credentials[], recognised: (app: string) => void): BuildHandler;
-  /** The handler for paths that name no book: every user, created with `basePath`, one of the books'. */
+  /** The handler for paths that name no book: every user of a book, created with `basePath`, one of the books'. */
   fallback(basePath: string, credentials: readonly Credentials[]): RequestListener;
   log(line: string, level: Exclude<LogLevel, 'info'>): void;
   logError: ErrorHook;
@@ -82,7 +81,7 @@ interface WatchedBook {
 interface Shelf {
   readonly parts: BookServiceParts;
   running: WatchedBook[];
-  /** Every user of the service: the fallback's. */
+  /** Every user of a book: the fallback's (usersOfAny). */
   everyone: readonly Credentials[];
   table: RequestListener;
   reloading: boolean;
@@ -90,16 +89,20 @@ interface Shelf {
 
 /** The users of `credentials` that `book` names (all of them without `users`). */
 export function usersOf(book: BookConfig, credentials: readonly Credentials[]): Credentials[] {
-  const names = book.users;
-  return names === undefined ? [...credentials] : credentials.filter((user) => names.includes(user.username));
+  return credentials.filter((user) => book.users === undefined || book.users.includes(user.username));
 }
+
+/** The users some book names: one of none gets a wrong password's 401 on every path, not a 404 that says it is right. */
+const usersOfAny = (books: readonly BookConfig[], credentials: readonly Credentials[]): Credentials[] =>
+  credentials.filter((user) => books.some((book) => usersOf(book, [user]).length > 0));
 
 export function serveBooks(
   configs: readonly BookConfig[],
   credentials: readonly Credentials[],
   parts: BookServiceParts,
 ): BookService {
-  const shelf: Shelf = { parts, running: [], everyone: credentials, table: () => {}, reloading: false };
+  const everyone = usersOfAny(configs, credentials);
+  const shelf: Shelf = { parts, running: [], everyone, table: () => {}, reloading: false };
   try {
     for (const config of configs) shelf.running.push(watchBook(parts, config, usersOf(config, credentials)));
   } catch (error: unknown) {
@@ -113,8 +116,7 @@ export function serveBooks(
     closed,
     books: () => shelf.running.map((book) => book.view),
     async reload(configs, credentials) {
-      // Two at once would each diff against the books before both, and the slower one
-      // would bring back what the faster one took away, or leave a book opened twice.
+      // Two at once would each diff against the books before both: a book brought back or opened twice.
       if (shelf.reloading) throw new Error('serveBooks: reload() called while another reload runs; wait for it');
       shelf.reloading = true;
       try {
@@ -253,7 +255,7 @@ async function apply(
     book.config = config;
     return book;
   });
-  shelf.everyone = credentials;
+  shelf.everyone = usersOfAny(configs, credentials);
   mount(shelf);
   for (const { name } of [...change.removed, ...change.replaced.map(({ before }) => before)]) {
     retire(byName.get(name) as WatchedBook);
@@ -290,10 +292,7 @@ function sameCredentials(a: readonly Credentials[], b: readonly Credentials[]): 
   );
 }
 
-/**
- * A problem of `config`'s file placed where its `db` was written (`office.conf:12: …`), as
- * every other problem of a configuration file is; an app it names, as it is written there.
- */
+/** A problem of `config`'s file placed where its `db` was written (`office.conf:12: …`), an app it names as written there. */
 function placed(config: BookConfig, error: unknown): never {
   if (!(error instanceof CliError)) throw error;
   throw new CliError(inTermsOfBook(config, error.message), error.exitCode);
