@@ -300,7 +300,9 @@ test('SIGHUP adds a fourth book and removes one; searches in flight on the other
   assertReply(after, 200, MARCH_COFFEE);
   assert.equal(after.port, before.port, 'the keep-alive connection to an unchanged book stayed open');
   assertReply(await request(`${origin}/neu/api/v1/${MARCH_435}`, as('buero', 'alt')), 200, MARCH_COFFEE);
-  assertReply(await request(`${origin}/schmidt/api/v1/status`, as('schmidt', 's-geheim')), 404, NOT_FOUND);
+  // schmidt's book is gone, and schmidt is a user of no book now: its login is refused everywhere.
+  assertReply(await request(`${origin}/schmidt/api/v1/status`, as('schmidt', 's-geheim')), 401, UNAUTHORIZED);
+  assertReply(await request(`${origin}/schmidt/api/v1/status`, as('buero', 'alt')), 404, NOT_FOUND);
   assertReply(
     await request(`${origin}/meier/api/v1/buchungen?${asQuery(GNUCASH_QUERY)}`, as('meier', 'g-geheim')),
     200,
