@@ -48,6 +48,9 @@ const MAX_WORK = 2 * 2 ** DEFAULT_PARAMETERS.ln * DEFAULT_PARAMETERS.r * DEFAULT
 // string pasted as a secret is a mistake, never a password anybody types, so it is refused
 // instead of being taken for a password (its string would log in), whole or cut short.
 const HASH_SHAPE = /^(?:\$[A-Za-z0-9-]+\$|\{[A-Za-z0-9-]+\})/;
+// Cut before its closing `$` or `}`, a scheme alone is only shaped as a hash by its name: the
+// known ones (a password such as `$ecret` is not one).
+const CUT_SCHEME = /^(?:\$(?:scrypt|argon2(?:id|i|d)?|2[abxy]?|apr1|[1256]|y|7)|\{(?:S?SHA|S?MD5|CRYPT)\}?)$/i;
 // Schemes known by name, by how they start and the whole of one: their refusal can say
 // whether the hash is whole or cut short (a bad copy and paste).
 const KNOWN_HASHES: ReadonlyArray<[scheme: string, start: RegExp, whole: RegExp]> = [
@@ -71,6 +74,8 @@ const MAKE_SCRYPT = 'make a scrypt hash with booking-search-server hash-password
  */
 export function foreignHashProblem(secret: string): string | undefined {
   const trimmed = secret.trim();
+  if (CUT_SCHEME.test(trimmed))
+    return `the secret is the start of a password hash (${trimmed}), cut short; ${MAKE_SCRYPT}`;
   const prefix = HASH_SHAPE.exec(trimmed)?.[0];
   if (prefix === undefined) return undefined;
   if (prefix === HASH_PREFIX) {

@@ -261,6 +261,23 @@ test('parseCommandLine: a bcrypt hash in BOOKING_SEARCH_PASSWORD, whole or cut s
   }
 });
 
+test('parseCommandLine: a hash cut before its first $ or } (a known scheme alone) is refused, not taken for a password', () => {
+  const advice = 'make a scrypt hash with booking-search-server hash-password';
+  for (const secret of ['$scrypt', '$argon2id', '$2b', '{SSHA', '$6']) {
+    assert.deepEqual(outcome(['--demo'], { BOOKING_SEARCH_USER: 'bc', BOOKING_SEARCH_PASSWORD: secret }), {
+      error: `BOOKING_SEARCH_PASSWORD: the secret is the start of a password hash (${secret}), cut short; ${advice}`,
+      exitCode: 1,
+    });
+  }
+  // A password that merely starts with a dollar sign is one.
+  assert.deepEqual(
+    pick(outcome(['--demo'], { BOOKING_SEARCH_USER: 'bc', BOOKING_SEARCH_PASSWORD: '$ecret' }), ['credentialsFrom']),
+    {
+      credentialsFrom: 'environment',
+    },
+  );
+});
+
 test('parseCommandLine: credentials come from the environment, or the demo default', () => {
   assert.deepEqual(pick(outcome(['--db', 'x.sqlite'], USER), ['credentialsFrom']), { credentialsFrom: 'environment' });
   assert.deepEqual(pick(outcome(['--demo'], {}), ['credentialsFrom']), { credentialsFrom: 'demo default' });
