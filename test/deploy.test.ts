@@ -49,6 +49,8 @@ test('the systemd unit passes systemd-analyze verify without a warning, and its 
     'ProtectSystem=strict',
     'LoadCredential=credentials:/etc/booking-search-server/credentials',
     'RuntimeDirectory=booking-search-server',
+    // A core dump would hold the passwords of the clients the process checked.
+    'LimitCORE=0',
   ]) {
     assert.match(text, new RegExp(`^${line.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`, 'm'));
   }
