@@ -617,7 +617,7 @@ test("a book of 100,000 bookings whose typical search reads every one is said on
   large.exec(`VACUUM INTO '${file}'`);
   large.close();
   const said = (count: number): string =>
-    `database ${file}: its typical search reads every one of its ${count} bookings, so searches are slow and may answer 500 while the application writes; check prints the indexes to add`;
+    `database ${file}: its typical search reads every one of its ${count} bookings, so its searches are slow, hold up those of the other books this process serves, and may answer 500 while the application writes; check prints the indexes to add`;
   const replaced = `database ${file} was replaced; serving the new file`;
   const server = await start(t, ['--db', file]);
   // Read through the served connection every second: the warning is not said again.

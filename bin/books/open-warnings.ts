@@ -20,7 +20,7 @@ export function openWarnings(file: string, opened: OpenedBook): string[] {
   const scanned = opened.everyBooking();
   if (scanned !== undefined && scanned >= LARGE_BOOK)
     lines.push(
-      `database ${file}: its typical search reads every one of its ${scanned} bookings, so searches are slow and may answer 500 while the application writes; check prints the indexes to add`,
+      `database ${file}: its typical search reads every one of its ${scanned} bookings, so its searches are slow, hold up those of the other books this process serves, and may answer 500 while the application writes; check prints the indexes to add`,
     );
   return lines;
 }
