@@ -50,7 +50,8 @@ const MAX_WORK = 2 * 2 ** DEFAULT_PARAMETERS.ln * DEFAULT_PARAMETERS.r * DEFAULT
 const HASH_SHAPE = /^(?:\$[A-Za-z0-9-]+\$|\{[A-Za-z0-9-]+\})/;
 // Cut before its closing `$` or `}`, a scheme alone is only shaped as a hash by its name: the
 // known ones (a password such as `$ecret` is not one).
-const CUT_SCHEME = /^(?:\$(?:scrypt|argon2(?:id|i|d)?|2[abxy]?|apr1|[1256]|y|7)|\{(?:S?SHA|S?MD5|CRYPT)\}?)$/i;
+const CUT_SCHEME =
+  /^(?:\$(?:scrypt|argon2(?:id|i|d)?|2[abxy]?|bcrypt|apr1|[1256]|g?y|7|sha1|md5|pbkdf2(?:-sha\d+)?)|\{(?:S?SHA(?:\d{3})?|S?MD5|CRYPT|PBKDF2[-A-Z0-9]*|ARGON2|BCRYPT)\}?)$/i;
 // Schemes known by name, by how they start and the whole of one: their refusal can say
 // whether the hash is whole or cut short (a bad copy and paste).
 const KNOWN_HASHES: ReadonlyArray<[scheme: string, start: RegExp, whole: RegExp]> = [
@@ -74,8 +75,7 @@ const MAKE_SCRYPT = 'make a scrypt hash with booking-search-server hash-password
  */
 export function foreignHashProblem(secret: string): string | undefined {
   const trimmed = secret.trim();
-  if (CUT_SCHEME.test(trimmed))
-    return `the secret is the start of a password hash (${trimmed}), cut short; ${MAKE_SCRYPT}`;
+  if (CUT_SCHEME.test(trimmed)) return `the secret is the start of a password hash, cut short; ${MAKE_SCRYPT}`;
   const prefix = HASH_SHAPE.exec(trimmed)?.[0];
   if (prefix === undefined) return undefined;
   if (prefix === HASH_PREFIX) {

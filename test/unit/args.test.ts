@@ -263,9 +263,19 @@ test('parseCommandLine: a bcrypt hash in BOOKING_SEARCH_PASSWORD, whole or cut s
 
 test('parseCommandLine: a hash cut before its first $ or } (a known scheme alone) is refused, not taken for a password', () => {
   const advice = 'make a scrypt hash with booking-search-server hash-password';
-  for (const secret of ['$scrypt', '$argon2id', '$2b', '{SSHA', '$6']) {
+  for (const secret of [
+    '$scrypt',
+    '$argon2id',
+    '$2b',
+    '{SSHA',
+    '$6',
+    '{SSHA512',
+    '{ARGON2',
+    '$pbkdf2-sha256',
+    '$bcrypt',
+  ]) {
     assert.deepEqual(outcome(['--demo'], { BOOKING_SEARCH_USER: 'bc', BOOKING_SEARCH_PASSWORD: secret }), {
-      error: `BOOKING_SEARCH_PASSWORD: the secret is the start of a password hash (${secret}), cut short; ${advice}`,
+      error: `BOOKING_SEARCH_PASSWORD: the secret is the start of a password hash, cut short; ${advice}`,
       exitCode: 1,
     });
   }
