@@ -15,6 +15,12 @@ if (major < 22 || (major === 22 && minor < 14)) {
 // A clone before `npm install` has no dist/: one line that says so, not Node's stack.
 const { fileURLToPath } = await import('node:url');
 const cli = new URL('../dist/bin/cli.js', import.meta.url);
+// A SIGHUP (systemctl reload) while the code loads would end the service: kept for its
+// reload. A module that cannot be loaded fails again below, in the command's own import.
+await import(new URL('../dist/bin/base/signals.js', import.meta.url).href).then(
+  (signals) => signals.holdReloads(),
+  () => {},
+);
 let main;
 try {
   ({ main } = await import(cli.href));

@@ -4,7 +4,7 @@
 // primary, which says it once) and a non-zero exit code.
 
 import cluster from 'node:cluster';
-import { CliError, logLine, logText, NAME, readPackageFile, readVersion } from './base/index.js';
+import { CliError, holdReloads, logLine, logText, NAME, readPackageFile, readVersion } from './base/index.js';
 import { reportFailure } from './cluster/index.js';
 import { checkInGuard, reportOnBooks, runHashPassword } from './commands/index.js';
 import {
@@ -37,6 +37,8 @@ const COMMANDS: { [Name in Command['command']]: Run<Extract<Command, { command: 
 
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
   runsTheService = asksForTheService(argv);
+  // A command that serves nothing ends on a SIGHUP again (a closed terminal).
+  holdReloads(!runsTheService);
   process.stdout.on('error', stdoutFailed);
   try {
     const command = readCommand(argv, env);

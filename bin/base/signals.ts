@@ -22,21 +22,28 @@ export type ReloadTrigger = 'SIGHUP' | 'POST /-/reload';
 let trigger: ReloadTrigger = 'SIGHUP';
 
 // Node ends a process on a SIGHUP nothing listens for: a `systemctl reload` right after the
-// start, while the books are still opened, is kept for the reload's listener instead.
+// start, while the code loads and the books are opened, is kept for the reload's listener.
 let heardEarly = false;
 const keep = (): void => {
   heardEarly = true;
 };
 
-/** From the start of serving until onReloadSignal: a SIGHUP is kept for it, answered once it listens. */
-export function holdReloads(): void {
-  process.on('SIGHUP', keep);
+/**
+ * From the process's first lines (bin/booking-search-server.js) until onReloadSignal: a
+ * SIGHUP is kept for it, answered once it listens. `release`: a command that serves nothing
+ * lets a SIGHUP (a closed terminal) end it again.
+ */
+export function holdReloads(release = false): void {
+  if (release) process.off('SIGHUP', keep);
+  else if (!process.listeners('SIGHUP').includes(keep)) process.on('SIGHUP', keep);
 }
 
 /** Runs `reload` on SIGHUP (never sent on Windows) or POST /-/reload, with which of them asked. */
 export function onReloadSignal(reload: (by: ReloadTrigger) => void): void {
-  process.off('SIGHUP', keep);
+  // Added before the keeper goes: Node stops hearing a signal when its last listener goes, and
+  // one that came meanwhile, not yet handed to a listener, would be lost.
   process.on('SIGHUP', () => reload(trigger));
+  process.off('SIGHUP', keep);
   if (heardEarly) setImmediate(() => reload('SIGHUP'));
   heardEarly = false;
 }

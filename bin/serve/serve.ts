@@ -8,7 +8,6 @@ import cluster from 'node:cluster';
 import type { Server } from 'node:http';
 import {
   errorLineTemplate,
-  holdReloads,
   inTurn,
   logError,
   logInfo,
@@ -57,7 +56,6 @@ import { startWatchdog } from './watchdog.js';
  * the workers that this process, their primary, supervises (bin/cluster/workers.ts).
  */
 export async function runServe(command: ServeCommand, reread: Reread): Promise<void> {
-  holdReloads();
   completeCommand(command);
   setLogFormat(command.settings.logFormat);
   const role: Role = cluster.isWorker ? 'worker' : command.settings.workers > 1 ? 'primary' : 'single';

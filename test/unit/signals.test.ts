@@ -32,3 +32,23 @@ test('a SIGHUP after holdReloads and before onReloadSignal is answered once by t
   ]);
   assert.deepEqual(JSON.parse(stdout), ['SIGHUP', 'SIGHUP'], 'the two kept as one, then the next one');
 });
+
+test('a SIGHUP not yet handed to a listener when onReloadSignal takes over is heard by the reload, not lost', async () => {
+  const script = `
+    import { holdReloads, onReloadSignal } from ${JSON.stringify(SIGNALS)};
+    holdReloads();
+    const heard = [];
+    process.kill(process.pid, 'SIGHUP');
+    // In the same turn, before the signal reaches JavaScript: the keeper goes, the reload comes.
+    onReloadSignal((by) => heard.push(by));
+    setTimeout(() => console.log(JSON.stringify(heard)), 100);
+  `;
+  const { stdout } = await promisify(execFile)(process.execPath, [
+    '--import',
+    'tsx',
+    '--input-type=module',
+    '-e',
+    script,
+  ]);
+  assert.deepEqual(JSON.parse(stdout), ['SIGHUP']);
+});
