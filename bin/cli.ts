@@ -73,7 +73,7 @@ function stdoutFailed(error: unknown): void {
 let stdoutGone = false;
 let runsTheService = false;
 
-/** argv, the environment and the configuration file they name → the command; `credentials`: that file's credentials-file in place of its own. */
+/** argv, the environment and the configuration file they name → the command; `credentials`: the credentials file to read, whatever that file names (Reread). */
 function readCommand(argv: readonly string[], env: NodeJS.ProcessEnv, credentials?: string): Command {
   return parseCommandLine(argv, env, (flag) => {
     const file = configPath(flag, env);

@@ -16,9 +16,9 @@ import type { BuildHandler, ErrorHook, ServedDatabase } from './status.js';
 
 // A book that leaves lets its requests in flight finish for this long, as SIGTERM does.
 const RETIRE_GRACE_MS = 10_000;
-// SQLite's page cache of each book's connection, in KiB: an eighth of SQLite's default (100 books
-// hold 25 MB of cached pages, not 200 MB). The upper levels of a book's indexes stay cached; the rest comes
-// from the kernel's page cache, shared with the application (docs/design/README.md, "Many books").
+// SQLite's page cache of each book's connection, in KiB: an eighth of SQLite's default, so 100
+// books hold 25 MB of cached pages, not 200 MB; the rest comes from the kernel's page cache, shared
+// with the application (docs/design/README.md, "Many books", measures what it costs a search).
 export const BOOK_CACHE_KIB = 256;
 
 export interface BookService {
@@ -116,7 +116,7 @@ export function serveBooks(
     closed,
     books: () => shelf.running.map((book) => book.view),
     async reload(configs, credentials) {
-      // Two at once would each diff against the books before both: a book brought back or opened twice.
+      // Two at once would each diff against the books before both: the slower would undo the faster.
       if (shelf.reloading) throw new Error('serveBooks: reload() called while another reload runs; wait for it');
       shelf.reloading = true;
       try {
