@@ -8,47 +8,39 @@ import { promisify } from 'node:util';
 
 const SIGNALS = new URL('../../bin/base/signals.ts', import.meta.url).href;
 
-test('a SIGHUP after holdReloads and before onReloadSignal is answered once by the reload, not the end of the process', async () => {
+/** Runs `body` in a process of its own after holdReloads(); `heard` collects the reloads; prints it at its end. */
+async function reloadsHeard(body: string): Promise<unknown> {
   const script = `
     import { holdReloads, onReloadSignal } from ${JSON.stringify(SIGNALS)};
     holdReloads();
+    const heard = [];
+    ${body}
+  `;
+  const args = ['--import', 'tsx', '--input-type=module', '-e', script];
+  return JSON.parse((await promisify(execFile)(process.execPath, args)).stdout);
+}
+
+test('a SIGHUP after holdReloads and before onReloadSignal is answered once by the reload, not the end of the process', async () => {
+  const heard = await reloadsHeard(`
     process.kill(process.pid, 'SIGHUP');
     process.kill(process.pid, 'SIGHUP');
     setTimeout(() => {
-      const heard = [];
       onReloadSignal((by) => heard.push(by));
       setTimeout(() => {
         process.kill(process.pid, 'SIGHUP');
         setTimeout(() => console.log(JSON.stringify(heard)), 50);
       }, 50);
     }, 50);
-  `;
-  const { stdout } = await promisify(execFile)(process.execPath, [
-    '--import',
-    'tsx',
-    '--input-type=module',
-    '-e',
-    script,
-  ]);
-  assert.deepEqual(JSON.parse(stdout), ['SIGHUP', 'SIGHUP'], 'the two kept as one, then the next one');
+  `);
+  assert.deepEqual(heard, ['SIGHUP', 'SIGHUP'], 'the two kept as one, then the next one');
 });
 
 test('a SIGHUP not yet handed to a listener when onReloadSignal takes over is heard by the reload, not lost', async () => {
-  const script = `
-    import { holdReloads, onReloadSignal } from ${JSON.stringify(SIGNALS)};
-    holdReloads();
-    const heard = [];
+  const heard = await reloadsHeard(`
     process.kill(process.pid, 'SIGHUP');
     // In the same turn, before the signal reaches JavaScript: the keeper goes, the reload comes.
     onReloadSignal((by) => heard.push(by));
     setTimeout(() => console.log(JSON.stringify(heard)), 100);
-  `;
-  const { stdout } = await promisify(execFile)(process.execPath, [
-    '--import',
-    'tsx',
-    '--input-type=module',
-    '-e',
-    script,
-  ]);
-  assert.deepEqual(JSON.parse(stdout), ['SIGHUP']);
+  `);
+  assert.deepEqual(heard, ['SIGHUP']);
 });
