@@ -40,6 +40,15 @@ export interface Backoff {
   readonly waitMs: number;
 }
 
+/**
+ * What is at the path of the file last served: that file (`served`: its inode, there or none
+ * seen, as in a directory closed to this process), or `another`, a replacement not served yet.
+ */
+export interface There {
+  readonly served?: string | undefined;
+  readonly another?: true | undefined;
+}
+
 /** An open under way: the first one, or a later look and what was before it. */
 export interface Look {
   readonly first: boolean;
@@ -51,6 +60,8 @@ export interface Look {
    * a file it opens with that inode is that file again, not another.
    */
   readonly served?: string | undefined;
+  /** Another file than the one last served was at the path: a replacement, counted when it serves. */
+  readonly another?: true | undefined;
   /** The look began while the file was waited for (a lock, a journal, a WAL to recover). */
   readonly wasWaiting: boolean;
   /** The backoff it was tried after: how long the next waits (Backoff). */
@@ -77,6 +88,8 @@ export type Phase<C> =
       readonly quiet?: true | undefined;
       /** The file last served, at the path when it could not be read (its mode changed): Look's `served`. */
       readonly served?: string | undefined;
+      /** Another file than the one last served at the path, not served yet: Look's `another`. */
+      readonly another?: true | undefined;
       /** Its pages broken, unchanged since it was opened: its fingerprint, not opened again while it is that. */
       readonly broken?: string | undefined;
       /** A view too slow to judge its bookings: tried again after a wait (bin/books/backoff.ts). */

@@ -1,7 +1,6 @@
-// A followed book's file as states and transitions: what the service does when the file is
-// replaced, deleted, locked, or its schema changes, decided by `next(state, event)` alone.
-// No I/O, no timers: the driver (bin/books/database.ts) looks at the file, opens it, and
-// feeds what it saw here as events; it carries out the effects this returns.
+// A followed book's file as states and transitions: what the service does when the file is replaced, deleted, locked,
+// or its schema changes, decided by `next(state, event)` alone. No I/O, no timers: the driver (bin/books/database.ts)
+// looks at the file, opens it, and feeds what it saw here as events; it carries out the effects this returns.
 
 import { backOff, due } from './backoff.js';
 import type {
@@ -14,6 +13,7 @@ import type {
   Phase,
   Served,
   Step,
+  There,
   WatchEvent,
   WatchState,
 } from './state-types.js';
@@ -59,9 +59,8 @@ function transition<C>(state: WatchState<C>, event: WatchEvent<C>): Step<C> {
       if (state.noticed || state.stopped) return { state, effects: [] };
       return { state: { ...state, noticed: true }, effects: [{ do: 'look soon' }] };
     case 'locked': {
-      // A lock that lasts is told from the short ones of the application's writes, which
-      // may still cost a search its wait, by the open that tells it at the start: made
-      // beside the connection, which serves on unless the lock is still held then.
+      // A lock that lasts is told from the application's short writes (which may still cost a search its wait) by
+      // the open that tells it at the start: made beside the connection, which serves on unless the lock holds then.
       const { phase } = state;
       if (state.stopped || state.noticed || phase.is !== 'served' || phase.checking) return { state, effects: [] };
       return lookBeside(state, phase, STABLE_MS);
@@ -98,7 +97,7 @@ function tick<C>(state: WatchState<C>, { identity, written, at }: Extract<WatchE
     const sameFile = identity === phase.inode;
     if (!noticed && sameFile)
       return phase.lock === undefined ? { state, effects: [{ do: 'read' }] } : lookBeside(state, phase, 0);
-    const look: Look = { first: false, sameFile, wasWaiting: false, ...stillThere(identity, phase.inode) };
+    const look: Look = { first: false, sameFile, wasWaiting: false, ...stillThere(identity, { served: phase.inode }) };
     return {
       state: {
         ...state,
@@ -119,12 +118,11 @@ function tick<C>(state: WatchState<C>, { identity, written, at }: Extract<WatchE
   const { backoff } = phase;
   if (backoff !== undefined && !noticed && !due(backoff, written, at)) return { state, effects: [] };
   // The file last served, still at the path, is looked at as that file (another is a replacement); a slow view's wait doubles.
-  const was = { ...stillThere(identity, phase.served), ...(backoff && { backoff }) };
-  const waited = phase.cause.waits && (phase.served === undefined || was.served !== undefined);
+  const was = { ...stillThere(identity, phase), ...(backoff && { backoff }) };
+  const waited = phase.cause.waits && was.another === undefined;
   const look: Look = { first: false, sameFile: false, wasWaiting: waited, ...was };
-  // While it is opened again, a file that was not served keeps the reason it last gave:
-  // /ready and the 500s go on saying what to do (start the application, let it roll back
-  // its journal) until the file serves or fails otherwise, not "being opened" each second.
+  // Opened again, a file not served keeps the reason it last gave: /ready and the 500s go on saying what to do (start
+  // the application, let it roll back its journal) until it serves or fails otherwise, not "being opened" each second.
   const cause = phase.quiet === true ? OPENING('the file is being opened again') : phase.cause;
   return {
     state: { ...state, noticed: false, phase: { is: 'opening', cause, look } },
@@ -199,7 +197,7 @@ function opened<C>(state: WatchState<C>, { outcome, identity, at }: Extract<Watc
   // Stopped meanwhile: what was opened is closed, and nothing is said of the file.
   if (state.stopped) return { state, effects: [...close, ...ready] };
   const slow = !outcome.serving && outcome.slow === true ? backOff(outcome, look.backoff, at) : undefined;
-  const now = phaseOf(outcome, stillThere(identity, look.served).served, slow);
+  const now = phaseOf(outcome, stillThere(identity, look), slow);
   if (!outcome.serving) {
     // A passing moment is not said, but at the start: the start says where the file stands.
     if (!look.first && outcome.quiet === true) return { state: { ...state, phase: now }, effects: [] };
@@ -210,8 +208,7 @@ function opened<C>(state: WatchState<C>, { outcome, identity, at }: Extract<Watc
   // The first look's serving is said by the greeting.
   if (look.first) return { state: { ...state, phase: now }, effects: [serve, ...ready] };
   const again = look.sameFile && outcome.inode === identity;
-  // The file last served, not read since (a chmod took its read away), is that file once it
-  // can be read: not another, which is what a replacement counts.
+  // The file last served, not read since (a chmod took its read away), is that file once read: not a replacement.
   const back = !look.sameFile && look.served !== undefined && outcome.inode === look.served && identity === look.served;
   const replaced = state.replaced + (look.wasWaiting || again || back ? 0 : 1);
   const line =
@@ -246,12 +243,12 @@ function failed<C>(state: WatchState<C>, event: Extract<Ended<C>, { on: 'failed'
   return { state: { ...state, phase: now, lastLine: line }, effects: say(state, line, 'error') };
 }
 
-/** The phase an open ended in; `served`: the file last served, found at the path not served. */
-function phaseOf<C>(outcome: Outcome<C>, served?: string, backoff?: Backoff): Phase<C> {
+/** The phase an open ended in; `was`: the file last served found at the path not served, or another file there. */
+function phaseOf<C>(outcome: Outcome<C>, was: There, backoff?: Backoff): Phase<C> {
   if (outcome.serving) return { is: 'served', connection: outcome.connection, inode: outcome.inode };
   const { cause, timedOut, quiet } = outcome;
   const more = { ...(timedOut !== undefined && { timedOut }), ...(quiet && { quiet }), ...(backoff && { backoff }) };
-  return { is: 'unavailable', cause, ...more, ...servedAs(served) };
+  return { is: 'unavailable', cause, ...more, ...was };
 }
 
 /** `{ served }` when the inode of the file last served is known, else nothing. */
@@ -259,9 +256,12 @@ function servedAs(inode: string | undefined): { served?: string } {
   return inode === undefined ? {} : { served: inode };
 }
 
-/** servedAs when that file may be at the path still: its inode there, or none seen (a directory closed to this process). */
-const stillThere = (identity?: string, inode?: string): { served?: string } =>
-  servedAs(identity === undefined || identity === inode ? inode : undefined);
+/** What is at the path (`identity`) of the file last served (There). */
+function stillThere(identity: string | undefined, { served, another }: There): There {
+  return another || (served !== undefined && identity !== undefined && identity !== served)
+    ? { another: true }
+    : servedAs(served);
+}
 
 /** A line of a state that lasts: said only when it is not the last one said. */
 function say<C>(state: WatchState<C>, line: string, level: 'warning' | 'error'): Effect<C>[] {

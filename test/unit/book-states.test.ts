@@ -74,7 +74,7 @@ const BROKEN_LINE = `${brokenText}; searches answer 500 until another file is th
 const checking = (connection: C, inode: string): Phase<C> => ({ is: 'served', connection, inode, checking: true });
 const down = (
   cause: Cause,
-  more: { timedOut?: string; quiet?: true; served?: string; broken?: string; backoff?: Backoff } = {},
+  more: { timedOut?: string; quiet?: true; served?: string; another?: true; broken?: string; backoff?: Backoff } = {},
 ): Phase<C> => ({
   is: 'unavailable',
   cause,
@@ -82,7 +82,14 @@ const down = (
 });
 const looking = (
   cause: Cause,
-  look: { first?: boolean; sameFile?: boolean; wasWaiting?: boolean; served?: string; backoff?: Backoff } = {},
+  look: {
+    first?: boolean;
+    sameFile?: boolean;
+    wasWaiting?: boolean;
+    served?: string;
+    another?: true;
+    backoff?: Backoff;
+  } = {},
 ): Phase<C> => ({
   is: 'opening',
   cause,
@@ -203,7 +210,7 @@ const ROWS: Row[] = [
     name: 'served, another file renamed into place (a restore): closed, opened at once',
     from: state(served('A', 'i1')),
     on: tick('i2'),
-    to: state(looking(again), { since: AT }),
+    to: state(looking(again, { another: true }), { since: AT }),
     effects: [{ do: 'close', connection: 'A' }, { do: 'stand in' }, open(0)],
   },
   {
@@ -461,21 +468,43 @@ const ROWS: Row[] = [
     name: 'waited for, another file at the path: not the file waited for',
     from: state(down(journal, { served: 'i1' }), { lastLine: JOURNAL_LINE }),
     on: tick('i2'),
-    to: state(looking(journal), { lastLine: JOURNAL_LINE }),
+    to: state(looking(journal, { another: true }), { lastLine: JOURNAL_LINE }),
     effects: [open(STABLE_MS)],
   },
   {
     name: 'the other file serves: counted and said as a replacement, not as the file waited for',
-    from: state(looking(journal), { lastLine: JOURNAL_LINE }),
+    from: state(looking(journal, { another: true }), { lastLine: JOURNAL_LINE }),
     on: openedAs('B', 'i2'),
     to: state(served('B', 'i2'), { since: AT, replaced: 1 }),
     effects: [{ do: 'serve', connection: 'B' }, log(`database ${FILE} was replaced; serving the new file`, 'notice')],
+  },
+  // The replacement must itself be waited for (a hot journal of its own): a replacement all the same.
+  {
+    name: 'another file at the path, with a hot journal of its own: waited for as that other file',
+    from: state(looking(journal, { another: true }), { lastLine: JOURNAL_LINE }),
+    on: { on: 'opened', outcome: { serving: false, cause: journal }, identity: 'i2', at: AT },
+    to: state(down(journal, { another: true }), { lastLine: JOURNAL_LINE }),
+    effects: [],
+  },
+  {
+    name: 'the other file waited for, at the path still: looked at as a replacement, not as the file served',
+    from: state(down(journal, { another: true }), { lastLine: JOURNAL_LINE }),
+    on: tick('i2'),
+    to: state(looking(journal, { another: true }), { lastLine: JOURNAL_LINE }),
+    effects: [open(STABLE_MS)],
+  },
+  {
+    name: 'served, another file renamed in that cannot be read yet: waited for as another file',
+    from: state(looking(again, { another: true })),
+    on: { on: 'opened', outcome: { serving: false, cause: journal }, identity: 'i2', at: AT },
+    to: state(down(journal, { another: true }), { since: AT, lastLine: JOURNAL_LINE }),
+    effects: [log(JOURNAL_LINE, 'warning')],
   },
   {
     name: 'a lock held, another file at the path: opened again as any replaced file',
     from: state(holding('A', 'i1'), { lastLine: HELD_LINE }),
     on: tick('i2'),
-    to: state(looking(again), { since: AT, lastLine: HELD_LINE }),
+    to: state(looking(again, { another: true }), { since: AT, lastLine: HELD_LINE }),
     effects: [{ do: 'close', connection: 'A' }, { do: 'stand in' }, open(0)],
   },
   {
@@ -624,7 +653,7 @@ const ROWS: Row[] = [
     name: 'unreadable, another file at the path: no longer the file served',
     from: state(down(denied, { served: 'i1' }), { lastLine: DENIED_LINE }),
     on: tick('i2'),
-    to: state(looking(denied), { lastLine: DENIED_LINE }),
+    to: state(looking(denied, { another: true }), { lastLine: DENIED_LINE }),
     effects: [open(STABLE_MS)],
   },
   {
