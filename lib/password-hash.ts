@@ -51,7 +51,7 @@ const HASH_SHAPE = /^(?:\$[A-Za-z0-9-]+\$|\{[A-Za-z0-9-]+\})/;
 // Cut before its closing `$` or `}`, a scheme alone is only shaped as a hash by its name: the
 // known ones (a password such as `$ecret` is not one).
 const CUT_SCHEME =
-  /^(?:\$(?:scrypt|argon2(?:id|i|d)?|2[abxy]?|bcrypt|apr1|[1256]|g?y|7|sha1|md5|pbkdf2(?:-sha\d+)?)|\{(?:S?SHA(?:\d{3})?|S?MD5|CRYPT|PBKDF2[-A-Z0-9]*|ARGON2|BCRYPT)\}?)$/i;
+  /^(?:\$(?:scrypt|argon2(?:id|i|d)?|2[abxy]?|bcrypt(?:-sha\d+)?|apr1|[1256]|g?y|7|sha\d*|md5|pbkdf2(?:-sha\d+)?)|\{(?:S?SHA\d*|S?MD5|[A-Z0-9]+-(?:CRYPT|MD5)|CRYPT|PBKDF2[-A-Z0-9]*|ARGON2(?:ID|I|D)?|BCRYPT|SCRAM-SHA-\d+)\}?)$/i;
 // Schemes known by name, by how they start and the whole of one: their refusal can say
 // whether the hash is whole or cut short (a bad copy and paste).
 const KNOWN_HASHES: ReadonlyArray<[scheme: string, start: RegExp, whole: RegExp]> = [

@@ -273,6 +273,14 @@ test('parseCommandLine: a hash cut before its first $ or } (a known scheme alone
     '{ARGON2',
     '$pbkdf2-sha256',
     '$bcrypt',
+    '$bcrypt-sha256',
+    '$sha512',
+    '{ARGON2ID',
+    '{argon2i',
+    '{SHA512-CRYPT',
+    '{BLF-CRYPT',
+    '{SCRAM-SHA-256',
+    '{CRAM-MD5',
   ]) {
     assert.deepEqual(outcome(['--demo'], { BOOKING_SEARCH_USER: 'bc', BOOKING_SEARCH_PASSWORD: secret }), {
       error: `BOOKING_SEARCH_PASSWORD: the secret is the start of a password hash, cut short; ${advice}`,
