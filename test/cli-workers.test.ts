@@ -4,13 +4,14 @@
 // read the files again, so that one configuration is served, never two at once.
 
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readlinkSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { cleanEnv, EVENT_WAIT_MS, type Running, start, TIME, waitFor } from './support/cli-helpers.js';
-import { basicAuth, buildDatabase, type Reply, request, tempDir } from './support/helpers.js';
+import { assertReply, basicAuth, buildDatabase, type Reply, request, tempDir } from './support/helpers.js';
 
 const MARCH = 'api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35';
+const UNAUTHORIZED = { fehler: 'Anmeldung erforderlich.', code: 'unauthorized' };
 const AS_BUERO = { headers: { authorization: basicAuth('buero', 'b-geheim') } };
 
 /** Two books, a and b, for one user; `extra` is appended to the file. */
@@ -135,4 +136,59 @@ test('--workers 2: a reload is said once for the service, refused or applied, na
   assert.equal(stderr.match(refused)?.length, 1, stderr);
   assert.equal(stderr.match(applied)?.length, 1, stderr);
   assert.doesNotMatch(stderr, /did not all do the same/);
+});
+
+/** Whether process `pid` holds `file` open. */
+function holdsOpen(pid: number, file: string): boolean {
+  const fds = `/proc/${pid}/fd`;
+  return readdirSync(fds).some((fd) => {
+    try {
+      return readlinkSync(join(fds, fd)) === file;
+    } catch {
+      return false; // closed meanwhile
+    }
+  });
+}
+
+// A worker's listen is answered by the primary (node:cluster): a primary stopped (SIGSTOP)
+// holds a replacement before it serves, once it has read the credentials file (it reads
+// it before it opens the database), for as long as the test wants, not as long as luck gives.
+test('--workers 2: a reload asked while a replacement starts reaches it once it serves: no worker takes the old password', async (t) => {
+  const dir = tempDir(t);
+  const db = realpathSync(buildDatabase(t));
+  const credentials = join(dir, 'credentials');
+  const replace = (text: string): void => {
+    writeFileSync(`${credentials}.new`, text, { mode: 0o600 });
+    renameSync(`${credentials}.new`, credentials);
+  };
+  replace('alice:alt-1\n');
+  const args = ['--db', db, '--credentials-file', credentials, '--workers', '2', '--max-auth-failures', '0'];
+  const cli = await start(t, args, cleanEnv());
+  const primary = cli.child.pid as number;
+  t.after(() => void cli.child.kill('SIGCONT'));
+  let pid = Number(/\(pids (\d+), \d+\)/.exec(cli.output().stdout)?.[1]);
+  const status = `${cli.origin}/api/v1/status`;
+  const as = (password: string) => ({ headers: { authorization: basicAuth('alice', password) } });
+  for (let round = 1; round <= 2; round += 1) {
+    const mark = cli.output().stderr.length;
+    process.kill(pid, 'SIGKILL');
+    await waitFor(() => cli.output().stderr.slice(mark), /started worker \d+/);
+    process.kill(primary, 'SIGSTOP');
+    const replacement = Number(/started worker (\d+)/.exec(cli.output().stderr.slice(mark))?.[1]);
+    assert.ok(!holdsOpen(replacement, db), `round ${round}: the replacement has not opened the database yet`);
+    const deadline = Date.now() + EVENT_WAIT_MS;
+    while (!holdsOpen(replacement, db)) {
+      assert.ok(Date.now() < deadline, `round ${round}: the replacement opened no database`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    replace(`alice:alt-${round + 1}\n`);
+    process.kill(primary, 'SIGHUP');
+    process.kill(primary, 'SIGCONT');
+    await waitFor(() => cli.output().stderr.slice(mark), new RegExp(`after worker ${replacement} started: `));
+    assert.match(cli.output().stderr.slice(mark), /SIGHUP: credentials re-read from .*, secrets changed for alice\n/);
+    // A new connection each: the primary deals them to the two workers in turn.
+    for (let i = 0; i < 4; i += 1) assertReply(await request(status, as(`alt-${round}`)), 401, UNAUTHORIZED);
+    for (let i = 0; i < 4; i += 1) assert.equal((await request(status, as(`alt-${round + 1}`))).status, 200);
+    pid = replacement;
+  }
 });

@@ -75,9 +75,10 @@ class Supervisor {
   /** Workers that said they serve, by their channel. */
   private readonly serving = new Set<Channel>();
   private readonly alive = new Set<Worker>();
-  /** The first start is over: every worker served once, and the service said so (`asked`: a reload before). */
+  /** The first start is over: every worker served once, and the service said so. */
   private started = false;
-  private asked = false;
+  /** Alive but not serving when a reload was asked: each reloads once it serves (at the first start, all at once). */
+  private readonly asked = new Set<Worker>();
   private readonly restarts: number[] = [];
   private replaced = 0;
   private ending = false;
@@ -115,9 +116,9 @@ class Supervisor {
       this.endAll(0);
     });
     onReloadSignal((by) => {
-      // Asked before every worker serves: once they do (one still starting would not hear it).
+      // One still starting would not hear it, and may have read the files before they changed.
+      for (const [worker, channel] of this.channels) if (!this.serving.has(channel)) this.asked.add(worker);
       if (this.started) void this.reloadAll(by);
-      else this.asked = true;
       this.refill();
     });
     for (let i = 0; i < this.command.settings.workers; i += 1) this.fork();
@@ -172,18 +173,15 @@ class Supervisor {
     return worker;
   }
 
-  /**
-   * The workers that serve but `except` reload, one reload at a time, and its outcome is
-   * said once (bin/cluster/reload-workers.ts); one starting reads the files anyway.
-   */
-  private readonly reloadAll = inTurn((by: ReloadTrigger, except?: Worker) =>
+  /** The workers that serve but `except` reload, one reload at a time, said once (bin/cluster/reload-workers.ts). */
+  private readonly reloadAll = inTurn((by: ReloadTrigger, started?: Worker, except?: Worker) =>
     reloadWorkers(
       [...this.channels]
         .filter(([worker, channel]) => worker !== except && this.serving.has(channel))
         .map(([worker, channel]) => ({ pid: worker.process.pid ?? 0, channel })),
       by,
       // Nobody sent a signal: the lines name the worker whose start asked for the reload.
-      except === undefined ? by : `after worker ${except.process.pid} started`,
+      started === undefined ? by : `after worker ${started.process.pid} started`,
     ),
   );
 
@@ -215,15 +213,18 @@ class Supervisor {
     } else if (message.type === 'listening') {
       this.serving.add(channel);
       if (this.started) {
-        // It serves the files as they are now: the others read them too (as on SIGHUP).
-        logLine(`worker ${worker.process.pid} serves; the other workers read the files again`, 'notice');
-        void this.reloadAll('SIGHUP', worker);
+        // It serves the files as at its start: the others read them again, and so does it if it missed a reload.
+        const asked = this.asked.delete(worker);
+        const who = asked ? 'it and the other workers' : 'the other workers';
+        logLine(`worker ${worker.process.pid} serves; ${who} read the files again`, 'notice');
+        void this.reloadAll('SIGHUP', worker, asked ? undefined : worker);
         return;
       }
       this.listening += 1;
       if (this.listening === workers) {
         this.started = true;
-        if (this.asked) void this.reloadAll('SIGHUP');
+        if (this.asked.size > 0) void this.reloadAll('SIGHUP');
+        this.asked.clear();
         const pids = [...this.alive].map((w) => w.process.pid).join(', ');
         logInfo([
           ...message.greeting,
@@ -236,6 +237,7 @@ class Supervisor {
 
   private exited(worker: Worker, code: number, signal: string | null): void {
     this.alive.delete(worker);
+    if (this.started) this.asked.delete(worker);
     const channel = this.channels.get(worker);
     this.channels.delete(worker);
     // A replacement that ends with 1 before it serves could not start (reportFailure ends
