@@ -17,7 +17,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
-import { BIN, cleanEnv, type Running, start, TIME, USER, waitFor } from './support/cli-helpers.js';
+import { BIN, cleanEnv, EVENT_WAIT_MS, type Running, start, TIME, USER, waitFor } from './support/cli-helpers.js';
 import { assertReply, basicAuth, buildDatabase, databaseDir, request, tempDir } from './support/helpers.js';
 
 const UNAUTHORIZED = { fehler: 'Anmeldung erforderlich.', code: 'unauthorized' };
@@ -249,6 +249,61 @@ for (const workers of ['1', '2']) {
     assert.doesNotMatch(output, /listening on/, 'the SIGHUP comes before the service listens');
     child.kill('SIGHUP');
     await waitFor(() => output, /SIGHUP: credentials come from the environment; nothing to re-read/);
+    assert.match(output, /listening on [^\n]*\n(?:.*\n)*.*SIGHUP: /);
+    child.kill('SIGTERM');
+    const [code, signal] = await closed;
+    assert.deepEqual([code, signal], [0, null], output);
+  });
+}
+
+/** A module for `node --import` that holds the CLI's code from loading (bin/cli.ts) until `release` exists. */
+function holdBeforeCli(dir: string, release: string): string {
+  const hook = join(dir, 'hold-before-cli.mjs');
+  writeFileSync(
+    hook,
+    `import { existsSync, writeSync } from 'node:fs';
+import { registerHooks } from 'node:module';
+const asleep = new Int32Array(new SharedArrayBuffer(4));
+registerHooks({
+  load(url, context, next) {
+    if (url.endsWith('/dist/bin/cli.js')) {
+      writeSync(2, 'held before cli.js\\n');
+      const end = Date.now() + 30000;
+      while (!existsSync(${JSON.stringify(release)}) && Date.now() < end) Atomics.wait(asleep, 0, 0, 5);
+    }
+    return next(url, context);
+  },
+});
+`,
+  );
+  return hook;
+}
+
+// The launcher keeps a SIGHUP from its first lines: one while the command's code loads, held
+// here before bin/cli.ts (which keeps them too, once it runs), is answered, not the end.
+for (const workers of ['1', '2']) {
+  test(`a SIGHUP while the launcher loads the command's code is answered once the service serves (--workers ${workers})`, async (t) => {
+    const dir = tempDir(t);
+    const release = join(dir, 'release');
+    const args = ['--import', holdBeforeCli(dir, release), BIN, '--db', buildDatabase(t), '--port', '0'];
+    const child = spawn(process.execPath, [...args, '--workers', workers], {
+      env: cleanEnv(USER),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    t.after(() => void child.kill('SIGKILL'));
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    const closed = once(child, 'close');
+    await waitFor(() => output, /^held before cli\.js$/m);
+    child.kill('SIGHUP');
+    writeFileSync(release, '');
+    const deadline = Date.now() + EVENT_WAIT_MS;
+    while (!/SIGHUP: credentials come from the environment; nothing to re-read/.test(output)) {
+      assert.ok(child.exitCode === null && child.signalCode === null, `the service ended: ${output}`);
+      assert.ok(Date.now() < deadline, output);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     assert.match(output, /listening on [^\n]*\n(?:.*\n)*.*SIGHUP: /);
     child.kill('SIGTERM');
     const [code, signal] = await closed;
