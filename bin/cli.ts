@@ -11,7 +11,6 @@ import {
   asksForTheService,
   CONFIG_KEYS,
   type Command,
-  type ConfigEntry,
   configPath,
   parseCommandLine,
   type Reread,
@@ -75,15 +74,15 @@ let runsTheService = false;
 
 /** argv, the environment and the configuration file they name → the command; `credentials`: the credentials file to read, whatever that file names (Reread). */
 function readCommand(argv: readonly string[], env: NodeJS.ProcessEnv, credentials?: string): Command {
-  return parseCommandLine(argv, env, (flag) => {
-    const file = configPath(flag, env);
-    if (file === undefined) return undefined;
-    const config = readConfigFile(file, CONFIG_KEYS);
-    if (credentials === undefined) return config;
-    const kept = (entry: ConfigEntry): ConfigEntry =>
-      entry.key === 'credentials-file' ? { ...entry, value: credentials } : entry;
-    return { ...config, service: config.service.map(kept) };
-  });
+  return parseCommandLine(
+    argv,
+    env,
+    (flag) => {
+      const file = configPath(flag, env);
+      return file === undefined ? undefined : readConfigFile(file, CONFIG_KEYS);
+    },
+    credentials,
+  );
 }
 
 /** The serving command again, as SIGHUP reads it: the configuration file as it is now (Reread). */

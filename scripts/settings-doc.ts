@@ -52,9 +52,8 @@ export function settingsReference(): string {
   );
   return `# The command and its settings
 
-For admins: every command of \`booking-search-server\` and every setting: flag,
-\`--config\` key, variable, default, bounds, and what a reload (\`SIGHUP\`) does with it.
-How to use them: [operations.md](operations.md).
+For admins: every command of \`booking-search-server\` and every setting, with what a
+reload (\`SIGHUP\`) does with it. How to use them: [operations.md](operations.md).
 \`npm run docs:settings\` writes this page from the command's table of settings and
 \`--help\`; a test fails when they differ.
 
@@ -68,9 +67,9 @@ ${FENCE}
 
 A repeated setting (\`--cors-origin\`) is one comma-separated value in a variable or the
 file; an empty variable counts as not set. In the column *reload*: \`restart\`: at the next
-start (a reload names it); \`file re-read\`: a reload reads the file again (a new path
-waits for the next start); \`yes, in a book\`: a \`[book NAME]\` section's key, applied by
-a reload.
+start (a reload names it); \`file re-read\`: a reload reads the running file again; a new
+path or a removed line waits for the next start (a reload names it); \`yes, in a book\`: a
+\`[book NAME]\` section's key, applied by a reload.
 
 | flag | key | variable | default | bounds | reload | what it does |
 |---|---|---|---|---|---|---|

@@ -340,3 +340,61 @@ test('a new credentials-file path in the configuration waits for the next start,
   await waitSince(cli, mark, /credentials re-read: 2 user\(s\), secrets changed for bob/);
   assertReply(await request(status, as('bob', 'b-neu')), 200, { name: 'x', version: '1.0' });
 });
+
+// The credentials file that applies is the running one until the next start: a reload never
+// reads the one the configuration names now, so nothing wrong with it (or its absence, or
+// the line's) keeps the other changes of the file from being applied.
+const CREDENTIALS_CHANGED = 'SIGHUP: credentials-file changed; that takes effect at the next start';
+for (const [what, other, line, y] of [
+  ['a new path to a file that does not exist', undefined, 'credentials-file = {other}', 'alice'],
+  [
+    "a new path to a file without a user of the books (who is in the running file's)",
+    'alice:a-neu\n',
+    'credentials-file = {other}',
+    'bob',
+  ],
+  ['no credentials-file line any more', undefined, '', 'alice, bob'],
+] as const) {
+  test(`a reload with ${what} adds book y, checked against the running credentials file, and warns once`, async (t) => {
+    const o = office(t);
+    o.write([['x', o.x, 'alice, bob']]);
+    const cli = await start(t, ['--config', o.config], cleanEnv());
+    const running = /^credentials-file = (.*)$/m.exec(readFileSync(o.config, 'utf8'))?.[1] ?? '';
+    if (other !== undefined) writeFileSync(`${running}2`, other, { mode: 0o600 });
+    o.write([
+      ['x', o.x, 'alice, bob'],
+      ['y', o.y, y],
+    ]);
+    const text = readFileSync(o.config, 'utf8').replace(
+      /^credentials-file = .*$/m,
+      line.replace('{other}', `${running}2`),
+    );
+    writeFileSync(`${o.config}.new`, text, { mode: 0o600 });
+    renameSync(`${o.config}.new`, o.config);
+    const mark = cli.output().stderr.length;
+    cli.child.kill('SIGHUP');
+    await waitSince(cli, mark, /SIGHUP: (keeping|credentials-file changed)/);
+    const said = cli.output().stderr.slice(mark);
+    assert.doesNotMatch(said, /keeping the running configuration/);
+    assert.match(
+      said,
+      /SIGHUP: configuration re-read from [^\n]*: 2 books: added y; credentials re-read: 2 user\(s\)\n/,
+    );
+    assert.equal(said.split(CREDENTIALS_CHANGED).length, 2, said);
+    const status = `${cli.origin}/y/api/v1/status`;
+    for (const user of y.split(', ')) {
+      assertReply(await request(status, user === 'bob' ? BOB : ALICE), 200, { name: 'y', version: '1.0' });
+    }
+    const neu = { headers: { authorization: basicAuth('alice', 'a-neu') } };
+    assertReply(await request(`${cli.origin}/x/api/v1/status`, neu), 401, UNAUTHORIZED);
+
+    // A user in neither file: the refusal names the file the books were checked against.
+    writeFileSync(`${o.config}.new`, text.replace(/users = .*\n$/, 'users = carol\n'), { mode: 0o600 });
+    renameSync(`${o.config}.new`, o.config);
+    const again = cli.output().stderr.length;
+    cli.child.kill('SIGHUP');
+    await waitSince(cli, again, /SIGHUP: keeping the running configuration: .*\n/);
+    const refusal = `user 'carol' is not in the credentials of ${running} (running until the next start)`;
+    assert.ok(cli.output().stderr.slice(again).includes(refusal), cli.output().stderr.slice(again));
+  });
+}

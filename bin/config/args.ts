@@ -101,9 +101,15 @@ type ConfigReader = (flag: string | undefined) => ConfigFile | undefined;
  * argv, the environment and the configuration file (read by `readConfig`, only for a command
  * that reads settings: help, a version or a hash needs none, and a wrong command line is told
  * before the file is read) → what the command is asked to do. A value refused is named where
- * it was written: the flag, the variable or the file's line.
+ * it was written: the flag, the variable or the file's line. `running`: on a reload, the
+ * credentials file read until the next start (Reread).
  */
-export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv, readConfig?: ConfigReader): Command {
+export function parseCommandLine(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  readConfig?: ConfigReader,
+  running?: string,
+): Command {
   const parsed = parse(argv);
   const { values: flags, positionals } = parsed;
   if (flags.help === true) return { command: 'help' };
@@ -121,7 +127,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   const gathered = gatherSettings(given, CONFIGURABLE, env, config);
   let command: Command;
   try {
-    command = interpret(gathered.values, verb, env, config, gathered.origins);
+    command = interpret(gathered.values, verb, env, config, gathered.origins, running);
   } catch (error: unknown) {
     throw placeError(error, gathered.origins);
   }
@@ -140,6 +146,7 @@ function interpret(
   env: NodeJS.ProcessEnv,
   config: ConfigFile | undefined,
   origins: ReadonlyMap<string, Origin>,
+  running: string | undefined,
 ): Command {
   const setting = settingsOf(given);
   // A configuration file, with books or flat (`db = …`, one book), is judged whole by
@@ -155,7 +162,7 @@ function interpret(
   // A flat file's one book is its db: the demo (or nothing) would be a book with no file to judge.
   if (verb === 'check' && config?.books.length === 0 && setting('db') === undefined)
     throw usage('check needs --db FILE, or a db or [book NAME] sections in --config FILE');
-  return readServeCommand(setting, given, { verb, env, config, origins, configurable: CONFIGURABLE });
+  return readServeCommand(setting, given, { verb, env, config, origins, configurable: CONFIGURABLE, running });
 }
 
 /**

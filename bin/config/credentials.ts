@@ -90,10 +90,18 @@ export type CredentialsFrom = 'environment' | 'file' | 'demo default';
 
 const DEMO_CREDENTIALS: Credentials[] = [{ username: 'demo', password: 'demo' }];
 
-/** A serve command's `credentialsSource`: which credentials, and where they were named. */
-export function credentialsSource(from: CredentialsFrom, file: string | undefined, origin: Origin | undefined): string {
+/**
+ * A serve command's `credentialsSource`: which credentials, and where they were named;
+ * `running`: a reload's, which keeps the file the configuration no longer names.
+ */
+export function credentialsSource(
+  from: CredentialsFrom,
+  file: string | undefined,
+  origin: Origin | 'running' | undefined,
+): string {
   if (from === 'environment') return 'BOOKING_SEARCH_USER';
   if (from === 'demo default') return 'the demo default';
+  if (origin === 'running') return `${file} (running until the next start)`;
   const where =
     origin?.kind === 'environment'
       ? origin.variable

@@ -15,8 +15,8 @@ import { type Setting, usage } from './setting-kinds.js';
 import { BOOK_SETTINGS, camel, type Flag, readSetting, SETTINGS, type SettingValues } from './settings.js';
 
 /**
- * The serving command read again (SIGHUP); with `credentialsFile`, the running one's in place
- * of another the configuration file names now (a new path waits for the next start).
+ * The serving command read again (SIGHUP); with `credentialsFile`, that running file is the one
+ * to read, whatever path (or none) the configuration names now: `settings` keep what it names.
  */
 export type Reread = (credentialsFile?: string) => ServeCommand;
 
@@ -83,6 +83,8 @@ export interface Asked {
   readonly origins: ReadonlyMap<string, Origin>;
   /** The settings a variable or the file may give, with whether they repeat (args.ts, CONFIGURABLE). */
   readonly configurable: ReadonlyArray<readonly [key: Flag, multiple: boolean]>;
+  /** On a reload, the running credentials file: it stays until the next start (Reread). */
+  readonly running?: string | undefined;
 }
 
 /** The serve command (or `check --config`'s) from the settings given, every rule between them checked. */
@@ -95,8 +97,9 @@ export function readServeCommand(setting: Reader, given: Values, asked: Asked): 
 
   let credentials: ReturnType<typeof readCredentials>;
   let credentialsProblem: UnreadCredentials | undefined;
+  const file = asked.running ?? setting('credentials-file');
   try {
-    credentials = readCredentials(env, setting('credentials-file'), demo);
+    credentials = readCredentials(env, file, demo);
   } catch (error: unknown) {
     // check judges the books without the service's credentials, and says so.
     if (verb !== 'check' || !(error instanceof CliError)) throw error;
@@ -104,6 +107,7 @@ export function readServeCommand(setting: Reader, given: Values, asked: Asked): 
     credentialsProblem = { given: error.message !== NO_CREDENTIALS, message: error.message };
   }
   const settings = everySetting(setting);
+  const origin = file === settings.credentialsFile ? origins.get('credentials-file') : 'running';
   const dbOrigin = origins.get('db');
   const single: BookConfig = {
     name: settings.name,
@@ -124,12 +128,12 @@ export function readServeCommand(setting: Reader, given: Values, asked: Asked): 
     app,
     credentials: credentials.credentials,
     credentialsFrom: credentials.from,
-    credentialsFile: credentials.from === 'file' ? settings.credentialsFile : undefined,
+    credentialsFile: credentials.from === 'file' ? file : undefined,
     strayVariables: strayVariables(
       env,
       asked.configurable.map(([key]) => key),
     ),
-    credentialsSource: credentialsSource(credentials.from, settings.credentialsFile, origins.get('credentials-file')),
+    credentialsSource: credentialsSource(credentials.from, file, origin),
     trustProxy,
     socket,
     admin,

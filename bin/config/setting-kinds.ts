@@ -32,9 +32,9 @@ export interface Setting<T> {
   readonly path: boolean;
   /**
    * What a reload (SIGHUP) does with it: `restart`, nothing (it takes effect at the next
-   * start); `file`, the file it names is read again (a new path waits for the next start);
-   * `book`, a book's key that a reload of the configuration file applies (these rows are
-   * BOOK_SETTINGS).
+   * start); `file`, the running file is read again (a new path or a removed line waits for
+   * the next start); `book`, a book's key that a reload of the configuration file applies
+   * (these rows are BOOK_SETTINGS).
    */
   readonly reload: Reload;
   /** The createHandler option it is passed to, as the library wants it; `undefined`: the command's own. */

@@ -37,10 +37,10 @@ export async function reload(
   say: Say,
 ): Promise<void> {
   try {
-    const read = reread();
-    const changed = settingsChanged(command, read);
-    const file = command.credentialsFile;
-    const next = file !== undefined && read.credentialsFile !== file ? reread(file) : read;
+    // The running credentials file, whatever the file names now (a new path waits for the
+    // next start, as settingsChanged says): a new one is never read, so it blocks nothing.
+    const next = reread(command.credentialsFile);
+    const changed = settingsChanged(command, next);
     // The book of --db (or of a file without sections) is named by --name, which takes
     // effect at the next start, as every setting of the service does.
     const keep = (book: BookConfig): BookConfig => ({ ...book, name: command.settings.name });
