@@ -692,8 +692,8 @@ test('the users of a SIGHUP hold for a file replaced after it, for --db and for 
   writeConfig(o, [`[book mueller]\ndb = ${o.files.own}\nbase-path = /mueller\nusers = mueller\n`]);
   const single = await start(t, ['--db', o.files.spare, '--credentials-file', credentials], cleanEnv());
   const books = await start(t, ['--config', o.config], cleanEnv());
-  // mueller's password changes; a restore then replaces each file (another inode at the path).
-  writeFileSync(credentials, CREDENTIALS.replace('mueller:m-geheim', 'mueller:m-neu'), { mode: 0o600 });
+  // mueller's password changes (to one as long); a restore then replaces each file (another inode at the path).
+  writeFileSync(credentials, CREDENTIALS.replace('mueller:m-geheim', 'mueller:m-zweite'), { mode: 0o600 });
   single.child.kill('SIGHUP');
   books.child.kill('SIGHUP');
   // Only a secret changed: the line said "new users for mueller".
@@ -714,7 +714,7 @@ test('the users of a SIGHUP hold for a file replaced after it, for --db and for 
   await waitFor(() => books.output().stderr, /was replaced; serving the new file/);
   for (const url of [`${single.api}status`, `${books.origin}/mueller/api/v1/status`]) {
     assertReply(await request(url, as('mueller', 'm-geheim')), 401, UNAUTHORIZED);
-    assert.equal((await request(url, as('mueller', 'm-neu'))).status, 200, url);
+    assert.equal((await request(url, as('mueller', 'm-zweite'))).status, 200, url);
   }
 });
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createAuthenticator, REJECTED } from '../../lib/auth.js';
+import { createAuthenticator, PENDING, REJECTED } from '../../lib/auth.js';
 import { challenge, parseBasicAuth } from '../../lib/basic-auth.js';
 import { validateCredentials } from '../../lib/credentials.js';
 import { accepted, checkHeader, HASH_OF_ALT } from '../support/helpers.js';
@@ -119,6 +119,24 @@ test('a verified plain password is remembered, forgotten when the users change, 
   assert.equal(checkHeader(authenticator, basic('bank:eins')), REJECTED);
   assert.deepEqual(checkHeader(authenticator, basic('bank:neu')), accepted('bank'));
   assert.equal(checkHeader(authenticator, `${basic('bank:neu')}${' '.repeat(5000)}`), undefined);
+});
+
+test("a hashed user is never accepted without its hash check: not with the password 'alt' it hashes, nor with its own name", async () => {
+  const authenticator = createAuthenticator(
+    validateCredentials([
+      { username: 'bank', password: 'eins' },
+      { username: 'pruefer', passwordHash: HASH_OF_ALT },
+    ]),
+    LIMITS,
+  );
+  // The plain comparison weighs a hashed user against its own name (the same cost for every
+  // user): that comparison must never be what lets it in.
+  for (const password of ['pruefer', 'alt', 'eins']) {
+    const given = { username: 'pruefer', password };
+    assert.deepEqual(authenticator.check(given), PENDING, password);
+    const settled = await new Promise((resolve) => authenticator.verify(given, resolve));
+    assert.deepEqual(settled, password === 'alt' ? accepted('pruefer') : REJECTED, password);
+  }
 });
 
 test("a plain user's own header names the user at once, spelled exactly so; a hashed user's never; rebuilt with the users", () => {

@@ -10,18 +10,18 @@ import { dayNumber, isoDate } from '../../lib/reconcile/days.js';
 import { reconcile } from '../../lib/reconcile/reconcile.js';
 import type { BookingRow } from '../../lib/search/sql.js';
 
-type Sent = { ref: string; datum: string; betrag: number; tage?: number };
+type Sent = { ref: string; datum: string; betrag: number; tage?: number; toleranz?: number; beide?: boolean };
 
 /** Each line's ref with the ids of its bookings. */
 function pairing(sent: readonly Sent[], rows: readonly BookingRow[]): Record<string, number[]> {
-  const lines: ReconcileLine[] = sent.map(({ ref, datum, betrag, tage = 3 }) => ({
+  const lines: ReconcileLine[] = sent.map(({ ref, datum, betrag, tage = 3, toleranz = 0, beide = false }) => ({
     ref,
     datum,
     day: dayNumber(datum),
     betragCents: betrag,
     tage,
-    toleranzCents: 0,
-    beide: false,
+    toleranzCents: toleranz,
+    beide,
     teile: 1,
     konten: undefined,
   }));
@@ -61,6 +61,13 @@ test('three lines and twins: the nearest line is paired, the earlier of the othe
   const expected = { Y: [], X: [701], Z: [702] };
   assert.deepEqual(pairing(lines, rows), expected);
   assert.deepEqual(pairing([lines[2], lines[0], lines[1]] as Sent[], rows), expected);
+});
+
+test('with "beide", a booking as near both ways (a zero) counts as of the line\'s own sign, and so comes before one of the other', () => {
+  // +5.00 ± 5.00 either way: the zero is 5.00 off both ways, the expense of 10.00 5.00 off the other way.
+  const rows = [row(1, '2026-03-10', -1_000), row(2, '2026-03-10', 0)];
+  const line = [{ ref: 'L', datum: '2026-03-10', betrag: 500, toleranz: 500, beide: true }];
+  assert.deepEqual(pairing(line, rows), { L: [2] });
 });
 
 test('lines of distinct dates in any order get the same bookings (random statements)', () => {

@@ -100,6 +100,7 @@ test('a username whose budget is spent is checked only from addresses it logged 
   const { now, advance } = clock();
   const throttle = createThrottle(settings(now));
   throttle.recordSuccess('192.0.2.7', 'kasse');
+  throttle.recordSuccess('192.0.2.8', 'pruefer');
   // 50 guesses from 50 fresh addresses, each far below the address limit.
   for (let i = 0; i < 50; i += 1) {
     assert.equal(throttle.budgetRetryAfter('kasse', `198.51.100.${i}`), 0, `guess ${i} is checked`);
@@ -107,6 +108,8 @@ test('a username whose budget is spent is checked only from addresses it logged 
   }
   assert.equal(throttle.budgetRetryAfter('kasse', '198.51.100.200'), 60, 'a fresh address waits');
   assert.equal(throttle.budgetRetryAfter('kasse', '192.0.2.7'), 0, 'the known client is still checked');
+  // Known is the pair: another user's address (a shared NAT, an account of one's own) is a fresh address for kasse.
+  assert.equal(throttle.budgetRetryAfter('kasse', '192.0.2.8'), 60, "kasse from pruefer's address waits");
   assert.equal(throttle.budgetRetryAfter('pruefer', '198.51.100.200'), 0, 'another username is not affected');
   advance(60_000);
   assert.equal(throttle.budgetRetryAfter('kasse', '198.51.100.200'), 0, 'the window ended');
