@@ -45,6 +45,16 @@ async function startTwoWorkers(t: TestContext): Promise<Service> {
   return { cli, admin: admin[1] as string, pids: [Number(pids[1]), Number(pids[2])], write };
 }
 
+/** Whether process `pid` still runs. */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** /ready once the workers serving are `serving`, within EVENT_WAIT_MS. */
 async function readyWith(admin: string, serving: number): Promise<Reply> {
   const deadline = Date.now() + EVENT_WAIT_MS;
@@ -83,6 +93,37 @@ test('--workers 2: a replacement that cannot use the configuration keeps the ser
   const ready = await readyWith(admin, 2);
   assert.equal(ready.status, 200, ready.body);
   assert.equal((await cli.stop()).code, 0);
+});
+
+test('--workers 2: reloads that start workers which cannot start never spend the budget that replaces a worker that dies', async (t) => {
+  const { cli, admin, pids, write } = await startTwoWorkers(t);
+  const stderr = (): string => cli.output().stderr;
+  write(['a', 'b'], 'prot = 8080\n');
+  process.kill(pids[0], 'SIGKILL');
+  // Each start that failed is one line, and the reload that may start none is one too.
+  const outcome = /could not start \(serving from|no worker started for one that could not start/g;
+  await waitFor(stderr, outcome, 1);
+  // An admin reloading again and again while the file is mid-edit: each reload starts a worker, until its own budget ends.
+  const spent = /no worker started for one that could not start/;
+  for (let tries = 0; tries < 8 && !spent.test(stderr()); tries += 1) {
+    // The worker that could not start has ended: a reload before would find it still there.
+    const failed = [...stderr().matchAll(/worker (\d+) could not start/g)].at(-1)?.[1];
+    await waitFor(() => String(isAlive(Number(failed))), /false/);
+    const seen = stderr().match(outcome)?.length ?? 0;
+    cli.child.kill('SIGHUP');
+    await waitFor(stderr, outcome, seen + 1);
+  }
+  assert.match(stderr(), spent);
+  // The file mended, the other worker dies: it is replaced, from the budget of workers that die.
+  write(['a', 'b']);
+  process.kill(pids[1], 'SIGKILL');
+  await waitFor(
+    stderr,
+    new RegExp(`worker ${pids[1]} ended \\(signal SIGKILL\\); started worker \\d+ \\(replacement 2 of 5 `),
+  );
+  // Its replacement serves (on a port of its own here: the test's --port 0 is bound anew once no worker listens).
+  assert.match((await readyWith(admin, 1)).body, /"workers":\{"serving":1,"of":2\}/);
+  assert.equal(cli.child.exitCode, null, 'the service goes on');
 });
 
 test('--workers 2: a book removed without a reload and a worker killed: both workers serve the file as it is now', async (t) => {

@@ -27,6 +27,7 @@ import {
 import { handlerOptions, type ServeCommand } from '../config/index.js';
 import { stopBoundMs, stopListening } from '../listen/index.js';
 import { reloadWorkers } from './reload-workers.js';
+import { RESTART_BUDGET, RESTART_WINDOW_MS, StartBudget } from './start-budget.js';
 import { StopAnswers } from './stopping.js';
 import type { WorkerMessage } from './worker.js';
 
@@ -36,11 +37,6 @@ import type { WorkerMessage } from './worker.js';
  * greeting and its failure go to the primary, which says them once).
  */
 export type Role = 'single' | 'primary' | 'worker';
-
-// A dead worker is replaced, but at most this many times within RESTART_WINDOW_MS (not in a hot
-// loop); with the budget spent the service stops (exit 1), and systemd's Restart=on-failure takes over.
-export const RESTART_BUDGET = 5;
-export const RESTART_WINDOW_MS = 60_000;
 
 /** Requests the primary lets wait for one worker at most (its reports for the admin listener). */
 const MAX_WAITING_FOR_WORKER = 100;
@@ -79,7 +75,8 @@ class Supervisor {
   private started = false;
   /** Alive but not serving when a reload was asked: each reloads once it serves (at the first start, all at once). */
   private readonly asked = new Set<Worker>();
-  private readonly restarts: number[] = [];
+  /** Starts in place of a worker that died, and on reloads for one that could not start (start-budget.ts). */
+  private readonly budgets = { died: new StartBudget('replacement'), refill: new StartBudget('try') };
   private replaced = 0;
   private ending = false;
   private listening = 0;
@@ -188,13 +185,16 @@ class Supervisor {
   /** On a reload: a worker for each replacement that could not start, within the budget. */
   private refill(): void {
     while (!this.ending && this.alive.size < this.command.settings.workers) {
-      const worker = this.forkReplacement();
+      const worker = this.forkReplacement('refill');
       if (worker === undefined)
         return logLine(
           `no worker started for one that could not start: ${RESTART_BUDGET} were started within ${RESTART_WINDOW_MS / 1000} s; the next reload tries again`,
           'warning',
         );
-      logLine(`started worker ${worker.process.pid} for one that could not start (${this.budgetLine()})`, 'warning');
+      logLine(
+        `started worker ${worker.process.pid} for one that could not start (${this.budgets.refill.line()})`,
+        'warning',
+      );
     }
   }
 
@@ -264,7 +264,7 @@ class Supervisor {
 
   /** A worker that died replaced, unless the budget is spent. */
   private replace(worker: Worker, cause: string): void {
-    const replacement = this.forkReplacement();
+    const replacement = this.forkReplacement('died');
     if (replacement === undefined) {
       logLine(
         `booking-search-server: worker ${worker.process.pid} ended (${cause}); ${RESTART_BUDGET} workers were already replaced within ${RESTART_WINDOW_MS / 1000} s, stopping`,
@@ -272,24 +272,16 @@ class Supervisor {
       return this.endAll(1);
     }
     logLine(
-      `worker ${worker.process.pid} ended (${cause}); started worker ${replacement.process.pid} (${this.budgetLine()})`,
+      `worker ${worker.process.pid} ended (${cause}); started worker ${replacement.process.pid} (${this.budgets.died.line()})`,
       'warning',
     );
   }
 
-  /** A worker forked, unless RESTART_BUDGET workers were within RESTART_WINDOW_MS. */
-  private forkReplacement(): Worker | undefined {
-    const { restarts } = this;
-    const now = Date.now();
-    while (restarts.length > 0 && (restarts[0] ?? 0) <= now - RESTART_WINDOW_MS) restarts.shift();
-    if (restarts.length >= RESTART_BUDGET) return undefined;
-    restarts.push(now);
+  /** A worker forked, unless the budget of its `kind` is spent. */
+  private forkReplacement(kind: keyof Supervisor['budgets']): Worker | undefined {
+    if (!this.budgets[kind].spend()) return undefined;
     this.replaced += 1;
     return this.fork();
-  }
-
-  private budgetLine(): string {
-    return `replacement ${this.restarts.length} of ${RESTART_BUDGET} allowed within ${RESTART_WINDOW_MS / 1000} s`;
   }
 }
 
