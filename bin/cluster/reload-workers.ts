@@ -27,6 +27,9 @@ export function answerReloads(channel: Channel, reload: (by: ReloadTrigger) => P
 /** What one worker said of a reload, or why it said nothing. */
 export type WorkerReload = { pid: number; lines: SaidLine[] } | { pid: number; failed: string };
 
+/** Why a worker that ended says nothing more: its channel's closing reason, which sayOnce knows. */
+export const ended = (pid: number | undefined): string => `worker ${pid} ended`;
+
 /**
  * In the primary: every worker in `workers` reloads as `by` asks; the outcome is logged once,
  * its lines starting with `cause`: what asked for it (by itself), or what the primary
@@ -59,7 +62,9 @@ export function logSaid(lines: readonly SaidLine[]): void {
  * something else), at the gravest of their levels. Each starts with `cause` where the
  * workers' start with `by`.
  */
-export function sayOnce(by: ReloadTrigger, outcomes: readonly WorkerReload[], cause: string = by): SaidLine[] {
+export function sayOnce(by: ReloadTrigger, all: readonly WorkerReload[], cause: string = by): SaidLine[] {
+  // A worker that ended meanwhile is not one that disagrees: its end is said, and its replacement reads the files.
+  const outcomes = all.filter((outcome) => !('failed' in outcome && outcome.failed === ended(outcome.pid)));
   const first = outcomes[0];
   // No worker serves: the ones started for them read the files, and the primary says so.
   if (first === undefined) return [];

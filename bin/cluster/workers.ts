@@ -26,7 +26,7 @@ import {
 } from '../base/index.js';
 import { handlerOptions, type ServeCommand } from '../config/index.js';
 import { stopBoundMs, stopListening } from '../listen/index.js';
-import { reloadWorkers } from './reload-workers.js';
+import { ended, reloadWorkers } from './reload-workers.js';
 import { RESTART_BUDGET, RESTART_WINDOW_MS, StartBudget } from './start-budget.js';
 import { StopAnswers } from './stopping.js';
 import type { WorkerMessage } from './worker.js';
@@ -249,7 +249,7 @@ class Supervisor {
       this.throttle.detach(channel);
       this.stopAnswers.detach(channel);
       this.serving.delete(channel);
-      channel.close(`worker ${worker.process.pid} ended`);
+      channel.close(ended(worker.process.pid));
       this.monitoring.retire(channel);
     }
     if (this.ending) {

@@ -82,15 +82,26 @@ test('workers that disagree: one line that says what each group did, at the grav
   assert.deepEqual(
     sayOnce('SIGHUP', [
       { pid: 11, lines: REFUSED },
-      { pid: 12, failed: 'worker 12 ended' },
+      { pid: 12, failed: 'no answer within 300 s' },
     ]),
     [
       {
-        text: "SIGHUP: the workers did not all do the same: worker 11: keeping the running configuration: books.conf:3: user 'webr' is unknown | worker 12: no answer (worker 12 ended)",
+        text: "SIGHUP: the workers did not all do the same: worker 11: keeping the running configuration: books.conf:3: user 'webr' is unknown | worker 12: no answer (no answer within 300 s)",
         level: 'error',
       },
     ],
   );
+});
+
+test('a worker that ended during the reload is left out: its end is said, and its replacement reads the files', () => {
+  assert.deepEqual(
+    sayOnce('SIGHUP', [
+      { pid: 11, lines: APPLIED },
+      { pid: 12, failed: 'worker 12 ended' },
+    ]),
+    sayOnce('SIGHUP', [{ pid: 11, lines: APPLIED }]),
+  );
+  assert.deepEqual(sayOnce('SIGHUP', [{ pid: 12, failed: 'worker 12 ended' }]), []);
 });
 
 test('one reload at a time: calls while one runs share the next run, with the last call arguments', async () => {
