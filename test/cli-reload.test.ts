@@ -328,7 +328,13 @@ test('a new credentials-file path in the configuration waits for the next start,
   );
   let mark = cli.output().stderr.length;
   cli.child.kill('SIGHUP');
-  await waitSince(cli, mark, /SIGHUP: credentials-file changed; that takes effect at the next start/);
+  await waitSince(cli, mark, /SIGHUP: credentials-file changed: /);
+  // One statement, naming the file read and the one the next start reads.
+  const said = cli.output().stderr.slice(mark);
+  assert.ok(said.includes(`; credentials re-read from ${running}: 2 user(s)\n`), said);
+  const warning = `SIGHUP: credentials-file changed: the configuration's ${other} applies at the next start; until then ${running} is read\n`;
+  assert.ok(said.includes(warning), said);
+  assert.doesNotMatch(said, /takes effect at the next start/);
   const status = `${cli.origin}/x/api/v1/status`;
   const as = (user: string, password: string) => ({ headers: { authorization: basicAuth(user, password) } });
   assertReply(await request(status, ALICE), 200, { name: 'x', version: '1.0' });
@@ -337,14 +343,26 @@ test('a new credentials-file path in the configuration waits for the next start,
   replace(running, 'alice:a-geheim\nbob:b-neu\n');
   mark = cli.output().stderr.length;
   cli.child.kill('SIGHUP');
-  await waitSince(cli, mark, /credentials re-read: 2 user\(s\), secrets changed for bob/);
+  await waitSince(cli, mark, /credentials re-read from \S+\/credentials: 2 user\(s\), secrets changed for bob/);
   assertReply(await request(status, as('bob', 'b-neu')), 200, { name: 'x', version: '1.0' });
 });
 
 // The credentials file that applies is the running one until the next start: a reload never
 // reads the one the configuration names now, so nothing wrong with it (or its absence, or
-// the line's) keeps the other changes of the file from being applied.
-const CREDENTIALS_CHANGED = 'SIGHUP: credentials-file changed; that takes effect at the next start';
+// the line's) keeps the other changes of the file from being applied. One line says what the
+// next start reads; a reload that cannot read the running file says it is the running one.
+const NEXT_START = {
+  changed:
+    "SIGHUP: credentials-file changed: the configuration's {other} applies at the next start; until then {running} is read\n",
+  removed:
+    'SIGHUP: credentials-file removed: the configuration names no credentials file, so the next start needs BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD; until then {running} is read\n',
+};
+const GONE = {
+  changed:
+    "cannot read credentials file {running}: no such file; that is the running credentials file, and the configuration's {other} applies at the next start: restart to apply it\n",
+  removed:
+    'cannot read credentials file {running}: no such file; that is the running credentials file, and the configuration names no credentials file, so the next start needs BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD\n',
+};
 for (const [what, other, line, y] of [
   ['a new path to a file that does not exist', undefined, 'credentials-file = {other}', 'alice'],
   [
@@ -373,14 +391,14 @@ for (const [what, other, line, y] of [
     renameSync(`${o.config}.new`, o.config);
     const mark = cli.output().stderr.length;
     cli.child.kill('SIGHUP');
-    await waitSince(cli, mark, /SIGHUP: (keeping|credentials-file changed)/);
+    await waitSince(cli, mark, /SIGHUP: (keeping|credentials-file (changed|removed))/);
     const said = cli.output().stderr.slice(mark);
     assert.doesNotMatch(said, /keeping the running configuration/);
-    assert.match(
-      said,
-      /SIGHUP: configuration re-read from [^\n]*: 2 books: added y; credentials re-read: 2 user\(s\)\n/,
-    );
-    assert.equal(said.split(CREDENTIALS_CHANGED).length, 2, said);
+    assert.ok(said.includes(`: 2 books: added y; credentials re-read from ${running}: 2 user(s)\n`), said);
+    const fill = (text: string): string => text.replace('{other}', `${running}2`).replace('{running}', running);
+    const how = line === '' ? 'removed' : 'changed';
+    assert.equal(said.split(fill(NEXT_START[how])).length, 2, said);
+    assert.doesNotMatch(said, /takes effect at the next start/);
     const status = `${cli.origin}/y/api/v1/status`;
     for (const user of y.split(', ')) {
       assertReply(await request(status, user === 'bob' ? BOB : ALICE), 200, { name: 'y', version: '1.0' });
@@ -396,5 +414,13 @@ for (const [what, other, line, y] of [
     await waitSince(cli, again, /SIGHUP: keeping the running configuration: .*\n/);
     const refusal = `user 'carol' is not in the credentials of ${running} (running until the next start)`;
     assert.ok(cli.output().stderr.slice(again).includes(refusal), cli.output().stderr.slice(again));
+
+    // The running file removed too: a reload is refused, saying which file that is and what a restart reads.
+    unlinkSync(running);
+    const gone = cli.output().stderr.length;
+    cli.child.kill('SIGHUP');
+    await waitSince(cli, gone, /SIGHUP: keeping the running configuration: .*\n/);
+    const told = cli.output().stderr.slice(gone);
+    assert.ok(told.includes(`SIGHUP: keeping the running configuration: ${fill(GONE[how])}`), told);
   });
 }

@@ -10,11 +10,31 @@ import type { Origin } from './configuration.js';
 /** What the library finds wrong with a list of credentials (lib/credentials.ts). */
 type CredentialsProblem = Extract<ReturnType<typeof credentialsFromPairs>, { ok: false }>['problem'];
 
-/** The credentials file, read and checked; every problem is a CliError (exit 1). */
-export function readCredentialsFile(file: string): Credentials[] {
-  // Whoever can write it can let themselves in (bin/files/file-safety.ts).
-  ensureOnlyOwnerCanChange(`credentials file ${file}`, file);
-  return parseCredentialsFile(readTextFile(`credentials file ${file}`, file), file);
+/**
+ * The credentials file, read and checked; every problem is a CliError (exit 1). `reload.named`:
+ * the file the configuration names now; when that is another (or none), `file` is the
+ * running one, and a problem says so and what the next start reads.
+ */
+export function readCredentialsFile(file: string, reload?: { named: string | undefined }): Credentials[] {
+  try {
+    // Whoever can write it can let themselves in (bin/files/file-safety.ts).
+    ensureOnlyOwnerCanChange(`credentials file ${file}`, file);
+    return parseCredentialsFile(readTextFile(`credentials file ${file}`, file), file);
+  } catch (error: unknown) {
+    if (reload === undefined || reload.named === file || !(error instanceof CliError)) throw error;
+    const { named } = reload;
+    const restart = named === undefined ? '' : ': restart to apply it';
+    throw new CliError(
+      `${error.message}; that is the running credentials file, and ${atTheNextStart(named)}${restart}`,
+    );
+  }
+}
+
+/** Which credentials the next start reads, when the configuration names `named` (or no file) instead of the running one. */
+export function atTheNextStart(named: string | undefined): string {
+  return named === undefined
+    ? 'the configuration names no credentials file, so the next start needs BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD'
+    : `the configuration's ${named} applies at the next start`;
 }
 
 /**

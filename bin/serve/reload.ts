@@ -9,7 +9,7 @@ import { CliError, describeError, type ReloadTrigger } from '../base/index.js';
 import type { BookService } from '../books/index.js';
 import type { SaidLine } from '../cluster/index.js';
 import type { BookConfig, ConfigFile, Reread, ServeCommand } from '../config/index.js';
-import { BOOK_SETTINGS, CONFIGURABLE, camel, diffBooks } from '../config/index.js';
+import { atTheNextStart, BOOK_SETTINGS, CONFIGURABLE, camel, diffBooks } from '../config/index.js';
 import { bookLine, listeningAt, warnAboutSecretFiles } from './greeting.js';
 
 /** Where a reload's lines go: the log, or (in a worker asked by the primary) its answer. */
@@ -38,9 +38,13 @@ export async function reload(
 ): Promise<void> {
   try {
     // The running credentials file, whatever the file names now (a new path waits for the
-    // next start, as settingsChanged says): a new one is never read, so it blocks nothing.
+    // next start, as a line says below): a new one is never read, so it blocks nothing.
     const next = reread(command.credentialsFile);
-    const changed = settingsChanged(command, next);
+    // The file the configuration names now, when it is not the running one: one line says so.
+    const running = command.credentialsFile;
+    const named = next.settings.credentialsFile;
+    const moved = running !== undefined && named !== running;
+    const changed = settingsChanged(command, next).filter((key) => !moved || key !== 'credentials-file');
     // The book of --db (or of a file without sections) is named by --name, which takes
     // effect at the next start, as every setting of the service does.
     const keep = (book: BookConfig): BookConfig => ({ ...book, name: command.settings.name });
@@ -50,13 +54,17 @@ export async function reload(
     const before = command.credentials;
     command.credentials = next.credentials;
     command.books = books;
-    say(`${by}: ${reloaded(command, summary, before)}`, 'notice');
+    say(`${by}: ${reloaded(command, summary, before, moved)}`, 'notice');
     if (servesFileBooks(next)) {
       const origin = listeningAt(command, server);
       for (const book of [...added, ...replaced.map(({ after }) => after)]) say(bookLine(origin, book), 'notice');
     }
     if (changed.length > 0) {
       say(`${by}: ${changed.join(', ')} changed; that takes effect at the next start`, 'warning');
+    }
+    if (moved) {
+      const how = named === undefined ? 'removed' : 'changed';
+      say(`${by}: credentials-file ${how}: ${atTheNextStart(named)}; until then ${running} is read`, 'warning');
     }
     warnAboutSecretFiles(next, say);
     recordReload(tlsApplied);
@@ -68,12 +76,14 @@ export async function reload(
   }
 }
 
-/** What a reload read and applied, for its line in the log. */
-function reloaded(command: ServeCommand, summary: string, before: readonly Credentials[]): string {
+/** What a reload read and applied, for its line in the log; `moved`: the configuration names another credentials file (or none). */
+function reloaded(command: ServeCommand, summary: string, before: readonly Credentials[], moved: boolean): string {
   const file = command.credentialsFile;
   const users = credentialsChange(before, command.credentials);
+  // The file is named where the configuration names another one (or none).
+  const from = moved ? ` from ${file}` : '';
   if (command.config !== undefined)
-    return `configuration re-read from ${command.config.file}: ${summary}${file === undefined ? '' : `; credentials re-read: ${users}`}`;
+    return `configuration re-read from ${command.config.file}: ${summary}${file === undefined ? '' : `; credentials re-read${from}: ${users}`}`;
   if (file !== undefined) return `credentials re-read from ${file}: ${users}`;
   return `credentials come from the ${command.credentialsFrom}; nothing to re-read`;
 }

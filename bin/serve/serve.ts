@@ -92,7 +92,9 @@ async function judgeOnce(command: ServeCommand): Promise<void> {
 
 /** Reads what the command names but does not hold yet: the credentials file, then the file's books. */
 function completeCommand(command: ServeCommand): ServeCommand {
-  if (command.credentialsFile !== undefined) command.credentials = readCredentialsFile(command.credentialsFile);
+  // On a reload, the running file, which a new path in the configuration does not replace.
+  const { credentialsFile: file, settings } = command;
+  if (file !== undefined) command.credentials = readCredentialsFile(file, { named: settings.credentialsFile });
   if (servesFileBooks(command)) {
     command.books = resolveBooks(
       command.config,
