@@ -361,6 +361,9 @@ test('a reconciliation is one search of the waiting searches: over the bound, 42
   const body = JSON.stringify({ zeilen: [{ datum: '2026-06-10', betrag: 20 }] });
   const replies = await Promise.all(Array.from({ length: 40 }, () => post(`${origin}${PATH}`, body)));
   assert.ok(replies.every((reply) => reply.status === 200 || reply.status === 429));
+  const refused = replies.filter((reply) => reply.status === 429);
+  assert.ok(refused.length > 0 && refused.length < replies.length, `${refused.length} of ${replies.length} refused`);
+  for (const reply of refused) assert.equal(JSON.parse(reply.body).code, 'too_many_searches');
 });
 
 test('while 1,000 lines that compete for the same bookings are paired, /status is answered within milliseconds', async (t) => {

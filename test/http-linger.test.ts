@@ -15,11 +15,13 @@ import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { createHandler } from '../lib/index.js';
 import { ERRORS, protectServer } from '../lib/internal.js';
+import { LINGER_MS } from '../lib/linger.js';
 import { makeCertificate, start, USER, waitFor } from './support/cli-helpers.js';
 import { AUTH, basicAuth, CREDENTIALS, openFixture } from './support/helpers.js';
 import {
   answeredEveryTime,
   assertEndlessBodyCutOff,
+  assertLingerBound,
   type Listening,
   listenCounting,
   pipelinedAfterBody,
@@ -33,9 +35,9 @@ const ABGLEICH = 'POST /api/v1/abgleich';
 type Kind = 'edge' | 'tls' | 'bare';
 
 /** The service as `kind` says, listening: its port, and what it read of each connection. */
-async function serving(t: TestContext, kind: Kind): Promise<Listening> {
+async function serving(t: TestContext, kind: Kind, requestTimeout = REQUEST_TIMEOUT_MS): Promise<Listening> {
   const handler = createHandler(openFixture(t), CREDENTIALS) as RequestListener;
-  const options = { requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 500 };
+  const options = { requestTimeout, connectionsCheckingInterval: 500 };
   let server: Server = kind === 'bare' ? createServer(options, handler) : createServer(options);
   if (kind === 'tls') {
     const dir = mkdtempSync(join(tmpdir(), 'linger-'));
@@ -93,6 +95,10 @@ test('a client that streams a body over 1 MiB while it reads gets the 413 every 
 
 test('a body that never ends is cut off: where its Content-Length ends, by the request timeout, or once as much is dropped as lingers, chunked too', async (t) => {
   await assertEndlessBodyCutOff(await serving(t, 'edge'), ABGLEICH, 'HTTP/1.1 401 Unauthorized', REQUEST_TIMEOUT_MS);
+});
+
+test('a body that trickles is dropped for 30 s at most, where the request timeout is longer (docs/API.md)', async (t) => {
+  await assertLingerBound(await serving(t, 'edge', LINGER_MS + 10_000), ABGLEICH, 'HTTP/1.1 401 Unauthorized');
 });
 
 /** A request the service answers before its body: no credentials, a body of one byte. */

@@ -8,7 +8,7 @@ import { request as httpRequest, type RequestOptions, type Server } from 'node:h
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import type { TestContext } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
-import { LINGER_BYTES, PIECE_BYTES } from '../../lib/linger.js';
+import { LINGER_BYTES, LINGER_MS, PIECE_BYTES } from '../../lib/linger.js';
 
 /** How often a client that writes all first is answered before the test is sure it always is. */
 const TRIES = 20;
@@ -157,7 +157,13 @@ const heard = (socket: Socket, event: string): Promise<unknown> =>
  * pass); resolves with the status line it answered and how long after it the connection was
  * closed.
  */
-async function sendEndlessly(port: number, head: string, piece: string, pauseMs: number): Promise<[string, number]> {
+async function sendEndlessly(
+  port: number,
+  head: string,
+  piece: string,
+  pauseMs: number,
+  untilMs = 20_000,
+): Promise<[string, number]> {
   // Half open, as a client that never reads: the server's end of its answer does not end it.
   const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
   socket.on('error', () => undefined);
@@ -174,7 +180,7 @@ async function sendEndlessly(port: number, head: string, piece: string, pauseMs:
   socket.write(head);
   await Promise.race([statusLine, closed]);
   const started = performance.now();
-  while (!socket.destroyed && performance.now() - started < 20_000) {
+  while (!socket.destroyed && performance.now() - started < untilMs) {
     if (!socket.write(piece)) await Promise.race([heard(socket, 'drain'), closed]);
     if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
   }
@@ -223,6 +229,18 @@ export async function assertEndlessBodyCutOff(
   assert.ok(hugeMs < 1_000, `closed after ${hugeMs} ms`);
   const hugeRead = await readOf(3);
   assert.ok(hugeRead > LINGER_BYTES && hugeRead < LINGER_BYTES + 256 * 1024, `the server read ${hugeRead} bytes`);
+}
+
+/**
+ * A body that trickles (a few hundred bytes a second, far from its end or LINGER_BYTES), sent
+ * as `request` to a server whose request timeout is longer than LINGER_MS: cut off after
+ * LINGER_MS, not by the timeout.
+ */
+export async function assertLingerBound({ port }: Listening, request: string, statusLine: string): Promise<void> {
+  const head = `${request} HTTP/1.1\r\nHost: localhost\r\nContent-Length: 3000000\r\n\r\n`;
+  const [status, ms] = await sendEndlessly(port, head, ' '.repeat(300), 500, LINGER_MS + 15_000);
+  assert.equal(status, statusLine);
+  assert.ok(ms > LINGER_MS - 500 && ms < LINGER_MS + 3_000, `closed after ${ms} ms`);
 }
 
 /**

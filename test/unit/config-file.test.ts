@@ -219,7 +219,7 @@ const PROBLEMS: Array<[text: string, message: string]> = [
     `${FILE}:2: unknown key database in [book a]: a book holds db, app, table-names, base-path, users`,
   ],
   ['[book a]\ndb = x\ndb = y', `${FILE}:3: db is given again (first on line 2)`],
-  [`name = ${'x'.repeat(5000)}`, `${FILE}:1: the line is longer than 4096 characters`],
+  [`name = ${'x'.repeat(4090)}`, `${FILE}:1: the line is longer than 4096 characters`],
 ];
 
 for (const [text, message] of PROBLEMS) {
@@ -227,6 +227,12 @@ for (const [text, message] of PROBLEMS) {
     assert.deepEqual(parse(text), { ok: false, message });
   });
 }
+
+test('a line of 4,096 characters is read; one more is refused (the PROBLEMS above)', () => {
+  const parsed = parse(`name = ${'x'.repeat(4089)}`);
+  assert.ok(parsed.ok);
+  assert.equal(parsed.config.service[0]?.value.length, 4089);
+});
 
 test('the same key in the service part and in a book is no duplicate: db of a section is that book’s', () => {
   const parsed = parse('db = /a\n[book b]\ndb = /b');

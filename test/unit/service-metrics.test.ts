@@ -2,11 +2,14 @@
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
 import { test } from 'node:test';
 import { noneRetired, type ProcessReport, renderMetrics, retire } from '../../bin/admin/service-metrics.js';
-import { ERROR_CODES } from '../../lib/messages.js';
+import { ERROR_CODES, ERRORS } from '../../lib/messages.js';
 import { LOGIN_FAILURES, REFUSALS } from '../../lib/metric-families.js';
 import { Metrics } from '../../lib/metrics.js';
+import { sendError } from '../../lib/respond.js';
 
 const SERVICE = {
   version: '1.0.0',
@@ -206,4 +209,20 @@ test("docs/operations.md's table of metrics gives each metric the labels /metric
     }
   }
   assert.ok(checked > rows.length, `${checked} metrics checked`);
+});
+
+test('an answer that refuses is counted as its refusal, by its code: searches, hash checks, unanswered requests', () => {
+  const metrics = new Metrics();
+  for (const error of [ERRORS.tooManySearches, ERRORS.tooManySearches, ERRORS.busy, ERRORS.tooManyUnanswered]) {
+    const res = new ServerResponse(new IncomingMessage(new Socket()));
+    sendError(res, error);
+    // Written on no socket: ended as far as the count is concerned.
+    Object.defineProperty(res, 'writableFinished', { value: true });
+    metrics.countAnswer(res.req, res, 0.001);
+  }
+  const refusals = Object.fromEntries(REFUSALS.map((reason, i) => [reason, metrics.refusals[i]]));
+  assert.deepEqual(
+    { searches: refusals.searches, hash_checks: refusals.hash_checks, unanswered: refusals.unanswered },
+    { searches: 2, hash_checks: 1, unanswered: 1 },
+  );
 });
