@@ -58,7 +58,11 @@ export function parseCredentialsFile(text: string, file: string): Credentials[] 
     lines.push(index + 1);
   });
   const checked = credentialsFromPairs(pairs);
-  if (checked.ok) return checked.credentials;
+  if (checked.ok) {
+    const spaced = checked.credentials.findIndex(({ password }) => password !== undefined && isSpaced(password));
+    if (spaced !== -1) throw fail(lines[spaced], `the password ${SPACED}`);
+    return checked.credentials;
+  }
   const { problem } = checked;
   if (problem.kind === 'empty list') {
     throw new CliError(`credentials file ${file} holds no credentials (one line user:secret each)`);
@@ -81,9 +85,17 @@ export function environmentCredentials(env: NodeJS.ProcessEnv): Credentials[] | 
   if (password === undefined)
     throw new CliError('BOOKING_SEARCH_USER is set but BOOKING_SEARCH_PASSWORD is empty or missing');
   const checked = credentialsFromPairs([[username, password]]);
-  if (checked.ok) return checked.credentials;
-  throw new CliError(describe(checked.problem, 'environment'));
+  if (!checked.ok) throw new CliError(describe(checked.problem, 'environment'));
+  if (checked.credentials.some((entry) => entry.password !== undefined && isSpaced(entry.password)))
+    throw new CliError(`BOOKING_SEARCH_PASSWORD: the password ${SPACED}`);
+  return checked.credentials;
 }
+
+// A plain password that begins or ends with white space is refused: a copy and paste adds
+// it far more often than anybody means it, and nothing would say why the login fails.
+const SPACED =
+  'begins or ends with a space or tab, which a copy often adds: remove it; a password that has one is given as its hash (booking-search-server hash-password)';
+const isSpaced = (password: string): boolean => password !== password.trim();
 
 /** A problem of one entry in the command's words: of a line of the file, or of a variable. */
 function describe(problem: CredentialsProblem, where: 'file' | 'environment'): string {

@@ -378,3 +378,23 @@ test('a credentials file and the environment are checked by the library, and nam
     { username: 'pruefer', password: 'x' },
   ]);
 });
+
+test('a plain password that begins or ends with white space is refused, from the file and the environment, never echoed', () => {
+  const advice =
+    'the password begins or ends with a space or tab, which a copy often adds: remove it; a password that has one is given as its hash (booking-search-server hash-password)';
+  for (const [secret, line] of [
+    ['alicepw7 ', 2],
+    ['\tgeheim', 2],
+    ['ge heim\u00a0', 2],
+  ] as const) {
+    assert.throws(() => parseCredentialsFile(`bank:eins\nalice:${secret}\n`, 'zugang'), {
+      message: `credentials file zugang, line ${line}: ${advice}`,
+    });
+    assert.deepEqual(outcome(['--demo'], { BOOKING_SEARCH_USER: 'alice', BOOKING_SEARCH_PASSWORD: secret }), {
+      error: `BOOKING_SEARCH_PASSWORD: ${advice}`,
+      exitCode: 1,
+    });
+  }
+  // Within the password a space is the password's.
+  assert.deepEqual(parseCredentialsFile('alice:ge heim\n', 'zugang'), [{ username: 'alice', password: 'ge heim' }]);
+});
