@@ -228,31 +228,53 @@ function catchesSighup(pid: number): boolean {
   }
 }
 
-// A `systemctl reload` right after a start (Type=simple: started at the fork) comes while the
-// books are opened: kept, and answered once the service serves, not the end of the process.
-for (const workers of ['1', '2']) {
-  test(`a SIGHUP during the start is answered once the service serves, not its end (--workers ${workers})`, async (t) => {
-    const db = buildDatabase(t);
-    const child = spawn(process.execPath, [BIN, '--db', db, '--port', '0', '--workers', workers], {
-      env: cleanEnv(USER),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    t.after(() => void child.kill('SIGKILL'));
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    const closed = once(child, 'close');
-    while (!catchesSighup(child.pid ?? 0)) {
-      assert.equal(child.exitCode, null, output);
-      await new Promise((resolve) => setTimeout(resolve, 2));
+/**
+ * The command started with `args` (the environment's credentials), its output as it comes, and
+ * `answered`: once a SIGHUP sent before it served is answered by its reload line after the
+ * listening line (the service never ending meanwhile), SIGTERM ends it with 0.
+ */
+function spawnCli(t: TestContext, args: string[]) {
+  const child = spawn(process.execPath, args, { env: cleanEnv(USER), stdio: ['ignore', 'pipe', 'pipe'] });
+  t.after(() => void child.kill('SIGKILL'));
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const closed = once(child, 'close');
+  const answered = async (): Promise<void> => {
+    const deadline = Date.now() + EVENT_WAIT_MS;
+    while (!/SIGHUP: credentials come from the environment; nothing to re-read/.test(output)) {
+      assert.ok(child.exitCode === null && child.signalCode === null, `the service ended: ${output}`);
+      assert.ok(Date.now() < deadline, output);
+      await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    assert.doesNotMatch(output, /listening on/, 'the SIGHUP comes before the service listens');
-    child.kill('SIGHUP');
-    await waitFor(() => output, /SIGHUP: credentials come from the environment; nothing to re-read/);
     assert.match(output, /listening on [^\n]*\n(?:.*\n)*.*SIGHUP: /);
     child.kill('SIGTERM');
     const [code, signal] = await closed;
     assert.deepEqual([code, signal], [0, null], output);
+  };
+  return { child, output: () => output, answered };
+}
+
+// A `systemctl reload` right after a start (Type=simple: started at the fork) comes while the
+// books are opened: kept, and answered once the service serves, not the end of the process.
+for (const workers of ['1', '2']) {
+  test(`a SIGHUP during the start is answered once the service serves, not its end (--workers ${workers})`, async (t) => {
+    const { child, output, answered } = spawnCli(t, [
+      BIN,
+      '--db',
+      buildDatabase(t),
+      '--port',
+      '0',
+      '--workers',
+      workers,
+    ]);
+    while (!catchesSighup(child.pid ?? 0)) {
+      assert.equal(child.exitCode, null, output());
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    assert.doesNotMatch(output(), /listening on/, 'the SIGHUP comes before the service listens');
+    child.kill('SIGHUP');
+    await answered();
   });
 }
 
@@ -286,28 +308,11 @@ for (const workers of ['1', '2']) {
     const dir = tempDir(t);
     const release = join(dir, 'release');
     const args = ['--import', holdBeforeCli(dir, release), BIN, '--db', buildDatabase(t), '--port', '0'];
-    const child = spawn(process.execPath, [...args, '--workers', workers], {
-      env: cleanEnv(USER),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    t.after(() => void child.kill('SIGKILL'));
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    const closed = once(child, 'close');
-    await waitFor(() => output, /^held before cli\.js$/m);
+    const { child, output, answered } = spawnCli(t, [...args, '--workers', workers]);
+    await waitFor(output, /^held before cli\.js$/m);
     child.kill('SIGHUP');
     writeFileSync(release, '');
-    const deadline = Date.now() + EVENT_WAIT_MS;
-    while (!/SIGHUP: credentials come from the environment; nothing to re-read/.test(output)) {
-      assert.ok(child.exitCode === null && child.signalCode === null, `the service ended: ${output}`);
-      assert.ok(Date.now() < deadline, output);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    assert.match(output, /listening on [^\n]*\n(?:.*\n)*.*SIGHUP: /);
-    child.kill('SIGTERM');
-    const [code, signal] = await closed;
-    assert.deepEqual([code, signal], [0, null], output);
+    await answered();
   });
 }
 
