@@ -360,13 +360,13 @@ const NEXT_START = {
   changed:
     "SIGHUP: credentials-file changed: the configuration's {other} applies at the next start; until then {running} is read\n",
   removed:
-    'SIGHUP: credentials-file removed: the configuration names no credentials file, so the next start needs BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD; until then {running} is read\n',
+    'SIGHUP: credentials-file removed: the configuration names no credentials file, so the next start needs --credentials-file FILE (or, for a single user, BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD); until then {running} is read\n',
 };
 const GONE = {
   changed:
     "cannot read credentials file {running}: no such file; that is the running credentials file, and the configuration's {other} applies at the next start: restart to apply it\n",
   removed:
-    'cannot read credentials file {running}: no such file; that is the running credentials file, and the configuration names no credentials file, so the next start needs BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD\n',
+    'cannot read credentials file {running}: no such file; that is the running credentials file, and the configuration names no credentials file, so the next start needs --credentials-file FILE (or, for a single user, BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD)\n',
 };
 for (const [what, other, line, y] of [
   ['a new path to a file that does not exist', undefined, 'credentials-file = {other}', 'alice'],

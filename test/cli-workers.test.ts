@@ -123,6 +123,8 @@ test('--workers 2: reloads that start workers which cannot start never spend the
   );
   // Its replacement serves (on a port of its own here: the test's --port 0 is bound anew once no worker listens).
   assert.match((await readyWith(admin, 1)).body, /"workers":\{"serving":1,"of":2\}/);
+  // No other worker serves to read the files again, and none is said to.
+  await waitFor(stderr, new RegExp(`^${TIME} worker \\d+ serves$`, 'm'));
   assert.equal(cli.child.exitCode, null, 'the service goes on');
 });
 

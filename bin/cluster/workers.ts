@@ -215,8 +215,9 @@ class Supervisor {
       if (this.started) {
         // It serves the files as at its start: the others read them again, and so does it if it missed a reload.
         const asked = this.asked.delete(worker);
-        const who = asked ? 'it and the other workers' : 'the other workers';
-        logLine(`worker ${worker.process.pid} serves; ${who} read the files again`, 'notice');
+        const who = [...(asked ? ['it'] : []), ...(this.serving.size > 1 ? ['the other workers'] : [])].join(' and ');
+        const again = who === '' ? '' : `; ${who} read${who === 'it' ? 's' : ''} the files again`;
+        logLine(`worker ${worker.process.pid} serves${again}`, 'notice');
         void this.reloadAll('SIGHUP', worker, asked ? undefined : worker);
         return;
       }

@@ -33,7 +33,7 @@ export function readCredentialsFile(file: string, reload?: { named: string | und
 /** Which credentials the next start reads, when the configuration names `named` (or no file) instead of the running one. */
 export function atTheNextStart(named: string | undefined): string {
   return named === undefined
-    ? 'the configuration names no credentials file, so the next start needs BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD'
+    ? 'the configuration names no credentials file, so the next start needs --credentials-file FILE (or, for a single user, BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD)'
     : `the configuration's ${named} applies at the next start`;
 }
 
