@@ -14,6 +14,7 @@ import {
   configPath,
   parseCommandLine,
   type Reread,
+  type RunningCredentials,
   readConfigFile,
   type ServeCommand,
   USAGE,
@@ -73,7 +74,7 @@ let stdoutGone = false;
 let runsTheService = false;
 
 /** argv, the environment and the configuration file they name → the command; `credentials`: the credentials file to read, whatever that file names (Reread). */
-function readCommand(argv: readonly string[], env: NodeJS.ProcessEnv, credentials?: string): Command {
+function readCommand(argv: readonly string[], env: NodeJS.ProcessEnv, credentials?: RunningCredentials): Command {
   return parseCommandLine(
     argv,
     env,
@@ -86,7 +87,11 @@ function readCommand(argv: readonly string[], env: NodeJS.ProcessEnv, credential
 }
 
 /** The serving command again, as SIGHUP reads it: the configuration file as it is now (Reread). */
-function readServeCommand(argv: readonly string[], env: NodeJS.ProcessEnv, credentials?: string): ServeCommand {
+function readServeCommand(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  credentials?: RunningCredentials,
+): ServeCommand {
   const command = readCommand(argv, env, credentials);
   if (command.command !== 'serve') throw new CliError(`the command line no longer serves (${command.command})`);
   return command;

@@ -352,6 +352,38 @@ test('a new credentials-file path in the configuration waits for the next start,
   assertReply(await request(status, as('bob', 'b-neu')), 200, { name: 'x', version: '1.0' });
 });
 
+test('credentials from the environment, a credentials-file line added to the configuration: the variables stay until the next start, and the other changes are applied', async (t) => {
+  const o = office(t);
+  const withoutFile = (): string => readFileSync(o.config, 'utf8').replace(/^credentials-file = .*$/m, '');
+  o.write([['x', o.x, 'alice']]);
+  const named = /^credentials-file = (.*)$/m.exec(readFileSync(o.config, 'utf8'))?.[1] ?? '';
+  writeFileSync(o.config, withoutFile(), { mode: 0o600 });
+  const cli = await start(
+    t,
+    ['--config', o.config],
+    cleanEnv({ BOOKING_SEARCH_USER: 'alice', BOOKING_SEARCH_PASSWORD: 'a-env' }),
+  );
+  // The file names the credentials file again, and a book y for alice.
+  o.write([
+    ['x', o.x, 'alice'],
+    ['y', o.y, 'alice'],
+  ]);
+  const mark = cli.output().stderr.length;
+  cli.child.kill('SIGHUP');
+  await waitSince(cli, mark, /SIGHUP: credentials-file added: /);
+  const said = cli.output().stderr.slice(mark);
+  assert.match(said, /SIGHUP: configuration re-read from .*: 2 books: added y\n/);
+  assert.ok(
+    said.includes(
+      `SIGHUP: credentials-file added: the configuration's ${named} applies at the next start, once BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD are unset (both would be credentials given twice); until then they are used\n`,
+    ),
+    said,
+  );
+  const as = (password: string) => ({ headers: { authorization: basicAuth('alice', password) } });
+  assertReply(await request(`${cli.origin}/y/api/v1/status`, as('a-env')), 200, { name: 'y', version: '1.0' });
+  assertReply(await request(`${cli.origin}/y/api/v1/status`, ALICE), 401, UNAUTHORIZED);
+});
+
 // The credentials file that applies is the running one until the next start: a reload never
 // reads the one the configuration names now, so nothing wrong with it (or its absence, or
 // the line's) keeps the other changes of the file from being applied. One line says what the

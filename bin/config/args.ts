@@ -14,6 +14,7 @@ import {
   appWrittenIn,
   type CheckConfig,
   checkMapping,
+  type RunningCredentials,
   readServeCommand,
   type ServeCommand,
   settingsOf,
@@ -102,13 +103,13 @@ type ConfigReader = (flag: string | undefined) => ConfigFile | undefined;
  * that reads settings: help, a version or a hash needs none, and a wrong command line is told
  * before the file is read) → what the command is asked to do. A value refused is named where
  * it was written: the flag, the variable or the file's line. `running`: on a reload, the
- * credentials file read until the next start (Reread).
+ * credentials read until the next start (Reread).
  */
 export function parseCommandLine(
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
   readConfig?: ConfigReader,
-  running?: string,
+  running?: RunningCredentials,
 ): Command {
   const parsed = parse(argv);
   const { values: flags, positionals } = parsed;
@@ -146,7 +147,7 @@ function interpret(
   env: NodeJS.ProcessEnv,
   config: ConfigFile | undefined,
   origins: ReadonlyMap<string, Origin>,
-  running: string | undefined,
+  running: RunningCredentials | undefined,
 ): Command {
   const setting = settingsOf(given);
   // A configuration file, with books or flat (`db = …`, one book), is judged whole by

@@ -16,6 +16,13 @@ export { type BookConfig, diffBooks, inTermsOfBook } from './book-config.js';
 export { type ConfigEntry, type ConfigFile, readConfigFile } from './config-file.js';
 export { configPath, resolveBooks } from './configuration.js';
 export { atTheNextStart, readCredentialsFile } from './credentials.js';
-export { type Reread, readApp, type ServeCommand, type UnreadCredentials } from './serve-command.js';
+export {
+  FROM_ENVIRONMENT,
+  type Reread,
+  type RunningCredentials,
+  readApp,
+  type ServeCommand,
+  type UnreadCredentials,
+} from './serve-command.js';
 export { readTableNames } from './setting-kinds.js';
 export { BOOK_SETTINGS, camel, handlerOptions, SETTINGS } from './settings.js';

@@ -14,11 +14,12 @@ import { type CredentialsFrom, credentialsSource, NO_CREDENTIALS, readCredential
 import { type Setting, usage } from './setting-kinds.js';
 import { BOOK_SETTINGS, camel, type Flag, readSetting, SETTINGS, type SettingValues } from './settings.js';
 
-/**
- * The serving command read again (SIGHUP); with `credentialsFile`, that running file is the one
- * to read, whatever path (or none) the configuration names now: `settings` keep what it names.
- */
-export type Reread = (credentialsFile?: string) => ServeCommand;
+/** On a reload, the credentials that run until the next start: their file, or the environment's variables. */
+export const FROM_ENVIRONMENT = Symbol('BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD');
+export type RunningCredentials = string | typeof FROM_ENVIRONMENT;
+
+/** The serving command read again (SIGHUP); `running`, whatever the configuration names now (`settings` keep that). */
+export type Reread = (running?: RunningCredentials) => ServeCommand;
 
 export interface ServeCommand {
   command: 'serve';
@@ -83,8 +84,8 @@ export interface Asked {
   readonly origins: ReadonlyMap<string, Origin>;
   /** The settings a variable or the file may give, with whether they repeat (args.ts, CONFIGURABLE). */
   readonly configurable: ReadonlyArray<readonly [key: Flag, multiple: boolean]>;
-  /** On a reload, the running credentials file: it stays until the next start (Reread). */
-  readonly running?: string | undefined;
+  /** On a reload, the running credentials: they stay until the next start (Reread). */
+  readonly running?: RunningCredentials | undefined;
 }
 
 /** The serve command (or `check --config`'s) from the settings given, every rule between them checked. */
@@ -97,7 +98,7 @@ export function readServeCommand(setting: Reader, given: Values, asked: Asked): 
 
   let credentials: ReturnType<typeof readCredentials>;
   let credentialsProblem: UnreadCredentials | undefined;
-  const file = asked.running ?? setting('credentials-file');
+  const file = asked.running === FROM_ENVIRONMENT ? undefined : (asked.running ?? setting('credentials-file'));
   try {
     credentials = readCredentials(env, file, demo);
   } catch (error: unknown) {

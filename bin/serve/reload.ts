@@ -9,7 +9,7 @@ import { CliError, describeError, type ReloadTrigger } from '../base/index.js';
 import type { BookService } from '../books/index.js';
 import type { SaidLine } from '../cluster/index.js';
 import type { BookConfig, ConfigFile, Reread, ServeCommand } from '../config/index.js';
-import { atTheNextStart, BOOK_SETTINGS, CONFIGURABLE, camel, diffBooks } from '../config/index.js';
+import { atTheNextStart, BOOK_SETTINGS, CONFIGURABLE, camel, diffBooks, FROM_ENVIRONMENT } from '../config/index.js';
 import { bookLine, listeningAt, warnAboutSecretFiles } from './greeting.js';
 
 /** Where a reload's lines go: the log, or (in a worker asked by the primary) its answer. */
@@ -39,11 +39,12 @@ export async function reload(
   try {
     // The running credentials file, whatever the file names now (a new path waits for the
     // next start, as a line says below): a new one is never read, so it blocks nothing.
-    const next = reread(command.credentialsFile);
+    const fromEnvironment = command.credentialsFrom === 'environment';
+    const next = reread(fromEnvironment ? FROM_ENVIRONMENT : command.credentialsFile);
     // The file the configuration names now, when it is not the running one: one line says so.
     const running = command.credentialsFile;
     const named = next.settings.credentialsFile;
-    const moved = running !== undefined && named !== running;
+    const moved = (running !== undefined || fromEnvironment) && named !== running;
     const changed = settingsChanged(command, next).filter((key) => !moved || key !== 'credentials-file');
     // The book of --db (or of a file without sections) is named by --name, which takes
     // effect at the next start, as every setting of the service does.
@@ -62,10 +63,7 @@ export async function reload(
     if (changed.length > 0) {
       say(`${by}: ${changed.join(', ')} changed; that takes effect at the next start`, 'warning');
     }
-    if (moved) {
-      const how = named === undefined ? 'removed' : 'changed';
-      say(`${by}: credentials-file ${how}: ${atTheNextStart(named)}; until then ${running} is read`, 'warning');
-    }
+    if (moved) say(`${by}: ${credentialsMoved(running, named)}`, 'warning');
     warnAboutSecretFiles(next, say);
     recordReload(tlsApplied);
   } catch (error: unknown) {
@@ -74,6 +72,13 @@ export async function reload(
     say(`${by}: keeping ${kept}: ${why}`, 'warning');
     recordReload(false);
   }
+}
+
+/** What a reload says of a credentials file the configuration names now instead of the `running` one (or variables). */
+function credentialsMoved(running: string | undefined, named: string | undefined): string {
+  if (running !== undefined)
+    return `credentials-file ${named === undefined ? 'removed' : 'changed'}: ${atTheNextStart(named)}; until then ${running} is read`;
+  return `credentials-file added: the configuration's ${named} applies at the next start, once BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD are unset (both would be credentials given twice); until then they are used`;
 }
 
 /** What a reload read and applied, for its line in the log; `moved`: the configuration names another credentials file (or none). */
