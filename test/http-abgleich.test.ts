@@ -357,9 +357,19 @@ test('a CORS preflight for POST with Authorization and Content-Type is granted t
 });
 
 test('a reconciliation is one search of the waiting searches: over the bound, 429 too_many_searches', async (t) => {
-  const origin = await serveBook(t, { maxWaitingSearches: 1 });
-  const body = JSON.stringify({ zeilen: [{ datum: '2026-06-10', betrag: 20 }] });
-  const replies = await Promise.all(Array.from({ length: 40 }, () => post(`${origin}${PATH}`, body)));
+  // Reconciliations long enough (1,000 lines competing for 1,000 bookings) that the others arrive while one runs.
+  const rows = Array.from(
+    { length: 1000 },
+    (_, i) => `(${5000 + i}, '2026-08-${String(1 + (i % 28)).padStart(2, '0')}', 1000, 'Gleich', NULL, 1)`,
+  );
+  const origin = await serveBook(t, { maxWaitingSearches: 1 }, `INSERT INTO entries VALUES ${rows.join(',')};`);
+  const zeilen = Array.from({ length: 1000 }, (_, i) => ({
+    datum: `2026-08-${String(1 + (i % 28)).padStart(2, '0')}`,
+    betrag: '-10',
+    tage: 30,
+  }));
+  const body = JSON.stringify({ zeilen });
+  const replies = await Promise.all(Array.from({ length: 6 }, () => post(`${origin}${PATH}`, body)));
   assert.ok(replies.every((reply) => reply.status === 200 || reply.status === 429));
   const refused = replies.filter((reply) => reply.status === 429);
   assert.ok(refused.length > 0 && refused.length < replies.length, `${refused.length} of ${replies.length} refused`);
