@@ -9,6 +9,8 @@ import type { Origin } from './configuration.js';
 
 /** What the library finds wrong with a list of credentials (lib/credentials.ts). */
 type CredentialsProblem = Extract<ReturnType<typeof credentialsFromPairs>, { ok: false }>['problem'];
+/** What the command finds wrong: the library's problems, and a plain password with white space around it. */
+type Problem = CredentialsProblem | { kind: 'spaced password'; index: number };
 
 /**
  * The credentials file, read and checked; every problem is a CliError (exit 1). `reload.named`:
@@ -57,12 +59,8 @@ export function parseCredentialsFile(text: string, file: string): Credentials[] 
     pairs.push([line.slice(0, colon), line.slice(colon + 1)]);
     lines.push(index + 1);
   });
-  const checked = credentialsFromPairs(pairs);
-  if (checked.ok) {
-    const spaced = checked.credentials.findIndex(({ password }) => password !== undefined && isSpaced(password));
-    if (spaced !== -1) throw fail(lines[spaced], `the password ${SPACED}`);
-    return checked.credentials;
-  }
+  const checked = checkPairs(pairs);
+  if (checked.ok) return checked.credentials;
   const { problem } = checked;
   if (problem.kind === 'empty list') {
     throw new CliError(`credentials file ${file} holds no credentials (one line user:secret each)`);
@@ -84,23 +82,31 @@ export function environmentCredentials(env: NodeJS.ProcessEnv): Credentials[] | 
     throw new CliError('BOOKING_SEARCH_PASSWORD is set but BOOKING_SEARCH_USER is empty or missing');
   if (password === undefined)
     throw new CliError('BOOKING_SEARCH_USER is set but BOOKING_SEARCH_PASSWORD is empty or missing');
-  const checked = credentialsFromPairs([[username, password]]);
+  const checked = checkPairs([[username, password]]);
   if (!checked.ok) throw new CliError(describe(checked.problem, 'environment'));
-  if (checked.credentials.some((entry) => entry.password !== undefined && isSpaced(entry.password)))
-    throw new CliError(`BOOKING_SEARCH_PASSWORD: the password ${SPACED}`);
   return checked.credentials;
 }
 
-// A plain password that begins or ends with white space is refused: a copy and paste adds
-// it far more often than anybody means it, and nothing would say why the login fails.
-const SPACED =
-  'begins or ends with a space or tab, which a copy often adds: remove it; a password that has one is given as its hash (booking-search-server hash-password)';
-const isSpaced = (password: string): boolean => password !== password.trim();
+/**
+ * The pairs checked by the library, and a plain password that begins or ends with white
+ * space refused: a copy and paste adds it far more often than anybody means it, and nothing
+ * would say why the login fails.
+ */
+function checkPairs(
+  pairs: ReadonlyArray<readonly [string, string]>,
+): { ok: true; credentials: Credentials[] } | { ok: false; problem: Problem } {
+  const checked = credentialsFromPairs(pairs);
+  if (!checked.ok) return checked;
+  const index = checked.credentials.findIndex(({ password }) => password !== undefined && password !== password.trim());
+  return index === -1 ? checked : { ok: false, problem: { kind: 'spaced password', index } };
+}
 
 /** A problem of one entry in the command's words: of a line of the file, or of a variable. */
-function describe(problem: CredentialsProblem, where: 'file' | 'environment'): string {
+function describe(problem: Problem, where: 'file' | 'environment'): string {
   const inFile = where === 'file';
   switch (problem.kind) {
+    case 'spaced password':
+      return `${inFile ? '' : 'BOOKING_SEARCH_PASSWORD: '}the password begins or ends with a space or tab, which a copy often adds: remove it; a password that has one is given as its hash (booking-search-server hash-password)`;
     case 'empty username':
       return inFile ? 'the user is empty' : 'BOOKING_SEARCH_USER is empty';
     case 'colon in username':
