@@ -9,8 +9,8 @@ import type { Origin } from './configuration.js';
 
 /** What the library finds wrong with a list of credentials (lib/credentials.ts). */
 type CredentialsProblem = Extract<ReturnType<typeof credentialsFromPairs>, { ok: false }>['problem'];
-/** What the command finds wrong: the library's problems, and a plain password with white space around it. */
-type Problem = CredentialsProblem | { kind: 'spaced password'; index: number };
+/** What the command finds wrong: the library's problems, and a user or plain password with white space around it. */
+type Problem = CredentialsProblem | { kind: 'spaced user' | 'spaced password'; index: number };
 
 /**
  * The credentials file, read and checked; every problem is a CliError (exit 1). `reload.named`:
@@ -88,23 +88,29 @@ export function environmentCredentials(env: NodeJS.ProcessEnv): Credentials[] | 
 }
 
 /**
- * The pairs checked by the library, and a plain password that begins or ends with white
- * space refused: a copy and paste adds it far more often than anybody means it, and nothing
- * would say why the login fails.
+ * The pairs checked by the library, and a user or a plain password that begins or ends with
+ * white space refused: a copy and paste adds it far more often than anybody means it, and
+ * nothing would say why the login fails.
  */
 function checkPairs(
   pairs: ReadonlyArray<readonly [string, string]>,
 ): { ok: true; credentials: Credentials[] } | { ok: false; problem: Problem } {
   const checked = credentialsFromPairs(pairs);
   if (!checked.ok) return checked;
-  const index = checked.credentials.findIndex(({ password }) => password !== undefined && password !== password.trim());
-  return index === -1 ? checked : { ok: false, problem: { kind: 'spaced password', index } };
+  const spaced = (text: string | undefined): boolean => text !== undefined && text !== text.trim();
+  for (const [index, { username, password }] of checked.credentials.entries()) {
+    if (spaced(username)) return { ok: false, problem: { kind: 'spaced user', index } };
+    if (spaced(password)) return { ok: false, problem: { kind: 'spaced password', index } };
+  }
+  return checked;
 }
 
 /** A problem of one entry in the command's words: of a line of the file, or of a variable. */
 function describe(problem: Problem, where: 'file' | 'environment'): string {
   const inFile = where === 'file';
   switch (problem.kind) {
+    case 'spaced user':
+      return `${inFile ? 'the user' : 'BOOKING_SEARCH_USER'} begins or ends with a space or tab, which a copy often adds: remove it`;
     case 'spaced password':
       return `${inFile ? '' : 'BOOKING_SEARCH_PASSWORD: '}the password begins or ends with a space or tab, which a copy often adds: remove it; a password that has one is given as its hash (booking-search-server hash-password)`;
     case 'empty username':

@@ -398,3 +398,23 @@ test('a plain password that begins or ends with white space is refused, from the
   // Within the password a space is the password's.
   assert.deepEqual(parseCredentialsFile('alice:ge heim\n', 'zugang'), [{ username: 'alice', password: 'ge heim' }]);
 });
+
+test('a user that begins or ends with white space is refused, from the file and the environment, whatever its secret', () => {
+  const advice = 'begins or ends with a space or tab, which a copy often adds: remove it';
+  for (const user of ['bob ', ' bob', 'bob\t']) {
+    for (const secret of [
+      'pw2',
+      '$scrypt$ln=17,r=8,p=1$FDRD+btCnb1iWl60peMllg$bg0D73v1G6BkaqbMvdUC3nzRigVWvnPbFmIM9I9wqOU',
+    ]) {
+      assert.throws(() => parseCredentialsFile(`alice:eins\n${user}:${secret}\n`, 'zugang'), {
+        message: `credentials file zugang, line 2: the user ${advice}`,
+      });
+    }
+    assert.deepEqual(outcome(['--demo'], { BOOKING_SEARCH_USER: user, BOOKING_SEARCH_PASSWORD: 'pw2' }), {
+      error: `BOOKING_SEARCH_USER ${advice}`,
+      exitCode: 1,
+    });
+  }
+  // Within the user a space is the user's.
+  assert.deepEqual(parseCredentialsFile('bob smith:pw2\n', 'zugang'), [{ username: 'bob smith', password: 'pw2' }]);
+});
