@@ -5,7 +5,7 @@
 import type { Credentials } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
 import type { BookConfig, ServeCommand, UnreadCredentials } from '../config/index.js';
-import { readApp, readCredentialsFile, readTableNames, resolveBooks } from '../config/index.js';
+import { readApp, readCredentialsFile, readTableNames, resolveBooks, stuckLimitMs } from '../config/index.js';
 import { type BookFile, judgedAs, writeReport } from '../files/index.js';
 import { Guard, slowJudgement } from '../guard/index.js';
 import { warnAboutSecretFiles } from '../serve/index.js';
@@ -20,7 +20,7 @@ import { warnAboutSecretFiles } from '../serve/index.js';
  */
 export async function checkInGuard(file: string, book: BookFile, searchMs: number): Promise<number> {
   const guard = new Guard({ limitMs: searchMs });
-  const limitMs = 6 * searchMs;
+  const limitMs = stuckLimitMs(searchMs);
   try {
     const checked = await guard.check(file, book, limitMs);
     if (typeof checked === 'number') return checked;

@@ -31,7 +31,7 @@ export type Command =
       tables: Partial<TableNames>;
       /** Where its app is written (serve-command.ts, appWrittenIn). */
       appIn: AppIn;
-      /** --search-timeout: `check` of one file gets six times this (bin/commands/check.ts, checkInGuard). */
+      /** --search-timeout: `check` of one file gets stuckLimitMs of this (bin/commands/check.ts, checkInGuard). */
       searchMs: number;
     }
   | CheckConfig
@@ -246,3 +246,9 @@ function negativeValuesJoined(argv: readonly string[]): string[] {
   }
   return args;
 }
+
+/**
+ * How long SQLite may hold a process before it is ended, six times --search-timeout: the
+ * service's event loop (bin/serve/watchdog.ts), and `check`'s process that opens a file.
+ */
+export const stuckLimitMs = (searchMs: number): number => 6 * searchMs;

@@ -10,6 +10,7 @@ export {
   CONFIGURABLE,
   type Command,
   parseCommandLine,
+  stuckLimitMs,
   USAGE,
 } from './args.js';
 export { type BookConfig, diffBooks, inTermsOfBook } from './book-config.js';

@@ -43,6 +43,7 @@ import {
   resolveBooks,
   SETTINGS,
   type ServeCommand,
+  stuckLimitMs,
 } from '../config/index.js';
 import { prepareSocketPath, useSocketMode } from '../listen/index.js';
 import { greeting, recognition, warnAboutPlainHttp, warnAboutSetup } from './greeting.js';
@@ -196,7 +197,7 @@ function bookLabel(command: ServeCommand, book: BookConfig): string {
  * --workers, starts it again and SIGTERM never waits for ever.
  */
 function watchEventLoop(command: ServeCommand): void {
-  const limitMs = 6 * command.timeouts.searchMs;
+  const limitMs = stuckLimitMs(command.timeouts.searchMs);
   startWatchdog(
     limitMs,
     errorLineTemplate(
