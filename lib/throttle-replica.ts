@@ -15,6 +15,7 @@ import type { Metrics } from './metrics.js';
 import {
   createKnownClients,
   type KnownClients,
+  pair,
   type Throttle,
   type ThrottleRule,
   type ThrottleSettings,
@@ -191,11 +192,6 @@ class ThrottleReplica implements Throttle {
     table.delete(key);
     return 0;
   }
-}
-
-// A username cannot contain a colon (RFC 7617 §2), so `user:address` is unambiguous.
-function pair(user: string, address: string): string {
-  return `${user}:${address}`;
 }
 
 function remember(set: Set<string>, key: string, bound: number): void {

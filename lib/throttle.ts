@@ -16,8 +16,12 @@ import type { LocalThrottle, ThrottleRule, ThrottleSettings } from './throttle-t
 
 export type { LocalThrottle, Throttle, ThrottleRule, ThrottleSettings } from './throttle-types.js';
 
-// A username cannot contain a colon (RFC 7617 §2), so `user:address` is unambiguous.
-const pair = (user: string, address: string): string => `${user}:${address}`;
+/**
+ * A known client's key, a user at an address: the primary's counts and its workers' replicas
+ * (lib/throttle-replica.ts) must key them alike. A username cannot contain a colon (RFC 7617
+ * §2), so `user:address` is unambiguous.
+ */
+export const pair = (user: string, address: string): string => `${user}:${address}`;
 
 /** The throttle over `settings`; each refusal is counted in `metrics` by its rule when given (lib/metrics.ts). */
 export function createThrottle(settings: ThrottleSettings, metrics?: Metrics): LocalThrottle {
