@@ -3,7 +3,8 @@
 // connections and busy ones after their current answer,
 // answers the password-hash checks that wait with 503, and exits within the bound it
 // states, which the unit's TimeoutStopSec covers; no answer is cut in its middle. Ctrl+C,
-// which reaches the guard processes too, leaves them to answer the searches in flight.
+// which reaches the guard processes too, leaves them to answer the searches in flight. A
+// second signal cuts what is still open, with --workers too.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -261,6 +262,48 @@ test('Ctrl+C to every process at once (a terminal; WinSW, whose Ctrl+C reaches t
   assert.equal(stopped.code, 0, stopped.stderr);
   assert.doesNotMatch(stopped.stderr, /process ended \(SIGINT\)/);
 });
+
+for (const workers of [[], ['--workers', '2']]) {
+  test(`a second SIGTERM${workers.length === 0 ? '' : ' to the primary of --workers 2'} cuts a search still running, which the first lets run: the service exits within seconds of it, the search unanswered`, async (t) => {
+    const file = buildDatabase(t);
+    const db = new Database(file);
+    // A view whose searches take as long as the rows of `slow` say: at once while the
+    // service starts, then some ten seconds each.
+    db.exec(`CREATE TABLE slow(n INTEGER);
+      CREATE VIEW kasse AS SELECT e.* FROM entries e WHERE (WITH RECURSIVE r(i) AS
+        (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < (SELECT max(n) FROM slow)) SELECT count(*) FROM r) > 0`);
+    const server = await start(t, [
+      '--db',
+      file,
+      '--table-names',
+      'entries=kasse',
+      '--search-timeout',
+      '60',
+      ...workers,
+    ]);
+    db.exec('INSERT INTO slow VALUES (60000000)');
+    db.close();
+    const searching = get(server, '/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35', AUTH, false);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const exited = once(server.child, 'exit') as Promise<[number | null]>;
+    server.child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const again = performance.now();
+    server.child.kill('SIGTERM');
+    let timer: NodeJS.Timeout | undefined;
+    const ended = await Promise.race([
+      exited,
+      new Promise((resolve) => (timer = setTimeout(resolve, 15_000, 'running'))),
+    ]);
+    clearTimeout(timer);
+    const stoppedMs = performance.now() - again;
+    t.diagnostic(`ended (${JSON.stringify(ended)}) ${stoppedMs.toFixed(0)} ms after the second SIGTERM`);
+    const answer = await searching;
+    assert.deepEqual(ended, [0, null], server.output().stderr);
+    assert.ok(stoppedMs < 5_000, `exited ${stoppedMs.toFixed(0)} ms after the second SIGTERM`);
+    assert.ok(answer instanceof Error || !answer.whole, `the search was cut, not answered: ${JSON.stringify(answer)}`);
+  });
+}
 
 test("the unit's TimeoutStopSec covers the stop's bound with the default search timeout, with a margin", () => {
   const unit = readFileSync(UNIT, 'utf8');

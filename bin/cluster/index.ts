@@ -5,6 +5,6 @@
 // This file is the room's door: the other rooms import from it only.
 
 export { answerReloads, logSaid, type SaidLine } from './reload-workers.js';
-export { askPrimary } from './stopping.js';
+export { askPrimary, onCutFromPrimary } from './stopping.js';
 export { countsInPrimary, primaryChannel, reportFailure, reportListening } from './worker.js';
 export { adminLine, type Role, superviseWorkers } from './workers.js';

@@ -4,7 +4,8 @@
 // the last worker's listener closes, which closes the primary's. So a stopping worker asks
 // the primary twice: whether it has handed it all it had queued, before it closes its
 // listener; and whether every worker's listener has closed, before it tells its clients to
-// close, whose new connections would otherwise be accepted there and reset.
+// close, whose new connections would otherwise be accepted there and reset. A second stop
+// signal to the primary cuts what the workers still have open: it tells each over its channel.
 
 import type { Channel } from '../base/index.js';
 import type { PrimaryOfListener } from '../listen/index.js';
@@ -12,6 +13,7 @@ import { primaryChannel } from './worker.js';
 
 const HANDED = 'handed';
 const CLOSED = 'closed';
+const CUT = 'cut';
 
 /** In a stopping worker: its questions to the primary (above). */
 export const askPrimary: PrimaryOfListener = {
@@ -19,7 +21,16 @@ export const askPrimary: PrimaryOfListener = {
   closed: (timeoutMs) => primaryChannel().request(CLOSED, null, timeoutMs),
 };
 
-/** In the primary: answers the workers' questions (above). */
+/**
+ * In a worker: `cut` when the primary heard a second stop signal. Its own signals never cut:
+ * Ctrl-C (and systemd, but for the unit's KillMode=mixed) signals the whole process group,
+ * and the primary passes the signal on as well, so that a worker sees two for one stop.
+ */
+export function onCutFromPrimary(cut: () => void): void {
+  primaryChannel().handle(CUT, cut);
+}
+
+/** In the primary: answers the workers' questions (above), and tells them to cut. */
 export class StopAnswers {
   /** The channels of the workers alive. */
   private readonly workers: () => Iterable<Channel>;
@@ -45,6 +56,11 @@ export class StopAnswers {
           this.answer();
         }),
     );
+  }
+
+  /** A second stop signal: every worker alive cuts what it still has open. */
+  cut(): void {
+    for (const channel of this.workers()) channel.notify(CUT, null);
   }
 
   /** A worker ended: the others no longer wait for it. */

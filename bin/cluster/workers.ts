@@ -109,7 +109,9 @@ class Supervisor {
     this.resolve = resolve;
     cluster.on('exit', (worker, code, signal) => this.exited(worker, code, signal));
     onStopSignals((again, signal) => {
-      if (!again && !this.ending) logInfo([`stopping on ${signal}: the workers answer their open requests`]);
+      // The second cuts, as in a single process: each worker closes what it still has open.
+      if (again) return this.stopAnswers.cut();
+      if (!this.ending) logInfo([`stopping on ${signal}: the workers answer their open requests`]);
       this.endAll(0);
     });
     onReloadSignal((by) => {

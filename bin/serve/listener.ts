@@ -19,7 +19,7 @@ import {
 } from '../base/index.js';
 import type { BookView } from '../books/index.js';
 import type { Role } from '../cluster/index.js';
-import { adminLine, askPrimary, primaryChannel, type SaidLine } from '../cluster/index.js';
+import { adminLine, askPrimary, onCutFromPrimary, primaryChannel, type SaidLine } from '../cluster/index.js';
 import type { ServeCommand } from '../config/index.js';
 import { ensureOnlyOwnerCanChange, readRegularFile } from '../files/index.js';
 import { endAllGuards } from '../guard/index.js';
@@ -186,7 +186,7 @@ export function rereadTls(
  * (the admin listener's /live says 503 from then, the hash checks that wait are answered
  * 503), `closeAll` once the API listener has closed. The process has ended within
  * stopBoundMs of the signal: what still runs then (a hash check on the thread pool, a
- * book's file) is not waited for.
+ * book's file) is not waited for. A second signal cuts the connections still open.
  */
 function stopOnSignals(
   command: ServeCommand,
@@ -195,15 +195,10 @@ function stopOnSignals(
   role: Exclude<Role, 'primary'>,
   started: () => void,
 ): void {
-  onStopSignals((again, signal) => {
-    if (again) {
-      // A second signal cuts what is still running. Not in a worker: Ctrl-C (and systemd,
-      // but for the unit's KillMode=mixed) signals the whole process group, and the primary
-      // passes the signal on as well, so a worker may see two for one stop; it gets the
-      // grace like a single process.
-      if (role === 'single') server.closeAllConnections();
-      return;
-    }
+  let stopping = false;
+  const stop = (signal?: NodeJS.Signals): void => {
+    if (stopping) return;
+    stopping = true;
     const bound = stopBoundMs(command.timeouts.searchMs);
     // The primary of --workers says it for the service.
     if (role === 'single') logInfo([`stopping on ${signal}: open requests are answered, within ${bound / 1000} s`]);
@@ -219,7 +214,15 @@ function stopOnSignals(
       // A worker's channel to the primary would keep it alive.
       if (role === 'worker') process.disconnect?.();
     });
-  });
+  };
+  // A second signal cuts what is still open; a worker's second comes from its primary
+  // (bin/cluster/stopping.ts), which may tell it before the worker heard the first.
+  const cut = (): void => {
+    stop();
+    server.closeAllConnections();
+  };
+  onStopSignals((again, signal) => (again && role === 'single' ? cut() : stop(signal)));
+  if (role === 'worker') onCutFromPrimary(cut);
 }
 
 /**
