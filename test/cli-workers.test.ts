@@ -4,10 +4,12 @@
 // read the files again, so that one configuration is served, never two at once.
 
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readdirSync, readlinkSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
-import { cleanEnv, EVENT_WAIT_MS, type Running, start, TIME, waitFor } from './support/cli-helpers.js';
+import { BIN, cleanEnv, EVENT_WAIT_MS, type Running, start, TIME, waitFor } from './support/cli-helpers.js';
 import { assertReply, basicAuth, buildDatabase, type Reply, request, tempDir } from './support/helpers.js';
 
 const MARCH = 'api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35';
@@ -234,4 +236,30 @@ test('--workers 2: a reload asked while a replacement starts reaches it once it 
     for (let i = 0; i < 4; i += 1) assert.equal((await request(status, as(`alt-${round + 1}`))).status, 200);
     pid = replacement;
   }
+});
+
+// 127.1 is 127.0.0.1 as getaddrinfo also spells it, which the warning takes for a host beyond
+// this machine (it knows the addresses node:net spells): warned, yet reached from here only.
+test('--workers 2 on a host the plain-HTTP warning is for: it is said once, by the primary with the setup, not by each worker nor by a replacement', async (t) => {
+  const args = [BIN, '--demo', '--workers', '2', '--host', '127.1', '--port', '0'];
+  const child = spawn(process.execPath, args, { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  t.after(() => void child.kill('SIGKILL'));
+  const closed = once(child, 'close');
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  await waitFor(() => stdout, /\(pids \d+, \d+\)/);
+  process.kill(Number(/\(pids (\d+), \d+\)/.exec(stdout)?.[1]), 'SIGKILL');
+  await waitFor(() => stderr, new RegExp(`^${TIME} worker \\d+ serves`, 'm'));
+  child.kill('SIGTERM');
+  await closed;
+  assert.deepEqual(
+    stderr
+      .match(new RegExp(`^${TIME} .*serving HTTP Basic authentication without TLS.*$`, 'gm'))
+      ?.map((line) => line.slice(25)),
+    [
+      'warning: serving HTTP Basic authentication without TLS on 127.1: passwords cross the network readable; use --tls-cert/--tls-key or a TLS proxy',
+    ],
+  );
 });

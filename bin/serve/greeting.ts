@@ -153,7 +153,7 @@ export function listeningAt(command: ServeCommand, server: Server): string {
  * service would otherwise ignore), what the file rule leaves to the system (Windows'
  * NTFS permissions), and what others on this machine could use: secrets every user can
  * read, root serving another user's book, a trusted proxy on loopback, a socket every
- * user may connect to.
+ * user may connect to; and what others beyond it could read: passwords over plain HTTP.
  */
 export function warnAboutSetup(command: ServeCommand, rule: FileRule = fileRule): void {
   for (const { variable, nearest } of command.strayVariables) {
@@ -174,6 +174,7 @@ export function warnAboutSetup(command: ServeCommand, rule: FileRule = fileRule)
   }
   warnAboutLoopbackProxy(command);
   warnAboutOpenAdminListener(command);
+  warnAboutPlainHttp(command);
   if (command.socket !== undefined && letsEveryoneConnect(command.socket.mode)) {
     logLine(
       `warning: --socket-mode ${command.socket.mode.toString(8)} lets every user of this machine connect to the socket, and the socket's peer is trusted as the proxy (X-Forwarded-For): any of them can choose the address the throttle counts; use 660 with --socket-group`,
@@ -233,7 +234,7 @@ function warnAboutOpenAdminListener(command: ServeCommand): void {
 }
 
 /** Basic credentials over plain HTTP beyond this machine cross the network readable. */
-export function warnAboutPlainHttp(command: ServeCommand): void {
+function warnAboutPlainHttp(command: ServeCommand): void {
   if (command.tls === undefined && command.socket === undefined && !isLoopback(command.settings.host)) {
     logLine(
       `warning: serving HTTP Basic authentication without TLS on ${command.settings.host}: passwords cross the network readable; use --tls-cert/--tls-key or a TLS proxy`,

@@ -46,7 +46,7 @@ import {
   stuckLimitMs,
 } from '../config/index.js';
 import { prepareSocketPath, useSocketMode } from '../listen/index.js';
-import { greeting, recognition, warnAboutPlainHttp, warnAboutSetup } from './greeting.js';
+import { greeting, recognition, warnAboutSetup } from './greeting.js';
 import { fallbackHandler, handlerFor, sharedParts } from './handlers.js';
 import { listenFor, rereadTls, stopOnBugs } from './listener.js';
 import { reload, type Say, servesFileBooks } from './reload.js';
@@ -156,7 +156,6 @@ async function serve(command: ServeCommand, role: Exclude<Role, 'primary'>, rere
   answerReloads(command, service, server, reread, role);
   stopOnBugs();
   watchEventLoop(command);
-  warnAboutPlainHttp(command);
   greeted = true;
   return greeting(command, server, adminLines, demo, recognised);
 }
