@@ -20,7 +20,7 @@ import {
 } from '../files/index.js';
 import { deniedRead, isGone } from './access.js';
 import { BookOpener, type Connection } from './open-book.js';
-import { GUARD_LIMIT_MS } from './preflight.js';
+import { GUARD_LIMIT_MS } from './opening-guard.js';
 import { answerCause, type Effect, next, start, statusOf, type WatchEvent, type WatchState } from './states.js';
 import type { BookingSearchHandler, BuildHandler, DatabaseStatus, ErrorHook, ServedDatabase } from './status.js';
 import { damaged, Unavailable, unavailableSearch } from './unavailable.js';

@@ -23,21 +23,10 @@ import {
 } from '../files/index.js';
 import { Guard, slowJudgement } from '../guard/index.js';
 import { openWarnings } from './open-warnings.js';
-import { openTimeout } from './preflight.js';
+import { openingGuard, openTimeout } from './opening-guard.js';
 import type { Outcome } from './states.js';
 import type { BookingSearchHandler, BuildHandler, ErrorHook } from './status.js';
 import { type Answers, Unavailable, whileReplaced } from './unavailable.js';
-
-// The guard process that opens and judges every book's file, one at a time, ended when
-// idle for this long.
-const OPENING_GUARD_IDLE_MS = 5_000;
-let opening: Guard | undefined;
-
-/** The one guard process of this process that opens and judges the books' files. */
-function openingGuard(limitMs: number): Guard {
-  opening ??= new Guard({ limitMs, serial: true, idleEndMs: OPENING_GUARD_IDLE_MS });
-  return opening;
-}
 
 /**
  * A connection to the file, served: its handler, the searches it answers through (a read of
@@ -53,6 +42,13 @@ export interface Connection {
 
 /** How an open of a followed file ended (bin/books/states.ts). */
 export type Serving = Outcome<Connection>;
+
+/** A file the guard judged servable: what it read, the identity judged here, and whether this process owns it. */
+export interface Judged {
+  ready: Extract<Awaited<ReturnType<Guard['open']>>, { kind: 'ready' }>;
+  identity: string | undefined;
+  owner: boolean;
+}
 
 /** What the opening hears from the followed file, and asks it. */
 export interface OpenHooks {
@@ -136,6 +132,21 @@ export class BookOpener {
 
   /** The file at the path opened, judged and served now (`check`: judged only). */
   private async open(check: boolean): Promise<Serving | 'readable'> {
+    const judged = await this.judge();
+    if (!('ready' in judged)) return judged;
+    if (check) return 'readable';
+    const { ready, identity, owner } = judged;
+    if (ready.unbounded !== undefined) return this.guarded(ready.app, ready.unbounded);
+    // A file of tables: opened here, if it is still the file judged, with its schema.
+    if (identityOf(this.file) !== ready.identity) return this.changing();
+    return this.openHere(ready.app, ready.schemaVersion, identity, owner);
+  }
+
+  /**
+   * The file judged: a database file at all, who may change it, its open in `guard` (bin/books/preflight.ts
+   * has its own). A CliError for a file that cannot be served; a state for one tried again; else what was read.
+   */
+  async judge(guard = openingGuard(this.limitMs)): Promise<Judged | Serving> {
     const { file, book, limitMs } = this;
     const held = ensureDatabaseFile(file);
     if (held !== undefined) return this.waiting(held);
@@ -160,7 +171,7 @@ export class BookOpener {
       const kept = judgeDatabaseFile(file, this.application);
       if (kept.kind === 'refused') throw new CliError(kept.line);
     }
-    const result = await openingGuard(limitMs).open(file, book, this.application);
+    const result = await guard.open(file, book, this.application);
     if (result.kind === 'refused') {
       throw new (result.judged === 'setting' ? SettingRefusal : result.judged ? JudgedRefusal : CliError)(result.line);
     }
@@ -171,11 +182,7 @@ export class BookOpener {
       if (result.judging !== undefined) return this.slow(result.judging);
       return { serving: false, cause: new Unavailable('TIMEOUT', openTimeout(file, limitMs)), timedOut: identity };
     }
-    if (check) return 'readable';
-    if (result.unbounded !== undefined) return this.guarded(result.app, result.unbounded);
-    // A file of tables: opened here, if it is still the file judged, with its schema.
-    if (identityOf(file) !== result.identity) return this.changing();
-    return this.openHere(result.app, result.schemaVersion, result.identity, access.kind === 'owner');
+    return { ready: result, identity, owner: access.kind === 'owner' };
   }
 
   /** A file of tables the guard judged, opened in this process and checked to be that file. */
