@@ -6,10 +6,12 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { run, start } from './support/cli-helpers.js';
-import { buildDatabase, get, request } from './support/helpers.js';
+import { AUTH, buildDatabase, get, request, tempDir } from './support/helpers.js';
 
 const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35';
 const ADMIN_LINE = /admin listener on (http:\/\/127\.0\.0\.1:\d+)\//;
@@ -201,5 +203,36 @@ test('a view that stays slow is tried again after a growing wait, sooner once th
   assert.ok(written.held <= 2, JSON.stringify(written));
   assert.ok(ms < 8_000, `served ${ms} ms after the write that makes the view quick`);
   assert.equal((await get(`${server.api}${SEARCH}`)).status, 200);
+  assert.equal((await server.stop()).code, 0);
+});
+
+// A removed book's search in flight was cut after a fixed 10 s (500 database_unavailable),
+// while SIGTERM waits 5 s beyond --search-timeout: one grace now serves both.
+test('SIGHUP removing a book while its search runs lets the search run its --search-timeout, as SIGTERM does, not a grace of its own', async (t) => {
+  const file = bookOverView(t, false);
+  const dir = tempDir(t);
+  const config = join(dir, 'books.conf');
+  const section = (name: string, db: string, extra = ''): string =>
+    `[book ${name}]\ndb = ${db}\nbase-path = /${name}\n${extra}`;
+  const write = (books: string[]): void =>
+    writeFileSync(config, ['search-timeout = 11', ...books].join('\n'), { mode: 0o600 });
+  const kept = section('k', buildDatabase(t));
+  write([kept, section('v', file, 'table-names = entries=kasse\n')]);
+  const server = await start(t, ['--config', config]);
+  // Endless from now: the search runs until --search-timeout ends it.
+  setSlow(file, true);
+  const began = Date.now();
+  const searched = fetch(`${server.origin}/v/api/v1/${SEARCH}`, { headers: { authorization: AUTH } });
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  write([kept]);
+  server.child.kill('SIGHUP');
+  const reply = await searched;
+  const ms = Date.now() - began;
+  const body = (await reply.json()) as { code: string };
+  t.diagnostic(`${reply.status} ${JSON.stringify(body)} after ${ms} ms`);
+  // Ended by --search-timeout (search_failed), not by the book's close (database_unavailable).
+  assert.equal(body.code, 'search_failed', `${reply.status} ${JSON.stringify(body)} after ${ms} ms`);
+  assert.ok(ms >= 10_500, `answered ${reply.status} ${JSON.stringify(body)} after ${ms} ms`);
+  assert.match(server.output().stderr, /SIGHUP: configuration re-read from .*: 1 book: removed v/);
   assert.equal((await server.stop()).code, 0);
 });

@@ -9,13 +9,13 @@ import type Database from 'better-sqlite3';
 import { type Credentials, mountHandlers } from '../../lib/internal.js';
 import { CliError, type LogLevel } from '../base/index.js';
 import { type BookConfig, diffBooks, inTermsOfBook } from '../config/index.js';
+import { inFlightGraceMs } from '../listen/index.js';
 import type { BookStatus, BookView } from './books.js';
 import { watchDatabase } from './database.js';
 import { inMemoryDatabase } from './in-memory.js';
+import { GUARD_LIMIT_MS } from './opening-guard.js';
 import type { BuildHandler, ErrorHook, ServedDatabase } from './status.js';
 
-// A book that leaves lets its requests in flight finish for this long, as SIGTERM does.
-const RETIRE_GRACE_MS = 10_000;
 // SQLite's page cache of each book's connection, in KiB: an eighth of SQLite's default, so 100
 // books hold 25 MB of cached pages, not 200 MB; the rest comes from the kernel's page cache, shared
 // with the application (docs/design/README.md, "Many books", measures what it costs a search).
@@ -71,7 +71,7 @@ interface WatchedBook {
   app: string | undefined;
   inFlight: number;
   retired: boolean;
-  /** A retired book's last moment for its requests in flight (RETIRE_GRACE_MS). */
+  /** A retired book's last moment for its requests in flight: SIGTERM's grace (inFlightGraceMs). */
   grace: NodeJS.Timeout | undefined;
   handler: RequestListener;
   view: BookView;
@@ -133,6 +133,7 @@ export function serveBooks(
 
 /** `config`'s file, watched and served for `users` (bin/books/database.ts), its requests counted. */
 function watchBook(parts: BookServiceParts, config: BookConfig, users: readonly Credentials[]): WatchedBook {
+  const { cacheKiB, limitMs } = parts;
   const book: Partial<WatchedBook> & Pick<WatchedBook, 'inFlight'> = { inFlight: 0, retired: false, grace: undefined };
   // The caller says it when a replaced file is recognised as another application's.
   const build = parts.build(
@@ -145,10 +146,7 @@ function watchBook(parts: BookServiceParts, config: BookConfig, users: readonly 
   const database =
     config.db === undefined && parts.memory !== undefined
       ? inMemoryDatabase(parts.memory, build, parts.logError)
-      : watchDatabase(config.db ?? '', config, build, parts.log, parts.logError, {
-          cacheKiB: parts.cacheKiB,
-          limitMs: parts.limitMs,
-        });
+      : watchDatabase(config.db ?? '', config, build, parts.log, parts.logError, { cacheKiB, limitMs });
   const whole = book as WatchedBook;
   Object.assign(whole, {
     config,
@@ -185,11 +183,11 @@ function closed(res: ServerResponse): void {
   if (book.retired && book.inFlight === 0) closeBook(book);
 }
 
-/** Out of the table already: closed now, or when its last request has ended (at most the grace). */
-function retire(book: WatchedBook): void {
+/** Out of the table already: closed now, or when its last request has ended (at most SIGTERM's grace, `limitMs`'s). */
+function retire(book: WatchedBook, limitMs = GUARD_LIMIT_MS): void {
   book.retired = true;
   if (book.inFlight === 0) return closeBook(book);
-  book.grace = setTimeout(() => closeBook(book), RETIRE_GRACE_MS).unref();
+  book.grace = setTimeout(() => closeBook(book), inFlightGraceMs(limitMs)).unref();
 }
 
 /** Closes what a retired book holds: its database (connection, watch, guard) and its grace timer. */
@@ -258,7 +256,7 @@ async function apply(
   shelf.everyone = usersOfAny(configs, credentials);
   mount(shelf);
   for (const { name } of [...change.removed, ...change.replaced.map(({ before }) => before)]) {
-    retire(byName.get(name) as WatchedBook);
+    retire(byName.get(name) as WatchedBook, shelf.parts.limitMs);
   }
   return describeChange(change, renewed, configs.length);
 }

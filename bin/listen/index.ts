@@ -10,8 +10,8 @@ export { isLoopback, listenOn } from './listen.js';
 export {
   type ConnectionLimits,
   createListener,
+  inFlightGraceMs,
   type PrimaryOfListener,
-  STOP_GRACE_MS,
   stopBoundMs,
   stopListening,
 } from './server.js';

@@ -132,7 +132,15 @@ const connectionStops = new WeakMap<
 >();
 
 /** What requests in flight get beyond the longest a search may take (--search-timeout). */
-export const STOP_GRACE_MS = 5_000;
+const STOP_GRACE_MS = 5_000;
+
+/**
+ * How long requests in flight are waited for when what serves them goes: the stop's (SIGTERM)
+ * and a book's that a reload removes or serves anew (bin/books/serve-books.ts).
+ */
+export function inFlightGraceMs(searchMs: number): number {
+  return STOP_GRACE_MS + searchMs;
+}
 
 /**
  * How long after SIGTERM the process has ended at the latest (docs/operations.md): the grace
@@ -140,7 +148,7 @@ export const STOP_GRACE_MS = 5_000;
  * running on the thread pool, the books' files). The unit's TimeoutStopSec covers it.
  */
 export function stopBoundMs(searchMs: number): number {
-  return STOP_GRACE_MS + searchMs + 1_000;
+  return inFlightGraceMs(searchMs) + 1_000;
 }
 
 /**

@@ -25,8 +25,8 @@ import { ensureOnlyOwnerCanChange, readRegularFile } from '../files/index.js';
 import { endAllGuards } from '../guard/index.js';
 import {
   createListener,
+  inFlightGraceMs,
   listenOn,
-  STOP_GRACE_MS,
   stopBoundMs,
   stopListening,
   tlsPairProblem,
@@ -207,7 +207,7 @@ function stopOnSignals(
       process.exit(0);
     }, bound).unref();
     const primary = role === 'worker' ? askPrimary : undefined;
-    void stopListening(server, STOP_GRACE_MS + command.timeouts.searchMs, { primary, began: started }).then(() => {
+    void stopListening(server, inFlightGraceMs(command.timeouts.searchMs), { primary, began: started }).then(() => {
       closeAll();
       if (role === 'single') logInfo(['stopped']);
       process.exitCode = 0;
