@@ -3,9 +3,11 @@
 // says what was applied, and nothing a removed or replaced book held still open.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import {
+  chmodSync,
+  chownSync,
   copyFileSync,
   readdirSync,
   readFileSync,
@@ -461,3 +463,29 @@ for (const [what, other, line, y] of [
     assert.ok(told.includes(`SIGHUP: keeping the running configuration: ${fill(GONE[how])}`), told);
   });
 }
+
+// A book added by SIGHUP was served without the warning the start says of the same file.
+test("a book added by SIGHUP gets the warning about its file that the start says: root serving another user's book", async (t) => {
+  assert.equal(process.getuid?.(), 0, 'needs root to give files to another user (CI runs as root)');
+  const nobody = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
+  const o = office(t);
+  const dir = tempDir(t);
+  chmodSync(dir, 0o755);
+  const theirs = join(dir, 'o.sqlite');
+  copyFileSync(o.x, theirs);
+  chownSync(dir, nobody, nobody);
+  chownSync(theirs, nobody, nobody);
+  const warning = `warning: database ${theirs} belongs to user nobody (${nobody}), but this service runs as root`;
+  const books: Book[] = [['x', o.x, 'alice']];
+  o.write(books);
+  const cli = await start(t, ['--config', o.config], cleanEnv());
+  o.write([...books, ['o', theirs, 'alice']]);
+  cli.child.kill('SIGHUP');
+  await waitFor(() => cli.output().stderr, /SIGHUP: configuration re-read from .*: 2 books: added o/);
+  assertReply(await request(`${cli.origin}/o/api/v1/status`, ALICE), 200, { name: 'o', version: '1.0' });
+  const said = (await cli.stop()).stderr;
+  assert.ok(said.includes(warning), said);
+  // The start says it of the same configuration.
+  const again = await start(t, ['--config', o.config], cleanEnv());
+  assert.ok((await again.stop()).stderr.includes(warning));
+});

@@ -168,10 +168,7 @@ export function warnAboutSetup(command: ServeCommand, rule: FileRule = fileRule)
     command.books.some((book) => book.db !== undefined);
   if (rule.leftToTheSystem !== undefined && files) logLine(rule.leftToTheSystem, 'notice');
   warnAboutSecretFiles(command);
-  for (const { db } of command.books) {
-    const access = db === undefined ? undefined : judgeDatabaseFile(db);
-    if (access?.kind === 'reader' && access.warning !== undefined) logLine(`warning: ${access.warning}`, 'warning');
-  }
+  warnAboutBookFiles(command.books);
   warnAboutLoopbackProxy(command);
   warnAboutOpenAdminListener(command);
   warnAboutPlainHttp(command);
@@ -180,6 +177,21 @@ export function warnAboutSetup(command: ServeCommand, rule: FileRule = fileRule)
       `warning: --socket-mode ${command.socket.mode.toString(8)} lets every user of this machine connect to the socket, and the socket's peer is trusted as the proxy (X-Forwarded-For): any of them can choose the address the throttle counts; use 660 with --socket-group`,
       'warning',
     );
+  }
+}
+
+/**
+ * What the owner rule leaves to a warning about a book's file (root serving another user's
+ * book, restored as root…): for the books at the start, and for each a reload adds or serves
+ * anew (bin/serve/reload.ts). A file replaced later is warned of by its open (bin/books/open-book.ts).
+ */
+export function warnAboutBookFiles(
+  books: readonly BookConfig[],
+  say: (text: string, level: SaidLine['level']) => void = logLine,
+): void {
+  for (const { db } of books) {
+    const access = db === undefined ? undefined : judgeDatabaseFile(db);
+    if (access?.kind === 'reader' && access.warning !== undefined) say(`warning: ${access.warning}`, 'warning');
   }
 }
 

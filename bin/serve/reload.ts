@@ -10,7 +10,7 @@ import type { BookService } from '../books/index.js';
 import type { SaidLine } from '../cluster/index.js';
 import type { BookConfig, ConfigFile, Reread, ServeCommand } from '../config/index.js';
 import { atTheNextStart, BOOK_SETTINGS, CONFIGURABLE, camel, diffBooks, FROM_ENVIRONMENT } from '../config/index.js';
-import { bookLine, listeningAt, warnAboutSecretFiles } from './greeting.js';
+import { bookLine, listeningAt, warnAboutBookFiles, warnAboutSecretFiles } from './greeting.js';
 
 /** Where a reload's lines go: the log, or (in a worker asked by the primary) its answer. */
 export type Say = (text: string, level: SaidLine['level']) => void;
@@ -56,10 +56,12 @@ export async function reload(
     command.credentials = next.credentials;
     command.books = books;
     say(`${by}: ${reloaded(command, summary, before, moved)}`, 'notice');
+    const served = [...added, ...replaced.map(({ after }) => after)];
     if (servesFileBooks(next)) {
       const origin = listeningAt(command, server);
-      for (const book of [...added, ...replaced.map(({ after }) => after)]) say(bookLine(origin, book), 'notice');
+      for (const book of served) say(bookLine(origin, book), 'notice');
     }
+    warnAboutBookFiles(served, say);
     if (changed.length > 0) {
       say(`${by}: ${changed.join(', ')} changed; that takes effect at the next start`, 'warning');
     }
