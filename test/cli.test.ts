@@ -154,6 +154,41 @@ for (const [what, bug, logged] of [
   });
 }
 
+// The primary of --workers: cluster.fork() failing (EAGAIN, no process left to its user) as it
+// replaces a worker that died, in node:cluster's exit event, which nothing around it catches.
+test('--workers 2: an error nothing caught in the primary ends the service with one line: the other worker stopped, exit code 1', async (t) => {
+  const preload = join(tempDir(t), 'fork.mjs');
+  writeFileSync(
+    preload,
+    `import cluster from 'node:cluster';
+const fork = cluster.fork;
+let forks = 0;
+cluster.fork = function (...args) {
+  forks += 1;
+  if (forks > 2) throw Object.assign(new Error('spawn EAGAIN'), { code: 'EAGAIN' });
+  return fork.apply(this, args);
+};
+`,
+  );
+  const server = await start(t, ['--demo', '--workers', '2'], cleanEnv(), (args) => [
+    process.execPath,
+    ['--import', preload, BIN, ...args],
+  ]);
+  const pids = /\(pids (\d+), (\d+)\)/.exec(server.output().stdout)?.slice(1).map(Number) ?? [];
+  assert.equal(pids.length, 2, server.output().stdout);
+  const closed = once(server.child, 'close');
+  process.kill(pids[0] as number, 'SIGKILL');
+  const [code] = (await closed) as [number | null];
+  const { stdout, stderr } = server.output();
+  assert.equal(code, 1, stderr);
+  assert.match(
+    stderr,
+    new RegExp(`^${TIME} unexpected error, stopping: Error: spawn EAGAIN \\(at file://${preload}:\\d+:\\d+\\)\\n$`),
+  );
+  assert.match(stdout, new RegExp(`\\n${TIME} stopped\\n$`), 'the other worker stopped as on a signal');
+  assert.throws(() => process.kill(pids[1] as number, 0), { code: 'ESRCH' });
+});
+
 // The table of command lines is test/unit/args.test.ts; these show what only a process can:
 // the exit code, exactly one line on stderr and no stack trace.
 test('a reader of stdout that goes: a command ends quietly, the service keeps serving and says once that its access log stops', async (t) => {

@@ -29,4 +29,5 @@ export {
   onStopSignals,
   type ReloadTrigger,
   reloadAsSignalled,
+  stopOnBugs,
 } from './signals.js';

@@ -1,7 +1,11 @@
 // The signals the service answers, heard here and nowhere else, in every kind of process
 // (the only one, the primary of --workers, each worker): SIGINT and SIGTERM stop it (and
 // Ctrl+Break in a Windows console; Ctrl+C there is SIGINT, and a service wrapper such as
-// WinSW or NSSM stops a console program with Ctrl+C too); SIGHUP reloads it.
+// WinSW or NSSM stops a console program with Ctrl+C too); SIGHUP reloads it. And an error
+// nothing caught, which ends it in one line.
+
+import { describeError } from './errors.js';
+import { logLine } from './log.js';
 
 /** Runs `stop` on SIGINT, SIGTERM and SIGBREAK, with the signal; `again` is true from the second signal on. */
 export function onStopSignals(stop: (again: boolean, signal: NodeJS.Signals) => void): void {
@@ -93,4 +97,34 @@ export function inTurn<A extends unknown[], R>(run: (...args: A) => Promise<R>):
     next.args = args;
     return next.promise;
   };
+}
+
+/**
+ * The handler catches every error of a request. Anything that escapes it (a bug in a
+ * callback, a rejected promise nobody awaits) leaves the process in a state nobody knows,
+ * which Node's documentation calls unsafe to resume: it is logged in one line, with where
+ * it was thrown, and `end` ends the process with exit code 1 (by default at once; the
+ * primary of --workers stops its workers first). A worker is then replaced within the
+ * restart budget (bin/cluster/workers.ts); a single process or a primary is restarted by
+ * systemd (`Restart=on-failure` in deploy/). A second error, or one in `end`, ends it at once.
+ */
+export function stopOnBugs(end: () => void = () => process.exit(1)): void {
+  let ending = false;
+  process.on('uncaughtException', (error) => {
+    logLine(`unexpected error, stopping: ${describeError(error)}${thrownAt(error)}`);
+    if (ending) process.exit(1);
+    ending = true;
+    try {
+      end();
+    } catch {
+      process.exit(1);
+    }
+  });
+}
+
+/** ` (at FILE:LINE:COLUMN)`: the innermost stack frame in a file, not in Node itself. */
+function thrownAt(error: unknown): string {
+  const stack = error instanceof Error ? (error.stack ?? '') : '';
+  const frame = /^\s+at (?:.*\()?((?:file:\/\/|\/)[^()\s]+:\d+:\d+)\)?$/m.exec(stack);
+  return frame === null ? '' : ` (at ${frame[1]})`;
 }

@@ -23,6 +23,7 @@ import {
   onReloadSignal,
   onStopSignals,
   type ReloadTrigger,
+  stopOnBugs,
 } from '../base/index.js';
 import { handlerOptions, type ServeCommand } from '../config/index.js';
 import { stopBoundMs, stopListening } from '../listen/index.js';
@@ -54,9 +55,13 @@ export async function superviseWorkers(
       '--workers is not supported on Windows, where the primary could not stop or reload its workers without ending them; serve from one process (leave --workers out)',
     );
   }
+  let running: Supervisor | undefined;
+  // An error nothing caught: said in one line; the workers stop as on a signal; exit code 1.
+  stopOnBugs(() => (running === undefined ? process.exit(1) : running.endAll(1)));
   await preflight();
   const supervisor = new Supervisor(command, version);
   await supervisor.listenAdmin();
+  running = supervisor;
   return new Promise((resolve) => supervisor.start(resolve));
 }
 
@@ -130,7 +135,7 @@ class Supervisor {
     this.resolve();
   }
 
-  private endAll(exitCode: number): void {
+  endAll(exitCode: number): void {
     if (!this.ending) {
       // Each worker ends within the bound by itself (bin/serve/listener.ts); one that
       // does not is killed a second later.

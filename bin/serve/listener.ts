@@ -1,7 +1,7 @@
 // The listener of the service: node:http, or node:https with the TLS policy of bin/listen/tls.ts,
 // with the protections every listener has (bin/listen/server.ts), on a port or a Unix
 // socket, behind the access log, with the admin listener beside it; SIGHUP reads the TLS certificate and key again,
-// SIGINT and SIGTERM stop it, and an error nothing caught ends the process in one line.
+// SIGINT and SIGTERM stop it.
 
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
@@ -10,7 +10,6 @@ import { answersOfProcess, listenAdmin, reportToPrimary, type ServingProcess } f
 import {
   accessLog,
   CliError,
-  describeError,
   logInfo,
   logLine,
   onStopSignals,
@@ -223,26 +222,4 @@ function stopOnSignals(
   };
   onStopSignals((again, signal) => (again && role === 'single' ? cut() : stop(signal)));
   if (role === 'worker') onCutFromPrimary(cut);
-}
-
-/**
- * The handler catches every error of a request. Anything that escapes it (a bug in a
- * callback, a rejected promise nobody awaits) leaves the process in a state nobody knows,
- * which Node's documentation calls unsafe to resume: it is logged in one line, with where
- * it was thrown, and the process ends with exit code 1. A worker is then replaced within
- * the restart budget (bin/cluster/workers.ts); a single process is restarted by systemd
- * (`Restart=on-failure` in deploy/).
- */
-export function stopOnBugs(): void {
-  process.on('uncaughtException', (error) => {
-    logLine(`unexpected error, stopping: ${describeError(error)}${thrownAt(error)}`);
-    process.exit(1);
-  });
-}
-
-/** ` (at FILE:LINE:COLUMN)`: the innermost stack frame in a file, not in Node itself. */
-function thrownAt(error: unknown): string {
-  const stack = error instanceof Error ? (error.stack ?? '') : '';
-  const frame = /^\s+at (?:.*\()?((?:file:\/\/|\/)[^()\s]+:\d+:\d+)\)?$/m.exec(stack);
-  return frame === null ? '' : ` (at ${frame[1]})`;
 }

@@ -17,6 +17,7 @@ import {
   type ReloadTrigger,
   readVersion,
   setLogFormat,
+  stopOnBugs,
 } from '../base/index.js';
 import {
   BOOK_CACHE_KIB,
@@ -48,7 +49,7 @@ import {
 import { prepareSocketPath, useSocketMode } from '../listen/index.js';
 import { greeting, recognition, warnAboutSetup } from './greeting.js';
 import { fallbackHandler, handlerFor, sharedParts } from './handlers.js';
-import { listenFor, rereadTls, stopOnBugs } from './listener.js';
+import { listenFor, rereadTls } from './listener.js';
 import { reload, type Say, servesFileBooks } from './reload.js';
 import { startWatchdog } from './watchdog.js';
 
