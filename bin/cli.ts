@@ -5,7 +5,7 @@
 
 import cluster from 'node:cluster';
 import { CliError, holdReloads, logLine, logText, NAME, readPackageFile, readVersion } from './base/index.js';
-import { reportFailure } from './cluster/index.js';
+import { commandOfPrimary, reportFailure } from './cluster/index.js';
 import { checkInGuard, reportOnBooks, runHashPassword } from './commands/index.js';
 import {
   asksForTheService,
@@ -41,9 +41,13 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   holdReloads(!runsTheService);
   process.stdout.on('error', stdoutFailed);
   try {
+    const reread: Reread = (credentials) => readServeCommand(argv, env, credentials);
+    // A worker started in place of another serves its primary's command, not argv's now.
+    const running = await commandOfPrimary();
+    if (running !== undefined) return await runServe(running, reread, true);
     const command = readCommand(argv, env);
     const run = COMMANDS[command.command] as Run<Command>;
-    const exitCode = await run(command, (credentials) => readServeCommand(argv, env, credentials));
+    const exitCode = await run(command, reread);
     if (typeof exitCode === 'number') process.exitCode = exitCode;
   } catch (error: unknown) {
     const message = error instanceof CliError ? error.message : `unexpected error: ${String(error)}`;

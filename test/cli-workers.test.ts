@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readlinkSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { BIN, cleanEnv, EVENT_WAIT_MS, type Running, start, TIME, waitFor } from './support/cli-helpers.js';
@@ -152,6 +153,53 @@ test('--workers 2: a book removed without a reload and a worker killed: both wor
   assert.equal((await request(`${cli.origin}/a/${MARCH}`, AS_BUERO)).status, 200);
 });
 
+/** A port nobody listens on right now. */
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+test('--workers 2: a replacement serves the settings the service started with, and the books and credentials as a reload reads them', async (t) => {
+  const dir = tempDir(t);
+  const db = buildDatabase(t);
+  writeFileSync(join(dir, 'old'), 'alice:alt\n', { mode: 0o600 });
+  writeFileSync(join(dir, 'new'), 'alice:neu\n', { mode: 0o600 });
+  const config = join(dir, 'books.conf');
+  const [port, moved] = [await freePort(), await freePort()];
+  const write = (service: string): void =>
+    writeFileSync(config, `host = 127.0.0.1\n${service}\n[book k]\ndb = ${db}\n`, { mode: 0o600 });
+  write(`port = ${port}\nadmin-port = 0\ncredentials-file = ${join(dir, 'old')}`);
+  // The port is the file's: no --port 0 beside it.
+  const cli = await start(t, ['--config', config, '--workers', '2'], cleanEnv(), (args) => [
+    process.execPath,
+    [BIN, ...args.slice(2)],
+  ]);
+  const pid = Number(/\(pids (\d+), \d+\)/.exec(cli.output().stdout)?.[1]);
+  const admin = /admin listener on (http:\/\/127\.0\.0\.1:\d+)\//.exec(cli.output().stdout)?.[1] as string;
+  // Edited without a reload: every setting but the books and the credentials waits for the next start.
+  write(`port = ${moved}\nlog-format = json\ncredentials-file = ${join(dir, 'new')}`);
+  process.kill(pid, 'SIGKILL');
+  await waitFor(() => cli.output().stderr, new RegExp(`^${TIME} worker \\d+ serves; the other workers read`, 'm'));
+  // Both workers answer the admin listener, which the file no longer names, on the port and with the users of the start.
+  assert.equal((await readyWith(admin, 2)).status, 200);
+  await assert.rejects(request(`http://127.0.0.1:${moved}/api/v1/status`), /ECONNREFUSED/);
+  const as = (password: string) => ({ headers: { authorization: basicAuth('alice', password) } });
+  for (let i = 0; i < 4; i += 1) assert.equal((await request(`${cli.origin}/api/v1/status`, as('alt'))).status, 200);
+  for (let i = 0; i < 4; i += 1) assert.equal((await request(`${cli.origin}/api/v1/status`, as('neu'))).status, 401);
+  assert.doesNotMatch(cli.output().stdout, /^\{/m, 'every line in the format of the start');
+  cli.child.kill('SIGHUP');
+  await waitFor(() => cli.output().stderr, /SIGHUP: /);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  assert.match(
+    cli.output().stderr,
+    /SIGHUP: configuration re-read from .*credentials re-read from .*old: 1 user\(s\)\n/,
+  );
+  assert.doesNotMatch(cli.output().stderr, /did not all do the same/);
+});
+
 test('--workers 2: the service ends (exit 1) when no worker is left that serves', async (t) => {
   const { cli, pids, write } = await startTwoWorkers(t);
   write(['a', 'b'], 'prot = 8080\n');
@@ -196,8 +244,11 @@ function holdsOpen(pid: number, file: string): boolean {
 }
 
 // A worker's listen is answered by the primary (node:cluster): a primary stopped (SIGSTOP)
-// holds a replacement before it serves, once it has read the credentials file (it reads
-// it before it opens the database), for as long as the test wants, not as long as luck gives.
+// once the replacement holds the database open (it has asked the primary for its command
+// and read the credentials file by then) holds it before it serves, as long as the test
+// wants. A machine that stalls the test longer than the replacement takes from that open to
+// its listen has it serve first: the SIGHUP then reaches it as any worker, and no worker
+// takes the old password either way.
 test('--workers 2: a reload asked while a replacement starts reaches it once it serves: no worker takes the old password', async (t) => {
   const dir = tempDir(t);
   const db = realpathSync(buildDatabase(t));
@@ -218,19 +269,21 @@ test('--workers 2: a reload asked while a replacement starts reaches it once it 
     const mark = cli.output().stderr.length;
     process.kill(pid, 'SIGKILL');
     await waitFor(() => cli.output().stderr.slice(mark), /started worker \d+/);
-    process.kill(primary, 'SIGSTOP');
     const replacement = Number(/started worker (\d+)/.exec(cli.output().stderr.slice(mark))?.[1]);
-    assert.ok(!holdsOpen(replacement, db), `round ${round}: the replacement has not opened the database yet`);
     const deadline = Date.now() + EVENT_WAIT_MS;
     while (!holdsOpen(replacement, db)) {
       assert.ok(Date.now() < deadline, `round ${round}: the replacement opened no database`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await new Promise((resolve) => setTimeout(resolve, 2));
     }
+    process.kill(primary, 'SIGSTOP');
     replace(`alice:alt-${round + 1}\n`);
     process.kill(primary, 'SIGHUP');
     process.kill(primary, 'SIGCONT');
     await waitFor(() => cli.output().stderr.slice(mark), new RegExp(`after worker ${replacement} started: `));
-    assert.match(cli.output().stderr.slice(mark), /SIGHUP: credentials re-read from .*, secrets changed for alice\n/);
+    await waitFor(
+      () => cli.output().stderr.slice(mark),
+      /SIGHUP: .*credentials re-read from .*, secrets changed for alice/,
+    );
     // A new connection each: the primary deals them to the two workers in turn.
     for (let i = 0; i < 4; i += 1) assertReply(await request(status, as(`alt-${round}`)), 401, UNAUTHORIZED);
     for (let i = 0; i < 4; i += 1) assert.equal((await request(status, as(`alt-${round + 1}`))).status, 200);

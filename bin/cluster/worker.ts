@@ -1,10 +1,36 @@
 // A worker of --workers: its side of the messages to and from the primary
-// (bin/cluster/workers.ts) — that it serves, or why it could not start, and its channel.
+// (bin/cluster/workers.ts) — what it serves, that it serves, or why it could not start, and its channel.
 
+import cluster from 'node:cluster';
 import { type Channel, createChannel, logLine, type Port } from '../base/index.js';
+import type { ServeCommand } from '../config/index.js';
 
 /** What a worker tells the primary about its start. */
 export type WorkerMessage = { type: 'listening'; greeting: string[] } | { type: 'failed'; message: string };
+
+const COMMAND = 'command';
+
+/**
+ * How long a worker waits for its primary's command after it last heard from it: a primary
+ * stopped that long ends the start (the primary answers a worker's listen too, unbounded).
+ */
+const COMMAND_TIMEOUT_MS = 300_000;
+
+/**
+ * In a worker: the command its primary runs, when the primary started it in place of
+ * another, else `undefined` (a worker of the first start reads argv, as its primary did).
+ * The service's settings stay as it started with them; the answer holds no credentials
+ * and no books, which the worker reads as a reload does (bin/serve/reload.ts).
+ */
+export async function commandOfPrimary(): Promise<ServeCommand | undefined> {
+  if (!cluster.isWorker) return undefined;
+  return (await primaryChannel().request<ServeCommand | null>(COMMAND, null, COMMAND_TIMEOUT_MS)) ?? undefined;
+}
+
+/** In the primary: answers `channel`'s worker with `command` (its secrets and books left out), or with null: argv tells. */
+export function answerCommand(channel: Channel, command: ServeCommand | undefined): void {
+  channel.handle(COMMAND, () => (command === undefined ? null : { ...command, credentials: [], books: [] }));
+}
 
 /** In a worker: tells the primary that it serves, and what to print. */
 export function reportListening(greeting: string[]): void {

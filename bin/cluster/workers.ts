@@ -1,12 +1,12 @@
 // --workers N: the primary process forks N workers (node:cluster), each of which opens its
 // own read-only connection and serves the one shared port or socket. The primary serves no
 // request: it says once that the service is up, or once why it is not, replaces a worker
-// that dies (within a budget; the others then read the files again, as the replacement
-// does, so that one configuration is served), passes SIGINT/SIGTERM on, has the workers
-// reload on SIGHUP and says the outcome once (bin/cluster/reload-workers.ts),
-// answers the admin listener for all workers together (bin/admin/monitoring.ts), and
-// holds the login throttle's counts for all of them (lib/throttle-authority.ts), so
-// that a worker that ends takes none with it. A worker's side of it: bin/cluster/worker.ts.
+// that dies (within a budget) by one that keeps the start's settings and reads books and
+// credentials as a reload does (the others reload too), passes SIGINT/SIGTERM on, has the
+// workers reload on SIGHUP and says the outcome once (bin/cluster/reload-workers.ts),
+// answers the admin listener for all workers together (bin/admin/monitoring.ts), and holds
+// the login throttle's counts for all of them (lib/throttle-authority.ts), so that a worker
+// that ends takes none with it. A worker's side: bin/cluster/worker.ts.
 
 import cluster, { type Worker } from 'node:cluster';
 import type { Server } from 'node:http';
@@ -30,7 +30,7 @@ import { stopBoundMs, stopListening } from '../listen/index.js';
 import { ended, reloadWorkers } from './reload-workers.js';
 import { RESTART_BUDGET, RESTART_WINDOW_MS, StartBudget } from './start-budget.js';
 import { StopAnswers } from './stopping.js';
-import type { WorkerMessage } from './worker.js';
+import { answerCommand, type WorkerMessage } from './worker.js';
 
 /**
  * This process's part, decided once from node:cluster and --workers: the only process, the
@@ -125,7 +125,7 @@ class Supervisor {
       if (this.started) void this.reloadAll(by);
       this.refill();
     });
-    for (let i = 0; i < this.command.settings.workers; i += 1) this.fork();
+    for (let i = 0; i < this.command.settings.workers; i += 1) this.fork(false);
   }
 
   private done(): void {
@@ -150,7 +150,7 @@ class Supervisor {
     if (this.alive.size === 0) this.done();
   }
 
-  private fork(): Worker {
+  private fork(replacement: boolean): Worker {
     const { throttle } = this;
     const worker = cluster.fork();
     this.alive.add(worker);
@@ -163,6 +163,7 @@ class Supervisor {
       },
     });
     this.channels.set(worker, channel);
+    answerCommand(channel, replacement ? this.command : undefined);
     // The throttle's state goes first, before the worker's first request (lib/throttle-authority.ts).
     throttle.attach(channel);
     this.stopAnswers.attach(channel);
@@ -289,7 +290,7 @@ class Supervisor {
   private forkReplacement(kind: keyof Supervisor['budgets']): Worker | undefined {
     if (!this.budgets[kind].spend()) return undefined;
     this.replaced += 1;
-    return this.fork();
+    return this.fork(true);
   }
 }
 

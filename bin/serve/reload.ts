@@ -37,19 +37,12 @@ export async function reload(
   say: Say,
 ): Promise<void> {
   try {
-    // The running credentials file, whatever the file names now (a new path waits for the
-    // next start, as a line says below): a new one is never read, so it blocks nothing.
-    const fromEnvironment = command.credentialsFrom === 'environment';
-    const next = reread(fromEnvironment ? FROM_ENVIRONMENT : command.credentialsFile);
+    const { next, books } = readAsReload(command, reread);
     // The file the configuration names now, when it is not the running one: one line says so.
     const running = command.credentialsFile;
     const named = next.settings.credentialsFile;
-    const moved = (running !== undefined || fromEnvironment) && named !== running;
+    const moved = (running !== undefined || command.credentialsFrom === 'environment') && named !== running;
     const changed = settingsChanged(command, next).filter((key) => !moved || key !== 'credentials-file');
-    // The book of --db (or of a file without sections) is named by --name, which takes
-    // effect at the next start, as every setting of the service does.
-    const keep = (book: BookConfig): BookConfig => ({ ...book, name: command.settings.name });
-    const books = servesFileBooks(next) ? next.books : next.books.map(keep);
     const summary = await service.reload(books, next.credentials);
     const { added, replaced } = diffBooks(command.books, books);
     const before = command.credentials;
@@ -74,6 +67,21 @@ export async function reload(
     say(`${by}: keeping ${kept}: ${why}`, 'warning');
     recordReload(false);
   }
+}
+
+/**
+ * The command as a reload reads it, and a worker started after the first start
+ * (bin/cluster/worker.ts): `next` and the books to serve. The running credentials file (or
+ * the environment's variables), whatever the configuration names now: a new path waits for
+ * the next start, as a reload's line says, so a new file is never read and blocks nothing.
+ * The book of --db (or of a file without sections) keeps the running --name, which takes
+ * effect at the next start, as every setting of the service does.
+ */
+export function readAsReload(command: ServeCommand, reread: Reread): { next: ServeCommand; books: BookConfig[] } {
+  const fromEnvironment = command.credentialsFrom === 'environment';
+  const next = reread(fromEnvironment ? FROM_ENVIRONMENT : command.credentialsFile);
+  const keep = (book: BookConfig): BookConfig => ({ ...book, name: command.settings.name });
+  return { next, books: servesFileBooks(next) ? next.books : next.books.map(keep) };
 }
 
 /** What a reload says of a credentials file the configuration names now instead of the `running` one (or variables). */

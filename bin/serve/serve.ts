@@ -50,15 +50,22 @@ import { prepareSocketPath, useSocketMode } from '../listen/index.js';
 import { greeting, recognition, warnAboutSetup } from './greeting.js';
 import { fallbackHandler, handlerFor, sharedParts } from './handlers.js';
 import { listenFor, rereadTls } from './listener.js';
-import { reload, type Say, servesFileBooks } from './reload.js';
+import { readAsReload, reload, type Say, servesFileBooks } from './reload.js';
 import { startWatchdog } from './watchdog.js';
 
 /**
  * `--db FILE`, `--demo` or `--config FILE`: served by this process, or with --workers by
  * the workers that this process, their primary, supervises (bin/cluster/workers.ts).
+ * `replacement`: a worker started in place of another, `command` its primary's, whose
+ * books and credentials it reads as a reload does.
  */
-export async function runServe(command: ServeCommand, reread: Reread): Promise<void> {
-  completeCommand(command);
+export async function runServe(command: ServeCommand, reread: Reread, replacement = false): Promise<void> {
+  const rereadWhole: Reread = (file) => completeCommand(reread(file));
+  if (replacement) {
+    const { next, books } = readAsReload(command, rereadWhole);
+    command.credentials = next.credentials;
+    command.books = books;
+  } else completeCommand(command);
   setLogFormat(command.settings.logFormat);
   const role: Role = cluster.isWorker ? 'worker' : command.settings.workers > 1 ? 'primary' : 'single';
   if (command.socket !== undefined) useSocketMode(command.socket.mode);
@@ -70,7 +77,7 @@ export async function runServe(command: ServeCommand, reread: Reread): Promise<v
   if (role === 'primary') {
     return superviseWorkers(command, () => judgeOnce(command), readVersion());
   }
-  const lines = await serve(command, role, (file) => completeCommand(reread(file)));
+  const lines = await serve(command, role, rereadWhole);
   if (role === 'worker') reportListening(lines);
   else logInfo(lines);
 }
