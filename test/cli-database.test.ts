@@ -27,7 +27,7 @@ import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { cashBook } from './support/cash-book.js';
-import { assertFails, cleanEnv, directoryRefusal, run, sha256, start, waitFor } from './support/cli-helpers.js';
+import { assertFails, cleanEnv, directoryRefusal, run, sha256, start, until, waitFor } from './support/cli-helpers.js';
 import {
   assertReply,
   basicAuth,
@@ -45,15 +45,6 @@ const STATUS = { name: 'booking-search-server', version: '1.0' };
 const SEARCH_FAILED = { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'search_failed' };
 // The same text, with Retry-After: the file cannot be read now.
 const DATABASE_UNAVAILABLE = { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'database_unavailable' };
-
-async function until(condition: () => Promise<boolean>, ms: number, what: string): Promise<number> {
-  const started = Date.now();
-  while (!(await condition())) {
-    if (Date.now() - started > ms) assert.fail(`not within ${ms} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return Date.now() - started;
-}
 
 test('serving leaves the file byte for byte and its mtime unchanged, and serves a file of mode 0444', async (t) => {
   const file = buildDatabase(t);
@@ -108,7 +99,7 @@ for (const mode of ['DELETE', 'WAL'] as const) {
     }
     assert.equal(await done, 0);
     // A lock that outlasted a search's wait has the book wait for it: served again within a look.
-    await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 3_000, 'served after the writer');
+    await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 'served after the writer', 3_000);
     for (let i = 0; i < seen.length; i += 1) {
       assert.equal(((seen[i] as number) - 6) % 5, 0, `a whole number of transactions: ${seen[i]}`);
       if (i > 0) assert.ok((seen[i] as number) >= (seen[i - 1] as number), 'never goes back');
@@ -218,7 +209,7 @@ for (const mode of ['DELETE', 'WAL'] as const) {
         `/status after ${status.ms} ms, the challenge after ${challenge.ms} ms, the slowest search after ${slowest} ms`,
       );
       writer.exec('COMMIT');
-      await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 3_000, 'served after the lock');
+      await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 'served after the lock', 3_000);
     }
     assert.ok(quick, `/status and the challenge within 50 ms, each search within 300 ms: ${rounds.join('; ')}`);
     assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6 + rounds.length, buchungen: [] });
@@ -240,13 +231,13 @@ test('a restore by rename is served within 2 s; a deletion gives the 500 until a
   renameSync(backup, file);
   const noticed = await until(
     async () => (await get(`${server.api}${SEARCH}`)).body === '{"anzahl":8,"buchungen":[]}',
-    2_000,
     'the restored file is served',
+    2_000,
   );
   assert.ok(noticed <= 2_000);
 
   rmSync(file);
-  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 500, 2_000, 'a deleted file gives the 500');
+  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 500, 'a deleted file gives the 500', 2_000);
   assertReply(await get(`${server.api}${SEARCH}`), 500, SEARCH_FAILED);
   assertReply(await get(`${server.api}status`), 200, STATUS);
 
@@ -258,7 +249,7 @@ test('a restore by rename is served within 2 s; a deletion gives the 500 until a
   // A valid file again: served again.
   rmSync(file);
   copyFileSync(buildDatabase(t), file);
-  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 2_000, 'a valid file is served again');
+  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 'a valid file is served again', 2_000);
   const stopped = await server.stop();
   assert.equal(stopped.code, 0);
   assert.match(stopped.stderr, /database .* is gone; searches answer 500 until it is back/);
@@ -335,7 +326,7 @@ test('a restore with cp over the served file while searches run: every search is
     kinds.every((kind) => kind === '200' || kind === '500 database_unavailable 1'),
     `${JSON.stringify([...answers])} ${server.output().stderr.replace(/^.* was opened and checked again; serving it\n/gm, '')}`,
   );
-  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 5_000, 'the last file is served');
+  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 'the last file is served', 5_000);
   assert.equal((await server.stop()).code, 0);
 });
 
@@ -375,7 +366,7 @@ test('a file corrupted in place gives the fixed 500 once judged again (the 500 w
   // be a copy still under way: answered with Retry-After until the file is judged again.
   const first = await get(`${server.api}${SEARCH}`);
   assert.ok(first.status === 500 && first.headers['retry-after'] === '1', `${first.status} ${first.body}`);
-  await until(async () => (await get(`${server.api}${SEARCH}`)).body.includes('search_failed'), 2_000, 'judged broken');
+  await until(async () => (await get(`${server.api}${SEARCH}`)).body.includes('search_failed'), 'judged broken', 2_000);
   assertReply(await get(`${server.api}${SEARCH}`), 500, SEARCH_FAILED);
   assertReply(await get(`${server.api}status`), 200, STATUS);
   assert.equal((await server.stop()).code, 0);
@@ -475,7 +466,7 @@ test("WAL without -wal/-shm, served by root on another user's file, in that user
   const application = new Database(file);
   t.after(() => application.close());
   application.prepare('SELECT count(*) FROM entries').get();
-  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 2_000, 'served');
+  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 'served', 2_000);
   application.exec("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-02', 1250)");
   assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 7, buchungen: [] });
   const stopped = await server.stop();
@@ -511,7 +502,7 @@ test('a lock held when the service starts: it starts and waits; check names the 
   assert.equal(checked.code, 1);
   assert.match(checked.stdout, /^Cannot be read now: another program holds a lock on the file \(SQLITE_BUSY\)/m);
   writer.exec('COMMIT');
-  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 2_000, 'served after the lock');
+  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 'served after the lock', 2_000);
   assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 7, buchungen: [] });
 });
 
@@ -599,8 +590,8 @@ test("the directories above the database get the ownership rule, at the start an
   renameSync(forged, file);
   await until(
     async () => /refusing database .*: directory .* is owned by another user/.test(server.output().stderr),
-    5_000,
     'the refusal of the replaced file',
+    5_000,
   );
   const search = await get(`${server.api}buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`);
   assert.equal(search.status, 500, search.body);
@@ -664,7 +655,7 @@ test('a served file truncated to 0 bytes is said to be empty, not a schema witho
   assert.equal(checked.code, 1);
   assert.match(checked.stdout, new RegExp(`^Cannot check: ${empty.replace(/[.()/]/g, '\\$&')}$`, 'm'));
   writeFileSync(file, whole);
-  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 5_000, 'served again');
+  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 'served again', 5_000);
   const lines = (await server.stop()).stderr
     .split('\n')
     .filter((line) => line !== '')
@@ -686,7 +677,7 @@ test("a booking the search cannot answer is named in the log by its id alone, wi
   );
   writer.close();
   const window = 'buchungen?von=2026-02-01&bis=2026-03-31&betrag=-12.5&limit=5';
-  await until(async () => (await get(`${server.api}${window}`)).status === 500, 5_000, 'the search fails');
+  await until(async () => (await get(`${server.api}${window}`)).status === 500, 'the search fails', 5_000);
   const reply = await get(`${server.api}${window}`);
   assertReply(reply, 500, SEARCH_FAILED);
   assert.doesNotMatch(reply.body, /9202|UNGUELTIGER|2026-02-30/);

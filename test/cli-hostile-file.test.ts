@@ -16,7 +16,7 @@ import { addViews } from '../fixtures/many-views.js';
 import { errorCode } from '../lib/errors.js';
 import { parseSearchQuery } from '../lib/query.js';
 import type { Outcome, SearchRows } from '../lib/search/index.js';
-import { assertFails, guardsOf, run, start } from './support/cli-helpers.js';
+import { assertFails, guardsOf, run, start, until } from './support/cli-helpers.js';
 import { AUTH, assertReply, buildDatabase, get, request, tempDir } from './support/helpers.js';
 
 const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35';
@@ -33,14 +33,6 @@ async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
   return [value, Date.now() - started];
 }
 
-async function waitFor(condition: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) assert.fail(`not within ${ms} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 test('a view that never ends: its search answers 500 within --search-timeout and only its own process is ended; /status answers meanwhile; SIGTERM stops the service; check ends within six times the limit', async (t) => {
   const file = buildDatabase(t);
   const db = new Database(file);
@@ -55,7 +47,7 @@ test('a view that never ends: its search answers 500 within --search-timeout and
   // Its new schema seen without a search (the read each second), the file is judged again
   // and served by a new process of its own.
   const served = /'kasse' is a view, so its searches run/g;
-  await waitFor(async () => (server.output().stderr.match(served) ?? []).length === 2, 5_000, 'the file judged again');
+  await until(async () => (server.output().stderr.match(served) ?? []).length === 2, 'the file judged again', 5_000);
   const searching = timed(() => get(`${server.api}${SEARCH}`));
   await new Promise((resolve) => setTimeout(resolve, 200));
   const [status, statusMs] = await timed(() => get(`${server.api}status`));
@@ -95,10 +87,10 @@ test('a table swapped for a view that never ends while the file is served: the s
   assert.equal(changed.status, 500);
   assert.equal(changed.headers['retry-after'], '1');
   assert.ok(changedMs < 1_000, `${changedMs} ms`);
-  await waitFor(
+  await until(
     async () => /'entries' is a view, so its searches run/.test(server.output().stderr),
-    5_000,
     'the file judged again',
+    5_000,
   );
   const [failed, failedMs] = await timed(() => get(`${server.api}${SEARCH}`));
   assertReply(failed, 500, SEARCH_FAILED);
@@ -142,7 +134,7 @@ test('the file swapped for a named pipe and back a thousand times: /status is an
   }
   assert.ok(swaps > 100, `${swaps} swaps`);
   assert.ok(worst < 1_000, `/status took up to ${worst} ms`);
-  await waitFor(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 5_000, 'served again');
+  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 'served again', 5_000);
   assert.equal((await server.stop()).code, 0);
 });
 
@@ -188,7 +180,7 @@ test('a named pipe in place of the journal holds SQLite inside the serving proce
   // to the pipe that never comes, inside the statement, where no signal handler runs.
   void request(`${server.api}${SEARCH}`, { headers: { authorization: AUTH } }).catch(() => undefined);
   const started = Date.now();
-  await waitFor(async () => server.child.exitCode !== null || server.child.signalCode !== null, 12_000, 'the end');
+  await until(async () => server.child.exitCode !== null || server.child.signalCode !== null, 'the end', 12_000);
   const endedMs = Date.now() - started;
   assert.equal(server.child.signalCode, 'SIGKILL');
   assert.ok(endedMs >= 5_000 && endedMs < 10_000, `ended after ${endedMs} ms`);
@@ -229,8 +221,8 @@ test('the file replaced every half second by a virtual table, a view that never 
   }
   // The good file stands still: its searches run in the serving process, and no guard
   // process is left but the one that opens files, which ends when idle for 5 s.
-  await waitFor(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 5_000, 'served again');
-  await waitFor(async () => guardsOf(server.child.pid as number).length === 0, 8_000, 'no guard process left');
+  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 'served again', 5_000);
+  await until(async () => guardsOf(server.child.pid as number).length === 0, 'no guard process left', 8_000);
   assert.doesNotMatch(server.output().stderr, /no file is open in the guard/);
   const [stopped, stopMs] = await timed(() => server.stop());
   assert.equal(stopped.code, 0, stopped.stderr);
@@ -334,7 +326,7 @@ test("a book's guard whose process was ended by its time limit: only the search 
   }
   assert.deepEqual(ended, [], 'a process followed');
   // The killed process waited for, not left as a zombie: one process, the new one.
-  await waitFor(async () => guardsOf(process.pid).length === 1, 2_000, 'the killed guard process gone');
+  await until(async () => guardsOf(process.pid).length === 1, 'the killed guard process gone', 2_000);
   assert.ok((await search(QUICK)).ok);
   // Once ended (its file replaced), it starts none.
   guard.end();
@@ -354,7 +346,7 @@ test("a book's guard whose file was replaced while a search ran past the limit: 
   assert.equal(codeOf(await waiting), 'SQLITE_BUSY');
   assert.deepEqual(ended, ['after a search took longer than 3 s, a new process could not open it']);
   assert.equal(codeOf(await search(QUICK)), 'SQLITE_BUSY');
-  await waitFor(async () => guardsOf(process.pid).length === 0, 2_000, 'no guard process left');
+  await until(async () => guardsOf(process.pid).length === 0, 'no guard process left', 2_000);
 });
 
 test("a book's guard whose process crashed: the searches in it get the 500 with Retry-After of a file opened again, not search_failed, and the book hears it", async (t) => {
@@ -374,7 +366,7 @@ test("a book's guard whose process died while idle: the book hears it at once, a
   assert.ok((await search(QUICK)).ok);
   const [pid] = guardsOf(process.pid);
   process.kill(pid as number, 'SIGKILL');
-  await waitFor(async () => ended.length > 0, 2_000, 'the book told');
+  await until(async () => ended.length > 0, 'the book told', 2_000);
   assert.deepEqual(ended, ["its searches' process ended (SIGKILL)"]);
   assert.equal(codeOf(await search(QUICK)), 'SQLITE_BUSY');
   assert.deepEqual(guardsOf(process.pid), [], 'none started again');
@@ -390,7 +382,7 @@ test('SIGTERM while the file is being opened in the guard (a named pipe in place
   execFileSync('cp', ['-p', file, join(dir, '.restore')]);
   execFileSync('mkfifo', [`${file}-journal`]);
   renameSync(join(dir, '.restore'), file);
-  await waitFor(async () => guardsOf(server.child.pid as number).length > 0, 5_000, 'the guard opening');
+  await until(async () => guardsOf(server.child.pid as number).length > 0, 'the guard opening', 5_000);
   await new Promise((resolve) => setTimeout(resolve, 1_500));
   const guards = guardsOf(server.child.pid as number);
   const [stopped, stopMs] = await timed(() => server.stop());
@@ -420,10 +412,10 @@ test("a restore by rename as root beside the application's own directories is ju
   chmodSync(restore, 0o644);
   renameSync(restore, file);
   const restored = Date.now();
-  await waitFor(
+  await until(
     async () => /was replaced; serving the new file/.test(server.output().stderr),
-    5_000,
     'the restored file served',
+    5_000,
   );
   assert.ok(Date.now() - restored < 3_000, `served ${Date.now() - restored} ms after the rename`);
   assert.equal((await get(`${server.api}${SEARCH}`)).status, 200);
@@ -446,7 +438,7 @@ test('a search waiting in a guard when its file is replaced gets the 500 with Re
   assertReply(reply, 500, { fehler: SEARCH_FAILED.fehler, code: 'database_unavailable' });
   assert.equal(reply.headers['retry-after'], '1');
   assert.ok(ms < 5_000, `answered after ${ms} ms`);
-  await waitFor(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 5_000, 'the new file served');
+  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 'the new file served', 5_000);
   const stopped = await server.stop();
   assert.equal(stopped.code, 0);
   assert.doesNotMatch(stopped.stderr, /error in GET|did not answer/);

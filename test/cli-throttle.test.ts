@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { type TestContext, test } from 'node:test';
-import { cleanEnv, type Running, start, TIME, USER, waitFor } from './support/cli-helpers.js';
+import { cleanEnv, type Running, start, TIME, USER, until, waitFor } from './support/cli-helpers.js';
 import { AUTH, basicAuth, buildDatabase, request } from './support/helpers.js';
 
 /** The statuses of `count` requests, one after the other, each on a new connection. */
@@ -47,11 +47,7 @@ test('--workers 2: guesses from fresh addresses get one username budget for the 
   const pids = /\(pids (\d+), (\d+)\)/.exec(server.output().stdout);
   assert.ok(pids !== null, server.output().stdout);
   process.kill(Number(pids[1]), 'SIGKILL');
-  const deadline = Date.now() + 10_000;
-  while (!/started worker \d+/.test(server.output().stderr)) {
-    assert.ok(Date.now() < deadline, `a replacement: ${server.output().stderr}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await waitFor(() => server.output().stderr, /started worker \d+/);
   // Give the replacement a moment to listen, then ask both workers again.
   await new Promise((resolve) => setTimeout(resolve, 500));
   assert.deepEqual(await statuses(4, status, (i) => guess(100 + i)), [429, 429, 429, 429]);
@@ -94,14 +90,6 @@ async function openConnections(admin: string): Promise<number> {
   return Number(match[1]);
 }
 
-async function until(condition: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await condition())) {
-    assert.ok(Date.now() < deadline, 'in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 test('wrong passwords from a client that resets each connection right after its request are counted and logged under its address, not as "unix"', async (t) => {
   const server = await start(t, ['--db', buildDatabase(t), '--admin-port', '0']);
   const admin = /admin listener on (http:\/\/127\.0\.0\.1:\d+)\//.exec(server.output().stdout)?.[1] as string;
@@ -113,10 +101,10 @@ test('wrong passwords from a client that resets each connection right after its 
     await once(socket, 'connect');
     // Once the service has accepted the connection (the client cannot see it otherwise),
     // the request, and a reset (RST, SO_LINGER 0) the moment it has left.
-    await until(async () => (await openConnections(admin)) === 1);
+    await until(async () => (await openConnections(admin)) === 1, 'one connection open');
     socket.write(head, () => socket.resetAndDestroy());
     await waitFor(() => server.output().stdout, / GET \/api\/v1\/status /, i);
-    await until(async () => (await openConnections(admin)) === 0);
+    await until(async () => (await openConnections(admin)) === 0, 'no connection open');
   }
   const lines = server
     .output()

@@ -20,6 +20,7 @@ import {
   run,
   start,
   USER,
+  until,
   waitFor,
 } from './support/cli-helpers.js';
 import { blocksAfter } from './support/doc-snippets.js';
@@ -48,14 +49,6 @@ function setup(): { users: Users; asService: Launcher } {
   assert.ok(users !== undefined, NOT_ROOT_REASON);
   const bin = join(users.runtime, 'bin', 'booking-search-server.js');
   return { users, asService: (args) => asUser(users.service.name, [bin, ...args]) };
-}
-
-async function until(condition: () => Promise<boolean> | boolean, ms: number, what: string): Promise<void> {
-  const started = Date.now();
-  while (!(await condition())) {
-    if (Date.now() - started > ms) assert.fail(`not within ${ms} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /** The database, created by the application as its user, which then exits cleanly. */
@@ -131,7 +124,7 @@ test('WAL after the application exited cleanly: a directory the service could wr
   // The application starts and keeps the file open: served within a few seconds.
   const app = startApplication(users, file);
   assert.equal(await app.send('open'), '20');
-  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 3_000, 'served');
+  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 'served', 3_000);
   assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
   assert.match(server.output().stderr, /Z database \S+ can be read now; serving it$/m);
   assert.equal(await app.send('insert 3'), 'inserted');
@@ -180,7 +173,7 @@ test("the admin listener's /ready flips to 503 and back as a WAL file's applicat
   // The application starts: ready within a few seconds.
   const app = startApplication(users, file);
   assert.equal(await app.send('open'), '20');
-  await until(async () => (await ready()).status === 200, 3_000, '/ready 200 once the application has the file open');
+  await until(async () => (await ready()).status === 200, '/ready 200 once the application has the file open', 3_000);
   // It stops: the service's own connection keeps -wal and -shm, so it still serves, and says so.
   await app.close();
   assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
@@ -193,14 +186,14 @@ test("the admin listener's /ready flips to 503 and back as a WAL file's applicat
   await restore.close();
   for (const name of ['kasse.sqlite-wal', 'kasse.sqlite-shm']) rmSync(join(dir, name));
   renameSync(join(dir, 'restore.sqlite'), file);
-  await until(async () => (await ready()).status === 503, 3_000, '/ready 503 after the restore');
+  await until(async () => (await ready()).status === 503, '/ready 503 after the restore', 3_000);
   assert.equal((await ready()).body.books[0]?.state, 'waiting');
   const started = startApplication(users, file);
   assert.equal(await started.send('open'), '20');
   await until(
     async () => (await ready()).status === 200,
-    3_000,
     '/ready 200 once the application opens the restored file',
+    3_000,
   );
   await started.close();
 });
@@ -221,10 +214,10 @@ test('the served file made unreadable (chmod g-r) and readable again (chmod g+r)
   db.close();
   const denied = /cannot open database .*: permission denied: .*chmod g\+r .*; searches answer 500 until/;
   await get(`${server.api}${SEARCH}`);
-  await until(() => denied.test(server.output().stderr), 5_000, 'the log says it cannot be read');
+  await until(() => denied.test(server.output().stderr), 'the log says it cannot be read', 5_000);
   assert.equal((await get(`${server.api}${SEARCH}`)).status, 500);
   chmodSync(file, 0o640);
-  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 5_000, 'served again');
+  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 'served again', 5_000);
   const lines = stderrLines(server.output().stderr).map((line) => line.replace(/^\S+ /, ''));
   assert.equal(lines.at(-1), `database ${file} can be read now; serving it`);
   assert.doesNotMatch(server.output().stderr, /was replaced/);
@@ -275,17 +268,17 @@ test("the served file's directory closed to the service's user (chmod 700): the 
   const server = await start(t, ['--db', file, '--admin-port', '0'], cleanEnv(USER), asService);
   const admin = /admin listener on (http:\/\/127\.0\.0\.1:\d+)\//.exec(server.output().stdout)?.[1] as string;
   chmodSync(dir, 0o700);
-  await until(async () => (await request(`${admin}/ready`)).status === 503, 5_000, '/ready 503');
+  await until(async () => (await request(`${admin}/ready`)).status === 503, '/ready 503', 5_000);
   const reason = (JSON.parse((await request(`${admin}/ready`)).body) as { books: { reason?: string }[] }).books[0]
     ?.reason;
   assert.match(reason ?? '', /: permission denied: .* may not enter directory .*chmod g\+rx /);
-  await until(() => server.output().stderr.includes(reason ?? '\0'), 5_000, 'the log says it');
+  await until(() => server.output().stderr.includes(reason ?? '\0'), 'the log says it', 5_000);
   assertReply(await get(`${server.api}${SEARCH}`), 500, {
     fehler: 'Interner Fehler bei der Buchungssuche.',
     code: 'search_failed',
   });
   chmodSync(dir, 0o750);
-  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 5_000, 'served again');
+  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 'served again', 5_000);
   const lines = stderrLines((await server.stop()).stderr).map((line) => line.replace(/^\S+ /, ''));
   assert.deepEqual(lines, [
     `${reason}; searches answer 500 until a valid file is there`,
@@ -328,8 +321,8 @@ test("/ready keeps a waiting book's reason while its file is opened again: every
   assert.equal(await app.send('open'), '20');
   await until(
     async () => (await request(`${admin}/ready`)).status === 200,
-    3_000,
     '/ready 200 once the application opens the file',
+    3_000,
   );
   await app.close();
 });
@@ -380,7 +373,7 @@ test('a hot journal left by a crashed writer: the 500 with Retry-After, one line
   const app = startApplication(users, file);
   assert.equal(await app.send('open'), '20', 'the interrupted write is rolled back');
   await app.close();
-  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 3_000, 'served');
+  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 'served', 3_000);
   assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
   assert.match(server.output().stderr, /Z database \S+ can be read now; serving it$/m);
   assert.deepEqual(listing(dir), ['kasse.sqlite']);
@@ -470,7 +463,7 @@ test('backups: after a clean exit while the service reads, the newest bookings a
   const app = startApplication(users, file);
   assert.equal(await app.send('open'), '20');
   const server = await start(t, ['--db', file], cleanEnv(USER), asService);
-  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 3_000, 'served');
+  await until(async () => (await get(`${server.api}${SEARCH}`)).status === 200, 'served', 3_000);
   // 467 bookings, one transaction each, then one more: SQLite checkpoints now and then on
   // its own, but never on the commit right after a checkpoint, so the last stays in -wal.
   assert.equal(await app.send('insert 467'), 'inserted');
@@ -651,7 +644,7 @@ test("a backup restored as root over the served file (install -m 0600, then mv):
   execFileSync('install', ['-m', '0600', file, copy]);
   renameSync(copy, file);
   const line = `may not read the file (owner root (uid 0), group root (gid 0), mode 600); give the file back to the application's user and group: chown ${users.app.name}:${users.app.name} ${file}; chmod 0640 ${file} (docs/operations.md, Users and permissions)`;
-  await until(() => server.output().stderr.includes(line), 5_000, `the log says: ${line}`);
+  await until(() => server.output().stderr.includes(line), `the log says: ${line}`, 5_000);
   await server.stop();
 });
 
@@ -712,8 +705,8 @@ test("a backup restored as root over the served file (cp, then mv; root:root 064
   const copy = join(dir, 'restored.tmp');
   execFileSync('cp', [backup, copy]);
   renameSync(copy, file);
-  await until(() => server.output().stderr.includes(`warning: ${warning}`), 5_000, `the log says: ${warning}`);
-  await until(() => server.output().stderr.includes('serving the new file'), 5_000, 'the new file served');
+  await until(() => server.output().stderr.includes(`warning: ${warning}`), `the log says: ${warning}`, 5_000);
+  await until(() => server.output().stderr.includes('serving the new file'), 'the new file served', 5_000);
   assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
   // A third user's file (nobody's): refused, in the words check says of it at the path.
   const nobody = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
@@ -725,7 +718,7 @@ test("a backup restored as root over the served file (cp, then mv; root:root 064
   assert.equal(refusal, `Cannot be served: ${thirdUsersFile(users, copy, 'nobody', nobody)}`, started.stdout);
   renameSync(copy, file);
   const line = (refusal as string).slice('Cannot be served: '.length).replaceAll(copy, file);
-  await until(() => server.output().stderr.includes(line), 5_000, `the log says: ${line}`);
+  await until(() => server.output().stderr.includes(line), `the log says: ${line}`, 5_000);
   const search = await get(`${server.api}${SEARCH}`);
   assert.equal(search.status, 500, search.body);
   await server.stop();
@@ -799,8 +792,8 @@ async function ownerServesLiveFile(
     const written = Date.now();
     await until(
       async () => (JSON.parse((await get(`${server.api}${SEARCH}`)).body) as { anzahl: number }).anzahl === 6 + saved,
-      1_000,
       `booking ${saved} served within a second`,
+      1_000,
     );
     slowest = Math.max(slowest, Date.now() - written);
   }

@@ -9,7 +9,18 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { assertFails, BIN, cleanEnv, makeCertificate, run, sha256, start, TIME, USER } from './support/cli-helpers.js';
+import {
+  assertFails,
+  BIN,
+  cleanEnv,
+  makeCertificate,
+  run,
+  sha256,
+  start,
+  TIME,
+  USER,
+  until,
+} from './support/cli-helpers.js';
 import {
   assertReply,
   basicAuth,
@@ -741,14 +752,6 @@ function childPids(pid: number): number[] {
   return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
 }
 
-async function waitFor(condition: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 test('--workers 2: SIGTERM to the whole process group (systemd, Ctrl-C) lets a request in flight finish and log', async (t) => {
   // The primary passes the signal on too, so each worker sees two; the second must not cut.
   const env = cleanEnv({ BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: HASH_OF_ALT });
@@ -767,7 +770,7 @@ test('--workers 2: SIGTERM to the whole process group (systemd, Ctrl-C) lets a r
   let stdout = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   const exited = once(child, 'close');
-  await waitFor(() => /Serving from 2 worker processes/.test(stdout), 'the workers');
+  await until(() => /Serving from 2 worker processes/.test(stdout), 'the workers');
   const api = /listening on (http:\/\/\S+\/api\/v1\/)/.exec(stdout)?.[1] as string;
   // A hashed password: its check keeps the request in flight for a good part of a second.
   const inFlight = request(`${api}status`, { headers: { authorization: basicAuth('kasse', 'alt') } });
@@ -799,7 +802,7 @@ test('--workers 2 serves one port from two processes, replaces a worker killed r
     String.raw`^${TIME} worker ${workers[0]} ended \(signal SIGKILL\); started worker (\d+) \(replacement 1 of 5 allowed within 60 s\)$`,
     'm',
   );
-  await waitFor(() => replaced.test(server.output().stderr) && childPids(pid).length === 2, 'the replacement');
+  await until(() => replaced.test(server.output().stderr) && childPids(pid).length === 2, 'the replacement');
   const replacement = Number(replaced.exec(server.output().stderr)?.[1]);
   assert.deepEqual(childPids(pid).sort(), [workers[1] as number, replacement].sort());
   // Connections the primary handed to the dead worker just before it died are lost with it;
@@ -823,7 +826,7 @@ test('--workers: after 5 replacements within a minute the next death stops the s
         String.raw`^${TIME} worker ${victim} ended \(signal SIGKILL\); started worker \d+ \(replacement ${n} of 5`,
         'm',
       );
-      await waitFor(() => line.test(server.output().stderr) && childPids(pid).length === 2, `replacement ${n}`);
+      await until(() => line.test(server.output().stderr) && childPids(pid).length === 2, `replacement ${n}`);
     }
   }
   assert.equal(await exited, 1);

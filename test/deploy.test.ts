@@ -13,7 +13,7 @@ import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { BIN, makeCertificate, TIME } from './support/cli-helpers.js';
+import { BIN, makeCertificate, TIME, until } from './support/cli-helpers.js';
 import { AUTH, basicAuth, buildDatabase, type Reply, request, tempDir } from './support/helpers.js';
 import { promtoolCheckMetrics } from './support/prometheus.js';
 import { rawRequest } from './support/raw-http.js';
@@ -171,14 +171,6 @@ function httpsGet(site: Site, path: string, headers: Record<string, string>, bod
   });
 }
 
-async function waitFor(condition: () => boolean | Promise<boolean>, what: () => string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 function collect(child: ChildProcess): () => string {
   let output = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
@@ -208,7 +200,7 @@ test("nginx with TLS in front of the CLI started with the unit's flags: searches
   const cli = spawn(process.execPath, [BIN, ...cliArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
   t.after(() => void cli.kill('SIGKILL'));
   const cliOutput = collect(cli);
-  await waitFor(
+  await until(
     () => cliOutput().includes(' listening on unix:'),
     () => `the CLI: ${cliOutput()}`,
   );
@@ -223,7 +215,7 @@ test("nginx with TLS in front of the CLI started with the unit's flags: searches
   t.after(() => void nginx.kill('SIGTERM'));
   const nginxOutput = (): string =>
     existsSync(join(dir, 'error.log')) ? readFileSync(join(dir, 'error.log'), 'utf8') : '';
-  await waitFor(
+  await until(
     () =>
       httpsGet(site, '/kasse/api/v1/status', { authorization: AUTH }).then(
         () => true,
@@ -307,7 +299,7 @@ test("nginx with TLS in front of the CLI started with the unit's flags: searches
 
   cli.kill('SIGTERM');
   nginx.kill('SIGQUIT');
-  await waitFor(
+  await until(
     () => cli.exitCode !== null && nginx.exitCode !== null,
     () => 'both to stop',
   );
@@ -347,14 +339,14 @@ test("operations.md's many-books location, as written, in the shipped site: each
   );
   t.after(() => void cli.kill('SIGKILL'));
   const cliOutput = collect(cli);
-  await waitFor(
+  await until(
     () => cliOutput().includes(' listening on unix:'),
     () => `the CLI: ${cliOutput()}`,
   );
   const nginx = spawn('nginx', ['-p', dir, '-e', join(dir, 'error.log'), '-c', site.config], { stdio: 'ignore' });
   t.after(() => void nginx.kill('SIGTERM'));
   const mueller = basicAuth('mueller', 'm-1');
-  await waitFor(
+  await until(
     () =>
       httpsGet(site, '/mueller/api/v1/status', { authorization: mueller }).then(
         () => true,
@@ -371,7 +363,7 @@ test("operations.md's many-books location, as written, in the shipped site: each
   assert.equal((await httpsGet(site, '/niemand/api/v1/status', { authorization: mueller })).status, 404);
   assert.equal((await httpsGet(site, '/', { authorization: mueller })).status, 404, 'only the APIs are passed on');
   // A path that names no book is the service's 404, after the login (its access log is written in batches).
-  await waitFor(
+  await until(
     () => /GET \/niemand\/api\/v1\/status 404/.test(cliOutput()),
     () => `the service's 404: ${cliOutput()}`,
   );
@@ -453,7 +445,7 @@ test('nginx routes the books to two instances on loopback ports, each serving it
     return collect(child);
   });
   for (const output of outputs)
-    await waitFor(
+    await until(
       () => output().includes(' listening on '),
       () => `an instance: ${output()}`,
     );
@@ -462,7 +454,7 @@ test('nginx routes the books to two instances on loopback ports, each serving it
   t.after(() => void nginx.kill('SIGTERM'));
   const site443 = { dir, config, https, http, monitoring: 0, socket: '', cert };
   const as = (user: string, password: string) => ({ authorization: basicAuth(user, password) });
-  await waitFor(
+  await until(
     () =>
       httpsGet(site443, '/meier/api/v1/status', as('meier', 'g-geheim')).then(
         (reply) => reply.status === 200,
@@ -492,7 +484,7 @@ test('nginx routes the books to two instances on loopback ports, each serving it
 
   for (const child of started) child.kill('SIGTERM');
   nginx.kill('SIGQUIT');
-  await waitFor(
+  await until(
     () => started.every((child) => child.exitCode !== null) && nginx.exitCode !== null,
     () => 'the instances and nginx to stop',
   );

@@ -193,6 +193,25 @@ export function makeCertificate(cert: string, key: string, name = '127.0.0.1', t
   );
 }
 
+/**
+ * Polls `holds` every 20 ms until it is true and gives the milliseconds that took; fails
+ * naming `what` after `withinMs`: EVENT_WAIT_MS (a loaded machine), unless the test's claim
+ * is a shorter bound.
+ */
+export async function until(
+  holds: () => boolean | Promise<boolean>,
+  what: string | (() => string),
+  withinMs = EVENT_WAIT_MS,
+): Promise<number> {
+  const started = Date.now();
+  while (!(await holds())) {
+    if (Date.now() - started > withinMs)
+      assert.fail(`not within ${withinMs} ms: ${typeof what === 'string' ? what : what()}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return Date.now() - started;
+}
+
 /** Waits (at most EVENT_WAIT_MS) until `output()` holds `pattern` (its flags kept) `count` times. */
 export async function waitFor(output: () => string, pattern: RegExp, count = 1): Promise<void> {
   const deadline = Date.now() + EVENT_WAIT_MS;
