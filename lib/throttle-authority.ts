@@ -78,10 +78,12 @@ export const THROTTLE_MESSAGES = {
   success: 'throttle.success',
   unauthenticated: 'throttle.unauthenticated',
   update: 'throttle.update',
+  /** A worker's replica is there to hear the whole state: it is sent then (a message before is lost). */
+  hello: 'throttle.hello',
 } as const;
 
 export interface ThrottleAuthority {
-  /** Answers the worker at the other end of `link`, and sends it the whole state first. */
+  /** Answers the worker at the other end of `link`, and sends it the whole state once its replica says hello. */
   attach(link: ThrottleLink): void;
   /** Stops sending to `link` (its worker ended). */
   detach(link: ThrottleLink): void;
@@ -142,8 +144,12 @@ class Authority implements ThrottleAuthority {
       this.flag(address);
       this.publish(address, undefined);
     });
-    // Sent before anything else on this link: the worker applies it before its first request.
-    link.notify(THROTTLE_MESSAGES.update, this.wholeState());
+    // Sent once the worker's replica says it is there (a worker's process drops a message
+    // that comes before it listens): the worker's listen comes after, so it applies the whole
+    // state before its first request.
+    link.handle(THROTTLE_MESSAGES.hello, () => {
+      if (this.links.has(link)) link.notify(THROTTLE_MESSAGES.update, this.wholeState());
+    });
     this.links.add(link);
   }
 

@@ -78,6 +78,8 @@ class ThrottleReplica implements Throttle {
     this.metrics = metrics;
     this.known = createKnownClients(settings.maxKnownClients);
     counts.link.handle(THROTTLE_MESSAGES.update, (body) => this.apply(body as ThrottleUpdate));
+    // Now the primary's whole state can be heard: ask for it (lib/throttle-authority.ts).
+    counts.link.notify(THROTTLE_MESSAGES.hello, null);
   }
 
   retryAfter(address: string, user?: string): number {

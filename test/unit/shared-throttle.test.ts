@@ -191,6 +191,31 @@ test("a worker forgets a client's address with its last pair there: requests wit
   assert.equal(throttle.recordUnauthenticated('192.0.2.8'), 0, 'where kasse is known');
 });
 
+test("a worker whose replica is made after its primary attached it, as a starting process's is, gets the whole state: a block, a known client", async () => {
+  const counts = createThrottle({ ...SETTINGS, maxUnauthenticated: 3 });
+  const authority = createThrottleAuthority(counts, 10_000);
+  const attach = () => {
+    const [primaryEnd, workerEnd] = portPair();
+    authority.attach(createChannel(primaryEnd));
+    return workerEnd;
+  };
+  // The first worker blocks an address and knows a client, through the primary.
+  const firstEnd = attach();
+  const first = createThrottleReplica(inPrimary(firstEnd), REPLICA);
+  await settle();
+  for (let i = 0; i < 4; i += 1) first.recordUnauthenticated('192.0.2.7');
+  first.recordSuccess('192.0.2.8', 'kasse');
+  await settle();
+  assert.ok(first.recordUnauthenticated('192.0.2.7') > 0, 'blocked on the first worker');
+  // The next is attached at its fork; its code listens only later: what came before is lost.
+  const nextEnd = attach();
+  await settle();
+  const next = createThrottleReplica(inPrimary(nextEnd), REPLICA);
+  await settle();
+  assert.ok(next.recordUnauthenticated('192.0.2.7') > 0, 'the block made before it started');
+  assert.equal(next.recordUnauthenticated('192.0.2.8'), 0, 'where kasse is known: not counted');
+});
+
 test('a worker that takes no messages costs the primary a bounded backlog: updates are dropped meanwhile, and it gets the whole state once it takes them again', async () => {
   const counts = createThrottle({ ...SETTINGS, maxUnauthenticated: 3 });
   const authority = createThrottleAuthority(counts, 10_000);
