@@ -5,12 +5,13 @@
 // is quick again, without a restart.
 
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { run, start } from './support/cli-helpers.js';
+import { BIN, cleanEnv, run, start, USER, waitFor } from './support/cli-helpers.js';
 import { AUTH, buildDatabase, get, request, tempDir } from './support/helpers.js';
 
 const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35';
@@ -235,4 +236,42 @@ test('SIGHUP removing a book while its search runs lets the search run its --sea
   assert.ok(ms >= 10_500, `answered ${reply.status} ${JSON.stringify(body)} after ${ms} ms`);
   assert.match(server.output().stderr, /SIGHUP: configuration re-read from .*: 1 book: removed v/);
   assert.equal((await server.stop()).code, 0);
+});
+
+// systemd's default KillMode (control-group), supervisord's stopasgroup and `kill -TERM
+// -PGID` send SIGTERM to every process of the service, its searches' processes too: the
+// first signal still lets a search in flight finish.
+test('SIGTERM to the whole process group lets a search over a view in flight finish: its process is not ended by it', async (t) => {
+  const file = bookOverView(t, false);
+  // About two seconds of counting before the first row, within --search-timeout.
+  const db = new Database(file);
+  db.exec('INSERT INTO slow VALUES (20000000)');
+  db.close();
+  const args = ['--db', file, '--table-names', 'entries=kasse', '--search-timeout', '60', '--port', '0'];
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: cleanEnv(USER),
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  t.after(() => {
+    try {
+      process.kill(-(child.pid as number), 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const exited = once(child, 'close');
+  await waitFor(() => output, / listening on /);
+  const api = /listening on (http:\/\/\S+\/api\/v1\/)/.exec(output)?.[1] as string;
+  const started = Date.now();
+  const inFlight = get(`${api}${SEARCH}`);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  process.kill(-(child.pid as number), 'SIGTERM');
+  const reply = await inFlight;
+  assert.equal(reply.status, 200, `${reply.body} after ${Date.now() - started} ms: ${output}`);
+  assert.equal((await exited)[0], 0, output);
+  assert.doesNotMatch(output, /searches' process ended/);
 });

@@ -156,9 +156,12 @@ serving.handle('search', (body) => {
 // The serving process gone (killed, or its channel closed): this one goes too, also when
 // it is stuck in a statement (bin/guard/orphan-thread.ts).
 process.on('disconnect', () => process.exit(0));
-// Ctrl+C and Ctrl+Break reach every process of a terminal or console at once, and WinSW
-// stops the service with Ctrl+C: this one goes on answering the searches in flight, and the
-// serving process ends it once it has answered them (or, gone, by the disconnect above).
+// Ctrl+C and Ctrl+Break reach every process of a terminal or console at once, WinSW stops
+// the service with Ctrl+C, and a SIGTERM can be sent to the whole process group (systemd's
+// default KillMode, supervisord's stopasgroup, `kill -TERM -PGID`): this one goes on
+// answering the searches in flight, and the serving process ends it once it has answered
+// them (or, gone, by the disconnect above).
 process.on('SIGINT', () => {});
 process.on('SIGBREAK', () => {});
+process.on('SIGTERM', () => {});
 new Worker(moduleBeside(import.meta.url, 'orphan-thread'), { workerData: process.ppid }).unref();

@@ -42,7 +42,7 @@ const guards = new Set<Guard>();
  */
 export function endAllGuards(): void {
   stopAllProcesses();
-  for (const guard of [...guards]) guard.end('SIGTERM');
+  for (const guard of [...guards]) guard.end();
 }
 
 /**
@@ -129,9 +129,9 @@ export class Guard {
   }
 
   /** Ends the guard and its process for good; what waits for it is settled (`ended`). */
-  end(signal: 'SIGTERM' | 'SIGKILL' = 'SIGKILL'): void {
+  end(): void {
     this.retire();
-    this.stop(signal, ENDED);
+    this.stop(ENDED);
     for (const queued of this.queued.splice(0)) queued.settle('ended');
   }
 
@@ -142,7 +142,7 @@ export class Guard {
   }
 
   /** Kills the process; what waits for it is settled (`failed`), or sent again with RERUN. */
-  private stop(signal: 'SIGTERM' | 'SIGKILL' = 'SIGKILL', why: Error = new Error('the guard process ended')): void {
+  private stop(why: Error = new Error('the guard process ended')): void {
     const { child, channel } = this;
     this.child = undefined;
     this.channel = undefined;
@@ -150,7 +150,7 @@ export class Guard {
     clearTimeout(this.judgeTimer);
     if (this.options.once === true && why !== RERUN) this.retire();
     channel?.close(why);
-    if (child !== undefined) kill(child, signal);
+    if (child !== undefined) kill(child);
   }
 
   private ask<T>(request: Omit<Ask, 'settle'>): Promise<T | Unanswered> {
@@ -210,7 +210,7 @@ export class Guard {
     }
     const running = this.running;
     this.culprit = running !== undefined && this.searching.has(running) ? running : ask.id;
-    this.stop('SIGKILL', RERUN);
+    this.stop(RERUN);
     this.reopening = true;
     const { body, ready } = this.opened;
     const reopened = (result: OpenResult | Unanswered): void => {
@@ -263,7 +263,7 @@ export class Guard {
       // A book's guard holds its file also while idle: an end then (a kill, the OOM killer)
       // is heard as one in a search is, or the book would answer from a process that is gone.
       if (channel.waiting() > 0 || this.opened !== undefined) this.options.ended?.(`its searches' process ${how}`);
-      this.stop('SIGKILL', new ProcessEnded(how));
+      this.stop(new ProcessEnded(how));
     });
     const channel = createChannel(child as Port);
     this.child = child;

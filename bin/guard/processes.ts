@@ -10,22 +10,16 @@ const GUARD_ENTRY = moduleBeside(import.meta.url, 'guard');
 // Every child process not yet exited.
 const children = new Set<ChildProcess>();
 let stopping = false;
-// After SIGTERM, how long a guard process gets to end before SIGKILL.
-const STOP_GRACE_MS = 500;
 
 /** Whether the service stops: no guard process is started again. */
 export function isStopping(): boolean {
   return stopping;
 }
 
-/**
- * Every process gets SIGTERM (it has no handler, so SIGTERM ends it even inside a
- * statement), then SIGKILL after STOP_GRACE_MS if it has not exited by then; none is
- * started again. The event loop waits only for their exits.
- */
+/** Every process is killed and none started again; the event loop waits only for their exits. */
 export function stopAllProcesses(): void {
   stopping = true;
-  for (const child of children) kill(child, 'SIGTERM');
+  for (const child of children) kill(child);
 }
 
 /** A new guard process; `ended` hears how it ended (`ended (SIGKILL)`), or that it could not be started. */
@@ -46,13 +40,16 @@ export function forkGuard(ended: (how: string) => void): ChildProcess {
   return child;
 }
 
-/** Kills `child` (once) and holds the event loop only until it has exited, to reap it. */
-export function kill(child: ChildProcess, signal: 'SIGTERM' | 'SIGKILL'): void {
+/**
+ * Kills `child` (once) and holds the event loop only until it has exited, to reap it:
+ * SIGKILL, which a process with its file open read-only can take at any moment, and which
+ * is its only end while it is stuck in a statement or holds a stop signal (bin/guard/guard.ts).
+ */
+export function kill(child: ChildProcess): void {
   if (child.exitCode !== null || child.signalCode !== null) return;
   if (child.connected) child.disconnect();
   child.ref();
-  child.kill(signal);
-  if (signal === 'SIGTERM') setTimeout(() => kill(child, 'SIGKILL'), STOP_GRACE_MS).unref();
+  child.kill('SIGKILL');
 }
 
 /** Whether `child` (the process and its channel) keeps this process's event loop alive. */
