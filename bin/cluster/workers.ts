@@ -164,7 +164,7 @@ class Supervisor {
     });
     this.channels.set(worker, channel);
     answerCommand(channel, replacement ? this.command : undefined);
-    // The throttle's state goes first, before the worker's first request (lib/throttle-authority.ts).
+    // The throttle's whole state follows once the worker's replica asks (lib/throttle-authority.ts).
     throttle.attach(channel);
     this.stopAnswers.attach(channel);
     // The channel to a worker that has just ended (a worker that could not start, while
