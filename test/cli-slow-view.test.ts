@@ -5,13 +5,12 @@
 // is quick again, without a restart.
 
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { BIN, cleanEnv, run, start, USER, waitFor } from './support/cli-helpers.js';
+import { run, start } from './support/cli-helpers.js';
 import { AUTH, buildDatabase, get, request, tempDir } from './support/helpers.js';
 
 const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35';
@@ -247,31 +246,16 @@ test('SIGTERM to the whole process group lets a search over a view in flight fin
   const db = new Database(file);
   db.exec('INSERT INTO slow VALUES (20000000)');
   db.close();
-  const args = ['--db', file, '--table-names', 'entries=kasse', '--search-timeout', '60', '--port', '0'];
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: cleanEnv(USER),
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  t.after(() => {
-    try {
-      process.kill(-(child.pid as number), 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  });
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  const exited = once(child, 'close');
-  await waitFor(() => output, / listening on /);
-  const api = /listening on (http:\/\/\S+\/api\/v1\/)/.exec(output)?.[1] as string;
+  const args = ['--db', file, '--table-names', 'entries=kasse', '--search-timeout', '60'];
+  const server = await start(t, args, undefined, undefined, { ownGroup: true });
   const started = Date.now();
-  const inFlight = get(`${api}${SEARCH}`);
+  const inFlight = get(`${server.api}${SEARCH}`);
   await new Promise((resolve) => setTimeout(resolve, 500));
-  process.kill(-(child.pid as number), 'SIGTERM');
+  const stopped = server.stop('SIGTERM');
   const reply = await inFlight;
+  const output = JSON.stringify(server.output());
   assert.equal(reply.status, 200, `${reply.body} after ${Date.now() - started} ms: ${output}`);
-  assert.equal((await exited)[0], 0, output);
-  assert.doesNotMatch(output, /searches' process ended/);
+  const { code, stdout, stderr } = await stopped;
+  assert.equal(code, 0, output);
+  assert.doesNotMatch(stdout + stderr, /searches' process ended/);
 });

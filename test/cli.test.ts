@@ -755,29 +755,14 @@ function childPids(pid: number): number[] {
 test('--workers 2: SIGTERM to the whole process group (systemd, Ctrl-C) lets a request in flight finish and log', async (t) => {
   // The primary passes the signal on too, so each worker sees two; the second must not cut.
   const env = cleanEnv({ BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: HASH_OF_ALT });
-  const child = spawn(process.execPath, [BIN, '--demo', '--port', '0', '--workers', '2'], {
-    env,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  t.after(() => {
-    try {
-      process.kill(-(child.pid as number), 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  });
-  let stdout = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  const exited = once(child, 'close');
-  await until(() => /Serving from 2 worker processes/.test(stdout), 'the workers');
-  const api = /listening on (http:\/\/\S+\/api\/v1\/)/.exec(stdout)?.[1] as string;
+  const server = await start(t, ['--demo', '--workers', '2'], env, undefined, { ownGroup: true });
+  assert.match(server.output().stdout, /Serving from 2 worker processes/);
   // A hashed password: its check keeps the request in flight for a good part of a second.
-  const inFlight = request(`${api}status`, { headers: { authorization: basicAuth('kasse', 'alt') } });
+  const inFlight = request(`${server.api}status`, { headers: { authorization: basicAuth('kasse', 'alt') } });
   await new Promise((resolve) => setTimeout(resolve, 100));
-  process.kill(-(child.pid as number), 'SIGTERM');
+  const stopped = server.stop('SIGTERM');
   assert.equal((await inFlight).status, 200);
-  const [code] = await exited;
+  const { code, stdout } = await stopped;
   assert.equal(code, 0);
   assert.match(stdout, / kasse GET \/api\/v1\/status 200 /);
   assert.match(stdout, / stopping on SIGTERM: the workers answer their open requests\n(.*\n)*.* stopped\n$/);

@@ -82,18 +82,28 @@ export interface Running {
 
 /**
  * Starts the CLI and waits for its listening line; it is killed when the test ends. It
- * listens on port 0 unless `args` hold --socket or --port.
+ * listens on port 0 unless `args` hold --socket or --port. With `ownGroup`, in a process
+ * group of its own, as systemd or a terminal starts it: `stop` signals every process of it.
  */
 export async function start(
   t: TestContext,
   args: string[],
   env: NodeJS.ProcessEnv = cleanEnv(USER),
   launch: Launcher = asTestUser,
+  { ownGroup = false } = {},
 ): Promise<Running> {
   const where = args.includes('--socket') || args.includes('--port') ? [] : ['--port', '0'];
   const [command, commandArgs] = launch([...where, ...args]);
-  const child = spawn(command, commandArgs, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  t.after(() => void child.kill('SIGKILL'));
+  const child = spawn(command, commandArgs, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: ownGroup });
+  const signal = (name: NodeJS.Signals): void => {
+    try {
+      if (ownGroup) process.kill(-(child.pid as number), name);
+      else child.kill(name);
+    } catch {
+      // already gone
+    }
+  };
+  t.after(() => signal('SIGKILL'));
   const output = collect(child);
   const exited = once(child, 'close');
   const deadline = Date.now() + EVENT_WAIT_MS;
@@ -111,8 +121,8 @@ export async function start(
     origin: socketPath === undefined ? new URL(api).origin : 'http://localhost',
     socketPath,
     output,
-    stop: async (signal = 'SIGTERM') => {
-      child.kill(signal);
+    stop: async (name = 'SIGTERM') => {
+      signal(name);
       const [code, exitSignal] = (await exited) as [number | null, NodeJS.Signals | null];
       return { code, signal: exitSignal, ...output() };
     },
