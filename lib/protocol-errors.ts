@@ -24,6 +24,7 @@ import {
   COMMON_HEADERS,
   closing,
   endHeldAnswers,
+  JSON_TYPE,
   sendError,
   withinUnansweredBound,
 } from './respond.js';
@@ -217,6 +218,8 @@ export function sendOnSocket(
     // RFC 9110 §6.6.1: an origin server with a clock dates every answer (node:http does its own).
     'Date',
     new Date().toUTCString(),
+    'Content-Type',
+    JSON_TYPE,
     ...COMMON_HEADERS,
     'Content-Length',
     String(Buffer.byteLength(json)),

@@ -128,14 +128,11 @@ export function markClosing(res: ServerResponse): void {
 /** Try again in a second (docs/API.md): the answers whose cause passes by itself. */
 export const RETRY_IN_A_SECOND = ['Retry-After', '1'] as const;
 
-export const COMMON_HEADERS = [
-  'Content-Type',
-  'application/json; charset=utf-8',
-  'Cache-Control',
-  'no-store',
-  'X-Content-Type-Options',
-  'nosniff',
-] as const;
+/** The type of every answer but the admin listener's /metrics. */
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** What every answer carries beside its type and length (docs/API.md, Responses in general). */
+export const COMMON_HEADERS = ['Cache-Control', 'no-store', 'X-Content-Type-Options', 'nosniff'] as const;
 
 /**
  * Every later answer on `res` carries `headers` (name, value, name, value, …): the CORS headers of docs/API.md, set
@@ -260,18 +257,10 @@ export function send(
   status: number,
   body: string,
   extraHeaders: readonly string[] = [],
-  contentType = 'application/json; charset=utf-8',
+  contentType = JSON_TYPE,
 ): void {
   const extra = closeUnreadBody(res, extraHeaders);
-  const headers = [
-    'Content-Type',
-    contentType,
-    'Cache-Control',
-    'no-store',
-    'X-Content-Type-Options',
-    'nosniff',
-    ...extra,
-  ];
+  const headers = ['Content-Type', contentType, ...COMMON_HEADERS, ...extra];
   // A 204 has no body, and so no Content-Length (RFC 9110 §8.6).
   if (status !== 204) headers.push('Content-Length', String(Buffer.byteLength(body)));
   res.writeHead(status, headers);
