@@ -173,27 +173,32 @@ class Finder {
   }
 }
 
-/** The bookings not given to any line that may be a part of `line`: of its sign, and of the other with `beide`. */
+/**
+ * The bookings not given to any line that may be a part of `line`: of its sign, and of the
+ * other with `beide`; of those, the first that cannot be answered (`broken`), the 500 of a
+ * line that weighs them.
+ */
 export function poolOf(
   line: ReconcileLine,
   names: ReadonlySet<string> | undefined,
   bookings: readonly Booking[],
   given: Uint8Array,
-): { same: Part[]; opposite: Part[] } {
+): { same: Part[]; opposite: Part[]; broken?: Error } {
   const same: Part[] = [];
   const opposite: Part[] = [];
+  let broken: Error | undefined;
   const sign = Math.sign(line.betragCents);
   for (let index = firstAtLeast(bookings, line.day - line.tage, dayOf); index < bookings.length; index += 1) {
     const booking = bookings[index] as Booking;
     if (booking.day > line.day + line.tage) break;
     if (given[index] === 1 || (names !== undefined && (booking.konto === null || !names.has(booking.konto)))) continue;
-    // One that cannot be answered is never a part: whether a line took it would hang on ties.
-    if (booking.broken !== undefined) continue;
     const part = { cents: booking.cents, days: Math.abs(booking.day - line.day), id: booking.id, booking: index };
     if (Math.sign(booking.cents) === sign) same.push(part);
     else if (line.beide && Math.sign(booking.cents) === -sign) opposite.push(part);
+    else continue;
+    broken ??= booking.broken;
   }
-  return { same, opposite };
+  return broken === undefined ? { same, opposite } : { same, opposite, broken };
 }
 
 const itself = (cents: number): number => cents;

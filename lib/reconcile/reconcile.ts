@@ -91,6 +91,9 @@ function* splitLines(
       unsplit.add(i);
       continue;
     }
+    // A part it cannot answer is the line's 500, as a candidate is: without it, the parts
+    // it gets, or that it has none, could be wrong.
+    if (pool.broken !== undefined) throw pool.broken;
     const same = yield* bestSplit(pool.same, line.betragCents, line.toleranzCents, line.teile, left);
     left -= same.weighed;
     let { split } = same;

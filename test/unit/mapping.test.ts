@@ -228,7 +228,7 @@ test("a file whose booking text is a blob among the judged bookings is refused a
   }
 });
 
-test('a reconciliation answers the lines that do not find a booking it cannot answer; a line that finds it is the 500, as its search is', async (t) => {
+test('a reconciliation answers the lines that do not find a booking it cannot answer; a line that finds it, as a candidate or a part, is the 500, as its search is', async (t) => {
   const { db, origin, causes } = await servedRawView(t, "(1, '2026-05-01', 900), (2, '2026-05-02', 1250)");
   const reconcile = (lines: object[]): Promise<Reply> =>
     request(`${origin}/api/v1/abgleich`, {
@@ -249,10 +249,21 @@ test('a reconciliation answers the lines that do not find a booking it cannot an
   });
   // Named as the search's count names it, by its id alone: one wording of the booking in the log, however found.
   assert.equal(String(causes[0]), 'RangeError: the booking with id 3 has an amount that is not whole cents');
-  // Never a part: 9.00 and it would make 9.125, within 9.13 ± 0.01; no line takes it.
-  const parts = await reconcile([{ datum: '2026-05-02', betrag: '-9.13', toleranz: '0.01', teile: 2 }]);
-  assert.equal(parts.status, 200, parts.body);
-  assert.match(parts.body, /^\{"zeilen":\[\{"ref":"1","buchungen":\[\],/);
+  // A line that weighs it as a part is the 500 too: with 9.00 it makes 9.125, within 9.13 ± 0.01, and
+  // "no parts" would be as wrong as parts without it.
+  const parts = { datum: '2026-05-02', betrag: '-9.13', toleranz: '0.01', teile: 2 };
+  assertReply(await reconcile([parts]), 500, {
+    fehler: 'Interner Fehler bei der Buchungssuche.',
+    code: 'search_failed',
+  });
+  assert.equal(causes.length, 2);
+  // One that does not weigh parts is answered: its own booking found, or the booking of the other sign.
+  const found = await reconcile([{ ...nine, teile: 2 }]);
+  assert.equal(found.status, 200, found.body);
+  assert.match(found.body, /^\{"zeilen":\[\{"ref":"1","buchungen":\[\{"id":1,/);
+  const income = await reconcile([{ ...parts, betrag: '9.13' }]);
+  assert.equal(income.status, 200, income.body);
+  assert.match(income.body, /^\{"zeilen":\[\{"ref":"1","buchungen":\[\],/);
 });
 
 test("createHandler refuses a file check refuses, with check's sentence less its bookings' values: a mapping wrong for every row, and one odd row among good ones", () => {
