@@ -10,18 +10,21 @@ import { test } from 'node:test';
 import { promisify } from 'node:util';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import Database from 'better-sqlite3';
 import { createHandler } from '../lib/index.js';
 import { ERRORS } from '../lib/messages.js';
-import { parseSearchQuery } from '../lib/query.js';
+import { parseAmount, parseSearchQuery } from '../lib/query.js';
 import { parseReconcileBody } from '../lib/reconcile/body.js';
 import type { HandlerOptions } from '../lib/types.js';
 import { run, start } from './support/cli-helpers.js';
 import {
   AUTH,
   basicAuth,
+  buildDatabase,
   CREDENTIALS,
   HASH_OF_ALT,
   openFixture,
+  openReadOnly,
   type Reply,
   request,
   serve,
@@ -470,4 +473,33 @@ test('booking-search-server --openapi prints the document', async () => {
   const result = await run(['--openapi']);
   assert.equal(result.code, 0);
   assert.deepEqual(JSON.parse(result.stdout), raw);
+});
+
+test("the reconciliation's examples are one exchange: the request, sent to a book of the answer's booking and of those it excludes, gets that answer", async (t) => {
+  type Example = { content: { 'application/json': { example: unknown } } };
+  const post = (
+    raw as { paths: Record<string, { post: { requestBody: Example; responses: Record<string, Example> } }> }
+  ).paths['/api/v1/abgleich']?.post;
+  const asked = post?.requestBody.content['application/json'].example as { ausser: number[] };
+  const answered = post?.responses['200']?.content['application/json'].example as {
+    zeilen: Array<{ buchungen: Array<{ id: number; datum: string; betrag: number; zweck: string }> }>;
+  };
+  const file = buildDatabase(t, ['schema.sql']);
+  const writer = new Database(file);
+  writer.exec("INSERT INTO categories VALUES (1, 'Porto'); INSERT INTO payment_methods VALUES (1, 'Barkasse')");
+  const insert = writer.prepare('INSERT INTO entries VALUES (?, ?, ?, ?, 1, 1)');
+  for (const { id, datum, betrag, zweck } of answered.zeilen.flatMap((line) => line.buchungen)) {
+    insert.run(id, datum, -(parseAmount(String(betrag)) as number), zweck);
+  }
+  // Each excluded booking the line's nearest: were it not excluded, the line would get it.
+  for (const id of asked.ausser) insert.run(id, '2026-03-14', 1260, 'ausgeschlossen');
+  writer.close();
+  const origin = await serve(t, createHandler(openReadOnly(t, file), CREDENTIALS));
+  const reply = await request(`${origin}/api/v1/abgleich`, {
+    method: 'POST',
+    headers: { authorization: AUTH, 'content-type': 'application/json' },
+    body: JSON.stringify(asked),
+  });
+  assert.equal(reply.status, 200, reply.body);
+  assert.deepEqual(JSON.parse(reply.body), answered);
 });
