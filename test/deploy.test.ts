@@ -147,9 +147,16 @@ test('the nginx site passes nginx -t (TLS, the Unix socket, a log format without
   assert.match(text, /server unix:\/run\/booking-search-server\/api\.sock;/);
   assert.match(text, /server unix:\/run\/booking-search-server\/admin\.sock;/);
   assert.match(text, /^\s*listen 127\.0\.0\.1:9469;/m);
-  const format = /log_format booking_search ([^;]+);/.exec(text)?.[1] ?? '';
-  assert.match(format, /\$uri/);
-  assert.doesNotMatch(format, /\$request(?!_method|_time)|\$args|\$query_string|\$request_uri/);
+  for (const [file, name] of [
+    [SITE, 'booking_search'],
+    [BOOKS_SITE, 'booking_books'],
+  ] as const) {
+    const format = new RegExp(`log_format ${name} ([^;]+);`).exec(readFileSync(file, 'utf8'))?.[1] ?? '';
+    assert.match(format, /\$uri/);
+    assert.doesNotMatch(format, /\$request(?!_method|_time)|\$args|\$query_string|\$request_uri/);
+    // What a client typed as its user name, a password typed in the wrong field too.
+    assert.doesNotMatch(format, /\$remote_user/, name);
+  }
 });
 
 /** A GET through nginx's public server, or a POST of `body`. */
@@ -296,6 +303,9 @@ test("nginx with TLS in front of the CLI started with the unit's flags: searches
   const blocked = await httpsGet(site, '/kasse/api/v1/status', { authorization: AUTH, 'x-forwarded-for': '10.0.0.99' });
   assert.equal(blocked.status, 429);
   assert.ok(Number(blocked.headers['retry-after']) > 0);
+  // A password typed as the user name (curl -u 'PASSWORD:') is in neither log.
+  const typed = await httpsGet(site, '/kasse/api/v1/status', { authorization: basicAuth('S3cret-Passw0rd!', '') });
+  assert.equal(typed.status, 429);
 
   cli.kill('SIGTERM');
   nginx.kill('SIGQUIT');
@@ -307,10 +317,11 @@ test("nginx with TLS in front of the CLI started with the unit's flags: searches
   const serviceLog = cliOutput();
   assert.match(serviceLog, new RegExp(`^${TIME} 127\\.0\\.0\\.1 kasse GET /kasse/api/v1/buchungen 200 `, 'm'));
   assert.match(serviceLog, new RegExp(`^${TIME} 127\\.0\\.0\\.1 - GET /kasse/api/v1/status 429 `, 'm'));
-  assert.doesNotMatch(serviceLog, /10\.0\.0\.|betrag|ge:heim/);
+  assert.doesNotMatch(serviceLog, /10\.0\.0\.|betrag|ge:heim|S3cret/);
   const nginxLog = readFileSync(join(dir, 'booking-search.access.log'), 'utf8');
   assert.match(nginxLog, /"GET \/kasse\/api\/v1\/buchungen HTTP\/[\d.]+" 200 /);
-  assert.doesNotMatch(nginxLog, /betrag|von=|\?/);
+  assert.match(nginxLog, /"GET \/kasse\/api\/v1\/status HTTP\/[\d.]+" 429 /);
+  assert.doesNotMatch(nginxLog, /betrag|von=|\?|S3cret|kasse \[/);
 });
 
 test("operations.md's many-books location, as written, in the shipped site: each book's API reaches the one socket, and the service tells the books apart", async (t) => {
@@ -478,6 +489,8 @@ test('nginx routes the books to two instances on loopback ports, each serving it
   // A user of instance A's book on instance B's: refused there, as a wrong password.
   assert.equal((await httpsGet(site443, '/meier/api/v1/status', as('mueller', 'm-geheim'))).status, 401);
   assert.equal((await httpsGet(site443, '/schmidt/api/v1/status', as('mueller', 'm-geheim'))).status, 401);
+  // meier's password typed as the user name: in neither log.
+  assert.equal((await httpsGet(site443, '/meier/api/v1/status', as('g-geheim', ''))).status, 401);
   // A book no instance has, and anything but an API: nginx's own 404, no instance asked.
   assert.equal((await httpsGet(site443, '/weber/api/v1/status', as('mueller', 'm-geheim'))).status, 404);
   assert.equal((await httpsGet(site443, '/', as('mueller', 'm-geheim'))).status, 404);
@@ -506,5 +519,6 @@ test('nginx routes the books to two instances on loopback ports, each serving it
     nginxLog,
     new RegExp(`"GET /mueller/api/v1/buchungen HTTP/[\\d.]+" 200 \\d+ [\\d.]+ 127\\.0\\.0\\.1:${a}`),
   );
-  assert.doesNotMatch(nginxLog, /betrag|von=|\?/);
+  assert.doesNotMatch(nginxLog, /betrag|von=|\?|-geheim|mueller \[|meier \[/);
+  assert.doesNotMatch(logB ?? '', /g-geheim/);
 });
