@@ -19,7 +19,7 @@
 // to each worker is the embedder's (ThrottleLink).
 
 import { errorCode } from './errors.js';
-import type { LocalThrottle, ThrottleRule } from './throttle.js';
+import { type LocalThrottle, pair, type ThrottleRule } from './throttle.js';
 
 /**
  * What the throttle needs of a link to the other process (the command's channel between
@@ -195,7 +195,7 @@ class Authority implements ThrottleAuthority {
       ['unauthenticated', address],
       ['global', ''],
     ];
-    if (user !== undefined) keys.push(['user', user], ['client', `${user}:${address}`]);
+    if (user !== undefined) keys.push(['user', user], ['client', pair(user, address)]);
     for (const [rule, key] of keys) {
       const until = this.throttle.blockedUntil(rule, key);
       const id = `${rule}\u0000${key}`;
