@@ -200,6 +200,50 @@ cluster.fork = function (...args) {
   assert.throws(() => process.kill(pids[1] as number, 0), { code: 'ESRCH' });
 });
 
+// Its workers drain a search when a signal comes: the stop of a failure stays one (exit 1).
+test('--workers 2: SIGTERM while the workers stop after an error nothing caught in the primary: exit code 1 still', async (t) => {
+  const preload = join(tempDir(t), 'bug.mjs');
+  writeFileSync(
+    preload,
+    `import cluster from 'node:cluster';
+if (cluster.isPrimary) process.on('SIGUSR2', () => { throw new Error('boom'); });
+`,
+  );
+  const file = buildDatabase(t);
+  const db = new Database(file);
+  // A view whose searches take as long as the rows of `slow` say: at once while the service starts.
+  db.exec(`CREATE TABLE slow(n INTEGER);
+    CREATE VIEW kasse AS SELECT e.* FROM entries e WHERE (WITH RECURSIVE r(i) AS
+      (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < (SELECT max(n) FROM slow)) SELECT count(*) FROM r) > 0`);
+  const args = ['--db', file, '--table-names', 'entries=kasse', '--search-timeout', '60', '--workers', '2'];
+  const server = await start(t, args, cleanEnv(USER), (all) => [process.execPath, ['--import', preload, BIN, ...all]]);
+  db.exec('INSERT INTO slow VALUES (60000000)');
+  db.close();
+  const search = httpGet(`${server.origin}/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35`, {
+    headers: { authorization: basicAuth(USER.BOOKING_SEARCH_USER, USER.BOOKING_SEARCH_PASSWORD) },
+  });
+  search.on('error', () => undefined);
+  const pause = (ms: number): Promise<unknown> => new Promise((resolve) => setTimeout(resolve, ms));
+  await pause(1_000);
+  const closed = once(server.child, 'close');
+  server.child.kill('SIGUSR2');
+  await until(
+    () => server.output().stderr.includes('boom'),
+    () => server.output().stderr,
+  );
+  // The workers drain the search; this one stops them as a first signal would, then one that cuts.
+  server.child.kill('SIGTERM');
+  await pause(300);
+  server.child.kill('SIGTERM');
+  const [code] = (await closed) as [number | null];
+  const { stderr } = server.output();
+  assert.match(
+    stderr,
+    new RegExp(`^${TIME} unexpected error, stopping: Error: boom \\(at file://${preload}:\\d+:\\d+\\)$`, 'm'),
+  );
+  assert.equal(code, 1, stderr);
+});
+
 // The table of command lines is test/unit/args.test.ts; these show what only a process can:
 // the exit code, exactly one line on stderr and no stack trace.
 test('a reader of stdout that goes: a command ends quietly, the service keeps serving and says once that its access log stops', async (t) => {

@@ -137,15 +137,15 @@ class Supervisor {
 
   endAll(exitCode: number): void {
     if (!this.ending) {
-      // Each worker ends within the bound by itself (bin/serve/listener.ts); one that
-      // does not is killed a second later.
+      // Each worker ends within the bound by itself (bin/serve/listener.ts), or is killed a second later.
       const kill = setTimeout(() => {
         for (const worker of this.alive) worker.process.kill('SIGKILL');
       }, stopBoundMs(this.command.timeouts.searchMs) + 1_000);
       kill.unref();
     }
     this.ending = true;
-    process.exitCode = exitCode;
+    // Never lowered: a signal while a failure (a bug, a failed start, a spent budget) stops them.
+    process.exitCode = Math.max(Number(process.exitCode ?? 0), exitCode);
     for (const worker of this.alive) worker.process.kill('SIGTERM');
     if (this.alive.size === 0) this.done();
   }
