@@ -77,6 +77,14 @@ interface Pending {
   timeoutMs: number;
 }
 
+/** What the other end answers a request of a kind it has no handler for (a process of an older version, say). */
+const unhandled = (kind: string): string => `nothing answers ${kind}`;
+
+/** Whether `error` failed a request of `kind` because the other end has no handler for it. */
+export function isUnhandled(error: unknown, kind: string): boolean {
+  return error instanceof ChannelError && error.code === 'CHANNEL_REMOTE' && error.message === unhandled(kind);
+}
+
 /** Whether `message` belongs to this channel (and not to node:cluster or bin/cluster/workers.ts). */
 export function isChannelMessage(message: unknown): boolean {
   return (message as { channel?: unknown } | null)?.channel === CHANNEL;
@@ -205,7 +213,7 @@ class PortChannel implements Channel {
     const answer = this.handlers.get(message.kind);
     const id = message.request;
     if (answer === undefined) {
-      if (id !== undefined) this.reply(id, null, `nothing answers ${message.kind}`);
+      if (id !== undefined) this.reply(id, null, unhandled(message.kind));
       return;
     }
     let result: unknown;

@@ -4,7 +4,7 @@
 //
 // This file is the room's door: the other rooms import from it only.
 
-export { type Channel, ChannelError, createChannel, type Port } from './channel.js';
+export { type Channel, ChannelError, createChannel, isUnhandled, type Port } from './channel.js';
 export { CliError, describeError, describeFsError, describeReadError, isPrivacyRefusal } from './errors.js';
 export {
   accessLog,

@@ -2,7 +2,7 @@
 // (bin/cluster/workers.ts) — what it serves, that it serves, or why it could not start, and its channel.
 
 import cluster from 'node:cluster';
-import { type Channel, createChannel, logLine, type Port } from '../base/index.js';
+import { type Channel, createChannel, isUnhandled, logLine, type Port } from '../base/index.js';
 import type { ServeCommand } from '../config/index.js';
 
 /** What a worker tells the primary about its start. */
@@ -23,8 +23,21 @@ const COMMAND_TIMEOUT_MS = 300_000;
  * and no books, which the worker reads as a reload does (bin/serve/reload.ts).
  */
 export async function commandOfPrimary(): Promise<ServeCommand | undefined> {
-  if (!cluster.isWorker) return undefined;
-  return (await primaryChannel().request<ServeCommand | null>(COMMAND, null, COMMAND_TIMEOUT_MS)) ?? undefined;
+  return cluster.isWorker ? commandFrom(primaryChannel()) : undefined;
+}
+
+/**
+ * The command `primary` answers; `undefined` when it answers null, or has no handler for the
+ * question: a primary of a version before it (a new version installed, the service not yet
+ * restarted), whose workers all read argv, as a first start's do.
+ */
+export async function commandFrom(primary: Channel): Promise<ServeCommand | undefined> {
+  try {
+    return (await primary.request<ServeCommand | null>(COMMAND, null, COMMAND_TIMEOUT_MS)) ?? undefined;
+  } catch (error: unknown) {
+    if (isUnhandled(error, COMMAND)) return undefined;
+    throw error;
+  }
 }
 
 /** In the primary: answers `channel`'s worker with `command` (its secrets and books left out), or with null: argv tells. */

@@ -10,7 +10,7 @@ import { REFUSALS } from '../../lib/metric-families.js';
 import { Metrics } from '../../lib/metrics.js';
 import { DEFAULTS } from '../../lib/options.js';
 import { createThrottle, type Throttle, type ThrottleSettings } from '../../lib/throttle.js';
-import { createThrottleAuthority } from '../../lib/throttle-authority.js';
+import { createThrottleAuthority, THROTTLE_MESSAGES } from '../../lib/throttle-authority.js';
 import { createThrottleReplica } from '../../lib/throttle-replica.js';
 import { portPair, settle, type TestPort } from '../support/port-pair.js';
 
@@ -298,4 +298,32 @@ test("a worker whose primary does not decide refuses credentials on its own (1 s
   const unattached = createThrottleReplica(inPrimary(workerEnd, said), REPLICA);
   await assert.rejects(async () => await unattached.reserve('kasse', '192.0.2.7'), { code: 'CHANNEL_REMOTE' });
   assert.equal(said.length, 2);
+});
+
+test("a primary of a version before the replica's hello, which ignores it (a new version installed, a worker replaced before the restart): the worker serves, its primary deciding its reservations", async () => {
+  const counts = createThrottle(SETTINGS);
+  const authority = createThrottleAuthority(counts, 10_000);
+  const attach = (older: boolean) => {
+    const [primaryEnd, workerEnd] = portPair();
+    const channel = createChannel(primaryEnd);
+    authority.attach({
+      notify: (kind, body) => channel.notify(kind, body),
+      request: (kind, body, timeoutMs) => channel.request(kind, body, timeoutMs),
+      handle: (kind, answer) => (older && kind === THROTTLE_MESSAGES.hello ? undefined : channel.handle(kind, answer)),
+    });
+    return workerEnd;
+  };
+  const first = createThrottleReplica(inPrimary(attach(false)), REPLICA);
+  await settle();
+  for (let i = 0; i < 10; i += 1) assert.equal(await guess(first, `user${i}`, '203.0.113.9'), 0);
+  await settle();
+  const said: string[] = [];
+  const next = createThrottleReplica(inPrimary(attach(true), said), REPLICA);
+  await settle();
+  assert.equal(next.retryAfter('203.0.113.9'), 0, 'the block made before it: not in its replica');
+  assert.equal(await guess(next, 'user10', '203.0.113.9'), 60, 'the primary refuses the guess');
+  for (let i = 0; i < 10; i += 1) await guess(first, `user${i}`, '203.0.113.10');
+  await settle();
+  assert.equal(next.retryAfter('203.0.113.10'), 60, 'a block made after its start reaches it');
+  assert.deepEqual(said, [], 'the primary decided every reservation');
 });
