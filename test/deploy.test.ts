@@ -13,6 +13,8 @@ import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { connect as tlsConnect } from 'node:tls';
+import { tlsPolicy } from '../bin/listen/tls.js';
 import { BIN, makeCertificate, TIME, until } from './support/cli-helpers.js';
 import { AUTH, basicAuth, buildDatabase, type Reply, request, tempDir } from './support/helpers.js';
 import { promtoolCheckMetrics } from './support/prometheus.js';
@@ -142,6 +144,8 @@ test('the nginx site passes nginx -t (TLS, the Unix socket, a log format without
   assert.equal(check.error, undefined, 'nginx must be installed');
   assert.equal(check.status, 0, check.stderr);
   assert.match(check.stderr, /test is successful/);
+  assertCiphers(SITE);
+  assertCiphers(BOOKS_SITE);
   const text = readFileSync(SITE, 'utf8');
   assert.match(text, /^\s*proxy_pass http:\/\/booking_search;$/m);
   assert.match(text, /server unix:\/run\/booking-search-server\/api\.sock;/);
@@ -176,6 +180,39 @@ function httpsGet(site: Site, path: string, headers: Record<string, string>, bod
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** The TLS 1.2 suite nginx agrees to at `port` when the client offers only `cipher`, or its refusal. */
+function tls12Suite(port: number, cipher: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = tlsConnect({
+      host: '127.0.0.1',
+      port,
+      maxVersion: 'TLSv1.2',
+      ciphers: cipher,
+      rejectUnauthorized: false,
+    });
+    socket.setTimeout(10_000, () => socket.destroy(new Error('no handshake within 10 s')));
+    socket.on('secureConnect', () => {
+      resolve(socket.getCipher().name);
+      socket.end();
+    });
+    socket.on('error', (error) => resolve(`refused: ${error.message}`));
+  });
+}
+
+/** The site's TLS 1.2 suites, the service's own (bin/listen/tls.ts): forward-secret AEAD only. */
+function assertCiphers(file: string): void {
+  const text = readFileSync(file, 'utf8');
+  const service = (tlsPolicy('TLSv1.2').ciphers ?? '').split(':').filter((suite) => !suite.startsWith('TLS_'));
+  assert.deepEqual(/^\s*ssl_ciphers ([^;]+);/m.exec(text)?.[1]?.split(':'), service, file);
+  assert.match(text, /^\s*ssl_prefer_server_ciphers off;/m, file);
+}
+
+/** Offers nginx at `port` each suite alone over TLS 1.2: the AEAD ones agreed, CBC and static RSA refused. */
+async function assertSuites(port: number, accepted: string[], refused: string[]): Promise<void> {
+  for (const suite of accepted) assert.equal(await tls12Suite(port, suite), suite);
+  for (const suite of refused) assert.match(await tls12Suite(port, suite), /^refused: .*handshake failure/, suite);
 }
 
 function collect(child: ChildProcess): () => string {
@@ -231,6 +268,12 @@ test("nginx with TLS in front of the CLI started with the unit's flags: searches
     () => `nginx: ${nginxOutput()}`,
   );
 
+  // An EC certificate: its forward-secret AEAD suites, not its CBC ones.
+  await assertSuites(
+    site.https,
+    ['ECDHE-ECDSA-AES128-GCM-SHA256', 'ECDHE-ECDSA-CHACHA20-POLY1305'],
+    ['ECDHE-ECDSA-AES128-SHA', 'ECDHE-ECDSA-AES256-SHA384'],
+  );
   const search = await httpsGet(site, '/kasse/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35', {
     authorization: AUTH,
   });
@@ -389,7 +432,7 @@ test('nginx routes the books to two instances on loopback ports, each serving it
   chmodSync(dir, 0o755);
   const cert = join(dir, 'cert.pem');
   const key = join(dir, 'key.pem');
-  makeCertificate(cert, key, 'localhost');
+  makeCertificate(cert, key, 'localhost', 'rsa');
   const [a, b, http, https] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const text = readFileSync(BOOKS_SITE, 'utf8');
   assert.match(text, /^\s*proxy_pass http:\/\/\$booking_books_instance;$/m);
@@ -474,6 +517,12 @@ test('nginx routes the books to two instances on loopback ports, each serving it
     () => `nginx: ${existsSync(join(dir, 'error.log')) ? readFileSync(join(dir, 'error.log'), 'utf8') : ''}`,
   );
 
+  // An RSA certificate: its ECDHE AEAD suites, neither CBC nor static RSA (no forward secrecy).
+  await assertSuites(
+    https,
+    ['ECDHE-RSA-AES256-GCM-SHA384', 'ECDHE-RSA-CHACHA20-POLY1305'],
+    ['ECDHE-RSA-AES128-SHA', 'AES128-GCM-SHA256', 'AES256-SHA'],
+  );
   const search = '/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35';
   for (const [book, password] of [
     ['mueller', 'm-geheim'],
