@@ -8,7 +8,7 @@
 
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -120,7 +120,7 @@ function writeNginxMain(dir: string): string {
 daemon off;
 worker_processes 1;
 pid ${dir}/nginx.pid;
-error_log ${dir}/error.log;
+error_log ${dir}/error.log warn;
 events { worker_connections 64; }
 http {
   client_body_temp_path ${dir}/body;
@@ -146,6 +146,8 @@ test('the nginx site passes nginx -t (TLS, the Unix socket, a log format without
   assert.match(check.stderr, /test is successful/);
   assertCiphers(SITE);
   assertCiphers(BOOKS_SITE);
+  assertNoTemporaryFiles(SITE);
+  assertNoTemporaryFiles(BOOKS_SITE);
   const text = readFileSync(SITE, 'utf8');
   assert.match(text, /^\s*proxy_pass http:\/\/booking_search;$/m);
   assert.match(text, /server unix:\/run\/booking-search-server\/api\.sock;/);
@@ -162,6 +164,26 @@ test('the nginx site passes nginx -t (TLS, the Unix socket, a log format without
     assert.doesNotMatch(format, /\$remote_user/, name);
   }
 });
+
+// A month's statement of 200 lines: over nginx's default body buffer (16 KiB), which wrote
+// it to a temporary file. Its first line is the March coffee, -4.35.
+const STATEMENT = JSON.stringify({
+  zeilen: Array.from({ length: 200 }, (_, i) => ({
+    ref: `KARTENZAHLUNG girocard 2026-03-20T08:15 Cafe am Markt Terminal 6641${i} Folgenr. ${i}`,
+    datum: '2026-03-20',
+    betrag: i === 0 ? '-4.35' : `-${i + 1000}.01`,
+    tage: 31,
+  })),
+});
+
+/** The API location keeps a statement and its answer off the disk: no temporary file for either. */
+function assertNoTemporaryFiles(file: string): void {
+  const text = readFileSync(file, 'utf8');
+  const bound = /^\s*client_max_body_size (\d+m);/m.exec(text)?.[1];
+  assert.ok(bound, file);
+  assert.equal(/^\s*client_body_buffer_size (\w+);/m.exec(text)?.[1], bound, file);
+  assert.match(text, /^\s*proxy_max_temp_file_size 0;/m, file);
+}
 
 /** A GET through nginx's public server, or a POST of `body`. */
 function httpsGet(site: Site, path: string, headers: Record<string, string>, body?: string): Promise<Reply> {
@@ -295,15 +317,11 @@ test("nginx with TLS in front of the CLI started with the unit's flags: searches
   assert.equal(page.status, 301);
   assert.equal(page.headers.location, `https://127.0.0.1/`);
   // A month's statement in one request: far more than a search's kilobyte, passed on whole.
-  const lines = Array.from({ length: 200 }, (_, i) => ({ datum: '2026-03-20', betrag: `-${i + 1000}.01`, tage: 31 }));
-  lines[0] = { datum: '2026-03-20', betrag: '-4.35', tage: 31 };
-  const statement = JSON.stringify({ zeilen: lines });
-  assert.ok(statement.length > 8_000);
   const paired = await httpsGet(
     site,
     '/kasse/api/v1/abgleich',
     { authorization: AUTH, 'content-type': 'application/json' },
-    statement,
+    STATEMENT,
   );
   assert.equal(paired.status, 200, paired.body);
   const { zeilen } = JSON.parse(paired.body) as { zeilen: { buchungen: { id: number }[] }[] };
@@ -361,6 +379,9 @@ test("nginx with TLS in front of the CLI started with the unit's flags: searches
   assert.match(serviceLog, new RegExp(`^${TIME} 127\\.0\\.0\\.1 kasse GET /kasse/api/v1/buchungen 200 `, 'm'));
   assert.match(serviceLog, new RegExp(`^${TIME} 127\\.0\\.0\\.1 - GET /kasse/api/v1/status 429 `, 'm'));
   assert.doesNotMatch(serviceLog, /10\.0\.0\.|betrag|ge:heim|S3cret/);
+  // Neither the statement nor its answer was written to disk (nginx warns when it does).
+  assert.doesNotMatch(nginxOutput(), /buffered to a temporary file/);
+  assert.deepEqual([...readdirSync(join(dir, 'body')), ...readdirSync(join(dir, 'proxy'))], []);
   const nginxLog = readFileSync(join(dir, 'booking-search.access.log'), 'utf8');
   assert.match(nginxLog, /"GET \/kasse\/api\/v1\/buchungen HTTP\/[\d.]+" 200 /);
   assert.match(nginxLog, /"GET \/kasse\/api\/v1\/status HTTP\/[\d.]+" 429 /);
@@ -535,6 +556,13 @@ test('nginx routes the books to two instances on loopback ports, each serving it
     const reply = await httpsGet(site443, `/${book}${search}`, as(book, password));
     assert.equal((JSON.parse(reply.body) as { anzahl: number }).anzahl, 1);
   }
+  const paired = await httpsGet(
+    site443,
+    '/meier/api/v1/abgleich',
+    { ...as('meier', 'g-geheim'), 'content-type': 'application/json' },
+    STATEMENT,
+  );
+  assert.equal(paired.status, 200, paired.body);
   // A user of instance A's book on instance B's: refused there, as a wrong password.
   assert.equal((await httpsGet(site443, '/meier/api/v1/status', as('mueller', 'm-geheim'))).status, 401);
   assert.equal((await httpsGet(site443, '/schmidt/api/v1/status', as('mueller', 'm-geheim'))).status, 401);
@@ -559,6 +587,8 @@ test('nginx routes the books to two instances on loopback ports, each serving it
   // mueller is none of instance B's users: a name B does not know may be a password typed as one.
   assert.match(logB ?? '', new RegExp(`^${TIME} 127\\.0\\.0\\.1 :unknown GET /meier/api/v1/status 401 `, 'm'));
   assert.doesNotMatch(logB ?? '', /\/mueller\/|\/schmidt\/|\/weber\//);
+  const errors = readFileSync(join(dir, 'error.log'), 'utf8');
+  assert.doesNotMatch(errors, /buffered to a temporary file/);
   const nginxLog = readFileSync(join(dir, 'booking-books.access.log'), 'utf8');
   assert.match(
     nginxLog,
