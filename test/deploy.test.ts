@@ -2,7 +2,7 @@
 // the nginx site passes `nginx -t`, and both together serve: nginx with TLS in front of the
 // CLI started with the unit's own ExecStart flags on a Unix socket, with nginx's monitoring
 // server in front of its admin listener; and the site for many books routes each book's
-// base path to one of two instances, and operations.md's location for many books in one
+// base path to one of two instances over TLS, and operations.md's location for many books in one
 // service passes each book to the one socket. The tools must be installed (.ci/run installs them);
 // a missing tool fails these tests.
 
@@ -444,6 +444,29 @@ test("operations.md's many-books location, as written, in the shipped site: each
   );
 });
 
+/** Where the books' site names the file of the certificates it trusts for the instances. */
+const INSTANCES_CA = '/etc/nginx/booking-books-instances.pem';
+
+/**
+ * The self-signed certificate (EC P-256, one day) of the site's `upstream` named `instance`,
+ * for the name the site checks in it (its line in the map of TLS names), in `dir`.
+ */
+function instanceCertificate(dir: string, site: string, instance: string): { cert: string; key: string } {
+  const name = new RegExp(`^\\s*${instance}\\s+([a-z0-9.-]+);`, 'm').exec(site)?.[1];
+  assert.ok(name, `the name the site checks in ${instance}'s certificate`);
+  const files = { cert: join(dir, `${instance}.pem`), key: join(dir, `${instance}.key`) };
+  const made = spawnSync(
+    'openssl',
+    [
+      ...['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1'],
+      ...['-subj', `/CN=${name}`, '-addext', `subjectAltName=DNS:${name}`, '-keyout', files.key, '-out', files.cert],
+    ],
+    { encoding: 'utf8' },
+  );
+  assert.equal(made.status, 0, made.stderr);
+  return files;
+}
+
 function dirnameOf(path: string): string {
   return path.slice(0, path.lastIndexOf('/'));
 }
@@ -456,15 +479,34 @@ test('nginx routes the books to two instances on loopback ports, each serving it
   makeCertificate(cert, key, 'localhost', 'rsa');
   const [a, b, http, https] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const text = readFileSync(BOOKS_SITE, 'utf8');
-  assert.match(text, /^\s*proxy_pass http:\/\/\$booking_books_instance;$/m);
+  // On to the instances over TLS, their certificates checked: the Basic passwords cross the network.
+  for (const line of [
+    'proxy_pass https://$booking_books_instance;',
+    'proxy_ssl_verify on;',
+    `proxy_ssl_trusted_certificate ${INSTANCES_CA};  # adjust`,
+    'proxy_ssl_name $booking_books_tls_name;',
+    'proxy_ssl_session_reuse on;',
+  ]) {
+    assert.ok(
+      text.split('\n').some((shipped) => shipped.trim() === line),
+      line,
+    );
+  }
+  assert.doesNotMatch(text, /proxy_pass http:/);
+  // Each instance its own self-signed certificate for the name the site checks, both in the trusted file.
+  const tlsA = instanceCertificate(dir, text, 'booking_books_a');
+  const tlsB = instanceCertificate(dir, text, 'booking_books_b');
+  const trusted = join(dir, 'instances.pem');
+  writeFileSync(trusted, readFileSync(tlsA.cert, 'utf8') + readFileSync(tlsB.cert, 'utf8'));
   const site = text
     .replace(/^\s*listen \[::\].*\n/gm, '')
     .replace('listen 80;', `listen 127.0.0.1:${http};`)
     .replace('listen 443 ssl http2;', `listen 127.0.0.1:${https} ssl http2;`)
-    .replace('server 10.0.0.11:8080;', `server 127.0.0.1:${a};`)
-    .replace('server 10.0.0.12:8080;', `server 127.0.0.1:${b};`)
+    .replace('server 10.0.0.11:8443;', `server 127.0.0.1:${a};`)
+    .replace('server 10.0.0.12:8443;', `server 127.0.0.1:${b};`)
     .replaceAll('/etc/letsencrypt/live/buchungen.example.org/fullchain.pem', cert)
     .replaceAll('/etc/letsencrypt/live/buchungen.example.org/privkey.pem', key)
+    .replaceAll(INSTANCES_CA, trusted)
     .replaceAll('/var/log/nginx/', `${dir}/`)
     .replaceAll('/var/www/acme', dir);
   writeFileSync(join(dir, 'site.conf'), site);
@@ -475,7 +517,8 @@ test('nginx routes the books to two instances on loopback ports, each serving it
   assert.equal(nginxCheck.error, undefined, 'nginx must be installed');
   assert.equal(nginxCheck.status, 0, nginxCheck.stderr);
 
-  // Instance A has mueller and schmidt, instance B has meier: each its own file and port.
+  // Instance A has mueller and schmidt, instance B has meier: each its own file, port and
+  // certificate; B takes TLS 1.3 only, which nginx 1.22 offers an upstream only when told.
   const data = join(dir, 'data');
   mkdirSync(data);
   const files = Object.fromEntries(
@@ -487,7 +530,7 @@ test('nginx routes the books to two instances on loopback ports, each serving it
   );
   chmodSync(data, 0o555);
   writeFileSync(join(dir, 'credentials'), 'mueller:m-geheim\nschmidt:s-geheim\nmeier:g-geheim\n', { mode: 0o600 });
-  const instance = (name: string, port: number, books: string[]): string => {
+  const instance = (name: string, port: number, books: string[], tls: Record<string, string>): string => {
     const file = join(dir, `${name}.conf`);
     const sections = books.map(
       (book) => `[book ${book}]\ndb = ${files[book]}\nbase-path = /${book}\nusers = ${book}\n`,
@@ -496,6 +539,7 @@ test('nginx routes the books to two instances on loopback ports, each serving it
       file,
       [
         `port = ${port}`,
+        ...Object.entries(tls).map(([key, value]) => `tls-${key} = ${value}`),
         'trust-proxy = 127.0.0.1',
         `credentials-file = ${join(dir, 'credentials')}`,
         '',
@@ -509,11 +553,14 @@ test('nginx routes the books to two instances on loopback ports, each serving it
   delete env['BOOKING_SEARCH_USER'];
   delete env['BOOKING_SEARCH_PASSWORD'];
   const started = [
-    spawn(process.execPath, [BIN, '--config', instance('a', a, ['mueller', 'schmidt'])], {
+    spawn(process.execPath, [BIN, '--config', instance('a', a, ['mueller', 'schmidt'], tlsA)], {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
-    spawn(process.execPath, [BIN, '--config', instance('b', b, ['meier'])], { env, stdio: ['ignore', 'pipe', 'pipe'] }),
+    spawn(process.execPath, [BIN, '--config', instance('b', b, ['meier'], { ...tlsB, 'min-version': '1.3' })], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
   ];
   const outputs = started.map((child) => {
     t.after(() => void child.kill('SIGKILL'));
@@ -521,7 +568,7 @@ test('nginx routes the books to two instances on loopback ports, each serving it
   });
   for (const output of outputs)
     await until(
-      () => output().includes(' listening on '),
+      () => output().includes(' listening on https://'),
       () => `an instance: ${output()}`,
     );
 
@@ -571,6 +618,21 @@ test('nginx routes the books to two instances on loopback ports, each serving it
   // A book no instance has, and anything but an API: nginx's own 404, no instance asked.
   assert.equal((await httpsGet(site443, '/weber/api/v1/status', as('mueller', 'm-geheim'))).status, 404);
   assert.equal((await httpsGet(site443, '/', as('mueller', 'm-geheim'))).status, 404);
+  // nginx checks each instance's certificate: with B's left out of the trusted file (and a
+  // reload), B's books are nginx's 502, no password sent to it; A's are served still.
+  assert.doesNotMatch(readFileSync(join(dir, 'error.log'), 'utf8'), /verify error/);
+  writeFileSync(trusted, readFileSync(tlsA.cert));
+  nginx.kill('SIGHUP');
+  await until(
+    () =>
+      httpsGet(site443, '/meier/api/v1/status', as('meier', 'g-geheim')).then(
+        (reply) => reply.status === 502,
+        () => false,
+      ),
+    () => `nginx's 502: ${readFileSync(join(dir, 'error.log'), 'utf8')}`,
+  );
+  assert.match(readFileSync(join(dir, 'error.log'), 'utf8'), /upstream SSL certificate verify error/);
+  assert.equal((await httpsGet(site443, '/mueller/api/v1/status', as('mueller', 'm-geheim'))).status, 200);
 
   for (const child of started) child.kill('SIGTERM');
   nginx.kill('SIGQUIT');
