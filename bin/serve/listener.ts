@@ -195,6 +195,7 @@ function stopOnSignals(
   started: () => void,
 ): void {
   let stopping = false;
+  const afterResponses = role === 'worker' ? whenResponsesClosed(server) : undefined;
   const stop = (signal?: NodeJS.Signals): void => {
     if (stopping) return;
     stopping = true;
@@ -210,8 +211,10 @@ function stopOnSignals(
       closeAll();
       if (role === 'single') logInfo(['stopped']);
       process.exitCode = 0;
-      // A worker's channel to the primary would keep it alive.
-      if (role === 'worker') process.disconnect?.();
+      // A worker's channel to the primary would keep it alive; node:cluster ends it as it goes.
+      // The listener closes once its connections are gone, before their responses hear it:
+      // those cut write their access lines first (within the stop's bound, as all of it).
+      afterResponses?.(() => process.disconnect?.());
     });
   };
   // A second signal cuts what is still open; a worker's second comes from its primary
@@ -222,4 +225,21 @@ function stopOnSignals(
   };
   onStopSignals((again, signal) => (again && role === 'single' ? cut() : stop(signal)));
   if (role === 'worker') onCutFromPrimary(cut);
+}
+
+/** Calls its `then` once every response of `server` has closed (at once, if none is open). */
+function whenResponsesClosed(server: Server): (then: () => void) => void {
+  const open = new Set<ServerResponse>();
+  let waiting: (() => void) | undefined;
+  server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
+    open.add(res);
+    res.once('close', () => {
+      open.delete(res);
+      if (open.size === 0) waiting?.();
+    });
+  });
+  return (then) => {
+    if (open.size === 0) then();
+    else waiting = then;
+  };
 }
