@@ -237,6 +237,43 @@ async function assertSuites(port: number, accepted: string[], refused: string[])
   for (const suite of refused) assert.match(await tls12Suite(port, suite), /^refused: .*handshake failure/, suite);
 }
 
+/**
+ * docs/operations.md, nginx: on one connection to nginx's public server, a POST with
+ * `Expect: 100-continue` whose Content-Type the service refuses (its 415 closes), then a GET.
+ * Gives what nginx sent before the body was sent, all it sent, and whether it closed.
+ */
+async function expectThenAgain(site: Site): Promise<{ beforeBody: string; all: string; ended: boolean }> {
+  const socket = tlsConnect({ host: '127.0.0.1', port: site.https, ca: readFileSync(site.cert) });
+  let all = '';
+  let ended = false;
+  socket.setEncoding('utf8').on('data', (chunk: string) => (all += chunk));
+  socket.on('end', () => (ended = true));
+  socket.on('error', () => undefined);
+  const head = `Host: kasse.example.org\r\nAuthorization: ${AUTH}\r\n`;
+  const body = 'datum;betrag\n2026-03-20;-4.35\n';
+  socket.write(
+    `POST /kasse/api/v1/abgleich HTTP/1.1\r\n${head}Content-Type: text/csv\r\n` +
+      `Content-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`,
+  );
+  await until(
+    () => all.includes('\r\n\r\n') || ended,
+    () => `nginx's first answer: ${JSON.stringify(all)}`,
+  );
+  const beforeBody = all;
+  socket.write(body);
+  await until(
+    () => all.includes('"unsupported_media_type"') || ended,
+    () => `the 415: ${JSON.stringify(all)}`,
+  );
+  if (!ended) socket.write(`GET /kasse/api/v1/status HTTP/1.1\r\n${head}\r\n`);
+  await until(
+    () => all.includes('"version"') || ended,
+    () => `the second answer: ${JSON.stringify(all)}`,
+  );
+  socket.destroy();
+  return { beforeBody, all, ended };
+}
+
 function collect(child: ChildProcess): () => string {
   let output = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
@@ -349,6 +386,15 @@ test("nginx with TLS in front of the CLI started with the unit's flags: searches
   for (const path of ['/ready', '/metrics', '/live']) {
     assert.equal((await httpsGet(site, path, {})).status, 404, `${path} is not public`);
   }
+
+  // nginx answers Expect: 100-continue itself, before the service judged the request, and
+  // keeps the client's connection when the service's answer closes its own (a 415).
+  const kept = await expectThenAgain(site);
+  assert.match(kept.beforeBody, /^HTTP\/1\.1 100 Continue\r\n\r\n$/);
+  assert.match(kept.all, /^HTTP\/1\.1 415 /m);
+  assert.doesNotMatch(kept.all, /^connection: close/im);
+  assert.match(kept.all, /"unsupported_media_type"}HTTP\/1\.1 200 [\s\S]*"version":"1\.0"}$/);
+  assert.equal(kept.ended, false);
 
   // Ten wrong passwords from this client (through nginx, as 127.0.0.1) block it; a made-up
   // X-Forwarded-For does not help, since nginx appends the address it saw and the service
