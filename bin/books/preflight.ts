@@ -3,6 +3,7 @@
 
 import { Guard } from '../guard/index.js';
 import { BookOpener } from './open-book.js';
+import { stateLine } from './states.js';
 import type { BuildHandler } from './status.js';
 import { unavailableSearch } from './unavailable.js';
 
@@ -12,26 +13,30 @@ import { unavailableSearch } from './unavailable.js';
  * that answers nothing: the primary of --workers says what is wrong once, instead of every
  * worker saying it. A file that cannot be served throws its CliError; one that cannot be
  * read now, or not within the limit, passes: each worker serves it as unavailable and
- * tries it again, as a single process does.
+ * tries it again, as a single process does. Returns the line of such a state that does not
+ * pass by itself (an open that timed out), which the primary says for the workers, whose
+ * first look keeps quiet on it (bin/cluster/worker.ts); one that passes (a lock, a slow
+ * view) each worker says, as it may have passed by its first look, which would not say so.
  */
 export async function preflightDatabaseFile(
   file: string,
   book: ConstructorParameters<typeof BookOpener>[1],
   build: BuildHandler,
   limitMs: number,
-): Promise<void> {
+): Promise<string | undefined> {
   const none = (): void => {};
   const hooks = { notice: none, broken: none, onError: none, servedBy: () => false };
   const opener = new BookOpener(file, book, build, none, hooks, { cacheKiB: undefined, limitMs });
   const guard = new Guard({ limitMs });
   try {
     const judged = await opener.judge(guard);
-    if ('ready' in judged)
-      build(
-        unavailableSearch(() => new Error('not served here')),
-        judged.ready.app,
-        none,
-      );
+    if (!('ready' in judged)) return judged.serving || judged.cause.waits ? undefined : stateLine(file, judged.cause);
+    build(
+      unavailableSearch(() => new Error('not served here')),
+      judged.ready.app,
+      none,
+    );
+    return undefined;
   } finally {
     guard.end();
   }
