@@ -259,3 +259,34 @@ test('SIGTERM to the whole process group lets a search over a view in flight fin
   assert.equal(code, 0, output);
   assert.doesNotMatch(stdout + stderr, /searches' process ended/);
 });
+
+// A terminal or ssh session that closes, and `systemctl kill -s HUP`, send SIGHUP to every
+// process of the service: the service reloads, and the search in flight still finishes.
+test('SIGHUP to the whole process group reloads once and lets a search over a view in flight finish, with --workers too', async (t) => {
+  for (const workers of [[], ['--workers', '2']]) {
+    await t.test(workers.join(' ') || 'one process', (t) => reloadByGroupHangup(t, workers));
+  }
+});
+
+async function reloadByGroupHangup(t: Parameters<typeof buildDatabase>[0], workers: string[]): Promise<void> {
+  const file = bookOverView(t, false);
+  const db = new Database(file);
+  db.exec('INSERT INTO slow VALUES (20000000)');
+  db.close();
+  const args = ['--db', file, '--table-names', 'entries=kasse', '--search-timeout', '60', ...workers];
+  const server = await start(t, args, undefined, undefined, { ownGroup: true });
+  const started = Date.now();
+  const inFlight = get(`${server.api}${SEARCH}`);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  process.kill(-(server.child.pid as number), 'SIGHUP');
+  const reply = await inFlight;
+  const output = JSON.stringify(server.output());
+  assert.equal(reply.status, 200, `${reply.body} after ${Date.now() - started} ms: ${output}`);
+  assert.equal((await get(`${server.api}${SEARCH}`)).status, 200, output);
+  const { code, stdout, stderr } = await server.stop('SIGTERM');
+  assert.equal(code, 0, output);
+  assert.doesNotMatch(stdout + stderr, /searches' process ended/);
+  // One reload, said once: a worker does not reload on its own SIGHUP besides the primary's.
+  assert.equal((stdout + stderr).match(/SIGHUP: /g)?.length, 1, stdout + stderr);
+  assert.match(stdout + stderr, /^\S+ SIGHUP: /m);
+}

@@ -157,11 +157,10 @@ serving.handle('search', (body) => {
 // it is stuck in a statement (bin/guard/orphan-thread.ts).
 process.on('disconnect', () => process.exit(0));
 // Ctrl+C and Ctrl+Break reach every process of a terminal or console at once, WinSW stops
-// the service with Ctrl+C, and a SIGTERM can be sent to the whole process group (systemd's
-// default KillMode, supervisord's stopasgroup, `kill -TERM -PGID`): this one goes on
-// answering the searches in flight, and the serving process ends it once it has answered
-// them (or, gone, by the disconnect above).
-process.on('SIGINT', () => {});
-process.on('SIGBREAK', () => {});
-process.on('SIGTERM', () => {});
+// the service with Ctrl+C, and a signal can be sent to the whole process group: SIGTERM
+// (systemd's default KillMode, supervisord's stopasgroup, `kill -TERM -PGID`), SIGHUP (a
+// terminal or ssh session closed, `systemctl kill -s HUP`). This one goes on answering the
+// searches in flight; the serving process stops or reloads as the signal says, and ends it
+// once it has answered them (or, gone, by the disconnect above).
+for (const signal of ['SIGINT', 'SIGBREAK', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => {});
 new Worker(moduleBeside(import.meta.url, 'orphan-thread'), { workerData: process.ppid }).unref();

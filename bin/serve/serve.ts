@@ -180,8 +180,8 @@ async function serve(command: ServeCommand, role: Exclude<Role, 'primary'>, rere
 /**
  * SIGHUP and POST /-/reload (docs/operations.md, Signals; Adding and removing books): the
  * TLS certificate and key read again, then the command and its books (bin/serve/reload.ts),
- * one reload at a time. A signal to this process: it says its reload itself. With --workers
- * the primary asks each worker and says the outcome once, for all (bin/cluster/reload-workers.ts).
+ * one reload at a time, which says its lines itself. With --workers the primary hears the
+ * signal, asks each worker and says the outcome once, for all (bin/cluster/reload-workers.ts).
  */
 function answerReloads(
   command: ServeCommand,
@@ -197,8 +197,10 @@ function answerReloads(
     await reload(command, service, server, reread, by, tlsApplied, say);
     return lines;
   });
-  onReloadSignal((by) => void reloadTurn(by).then(logSaid));
+  // A worker's own SIGHUP (a signal to the service's process group: a closed terminal,
+  // `systemctl kill -s HUP`) is held (holdReloads) and no more: the primary heard it too.
   if (role === 'worker') answerPrimaryReloads(primaryChannel(), reloadTurn);
+  else onReloadSignal((by) => void reloadTurn(by).then(logSaid));
 }
 
 /** How the log names a book: its section's name, or the file of --db. */
