@@ -290,3 +290,25 @@ async function reloadByGroupHangup(t: Parameters<typeof buildDatabase>[0], worke
   assert.equal((stdout + stderr).match(/SIGHUP: /g)?.length, 1, stdout + stderr);
   assert.match(stdout + stderr, /^\S+ SIGHUP: /m);
 }
+
+// A reload asked for while the service stops (a `systemctl reload` racing a stop) is not
+// started: its lines, and what it would serve, came after `stopped`.
+test('SIGHUP after SIGTERM, while a search over a view finishes: no reload, the search answered, exit 0', async (t) => {
+  const file = bookOverView(t, false);
+  const db = new Database(file);
+  db.exec('INSERT INTO slow VALUES (20000000)');
+  db.close();
+  const args = ['--db', file, '--table-names', 'entries=kasse', '--search-timeout', '60'];
+  const server = await start(t, args);
+  const inFlight = get(`${server.api}${SEARCH}`);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const stopped = server.stop('SIGTERM');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  server.child.kill('SIGHUP');
+  const reply = await inFlight;
+  const { code, stdout, stderr } = await stopped;
+  assert.equal(reply.status, 200, `${reply.body}: ${stdout}${stderr}`);
+  assert.equal(code, 0, stdout + stderr);
+  assert.match(stdout + stderr, /stopping on SIGTERM/);
+  assert.doesNotMatch(stdout + stderr, /SIGHUP/);
+});

@@ -25,6 +25,7 @@ export { shellWord } from './shell.js';
 export {
   holdReloads,
   inTurn,
+  isStopping,
   onReloadSignal,
   onStopSignals,
   type ReloadTrigger,

@@ -7,12 +7,20 @@
 import { describeError } from './errors.js';
 import { logLine } from './log.js';
 
+// Once a stop began, no reload starts, and one under way says nothing: what it would serve,
+// or fail to, no client gets, and its lines came after `stopped`.
+let stopping = false;
+
+/** Whether this process heard a stop signal: a reload's lines are not said then. */
+export const isStopping = (): boolean => stopping;
+
 /** Runs `stop` on SIGINT, SIGTERM and SIGBREAK, with the signal; `again` is true from the second signal on. */
 export function onStopSignals(stop: (again: boolean, signal: NodeJS.Signals) => void): void {
   let heard = false;
   const signalled = (signal: NodeJS.Signals): void => {
     const again = heard;
     heard = true;
+    stopping = true;
     stop(again, signal);
   };
   process.on('SIGINT', signalled);
@@ -46,9 +54,9 @@ export function holdReloads(release = false): void {
 export function onReloadSignal(reload: (by: ReloadTrigger) => void): void {
   // Added before the keeper goes: Node stops hearing a signal when its last listener goes, and
   // one that came meanwhile, not yet handed to a listener, would be lost.
-  process.on('SIGHUP', () => reload(trigger));
+  process.on('SIGHUP', () => stopping || reload(trigger));
   process.off('SIGHUP', keep);
-  if (heardEarly) setImmediate(() => reload('SIGHUP'));
+  if (heardEarly) setImmediate(() => stopping || reload('SIGHUP'));
   heardEarly = false;
 }
 

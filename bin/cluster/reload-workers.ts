@@ -3,7 +3,7 @@
 // line naming what each did. A worker's side: it reloads when asked and answers with the
 // lines it would have logged (bin/serve/serve.ts).
 
-import { type Channel, logLine, type ReloadTrigger } from '../base/index.js';
+import { type Channel, isStopping, logLine, type ReloadTrigger } from '../base/index.js';
 
 /** A line a reload would log, and at which level. */
 export interface SaidLine {
@@ -48,7 +48,7 @@ export async function reloadWorkers(
       ),
     ),
   );
-  logSaid(sayOnce(by, outcomes, cause));
+  if (!isStopping()) logSaid(sayOnce(by, outcomes, cause));
 }
 
 /** Logs a reload's lines. */

@@ -9,6 +9,7 @@ import type { Server } from 'node:http';
 import {
   errorLineTemplate,
   inTurn,
+  isStopping,
   logError,
   logInfo,
   logLine,
@@ -200,7 +201,7 @@ function answerReloads(
   // A worker's own SIGHUP (a signal to the service's process group: a closed terminal,
   // `systemctl kill -s HUP`) is held (holdReloads) and no more: the primary heard it too.
   if (role === 'worker') answerPrimaryReloads(primaryChannel(), reloadTurn);
-  else onReloadSignal((by) => void reloadTurn(by).then(logSaid));
+  else onReloadSignal((by) => void reloadTurn(by).then((lines) => isStopping() || logSaid(lines)));
 }
 
 /** How the log names a book: its section's name, or the file of --db. */
