@@ -10,8 +10,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { run, start } from './support/cli-helpers.js';
-import { AUTH, buildDatabase, get, request, tempDir } from './support/helpers.js';
+import { type Running, run, start, until } from './support/cli-helpers.js';
+import { AUTH, buildDatabase, get, type Reply, request, tempDir } from './support/helpers.js';
 
 const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35';
 const ADMIN_LINE = /admin listener on (http:\/\/127\.0\.0\.1:\d+)\//;
@@ -54,16 +54,6 @@ async function readyOf(admin: string): Promise<{ state: string; reason?: string 
   return body.books[0] as { state: string; reason?: string };
 }
 
-async function until<T>(what: string, look: () => Promise<T>, holds: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const value = await look();
-    if (holds(value)) return value;
-    if (Date.now() > deadline) assert.fail(`not within 10 s: ${what} (last: ${JSON.stringify(value)})`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 test('check over a view slow to read: its judgement of the bookings is ended after --search-timeout, naming the view, exit 1', async (t) => {
   const file = bookOverView(t, true);
   const started = Date.now();
@@ -78,15 +68,13 @@ test('check whose guard process is killed while it judges the bookings through a
   const file = bookOverView(t, true);
   const checking = run(['check', '--db', file, '--table-names', 'entries=kasse', '--search-timeout', '5']);
   // The check's guard process: the guard whose parent's command names this file.
-  const guard = await until(
-    "the check's guard process",
-    async () => {
-      const all = processes();
-      const checker = all.find(([, , args]) => args.includes(`check --db ${file}`))?.[0];
-      return all.find(([, parent, args]) => parent === checker && /guard\.[jt]s/.test(args));
-    },
-    (found) => found !== undefined,
-  );
+  let guard: [number, number, string] | undefined;
+  await until(() => {
+    const all = processes();
+    const checker = all.find(([, , args]) => args.includes(`check --db ${file}`))?.[0];
+    guard = all.find(([, parent, args]) => parent === checker && /guard\.[jt]s/.test(args));
+    return guard !== undefined;
+  }, "the check's guard process");
   await new Promise((resolve) => setTimeout(resolve, 500));
   process.kill(guard?.[0] as number, 'SIGKILL');
   const checked = await checking;
@@ -111,21 +99,13 @@ test('a view slow to read when the file is opened again: the book waits, /ready 
   // The search that finds the view slow has its guard process ended, and the file opened again.
   setSlow(file, true);
   assert.equal((await get(`${server.api}${SEARCH}`)).status, 500);
-  const waiting = await until(
-    'the slow view said',
-    () => readyOf(admin),
-    (book) => book.reason === SLOW,
-  );
-  assert.equal(waiting.state, 'waiting');
+  await until(async () => (await readyOf(admin)).reason === SLOW, 'the slow view said');
+  assert.equal((await readyOf(admin)).state, 'waiting');
   const failed = await get(`${server.api}${SEARCH}`);
   assert.equal(failed.status, 500);
   assert.equal(failed.headers['retry-after'], '1');
   setSlow(file, false);
-  await until(
-    'served again',
-    () => readyOf(admin),
-    (book) => book.state === 'serving',
-  );
+  await until(async () => (await readyOf(admin)).state === 'serving', 'served again');
   assert.equal((await get(`${server.api}${SEARCH}`)).status, 200);
   const stopped = await server.stop();
   assert.equal(stopped.code, 0, stopped.stderr);
@@ -192,11 +172,7 @@ test('a view that stays slow is tried again after a growing wait, sooner once th
   assert.deepEqual([waiting.state, waiting.reason], ['waiting', SLOW]);
   const written = await write(file, 8_000, 'DELETE FROM slow');
   const quick = Date.now();
-  await until(
-    'served again',
-    () => readyOf(admin),
-    (book) => book.state === 'serving',
-  );
+  await until(async () => (await readyOf(admin)).state === 'serving', 'served again');
   const ms = Date.now() - quick;
   t.diagnostic(`${JSON.stringify(written)}, served ${ms} ms after the view was made quick`);
   // Tried at each look, the file is read for a second of every one or two: four or more commits held up.
@@ -237,26 +213,38 @@ test('SIGHUP removing a book while its search runs lets the search run its --sea
   assert.equal((await server.stop()).code, 0);
 });
 
+/**
+ * The CLI over a view whose search counts for about two seconds before its first row (within
+ * --search-timeout), such a search sent and half a second given to reach the view.
+ */
+async function searchingOverSlowView(
+  t: Parameters<typeof buildDatabase>[0],
+  more: string[] = [],
+  ownGroup = false,
+): Promise<{ server: Running; inFlight: Promise<Reply>; output: () => string }> {
+  const file = bookOverView(t, false);
+  const db = new Database(file);
+  db.exec('INSERT INTO slow VALUES (20000000)');
+  db.close();
+  const args = ['--db', file, '--table-names', 'entries=kasse', '--search-timeout', '60', ...more];
+  const server = await start(t, args, undefined, undefined, { ownGroup });
+  const started = Date.now();
+  const inFlight = get(`${server.api}${SEARCH}`);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const output = (): string => `after ${Date.now() - started} ms: ${JSON.stringify(server.output())}`;
+  return { server, inFlight, output };
+}
+
 // systemd's default KillMode (control-group), supervisord's stopasgroup and `kill -TERM
 // -PGID` send SIGTERM to every process of the service, its searches' processes too: the
 // first signal still lets a search in flight finish.
 test('SIGTERM to the whole process group lets a search over a view in flight finish: its process is not ended by it', async (t) => {
-  const file = bookOverView(t, false);
-  // About two seconds of counting before the first row, within --search-timeout.
-  const db = new Database(file);
-  db.exec('INSERT INTO slow VALUES (20000000)');
-  db.close();
-  const args = ['--db', file, '--table-names', 'entries=kasse', '--search-timeout', '60'];
-  const server = await start(t, args, undefined, undefined, { ownGroup: true });
-  const started = Date.now();
-  const inFlight = get(`${server.api}${SEARCH}`);
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  const { server, inFlight, output } = await searchingOverSlowView(t, [], true);
   const stopped = server.stop('SIGTERM');
   const reply = await inFlight;
-  const output = JSON.stringify(server.output());
-  assert.equal(reply.status, 200, `${reply.body} after ${Date.now() - started} ms: ${output}`);
+  assert.equal(reply.status, 200, `${reply.body} ${output()}`);
   const { code, stdout, stderr } = await stopped;
-  assert.equal(code, 0, output);
+  assert.equal(code, 0, output());
   assert.doesNotMatch(stdout + stderr, /searches' process ended/);
 });
 
@@ -264,50 +252,32 @@ test('SIGTERM to the whole process group lets a search over a view in flight fin
 // process of the service: the service reloads, and the search in flight still finishes.
 test('SIGHUP to the whole process group reloads once and lets a search over a view in flight finish, with --workers too', async (t) => {
   for (const workers of [[], ['--workers', '2']]) {
-    await t.test(workers.join(' ') || 'one process', (t) => reloadByGroupHangup(t, workers));
+    await t.test(workers.join(' ') || 'one process', async (t) => {
+      const { server, inFlight, output } = await searchingOverSlowView(t, workers, true);
+      process.kill(-(server.child.pid as number), 'SIGHUP');
+      const reply = await inFlight;
+      assert.equal(reply.status, 200, `${reply.body} ${output()}`);
+      assert.equal((await get(`${server.api}${SEARCH}`)).status, 200, output());
+      const { code, stdout, stderr } = await server.stop('SIGTERM');
+      assert.equal(code, 0, output());
+      assert.doesNotMatch(stdout + stderr, /searches' process ended/);
+      // One reload, said once: a worker does not reload on its own SIGHUP besides the primary's.
+      assert.equal((stdout + stderr).match(/SIGHUP: /g)?.length, 1, stdout + stderr);
+      assert.match(stdout + stderr, /^\S+ SIGHUP: /m);
+    });
   }
 });
-
-async function reloadByGroupHangup(t: Parameters<typeof buildDatabase>[0], workers: string[]): Promise<void> {
-  const file = bookOverView(t, false);
-  const db = new Database(file);
-  db.exec('INSERT INTO slow VALUES (20000000)');
-  db.close();
-  const args = ['--db', file, '--table-names', 'entries=kasse', '--search-timeout', '60', ...workers];
-  const server = await start(t, args, undefined, undefined, { ownGroup: true });
-  const started = Date.now();
-  const inFlight = get(`${server.api}${SEARCH}`);
-  await new Promise((resolve) => setTimeout(resolve, 500));
-  process.kill(-(server.child.pid as number), 'SIGHUP');
-  const reply = await inFlight;
-  const output = JSON.stringify(server.output());
-  assert.equal(reply.status, 200, `${reply.body} after ${Date.now() - started} ms: ${output}`);
-  assert.equal((await get(`${server.api}${SEARCH}`)).status, 200, output);
-  const { code, stdout, stderr } = await server.stop('SIGTERM');
-  assert.equal(code, 0, output);
-  assert.doesNotMatch(stdout + stderr, /searches' process ended/);
-  // One reload, said once: a worker does not reload on its own SIGHUP besides the primary's.
-  assert.equal((stdout + stderr).match(/SIGHUP: /g)?.length, 1, stdout + stderr);
-  assert.match(stdout + stderr, /^\S+ SIGHUP: /m);
-}
 
 // A reload asked for while the service stops (a `systemctl reload` racing a stop) is not
 // started: its lines, and what it would serve, came after `stopped`.
 test('SIGHUP after SIGTERM, while a search over a view finishes: no reload, the search answered, exit 0', async (t) => {
-  const file = bookOverView(t, false);
-  const db = new Database(file);
-  db.exec('INSERT INTO slow VALUES (20000000)');
-  db.close();
-  const args = ['--db', file, '--table-names', 'entries=kasse', '--search-timeout', '60'];
-  const server = await start(t, args);
-  const inFlight = get(`${server.api}${SEARCH}`);
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  const { server, inFlight, output } = await searchingOverSlowView(t);
   const stopped = server.stop('SIGTERM');
   await new Promise((resolve) => setTimeout(resolve, 200));
   server.child.kill('SIGHUP');
   const reply = await inFlight;
   const { code, stdout, stderr } = await stopped;
-  assert.equal(reply.status, 200, `${reply.body}: ${stdout}${stderr}`);
+  assert.equal(reply.status, 200, `${reply.body} ${output()}`);
   assert.equal(code, 0, stdout + stderr);
   assert.match(stdout + stderr, /stopping on SIGTERM/);
   assert.doesNotMatch(stdout + stderr, /SIGHUP/);
