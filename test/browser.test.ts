@@ -192,6 +192,23 @@ test('examples/browser in headless Chromium: bookings on a listed origin, nothin
     assert.equal(await page.$eval('#fehler-status', (element) => element.textContent), '(HTTP 401)');
   });
 
+  // The preflight of a path that is no endpoint is an ordinary request (401): the browser
+  // hides the 404 the wrong base path would get, and the page says what to check.
+  await t.test('a wrong base path fails as fetch does, and the page names the address among the causes', async () => {
+    const wrong = server.api.replace('/api/v1/', '/kasse/api/v1/');
+    await fillAndSearch(page, {
+      ...base,
+      api: wrong,
+      datum: booking.datum,
+      betrag: String(booking.betrag),
+      toleranz: '0',
+    });
+    assert.match(
+      (await errorText(page)) ?? '',
+      /^Keine Antwort vom Dienst .* stimmt die Adresse \(mit Basispfad, bis \/api\/v1\/\)/,
+    );
+  });
+
   await t.test('a page on an unlisted origin cannot read the bookings: fetch fails', async () => {
     const other = await browser.newPage();
     await other.goto(`${otherPage}/?api=${encodeURIComponent(server.api)}`);

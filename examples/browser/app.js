@@ -1,4 +1,4 @@
-// The reconciliation page: one bank line → the candidate cash bookings, from the
+// The lookup page: one bank line → the candidate cash bookings, from the
 // booking-search-server API on another origin. Plain browser JavaScript, no build step.
 //
 // Credentials: typed into the form, kept only in the form, sent as an explicit Basic
@@ -59,7 +59,7 @@ async function search() {
   } catch {
     // A refused CORS check and an unreachable service look the same to a page.
     return showError(
-      `Keine Antwort vom Dienst unter ${url.origin}. Läuft er, und ist diese Seite mit --cors-origin ${location.origin} freigegeben?`,
+      `Keine Antwort vom Dienst unter ${url.origin}. Läuft er, stimmt die Adresse (mit Basispfad, bis /api/v1/), und ist diese Seite mit --cors-origin ${location.origin} freigegeben?`,
       '',
     );
   }

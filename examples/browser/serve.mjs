@@ -1,4 +1,5 @@
-// Serves the reconciliation page on its own origin, the way a web application would:
+// Serves the lookup page (one bank line → its candidate cash bookings) on its own origin,
+// the way a web application would:
 //   node bin/booking-search-server.js --demo --cors-origin http://127.0.0.1:8081
 //   node examples/browser/serve.mjs            (PORT=8081 by default)
 // then open the address it prints. Only the three files of the page, nothing else.
