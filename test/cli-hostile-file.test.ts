@@ -458,17 +458,3 @@ test('a named pipe given as the database is never opened: the start and check re
   assert.match(checked.stdout, /^Cannot check: cannot open database .*: not a regular file$/m);
   assert.ok(checkMs < 10_000, `check ended after ${checkMs} ms`);
 });
-
-test('--workers 2 with a named pipe in place of the journal at the start: the primary says once that the file did not open, the workers keep quiet on it, and the service serves', async (t) => {
-  const file = buildDatabase(t);
-  execFileSync('mkfifo', [`${file}-journal`]);
-  const server = await start(t, ['--db', file, '--workers', '2', '--search-timeout', '1']);
-  const stopped = await server.stop();
-  assert.equal(stopped.code, 0, stopped.stderr);
-  const said = stopped.stderr.split('\n').filter((line) => line.includes('did not open within 1 s'));
-  assert.equal(said.length, 1, stopped.stderr);
-  assert.match(
-    said[0] ?? '',
-    /^\S+ database \S+ did not open within 1 s \(.*\): not served; the process that tried was ended; searches answer 500 until another file is there$/,
-  );
-});

@@ -269,7 +269,7 @@ function say<C>(state: WatchState<C>, line: string, level: 'warning' | 'error'):
 }
 
 /** The line of a state that is not served: one to wait for, or one that cannot be served. */
-export function stateLine(file: string, cause: Cause): string {
+function stateLine(file: string, cause: Cause): string {
   return cause.waits
     ? `database ${file} cannot be read yet: ${cause.message}; searches answer 500 with Retry-After until it can`
     : `${cause.message}; searches answer 500 until another file is there`;

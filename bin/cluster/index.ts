@@ -6,13 +6,5 @@
 
 export { answerReloads, logSaid, type SaidLine } from './reload-workers.js';
 export { askPrimary, onCutFromPrimary } from './stopping.js';
-export {
-  commandOfPrimary,
-  countsInPrimary,
-  primaryChannel,
-  quietOn,
-  reportFailure,
-  reportListening,
-  saidByPrimary,
-} from './worker.js';
+export { commandOfPrimary, countsInPrimary, primaryChannel, reportFailure, reportListening } from './worker.js';
 export { adminLine, type Role, superviseWorkers } from './workers.js';

@@ -2,14 +2,13 @@
 // (bin/cluster/workers.ts) — what it serves, that it serves, or why it could not start, and its channel.
 
 import cluster from 'node:cluster';
-import { type Channel, createChannel, isUnhandled, type LogLevel, logLine, type Port } from '../base/index.js';
+import { type Channel, createChannel, isUnhandled, logLine, type Port } from '../base/index.js';
 import type { ServeCommand } from '../config/index.js';
 
 /** What a worker tells the primary about its start. */
 export type WorkerMessage = { type: 'listening'; greeting: string[] } | { type: 'failed'; message: string };
 
 const COMMAND = 'command';
-const SAID = 'said';
 
 /**
  * How long a worker waits for its primary's command after it last heard from it: a primary
@@ -41,37 +40,9 @@ export async function commandFrom(primary: Channel): Promise<ServeCommand | unde
   }
 }
 
-/**
- * In the primary: answers `channel`'s worker with `command` (its secrets and books left out),
- * or with null: argv tells; and with the lines it `said` of the files for the worker.
- */
-export function answerCommand(channel: Channel, command: ServeCommand | undefined, said: readonly string[]): void {
+/** In the primary: answers `channel`'s worker with `command` (its secrets and books left out), or with null: argv tells. */
+export function answerCommand(channel: Channel, command: ServeCommand | undefined): void {
   channel.handle(COMMAND, () => (command === undefined ? null : { ...command, credentials: [], books: [] }));
-  channel.handle(SAID, () => said);
-}
-
-/**
- * In a worker: the lines its primary said of the books' files as it judged them before the
- * start (bin/serve/serve.ts, judgeOnce), none for a replacement; none from a primary of a
- * version before the question, which said none.
- */
-export async function saidByPrimary(): Promise<string[]> {
-  try {
-    return await primaryChannel().request<string[]>(SAID, null, COMMAND_TIMEOUT_MS);
-  } catch (error: unknown) {
-    if (isUnhandled(error, SAID)) return [];
-    throw error;
-  }
-}
-
-type Log = (line: string, level: Exclude<LogLevel, 'info'>) => void;
-
-/** `log`, but quiet on each of `said` the first time it comes: another process said it. */
-export function quietOn(said: readonly string[], log: Log): Log {
-  const quiet = new Set(said);
-  return (line, level) => {
-    if (!quiet.delete(line)) log(line, level);
-  };
 }
 
 /** In a worker: tells the primary that it serves, and what to print. */

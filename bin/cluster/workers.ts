@@ -45,7 +45,7 @@ const MAX_WAITING_FOR_WORKER = 100;
 /** In the primary: runs --workers workers until a signal, a failure or the budget ends them; `version` for /metrics. */
 export async function superviseWorkers(
   command: ServeCommand,
-  preflight: () => Promise<string[]>,
+  preflight: () => Promise<void>,
   version: string,
 ): Promise<void> {
   // The primary stops and reloads its workers by signals; on Windows a signal sent to
@@ -58,7 +58,8 @@ export async function superviseWorkers(
   let running: Supervisor | undefined;
   // An error nothing caught: said in one line; the workers stop as on a signal; exit code 1.
   stopOnBugs(() => (running === undefined ? process.exit(1) : running.endAll(1)));
-  const supervisor = new Supervisor(command, version, await preflight());
+  await preflight();
+  const supervisor = new Supervisor(command, version);
   await supervisor.listenAdmin();
   running = supervisor;
   return new Promise((resolve) => supervisor.start(resolve));
@@ -67,8 +68,6 @@ export async function superviseWorkers(
 /** The primary's workers: forked, heard, replaced within the budget, and ended together. */
 class Supervisor {
   private readonly command: ServeCommand;
-  /** What the primary said of the files as it judged them: the workers of the start keep quiet on it. */
-  private readonly said: readonly string[];
   /** The login throttle's counts for every worker, which a worker that ends takes none of (lib/throttle-authority.ts). */
   private readonly throttle;
   private readonly monitoring: ReturnType<typeof answersOfWorkers>;
@@ -89,9 +88,8 @@ class Supervisor {
   private admin: { server: Server; address: string } | undefined;
   private resolve: () => void = () => {};
 
-  constructor(command: ServeCommand, version: string, said: readonly string[]) {
+  constructor(command: ServeCommand, version: string) {
     this.command = command;
-    this.said = said;
     // Under the limits the workers' handlers take (the primary serves no request: no proxy to trust).
     this.throttle = createSharedParts(handlerOptions(command.settings)).authority;
     this.monitoring = answersOfWorkers(
@@ -156,7 +154,8 @@ class Supervisor {
     const { throttle } = this;
     const worker = cluster.fork();
     this.alive.add(worker);
-    // A worker that takes no messages (stopped, stuck) costs bounded memory; it gets the throttle whole again after.
+    // A worker that takes no messages (stopped, stuck) costs the primary bounded memory:
+    // what it misses of the throttle it gets whole once it takes them again.
     const channel: Channel = createChannel(worker, {
       maxPending: MAX_WAITING_FOR_WORKER,
       behind: (behind) => {
@@ -164,12 +163,13 @@ class Supervisor {
       },
     });
     this.channels.set(worker, channel);
-    answerCommand(channel, replacement ? this.command : undefined, replacement ? [] : this.said);
+    answerCommand(channel, replacement ? this.command : undefined);
     // The throttle's whole state follows once the worker's replica asks (lib/throttle-authority.ts).
     throttle.attach(channel);
     this.stopAnswers.attach(channel);
-    // The channel to a worker that has just ended (one that could not start, while node:cluster answers its listen)
-    // fails with EPIPE: unheard, a stack trace would end the primary; the worker's end is handled in exited.
+    // The channel to a worker that has just ended (a worker that could not start, while
+    // the cluster still answers its listen request) fails with EPIPE. Unheard, that
+    // 'error' would end the primary with a stack trace; the worker's end is handled in exited.
     worker.on('error', (error: unknown) => {
       if (errorCode(error) !== 'EPIPE' && !this.ending)
         logLine(`worker ${worker.process.pid}: ${describeError(error)}`);

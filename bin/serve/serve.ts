@@ -32,11 +32,9 @@ import {
   answerReloads as answerPrimaryReloads,
   logSaid,
   primaryChannel,
-  quietOn,
   type Role,
   reportListening,
   type SaidLine,
-  saidByPrimary,
   superviseWorkers,
 } from '../cluster/index.js';
 import type { BookConfig, Reread } from '../config/index.js';
@@ -86,25 +84,21 @@ export async function runServe(command: ServeCommand, reread: Reread, replacemen
 }
 
 /**
- * In the primary of --workers: the file is judged once, so that a problem is said once, not
- * by every worker. Not the books of a configuration file: judging 100 books here and again
+ * In the primary of --workers: the file is judged once, so that a file that cannot be served
+ * is refused once, not by every worker (one that cannot be read now each worker says, as it
+ * waits for it: bin/books/preflight.ts). Not the books of a configuration file: judging 100 books here and again
  * in each worker would triple the start; the first worker that fails says why, once, and
- * the service ends (bin/cluster/workers.ts). Returns the lines said of a file served as
- * unavailable, which the workers of the start do not say again.
+ * the service ends (bin/cluster/workers.ts).
  */
-async function judgeOnce(command: ServeCommand): Promise<string[]> {
+async function judgeOnce(command: ServeCommand): Promise<void> {
   const books = servesFileBooks(command) ? [] : command.books;
-  const said: string[] = [];
   for (const book of books) {
     if (book.db === undefined) continue;
     const users = () => usersOf(book, command.credentials);
     const build = handlerFor(command, book, users, () => {});
-    const line = await preflightDatabaseFile(book.db, book, build, command.timeouts.searchMs);
-    if (line !== undefined) said.push(line);
+    await preflightDatabaseFile(book.db, book, build, command.timeouts.searchMs);
   }
-  for (const line of said) logLine(line, 'warning');
   if (command.socket !== undefined) await prepareSocketPath(command.socket.path);
-  return said;
 }
 
 /** Reads what the command names but does not hold yet: the credentials file, then the file's books. */
@@ -136,8 +130,6 @@ async function serve(command: ServeCommand, role: Exclude<Role, 'primary'>, rere
   let greeted = false;
   const shared = sharedParts(command, role);
   const demo = command.settings.demo ? createDemoDatabase() : undefined;
-  // A worker's first look at a file keeps quiet on what its primary said of it (judgeOnce).
-  const log = role === 'worker' ? quietOn(await saidByPrimary(), logLine) : logLine;
   const service: BookService = serveBooks(command.books, command.credentials, {
     build: (book, users, heard) =>
       handlerFor(
@@ -153,7 +145,7 @@ async function serve(command: ServeCommand, role: Exclude<Role, 'primary'>, rere
         shared,
       ),
     fallback: (basePath, credentials) => fallbackHandler(command, basePath, credentials, shared),
-    log,
+    log: logLine,
     logError,
     limitMs: command.timeouts.searchMs,
     // One book keeps SQLite's own page cache; a file's books share the memory (BOOK_CACHE_KIB).

@@ -23,7 +23,7 @@ test('a primary that answers: its command for a replacement (no credentials, no 
     [undefined, undefined],
   ] as const) {
     const [primaryEnd, workerEnd] = portPair();
-    answerCommand(createChannel(primaryEnd), replacement, []);
+    answerCommand(createChannel(primaryEnd), replacement);
     assert.deepEqual(
       await commandFrom(createChannel(workerEnd)),
       JSON.parse(JSON.stringify(expected ?? null)) ?? undefined,
