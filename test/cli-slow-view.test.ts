@@ -282,3 +282,27 @@ test('SIGHUP after SIGTERM, while a search over a view finishes: no reload, the 
   assert.match(stdout + stderr, /stopping on SIGTERM/);
   assert.doesNotMatch(stdout + stderr, /SIGHUP/);
 });
+
+// The other order: a stop while a reload checks a book it adds. The stop ends the check's
+// guard process; the book was not slow, it was stopped, and nothing is said after `stopped`.
+test('SIGTERM while a reload checks a book it adds over a slow view: nothing said of that book, nor of the primary by a worker, exit 0', async (t) => {
+  for (const workers of [[], ['--workers', '2']]) {
+    await t.test(workers.join(' ') || 'one process', async (t) => {
+      const file = bookOverView(t, false);
+      const db = new Database(file);
+      db.exec('INSERT INTO slow VALUES (20000000)');
+      db.close();
+      const config = join(tempDir(t), 'books.conf');
+      const kept = `[book k]\ndb = ${buildDatabase(t)}\nbase-path = /k\n`;
+      writeFileSync(config, `search-timeout = 60\n${kept}`, { mode: 0o600 });
+      const server = await start(t, ['--config', config, ...workers]);
+      const added = `[book neu]\ndb = ${file}\nbase-path = /neu\ntable-names = entries=kasse\n`;
+      writeFileSync(config, `search-timeout = 60\n${kept}${added}`);
+      server.child.kill('SIGHUP');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const { code, stdout, stderr } = await server.stop('SIGTERM');
+      assert.equal(code, 0, stdout + stderr);
+      assert.doesNotMatch(stdout + stderr, /book neu|took longer|did not open|takes no messages/, stdout + stderr);
+    });
+  }
+});

@@ -2,7 +2,7 @@
 // (bin/cluster/workers.ts) — what it serves, that it serves, or why it could not start, and its channel.
 
 import cluster from 'node:cluster';
-import { type Channel, createChannel, isUnhandled, logLine, type Port } from '../base/index.js';
+import { type Channel, createChannel, isStopping, isUnhandled, logLine, type Port } from '../base/index.js';
 import type { ServeCommand } from '../config/index.js';
 
 /** What a worker tells the primary about its start. */
@@ -76,7 +76,9 @@ let toPrimary: Channel | undefined;
 export function primaryChannel(): Channel {
   toPrimary ??= createChannel(process as unknown as Port, {
     maxPending: MAX_WAITING_FOR_PRIMARY,
+    // Not while this worker stops: its primary, ending too, may take none by then.
     behind: (behind) =>
+      isStopping() ||
       logLine(
         behind
           ? `the primary takes no messages: requests without credentials, and credentials it would decide on, get 429 until it does`

@@ -145,7 +145,9 @@ async function serve(command: ServeCommand, role: Exclude<Role, 'primary'>, rere
         shared,
       ),
     fallback: (basePath, credentials) => fallbackHandler(command, basePath, credentials, shared),
-    log: logLine,
+    // Once a stop began, the books' lines go unsaid: the stop ends their guard processes, and
+    // a book added by a reload in flight would be said to have failed for another cause.
+    log: (line, level) => isStopping() || logLine(line, level),
     logError,
     limitMs: command.timeouts.searchMs,
     // One book keeps SQLite's own page cache; a file's books share the memory (BOOK_CACHE_KIB).
