@@ -135,7 +135,11 @@ export function formatSearchResult({ count, rows }: SearchRows): string {
  * RangeError naming the booking when its id, date or amount breaks the contract (below).
  */
 export function formatBooking([id, date, amountCents, subject, category, paymentMethod]: BookingRow): string {
-  if (!Number.isSafeInteger(id)) throw new RangeError(`booking id is not an integer: ${shown(id)}`);
+  if (!Number.isSafeInteger(id)) {
+    // An integer beyond 2^53 came out of SQLite rounded: not an id to look for in the book.
+    const rounded = Number.isInteger(id) ? ' (the figure shown is already rounded)' : '';
+    throw new RangeError(`booking id is not an integer: ${shown(id)}${rounded}`);
+  }
   // docs/API.md: never a `datum` that is not a date, never an amount that is not whole
   // cents. The mapping (or the file) is wrong; the search answers its 500, with the booking
   // named in the log as the count's guard names it, rather than a wrong answer.
