@@ -80,7 +80,12 @@ test("--workers 2: behind an office's NAT a neighbour's requests without credent
   assert.deepEqual(await statuses(8, status, () => office), Array(8).fill(401), 'the neighbour, on either worker');
   assert.deepEqual(await challengeFirst(), [401, 200], 'its first request got 429');
   const stranger = () => ({ 'x-forwarded-for': '198.51.100.1' });
-  assert.deepEqual(await statuses(6, status, stranger), [401, 401, 401, 429, 429, 429]);
+  // A worker tells the primary of a request without credentials after answering it, and
+  // hears the block back: under load the next request may reach the other worker first.
+  // Once per service, not once per worker (that would be six 401s).
+  const seen = await statuses(6, status, stranger);
+  assert.deepEqual(seen.slice(0, 3), [401, 401, 401], String(seen));
+  assert.deepEqual(seen.slice(4), [429, 429], String(seen));
 });
 
 /** The admin listener's count of open connections on the API listener. */
