@@ -8,7 +8,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type Database from 'better-sqlite3';
 import { type Credentials, mountHandlers } from '../../lib/internal.js';
 import { CliError, type LogLevel } from '../base/index.js';
-import { type BookConfig, diffBooks, inTermsOfBook } from '../config/index.js';
+import { type BookConfig, describeChange, diffBooks, inTermsOfBook } from '../config/index.js';
 import { inFlightGraceMs } from '../listen/index.js';
 import type { BookStatus, BookView } from './books.js';
 import { watchDatabase } from './database.js';
@@ -259,24 +259,6 @@ async function apply(
     retire(byName.get(name) as WatchedBook, shelf.parts.limitMs);
   }
   return describeChange(change, renewed, configs.length);
-}
-
-/** What a reload changed, for its line in the log: `3 books: added neu; removed schmidt`. */
-function describeChange(change: ReturnType<typeof diffBooks>, renewed: readonly string[], count: number): string {
-  const said = (label: string, names: readonly string[]): string[] =>
-    names.length === 0 ? [] : [`${label} ${names.join(', ')}`];
-  const changes = [
-    ...said('added', names(change.added)),
-    ...said('removed', names(change.removed)),
-    ...said('served anew', names(change.replaced.map(({ after }) => after))),
-    ...said('users or secrets changed for', renewed),
-  ];
-  const books = `${count} book${count === 1 ? '' : 's'}`;
-  return changes.length === 0 ? `${books}, nothing changed` : `${books}: ${changes.join('; ')}`;
-}
-
-function names(books: readonly BookConfig[]): string[] {
-  return books.map((book) => book.name);
 }
 
 /** Whether two lists hold the same users with the same secrets, in the same order. */

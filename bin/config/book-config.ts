@@ -1,5 +1,5 @@
 // A book as the configuration names it (docs/operations.md, Many books), and what a reload
-// changes between two configurations, book by book.
+// changes between two configurations, book by book, with the line that says it.
 
 import type { AppIn, TableNames } from '../files/index.js';
 
@@ -74,6 +74,24 @@ export function diffBooks(before: readonly BookConfig[], after: readonly BookCon
     else change.kept.push(book);
   }
   return change;
+}
+
+/** What a reload changed, for its line in the log: `3 books: added neu; removed schmidt`. */
+export function describeChange(change: BooksChange, renewed: readonly string[], count: number): string {
+  const said = (label: string, names: readonly string[]): string[] =>
+    names.length === 0 ? [] : [`${label} ${names.join(', ')}`];
+  const changes = [
+    ...said('added', names(change.added)),
+    ...said('removed', names(change.removed)),
+    ...said('served anew', names(change.replaced.map(({ after }) => after))),
+    ...said('users or secrets changed for', renewed),
+  ];
+  const books = `${count} book${count === 1 ? '' : 's'}`;
+  return changes.length === 0 ? `${books}, nothing changed` : `${books}: ${changes.join('; ')}`;
+}
+
+function names(books: readonly BookConfig[]): string[] {
+  return books.map((book) => book.name);
 }
 
 /** Whether a book's users are the same list (their order does not matter). */
