@@ -26,11 +26,10 @@ export interface BookService {
   ready: Promise<void>;
   /** Every request of the listener. */
   handler: RequestListener;
-  /**
-   * Hears that a response of `handler` closed: its book has one request fewer in flight. The
-   * listener calls it from the one 'close' listener it puts on every response (the access log's).
-   */
+  /** Hears, from the access log's one 'close' listener, that a response of `handler` closed: one request fewer in flight. */
   closed(res: ServerResponse): void;
+  /** Calls `then` once no request of a book is in flight (at once, if none is): a worker's stop waits for its cut requests' lines. */
+  afterRequests(then: () => void): void;
   /** The books served now, in the file's order. */
   books(): readonly BookView[];
   /**
@@ -85,6 +84,9 @@ interface Shelf {
   everyone: readonly Credentials[];
   table: RequestListener;
   reloading: boolean;
+  /** The requests in flight of every book, retired ones too, and who waits for none (afterRequests). */
+  inFlight: number;
+  idle: (() => void) | undefined;
 }
 
 /** The users of `credentials` that `book` names (all of them without `users`). */
@@ -102,9 +104,17 @@ export function serveBooks(
   parts: BookServiceParts,
 ): BookService {
   const everyone = usersOfAny(configs, credentials);
-  const shelf: Shelf = { parts, running: [], everyone, table: () => {}, reloading: false };
+  const shelf: Shelf = {
+    parts,
+    running: [],
+    everyone,
+    table: () => {},
+    reloading: false,
+    inFlight: 0,
+    idle: undefined,
+  };
   try {
-    for (const config of configs) shelf.running.push(watchBook(parts, config, usersOf(config, credentials)));
+    for (const config of configs) shelf.running.push(watchBook(shelf, config, usersOf(config, credentials)));
   } catch (error: unknown) {
     for (const book of shelf.running) book.database.close();
     throw error;
@@ -113,7 +123,11 @@ export function serveBooks(
   return {
     ready: firstLooks(shelf.running),
     handler: (req: IncomingMessage, res) => shelf.table(req, res),
-    closed,
+    closed: (res) => closed(shelf, res),
+    afterRequests(then) {
+      if (shelf.inFlight === 0) then();
+      else shelf.idle = then;
+    },
     books: () => shelf.running.map((book) => book.view),
     async reload(configs, credentials) {
       // Two at once would each diff against the books before both: the slower would undo the faster.
@@ -132,7 +146,8 @@ export function serveBooks(
 }
 
 /** `config`'s file, watched and served for `users` (bin/books/database.ts), its requests counted. */
-function watchBook(parts: BookServiceParts, config: BookConfig, users: readonly Credentials[]): WatchedBook {
+function watchBook(shelf: Shelf, config: BookConfig, users: readonly Credentials[]): WatchedBook {
+  const { parts } = shelf;
   const { cacheKiB, limitMs } = parts;
   const book: Partial<WatchedBook> & Pick<WatchedBook, 'inFlight'> = { inFlight: 0, retired: false, grace: undefined };
   // The caller says it when a replaced file is recognised as another application's.
@@ -152,7 +167,7 @@ function watchBook(parts: BookServiceParts, config: BookConfig, users: readonly 
     config,
     users,
     database,
-    handler: countInFlight(whole),
+    handler: countInFlight(whole, shelf),
     view: {
       name: config.name,
       basePath: config.basePath,
@@ -167,20 +182,26 @@ function watchBook(parts: BookServiceParts, config: BookConfig, users: readonly 
 const BOOK = Symbol('the book of a response');
 type Counted = ServerResponse & { [BOOK]?: WatchedBook };
 
-/** The book's handler, counting its requests until their responses close (`closed`). */
-function countInFlight(book: WatchedBook): RequestListener {
+/** The book's handler, counting its requests, and the shelf's, until their responses close (`closed`). */
+function countInFlight(book: WatchedBook, shelf: Shelf): RequestListener {
   return (req, res) => {
     book.inFlight += 1;
+    shelf.inFlight += 1;
     (res as Counted)[BOOK] = book;
     book.database.handler(req, res);
   };
 }
 
-function closed(res: ServerResponse): void {
+function closed(shelf: Shelf, res: ServerResponse): void {
   const book = (res as Counted)[BOOK];
   if (book === undefined) return;
   book.inFlight -= 1;
+  shelf.inFlight -= 1;
   if (book.retired && book.inFlight === 0) closeBook(book);
+  if (shelf.inFlight > 0) return;
+  const idle = shelf.idle;
+  shelf.idle = undefined;
+  idle?.();
 }
 
 /** Out of the table already: closed now, or when its last request has ended (at most SIGTERM's grace, `limitMs`'s). */
@@ -231,7 +252,7 @@ async function apply(
   const opened = new Map<string, WatchedBook>();
   try {
     for (const config of [...change.added, ...change.replaced.map(({ after }) => after)]) {
-      opened.set(config.name, watchBook(shelf.parts, config, usersOf(config, credentials)));
+      opened.set(config.name, watchBook(shelf, config, usersOf(config, credentials)));
     }
   } catch (error: unknown) {
     for (const book of opened.values()) book.database.close();

@@ -38,22 +38,30 @@ import {
 // file descriptors a service gets by default, which would otherwise be the bound.
 export const MAX_API_CONNECTIONS = 512;
 
+/** What the listener serves: the books of bin/books/serve-books.ts (BookService). */
+export interface Served {
+  handler: RequestListener;
+  /** Told by the access log's listener on each response when it closes. */
+  closed(res: ServerResponse): void;
+  books(): readonly BookView[];
+  afterRequests(then: () => void): void;
+  close(): void;
+}
+
 /**
- * Listens for `handler` with the access log (whose listener on each response tells `closed`
- * when it closes), and with --admin-port or --admin-socket the admin listener over `books`
- * (with --workers the primary's, fed by each worker's report); SIGINT/SIGTERM stop both and
- * `stopChecks` (the hash checks that wait), then `close`. A failure closes what was opened and is one line.
+ * Listens for `served` with the access log, and with --admin-port or --admin-socket the admin
+ * listener over its books (with --workers the primary's, fed by each worker's report);
+ * SIGINT/SIGTERM stop both and `stopChecks` (the hash checks that wait), then close what is
+ * served. A failure closes what was opened and is one line.
  */
 export async function listenFor(
   command: ServeCommand,
   role: Exclude<Role, 'primary'>,
   metrics: Metrics | undefined,
-  handler: RequestListener,
-  close: () => void,
-  books: () => readonly BookView[],
+  served: Served,
   stopChecks: () => void,
-  closed: (res: ServerResponse) => void,
 ): Promise<{ server: Server; adminLines: string[] }> {
+  const { handler, close, books, closed } = served;
   let server: Server;
   let admin: { server: Server; address: string } | undefined;
   let stopping = false;
@@ -93,6 +101,7 @@ export async function listenFor(
   stopOnSignals(
     command,
     server,
+    served,
     () => {
       close();
       // What a book left in a guard process (one replaced, timed out or being opened) ends too.
@@ -190,12 +199,12 @@ export function rereadTls(
 function stopOnSignals(
   command: ServeCommand,
   server: Server,
+  served: Served,
   closeAll: () => void,
   role: Exclude<Role, 'primary'>,
   started: () => void,
 ): void {
   let stopping = false;
-  const afterResponses = role === 'worker' ? whenResponsesClosed(server) : undefined;
   const stop = (signal?: NodeJS.Signals): void => {
     if (stopping) return;
     stopping = true;
@@ -214,7 +223,7 @@ function stopOnSignals(
       // A worker's channel to the primary would keep it alive; node:cluster ends it as it goes.
       // The listener closes once its connections are gone, before their responses hear it:
       // those cut write their access lines first (within the stop's bound, as all of it).
-      afterResponses?.(() => process.disconnect?.());
+      if (role === 'worker') served.afterRequests(() => process.disconnect?.());
     });
   };
   // A second signal cuts what is still open; a worker's second comes from its primary
@@ -225,21 +234,4 @@ function stopOnSignals(
   };
   onStopSignals((again, signal) => (again && role === 'single' ? cut() : stop(signal)));
   if (role === 'worker') onCutFromPrimary(cut);
-}
-
-/** Calls its `then` once every response of `server` has closed (at once, if none is open). */
-function whenResponsesClosed(server: Server): (then: () => void) => void {
-  const open = new Set<ServerResponse>();
-  let waiting: (() => void) | undefined;
-  server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
-    open.add(res);
-    res.once('close', () => {
-      open.delete(res);
-      if (open.size === 0) waiting?.();
-    });
-  });
-  return (then) => {
-    if (open.size === 0) then();
-    else waiting = then;
-  };
 }

@@ -155,15 +155,8 @@ async function serve(command: ServeCommand, role: Exclude<Role, 'primary'>, rere
     memory: demo?.db,
   });
   await service.ready;
-  const { server, adminLines } = await listenFor(
-    command,
-    role,
-    shared.metrics,
-    service.handler,
-    service.close,
-    service.books,
-    () => shared.hashChecks?.stop(),
-    service.closed,
+  const { server, adminLines } = await listenFor(command, role, shared.metrics, service, () =>
+    shared.hashChecks?.stop(),
   );
   answerReloads(command, service, server, reread, role);
   stopOnBugs();
