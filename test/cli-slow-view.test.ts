@@ -283,8 +283,9 @@ test('SIGHUP after SIGTERM, while a search over a view finishes: no reload, the 
   assert.doesNotMatch(stdout + stderr, /SIGHUP/);
 });
 
-// The other order: a stop while a reload checks a book it adds. The stop ends the check's
-// guard process; the book was not slow, it was stopped, and nothing is said after `stopped`.
+// The other order: a stop while a reload checks a book it adds. The stop closes that book as
+// it closes the served ones, ending the check's guard process: the book was not slow, it was
+// stopped, and a closed book says nothing (the books' log itself is not silenced by a stop).
 test('SIGTERM while a reload checks a book it adds over a slow view: nothing said of that book, nor of the primary by a worker, exit 0', async (t) => {
   for (const workers of [[], ['--workers', '2']]) {
     await t.test(workers.join(' ') || 'one process', async (t) => {

@@ -83,10 +83,11 @@ interface Shelf {
   /** Every user of a book: the fallback's (usersOfAny). */
   everyone: readonly Credentials[];
   table: RequestListener;
-  reloading: boolean;
+  /** The books a reload opens, by name, until they serve; `undefined`: no reload runs. */
+  opening?: Map<string, WatchedBook> | undefined;
   /** The requests in flight of every book, retired ones too, and who waits for none (afterRequests). */
   inFlight: number;
-  idle: (() => void) | undefined;
+  idle?: (() => void) | undefined;
 }
 
 /** The users of `credentials` that `book` names (all of them without `users`). */
@@ -104,15 +105,7 @@ export function serveBooks(
   parts: BookServiceParts,
 ): BookService {
   const everyone = usersOfAny(configs, credentials);
-  const shelf: Shelf = {
-    parts,
-    running: [],
-    everyone,
-    table: () => {},
-    reloading: false,
-    inFlight: 0,
-    idle: undefined,
-  };
+  const shelf: Shelf = { parts, running: [], everyone, table: () => {}, inFlight: 0 };
   try {
     for (const config of configs) shelf.running.push(watchBook(shelf, config, usersOf(config, credentials)));
   } catch (error: unknown) {
@@ -131,16 +124,17 @@ export function serveBooks(
     books: () => shelf.running.map((book) => book.view),
     async reload(configs, credentials) {
       // Two at once would each diff against the books before both: the slower would undo the faster.
-      if (shelf.reloading) throw new Error('serveBooks: reload() called while another reload runs; wait for it');
-      shelf.reloading = true;
+      if (shelf.opening) throw new Error('serveBooks: reload() called while another reload runs; wait for it');
+      shelf.opening = new Map();
       try {
-        return await apply(shelf, configs, credentials);
+        return await apply(shelf, shelf.opening, configs, credentials);
       } finally {
-        shelf.reloading = false;
+        shelf.opening = undefined;
       }
     },
+    // A book a reload opens is closed too: a stop ends its open, which is then nothing to say.
     close() {
-      for (const book of shelf.running) book.database.close();
+      for (const book of [...shelf.running, ...(shelf.opening?.values() ?? [])]) book.database.close();
     },
   };
 }
@@ -241,6 +235,7 @@ async function firstLooks(books: readonly WatchedBook[]): Promise<void> {
 /** A reload: what is new built first, then the table swapped, then what left retired. Returns what changed. */
 async function apply(
   shelf: Shelf,
+  opened: Map<string, WatchedBook>,
   configs: readonly BookConfig[],
   credentials: readonly Credentials[],
 ): Promise<string> {
@@ -249,7 +244,6 @@ async function apply(
     configs,
   );
   const byName = new Map(shelf.running.map((book) => [book.config.name, book]));
-  const opened = new Map<string, WatchedBook>();
   try {
     for (const config of [...change.added, ...change.replaced.map(({ after }) => after)]) {
       opened.set(config.name, watchBook(shelf, config, usersOf(config, credentials)));

@@ -145,9 +145,7 @@ async function serve(command: ServeCommand, role: Exclude<Role, 'primary'>, rere
         shared,
       ),
     fallback: (basePath, credentials) => fallbackHandler(command, basePath, credentials, shared),
-    // Once a stop began, the books' lines go unsaid: the stop ends their guard processes, and
-    // a book added by a reload in flight would be said to have failed for another cause.
-    log: (line, level) => isStopping() || logLine(line, level),
+    log: logLine,
     logError,
     limitMs: command.timeouts.searchMs,
     // One book keeps SQLite's own page cache; a file's books share the memory (BOOK_CACHE_KIB).
