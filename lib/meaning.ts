@@ -4,7 +4,15 @@
 import type { Database } from 'better-sqlite3';
 import { type Mapping, quoteName, useMapping } from './mapping.js';
 import { isCalendarDate } from './query.js';
-import { blobText, bookingFault, bookingNamed, bookingNamer, centsAsAmount, refusalsOf } from './search/index.js';
+import {
+  blobText,
+  bookingFault,
+  bookingNamed,
+  bookingNamer,
+  centsAsAmount,
+  refusalsOf,
+  shownValue,
+} from './search/index.js';
 
 /** How many bookings `check` and `createHandler` judge: the file's first, enough to see its habits, cheap to read. */
 export const SAMPLE_SIZE = 20_000;
@@ -135,7 +143,7 @@ export function judge(
   if (badId !== undefined) {
     found.push(
       said(
-        `ids such as ${shown(badId[0])}${Number.isInteger(badId[0]) ? ' (the figure shown is already rounded)' : ''}`,
+        `ids such as ${shownValue(badId[0])}${Number.isInteger(badId[0]) ? ' (the figure shown is already rounded)' : ''}`,
         'some ids',
         ` are not whole numbers within ±${Number.MAX_SAFE_INTEGER} (2^53 − 1), where an id is still exact: give an INTEGER id (a table's INTEGER PRIMARY KEY, or its rowid).`,
       ),
@@ -143,7 +151,7 @@ export function judge(
   } else if (twice !== undefined) {
     found.push(
       said(
-        `ids are not unique (${shown(twice[0])} is given to two bookings)`,
+        `ids are not unique (${shownValue(twice[0])} is given to two bookings)`,
         'ids are not unique (two bookings have the same one)',
         ': each booking needs an id of its own.',
       ),
@@ -172,9 +180,8 @@ function firstRepeated(rows: readonly SampleRow[], ids: Float64Array): SampleRow
 }
 
 /**
- * A problem of the sample said twice from the one finding: `named`, with a value from the
- * bookings as an example, for `check`; `unnamed`, with none, for what the service says of a
- * file it refuses. Only the words that name the value differ.
+ * A problem of the sample said twice from the one finding: `named`, with a value from the bookings as an example,
+ * for `check`; `unnamed`, with none, for what the service says of a file it refuses. Only those words differ.
  */
 type Problem = { named: string; unnamed: string };
 
@@ -232,7 +239,7 @@ function dateProblem(dates: BadDates, application: string | undefined, named: Na
     );
   }
   return said(
-    `dates such as ${shown(date)}`,
+    `dates such as ${shownValue(date)}`,
     'some dates',
     " are not 'YYYY-MM-DD' text: convert them, e.g. substr(d, 7, 4) || '-' || substr(d, 4, 2) || '-' || substr(d, 1, 2) for 'DD.MM.YYYY'.",
   );
@@ -267,7 +274,7 @@ function amountProblem(row: SampleRow, application: string | undefined, named: N
     );
   }
   return said(
-    `amounts such as ${shown(amount)}`,
+    `amounts such as ${shownValue(amount)}`,
     'some amounts',
     " are not whole cents: give INTEGER cents, expenses positive (text fractions such as '-25/2' must be computed in the mapping).",
   );
@@ -284,16 +291,10 @@ function applicationDate(row: SampleRow, application: string, named: Named): Pro
 
 function applicationAmount(row: SampleRow, application: string, named: Named): Problem {
   const amount = row[2];
-  const held = typeof amount === 'number' ? centsAsAmount(amount, row[3]) : shown(amount);
+  const held = typeof amount === 'number' ? centsAsAmount(amount, row[3]) : shownValue(amount);
   return said(
     `${named(row)} has ${amount === null ? 'no amount the service can read' : `the amount ${held}, not whole cents`}`,
     `a booking has ${amount === null ? 'no amount the service can read' : 'an amount that is not whole cents'}`,
     `: ${application} holds an amount the service cannot answer exactly (a fraction of a cent, or a value written by another program). A search that finds it would answer 500; correct the booking in ${application}.`,
   );
-}
-
-function shown(value: unknown): string {
-  if (typeof value === 'string') return `'${value.length > 40 ? `${value.slice(0, 40)}…` : value}'`;
-  if (value instanceof Uint8Array) return 'a BLOB';
-  return String(value);
 }

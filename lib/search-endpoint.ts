@@ -18,6 +18,7 @@ import {
   type SearchOutcome,
   type SearchRequest,
   type SearchRows,
+  shownValue,
   type Turns,
   unreadableBooking,
 } from './search/index.js';
@@ -121,7 +122,7 @@ export function formatSearchResult({ count, rows }: SearchRows): string {
   // `count` and `id` are written as they are: anything but an integer (a view can hand
   // over a text id) would make the text invalid JSON, so it becomes the search's 500.
   // So does a row whose date or amount breaks the contract (below).
-  if (!Number.isSafeInteger(count)) throw new RangeError(`count is not an integer: ${shown(count)}`);
+  if (!Number.isSafeInteger(count)) throw new RangeError(`count is not an integer: ${shownValue(count)}`);
   let bookings = '';
   for (const row of rows) {
     if (bookings !== '') bookings += ',';
@@ -138,7 +139,7 @@ export function formatBooking([id, date, amountCents, subject, category, payment
   if (!Number.isSafeInteger(id)) {
     // An integer beyond 2^53 came out of SQLite rounded: not an id to look for in the book.
     const rounded = Number.isInteger(id) ? ' (the figure shown is already rounded)' : '';
-    throw new RangeError(`booking id is not an integer: ${shown(id)}${rounded}`);
+    throw new RangeError(`booking id is not an integer: ${shownValue(id)}${rounded}`);
   }
   // docs/API.md: never a `datum` that is not a date, never an amount that is not whole
   // cents. The mapping (or the file) is wrong; the search answers its 500, with the booking
@@ -162,7 +163,7 @@ export function formatBooking([id, date, amountCents, subject, category, payment
 function text(id: number, field: string, value: unknown): string {
   if (typeof value === 'string') return jsonString(value);
   if (typeof value === 'number') return `"${value}"`;
-  throw new RangeError(`booking ${id}: its ${field} is ${shown(value)}, not text`);
+  throw new RangeError(`booking ${id}: its ${field} is ${shownValue(value)}, not text`);
 }
 
 // What JSON.stringify writes other than as it is (ECMA-262, QuoteJSONString): `"`, `\`, the
@@ -177,18 +178,6 @@ const ESCAPED_IN_JSON = /["\\\u0000-\u001f\ud800-\udfff]/;
  */
 export function jsonString(text: string): string {
   return ESCAPED_IN_JSON.test(text) ? JSON.stringify(text) : `"${text}"`;
-}
-
-// A value from the file in an error message: a text at most this long, quoted as JSON (a
-// text id or date can be of any length and hold any character; the CLI escapes what it logs).
-const SHOWN_CHARACTERS = 100;
-
-function shown(value: unknown): string {
-  if (typeof value === 'string') {
-    return JSON.stringify(value.length > SHOWN_CHARACTERS ? `${value.slice(0, SHOWN_CHARACTERS)}…` : value);
-  }
-  if (value instanceof Uint8Array) return `a blob of ${value.length} bytes`;
-  return String(value);
 }
 
 /**

@@ -667,7 +667,7 @@ test('a served file truncated to 0 bytes is said to be empty, not a schema witho
 });
 
 // A booking of an impossible date was logged with its text and JavaScript's class name:
-// "RangeError: the booking ('UNGUELTIGER TAG', id 9202) has the date "2026-02-30", …".
+// "RangeError: the booking ('UNGUELTIGER TAG', id 9202) has the date '2026-02-30', …".
 test("a booking the search cannot answer is named in the log by its id alone, without its values or JavaScript's class name; the 500 names nothing of it", async (t) => {
   const file = buildDatabase(t);
   const server = await start(t, ['--db', file]);

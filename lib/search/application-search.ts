@@ -59,9 +59,7 @@ export function applicationSql(mapping: ApplicationMapping): { count: string; pa
  */
 export function unreadableBooking(row: readonly unknown[] | undefined): RangeError {
   if (row === undefined) return new RangeError('a booking of the window changed while it was searched');
-  const [id] = row;
-  const named = `the booking with id ${typeof id === 'string' ? `'${id.slice(0, 40)}'` : String(id)}`;
-  return new RangeError(bookingFault(row, named, false));
+  return new RangeError(bookingFault(row, `the booking with id ${shownValue(row[0])}`, false));
 }
 
 /**
@@ -77,8 +75,7 @@ export function bookingFault(
 ): string {
   if (typeof date !== 'string' && typeof date !== 'number') return `${booking} has no date the service can read`;
   if (typeof date === 'number' || !isCalendarDate(date)) {
-    const value = typeof date === 'number' ? date : JSON.stringify(date.slice(0, 40));
-    return `${booking} has ${shown ? `the date ${value},` : 'a date that is'} not a day of the calendar`;
+    return `${booking} has ${shown ? `the date ${shownValue(date)},` : 'a date that is'} not a day of the calendar`;
   }
   if (amount === null) return `${booking} has no amount the service can read`;
   if (!shown && !Number.isSafeInteger(amount)) return `${booking} has an amount that is not whole cents`;
@@ -86,9 +83,7 @@ export function bookingFault(
     return `${booking} has the amount ${centsAsAmount(amount, held)}, not whole cents`;
   }
   if (!Number.isSafeInteger(amount)) {
-    const value =
-      typeof amount === 'string' ? JSON.stringify(amount.slice(0, 40)) : typeof amount === 'number' ? amount : 'a BLOB';
-    return `${booking} has the amount ${value} (in cents), not whole cents within ±${Number.MAX_SAFE_INTEGER}`;
+    return `${booking} has the amount ${shownValue(amount)} (in cents), not whole cents within ±${Number.MAX_SAFE_INTEGER}`;
   }
   return `${booking} is not one a search can answer`;
 }
@@ -99,12 +94,23 @@ export function bookingFault(
  * `check` says of a booking the service cannot answer (the log names it by its id alone).
  */
 export function bookingNamed(id: unknown, date: unknown, subject: unknown, account: unknown): string {
-  const quoted = (text: string): string => `'${text.length > 40 ? `${text.slice(0, 40)}…` : text}'`;
   let named = 'the booking';
   if (typeof date === 'string' && isCalendarDate(date)) named += ` of ${date}`;
-  if (typeof account === 'string' && account !== '') named += ` in ${quoted(account)}`;
-  const zweck = typeof subject === 'string' && subject !== '' ? `${quoted(subject)}, ` : '';
-  return `${named} (${zweck}id ${typeof id === 'string' ? quoted(id) : String(id)})`;
+  if (typeof account === 'string' && account !== '') named += ` in ${shownValue(account)}`;
+  const zweck = typeof subject === 'string' && subject !== '' ? `${shownValue(subject)}, ` : '';
+  return `${named} (${zweck}id ${shownValue(id)})`;
+}
+
+/**
+ * A value read from a book, as every message shows it: a text quoted and cut short (a text
+ * id, date or amount can be of any length), a blob by its size (its bytes need not be
+ * text), anything else as it is. Control characters stay: the command escapes what it
+ * writes (bin/base/log.ts, logValue).
+ */
+export function shownValue(value: unknown): string {
+  if (typeof value === 'string') return `'${value.length > 40 ? `${value.slice(0, 40)}…` : value}'`;
+  if (value instanceof Uint8Array) return `a blob of ${value.length} bytes`;
+  return String(value);
 }
 
 /**

@@ -3,7 +3,14 @@
 // prepared on a database (booking-search.ts) and explain for `check` (explain.ts). The
 // door: a file of lib/ outside this folder imports only from here.
 
-export { bookingFault, bookingNamed, bookingNamer, centsAsAmount, unreadableBooking } from './application-search.js';
+export {
+  bookingFault,
+  bookingNamed,
+  bookingNamer,
+  centsAsAmount,
+  shownValue,
+  unreadableBooking,
+} from './application-search.js';
 export { type BookingSearch, createBookingSearch, type SearchOutcome, type SearchRequest } from './booking-search.js';
 export {
   createRowEstimate,

@@ -132,7 +132,7 @@ export async function assertDateRefused(
   assert.match(check.stdout, named);
   const [, booking, id, date] =
     check.stdout.match(
-      /^ {2}- (the booking .*?id (\S+)\)) has (?:no date the service|the date (".*"), not a day of the calendar)/m,
+      /^ {2}- (the booking .*?id (\S+)\)) has (?:no date the service|the date ('.*'), not a day of the calendar)/m,
     ) ?? [];
   assert.ok(id !== undefined, check.stdout);
   const [unnamed, plain] =

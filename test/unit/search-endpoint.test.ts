@@ -49,7 +49,7 @@ test('a view whose id is text answers the search 500, not 200 with {"id":A-17} (
     headers: { authorization: AUTH },
   });
   assertReply(reply, 500, { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'search_failed' });
-  assert.match(String(causes[0]), /booking id is not an integer: "A-17"/);
+  assert.match(String(causes[0]), /booking id is not an integer: 'A-17'/);
   // An id beyond 2^53 reaches JavaScript rounded: the log says so, as check does, so that
   // nobody looks for the rounded id in the book.
   db.exec(`INSERT INTO buchung VALUES (9007199254740993, '2026-03-15', 1250, 'Porto')`);
