@@ -16,7 +16,7 @@ import {
   type ReloadTrigger,
   readVersion,
 } from '../base/index.js';
-import type { BookView } from '../books/index.js';
+import type { BookService } from '../books/index.js';
 import type { Role } from '../cluster/index.js';
 import { adminLine, askPrimary, onCutFromPrimary, primaryChannel, type SaidLine } from '../cluster/index.js';
 import type { ServeCommand } from '../config/index.js';
@@ -38,15 +38,8 @@ import {
 // file descriptors a service gets by default, which would otherwise be the bound.
 export const MAX_API_CONNECTIONS = 512;
 
-/** What the listener serves: the books of bin/books/serve-books.ts (BookService). */
-export interface Served {
-  handler: RequestListener;
-  /** Told by the access log's listener on each response when it closes. */
-  closed(res: ServerResponse): void;
-  books(): readonly BookView[];
-  afterRequests(then: () => void): void;
-  close(): void;
-}
+/** What the listener takes of the books it serves (bin/books/serve-books.ts). */
+type Served = Pick<BookService, 'handler' | 'closed' | 'books' | 'afterRequests' | 'close'>;
 
 /**
  * Listens for `served` with the access log, and with --admin-port or --admin-socket the admin
