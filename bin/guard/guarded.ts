@@ -17,7 +17,7 @@ import type { BookFile, SearchTurns, Trusted } from '../files/index.js';
 import type { Ask, GuardOptions, Judging } from './guard-options.js';
 import { guardedSearches, type Unanswered } from './guarded-searches.js';
 import { type GuardRequests, JUDGING, type OpenResult, RUNNING } from './messages.js';
-import { forkGuard, holdProcess, isStopping, kill, stopAllProcesses } from './processes.js';
+import { forkGuard, holdProcess, kill, processesEnded, stopAllProcesses } from './processes.js';
 
 /** What a guard's channel is closed with when the guard ends: its requests are settled `ended`. */
 const ENDED = new Error('the guard was ended');
@@ -157,7 +157,7 @@ export class Guard {
     return new Promise((resolve) => {
       const ask: Ask = { ...request, settle: resolve as Ask['settle'] };
       // An ended guard starts no process: one would have no file open, and nothing would end it.
-      if (this.ended || isStopping()) ask.settle('ended');
+      if (this.ended || processesEnded()) ask.settle('ended');
       else if (this.options.serial === true && this.inFlight > 0) this.queued.push(ask);
       else this.send(ask);
     });

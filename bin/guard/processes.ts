@@ -9,16 +9,16 @@ const GUARD_ENTRY = moduleBeside(import.meta.url, 'guard');
 
 // Every child process not yet exited.
 const children = new Set<ChildProcess>();
-let stopping = false;
+let allEnded = false;
 
-/** Whether the service stops: no guard process is started again. */
-export function isStopping(): boolean {
-  return stopping;
+/** Whether stopAllProcesses ended them all, as the service closes: no guard process is started again. */
+export function processesEnded(): boolean {
+  return allEnded;
 }
 
 /** Every process is killed and none started again; the event loop waits only for their exits. */
 export function stopAllProcesses(): void {
-  stopping = true;
+  allEnded = true;
   for (const child of children) kill(child);
 }
 
