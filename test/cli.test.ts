@@ -809,7 +809,10 @@ test('--workers 2: SIGTERM to the whole process group (systemd, Ctrl-C) lets a r
   const { code, stdout } = await stopped;
   assert.equal(code, 0);
   assert.match(stdout, / kasse GET \/api\/v1\/status 200 /);
-  assert.match(stdout, / stopping on SIGTERM: the workers answer their open requests\n(.*\n)*.* stopped\n$/);
+  assert.match(
+    stdout,
+    / stopping on SIGTERM: the workers answer their open requests, within 16 s\n(.*\n)*.* stopped\n$/,
+  );
 });
 
 test('--workers 2 serves one port from two processes, replaces a worker killed right after its start, and stops on SIGTERM', async (t) => {

@@ -116,7 +116,8 @@ class Supervisor {
     onStopSignals((again, signal) => {
       // The second cuts, as in a single process: each worker closes what it still has open.
       if (again) return this.stopAnswers.cut();
-      if (!this.ending) logInfo([`stopping on ${signal}: the workers answer their open requests`]);
+      const bound = stopBoundMs(this.command.timeouts.searchMs) / 1000;
+      if (!this.ending) logInfo([`stopping on ${signal}: the workers answer their open requests, within ${bound} s`]);
       this.endAll(0);
     });
     onReloadSignal((by) => {
