@@ -16,7 +16,7 @@ const ANSWERS: AdminAnswers = {
   live: () => true,
   ready: async () => ({ ready: true, books: [] }),
   metrics: async () => '# HELP x X.\n# TYPE x gauge\nx 1\n',
-  reload: () => undefined,
+  reload: () => true,
 };
 
 const TIMEOUTS = { headersMs: 1_000, requestMs: REQUEST_TIMEOUT_MS, keepAliveMs: 1_000, sendMs: 10_000 };

@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { type Running, run, start, until } from './support/cli-helpers.js';
+import { guardsOf, type Running, run, start, until } from './support/cli-helpers.js';
 import { AUTH, buildDatabase, get, type Reply, request, tempDir } from './support/helpers.js';
 
 const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35';
@@ -306,4 +306,48 @@ test('SIGTERM while a reload checks a book it adds over a slow view: nothing sai
       assert.doesNotMatch(stdout + stderr, /book neu|took longer|did not open|takes no messages/, stdout + stderr);
     });
   }
+});
+
+// A stop that must wait for a search drops the reload it interrupts at once: the book being
+// added is closed as the stop begins, so that nothing is said of it while the search ends
+// (its check's process, ended here, is otherwise what the stop's end ends), and no reload
+// starts again.
+test('SIGTERM while a reload checks a book it adds and a search over a view runs: that book is dropped at once, unsaid; the search is answered; POST /-/reload is 503', async (t) => {
+  const slow = bookOverView(t, false);
+  const db = new Database(slow);
+  db.exec('INSERT INTO slow VALUES (20000000)');
+  db.close();
+  const endless = bookOverView(t, true);
+  const config = join(tempDir(t), 'books.conf');
+  const kept = `[book k]\ndb = ${slow}\nbase-path = /k\ntable-names = entries=kasse\n`;
+  writeFileSync(config, `search-timeout = 60\n${kept}`, { mode: 0o600 });
+  const server = await start(t, ['--config', config, '--admin-port', '0']);
+  const admin = ADMIN_LINE.exec(server.output().stdout)?.[1] as string;
+  const pid = server.child.pid as number;
+  // The book's own process alone, once the one that opened it has ended, idle.
+  await until(
+    () => guardsOf(pid).length === 1,
+    () => `guard processes: ${guardsOf(pid).join(', ')}`,
+    15_000,
+  );
+  const searching = guardsOf(pid);
+  const inFlight = get(`${server.origin}/k/api/v1/${SEARCH}`);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  writeFileSync(
+    config,
+    `search-timeout = 60\n${kept}[book neu]\ndb = ${endless}\nbase-path = /neu\ntable-names = entries=kasse\n`,
+  );
+  server.child.kill('SIGHUP');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const stopped = server.stop('SIGTERM');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const reload = await request(`${admin}/-/reload`, { method: 'POST' });
+  assert.equal(reload.status, 503, reload.body);
+  for (const guard of guardsOf(pid)) if (!searching.includes(guard)) process.kill(guard, 'SIGKILL');
+  const reply = await inFlight;
+  assert.equal(reply.status, 200, reply.body);
+  const { code, stdout, stderr } = await stopped;
+  assert.equal(code, 0, stdout + stderr);
+  assert.match(stdout, / stopped\n$/);
+  assert.doesNotMatch(stdout + stderr, /book neu|POST \/-\/reload:/, stdout + stderr);
 });

@@ -302,8 +302,12 @@ for (const workers of [[], ['--workers', '2']]) {
     assert.deepEqual(ended, [0, null], server.output().stderr);
     assert.ok(stoppedMs < 5_000, `exited ${stoppedMs.toFixed(0)} ms after the second SIGTERM`);
     assert.ok(answer instanceof Error || !answer.whole, `the search was cut, not answered: ${JSON.stringify(answer)}`);
-    // Logged as cut, by the worker too, whose end follows its connections' close.
-    assert.match(server.output().stdout, /^\S+ 127\.0\.0\.1 kasse GET \/api\/v1\/buchungen aborted \d+\.\dms$/m);
+    // Logged as cut, by the worker too, whose end follows its connections' close; before `stopped`.
+    const { stdout } = server.output();
+    assert.match(
+      stdout,
+      /^\S+ 127\.0\.0\.1 kasse GET \/api\/v1\/buchungen aborted \d+\.\dms\n(?:.*\n)*\S+ stopped\n$/m,
+    );
   });
 }
 

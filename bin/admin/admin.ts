@@ -10,7 +10,8 @@
 //   POST /-/reload  what SIGHUP does (reads the configuration, credentials and TLS files
 //                 again), for Windows, which has no SIGHUP, and for every platform alike:
 //                 202 at once, the outcome in the log; one asked for while a reload runs
-//                 runs after it, as a second SIGHUP does (bin/serve/reload.ts, inTurn)
+//                 runs after it, as a second SIGHUP does (bin/serve/reload.ts, inTurn);
+//                 503 once the service stops, when none starts
 //
 // A request a web page sent is a 400 on every path (Origin, or Sec-Fetch-Site other than
 // `none`, the address bar's): the listener answers tools (curl, a probe, a scraper send
@@ -94,8 +95,8 @@ export interface AdminAnswers {
   live(): boolean;
   ready(): Promise<Readiness>;
   metrics(): Promise<string>;
-  /** Starts what SIGHUP starts; its outcome is logged. */
-  reload(): void;
+  /** Starts what SIGHUP starts, its outcome logged; whether it did (none once the service stops). */
+  reload(): boolean;
 }
 
 /**
@@ -143,10 +144,10 @@ function answerReload(req: IncomingMessage, res: ServerResponse, answers: AdminA
   if (req.method !== 'POST') {
     return send(res, ERRORS.methodNotAllowed.status, ERRORS.methodNotAllowed.body, ['Allow', 'POST']);
   }
-  // Never refused: however many come while one runs, one more runs after it and reads the
-  // files as they are then, so the last request's files are what is applied.
-  answers.reload();
-  send(res, 202, '{"reload":"started: the log says what was read again"}\n');
+  // Refused only while the service stops: however many come while one runs, one more runs
+  // after it and reads the files as they are then, so the last request's files are applied.
+  if (answers.reload()) send(res, 202, '{"reload":"started: the log says what was read again"}\n');
+  else send(res, 503, '{"reload":"not started: the service is stopping"}\n');
 }
 
 /**

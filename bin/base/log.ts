@@ -245,7 +245,6 @@ export function accessLog(
   const priority = toJournal.stdout ? PRIORITY.info : '';
   return (res, elapsed, facts, path, error) => {
     const req = res.req;
-    closed?.(res);
     ended?.(req, res, elapsed);
     // To a tenth, written from whole tenths: toFixed formats a double, which costs more.
     const tenths = Math.round(elapsed * 10);
@@ -261,5 +260,7 @@ export function accessLog(
         ? `${priority}${JSON.stringify({ time: isoTime(), level: 'info', address, user, method: req.method, path: shown, status: finished ? res.statusCode : null, error: code, ms })}\n`
         : `${priority}${isoTime()} ${address} ${user} ${req.method} ${shown} ${finished ? res.statusCode : 'aborted'} ${(tenths - (tenths % 10)) / 10}.${tenths % 10}ms${code === undefined ? '' : ` ${code}`}\n`,
     );
+    // After its line: what waits for the last request (a stop) finds every line written.
+    closed?.(res);
   };
 }

@@ -63,14 +63,17 @@ export function onReloadSignal(reload: (by: ReloadTrigger) => void): void {
 /**
  * Reloads as SIGHUP does, without a signal: for the admin listener's POST /-/reload, on
  * every platform (Windows has no SIGHUP). The primary of --workers has its workers reload.
+ * Whether it did: not once a stop began.
  */
-export function reloadAsSignalled(): void {
+export function reloadAsSignalled(): boolean {
+  if (stopping) return false;
   trigger = 'POST /-/reload';
   try {
     process.emit('SIGHUP', 'SIGHUP');
   } finally {
     trigger = 'SIGHUP';
   }
+  return true;
 }
 
 /**

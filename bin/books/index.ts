@@ -9,5 +9,5 @@ export { watchDatabase } from './database.js';
 export { createDemoDatabase, createEmptyBook, type DemoDatabase } from './demo.js';
 export { inMemoryDatabase } from './in-memory.js';
 export { preflightDatabaseFile } from './preflight.js';
-export { BOOK_CACHE_KIB, type BookService, serveBooks, usersOf } from './serve-books.js';
+export { BOOK_CACHE_KIB, type BookService, serveBooks } from './serve-books.js';
 export type { BuildHandler, DatabaseStatus } from './status.js';

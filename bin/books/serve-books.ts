@@ -8,7 +8,15 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type Database from 'better-sqlite3';
 import { type Credentials, mountHandlers } from '../../lib/internal.js';
 import { CliError, type LogLevel } from '../base/index.js';
-import { type BookConfig, describeChange, diffBooks, inTermsOfBook } from '../config/index.js';
+import {
+  type BookConfig,
+  describeChange,
+  diffBooks,
+  inTermsOfBook,
+  sameCredentials,
+  usersOf,
+  usersOfAny,
+} from '../config/index.js';
 import { inFlightGraceMs } from '../listen/index.js';
 import type { BookStatus, BookView } from './books.js';
 import { watchDatabase } from './database.js';
@@ -33,20 +41,20 @@ export interface BookService {
   /** The books served now, in the file's order. */
   books(): readonly BookView[];
   /**
-   * Serves `books` from now on for `credentials`: new and changed books are built first (a
-   * CliError then, and nothing has changed), then the table is swapped; books that left
-   * are closed once their requests have ended. Returns what changed, for the log. One at
-   * a time: a call while another runs throws (the caller waits for the first).
+   * Serves `books` from now on for `credentials`: new and changed books are built first (a CliError then, and nothing
+   * has changed), then the table is swapped; books that left are closed once their requests have ended. Returns what
+   * changed, for the log. One at a time: a call while another runs throws (the caller waits for the first).
    */
   reload(books: readonly BookConfig[], credentials: readonly Credentials[]): Promise<string>;
+  /** A stop began: the books a reload opens are closed, unsaid, and no reload serves them or starts again. */
+  dropReloads(): void;
   close(): void;
 }
 
 export interface BookServiceParts {
   /**
-   * How a book's file becomes its handler, for its users as they are when it is built (a
-   * replaced file is built anew, after a SIGHUP may have changed them); `recognised` hears
-   * the mapping found.
+   * How a book's file becomes its handler, for its users as they are when it is built (a replaced file is built anew,
+   * after a SIGHUP may have changed them); `recognised` hears the mapping found.
    */
   build(book: BookConfig, users: () => readonly Credentials[], recognised: (app: string) => void): BuildHandler;
   /** The handler for paths that name no book: every user of a book, created with `basePath`, one of the books'. */
@@ -85,19 +93,12 @@ interface Shelf {
   table: RequestListener;
   /** The books a reload opens, by name, until they serve; `undefined`: no reload runs. */
   opening?: Map<string, WatchedBook> | undefined;
+  /** A stop began (dropReloads). */
+  dropped?: true;
   /** The requests in flight of every book, retired ones too, and who waits for none (afterRequests). */
   inFlight: number;
   idle?: (() => void) | undefined;
 }
-
-/** The users of `credentials` that `book` names (all of them without `users`). */
-export function usersOf(book: BookConfig, credentials: readonly Credentials[]): Credentials[] {
-  return credentials.filter((user) => book.users === undefined || book.users.includes(user.username));
-}
-
-/** The users some book names: one of none gets a wrong password's 401 on every path, not a 404 that says it is right. */
-const usersOfAny = (books: readonly BookConfig[], credentials: readonly Credentials[]): Credentials[] =>
-  credentials.filter((user) => books.some((book) => usersOf(book, [user]).length > 0));
 
 export function serveBooks(
   configs: readonly BookConfig[],
@@ -132,11 +133,17 @@ export function serveBooks(
         shelf.opening = undefined;
       }
     },
-    // A book a reload opens is closed too: a stop ends its open, which is then nothing to say.
+    dropReloads: () => dropReloads(shelf),
     close() {
-      for (const book of [...shelf.running, ...(shelf.opening?.values() ?? [])]) book.database.close();
+      dropReloads(shelf);
+      for (const book of shelf.running) book.database.close();
     },
   };
+}
+
+function dropReloads(shelf: Shelf): void {
+  shelf.dropped = true;
+  for (const book of shelf.opening?.values() ?? []) book.database.close();
 }
 
 /** `config`'s file, watched and served for `users` (bin/books/database.ts), its requests counted. */
@@ -253,6 +260,11 @@ async function apply(
     throw error;
   }
   await firstLooks([...opened.values()]);
+  // A stop came meanwhile (dropReloads): nothing changes, and what was opened is closed.
+  if (shelf.dropped) {
+    for (const book of opened.values()) book.database.close();
+    throw new CliError('the service is stopping');
+  }
   const renewed: string[] = [];
   shelf.running = configs.map((config) => {
     const fresh = opened.get(config.name);
@@ -274,17 +286,6 @@ async function apply(
     retire(byName.get(name) as WatchedBook, shelf.parts.limitMs);
   }
   return describeChange(change, renewed, configs.length);
-}
-
-/** Whether two lists hold the same users with the same secrets, in the same order. */
-function sameCredentials(a: readonly Credentials[], b: readonly Credentials[]): boolean {
-  return (
-    a.length === b.length &&
-    a.every(({ username, password, passwordHash }, i) => {
-      const other = b[i];
-      return username === other?.username && password === other.password && passwordHash === other.passwordHash;
-    })
-  );
 }
 
 /** A problem of `config`'s file placed where its `db` was written (`office.conf:12: …`), an app it names as written there. */

@@ -1,6 +1,7 @@
-// A book as the configuration names it (docs/operations.md, Many books), and what a reload
-// changes between two configurations, book by book, with the line that says it.
+// A book as the configuration names it (docs/operations.md, Many books), the users it names,
+// and what a reload changes between two configurations, book by book, with the line that says it.
 
+import type { Credentials } from '../../lib/internal.js';
 import type { AppIn, TableNames } from '../files/index.js';
 
 /** One book as configured: a `[book NAME]` section, or the single book of `--db`. */
@@ -92,6 +93,26 @@ export function describeChange(change: BooksChange, renewed: readonly string[], 
 
 function names(books: readonly BookConfig[]): string[] {
   return books.map((book) => book.name);
+}
+
+/** The users of `credentials` that `book` names (all of them without `users`). */
+export function usersOf(book: BookConfig, credentials: readonly Credentials[]): Credentials[] {
+  return credentials.filter((user) => book.users === undefined || book.users.includes(user.username));
+}
+
+/** The users some book names: one of none gets a wrong password's 401 on every path, not a 404 that says it is right. */
+export const usersOfAny = (books: readonly BookConfig[], credentials: readonly Credentials[]): Credentials[] =>
+  credentials.filter((user) => books.some((book) => usersOf(book, [user]).length > 0));
+
+/** Whether two lists hold the same users with the same secrets, in the same order. */
+export function sameCredentials(a: readonly Credentials[], b: readonly Credentials[]): boolean {
+  return (
+    a.length === b.length &&
+    a.every(({ username, password, passwordHash }, i) => {
+      const other = b[i];
+      return username === other?.username && password === other.password && passwordHash === other.passwordHash;
+    })
+  );
 }
 
 /** Whether a book's users are the same list (their order does not matter). */

@@ -13,7 +13,15 @@ export {
   stuckLimitMs,
   USAGE,
 } from './args.js';
-export { type BookConfig, describeChange, diffBooks, inTermsOfBook } from './book-config.js';
+export {
+  type BookConfig,
+  describeChange,
+  diffBooks,
+  inTermsOfBook,
+  sameCredentials,
+  usersOf,
+  usersOfAny,
+} from './book-config.js';
 export { type ConfigEntry, type ConfigFile, readConfigFile } from './config-file.js';
 export { configPath, resolveBooks } from './configuration.js';
 export { atTheNextStart, readCredentialsFile } from './credentials.js';

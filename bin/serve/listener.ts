@@ -39,7 +39,7 @@ import {
 export const MAX_API_CONNECTIONS = 512;
 
 /** What the listener takes of the books it serves (bin/books/serve-books.ts). */
-type Served = Pick<BookService, 'handler' | 'closed' | 'books' | 'afterRequests' | 'close'>;
+type Served = Pick<BookService, 'handler' | 'closed' | 'books' | 'afterRequests' | 'dropReloads' | 'close'>;
 
 /**
  * Listens for `served` with the access log, and with --admin-port or --admin-socket the admin
@@ -183,9 +183,10 @@ export function rereadTls(
 }
 
 /**
- * SIGINT/SIGTERM (bin/listen/server.ts): `started` when the stop on the connections begins
- * (the admin listener's /live says 503 from then, the hash checks that wait are answered
- * 503), `closeAll` once the API listener has closed. The process has ended within
+ * SIGINT/SIGTERM (bin/listen/server.ts): a reload under way dropped at once; `started` when
+ * the stop on the connections begins (the admin listener's /live says 503 from then, the
+ * hash checks that wait are answered 503); `closeAll` once the API listener has closed and
+ * the books' requests have written their lines. The process has ended within
  * stopBoundMs of the signal: what still runs then (a hash check on the thread pool, a
  * book's file) is not waited for. A second signal cuts the connections still open.
  */
@@ -201,6 +202,8 @@ function stopOnSignals(
   const stop = (signal?: NodeJS.Signals): void => {
     if (stopping) return;
     stopping = true;
+    // A reload under way is dropped: what it would serve no client gets.
+    served.dropReloads();
     const bound = stopBoundMs(command.timeouts.searchMs);
     // The primary of --workers says it for the service.
     if (role === 'single') logInfo([`stopping on ${signal}: open requests are answered, within ${bound / 1000} s`]);
@@ -209,15 +212,18 @@ function stopOnSignals(
       process.exit(0);
     }, bound).unref();
     const primary = role === 'worker' ? askPrimary : undefined;
-    void stopListening(server, inFlightGraceMs(command.timeouts.searchMs), { primary, began: started }).then(() => {
+    const stopped = (): void => {
       closeAll();
       if (role === 'single') logInfo(['stopped']);
       process.exitCode = 0;
       // A worker's channel to the primary would keep it alive; node:cluster ends it as it goes.
-      // The listener closes once its connections are gone, before their responses hear it:
-      // those cut write their access lines first (within the stop's bound, as all of it).
-      if (role === 'worker') served.afterRequests(() => process.disconnect?.());
-    });
+      if (role === 'worker') process.disconnect?.();
+    };
+    // The listener closes once its connections are gone, before their responses hear it: those
+    // cut write their access lines first (within the stop's bound, as all of it).
+    void stopListening(server, inFlightGraceMs(command.timeouts.searchMs), { primary, began: started }).then(() =>
+      served.afterRequests(stopped),
+    );
   };
   // A second signal cuts what is still open; a worker's second comes from its primary
   // (bin/cluster/stopping.ts), which may tell it before the worker heard the first.

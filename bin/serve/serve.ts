@@ -26,7 +26,6 @@ import {
   createDemoDatabase,
   preflightDatabaseFile,
   serveBooks,
-  usersOf,
 } from '../books/index.js';
 import {
   answerReloads as answerPrimaryReloads,
@@ -46,6 +45,7 @@ import {
   SETTINGS,
   type ServeCommand,
   stuckLimitMs,
+  usersOf,
 } from '../config/index.js';
 import { prepareSocketPath, useSocketMode } from '../listen/index.js';
 import { greeting, recognition, warnAboutSetup } from './greeting.js';

@@ -45,7 +45,7 @@ function answers(overrides: Partial<AdminAnswers> = {}): AdminAnswers {
     live: () => true,
     ready: async () => SERVING,
     metrics: async () => '# HELP x X.\n# TYPE x gauge\nx 1\n',
-    reload: () => undefined,
+    reload: () => true,
     ...overrides,
   };
 }
@@ -53,8 +53,9 @@ function answers(overrides: Partial<AdminAnswers> = {}): AdminAnswers {
 /** An admin listener whose reload only counts how often it was started. */
 async function serveCountingReloads(t: TestContext): Promise<{ origin: string; reloads: () => number }> {
   let reloads = 0;
-  const reload = (): void => {
+  const reload = (): boolean => {
     reloads += 1;
+    return true;
   };
   return { origin: await serve(t, createAdminHandler(answers({ reload }))), reloads: () => reloads };
 }
@@ -70,6 +71,13 @@ test('POST /-/reload starts the reload SIGHUP starts (202), each time, also twic
   const second = await request(`${origin}/-/reload`, { method: 'POST' });
   assert.equal(second.status, 202);
   assert.equal(reloads(), 2);
+});
+
+test('POST /-/reload once the service stops: 503, and it says that none started', async (t) => {
+  const origin = await serve(t, createAdminHandler(answers({ reload: () => false })));
+  const refused = await request(`${origin}/-/reload`, { method: 'POST' });
+  assert.equal(refused.status, 503);
+  assert.equal(refused.body, '{"reload":"not started: the service is stopping"}\n');
 });
 
 test('a request from a web page (Origin, or Sec-Fetch-Site other than none) is the 400 of a bad request on every path; a reload from one reloads nothing', async (t) => {
