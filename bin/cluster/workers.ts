@@ -116,8 +116,8 @@ class Supervisor {
     onStopSignals((again, signal) => {
       // The second cuts, as in a single process: each worker closes what it still has open.
       if (again) return this.stopAnswers.cut();
-      const bound = stopBoundMs(this.command.timeouts.searchMs) / 1000;
-      if (!this.ending) logInfo([`stopping on ${signal}: the workers answer their open requests, within ${bound} s`]);
+      const within = `within ${stopBoundMs(this.command.timeouts.searchMs) / 1000} s`;
+      if (!this.ending) logInfo([`stopping on ${signal}: the workers answer their open requests, ${within}`]);
       this.endAll(0);
     });
     onReloadSignal((by) => {
@@ -250,9 +250,8 @@ class Supervisor {
     if (this.started) this.asked.delete(worker);
     const channel = this.channels.get(worker);
     this.channels.delete(worker);
-    // A replacement that ends with 1 before it serves could not start (reportFailure ends
-    // it so), whether or not its message came before its end: it is not replaced again
-    // before a reload.
+    // A replacement that ends with 1 before it serves could not start (reportFailure ends it so), whether or
+    // not its message came before its end: it is not replaced again before a reload.
     const served = channel !== undefined && this.serving.has(channel);
     const couldNotStart = this.started && code === 1 && !served;
     if (channel !== undefined) {
