@@ -126,6 +126,7 @@ export function serveBooks(
     async reload(configs, credentials) {
       // Two at once would each diff against the books before both: the slower would undo the faster.
       if (shelf.opening) throw new Error('serveBooks: reload() called while another reload runs; wait for it');
+      if (shelf.dropped) throw new CliError('the service is stopping');
       shelf.opening = new Map();
       try {
         return await apply(shelf, shelf.opening, configs, credentials);

@@ -4,6 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { serveBooks } from '../../bin/books/serve-books.js';
 import { type BookConfig, diffBooks, inTermsOfBook, sameUsers } from '../../bin/config/book-config.js';
 import { appSetting, openBookFile } from '../../bin/files/book-search.js';
 import { recognition } from '../../bin/serve/greeting.js';
@@ -109,4 +110,23 @@ test('what is said of a book recognised by its tables: the same at the start and
     recognition(inFile, 'own', 'mmex'),
     "no longer recognised as Money Manager Ex's file: served with the own schema",
   );
+});
+
+test('a reload after a stop began (dropReloads) opens no book and changes nothing', async () => {
+  let built = 0;
+  const service = serveBooks([], [], {
+    build: () => {
+      built += 1;
+      throw new Error('built after the stop began');
+    },
+    fallback: () => () => {},
+    log: () => {},
+    logError: () => {},
+  });
+  await service.ready;
+  service.dropReloads();
+  await assert.rejects(service.reload([book('neu')], []), /^Error: the service is stopping$/);
+  assert.equal(built, 0);
+  assert.deepEqual(service.books(), []);
+  service.close();
 });
