@@ -351,3 +351,19 @@ test('SIGTERM while a reload checks a book it adds and a search over a view runs
   assert.match(stdout, / stopped\n$/);
   assert.doesNotMatch(stdout + stderr, /book neu|POST \/-\/reload:/, stdout + stderr);
 });
+
+// An alert on the gauge of serving processes reads a stop alike in both modes.
+test('booking_search_processes is 0 from SIGTERM on, while a search holds the stop, in one process and with --workers 2', async (t) => {
+  for (const workers of [[], ['--workers', '2']]) {
+    await t.test(workers.join(' ') || 'one process', async (t) => {
+      const { server, inFlight, output } = await searchingOverSlowView(t, ['--admin-port', '0', ...workers]);
+      const admin = ADMIN_LINE.exec(server.output().stdout)?.[1] as string;
+      assert.match((await request(`${admin}/metrics`)).body, /^booking_search_processes [12]$/m);
+      const stopped = server.stop('SIGTERM');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.match((await request(`${admin}/metrics`)).body, /^booking_search_processes 0$/m, output());
+      assert.equal((await inFlight).status, 200, output());
+      assert.equal((await stopped).code, 0, output());
+    });
+  }
+});

@@ -146,7 +146,8 @@ export function answersOfWorkers(workers: Workers, version: string): ClusterAnsw
       return renderMetrics(reports, retired, {
         version,
         startTime,
-        serving: reports.length,
+        // As /ready and a single process count them: none from the stop's signal on.
+        serving: workers.stopping() ? 0 : reports.length,
         restarts: workers.restarts(),
         ownCpuSeconds: (cpu.user + cpu.system) / 1e6,
         ownResidentBytes: process.memoryUsage.rss(),
