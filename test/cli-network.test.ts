@@ -254,7 +254,7 @@ test('TLS: connections that never finish the handshake are closed after --header
   const cert = join(dir, 'cert.pem');
   const key = join(dir, 'key.pem');
   makeCertificate(cert, key);
-  const server = await start(t, ['--demo', '--tls-cert', cert, '--tls-key', key, '--headers-timeout', '2']);
+  const server = await start(t, ['--demo', '--tls-cert', cert, '--tls-key', key, '--headers-timeout', '3']);
   const port = Number(new URL(server.api).port);
   const descriptors = (): number => readdirSync(`/proc/${server.child.pid}/fd`).length;
   const before = descriptors();
@@ -276,7 +276,7 @@ test('TLS: connections that never finish the handshake are closed after --header
   });
   // Accepting 100 connections takes a moment on a busy machine: looked at until they are
   // all held, well within the timeout.
-  const held = Date.now() + 1_500;
+  const held = Date.now() + 2_500;
   while (descriptors() < before + 100 && Date.now() < held) await new Promise((resolve) => setTimeout(resolve, 25));
   assert.ok(
     descriptors() >= before + 100,
@@ -291,8 +291,8 @@ test('TLS: connections that never finish the handshake are closed after --header
   assert.equal(closedAt.length, 100, 'every stalled handshake was closed by the server');
   // The timeout runs from each connection's accept: a second of lateness at most, once all are held.
   const last = Math.max(...closedAt);
-  assert.ok(last < heldAt + 3_000, `closed after at most ${last} ms (all held after ${heldAt} ms)`);
-  assert.ok(Math.min(...closedAt) >= 1_800, 'not before the timeout');
+  assert.ok(last < heldAt + 4_000, `closed after at most ${last} ms (all held after ${heldAt} ms)`);
+  assert.ok(Math.min(...closedAt) >= 2_800, 'not before the timeout');
   const given = Date.now() + 2_000;
   while (descriptors() > before + 1 && Date.now() < given) await new Promise((resolve) => setTimeout(resolve, 25));
   assert.ok(descriptors() <= before + 1, `descriptors back to ${before} (now ${descriptors()})`);
