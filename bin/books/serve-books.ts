@@ -261,11 +261,8 @@ async function apply(
     throw error;
   }
   await firstLooks([...opened.values()]);
-  // A stop came meanwhile (dropReloads): nothing changes, and what was opened is closed.
-  if (shelf.dropped) {
-    for (const book of opened.values()) book.database.close();
-    throw new CliError('the service is stopping');
-  }
+  // A stop came meanwhile: dropReloads closed what was opened (this reload's books), and nothing changes.
+  if (shelf.dropped) throw new CliError('the service is stopping');
   const renewed: string[] = [];
   shelf.running = configs.map((config) => {
     const fresh = opened.get(config.name);
