@@ -15,7 +15,6 @@ import {
   type Retired,
   renderMetrics,
   retire,
-  type ServiceFacts,
 } from './service-metrics.js';
 
 /** How long the primary waits for a worker's report before /ready and /metrics answer without it. */
@@ -60,26 +59,19 @@ export function processStartTime(): number {
   return Math.round(performance.timeOrigin) / 1000;
 }
 
-/** The admin listener's answers in a single process. */
+/** The admin listener's answers in a single process: its own report, as a primary's of one worker. */
 export function answersOfProcess(serving: ServingProcess, version: string, stopping: () => boolean): AdminAnswers {
-  const startTime = processStartTime();
-  return {
-    live: () => !stopping(),
-    reload: reloadAsSignalled,
-    ready: async () => whileStopping(readiness([serving.books().map(reportBook)]), stopping()),
-    metrics: async () => {
-      const report = await reportProcess(serving);
-      const service: ServiceFacts = {
-        version,
-        startTime,
-        serving: stopping() ? 0 : 1,
-        restarts: 0,
-        ownCpuSeconds: 0,
-        ownResidentBytes: 0,
-      };
-      return renderMetrics([report], noneRetired(), service);
-    },
+  const reporting: Reporting = {
+    reports: async () => [await reportProcess(serving)],
+    serving: () => 1,
+    expected: 1,
+    restarts: () => 0,
+    stopping,
+    // Its CPU time and memory are in its report.
+    own: () => ({ cpuSeconds: 0, residentBytes: 0 }),
+    namesWorkers: false,
   };
+  return answersOf(reporting, version, noneRetired());
 }
 
 /** In a worker: answers the primary's requests for this process's report. */
@@ -106,53 +98,35 @@ export interface ClusterAnswers extends AdminAnswers {
 
 /** The admin listener's answers in the primary of --workers: every serving worker asked, the answers added up. */
 export function answersOfWorkers(workers: Workers, version: string): ClusterAnswers {
-  const startTime = processStartTime();
   const last = new Map<Channel, ProcessReport>();
   const retired: Retired = noneRetired();
-
-  /** Each serving worker's report, or `undefined` for one that did not answer in time. */
-  async function gather(): Promise<(ProcessReport | undefined)[]> {
-    const channels = workers.serving();
-    return Promise.all(
-      channels.map((channel) =>
-        channel.request<ProcessReport>(REPORT, null, REPORT_TIMEOUT_MS).then(
-          (report) => {
-            last.set(channel, report);
-            return report;
-          },
-          () => undefined,
+  const reporting: Reporting = {
+    reports: () => {
+      const channels = workers.serving();
+      return Promise.all(
+        channels.map((channel) =>
+          channel.request<ProcessReport>(REPORT, null, REPORT_TIMEOUT_MS).then(
+            (report) => {
+              last.set(channel, report);
+              return report;
+            },
+            () => undefined,
+          ),
         ),
-      ),
-    );
-  }
-
-  return {
-    live: () => !workers.stopping() && workers.serving().length > 0,
-    // The primary's SIGHUP has every worker reload.
-    reload: reloadAsSignalled,
-    ready: async () => {
-      const reports = await gather();
-      const answered = reports.filter((report) => report !== undefined);
-      const ready = readiness(answered.map((report) => report.books));
-      const serving = workers.stopping() ? 0 : answered.length;
-      return whileStopping(
-        { ...ready, ready: ready.ready && serving === workers.expected, workers: { serving, of: workers.expected } },
-        workers.stopping(),
       );
     },
-    metrics: async () => {
-      const reports = (await gather()).filter((report) => report !== undefined);
+    serving: () => workers.serving().length,
+    expected: workers.expected,
+    restarts: () => workers.restarts(),
+    stopping: () => workers.stopping(),
+    own: () => {
       const cpu = process.cpuUsage();
-      return renderMetrics(reports, retired, {
-        version,
-        startTime,
-        // As /ready and a single process count them: none from the stop's signal on.
-        serving: workers.stopping() ? 0 : reports.length,
-        restarts: workers.restarts(),
-        ownCpuSeconds: (cpu.user + cpu.system) / 1e6,
-        ownResidentBytes: process.memoryUsage.rss(),
-      });
+      return { cpuSeconds: (cpu.user + cpu.system) / 1e6, residentBytes: process.memoryUsage.rss() };
     },
+    namesWorkers: true,
+  };
+  return {
+    ...answersOf(reporting, version, retired),
     retire(channel) {
       const report = last.get(channel);
       last.delete(channel);
@@ -160,6 +134,60 @@ export function answersOfWorkers(workers: Workers, version: string): ClusterAnsw
     },
   };
 }
+
+/** The processes that serve, as the admin listener's answers read them. */
+interface Reporting {
+  /** Each serving process's report; `undefined` for one that did not answer in time. */
+  reports(): Promise<(ProcessReport | undefined)[]>;
+  /** How many processes serve now, and how many should. */
+  serving(): number;
+  readonly expected: number;
+  restarts(): number;
+  stopping(): boolean;
+  /** The CPU time and memory of the answering process where no report holds them (the primary's). */
+  own(): { cpuSeconds: number; residentBytes: number };
+  /** Whether /ready says how many workers serve. */
+  readonly namesWorkers: boolean;
+}
+
+/**
+ * The admin listener's answers over `reporting`. From the stop's signal on no process
+ * counts as serving and /ready is 503 whatever the books' states: the API listener takes no
+ * connection, a load balancer must send none, and an admin reads why.
+ */
+function answersOf(reporting: Reporting, version: string, retired: Retired): AdminAnswers {
+  const startTime = processStartTime();
+  const serving = (count: number): number => (reporting.stopping() ? 0 : count);
+  const answered = async (): Promise<ProcessReport[]> =>
+    (await reporting.reports()).filter((report) => report !== undefined);
+  return {
+    live: () => serving(reporting.serving()) > 0,
+    // As SIGHUP: the primary's has every worker reload.
+    reload: reloadAsSignalled,
+    ready: async () => {
+      const reports = await answered();
+      const { ready, books } = readiness(reports.map((report) => report.books));
+      const count = serving(reports.length);
+      const workers = reporting.namesWorkers ? { workers: { serving: count, of: reporting.expected } } : {};
+      if (reporting.stopping()) return { ready: false, reason: STOPPING, books, ...workers };
+      return { ready: ready && count === reporting.expected, books, ...workers };
+    },
+    metrics: async () => {
+      const reports = await answered();
+      const own = reporting.own();
+      return renderMetrics(reports, retired, {
+        version,
+        startTime,
+        serving: serving(reports.length),
+        restarts: reporting.restarts(),
+        ownCpuSeconds: own.cpuSeconds,
+        ownResidentBytes: own.residentBytes,
+      });
+    },
+  };
+}
+
+const STOPPING = 'the service is stopping: it answers its open requests, takes no new ones';
 
 /**
  * Whether every book is served in every process: each book once, with the state of the
@@ -176,19 +204,4 @@ function readiness(processes: readonly (readonly BookReport[])[]): Readiness {
   }
   const list = [...books.values()];
   return { ready: processes.length > 0 && list.every((book) => book.state === 'serving'), books: list };
-}
-
-/**
- * From SIGTERM on the API listener takes no connection: a load balancer must send none,
- * whatever the books' states, and an admin reads why.
- */
-function whileStopping(readiness: Readiness, stopping: boolean): Readiness {
-  if (!stopping) return readiness;
-  const { ready: _, books, ...rest } = readiness;
-  return {
-    ready: false,
-    reason: 'the service is stopping: it answers its open requests, takes no new ones',
-    books,
-    ...rest,
-  };
 }
