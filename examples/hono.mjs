@@ -1,8 +1,7 @@
 // Hono on @hono/node-server: the handler comes first on the node:http server and hands
-// every request outside /kasse/api/ on to Hono. (Mounted inside a Hono route with
-// RESPONSE_ALREADY_SENT instead, every HEAD ends in ERR_HTTP_HEADERS_SENT: Hono answers a
-// HEAD by wrapping its GET route's answer in a new Response, which loses that marker, and
-// @hono/node-server then writes its own headers after the handler's.)
+// every request outside /kasse/api/ on to Hono. (Not inside a Hono route with
+// RESPONSE_ALREADY_SENT: Hono rebuilds a HEAD's answer, and each HEAD then ends in
+// ERR_HTTP_HEADERS_SENT.)
 //   BOOKING_DB=kasse.sqlite BOOKING_SEARCH_USER=… BOOKING_SEARCH_PASSWORD=… node hono.mjs
 import { createServer } from 'node:http';
 import { getRequestListener } from '@hono/node-server';

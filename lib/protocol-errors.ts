@@ -25,7 +25,9 @@ import {
   closing,
   endHeldAnswers,
   JSON_TYPE,
+  lastAdmitted,
   sendError,
+  wasDropped,
   withinUnansweredBound,
 } from './respond.js';
 
@@ -69,9 +71,6 @@ export function protectServer(server: Server, handler: Listener, edge: EdgeOptio
     recordFacts(req, clientAddress(req, trusted), 'other', pathForLog(req.url ?? '')),
   );
   server.on('request', answered === undefined ? bounded : whenAnswered(bounded, answered));
-  // `Expect: 100-continue`: a request as any other, but without node:http's 100 Continue
-  // before the handler ran; the body's reader sends it once the request is let in.
-  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
   answerProtocolErrors(server);
   server.on('timeout', closeUnlessAnswering);
   return boundConnections(server, edge);
@@ -95,11 +94,18 @@ function closeUnlessAnswering(this: Server, socket: Duplex): void {
  * It also turns off Node's own check for a missing `Host` (`requireHostHeader`), whose
  * answer has no body: the handler from `createHandler` answers that request with the JSON
  * 400 instead. Requests that the handler passes to `next()` are not checked for `Host`.
- * Returns `server`.
+ * And it hands a request with `Expect: 100-continue` to the handler before node:http's
+ * `100 Continue`, which the handler sends once the request is let in (a client refused
+ * sends no body); one the handler does not take in that turn (your routes') gets it at once,
+ * as node:http would send it. Returns `server`.
  */
 export function answerProtocolErrors<S extends Server>(server: S): S {
   // A documented option of http.createServer (Node ≥ 20), read on every request.
   (server as { requireHostHeader?: boolean }).requireHostHeader = false;
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    server.emit('request', req, res);
+    if (lastAdmitted(req.socket) !== res && !wasDropped(res) && !res.headersSent) res.writeContinue();
+  });
   server.on('clientError', answerClientError);
   server.on('checkExpectation', answerExpectation);
   server.on('connect', answerConnect);

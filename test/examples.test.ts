@@ -72,6 +72,9 @@ for (const example of EXAMPLES) {
     assertReply(await rawRequest(origin, `GET /kasse/api/v1/%E0 ${ours}`), 401, UNAUTHORIZED);
     assertReply(await rawRequest(origin, `PROPFIND /kasse/api/v1/status ${ours}`), 401, UNAUTHORIZED);
     assertProtocolError(await rawRequest(origin, `CONNECT x:1 ${ours}`), 405, 'Methode nicht erlaubt.');
+    // A client that waits for 100 Continue is refused before it sends its body.
+    const expecting = `POST /kasse/api/v1/abgleich HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: 14\r\n\r\n`;
+    assertReply(await rawRequest(origin, expecting, 5_000), 401, UNAUTHORIZED);
     if (example !== 'node-http.mjs') {
       const home = await request(`${origin}/`);
       assert.equal(home.status, 200, "the framework's own route still answers");

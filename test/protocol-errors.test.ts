@@ -1,6 +1,7 @@
 // lib/protocol-errors.ts on a plain node:http server, as an embedder wires it.
 
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -311,5 +312,56 @@ test('a closing answer whose body is left unread, pipelined behind an answer sti
     const { text, closed } = await rawExchange(origin, [first + second]);
     assert.deepEqual(statusesIn(text), [401, 400], text);
     assert.ok(closed, 'the 400 closes the connection');
+  }
+});
+
+test("Expect: 100-continue reaches the handler before node:http's 100 Continue: refused without it (401, 415), let in with it; a request handed to next() gets it at once", async (t) => {
+  const handler = createHandler(openFixture(t), CREDENTIALS);
+  const server = answerProtocolErrors(
+    createServer((req, res) =>
+      handler(req, res, () => {
+        let length = 0;
+        req.on('data', (chunk: Buffer) => (length += chunk.length));
+        req.on('end', () => res.writeHead(200, { 'Content-Type': 'text/plain' }).end(`app read ${length}`));
+      }),
+    ),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.closeAllConnections());
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const port = (server.address() as AddressInfo).port;
+  const post = (path: string, headers: string): string =>
+    `POST ${path} HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 14\r\n${headers}\r\n`;
+
+  // The client waits for the 100 and sends no body: the refusal is the first thing it reads.
+  for (const [name, headers, status] of [
+    ['without credentials', 'Content-Type: application/json\r\n', 401],
+    ['with another media type', `Authorization: ${AUTH}\r\nContent-Type: text/plain\r\n`, 415],
+  ] as const) {
+    const reply = await rawRequest(`http://127.0.0.1:${port}`, post('/api/v1/abgleich', headers), 5_000);
+    assert.equal(reply.status, status, name);
+  }
+
+  // Let in, and handed on: 100 Continue first, then the body is sent and read.
+  for (const [path, headers, answer] of [
+    [
+      '/api/v1/abgleich',
+      `Authorization: ${AUTH}\r\nContent-Type: application/json\r\n`,
+      /^HTTP\/1\.1 400 .*"bad_body"}$/s,
+    ],
+    ['/upload', '', /^HTTP\/1\.1 200 .*app read 14\r\n/s],
+  ] as const) {
+    const socket = connect(port, '127.0.0.1');
+    t.after(() => socket.destroy());
+    let received = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+    await once(socket, 'connect');
+    socket.write(post(path, headers));
+    const deadline = Date.now() + 5_000;
+    while (!received.includes('\r\n\r\n') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(received, 'HTTP/1.1 100 Continue\r\n\r\n', path);
+    socket.write('{"zeilen":[]}\n');
+    while (!answer.test(received.slice(25)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.match(received.slice(25), answer, path);
   }
 });

@@ -118,7 +118,7 @@ export function createReconcileEndpoint(
 /**
  * `100 Continue` to a client that asked for it (`Expect: 100-continue`, which node:http
  * recognised), now that its request is let in: logged in, its size acceptable. Not twice:
- * a server without the command's edge (lib/protocol-errors.ts) sent it before the handler.
+ * a server without answerProtocolErrors (lib/protocol-errors.ts) sent it before the handler.
  */
 function continueBody(res: ServerResponse & { _expect_continue?: boolean; _sent100?: boolean }): void {
   if (res._expect_continue === true && res._sent100 !== true) res.writeContinue();
