@@ -16,4 +16,5 @@ export type {
   SearchResult,
   SharedParts,
   StatusResult,
+  Users,
 } from './types.js';

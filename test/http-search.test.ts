@@ -6,7 +6,18 @@ import Database from 'better-sqlite3';
 import { createHandler } from '../lib/index.js';
 import { ownSchema } from '../lib/mapping.js';
 import { createBookingSearch } from '../lib/search/index.js';
-import { assertReply, buildDatabase, CREDENTIALS, get, openReadOnly, serve, serveFixture } from './support/helpers.js';
+import {
+  AUTH,
+  assertReply,
+  buildDatabase,
+  CREDENTIALS,
+  get,
+  openReadOnly,
+  type Reply,
+  request,
+  serve,
+  serveFixture,
+} from './support/helpers.js';
 
 const MARCH = 'von=2026-03-01&bis=2026-03-31';
 
@@ -332,4 +343,30 @@ test('the handler reads bookings another program added after it was created', as
     anzahl: 7,
     buchungen: [{ id: 500, datum: '2026-03-30', betrag: -12.5, zweck: 'Nachgebucht' }],
   });
+});
+
+test('a writable connection whose owner holds a transaction on it: a search never reads what is not committed (500 database_unavailable, Retry-After: 1, until it ends), nor does a reconciliation', async (t) => {
+  const db = new Database(buildDatabase(t), { timeout: 0 });
+  t.after(() => db.close());
+  const origin = await serve(t, createHandler(db, CREDENTIALS));
+  const search = `${origin}/api/v1/buchungen?${MARCH}&betrag=-777.77`;
+  const unavailable = { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'database_unavailable' };
+  const abgleich = (): Promise<Reply> =>
+    request(`${origin}/api/v1/abgleich`, {
+      method: 'POST',
+      headers: { authorization: AUTH, 'content-type': 'application/json' },
+      body: JSON.stringify({ zeilen: [{ datum: '2026-03-14', betrag: '-777.77' }] }),
+    });
+
+  db.exec('BEGIN');
+  db.prepare(
+    "INSERT INTO entries (id, date, amount_cents, subject) VALUES (99999, '2026-03-14', 77777, 'offen')",
+  ).run();
+  const during = await get(search);
+  assertReply(during, 500, unavailable);
+  assert.equal(during.headers['retry-after'], '1');
+  assertReply(await abgleich(), 500, unavailable);
+  db.exec('ROLLBACK');
+  assertReply(await get(search), 200, { anzahl: 0, buchungen: [] });
+  assert.match((await abgleich()).body, /"buchungen":\[\]/);
 });

@@ -90,14 +90,20 @@ export function createBookingSearch(
   // opened again, a guard process started anew).
   const connection = randomUUID();
 
-  /** Runs `work` in a read transaction of its own, unless the caller already holds one. */
+  let reading = false;
+  /** Runs `work` in a read transaction of its own, or in the one a search of it holds already (a batch's). */
   function inTransaction<T>(work: () => T): T {
-    if (db.inTransaction) return work();
+    if (reading) return work();
+    // A transaction its owner holds on the connection (a writable one an app shares) would
+    // show the search what is not committed: it waits for its end, as for a writer's lock.
+    if (db.inTransaction) throw OWNERS_TRANSACTION();
     begin.run();
+    reading = true;
     try {
       snapshot?.();
       return work();
     } finally {
+      reading = false;
       if (db.inTransaction) commit.run();
     }
   }
@@ -115,6 +121,15 @@ export function createBookingSearch(
   const search = (query: SearchQuery): SearchRows => inTransaction(() => searchInTransaction(query));
   return Object.assign(search, turns);
 }
+
+/** A transaction of the connection's owner, open as a search begins: a lock, as SQLite names one within a connection. */
+const OWNERS_TRANSACTION = (): Error =>
+  Object.assign(
+    new Error('the connection is in a transaction of its owner: a search never reads what is not committed'),
+    {
+      code: 'SQLITE_LOCKED',
+    },
+  );
 
 function isBatch(request: SearchRequest): request is readonly SearchQuery[] {
   return Array.isArray(request);
