@@ -4,7 +4,7 @@
 // primary, which says it once) and a non-zero exit code.
 
 import cluster from 'node:cluster';
-import { CliError, holdReloads, logLine, logText, NAME, readPackageFile, readVersion } from './base/index.js';
+import { CliError, holdReloads, logInfo, logLine, logText, NAME, readPackageFile, readVersion } from './base/index.js';
 import { commandOfPrimary, reportFailure } from './cluster/index.js';
 import { checkInGuard, reportOnBooks, runHashPassword } from './commands/index.js';
 import {
@@ -39,7 +39,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   runsTheService = asksForTheService(argv);
   // A command that serves nothing ends on a SIGHUP again (a closed terminal).
   holdReloads(!runsTheService);
-  process.stdout.on('error', stdoutFailed);
+  process.stdout.on('error', (error: unknown) => outputFailed('stdout', error));
+  process.stderr.on('error', (error: unknown) => outputFailed('stderr', error));
   try {
     const reread: Reread = (credentials) => readServeCommand(argv, env, credentials);
     // A worker started in place of another serves its primary's command, not argv's now.
@@ -62,19 +63,23 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
 }
 
 /**
- * A reader of stdout that has gone (`check … | head`, a log pipe that ended) is no failure of
- * the command: a one-off command's output ends there; the service goes on serving and says
- * once, on stderr, that its access log is no longer written. Unheard, the EPIPE would end the
- * process with a stack trace.
+ * A reader of stdout or stderr that has gone (`check … | head`, a log pipe that ended) or a
+ * log's disk that is full is no failure of the command: a one-off command's output ends
+ * there; the service goes on serving and says once, on the other stream while it can be
+ * written, what it no longer writes. Unheard, the error would end the process, and with it
+ * every request it was answering, without a word.
  */
-function stdoutFailed(error: unknown): void {
-  if (stdoutGone) return;
-  stdoutGone = true;
+function outputFailed(stream: 'stdout' | 'stderr', error: unknown): void {
+  if (gone.has(stream)) return;
+  gone.add(stream);
   const why = error instanceof Error ? error.message : String(error);
-  if (runsTheService)
+  if (!runsTheService) return;
+  if (stream === 'stdout' && !gone.has('stderr'))
     logLine(`warning: stdout cannot be written (${why}): the access log is no longer written`, 'warning');
+  if (stream === 'stderr' && !gone.has('stdout'))
+    logInfo([`warning: stderr cannot be written (${why}): warnings and errors are no longer written`]);
 }
-let stdoutGone = false;
+const gone = new Set<'stdout' | 'stderr'>();
 let runsTheService = false;
 
 /** argv, the environment and the configuration file they name → the command; `credentials`: the credentials file to read, whatever that file names (Reread). */

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, get as httpGet } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -264,6 +264,46 @@ test('a reader of stdout that goes: a command ends quietly, the service keeps se
   assert.match(
     stderr,
     /^\S+ warning: stdout cannot be written \(write EPIPE\): the access log is no longer written\n$/,
+  );
+});
+
+test("a log's disk that is full on stderr (ENOSPC): the service keeps serving, says so once on stdout, and stops as asked", async (t) => {
+  const dir = tempDir(t);
+  const credentials = join(dir, 'credentials');
+  writeFileSync(credentials, 'kasse:ge:heim\n', { mode: 0o600 });
+  const full = openSync('/dev/full', 'w');
+  t.after(() => closeSync(full));
+  const env = cleanEnv();
+  const args = [BIN, '--db', buildDatabase(t), '--credentials-file', credentials, '--port', '0'];
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', full] });
+  t.after(() => void child.kill('SIGKILL'));
+  let stdout = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  await until(
+    () => /listening on (http:\/\/\S+\/api\/v1\/)/.test(stdout),
+    () => `no listening line: ${stdout}`,
+  );
+  const api = /listening on (http:\/\/\S+\/api\/v1\/)/.exec(stdout)?.[1] as string;
+  const auth = { authorization: basicAuth('kasse', 'ge:heim') };
+  // A credentials file that cannot be read again: a warning, which the full disk refuses.
+  writeFileSync(credentials, 'kaputt\n');
+  child.kill('SIGHUP');
+  await until(
+    () => stdout.includes('stderr cannot be written'),
+    () => `said nothing: ${stdout}`,
+  );
+  for (let i = 0; i < 3; i += 1) assert.equal((await fetch(`${api}status`, { headers: auth })).status, 200);
+  child.kill('SIGHUP');
+  assert.equal((await fetch(`${api}status`, { headers: auth })).status, 200);
+  child.kill('SIGTERM');
+  const [code] = (await once(child, 'exit')) as [number | null];
+  assert.equal(code, 0, stdout);
+  const said = stdout.split('\n').filter((line) => line.includes('cannot be written'));
+  assert.deepEqual(
+    said.map((line) => line.replace(/^\S+ /, '')),
+    [
+      'warning: stderr cannot be written (ENOSPC: no space left on device, write): warnings and errors are no longer written',
+    ],
   );
 });
 
