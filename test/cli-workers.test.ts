@@ -31,6 +31,7 @@ interface Service {
   admin: string;
   pids: [number, number];
   write: (books: string[], extra?: string) => void;
+  files: { a: string; b: string };
 }
 
 async function startTwoWorkers(t: TestContext): Promise<Service> {
@@ -45,7 +46,7 @@ async function startTwoWorkers(t: TestContext): Promise<Service> {
   const pids = /\(pids (\d+), (\d+)\)/.exec(cli.output().stdout);
   const admin = /admin listener on (http:\/\/127\.0\.0\.1:\d+)\//.exec(cli.output().stdout);
   assert.ok(pids !== null && admin !== null, cli.output().stdout);
-  return { cli, admin: admin[1] as string, pids: [Number(pids[1]), Number(pids[2])], write };
+  return { cli, admin: admin[1] as string, pids: [Number(pids[1]), Number(pids[2])], write, files };
 }
 
 /** Whether process `pid` still runs. */
@@ -151,6 +152,33 @@ test('--workers 2: a book removed without a reload and a worker killed: both wor
   assert.match(cli.output().stderr, reread);
   assert.doesNotMatch(cli.output().stderr, /SIGHUP/);
   assert.equal((await request(`${cli.origin}/a/${MARCH}`, AS_BUERO)).status, 200);
+});
+
+test("--workers 2: a book's file gone and a worker killed: the replacement serves the other book and the gone one as gone, as the other worker does, and both serve it once its file is back", async (t) => {
+  const { cli, admin, pids, files } = await startTwoWorkers(t);
+  renameSync(files.b, `${files.b}.weg`);
+  await waitFor(() => cli.output().stderr, /book b: database .* is gone/);
+  process.kill(pids[1], 'SIGKILL');
+  const replaced = /worker \d+ ended \(signal SIGKILL\); started worker (\d+)/;
+  await waitFor(() => cli.output().stderr, replaced);
+  const ready = await readyWith(admin, 2);
+  assert.match(ready.body, /"state":"missing"/, ready.body);
+  assert.match(ready.body, /"workers":\{"serving":2,"of":2\}/, cli.output().stderr);
+  assert.doesNotMatch(cli.output().stderr, /could not start/);
+  // A new connection each: the primary deals them to the workers in turn.
+  const statusesOf = async (book: string): Promise<number[]> => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i += 1) statuses.push((await request(`${cli.origin}/${book}/${MARCH}`, AS_BUERO)).status);
+    return statuses;
+  };
+  assert.deepEqual(await statusesOf('a'), Array(6).fill(200));
+  assert.deepEqual(await statusesOf('b'), Array(6).fill(500));
+  renameSync(`${files.b}.weg`, files.b);
+  const deadline = Date.now() + EVENT_WAIT_MS;
+  while ((await request(`${admin}/ready`)).status !== 200 && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.equal((await request(`${admin}/ready`)).status, 200, cli.output().stderr);
+  assert.deepEqual(await statusesOf('b'), Array(6).fill(200));
 });
 
 /** A port nobody listens on right now. */

@@ -21,8 +21,15 @@ import {
 import { deniedRead, isGone } from './access.js';
 import { BookOpener, type Connection } from './open-book.js';
 import { GUARD_LIMIT_MS } from './opening-guard.js';
-import { answerCause, type Effect, next, start, statusOf, type WatchEvent, type WatchState } from './states.js';
-import type { BookingSearchHandler, BuildHandler, DatabaseStatus, ErrorHook, ServedDatabase } from './status.js';
+import { answerCause, type Effect, next, start, type WatchEvent, type WatchState } from './states.js';
+import {
+  type BookingSearchHandler,
+  type BuildHandler,
+  type DatabaseStatus,
+  type ErrorHook,
+  type ServedDatabase,
+  statusOf,
+} from './status.js';
 import { damaged, Unavailable, unavailableSearch } from './unavailable.js';
 
 // How often the file is looked at; a replacement, or the end of a wait, is noticed within this.
@@ -45,6 +52,7 @@ type Log = (line: string, level: Exclude<LogLevel, 'info'>) => void;
  * columns) is served by a guard process of its own, whose searches get `limitMs` each.
  * `ready` settles with the first look: a CliError when the file cannot be served.
  * `cacheKiB`: SQLite's page cache of the connection (bin/files/database-file.ts, openDatabase).
+ * `joins`: the file is a running service's (bin/books/state-types.ts, Look): `ready` then settles without an error.
  */
 export function watchDatabase(
   file: string,
@@ -52,9 +60,13 @@ export function watchDatabase(
   build: BuildHandler,
   log: Log,
   logError: ErrorHook,
-  { cacheKiB, limitMs = GUARD_LIMIT_MS }: { cacheKiB?: number | undefined; limitMs?: number | undefined } = {},
+  {
+    cacheKiB,
+    limitMs = GUARD_LIMIT_MS,
+    joins = false,
+  }: { cacheKiB?: number | undefined; limitMs?: number | undefined; joins?: boolean } = {},
 ): ServedDatabase {
-  return new WatchedDatabase(file, book, build, log, logError, cacheKiB, limitMs);
+  return new WatchedDatabase(file, book, build, log, logError, cacheKiB, limitMs, joins);
 }
 
 /** A followed file: the state of bin/books/states.ts, fed what is seen, its effects carried out. */
@@ -87,6 +99,7 @@ class WatchedDatabase implements ServedDatabase {
     logError: ErrorHook,
     cacheKiB: number | undefined,
     limitMs: number,
+    joins: boolean,
   ) {
     this.file = file;
     this.build = build;
@@ -107,7 +120,7 @@ class WatchedDatabase implements ServedDatabase {
     });
     this.timer = setInterval(() => this.tick(), WATCH_INTERVAL_MS);
     this.timer.unref();
-    const begun = start<Connection>(file, Date.now());
+    const begun = start<Connection>(file, Date.now(), joins);
     this.state = begun.state;
     for (const effect of begun.effects) this.carryOut(effect);
   }

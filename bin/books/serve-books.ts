@@ -67,6 +67,8 @@ export interface BookServiceParts {
   cacheKiB?: number | undefined;
   /** The database of a book without a file (the demo's, in memory). */
   memory?: Database.Database | undefined;
+  /** The books are a running service's (a worker in place of another): one whose file cannot be served is said, not the start's end. */
+  joins?: boolean;
 }
 
 /** A book's file, watched (bin/books/database.ts) and served for its users, its requests counted. */
@@ -108,7 +110,8 @@ export function serveBooks(
   const everyone = usersOfAny(configs, credentials);
   const shelf: Shelf = { parts, running: [], everyone, table: () => {}, inFlight: 0 };
   try {
-    for (const config of configs) shelf.running.push(watchBook(shelf, config, usersOf(config, credentials)));
+    for (const config of configs)
+      shelf.running.push(watchBook(shelf, config, usersOf(config, credentials), parts.joins));
   } catch (error: unknown) {
     for (const book of shelf.running) book.database.close();
     throw error;
@@ -148,7 +151,7 @@ function dropReloads(shelf: Shelf): void {
 }
 
 /** `config`'s file, watched and served for `users` (bin/books/database.ts), its requests counted. */
-function watchBook(shelf: Shelf, config: BookConfig, users: readonly Credentials[]): WatchedBook {
+function watchBook(shelf: Shelf, config: BookConfig, users: readonly Credentials[], joins = false): WatchedBook {
   const { parts } = shelf;
   const { cacheKiB, limitMs } = parts;
   const book: Partial<WatchedBook> & Pick<WatchedBook, 'inFlight'> = { inFlight: 0, retired: false, grace: undefined };
@@ -163,7 +166,7 @@ function watchBook(shelf: Shelf, config: BookConfig, users: readonly Credentials
   const database =
     config.db === undefined && parts.memory !== undefined
       ? inMemoryDatabase(parts.memory, build, parts.logError)
-      : watchDatabase(config.db ?? '', config, build, parts.log, parts.logError, { cacheKiB, limitMs });
+      : watchDatabase(config.db ?? '', config, build, parts.log, parts.logError, { cacheKiB, limitMs, joins });
   const whole = book as WatchedBook;
   Object.assign(whole, {
     config,

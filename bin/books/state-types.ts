@@ -49,9 +49,13 @@ export interface There {
   readonly another?: true | undefined;
 }
 
-/** An open under way: the first one, or a later look and what was before it. */
+/**
+ * An open under way: the first one, or a later look and what was before it. The first of the
+ * service's start ends it when the file cannot be served; the first of a process that joins a
+ * running service (a worker replacing another) makes that a state, as a later one does.
+ */
 export interface Look {
-  readonly first: boolean;
+  readonly first: false | 'start' | 'joins';
   /** The served file was still at the path when the look began (a schema change, a torn read). */
   readonly sameFile: boolean;
   /**

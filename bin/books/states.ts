@@ -17,7 +17,6 @@ import type {
   WatchEvent,
   WatchState,
 } from './state-types.js';
-import type { DatabaseStatus } from './status.js';
 
 export type { Backoff, Cause, Effect, Outcome, Phase, Step, WatchEvent, WatchState } from './state-types.js';
 
@@ -29,9 +28,9 @@ const OPENING = (message: string): Cause => ({ code: 'SQLITE_BUSY', message, wai
 // The end of the line of a file a setting of its application refuses (an Actual budget in USD), answered when served again.
 const UNTIL_SET_BACK = 'answer 500 until that setting is changed back';
 
-/** The state at the start, `at`, and its effect: the first open. */
-export function start<C>(file: string, at: number): Step<C> {
-  const look: Look = { first: true, sameFile: false, wasWaiting: false };
+/** The state at the start, `at`, and its effect: the first open (`joins`: a running service's, Look). */
+export function start<C>(file: string, at: number, joins = false): Step<C> {
+  const look: Look = { first: joins ? 'joins' : 'start', sameFile: false, wasWaiting: false };
   const phase: Phase<C> = { is: 'opening', cause: OPENING('the file is being opened'), look };
   const state = { file, phase, noticed: false, stopped: false, lastLine: '', since: at, replaced: 0 };
   return { state, effects: [{ do: 'open', stillFor: 0 }] };
@@ -231,16 +230,17 @@ function failed<C>(state: WatchState<C>, event: Extract<Ended<C>, { on: 'failed'
   const { phase, file } = state;
   if (phase.is !== 'opening') return { state, effects: [] };
   const cause: Cause = { code: event.gone ? 'ENOENT' : 'INVALID', message: event.message, waits: false };
-  const served = event.gone ? {} : servedAs(phase.look.served);
-  const now: Phase<C> = { is: 'unavailable', cause, ...served };
-  if (phase.look.first) return { state: { ...state, phase: now }, effects: [{ do: 'ready', error: event.error }] };
-  if (state.stopped) return { state, effects: [] };
+  const now: Phase<C> = { is: 'unavailable', cause, ...(event.gone ? {} : servedAs(phase.look.served)) };
+  const { first } = phase.look;
+  const ready: Effect<C>[] = first ? [{ do: 'ready', error: first === 'start' ? event.error : undefined }] : [];
+  if (first === 'start') return { state: { ...state, phase: now }, effects: ready };
+  if (state.stopped) return { state, effects: ready };
   // The message as /ready gives it; one that ends a sentence is followed by another.
   const searches = `${event.message}${event.message.endsWith('.') ? ' Searches' : '; searches'}`;
   const line = event.gone
     ? `database ${file} is gone; searches answer 500 until it is back`
     : `${searches} ${event.bySetting ? UNTIL_SET_BACK : 'answer 500 until a valid file is there'}`;
-  return { state: { ...state, phase: now, lastLine: line }, effects: say(state, line, 'error') };
+  return { state: { ...state, phase: now, lastLine: line }, effects: [...say(state, line, 'error'), ...ready] };
 }
 
 /** The phase an open ended in; `was`: the file last served found at the path not served, or another file there. */
@@ -288,13 +288,4 @@ function describe<C>(phase: Phase<C>): string {
  */
 export function answerCause<C>(state: WatchState<C>): Cause {
   return state.phase.is === 'served' ? OPENING('the file is being opened') : state.phase.cause;
-}
-
-/** What the file is now, for /ready, /metrics and the books' state. */
-export function statusOf<C>(state: WatchState<C>): DatabaseStatus {
-  const { phase, since, replaced } = state;
-  const cause = phase.is === 'served' ? phase.lock : phase.cause;
-  if (cause === undefined) return { state: 'serving', reason: undefined, since, replaced };
-  const kind = cause.waits ? 'waiting' : cause.code === 'ENOENT' ? 'missing' : 'unusable';
-  return { state: kind, reason: cause.message, since, replaced };
 }

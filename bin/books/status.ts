@@ -6,6 +6,7 @@
 import type { IncomingMessage, RequestListener } from 'node:http';
 import type { Credentials, createHandler } from '../../lib/internal.js';
 import type { SearchTurns } from '../files/index.js';
+import type { WatchState } from './state-types.js';
 
 /** A book's handler as createHandler makes it: a request handler that takes new credentials. */
 export type BookingSearchHandler = ReturnType<typeof createHandler>;
@@ -63,4 +64,13 @@ export interface ServedDatabase {
    */
   updateCredentials(credentials: readonly Credentials[]): void;
   close(): void;
+}
+
+/** What the file is now, for /ready, /metrics and the books' state. */
+export function statusOf<C>(state: WatchState<C>): DatabaseStatus {
+  const { phase, since, replaced } = state;
+  const cause = phase.is === 'served' ? phase.lock : phase.cause;
+  if (cause === undefined) return { state: 'serving', reason: undefined, since, replaced };
+  const kind = cause.waits ? 'waiting' : cause.code === 'ENOENT' ? 'missing' : 'unusable';
+  return { state: kind, reason: cause.message, since, replaced };
 }

@@ -78,7 +78,7 @@ export async function runServe(command: ServeCommand, reread: Reread, replacemen
   if (role === 'primary') {
     return superviseWorkers(command, () => judgeOnce(command), readVersion());
   }
-  const lines = await serve(command, role, rereadWhole);
+  const lines = await serve(command, role, rereadWhole, replacement);
   if (role === 'worker') reportListening(lines);
   else logInfo(lines);
 }
@@ -122,7 +122,12 @@ function completeCommand(command: ServeCommand): ServeCommand {
  * `[book NAME]` sections of --config. SIGHUP reads the command again and serves what it
  * says (bin/books/serve-books.ts, reload). Returns the lines that tell the user where and what.
  */
-async function serve(command: ServeCommand, role: Exclude<Role, 'primary'>, reread: Reread): Promise<string[]> {
+async function serve(
+  command: ServeCommand,
+  role: Exclude<Role, 'primary'>,
+  reread: Reread,
+  replacement: boolean,
+): Promise<string[]> {
   // Without an app, a book's start line names the application its tables were recognised
   // as; recognised later (the file was waited for, replaced, or added by SIGHUP), a line
   // says so then.
@@ -151,6 +156,8 @@ async function serve(command: ServeCommand, role: Exclude<Role, 'primary'>, rere
     // One book keeps SQLite's own page cache; a file's books share the memory (BOOK_CACHE_KIB).
     cacheKiB: servesFileBooks(command) ? BOOK_CACHE_KIB : undefined,
     memory: demo?.db,
+    // A worker in place of another serves the books as they are, as the other workers do.
+    joins: replacement,
   });
   await service.ready;
   const { server, adminLines } = await listenFor(command, role, shared.metrics, service, () =>

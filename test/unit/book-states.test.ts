@@ -13,10 +13,10 @@ import {
   type Phase,
   STABLE_MS,
   start,
-  statusOf,
   type WatchEvent,
   type WatchState,
 } from '../../bin/books/states.js';
+import { statusOf } from '../../bin/books/status.js';
 import { LOCK_WAIT_MS } from '../../lib/search/index.js';
 
 type C = string;
@@ -83,7 +83,7 @@ const down = (
 const looking = (
   cause: Cause,
   look: {
-    first?: boolean;
+    first?: false | 'start' | 'joins';
     sameFile?: boolean;
     wasWaiting?: boolean;
     served?: string;
@@ -95,7 +95,7 @@ const looking = (
   cause,
   look: { first: false, sameFile: false, wasWaiting: false, ...look },
 });
-const first = looking(opening, { first: true });
+const first = looking(opening, { first: 'start' });
 
 function state(phase: Phase<C>, more: Partial<WatchState<C>> = {}): WatchState<C> {
   return { file: FILE, phase, noticed: false, stopped: false, lastLine: '', since: T, replaced: 0, ...more };
@@ -197,6 +197,24 @@ const ROWS: Row[] = [
     on: failed(false),
     to: state(down(bad), { since: AT }),
     effects: [{ do: 'ready', error: ERROR }],
+  },
+  // A worker in place of another joins the running service: the file is in the state it is in.
+  {
+    name: 'first open of a process that joins the service finds no database: said as a deleted file, the start goes on',
+    from: state(looking(opening, { first: 'joins' })),
+    on: failed(true),
+    to: state(down(gone), { since: AT, lastLine: GONE_LINE }),
+    effects: [log(GONE_LINE, 'error'), { do: 'ready', error: undefined }],
+  },
+  {
+    name: 'first open of a process that joins the service finds a schema that does not fit: said, the start goes on',
+    from: state(looking(opening, { first: 'joins' })),
+    on: failed(false),
+    to: state(down(bad), { since: AT, lastLine: `${badText}; searches answer 500 until a valid file is there` }),
+    effects: [
+      log(`${badText}; searches answer 500 until a valid file is there`, 'error'),
+      { do: 'ready', error: undefined },
+    ],
   },
   // Served: the tick looks at the path.
   {
