@@ -549,6 +549,12 @@ test("a file the service may not read ends the start with one line and exit 1 th
       () => chmodSync(dir, 0o750),
       `cannot open database ${file}: permission denied: this service's user ${owner.name} (uid ${owner.uid}) may not enter directory ${dir} (owner ${app.name} (uid ${app.uid}), group ${app.name} (gid ${app.gid}), mode 750); give it read access through the application's group: add ${owner.name} to group ${app.name} (usermod -aG ${app.name} ${owner.name}, then restart the service) ${advice}`,
     ],
+    [
+      "the file's owner, the application's user, serving it without read access for itself",
+      (args) => asUser(app.name, [join(users.runtime, 'bin', 'booking-search-server.js'), ...args]),
+      () => chmodSync(file, 0o240),
+      `cannot open database ${file}: permission denied: this service's user ${app.name} (uid ${app.uid}) may not read the file (owner ${app.name} (uid ${app.uid}), group ${app.name} (gid ${app.gid}), mode 240); give it read access to its owner, this service's user: chmod u+r ${file} ${advice}`,
+    ],
   ];
   for (const [what, launch, change, line] of cases) {
     change();

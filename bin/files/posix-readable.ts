@@ -69,7 +69,7 @@ function remedy(culprit: Denied, file: string, service: { uid: number; name: str
   const { path, directory, stats } = culprit;
   const bits = directory ? 'rx' : 'r';
   if (stats.uid === service.uid)
-    return `give it read access through the application's group: chmod u+${bits} ${shellWord(path)}`;
+    return `give it read access to its owner, this service's user: chmod u+${bits} ${shellWord(path)}`;
   if (stats.uid === 0 || stats.gid === 0) {
     if (directory && path !== dirname(resolve(file))) return `let every user pass it: chmod o+x ${shellWord(path)}`;
     return giveBack(path, directory ? '0750' : '0640', service);
