@@ -284,7 +284,7 @@ function applicationDate(row: SampleRow, application: string, named: Named): Pro
   const text = typeof row[1] === 'string' || typeof row[1] === 'number';
   return said(
     bookingFault(row, named(row)),
-    `a booking has ${text ? 'a date that is not a day of the calendar' : 'no date the service can read'}`,
+    `a booking has ${text ? 'a date that is not a day of the calendar as YYYY-MM-DD' : 'no date the service can read'}`,
     `: ${application} holds a date the service cannot answer (a value written by another program). A search that finds it would answer 500; correct the booking's date in ${application}.`,
   );
 }

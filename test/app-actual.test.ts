@@ -264,7 +264,7 @@ test("an Actual date that is no integer ('LEAK', 20260318.5) or no day of the ca
     /^ {2}- the booking in 'Barkasse' \('Druckerpatrone', id \d+\) has no date the service can read: Actual holds a date the service cannot answer/m;
   const notADay = (date: string) =>
     new RegExp(
-      `^ {2}- the booking in 'Barkasse' \\('Druckerpatrone', id \\d+\\) has the date '${date}', not a day of the calendar: `,
+      `^ {2}- the booking in 'Barkasse' \\('Druckerpatrone', id \\d+\\) has the date '${date}', not a day of the calendar as YYYY-MM-DD: `,
       'm',
     );
   // Written while the budget is served: a search whose window reads it is a 500, also a count.

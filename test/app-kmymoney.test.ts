@@ -191,7 +191,7 @@ test("a KMyMoney split whose postDate is no date ('LEAK-DATE') or no day of the 
     file,
     'kmymoney',
     (writer) => writer.exec(`UPDATE kmmSplits SET postDate = 'LEAK-DATE' WHERE ${split}`),
-    /^ {2}- the booking .*id 1000\) has the date 'LEAK-DATE', not a day of the calendar: KMyMoney holds a date the service cannot answer/m,
+    /^ {2}- the booking .*id 1000\) has the date 'LEAK-DATE', not a day of the calendar as YYYY-MM-DD: KMyMoney holds a date the service cannot answer/m,
   );
   // Counted too, as the own schema's bookings are: every one, also one no window admits.
   assert.match(stdout, new RegExp(`^Bookings: ${expected.length}, dated .* to LEAK-DATE\\.$`, 'm'));
@@ -200,7 +200,7 @@ test("a KMyMoney split whose postDate is no date ('LEAK-DATE') or no day of the 
     file,
     'kmymoney',
     (writer) => writer.exec(`UPDATE kmmSplits SET postDate = '2026-02-31' WHERE ${split}`),
-    /^ {2}- the booking .*id 1000\) has the date '2026-02-31', not a day of the calendar: /m,
+    /^ {2}- the booking .*id 1000\) has the date '2026-02-31', not a day of the calendar as YYYY-MM-DD: /m,
   );
 });
 
@@ -212,7 +212,7 @@ test("a KMyMoney postDate that begins with a day and goes on ('2026-03-14x') is 
     'kmymoney',
     (writer) =>
       writer.exec("UPDATE kmmSplits SET postDate = '2026-03-14x' WHERE transactionId = 'T000000000000000001'"),
-    /^ {2}- the booking .*id 1000\) has the date '2026-03-14x', not a day of the calendar: KMyMoney holds a date the service cannot answer/m,
+    /^ {2}- the booking .*id 1000\) has the date '2026-03-14x', not a day of the calendar as YYYY-MM-DD: KMyMoney holds a date the service cannot answer/m,
     { t, query: 'von=2026-03-14&bis=2026-03-14&betrag=-12.5' },
   );
   assert.doesNotMatch(stdout, /Data: fits/);

@@ -543,14 +543,14 @@ test("a Money Manager Ex TRANSDATE that is no date ('LEAK-DATE') or no day of th
     file,
     'mmex',
     dated('LEAK-DATE'),
-    /^ {2}- the booking .*id 2\) has the date 'LEAK-DATE', not a day of the calendar: Money Manager Ex holds a date the service cannot answer/m,
+    /^ {2}- the booking .*id 2\) has the date 'LEAK-DATE', not a day of the calendar as YYYY-MM-DD: Money Manager Ex holds a date the service cannot answer/m,
   );
   await assertDateRefused(
     db,
     file,
     'mmex',
     dated('2026-02-31T00:00:00'),
-    /^ {2}- the booking .*id 2\) has the date '2026-02-31', not a day of the calendar: /m,
+    /^ {2}- the booking .*id 2\) has the date '2026-02-31', not a day of the calendar as YYYY-MM-DD: /m,
   );
 });
 
@@ -566,7 +566,7 @@ test("a Money Manager Ex TRANSDATE that begins with a day and goes on ('2026-03-
       'mmex',
       (writer) => writer.prepare('UPDATE CHECKINGACCOUNT_V1 SET TRANSDATE = ? WHERE TRANSID = 2').run(date),
       new RegExp(
-        `^ {2}- the booking .*id 2\\) has the date '${date}', not a day of the calendar: Money Manager Ex holds a date`,
+        `^ {2}- the booking .*id 2\\) has the date '${date}', not a day of the calendar as YYYY-MM-DD: Money Manager Ex holds a date`,
         'm',
       ),
       { t, query: 'von=2026-03-14&bis=2026-03-14&betrag=-4.35' },

@@ -414,7 +414,7 @@ test('bookings dated a day the calendar lacks (2026-02-29): check names the firs
   // The sample is read in the order of the (date, id, amount_cents) index.
   assert.match(
     checked.stdout,
-    /^ {2}- 4 of 24 bookings have a date that is no day of the calendar \(the booking \('Porto', id 9002\) has the date '2025-02-29', not a day of the calendar; the booking in 'Barkasse' \('Tankquittung Schaltjahr\?', id 9001\) has the date '2026-02-29', not a day of the calendar; the booking in 'Barkasse' \(id 9003\) has the date '2026-02-30', not a day of the calendar; and 1 more\): a search would answer a day that does not exist\. Correct those bookings\.$/m,
+    /^ {2}- 4 of 24 bookings have a date that is no day of the calendar \(the booking \('Porto', id 9002\) has the date '2025-02-29', not a day of the calendar as YYYY-MM-DD; the booking in 'Barkasse' \('Tankquittung Schaltjahr\?', id 9001\) has the date '2026-02-29', not a day of the calendar as YYYY-MM-DD; the booking in 'Barkasse' \(id 9003\) has the date '2026-02-30', not a day of the calendar as YYYY-MM-DD; and 1 more\): a search would answer a day that does not exist\. Correct those bookings\.$/m,
   );
   const alone = await run(['--db', file, '--port', '0']);
   assertFails(

@@ -687,7 +687,7 @@ test("a booking the search cannot answer is named in the log by its id alone, wi
   for (const line of errors)
     assert.equal(
       line.replace(/^\S+Z /, ''),
-      'error in GET /api/v1/buchungen: the booking with id 9202 has a date that is not a day of the calendar',
+      'error in GET /api/v1/buchungen: the booking with id 9202 has a date that is not a day of the calendar as YYYY-MM-DD',
     );
   assert.doesNotMatch(stderr, /UNGUELTIGER|2026-02-30|RangeError/);
 });

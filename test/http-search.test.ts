@@ -288,8 +288,16 @@ test('an amount that is not whole cents in the database answers 500 instead of a
 
 test('a booking the search cannot answer is its 500 also where only counted: limit=0, a full page, every plan but the count of every date and amount', async (t) => {
   for (const [date, amount, said] of [
-    ['2026-03-05x', 1250, /^RangeError: the booking with id 100 has a date that is not a day of the calendar$/],
-    ['2026-02-30', 1250, /^RangeError: the booking with id 100 has a date that is not a day of the calendar$/],
+    [
+      '2026-03-05x',
+      1250,
+      /^RangeError: the booking with id 100 has a date that is not a day of the calendar as YYYY-MM-DD$/,
+    ],
+    [
+      '2026-02-30',
+      1250,
+      /^RangeError: the booking with id 100 has a date that is not a day of the calendar as YYYY-MM-DD$/,
+    ],
     ['2026-03-05', 1250.5, /^RangeError: the booking with id 100 has an amount that is not whole cents$/],
   ] as const) {
     const file = buildDatabase(t);

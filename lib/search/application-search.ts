@@ -75,7 +75,7 @@ export function bookingFault(
 ): string {
   if (typeof date !== 'string' && typeof date !== 'number') return `${booking} has no date the service can read`;
   if (typeof date === 'number' || !isCalendarDate(date)) {
-    return `${booking} has ${shown ? `the date ${shownValue(date)},` : 'a date that is'} not a day of the calendar`;
+    return `${booking} has ${shown ? `the date ${shownValue(date)},` : 'a date that is'} not a day of the calendar as YYYY-MM-DD`;
   }
   if (amount === null) return `${booking} has no amount the service can read`;
   if (!shown && !Number.isSafeInteger(amount)) return `${booking} has an amount that is not whole cents`;

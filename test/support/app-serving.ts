@@ -123,7 +123,7 @@ export async function assertDateRefused(
   } else {
     const search = await searchSpoiled(searched.t, db, file, app, spoil);
     const reason =
-      /^RangeError: the booking with id \S+ has (?:no date the service can read|a date that is not a day of the calendar)$/;
+      /^RangeError: the booking with id \S+ has (?:no date the service can read|a date that is not a day of the calendar as YYYY-MM-DD)$/;
     await search(searched.query, reason);
     await search(`${searched.query}&limit=0`, reason);
   }
@@ -132,13 +132,16 @@ export async function assertDateRefused(
   assert.match(check.stdout, named);
   const [, booking, id, date] =
     check.stdout.match(
-      /^ {2}- (the booking .*?id (\S+)\)) has (?:no date the service|the date ('.*'), not a day of the calendar)/m,
+      /^ {2}- (the booking .*?id (\S+)\)) has (?:no date the service|the date ('.*'), not a day of the calendar as YYYY-MM-DD)/m,
     ) ?? [];
   assert.ok(id !== undefined, check.stdout);
   const [unnamed, plain] =
     date === undefined
       ? ['no date the service can read', 'no date the service can read']
-      : [`the date ${date}, not a day of the calendar`, 'a date that is not a day of the calendar'];
+      : [
+          `the date ${date}, not a day of the calendar as YYYY-MM-DD`,
+          'a date that is not a day of the calendar as YYYY-MM-DD',
+        ];
   const said = await assertRefusedAsCheckSays(db, file, app, check.stdout, (sentence) =>
     sentence
       .replace(`${booking} has ${unnamed}`, `a booking has ${plain}`)

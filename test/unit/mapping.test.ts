@@ -296,7 +296,7 @@ test("createHandler refuses a file check refuses, with check's sentence less its
   db.exec("UPDATE raw SET d = '2026-02-30' WHERE n = 2");
   assert.match(
     String(checkMeaning(db, ownSchema()).problems[0]),
-    /^1 of 3 bookings has a date that is no day of the calendar \(the booking \(id 2\) has the date '2026-02-30', not a day of the calendar\): /,
+    /^1 of 3 bookings has a date that is no day of the calendar \(the booking \(id 2\) has the date '2026-02-30', not a day of the calendar as YYYY-MM-DD\): /,
   );
   assert.throws(() => createHandler(db, CREDENTIALS), {
     message:
@@ -471,7 +471,7 @@ test('judge in one pass names the same rows as each rule read on its own (2,000 
       const them = plain.badDates.slice(0, 3).map(([id, date]) => {
         const booking = `the booking (id ${typeof id === 'string' ? `'${id}'` : String(id)})`;
         if (date === null) return `${booking} has no date the service can read`;
-        return `${booking} has the date ${typeof date === 'string' ? `'${date}'` : String(date)}, not a day of the calendar`;
+        return `${booking} has the date ${typeof date === 'string' ? `'${date}'` : String(date)}, not a day of the calendar as YYYY-MM-DD`;
       });
       const more = count > 3 ? `; and ${count - 3} more` : '';
       expected[0] = `${count} of ${rows.length} bookings ha${count === 1 ? 's' : 've'} a date that is no day of the calendar (${them.join('; ')}${more}): a search would answer a day that does not exist. Correct those bookings.`;
