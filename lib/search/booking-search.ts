@@ -91,11 +91,14 @@ export function createBookingSearch(
   const connection = randomUUID();
 
   let reading = false;
-  /** Runs `work` in a read transaction of its own, or in the one a search of it holds already (a batch's). */
+  /**
+   * Runs `work` in a read transaction of its own, or in the one already open: a batch's, or
+   * its caller's on a read-only connection (one snapshot for several reads).
+   */
   function inTransaction<T>(work: () => T): T {
-    if (reading) return work();
-    // A transaction its owner holds on the connection (a writable one an app shares) would
-    // show the search what is not committed: it waits for its end, as for a writer's lock.
+    if (reading || (db.inTransaction && db.readonly)) return work();
+    // A transaction its owner holds on a writable connection (one an app shares) would show
+    // the search what is not committed: it waits for its end, as for a writer's lock.
     if (db.inTransaction) throw OWNERS_TRANSACTION();
     begin.run();
     reading = true;
