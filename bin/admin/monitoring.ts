@@ -136,14 +136,11 @@ export function answersOfWorkers(workers: Workers, version: string): ClusterAnsw
 }
 
 /** The processes that serve, as the admin listener's answers read them. */
-interface Reporting {
+interface Reporting extends Omit<Workers, 'serving'> {
   /** Each serving process's report; `undefined` for one that did not answer in time. */
   reports(): Promise<(ProcessReport | undefined)[]>;
-  /** How many processes serve now, and how many should. */
+  /** How many processes serve now (Workers: how many should, and the rest). */
   serving(): number;
-  readonly expected: number;
-  restarts(): number;
-  stopping(): boolean;
   /** The CPU time and memory of the answering process where no report holds them (the primary's). */
   own(): { cpuSeconds: number; residentBytes: number };
   /** Whether /ready says how many workers serve. */

@@ -60,13 +60,16 @@ export function watchDatabase(
   build: BuildHandler,
   log: Log,
   logError: ErrorHook,
-  {
-    cacheKiB,
-    limitMs = GUARD_LIMIT_MS,
-    joins = false,
-  }: { cacheKiB?: number | undefined; limitMs?: number | undefined; joins?: boolean } = {},
+  options: WatchOptions = {},
 ): ServedDatabase {
-  return new WatchedDatabase(file, book, build, log, logError, cacheKiB, limitMs, joins);
+  return new WatchedDatabase(file, book, build, log, logError, options);
+}
+
+/** How a file is watched: watchDatabase's last argument. */
+interface WatchOptions {
+  cacheKiB?: number | undefined;
+  limitMs?: number | undefined;
+  joins?: boolean;
 }
 
 /** A followed file: the state of bin/books/states.ts, fed what is seen, its effects carried out. */
@@ -97,9 +100,7 @@ class WatchedDatabase implements ServedDatabase {
     build: BuildHandler,
     log: Log,
     logError: ErrorHook,
-    cacheKiB: number | undefined,
-    limitMs: number,
-    joins: boolean,
+    { cacheKiB, limitMs = GUARD_LIMIT_MS, joins = false }: WatchOptions,
   ) {
     this.file = file;
     this.build = build;
