@@ -188,6 +188,11 @@ export function createAdminServer(answers: AdminAnswers, timeouts: AdminTimeouts
   });
 }
 
+/** The start-up line that says where the admin listener is. */
+export function adminLine(address: string): string {
+  return `admin listener on ${address} (/live, /ready, /metrics, POST /-/reload; no credentials)`;
+}
+
 /**
  * Starts the admin listener at `where`, with the API listener's `timeouts`; its socket, if
  * it is one, gets `group` (as --socket's does) and the mode of the process's umask

@@ -4,7 +4,7 @@
 //
 // This file is the room's door: the other rooms import from it only.
 
-export { listenAdmin } from './admin.js';
+export { adminLine, listenAdmin } from './admin.js';
 export {
   answersOfProcess,
   answersOfWorkers,

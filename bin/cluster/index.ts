@@ -7,4 +7,4 @@
 export { answerReloads, logSaid, type SaidLine } from './reload-workers.js';
 export { askPrimary, onCutFromPrimary } from './stopping.js';
 export { commandOfPrimary, countsInPrimary, primaryChannel, reportFailure, reportListening } from './worker.js';
-export { adminLine, type Role, superviseWorkers } from './workers.js';
+export { type Role, superviseWorkers } from './workers.js';

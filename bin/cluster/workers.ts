@@ -11,7 +11,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Server } from 'node:http';
 import { createSharedParts, errorCode } from '../../lib/internal.js';
-import { answersOfWorkers, listenAdmin } from '../admin/index.js';
+import { adminLine, answersOfWorkers, listenAdmin } from '../admin/index.js';
 import {
   type Channel,
   CliError,
@@ -67,7 +67,8 @@ export async function superviseWorkers(
 
 /** The primary's workers: forked, heard, replaced within the budget, and ended together. */
 class Supervisor {
-  private readonly command: ServeCommand;
+  /** The command the workers serve; with --port 0, the port the first worker got: replacements of workers that all died listen there, where the service said. */
+  private command: ServeCommand;
   /** The login throttle's counts for every worker, which a worker that ends takes none of (lib/throttle-authority.ts). */
   private readonly throttle;
   private readonly monitoring: ReturnType<typeof answersOfWorkers>;
@@ -113,6 +114,10 @@ class Supervisor {
   start(resolve: () => void): void {
     this.resolve = resolve;
     cluster.on('exit', (worker, code, signal) => this.exited(worker, code, signal));
+    cluster.on('listening', (_worker, { port }) => {
+      if (this.command.settings.port === 0 && port > 0)
+        this.command = { ...this.command, settings: { ...this.command.settings, port } };
+    });
     onStopSignals((again, signal) => {
       // The second cuts, as in a single process: each worker closes what it still has open.
       if (again) return this.stopAnswers.cut();
@@ -292,9 +297,4 @@ class Supervisor {
     this.replaced += 1;
     return this.fork(true);
   }
-}
-
-/** The start-up line that says where the admin listener is. */
-export function adminLine(address: string): string {
-  return `admin listener on ${address} (/live, /ready, /metrics, POST /-/reload; no credentials)`;
 }

@@ -6,7 +6,7 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import { Metrics } from '../../lib/internal.js';
-import { answersOfProcess, listenAdmin, reportToPrimary, type ServingProcess } from '../admin/index.js';
+import { adminLine, answersOfProcess, listenAdmin, reportToPrimary, type ServingProcess } from '../admin/index.js';
 import {
   accessLog,
   CliError,
@@ -18,7 +18,7 @@ import {
 } from '../base/index.js';
 import type { BookService } from '../books/index.js';
 import type { Role } from '../cluster/index.js';
-import { adminLine, askPrimary, onCutFromPrimary, primaryChannel, type SaidLine } from '../cluster/index.js';
+import { askPrimary, onCutFromPrimary, primaryChannel, type SaidLine } from '../cluster/index.js';
 import type { ServeCommand } from '../config/index.js';
 import { ensureOnlyOwnerCanChange, readRegularFile } from '../files/index.js';
 import { endAllGuards } from '../guard/index.js';
