@@ -167,7 +167,7 @@ function answer(parts: Parts, req: IncomingMessage, res: ServerResponse, next?: 
     if (preflight !== undefined && flood === undefined) return sendNoContent(res, preflight);
     addToEveryResponse(res, corsHeaders(cors, req));
     if (flood !== undefined) return sendError(res, ...refusal(flood, challengeHeader));
-    if (badRequest) return sendError(res, ERRORS.badRequest, ['Connection', 'close']);
+    if (badRequest) return sendError(res, ERRORS.badRequest);
     const facts = recordFacts(req, clientAddress(req, trusted), endpoint, path);
     const client = throttleKey(facts.clientAddress);
     const exchange: Exchange = { req, res, path, query: mark === -1 ? '' : url.slice(mark + 1), facts, client };

@@ -43,8 +43,8 @@ export type LoginVerdict =
   | Accepted
   /** No credentials, or wrong ones: 401 with the challenge, the same for every cause. */
   | (NoUser & { readonly kind: 'refused' })
-  /** The throttle: 429 after `retryAfter` seconds; `close`: end the connection, so that a pipelined flood ends with it. */
-  | (NoUser & { readonly kind: 'throttled'; readonly retryAfter: number; readonly close: boolean })
+  /** The throttle: 429 after `retryAfter` seconds, and the connection ends, so that a pipelined flood ends with it. */
+  | (NoUser & { readonly kind: 'throttled'; readonly retryAfter: number })
   /** Too many hash checks waiting: 429 after `retryAfter` seconds; the client did nothing wrong. */
   | (NoUser & { readonly kind: 'busy'; readonly retryAfter: number })
   /** The hash check did not come before the connection could time out: 503 after `retryAfter` seconds. */
@@ -58,14 +58,14 @@ export type Refusal = Exclude<LoginVerdict, Accepted>;
 
 /**
  * The error a refusal is answered with, and its headers: the 401 with `challenge` (the realm's
- * `WWW-Authenticate`), a 429 or 503 with its `Retry-After` (and `Connection: close` if the throttle asks).
+ * `WWW-Authenticate`), a 429 or 503 with its `Retry-After` (the throttle's closes: lib/messages.ts).
  */
 export function refusal(verdict: Refusal, challenge: readonly string[]): [ApiError, readonly string[]] {
   if (verdict.kind === 'refused') return [ERRORS.unauthorized, challenge];
   const retry = ['Retry-After', String(verdict.retryAfter)];
   if (verdict.kind === 'busy') return [ERRORS.busy, retry];
   if (verdict.kind === 'late') return [ERRORS.busyTimeout, retry];
-  return [ERRORS.loginThrottled, verdict.close ? [...retry, 'Connection', 'close'] : retry];
+  return [ERRORS.loginThrottled, retry];
 }
 
 /** The throttle's answer: 429, and end the connection. */
@@ -294,7 +294,5 @@ function spelling(parts: Parts, header: string): string {
 }
 
 function throttled(retryAfter: number, attempted: string | undefined): Throttled {
-  return attempted === undefined
-    ? { kind: 'throttled', retryAfter, close: true }
-    : { kind: 'throttled', retryAfter, close: true, attempted };
+  return attempted === undefined ? { kind: 'throttled', retryAfter } : { kind: 'throttled', retryAfter, attempted };
 }

@@ -10,11 +10,15 @@ export interface ApiError {
   readonly fehler: string;
   /** The JSON body, written once. */
   readonly body: string;
+  /** Whether it ends the connection (`Connection: close`): nothing pipelined after it is read. */
+  readonly closes: boolean;
 }
 
-function apiError(status: number, code: ErrorCode, fehler: string): ApiError {
-  return { status, code, fehler, body: JSON.stringify({ fehler, code }) };
+function apiError(status: number, code: ErrorCode, fehler: string, closes = false): ApiError {
+  return { status, code, fehler, body: JSON.stringify({ fehler, code }), closes };
 }
+
+const CLOSES = true;
 
 const THROTTLED_TEXT = 'Zu viele fehlgeschlagene Anmeldeversuche. Bitte später erneut versuchen.';
 const SEARCH_FAILED_TEXT = 'Interner Fehler bei der Buchungssuche.';
@@ -25,7 +29,7 @@ export const ERRORS = {
   unauthorized: apiError(401, 'unauthorized', 'Anmeldung erforderlich.'),
   // The login throttle: failed logins from this address, for this username or in all, or
   // requests without credentials from this address.
-  loginThrottled: apiError(429, 'login_throttled', THROTTLED_TEXT),
+  loginThrottled: apiError(429, 'login_throttled', THROTTLED_TEXT, CLOSES),
   // Too many password-hash checks waiting: the service is busy, the client did nothing wrong.
   busy: apiError(429, 'busy', BUSY_TEXT),
   // A request waited for its password-hash check until shortly before its connection could
@@ -41,11 +45,17 @@ export const ERRORS = {
     429,
     'too_many_unanswered',
     'Zu viele Anfragen auf dieser Verbindung, deren Antworten nicht abgeholt wurden. Bitte die Antworten lesen und erneut verbinden.',
+    CLOSES,
   ),
   notFound: apiError(404, 'not_found', 'Nicht gefunden.'),
   // The reconciliation's body (POST {base}/api/v1/abgleich).
-  unsupportedMediaType: apiError(415, 'unsupported_media_type', 'Der Inhalt muss JSON sein (application/json).'),
-  bodyTooLarge: apiError(413, 'body_too_large', 'Der Inhalt ist zu groß: höchstens 1 MiB.'),
+  unsupportedMediaType: apiError(
+    415,
+    'unsupported_media_type',
+    'Der Inhalt muss JSON sein (application/json).',
+    CLOSES,
+  ),
+  bodyTooLarge: apiError(413, 'body_too_large', 'Der Inhalt ist zu groß: höchstens 1 MiB.', CLOSES),
   methodNotAllowed: apiError(405, 'method_not_allowed', 'Methode nicht erlaubt.'),
   searchFailed: apiError(500, 'search_failed', SEARCH_FAILED_TEXT),
   // The file cannot be read now (busy, locked, waiting for its application): the same text,
@@ -53,10 +63,10 @@ export const ERRORS = {
   databaseUnavailable: apiError(500, 'database_unavailable', SEARCH_FAILED_TEXT),
   internal: apiError(500, 'internal_error', 'Interner Fehler.'),
   // Raised by Node's HTTP parser before a handler runs (and a bad Host or framing, by the handler).
-  badRequest: apiError(400, 'bad_request', 'Ungültige Anfrage.'),
-  headersTooLarge: apiError(431, 'headers_too_large', 'Anfragekopf zu groß.'),
-  timeout: apiError(408, 'request_timeout', 'Zeitüberschreitung der Anfrage.'),
-  expectationFailed: apiError(417, 'expectation_failed', 'Erwartung nicht erfüllbar.'),
+  badRequest: apiError(400, 'bad_request', 'Ungültige Anfrage.', CLOSES),
+  headersTooLarge: apiError(431, 'headers_too_large', 'Anfragekopf zu groß.', CLOSES),
+  timeout: apiError(408, 'request_timeout', 'Zeitüberschreitung der Anfrage.', CLOSES),
+  expectationFailed: apiError(417, 'expectation_failed', 'Erwartung nicht erfüllbar.', CLOSES),
 } as const;
 
 /** Every code a client can receive, `bad_query` and `bad_body` (the validators' 400) included. */

@@ -204,7 +204,7 @@ function unanswerableOnTls(socket: Duplex, code: string | undefined): boolean {
 
 /** A `'checkExpectation'` listener: an `Expect` other than `100-continue` gets 417. */
 export function answerExpectation(_req: IncomingMessage, res: ServerResponse): void {
-  sendError(res, ERRORS.expectationFailed, ['Connection', 'close']);
+  sendError(res, ERRORS.expectationFailed);
 }
 
 /**

@@ -224,7 +224,7 @@ export function answeringTogether(
 
 /** The answer to a request past its connection's bound on unanswered requests (above). */
 export function refuseUnanswered(res: ServerResponse): void {
-  sendError(res, ERRORS.tooManyUnanswered, [...RETRY_IN_A_SECOND, 'Connection', 'close']);
+  sendError(res, ERRORS.tooManyUnanswered, RETRY_IN_A_SECOND);
 }
 
 /**
@@ -275,7 +275,8 @@ type WithError = ServerResponse & { [ERROR]?: ApiError };
 /** An error's `{"fehler": …, "code": …}` with its status. */
 export function sendError(res: ServerResponse, error: ApiError, extraHeaders: readonly string[] = []): void {
   (res as WithError)[ERROR] = error;
-  send(res, error.status, error.body, extraHeaders);
+  const closes = error.closes && !extraHeaders.includes('Connection');
+  send(res, error.status, error.body, closes ? [...extraHeaders, 'Connection', 'close'] : extraHeaders);
 }
 
 /** The error `sendError` answered `res` with, or `undefined` (the CLI's /metrics counts answers by code). */

@@ -278,6 +278,15 @@ test('a body of the wrong media type is 415, one over 1 MiB 413, a bad one 400 b
       code: 'unsupported_media_type',
     });
   }
+  // Refused before its body, whether it announced one or not: the connection ends.
+  const empty = await post(url, '', {
+    authorization: AUTH,
+    'content-type': 'text/plain',
+    'content-length': '0',
+    connection: 'keep-alive',
+  });
+  assertReply(empty, 415, { fehler: 'Der Inhalt muss JSON sein (application/json).', code: 'unsupported_media_type' });
+  assert.equal(empty.headers.connection, 'close');
   for (const coding of [{ 'content-encoding': 'identity' }, { 'transfer-encoding': 'chunked' }]) {
     const reply = await post(url, body, { authorization: AUTH, 'content-type': 'application/json', ...coding });
     assert.equal(reply.status, 200, JSON.stringify(coding));

@@ -32,7 +32,6 @@ const JSON_MEDIA_TYPE = /^application\/json[ \t]*(?:;[ \t]*charset=(?:utf-8|"utf
 // (RFC 9110 §8.4: 415; RFC 9112 §6.1: a transfer coding before `chunked`).
 const NO_CONTENT_CODING = /^[ \t]*identity[ \t]*$/i;
 const NO_TRANSFER_CODING = /^[ \t]*chunked[ \t]*$/i;
-const CLOSE = ['Connection', 'close'] as const;
 const BODY_TAKEN =
   'the body of POST abgleich was read before the handler (a body parser in front of it): the handler reads it itself, so put no body parser before it';
 // Every book's reconciliations of this thread take their places in one gate.
@@ -55,14 +54,14 @@ export function createReconcileEndpoint(
   return (req, res, user, client) => {
     if (!JSON_MEDIA_TYPE.test(req.headers['content-type'] ?? '') || !uncoded(req))
       return sendError(res, ERRORS.unsupportedMediaType);
-    if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return sendError(res, ERRORS.bodyTooLarge, CLOSE);
+    if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return sendError(res, ERRORS.bodyTooLarge);
     // An embedder's body parser before the handler (express.json(), say) took the body: its
     // end would never come. The embedder's mistake, for the hook; the client gets the 500.
     if (req.readableDidRead || req.readableEnded) return fail(new Error(BODY_TAKEN), req, res);
     continueBody(res);
     readBody(req, (body) => {
       try {
-        if (body === undefined) return sendError(res, ERRORS.bodyTooLarge, CLOSE);
+        if (body === undefined) return sendError(res, ERRORS.bodyTooLarge);
         const parsed = parseReconcileBody(body);
         if (!parsed.ok) return sendError(res, badBody(parsed.message));
         if (tooManyWaiting(waiting, limits, user, client))

@@ -124,6 +124,17 @@ test('the error codes are one list: lib/messages.ts, docs/API.md and openapi.jso
   assert.deepEqual([...described].sort(), [...ERROR_CODES].sort(), 'every code is in some response of openapi.json');
 });
 
+test("the errors that end the connection are docs/API.md's rows that say `Connection: close`", () => {
+  const rows = section(API, '## Errors')
+    .split('\n')
+    .filter((line) => line.startsWith('| `'));
+  const documented = rows.filter((row) => row.includes('`Connection: close`')).map((row) => /`(\w+)`/.exec(row)?.[1]);
+  const closing = Object.values(ERRORS)
+    .filter((error) => error.closes)
+    .map((error) => error.code);
+  assert.deepEqual(documented.sort(), closing.sort());
+});
+
 test("docs/clients.md's table of what to do goes by code: every code has its row, each code once", () => {
   const cells = section(CLIENTS, '## Errors')
     .split('\n')

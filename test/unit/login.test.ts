@@ -26,9 +26,7 @@ const REFUSED = refused();
 /** The Retry-After while failures whose checks may still accept spend a budget. */
 const PENDING_WAIT = MAX_HASH_WAIT_MS / 1000;
 const throttled = (retryAfter: number, attempted?: string) =>
-  attempted === undefined
-    ? { kind: 'throttled', retryAfter, close: true }
-    : { kind: 'throttled', retryAfter, close: true, attempted };
+  attempted === undefined ? { kind: 'throttled', retryAfter } : { kind: 'throttled', retryAfter, attempted };
 
 /** The library's defaults on a clock that stands still, with `overrides`. */
 function throttleFor(overrides: Partial<ThrottleSettings> = {}) {
@@ -413,10 +411,11 @@ test('each refusal is answered with its error: 401 with the challenge, 429 and 5
   assert.deepEqual(refusal({ kind: 'refused', attempted: 'kasse' }, challenge), [ERRORS.unauthorized, challenge]);
   assert.deepEqual(refusal({ kind: 'busy', retryAfter: 1 }, challenge), [ERRORS.busy, ['Retry-After', '1']]);
   assert.deepEqual(refusal({ kind: 'late', retryAfter: 1 }, challenge), [ERRORS.busyTimeout, ['Retry-After', '1']]);
-  assert.deepEqual(refusal({ kind: 'throttled', retryAfter: 42, close: true }, challenge), [
+  assert.deepEqual(refusal({ kind: 'throttled', retryAfter: 42 }, challenge), [
     ERRORS.loginThrottled,
-    ['Retry-After', '42', 'Connection', 'close'],
+    ['Retry-After', '42'],
   ]);
+  assert.equal(ERRORS.loginThrottled.closes, true);
 });
 
 test("a plain user's own header and a header accepted before are let in by their spelling alone, without a check, where the user is known; a rejected one never; none after new users", () => {
