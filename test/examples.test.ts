@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { blocksAfter } from './support/doc-snippets.js';
@@ -12,6 +12,10 @@ import { assertProtocolError, rawRequest } from './support/raw-http.js';
 
 const EXAMPLES = ['node-http.mjs', 'express.mjs', 'fastify.mjs', 'hono.mjs'];
 const UNAUTHORIZED = { fehler: 'Anmeldung erforderlich.', code: 'unauthorized' };
+
+// The examples import express, fastify and hono from examples/node_modules (npm test installs them).
+if (!existsSync(new URL('../examples/node_modules', import.meta.url)))
+  throw new Error('examples/node_modules is missing: run `npm run examples:install` first');
 
 for (const example of EXAMPLES) {
   test(`examples/${example} serves the search under /kasse and nothing else of ours`, async (t) => {
@@ -34,7 +38,7 @@ for (const example of EXAMPLES) {
     const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+)\/kasse\/api\/v1\//;
     let match = LISTENING.exec(out);
     while (match === null) {
-      assert.ok(Date.now() < deadline && child.exitCode === null, `${example} did not start: ${out}`);
+      assert.ok(Date.now() < deadline && child.exitCode === null, `${example} did not start: ${out}${errors}`);
       await new Promise((resolve) => setTimeout(resolve, 25));
       match = LISTENING.exec(out);
     }
