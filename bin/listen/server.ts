@@ -22,15 +22,14 @@
 //   pipelines, the last).
 //
 // How the service stops, in every kind of process (the only one, each worker of --workers,
-// and their primary), on the signals bin/base/signals.ts hears: each listener takes the
-// connections queued for it and stops accepting (stopListening); a connection with no
-// request being answered (idle, or still in its headers or TLS handshake) is closed then, but
-// one yet to bring its first request a second after the signal at the latest, a busy one
-// after the answer it waits for,
-// which says `Connection: close` (lib/connection-cap.ts), in flight at the signal or heard
-// after it, so that no client sends a next request on it and a proxy's keep-alive
-// connections, kept busy by steady traffic, end too; what is still open after the grace is
-// cut. The process then ends: within `stopBoundMs` of the signal.
+// and their primary), on the signals bin/base/signals.ts hears (stopListening):
+// - each listener takes the connections queued for it, then accepts no more;
+// - a connection with no request being answered (idle, in its headers or TLS handshake) is
+//   closed at once; one that has not brought its first request yet, a second later at most;
+// - a busy one closes after the answer it waits for: every answer from the signal on says
+//   `Connection: close` (lib/connection-cap.ts), so that no client sends another request on
+//   it, and a proxy's keep-alive connections, kept busy by steady traffic, end too;
+// - what is still open after the grace is cut; the process ends within `stopBoundMs`.
 
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -103,10 +102,9 @@ export function createListener(
             handshakeTimeout: limits.headersMs,
           },
         );
-  // The bound on unanswered requests, answers that leave together, protocol errors as JSON,
-  // the peer read on acceptance and the bounds on connections: the library's part of the
-  // edge (lib/protocol-errors.ts). Half: the single client behind a NAT or an unnamed proxy
-  // may hold many, and one address alone still leaves the other half to everyone else.
+  // The library's part of the edge (lib/protocol-errors.ts, the list above). Half: the single
+  // client behind a NAT or an unnamed proxy may hold many, and one address alone still leaves
+  // the other half to everyone else.
   const stopConnections = protectServer(server, handler, {
     cap: limits.maxConnections,
     most: Math.floor(limits.maxConnections / 2),
