@@ -2,7 +2,7 @@ export { API_VERSION, createHandler, type Mount, mountHandlers } from './handler
 export { ERROR_CODES, type ErrorCode } from './messages.js';
 export { answerClientError, answerConnect, answerExpectation, answerProtocolErrors } from './protocol-errors.js';
 export { type RequestFacts, requestFacts } from './request.js';
-export { sharedPartsOf as createSharedParts } from './shared-parts.js';
+export { createSharedParts } from './shared-parts.js';
 export type {
   Booking,
   BookingSearchHandler,

@@ -13,5 +13,5 @@ export { hashPassword } from './password-hash.js';
 export { protectServer } from './protocol-errors.js';
 export type { Answered } from './request.js';
 export { send } from './respond.js';
-export { createSharedParts } from './shared-parts.js';
+export { buildSharedParts } from './shared-parts.js';
 export type { Credentials, HandlerOptions } from './types.js';

@@ -29,15 +29,15 @@ export interface SharedHere extends SharedBy {
  * whose budgets then hold for them together (with `counts`: a replica of one held in another
  * process, lib/throttle-replica.ts), and one bound on password-hash checks, so that wrong
  * passwords spread over them take no more of the machine than one handler's would; counted
- * in `metrics` when given. Public with `options` alone (lib/index.ts).
+ * in `metrics` when given. The package's createSharedParts (below) checks `options` and calls it.
  */
-export function createSharedParts(options?: HandlerOptions, metrics?: Metrics): SharedHere;
-export function createSharedParts(
+export function buildSharedParts(options?: HandlerOptions, metrics?: Metrics): SharedHere;
+export function buildSharedParts(
   options: HandlerOptions | undefined,
   metrics: Metrics | undefined,
   counts: CountsElsewhere,
 ): SharedBy;
-export function createSharedParts(
+export function buildSharedParts(
   options?: HandlerOptions,
   metrics?: Metrics,
   counts?: CountsElsewhere,
@@ -78,8 +78,8 @@ const LOGIN_LIMITS = [
  * is a TypeError, as is any other option here (it is each handler's). The package's
  * createSharedParts (lib/index.ts).
  */
-export function sharedPartsOf(options?: HandlerOptions): SharedParts {
-  const parts = createSharedParts(options);
+export function createSharedParts(options?: HandlerOptions): SharedParts {
+  const parts = buildSharedParts(options);
   for (const key of Object.keys(options ?? {})) {
     const limit = key === 'now' || (LOGIN_LIMITS as readonly string[]).includes(key);
     ensure(
@@ -90,7 +90,7 @@ export function sharedPartsOf(options?: HandlerOptions): SharedParts {
   return parts;
 }
 
-/** The throttles and hash-check bounds createSharedParts made, each with the settings it counts under. */
+/** The throttles and hash-check bounds buildSharedParts made, each with the settings it counts under. */
 const made = new WeakMap<object, Settings>();
 
 const PART_NAMES: readonly string[] = ['throttle', 'hashChecks', 'metrics', 'logins', 'authority'];

@@ -10,7 +10,7 @@
 
 import cluster, { type Worker } from 'node:cluster';
 import type { Server } from 'node:http';
-import { createSharedParts, errorCode } from '../../lib/internal.js';
+import { buildSharedParts, errorCode } from '../../lib/internal.js';
 import { adminLine, answersOfWorkers, listenAdmin } from '../admin/index.js';
 import {
   type Channel,
@@ -92,7 +92,7 @@ class Supervisor {
   constructor(command: ServeCommand, version: string) {
     this.command = command;
     // Under the limits the workers' handlers take (the primary serves no request: no proxy to trust).
-    this.throttle = createSharedParts(handlerOptions(command.settings)).authority;
+    this.throttle = buildSharedParts(handlerOptions(command.settings)).authority;
     this.monitoring = answersOfWorkers(
       {
         serving: () => [...this.serving],

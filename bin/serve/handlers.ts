@@ -4,7 +4,7 @@
 
 import type { RequestListener } from 'node:http';
 import type Database from 'better-sqlite3';
-import { createHandler, createSharedParts, type HandlerOptions, Metrics } from '../../lib/internal.js';
+import { buildSharedParts, createHandler, type HandlerOptions, Metrics } from '../../lib/internal.js';
 import { logError } from '../base/index.js';
 import { type BuildHandler, createEmptyBook } from '../books/index.js';
 import { countsInPrimary, type Role } from '../cluster/index.js';
@@ -89,8 +89,8 @@ export function handlerFor(
 export function sharedParts(command: ServeCommand, role: Exclude<Role, 'primary'>): SharedParts {
   const metrics = command.admin === undefined ? undefined : new Metrics();
   const options = serviceOptions(command);
-  if (role !== 'worker') return createSharedParts(options, metrics);
-  return createSharedParts(options, metrics, countsInPrimary());
+  if (role !== 'worker') return buildSharedParts(options, metrics);
+  return buildSharedParts(options, metrics, countsInPrimary());
 }
 
 /** The options every handler of the service shares: the throttle's limits, proxies, CORS (bin/config/settings.ts says which). */

@@ -21,7 +21,7 @@ const MOST_NAMES = 16;
 const WHY: Record<string, string> = {
   createHandler: "a book's handler, and the answer for a path that names no book: the public constructor",
   mountHandlers: "a configuration's books behind one listener, chosen by base path: public, as createHandler",
-  createSharedParts:
+  buildSharedParts:
     "one login throttle and one bound on hash checks for a process's handlers: a worker's a replica over its channel, the primary's served to them",
   resolveOptions:
     "createHandler's options resolved: the defaults and app names --help shows, a text judged by their rules, the mapping an app names",
