@@ -34,6 +34,7 @@ import {
   MARCH_COFFEE,
   type Reply,
   request,
+  statusAnswer,
   tempDir,
 } from './support/helpers.js';
 
@@ -130,10 +131,11 @@ test('three books (own schema, MMEX, GnuCash) at their base paths, each for its 
     ),
   );
 
-  assertReply(await request(`${origin}/mueller/api/v1/status`, as('mueller', 'm-geheim')), 200, {
-    name: 'mueller',
-    version: '1.0',
-  });
+  assertReply(
+    await request(`${origin}/mueller/api/v1/status`, as('mueller', 'm-geheim')),
+    200,
+    statusAnswer('mueller'),
+  );
   assertReply(await request(`${origin}/mueller/api/v1/${MARCH_435}`, as('mueller', 'm-geheim')), 200, MARCH_COFFEE);
   assertReply(await request(`${origin}/schmidt/api/v1/${MARCH_1250}`, as('schmidt', 's-geheim')), 200, {
     anzahl: 1,
@@ -144,10 +146,7 @@ test('three books (own schema, MMEX, GnuCash) at their base paths, each for its 
     200,
     o.gnucashAnswer,
   );
-  assertReply(await request(`${origin}/meier/api/v1/status`, as('meier', 'g-geheim')), 200, {
-    name: 'Meier GmbH',
-    version: '1.0',
-  });
+  assertReply(await request(`${origin}/meier/api/v1/status`, as('meier', 'g-geheim')), 200, statusAnswer('Meier GmbH'));
 
   // Each user on the other books: the 401 of a wrong password there, with that book's realm.
   const refusals: Array<[path: string, user: string, password: string, realm: string]> = [
@@ -400,10 +399,7 @@ test('a --config of one book (db in the service part) reloads like many: SIGHUP 
     ),
   );
   assert.match(cli.output().stderr, /SIGHUP: name changed; that takes effect at the next start/);
-  assertReply(await request(`${cli.origin}/api/v1/status`, as('mueller', 'm-geheim')), 200, {
-    name: 'kasse',
-    version: '1.0',
-  });
+  assertReply(await request(`${cli.origin}/api/v1/status`, as('mueller', 'm-geheim')), 200, statusAnswer('kasse'));
   const mmex = {
     anzahl: 1,
     buchungen: [{ id: 1, datum: '2026-03-14', betrag: -12.5, zweck: 'Post: Briefmarken', konto: 'Barkasse' }],
@@ -592,16 +588,13 @@ test('a setting comes from its flag, else its BOOKING_SEARCH_ variable, else the
     await cli.stop();
     return JSON.parse(reply.body);
   };
-  assert.deepEqual(await status(['--config', o.config], {}), { name: 'Datei', version: '1.0' });
-  assert.deepEqual(await status([], { BOOKING_SEARCH_CONFIG: o.config }), { name: 'Datei', version: '1.0' });
-  assert.deepEqual(await status(['--config', o.config], { BOOKING_SEARCH_NAME: 'Umgebung' }), {
-    name: 'Umgebung',
-    version: '1.0',
-  });
-  assert.deepEqual(await status(['--config', o.config, '--name', 'Flagge'], { BOOKING_SEARCH_NAME: 'Umgebung' }), {
-    name: 'Flagge',
-    version: '1.0',
-  });
+  assert.deepEqual(await status(['--config', o.config], {}), statusAnswer('Datei'));
+  assert.deepEqual(await status([], { BOOKING_SEARCH_CONFIG: o.config }), statusAnswer('Datei'));
+  assert.deepEqual(await status(['--config', o.config], { BOOKING_SEARCH_NAME: 'Umgebung' }), statusAnswer('Umgebung'));
+  assert.deepEqual(
+    await status(['--config', o.config, '--name', 'Flagge'], { BOOKING_SEARCH_NAME: 'Umgebung' }),
+    statusAnswer('Flagge'),
+  );
 
   writeFileSync(o.config, `port = achtzig\ndb = ${o.files.own}\n`, { mode: 0o600 });
   // A flag that sets the same setting does not let the file's line through: the file is judged whole.

@@ -37,11 +37,12 @@ import {
   get,
   HASH_OF_ALT,
   MARCH_COFFEE,
+  statusAnswer,
   tempDir,
 } from './support/helpers.js';
 
 const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5&limit=0';
-const STATUS = { name: 'booking-search-server', version: '1.0' };
+const STATUS = statusAnswer();
 const SEARCH_FAILED = { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'search_failed' };
 // The same text, with Retry-After: the file cannot be read now.
 const DATABASE_UNAVAILABLE = { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'database_unavailable' };

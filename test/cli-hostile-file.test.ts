@@ -17,10 +17,10 @@ import { errorCode } from '../lib/errors.js';
 import { parseSearchQuery } from '../lib/query.js';
 import type { Outcome, SearchRows } from '../lib/search/index.js';
 import { assertFails, guardsOf, run, start, until } from './support/cli-helpers.js';
-import { AUTH, assertReply, buildDatabase, get, request, tempDir } from './support/helpers.js';
+import { AUTH, assertReply, buildDatabase, get, request, statusAnswer, tempDir } from './support/helpers.js';
 
 const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-4.35';
-const STATUS = { name: 'booking-search-server', version: '1.0' };
+const STATUS = statusAnswer();
 const SEARCH_FAILED = { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'search_failed' };
 // A view over every column the own schema needs, whose rows never end.
 const ENDLESS = `WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r)

@@ -20,7 +20,15 @@ import {
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { BIN, cleanEnv, EVENT_WAIT_MS, type Running, start, TIME, USER, waitFor } from './support/cli-helpers.js';
-import { assertReply, basicAuth, buildDatabase, databaseDir, request, tempDir } from './support/helpers.js';
+import {
+  assertReply,
+  basicAuth,
+  buildDatabase,
+  databaseDir,
+  request,
+  statusAnswer,
+  tempDir,
+} from './support/helpers.js';
 
 const UNAUTHORIZED = { fehler: 'Anmeldung erforderlich.', code: 'unauthorized' };
 const NOT_FOUND = { fehler: 'Nicht gefunden.', code: 'not_found' };
@@ -114,7 +122,7 @@ test('two SIGHUPs 5 ms apart, the first adding ten books, the second removing th
   const cli = await start(t, ['--config', o.config], cleanEnv());
   const applied = new RegExp(`SIGHUP: configuration re-read from ${o.config}: 1 book[:,] `);
   for (let round = 1; round <= ROUNDS; round += 1) {
-    assertReply(await request(`${cli.origin}/x/api/v1/status`, BOB), 200, { name: 'x', version: '1.0' });
+    assertReply(await request(`${cli.origin}/x/api/v1/status`, BOB), 200, statusAnswer('x'));
     const mark = cli.output().stderr.length;
     await twoReloads(cli, o, [x, ...ten], [['x', o.x, 'alice']]);
     await waitSince(cli, mark, applied);
@@ -122,7 +130,7 @@ test('two SIGHUPs 5 ms apart, the first adding ten books, the second removing th
     await new Promise((resolve) => setTimeout(resolve, 1000));
 
     assertReply(await request(`${cli.origin}/x/api/v1/status`, BOB), 401, UNAUTHORIZED);
-    assertReply(await request(`${cli.origin}/x/api/v1/status`, ALICE), 200, { name: 'x', version: '1.0' });
+    assertReply(await request(`${cli.origin}/x/api/v1/status`, ALICE), 200, statusAnswer('x'));
     for (const [name] of ten) {
       assertReply(await request(`${cli.origin}/${name}/api/v1/status`, ALICE), 404, NOT_FOUND);
     }
@@ -149,7 +157,7 @@ test('two SIGHUPs 5 ms apart that both add book y (the first with ten more): y i
     // The ten books make the first reload the slower one, still opening when the second starts.
     await twoReloads(cli, o, [x, ...ten, y], [x, y]);
     await waitSince(cli, mark, new RegExp(`SIGHUP: configuration re-read from ${o.config}: 2 books[:,] `));
-    assertReply(await request(`${cli.origin}/y/api/v1/status`, ALICE), 200, { name: 'y', version: '1.0' });
+    assertReply(await request(`${cli.origin}/y/api/v1/status`, ALICE), 200, statusAnswer('y'));
 
     const removal = cli.output().stderr.length;
     o.write([x]);
@@ -183,7 +191,7 @@ test('two POST /-/reload 5 ms apart, the file changed between them: both are tak
   // Time for anything else to be applied, as an older reload still running would be.
   await new Promise((resolve) => setTimeout(resolve, 1000));
   assertReply(await request(`${cli.origin}/x/api/v1/status`, BOB), 401, UNAUTHORIZED);
-  assertReply(await request(`${cli.origin}/x/api/v1/status`, ALICE), 200, { name: 'x', version: '1.0' });
+  assertReply(await request(`${cli.origin}/x/api/v1/status`, ALICE), 200, statusAnswer('x'));
   assertReply(await request(`${cli.origin}/y/api/v1/status`, ALICE), 404, NOT_FOUND);
 });
 
@@ -344,14 +352,14 @@ test('a new credentials-file path in the configuration waits for the next start,
   assert.doesNotMatch(said, /takes effect at the next start/);
   const status = `${cli.origin}/x/api/v1/status`;
   const as = (user: string, password: string) => ({ headers: { authorization: basicAuth(user, password) } });
-  assertReply(await request(status, ALICE), 200, { name: 'x', version: '1.0' });
+  assertReply(await request(status, ALICE), 200, statusAnswer('x'));
   assertReply(await request(status, as('alice', 'a-neu')), 401, UNAUTHORIZED);
 
   replace(running, 'alice:a-geheim\nbob:b-neu\n');
   mark = cli.output().stderr.length;
   cli.child.kill('SIGHUP');
   await waitSince(cli, mark, /credentials re-read from \S+\/credentials: 2 user\(s\), secrets changed for bob/);
-  assertReply(await request(status, as('bob', 'b-neu')), 200, { name: 'x', version: '1.0' });
+  assertReply(await request(status, as('bob', 'b-neu')), 200, statusAnswer('x'));
 });
 
 test('credentials from the environment, a credentials-file line added to the configuration: the variables stay until the next start, and the other changes are applied', async (t) => {
@@ -382,7 +390,7 @@ test('credentials from the environment, a credentials-file line added to the con
     said,
   );
   const as = (password: string) => ({ headers: { authorization: basicAuth('alice', password) } });
-  assertReply(await request(`${cli.origin}/y/api/v1/status`, as('a-env')), 200, { name: 'y', version: '1.0' });
+  assertReply(await request(`${cli.origin}/y/api/v1/status`, as('a-env')), 200, statusAnswer('y'));
   assertReply(await request(`${cli.origin}/y/api/v1/status`, ALICE), 401, UNAUTHORIZED);
 });
 
@@ -440,7 +448,7 @@ for (const [what, other, line, y] of [
     assert.doesNotMatch(said, /takes effect at the next start/);
     const status = `${cli.origin}/y/api/v1/status`;
     for (const user of y.split(', ')) {
-      assertReply(await request(status, user === 'bob' ? BOB : ALICE), 200, { name: 'y', version: '1.0' });
+      assertReply(await request(status, user === 'bob' ? BOB : ALICE), 200, statusAnswer('y'));
     }
     const neu = { headers: { authorization: basicAuth('alice', 'a-neu') } };
     assertReply(await request(`${cli.origin}/x/api/v1/status`, neu), 401, UNAUTHORIZED);
@@ -482,7 +490,7 @@ test("a book added by SIGHUP gets the warning about its file that the start says
   o.write([...books, ['o', theirs, 'alice']]);
   cli.child.kill('SIGHUP');
   await waitFor(() => cli.output().stderr, /SIGHUP: configuration re-read from .*: 2 books: added o/);
-  assertReply(await request(`${cli.origin}/o/api/v1/status`, ALICE), 200, { name: 'o', version: '1.0' });
+  assertReply(await request(`${cli.origin}/o/api/v1/status`, ALICE), 200, statusAnswer('o'));
   const said = (await cli.stop()).stderr;
   assert.ok(said.includes(warning), said);
   // The start says it of the same configuration.

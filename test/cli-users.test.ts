@@ -24,7 +24,7 @@ import {
   waitFor,
 } from './support/cli-helpers.js';
 import { blocksAfter } from './support/doc-snippets.js';
-import { assertReply, get, request } from './support/helpers.js';
+import { assertReply, get, request, statusAnswer } from './support/helpers.js';
 import {
   type Application,
   applicationDirectory,
@@ -39,7 +39,7 @@ import {
 } from './support/linux-users.js';
 
 const SEARCH = 'buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5&limit=0';
-const STATUS = { name: 'booking-search-server', version: '1.0' };
+const STATUS = statusAnswer();
 // The 500 with Retry-After: the file cannot be read now.
 const DATABASE_UNAVAILABLE = { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'database_unavailable' };
 const users: Users | undefined = IS_ROOT ? createUsers() : undefined;

@@ -30,6 +30,7 @@ import {
   HASH_OF_ALT,
   MARCH_COFFEE,
   request,
+  statusAnswer,
   tempDir,
 } from './support/helpers.js';
 
@@ -518,7 +519,7 @@ test('a start that fails at listen time, after the file was judged, ends at once
 test('a BOOKING_SEARCH_ variable that names no setting is warned about once at the start, with the nearest known name; the service starts', async (t) => {
   const env = cleanEnv({ ...USER, BOOKING_SEARCH_SOKET: '/run/api.sock', BOOKING_SEARCH_FROBNICATE: '1' });
   const server = await start(t, ['--demo'], env);
-  assertReply(await get(`${server.api}status`), 200, { name: 'booking-search-server', version: '1.0' });
+  assertReply(await get(`${server.api}status`), 200, statusAnswer());
   const stopped = await server.stop();
   assert.equal(stopped.code, 0);
   const lines = stopped.stderr.split('\n').filter((line) => line.includes('BOOKING_SEARCH_'));
@@ -798,7 +799,7 @@ test('--demo takes credentials from the environment when given, and prints none'
 
 test('--name and --max-auth-failures reach the handler', async (t) => {
   const server = await start(t, ['--db', buildDatabase(t), '--name', 'Kasse Nord', '--max-auth-failures', '2']);
-  assertReply(await get(`${server.api}status`), 200, { name: 'Kasse Nord', version: '1.0' });
+  assertReply(await get(`${server.api}status`), 200, statusAnswer('Kasse Nord'));
   const wrong = { authorization: basicAuth('kasse', 'falsch') };
   const first = await request(`${server.api}status`, { headers: wrong });
   assert.equal(first.headers['www-authenticate'], 'Basic realm="Kasse Nord", charset="UTF-8"');

@@ -16,7 +16,7 @@ import { test } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
 import { tlsPolicy } from '../bin/listen/tls.js';
 import { BIN, makeCertificate, TIME, until } from './support/cli-helpers.js';
-import { AUTH, basicAuth, buildDatabase, type Reply, request, tempDir } from './support/helpers.js';
+import { AUTH, basicAuth, buildDatabase, type Reply, request, statusAnswer, tempDir } from './support/helpers.js';
 import { promtoolCheckMetrics } from './support/prometheus.js';
 import { rawRequest } from './support/raw-http.js';
 
@@ -393,7 +393,8 @@ test("nginx with TLS in front of the CLI started with the unit's flags: searches
   assert.match(kept.beforeBody, /^HTTP\/1\.1 100 Continue\r\n\r\n$/);
   assert.match(kept.all, /^HTTP\/1\.1 415 /m);
   assert.doesNotMatch(kept.all, /^connection: close/im);
-  assert.match(kept.all, /"unsupported_media_type"}HTTP\/1\.1 200 [\s\S]*"version":"1\.0"}$/);
+  assert.match(kept.all, /"unsupported_media_type"}HTTP\/1\.1 200 /);
+  assert.ok(kept.all.endsWith(`"version":"${statusAnswer().version}"}`), kept.all);
   assert.equal(kept.ended, false);
 
   // Ten wrong passwords from this client (through nginx, as 127.0.0.1) block it; a made-up
@@ -645,7 +646,7 @@ test('nginx routes the books to two instances on loopback ports, each serving it
   ] as const) {
     const status = await httpsGet(site443, `/${book}/api/v1/status`, as(book, password));
     assert.equal(status.status, 200, status.body);
-    assert.deepEqual(JSON.parse(status.body), { name: book, version: '1.0' });
+    assert.deepEqual(JSON.parse(status.body), statusAnswer(book));
     const reply = await httpsGet(site443, `/${book}${search}`, as(book, password));
     assert.equal((JSON.parse(reply.body) as { anzahl: number }).anzahl, 1);
   }

@@ -19,6 +19,7 @@ import {
   request,
   requestFrom,
   serveFixture,
+  statusAnswer,
   tempDir,
 } from './support/helpers.js';
 
@@ -77,10 +78,11 @@ test('the right credentials pass, with the scheme in any case and a password hol
   const origin = await serveFixture(t);
   const token = Buffer.from(`${CREDENTIALS.username}:${CREDENTIALS.password}`).toString('base64');
   for (const scheme of ['Basic', 'basic', 'BASIC']) {
-    assertReply(await request(`${origin}/api/v1/status`, { headers: { authorization: `${scheme} ${token}` } }), 200, {
-      name: 'booking-search-server',
-      version: '1.0',
-    });
+    assertReply(
+      await request(`${origin}/api/v1/status`, { headers: { authorization: `${scheme} ${token}` } }),
+      200,
+      statusAnswer(),
+    );
   }
 });
 
@@ -104,10 +106,10 @@ test('after 10 failures within 60 s an address gets 429 with Retry-After, even w
   assert.equal((await request(status, { headers: wrong })).headers['retry-after'], '15');
 
   const elsewhere = await requestFrom('127.0.0.2', status, { authorization: AUTH });
-  assertReply(elsewhere, 200, { name: 'booking-search-server', version: '1.0' });
+  assertReply(elsewhere, 200, statusAnswer());
 
   now += 14_500;
-  assertReply(await get(status), 200, { name: 'booking-search-server', version: '1.0' });
+  assertReply(await get(status), 200, statusAnswer());
 });
 
 test('X-Forwarded-For is ignored unless trustProxy is set', async (t) => {
@@ -171,7 +173,7 @@ test('only well-formed Basic credentials that do not match count as failures (ch
   // Far more than the limit, the way urllib or curl --anyauth asks: first without, then with.
   for (let i = 0; i < 4; i += 1) {
     for (const headers of notCounted) assertUnauthorized(await request(status, { headers }));
-    assertReply(await get(status), 200, { name: 'booking-search-server', version: '1.0' });
+    assertReply(await get(status), 200, statusAnswer());
   }
 
   const wrong = { authorization: basicAuth('fremd', 'raten') };
@@ -180,7 +182,7 @@ test('only well-formed Basic credentials that do not match count as failures (ch
   // The address's failures are spent, but a request without credentials still gets the
   // challenge: kasse, a known client here, answers it and gets in.
   assertUnauthorized(await request(status));
-  assertReply(await get(status), 200, { name: 'booking-search-server', version: '1.0' });
+  assertReply(await get(status), 200, statusAnswer());
 });
 
 /** Through a trusted proxy on 127.0.0.1: each request names its client in X-Forwarded-For. */
@@ -339,9 +341,10 @@ test('a TCP client that resets its connection before its request is read is coun
   });
   assert.equal(overSocket, 200, 'a Unix-socket client keeps its budget');
   assert.equal(seen.at(-1), 'unix');
-  assertReply(await request(`http://127.0.0.1:${port}/api/v1/status`, { headers: { authorization: AUTH } }), 200, {
-    name: 'booking-search-server',
-    version: '1.0',
-  });
+  assertReply(
+    await request(`http://127.0.0.1:${port}/api/v1/status`, { headers: { authorization: AUTH } }),
+    200,
+    statusAnswer(),
+  );
   assert.equal(seen.at(-1), '127.0.0.1');
 });

@@ -15,6 +15,7 @@ import {
   type Reply,
   request,
   serveFixture,
+  statusAnswer,
 } from './support/helpers.js';
 
 const PAGE = 'http://127.0.0.1:8081';
@@ -65,10 +66,7 @@ test('a preflight from a listed origin gets 204 with exactly the CORS headers, b
       assert.equal(reply.headers['www-authenticate'], undefined);
     }
   }
-  assertReply(await request(`${origin}/api/v1/status`, { headers: { authorization: AUTH } }), 200, {
-    name: 'booking-search-server',
-    version: '1.0',
-  });
+  assertReply(await request(`${origin}/api/v1/status`, { headers: { authorization: AUTH } }), 200, statusAnswer());
 
   // Blocked: a preflight is still answered (it is not a login), everything else gets 429.
   for (let i = 0; i < 2; i += 1) await request(`${origin}/api/v1/status`, { headers: { authorization: WRONG } });

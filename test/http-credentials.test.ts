@@ -7,9 +7,9 @@ import { connect, type Socket } from 'node:net';
 import { test } from 'node:test';
 import { createHandler, mountHandlers, type RequestFacts, requestFacts } from '../lib/index.js';
 import type { Credentials, HandlerOptions } from '../lib/types.js';
-import { basicAuth, HASH_OF_ALT, HASH_OF_NEU, openFixture, request, serve } from './support/helpers.js';
+import { basicAuth, HASH_OF_ALT, HASH_OF_NEU, openFixture, request, serve, statusAnswer } from './support/helpers.js';
 
-const STATUS = { name: 'booking-search-server', version: '1.0' };
+const STATUS = statusAnswer();
 
 interface Served {
   status: string;

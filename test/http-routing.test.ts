@@ -18,10 +18,11 @@ import {
   request,
   serve,
   serveFixture,
+  statusAnswer,
 } from './support/helpers.js';
 import { rawRequest } from './support/raw-http.js';
 
-const STATUS = { name: 'booking-search-server', version: '1.0' };
+const STATUS = statusAnswer();
 const SEARCH = '/api/v1/buchungen?von=2026-03-01&bis=2026-03-31&betrag=-12.5';
 
 test('API_VERSION is "1.0"', () => {
@@ -33,7 +34,7 @@ test('GET /api/v1/status answers name and version and ignores any query', async 
   assertReply(await get(`${origin}/api/v1/status`), 200, STATUS);
   assertReply(await get(`${origin}/api/v1/status?von=kaputt&%zz`), 200, STATUS);
   const named = await serveFixture(t, { serviceName: 'Kasse Nord' });
-  assertReply(await get(`${named}/api/v1/status`), 200, { name: 'Kasse Nord', version: '1.0' });
+  assertReply(await get(`${named}/api/v1/status`), 200, statusAnswer('Kasse Nord'));
 });
 
 test('GET /api/v1/status does not touch the database', async (t) => {

@@ -17,6 +17,7 @@ import {
   request,
   serve,
   serveFixture,
+  statusAnswer,
 } from './support/helpers.js';
 
 const MARCH = 'von=2026-03-01&bis=2026-03-31';
@@ -233,7 +234,7 @@ test('a database error answers the fixed 500, the cause goes to onError with the
   assert.equal(reply.headers['retry-after'], undefined);
   assert.equal(errors.length, 1);
   assert.deepEqual(paths, ['/api/v1/buchungen'], 'no query');
-  assertReply(await get(`${origin}/api/v1/status`), 200, { name: 'booking-search-server', version: '1.0' });
+  assertReply(await get(`${origin}/api/v1/status`), 200, statusAnswer());
 });
 
 test('a locked database answers 500 with Retry-After: 1 and succeeds once the lock is gone', async (t) => {

@@ -22,6 +22,14 @@ export const AUTH = basicAuth(CREDENTIALS.username, CREDENTIALS.password);
 export const HASH_OF_ALT = '$scrypt$ln=17,r=8,p=1$FDRD+btCnb1iWl60peMllg$bg0D73v1G6BkaqbMvdUC3nzRigVWvnPbFmIM9I9wqOU';
 export const HASH_OF_NEU = '$scrypt$ln=17,r=8,p=1$cIL/S/R36BWpaBqUjWyzoQ$s/QhyAt8SgOi/rcVBo/qeCL6jCaP4cUYKipnIp5CHsI';
 
+/**
+ * What GET {base}/api/v1/status answers a book named `name` (docs/API.md): the one place the
+ * tests name the API's version, which a new field or parameter steps up.
+ */
+export function statusAnswer(name = 'booking-search-server'): { name: string; version: string } {
+  return { name, version: '1.0' };
+}
+
 export function basicAuth(username: string, password: string): string {
   return `Basic ${Buffer.from(`${username}:${password}`, 'utf8').toString('base64')}`;
 }

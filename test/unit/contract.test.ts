@@ -7,10 +7,12 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { USAGE } from '../../bin/config/args.js';
+import { API_VERSION } from '../../lib/handler.js';
 import { MAX_HASH_WAIT_MS } from '../../lib/hash-checks.js';
 import { BODY_MESSAGES, ERROR_CODES, ERRORS, lineMessage, QUERY_MESSAGES } from '../../lib/messages.js';
 import { resolveOptions } from '../../lib/options.js';
 import { PARAMETERS } from '../../lib/query.js';
+import { statusAnswer } from '../support/helpers.js';
 import { NAMES } from '../support/oracle.js';
 
 const read = (path: string): string => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
@@ -101,6 +103,17 @@ test('every message of the code is in docs/API.md, and docs/API.md holds no othe
   ];
   for (const message of CODE_MESSAGES) assert.ok(documented.includes(message), `docs/API.md lists "${message}"`);
   for (const message of documented) assert.ok(isCodeMessage(message), `"${message}" in docs/API.md is in the code`);
+});
+
+test("the API's version is one: API_VERSION, the status answer the tests expect, docs/API.md, embedding.md, the README and openapi.json", () => {
+  assert.equal(statusAnswer().version, API_VERSION);
+  assert.ok(API.includes(`\`{"name": "<name>", "version": "${API_VERSION}"}\``), 'docs/API.md, status');
+  assert.ok(read('docs/embedding.md').includes(`\`API_VERSION\` (\`"${API_VERSION}"\`)`), 'docs/embedding.md');
+  assert.ok(README.includes(`{"name":"booking-search-server","version":"${API_VERSION}"}`), 'README.md');
+  const info = OPENAPI['info'] as Json;
+  const status = ((OPENAPI['components'] as Json)['schemas'] as Record<string, Json>)['Status'] as Json;
+  assert.equal(info['version'], API_VERSION, 'openapi.json info');
+  assert.equal(((status['properties'] as Json)['version'] as Json)['const'], API_VERSION, 'openapi.json Status');
 });
 
 test('the error codes are one list: lib/messages.ts, docs/API.md and openapi.json', () => {
