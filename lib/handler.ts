@@ -44,7 +44,15 @@ import { createBookingSearch } from './search/index.js';
 import { createSearchEndpoint, type SearchTurns } from './search-endpoint.js';
 import { ensureShared } from './shared-parts.js';
 import { createThrottle } from './throttle.js';
-import type { BookingSearchHandler, HandlerOptions, Next, RequestHandler, SharedParts, Users } from './types.js';
+import type {
+  BookingSearchHandler,
+  HandlerOptions,
+  Next,
+  RequestHandler,
+  SharedParts,
+  StatusResult,
+  Users,
+} from './types.js';
 
 /** The API version reported by `GET {base}/api/v1/status`. */
 export const API_VERSION = '1.0';
@@ -132,7 +140,7 @@ function buildParts(search: SearchTurns, credentials: Users, settings: Settings,
     statusPath: `${basePath}/api/v1/status`,
     searchPath: `${basePath}/api/v1/buchungen`,
     reconcilePath: `${basePath}/api/v1/abgleich`,
-    statusBody: JSON.stringify({ name: settings.serviceName, version: API_VERSION }),
+    statusBody: JSON.stringify({ name: settings.serviceName, version: API_VERSION } satisfies StatusResult),
     challengeHeader: ['WWW-Authenticate', challenge(settings.serviceName)] as const,
     /** A name a failed login tried, as the facts hold it: any other than a user's may be a password. */
     shown: (name: string) => (authenticator.isUser(name) ? name : UNKNOWN_USER),
