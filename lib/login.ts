@@ -156,7 +156,7 @@ function login(
   const blocked = parts.throttle.retryAfter(client, recalled?.user ?? given?.username);
   if (blocked > 0) return throttled(blocked, undefined);
   // Nothing to decide for a known client (the budgets let it through); anyone else is checked.
-  if (recalled !== undefined && parts.throttle.isKnown(recalled.user, client)) return admit(parts, recalled, client);
+  if (recalled !== undefined && parts.throttle.isKnown(recalled.user, client)) return letIn(parts, recalled, client);
   const credentials = given ?? parseBasicAuth(header);
   if (credentials === undefined) return REFUSED;
   return attempt(parts, { given: credentials, header, client, connection });
@@ -226,7 +226,7 @@ function attempt(parts: Parts, request: Attempt): LoginVerdict | Promise<LoginVe
  */
 function joined(parts: Parts, settled: Outcome, key: string, request: Attempt): LoginVerdict | Promise<LoginVerdict> {
   if (parts.authenticator.checking(key)) return awaitCheck(parts, request, false);
-  if (settled?.kind === 'user') return admit(parts, settled, request.client);
+  if (settled?.kind === 'user') return letIn(parts, settled, request.client);
   if (settled?.kind === 'refused') return { kind: 'refused', attempted: request.given.username };
   if (settled?.kind === 'throttled-at' && settled.client === request.client) return settled.verdict;
   return attempt(parts, request);
@@ -242,7 +242,7 @@ function checkCredentials(parts: Parts, request: Attempt): LoginVerdict | Promis
   const verdict = parts.authenticator.check(given);
   if (verdict.kind === 'pending') return awaitCheck(parts, request, true);
   parts.throttle[verdict.kind === 'rejected' ? 'confirm' : 'forgive'](client, attempted);
-  return verdict.kind === 'user' ? admit(parts, verdict, client, header) : { kind: 'refused', attempted };
+  return verdict.kind === 'user' ? letIn(parts, verdict, client, header) : { kind: 'refused', attempted };
 }
 
 /**
@@ -267,7 +267,7 @@ function awaitCheck(parts: Parts, request: Attempt, reserved: boolean): Promise<
         try {
           if (reserved) parts.throttle[late.kind === 'rejected' ? 'confirm' : 'forgive'](client, attempted);
           if (answered) return;
-          if (late.kind === 'user') return resolve(admit(parts, late, client, header));
+          if (late.kind === 'user') return resolve(letIn(parts, late, client, header));
           // The service stops before the check began: as a check that did not come in time.
           if (late.kind === 'stopping') return resolve({ kind: 'late', retryAfter: 1, attempted });
           // docs/API.md, Credentials: a full hash-check queue says "again in a second".
@@ -282,7 +282,7 @@ function awaitCheck(parts: Parts, request: Attempt, reserved: boolean): Promise<
 }
 
 /** `accepted` let in: a success for the throttle; the `header` that carried it, if given, remembered. */
-function admit(parts: Parts, accepted: Accepted, client: string, header?: string): Accepted {
+function letIn(parts: Parts, accepted: Accepted, client: string, header?: string): Accepted {
   parts.throttle.recordSuccess(client, accepted.user);
   if (header !== undefined) bounded(parts.spellings, spelling(parts, header), accepted, parts.maxRemembered);
   return accepted;

@@ -35,7 +35,7 @@ const NO_TRANSFER_CODING = /^[ \t]*chunked[ \t]*$/i;
 const BODY_TAKEN =
   'the body of POST abgleich was read before the handler (a body parser in front of it): the handler reads it itself, so put no body parser before it';
 // Every book's reconciliations of this thread take their places in one gate.
-const THIS_THREAD = createGate();
+const GATE_OF_THIS_THREAD = createGate();
 
 export type ReconcileEndpoint = (req: IncomingMessage, res: ServerResponse, user: string, client: string) => void;
 
@@ -43,7 +43,7 @@ export function createReconcileEndpoint(
   search: SearchTurns,
   limits: SearchLimits,
   failures: Failures,
-  gate: Gate = THIS_THREAD,
+  gate: Gate = GATE_OF_THIS_THREAD,
 ): ReconcileEndpoint {
   const { report, fail } = failures;
   // A reconciliation waiting for its place is a waiting search of its address and user.

@@ -25,7 +25,7 @@ import { createLoopTurn, createTurns, type Outcome, type Requester, type Turns }
 
 // Every booking search of this thread (the books of a service, several handlers of an
 // embedder) sees one turn of the event loop (lib/search/turns.ts, LoopTurn).
-const THIS_THREAD = createLoopTurn();
+const LOOP_TURN_OF_THIS_THREAD = createLoopTurn();
 
 export type SearchOutcome = Outcome<SearchRows>;
 
@@ -118,7 +118,7 @@ export function createBookingSearch(
         : searchInTransaction(request),
     inTransaction,
     waited,
-    THIS_THREAD,
+    LOOP_TURN_OF_THIS_THREAD,
     (error) => isLock(error) && db.pragma('busy_timeout', { simple: true }) === 0,
   );
   const search = (query: SearchQuery): SearchRows => inTransaction(() => searchInTransaction(query));
