@@ -201,14 +201,13 @@ export class BookOpener {
         // Judged as `check` judges it, once for a file and schema: at the start, after a replacement.
         const warnings = this.planned === shape ? [] : openWarnings(file, over);
         const served = fingerprintOf(file);
-        const replacing = whileReplaced(
-          search,
-          () => !db.open,
-          () => fingerprintOf(file) !== served,
-          this.hooks.notice,
-          this.hooks.broken,
+        const replacing = whileReplaced(search, {
+          closed: () => !db.open,
+          written: () => fingerprintOf(file) !== served,
+          torn: this.hooks.notice,
+          broken: this.hooks.broken,
           answers,
-        );
+        });
         return { handler: build(replacing, app, this.hooks.onError), search: replacing, warnings };
       },
       owner,

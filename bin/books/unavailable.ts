@@ -28,20 +28,30 @@ export interface Answers {
 /** SQLite's words for pages that are not a database's: what a read sees while a file is written. */
 const TORN = /^SQLITE_(?:CORRUPT|NOTADB|IOERR_SHORT_READ)/;
 
+/** What whileReplaced asks of the served file, and tells. */
+export interface ServedFile {
+  /** Whether its connection was closed (for the file to be opened again). */
+  closed(): boolean;
+  /** Whether it changed since it was opened (written in place). */
+  written(): boolean;
+  /** A torn read of a changed file: the file must be looked at again. */
+  torn(): void;
+  /** A torn read of a file that did not change: its search gets the 500 as always. */
+  broken(error: unknown): void;
+  /** Hears a search answered. */
+  answers: Answers;
+}
+
+// What a search gets once the file it was reading goes: the 500 with Retry-After, as the file
+// is opened again (SQLITE_BUSY: a state that passes by itself).
+const OPENED_AGAIN = (): Unavailable => new Unavailable('SQLITE_BUSY', 'the file is being opened again');
+
 /**
- * `search` whose failures after `closed()`, and whose torn reads while `written()` (the file
- * changed since it was opened), are the Unavailable of a file opened again; `torn` hears
- * the latter, as the file must be looked at again; `broken`, a torn read of a file that did
- * not change (its search the 500 as always); `answers`, a search answered.
+ * `search` whose failures after `file.closed()`, and whose torn reads while `file.written()`,
+ * are the Unavailable of a file opened again (OPENED_AGAIN).
  */
-export function whileReplaced(
-  search: SearchTurns,
-  closed: () => boolean,
-  written: () => boolean,
-  torn: () => void,
-  broken: (error: unknown) => void,
-  answers: Answers = {},
-): SearchTurns {
+export function whileReplaced(search: SearchTurns, file: ServedFile): SearchTurns {
+  const { closed, written, torn, broken, answers } = file;
   type Done = Parameters<SearchTurns['answer']>[1];
   const checked =
     (done: Done): Done =>
@@ -53,7 +63,7 @@ export function whileReplaced(
       const tornRead = TORN.test(errorCode(outcome.error) ?? '');
       if (closed() || (tornRead && written())) {
         if (!closed()) torn();
-        return done({ ok: false, error: new Unavailable('SQLITE_BUSY', 'the file is being opened again') });
+        return done({ ok: false, error: OPENED_AGAIN() });
       }
       if (tornRead) broken(outcome.error);
       done(outcome);
