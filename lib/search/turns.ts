@@ -110,23 +110,28 @@ function runDue(loop: LoopTurn): void {
 const ANYONE: Requester = { user: '', address: '', connection: {} };
 
 /**
- * Answers queries with `run`. `answer` runs a query at once, inside its own call of `turn`,
- * when nothing waits; what arrives while others wait, or after one ran at once in the same
- * turn of the event loop, is queued, and so is the first of a turn while queries have
- * waited in the turn before (under load they arrive together: one `turn` for them all).
- * Queued queries run in turns: a turn starts after every query it runs has arrived, runs
- * them inside one call of `turn` (`work` runs them; if `turn` throws, every query of the
- * turn without an answer gets that error, and when it threw before the first, so does
- * every waiting one), and answers them only after `turn` has returned, so that nothing `turn` holds is held while other code runs. A turn ends
- * once it has used `TURN_BUDGET_MS`: the rest wait for the next turn, after the event loop
- * has answered what else arrived. The turns take the users, their addresses and their
- * connections in rotation (lib/search/rotations.ts). A query that ran at once had its
- * turn: its user, address and connection go behind the others that queued in the same
- * turn of the loop. `waited` hears how long each query waited, in seconds (0 for one that ran at once), as it starts.
- * `loop`: the turn of the event loop as other queues of this thread see it (the books of
- * one service): once a query of any of them ran at once in it, the queries that arrive in
- * the same turn of the loop are queued, here as there. `waitsOut`: whether a query that threw
- * `error` waits out a lock (lib/search/queued.ts).
+ * Answers queries with `run`.
+ *
+ * - `answer` runs a query at once, inside its own call of `turn`, when nothing waits. What
+ *   arrives while others wait, or after one ran at once in the same turn of the event loop,
+ *   is queued, and so is the first of a turn while queries have waited in the turn before
+ *   (under load they arrive together: one `turn` for them all).
+ * - Queued queries run in turns. A turn starts after every query it runs has arrived, runs
+ *   them inside one call of `turn` (`work` runs them), and answers them only after `turn` has
+ *   returned, so that nothing `turn` holds is held while other code runs. If `turn` throws,
+ *   every query of the turn without an answer gets that error, and when it threw before the
+ *   first, so does every waiting one.
+ * - A turn ends once it has used `TURN_BUDGET_MS`: the rest wait for the next turn, after the
+ *   event loop has answered what else arrived.
+ * - The turns take the users, their addresses and their connections in rotation
+ *   (lib/search/rotations.ts). A query that ran at once had its turn: its user, address and
+ *   connection go behind the others that queued in the same turn of the loop.
+ *
+ * `waited` hears how long each query waited, in seconds (0 for one that ran at once), as it
+ * starts. `loop`: the turn of the event loop as other queues of this thread see it (the books
+ * of one service): once a query of any of them ran at once in it, the queries that arrive in
+ * the same turn of the loop are queued, here as there. `waitsOut`: whether a query that
+ * threw `error` waits out a lock (lib/search/queued.ts).
  */
 export function createTurns<Q, R>(
   run: (query: Q) => R,
