@@ -228,16 +228,6 @@ test('--workers 2: a replacement serves the settings the service started with, a
   assert.doesNotMatch(cli.output().stderr, /did not all do the same/);
 });
 
-test('--workers 2 --port 0: when every worker dies at once, their replacements listen on the port the service said', async (t) => {
-  const { cli, admin, pids } = await startTwoWorkers(t);
-  process.kill(pids[0], 'SIGKILL');
-  process.kill(pids[1], 'SIGKILL');
-  await waitFor(() => cli.output().stderr, /worker \d+ serves[\s\S]*worker \d+ serves/);
-  assert.equal((await readyWith(admin, 2)).status, 200);
-  // The origin the start line printed, the first workers' port.
-  assert.equal((await request(`${cli.origin}/a/${MARCH}`, AS_BUERO)).status, 200);
-});
-
 test('--workers 2: the service ends (exit 1) when no worker is left that serves', async (t) => {
   const { cli, pids, write } = await startTwoWorkers(t);
   write(['a', 'b'], 'prot = 8080\n');

@@ -67,8 +67,7 @@ export async function superviseWorkers(
 
 /** The primary's workers: forked, heard, replaced within the budget, and ended together. */
 class Supervisor {
-  /** The command the workers serve; with --port 0, the port the first worker got: replacements of workers that all died listen there, where the service said. */
-  private command: ServeCommand;
+  private readonly command: ServeCommand;
   /** The login throttle's counts for every worker, which a worker that ends takes none of (lib/throttle-authority.ts). */
   private readonly throttle;
   private readonly monitoring: ReturnType<typeof answersOfWorkers>;
@@ -114,10 +113,6 @@ class Supervisor {
   start(resolve: () => void): void {
     this.resolve = resolve;
     cluster.on('exit', (worker, code, signal) => this.exited(worker, code, signal));
-    cluster.on('listening', (_worker, { port }) => {
-      if (this.command.settings.port === 0 && port > 0)
-        this.command = { ...this.command, settings: { ...this.command.settings, port } };
-    });
     onStopSignals((again, signal) => {
       // The second cuts, as in a single process: each worker closes what it still has open.
       if (again) return this.stopAnswers.cut();
