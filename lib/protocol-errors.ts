@@ -99,10 +99,14 @@ function closeUnlessAnswering(this: Server, socket: Duplex): void {
  * sends no body); one the handler does not take in that turn (your routes') gets it at once,
  * as node:http would send it. Returns `server`.
  */
+const ONLY_CONTINUE = /^[ \t]*100-continue[ \t]*$/i;
+
 export function answerProtocolErrors<S extends Server>(server: S): S {
   // A documented option of http.createServer (Node ≥ 20), read on every request.
   (server as { requireHostHeader?: boolean }).requireHostHeader = false;
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    // node:http takes `100-continue` anywhere in the field (`100-continue, foo`) for it.
+    if (!ONLY_CONTINUE.test(req.headers.expect ?? '')) return answerExpectation(req, res);
     server.emit('request', req, res);
     if (lastAdmitted(req.socket) !== res && !wasDropped(res) && !res.headersSent) res.writeContinue();
   });

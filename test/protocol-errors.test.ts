@@ -46,6 +46,11 @@ test('answerProtocolErrors: parser errors, 431 and 417 as JSON on a plain node:h
   );
   const expect = `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nExpect: nichts\r\n\r\n`;
   assertProtocolError(await rawRequest(origin, expect), 417, 'Erwartung nicht erfüllbar.');
+  // node:http takes any Expect that names 100-continue among others for one: it is not.
+  for (const value of ['100-continue, nichts', 'nichts, 100-continue', '100-continue;x=1']) {
+    const listed = `POST /api/v1/abgleich HTTP/1.1\r\nHost: x\r\nExpect: ${value}\r\nContent-Length: 2\r\n\r\n`;
+    assertProtocolError(await rawRequest(origin, listed), 417, 'Erwartung nicht erfüllbar.');
+  }
 });
 
 test("with a listed Origin: an answer written before the request reaches the service has no CORS header, not even Vary; the handler's 400 for its Host has them (docs/API.md, CORS)", async (t) => {
