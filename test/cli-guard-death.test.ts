@@ -6,6 +6,7 @@
 // look, not given up as one that did not open in time.
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { cleanEnv, guardsOf, start, USER, waitFor } from './support/cli-helpers.js';
@@ -47,6 +48,22 @@ async function answeredWithin(api: string, count: number, ms: number): Promise<v
     }
   }
 }
+
+test('a guard process, which reads the file another user may have written, holds no password from the environment', async (t) => {
+  const server = await start(t, ['--db', bookOverView(t), '--table-names', 'entries=kasse']);
+  assert.equal((await get(`${server.api}${SEARCH}`)).status, 200);
+  const guards = guardsOf(server.child.pid as number);
+  assert.ok(guards.length > 0, 'a guard process');
+  for (const guard of guards) {
+    const environment = readFileSync(`/proc/${guard}/environ`, 'utf8').split('\0');
+    assert.ok(environment.includes(`PATH=${process.env['PATH']}`), 'the rest of the environment is kept');
+    assert.deepEqual(
+      environment.filter((entry) => /^BOOKING_SEARCH_(?:USER|PASSWORD)=/.test(entry)),
+      [],
+      'no credentials',
+    );
+  }
+});
 
 test("a book's guard process killed while idle: the book hears it at once, says so, opens the file again in a new process, and the next search is answered within 2 s", async (t) => {
   const file = bookOverView(t);

@@ -16,6 +16,15 @@ export function processesEnded(): boolean {
   return allEnded;
 }
 
+/**
+ * The environment without the credentials it may hold: a guard process reads files another
+ * user may have written, and needs no password.
+ */
+function withoutCredentials(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { BOOKING_SEARCH_USER: _user, BOOKING_SEARCH_PASSWORD: _password, ...rest } = env;
+  return rest;
+}
+
 /** Every process is killed and none started again; the event loop waits only for their exits. */
 export function stopAllProcesses(): void {
   allEnded = true;
@@ -28,6 +37,7 @@ export function forkGuard(ended: (how: string) => void): ChildProcess {
     serialization: 'advanced',
     stdio: ['ignore', 'inherit', 'ignore', 'ipc'],
     execArgv: process.execArgv,
+    env: withoutCredentials(process.env),
   });
   children.add(child);
   const gone = (how: string): void => void (children.delete(child) && ended(how));
