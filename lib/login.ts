@@ -51,7 +51,7 @@ export type LoginVerdict =
   | (NoUser & { readonly kind: 'late'; readonly retryAfter: number });
 
 /** What a request that reserved a failure found, for those with the same credentials; `undefined`: a hash check (they join it). */
-type Outcome = LoginVerdict | { kind: 'throttled-at'; client: string; verdict: Throttled } | undefined;
+type Settled = LoginVerdict | { kind: 'throttled-at'; client: string; verdict: Throttled } | undefined;
 
 /** A verdict that lets no user in. */
 export type Refusal = Exclude<LoginVerdict, Accepted>;
@@ -129,7 +129,7 @@ interface Parts {
    * Credentials whose failure the throttle is reserving now, by `authenticator.key`: the outcome that
    * requests with the same ones wait for. Only a throttle that answers later (--workers) leaves any.
    */
-  readonly reserving: Map<string, Promise<Outcome>>;
+  readonly reserving: Map<string, Promise<Settled>>;
   /** Headers that carried accepted credentials (step 3) by their `spelling`: no password is kept. */
   readonly spellings: Map<string, Accepted>;
   readonly secret: string;
@@ -186,9 +186,9 @@ function attempt(parts: Parts, request: Attempt): LoginVerdict | Promise<LoginVe
     if (reserved > 0) return throttled(reserved, attempted);
     return checkCredentials(parts, request);
   }
-  let release: (settled: Outcome) => void = () => {};
+  let release: (settled: Settled) => void = () => {};
   let fail: (error: unknown) => void = () => {};
-  const shared = new Promise<Outcome>((resolve, reject) => {
+  const shared = new Promise<Settled>((resolve, reject) => {
     release = resolve;
     fail = reject;
   });
@@ -197,7 +197,7 @@ function attempt(parts: Parts, request: Attempt): LoginVerdict | Promise<LoginVe
   parts.reserving.set(key, shared);
   return reserved.then(
     (wait) => {
-      let settled: Outcome;
+      let settled: Settled;
       try {
         if (wait > 0) {
           settled = { kind: 'throttled-at', client, verdict: throttled(wait, attempted) };
@@ -224,7 +224,7 @@ function attempt(parts: Parts, request: Attempt): LoginVerdict | Promise<LoginVe
  * Another request reserved a failure for the same credentials: join its check or take its verdict,
  * its throttling only at the same address (one wait; elsewhere the budgets differ: a known client's).
  */
-function joined(parts: Parts, settled: Outcome, key: string, request: Attempt): LoginVerdict | Promise<LoginVerdict> {
+function joined(parts: Parts, settled: Settled, key: string, request: Attempt): LoginVerdict | Promise<LoginVerdict> {
   if (parts.authenticator.checking(key)) return awaitCheck(parts, request, false);
   if (settled?.kind === 'user') return letIn(parts, settled, request.client);
   if (settled?.kind === 'refused') return { kind: 'refused', attempted: request.given.username };

@@ -26,7 +26,7 @@ import { openWarnings } from './open-warnings.js';
 import { openingGuard, openTimeout } from './opening-guard.js';
 import type { Outcome } from './states.js';
 import type { BookingSearchHandler, BuildHandler, ErrorHook } from './status.js';
-import { type Answers, Unavailable, whileReplaced } from './unavailable.js';
+import { type AnswerListener, Unavailable, whileReplaced } from './unavailable.js';
 
 /**
  * A connection to the file, served: its handler, the searches it answers through (a read of
@@ -37,7 +37,7 @@ export interface Connection {
   handler: BookingSearchHandler;
   search: SearchTurns;
   close: () => void;
-  answers?: Answers;
+  answers?: AnswerListener;
 }
 
 /** How an open of a followed file ended (bin/books/states.ts). */
@@ -188,7 +188,7 @@ export class BookOpener {
   /** A file of tables the guard judged, opened in this process and checked to be that file. */
   private openHere(app: string, schemaVersion: number, identity: string | undefined, owner: boolean): Serving {
     const { file, book, build } = this;
-    const answers: Answers = {};
+    const answers: AnswerListener = {};
     const shape = `${identity}:${schemaVersion}`;
     const opened = openDatabase(
       file,

@@ -21,7 +21,7 @@ export class Unavailable extends Error {
 }
 
 /** Who hears a search answered, when someone is listening (a lock said to hold the file). */
-export interface Answers {
+export interface AnswerListener {
   heard?: (() => void) | undefined;
 }
 
@@ -39,7 +39,7 @@ export interface ServedFile {
   /** A torn read of a file that did not change: its search gets the 500 as always. */
   broken(error: unknown): void;
   /** Hears a search answered. */
-  answers: Answers;
+  answers: AnswerListener;
 }
 
 // What a search gets once the file it was reading goes: the 500 with Retry-After, as the file
