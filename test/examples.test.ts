@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import './support/built.js';
 import { blocksAfter } from './support/doc-snippets.js';
 import { AUTH, assertReply, buildDatabase, get, MARCH_COFFEE, request, statusAnswer } from './support/helpers.js';
 import { assertProtocolError, rawRequest } from './support/raw-http.js';

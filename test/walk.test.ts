@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { walk } from '../bench/walk.js';
+import './support/built.js';
 import { buildDatabase } from './support/helpers.js';
 
 // Today's count, a ratchet: the change that takes a file off the path lowers it to the new

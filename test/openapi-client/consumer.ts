@@ -74,7 +74,7 @@ const seen: Record<string, unknown> = {};
 const status = await client.GET('/api/v1/status');
 if (status.error !== undefined) throw new Error(`status: ${status.error.fehler}`);
 const version: '1.0' = status.data.version;
-seen['status'] = { http: status.response.status, name: status.data.name, version };
+seen['status'] = { http: status.response.status, ...status.data, version };
 
 const headStatus = await client.HEAD('/api/v1/status');
 seen['headStatus'] = { http: headStatus.response.status, data: headStatus.data ?? null };

@@ -4,24 +4,12 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { TestContext } from 'node:test';
+import './built.js';
 
 export const BIN = new URL('../../bin/booking-search-server.js', import.meta.url).pathname;
 
-// The command runs what dist/ holds: a test of it against an older build would pass or fail
-// for code that is no longer there.
-const ROOT = new URL('../../', import.meta.url);
-const built = statSync(new URL('dist/bin/cli.js', ROOT), { throwIfNoEntry: false })?.mtimeMs ?? 0;
-for (const dir of ['lib', 'bin']) {
-  for (const name of readdirSync(new URL(dir, ROOT), { recursive: true, encoding: 'utf8' })) {
-    const file = new URL(`${dir}/${name}`, ROOT);
-    if (name.endsWith('.ts') && statSync(file).mtimeMs > built)
-      throw new Error(
-        `dist/ is older than ${dir}/${name} (or missing): run \`npm run build\` first; the command's tests run the build`,
-      );
-  }
-}
 export const USER = { BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: 'ge:heim' };
 /** The ISO 8601 time that starts every line the running CLI writes. */
 export const TIME = String.raw`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z`;
