@@ -25,7 +25,7 @@ export interface SharedHere extends SharedBy {
 }
 
 /**
- * What several handlers share, over `options` (their LOGIN_LIMITS): one login throttle,
+ * What several handlers share, under the LOGIN_LIMITS of `options`: one login throttle,
  * whose budgets then hold for them together (with `counts`: a replica of one held in another
  * process, lib/throttle-replica.ts), and one bound on password-hash checks, so that wrong
  * passwords spread over them take no more of the machine than one handler's would; counted
@@ -75,11 +75,13 @@ const LOGIN_LIMITS = [
  * mountHandlers' fallback too, and failed logins on any of them spend one budget. It takes
  * the login limits (maxAuthFailures to maxKnownClients, maxHashChecks, maxQueuedHashChecks),
  * which hold for every handler given the result: a handler's own value of one that differs
- * is a TypeError, as is any other option here (it is each handler's). The package's
- * createSharedParts (lib/index.ts).
+ * is a TypeError, as is any other option here (it is each handler's). Exported by the
+ * package (lib/index.ts); the command builds its own with buildSharedParts.
  */
 export function createSharedParts(options?: HandlerOptions): SharedParts {
-  const parts = buildSharedParts(options);
+  // Built first: an option nobody knows is named as createHandler names it (resolveOptions).
+  // The counts served to other processes (--workers, `authority`) are the command's.
+  const { throttle, hashChecks } = buildSharedParts(options);
   for (const key of Object.keys(options ?? {})) {
     const limit = key === 'now' || (LOGIN_LIMITS as readonly string[]).includes(key);
     ensure(
@@ -87,7 +89,7 @@ export function createSharedParts(options?: HandlerOptions): SharedParts {
       `options.${key} is not a login limit: give it to each createHandler (these are ${LOGIN_LIMITS.join(', ')})`,
     );
   }
-  return parts;
+  return { throttle, hashChecks };
 }
 
 /** The throttles and hash-check bounds buildSharedParts made, each with the settings it counts under. */

@@ -38,17 +38,17 @@ export interface ServedFile {
   torn(): void;
   /** A torn read of a file that did not change: its search gets the 500 as always. */
   broken(error: unknown): void;
-  /** Hears a search answered. */
+  /** Hears a search answered with its result. */
   answers: AnswerListener;
 }
 
-// What a search gets once the file it was reading goes: the 500 with Retry-After, as the file
-// is opened again (SQLITE_BUSY: a state that passes by itself).
+// What a search gets once the file it was reading goes: 500 database_unavailable with
+// Retry-After, as the file is opened again (SQLITE_BUSY: a state that passes by itself).
 const OPENED_AGAIN = (): Unavailable => new Unavailable('SQLITE_BUSY', 'the file is being opened again');
 
 /**
- * `search` whose failures after `file.closed()`, and whose torn reads while `file.written()`,
- * are the Unavailable of a file opened again (OPENED_AGAIN).
+ * `search` whose failures answered once `file.closed()`, whatever their cause, and whose torn
+ * reads while `file.written()`, are the Unavailable of a file opened again (OPENED_AGAIN).
  */
 export function whileReplaced(search: SearchTurns, file: ServedFile): SearchTurns {
   const { closed, written, torn, broken, answers } = file;

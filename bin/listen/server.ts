@@ -24,12 +24,14 @@
 // How the service stops, in every kind of process (the only one, each worker of --workers,
 // and their primary), on the signals bin/base/signals.ts hears (stopListening):
 // - each listener takes the connections queued for it, then accepts no more;
-// - a connection with no request being answered (idle, in its headers or TLS handshake) is
-//   closed at once; one that has not brought its first request yet, a second later at most;
+// - a connection with no request being answered is closed: at once when it answered one
+//   before (idle, or in the headers of its next), within a second when its first is yet to
+//   come (nothing sent, a TLS handshake, the first headers);
 // - a busy one closes after the answer it waits for: every answer from the signal on says
 //   `Connection: close` (lib/connection-cap.ts), so that no client sends another request on
 //   it, and a proxy's keep-alive connections, kept busy by steady traffic, end too;
-// - what is still open after the grace is cut; the process ends within `stopBoundMs`.
+// - what is still open after the grace (STOP_GRACE_MS plus the search timeout, stopBoundMs)
+//   is cut, and the process ends.
 
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';

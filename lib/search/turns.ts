@@ -116,11 +116,11 @@ const ANYONE: Requester = { user: '', address: '', connection: {} };
  *   arrives while others wait, or after one ran at once in the same turn of the event loop,
  *   is queued, and so is the first of a turn while queries have waited in the turn before
  *   (under load they arrive together: one `turn` for them all).
- * - Queued queries run in turns. A turn starts after every query it runs has arrived, runs
- *   them inside one call of `turn` (`work` runs them), and answers them only after `turn` has
+ * - Queued queries run in turns. A turn runs only queries that arrived before it started,
+ *   inside one call of `turn` (`work` runs them), and answers them only after `turn` has
  *   returned, so that nothing `turn` holds is held while other code runs. If `turn` throws,
- *   every query of the turn without an answer gets that error, and when it threw before the
- *   first, so does every waiting one.
+ *   every query of the turn without an answer gets that error, and when it threw before its
+ *   first query ran, so does every waiting one.
  * - A turn ends once it has used `TURN_BUDGET_MS`: the rest wait for the next turn, after the
  *   event loop has answered what else arrived.
  * - The turns take the users, their addresses and their connections in rotation

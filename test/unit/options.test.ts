@@ -199,4 +199,6 @@ test('createSharedParts takes the login limits alone: another option, which each
     message: /^options\.basePath is not a login limit/,
   });
   assert.doesNotThrow(() => createSharedParts({ maxAuthFailures: 2, maxHashChecks: 1, authFailureWindowMs: 1000 }));
+  // What SharedParts names, nothing of the command's (the counts it serves to its workers).
+  assert.deepEqual(Object.keys(createSharedParts()).sort(), ['hashChecks', 'throttle']);
 });
