@@ -83,6 +83,9 @@ function closeUnlessAnswering(this: Server, socket: Duplex): void {
   if (!answering(socket, this.requestTimeout > 0)) socket.destroy();
 }
 
+/** The one expectation node:http may answer with 100 Continue (RFC 9110 §10.1.1). */
+const ONLY_CONTINUE = /^[ \t]*100-continue[ \t]*$/i;
+
 /**
  * Makes `server` answer its protocol errors as docs/API.md says: parser errors (400),
  * headers over `maxHeaderSize` (431), `headersTimeout`/`requestTimeout` (408), an
@@ -99,8 +102,6 @@ function closeUnlessAnswering(this: Server, socket: Duplex): void {
  * sends no body); one the handler does not take in that turn (your routes') gets it at once,
  * as node:http would send it. Returns `server`.
  */
-const ONLY_CONTINUE = /^[ \t]*100-continue[ \t]*$/i;
-
 export function answerProtocolErrors<S extends Server>(server: S): S {
   // A documented option of http.createServer (Node ≥ 20), read on every request.
   (server as { requireHostHeader?: boolean }).requireHostHeader = false;

@@ -69,11 +69,11 @@ export interface BookingSearch extends Turns<SearchRequest, SearchRows> {
  * another's lock waits it out as a timer (lib/search/queued.ts), not holding the process.
  *
  * `waited` hears how long each search waited for its turn, in seconds, as it starts
- * (lib/metrics.ts counts it). `snapshot` is called first in every read transaction the search begins (not
- * in its caller's), before any statement of a search reads the file; it may throw to refuse the snapshot, and the searches of
- * that transaction then get what it threw (the command refuses one whose schema is no
- * longer the one it checked: a statement prepared again over a table that became a view
- * would run the view's SQL).
+ * (lib/metrics.ts counts it). `snapshot` is called first in every read transaction the
+ * search begins (not in its caller's), before any statement of a search reads the file; it
+ * may throw to refuse the snapshot, and the searches of that transaction then get what it
+ * threw (the command refuses one whose schema is no longer the one it checked: a statement
+ * prepared again over a table that became a view would run the view's SQL).
  */
 export function createBookingSearch(
   db: Database,

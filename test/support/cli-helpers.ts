@@ -9,7 +9,6 @@ import type { TestContext } from 'node:test';
 import './built.js';
 
 export const BIN = new URL('../../bin/booking-search-server.js', import.meta.url).pathname;
-
 export const USER = { BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: 'ge:heim' };
 /** The ISO 8601 time that starts every line the running CLI writes. */
 export const TIME = String.raw`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z`;
