@@ -258,6 +258,36 @@ test('a restore by rename is served within 2 s; a deletion gives the 500 until a
   assert.match(stopped.stderr, /is not a SQLite database; searches answer 500 until a valid file is there/);
 });
 
+test("a WAL book's -wal and -shm deleted under the served file (the application stopped, then started again) are noticed within 2 s: the file is opened again and the application's new bookings served, said in the log", async (t) => {
+  const file = buildDatabase(t);
+  const stopped = new Database(file);
+  stopped.pragma('journal_mode = WAL');
+  stopped.prepare('SELECT count(*) FROM entries').get();
+  const server = await start(t, ['--db', file]);
+  assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
+  // The application stops with everything in the file; the service keeps -wal and -shm open,
+  // and an admin deletes them. The application starts again (a new -wal and -shm) and books
+  // two more of 12.50 €, in its new log.
+  stopped.pragma('wal_checkpoint(TRUNCATE)');
+  stopped.close();
+  rmSync(`${file}-wal`);
+  rmSync(`${file}-shm`);
+  const application = new Database(file);
+  t.after(() => application.close());
+  application.exec("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-03', 1250), ('2026-03-04', 1250)");
+  await until(
+    async () => (await get(`${server.api}${SEARCH}`)).body === '{"anzahl":8,"buchungen":[]}',
+    'the new bookings are served',
+    2_000,
+  );
+  const { stderr } = await server.stop();
+  assert.match(
+    stderr,
+    /Z database \S+: its -wal or -shm was deleted or replaced while it was served; opening it again, for its connection reads a log the file no longer has\n/,
+  );
+  assert.match(stderr, /Z database \S+ was opened and checked again; serving it\n/);
+});
+
 test('a client verified before the file was replaced, or deleted, is not checked again: its search is answered at once, served or the 500', async (t) => {
   const dir = tempDir(t);
   const file = buildDatabase(t);

@@ -17,6 +17,7 @@ import {
   NO_SEARCH,
   notReadableNow,
   SettingRefusal,
+  walFilesOf,
 } from '../files/index.js';
 import { deniedRead, isGone } from './access.js';
 import { BookOpener, type Connection } from './open-book.js';
@@ -93,6 +94,8 @@ class WatchedDatabase implements ServedDatabase {
   private reading: Connection | undefined;
   /** The served file's fingerprint when its read access was last looked at, and why it may not be read then. */
   private access: { seen: string | undefined; denied: string | undefined } = { seen: undefined, denied: undefined };
+  /** The served file's -wal and -shm as its connection began (walFilesOf): `undefined` for none, or once said gone. */
+  private walFiles: string | undefined;
 
   constructor(
     file: string,
@@ -155,7 +158,10 @@ class WatchedDatabase implements ServedDatabase {
     const fingerprinted = phase.is === 'unavailable' && (phase.broken !== undefined || phase.backoff !== undefined);
     const written = fingerprinted ? fingerprintOf(this.file) : undefined;
     const identity = identityOf(this.file);
-    if (phase.is === 'served' && identity === phase.inode) this.lookAtAccess();
+    if (phase.is === 'served' && identity === phase.inode) {
+      this.lookAtAccess();
+      this.lookAtWalFiles();
+    }
     this.feed({ on: 'tick', identity, written, at: Date.now() });
   }
 
@@ -178,6 +184,17 @@ class WatchedDatabase implements ServedDatabase {
       );
     else if (denied === undefined && was !== undefined)
       this.log(`database ${this.file} can be read again: a restart or a replacement will serve it`, 'notice');
+  }
+
+  /** The served file's -wal and -shm, gone or others than its connection's: the file opened again. */
+  private lookAtWalFiles(): void {
+    if (this.walFiles === undefined || walFilesOf(this.file) === this.walFiles) return;
+    this.walFiles = undefined;
+    this.log(
+      `database ${this.file}: its -wal or -shm was deleted or replaced while it was served; opening it again, for its connection reads a log the file no longer has`,
+      'warning',
+    );
+    this.feed({ on: 'notice' });
   }
 
   /**
@@ -209,6 +226,7 @@ class WatchedDatabase implements ServedDatabase {
       case 'serve':
         this.handler = effect.connection.handler;
         this.access = { seen: undefined, denied: undefined };
+        this.walFiles = walFilesOf(this.file);
         return;
       case 'stand in':
         this.handler = this.standInHandler;
@@ -234,18 +252,17 @@ class WatchedDatabase implements ServedDatabase {
 
   /** One open of the file (`check`: only judged); its end is fed back as an event. */
   private open(stillFor: number, check: boolean): void {
-    const { file } = this;
     this.opener.attempt(stillFor, check).then(
       (outcome) =>
         this.feed(
           outcome === 'readable'
             ? { on: 'readable', at: Date.now() }
-            : { on: 'opened', outcome, identity: identityOf(file), at: Date.now() },
+            : { on: 'opened', outcome, identity: identityOf(this.file), at: Date.now() },
         ),
       (error: unknown) => {
-        const gone = isGone(file);
+        const gone = isGone(this.file);
         const bySetting = error instanceof SettingRefusal;
-        const message = describeDatabaseError(file, error);
+        const message = describeDatabaseError(this.file, error);
         this.feed({ on: 'failed', error, gone, message, ...(bySetting && { bySetting }), at: Date.now() });
       },
     );

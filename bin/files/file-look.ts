@@ -32,6 +32,17 @@ export function identityOf(path: string): string | undefined {
 }
 
 /**
+ * The identities of a WAL file's `-wal` and `-shm`, or `undefined` while either is missing.
+ * A connection keeps reading the two it opened: deleted or replaced under it (an application
+ * started again then makes new ones), they are a log the file no longer has.
+ */
+export function walFilesOf(file: string): string | undefined {
+  const wal = identityOf(`${file}-wal`);
+  const shm = identityOf(`${file}-shm`);
+  return wal && shm && `${wal} ${shm}`;
+}
+
+/**
  * `identityOf` with the file's size and times of change: it differs while a file is
  * written in place (cp over it keeps its inode), where its identity does not.
  */
