@@ -283,7 +283,7 @@ test("a WAL book's -wal and -shm deleted under the served file (the application 
   const { stderr } = await server.stop();
   assert.match(
     stderr,
-    /Z database \S+: its -wal or -shm was deleted or replaced while it was served; opening it again, for its connection reads a log the file no longer has\n/,
+    /Z database \S+: its -wal or -shm was deleted or replaced while it was served; opening it again, for its connection reads a log the file no longer has; an application still running writes to the deleted files: stop it, then start it, with no other program opening the file meanwhile\n/,
   );
   assert.match(stderr, /Z database \S+ was opened and checked again; serving it\n/);
 });

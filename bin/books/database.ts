@@ -191,7 +191,7 @@ class WatchedDatabase implements ServedDatabase {
     if (this.walFiles === undefined || walFilesOf(this.file) === this.walFiles) return;
     this.walFiles = undefined;
     this.log(
-      `database ${this.file}: its -wal or -shm was deleted or replaced while it was served; opening it again, for its connection reads a log the file no longer has`,
+      `database ${this.file}: its -wal or -shm was deleted or replaced while it was served; opening it again, for its connection reads a log the file no longer has; an application still running writes to the deleted files: stop it, then start it, with no other program opening the file meanwhile`,
       'warning',
     );
     this.feed({ on: 'notice' });
