@@ -260,10 +260,10 @@ class WatchedDatabase implements ServedDatabase {
             : { on: 'opened', outcome, identity: identityOf(this.file), at: Date.now() },
         ),
       (error: unknown) => {
-        const gone = isGone(this.file);
-        const bySetting = error instanceof SettingRefusal;
+        const bySetting = error instanceof SettingRefusal && { bySetting: true as const };
+        const [gone, identity] = [isGone(this.file), identityOf(this.file)];
         const message = describeDatabaseError(this.file, error);
-        this.feed({ on: 'failed', error, gone, message, ...(bySetting && { bySetting }), at: Date.now() });
+        this.feed({ on: 'failed', error, gone, identity, message, ...bySetting, at: Date.now() });
       },
     );
   }

@@ -134,12 +134,13 @@ export type WatchEvent<C> =
   | { readonly on: 'opened'; readonly outcome: Outcome<C>; readonly identity: string | undefined; readonly at: number }
   /**
    * The open ended with a file that cannot be served (`gone`: none at the path; `bySetting`:
-   * refused by a setting of its application), said as `message`.
+   * refused by a setting of its application; `identity`: the path's then), said as `message`.
    */
   | {
       readonly on: 'failed';
       readonly error: unknown;
       readonly gone: boolean;
+      readonly identity: string | undefined;
       readonly bySetting?: true;
       readonly message: string;
       readonly at: number;

@@ -230,8 +230,10 @@ function failed<C>(state: WatchState<C>, event: Extract<Ended<C>, { on: 'failed'
   const { phase, file } = state;
   if (phase.is !== 'opening') return { state, effects: [] };
   const cause: Cause = { code: event.gone ? 'ENOENT' : 'INVALID', message: event.message, waits: false };
-  const now: Phase<C> = { is: 'unavailable', cause, ...(event.gone ? {} : servedAs(phase.look.served)) };
   const { first } = phase.look;
+  // A process that joins takes the file at the path for the one the service serves: read at last, it is not another.
+  const served = first === 'joins' ? event.identity : phase.look.served;
+  const now: Phase<C> = { is: 'unavailable', cause, ...(event.gone ? {} : servedAs(served)) };
   const ready: Effect<C>[] = first ? [{ do: 'ready', error: first === 'start' ? event.error : undefined }] : [];
   if (first === 'start') return { state: { ...state, phase: now }, effects: ready };
   if (state.stopped) return { state, effects: ready };

@@ -41,7 +41,14 @@ const bad: Cause = { code: 'INVALID', message: badText, waits: false };
 const deniedText = `cannot open database ${FILE}: permission denied: the service may not read the file`;
 const denied: Cause = { code: 'INVALID', message: deniedText, waits: false };
 const DENIED_LINE = `${deniedText}; searches answer 500 until a valid file is there`;
-const DENIED: WatchEvent<C> = { on: 'failed', error: new Error(deniedText), gone: false, message: deniedText, at: AT };
+const DENIED: WatchEvent<C> = {
+  on: 'failed',
+  error: new Error(deniedText),
+  gone: false,
+  identity: 'i1',
+  message: deniedText,
+  at: AT,
+};
 const GONE_LINE = `database ${FILE} is gone; searches answer 500 until it is back`;
 const BAD_LINE = `${badText}; searches answer 500 until a valid file is there`;
 const WAIT_LINE = `database ${FILE} cannot be read yet: ${locked.message}; searches answer 500 with Retry-After until it can`;
@@ -121,6 +128,7 @@ const failed = (isGone: boolean): WatchEvent<C> => ({
   on: 'failed',
   error: ERROR,
   gone: isGone,
+  identity: isGone ? undefined : 'i1',
   message: isGone ? goneText : badText,
   at: AT,
 });
@@ -129,7 +137,15 @@ const log = (line: string, level: 'notice' | 'warning' | 'error'): Effect<C> => 
 const setText = `${FILE} cannot be served exactly: the budget is kept in USD, and the service answers in euros only.`;
 const set: Cause = { code: 'INVALID', message: setText, waits: false };
 const SET_LINE = `${setText} Searches answer 500 until that setting is changed back`;
-const SETTING: WatchEvent<C> = { on: 'failed', error: ERROR, gone: false, bySetting: true, message: setText, at: AT };
+const SETTING: WatchEvent<C> = {
+  on: 'failed',
+  error: ERROR,
+  gone: false,
+  identity: 'i1',
+  bySetting: true,
+  message: setText,
+  at: AT,
+};
 const open = (stillFor: number): Effect<C> => ({ do: 'open', stillFor });
 const slowText =
   "judging its bookings took longer than --search-timeout (1 s) and was ended: 'kasse' is a view, slow to read now";
@@ -210,11 +226,22 @@ const ROWS: Row[] = [
     name: 'first open of a process that joins the service finds a schema that does not fit: said, the start goes on',
     from: state(looking(opening, { first: 'joins' })),
     on: failed(false),
-    to: state(down(bad), { since: AT, lastLine: `${badText}; searches answer 500 until a valid file is there` }),
+    to: state(down(bad, { served: 'i1' }), {
+      since: AT,
+      lastLine: `${badText}; searches answer 500 until a valid file is there`,
+    }),
     effects: [
       log(`${badText}; searches answer 500 until a valid file is there`, 'error'),
       { do: 'ready', error: undefined },
     ],
+  },
+  {
+    // Its file is the one the service serves as far as it can tell: read again, it is that file, not a replacement.
+    name: 'first open of a process that joins the service cannot read the file: said, the file at the path kept in mind',
+    from: state(looking(opening, { first: 'joins' })),
+    on: DENIED,
+    to: state(down(denied, { served: 'i1' }), { since: AT, lastLine: DENIED_LINE }),
+    effects: [log(DENIED_LINE, 'error'), { do: 'ready', error: undefined }],
   },
   // Served: the tick looks at the path.
   {
