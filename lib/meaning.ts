@@ -46,21 +46,23 @@ type SampleRow = [id: unknown, date: unknown, amountCents: unknown, held?: unkno
 /**
  * The one judgement of a file, made by `check` and by `createHandler` alike, so that the
  * service never starts on a file `check` refuses, nor refuses one `check` passes: what the
- * application's mapping cannot serve exactly (its `refusals`, e.g. a budget kept in another
- * currency: a setting, no booking's value, said alike both ways), then up to `size` bookings
- * as the search would see them (for the own schema the entries table itself, for an
- * application its `allBookings`, so that dates no window admits are seen too): dates
- * 'YYYY-MM-DD' text of a real calendar day, amounts whole cents (INTEGER), ids whole
- * numbers and unique; zweck, category and account text, not blobs. A row beyond the sample,
- * or written later, is still never answered wrongly: the search answers 500 for it.
+ * application's mapping refuses (its `refusals`, e.g. a budget kept in another currency, said
+ * alike both ways), else up to `size` bookings as the search would see them (the own schema's
+ * entries, an application's `allBookings`, dates no window admits too): dates 'YYYY-MM-DD'
+ * text of a real calendar day, amounts whole cents (INTEGER), ids whole numbers and unique;
+ * zweck, category and account text, not blobs. A row beyond the sample, or written later, is
+ * still never answered wrongly: the search answers 500 for it.
  */
 export function checkMeaning(db: Database, mapping: Mapping, size = SAMPLE_SIZE): MeaningReport {
   useMapping(db, mapping);
   const refusals = refusalsOf(db, mapping)?.() ?? [];
+  // Refused, the bookings are not read (a GnuCash save fails while a read holds its book).
+  if (refusals.length > 0)
+    return { sampled: 0, problems: [...refusals], withoutValues: [...refusals], notes: [], newest: undefined };
   const application = mapping.kind === 'application' ? mapping.title : undefined;
   const report = judge(readSample(db, mapping, size), application, bookingNamer(db, mapping));
   const blob = blobText(db, mapping, size);
-  const and = (found: readonly string[], said?: string): string[] => [...refusals, ...found, ...(said ? [said] : [])];
+  const and = (found: readonly string[], said?: string): string[] => [...found, ...(said ? [said] : [])];
   return {
     ...report,
     problems: and(report.problems, blob?.named),
@@ -107,9 +109,7 @@ export function judge(
   let idCount = 0;
   let rising = true;
   for (const row of rows) {
-    const id = row[0];
-    const date = row[1];
-    const amount = row[2];
+    const [id, date, amount] = row;
     const dateOk = typeof date === 'string' && isCalendarDate(date);
     const amountOk = Number.isSafeInteger(amount);
     if (!dateOk) {

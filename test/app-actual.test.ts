@@ -220,10 +220,7 @@ test('an Actual budget whose currency is set to USD while it is served is answer
   assert.match(String(errors[0]), said);
   await waitFor(() => cli.output().stderr, said);
   // The log says what refuses the file, and until when: not a missing or broken file's words.
-  assert.match(
-    cli.output().stderr,
-    /it does not serve this budget\. Searches answer 500 until that setting is changed back$/m,
-  );
+  assert.match(cli.output().stderr, /it does not serve this budget\. Searches answer 500 until that no longer holds$/m);
   assert.equal((await search()).status, 500);
   const ready = await request(`${admin}/ready`);
   assert.equal(ready.status, 503, ready.body);
@@ -232,7 +229,7 @@ test('an Actual budget whose currency is set to USD while it is served is answer
   currency('EUR');
   assert.equal((await searchHandler()).status, 200);
   await waitFor(() => cli.output().stdout + cli.output().stderr, /serving it$/m);
-  assert.match(cli.output().stderr, /Z database \S+: the setting that refused it is changed back; serving it$/m);
+  assert.match(cli.output().stderr, /Z database \S+: what refused it no longer holds; serving it$/m);
   const back = await search();
   assert.equal(back.status, 200, back.body);
   assert.equal((JSON.parse(back.body) as { anzahl: number }).anzahl, 2);

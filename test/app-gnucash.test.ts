@@ -520,7 +520,7 @@ test('check notes a GnuCash money account kept at the top level, which is not se
 // (no busy timeout): its session then fails every later save, a transaction left without
 // its splits. Served live, a GnuCash book must be in WAL mode.
 const ROLLBACK_WARNING =
-  /^\S+ database (\S+): the book is in SQLite's rollback-journal mode, in which a GnuCash save that meets a search fails at once \("database is locked"\) and GnuCash's session then fails its later saves too; with GnuCash closed, switch the book to WAL once: sqlite3 (\S+) 'PRAGMA journal_mode=WAL' \(docs\/applications\.md, GnuCash\)$/gm;
+  /^\S+ database (\S+): the book is in SQLite's rollback-journal mode: it is not read while GnuCash has it open, for a GnuCash save that meets a search fails at once \("database is locked"\) and GnuCash's session then fails its later saves too; with GnuCash closed, switch the book to WAL once: sqlite3 (\S+) 'PRAGMA journal_mode=WAL' \(docs\/applications\.md, GnuCash\)$/gm;
 
 function switchToWal(file: string): void {
   const db = new Database(file);
@@ -555,6 +555,43 @@ test("the service warns once, as it opens a GnuCash book in rollback-journal mod
   await waitFor(stderr, /was replaced; serving the new file$/m, 2);
   await waitFor(stderr, ROLLBACK_WARNING, 2);
   assert.equal([...stderr().matchAll(ROLLBACK_WARNING)].length, 2, stderr());
+});
+
+test('a GnuCash book in rollback-journal mode is not read while GnuCash has it open: its searches answer 500 and the log says why, GnuCash saves every one of 100 transactions, and once GnuCash closed it the book is served with them', async (t) => {
+  const file = join(tempDir(t), 'kasse.gnucash');
+  writeGnuCashBook(file, CASES);
+  const server = await start(t, ['--db', file, '--app', 'gnucash']);
+  const stderr = (): string => server.output().stderr;
+  const search = () =>
+    request(`${server.api}buchungen?von=2025-07-01&bis=2025-07-31&betrag=0&toleranz=999999&limit=1000`, {
+      headers: { authorization: AUTH },
+    });
+  assert.equal((await search()).status, 200);
+  // GnuCash opens the book, and its user enters the first transaction 2 s later.
+  let done = false;
+  const gnucash = commitWithGnuCash(file, 100, 0.02, 2).finally(() => (done = true));
+  const refused =
+    /GnuCash has the book open in SQLite's rollback-journal mode, .* it is not read while GnuCash has it open\. Close GnuCash and switch the book to WAL once \(PRAGMA journal_mode=WAL in sqlite3; docs\/applications\.md, GnuCash\)\. Searches answer 500 until that no longer holds$/m;
+  const statuses: number[] = [];
+  // Bounded: one search at a time, 10 ms apart, at most 2,000.
+  while (!done && statuses.length < 2_000) {
+    statuses.push((await search()).status);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const { code, stderr: saved } = await gnucash;
+  assert.equal(code, 0, saved);
+  assert.doesNotMatch(saved, /database is locked/);
+  assert.match(stderr(), refused);
+  assert.ok(statuses.includes(500), `${statuses.length} searches while GnuCash had the book open`);
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  t.after(() => db.close());
+  const one = (sql: string): unknown => db.prepare(sql).pluck().get();
+  assert.equal(one("SELECT count(*) FROM transactions WHERE description LIKE 'Live %'"), 100, 'every save');
+  assert.equal(one('SELECT count(*) FROM gnclock'), 0, "GnuCash's session ended cleanly");
+  await waitFor(stderr, /Z database \S+: what refused it no longer holds; serving it$/m);
+  const last = await search();
+  assert.equal(last.status, 200, last.body);
+  assert.equal((JSON.parse(last.body) as { anzahl: number }).anzahl, 100, 'each served, in the cash account');
 });
 
 test('a GnuCash book in WAL mode, served live: GnuCash saves every one of 100 transactions committed 20 ms apart in one session while searches run, and every search answers 200', async (t) => {

@@ -85,9 +85,8 @@ class WatchedDatabase implements ServedDatabase {
   private readonly opener: BookOpener;
   private state: WatchState<Connection>;
   private settle: { resolve: () => void; reject: (error: unknown) => void } | undefined;
-  // The stand-in is built when it is first needed: most files are served from the start,
-  // and a service of many books would hold a stand-in per book for nothing (a handler
-  // each). `build` gives it the credentials of that moment.
+  // The stand-in is built when first needed: most files are served from the start, and a service of many books
+  // would hold a stand-in per book for nothing (a handler each). `build` gives it the credentials of that moment.
   private standIn: BookingSearchHandler | undefined;
   private readonly timer: NodeJS.Timeout;
   /** The connection whose file is read without a client's search now (`read`): one read at a time. */
@@ -155,7 +154,7 @@ class WatchedDatabase implements ServedDatabase {
 
   private tick(): void {
     const { phase } = this.state;
-    const fingerprinted = phase.is === 'unavailable' && (phase.broken !== undefined || phase.backoff !== undefined);
+    const fingerprinted = phase.is === 'unavailable' && (phase.broken ?? phase.backoff ?? phase.refused) !== undefined;
     const written = fingerprinted ? fingerprintOf(this.file) : undefined;
     const identity = identityOf(this.file);
     if (phase.is === 'served' && identity === phase.inode) {
@@ -252,6 +251,7 @@ class WatchedDatabase implements ServedDatabase {
 
   /** One open of the file (`check`: only judged); its end is fed back as an event. */
   private open(stillFor: number, check: boolean): void {
+    const written = fingerprintOf(this.file);
     this.opener.attempt(stillFor, check).then(
       (outcome) =>
         this.feed(
@@ -263,7 +263,7 @@ class WatchedDatabase implements ServedDatabase {
         const bySetting = error instanceof SettingRefusal && { bySetting: true as const };
         const [gone, identity] = [isGone(this.file), identityOf(this.file)];
         const message = describeDatabaseError(this.file, error);
-        this.feed({ on: 'failed', error, gone, identity, message, ...bySetting, at: Date.now() });
+        this.feed({ on: 'failed', error, gone, identity, written, message, ...bySetting, at: Date.now() });
       },
     );
   }

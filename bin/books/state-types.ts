@@ -98,6 +98,11 @@ export type Phase<C> =
       readonly broken?: string | undefined;
       /** A view too slow to judge its bookings: tried again after a wait (bin/books/backoff.ts). */
       readonly backoff?: Backoff | undefined;
+      /**
+       * Refused by what it holds: its fingerprint at the last look, and whether it was written since the refusal.
+       * Not read until written and then still: a GnuCash save fails while a read holds a book in rollback-journal mode.
+       */
+      readonly refused?: { readonly written: string | undefined; readonly changed: boolean } | undefined;
     };
 
 export interface WatchState<C> {
@@ -134,13 +139,15 @@ export type WatchEvent<C> =
   | { readonly on: 'opened'; readonly outcome: Outcome<C>; readonly identity: string | undefined; readonly at: number }
   /**
    * The open ended with a file that cannot be served (`gone`: none at the path; `bySetting`:
-   * refused by a setting of its application; `identity`: the path's then), said as `message`.
+   * refused by a setting of its application; `identity`: the path's then; `written`: the file's
+   * fingerprint as the open began), said as `message`.
    */
   | {
       readonly on: 'failed';
       readonly error: unknown;
       readonly gone: boolean;
       readonly identity: string | undefined;
+      readonly written?: string | undefined;
       readonly bySetting?: true;
       readonly message: string;
       readonly at: number;

@@ -25,8 +25,8 @@ export type { Backoff, Cause, Effect, Outcome, Phase, Step, WatchEvent, WatchSta
 export const STABLE_MS = 250;
 
 const OPENING = (message: string): Cause => ({ code: 'SQLITE_BUSY', message, waits: true });
-// The end of the line of a file a setting of its application refuses (an Actual budget in USD), answered when served again.
-const UNTIL_SET_BACK = 'answer 500 until that setting is changed back';
+// The end of the line of a file its application refuses (an Actual budget in USD), answered when served again.
+const UNTIL_SET_BACK = 'answer 500 until that no longer holds';
 
 /** The state at the start, `at`, and its effect: the first open (`joins`: a running service's, Look). */
 export function start<C>(file: string, at: number, joins = false): Step<C> {
@@ -114,6 +114,12 @@ function tick<C>(state: WatchState<C>, { identity, written, at }: Extract<WatchE
   // nor one whose view was too slow to judge before its backoff is due (bin/books/backoff.ts).
   if (phase.timedOut !== undefined && !noticed && identity === phase.timedOut) return { state, effects: [] };
   if (phase.broken !== undefined && !noticed && written === phase.broken) return { state, effects: [] };
+  // Refused by what it holds: opened again once written, then still for a look (GnuCash saving); another file at once.
+  const { refused } = phase;
+  const held = refused !== undefined && !noticed && identity === phase.served;
+  if (held && written !== refused.written)
+    return { state: { ...state, phase: { ...phase, refused: { written, changed: true } } }, effects: [] };
+  if (held && !refused.changed) return { state, effects: [] };
   const { backoff } = phase;
   if (backoff !== undefined && !noticed && !due(backoff, written, at)) return { state, effects: [] };
   // The file last served, still at the path, is looked at as that file (another is a replacement); a slow view's wait doubles.
@@ -212,7 +218,7 @@ function opened<C>(state: WatchState<C>, { outcome, identity, at }: Extract<Watc
   const replaced = state.replaced + (look.wasWaiting || again || back ? 0 : 1);
   const line =
     back && state.lastLine.endsWith(UNTIL_SET_BACK)
-      ? `database ${file}: the setting that refused it is changed back; serving it`
+      ? `database ${file}: what refused it no longer holds; serving it`
       : look.wasWaiting || back
         ? `database ${file} can be read now; serving it`
         : again
@@ -233,7 +239,8 @@ function failed<C>(state: WatchState<C>, event: Extract<Ended<C>, { on: 'failed'
   const { first } = phase.look;
   // A process that joins takes the file at the path for the one the service serves: read at last, it is not another.
   const served = first === 'joins' ? event.identity : phase.look.served;
-  const now: Phase<C> = { is: 'unavailable', cause, ...(event.gone ? {} : servedAs(served)) };
+  const refused = event.bySetting && { refused: { written: event.written, changed: false } };
+  const now: Phase<C> = { is: 'unavailable', cause, ...(event.gone ? {} : servedAs(served)), ...refused };
   const ready: Effect<C>[] = first ? [{ do: 'ready', error: first === 'start' ? event.error : undefined }] : [];
   if (first === 'start') return { state: { ...state, phase: now }, effects: ready };
   if (state.stopped) return { state, effects: ready };

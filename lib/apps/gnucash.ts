@@ -126,6 +126,8 @@ export const gnucash: ApplicationMapping = {
     accounts: ['guid', 'name', 'account_type', 'commodity_guid', 'parent_guid'],
     commodities: ['guid', 'namespace', 'mnemonic'],
     slots: ['obj_guid', 'name', 'string_val'],
+    // A row (host, pid) while a GnuCash session has the book open, deleted as it closes it.
+    gnclock: [],
   },
   // CROSS JOIN fixes each way's order. The money accounts are found once per search (a
   // dozen rows), not looked up per split. `other` is the account of the transaction's one
@@ -146,15 +148,22 @@ export const gnucash: ApplicationMapping = {
   functions: LOCAL_TIME_FUNCTIONS,
   // GnuCash's SQL backend sets no busy timeout: in rollback-journal mode a reader's SHARED
   // lock at its COMMIT fails the save at once (SQLITE_BUSY), and its session then fails the
-  // saves after it, a transaction left without its splits. In WAL mode readers never block
-  // a writer. An in-memory database ('memory') has no application to harm.
+  // saves after it, a transaction left without its splits. So a book in that mode is not read
+  // while a session has it open; in WAL mode readers never block a writer. An in-memory
+  // database ('memory') has no application to harm.
+  refusals: `
+    SELECT 'GnuCash has the book open in SQLite''s rollback-journal mode, in which a GnuCash save that meets a search'
+           || ' fails at once ("database is locked") and GnuCash''s session then fails its later saves too: it is not'
+           || ' read while GnuCash has it open. Close GnuCash and switch the book to WAL once'
+           || ' (PRAGMA journal_mode=WAL in sqlite3; docs/applications.md, GnuCash).'
+    FROM pragma_journal_mode WHERE journal_mode NOT IN ('wal', 'memory') AND EXISTS (SELECT 1 FROM gnclock)`,
   harms: `
-    SELECT 'the book is in SQLite''s rollback-journal mode, in which a GnuCash save that meets a search fails at once'
-           || ' ("database is locked") and GnuCash''s session then fails its later saves too; with GnuCash closed,'
-           || ' switch the book to WAL once'
+    SELECT 'the book is in SQLite''s rollback-journal mode: it is not read while GnuCash has it open, for a GnuCash'
+           || ' save that meets a search fails at once ("database is locked") and GnuCash''s session then fails its'
+           || ' later saves too; with GnuCash closed, switch the book to WAL once'
            || coalesce(': sqlite3 ' || :book || ' ''PRAGMA journal_mode=WAL''', ' (PRAGMA journal_mode=WAL in sqlite3)')
            || ' (docs/applications.md, GnuCash)'
-    FROM pragma_journal_mode WHERE journal_mode NOT IN ('wal', 'memory')`,
+    FROM pragma_journal_mode WHERE journal_mode NOT IN ('wal', 'memory') AND NOT EXISTS (SELECT 1 FROM gnclock)`,
   // A money account at the top level, or one in another currency, holds bookings that are
   // not served. GnuCash's own Imbalance-EUR and Orphan-EUR (their names translated) end in
   // '-' and the currency.

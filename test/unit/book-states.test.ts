@@ -81,7 +81,15 @@ const BROKEN_LINE = `${brokenText}; searches answer 500 until another file is th
 const checking = (connection: C, inode: string): Phase<C> => ({ is: 'served', connection, inode, checking: true });
 const down = (
   cause: Cause,
-  more: { timedOut?: string; quiet?: true; served?: string; another?: true; broken?: string; backoff?: Backoff } = {},
+  more: {
+    timedOut?: string;
+    quiet?: true;
+    served?: string;
+    another?: true;
+    broken?: string;
+    backoff?: Backoff;
+    refused?: { written: string | undefined; changed: boolean };
+  } = {},
 ): Phase<C> => ({
   is: 'unavailable',
   cause,
@@ -110,7 +118,12 @@ function state(phase: Phase<C>, more: Partial<WatchState<C>> = {}): WatchState<C
 
 const LOCKED: WatchEvent<C> = { on: 'locked' };
 const READABLE: WatchEvent<C> = { on: 'readable', at: AT };
-const tick = (identity: string | undefined): WatchEvent<C> => ({ on: 'tick', identity, at: AT });
+const tick = (identity: string | undefined, written?: string): WatchEvent<C> => ({
+  on: 'tick',
+  identity,
+  ...(written !== undefined && { written }),
+  at: AT,
+});
 const openedAs = (connection: C, inode: string, identity = inode): WatchEvent<C> => ({
   on: 'opened',
   outcome: { serving: true, connection, inode },
@@ -136,12 +149,13 @@ const log = (line: string, level: 'notice' | 'warning' | 'error'): Effect<C> => 
 // A setting of the application refuses the file (an Actual budget set to USD while served).
 const setText = `${FILE} cannot be served exactly: the budget is kept in USD, and the service answers in euros only.`;
 const set: Cause = { code: 'INVALID', message: setText, waits: false };
-const SET_LINE = `${setText} Searches answer 500 until that setting is changed back`;
+const SET_LINE = `${setText} Searches answer 500 until that no longer holds`;
 const SETTING: WatchEvent<C> = {
   on: 'failed',
   error: ERROR,
   gone: false,
   identity: 'i1',
+  written: 'f1',
   bySetting: true,
   message: setText,
   at: AT,
@@ -655,14 +669,40 @@ const ROWS: Row[] = [
     name: 'a setting of the application refuses the file served: the line names the setting, not a valid file to come',
     from: state(looking(again, { sameFile: true, served: 'i1' })),
     on: SETTING,
-    to: state(down(set, { served: 'i1' }), { since: AT, lastLine: SET_LINE }),
+    to: state(down(set, { served: 'i1', refused: { written: 'f1', changed: false } }), {
+      since: AT,
+      lastLine: SET_LINE,
+    }),
     effects: [log(SET_LINE, 'error')],
   },
+  // A refused file is read again only once written and then still for a look: a GnuCash book
+  // in rollback-journal mode is not read while GnuCash saves it.
   {
-    name: 'refused by a setting, the retry tick: looked at as the file served, refused by a setting',
-    from: state(down(set, { served: 'i1' }), { lastLine: SET_LINE }),
-    on: tick('i1'),
+    name: 'refused, the file as it was when refused: not opened again',
+    from: state(down(set, { served: 'i1', refused: { written: 'f1', changed: false } }), { lastLine: SET_LINE }),
+    on: tick('i1', 'f1'),
+    to: state(down(set, { served: 'i1', refused: { written: 'f1', changed: false } }), { lastLine: SET_LINE }),
+    effects: [],
+  },
+  {
+    name: 'refused, the file written since: not opened while it is written',
+    from: state(down(set, { served: 'i1', refused: { written: 'f1', changed: false } }), { lastLine: SET_LINE }),
+    on: tick('i1', 'f2'),
+    to: state(down(set, { served: 'i1', refused: { written: 'f2', changed: true } }), { lastLine: SET_LINE }),
+    effects: [],
+  },
+  {
+    name: 'refused, written, then still for a look: looked at as the file served, refused by a setting',
+    from: state(down(set, { served: 'i1', refused: { written: 'f2', changed: true } }), { lastLine: SET_LINE }),
+    on: tick('i1', 'f2'),
     to: state(looking(set, { served: 'i1' }), { lastLine: SET_LINE }),
+    effects: [open(STABLE_MS)],
+  },
+  {
+    name: 'refused, another file at the path: opened at once',
+    from: state(down(set, { served: 'i1', refused: { written: 'f1', changed: false } }), { lastLine: SET_LINE }),
+    on: tick('i2', 'f9'),
+    to: state(looking(set, { another: true }), { lastLine: SET_LINE }),
     effects: [open(STABLE_MS)],
   },
   {
@@ -672,7 +712,7 @@ const ROWS: Row[] = [
     to: state(served('B', 'i1'), { since: AT }),
     effects: [
       { do: 'serve', connection: 'B' },
-      log(`database ${FILE}: the setting that refused it is changed back; serving it`, 'notice'),
+      log(`database ${FILE}: what refused it no longer holds; serving it`, 'notice'),
     ],
   },
   {
@@ -684,7 +724,7 @@ const ROWS: Row[] = [
     to: state(served('B', 'i1'), { since: AT }),
     effects: [
       { do: 'serve', connection: 'B' },
-      log(`database ${FILE}: the setting that refused it is changed back; serving it`, 'notice'),
+      log(`database ${FILE}: what refused it no longer holds; serving it`, 'notice'),
     ],
   },
   {

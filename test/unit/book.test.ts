@@ -78,10 +78,33 @@ test('a file of another application: the advice names the app as its opener sets
   ]);
 });
 
+test('a GnuCash book in rollback-journal mode that a GnuCash session has open (its row in gnclock) is refused until GnuCash closes it or it is in WAL mode: its saves would fail', (t) => {
+  const file = buildDatabase(t, ['gnucash.sql']);
+  const writer = new Database(file);
+  t.after(() => writer.close());
+  const refusal =
+    'db cannot be served exactly: GnuCash has the book open in SQLite\'s rollback-journal mode, in which a GnuCash save that meets a search fails at once ("database is locked") and GnuCash\'s session then fails its later saves too: it is not read while GnuCash has it open. Close GnuCash and switch the book to WAL once (PRAGMA journal_mode=WAL in sqlite3; docs/applications.md, GnuCash).';
+  assert.doesNotThrow(() => openBook(openReadOnly(t, file), { app: 'gnucash', tables: {} }).serve(), 'GnuCash closed');
+  writer.exec("INSERT INTO gnclock VALUES ('kasse-pc', 4242)");
+  // The code of a setting's refusal: the command serves the file again once it no longer holds.
+  assert.throws(() => openBook(openReadOnly(t, file), { app: 'gnucash', tables: {} }).serve(), {
+    message: refusal,
+    code: 'BOOKING_SEARCH_APP_SETTING',
+  });
+  writer.exec('DELETE FROM gnclock');
+  assert.doesNotThrow(() => openBook(openReadOnly(t, file), { app: 'gnucash', tables: {} }).serve(), 'GnuCash closed');
+  writer.exec("INSERT INTO gnclock VALUES ('kasse-pc', 4242)");
+  writer.pragma('journal_mode = WAL');
+  assert.doesNotThrow(
+    () => openBook(openReadOnly(t, file), { app: 'gnucash', tables: {} }).serve(),
+    'WAL, GnuCash open',
+  );
+});
+
 test("a GnuCash book in rollback-journal mode harms GnuCash's saves: said with the command that switches it to WAL where the book's path is given as a shell word, else of 'the book'; a WAL book or one in memory, nothing", (t) => {
   const file = buildDatabase(t, ['gnucash.sql']);
   const sentence = (command: string): string =>
-    `the book is in SQLite's rollback-journal mode, in which a GnuCash save that meets a search fails at once ("database is locked") and GnuCash's session then fails its later saves too; with GnuCash closed, switch the book to WAL once${command} (docs/applications.md, GnuCash)`;
+    `the book is in SQLite's rollback-journal mode: it is not read while GnuCash has it open, for a GnuCash save that meets a search fails at once ("database is locked") and GnuCash's session then fails its later saves too; with GnuCash closed, switch the book to WAL once${command} (docs/applications.md, GnuCash)`;
   const rollback = openBook(openReadOnly(t, file), { app: 'gnucash', tables: {} }).serve();
   assert.deepEqual(rollback.harms(), [sentence(' (PRAGMA journal_mode=WAL in sqlite3)')]);
   assert.deepEqual(rollback.harms("'/srv/Kasse Nord.gnucash'"), [
