@@ -507,7 +507,9 @@ test('a Money Manager Ex file that MMEX keeps writing, its euro SCALE set to 100
   assert.equal((JSON.parse(refused.body) as { code: string }).code, 'search_failed');
   assert.equal(refused.headers['retry-after'], undefined);
   assert.match(cli.output().stderr, /to serve this file\. Searches answer 500 until that no longer holds$/m);
+  // Changed back, then MMEX idle: a refused file is read again once it stood still for a look.
   scale(100);
+  clearInterval(writing);
   await waitFor(() => cli.output().stderr, /serving it$/m);
   assert.match(cli.output().stderr, /Z database \S+: what refused it no longer holds; serving it$/m);
   assert.equal((await search()).status, 200);
