@@ -80,6 +80,16 @@ export function harmsOf(db: Db, mapping: Mapping, book?: string): string[] {
 }
 
 /**
+ * What the file holds that is not served (the mapping's `notes`: accounts at GnuCash's top
+ * level, accounts that share a name): `check`'s notes, which the service logs as it opens it.
+ */
+export function notesOf(db: Db, mapping: Mapping): string[] {
+  if (mapping.kind !== 'application' || mapping.notes === undefined) return [];
+  useMapping(db, mapping);
+  return db.prepare<[], string>(mapping.notes).pluck().all();
+}
+
+/**
  * Whether the typical search's plan reads every booking: it does not use the mapping's
  * window index where the mapping names one, else it scans the own schema's table.
  */
@@ -156,13 +166,8 @@ function describeData(lines: string[], db: Db, mapping: Mapping, meaning: Meanin
     meaning.sampled === 0
       ? 'Data: no bookings to look at yet.'
       : `Data: fits (${lookedAt}: dates 'YYYY-MM-DD', amounts whole cents, ids whole and unique).`,
-    ...meaning.notes.map((note) => `Note: ${note}`),
+    ...[...meaning.notes, ...notesOf(db, mapping)].map((note) => `Note: ${note}`),
   );
-  if (mapping.kind === 'application' && mapping.notes !== undefined) {
-    useMapping(db, mapping);
-    const notes = db.prepare<[], string>(mapping.notes).pluck().all();
-    lines.push(...notes.map((note) => `Note: ${note}`));
-  }
   return true;
 }
 

@@ -5,7 +5,7 @@
 // connection. What `check` says of it is lib/book-report.ts.
 
 import type { Database } from 'better-sqlite3';
-import { type BookExamination, bookingsScanned, examineBook, harmsOf } from './book-report.js';
+import { type BookExamination, bookingsScanned, examineBook, harmsOf, notesOf } from './book-report.js';
 import { type AppSetting, type Judging, validateDatabase } from './database-handle.js';
 import { isNotReadableNow } from './errors.js';
 import { type Mapping, ownSchema, type TableNames } from './mapping.js';
@@ -68,6 +68,8 @@ export interface ServedBook {
    * (lib/book-report.ts); `book`: the file as a shell word, named in the commands they give.
    */
   harms(book?: string): string[];
+  /** What the file holds that is not served, as `check` notes it (lib/book-report.ts). */
+  notes(): string[];
   /** The search over the file. */
   search(hooks?: SearchHooks): BookingSearch;
 }
@@ -108,6 +110,7 @@ function serveBook(db: Database, book: BookTables, judgedAt: number | undefined)
     unbounded: () => unboundedObject(db, mapping),
     everyBooking: () => bookingsScanned(db, mapping),
     harms: (file) => harmsOf(db, mapping, file),
+    notes: () => notesOf(db, mapping),
     search: ({ changed, waited } = {}) =>
       createBookingSearch(
         db,

@@ -495,7 +495,7 @@ test('check notes two served GnuCash accounts of one name by their full names: k
   );
 });
 
-test('check notes a GnuCash money account kept at the top level, which is not served', async (t) => {
+test('check notes a GnuCash money account kept at the top level, which is not served, and the service says it as it opens the book', async (t) => {
   const file = join(databaseDir(t), 'kasse.gnucash');
   writeGnuCash(file, CASES);
   const writer = new Database(file);
@@ -509,6 +509,11 @@ test('check notes a GnuCash money account kept at the top level, which is not se
   assert.match(
     check.stdout,
     /^Note: accounts at the top level are not served \(GnuCash keeps its own Imbalance and Orphan accounts there\): Girokonto\. Move an account that holds money below "Assets" or "Liabilities" to serve it\.$/m,
+  );
+  const server = await start(t, ['--db', file, '--app', 'gnucash']);
+  assert.match(
+    server.output().stderr,
+    /Z database \S+: accounts at the top level are not served \(GnuCash keeps its own Imbalance and Orphan accounts there\): Girokonto\. Move an account that holds money below "Assets" or "Liabilities" to serve it\.$/m,
   );
   const db = new Database(file, { readonly: true, fileMustExist: true });
   t.after(() => db.close());

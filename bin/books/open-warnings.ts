@@ -8,15 +8,16 @@ import { shellWord } from '../base/index.js';
 // machine (the indexes: well under one), holding the file against its application's writes.
 const LARGE_BOOK = 100_000;
 
-/** The book as its open reads it: what serving it can harm (lib/book.ts), how many bookings its typical search reads. */
+/** The book as its open reads it: what serving it can harm, what it holds unserved (lib/book.ts), how many bookings its typical search reads. */
 export interface OpenedBook {
   everyBooking: () => number | undefined;
   harms: (book: string) => string[];
+  notes: () => string[];
 }
 
 /** The warnings of `file`'s open, a line each; read while its connection is open. */
 export function openWarnings(file: string, opened: OpenedBook): string[] {
-  const lines = opened.harms(shellWord(file)).map((harm) => `database ${file}: ${harm}`);
+  const lines = [...opened.harms(shellWord(file)), ...opened.notes()].map((line) => `database ${file}: ${line}`);
   const scanned = opened.everyBooking();
   if (scanned !== undefined && scanned >= LARGE_BOOK)
     lines.push(

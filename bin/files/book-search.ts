@@ -61,7 +61,7 @@ export const NO_SEARCH: Parameters<SearchTurns['answer']>[0] = Object.freeze([])
  * which a guard process judged this very file's bookings a moment ago (bin/guard/guard.ts): a
  * file whose cookie is another throws SchemaChanged, one whose cookie is that is not sampled again.
  * `everyBooking`: how many bookings the typical search reads when it reads them all, `harms`:
- * how serving the file can harm its application (lib/book.ts).
+ * how serving the file can harm its application, `notes`: what it holds that is not served (lib/book.ts).
  */
 export function searchOverFile(
   db: Database.Database,
@@ -74,8 +74,9 @@ export function searchOverFile(
   app: string;
   everyBooking: () => number | undefined;
   harms: (book: string) => string[];
+  notes: () => string[];
 } {
   const opened = openBookFile(db, book).serve(judgedAt);
-  const { app, everyBooking, harms } = opened;
-  return { search: opened.search({ changed, waited }), app, everyBooking, harms };
+  const { app, everyBooking, harms, notes } = opened;
+  return { search: opened.search({ changed, waited }), app, everyBooking, harms, notes };
 }
