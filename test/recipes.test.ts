@@ -232,7 +232,7 @@ test("the recipe with systemd's LoadCredential=, as written: the root-only file 
 
   host.runBlock(create, ['Abgleich-1', 'Abgleich-1']);
   const dir = join(host.etc, 'booking-search-server');
-  assert.equal(modeOf(dir), '0:0 700');
+  assert.equal(modeOf(dir), `0:${users.service.gid} 750`);
   assert.equal(modeOf(join(dir, 'credentials')), '0:0 600');
   assert.equal(await host.status('abgleich', 'Abgleich-1'), 200);
   assert.equal(await host.status('pruefung', 'Pruefung-1'), 401);
