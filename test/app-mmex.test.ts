@@ -6,7 +6,7 @@
 // the rules applied to the data in JavaScript.
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
@@ -514,6 +514,30 @@ test('a Money Manager Ex file that MMEX keeps writing, its euro SCALE set to 100
   assert.match(cli.output().stderr, /Z database \S+: what refused it no longer holds; serving it$/m);
   assert.equal((await search()).status, 200);
   clearInterval(writing);
+  assert.equal((await cli.stop()).code, 0);
+});
+
+test('a Money Manager Ex file in WAL mode refused by its SCALE is served again once the scale is 100, the change still in its -wal (the file itself unchanged until a checkpoint)', async (t) => {
+  const file = join(databaseDir(t), 'kasse.mmb');
+  writeMmexFile(file);
+  const writer = new Database(file);
+  writer.pragma('journal_mode = WAL');
+  writer.pragma('wal_autocheckpoint = 0');
+  t.after(() => writer.close());
+  const cli = await start(t, ['--db', file, '--app', 'mmex']);
+  const search = () => get(`${cli.api}buchungen?von=2026-03-14&bis=2026-03-14&betrag=-4.35`);
+  assert.equal((await search()).status, 200);
+  const scale = (value: number) =>
+    writer.prepare("UPDATE CURRENCYFORMATS_V1 SET SCALE = ? WHERE CURRENCY_SYMBOL = 'EUR'").run(value);
+  scale(1000);
+  await waitFor(() => cli.output().stderr, /Searches answer 500 until that no longer holds$/m);
+  assert.equal((await search()).status, 500);
+  const file0 = statSync(file);
+  scale(100);
+  await waitFor(() => cli.output().stderr, /what refused it no longer holds; serving it$/m);
+  assert.equal((await search()).status, 200);
+  const file1 = statSync(file);
+  assert.deepEqual([file1.size, file1.mtimeMs], [file0.size, file0.mtimeMs], 'the change is in the -wal alone');
   assert.equal((await cli.stop()).code, 0);
 });
 
