@@ -55,7 +55,7 @@ export const DEFAULTS = Object.freeze({
 } satisfies Record<Exclude<keyof HandlerOptions, 'onError' | 'now'>, unknown>);
 
 /** Every option's name: any other key is a misspelling, a TypeError (JavaScript has no compiler to say so). */
-const OPTION_NAMES: readonly string[] = [...Object.keys(DEFAULTS), 'onError', 'now'];
+export const OPTION_NAMES: readonly string[] = [...Object.keys(DEFAULTS), 'onError', 'now'];
 
 /** A TypeError unless `options` is an object (or absent) of option names; a misspelt one names the option it spells in another case, or every option. */
 function ensureOptionNames(options: unknown): void {

@@ -13,7 +13,7 @@ import { CONFIG_KEYS, parseCommandLine, USAGE } from '../../bin/config/args.js';
 import type { ServeCommand } from '../../bin/config/serve-command.js';
 import type { Setting } from '../../bin/config/setting-kinds.js';
 import { camel, type Flag, handlerOptions, SETTINGS } from '../../bin/config/settings.js';
-import { DEFAULTS, resolveOptions } from '../../lib/options.js';
+import { DEFAULTS, OPTION_NAMES, resolveOptions } from '../../lib/options.js';
 import { settingsReference } from '../../scripts/settings-doc.js';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -116,6 +116,13 @@ test("docs/embedding.md's table of options gives each default as lib/options.ts 
       `docs/embedding.md: ${name} | ${JSON.stringify(value)}`,
     );
   }
+});
+
+test("docs/embedding.md's table of options has a row for each option createHandler takes, no more", () => {
+  const embedding = read('docs/embedding.md');
+  const table = embedding.slice(embedding.indexOf('| option |'), embedding.indexOf('Their type is `HandlerOptions`.'));
+  const rows = [...table.matchAll(/^\| `(\w+)` \|/gm)].map((match) => match[1]);
+  assert.deepEqual([...rows].sort(), [...OPTION_NAMES].sort());
 });
 
 test('docs/API.md, wherever it writes a figure beside an option, writes its default', () => {
