@@ -13,7 +13,7 @@
 // depends on. So the tarball installs on a server that may not reach a registry, with an
 // empty npm cache and --offline (docs/operations.md, Install).
 
-import { execFileSync } from 'node:child_process';
+import { type ExecFileSyncOptions, execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -35,7 +35,15 @@ const root = resolve(import.meta.dirname, '..');
 const { values } = parseArgs({ options: { 'pack-destination': { type: 'string', default: root } } });
 const destination = resolve(values['pack-destination']);
 
-execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
+// npm as `npm run package` started it (npm_execpath, its script run by this Node.js): on
+// Windows `npm` is a .cmd file, which execFileSync does not start without a shell.
+const npmCli = process.env.npm_execpath;
+const npm = (args: string[], options: ExecFileSyncOptions): string | Buffer =>
+  npmCli === undefined
+    ? execFileSync('npm', args, options)
+    : execFileSync(process.execPath, [npmCli, ...args], options);
+
+npm(['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
 
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Manifest;
 const { scripts: _scripts, devDependencies: _dev, allowScripts: _allow, ...kept } = manifest;
@@ -55,10 +63,9 @@ try {
   }
   for (const path of runtime) cpSync(join(root, path), join(stage, path), { recursive: true });
   writeFileSync(join(stage, 'package.json'), `${JSON.stringify(published, null, 2)}\n`);
-  const name = execFileSync('npm', ['pack', '--silent', '--pack-destination', destination], {
-    cwd: stage,
-    encoding: 'utf8',
-  }).trim();
+  const name = String(
+    npm(['pack', '--silent', '--pack-destination', destination], { cwd: stage, encoding: 'utf8' }),
+  ).trim();
   process.stdout.write(`${join(destination, name)}\n`);
 } finally {
   rmSync(stage, { recursive: true, force: true });

@@ -29,12 +29,22 @@ import { brokenLinks } from '../support/markdown-links.js';
 const root = new URL('../../', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'booking-pack-'));
 const step = (text: string): void => void process.stdout.write(`pack: ${text}\n`);
-const npm = (args: string[], cwd: string): string =>
-  execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
 
 try {
-  step('npm run package');
-  npm(['run', '--silent', 'package', '--', '--pack-destination', dir], root);
+  // With node and sh but no npm on PATH, as on Windows, where npm is a .cmd file that only a shell starts:
+  // the script starts npm as npm started it.
+  step('npm run package, no npm on PATH');
+  const npmCli = process.env.npm_execpath;
+  assert.ok(npmCli, 'run through npm (npm run test:pack)');
+  const nodeOnly = join(dir, 'node-only');
+  mkdirSync(nodeOnly);
+  symlinkSync(process.execPath, join(nodeOnly, 'node'));
+  symlinkSync('/bin/sh', join(nodeOnly, 'sh'));
+  execFileSync(process.execPath, [npmCli, 'run', '--silent', 'package', '--', '--pack-destination', dir], {
+    cwd: root,
+    env: { ...process.env, PATH: nodeOnly },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const tarball = readdirSync(dir).find((name) => name.endsWith('.tgz'));
   assert.ok(tarball, 'npm pack wrote a tarball');
   const files = execFileSync('tar', ['-tzf', join(dir, tarball)], { encoding: 'utf8' })
