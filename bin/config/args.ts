@@ -61,8 +61,8 @@ the variable, the variable over the file.
 
 Credentials come from BOOKING_SEARCH_USER and BOOKING_SEARCH_PASSWORD (a password or a
 hash), or from --credentials-file; never from a flag, which every user of the machine could
-read in ps. SIGHUP re-reads the credentials file, the configuration file and the TLS
-certificate and key.
+read in ps. SIGHUP or POST /-/reload (admin listener) re-reads the credentials, the
+configuration and the TLS certificate and key.
 `;
 
 const OPTIONS = {
