@@ -393,7 +393,7 @@ test("the hot journal's command, pasted as the application's user into a shell i
   const checked = await run(['check', '--db', file], cleanEnv(), asService);
   assert.equal(checked.code, 1, checked.stdout);
   const pasted = /^Cannot be read now: .*\(or, as its user: (.*)\)\.$/m.exec(checked.stdout)?.[1];
-  assert.equal(pasted, `sqlite3 '${dir}/Kasse 2026'\\''s $HOME.sqlite' 'SELECT count(*) FROM sqlite_schema'`);
+  assert.equal(pasted, `sqlite3 '${dir}/Kasse 2026'\\''s $HOME.sqlite' "SELECT count(*) FROM sqlite_schema"`);
   const shell = execFileSync(
     'setpriv',
     ['--reuid', users.app.name, '--regid', users.app.name, '--init-groups', '--', 'sh', '-c', pasted as string],

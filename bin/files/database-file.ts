@@ -169,7 +169,7 @@ export function notReadableNow(
   if (code === 'SQLITE_READONLY_ROLLBACK') {
     return {
       code,
-      explanation: `${name}-journal is a hot journal, left by a write that was interrupted (the application crashed or was killed); only a connection that can write may roll it back, and SQLite lets no one read before (${code}): the application must open the file once to roll back the interrupted write (or, as its user: sqlite3 ${shellWord(file)} 'SELECT count(*) FROM sqlite_schema')`,
+      explanation: `${name}-journal is a hot journal, left by a write that was interrupted (the application crashed or was killed); only a connection that can write may roll it back, and SQLite lets no one read before (${code}): the application must open the file once to roll back the interrupted write (or, as its user: sqlite3 ${shellWord(file)} "SELECT count(*) FROM sqlite_schema")`,
     };
   }
   if (code === 'SQLITE_READONLY_RECOVERY') {

@@ -161,7 +161,7 @@ export const gnucash: ApplicationMapping = {
     SELECT 'the book is in SQLite''s rollback-journal mode: it is not read while GnuCash has it open, for a GnuCash'
            || ' save that meets a search fails at once ("database is locked") and GnuCash''s session then fails its'
            || ' later saves too; with GnuCash closed, switch the book to WAL once'
-           || coalesce(': sqlite3 ' || :book || ' ''PRAGMA journal_mode=WAL''', ' (PRAGMA journal_mode=WAL in sqlite3)')
+           || coalesce(': sqlite3 ' || :book || ' "PRAGMA journal_mode=WAL"', ' (PRAGMA journal_mode=WAL in sqlite3)')
            || ' (docs/applications.md, GnuCash)'
     FROM pragma_journal_mode WHERE journal_mode NOT IN ('wal', 'memory') AND NOT EXISTS (SELECT 1 FROM gnclock)`,
   // A money account at the top level, or one in another currency, holds bookings that are

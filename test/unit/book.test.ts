@@ -108,7 +108,7 @@ test("a GnuCash book in rollback-journal mode harms GnuCash's saves: said with t
   const rollback = openBook(openReadOnly(t, file), { app: 'gnucash', tables: {} }).serve();
   assert.deepEqual(rollback.harms(), [sentence(' (PRAGMA journal_mode=WAL in sqlite3)')]);
   assert.deepEqual(rollback.harms("'/srv/Kasse Nord.gnucash'"), [
-    sentence(": sqlite3 '/srv/Kasse Nord.gnucash' 'PRAGMA journal_mode=WAL'"),
+    sentence(': sqlite3 \'/srv/Kasse Nord.gnucash\' "PRAGMA journal_mode=WAL"'),
   ]);
   const writer = new Database(file);
   writer.pragma('journal_mode = WAL');
