@@ -5,8 +5,9 @@
 // (the application has the file at least that share of the time) and at least a look; while
 // the file stays as it was, it doubles at each try, up to MAX_WAIT_MS (a minute, or the
 // least wait when that is longer). A file written since the try began (its fingerprint:
-// size, mtime, ctime, inode) is tried again after the least wait, not the doubled one: a
-// file in use changes all the time, and the write that makes the view quick is among them.
+// size, mtime, ctime, inode, and its -wal's) is tried again after the least wait, not the
+// doubled one: a file in use changes all the time, and the write that makes the view quick
+// is among them.
 // No timer of its own: the looks of bin/books/states.ts ask `due`.
 
 import type { Backoff, Outcome } from './state-types.js';
