@@ -99,10 +99,13 @@ export type Phase<C> =
       /** A view too slow to judge its bookings: tried again after a wait (bin/books/backoff.ts). */
       readonly backoff?: Backoff | undefined;
       /**
-       * Refused by what it holds: its fingerprint at the last look, and whether it was written since the refusal.
-       * Not read until written and then still: a GnuCash save fails while a read holds a book in rollback-journal mode.
+       * Refused by what it holds: the refused file's identity, its fingerprint at the last look, and whether it was
+       * written since the refusal. Not read until written and then still: a GnuCash save fails while a read holds a
+       * book in rollback-journal mode. Another file at the path is opened at once.
        */
-      readonly refused?: { readonly written: string | undefined; readonly changed: boolean } | undefined;
+      readonly refused?:
+        | { readonly identity: string | undefined; readonly written: string | undefined; readonly changed: boolean }
+        | undefined;
     };
 
 export interface WatchState<C> {

@@ -116,9 +116,9 @@ function tick<C>(state: WatchState<C>, { identity, written, at }: Extract<WatchE
   if (phase.broken !== undefined && !noticed && written === phase.broken) return { state, effects: [] };
   // Refused by what it holds: opened again once written, then still for a look (GnuCash saving); another file at once.
   const { refused } = phase;
-  const held = refused !== undefined && !noticed && identity === phase.served;
+  const held = refused !== undefined && !noticed && identity === refused.identity;
   if (held && written !== refused.written)
-    return { state: { ...state, phase: { ...phase, refused: { written, changed: true } } }, effects: [] };
+    return { state: { ...state, phase: { ...phase, refused: { ...refused, written, changed: true } } }, effects: [] };
   if (held && !refused.changed) return { state, effects: [] };
   const { backoff } = phase;
   if (backoff !== undefined && !noticed && !due(backoff, written, at)) return { state, effects: [] };
@@ -239,7 +239,7 @@ function failed<C>(state: WatchState<C>, event: Extract<Ended<C>, { on: 'failed'
   const { first } = phase.look;
   // A process that joins takes the file at the path for the one the service serves: read at last, it is not another.
   const served = first === 'joins' ? event.identity : phase.look.served;
-  const refused = event.bySetting && { refused: { written: event.written, changed: false } };
+  const refused = event.bySetting && { refused: { identity: event.identity, written: event.written, changed: false } };
   const now: Phase<C> = { is: 'unavailable', cause, ...(event.gone ? {} : servedAs(served)), ...refused };
   const ready: Effect<C>[] = first ? [{ do: 'ready', error: first === 'start' ? event.error : undefined }] : [];
   if (first === 'start') return { state: { ...state, phase: now }, effects: ready };

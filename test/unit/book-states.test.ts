@@ -88,7 +88,7 @@ const down = (
     another?: true;
     broken?: string;
     backoff?: Backoff;
-    refused?: { written: string | undefined; changed: boolean };
+    refused?: { identity: string | undefined; written: string | undefined; changed: boolean };
   } = {},
 ): Phase<C> => ({
   is: 'unavailable',
@@ -669,7 +669,7 @@ const ROWS: Row[] = [
     name: 'a setting of the application refuses the file served: the line names the setting, not a valid file to come',
     from: state(looking(again, { sameFile: true, served: 'i1' })),
     on: SETTING,
-    to: state(down(set, { served: 'i1', refused: { written: 'f1', changed: false } }), {
+    to: state(down(set, { served: 'i1', refused: { identity: 'i1', written: 'f1', changed: false } }), {
       since: AT,
       lastLine: SET_LINE,
     }),
@@ -679,28 +679,62 @@ const ROWS: Row[] = [
   // in rollback-journal mode is not read while GnuCash saves it.
   {
     name: 'refused, the file as it was when refused: not opened again',
-    from: state(down(set, { served: 'i1', refused: { written: 'f1', changed: false } }), { lastLine: SET_LINE }),
+    from: state(down(set, { served: 'i1', refused: { identity: 'i1', written: 'f1', changed: false } }), {
+      lastLine: SET_LINE,
+    }),
     on: tick('i1', 'f1'),
-    to: state(down(set, { served: 'i1', refused: { written: 'f1', changed: false } }), { lastLine: SET_LINE }),
+    to: state(down(set, { served: 'i1', refused: { identity: 'i1', written: 'f1', changed: false } }), {
+      lastLine: SET_LINE,
+    }),
     effects: [],
   },
   {
     name: 'refused, the file written since: not opened while it is written',
-    from: state(down(set, { served: 'i1', refused: { written: 'f1', changed: false } }), { lastLine: SET_LINE }),
+    from: state(down(set, { served: 'i1', refused: { identity: 'i1', written: 'f1', changed: false } }), {
+      lastLine: SET_LINE,
+    }),
     on: tick('i1', 'f2'),
-    to: state(down(set, { served: 'i1', refused: { written: 'f2', changed: true } }), { lastLine: SET_LINE }),
+    to: state(down(set, { served: 'i1', refused: { identity: 'i1', written: 'f2', changed: true } }), {
+      lastLine: SET_LINE,
+    }),
     effects: [],
   },
   {
     name: 'refused, written, then still for a look: looked at as the file served, refused by a setting',
-    from: state(down(set, { served: 'i1', refused: { written: 'f2', changed: true } }), { lastLine: SET_LINE }),
+    from: state(down(set, { served: 'i1', refused: { identity: 'i1', written: 'f2', changed: true } }), {
+      lastLine: SET_LINE,
+    }),
     on: tick('i1', 'f2'),
     to: state(looking(set, { served: 'i1' }), { lastLine: SET_LINE }),
     effects: [open(STABLE_MS)],
   },
   {
+    name: 'a replacement refused (another file than the one served): not opened again while it is as it was',
+    from: state(down(set, { served: 'i1', refused: { identity: 'i2', written: 'f1', changed: false } }), {
+      lastLine: SET_LINE,
+    }),
+    on: tick('i2', 'f1'),
+    to: state(down(set, { served: 'i1', refused: { identity: 'i2', written: 'f1', changed: false } }), {
+      lastLine: SET_LINE,
+    }),
+    effects: [],
+  },
+  {
+    name: 'a replacement refused with no file served before: not opened again while it is as it was',
+    from: state(down(set, { another: true, refused: { identity: 'i2', written: 'f1', changed: false } }), {
+      lastLine: SET_LINE,
+    }),
+    on: tick('i2', 'f1'),
+    to: state(down(set, { another: true, refused: { identity: 'i2', written: 'f1', changed: false } }), {
+      lastLine: SET_LINE,
+    }),
+    effects: [],
+  },
+  {
     name: 'refused, another file at the path: opened at once',
-    from: state(down(set, { served: 'i1', refused: { written: 'f1', changed: false } }), { lastLine: SET_LINE }),
+    from: state(down(set, { served: 'i1', refused: { identity: 'i1', written: 'f1', changed: false } }), {
+      lastLine: SET_LINE,
+    }),
     on: tick('i2', 'f9'),
     to: state(looking(set, { another: true }), { lastLine: SET_LINE }),
     effects: [open(STABLE_MS)],
