@@ -152,11 +152,14 @@ export const gnucash: ApplicationMapping = {
   // while a session has it open; in WAL mode readers never block a writer. An in-memory
   // database ('memory') has no application to harm.
   refusals: `
-    SELECT 'GnuCash has the book open in SQLite''s rollback-journal mode, in which a GnuCash save that meets a search'
+    SELECT 'GnuCash has the book open (its lock: ' || coalesce(Hostname, '?') || ', process ' || coalesce(PID, '?')
+           || ') in SQLite''s rollback-journal mode, in which a GnuCash save that meets a search'
            || ' fails at once ("database is locked") and GnuCash''s session then fails its later saves too: it is not'
            || ' read while GnuCash has it open. Close GnuCash and switch the book to WAL once'
-           || ' (PRAGMA journal_mode=WAL in sqlite3; docs/applications.md, GnuCash).'
-    FROM pragma_journal_mode WHERE journal_mode NOT IN ('wal', 'memory') AND EXISTS (SELECT 1 FROM gnclock)`,
+           || ' (PRAGMA journal_mode=WAL in sqlite3; docs/applications.md, GnuCash). A lock left by a GnuCash that'
+           || ' did not close the book (a crash) goes once GnuCash opens it ("Open Anyway") and closes it.'
+    FROM pragma_journal_mode, (SELECT Hostname, PID FROM gnclock LIMIT 1)
+    WHERE journal_mode NOT IN ('wal', 'memory')`,
   harms: `
     SELECT 'the book is in SQLite''s rollback-journal mode: it is not read while GnuCash has it open, for a GnuCash'
            || ' save that meets a search fails at once ("database is locked") and GnuCash''s session then fails its'
