@@ -3,14 +3,14 @@
 // middle of a write, or not be running at all. While it cannot be served, a stand-in
 // handler answers: /status as always, searches with docs/API.md's 500. What is done on
 // each change is decided by bin/books/states.ts; this file does it (looks, opens, closes,
-// swaps the handler, logs). How a file is opened and diagnosed is
-// bin/files/database-file.ts; the search a connection to it gets, bin/files/book-search.ts.
+// swaps the handler, logs). How a file is opened and diagnosed: bin/files/database-file.ts.
 
 import type { RequestListener } from 'node:http';
 import type { LogLevel } from '../base/index.js';
 import type { BookConfig } from '../config/index.js';
 import {
   type BookFile,
+  committedOf,
   describeDatabaseError,
   fingerprintOf,
   identityOf,
@@ -113,7 +113,7 @@ class WatchedDatabase implements ServedDatabase {
     const hooks = {
       notice: () => this.feed({ on: 'notice' }),
       broken: (error: unknown) =>
-        this.feed({ on: 'broken', message: damaged(file, error), written: fingerprintOf(file), at: Date.now() }),
+        this.feed({ on: 'broken', message: damaged(file, error), written: committedOf(file), at: Date.now() }),
       onError: this.onError,
       servedBy: (close: () => void) => this.state.phase.is === 'served' && this.state.phase.connection.close === close,
     };
@@ -155,7 +155,7 @@ class WatchedDatabase implements ServedDatabase {
   private tick(): void {
     const { phase } = this.state;
     const fingerprinted = phase.is === 'unavailable' && (phase.broken ?? phase.backoff ?? phase.refused) !== undefined;
-    const written = fingerprinted ? fingerprintOf(this.file) : undefined;
+    const written = fingerprinted ? committedOf(this.file) : undefined;
     const identity = identityOf(this.file);
     if (phase.is === 'served' && identity === phase.inode) {
       this.lookAtAccess();
@@ -251,7 +251,7 @@ class WatchedDatabase implements ServedDatabase {
 
   /** One open of the file (`check`: only judged); its end is fed back as an event. */
   private open(stillFor: number, check: boolean): void {
-    const written = fingerprintOf(this.file);
+    const written = committedOf(this.file);
     this.opener.attempt(stillFor, check).then(
       (outcome) =>
         this.feed(

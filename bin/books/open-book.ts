@@ -8,6 +8,7 @@ import { CliError } from '../base/index.js';
 import {
   applicationOf,
   type BookFile,
+  committedOf,
   ensureDatabaseFile,
   fingerprintOf,
   identityOf,
@@ -100,7 +101,7 @@ export class BookOpener {
    */
   async attempt(stillFor: number, check = false): Promise<Serving | 'readable'> {
     const { file } = this;
-    const written = fingerprintOf(file);
+    const [written, inPlace] = [committedOf(file), fingerprintOf(file)];
     const shape = shapeOf(file);
     if (stillFor > 0) {
       // Only a path that stands still is opened: a file renamed into place again and again
@@ -125,7 +126,7 @@ export class BookOpener {
       // a busy file with a refused setting would be "changed" at every look, never refused.
       // A cp tears pages, which SQLite reports as its own errors, never such a refusal.
       if (error instanceof JudgedRefusal && shapeOf(file) === shape) throw error;
-      if (identityOf(file) !== undefined && fingerprintOf(file) !== written) return this.changing();
+      if (identityOf(file) !== undefined && fingerprintOf(file) !== inPlace) return this.changing();
       throw error;
     }
   }

@@ -43,22 +43,25 @@ export function walFilesOf(file: string): string | undefined {
 }
 
 /**
- * `identityOf` with the file's size and times of change, and its `-wal`'s: it differs while a
- * file is written in place (cp over it keeps its inode), where its identity does not, and
- * while an application commits into the `-wal` of a WAL file left unchanged until a checkpoint.
+ * `identityOf` with the file's size and times of change: it differs while a file is
+ * written in place (cp over it keeps its inode), where its identity does not.
  */
 export function fingerprintOf(path: string): string | undefined {
-  const file = statOf(path);
-  return file && `${file} ${statOf(`${path}-wal`) ?? '-'}`;
-}
-
-function statOf(path: string): string | undefined {
   try {
     const { dev, ino, size, mtimeNs, ctimeNs } = statSync(path, { bigint: true });
     return `${dev}:${ino}:${size}:${mtimeNs}:${ctimeNs}`;
   } catch {
     return undefined;
   }
+}
+
+/**
+ * `fingerprintOf` the file and its `-wal`: it differs once anything was committed to the file,
+ * also into the `-wal` of a WAL file, which leaves the file itself as it was until a checkpoint.
+ */
+export function committedOf(path: string): string | undefined {
+  const file = fingerprintOf(path);
+  return file && `${file} ${fingerprintOf(`${path}-wal`) ?? '-'}`;
 }
 
 /**
