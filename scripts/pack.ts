@@ -37,7 +37,8 @@ const destination = resolve(values['pack-destination']);
 
 // npm as `npm run package` started it (npm_execpath, its script run by this Node.js): on
 // Windows `npm` is a .cmd file, which execFileSync does not start without a shell.
-const npmCli = process.env.npm_execpath;
+// Another package manager's (yarn, pnpm) takes other flags: then npm from PATH.
+const npmCli = /npm-cli\.js$/.test(process.env.npm_execpath ?? '') ? process.env.npm_execpath : undefined;
 const npm = (args: string[], options: ExecFileSyncOptions): string | Buffer =>
   npmCli === undefined
     ? execFileSync('npm', args, options)
