@@ -150,6 +150,11 @@ const log = (line: string, level: 'notice' | 'warning' | 'error'): Effect<C> => 
 const setText = `${FILE} cannot be served exactly: the budget is kept in USD, and the service answers in euros only.`;
 const set: Cause = { code: 'INVALID', message: setText, waits: false };
 const SET_LINE = `${setText} Searches answer 500 until that no longer holds`;
+/** Refused by a setting, as its line said: `refused` the file refused and how it was last seen; `was` the file served. */
+const refusedAs = (
+  refused: { identity: string; written: string; changed: boolean },
+  was: { served: string } | { another: true } = { served: 'i1' },
+): WatchState<C> => state(down(set, { ...was, refused }), { lastLine: SET_LINE });
 const SETTING: WatchEvent<C> = {
   on: 'failed',
   error: ERROR,
@@ -679,62 +684,42 @@ const ROWS: Row[] = [
   // in rollback-journal mode is not read while GnuCash saves it.
   {
     name: 'refused, the file as it was when refused: not opened again',
-    from: state(down(set, { served: 'i1', refused: { identity: 'i1', written: 'f1', changed: false } }), {
-      lastLine: SET_LINE,
-    }),
+    from: refusedAs({ identity: 'i1', written: 'f1', changed: false }),
     on: tick('i1', 'f1'),
-    to: state(down(set, { served: 'i1', refused: { identity: 'i1', written: 'f1', changed: false } }), {
-      lastLine: SET_LINE,
-    }),
+    to: refusedAs({ identity: 'i1', written: 'f1', changed: false }),
     effects: [],
   },
   {
     name: 'refused, the file written since: not opened while it is written',
-    from: state(down(set, { served: 'i1', refused: { identity: 'i1', written: 'f1', changed: false } }), {
-      lastLine: SET_LINE,
-    }),
+    from: refusedAs({ identity: 'i1', written: 'f1', changed: false }),
     on: tick('i1', 'f2'),
-    to: state(down(set, { served: 'i1', refused: { identity: 'i1', written: 'f2', changed: true } }), {
-      lastLine: SET_LINE,
-    }),
+    to: refusedAs({ identity: 'i1', written: 'f2', changed: true }),
     effects: [],
   },
   {
     name: 'refused, written, then still for a look: looked at as the file served, refused by a setting',
-    from: state(down(set, { served: 'i1', refused: { identity: 'i1', written: 'f2', changed: true } }), {
-      lastLine: SET_LINE,
-    }),
+    from: refusedAs({ identity: 'i1', written: 'f2', changed: true }),
     on: tick('i1', 'f2'),
     to: state(looking(set, { served: 'i1' }), { lastLine: SET_LINE }),
     effects: [open(STABLE_MS)],
   },
   {
     name: 'a replacement refused (another file than the one served): not opened again while it is as it was',
-    from: state(down(set, { served: 'i1', refused: { identity: 'i2', written: 'f1', changed: false } }), {
-      lastLine: SET_LINE,
-    }),
+    from: refusedAs({ identity: 'i2', written: 'f1', changed: false }),
     on: tick('i2', 'f1'),
-    to: state(down(set, { served: 'i1', refused: { identity: 'i2', written: 'f1', changed: false } }), {
-      lastLine: SET_LINE,
-    }),
+    to: refusedAs({ identity: 'i2', written: 'f1', changed: false }),
     effects: [],
   },
   {
     name: 'a replacement refused with no file served before: not opened again while it is as it was',
-    from: state(down(set, { another: true, refused: { identity: 'i2', written: 'f1', changed: false } }), {
-      lastLine: SET_LINE,
-    }),
+    from: refusedAs({ identity: 'i2', written: 'f1', changed: false }, { another: true }),
     on: tick('i2', 'f1'),
-    to: state(down(set, { another: true, refused: { identity: 'i2', written: 'f1', changed: false } }), {
-      lastLine: SET_LINE,
-    }),
+    to: refusedAs({ identity: 'i2', written: 'f1', changed: false }, { another: true }),
     effects: [],
   },
   {
     name: 'refused, another file at the path: opened at once',
-    from: state(down(set, { served: 'i1', refused: { identity: 'i1', written: 'f1', changed: false } }), {
-      lastLine: SET_LINE,
-    }),
+    from: refusedAs({ identity: 'i1', written: 'f1', changed: false }),
     on: tick('i2', 'f9'),
     to: state(looking(set, { another: true }), { lastLine: SET_LINE }),
     effects: [open(STABLE_MS)],
