@@ -262,11 +262,12 @@ export function checkMapping(app: string | undefined, tables: Partial<TableNames
 
 function readSocket(setting: Reader, given: Values): ServeCommand['socket'] {
   const path = setting('socket');
-  if (path === undefined) {
-    if (given['socket-mode'] !== undefined || given['socket-group'] !== undefined)
-      throw usage('--socket-mode and --socket-group need --socket PATH');
-    return undefined;
-  }
+  const unix = (['socket-mode', 'socket-group'] as const).find((flag) => given[flag] !== undefined);
+  if (path === undefined && unix !== undefined) throw usage('--socket-mode and --socket-group need --socket PATH');
+  if (path === undefined) return undefined;
+  // Windows listens on a named pipe (bin/listen/socket.ts), which has neither.
+  if (process.platform === 'win32' && unix !== undefined)
+    throw usage(`--${unix} is for a Unix socket: a named pipe on Windows has neither mode nor group; leave it out`);
   return { path, mode: setting('socket-mode'), group: setting('socket-group') };
 }
 

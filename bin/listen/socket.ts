@@ -109,11 +109,6 @@ export function useSocketMode(mode: number): void {
  */
 export function applySocketGroup(path: string, group: string | undefined): void {
   if (group === undefined) return;
-  if (process.platform === 'win32') {
-    throw new CliError(
-      `cannot set group ${group} on socket ${path}: a named pipe on Windows has no group; leave --socket-group out`,
-    );
-  }
   const gid = groupId(group);
   try {
     lchownSync(path, -1, gid);

@@ -285,6 +285,13 @@ test('Windows: --socket is a named pipe, answered to another Windows process; a 
     refused.output(),
     /cannot listen on socket Z:.*api\.sock: on Windows a socket is a named pipe, written \\\\\.\\pipe\\NAME/,
   );
+  // A Linux recipe's --socket-mode would restrict nothing on a pipe: refused, not ignored.
+  const moded = wine([BIN, '--db', win(LAGER), '--socket', pipe, '--socket-mode', '660'], 'pipe-mode');
+  assert.equal(await finished(moded.child, '--socket-mode on a pipe'), 2);
+  assert.match(
+    moded.output(),
+    /^booking-search-server: --socket-mode is for a Unix socket: a named pipe on Windows has neither mode nor group; leave it out \(see --help\)\r?$/m,
+  );
 });
 
 test('Windows: a book another program holds open exclusively (share mode 0) is waited for as a lock, by check and the start, and served once it is closed', async () => {
