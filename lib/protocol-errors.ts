@@ -83,6 +83,9 @@ function closeUnlessAnswering(this: Server, socket: Duplex): void {
   if (!answering(socket, this.requestTimeout > 0)) socket.destroy();
 }
 
+/** The servers answerProtocolErrors has wired. */
+const wired = new WeakSet<Server>();
+
 /** The one expectation node:http may answer with 100 Continue (RFC 9110 §10.1.1). */
 const ONLY_CONTINUE = /^[ \t]*100-continue[ \t]*$/i;
 
@@ -100,9 +103,12 @@ const ONLY_CONTINUE = /^[ \t]*100-continue[ \t]*$/i;
  * And it hands a request with `Expect: 100-continue` to the handler before node:http's
  * `100 Continue`, which the handler sends once the request is let in (a client refused
  * sends no body); one the handler does not take in that turn (your routes') gets it at once,
- * as node:http would send it. Returns `server`.
+ * as node:http would send it. Returns `server`; a second call on it changes nothing.
  */
 export function answerProtocolErrors<S extends Server>(server: S): S {
+  // Twice, each listener would answer again: the second writes over the first's answer.
+  if (wired.has(server)) return server;
+  wired.add(server);
   // A documented option of http.createServer (Node ≥ 20), read on every request.
   (server as { requireHostHeader?: boolean }).requireHostHeader = false;
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {

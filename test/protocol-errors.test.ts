@@ -53,6 +53,24 @@ test('answerProtocolErrors: parser errors, 431 and 417 as JSON on a plain node:h
   }
 });
 
+test('answerProtocolErrors twice on one server is once: one 417 for an Expect it cannot meet, one request for 100-continue', async (t) => {
+  const handler = createHandler(openFixture(t), CREDENTIALS);
+  let requests = 0;
+  const server = createServer((req, res) => {
+    requests += 1;
+    handler(req, res);
+  });
+  answerProtocolErrors(answerProtocolErrors(server));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const expect = 'GET /api/v1/status HTTP/1.1\r\nHost: x\r\nExpect: nichts\r\n\r\n';
+  assertProtocolError(await rawRequest(origin, expect), 417, 'Erwartung nicht erfüllbar.');
+  const continued = `GET /api/v1/status HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`;
+  assertReply(await rawRequest(origin, continued), 200, statusAnswer());
+  assert.equal(requests, 1);
+});
+
 test("with a listed Origin: an answer written before the request reaches the service has no CORS header, not even Vary; the handler's 400 for its Host has them (docs/API.md, CORS)", async (t) => {
   const origin = await serveWired(t);
   const page = 'Origin: http://127.0.0.1:8081\r\n';
