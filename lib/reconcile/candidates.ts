@@ -173,32 +173,45 @@ class Finder {
   }
 }
 
+/** A line's possible parts (poolOf), and how many bookings were looked at to find them. */
+export interface Pool {
+  same: Part[];
+  opposite: Part[];
+  /** Whether more than `most` were found: the pool stops there. */
+  tooLarge: boolean;
+  broken?: Error;
+  looked: number;
+}
+
 /**
  * The bookings not given to any line that may be a part of `line`: of its sign, and of the
- * other with `beide`; of those, the first that cannot be answered (`broken`), the 500 of a
- * line that weighs them.
+ * other with `beide`, at most `most` and one; of those, the first that cannot be answered
+ * (`broken`), the 500 of a line that weighs them.
  */
 export function poolOf(
   line: ReconcileLine,
   names: ReadonlySet<string> | undefined,
   bookings: readonly Booking[],
   given: Uint8Array,
-): { same: Part[]; opposite: Part[]; broken?: Error } {
-  const same: Part[] = [];
-  const opposite: Part[] = [];
-  let broken: Error | undefined;
+  most: number,
+): Pool {
+  const pool: Pool = { same: [], opposite: [], tooLarge: false, looked: 0 };
   const sign = Math.sign(line.betragCents);
-  for (let index = firstAtLeast(bookings, line.day - line.tage, dayOf); index < bookings.length; index += 1) {
+  const first = firstAtLeast(bookings, line.day - line.tage, dayOf);
+  let index = first;
+  for (; index < bookings.length && !pool.tooLarge; index += 1) {
     const booking = bookings[index] as Booking;
     if (booking.day > line.day + line.tage) break;
     if (given[index] === 1 || (names !== undefined && (booking.konto === null || !names.has(booking.konto)))) continue;
     const part = { cents: booking.cents, days: Math.abs(booking.day - line.day), id: booking.id, booking: index };
-    if (Math.sign(booking.cents) === sign) same.push(part);
-    else if (line.beide && Math.sign(booking.cents) === -sign) opposite.push(part);
+    if (Math.sign(booking.cents) === sign) pool.same.push(part);
+    else if (line.beide && Math.sign(booking.cents) === -sign) pool.opposite.push(part);
     else continue;
-    broken ??= booking.broken;
+    if (booking.broken !== undefined) pool.broken ??= booking.broken;
+    pool.tooLarge = pool.same.length + pool.opposite.length > most;
   }
-  return broken === undefined ? { same, opposite } : { same, opposite, broken };
+  pool.looked = index - first;
+  return pool;
 }
 
 const itself = (cents: number): number => cents;

@@ -83,11 +83,18 @@ function* splitLines(
   for (const mine of got) for (const booking of mine) given[booking] = 1;
   const unsplit = new Set<number>();
   let left = limit;
+  let looked = 0;
   for (let i = 0; i < request.lines.length; i += 1) {
     const line = request.lines[i] as ReconcileLine;
     if (line.teile < 2 || got[i]?.length !== 0 || line.betragCents === 0) continue;
-    const pool = poolOf(line, konten(line, request), bookings, given);
-    if (pool.same.length + pool.opposite.length > MAX_PARTS_POOL) {
+    // Each line's window is walked: a thousand lines over a year's bookings take their turns.
+    if (looked >= STEP_EDGES) {
+      looked = 0;
+      yield;
+    }
+    const pool = poolOf(line, konten(line, request), bookings, given, MAX_PARTS_POOL);
+    looked += pool.looked;
+    if (pool.tooLarge) {
       unsplit.add(i);
       continue;
     }

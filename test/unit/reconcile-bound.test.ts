@@ -4,8 +4,10 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseReconcileBody } from '../../lib/reconcile/body.js';
-import { MAX_WEIGHED, reconcile } from '../../lib/reconcile/reconcile.js';
+import { parseReconcileBody, type ReconcileLine } from '../../lib/reconcile/body.js';
+import { bookingsOf, poolOf } from '../../lib/reconcile/candidates.js';
+import { STEP_EDGES } from '../../lib/reconcile/costs.js';
+import { MAX_PARTS_POOL, MAX_WEIGHED, reconcile } from '../../lib/reconcile/reconcile.js';
 import type { BookingRow } from '../../lib/search/sql.js';
 
 function answer(zeilen: unknown[], rows: readonly BookingRow[], limit?: number): string | undefined {
@@ -19,6 +21,15 @@ function answer(zeilen: unknown[], rows: readonly BookingRow[], limit?: number):
 }
 
 const row = (id: number, datum: string, cents: number): BookingRow => [id, datum, cents, 'Barauslage', null, 'Kasse'];
+const day = (n: number): string => new Date(Date.UTC(2026, 0, 1 + n)).toISOString().slice(0, 10);
+
+/** What a generator returns, its turns taken at once. */
+function drain<T>(work: Generator<void, T, void>): T {
+  for (;;) {
+    const step = work.next();
+    if (step.done === true) return step.value;
+  }
+}
 
 test('a statement weighs its lines’ candidates: at the bound its answer, one more none', () => {
   // Six bookings of 12.50 and three of 12.60: the second line has all nine, the third two days.
@@ -58,4 +69,21 @@ test('and the combinations of parts it weighs, with the candidates in one count'
   assert.equal(answer(zeilen, rows, 5), unbounded);
   assert.equal(answer(zeilen, rows, 4), undefined);
   assert.ok(MAX_WEIGHED >= 1_000_000);
+});
+
+test('step 3 takes turns: a line whose window holds more possible parts than are split stops looking at the bound, and the lines are walked a few at a time', () => {
+  // 4,000 expenses of 10.00 over 200 days; a thousand lines of 99.99 in two parts, each over all of them.
+  const rows = Array.from({ length: 4000 }, (_, i) => row(i + 1, day(i % 200), 1000));
+  const zeilen = Array.from({ length: 1000 }, () => ({ datum: '2026-04-01', betrag: '-99.99', teile: 2, tage: 366 }));
+  const parsed = parseReconcileBody(Buffer.from(JSON.stringify({ zeilen })));
+  assert.ok(parsed.ok);
+  const line = parsed.request.lines[0] as ReconcileLine;
+  const pool = poolOf(line, undefined, drain(bookingsOf(rows, new Set())), new Uint8Array(rows.length), MAX_PARTS_POOL);
+  assert.equal(pool.tooLarge, true);
+  assert.equal(pool.looked, MAX_PARTS_POOL + 1);
+  const work = reconcile(parsed.request, rows);
+  let steps = 0;
+  for (let step = work.next(); step.done !== true; step = work.next()) steps += 1;
+  // 1,000 walks of 401 bookings, a turn after each 4,096: about a hundred turns.
+  assert.ok(steps >= (1000 * (MAX_PARTS_POOL + 1)) / STEP_EDGES - 2, `${steps} turns`);
 });
