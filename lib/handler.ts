@@ -34,6 +34,7 @@ import {
   clientAddress,
   isBadRequest,
   originForm,
+  pathForLog,
   type RequestFacts,
   recordFacts,
   throttleKey,
@@ -150,10 +151,12 @@ function buildParts(search: SearchTurns, credentials: Users, settings: Settings,
 /** One request, up to the login's verdict (steps 1 to 5 above). */
 function answer(parts: Parts, req: IncomingMessage, res: ServerResponse, next?: Next): void {
   const { cors, trusted, failures, login, apiPrefix, statusPath, searchPath, reconcilePath, challengeHeader } = parts;
-  const url = originForm(req.url ?? '/') ?? '';
+  const target = req.url ?? '/';
+  const url = originForm(target) ?? '';
   const mark = url.indexOf('?');
   const path = mark === -1 ? url : url.slice(0, mark);
-  if (next !== undefined && !path.startsWith(apiPrefix)) return next();
+  // A target with a user and password (no url) is ours by its path too: its 400, never next().
+  if (next !== undefined && !(url === '' ? pathForLog(target) : path).startsWith(apiPrefix)) return next();
   const admission = admit(req, res);
   if (admission === 'drop') return;
   const endpoint =

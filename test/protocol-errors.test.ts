@@ -189,6 +189,14 @@ test('a Host that is not uri-host [":" port] is the handler’s JSON 400 (RFC 91
   }
 });
 
+test('with next: an absolute-form target with a user and password under {basePath}/api/ is the 400, never handed on; outside it, next() has it', async (t) => {
+  const origin = await serveWired(t, true);
+  const inside = await rawRequest(origin, 'GET http://kasse:geheim@x/api/v1/status HTTP/1.1\r\nHost: x\r\n\r\n');
+  assertProtocolError(inside, 400, 'Ungültige Anfrage.');
+  const outside = 'GET http://kasse:geheim@x/startseite HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n';
+  assert.equal((await rawRequest(origin, outside)).body, 'app');
+});
+
 test('outside {basePath}/api/ a request without Host is handed to next() untouched', async (t) => {
   const origin = await serveWired(t, true);
   const reply = await rawRequest(origin, 'GET /startseite HTTP/1.1\r\nConnection: close\r\n\r\n');
