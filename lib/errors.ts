@@ -22,9 +22,13 @@ export function isLock(error: unknown): boolean {
   return LOCK.test(errorCode(error) ?? '');
 }
 
+/** The code of a search on a connection its owner closed (the embedder's next handler has a new one). */
+export const DATABASE_CLOSED = 'BOOKING_SEARCH_DATABASE_CLOSED';
+
 /** Whether `error` says the database cannot be read now, so that a later try may succeed. */
 export function isNotReadableNow(error: unknown): boolean {
-  return isLock(error) || NOT_READABLE_NOW.test(errorCode(error) ?? '');
+  const code = errorCode(error) ?? '';
+  return isLock(error) || NOT_READABLE_NOW.test(code) || code === DATABASE_CLOSED;
 }
 
 /** Throws a TypeError with `message` unless `condition` holds: a misused argument, named. */

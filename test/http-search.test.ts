@@ -271,6 +271,25 @@ test('on a connection with busy timeout 0, a search that meets a write lock wait
   assertReply(reply, 200, { anzahl: 7, buchungen: [] });
 });
 
+test('a connection its owner closes while a search waits for it: 500 database_unavailable with Retry-After: 1, so that the retry reaches the handler over a new one', async (t) => {
+  const file = buildDatabase(t);
+  const reader = openReadOnly(t, file, { timeout: 0 });
+  const writer = new Database(file);
+  t.after(() => writer.close());
+  const errors: unknown[] = [];
+  const origin = await serve(t, createHandler(reader, CREDENTIALS, { onError: (error) => errors.push(error) }));
+  writer.exec('BEGIN EXCLUSIVE');
+  writer.exec("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-02', 1250)");
+  setTimeout(() => {
+    reader.close();
+    writer.exec('COMMIT');
+  }, 30);
+  const reply = await get(`${origin}/api/v1/buchungen?${MARCH}&betrag=-12.5&limit=0`);
+  assertReply(reply, 500, { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'database_unavailable' });
+  assert.equal(reply.headers['retry-after'], '1');
+  assert.equal((errors[0] as { code?: string }).code, 'BOOKING_SEARCH_DATABASE_CLOSED');
+});
+
 test('an amount that is not whole cents in the database answers 500 instead of a wrong betrag', async (t) => {
   const file = buildDatabase(t);
   const errors: unknown[] = [];

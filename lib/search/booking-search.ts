@@ -3,7 +3,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
-import { isLock } from '../errors.js';
+import { DATABASE_CLOSED, isLock } from '../errors.js';
 import { type Mapping, ownSchema, type TableNames } from '../mapping.js';
 import type { SearchQuery } from '../query.js';
 import { createApplicationSearch, unreadableBooking } from './application-search.js';
@@ -96,6 +96,7 @@ export function createBookingSearch(
    * its caller's on a read-only connection (one snapshot for several reads).
    */
   function inTransaction<T>(work: () => T): T {
+    if (!db.open) throw CLOSED();
     if (reading || (db.inTransaction && db.readonly)) return work();
     // A transaction its owner holds on a writable connection (one an app shares) would show
     // the search what is not committed: it waits for its end, as for a writer's lock.
@@ -124,6 +125,10 @@ export function createBookingSearch(
   const search = (query: SearchQuery): SearchRows => inTransaction(() => searchInTransaction(query));
   return Object.assign(search, turns);
 }
+
+/** A connection its owner closed while searches waited for it: a handler over a new one answers the next try. */
+const CLOSED = (): Error =>
+  Object.assign(new Error('the database connection was closed by its owner'), { code: DATABASE_CLOSED });
 
 /** A transaction of the connection's owner, open as a search begins: a lock, as SQLite names one within a connection. */
 const OWNERS_TRANSACTION = (): Error =>
