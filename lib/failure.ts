@@ -16,11 +16,17 @@ export interface Failures {
 
 export function createFailures(onError: (error: unknown, req: IncomingMessage, path: string) => void): Failures {
   function report(error: unknown, req: IncomingMessage): void {
+    // The path a log line may show: the routed one, or the target's for a request not routed yet.
+    const path = requestFacts(req)?.path ?? pathForLog(req.url ?? '');
+    // A failing error hook must not take the request, or the server, down with it, nor lose
+    // the cause: stderr has both. An async hook fails by its promise.
+    const failed = (hookError: unknown): void =>
+      console.error(`booking-search-server: onError failed (${String(hookError)}) on ${req.method} ${path}:`, error);
     try {
-      // The path a log line may show: the routed one, or the target's for a request not routed yet.
-      onError(error, req, requestFacts(req)?.path ?? pathForLog(req.url ?? ''));
-    } catch {
-      // A failing error hook must not take the request, or the server, down with it.
+      const returned: unknown = onError(error, req, path);
+      if (returned instanceof Promise) returned.catch(failed);
+    } catch (hookError: unknown) {
+      failed(hookError);
     }
   }
   return {

@@ -263,19 +263,36 @@ test('an unexpected error answers 500 "Interner Fehler." and the server keeps se
   assertReply(await get(`${origin}/api/v1/status`), 200, STATUS);
 });
 
-test('an onError hook that throws does not change the answer', async (t) => {
-  const db = openFixture(t);
-  const origin = await serve(
-    t,
-    createHandler(db, CREDENTIALS, {
-      onError: () => {
-        throw new Error('hook');
-      },
-    }),
-  );
-  db.close();
-  assertReply(await get(`${origin}${SEARCH}`), 500, {
-    fehler: 'Interner Fehler bei der Buchungssuche.',
-    code: 'search_failed',
-  });
+test('an onError hook that throws, or an async one that rejects, changes no answer and loses no cause: stderr has both', async (t) => {
+  const written = t.mock.method(console, 'error', () => undefined);
+  const unhandled: unknown[] = [];
+  const hear = (reason: unknown): number => unhandled.push(reason);
+  process.on('unhandledRejection', hear);
+  t.after(() => process.off('unhandledRejection', hear));
+  for (const onError of [
+    () => {
+      throw new Error('hook');
+    },
+    async () => {
+      throw new Error('hook');
+    },
+  ]) {
+    const db = openFixture(t);
+    const origin = await serve(t, createHandler(db, CREDENTIALS, { onError }));
+    db.close();
+    assertReply(await get(`${origin}${SEARCH}`), 500, {
+      fehler: 'Interner Fehler bei der Buchungssuche.',
+      code: 'database_unavailable',
+    });
+  }
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(unhandled, []);
+  assert.equal(written.mock.callCount(), 2);
+  for (const call of written.mock.calls) {
+    assert.match(
+      String(call.arguments[0]),
+      /^booking-search-server: onError failed \(Error: hook\) on GET \/api\/v1\/buchungen:$/,
+    );
+    assert.match(String(call.arguments[1]), /database connection was closed/);
+  }
 });

@@ -220,16 +220,19 @@ test('validation failures answer 400 with the docs/API.md message', async (t) =>
 });
 
 test('a database error answers the fixed 500, the cause goes to onError with the path a log shows, and serving goes on', async (t) => {
-  const db = new Database(buildDatabase(t), { readonly: true });
+  const file = buildDatabase(t);
   const errors: unknown[] = [];
   const paths: string[] = [];
   const onError = (error: unknown, _req: unknown, path: string): void => {
     errors.push(error);
     paths.push(path);
   };
-  const origin = await serve(t, createHandler(db, CREDENTIALS, { onError }));
-  db.close();
-  const reply = await get(`${origin}/api/v1/buchungen?${MARCH}&betrag=-12.5`);
+  const origin = await serve(t, createHandler(openReadOnly(t, file), CREDENTIALS, { onError }));
+  // A booking no search can answer, written after the start.
+  const writer = new Database(file);
+  writer.exec("INSERT INTO entries (id, date, amount_cents) VALUES (100, '2026-03-05', 1250.5)");
+  writer.close();
+  const reply = await get(`${origin}/api/v1/buchungen?${MARCH}&betrag=-12.5&toleranz=1`);
   assertReply(reply, 500, { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'search_failed' });
   assert.equal(reply.headers['retry-after'], undefined);
   assert.equal(errors.length, 1);
