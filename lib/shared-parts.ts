@@ -5,7 +5,7 @@
 import { ensure } from './errors.js';
 import { createHashChecks, type HashChecks } from './hash-checks.js';
 import { Metrics } from './metrics.js';
-import { resolveOptions, type Settings } from './options.js';
+import { OPTION_NAMES, resolveOptions, type Settings } from './options.js';
 import { createThrottle, type Throttle } from './throttle.js';
 import { createThrottleAuthority, type ThrottleAuthority } from './throttle-authority.js';
 import { type CountsElsewhere, createThrottleReplica } from './throttle-replica.js';
@@ -79,14 +79,19 @@ const LOGIN_LIMITS = [
  * package (lib/index.ts); the command builds its own with buildSharedParts.
  */
 export function createSharedParts(options?: HandlerOptions): SharedParts {
-  // Built first: an option nobody knows is named as createHandler names it (resolveOptions).
+  const limits: readonly string[] = LOGIN_LIMITS;
+  // A name no option has, in any case, is named beside the login limits, not all options;
+  // a misspelt one as createHandler names it (resolveOptions, in buildSharedParts).
+  for (const key of typeof options === 'object' && options !== null ? Object.keys(options) : []) {
+    const known = OPTION_NAMES.some((name) => name.toLowerCase() === key.toLowerCase());
+    ensure(known, `options.${key} is not an option; the login limits are ${limits.join(', ')}`);
+  }
   // The counts served to other processes (--workers, `authority`) are the command's.
   const { throttle, hashChecks } = buildSharedParts(options);
   for (const key of Object.keys(options ?? {})) {
-    const limit = key === 'now' || (LOGIN_LIMITS as readonly string[]).includes(key);
     ensure(
-      limit,
-      `options.${key} is not a login limit: give it to each createHandler (these are ${LOGIN_LIMITS.join(', ')})`,
+      key === 'now' || limits.includes(key),
+      `options.${key} is not a login limit: give it to each createHandler (these are ${limits.join(', ')})`,
     );
   }
   return { throttle, hashChecks };
