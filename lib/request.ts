@@ -219,8 +219,8 @@ export interface RequestFacts {
   user: string | undefined;
   /**
    * The username of well-formed Basic credentials, accepted or not, when it is one of the
-   * handler's users (escape it for a log line); `UNKNOWN_USER` for any other name, which may
-   * be a password typed into the wrong field; `undefined` without such credentials.
+   * handler's users (escape it for a log line); `':unknown'` for any other name, which may be
+   * a password typed into the wrong field; `undefined` without such credentials.
    */
   attempted: string | undefined;
   /** The target's path as a log line may show it (`pathForLog`): no query, scheme or authority. */
