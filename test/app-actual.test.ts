@@ -182,7 +182,7 @@ test("an Actual budget kept in US dollars (Actual's own currency setting) is ref
   );
   const db = new Database(dollars.file, { readonly: true, fileMustExist: true });
   t.after(() => db.close());
-  await assertRefusedAsCheckSays(db, dollars.file, 'actual', check.stdout);
+  await assertRefusedAsCheckSays(db, dollars.file, 'actual', check.stdout, undefined, t);
 
   const euros = await writeActualBudget(tempDir(t), { preferences: { defaultCurrencyCode: 'EUR' }, ...SPEC });
   assert.equal(euros.preferences['defaultCurrencyCode'], 'EUR');

@@ -599,6 +599,31 @@ test('a GnuCash book in rollback-journal mode is not read while GnuCash has it o
   assert.equal((JSON.parse(last.body) as { anzahl: number }).anzahl, 100, 'each served, in the cash account');
 });
 
+test('a GnuCash book in rollback-journal mode that GnuCash has open as the service starts: the start goes on, the book refused, and once GnuCash closed it served with every save', async (t) => {
+  const file = join(tempDir(t), 'kasse.gnucash');
+  writeGnuCashBook(file, CASES);
+  let opened = (): void => undefined;
+  const open = new Promise<void>((resolve) => (opened = resolve));
+  // GnuCash opens the book; its user enters the first of ten transactions 3 s later.
+  const gnucash = commitWithGnuCash(file, 10, 0.05, 3, opened);
+  await open;
+  const server = await start(t, ['--db', file, '--app', 'gnucash']);
+  const stderr = (): string => server.output().stderr;
+  await waitFor(stderr, /GnuCash has the book open \(its lock: .* Searches answer 500 until that no longer holds$/m);
+  const search = () =>
+    request(`${server.api}buchungen?von=2025-07-01&bis=2025-07-31&betrag=0&toleranz=999999&limit=0`, {
+      headers: { authorization: AUTH },
+    });
+  assert.equal((await search()).status, 500);
+  const { code, stderr: saved } = await gnucash;
+  assert.equal(code, 0, saved);
+  assert.doesNotMatch(saved, /database is locked/);
+  await waitFor(stderr, /Z database \S+: what refused it no longer holds; serving it$/m);
+  const last = await search();
+  assert.equal(last.status, 200, last.body);
+  assert.equal((JSON.parse(last.body) as { anzahl: number }).anzahl, 10, 'every save, in the cash account');
+});
+
 test('a GnuCash book in WAL mode, served live: GnuCash saves every one of 100 transactions committed 20 ms apart in one session while searches run, and every search answers 200', async (t) => {
   const file = join(tempDir(t), 'kasse.gnucash');
   writeGnuCashBook(file, CASES);

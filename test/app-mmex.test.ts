@@ -454,7 +454,7 @@ test('a Money Manager Ex file whose euro shows other than two decimals is refuse
   );
   const db = new Database(file, { readonly: true, fileMustExist: true });
   t.after(() => db.close());
-  await assertRefusedAsCheckSays(db, file, 'mmex', check.stdout);
+  await assertRefusedAsCheckSays(db, file, 'mmex', check.stdout, undefined, t);
   // Changed while served: each search reads the scale the file holds now.
   const scale = (value: number) =>
     writeBook(file, (writer) => {

@@ -20,8 +20,7 @@ import type {
 
 export type { Backoff, Cause, Effect, Outcome, Phase, Step, WatchEvent, WatchState } from './state-types.js';
 
-// A changed file is opened only once its path has stood still this long: a file renamed into
-// place again and again (a named pipe and back) is not opened in the middle of it.
+// A changed file is opened once its path stood still this long, not amid renames (a named pipe and back, again).
 export const STABLE_MS = 250;
 
 const OPENING = (message: string): Cause => ({ code: 'SQLITE_BUSY', message, waits: true });
@@ -126,8 +125,7 @@ function tick<C>(state: WatchState<C>, { identity, written, at }: Extract<WatchE
   const was = { ...stillThere(identity, phase), ...(backoff && { backoff }) };
   const waited = phase.cause.waits && was.another === undefined;
   const look: Look = { first: false, sameFile: false, wasWaiting: waited, ...was };
-  // Opened again, a file not served keeps the reason it last gave: /ready and the 500s go on saying what to do (start
-  // the application, let it roll back its journal) until it serves or fails otherwise, not "being opened" each second.
+  // Opened again, a file not served keeps its last reason (/ready and the 500s say what to do), not "being opened".
   const cause = phase.quiet === true ? OPENING('the file is being opened again') : phase.cause;
   return {
     state: { ...state, noticed: false, phase: { is: 'opening', cause, look } },
@@ -237,12 +235,14 @@ function failed<C>(state: WatchState<C>, event: Extract<Ended<C>, { on: 'failed'
   if (phase.is !== 'opening') return { state, effects: [] };
   const cause: Cause = { code: event.gone ? 'ENOENT' : 'INVALID', message: event.message, waits: false };
   const { first } = phase.look;
-  // A process that joins takes the file at the path for the one the service serves: read at last, it is not another.
-  const served = first === 'joins' ? event.identity : phase.look.served;
+  // A setting of the application (GnuCash keeping a book open) ends no start: the book waits for it.
+  const endsStart = first === 'start' && !event.bySetting;
+  // The file at the path as a process joins, or at such a start, is the one served: read at last, it is not another.
+  const served = first === 'joins' || (first === 'start' && !endsStart) ? event.identity : phase.look.served;
   const refused = event.bySetting && { refused: { identity: event.identity, written: event.written, changed: false } };
   const now: Phase<C> = { is: 'unavailable', cause, ...(event.gone ? {} : servedAs(served)), ...refused };
-  const ready: Effect<C>[] = first ? [{ do: 'ready', error: first === 'start' ? event.error : undefined }] : [];
-  if (first === 'start') return { state: { ...state, phase: now }, effects: ready };
+  const ready: Effect<C>[] = first ? [{ do: 'ready', error: endsStart ? event.error : undefined }] : [];
+  if (endsStart) return { state: { ...state, phase: now }, effects: ready };
   if (state.stopped) return { state, effects: ready };
   // The message as /ready gives it; one that ends a sentence is followed by another.
   const searches = `${event.message}${event.message.endsWith('.') ? ' Searches' : '; searches'}`;

@@ -155,7 +155,8 @@ export async function assertDateRefused(
  * The file `check` refused with `checkOutput` is refused by the handler and by the command,
  * with the sentence check printed first under "Data: does not fit" as the service says it:
  * `serviceSays` of it (the sentence itself where it names no booking's value). Returns the
- * handler's message and the command's output.
+ * handler's message and the command's output. With `waitsIn`, a refusal by a setting of the
+ * application: the command starts, the book refused until the setting changes.
  */
 export async function assertRefusedAsCheckSays(
   db: Database.Database,
@@ -163,6 +164,7 @@ export async function assertRefusedAsCheckSays(
   app: string,
   checkOutput: string,
   serviceSays = (sentence: string): string => sentence,
+  waitsIn?: TestContext,
 ): Promise<string[]> {
   const sentence = checkOutput.match(/^Data: does not fit .*\n {2}- (.*)$/m)?.[1];
   assert.ok(sentence !== undefined, checkOutput);
@@ -176,6 +178,18 @@ export async function assertRefusedAsCheckSays(
       return true;
     },
   );
+  if (waitsIn !== undefined) {
+    // A setting of the application: the command starts and says it, the book waiting for it.
+    const server = await start(waitsIn, ['--db', file, '--app', app]);
+    const { stderr } = server.output();
+    assert.ok(stderr.includes(`${said} Searches answer 500 until that no longer holds`), stderr);
+    const search = await request(`${server.api}buchungen?von=2026-01-01&bis=2026-12-31&betrag=1`, {
+      headers: { authorization: AUTH },
+    });
+    assert.equal(search.status, 500, search.body);
+    await server.stop();
+    return [message, stderr];
+  }
   const served = await run(['--db', file, '--app', app, '--port', '0']);
   assert.equal(served.code, 1, served.stderr);
   assert.ok(served.stderr.includes(said), served.stderr);

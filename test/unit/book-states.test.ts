@@ -233,6 +233,14 @@ const ROWS: Row[] = [
     to: state(down(bad), { since: AT }),
     effects: [{ do: 'ready', error: ERROR }],
   },
+  // GnuCash keeping a book in rollback-journal mode open as the service starts: the other books are served.
+  {
+    name: 'first open refused by a setting of its application: the start goes on, the file refused until it changes, said',
+    from: state(first),
+    on: SETTING,
+    to: { ...refusedAs({ identity: 'i1', written: 'f1', changed: false }), since: AT },
+    effects: [log(SET_LINE, 'error'), { do: 'ready', error: undefined }],
+  },
   // A worker in place of another joins the running service: the file is in the state it is in.
   {
     name: 'first open of a process that joins the service finds no database: said as a deleted file, the start goes on',
