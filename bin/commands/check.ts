@@ -56,7 +56,8 @@ const errorMessage = (error: unknown): string => (error instanceof CliError ? er
  * `check --config FILE`: the configuration judged as the service would read it (its
  * settings, its books, their users against the credentials where they can be read), then
  * each book's file as `check --db` judges it, and which books fit. Exit code 0 when all do
- * and the credentials can be read; the last line says which of the two failed.
+ * and the credentials given (none, as the service's user under LoadCredential=) can be
+ * read; the last line says which of the two failed, or that the users were not checked.
  */
 export async function reportOnBooks(
   command: ServeCommand,
@@ -112,5 +113,5 @@ export async function reportOnBooks(
     `${fit.length} of ${books.length} book${books.length === 1 ? '' : 's'} fit${fit.length === 0 ? '' : `: ${fit.join(', ')}`}${credentialsVerdict}.`,
   ];
   if (unfit.length > 0) summary.push(`Do not fit: ${unfit.join(', ')} (see above).`);
-  return writeReport(summary, unfit.length === 0 && unread === undefined ? 0 : 1);
+  return writeReport(summary, unfit.length === 0 && unread?.given !== true ? 0 : 1);
 }
