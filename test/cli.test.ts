@@ -461,7 +461,11 @@ test('a port in use ends with one clear line, and nothing on stdout, with --work
   const port = (blocker.address() as { port: number }).port;
   for (const workers of [[], ['--workers', '2']]) {
     const result = await run(['--demo', '--port', String(port), ...workers]);
-    assertFails(result, 1, `booking-search-server: port ${port} on 127.0.0.1 is already in use`);
+    assertFails(
+      result,
+      1,
+      `booking-search-server: port ${port} on 127.0.0.1 is already in use: stop the program that listens there, or choose another port`,
+    );
     assert.equal(result.stdout, '', workers.join(' '));
   }
 });
@@ -481,7 +485,10 @@ test('a start that fails at listen time, after the file was judged, ends at once
   chmodSync(cert, 0o600);
   chmodSync(key, 0o600);
   const failures: Array<[args: string[], line: string | RegExp]> = [
-    [['--port', port], `booking-search-server: port ${port} on 127.0.0.1 is already in use`],
+    [
+      ['--port', port],
+      `booking-search-server: port ${port} on 127.0.0.1 is already in use: stop the program that listens there, or choose another port`,
+    ],
     [
       ['--socket', join(dir, 'nonexist', 'api.sock')],
       `booking-search-server: cannot listen on socket ${join(dir, 'nonexist', 'api.sock')}: no such directory`,
@@ -489,7 +496,7 @@ test('a start that fails at listen time, after the file was judged, ends at once
     [['--socket', join(dir, 'api.sock'), '--socket-group', 'nosuchgroup'], /^booking-search-server: .*nosuchgroup/],
     [
       ['--port', '0', '--admin-port', port],
-      `booking-search-server: the admin listener: port ${port} on 127.0.0.1 is already in use`,
+      `booking-search-server: the admin listener: port ${port} on 127.0.0.1 is already in use: stop the program that listens there, or choose another port`,
     ],
     [
       ['--port', '0', '--tls-cert', key, '--tls-key', cert],
@@ -920,7 +927,7 @@ test('--workers with a port in use ends with one line, not one per worker', asyn
   assertFails(
     await run(['--demo', '--workers', '3', '--port', String(port)]),
     1,
-    `booking-search-server: port ${port} on 127.0.0.1 is already in use`,
+    `booking-search-server: port ${port} on 127.0.0.1 is already in use: stop the program that listens there, or choose another port`,
   );
   assertFails(
     await run(['--db', join(tempDir(t), 'fehlt.sqlite'), '--workers', '2']),

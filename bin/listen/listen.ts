@@ -53,7 +53,8 @@ function whyNot(error: unknown, where: ListenAddress): string {
     return `cannot listen on socket ${path}: ${describeFsError(error)}`;
   }
   const { host, port } = where;
-  if (code === 'EADDRINUSE') return `port ${port} on ${host} is already in use`;
+  if (code === 'EADDRINUSE')
+    return `port ${port} on ${host} is already in use: stop the program that listens there, or choose another port`;
   if (code === 'EACCES') return `no permission to listen on port ${port} (ports below 1024 need privileges)`;
   if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN')
     return `cannot listen on ${host}: no such address on this machine`;
