@@ -157,7 +157,9 @@ function describeData(lines: string[], db: Db, mapping: Mapping, meaning: Meanin
   lines.push(count === 0 ? 'Bookings: none.' : `Bookings: ${count}, dated ${first} to ${last}.`);
   if (meaning.problems.length > 0) {
     lines.push(
-      `Data: does not fit (${lookedAt}); the search would answer wrongly:`,
+      meaning.refused
+        ? 'Data: refused while a setting of its application holds (no booking read); served once it no longer does:'
+        : `Data: does not fit (${lookedAt}); the search would answer wrongly:`,
       ...meaning.problems.map((problem) => `  - ${problem}`),
     );
     return false;

@@ -176,6 +176,11 @@ test("an Actual budget kept in US dollars (Actual's own currency setting) is ref
   chmodSync(dirname(dollars.file), 0o555);
   const check = await run(['check', '--db', dollars.file, '--app', 'actual']);
   assert.equal(check.code, 1, check.stdout);
+  // A setting, not data that would be answered wrongly: the bookings are not even read.
+  assert.match(
+    check.stdout,
+    /^Data: refused while a setting of its application holds \(no booking read\); served once it no longer does:$/m,
+  );
   assert.match(
     check.stdout,
     /^ {2}- the budget is kept in USD \(its currency in Actual's settings, defaultCurrencyCode\), and the service answers in euros only: it does not serve this budget\.$/m,

@@ -153,7 +153,7 @@ export async function assertDateRefused(
 
 /**
  * The file `check` refused with `checkOutput` is refused by the handler and by the command,
- * with the sentence check printed first under "Data: does not fit" as the service says it:
+ * with the sentence check printed first under "Data:" as the service says it:
  * `serviceSays` of it (the sentence itself where it names no booking's value). Returns the
  * handler's message and the command's output. With `waitsIn`, a refusal by a setting of the
  * application: the command starts, the book refused until the setting changes.
@@ -166,7 +166,7 @@ export async function assertRefusedAsCheckSays(
   serviceSays = (sentence: string): string => sentence,
   waitsIn?: TestContext,
 ): Promise<string[]> {
-  const sentence = checkOutput.match(/^Data: does not fit .*\n {2}- (.*)$/m)?.[1];
+  const sentence = checkOutput.match(/^Data: (?:does not fit|refused) .*\n {2}- (.*)$/m)?.[1];
   assert.ok(sentence !== undefined, checkOutput);
   const said = serviceSays(sentence);
   let message = '';
