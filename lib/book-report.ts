@@ -157,7 +157,8 @@ function describeData(lines: string[], db: Db, mapping: Mapping, meaning: Meanin
   lines.push(count === 0 ? 'Bookings: none.' : `Bookings: ${count}, dated ${first} to ${last}.`);
   if (meaning.problems.length > 0) {
     lines.push(
-      meaning.refused
+      // Problems with no booking looked at: the mapping's refusals (a setting of the application).
+      meaning.sampled === 0
         ? 'Data: refused while a setting of its application holds (no booking read); served once it no longer does:'
         : `Data: does not fit (${lookedAt}); the search would answer wrongly:`,
       ...meaning.problems.map((problem) => `  - ${problem}`),

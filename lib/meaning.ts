@@ -35,8 +35,6 @@ export interface MeaningReport {
    * hence the command's log line and the admin listener's /ready, read without credentials).
    */
   withoutValues: string[];
-  /** Whether the problems are the mapping's refusals (a setting of the application), the bookings unread. */
-  refused?: true;
   /** Doubts that do not make the mapping wrong by themselves. */
   notes: string[];
   /** The newest valid booking of the sample, for a real search. */
@@ -60,14 +58,7 @@ export function checkMeaning(db: Database, mapping: Mapping, size = SAMPLE_SIZE)
   const refusals = refusalsOf(db, mapping)?.() ?? [];
   // Refused, the bookings are not read (a GnuCash save fails while a read holds its book).
   if (refusals.length > 0)
-    return {
-      sampled: 0,
-      problems: [...refusals],
-      withoutValues: [...refusals],
-      notes: [],
-      newest: undefined,
-      refused: true,
-    };
+    return { sampled: 0, problems: [...refusals], withoutValues: [...refusals], notes: [], newest: undefined };
   const application = mapping.kind === 'application' ? mapping.title : undefined;
   const report = judge(readSample(db, mapping, size), application, bookingNamer(db, mapping));
   const blob = blobText(db, mapping, size);

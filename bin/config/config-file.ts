@@ -121,7 +121,12 @@ export function parseConfig(text: string, file: string, serviceKeys: ReadonlySet
     if (equals === -1) return at(number, 'expected key = value, [book NAME] or a # comment');
     const key = line.slice(0, equals).trimEnd();
     const book = books.at(-1);
-    if (!KEY.test(key)) return at(number, `'${key}' is not a key: keys are the long flags' names without --`);
+    if (!KEY.test(key)) {
+      const meant = key.replace(/^-+/, '').toLowerCase().replaceAll('_', '-');
+      const known = KEY.test(meant) && (serviceKeys.has(meant) || BOOK_KEYS.includes(meant));
+      const hint = known ? `; did you mean ${meant}?` : '';
+      return at(number, `'${key}' is not a key: keys are the long flags' names without --${hint}`);
+    }
     if (book === undefined ? !serviceKeys.has(key) : !BOOK_KEYS.includes(key)) {
       return at(number, unknownKey(key, book?.name, serviceKeys));
     }

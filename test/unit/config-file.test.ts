@@ -168,8 +168,16 @@ const PROBLEMS: Array<[text: string, message: string]> = [
     '[book a]\nbse-path = /a',
     `${FILE}:2: unknown key bse-path in [book a]: a book holds db, app, table-names, base-path, users; did you mean base-path?`,
   ],
-  ['\n\n--port = 8080', `${FILE}:3: '--port' is not a key: keys are the long flags' names without --`],
-  ['Port = 1', `${FILE}:1: 'Port' is not a key: keys are the long flags' names without --`],
+  [
+    '\n\n--port = 8080',
+    `${FILE}:3: '--port' is not a key: keys are the long flags' names without --; did you mean port?`,
+  ],
+  ['Port = 1', `${FILE}:1: 'Port' is not a key: keys are the long flags' names without --; did you mean port?`],
+  [
+    '[book a]\nbase_path = /a',
+    `${FILE}:2: 'base_path' is not a key: keys are the long flags' names without --; did you mean base-path?`,
+  ],
+  ['Fremd = 1', `${FILE}:1: 'Fremd' is not a key: keys are the long flags' names without --`],
   ['port 8080', `${FILE}:1: expected key = value, [book NAME] or a # comment`],
   ['port =', `${FILE}:1: port needs a value`],
   ['port = ""', `${FILE}:1: port needs a value`],
