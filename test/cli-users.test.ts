@@ -359,6 +359,8 @@ test('a hot journal left by a crashed writer: the 500 with Retry-After, one line
     explanation ?? '',
     /^kasse\.sqlite-journal is a hot journal, left by a write that was interrupted .*\(SQLITE_READONLY_ROLLBACK\): the application must open the file once to roll back the interrupted write/,
   );
+  // The command to paste names the file's owner, whom the service's user is not.
+  assert.ok(explanation?.includes(`(or, as its owner: sudo -u ${users.app.name} sqlite3 `), explanation);
 
   const checked = await run(['check', '--db', file], cleanEnv(), asService);
   assert.equal(checked.code, 1);

@@ -14,6 +14,7 @@ import { folderHint, notADatabase, readHead } from './file-kind.js';
 import { identityOf, isSqliteHeader, journalOf } from './file-look.js';
 import type { Trusted } from './file-rule.js';
 import { judgeDatabaseFile, whyNotReadable } from './file-safety.js';
+import { nameOf } from './posix-readable.js';
 
 // While a file is opened and judged (once, not for each search), SQLite waits this long for another
 // program's write lock, holding the thread; better-sqlite3's default is 5 s. A connection that serves
@@ -169,7 +170,7 @@ export function notReadableNow(
   if (code === 'SQLITE_READONLY_ROLLBACK') {
     return {
       code,
-      explanation: `${name}-journal is a hot journal, left by a write that was interrupted (the application crashed or was killed); only a connection that can write may roll it back, and SQLite lets no one read before (${code}): the application must open the file once to roll back the interrupted write (or, as its user: sqlite3 ${shellWord(file)} "SELECT count(*) FROM sqlite_schema")`,
+      explanation: `${name}-journal is a hot journal, left by a write that was interrupted (the application crashed or was killed); only a connection that can write may roll it back, and SQLite lets no one read before (${code}): the application must open the file once to roll back the interrupted write (or, as its owner: ${asOwner(file)}sqlite3 ${shellWord(file)} "SELECT count(*) FROM sqlite_schema")`,
     };
   }
   if (code === 'SQLITE_READONLY_RECOVERY') {
@@ -196,6 +197,13 @@ export function notReadableNow(
     lock: true,
     explanation: `another program holds a lock on the file (${code}); SQLite lets no one read while a write is being committed: this passes when the write ends (if it lasts, ${whoHolds(file, platform)})`,
   };
+}
+
+/** How the owner of `file` runs a command from here: `sudo -u NAME ` for another user's file (not on Windows). */
+function asOwner(file: string): string {
+  const uid = process.platform === 'win32' ? undefined : statSync(file, { throwIfNoEntry: false })?.uid;
+  const name = uid === undefined || uid === process.getuid?.() ? undefined : nameOf('passwd', uid);
+  return name === undefined ? '' : `sudo -u ${name} `;
 }
 
 /**

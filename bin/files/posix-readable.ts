@@ -178,7 +178,7 @@ export function named(database: 'passwd' | 'group', id: number): string {
  * The name of user or group `id` as the system's name service knows it (`getent`, so LDAP
  * and sssd count too), or `undefined`. Asked only to word a refusal.
  */
-function nameOf(database: 'passwd' | 'group', id: number): string | undefined {
+export function nameOf(database: 'passwd' | 'group', id: number): string | undefined {
   try {
     const entry = execFileSync('getent', [database, String(id)], {
       encoding: 'utf8',
