@@ -96,12 +96,15 @@ export function createBookingSearch(
    * its caller's on a read-only connection (one snapshot for several reads).
    */
   function inTransaction<T>(work: () => T): T {
-    if (!db.open) throw CLOSED();
     if (reading || (db.inTransaction && db.readonly)) return work();
     // A transaction its owner holds on a writable connection (one an app shares) would show
     // the search what is not committed: it waits for its end, as for a writer's lock.
     if (db.inTransaction) throw OWNERS_TRANSACTION();
-    begin.run();
+    try {
+      begin.run();
+    } catch (error: unknown) {
+      throw db.open ? error : CLOSED();
+    }
     reading = true;
     try {
       snapshot?.();
