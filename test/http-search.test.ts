@@ -1,7 +1,7 @@
 // GET {base}/api/v1/buchungen end to end, against fixtures/bookings.sql.
 
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { createHandler } from '../lib/index.js';
 import { ownSchema } from '../lib/mapping.js';
@@ -240,16 +240,21 @@ test('a database error answers the fixed 500, the cause goes to onError with the
   assertReply(await get(`${origin}/api/v1/status`), 200, statusAnswer());
 });
 
-test('a locked database answers 500 with Retry-After: 1 and succeeds once the lock is gone', async (t) => {
+/** The fixture served over a reader with busy timeout `timeout` while a writer holds its lock, a booking written. */
+async function servedWhileLocked(t: TestContext, timeout: number) {
   const file = buildDatabase(t);
-  const reader = openReadOnly(t, file, { timeout: 20 });
+  const reader = openReadOnly(t, file, { timeout });
   const writer = new Database(file);
   t.after(() => writer.close());
   const errors: unknown[] = [];
   const origin = await serve(t, createHandler(reader, CREDENTIALS, { onError: (error) => errors.push(error) }));
-
   writer.exec('BEGIN EXCLUSIVE');
   writer.exec("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-02', 1250)");
+  return { origin, reader, writer, errors };
+}
+
+test('a locked database answers 500 with Retry-After: 1 and succeeds once the lock is gone', async (t) => {
+  const { origin, writer, errors } = await servedWhileLocked(t, 20);
   const locked = await get(`${origin}/api/v1/buchungen?${MARCH}&betrag=-12.5`);
   assertReply(locked, 500, { fehler: 'Interner Fehler bei der Buchungssuche.', code: 'database_unavailable' });
   assert.equal(locked.headers['retry-after'], '1');
@@ -261,13 +266,7 @@ test('a locked database answers 500 with Retry-After: 1 and succeeds once the lo
 });
 
 test('on a connection with busy timeout 0, a search that meets a write lock waits for it without holding the process, and answers 200 once the write is committed', async (t) => {
-  const file = buildDatabase(t);
-  const reader = openReadOnly(t, file, { timeout: 0 });
-  const writer = new Database(file);
-  t.after(() => writer.close());
-  const origin = await serve(t, createHandler(reader, CREDENTIALS));
-  writer.exec('BEGIN EXCLUSIVE');
-  writer.exec("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-02', 1250)");
+  const { origin, writer } = await servedWhileLocked(t, 0);
   // The commit runs in this very process: only while the search does not hold the event loop.
   setTimeout(() => writer.exec('COMMIT'), 30);
   const reply = await get(`${origin}/api/v1/buchungen?${MARCH}&betrag=-12.5&limit=0`);
@@ -275,14 +274,7 @@ test('on a connection with busy timeout 0, a search that meets a write lock wait
 });
 
 test('a connection its owner closes while a search waits for it: 500 database_unavailable with Retry-After: 1, so that the retry reaches the handler over a new one', async (t) => {
-  const file = buildDatabase(t);
-  const reader = openReadOnly(t, file, { timeout: 0 });
-  const writer = new Database(file);
-  t.after(() => writer.close());
-  const errors: unknown[] = [];
-  const origin = await serve(t, createHandler(reader, CREDENTIALS, { onError: (error) => errors.push(error) }));
-  writer.exec('BEGIN EXCLUSIVE');
-  writer.exec("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-02', 1250)");
+  const { origin, reader, writer, errors } = await servedWhileLocked(t, 0);
   setTimeout(() => {
     reader.close();
     writer.exec('COMMIT');
