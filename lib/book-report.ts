@@ -152,17 +152,20 @@ function describeTables(lines: string[], db: Db, chosen: ChosenMapping, appSetti
 
 /** The bookings' range and whether a sample of them means what the contract needs; false when not. */
 function describeData(lines: string[], db: Db, mapping: Mapping, meaning: MeaningReport): boolean {
+  // Problems with no booking looked at: the mapping's refusals (a setting of the application),
+  // while which no booking is read (a GnuCash save fails while a read holds its book).
+  const problems = meaning.problems.map((problem) => `  - ${problem}`);
+  if (meaning.sampled === 0 && problems.length > 0) {
+    const head =
+      'Data: refused while a setting of its application holds (no booking read); served once it no longer does:';
+    lines.push(head, ...problems);
+    return false;
+  }
   const [count, first, last] = bookingRange(db, mapping);
   const lookedAt = `${meaning.sampled} booking${meaning.sampled === 1 ? '' : 's'} looked at`;
   lines.push(count === 0 ? 'Bookings: none.' : `Bookings: ${count}, dated ${first} to ${last}.`);
-  if (meaning.problems.length > 0) {
-    lines.push(
-      // Problems with no booking looked at: the mapping's refusals (a setting of the application).
-      meaning.sampled === 0
-        ? 'Data: refused while a setting of its application holds (no booking read); served once it no longer does:'
-        : `Data: does not fit (${lookedAt}); the search would answer wrongly:`,
-      ...meaning.problems.map((problem) => `  - ${problem}`),
-    );
+  if (problems.length > 0) {
+    lines.push(`Data: does not fit (${lookedAt}); the search would answer wrongly:`, ...problems);
     return false;
   }
   lines.push(

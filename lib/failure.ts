@@ -21,7 +21,7 @@ export function createFailures(onError: (error: unknown, req: IncomingMessage, p
     // A failing error hook must not take the request, or the server, down with it, nor lose
     // the cause: stderr has both. An async hook fails by its promise.
     const failed = (hookError: unknown): void =>
-      console.error(`booking-search-server: onError failed (${String(hookError)}) on ${req.method} ${path}:`, error);
+      console.error(`booking-search-server: onError failed (${text(hookError)}) on ${req.method} ${path}:`, error);
     try {
       const returned: unknown = onError(error, req, path);
       if (returned instanceof Promise) returned.catch(failed);
@@ -37,4 +37,13 @@ export function createFailures(onError: (error: unknown, req: IncomingMessage, p
       else sendError(res, ERRORS.internal);
     },
   };
+}
+
+/** `value` as text, also one that has none (an object without a prototype throws in String()). */
+function text(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return 'a value without text';
+  }
 }

@@ -176,7 +176,8 @@ test("an Actual budget kept in US dollars (Actual's own currency setting) is ref
   chmodSync(dirname(dollars.file), 0o555);
   const check = await run(['check', '--db', dollars.file, '--app', 'actual']);
   assert.equal(check.code, 1, check.stdout);
-  // A setting, not data that would be answered wrongly: the bookings are not even read.
+  // A setting, not data that would be answered wrongly: the bookings are not even read (counted).
+  assert.doesNotMatch(check.stdout, /^Bookings: /m);
   assert.match(
     check.stdout,
     /^Data: refused while a setting of its application holds \(no booking read\); served once it no longer does:$/m,

@@ -6,7 +6,7 @@
 // the rules applied to the data in JavaScript.
 
 import assert from 'node:assert/strict';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
@@ -21,8 +21,18 @@ import {
   searchFor,
   writeBook,
 } from './support/app-serving.js';
-import { run, start, TIME, waitFor } from './support/cli-helpers.js';
-import { assertReply, CREDENTIALS, databaseDir, fixtureSql, get, request, serve, tempDir } from './support/helpers.js';
+import { run, start, TIME, until, waitFor } from './support/cli-helpers.js';
+import {
+  AUTH,
+  assertReply,
+  CREDENTIALS,
+  databaseDir,
+  fixtureSql,
+  get,
+  request,
+  serve,
+  tempDir,
+} from './support/helpers.js';
 import { mmexShownCents } from './support/mmex-amounts.js';
 
 interface Tx {
@@ -469,6 +479,57 @@ test('a Money Manager Ex file whose euro shows other than two decimals is refuse
   assert.equal(await status(), 500);
   scale(100);
   assert.equal(await status(), 200);
+});
+
+test("a reload that points a served book at a file its application's setting refuses changes nothing: the running configuration kept, the book served from its file", async (t) => {
+  const good = join(databaseDir(t), 'kasse.mmb');
+  writeMmexFile(good);
+  const scaled = join(databaseDir(t), 'skaliert.mmb');
+  writeMmexFile(scaled);
+  const writer = new Database(scaled);
+  writer.prepare("UPDATE CURRENCYFORMATS_V1 SET SCALE = 1000 WHERE CURRENCY_SYMBOL = 'EUR'").run();
+  writer.close();
+  const config = join(tempDir(t), 'books.conf');
+  const book = (file: string): void =>
+    writeFileSync(config, `[book kasse]\ndb = ${file}\napp = mmex\n`, { mode: 0o600 });
+  book(good);
+  const cli = await start(t, ['--config', config]);
+  const status = async () =>
+    (
+      await request(`${cli.origin}/api/v1/buchungen?von=2026-03-14&bis=2026-03-14&betrag=-4.35`, {
+        headers: { authorization: AUTH },
+      })
+    ).status;
+  assert.equal(await status(), 200);
+  book(scaled);
+  cli.child.kill('SIGHUP');
+  await waitFor(
+    () => cli.output().stderr,
+    /SIGHUP: keeping the running configuration: .*the euro's SCALE in Money Manager Ex is 1000/,
+  );
+  assert.equal(await status(), 200);
+});
+
+test("with --workers, a file its application's setting refuses starts the service as one process does: each worker says it, searches answer 500, and the file is served once the setting changes back", async (t) => {
+  const file = join(databaseDir(t), 'kasse.mmb');
+  writeMmexFile(file);
+  const scale = (value: number) =>
+    writeBook(file, (writer) => {
+      writer.prepare("UPDATE CURRENCYFORMATS_V1 SET SCALE = ? WHERE CURRENCY_SYMBOL = 'EUR'").run(value);
+    });
+  scale(1000);
+  const cli = await start(t, ['--db', file, '--app', 'mmex', '--workers', '2']);
+  const status = async () =>
+    (
+      await request(`${cli.api}buchungen?von=2026-03-14&bis=2026-03-14&betrag=-4.35`, {
+        headers: { authorization: AUTH },
+      })
+    ).status;
+  await waitFor(() => cli.output().stderr, /Searches answer 500 until that no longer holds$/m);
+  assert.equal(await status(), 500);
+  scale(100);
+  await waitFor(() => cli.output().stderr, /what refused it no longer holds; serving it$/m);
+  await until(async () => (await status()) === 200, 'served again by every worker');
 });
 
 test('a Money Manager Ex file that MMEX keeps writing, its euro SCALE set to 1000: the command names the refusal within seconds (log, /ready), its searches are 500 search_failed, and it serves the file again once the scale is 100', async (t) => {

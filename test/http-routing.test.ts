@@ -263,7 +263,7 @@ test('an unexpected error answers 500 "Interner Fehler." and the server keeps se
   assertReply(await get(`${origin}/api/v1/status`), 200, STATUS);
 });
 
-test('an onError hook that throws, or an async one that rejects, changes no answer and loses no cause: stderr has both', async (t) => {
+test('an onError hook that throws (anything), or an async one that rejects, changes no answer and loses no cause: stderr has both', async (t) => {
   const written = t.mock.method(console, 'error', () => undefined);
   const unhandled: unknown[] = [];
   const hear = (reason: unknown): number => unhandled.push(reason);
@@ -276,6 +276,9 @@ test('an onError hook that throws, or an async one that rejects, changes no answ
     async () => {
       throw new Error('hook');
     },
+    () => {
+      throw Object.create(null);
+    },
   ]) {
     const db = openFixture(t);
     const origin = await serve(t, createHandler(db, CREDENTIALS, { onError }));
@@ -287,11 +290,11 @@ test('an onError hook that throws, or an async one that rejects, changes no answ
   }
   await new Promise((resolve) => setImmediate(resolve));
   assert.deepEqual(unhandled, []);
-  assert.equal(written.mock.callCount(), 2);
+  assert.equal(written.mock.callCount(), 3);
   for (const call of written.mock.calls) {
     assert.match(
       String(call.arguments[0]),
-      /^booking-search-server: onError failed \(Error: hook\) on GET \/api\/v1\/buchungen:$/,
+      /^booking-search-server: onError failed \((?:Error: hook|a value without text)\) on GET \/api\/v1\/buchungen:$/,
     );
     assert.match(String(call.arguments[1]), /database connection was closed/);
   }

@@ -22,7 +22,7 @@ import {
 import { deniedRead, isGone } from './access.js';
 import { BookOpener, type Connection } from './open-book.js';
 import { GUARD_LIMIT_MS } from './opening-guard.js';
-import { answerCause, type Effect, next, start, type WatchEvent, type WatchState } from './states.js';
+import { answerCause, type Effect, type First, next, start, type WatchEvent, type WatchState } from './states.js';
 import {
   type BookingSearchHandler,
   type BuildHandler,
@@ -53,7 +53,7 @@ type Log = (line: string, level: Exclude<LogLevel, 'info'>) => void;
  * columns) is served by a guard process of its own, whose searches get `limitMs` each.
  * `ready` settles with the first look: a CliError when the file cannot be served.
  * `cacheKiB`: SQLite's page cache of the connection (bin/files/database-file.ts, openDatabase).
- * `joins`: the file is a running service's (bin/books/state-types.ts, Look): `ready` then settles without an error.
+ * `first`: whose first look it is (bin/books/state-types.ts, First): a joining process's `ready` settles without an error.
  */
 export function watchDatabase(
   file: string,
@@ -70,7 +70,7 @@ export function watchDatabase(
 interface WatchOptions {
   cacheKiB?: number | undefined;
   limitMs?: number | undefined;
-  joins?: boolean;
+  first?: First;
 }
 
 /** A followed file: the state of bin/books/states.ts, fed what is seen, its effects carried out. */
@@ -102,7 +102,7 @@ class WatchedDatabase implements ServedDatabase {
     build: BuildHandler,
     log: Log,
     logError: ErrorHook,
-    { cacheKiB, limitMs = GUARD_LIMIT_MS, joins = false }: WatchOptions,
+    { cacheKiB, limitMs = GUARD_LIMIT_MS, first = 'start' }: WatchOptions,
   ) {
     this.file = file;
     this.build = build;
@@ -123,7 +123,7 @@ class WatchedDatabase implements ServedDatabase {
     });
     this.timer = setInterval(() => this.tick(), WATCH_INTERVAL_MS);
     this.timer.unref();
-    const begun = start<Connection>(file, Date.now(), joins);
+    const begun = start<Connection>(file, Date.now(), first);
     this.state = begun.state;
     for (const effect of begun.effects) this.carryOut(effect);
   }

@@ -1,6 +1,7 @@
 // The one look at a book's file before the workers of --workers start: the judgement each
 // worker's open makes first (bin/books/open-book.ts, judge), made once by the primary.
 
+import { SettingRefusal } from '../files/index.js';
 import { Guard } from '../guard/index.js';
 import { BookOpener } from './open-book.js';
 import type { BuildHandler } from './status.js';
@@ -11,8 +12,9 @@ import { unavailableSearch } from './unavailable.js';
  * --search-timeout), in a guard process of its own, and builds its handler over a search
  * that answers nothing: the primary of --workers refuses a file that cannot be served
  * once, with its CliError, instead of every worker failing on it. One that cannot be read
- * now, or not within the limit, passes without a word: each worker serves it as
- * unavailable, says so and tries it again, as a single process does.
+ * now, or not within the limit, or one its application's setting refuses (GnuCash holding it
+ * open), passes without a word: each worker serves it as unavailable, says so and tries it
+ * again, as a single process does.
  */
 export async function preflightDatabaseFile(
   file: string,
@@ -32,6 +34,8 @@ export async function preflightDatabaseFile(
         judged.ready.app,
         none,
       );
+  } catch (error: unknown) {
+    if (!(error instanceof SettingRefusal)) throw error;
   } finally {
     guard.end();
   }

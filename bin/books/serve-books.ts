@@ -22,6 +22,7 @@ import type { BookStatus, BookView } from './books.js';
 import { watchDatabase } from './database.js';
 import { inMemoryDatabase } from './in-memory.js';
 import { GUARD_LIMIT_MS } from './opening-guard.js';
+import type { First } from './state-types.js';
 import type { BuildHandler, ErrorHook, ServedDatabase } from './status.js';
 
 // SQLite's page cache of each book's connection, in KiB: an eighth of SQLite's default, so 100
@@ -111,7 +112,7 @@ export function serveBooks(
   const shelf: Shelf = { parts, running: [], everyone, table: () => {}, inFlight: 0 };
   try {
     for (const config of configs)
-      shelf.running.push(watchBook(shelf, config, usersOf(config, credentials), parts.joins));
+      shelf.running.push(watchBook(shelf, config, usersOf(config, credentials), parts.joins ? 'joins' : 'start'));
   } catch (error: unknown) {
     for (const book of shelf.running) book.database.close();
     throw error;
@@ -151,7 +152,7 @@ function dropReloads(shelf: Shelf): void {
 }
 
 /** `config`'s file, watched and served for `users` (bin/books/database.ts), its requests counted. */
-function watchBook(shelf: Shelf, config: BookConfig, users: readonly Credentials[], joins = false): WatchedBook {
+function watchBook(shelf: Shelf, config: BookConfig, users: readonly Credentials[], first: First): WatchedBook {
   const { parts } = shelf;
   const { cacheKiB, limitMs } = parts;
   const book: Partial<WatchedBook> & Pick<WatchedBook, 'inFlight'> = { inFlight: 0, retired: false, grace: undefined };
@@ -166,7 +167,7 @@ function watchBook(shelf: Shelf, config: BookConfig, users: readonly Credentials
   const database =
     config.db === undefined && parts.memory !== undefined
       ? inMemoryDatabase(parts.memory, build, parts.logError)
-      : watchDatabase(config.db ?? '', config, build, parts.log, parts.logError, { cacheKiB, limitMs, joins });
+      : watchDatabase(config.db ?? '', config, build, parts.log, parts.logError, { cacheKiB, limitMs, first });
   const whole = book as WatchedBook;
   Object.assign(whole, {
     config,
@@ -257,7 +258,7 @@ async function apply(
   const byName = new Map(shelf.running.map((book) => [book.config.name, book]));
   try {
     for (const config of [...change.added, ...change.replaced.map(({ after }) => after)]) {
-      opened.set(config.name, watchBook(shelf, config, usersOf(config, credentials)));
+      opened.set(config.name, watchBook(shelf, config, usersOf(config, credentials), 'reload'));
     }
   } catch (error: unknown) {
     for (const book of opened.values()) book.database.close();

@@ -50,12 +50,16 @@ export interface There {
 }
 
 /**
- * An open under way: the first one, or a later look and what was before it. The first of the
- * service's start ends it when the file cannot be served; the first of a process that joins a
- * running service (a worker replacing another) makes that a state, as a later one does.
+ * Whose first look at a file it is: the service's start, which a file that cannot be served
+ * ends (one its application's setting refuses waits); a reload's, which any such file ends
+ * (the running configuration kept); a process's that joins a running service (a worker
+ * replacing another), for which that is a state, as a later look's is.
  */
+export type First = 'start' | 'reload' | 'joins';
+
+/** An open under way: the first one, or a later look and what was before it. */
 export interface Look {
-  readonly first: false | 'start' | 'joins';
+  readonly first: false | First;
   /** The served file was still at the path when the look began (a schema change, a torn read). */
   readonly sameFile: boolean;
   /**

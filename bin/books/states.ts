@@ -8,6 +8,7 @@ import type {
   Cause,
   Effect,
   Ended,
+  First,
   Look,
   Outcome,
   Phase,
@@ -18,7 +19,7 @@ import type {
   WatchState,
 } from './state-types.js';
 
-export type { Backoff, Cause, Effect, Outcome, Phase, Step, WatchEvent, WatchState } from './state-types.js';
+export type { Backoff, Cause, Effect, First, Outcome, Phase, Step, WatchEvent, WatchState } from './state-types.js';
 
 // A changed file is opened once its path stood still this long, not amid renames (a named pipe and back, again).
 export const STABLE_MS = 250;
@@ -27,9 +28,9 @@ const OPENING = (message: string): Cause => ({ code: 'SQLITE_BUSY', message, wai
 // The end of the line of a file its application refuses (an Actual budget in USD), answered when served again.
 const UNTIL_SET_BACK = 'answer 500 until that no longer holds';
 
-/** The state at the start, `at`, and its effect: the first open (`joins`: a running service's, Look). */
-export function start<C>(file: string, at: number, joins = false): Step<C> {
-  const look: Look = { first: joins ? 'joins' : 'start', sameFile: false, wasWaiting: false };
+/** The state at the start, `at`, and its effect: the first open (`first`: whose, Look). */
+export function start<C>(file: string, at: number, first: First = 'start'): Step<C> {
+  const look: Look = { first, sameFile: false, wasWaiting: false };
   const phase: Phase<C> = { is: 'opening', cause: OPENING('the file is being opened'), look };
   const state = { file, phase, noticed: false, stopped: false, lastLine: '', since: at, replaced: 0 };
   return { state, effects: [{ do: 'open', stillFor: 0 }] };
@@ -229,20 +230,19 @@ function opened<C>(state: WatchState<C>, { outcome, identity, at }: Extract<Watc
   };
 }
 
-/** An open ended with a file that cannot be served, or none: at the start, the start's end. */
+/** An open ended with a file that cannot be served, or none: a first look's end, by whose it is (First). */
 function failed<C>(state: WatchState<C>, event: Extract<Ended<C>, { on: 'failed' }>): Step<C> {
   const { phase, file } = state;
   if (phase.is !== 'opening') return { state, effects: [] };
   const cause: Cause = { code: event.gone ? 'ENOENT' : 'INVALID', message: event.message, waits: false };
   const { first } = phase.look;
-  // A setting of the application (GnuCash keeping a book open) ends no start: the book waits for it.
-  const endsStart = first === 'start' && !event.bySetting;
-  // The file at the path as a process joins, or at such a start, is the one served: read at last, it is not another.
-  const served = first === 'joins' || (first === 'start' && !endsStart) ? event.identity : phase.look.served;
+  // A setting of its application (GnuCash open) ends a reload, not a start; one going on, or a join, keeps the file.
+  const ends = first === 'reload' || (first === 'start' && !event.bySetting);
+  const served = first === 'joins' || (first === 'start' && !ends) ? event.identity : phase.look.served;
   const refused = event.bySetting && { refused: { identity: event.identity, written: event.written, changed: false } };
   const now: Phase<C> = { is: 'unavailable', cause, ...(event.gone ? {} : servedAs(served)), ...refused };
-  const ready: Effect<C>[] = first ? [{ do: 'ready', error: endsStart ? event.error : undefined }] : [];
-  if (endsStart) return { state: { ...state, phase: now }, effects: ready };
+  const ready: Effect<C>[] = first ? [{ do: 'ready', error: ends ? event.error : undefined }] : [];
+  if (ends) return { state: { ...state, phase: now }, effects: ready };
   if (state.stopped) return { state, effects: ready };
   // The message as /ready gives it; one that ends a sentence is followed by another.
   const searches = `${event.message}${event.message.endsWith('.') ? ' Searches' : '; searches'}`;

@@ -123,7 +123,7 @@ export function parseConfig(text: string, file: string, serviceKeys: ReadonlySet
     const book = books.at(-1);
     if (!KEY.test(key)) {
       const meant = key.replace(/^-+/, '').toLowerCase().replaceAll('_', '-');
-      const known = KEY.test(meant) && (serviceKeys.has(meant) || BOOK_KEYS.includes(meant));
+      const known = KEY.test(meant) && (book === undefined ? serviceKeys.has(meant) : BOOK_KEYS.includes(meant));
       const hint = known ? `; did you mean ${meant}?` : '';
       return at(number, `'${key}' is not a key: keys are the long flags' names without --${hint}`);
     }

@@ -98,7 +98,7 @@ const down = (
 const looking = (
   cause: Cause,
   look: {
-    first?: false | 'start' | 'joins';
+    first?: false | 'start' | 'reload' | 'joins';
     sameFile?: boolean;
     wasWaiting?: boolean;
     served?: string;
@@ -240,6 +240,13 @@ const ROWS: Row[] = [
     on: SETTING,
     to: { ...refusedAs({ identity: 'i1', written: 'f1', changed: false }), since: AT },
     effects: [log(SET_LINE, 'error'), { do: 'ready', error: undefined }],
+  },
+  {
+    name: "a reload's first open refused by a setting of its application: the reload ends, the running books kept",
+    from: state(looking(opening, { first: 'reload' })),
+    on: SETTING,
+    to: state(down(set, { refused: { identity: 'i1', written: 'f1', changed: false } }), { since: AT }),
+    effects: [{ do: 'ready', error: ERROR }],
   },
   // A worker in place of another joins the running service: the file is in the state it is in.
   {
