@@ -10,7 +10,7 @@
 // fast as before: a handle that passes behaves so for every statement it prepares.
 
 import type { Database } from 'better-sqlite3';
-import { ensure, errorCode } from './errors.js';
+import { ensure, errorCode, REFUSED_BY_SETTING } from './errors.js';
 import { type Mapping, ownSchema } from './mapping.js';
 import { checkMeaning, type MeaningReport } from './meaning.js';
 import { findSchemaProblems, findUnboundedObject, recogniseOlder, recogniseOther } from './schema.js';
@@ -87,11 +87,6 @@ export function validateDatabase(
   const { withoutValues: wrong } = judgeMeaning(db, mapping, judging);
   if (wrong.length > 0) throw notServedExactly(wrong, (refusalsOf(db, mapping)?.() ?? []).length > 0);
 }
-
-// The `code` of the refusal of a file by a setting of its application (a mapping's
-// `refusals`): the command (bin/files/database-file.ts) says the file is served again once
-// the setting is changed back, not once a valid file is there.
-const REFUSED_BY_SETTING = 'BOOKING_SEARCH_APP_SETTING';
 
 function notServedExactly(sentences: readonly string[], bySetting: boolean): Error {
   const error = new Error(`db cannot be served exactly: ${sentences.join(' ')}`);

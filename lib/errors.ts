@@ -22,6 +22,13 @@ export function isLock(error: unknown): boolean {
   return LOCK.test(errorCode(error) ?? '');
 }
 
+/**
+ * The code of a file its application's setting refuses (a mapping's `refusals`: GnuCash
+ * holding a rollback-journal book open, an Actual budget in USD): it is served again once the
+ * application acts, so a search's 500 has Retry-After, as for a lock.
+ */
+export const REFUSED_BY_SETTING = 'BOOKING_SEARCH_APP_SETTING';
+
 /** The code of a search on a connection its owner closed (the embedder's next handler has a new one). */
 export const DATABASE_CLOSED = 'BOOKING_SEARCH_DATABASE_CLOSED';
 

@@ -8,7 +8,7 @@
 // and cents by integer division, which is exact.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isNotReadableNow } from './errors.js';
+import { errorCode, isNotReadableNow, REFUSED_BY_SETTING } from './errors.js';
 import type { Failures } from './failure.js';
 import { badQuery, ERRORS } from './messages.js';
 import { isCalendarDate, parseSearchQuery } from './query.js';
@@ -101,7 +101,10 @@ export function tooManyWaiting(
   );
 }
 
-/** A search's failure: its cause to the hook, the client the 500 (with Retry-After when the file is only busy). */
+/**
+ * A search's failure: its cause to the hook, the client the 500, with Retry-After when it
+ * passes once someone acts (a lock, a state SQLite waits out, the application's setting).
+ */
 export function sendSearchFailure(
   report: Failures['report'],
   failure: unknown,
@@ -109,7 +112,8 @@ export function sendSearchFailure(
   res: ServerResponse,
 ): void {
   report(failure, req);
-  if (isNotReadableNow(failure)) sendError(res, ERRORS.databaseUnavailable, RETRY_IN_A_SECOND);
+  if (isNotReadableNow(failure) || errorCode(failure) === REFUSED_BY_SETTING)
+    sendError(res, ERRORS.databaseUnavailable, RETRY_IN_A_SECOND);
   else sendError(res, ERRORS.searchFailed);
 }
 

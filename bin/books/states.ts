@@ -1,7 +1,7 @@
-// A followed book's file as states and transitions: what the service does when the file is replaced, deleted, locked,
-// or its schema changes, decided by `next(state, event)` alone. No I/O, no timers: the driver (bin/books/database.ts)
-// looks at the file, opens it, and feeds what it saw here as events; it carries out the effects this returns.
+// A followed book's file as states and transitions: what the service does when the file is replaced, deleted, locked or
+// its schema changes, by `next(state, event)` alone: no I/O, no timers; bin/books/database.ts feeds and carries it out.
 
+import { REFUSED_BY_SETTING } from '../files/index.js';
 import { backOff, due } from './backoff.js';
 import type {
   Backoff,
@@ -110,8 +110,7 @@ function tick<C>(state: WatchState<C>, { identity, written, at }: Extract<WatchE
       ],
     };
   }
-  // An open that did not end in time is not tried again until another file is there, nor a broken one until written,
-  // nor one whose view was too slow to judge before its backoff is due (bin/books/backoff.ts).
+  // Not opened again: a timed-out open until another file is there, a broken file until written, a slow view until due.
   if (phase.timedOut !== undefined && !noticed && identity === phase.timedOut) return { state, effects: [] };
   if (phase.broken !== undefined && !noticed && written === phase.broken) return { state, effects: [] };
   // Refused by what it holds: opened again once written, then still for a look (GnuCash saving); another file at once.
@@ -234,7 +233,8 @@ function opened<C>(state: WatchState<C>, { outcome, identity, at }: Extract<Watc
 function failed<C>(state: WatchState<C>, event: Extract<Ended<C>, { on: 'failed' }>): Step<C> {
   const { phase, file } = state;
   if (phase.is !== 'opening') return { state, effects: [] };
-  const cause: Cause = { code: event.gone ? 'ENOENT' : 'INVALID', message: event.message, waits: false };
+  const code = event.gone ? 'ENOENT' : event.bySetting ? REFUSED_BY_SETTING : 'INVALID';
+  const cause: Cause = { code, message: event.message, waits: false };
   const { first } = phase.look;
   // A setting of its application (GnuCash open) ends a reload, not a start; one going on, or a join, keeps the file.
   const ends = first === 'reload' || (first === 'start' && !event.bySetting);

@@ -149,7 +149,8 @@ export function openDatabase<T>(
 export class JudgedRefusal extends CliError {}
 /** A refusal by a setting of the application (an Actual budget in USD), until it is changed back: the library's code below. */
 export class SettingRefusal extends JudgedRefusal {}
-const REFUSED_BY_SETTING = 'BOOKING_SEARCH_APP_SETTING';
+/** The library's code of such a refusal (lib/errors.ts): a search's 500 then has Retry-After. */
+export const REFUSED_BY_SETTING = 'BOOKING_SEARCH_APP_SETTING';
 
 /** The state behind a SQLite error that passes when the application acts, or `undefined`. */
 export function notReadableNow(

@@ -23,6 +23,7 @@ export {
   notReadableNow,
   openDatabase,
   openToServe,
+  REFUSED_BY_SETTING,
   SettingRefusal,
 } from './database-file.js';
 export { committedOf, fingerprintOf, identityOf, journalOf, shapeOf, walFilesOf } from './file-look.js';

@@ -148,7 +148,7 @@ const failed = (isGone: boolean): WatchEvent<C> => ({
 const log = (line: string, level: 'notice' | 'warning' | 'error'): Effect<C> => ({ do: 'log', line, level });
 // A setting of the application refuses the file (an Actual budget set to USD while served).
 const setText = `${FILE} cannot be served exactly: the budget is kept in USD, and the service answers in euros only.`;
-const set: Cause = { code: 'INVALID', message: setText, waits: false };
+const set: Cause = { code: 'BOOKING_SEARCH_APP_SETTING', message: setText, waits: false };
 const SET_LINE = `${setText} Searches answer 500 until that no longer holds`;
 /** Refused by a setting, as its line said: `refused` the file refused and how it was last seen; `was` the file served. */
 const refusedAs = (
