@@ -394,7 +394,10 @@ test("the hot journal's command, pasted as the application's user into a shell i
 
   const checked = await run(['check', '--db', file], cleanEnv(), asService);
   assert.equal(checked.code, 1, checked.stdout);
-  const pasted = /^Cannot be read now: .*\(or, as its user: (.*)\)\.$/m.exec(checked.stdout)?.[1];
+  // Said for the admin to run as the file's owner; run here as that user, as sudo would.
+  const [, owner, pasted] =
+    /^Cannot be read now: .*\(or, as its owner: sudo -u (\S+) (.*)\)\.$/m.exec(checked.stdout) ?? [];
+  assert.equal(owner, users.app.name);
   assert.equal(pasted, `sqlite3 '${dir}/Kasse 2026'\\''s $HOME.sqlite' "SELECT count(*) FROM sqlite_schema"`);
   const shell = execFileSync(
     'setpriv',
