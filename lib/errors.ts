@@ -34,8 +34,17 @@ export const DATABASE_CLOSED = 'BOOKING_SEARCH_DATABASE_CLOSED';
 
 /** Whether `error` says the database cannot be read now, so that a later try may succeed. */
 export function isNotReadableNow(error: unknown): boolean {
-  const code = errorCode(error) ?? '';
-  return isLock(error) || NOT_READABLE_NOW.test(code) || code === DATABASE_CLOSED;
+  return isLock(error) || NOT_READABLE_NOW.test(errorCode(error) ?? '');
+}
+
+/**
+ * Whether a search that failed with `error` may succeed when tried again (its 500 has
+ * Retry-After): the database cannot be read now, its application's setting refuses it, or
+ * its owner closed the connection for a new handler's; each passes once someone acts.
+ */
+export function passesLater(error: unknown): boolean {
+  const code = errorCode(error);
+  return isNotReadableNow(error) || code === REFUSED_BY_SETTING || code === DATABASE_CLOSED;
 }
 
 /** Throws a TypeError with `message` unless `condition` holds: a misused argument, named. */

@@ -8,7 +8,7 @@
 // and cents by integer division, which is exact.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { errorCode, isNotReadableNow, REFUSED_BY_SETTING } from './errors.js';
+import { passesLater } from './errors.js';
 import type { Failures } from './failure.js';
 import { badQuery, ERRORS } from './messages.js';
 import { isCalendarDate, parseSearchQuery } from './query.js';
@@ -112,8 +112,7 @@ export function sendSearchFailure(
   res: ServerResponse,
 ): void {
   report(failure, req);
-  if (isNotReadableNow(failure) || errorCode(failure) === REFUSED_BY_SETTING)
-    sendError(res, ERRORS.databaseUnavailable, RETRY_IN_A_SECOND);
+  if (passesLater(failure)) sendError(res, ERRORS.databaseUnavailable, RETRY_IN_A_SECOND);
   else sendError(res, ERRORS.searchFailed);
 }
 

@@ -122,9 +122,10 @@ export function parseConfig(text: string, file: string, serviceKeys: ReadonlySet
     const key = line.slice(0, equals).trimEnd();
     const book = books.at(-1);
     if (!KEY.test(key)) {
-      const meant = key.replace(/^-+/, '').toLowerCase().replaceAll('_', '-');
-      const known = KEY.test(meant) && (book === undefined ? serviceKeys.has(meant) : BOOK_KEYS.includes(meant));
-      const hint = known ? `; did you mean ${meant}?` : '';
+      // Spelt as a flag, with capitals or underscores: the key of this place it spells, if any.
+      const spelt = key.replace(/^-+/, '').toLowerCase().replaceAll('_', '-');
+      const meant = nearestName(spelt, book === undefined ? [...serviceKeys] : BOOK_KEYS);
+      const hint = meant === undefined ? '' : `; did you mean ${meant}?`;
       return at(number, `'${key}' is not a key: keys are the long flags' names without --${hint}`);
     }
     if (book === undefined ? !serviceKeys.has(key) : !BOOK_KEYS.includes(key)) {

@@ -177,8 +177,6 @@ class Finder {
 export interface Pool {
   same: Part[];
   opposite: Part[];
-  /** Whether more than `most` were found: the pool stops there. */
-  tooLarge: boolean;
   broken?: Error;
   looked: number;
 }
@@ -195,11 +193,11 @@ export function poolOf(
   given: Uint8Array,
   most: number,
 ): Pool {
-  const pool: Pool = { same: [], opposite: [], tooLarge: false, looked: 0 };
+  const pool: Pool = { same: [], opposite: [], looked: 0 };
   const sign = Math.sign(line.betragCents);
   const first = firstAtLeast(bookings, line.day - line.tage, dayOf);
   let index = first;
-  for (; index < bookings.length && !pool.tooLarge; index += 1) {
+  for (; index < bookings.length && pool.same.length + pool.opposite.length <= most; index += 1) {
     const booking = bookings[index] as Booking;
     if (booking.day > line.day + line.tage) break;
     if (given[index] === 1 || (names !== undefined && (booking.konto === null || !names.has(booking.konto)))) continue;
@@ -208,7 +206,6 @@ export function poolOf(
     else if (line.beide && Math.sign(booking.cents) === -sign) pool.opposite.push(part);
     else continue;
     if (booking.broken !== undefined) pool.broken ??= booking.broken;
-    pool.tooLarge = pool.same.length + pool.opposite.length > most;
   }
   pool.looked = index - first;
   return pool;

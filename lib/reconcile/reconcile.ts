@@ -94,7 +94,7 @@ function* splitLines(
     }
     const pool = poolOf(line, konten(line, request), bookings, given, MAX_PARTS_POOL);
     looked += pool.looked;
-    if (pool.tooLarge) {
+    if (pool.same.length + pool.opposite.length > MAX_PARTS_POOL) {
       unsplit.add(i);
       continue;
     }
