@@ -4,6 +4,8 @@ export { answerClientError, answerConnect, answerExpectation, answerProtocolErro
 export { type RequestFacts, requestFacts } from './request.js';
 export { createSharedParts } from './shared-parts.js';
 export type {
+  Amount,
+  BankLine,
   Booking,
   BookingSearchHandler,
   Credentials,
@@ -12,6 +14,9 @@ export type {
   HashedCredentials,
   Next,
   PasswordCredentials,
+  ReconciledLine,
+  ReconcileRequest,
+  ReconcileResult,
   RequestHandler,
   SearchResult,
   SharedParts,

@@ -229,3 +229,63 @@ export interface ErrorBody {
   /** What happened, for a program to branch on (docs/API.md, "Errors"); never changes meaning. */
   code: ErrorCode;
 }
+
+/**
+ * An amount as the reconciliation reads it: a string in the search's `betrag` format
+ * (`"-12.60"`, `"-12,6"`) or a JSON number, at most two decimals, never an exponent (send
+ * strings when a float serialiser writes the number).
+ */
+export type Amount = string | number;
+
+/** The body of `POST {base}/api/v1/abgleich`: a bank statement (docs/API.md). */
+export interface ReconcileRequest {
+  /** 1 to 1000 lines. */
+  zeilen: BankLine[];
+  /** Booking ids that are never candidates (those the client already matched). */
+  ausser?: number[];
+  /** Only bookings with one of these `konto` (exact); absent: all, `[]`: none. */
+  konten?: string[];
+  /** Anything but exactly `"EUR"` gives every line no candidates. Default `"EUR"`. */
+  waehrung?: string;
+}
+
+/** One line of a bank statement; a field left out takes its default (`null` is refused). */
+export interface BankLine {
+  /** Given back as it came, at most 200 characters. Default: the line's position (`"1"`). */
+  ref?: string;
+  /** `YYYY-MM-DD` */
+  datum: string;
+  /** Expenses negative. */
+  betrag: Amount;
+  /** Bookings dated `datum ± tage` qualify, 0 to 366. Default `3`. */
+  tage?: number;
+  /** `betrag ± toleranz`, inclusive; not negative. Default `"0"`. */
+  toleranz?: Amount;
+  /** `"beide"`: a booking of the opposite sign qualifies too. Default `"gleich"`. */
+  vorzeichen?: 'gleich' | 'beide';
+  /** Up to that many bookings may sum to `betrag`. Default `1`. */
+  teile?: 1 | 2 | 3;
+  /** Instead of the request's `konten`. */
+  konten?: string[];
+}
+
+/** The body of a successful `POST {base}/api/v1/abgleich`. */
+export interface ReconcileResult {
+  /** One for each line sent, in its order. */
+  zeilen: ReconciledLine[];
+}
+
+/** What a bank line got. */
+export interface ReconciledLine {
+  ref: string;
+  /** Its booking, or the 2–3 parts that sum to it, newest first; `[]`: none. */
+  buchungen: Booking[];
+  /** How many single bookings qualified. */
+  kandidaten: number;
+  /** It got one booking, its only candidate, which no other line had as a candidate. */
+  eindeutig: boolean;
+  /** Up to three candidates it did not get: least cents apart, then days, then id. */
+  alternativen: Booking[];
+  /** Present, `false`, only when its window held over 400 possible parts, so none were sought. */
+  teile_gesucht?: false;
+}

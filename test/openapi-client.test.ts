@@ -1,7 +1,8 @@
 // A client generated from openapi.json works: openapi-typescript turns the document into
 // types, a consumer written with openapi-fetch against the three endpoints (GET, HEAD, POST)
 // type-checks strictly, reading `fehler` as a string for every error status, and run
-// against the real CLI it sees what docs/API.md promises.
+// against the real CLI it sees what docs/API.md promises. The package's types of the bodies
+// (lib/types.ts) are held to the generated ones (openapi-client/wire-types.ts).
 
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -23,6 +24,7 @@ test('a typed openapi-fetch client generated from openapi.json compiles and talk
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ private: true, type: 'module' }));
   writeFileSync(join(dir, 'api.ts'), astToString(await openapiTS(new URL('openapi.json', ROOT))));
   copyFileSync(new URL('test/openapi-client/consumer.ts', ROOT), join(dir, 'consumer.ts'));
+  copyFileSync(new URL('test/openapi-client/wire-types.ts', ROOT), join(dir, 'wire-types.ts'));
   writeFileSync(
     join(dir, 'tsconfig.json'),
     JSON.stringify({
@@ -41,10 +43,27 @@ test('a typed openapi-fetch client generated from openapi.json compiles and talk
       files: ['consumer.ts'],
     }),
   );
-  const compiled = await exec(process.execPath, [TSC, '-p', join(dir, 'tsconfig.json')], { cwd: dir }).catch(
-    (error: { stdout?: string; stderr?: string }) => ({ stdout: error.stdout ?? '', stderr: error.stderr ?? 'failed' }),
+  // The package's own types, read from its source, held to the generated ones: checked only.
+  writeFileSync(
+    join(dir, 'tsconfig.types.json'),
+    JSON.stringify({
+      extends: './tsconfig.json',
+      compilerOptions: { noEmit: true, paths: { 'booking-search-server': [new URL('lib/index.ts', ROOT).pathname] } },
+      files: ['wire-types.ts'],
+    }),
   );
-  assert.equal(`${compiled.stdout}${compiled.stderr}`, '', 'the consumer type-checks against the generated types');
+  for (const [config, what] of [
+    ['tsconfig.json', 'the consumer type-checks against the generated types'],
+    ['tsconfig.types.json', "the package's types of the bodies are the generated ones"],
+  ] as const) {
+    const compiled = await exec(process.execPath, [TSC, '-p', join(dir, config)], { cwd: dir }).catch(
+      (error: { stdout?: string; stderr?: string }) => ({
+        stdout: error.stdout ?? '',
+        stderr: error.stderr ?? 'failed',
+      }),
+    );
+    assert.equal(`${compiled.stdout}${compiled.stderr}`, '', what);
+  }
 
   const server = await start(t, ['--demo']);
   const base = server.api.replace(/\/api\/v1\/$/, '');

@@ -8,6 +8,7 @@ import {
   answerConnect,
   answerExpectation,
   answerProtocolErrors,
+  type BankLine,
   type Booking,
   type BookingSearchHandler,
   type Credentials,
@@ -15,6 +16,8 @@ import {
   createSharedParts,
   type HandlerOptions,
   mountHandlers,
+  type ReconcileRequest,
+  type ReconcileResult,
   type RequestHandler,
   type SearchResult,
   type SharedParts,
@@ -66,4 +69,10 @@ const version: '1.0' extends typeof API_VERSION ? string : never = API_VERSION;
 const booking: Booking = { id: 1, datum: '2026-03-14', betrag: -12.5, zweck: 'Porto' };
 const result: SearchResult = { anzahl: 1, buchungen: [booking] };
 const status: StatusResult = { name: 'Kasse', version };
-console.log(result, status);
+// A reconciliation: amounts as strings, the answer's lines by the request's.
+const line: BankLine = { ref: 'K-17', datum: '2026-03-14', betrag: '-12.50', teile: 2, vorzeichen: 'beide' };
+const statement: ReconcileRequest = { zeilen: [line], ausser: [4711] };
+const reconciled: ReconcileResult = {
+  zeilen: [{ ref: 'K-17', buchungen: [booking], kandidaten: 1, eindeutig: true, alternativen: [] }],
+};
+console.log(result, status, statement, reconciled);
