@@ -194,7 +194,7 @@ function serviceFamilies(service: ServiceValues): Family[] {
     {
       type: 'gauge',
       name: 'booking_search_book_state',
-      help: 'Processes in which each book is serving (searches answered), waiting (for its application: a WAL file it has not opened, a hot journal, a lock), missing (the file is gone) or unusable (a file there that cannot be served).',
+      help: 'Processes in which each book is serving (searches answered), waiting (for its application: a WAL file it has not opened, a hot journal, a lock, a setting such as GnuCash holding the book), missing (the file is gone) or unusable (a file there that cannot be served).',
       samples: [...service.bookStates].flatMap(([book, states]) =>
         [...states].map(([state, value]) => ({ labels: { book, state }, value })),
       ),

@@ -231,6 +231,8 @@ test('an Actual budget whose currency is set to USD while it is served is answer
   const ready = await request(`${admin}/ready`);
   assert.equal(ready.status, 503, ready.body);
   assert.match(ready.body, said);
+  // Served again once the application acts, as a lock passes: waiting, as its 500's Retry-After says.
+  assert.match(ready.body, /"state":"waiting"/);
 
   currency('EUR');
   assert.equal((await searchHandler()).status, 200);

@@ -5,7 +5,7 @@
 
 import type { IncomingMessage, RequestListener } from 'node:http';
 import type { Credentials, createHandler } from '../../lib/internal.js';
-import type { SearchTurns } from '../files/index.js';
+import { REFUSED_BY_SETTING, type SearchTurns } from '../files/index.js';
 import type { WatchState } from './state-types.js';
 
 /** A book's handler as createHandler makes it: a request handler that takes new credentials. */
@@ -66,11 +66,16 @@ export interface ServedDatabase {
   close(): void;
 }
 
-/** What the file is now, for /ready, /metrics and the books' state. */
+/**
+ * What the file is now, for /ready, /metrics and the books' state: `waiting` whenever its
+ * searches' 500 has Retry-After, a file its application's setting refuses too (GnuCash
+ * holding it open), which is served again once the application acts.
+ */
 export function statusOf<C>(state: WatchState<C>): DatabaseStatus {
   const { phase, since, replaced } = state;
   const cause = phase.is === 'served' ? phase.lock : phase.cause;
   if (cause === undefined) return { state: 'serving', reason: undefined, since, replaced };
-  const kind = cause.waits ? 'waiting' : cause.code === 'ENOENT' ? 'missing' : 'unusable';
+  const passes = cause.waits || cause.code === REFUSED_BY_SETTING;
+  const kind = passes ? 'waiting' : cause.code === 'ENOENT' ? 'missing' : 'unusable';
   return { state: kind, reason: cause.message, since, replaced };
 }

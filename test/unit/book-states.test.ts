@@ -17,6 +17,7 @@ import {
   type WatchState,
 } from '../../bin/books/states.js';
 import { statusOf } from '../../bin/books/status.js';
+import { REFUSED_BY_SETTING } from '../../bin/files/index.js';
 import { LOCK_WAIT_MS } from '../../lib/search/index.js';
 
 type C = string;
@@ -37,6 +38,8 @@ const goneText = `database ${FILE} does not exist`;
 const gone: Cause = { code: 'ENOENT', message: goneText, waits: false };
 const badText = `database ${FILE}: table bookings has no column amount`;
 const bad: Cause = { code: 'INVALID', message: badText, waits: false };
+const refusedText = `database ${FILE} cannot be served exactly while GnuCash holds it open`;
+const refusedBySetting: Cause = { code: REFUSED_BY_SETTING, message: refusedText, waits: false };
 
 const deniedText = `cannot open database ${FILE}: permission denied: the service may not read the file`;
 const denied: Cause = { code: 'INVALID', message: deniedText, waits: false };
@@ -1018,6 +1021,7 @@ test('file states: what /ready says and what the stand-in answers, state by stat
     [down(locked), 'waiting', locked],
     [down(gone), 'missing', gone],
     [down(bad), 'unusable', bad],
+    [down(refusedBySetting), 'waiting', refusedBySetting],
     [down(timeout, { timedOut: 'i1' }), 'unusable', timeout],
     [down(broken, { served: 'i1', broken: 'f1' }), 'unusable', broken],
     [looking(again), 'waiting', again],
