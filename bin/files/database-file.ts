@@ -200,11 +200,14 @@ export function notReadableNow(
   };
 }
 
-/** How the owner of `file` runs a command from here: `sudo -u NAME ` for another user's file (not on Windows). */
+/**
+ * How the owner of `file` runs a command from here: `sudo -u NAME ` for another user's file,
+ * `sudo -u '#UID' ` when the name service names no one (not on Windows).
+ */
 function asOwner(file: string): string {
   const uid = process.platform === 'win32' ? undefined : statSync(file, { throwIfNoEntry: false })?.uid;
-  const name = uid === undefined || uid === process.getuid?.() ? undefined : nameOf('passwd', uid);
-  return name === undefined ? '' : `sudo -u ${name} `;
+  if (uid === undefined || uid === process.getuid?.()) return '';
+  return `sudo -u ${nameOf('passwd', uid) ?? `'#${uid}'`} `;
 }
 
 /**

@@ -174,11 +174,21 @@ export function named(database: 'passwd' | 'group', id: number): string {
   return name === undefined ? `${id}` : `${name} (${id})`;
 }
 
+/** The names asked of the name service, each once a process: a look at a served file asks again every second. */
+const names = new Map<string, string | undefined>();
+
 /**
  * The name of user or group `id` as the system's name service knows it (`getent`, so LDAP
- * and sssd count too), or `undefined`. Asked only to word a refusal.
+ * and sssd count too), or `undefined`. Asked once a process for each id, that answer kept:
+ * `getent` blocks the event loop, up to its 2 s when LDAP does not answer.
  */
 export function nameOf(database: 'passwd' | 'group', id: number): string | undefined {
+  const key = `${database} ${id}`;
+  if (!names.has(key)) names.set(key, askName(database, id));
+  return names.get(key);
+}
+
+function askName(database: 'passwd' | 'group', id: number): string | undefined {
   try {
     const entry = execFileSync('getent', [database, String(id)], {
       encoding: 'utf8',

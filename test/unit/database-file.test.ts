@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import fs, { type Mode, type OpenMode, type PathLike, statSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { ensureDatabaseFile, heldExclusively, notReadableNow, openDatabase } from '../../bin/files/database-file.js';
@@ -139,4 +139,34 @@ test("a WAL book without -wal and -shm that SQLite cannot open (Windows' SQLITE_
   );
   // A file in rollback mode has nothing to wait for: SQLite cannot open it, and says so.
   assert.equal(notReadableNow(writeBook(t), cantOpen), undefined);
+});
+
+test("a hot journal's command for the file's owner asks the name service once a process, and names an owner it does not know by number", (t) => {
+  // A stand-in for getent that counts its calls and knows one user, as LDAP would.
+  const dir = tempDir(t);
+  const calls = join(dir, 'calls');
+  const getent = join(dir, 'getent');
+  fs.writeFileSync(
+    getent,
+    `#!/bin/sh\necho "$@" >> ${calls}\n[ "$2" = 54321 ] && { echo "kassenwart:x:54321:54321::/:/bin/sh"; exit 0; }\nexit 2\n`,
+  );
+  fs.chmodSync(getent, 0o755);
+  const path = process.env['PATH'];
+  process.env['PATH'] = `${dir}${delimiter}${path}`;
+  t.after(() => {
+    process.env['PATH'] = path;
+  });
+  const hot = { code: 'SQLITE_READONLY_ROLLBACK' };
+  const [known, unknown] = ['known.sqlite', 'unknown.sqlite'].map((name, i) => {
+    const file = join(dir, name);
+    fs.writeFileSync(file, '');
+    fs.chownSync(file, 54321 + i, 54321 + i);
+    return file;
+  }) as [string, string];
+  // A served file with a hot journal is looked at every second, each look worded.
+  for (let i = 0; i < 3; i += 1) {
+    assert.match(notReadableNow(known, hot)?.explanation ?? '', /as its owner: sudo -u kassenwart sqlite3 /);
+    assert.match(notReadableNow(unknown, hot)?.explanation ?? '', /as its owner: sudo -u '#54322' sqlite3 /);
+  }
+  assert.deepEqual(fs.readFileSync(calls, 'utf8').split('\n').filter(Boolean), ['passwd 54321', 'passwd 54322']);
 });
