@@ -4,7 +4,7 @@
 
 export { openBook } from './book.js';
 export { credentialsFromPairs } from './credentials.js';
-export { errorCode, isNotReadableNow } from './errors.js';
+export { errorCode, isNotReadableNow, REFUSED_BY_SETTING } from './errors.js';
 export { createHandler, mountHandlers } from './handler.js';
 export { ERRORS } from './messages.js';
 export { Metrics } from './metrics.js';

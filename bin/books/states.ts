@@ -1,7 +1,7 @@
 // A followed book's file as states and transitions: what the service does when the file is replaced, deleted, locked or
 // its schema changes, by `next(state, event)` alone: no I/O, no timers; bin/books/database.ts feeds and carries it out.
 
-import { REFUSED_BY_SETTING } from '../files/index.js';
+import { REFUSED_BY_SETTING } from '../../lib/internal.js';
 import { backOff, due } from './backoff.js';
 import type {
   Backoff,

@@ -4,8 +4,8 @@
 // (bin/books/database.ts), the in-memory book and the preflight.
 
 import type { IncomingMessage, RequestListener } from 'node:http';
-import type { Credentials, createHandler } from '../../lib/internal.js';
-import { REFUSED_BY_SETTING, type SearchTurns } from '../files/index.js';
+import { type Credentials, type createHandler, REFUSED_BY_SETTING } from '../../lib/internal.js';
+import type { SearchTurns } from '../files/index.js';
 import type { WatchState } from './state-types.js';
 
 /** A book's handler as createHandler makes it: a request handler that takes new credentials. */

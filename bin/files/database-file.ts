@@ -8,7 +8,7 @@
 import { accessSync, constants, type Stats, statSync } from 'node:fs';
 import { basename, win32 } from 'node:path';
 import Database from 'better-sqlite3';
-import { errorCode, isNotReadableNow } from '../../lib/internal.js';
+import { errorCode, isNotReadableNow, REFUSED_BY_SETTING } from '../../lib/internal.js';
 import { CliError, describeFsError, describeReadError, shellWord } from '../base/index.js';
 import { folderHint, notADatabase, readHead } from './file-kind.js';
 import { identityOf, isSqliteHeader, journalOf } from './file-look.js';
@@ -147,10 +147,8 @@ export function openDatabase<T>(
 
 /** The mapping's refusal of what SQLite read (a schema, a setting, a booking), not of a file it could not read. */
 export class JudgedRefusal extends CliError {}
-/** A refusal by a setting of the application (an Actual budget in USD), until it is changed back: the library's code below. */
+/** A refusal by a setting of the application (an Actual budget in USD), until it is changed back: the library's REFUSED_BY_SETTING. */
 export class SettingRefusal extends JudgedRefusal {}
-/** The library's code of such a refusal (lib/errors.ts): a search's 500 then has Retry-After. */
-export const REFUSED_BY_SETTING = 'BOOKING_SEARCH_APP_SETTING';
 
 /** The state behind a SQLite error that passes when the application acts, or `undefined`. */
 export function notReadableNow(

@@ -23,7 +23,6 @@ export {
   notReadableNow,
   openDatabase,
   openToServe,
-  REFUSED_BY_SETTING,
   SettingRefusal,
 } from './database-file.js';
 export { committedOf, fingerprintOf, identityOf, journalOf, shapeOf, walFilesOf } from './file-look.js';

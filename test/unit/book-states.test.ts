@@ -17,7 +17,7 @@ import {
   type WatchState,
 } from '../../bin/books/states.js';
 import { statusOf } from '../../bin/books/status.js';
-import { REFUSED_BY_SETTING } from '../../bin/files/index.js';
+import { REFUSED_BY_SETTING } from '../../lib/errors.js';
 import { LOCK_WAIT_MS } from '../../lib/search/index.js';
 
 type C = string;
@@ -151,7 +151,7 @@ const failed = (isGone: boolean): WatchEvent<C> => ({
 const log = (line: string, level: 'notice' | 'warning' | 'error'): Effect<C> => ({ do: 'log', line, level });
 // A setting of the application refuses the file (an Actual budget set to USD while served).
 const setText = `${FILE} cannot be served exactly: the budget is kept in USD, and the service answers in euros only.`;
-const set: Cause = { code: 'BOOKING_SEARCH_APP_SETTING', message: setText, waits: false };
+const set: Cause = { code: REFUSED_BY_SETTING, message: setText, waits: false };
 const SET_LINE = `${setText} Searches answer 500 until that no longer holds`;
 /** Refused by a setting, as its line said: `refused` the file refused and how it was last seen; `was` the file served. */
 const refusedAs = (
