@@ -19,12 +19,15 @@ export function createFailures(onError: (error: unknown, req: IncomingMessage, p
     // The path a log line may show: the routed one, or the target's for a request not routed yet.
     const path = requestFacts(req)?.path ?? pathForLog(req.url ?? '');
     // A failing error hook must not take the request, or the server, down with it, nor lose
-    // the cause: stderr has both. An async hook fails by its promise.
+    // the cause: stderr has both. An async hook fails by its promise, any thenable (one of
+    // another realm, a library's) too.
     const failed = (hookError: unknown): void =>
       console.error(`booking-search-server: onError failed (${text(hookError)}) on ${req.method} ${path}:`, error);
     try {
       const returned: unknown = onError(error, req, path);
-      if (returned instanceof Promise) returned.catch(failed);
+      if (typeof (returned as PromiseLike<unknown> | undefined)?.then === 'function') {
+        Promise.resolve(returned).catch(failed);
+      }
     } catch (hookError: unknown) {
       failed(hookError);
     }

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { runInNewContext } from 'node:vm';
 import { API_VERSION, createHandler, requestFacts } from '../lib/index.js';
 import {
   AUTH,
@@ -263,7 +264,7 @@ test('an unexpected error answers 500 "Interner Fehler." and the server keeps se
   assertReply(await get(`${origin}/api/v1/status`), 200, STATUS);
 });
 
-test('an onError hook that throws (anything), or an async one that rejects, changes no answer and loses no cause: stderr has both', async (t) => {
+test('an onError hook that throws (anything), or an async one that rejects (its promise of another realm too), changes no answer and loses no cause: stderr has both', async (t) => {
   const written = t.mock.method(console, 'error', () => undefined);
   const unhandled: unknown[] = [];
   const hear = (reason: unknown): number => unhandled.push(reason);
@@ -279,6 +280,8 @@ test('an onError hook that throws (anything), or an async one that rejects, chan
     () => {
       throw Object.create(null);
     },
+    // A promise of another realm (a vm context, a library of its own) is no instance of this one's Promise.
+    () => runInNewContext("Promise.reject(new Error('hook'))"),
   ]) {
     const db = openFixture(t);
     const origin = await serve(t, createHandler(db, CREDENTIALS, { onError }));
@@ -290,7 +293,7 @@ test('an onError hook that throws (anything), or an async one that rejects, chan
   }
   await new Promise((resolve) => setImmediate(resolve));
   assert.deepEqual(unhandled, []);
-  assert.equal(written.mock.callCount(), 3);
+  assert.equal(written.mock.callCount(), 4);
   for (const call of written.mock.calls) {
     assert.match(
       String(call.arguments[0]),
