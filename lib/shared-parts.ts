@@ -79,21 +79,21 @@ const LOGIN_LIMITS = [
  * package (lib/index.ts); the command builds its own with buildSharedParts.
  */
 export function createSharedParts(options?: HandlerOptions): SharedParts {
-  const limits: readonly string[] = LOGIN_LIMITS;
-  // A name no option has, in any case, is named beside the login limits, not all options;
-  // a misspelt one as createHandler names it (resolveOptions, in buildSharedParts).
+  const limits: readonly string[] = [...LOGIN_LIMITS, 'now'];
+  const listed = LOGIN_LIMITS.join(', ');
+  // A login limit in another case is named as createHandler names it; any other option, in
+  // any case, is each handler's; a name no option has is named beside the login limits.
   for (const key of typeof options === 'object' && options !== null ? Object.keys(options) : []) {
-    const known = OPTION_NAMES.some((name) => name.toLowerCase() === key.toLowerCase());
-    ensure(known, `options.${key} is not an option; the login limits are ${limits.join(', ')}`);
+    const meant = OPTION_NAMES.find((name) => name.toLowerCase() === key.toLowerCase());
+    if (meant === undefined) ensure(false, `options.${key} is not an option; the login limits are ${listed}`);
+    ensure(!limits.includes(meant) || meant === key, `options.${key} is not an option; did you mean ${meant}?`);
+    ensure(
+      meant === key && limits.includes(key),
+      `options.${key} is not a login limit: give it to each createHandler (these are ${listed})`,
+    );
   }
   // The counts served to other processes (--workers, `authority`) are the command's.
   const { throttle, hashChecks } = buildSharedParts(options);
-  for (const key of Object.keys(options ?? {})) {
-    ensure(
-      key === 'now' || limits.includes(key),
-      `options.${key} is not a login limit: give it to each createHandler (these are ${limits.join(', ')})`,
-    );
-  }
   return { throttle, hashChecks };
 }
 

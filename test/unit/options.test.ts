@@ -96,8 +96,14 @@ test('an option createHandler does not know is refused, naming it and the option
       { name: 'TypeError', message },
       JSON.stringify(options),
     );
-    // createSharedParts names a misspelling alike; for a name no option has, only the login limits.
-    const shared = 'maxFailures' in options ? /the login limits are maxAuthFailures, .*maxQueuedHashChecks$/ : message;
+    // createSharedParts names a misspelt login limit alike; another option, in any case, is each
+    // handler's; for a name no option has, only the login limits.
+    const shared =
+      'maxFailures' in options
+        ? /the login limits are maxAuthFailures, .*maxQueuedHashChecks$/
+        : 'basepath' in options || 'basePath' in options
+          ? /^options\.base[pP]ath is not a login limit: give it to each createHandler/
+          : message;
     assert.throws(() => createSharedParts(options as HandlerOptions), { name: 'TypeError', message: shared });
   }
   // Options that are no object are refused as such, not key by key ('abc' has the keys 0, 1, 2).
