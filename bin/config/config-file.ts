@@ -122,10 +122,9 @@ export function parseConfig(text: string, file: string, serviceKeys: ReadonlySet
     const key = line.slice(0, equals).trimEnd();
     const book = books.at(-1);
     if (!KEY.test(key)) {
-      // Spelt as a flag, with capitals or underscores: the key of this place it spells, if any.
+      // Spelt as a flag, with capitals or underscores: what to write for the key it spells, if any.
       const spelt = key.replace(/^-+/, '').toLowerCase().replaceAll('_', '-');
-      const meant = nearestName(spelt, book === undefined ? [...serviceKeys] : BOOK_KEYS);
-      const hint = meant === undefined ? '' : `; did you mean ${meant}?`;
+      const hint = KEY.test(spelt) ? advice(spelt, book?.name, serviceKeys) : '';
       return at(number, `'${key}' is not a key: keys are the long flags' names without --${hint}`);
     }
     if (book === undefined ? !serviceKeys.has(key) : !BOOK_KEYS.includes(key)) {
@@ -249,12 +248,21 @@ function unquote(text: string): string | undefined {
 }
 
 function unknownKey(key: string, book: string | undefined, serviceKeys: ReadonlySet<string>): string {
-  const nearest = nearestName(key, book === undefined ? [...serviceKeys] : BOOK_KEYS);
-  const hint = nearest === undefined ? '' : `; did you mean ${nearest}?`;
-  if (book !== undefined) {
-    const where = serviceKeys.has(key) ? `; ${key} is the service's: put it before the first section` : hint;
-    return `unknown key ${key} in [book ${book}]: a book holds ${BOOK_KEYS.join(', ')}${where}`;
-  }
+  const hint = advice(key, book, serviceKeys);
+  if (book !== undefined) return `unknown key ${key} in [book ${book}]: a book holds ${BOOK_KEYS.join(', ')}${hint}`;
   if (key === 'users') return 'users belongs in a [book NAME] section';
   return `unknown key ${key}: the keys are the long flags' names without -- (see --help)${hint}`;
+}
+
+/**
+ * What to write for `key` in a book's section (`book`) or before the first: where a key of the
+ * other place goes, else the key of this place nearest to it; '' when none is near.
+ */
+function advice(key: string, book: string | undefined, serviceKeys: ReadonlySet<string>): string {
+  const here = book === undefined ? [...serviceKeys] : BOOK_KEYS;
+  if (!here.includes(key) && book !== undefined && serviceKeys.has(key))
+    return `; ${key} is the service's: put it before the first section`;
+  if (book === undefined && key === 'users') return '; users belongs in a [book NAME] section';
+  const nearest = nearestName(key, here);
+  return nearest === undefined ? '' : `; did you mean ${nearest}?`;
 }

@@ -178,9 +178,17 @@ const PROBLEMS: Array<[text: string, message: string]> = [
     `${FILE}:2: 'base_path' is not a key: keys are the long flags' names without --; did you mean base-path?`,
   ],
   ['Fremd = 1', `${FILE}:1: 'Fremd' is not a key: keys are the long flags' names without --`],
-  // Only a key that belongs where it stands: port is the service's, users a book's.
-  ['[book a]\nPORT = 1', `${FILE}:2: 'PORT' is not a key: keys are the long flags' names without --`],
-  ['Users = a', `${FILE}:1: 'Users' is not a key: keys are the long flags' names without --`],
+  // A key of the other place says where it goes: port is the service's, users a book's; nothing spelt, no hint.
+  [
+    '[book a]\nPORT = 1',
+    `${FILE}:2: 'PORT' is not a key: keys are the long flags' names without --; port is the service's: put it before the first section`,
+  ],
+  [
+    'Users = a',
+    `${FILE}:1: 'Users' is not a key: keys are the long flags' names without --; users belongs in a [book NAME] section`,
+  ],
+  ['-- = 1', `${FILE}:1: '--' is not a key: keys are the long flags' names without --`],
+  ['_ = 1', `${FILE}:1: '_' is not a key: keys are the long flags' names without --`],
   ['port 8080', `${FILE}:1: expected key = value, [book NAME] or a # comment`],
   ['port =', `${FILE}:1: port needs a value`],
   ['port = ""', `${FILE}:1: port needs a value`],
