@@ -288,6 +288,47 @@ test("a WAL book's -wal and -shm deleted under the served file (the application 
   assert.match(stderr, /Z database \S+ was opened and checked again; serving it\n/);
 });
 
+test("a backup moved over a served WAL book while the service ran, its -wal and -shm left beside it: the service refuses it with one line saying what to do, never serves the replaced file's commits from them, and serves the backup once they are gone", async (t) => {
+  const dir = tempDir(t);
+  const file = buildDatabase(t);
+  const backup = join(dir, 'backup.sqlite');
+  const application = new Database(file);
+  application.exec(`VACUUM INTO '${backup}'`);
+  application.pragma('journal_mode = WAL');
+  const server = await start(t, ['--db', file]);
+  assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
+  // The application books two more of 12.50 € into its -wal and stops: the service's
+  // connection keeps -wal and -shm on disk. The backup, without them, is moved over the file.
+  application.exec("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-03', 1250), ('2026-03-04', 1250)");
+  await until(async () => (await get(`${server.api}${SEARCH}`)).body.includes('"anzahl":8'), 'the two served', 2_000);
+  application.close();
+  assert.ok(statSync(`${file}-wal`).size > 0, "the replaced file's log stays");
+  renameSync(backup, file);
+  await until(
+    async () =>
+      (await get(`${server.api}${SEARCH}`)).status === 500 && /was replaced, but/.test(server.output().stderr),
+    'the backup beside the old log is refused',
+    3_000,
+  );
+  // Refused as long as the old log is there: looked at again each second, never served with it.
+  for (let i = 0; i < 3; i += 1) {
+    assertReply(await get(`${server.api}${SEARCH}`), 500, SEARCH_FAILED);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  rmSync(`${file}-wal`);
+  rmSync(`${file}-shm`);
+  await until(
+    async () => (await get(`${server.api}${SEARCH}`)).body === '{"anzahl":6,"buchungen":[]}',
+    'the backup is served once the old log is gone',
+    2_000,
+  );
+  const { stderr } = await server.stop();
+  assert.match(
+    stderr,
+    /Z database \S+ was replaced, but kasse\.sqlite-wal and kasse\.sqlite-shm beside it are still those of the file it replaced, which SQLite would read into this one: stop the application, delete kasse\.sqlite-wal and kasse\.sqlite-shm, then start the application \(docs\/operations\.md, Backups and restore\); searches answer 500 until a valid file is there\n/,
+  );
+});
+
 test('a client verified before the file was replaced, or deleted, is not checked again: its search is answered at once, served or the 500', async (t) => {
   const dir = tempDir(t);
   const file = buildDatabase(t);

@@ -6,7 +6,7 @@
 // swaps the handler, logs). How a file is opened and diagnosed: bin/files/database-file.ts.
 
 import type { RequestListener } from 'node:http';
-import type { LogLevel } from '../base/index.js';
+import { CliError, type LogLevel } from '../base/index.js';
 import type { BookConfig } from '../config/index.js';
 import {
   type BookFile,
@@ -17,7 +17,6 @@ import {
   NO_SEARCH,
   notReadableNow,
   SettingRefusal,
-  walFilesOf,
 } from '../files/index.js';
 import { deniedRead, isGone } from './access.js';
 import { BookOpener, type Connection } from './open-book.js';
@@ -32,6 +31,7 @@ import {
   statusOf,
 } from './status.js';
 import { damaged, Unavailable, unavailableSearch } from './unavailable.js';
+import { WalFiles } from './wal-files.js';
 
 // How often the file is looked at; a replacement, or the end of a wait, is noticed within this.
 const WATCH_INTERVAL_MS = 1_000;
@@ -93,8 +93,8 @@ class WatchedDatabase implements ServedDatabase {
   private reading: Connection | undefined;
   /** The served file's fingerprint when its read access was last looked at, and why it may not be read then. */
   private access: { seen: string | undefined; denied: string | undefined } = { seen: undefined, denied: undefined };
-  /** The served file's -wal and -shm as its connection began (walFilesOf): `undefined` for none, or once said gone. */
-  private walFiles: string | undefined;
+  /** The served file's -wal and -shm: gone under it, or left beside a file that replaced it. */
+  private readonly walFiles: WalFiles;
 
   constructor(
     file: string,
@@ -105,6 +105,7 @@ class WatchedDatabase implements ServedDatabase {
     { cacheKiB, limitMs = GUARD_LIMIT_MS, first = 'start' }: WatchOptions,
   ) {
     this.file = file;
+    this.walFiles = new WalFiles(file);
     this.build = build;
     // The one writer of the file's lines: each names its book where /ready and the metric do.
     this.log = book.named === true ? (line, level) => log(`book ${book.name}: ${line}`, level) : log;
@@ -187,8 +188,7 @@ class WatchedDatabase implements ServedDatabase {
 
   /** The served file's -wal and -shm, gone or others than its connection's: the file opened again. */
   private lookAtWalFiles(): void {
-    if (this.walFiles === undefined || walFilesOf(this.file) === this.walFiles) return;
-    this.walFiles = undefined;
+    if (!this.walFiles.gone()) return;
     this.log(
       `database ${this.file}: its -wal or -shm was deleted or replaced while it was served; opening it again, for its connection reads a log the file no longer has; an application still running writes to the deleted files: stop it, then start it, with no other program opening the file meanwhile`,
       'warning',
@@ -225,7 +225,7 @@ class WatchedDatabase implements ServedDatabase {
       case 'serve':
         this.handler = effect.connection.handler;
         this.access = { seen: undefined, denied: undefined };
-        this.walFiles = walFilesOf(this.file);
+        this.walFiles.served();
         return;
       case 'stand in':
         this.handler = this.standInHandler;
@@ -252,7 +252,8 @@ class WatchedDatabase implements ServedDatabase {
   /** One open of the file (`check`: only judged); its end is fed back as an event. */
   private open(stillFor: number, check: boolean): void {
     const written = committedOf(this.file);
-    this.opener.attempt(stillFor, check).then(
+    const stale = this.walFiles.stale();
+    (stale === undefined ? this.opener.attempt(stillFor, check) : Promise.reject(new CliError(stale))).then(
       (outcome) =>
         this.feed(
           outcome === 'readable'
@@ -268,9 +269,8 @@ class WatchedDatabase implements ServedDatabase {
     );
   }
 
-  // Causes of 500s: a stand-in's are already said once; a state the file fell into while
-  // served, a lock that outlasted the search's wait among them, is said once by the look at
-  // the file that it leads to; anything else is the request's.
+  // Causes of 500s: a stand-in's are said once already; a state the file fell into while served (a lock that
+  // outlasted the search's wait among them) is said once by the look it leads to; anything else is the request's.
   private readonly onError: ErrorHook = (error, req, path) => {
     if (!this.heard(error)) this.logError(error, req, path);
   };

@@ -1,0 +1,50 @@
+// The -wal and -shm of a followed book's served file. Its connection keeps reading the two it
+// opened, and keeps them on disk after the application closes the file (a read-only connection
+// cannot remove them): deleted or replaced under it, they are a log the file no longer has;
+// left beside another file that replaced it (a backup restored while the service ran), they
+// are a log SQLite would read into that file, which must not be opened (docs/operations.md,
+// Backups and restore).
+
+import { statSync } from 'node:fs';
+import { basename } from 'node:path';
+import { identityOf, walFilesOf } from '../files/index.js';
+
+// sqlite.org/fileformat.html §4.1: a -wal starts with a header of 32 bytes; a commit is in the frames after it.
+const WAL_HEADER_BYTES = 32;
+
+export class WalFiles {
+  private readonly file: string;
+  /** The served file's -wal and -shm as its connection began, and the file's identity; `undefined`: none, or gone. */
+  private last: { of: string | undefined; files: string } | undefined;
+
+  constructor(file: string) {
+    this.file = file;
+  }
+
+  /** The file is served from now on: the -wal and -shm beside it are its connection's. */
+  served(): void {
+    const files = walFilesOf(this.file);
+    this.last = files === undefined ? undefined : { of: identityOf(this.file), files };
+  }
+
+  /** Whether the served file's -wal or -shm are no longer there, deleted or replaced: then forgotten. */
+  gone(): boolean {
+    if (this.last === undefined || walFilesOf(this.file) === this.last.files) return false;
+    this.last = undefined;
+    return true;
+  }
+
+  /**
+   * Why the file at the path is not opened now: the -wal and -shm beside it are still those
+   * of the file served before, which another file replaced, and the -wal holds commits;
+   * `undefined` when not (a file's own, none, or an empty log, which SQLite reads nothing
+   * from). Once gone they are forgotten, for new ones may take their inodes.
+   */
+  stale(): string | undefined {
+    const now = identityOf(this.file);
+    if (this.gone() || this.last === undefined || now === undefined || now === this.last.of) return undefined;
+    if ((statSync(`${this.file}-wal`, { throwIfNoEntry: false })?.size ?? 0) <= WAL_HEADER_BYTES) return undefined;
+    const name = basename(this.file);
+    return `database ${this.file} was replaced, but ${name}-wal and ${name}-shm beside it are still those of the file it replaced, which SQLite would read into this one: stop the application, delete ${name}-wal and ${name}-shm, then start the application (docs/operations.md, Backups and restore)`;
+  }
+}
