@@ -761,6 +761,19 @@ test('--workers 2 serves the books from both workers; a book that cannot be serv
   );
 });
 
+test("a start that one book ends says why in its last line, after what the other books' opening said (journalctl and systemctl status show the last lines)", async (t) => {
+  const o = office(t, CREDENTIALS);
+  const broken = join(o.dir, 'kaputt.sqlite');
+  writeFileSync(broken, 'kaputt'.repeat(1000));
+  // The broken book fails at once; the GnuCash book, in rollback-journal mode, warns as it opens.
+  writeConfig(o, [`[book kaputt]\ndb = ${broken}\nbase-path = /kaputt\n`, BOOKS(o).meier as string]);
+  const failed = await run(['--config', o.config, '--port', '0'], cleanEnv());
+  assert.equal(failed.code, 1, failed.stderr);
+  const lines = failed.stderr.trimEnd().split('\n');
+  assert.ok(lines.length >= 2 && lines.slice(0, -1).some((line) => /rollback-journal/.test(line)), failed.stderr);
+  assert.match(lines.at(-1) ?? '', /booking-search-server: .*kaputt\.sqlite is not a SQLite database$/);
+});
+
 test('the login throttle holds for the service: failures on several books spend one budget of the address', async (t) => {
   const o = office(t, CREDENTIALS);
   const books = BOOKS(o);

@@ -234,14 +234,16 @@ function mount(shelf: Shelf): void {
   );
 }
 
-/** The first look at each of `books`' files (bin/books/database.ts, ready); all closed when one cannot be served. */
+/** The first look at each of `books`' files (bin/books/database.ts, ready); all closed when one cannot be served, its
+ * reason said once every look ended: after what the others' opening said, where a log's tail shows it. */
 async function firstLooks(books: readonly WatchedBook[]): Promise<void> {
-  try {
-    await Promise.all(books.map((book) => book.database.ready.catch((error: unknown) => placed(book.config, error))));
-  } catch (error: unknown) {
-    for (const book of books) book.database.close();
-    throw error;
-  }
+  const looks = await Promise.allSettled(
+    books.map((book) => book.database.ready.catch((error: unknown) => placed(book.config, error))),
+  );
+  const failed = looks.find((look) => look.status === 'rejected');
+  if (failed === undefined) return;
+  for (const book of books) book.database.close();
+  throw failed.reason;
 }
 
 /** A reload: what is new built first, then the table swapped, then what left retired. Returns what changed. */
