@@ -6,7 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, readdirSync, readlinkSync, renameSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readlinkSync, renameSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
@@ -664,6 +664,16 @@ test("a book's user not in the credentials names the credentials file read and w
     await run(['--config', o.config], cleanEnv()),
     1,
     `booking-search-server: ${line} ${inFile} (${o.config}:2)`,
+  );
+  // Under systemd's LoadCredential=, the file read is a copy made as the service started.
+  const copies = join(o.dir, 'credentials.d');
+  mkdirSync(copies, { mode: 0o700 });
+  const copy = join(copies, 'credentials');
+  writeFileSync(copy, 'buero:b-geheim\n', { mode: 0o600 });
+  assertFails(
+    await run(['--config', o.config, '--credentials-file', copy], cleanEnv({ CREDENTIALS_DIRECTORY: copies })),
+    1,
+    `booking-search-server: ${line} ${copy} (--credentials-file; systemd's copy, made as the service started: a restart copies it anew)`,
   );
   const checked = await run(['check', '--config', o.config, '--credentials-file', other], cleanEnv());
   assert.equal(checked.code, 1);

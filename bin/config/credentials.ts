@@ -2,6 +2,7 @@
 // Credentials). lib/credentials.ts checks them; this module says where a problem is — the
 // line number of the file, never its content, or the variable.
 
+import { sep } from 'node:path';
 import { type Credentials, credentialsFromPairs } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
 import { ensureOnlyOwnerCanChange, readTextFile } from '../files/index.js';
@@ -136,12 +137,14 @@ const DEMO_CREDENTIALS: Credentials[] = [{ username: 'demo', password: 'demo' }]
 
 /**
  * A serve command's `credentialsSource`: which credentials, and where they were named;
- * `running`: a reload's, which keeps the file the configuration no longer names.
+ * `running`: a reload's, which keeps the file the configuration no longer names. A file in
+ * systemd's `copies` ($CREDENTIALS_DIRECTORY, LoadCredential=) is a copy made at the start.
  */
 export function credentialsSource(
   from: CredentialsFrom,
   file: string | undefined,
   origin: Origin | 'running' | undefined,
+  copies: string | undefined = process.env['CREDENTIALS_DIRECTORY'],
 ): string {
   if (from === 'environment') return 'BOOKING_SEARCH_USER';
   if (from === 'demo default') return 'the demo default';
@@ -152,7 +155,11 @@ export function credentialsSource(
       : origin?.kind === 'file'
         ? `${origin.file}:${origin.line}`
         : '--credentials-file';
-  return `${file} (${where})`;
+  const copied =
+    copies && file?.startsWith(`${copies}${sep}`)
+      ? "; systemd's copy, made as the service started: a restart copies it anew"
+      : '';
+  return `${file} (${where}${copied})`;
 }
 
 /** Where the credentials come from; a file is named, not read. */
