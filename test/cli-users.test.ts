@@ -24,7 +24,7 @@ import {
   waitFor,
 } from './support/cli-helpers.js';
 import { blocksAfter } from './support/doc-snippets.js';
-import { assertReply, get, request, statusAnswer } from './support/helpers.js';
+import { assertReply, fixtureSql, get, request, statusAnswer } from './support/helpers.js';
 import {
   type Application,
   applicationDirectory,
@@ -573,6 +573,26 @@ test("a file the service may not read ends the start with one line and exit 1 th
     assert.doesNotMatch(checked.stderr, /\n\s+at /);
   }
   assert.deepEqual(listing(dir), ['kasse.sqlite']);
+});
+
+test("a book in its owner's home folder, closed to other users: the service's user is told to serve it as its owner, not to open the home folder; check says the same", async (t) => {
+  const { users, asService } = setup();
+  const { owner, service } = users;
+  chmodSync(owner.home, 0o700);
+  const file = join(owner.home, 'buch.sqlite');
+  const db = new Database(file);
+  db.exec(fixtureSql('schema.sql'));
+  db.close();
+  chownSync(file, owner.uid, owner.gid);
+  t.after(() => rmSync(file, { force: true }));
+  const line = `cannot open database ${file}: permission denied: this service's user ${service.name} (uid ${service.uid}) may not enter directory ${owner.home} (owner ${owner.name} (uid ${owner.uid}), group ${owner.name} (gid ${owner.gid}), mode 700); it is the home folder of ${owner.name}: serve the book as ${owner.name}, or move it out of the home folder (docs/operations.md, Users and permissions)`;
+  assertFails(await run(['--db', file, '--port', '0'], cleanEnv(USER), asService), 1, `booking-search-server: ${line}`);
+  const checked = await run(['check', '--db', file], cleanEnv(USER), asService);
+  assert.equal(checked.code, 1, JSON.stringify(checked));
+  assert.ok(
+    checked.stdout.split('\n').some((said) => said.endsWith(line)),
+    checked.stdout,
+  );
 });
 
 // A backup restored as root (install -m 0600) was root:root, and the line told the admin to

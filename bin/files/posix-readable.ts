@@ -70,6 +70,11 @@ function remedy(culprit: Denied, file: string, service: { uid: number; name: str
   const bits = directory ? 'rx' : 'r';
   if (stats.uid === service.uid)
     return `give it read access to its owner, this service's user: chmod u+${bits} ${shellWord(path)}`;
+  // A home folder stays closed to other users (and systemd's ProtectHome= hides it): its owner serves the book.
+  if (directory && stats.uid !== 0 && homeOf(stats.uid) === path) {
+    const owner = nameOf('passwd', stats.uid) ?? `uid ${stats.uid}`;
+    return `it is the home folder of ${owner}: serve the book as ${owner}, or move it out of the home folder`;
+  }
   if (stats.uid === 0 || stats.gid === 0) {
     if (directory && path !== dirname(resolve(file))) return `let every user pass it: chmod o+x ${shellWord(path)}`;
     return giveBack(path, directory ? '0750' : '0640', service);
@@ -174,30 +179,40 @@ export function named(database: 'passwd' | 'group', id: number): string {
   return name === undefined ? `${id}` : `${name} (${id})`;
 }
 
-/** The names asked of the name service, each once a process: a look at a served file asks again every second. */
-const names = new Map<string, string | undefined>();
+/** The entries asked of the name service, each once a process: a look at a served file asks again every second. */
+const entries = new Map<string, string[] | undefined>();
 
 /**
- * The name of user or group `id` as the system's name service knows it (`getent`, so LDAP
- * and sssd count too), or `undefined`. Asked once a process for each id, that answer kept:
- * `getent` blocks the event loop, up to its 2 s when LDAP does not answer.
+ * The entry of user or group `id` as the system's name service knows it (`getent`, so LDAP
+ * and sssd count too), its fields; `undefined`: none. Asked once a process for each id, that
+ * answer kept: `getent` blocks the event loop, up to its 2 s when LDAP does not answer.
  */
-export function nameOf(database: 'passwd' | 'group', id: number): string | undefined {
+function entryOf(database: 'passwd' | 'group', id: number): string[] | undefined {
   const key = `${database} ${id}`;
-  if (!names.has(key)) names.set(key, askName(database, id));
-  return names.get(key);
+  if (!entries.has(key)) entries.set(key, askEntry(database, id));
+  return entries.get(key);
 }
 
-function askName(database: 'passwd' | 'group', id: number): string | undefined {
+function askEntry(database: 'passwd' | 'group', id: number): string[] | undefined {
   try {
     const entry = execFileSync('getent', [database, String(id)], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],
       timeout: 2_000,
     });
-    const name = entry.split(':')[0];
-    return name !== undefined && /^[A-Za-z0-9._-]{1,64}$/.test(name) ? name : undefined;
+    return entry.split('\n')[0]?.split(':');
   } catch {
     return undefined;
   }
+}
+
+/** The name of user or group `id` as the system's name service knows it, or `undefined`. */
+export function nameOf(database: 'passwd' | 'group', id: number): string | undefined {
+  const name = entryOf(database, id)?.[0];
+  return name !== undefined && /^[A-Za-z0-9._-]{1,64}$/.test(name) ? name : undefined;
+}
+
+/** The home folder of user `uid` as the name service knows it, or `undefined`. */
+function homeOf(uid: number): string | undefined {
+  return entryOf('passwd', uid)?.[5] || undefined;
 }
