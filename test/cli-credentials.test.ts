@@ -536,7 +536,7 @@ function hashOnTerminal(...answers: string[]): { status: number | null; output: 
   return { status: result.status, output: result.stdout };
 }
 
-test('hash-password on a terminal asks twice without echo, and refuses two different answers', () => {
+test('hash-password on a terminal asks twice without echo, and refuses two different answers, and an empty one before asking again', () => {
   const same = hashOnTerminal('Ge:heim 1', 'Ge:heim 1');
   assert.equal(same.status, 0, same.output);
   assert.match(
@@ -556,6 +556,10 @@ test('hash-password on a terminal asks twice without echo, and refuses two diffe
   assert.equal(different.status, 1);
   assert.doesNotMatch(different.output, /Ge:heim|\$scrypt\$/);
   assert.match(different.output, /booking-search-server: the two passwords differ; nothing printed\r\n$/);
+
+  const empty = hashOnTerminal('');
+  assert.equal(empty.status, 1, empty.output);
+  assert.equal(empty.output, 'Password: \r\nbooking-search-server: the password is empty; nothing printed\r\n');
 });
 
 test('a credentials file that another user could change is refused with one line: writable by others or a group, owned by another user, in a directory others can write, or behind a symlink to one', async (t) => {

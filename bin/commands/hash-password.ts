@@ -11,6 +11,7 @@ export async function runHashPassword(stdin: NodeJS.ReadStream, stdout: NodeJS.W
   let password: string;
   if (stdin.isTTY) {
     password = await askWithoutEcho(stdin, 'Password: ');
+    if (password === '') throw new CliError('the password is empty; nothing printed');
     const again = await askWithoutEcho(stdin, 'Repeat password: ');
     if (again !== password) throw new CliError('the two passwords differ; nothing printed');
   } else {
