@@ -172,7 +172,7 @@ export const gnucash: ApplicationMapping = {
   // '-' and the currency.
   notes: `
     SELECT 'accounts at the top level are not served (GnuCash keeps its own Imbalance and Orphan accounts there): '
-           || group_concat(a.name, ', ') || '. Move an account that holds money below "Assets" or "Liabilities" to serve it.'
+           || group_concat(a.name, ', ') || '. Move an account that holds money below another (Assets or Liabilities; in German, Aktiva or Passiva) to serve it.'
     FROM accounts AS a
     JOIN accounts AS parent ON parent.guid = a.parent_guid AND parent.account_type = 'ROOT'
     JOIN commodities AS c ON c.guid = a.commodity_guid AND c.namespace = 'CURRENCY'
