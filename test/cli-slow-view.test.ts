@@ -24,6 +24,22 @@ const VIEW = `CREATE TABLE slow(n INTEGER);
       SELECT count(*) * 0 FROM r) AS amount_cents,
     e.subject, e.category_id, e.payment_method_id FROM entries e`;
 
+/**
+ * How far the view counts for a search in flight for a few seconds on this machine, whatever
+ * its speed (a search reads the view twice, each read about 2 s): measured here, on a million.
+ */
+const IN_FLIGHT = (() => {
+  const db = new Database(':memory:');
+  const steps = 1_000_000;
+  const started = performance.now();
+  db.prepare(
+    `WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < ${steps}) SELECT count(*) FROM r`,
+  ).get();
+  const ms = performance.now() - started;
+  db.close();
+  return Math.round((steps * 2_000) / ms);
+})();
+
 /** The fixture book with the view `kasse` over its entries, slow to read while `slow` is. */
 function bookOverView(t: Parameters<typeof buildDatabase>[0], slow: boolean): string {
   const file = buildDatabase(t);
@@ -224,7 +240,7 @@ async function searchingOverSlowView(
 ): Promise<{ server: Running; inFlight: Promise<Reply>; output: () => string }> {
   const file = bookOverView(t, false);
   const db = new Database(file);
-  db.exec('INSERT INTO slow VALUES (20000000)');
+  db.exec(`INSERT INTO slow VALUES (${IN_FLIGHT})`);
   db.close();
   const args = ['--db', file, '--table-names', 'entries=kasse', '--search-timeout', '60', ...more];
   const server = await start(t, args, undefined, undefined, { ownGroup });
@@ -291,7 +307,7 @@ test('SIGTERM while a reload checks a book it adds over a slow view: nothing sai
     await t.test(workers.join(' ') || 'one process', async (t) => {
       const file = bookOverView(t, false);
       const db = new Database(file);
-      db.exec('INSERT INTO slow VALUES (20000000)');
+      db.exec(`INSERT INTO slow VALUES (${IN_FLIGHT})`);
       db.close();
       const config = join(tempDir(t), 'books.conf');
       const kept = `[book k]\ndb = ${buildDatabase(t)}\nbase-path = /k\n`;
@@ -315,7 +331,7 @@ test('SIGTERM while a reload checks a book it adds over a slow view: nothing sai
 test('SIGTERM while a reload checks a book it adds and a search over a view runs: that book is dropped at once, unsaid; the search is answered; POST /-/reload is 503', async (t) => {
   const slow = bookOverView(t, false);
   const db = new Database(slow);
-  db.exec('INSERT INTO slow VALUES (20000000)');
+  db.exec(`INSERT INTO slow VALUES (${IN_FLIGHT})`);
   db.close();
   const endless = bookOverView(t, true);
   const config = join(tempDir(t), 'books.conf');
