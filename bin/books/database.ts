@@ -85,8 +85,7 @@ class WatchedDatabase implements ServedDatabase {
   private readonly opener: BookOpener;
   private state: WatchState<Connection>;
   private settle: { resolve: () => void; reject: (error: unknown) => void } | undefined;
-  // The stand-in is built when first needed: most files are served from the start, and a service of many books
-  // would hold a stand-in per book for nothing (a handler each). `build` gives it the credentials of that moment.
+  // Built when first needed: most files are served from the start, and many books would each hold one for nothing.
   private standIn: BookingSearchHandler | undefined;
   private readonly timer: NodeJS.Timeout;
   /** The connection whose file is read without a client's search now (`read`): one read at a time. */
@@ -158,6 +157,7 @@ class WatchedDatabase implements ServedDatabase {
     const fingerprinted = phase.is === 'unavailable' && (phase.broken ?? phase.backoff ?? phase.refused) !== undefined;
     const written = fingerprinted ? committedOf(this.file) : undefined;
     const identity = identityOf(this.file);
+    if (identity === undefined) this.walFiles.emptied();
     if (phase.is === 'served' && identity === phase.inode) {
       this.lookAtAccess();
       this.lookAtWalFiles();

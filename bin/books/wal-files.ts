@@ -14,7 +14,11 @@ const WAL_HEADER_BYTES = 32;
 
 export class WalFiles {
   private readonly file: string;
-  /** The served file's -wal and -shm as its connection began, and the file's identity; `undefined`: none, or gone. */
+  /**
+   * The served file's -wal and -shm as its connection began, and the file's identity, which
+   * the path has not held since it was seen empty (a file put there later may take its freed
+   * inode); `undefined`: none, or gone.
+   */
   private last: { of: string | undefined; files: string } | undefined;
 
   constructor(file: string) {
@@ -25,6 +29,11 @@ export class WalFiles {
   served(): void {
     const files = walFilesOf(this.file);
     this.last = files === undefined ? undefined : { of: identityOf(this.file), files };
+  }
+
+  /** The path was seen empty: whatever file is put there is another one, whatever its inode. */
+  emptied(): void {
+    if (this.last !== undefined) this.last = { ...this.last, of: undefined };
   }
 
   /** Whether the served file's -wal or -shm are no longer there, deleted or replaced: then forgotten. */
@@ -42,9 +51,14 @@ export class WalFiles {
    */
   stale(): string | undefined {
     const now = identityOf(this.file);
-    if (this.gone() || this.last === undefined || now === undefined || now === this.last.of) return undefined;
-    if ((statSync(`${this.file}-wal`, { throwIfNoEntry: false })?.size ?? 0) <= WAL_HEADER_BYTES) return undefined;
+    // The served file itself (a check of it): its own -wal and -shm, looked at by the tick.
+    if (this.last === undefined || now === undefined || now === this.last.of || this.gone()) return undefined;
+    // An empty log, which SQLite reads nothing from, becomes the new file's as it opens it.
+    if ((statSync(`${this.file}-wal`, { throwIfNoEntry: false })?.size ?? 0) <= WAL_HEADER_BYTES) {
+      this.last = { ...this.last, of: now };
+      return undefined;
+    }
     const name = basename(this.file);
-    return `database ${this.file} was replaced, but ${name}-wal and ${name}-shm beside it are still those of the file it replaced, which SQLite would read into this one: stop the application, delete ${name}-wal and ${name}-shm, then start the application (docs/operations.md, Backups and restore)`;
+    return `database ${this.file} was replaced, but ${name}-wal and ${name}-shm beside it are still those of the file it replaced, which SQLite would read into this one: stop the application, delete ${name}-wal and ${name}-shm, then start the application; this service serves the file once they are gone (restarted before, it would not know them for the old ones) (docs/operations.md, Backups and restore)`;
   }
 }

@@ -70,7 +70,7 @@ function remedy(culprit: Denied, file: string, service: { uid: number; name: str
   const bits = directory ? 'rx' : 'r';
   if (stats.uid === service.uid)
     return `give it read access to its owner, this service's user: chmod u+${bits} ${shellWord(path)}`;
-  // A home folder stays closed to other users (and systemd's ProtectHome= hides it): its owner serves the book.
+  // A person's home folder stays closed to other users (systemd's ProtectHome= hides it): its owner serves the book.
   if (directory && stats.uid !== 0 && homeOf(stats.uid) === path) {
     const owner = nameOf('passwd', stats.uid) ?? `uid ${stats.uid}`;
     return `it is the home folder of ${owner}: serve the book as ${owner}, or move it out of the home folder`;
@@ -212,7 +212,8 @@ export function nameOf(database: 'passwd' | 'group', id: number): string | undef
   return name !== undefined && /^[A-Za-z0-9._-]{1,64}$/.test(name) ? name : undefined;
 }
 
-/** The home folder of user `uid` as the name service knows it, or `undefined`. */
+/** The home folder of user `uid`, a person who logs in (not a daemon's, nologin, whose home may be its data), or `undefined`. */
 function homeOf(uid: number): string | undefined {
-  return entryOf('passwd', uid)?.[5] || undefined;
+  const entry = entryOf('passwd', uid);
+  return entry === undefined || /\/(?:nologin|false)$/.test(entry[6] ?? '') ? undefined : entry[5] || undefined;
 }

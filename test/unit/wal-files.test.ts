@@ -1,0 +1,67 @@
+// The -wal and -shm of a followed book's served file (bin/books/wal-files.ts): left beside a
+// file that replaced it, they are the old file's log, which SQLite would read into the new
+// one; gone under the served file, they are said so once.
+
+import assert from 'node:assert/strict';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { WalFiles } from '../../bin/books/wal-files.js';
+import { tempDir } from '../support/helpers.js';
+
+const FRAMES = Buffer.alloc(32 + 24 + 4096, 1);
+
+function book(dir: string, wal: Buffer = FRAMES): string {
+  const file = join(dir, 'kasse.sqlite');
+  writeFileSync(file, 'served');
+  writeFileSync(`${file}-wal`, wal);
+  writeFileSync(`${file}-shm`, Buffer.alloc(32 * 1024));
+  return file;
+}
+
+test('a file moved over the served one, beside its -wal with commits, is refused; the served file itself is not', (t) => {
+  const file = book(tempDir(t));
+  const followed = new WalFiles(file);
+  followed.served();
+  assert.equal(followed.stale(), undefined, 'the served file, opened again to be checked');
+  writeFileSync(`${file}.new`, 'backup');
+  renameSync(`${file}.new`, file);
+  assert.match(
+    followed.stale() ?? '',
+    /^database \S+ was replaced, but kasse\.sqlite-wal and kasse\.sqlite-shm beside it/,
+  );
+  rmSync(`${file}-wal`);
+  rmSync(`${file}-shm`);
+  assert.equal(followed.stale(), undefined, 'once they are gone');
+});
+
+test('a file put at a path seen empty is another file even on the freed inode of the one served', (t) => {
+  const file = book(tempDir(t));
+  const followed = new WalFiles(file);
+  followed.served();
+  // As a file copied in after `rm` may take the served file's inode: same identity, another file.
+  followed.emptied();
+  assert.match(followed.stale() ?? '', /was replaced, but/);
+});
+
+test('an empty log beside a file that replaced the served one is no reason to refuse it, and becomes its own', (t) => {
+  const file = book(tempDir(t), Buffer.alloc(0));
+  const followed = new WalFiles(file);
+  followed.served();
+  writeFileSync(`${file}.new`, 'backup');
+  renameSync(`${file}.new`, file);
+  assert.equal(followed.stale(), undefined);
+  // The application opens the new file on that log and commits into it: its own log now.
+  writeFileSync(`${file}-wal`, FRAMES);
+  assert.equal(followed.stale(), undefined);
+});
+
+test('-wal and -shm deleted under the served file are said once by the look, whatever a check of the file meanwhile', (t) => {
+  const file = book(tempDir(t));
+  const followed = new WalFiles(file);
+  followed.served();
+  rmSync(`${file}-wal`);
+  assert.equal(followed.stale(), undefined, 'a check of the served file');
+  assert.equal(followed.gone(), true);
+  assert.equal(followed.gone(), false);
+});
