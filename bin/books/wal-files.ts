@@ -31,7 +31,11 @@ export class WalFiles {
     this.last = files === undefined ? undefined : { of: identityOf(this.file), files };
   }
 
-  /** The path was seen empty: whatever file is put there is another one, whatever its inode. */
+  /**
+   * The path was seen empty: whatever file is put there is taken for another one, whatever its
+   * inode (a file copied in after `rm` may take the freed one; the file moved away and back
+   * cannot be told from it: the line says to move the log aside, not to delete it).
+   */
   emptied(): void {
     if (this.last !== undefined) this.last = { ...this.last, of: undefined };
   }
@@ -59,6 +63,6 @@ export class WalFiles {
       return undefined;
     }
     const name = basename(this.file);
-    return `database ${this.file} was replaced, but ${name}-wal and ${name}-shm beside it are still those of the file it replaced, which SQLite would read into this one: stop the application, delete ${name}-wal and ${name}-shm, then start the application; this service serves the file once they are gone (restarted before, it would not know them for the old ones) (docs/operations.md, Backups and restore)`;
+    return `database ${this.file} was replaced, but ${name}-wal and ${name}-shm beside it are still those of the file it replaced, which SQLite would read into this one: stop the application, move ${name}-wal and ${name}-shm out of the folder (they hold that file's last commits), then start the application; this service serves the file once they are gone (restarted before, it would not know them for the old ones) (docs/operations.md, Backups and restore)`;
   }
 }
