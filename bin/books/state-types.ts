@@ -166,7 +166,7 @@ export type Effect<C> =
   | { readonly do: 'open'; readonly stillFor: number; readonly check?: true }
   | { readonly do: 'close'; readonly connection: C }
   /** Requests go to the connection's handler from now on. */
-  | { readonly do: 'serve'; readonly connection: C }
+  | { readonly do: 'serve'; readonly connection: C; readonly inode: string | undefined }
   /** Requests go to the stand-in: /status as always, searches the 500 of `answerCause`. */
   | { readonly do: 'stand in' }
   | { readonly do: 'log'; readonly line: string; readonly level: 'notice' | 'warning' | 'error' }

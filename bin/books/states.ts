@@ -207,7 +207,7 @@ function opened<C>(state: WatchState<C>, { outcome, identity, at }: Extract<Watc
     const line = stateLine(state.file, outcome.cause);
     return { state: { ...state, phase: now, lastLine: line }, effects: [...say(state, line, 'warning'), ...ready] };
   }
-  const serve: Effect<C> = { do: 'serve', connection: outcome.connection };
+  const serve: Effect<C> = { do: 'serve', connection: outcome.connection, inode: outcome.inode };
   // The first look's serving is said by the greeting.
   if (look.first) return { state: { ...state, phase: now }, effects: [serve, ...ready] };
   const again = look.sameFile && outcome.inode === identity;

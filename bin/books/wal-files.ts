@@ -25,10 +25,13 @@ export class WalFiles {
     this.file = file;
   }
 
-  /** The file is served from now on: the -wal and -shm beside it are its connection's. */
-  served(): void {
+  /**
+   * The file of identity `of`, as its connection opened it, is served from now on: the -wal
+   * and -shm beside it are its connection's (a file moved in since is not taken for it).
+   */
+  served(of: string | undefined): void {
     const files = walFilesOf(this.file);
-    this.last = files === undefined ? undefined : { of: identityOf(this.file), files };
+    this.last = files === undefined ? undefined : { of, files };
   }
 
   /**

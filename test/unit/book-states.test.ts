@@ -197,7 +197,7 @@ const ROWS: Row[] = [
     from: state(first),
     on: openedAs('A', 'i1'),
     to: state(served('A', 'i1'), { since: AT }),
-    effects: [{ do: 'serve', connection: 'A' }, { do: 'ready' }],
+    effects: [{ do: 'serve', connection: 'A', inode: 'i1' }, { do: 'ready' }],
   },
   {
     name: 'first open finds the file locked: waited for, said once',
@@ -323,7 +323,10 @@ const ROWS: Row[] = [
     from: state(looking(again), { lastLine: 'an older line' }),
     on: openedAs('B', 'i2'),
     to: state(served('B', 'i2'), { since: AT, replaced: 1 }),
-    effects: [{ do: 'serve', connection: 'B' }, log(`database ${FILE} was replaced; serving the new file`, 'notice')],
+    effects: [
+      { do: 'serve', connection: 'B', inode: 'i2' },
+      log(`database ${FILE} was replaced; serving the new file`, 'notice'),
+    ],
   },
   {
     name: 'the deleted file is gone',
@@ -352,7 +355,10 @@ const ROWS: Row[] = [
     from: state(looking(gone), { lastLine: GONE_LINE, replaced: 1 }),
     on: openedAs('C', 'i3'),
     to: state(served('C', 'i3'), { since: AT, replaced: 2 }),
-    effects: [{ do: 'serve', connection: 'C' }, log(`database ${FILE} was replaced; serving the new file`, 'notice')],
+    effects: [
+      { do: 'serve', connection: 'C', inode: 'i3' },
+      log(`database ${FILE} was replaced; serving the new file`, 'notice'),
+    ],
   },
   // Locked: waited for with Retry-After, and not counted as another file when it passes.
   {
@@ -385,7 +391,10 @@ const ROWS: Row[] = [
     }),
     on: openedAs('A', 'i1'),
     to: state(served('A', 'i1'), { since: AT }),
-    effects: [{ do: 'serve', connection: 'A' }, log(`database ${FILE} can be read now; serving it`, 'notice')],
+    effects: [
+      { do: 'serve', connection: 'A', inode: 'i1' },
+      log(`database ${FILE} can be read now; serving it`, 'notice'),
+    ],
   },
   // A lock that outlasted a search's wait: the file opened beside the connection; a lock
   // still held then is waited for as one the start found, a short one changes nothing.
@@ -558,7 +567,10 @@ const ROWS: Row[] = [
     from: state(looking(journal, { another: true }), { lastLine: JOURNAL_LINE }),
     on: openedAs('B', 'i2'),
     to: state(served('B', 'i2'), { since: AT, replaced: 1 }),
-    effects: [{ do: 'serve', connection: 'B' }, log(`database ${FILE} was replaced; serving the new file`, 'notice')],
+    effects: [
+      { do: 'serve', connection: 'B', inode: 'i2' },
+      log(`database ${FILE} was replaced; serving the new file`, 'notice'),
+    ],
   },
   // The replacement must itself be waited for (a hot journal of its own): a replacement all the same.
   {
@@ -638,7 +650,7 @@ const ROWS: Row[] = [
     on: openedAs('B', 'i1'),
     to: state(served('B', 'i1'), { since: AT }),
     effects: [
-      { do: 'serve', connection: 'B' },
+      { do: 'serve', connection: 'B', inode: 'i1' },
       log(`database ${FILE} was opened and checked again; serving it`, 'notice'),
     ],
   },
@@ -647,7 +659,10 @@ const ROWS: Row[] = [
     from: state(looking(again, { sameFile: true, served: 'i1' })),
     on: openedAs('B', 'i1', 'i2'),
     to: state(served('B', 'i1'), { since: AT, replaced: 1 }),
-    effects: [{ do: 'serve', connection: 'B' }, log(`database ${FILE} was replaced; serving the new file`, 'notice')],
+    effects: [
+      { do: 'serve', connection: 'B', inode: 'i1' },
+      log(`database ${FILE} was replaced; serving the new file`, 'notice'),
+    ],
   },
   {
     name: 'the new schema does not fit: not served until a valid file is there',
@@ -686,7 +701,7 @@ const ROWS: Row[] = [
     }),
     on: openedAs('B', 'i1'),
     to: state(served('B', 'i1'), { since: AT, replaced: 1 }),
-    effects: [{ do: 'serve', connection: 'B' }, log(READ_LINE, 'notice')],
+    effects: [{ do: 'serve', connection: 'B', inode: 'i1' }, log(READ_LINE, 'notice')],
   },
   {
     name: 'a setting of the application refuses the file served: the line names the setting, not a valid file to come',
@@ -748,7 +763,7 @@ const ROWS: Row[] = [
     on: openedAs('B', 'i1'),
     to: state(served('B', 'i1'), { since: AT }),
     effects: [
-      { do: 'serve', connection: 'B' },
+      { do: 'serve', connection: 'B', inode: 'i1' },
       log(`database ${FILE}: what refused it no longer holds; serving it`, 'notice'),
     ],
   },
@@ -760,7 +775,7 @@ const ROWS: Row[] = [
     on: openedAs('B', 'i1'),
     to: state(served('B', 'i1'), { since: AT }),
     effects: [
-      { do: 'serve', connection: 'B' },
+      { do: 'serve', connection: 'B', inode: 'i1' },
       log(`database ${FILE}: what refused it no longer holds; serving it`, 'notice'),
     ],
   },
@@ -769,7 +784,10 @@ const ROWS: Row[] = [
     from: state(looking(set), { lastLine: SET_LINE }),
     on: openedAs('B', 'i2'),
     to: state(served('B', 'i2'), { since: AT, replaced: 1 }),
-    effects: [{ do: 'serve', connection: 'B' }, log(`database ${FILE} was replaced; serving the new file`, 'notice')],
+    effects: [
+      { do: 'serve', connection: 'B', inode: 'i2' },
+      log(`database ${FILE} was replaced; serving the new file`, 'notice'),
+    ],
   },
   {
     name: 'unreadable, another file at the path: no longer the file served',
@@ -790,7 +808,10 @@ const ROWS: Row[] = [
     from: state(looking(denied), { lastLine: DENIED_LINE }),
     on: openedAs('B', 'i2'),
     to: state(served('B', 'i2'), { since: AT, replaced: 1 }),
-    effects: [{ do: 'serve', connection: 'B' }, log(`database ${FILE} was replaced; serving the new file`, 'notice')],
+    effects: [
+      { do: 'serve', connection: 'B', inode: 'i2' },
+      log(`database ${FILE} was replaced; serving the new file`, 'notice'),
+    ],
   },
   // A cp over the file: it changed while it was opened, quietly looked at again.
   {

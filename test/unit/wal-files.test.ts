@@ -3,13 +3,19 @@
 // one; gone under the served file, they are said so once.
 
 import assert from 'node:assert/strict';
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { WalFiles } from '../../bin/books/wal-files.js';
 import { tempDir } from '../support/helpers.js';
 
 const FRAMES = Buffer.alloc(32 + 24 + 4096, 1);
+
+/** A file's identity as the served connection has it (bin/files/file-look.ts identityOf). */
+function identity(file: string): string {
+  const { dev, ino } = statSync(file);
+  return `${dev}:${ino}`;
+}
 
 function book(dir: string, wal: Buffer = FRAMES): string {
   const file = join(dir, 'kasse.sqlite');
@@ -22,7 +28,7 @@ function book(dir: string, wal: Buffer = FRAMES): string {
 test('a file moved over the served one, beside its -wal with commits, is refused; the served file itself is not', (t) => {
   const file = book(tempDir(t));
   const followed = new WalFiles(file);
-  followed.served();
+  followed.served(identity(file));
   assert.equal(followed.stale(), undefined, 'the served file, opened again to be checked');
   writeFileSync(`${file}.new`, 'backup');
   renameSync(`${file}.new`, file);
@@ -38,7 +44,7 @@ test('a file moved over the served one, beside its -wal with commits, is refused
 test('a file put at a path seen empty is another file even on the freed inode of the one served', (t) => {
   const file = book(tempDir(t));
   const followed = new WalFiles(file);
-  followed.served();
+  followed.served(identity(file));
   // As a file copied in after `rm` may take the served file's inode: same identity, another file.
   followed.emptied();
   assert.match(followed.stale() ?? '', /was replaced, but/);
@@ -47,7 +53,7 @@ test('a file put at a path seen empty is another file even on the freed inode of
 test('an empty log beside a file that replaced the served one is no reason to refuse it, and becomes its own', (t) => {
   const file = book(tempDir(t), Buffer.alloc(0));
   const followed = new WalFiles(file);
-  followed.served();
+  followed.served(identity(file));
   writeFileSync(`${file}.new`, 'backup');
   renameSync(`${file}.new`, file);
   assert.equal(followed.stale(), undefined);
@@ -59,9 +65,19 @@ test('an empty log beside a file that replaced the served one is no reason to re
 test('-wal and -shm deleted under the served file are said once by the look, whatever a check of the file meanwhile', (t) => {
   const file = book(tempDir(t));
   const followed = new WalFiles(file);
-  followed.served();
+  followed.served(identity(file));
   rmSync(`${file}-wal`);
   assert.equal(followed.stale(), undefined, 'a check of the served file');
   assert.equal(followed.gone(), true);
   assert.equal(followed.gone(), false);
+});
+
+test('a file moved in after the served one was opened, before it was taken for served, is another file', (t) => {
+  const file = book(tempDir(t));
+  const opened = identity(file);
+  writeFileSync(`${file}.new`, 'backup');
+  renameSync(`${file}.new`, file);
+  const followed = new WalFiles(file);
+  followed.served(opened);
+  assert.match(followed.stale() ?? '', /was replaced, but/);
 });
