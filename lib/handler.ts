@@ -210,7 +210,7 @@ function route(parts: Parts, exchange: Exchange, verdict: LoginVerdict): void {
   (req.socket as typeof req.socket & LoggedIn)[LOGGED_IN] = verdict.user;
   if (path === reconcilePath) {
     if (req.method !== 'POST') return sendError(res, ERRORS.methodNotAllowed, ALLOWED_POST);
-    return parts.answerReconcile(req, res, verdict.user, exchange.client);
+    return parts.answerReconcile(req, res, exchange.query, verdict.user, exchange.client);
   }
   if (path !== statusPath && path !== searchPath) return sendError(res, ERRORS.notFound);
   if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, ERRORS.methodNotAllowed, ALLOWED_METHODS);

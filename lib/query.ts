@@ -47,7 +47,7 @@ const MAX_NAME_IN_MESSAGE = 40;
  */
 export function parseSearchQuery(rawQuery: string): QueryParseResult {
   const values: Values = [];
-  const problem = rawQuery.includes('%') ? readDecoded(rawQuery, values) : readPlain(rawQuery, values);
+  const problem = readQuery(rawQuery, values, PARAMETERS);
   if (problem !== undefined) return fail(problem);
   const von = given(values, 'von');
   const bis = given(values, 'bis');
@@ -90,19 +90,32 @@ function given(values: Values, name: Parameter): string | undefined {
   return values[PLACE[name]] || undefined;
 }
 
-/** Rules 1 and 2 over a query with escapes: why it fails, or `undefined` with `values` filled. */
-function readDecoded(raw: string, values: Values): string | undefined {
+/**
+ * Rules 1 and 2 for an endpoint that takes no parameter (POST abgleich, whose question is its
+ * body): why its query is refused, as the search's would be, or `undefined` for none.
+ */
+export function refuseQuery(rawQuery: string): string | undefined {
+  return readQuery(rawQuery, [], []);
+}
+
+/** Rules 1 and 2 over a query, `known` its parameters: why it fails, or `undefined` with `values` filled. */
+function readQuery(raw: string, values: Values, known: readonly string[]): string | undefined {
+  return raw.includes('%') ? readDecoded(raw, values, known) : readPlain(raw, values, known);
+}
+
+/** Rules 1 and 2 over a query with escapes. */
+function readDecoded(raw: string, values: Values, known: readonly string[]): string | undefined {
   const pairs = decodeForm(raw);
   if (pairs === undefined) return MESSAGES.badEncoding;
   for (const [name, value] of pairs) {
-    const problem = take(values, name, value);
+    const problem = take(values, name, value, known);
     if (problem !== undefined) return problem;
   }
   return undefined;
 }
 
 /** Rule 2 over a query without escapes, each name and value sliced as found (a `+` still a space). */
-function readPlain(raw: string, values: Values): string | undefined {
+function readPlain(raw: string, values: Values, known: readonly string[]): string | undefined {
   const end = raw.length;
   for (let start = 0; start < end; ) {
     let amp = raw.indexOf('&', start);
@@ -112,7 +125,7 @@ function readPlain(raw: string, values: Values): string | undefined {
       let eq = raw.indexOf('=', start);
       if (eq === -1 || eq > amp) eq = amp;
       const value = eq === amp ? '' : spaces(raw.slice(eq + 1, amp));
-      const problem = take(values, spaces(raw.slice(start, eq)), value);
+      const problem = take(values, spaces(raw.slice(start, eq)), value, known);
       if (problem !== undefined) return problem;
     }
     start = amp + 1;
@@ -121,8 +134,8 @@ function readPlain(raw: string, values: Values): string | undefined {
 }
 
 /** Rule 2 for one name: its value kept, or why the query fails (unknown or repeated). */
-function take(values: Values, name: string, value: string): string | undefined {
-  const index = PARAMETERS.indexOf(name as Parameter);
+function take(values: Values, name: string, value: string, known: readonly string[]): string | undefined {
+  const index = known.indexOf(name);
   if (index === -1) return MESSAGES.unknown(shorten(name));
   if (values[index] !== undefined) return MESSAGES.repeated(name);
   values[index] = value;

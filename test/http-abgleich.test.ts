@@ -323,6 +323,18 @@ test('the login comes first: without it a 401, the body never read; an unknown p
   assertReply(await post(`${origin}/api/v1/abgleichen`, '{}'), 404, { fehler: 'Nicht gefunden.', code: 'not_found' });
 });
 
+test('a query string is refused as the search refuses an unknown parameter, before the body is read: the question is the body', async (t) => {
+  const origin = await serveBook(t);
+  const body = JSON.stringify({ zeilen: [{ datum: '2026-03-14', betrag: '-12.60' }] });
+  const refused = await post(`${origin}${PATH}?waehrung=USD`, body);
+  assertReply(refused, 400, { fehler: "Unbekannter Parameter 'waehrung'.", code: 'bad_query' });
+  assert.equal(refused.headers.connection, 'close', 'the unread body is left unread');
+  const badEscape = { fehler: 'Die Anfrage enthält ungültig kodierte Zeichen.', code: 'bad_query' };
+  assertReply(await post(`${origin}${PATH}?tage=3&x=%ZZ`, body), 400, badEscape);
+  // No parameter at all: a lone `?`, or empty pieces, as the search reads them.
+  for (const none of ['?', '?&&']) assert.equal((await post(`${origin}${PATH}${none}`, body)).status, 200, none);
+});
+
 test('GET and HEAD on the reconciliation are 405 with Allow: POST; POST on the others 405 with Allow: GET, HEAD', async (t) => {
   const origin = await serveBook(t);
   for (const method of ['GET', 'HEAD', 'PUT']) {

@@ -13,7 +13,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import Database from 'better-sqlite3';
 import { createHandler } from '../lib/index.js';
 import { ERRORS } from '../lib/messages.js';
-import { parseAmount, parseSearchQuery } from '../lib/query.js';
+import { parseAmount, parseSearchQuery, refuseQuery } from '../lib/query.js';
 import { parseReconcileBody } from '../lib/reconcile/body.js';
 import type { HandlerOptions } from '../lib/types.js';
 import { run, start } from './support/cli-helpers.js';
@@ -466,6 +466,15 @@ test("every message of the validator matches the document's 400 schema", async (
     !validate({ fehler: 'Parameter ‘von’ fehlt.', code: 'bad_query' }),
     'a message the server never sends does not match',
   );
+  // The reconciliation refuses any query string with the search's first two rules.
+  const reconcile = doc.paths['/api/v1/abgleich']?.post?.responses['400']?.content?.['application/json'].schema;
+  assert.ok(reconcile);
+  const validateReconcile = compiler().compile(reconcile);
+  for (const query of ['waehrung=USD', `${'n'.repeat(60)}=1`, 'x=%ZZ', 'tage=3&%FF']) {
+    const message = refuseQuery(query);
+    assert.ok(message !== undefined, query);
+    assert.ok(validateReconcile({ fehler: message, code: 'bad_query' }), `${query}: ${message}`);
+  }
 });
 
 test('booking-search-server --openapi prints the document', async () => {

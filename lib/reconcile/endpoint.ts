@@ -1,4 +1,5 @@
-// POST {base}/api/v1/abgleich for a client that is let in: the media type (415), the body
+// POST {base}/api/v1/abgleich for a client that is let in: no query string (400, as the
+// search's unknown parameter: a question is asked in the body), the media type (415), the body
 // read up to 1 MiB (413) and validated (400), the waiting searches bounded as the GET's
 // (429), a reconciliation waiting for its place counted as one (gate.ts); then every booking
 // of the lines' windows read from one snapshot in slices, each a search of the turns
@@ -7,7 +8,8 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Failures } from '../failure.js';
-import { BODY_MESSAGES, badBody, ERRORS } from '../messages.js';
+import { BODY_MESSAGES, badBody, badQuery, ERRORS } from '../messages.js';
+import { refuseQuery } from '../query.js';
 import { RETRY_IN_A_SECOND, send, sendError } from '../respond.js';
 import type { Outcome, SearchRows } from '../search/index.js';
 import { type SearchLimits, type SearchTurns, sendSearchFailure, tooManyWaiting } from '../search-endpoint.js';
@@ -37,7 +39,13 @@ const BODY_TAKEN =
 // Every book's reconciliations of this thread take their places in one gate.
 const GATE_OF_THIS_THREAD = createGate();
 
-export type ReconcileEndpoint = (req: IncomingMessage, res: ServerResponse, user: string, client: string) => void;
+export type ReconcileEndpoint = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  query: string,
+  user: string,
+  client: string,
+) => void;
 
 export function createReconcileEndpoint(
   search: SearchTurns,
@@ -51,7 +59,9 @@ export function createReconcileEndpoint(
     waitingFrom: (address: string) => search.waitingFrom(address) + gate.waitingFrom(address),
     waitingFor: (user: string) => search.waitingFor(user) + gate.waitingFor(user),
   };
-  return (req, res, user, client) => {
+  return (req, res, query, user, client) => {
+    const problem = query === '' ? undefined : refuseQuery(query);
+    if (problem !== undefined) return sendError(res, badQuery(problem));
     if (!JSON_MEDIA_TYPE.test(req.headers['content-type'] ?? '') || !uncoded(req))
       return sendError(res, ERRORS.unsupportedMediaType);
     if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return sendError(res, ERRORS.bodyTooLarge);

@@ -60,7 +60,7 @@ type CodeOf<R, S extends keyof R> = R[S] extends { content: { 'application/json'
 export const codesNarrow: [
   Equal<CodeOf<Responses<'/api/v1/status', 'get'>, 401>, 'unauthorized'>,
   Equal<CodeOf<Responses<'/api/v1/buchungen', 'get'>, 404>, 'not_found'>,
-  Equal<CodeOf<Responses<'/api/v1/abgleich', 'post'>, 400>, 'bad_body' | 'bad_request'>,
+  Equal<CodeOf<Responses<'/api/v1/abgleich', 'post'>, 400>, 'bad_body' | 'bad_query' | 'bad_request'>,
   Equal<CodeOf<Responses<'/api/v1/buchungen', 'get'>, 400>, 'bad_query' | 'bad_request'>,
 ] = [true, true, true, true];
 
