@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
@@ -593,6 +594,23 @@ test("a book in its owner's home folder, closed to other users: the service's us
     checked.stdout.split('\n').some((said) => said.endsWith(line)),
     checked.stdout,
   );
+});
+
+// A book copied to root's home with scp: the line told the admin to chown /root to the
+// application's user and chmod it 0750.
+test("a book in root's home folder: the line says to move it out, never to give /root to the application", async (t) => {
+  const { users, asService } = setup();
+  const { service } = users;
+  const home = userInfo().homedir;
+  assert.equal(statSync(home).uid, 0, 'the tests run as root');
+  const file = join(home, `kasse-${process.pid}.sqlite`);
+  const db = new Database(file);
+  db.exec(fixtureSql('schema.sql'));
+  db.close();
+  t.after(() => rmSync(file, { force: true }));
+  const mode = (statSync(home).mode & 0o777).toString(8);
+  const line = `cannot open database ${file}: permission denied: this service's user ${service.name} (uid ${service.uid}) may not enter directory ${home} (owner root (uid 0), group root (gid 0), mode ${mode}); it is root's home folder: move the book out of it, into a folder of the application's user (docs/operations.md, Users and permissions)`;
+  assertFails(await run(['--db', file, '--port', '0'], cleanEnv(USER), asService), 1, `booking-search-server: ${line}`);
 });
 
 // A backup restored as root (install -m 0600) was root:root, and the line told the admin to

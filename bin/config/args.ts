@@ -215,13 +215,18 @@ function commandHint(verb: string): string {
 
 /**
  * `hash-password` reads standard input and nothing else: any other argument, a flag too, is
- * refused rather than ignored (the first one is named, a flag without its value).
+ * refused rather than ignored: a flag is named, without its value; a word is not repeated,
+ * for it is likely the password.
  */
 function hashPasswordCommand(argv: readonly string[]): Command {
   const others = [...argv];
   others.splice(others.indexOf('hash-password'), 1);
   const other = others[0];
-  if (other !== undefined) throw usage(`unexpected argument '${other.startsWith('--') ? other.split('=')[0] : other}'`);
+  if (other?.startsWith('-') === true) throw usage(`unexpected argument '${other.split('=')[0]}'`);
+  if (other !== undefined)
+    throw usage(
+      'hash-password takes no password as an argument (it would be kept in the shell history and shown in the process list): it reads it from standard input, or asks for it on a terminal',
+    );
   return { command: 'hash-password' };
 }
 

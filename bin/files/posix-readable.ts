@@ -45,6 +45,7 @@ export function whyNotReadable(file: string, kind: FileKind = 'book'): string {
 function secretRemedy(culprit: Denied, file: string, service: { uid: number; name: string }): string {
   const { path, directory, stats } = culprit;
   if (stats.uid === service.uid) return `give it read access: chmod u+${directory ? 'rx' : 'r'} ${shellWord(path)}`;
+  if (directory && stats.uid === 0 && homeOf(0) === path) return `it is root's home folder: move the file out of it`;
   if (directory && path !== dirname(resolve(file))) return `let every user pass it: chmod o+x ${shellWord(path)}`;
   const gid = process.getegid?.() ?? 0;
   const owners = `root:${nameOf('group', gid) ?? String(gid)}`;
@@ -70,7 +71,10 @@ function remedy(culprit: Denied, file: string, service: { uid: number; name: str
   const bits = directory ? 'rx' : 'r';
   if (stats.uid === service.uid)
     return `give it read access to its owner, this service's user: chmod u+${bits} ${shellWord(path)}`;
-  // A person's home folder stays closed to other users (systemd's ProtectHome= hides it): its owner serves the book.
+  // A person's home folder stays closed to other users (systemd's ProtectHome= hides it): its owner serves the
+  // book. Root's (a file copied in with scp) is not the application's to be served from.
+  if (directory && stats.uid === 0 && homeOf(0) === path)
+    return "it is root's home folder: move the book out of it, into a folder of the application's user";
   if (directory && stats.uid !== 0 && homeOf(stats.uid) === path) {
     const owner = nameOf('passwd', stats.uid) ?? `uid ${stats.uid}`;
     return `it is the home folder of ${owner}: serve the book as ${owner}, or move it out of the home folder`;

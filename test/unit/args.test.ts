@@ -140,7 +140,10 @@ const USAGE_ERRORS: Array<[argv: string[], line: string]> = [
   [['--demo', 'extra'], "unexpected argument 'extra'"],
   [['chek', '--db', 'x'], "unexpected argument 'chek'; did you mean check?"],
   [['hash-pasword'], "unexpected argument 'hash-pasword'; did you mean hash-password?"],
-  [['hash-password', 'geheim'], "unexpected argument 'geheim'"],
+  [
+    ['hash-password', 'geheim'],
+    'hash-password takes no password as an argument (it would be kept in the shell history and shown in the process list): it reads it from standard input, or asks for it on a terminal',
+  ],
   // hash-password reads standard input only: a flag given to it is refused, not ignored.
   [['hash-password', '--db', 'x'], "unexpected argument '--db'"],
   [['--demo', 'hash-password'], "unexpected argument '--demo'"],
