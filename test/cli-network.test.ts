@@ -349,7 +349,7 @@ test('TLS flags: both or neither, readable files, a usable pair', async (t) => {
     [
       key,
       cert,
-      `--tls-key ${cert} is not a usable private key: it holds a certificate; the certificate and the key may be swapped: the key file begins with -----BEGIN PRIVATE KEY-----`,
+      `--tls-key ${cert} is not a usable private key: it holds a certificate, not a private key: are --tls-cert and --tls-key swapped? A private key's file begins with -----BEGIN PRIVATE KEY-----`,
     ],
     [
       cert,
@@ -364,7 +364,7 @@ test('TLS flags: both or neither, readable files, a usable pair', async (t) => {
     [
       key,
       key,
-      `--tls-cert ${key} is not a usable certificate: it holds a private key; the certificate and the key may be swapped: the certificate file begins with -----BEGIN CERTIFICATE-----`,
+      `--tls-cert ${key} is not a usable certificate: it holds a private key, not a certificate: are --tls-cert and --tls-key swapped? A certificate's file begins with -----BEGIN CERTIFICATE-----`,
     ],
   ];
   for (const [certificate, privateKey, line] of pairs) {

@@ -500,7 +500,7 @@ test('a start that fails at listen time, after the file was judged, ends at once
     ],
     [
       ['--port', '0', '--tls-cert', key, '--tls-key', cert],
-      /^booking-search-server: --tls-key \S+ is not a usable private key: it holds a certificate; the certificate and the key may be swapped/,
+      /^booking-search-server: --tls-key \S+ is not a usable private key: it holds a certificate, not a private key: are --tls-cert and --tls-key swapped\?/,
     ],
   ];
   for (const [args, line] of failures) {

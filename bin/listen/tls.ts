@@ -73,13 +73,13 @@ function keyTrouble(text: string): string {
   if (/-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: 4,ENCRYPTED/.test(text))
     return 'it is encrypted with a passphrase, which the service cannot type; give it unencrypted (openssl pkey -in FILE -out NEW), readable only by the service';
   if (text.includes('-----BEGIN CERTIFICATE-----') && !/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(text))
-    return 'it holds a certificate; the certificate and the key may be swapped: the key file begins with -----BEGIN PRIVATE KEY-----';
+    return "it holds a certificate, not a private key: are --tls-cert and --tls-key swapped? A private key's file begins with -----BEGIN PRIVATE KEY-----";
   return 'give the private key as a PEM file, the one that begins with -----BEGIN PRIVATE KEY----- (or RSA or EC PRIVATE KEY)';
 }
 
 function certTrouble(text: string): string {
   if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(text) && !text.includes('-----BEGIN CERTIFICATE-----'))
-    return 'it holds a private key; the certificate and the key may be swapped: the certificate file begins with -----BEGIN CERTIFICATE-----';
+    return "it holds a private key, not a certificate: are --tls-cert and --tls-key swapped? A certificate's file begins with -----BEGIN CERTIFICATE-----";
   return 'give the certificate (with its chain, if any) as a PEM file, the one that begins with -----BEGIN CERTIFICATE-----';
 }
 
