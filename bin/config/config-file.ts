@@ -30,6 +30,7 @@ import path, { dirname, resolve } from 'node:path';
 import { CliError } from '../base/index.js';
 import { ensureOnlyOwnerCanChange, readTextFile } from '../files/index.js';
 import { nearestName } from './nearest-name.js';
+import { HOME_SHORTHAND } from './setting-kinds.js';
 import { BOOK_SETTINGS, type Flag, SETTINGS } from './settings.js';
 
 /** One `key = value` line. */
@@ -200,6 +201,8 @@ function fromFolder(config: ConfigFile): ConfigFile {
  * is the kernel's to follow, not to be cut away.
  */
 export function fromFolderPath(folder: string, value: string, paths: typeof path = path): string {
+  // A shell's `~` stays as written, for the setting to refuse by its name.
+  if (HOME_SHORTHAND.test(value)) return value;
   return paths === path.win32 || !paths.isAbsolute(value) ? paths.resolve(folder, value) : value;
 }
 

@@ -75,10 +75,23 @@ export function text(placeholder: string, help: string, needs?: string): Setting
   return row<string | undefined>({ placeholder, help, parse: nonEmpty(needs) }, undefined);
 }
 
-/** A file's or socket's path (docs/settings.md): in the configuration file, from the file's folder. */
+/**
+ * A file's or socket's path (docs/settings.md): in the configuration file, from the file's
+ * folder. A `~` a shell would have expanded (quoted, or in the file or a variable) is refused,
+ * not taken for a folder of that name.
+ */
 export function path(placeholder: string, help: string, needs?: string): Setting<string | undefined> {
-  return { ...text(placeholder, help, needs), path: true };
+  const given = nonEmpty(needs);
+  const parse: Parser<string> = (value, flag) => {
+    if (HOME_SHORTHAND.test(value))
+      throw usage(`${flag} ${value}: a ~ is expanded by a shell, not here: write the whole path`);
+    return given(value, flag);
+  };
+  return { ...row<string | undefined>({ placeholder, help, parse }, undefined), path: true };
 }
+
+/** `~`, `~/…`, `~user/…`: a home folder as a shell writes it. */
+export const HOME_SHORTHAND = /^~[\w.-]*(?:[/\\]|$)/;
 
 /** Text with a default. */
 export function textOr(placeholder: string, fallback: string, help: string, show?: (value: string) => string) {

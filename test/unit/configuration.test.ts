@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CliError } from '../../bin/base/errors.js';
 import { CONFIG_KEYS, type Command, parseCommandLine } from '../../bin/config/args.js';
-import { parseConfig } from '../../bin/config/config-file.js';
+import { fromFolderPath, parseConfig } from '../../bin/config/config-file.js';
 import { resolveBooks, strayVariables, variableName } from '../../bin/config/configuration.js';
 import { readApp, type ServeCommand } from '../../bin/config/serve-command.js';
 import { readTableNames } from '../../bin/config/setting-kinds.js';
@@ -226,6 +226,28 @@ test('a repeated option is one comma-separated value in a variable or the file',
   assert.deepEqual(fromFile.settings.corsOrigin, ['https://a.example', 'https://b.example']);
   const fromVariable = serve(['--db', 'x'], { ...USER, BOOKING_SEARCH_CORS_ORIGIN: 'https://c.example' });
   assert.deepEqual(fromVariable.settings.corsOrigin, ['https://c.example']);
+});
+
+test("a path written with a shell's ~ (in the file, a variable, or quoted) is refused by its name, not taken for a folder named ~", () => {
+  const advice = 'a ~ is expanded by a shell, not here: write the whole path';
+  assert.deepEqual(
+    outcome(() => parseCommandLine([], USER, () => config('db = ~/Dokumente/kasse.mmb'))),
+    { error: `${FILE}:1: db ~/Dokumente/kasse.mmb: ${advice}`, exitCode: 1 },
+  );
+  assert.deepEqual(
+    outcome(() => parseCommandLine([], { ...USER, BOOKING_SEARCH_DB: '~anna/kasse.mmb' })),
+    { error: `BOOKING_SEARCH_DB: --db ~anna/kasse.mmb: ${advice}`, exitCode: 1 },
+  );
+  assert.deepEqual(
+    outcome(() => parseCommandLine(['--db', '~'], USER)),
+    {
+      error: `--db ~: ${advice} (see --help)`,
+      exitCode: 2,
+    },
+  );
+  // Read from the file, it is left as written for that refusal, not made ~ in the file's folder.
+  assert.equal(fromFolderPath('/etc/booking-search-server', '~/kasse.mmb'), '~/kasse.mmb');
+  assert.equal(serve(['--db', './~kasse.sqlite'], USER).books[0]?.db, './~kasse.sqlite');
 });
 
 test('a value refused is named where it was written: the flag (exit 2), the variable or the line of the file (exit 1)', () => {
