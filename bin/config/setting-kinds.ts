@@ -90,6 +90,20 @@ export function path(placeholder: string, help: string, needs?: string): Setting
   return { ...row<string | undefined>({ placeholder, help, parse }, undefined), path: true };
 }
 
+/**
+ * A base path, as the library takes it; one that ends in the API's own path (`/kasse/api/v1`)
+ * is refused, for the service puts `/api/v1/` after it.
+ */
+export const basePath: Parser<string> = (value, flag) => {
+  resolveOptions({ basePath: value }, refusedAs(flag));
+  const api = /\/api(?:\/v1)?\/?$/.exec(value)?.[0];
+  if (api === undefined) return value;
+  const before = value.slice(0, -api.length);
+  const status = `${value.replace(/\/$/, '')}/api/v1/status`;
+  const instead = before === '' ? 'leave it out' : `give ${before}`;
+  throw usage(`${flag} ${value} ends in the API's own path, which the service puts after it (${status}): ${instead}`);
+};
+
 /** `~`, `~/…`, `~user/…`: a home folder as a shell writes it. */
 export const HOME_SHORTHAND = /^~[\w.-]*(?:[/\\]|$)/;
 

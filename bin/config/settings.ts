@@ -10,6 +10,7 @@
 import { type HandlerOptions, resolveOptions } from '../../lib/internal.js';
 import type { TableNames } from '../files/index.js';
 import {
+  basePath,
   oneOf,
   path,
   readTableNames,
@@ -72,10 +73,7 @@ export const SETTINGS = {
       {
         placeholder: 'PATH',
         help: 'path before /api/v1, e.g. /kasse (default {default})',
-        parse: (value, flag) => {
-          resolveOptions({ basePath: value }, refusedAs(flag));
-          return value;
-        },
+        parse: basePath,
         show: (path) => path || 'none',
       },
       '',

@@ -237,6 +237,20 @@ test('parseCommandLine: a wrong command line is a usage error (exit 2) that poin
     error: `--base-path ${BASE_PATH_RULE}, not 'kasse' (it must start with "/"); use /kasse instead (see --help)`,
     exitCode: 2,
   });
+  // One that ends in the API's own path would serve /kasse/api/v1/api/v1/: refused with the one meant.
+  const own = "ends in the API's own path, which the service puts after it";
+  for (const [given, status, instead] of [
+    ['/kasse/api/v1', '/kasse/api/v1/api/v1/status', 'give /kasse'],
+    ['/kasse/api/', '/kasse/api/api/v1/status', 'give /kasse'],
+    ['/api/v1', '/api/v1/api/v1/status', 'leave it out'],
+  ]) {
+    assert.deepEqual(outcome(['--db', 'x', '--base-path', given ?? ''], {}), {
+      error: `--base-path ${given} ${own} (${status}): ${instead} (see --help)`,
+      exitCode: 2,
+    });
+  }
+  const apis = outcome(['--db', 'x', '--base-path', '/apis'], USER) as { command?: string };
+  assert.equal(apis.command, 'serve', JSON.stringify(apis));
 });
 
 test('parseCommandLine: every flag is checked before the credentials', () => {
