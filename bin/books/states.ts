@@ -156,10 +156,7 @@ function checked<C>(state: WatchState<C>, phase: Served<C>, event: Ended<C>): St
     const line = `database ${state.file} cannot be read yet: ${cause.message}; each search waits up to 100 ms for it, then answers 500 with Retry-After`;
     const effects: Effect<C>[] = state.noticed ? [{ do: 'look soon' }] : [];
     const held: Phase<C> = { ...served, lock: cause };
-    return {
-      state: { ...state, phase: held, lastLine: line },
-      effects: [...say(state, line, 'warning'), ...effects],
-    };
+    return { state: { ...state, phase: held, lastLine: line }, effects: [...say(state, line, 'warning'), ...effects] };
   }
   const look: Look = { first: false, sameFile: true, wasWaiting: lock !== undefined, ...servedAs(phase.inode) };
   const step = next(
@@ -238,9 +235,11 @@ function failed<C>(state: WatchState<C>, event: Extract<Ended<C>, { on: 'failed'
   const { first } = phase.look;
   // A setting of its application (GnuCash open) ends a reload, not a start; one going on, or a join, keeps the file.
   const ends = first === 'reload' || (first === 'start' && !event.bySetting);
-  const served = first === 'joins' || (first === 'start' && !ends) ? event.identity : phase.look.served;
+  const joined = first === 'joins' || (first === 'start' && !ends);
+  // Another file stays another (a restore refused for the old log beside it), counted once it serves.
+  const there = joined ? servedAs(event.identity) : stillThere(event.identity, phase.look);
   const refused = event.bySetting && { refused: { identity: event.identity, written: event.written, changed: false } };
-  const now: Phase<C> = { is: 'unavailable', cause, ...(event.gone ? {} : servedAs(served)), ...refused };
+  const now: Phase<C> = { is: 'unavailable', cause, ...(event.gone ? {} : there), ...refused };
   const ready: Effect<C>[] = first ? [{ do: 'ready', error: ends ? event.error : undefined }] : [];
   if (ends) return { state: { ...state, phase: now }, effects: ready };
   if (state.stopped) return { state, effects: ready };

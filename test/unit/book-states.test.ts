@@ -329,6 +329,14 @@ const ROWS: Row[] = [
     ],
   },
   {
+    // A backup moved over a WAL file, refused for the old log beside it, then waited for.
+    name: 'another file that cannot be served stays another: counted once it serves',
+    from: state(looking(again, { another: true })),
+    on: failed(false),
+    to: state(down(bad, { another: true }), { since: AT, lastLine: BAD_LINE }),
+    effects: [log(BAD_LINE, 'error')],
+  },
+  {
     name: 'the deleted file is gone',
     from: state(looking(again)),
     on: failed(true),
