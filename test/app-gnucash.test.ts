@@ -525,7 +525,7 @@ test('check notes a GnuCash money account kept at the top level, which is not se
 // (no busy timeout): its session then fails every later save, a transaction left without
 // its splits. Served live, a GnuCash book must be in WAL mode.
 const ROLLBACK_WARNING =
-  /^\S+ database (\S+): the book is in SQLite's rollback-journal mode: it is not read while GnuCash has it open, for a GnuCash save that meets a search fails at once \("database is locked"\) and GnuCash's session then fails its later saves too; with GnuCash closed, switch the book to WAL once: sqlite3 (\S+) "PRAGMA journal_mode=WAL" \(docs\/applications\.md, GnuCash\)$/gm;
+  /^\S+ database (\S+): the book is in SQLite's rollback-journal mode: it is not searched while GnuCash has it open, for a GnuCash save that meets a search fails at once \("database is locked"\) and GnuCash's session then fails its later saves too; with GnuCash closed, switch the book to WAL once: sqlite3 (\S+) "PRAGMA journal_mode=WAL" \(docs\/applications\.md, GnuCash\)$/gm;
 
 function switchToWal(file: string): void {
   const db = new Database(file);
@@ -562,7 +562,7 @@ test("the service warns once, as it opens a GnuCash book in rollback-journal mod
   assert.equal([...stderr().matchAll(ROLLBACK_WARNING)].length, 2, stderr());
 });
 
-test('a GnuCash book in rollback-journal mode is not read while GnuCash has it open: its searches answer 500 and the log says why, GnuCash saves every one of 100 transactions, and once GnuCash closed it the book is served with them', async (t) => {
+test('a GnuCash book in rollback-journal mode is not searched while GnuCash has it open: its searches answer 500 and the log says why, GnuCash saves every one of 100 transactions, and once GnuCash closed it the book is served with them', async (t) => {
   const file = join(tempDir(t), 'kasse.gnucash');
   writeGnuCashBook(file, CASES);
   const server = await start(t, ['--db', file, '--app', 'gnucash']);
@@ -576,7 +576,7 @@ test('a GnuCash book in rollback-journal mode is not read while GnuCash has it o
   let done = false;
   const gnucash = commitWithGnuCash(file, 100, 0.02, 2).finally(() => (done = true));
   const refused =
-    /GnuCash has the book open \(its lock: [^,]+, process \d+\) in SQLite's rollback-journal mode, .* it is not read while GnuCash has it open\. Close GnuCash and switch the book to WAL once \(PRAGMA journal_mode=WAL in sqlite3; docs\/applications\.md, GnuCash\)\. A lock left by a GnuCash that did not close the book \(a crash\) goes once GnuCash opens it \("Open Anyway"\) and closes it\. Searches answer 500 until that no longer holds$/m;
+    /GnuCash has the book open \(its lock: [^,]+, process \d+\) in SQLite's rollback-journal mode, .* it is not searched while GnuCash has it open\. Close GnuCash and switch the book to WAL once \(PRAGMA journal_mode=WAL in sqlite3; docs\/applications\.md, GnuCash\)\. A lock left by a GnuCash that did not close the book \(a crash\) goes once GnuCash opens it \("Open Anyway"\) and closes it\. Searches answer 500 until that no longer holds$/m;
   const statuses: number[] = [];
   // Bounded: one search at a time, 10 ms apart, at most 2,000.
   while (!done && statuses.length < 2_000) {

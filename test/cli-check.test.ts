@@ -241,7 +241,7 @@ test("a GnuCash book in SQLite's rollback-journal mode: check warns that GnuCash
   const file = join(tempDir(t), "kasse 'Nord'.gnucash");
   writeGnuCashBook(file, CASES);
   const warning =
-    "Warning: the book is in SQLite's rollback-journal mode: it is not read while GnuCash has it open, for a GnuCash" +
+    "Warning: the book is in SQLite's rollback-journal mode: it is not searched while GnuCash has it open, for a GnuCash" +
     ' save that meets a search fails at once ("database is locked") and GnuCash\'s session then fails its' +
     ' later saves too; with GnuCash closed, switch the book to WAL once:' +
     ` sqlite3 '${file.replace("'Nord'", "'\\''Nord'\\''")}' "PRAGMA journal_mode=WAL" (docs/applications.md, GnuCash).`;

@@ -148,20 +148,20 @@ export const gnucash: ApplicationMapping = {
   functions: LOCAL_TIME_FUNCTIONS,
   // GnuCash's SQL backend sets no busy timeout: in rollback-journal mode a reader's SHARED
   // lock at its COMMIT fails the save at once (SQLITE_BUSY), and its session then fails the
-  // saves after it, a transaction left without its splits. So a book in that mode is not read
-  // while a session has it open; in WAL mode readers never block a writer. An in-memory
+  // saves after it, a transaction left without its splits. So a book in that mode is not searched
+  // while a session has it open (its lock row is read, for a moment); in WAL mode readers never block a writer. An in-memory
   // database ('memory') has no application to harm.
   refusals: `
     SELECT 'GnuCash has the book open (its lock: ' || coalesce(Hostname, '?') || ', process ' || coalesce(PID, '?')
            || ') in SQLite''s rollback-journal mode, in which a GnuCash save that meets a search'
            || ' fails at once ("database is locked") and GnuCash''s session then fails its later saves too: it is not'
-           || ' read while GnuCash has it open. Close GnuCash and switch the book to WAL once'
+           || ' searched while GnuCash has it open. Close GnuCash and switch the book to WAL once'
            || ' (PRAGMA journal_mode=WAL in sqlite3; docs/applications.md, GnuCash). A lock left by a GnuCash that'
            || ' did not close the book (a crash) goes once GnuCash opens it ("Open Anyway") and closes it.'
     FROM pragma_journal_mode, (SELECT Hostname, PID FROM gnclock LIMIT 1)
     WHERE journal_mode NOT IN ('wal', 'memory')`,
   harms: `
-    SELECT 'the book is in SQLite''s rollback-journal mode: it is not read while GnuCash has it open, for a GnuCash'
+    SELECT 'the book is in SQLite''s rollback-journal mode: it is not searched while GnuCash has it open, for a GnuCash'
            || ' save that meets a search fails at once ("database is locked") and GnuCash''s session then fails its'
            || ' later saves too; with GnuCash closed, switch the book to WAL once'
            || coalesce(': sqlite3 ' || :book || ' "PRAGMA journal_mode=WAL"', ' (PRAGMA journal_mode=WAL in sqlite3)')

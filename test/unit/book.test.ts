@@ -83,7 +83,7 @@ test('a GnuCash book in rollback-journal mode that a GnuCash session has open (i
   const writer = new Database(file);
   t.after(() => writer.close());
   const refusal =
-    'db cannot be served exactly: GnuCash has the book open (its lock: kasse-pc, process 4242) in SQLite\'s rollback-journal mode, in which a GnuCash save that meets a search fails at once ("database is locked") and GnuCash\'s session then fails its later saves too: it is not read while GnuCash has it open. Close GnuCash and switch the book to WAL once (PRAGMA journal_mode=WAL in sqlite3; docs/applications.md, GnuCash). A lock left by a GnuCash that did not close the book (a crash) goes once GnuCash opens it ("Open Anyway") and closes it.';
+    'db cannot be served exactly: GnuCash has the book open (its lock: kasse-pc, process 4242) in SQLite\'s rollback-journal mode, in which a GnuCash save that meets a search fails at once ("database is locked") and GnuCash\'s session then fails its later saves too: it is not searched while GnuCash has it open. Close GnuCash and switch the book to WAL once (PRAGMA journal_mode=WAL in sqlite3; docs/applications.md, GnuCash). A lock left by a GnuCash that did not close the book (a crash) goes once GnuCash opens it ("Open Anyway") and closes it.';
   assert.doesNotThrow(() => openBook(openReadOnly(t, file), { app: 'gnucash', tables: {} }).serve(), 'GnuCash closed');
   writer.exec("INSERT INTO gnclock VALUES ('kasse-pc', 4242)");
   // The code of a setting's refusal: the command serves the file again once it no longer holds.
@@ -104,7 +104,7 @@ test('a GnuCash book in rollback-journal mode that a GnuCash session has open (i
 test("a GnuCash book in rollback-journal mode harms GnuCash's saves: said with the command that switches it to WAL where the book's path is given as a shell word, else of 'the book'; a WAL book or one in memory, nothing", (t) => {
   const file = buildDatabase(t, ['gnucash.sql']);
   const sentence = (command: string): string =>
-    `the book is in SQLite's rollback-journal mode: it is not read while GnuCash has it open, for a GnuCash save that meets a search fails at once ("database is locked") and GnuCash's session then fails its later saves too; with GnuCash closed, switch the book to WAL once${command} (docs/applications.md, GnuCash)`;
+    `the book is in SQLite's rollback-journal mode: it is not searched while GnuCash has it open, for a GnuCash save that meets a search fails at once ("database is locked") and GnuCash's session then fails its later saves too; with GnuCash closed, switch the book to WAL once${command} (docs/applications.md, GnuCash)`;
   const rollback = openBook(openReadOnly(t, file), { app: 'gnucash', tables: {} }).serve();
   assert.deepEqual(rollback.harms(), [sentence(' (PRAGMA journal_mode=WAL in sqlite3)')]);
   assert.deepEqual(rollback.harms("'/srv/Kasse Nord.gnucash'"), [
