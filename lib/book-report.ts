@@ -5,8 +5,8 @@
 
 import type { Database as Db } from 'better-sqlite3';
 import { findApplication } from './apps/index.js';
-import { type AppSetting, appOption, type Judging, judgeMeaning } from './database-handle.js';
-import { type Mapping, ownSchema, quoteName, type TableNames, useMapping } from './mapping.js';
+import { type AppSetting, appOption, type Judging, judgeMeaning, refusedFirst } from './database-handle.js';
+import { type ApplicationMapping, type Mapping, ownSchema, quoteName, type TableNames, useMapping } from './mapping.js';
 import type { MeaningReport } from './meaning.js';
 import {
   detectApplication,
@@ -41,6 +41,15 @@ export function examineBook(
   appSetting: AppSetting = appOption,
   judging?: Judging,
 ): BookExamination {
+  // Refused by a setting (GnuCash holding a rollback-journal book), nothing else is read.
+  const refused = refusedFirst(db, app, tables);
+  if (refused !== undefined)
+    return {
+      describe(lines) {
+        lines.push(mappingLine(refused.mapping, app === undefined), REFUSED_HEAD, ...refused.refusals.map(listed));
+        return false;
+      },
+    };
   const chosen = chooseMapping(db, app, tables);
   return {
     describe(lines, book) {
@@ -124,13 +133,7 @@ function describePlan(plan: string[], mapping: Mapping): string {
 /** The mapping and whether the file's tables fit it; false when they do not. */
 function describeTables(lines: string[], db: Db, chosen: ChosenMapping, appSetting: AppSetting): boolean {
   const { mapping, detected, problems, other, older } = chosen;
-  if (mapping.kind === 'application') {
-    lines.push(
-      detected
-        ? `Mapping: ${mapping.title} (recognised from its tables, as the service recognises it; --app ${mapping.name} names it).`
-        : `Mapping: ${mapping.title} (--app ${mapping.name}).`,
-    );
-  }
+  if (mapping.kind === 'application') lines.push(mappingLine(mapping, detected));
   if (problems.length > 0) {
     const what = mapping.kind === 'own' ? 'Schema' : `Tables of ${mapping.title}`;
     lines.push(`${what}: does not fit. Missing:`, ...problems.map((problem) => `  - ${problem}`));
@@ -150,15 +153,23 @@ function describeTables(lines: string[], db: Db, chosen: ChosenMapping, appSetti
   return true;
 }
 
+function mappingLine(mapping: ApplicationMapping, detected: boolean): string {
+  return detected
+    ? `Mapping: ${mapping.title} (recognised from its tables, as the service recognises it; --app ${mapping.name} names it).`
+    : `Mapping: ${mapping.title} (--app ${mapping.name}).`;
+}
+
+const REFUSED_HEAD =
+  'Data: refused while a setting of its application holds (no booking read); served once it no longer does:';
+const listed = (problem: string): string => `  - ${problem}`;
+
 /** The bookings' range and whether a sample of them means what the contract needs; false when not. */
 function describeData(lines: string[], db: Db, mapping: Mapping, meaning: MeaningReport): boolean {
   // Problems with no booking looked at: the mapping's refusals (a setting of the application),
   // while which no booking is read (a GnuCash save fails while a read holds its book).
-  const problems = meaning.problems.map((problem) => `  - ${problem}`);
+  const problems = meaning.problems.map(listed);
   if (meaning.sampled === 0 && problems.length > 0) {
-    const head =
-      'Data: refused while a setting of its application holds (no booking read); served once it no longer does:';
-    lines.push(head, ...problems);
+    lines.push(REFUSED_HEAD, ...problems);
     return false;
   }
   const [count, first, last] = bookingRange(db, mapping);

@@ -6,7 +6,7 @@
 
 import type { Database } from 'better-sqlite3';
 import { type BookExamination, bookingsScanned, examineBook, harmsOf, notesOf } from './book-report.js';
-import { type AppSetting, type Judging, validateDatabase } from './database-handle.js';
+import { type AppSetting, type Judging, notServedExactly, refusedFirst, validateDatabase } from './database-handle.js';
 import { isNotReadableNow } from './errors.js';
 import { type Mapping, ownSchema, type TableNames } from './mapping.js';
 import { resolveOptions } from './options.js';
@@ -97,6 +97,9 @@ export function openBook(db: Database, book: BookTables): Book {
 }
 
 function serveBook(db: Database, book: BookTables, judgedAt: number | undefined): ServedBook {
+  // Refused by a setting (GnuCash holding a rollback-journal book), nothing else is read.
+  const refused = refusedFirst(db, book.app, book.tables);
+  if (refused !== undefined) throw notServedExactly(refused.refusals, true);
   const app = book.app ?? recogniseApplication(db, book.tables);
   const { mapping } = resolveOptions({ app, tables: book.tables });
   const cookie = db.prepare<[], number>('PRAGMA schema_version').pluck();

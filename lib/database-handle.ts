@@ -10,8 +10,9 @@
 // fast as before: a handle that passes behaves so for every statement it prepares.
 
 import type { Database } from 'better-sqlite3';
-import { ensure, errorCode, REFUSED_BY_SETTING } from './errors.js';
-import { type Mapping, ownSchema } from './mapping.js';
+import { APPLICATIONS } from './apps/index.js';
+import { ensure, errorCode, isNotReadableNow, REFUSED_BY_SETTING } from './errors.js';
+import { type ApplicationMapping, type Mapping, ownSchema, requiredTables, type TableNames } from './mapping.js';
 import { checkMeaning, type MeaningReport } from './meaning.js';
 import { findSchemaProblems, findUnboundedObject, recogniseOlder, recogniseOther } from './schema.js';
 import { refusalsOf } from './search/index.js';
@@ -88,7 +89,45 @@ export function validateDatabase(
   if (wrong.length > 0) throw notServedExactly(wrong, (refusalsOf(db, mapping)?.() ?? []).length > 0);
 }
 
-function notServedExactly(sentences: readonly string[], bySetting: boolean): Error {
+/**
+ * What an application's setting refuses of the file, asked before anything else is read of
+ * it: a GnuCash book in rollback-journal mode that GnuCash holds open fails a save that meets
+ * any read, so the three statements that find its lock row come before the twenty that
+ * recognise the tables. `app`: the one given, else each application whose tables the catalog
+ * names (by name only; none where the own schema's are there). The refusal that holds, and
+ * its application; `undefined` when none does or none can be asked (the usual checks follow).
+ */
+export function refusedFirst(
+  db: Database,
+  app: string | undefined,
+  tables: Partial<TableNames> = {},
+): { refusals: readonly string[]; mapping: ApplicationMapping } | undefined {
+  for (const mapping of refusingCandidates(db, app, tables)) {
+    let refusals: readonly string[] = [];
+    try {
+      refusals = refusalsOf(db, mapping)?.() ?? [];
+    } catch (error: unknown) {
+      // A lock or a state that passes is the open's to say; a file without the columns asked is not this application's.
+      if (isNotReadableNow(error)) throw error;
+    }
+    if (refusals.length > 0) return { refusals, mapping };
+  }
+  return undefined;
+}
+
+function refusingCandidates(db: Database, app: string | undefined, tables: Partial<TableNames>): ApplicationMapping[] {
+  const refusing = APPLICATIONS.filter((mapping) => mapping.refusals !== undefined);
+  if (app !== undefined) return refusing.filter((mapping) => mapping.name === app);
+  const names = new Set(
+    db.prepare<[], string>("SELECT lower(name) FROM sqlite_schema WHERE type IN ('table', 'view')").pluck().all(),
+  );
+  const named = (mapping: Mapping): boolean =>
+    Object.keys(requiredTables(mapping)).every((name) => names.has(name.toLowerCase()));
+  return named(ownSchema(tables)) ? [] : refusing.filter(named);
+}
+
+/** validateDatabase's error for a file its application's setting refuses (`bySetting`), or one whose data does not fit. */
+export function notServedExactly(sentences: readonly string[], bySetting: boolean): Error {
   const error = new Error(`db cannot be served exactly: ${sentences.join(' ')}`);
   return bySetting ? Object.assign(error, { code: REFUSED_BY_SETTING }) : error;
 }

@@ -78,6 +78,31 @@ test('a file of another application: the advice names the app as its opener sets
   ]);
 });
 
+test('a GnuCash book that GnuCash holds open in rollback-journal mode is refused by the first statements read, before its tables are recognised: any read fails a save it meets, so served and checked, at most three are', (t) => {
+  const file = buildDatabase(t, ['gnucash.sql']);
+  const writer = new Database(file);
+  t.after(() => writer.close());
+  writer.exec("INSERT INTO gnclock VALUES ('kasse-pc', 4242)");
+  for (const app of ['gnucash', undefined]) {
+    const statements: string[] = [];
+    const traced = (): Database.Database => {
+      const db = new Database(file, { readonly: true, verbose: (sql) => statements.push(String(sql)) });
+      t.after(() => db.close());
+      return db;
+    };
+    assert.throws(() => openBook(traced(), { app, tables: {} }).serve(), { code: 'BOOKING_SEARCH_APP_SETTING' });
+    assert.ok(statements.length <= 3, `serve, app ${app}: ${statements.length} statements`);
+    statements.length = 0;
+    const lines: string[] = [];
+    assert.equal(openBook(traced(), { app, tables: {} }).examine().describe(lines), false);
+    assert.ok(statements.length <= 3, `check, app ${app}: ${statements.length} statements`);
+    assert.match(
+      lines.join('\n'),
+      /^Mapping: GnuCash .*\nData: refused while a setting of its application holds \(no booking read\)/,
+    );
+  }
+});
+
 test('a GnuCash book in rollback-journal mode that a GnuCash session has open (its row in gnclock) is refused until GnuCash closes it or it is in WAL mode: its saves would fail', (t) => {
   const file = buildDatabase(t, ['gnucash.sql']);
   const writer = new Database(file);
