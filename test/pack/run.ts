@@ -57,6 +57,9 @@ try {
     'package/dist/lib/index.d.ts',
     'package/dist/bin/cli.js',
     'package/fixtures/schema.sql',
+    // docs/applications.md's worked example of another schema served through views.
+    'package/fixtures/existing-app.sql',
+    'package/fixtures/existing-app-views.sql',
     'package/openapi.json',
     'package/README.md',
     'package/LICENSE',
