@@ -83,7 +83,7 @@ export const SETTINGS = {
   name: row<string>(
     {
       placeholder: 'NAME',
-      help: 'service name in /status and the auth realm (default {default})',
+      help: "service name in /status and the realm; with books, a path's naming none (default {default})",
       parse: (value, flag) => {
         resolveOptions({ serviceName: value }, refusedAs(flag));
         return value;
