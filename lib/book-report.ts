@@ -46,7 +46,8 @@ export function examineBook(
   if (refused !== undefined)
     return {
       describe(lines) {
-        lines.push(mappingLine(refused.mapping, app === undefined), REFUSED_HEAD, ...refused.refusals.map(listed));
+        const { mapping, refusals } = refused;
+        lines.push(mappingLine(mapping, app === undefined), tablesFit(mapping), REFUSED_HEAD, ...refusals.map(listed));
         return false;
       },
     };
@@ -149,7 +150,7 @@ function describeTables(lines: string[], db: Db, chosen: ChosenMapping, appSetti
     return false;
   }
   if (mapping.kind === 'own') lines.push(describeOwnTables(db, mapping.tables));
-  else lines.push(`Tables of ${mapping.title}: fit (read as they are; nothing is created in the file).`);
+  else lines.push(tablesFit(mapping));
   return true;
 }
 
@@ -158,6 +159,9 @@ function mappingLine(mapping: ApplicationMapping, detected: boolean): string {
     ? `Mapping: ${mapping.title} (recognised from its tables, as the service recognises it; --app ${mapping.name} names it).`
     : `Mapping: ${mapping.title} (--app ${mapping.name}).`;
 }
+
+const tablesFit = (mapping: ApplicationMapping): string =>
+  `Tables of ${mapping.title}: fit (read as they are; nothing is created in the file).`;
 
 const REFUSED_HEAD =
   'Data: refused while a setting of its application holds (no booking read); served once it no longer does:';

@@ -12,7 +12,14 @@
 import type { Database } from 'better-sqlite3';
 import { APPLICATIONS } from './apps/index.js';
 import { ensure, errorCode, isNotReadableNow, REFUSED_BY_SETTING } from './errors.js';
-import { type ApplicationMapping, type Mapping, ownSchema, requiredTables, type TableNames } from './mapping.js';
+import {
+  type ApplicationMapping,
+  type Mapping,
+  ownSchema,
+  requiredTables,
+  splitName,
+  type TableNames,
+} from './mapping.js';
 import { checkMeaning, type MeaningReport } from './meaning.js';
 import { findSchemaProblems, findUnboundedObject, recogniseOlder, recogniseOther } from './schema.js';
 import { refusalsOf } from './search/index.js';
@@ -92,27 +99,31 @@ export function validateDatabase(
 /**
  * What an application's setting refuses of the file, asked before anything else is read of
  * it: a GnuCash book in rollback-journal mode that GnuCash holds open fails a save that meets
- * any read, so the three statements that find its lock row come before the twenty that
- * recognise the tables. `app`: the one given, else each application whose tables the catalog
- * names (by name only; none where the own schema's are there). The refusal that holds, and
- * its application; `undefined` when none does or none can be asked (the usual checks follow).
+ * any read, so the statements that find its lock row come before the twenty that recognise
+ * the tables, all in one read transaction (one shared lock). `app`: the one given, else each
+ * application whose tables the catalog names (none where the own schema's are there). The
+ * refusal that holds of a file whose tables fit its application, and that application;
+ * `undefined` when none does or none can be asked: the usual checks then say what they find.
  */
 export function refusedFirst(
   db: Database,
   app: string | undefined,
   tables: Partial<TableNames> = {},
 ): { refusals: readonly string[]; mapping: ApplicationMapping } | undefined {
-  for (const mapping of refusingCandidates(db, app, tables)) {
-    let refusals: readonly string[] = [];
-    try {
-      refusals = refusalsOf(db, mapping)?.() ?? [];
-    } catch (error: unknown) {
-      // A lock or a state that passes is the open's to say; a file without the columns asked is not this application's.
-      if (isNotReadableNow(error)) throw error;
+  return db.transaction(() => {
+    for (const mapping of refusingCandidates(db, app, tables)) {
+      let refusals: readonly string[] = [];
+      try {
+        refusals = refusalsOf(db, mapping)?.() ?? [];
+      } catch (error: unknown) {
+        // A lock or a state that passes is the open's to say; a file without the columns asked is not this application's.
+        if (isNotReadableNow(error)) throw error;
+      }
+      // Refused, but not the application's tables (an older version's): the misfit is what it is told, not the setting.
+      if (refusals.length > 0) return findSchemaProblems(db, mapping).length === 0 ? { refusals, mapping } : undefined;
     }
-    if (refusals.length > 0) return { refusals, mapping };
-  }
-  return undefined;
+    return undefined;
+  })();
 }
 
 function refusingCandidates(db: Database, app: string | undefined, tables: Partial<TableNames>): ApplicationMapping[] {
@@ -121,8 +132,12 @@ function refusingCandidates(db: Database, app: string | undefined, tables: Parti
   const names = new Set(
     db.prepare<[], string>("SELECT lower(name) FROM sqlite_schema WHERE type IN ('table', 'view')").pluck().all(),
   );
+  // A name in another schema than main cannot be seen here: taken as there.
   const named = (mapping: Mapping): boolean =>
-    Object.keys(requiredTables(mapping)).every((name) => names.has(name.toLowerCase()));
+    Object.keys(requiredTables(mapping)).every((name) => {
+      const { schema, table } = splitName(name);
+      return (schema !== null && schema.toLowerCase() !== 'main') || names.has(table.toLowerCase());
+    });
   return named(ownSchema(tables)) ? [] : refusing.filter(named);
 }
 

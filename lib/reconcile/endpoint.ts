@@ -12,7 +12,13 @@ import { BODY_MESSAGES, badBody, badQuery, ERRORS } from '../messages.js';
 import { refuseQuery } from '../query.js';
 import { RETRY_IN_A_SECOND, send, sendError } from '../respond.js';
 import type { Outcome, SearchRows } from '../search/index.js';
-import { type SearchLimits, type SearchTurns, sendSearchFailure, tooManyWaiting } from '../search-endpoint.js';
+import {
+  type SearchEndpoint,
+  type SearchLimits,
+  type SearchTurns,
+  sendSearchFailure,
+  tooManyWaiting,
+} from '../search-endpoint.js';
 import { parseReconcileBody, type ReconcileRequest } from './body.js';
 import { createGate, type Gate } from './gate.js';
 import { MAX_WINDOW_BOOKINGS, readWindows, windowsOf } from './read.js';
@@ -39,13 +45,8 @@ const BODY_TAKEN =
 // Every book's reconciliations of this thread take their places in one gate.
 const GATE_OF_THIS_THREAD = createGate();
 
-export type ReconcileEndpoint = (
-  req: IncomingMessage,
-  res: ServerResponse,
-  query: string,
-  user: string,
-  client: string,
-) => void;
+/** An endpoint as the search's is (its query, the user let in, the client as counted). */
+export type ReconcileEndpoint = SearchEndpoint;
 
 export function createReconcileEndpoint(
   search: SearchTurns,
