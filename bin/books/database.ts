@@ -225,7 +225,7 @@ class WatchedDatabase implements ServedDatabase {
       case 'serve':
         this.handler = effect.connection.handler;
         this.access = { seen: undefined, denied: undefined };
-        this.walFiles.served(effect.inode);
+        this.walFiles.served(effect.inode, effect.connection.log);
         return;
       case 'stand in':
         this.handler = this.standInHandler;

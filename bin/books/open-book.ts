@@ -1,10 +1,8 @@
-// The opening of a followed book's file: judged in a guard process, then opened here (a
-// file of tables) or served by a guard process of its own (views, virtual tables,
-// generated columns), and checked to be the file judged. How the file is followed over
-// time is bin/books/states.ts, carried out by bin/books/database.ts.
+// The opening of a followed book's file: judged in a guard process, then opened here (a file of tables) or served by a
+// guard process of its own (views, virtual tables, generated columns), and checked to be the file judged. How the file
+// is followed over time is bin/books/states.ts, carried out by bin/books/database.ts.
 
-import type { LogLevel } from '../base/index.js';
-import { CliError } from '../base/index.js';
+import { CliError, type LogLevel } from '../base/index.js';
 import {
   applicationOf,
   type BookFile,
@@ -21,6 +19,7 @@ import {
   searchOverFile,
   shapeOf,
   type Trusted,
+  walFilesOf,
 } from '../files/index.js';
 import { Guard, slowJudgement } from '../guard/index.js';
 import { openWarnings } from './open-warnings.js';
@@ -30,15 +29,15 @@ import type { BookingSearchHandler, BuildHandler, ErrorHook } from './status.js'
 import { type AnswerListener, Unavailable, whileReplaced } from './unavailable.js';
 
 /**
- * A connection to the file, served: its handler, the searches it answers through (a read of
- * the file without a client's search takes them too), how it is closed, and who hears its
- * searches answered.
+ * A connection to the file, served: its handler, the searches it answers through (a read of the file without a
+ * client's search takes them too), how it is closed, who hears its searches answered, its -wal and -shm as opened.
  */
 export interface Connection {
   handler: BookingSearchHandler;
   search: SearchTurns;
   close: () => void;
   answers?: AnswerListener;
+  log?: string | undefined;
 }
 
 /** How an open of a followed file ended (bin/books/states.ts). */
@@ -215,6 +214,7 @@ export class BookOpener {
       this.cacheKiB,
     );
     if (!opened.readable) return this.waiting(opened.state);
+    const log = walFilesOf(file);
     if (identityOf(file) !== identity) {
       opened.db.close();
       return this.changing();
@@ -222,7 +222,7 @@ export class BookOpener {
     const { warnings, ...value } = opened.value;
     this.planned = shape;
     for (const line of warnings) this.log(line, 'warning');
-    return { serving: true, connection: { ...value, close: () => opened.db.close(), answers }, inode: identity };
+    return { serving: true, connection: { ...value, close: () => opened.db.close(), answers, log }, inode: identity };
   }
 
   /** Served by a guard process of its own, which opens and judges the file again and keeps it. */
@@ -259,7 +259,7 @@ export class BookOpener {
     );
     const search = guard.searches();
     const handler = this.build(search, app, this.hooks.onError);
-    return { serving: true, connection: { handler, search, close: end }, inode: result.identity };
+    return { serving: true, connection: { handler, search, close: end, log: result.log }, inode: result.identity };
   }
 
   /** A file that cannot be read now, as bin/files/database-file.ts's notReadableNow told it. */

@@ -26,11 +26,10 @@ export class WalFiles {
   }
 
   /**
-   * The file of identity `of`, as its connection opened it, is served from now on: the -wal
-   * and -shm beside it are its connection's (a file moved in since is not taken for it).
+   * The file of identity `of` is served from now on, its -wal and -shm `files` as its
+   * connection opened them (a file moved in since, with or without a log, is not taken for it).
    */
-  served(of: string | undefined): void {
-    const files = walFilesOf(this.file);
+  served(of: string | undefined, files: string | undefined): void {
     this.last = files === undefined ? undefined : { of, files };
   }
 

@@ -33,6 +33,7 @@ import {
   reportOnDatabase,
   type SearchTurns,
   SettingRefusal,
+  walFilesOf,
 } from '../files/index.js';
 import {
   type GuardRequests,
@@ -77,6 +78,7 @@ function open(request: GuardRequests['open']): OpenResult {
     );
     if (!opened.readable) return { kind: 'waiting', state: opened.state };
     const { book, unbounded } = opened.value;
+    const log = walFilesOf(file);
     const identity = identityOf(file);
     if (identity === undefined || identity !== before) {
       opened.db.close();
@@ -95,7 +97,7 @@ function open(request: GuardRequests['open']): OpenResult {
         },
       });
     }
-    return { kind: 'ready', app: book.app, unbounded, schemaVersion: book.schemaVersion, identity };
+    return { kind: 'ready', app: book.app, unbounded, schemaVersion: book.schemaVersion, identity, log };
   } catch (error: unknown) {
     const line = error instanceof CliError ? error.message : describeDatabaseError(file, error);
     return {

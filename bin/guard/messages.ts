@@ -54,7 +54,14 @@ export type OpenResult =
    * keeps the file open for them; `undefined`: the serving process opens it itself,
    * checking that it is still `identity` (`dev:ino`) with `schemaVersion`.
    */
-  | { kind: 'ready'; app: string; unbounded: string | undefined; schemaVersion: number; identity: string }
+  | {
+      kind: 'ready';
+      app: string;
+      unbounded: string | undefined;
+      schemaVersion: number;
+      identity: string;
+      log?: string | undefined;
+    }
   /** A SQLite file that cannot be read now (bin/files/database-file.ts, NotReadableNow). */
   | { kind: 'waiting'; state: NotReadableNow }
   /**

@@ -7,6 +7,7 @@ import { renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { WalFiles } from '../../bin/books/wal-files.js';
+import { walFilesOf } from '../../bin/files/file-look.js';
 import { tempDir } from '../support/helpers.js';
 
 const FRAMES = Buffer.alloc(32 + 24 + 4096, 1);
@@ -28,7 +29,7 @@ function book(dir: string, wal: Buffer = FRAMES): string {
 test('a file moved over the served one, beside its -wal with commits, is refused; the served file itself is not', (t) => {
   const file = book(tempDir(t));
   const followed = new WalFiles(file);
-  followed.served(identity(file));
+  followed.served(identity(file), walFilesOf(file));
   assert.equal(followed.stale(), undefined, 'the served file, opened again to be checked');
   writeFileSync(`${file}.new`, 'backup');
   renameSync(`${file}.new`, file);
@@ -44,7 +45,7 @@ test('a file moved over the served one, beside its -wal with commits, is refused
 test('a file put at a path seen empty is another file even on the freed inode of the one served', (t) => {
   const file = book(tempDir(t));
   const followed = new WalFiles(file);
-  followed.served(identity(file));
+  followed.served(identity(file), walFilesOf(file));
   // As a file copied in after `rm` may take the served file's inode: same identity, another file.
   followed.emptied();
   assert.match(followed.stale() ?? '', /was replaced, but/);
@@ -53,7 +54,7 @@ test('a file put at a path seen empty is another file even on the freed inode of
 test('an empty log beside a file that replaced the served one is no reason to refuse it, and becomes its own', (t) => {
   const file = book(tempDir(t), Buffer.alloc(0));
   const followed = new WalFiles(file);
-  followed.served(identity(file));
+  followed.served(identity(file), walFilesOf(file));
   writeFileSync(`${file}.new`, 'backup');
   renameSync(`${file}.new`, file);
   assert.equal(followed.stale(), undefined);
@@ -65,19 +66,26 @@ test('an empty log beside a file that replaced the served one is no reason to re
 test('-wal and -shm deleted under the served file are said once by the look, whatever a check of the file meanwhile', (t) => {
   const file = book(tempDir(t));
   const followed = new WalFiles(file);
-  followed.served(identity(file));
+  followed.served(identity(file), walFilesOf(file));
   rmSync(`${file}-wal`);
   assert.equal(followed.stale(), undefined, 'a check of the served file');
   assert.equal(followed.gone(), true);
   assert.equal(followed.gone(), false);
 });
 
-test('a file moved in after the served one was opened, before it was taken for served, is another file', (t) => {
+test('a file moved in after the served one was opened, before it was taken for served, is another file: alone, refused beside the old log; with its own log, not', (t) => {
   const file = book(tempDir(t));
-  const opened = identity(file);
+  const opened = [identity(file), walFilesOf(file)] as const;
   writeFileSync(`${file}.new`, 'backup');
   renameSync(`${file}.new`, file);
-  const followed = new WalFiles(file);
-  followed.served(opened);
-  assert.match(followed.stale() ?? '', /was replaced, but/);
+  const alone = new WalFiles(file);
+  alone.served(...opened);
+  assert.match(alone.stale() ?? '', /was replaced, but/);
+  // Moved in with its -wal and -shm, as docs/operations.md says to move a book: they are its own.
+  const dir = tempDir(t);
+  const other = book(dir);
+  for (const end of ['', '-wal', '-shm']) renameSync(`${other}${end}`, `${file}${end}`);
+  const withLog = new WalFiles(file);
+  withLog.served(...opened);
+  assert.equal(withLog.stale(), undefined);
 });
