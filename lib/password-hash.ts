@@ -75,8 +75,8 @@ const MAKE_SCRYPT = 'make a scrypt hash with booking-search-server hash-password
  */
 export function foreignHashProblem(secret: string): string | undefined {
   const trimmed = secret.trim();
-  // A configuration file's habit: the credentials file takes each secret as it is written.
-  const quoted = /^(['"])(.*)\1$/s.exec(trimmed)?.[2];
+  // A configuration file's habit (its closing quote perhaps lost): the credentials file takes each secret as written.
+  const quoted = /^(['"])(.*?)\1?$/s.exec(trimmed)?.[2];
   if (quoted !== undefined && HASH_SHAPE.test(quoted.trim()))
     return 'the secret is a password hash in quotes, which would be taken for a password; remove the quotes';
   if (CUT_SCHEME.test(trimmed)) return `the secret is the start of a password hash, cut short; ${MAKE_SCRYPT}`;

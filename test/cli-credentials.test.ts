@@ -143,12 +143,15 @@ test('a credentials file that cannot be used names the line, never its content',
       'line 1: the secret is a scrypt hash with spaces around it, which would be taken for a password; remove the spaces',
     ],
     // In quotes, as a configuration file's values may be: not taken for a password either.
-    ...[`'${HASH_OF_ALT}'`, `"${HASH_OF_ALT}"`, `"$2y$10$GEHEIMNISabcdefghijklmuH6mZ9rH9uJ3k8E1pY6v9gqXw0y3m2e"`].map(
-      (secret): [string, string] => [
-        `bank:${secret}\n`,
-        'line 1: the secret is a password hash in quotes, which would be taken for a password; remove the quotes',
-      ],
-    ),
+    ...[
+      `'${HASH_OF_ALT}'`,
+      `"${HASH_OF_ALT}"`,
+      `'${HASH_OF_ALT}`,
+      `"$2y$10$GEHEIMNISabcdefghijklmuH6mZ9rH9uJ3k8E1pY6v9gqXw0y3m2e"`,
+    ].map((secret): [string, string] => [
+      `bank:${secret}\n`,
+      'line 1: the secret is a password hash in quotes, which would be taken for a password; remove the quotes',
+    ]),
     // Spaces or a tab after it, as an editor leaves them: the same words, not "not a scrypt hash".
     ...[' ', ' \t', '\t'].map((after): [string, string] => [
       `bank:${HASH_OF_ALT}${after}\r\n`,

@@ -111,13 +111,14 @@ export function parseCommandLine(
   readConfig?: ConfigReader,
   running?: RunningCredentials,
 ): Command {
+  // Before the flags are parsed: a word after hash-password may be the password, even one starting with --.
+  if (argv.includes('hash-password')) return hashPasswordCommand(argv);
   const parsed = parse(argv);
   const { values: flags, positionals } = parsed;
   if (flags.help === true) return { command: 'help' };
   if (flags.version === true) return { command: 'version' };
   if (flags.openapi === true) return { command: 'openapi' };
   const [verb, ...extra] = positionals;
-  if (verb === 'hash-password') return hashPasswordCommand(argv);
   if (verb !== undefined && !(verb === 'check' && extra.length === 0)) {
     throw usage(
       verb === 'check' ? `unexpected argument '${extra[0]}'` : `unexpected argument '${verb}'${commandHint(verb)}`,
@@ -214,15 +215,17 @@ function commandHint(verb: string): string {
 }
 
 /**
- * `hash-password` reads standard input and nothing else: any other argument, a flag too, is
- * refused rather than ignored: a flag is named, without its value; a word is not repeated,
- * for it is likely the password.
+ * `hash-password` reads standard input and nothing else: any other argument is refused rather
+ * than ignored: one of the command's flags is named, without its value; any other word is not
+ * repeated, for it is likely the password.
  */
 function hashPasswordCommand(argv: readonly string[]): Command {
   const others = [...argv];
   others.splice(others.indexOf('hash-password'), 1);
   const other = others[0];
-  if (other?.startsWith('-') === true) throw usage(`unexpected argument '${other.split('=')[0]}'`);
+  if (other === '--help' || other === '-h') return { command: 'help' };
+  const flag = other?.startsWith('--') === true ? other.slice(2).split('=')[0] : undefined;
+  if (flag !== undefined && Object.hasOwn(OPTIONS, flag)) throw usage(`unexpected argument '--${flag}'`);
   if (other !== undefined)
     throw usage(
       'hash-password takes no password as an argument (it would be kept in the shell history and shown in the process list): it reads it from standard input, or asks for it on a terminal',

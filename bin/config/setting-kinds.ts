@@ -96,16 +96,18 @@ export function path(placeholder: string, help: string, needs?: string): Setting
  */
 export const basePath: Parser<string> = (value, flag) => {
   resolveOptions({ basePath: value }, refusedAs(flag));
-  const api = /\/api(?:\/v1)?\/?$/.exec(value)?.[0];
+  // As the library takes it, without its trailing slashes; `/kasse/api/v1/api`: all of it.
+  const bare = value.replace(/\/+$/, '');
+  const api = /(?:\/api(?:\/v1)?)+$/.exec(bare)?.[0];
   if (api === undefined) return value;
-  const before = value.slice(0, -api.length);
-  const status = `${value.replace(/\/$/, '')}/api/v1/status`;
+  const before = bare.slice(0, -api.length);
+  const status = `${bare}/api/v1/status`;
   const instead = before === '' ? 'leave it out' : `give ${before}`;
   throw usage(`${flag} ${value} ends in the API's own path, which the service puts after it (${status}): ${instead}`);
 };
 
-/** `~`, `~/…`, `~user/…`: a home folder as a shell writes it. */
-export const HOME_SHORTHAND = /^~[\w.-]*(?:[/\\]|$)/;
+/** `~`, `~/…`, `~user/…`: a home folder as a shell writes it (`~kasse.sqlite` is a file's name). */
+export const HOME_SHORTHAND = /^~[\w.-]*[/\\]|^~$/;
 
 /** Text with a default. */
 export function textOr(placeholder: string, fallback: string, help: string, show?: (value: string) => string) {

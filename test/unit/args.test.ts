@@ -47,6 +47,7 @@ const COMMANDS: Array<[argv: string[], expected: Record<string, unknown>]> = [
     { app: 'own', tableNames: { entries: 'bss_entries', paymentMethods: 'temp.bss_konto' } },
   ],
   [['hash-password'], { command: 'hash-password' }],
+  [['hash-password', '--help'], { command: 'help' }],
   [
     ['--demo'],
     { command: 'serve', db: undefined, host: '127.0.0.1', port: 8080, basePath: '', workers: 1, tls: undefined },
@@ -148,6 +149,15 @@ const USAGE_ERRORS: Array<[argv: string[], line: string]> = [
   [['hash-password', '--db', 'x'], "unexpected argument '--db'"],
   [['--demo', 'hash-password'], "unexpected argument '--demo'"],
   [['hash-password', '--port=8080'], "unexpected argument '--port'"],
+  // A word that is no flag of the command, --Sommer2024 too, is likely the password: never repeated.
+  ...[
+    ['hash-password', '--Sommer2024'],
+    ['--Sommer2024', 'hash-password'],
+    ['hash-password', '-x'],
+  ].map((argv): [string[], string] => [
+    argv,
+    'hash-password takes no password as an argument (it would be kept in the shell history and shown in the process list): it reads it from standard input, or asks for it on a terminal',
+  ]),
   [['--demo', '--port', '70000'], "--port must be a whole number from 0 to 65535, not '70000'"],
   [['--demo', '--port', 'http'], "--port must be a whole number from 0 to 65535, not 'http'"],
   // A value that looks like a negative number is the flag's, judged by its rule; another
@@ -243,14 +253,18 @@ test('parseCommandLine: a wrong command line is a usage error (exit 2) that poin
     ['/kasse/api/v1', '/kasse/api/v1/api/v1/status', 'give /kasse'],
     ['/kasse/api/', '/kasse/api/api/v1/status', 'give /kasse'],
     ['/api/v1', '/api/v1/api/v1/status', 'leave it out'],
+    ['/kasse/api//', '/kasse/api/api/v1/status', 'give /kasse'],
+    ['/kasse/api/v1/api', '/kasse/api/v1/api/api/v1/status', 'give /kasse'],
   ]) {
     assert.deepEqual(outcome(['--db', 'x', '--base-path', given ?? ''], {}), {
       error: `--base-path ${given} ${own} (${status}): ${instead} (see --help)`,
       exitCode: 2,
     });
   }
-  const apis = outcome(['--db', 'x', '--base-path', '/apis'], USER) as { command?: string };
-  assert.equal(apis.command, 'serve', JSON.stringify(apis));
+  for (const fine of ['/apis', '/apiv1', '/x/api-docs', '/api/v2', '/kasse/Api']) {
+    const taken = outcome(['--db', 'x', '--base-path', fine], USER) as { command?: string };
+    assert.equal(taken.command, 'serve', `${fine}: ${JSON.stringify(taken)}`);
+  }
 });
 
 test('parseCommandLine: every flag is checked before the credentials', () => {
