@@ -263,6 +263,8 @@ function unknownKey(key: string, book: string | undefined, serviceKeys: Readonly
  */
 function advice(key: string, book: string | undefined, serviceKeys: ReadonlySet<string>): string {
   const here = book === undefined ? [...serviceKeys] : BOOK_KEYS;
+  // A book is named by its section: the service's name is the realm of a path that names no book.
+  if (key === 'name' && book !== undefined) return `; a book's name is its section's: [book NAME]`;
   if (!here.includes(key) && book !== undefined && serviceKeys.has(key))
     return `; ${key} is the service's: put it before the first section`;
   if (book === undefined && key === 'users') return '; users belongs in a [book NAME] section';

@@ -205,6 +205,10 @@ export function resolveBooks(
     });
     const db = entry('db');
     if (db === undefined) throw atEntry(file, section, `book '${section.name}' has no db = FILE`);
+    // By the setting's own rule, as the file's service part is read: a shell's ~, a base path ending in /api/v1.
+    for (const given of [db, entry('base-path')])
+      if (given !== undefined)
+        placed(file, given, () => SETTINGS[given.key as Flag].parse(given.value, `--${given.key}`));
     const tablesEntry = entry('table-names');
     const appEntry = entry('app');
     const tables = placed(file, tablesEntry, () => readers.readTableNames(tablesEntry?.value));

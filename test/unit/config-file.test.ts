@@ -234,6 +234,10 @@ const PROBLEMS: Array<[text: string, message: string]> = [
     `${FILE}:2: unknown key port in [book a]: a book holds db, app, table-names, base-path, users; port is the service's: put it before the first section`,
   ],
   [
+    '[book a]\nname = Anders',
+    `${FILE}:2: unknown key name in [book a]: a book holds db, app, table-names, base-path, users; a book's name is its section's: [book NAME]`,
+  ],
+  [
     '[book a]\ndatabase = x',
     `${FILE}:2: unknown key database in [book a]: a book holds db, app, table-names, base-path, users`,
   ],

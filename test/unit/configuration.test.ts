@@ -505,6 +505,15 @@ const BOOK_PROBLEMS: Array<[text: string, message: string]> = [
     '[book a]\ndb = x\nbase-path = /x/../y',
     `${FILE}:3: base-path ${BASE_PATH_RULE}, not '/x/../y' (a client resolves "." and ".." segments before it sends the path); use /y instead`,
   ],
+  // A book's db and base-path by the flags' own rules, as the service part's are read.
+  [
+    '[book a]\ndb = x\nbase-path = /kasse/api/v1',
+    `${FILE}:3: base-path /kasse/api/v1 ends in the API's own path, which the service puts after it (/kasse/api/v1/api/v1/status): give /kasse`,
+  ],
+  [
+    '[book a]\ndb = ~/alt.sqlite',
+    `${FILE}:2: db ~/alt.sqlite: a ~ is expanded by a shell, not here: write the whole path`,
+  ],
   [
     '[book a]\ndb = x\nbase-path = /k\n[book b]\ndb = y\nbase-path = /k/',
     `${FILE}:6: base-path /k is already the one of the book on line 1`,
