@@ -525,7 +525,7 @@ test('check notes a GnuCash money account kept at the top level, which is not se
 // (no busy timeout): its session then fails every later save, a transaction left without
 // its splits. Served live, a GnuCash book must be in WAL mode.
 const ROLLBACK_WARNING =
-  /^\S+ database (\S+): the book is in SQLite's rollback-journal mode: it is not searched while GnuCash has it open, for a GnuCash save that meets a search fails at once \("database is locked"\) and GnuCash's session then fails its later saves too; with GnuCash closed, switch the book to WAL once: sqlite3 (\S+) "PRAGMA journal_mode=WAL" \(docs\/applications\.md, GnuCash\)$/gm;
+  /^\S+ database (\S+): the book is in SQLite's rollback-journal mode: it is not searched while GnuCash has it open, for a GnuCash save that meets a search fails at once \("database is locked"\) and GnuCash's session then fails its later saves too: run check and the service with GnuCash closed, and switch the book to WAL once: sqlite3 (\S+) "PRAGMA journal_mode=WAL" \(docs\/applications\.md, GnuCash\)$/gm;
 
 function switchToWal(file: string): void {
   const db = new Database(file);

@@ -243,7 +243,7 @@ test("a GnuCash book in SQLite's rollback-journal mode: check warns that GnuCash
   const warning =
     "Warning: the book is in SQLite's rollback-journal mode: it is not searched while GnuCash has it open, for a GnuCash" +
     ' save that meets a search fails at once ("database is locked") and GnuCash\'s session then fails its' +
-    ' later saves too; with GnuCash closed, switch the book to WAL once:' +
+    ' later saves too: run check and the service with GnuCash closed, and switch the book to WAL once:' +
     ` sqlite3 '${file.replace("'Nord'", "'\\''Nord'\\''")}' "PRAGMA journal_mode=WAL" (docs/applications.md, GnuCash).`;
   const rollback = await run(['check', '--db', file]);
   assert.equal(rollback.code, 0, rollback.stdout);

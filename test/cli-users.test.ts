@@ -613,6 +613,23 @@ test("a book in root's home folder: the line says to move it out, never to give 
   assertFails(await run(['--db', file, '--port', '0'], cleanEnv(USER), asService), 1, `booking-search-server: ${line}`);
 });
 
+// Under the shipped unit's ProtectHome=yes, /home is an empty directory of mode 000 in the
+// service's view: the line said to chmod o+x it, which the real /home already is.
+test('a book in a folder closed to every user (mode 000, as ProtectHome= hides /home): the line says to move it out, not to chmod the folder', async (t) => {
+  const { users, asService } = setup();
+  const { service } = users;
+  const hidden = join(users.workDir(), 'home');
+  mkdirSync(join(hidden, 'laden'), { recursive: true });
+  const file = join(hidden, 'laden', 'kasse.sqlite');
+  const db = new Database(file);
+  db.exec(fixtureSql('schema.sql'));
+  db.close();
+  chmodSync(hidden, 0o000);
+  t.after(() => chmodSync(hidden, 0o755));
+  const line = `cannot open database ${file}: permission denied: this service's user ${service.name} (uid ${service.uid}) may not enter directory ${hidden} (owner root (uid 0), group root (gid 0), mode 000); it is closed to every user (mode 000: under systemd, the unit's ProtectHome= or InaccessiblePaths= hides it so): move the book out of it, into a folder of the application's user (docs/operations.md, Users and permissions)`;
+  assertFails(await run(['--db', file, '--port', '0'], cleanEnv(USER), asService), 1, `booking-search-server: ${line}`);
+});
+
 // A backup restored as root (install -m 0600) was root:root, and the line told the admin to
 // put the service's user into group root: the file's group is an accident of who copied it.
 test("a file or directory in root's hands after a restore as root: the line gives it back to the application's user and group (named by the directory holding it, when that is not root's), never advises group root; check says the same", async () => {

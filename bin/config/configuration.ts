@@ -206,7 +206,8 @@ export function resolveBooks(
     const db = entry('db');
     if (db === undefined) throw atEntry(file, section, `book '${section.name}' has no db = FILE`);
     // By the setting's own rule, as the file's service part is read: a shell's ~, a base path ending in /api/v1.
-    for (const given of [db, entry('base-path')])
+    const baseEntry = entry('base-path');
+    for (const given of [db, baseEntry])
       if (given !== undefined)
         placed(file, given, () => SETTINGS[given.key as Flag].parse(given.value, `--${given.key}`));
     const tablesEntry = entry('table-names');
@@ -214,7 +215,6 @@ export function resolveBooks(
     const tables = placed(file, tablesEntry, () => readers.readTableNames(tablesEntry?.value));
     const named = placed(file, appEntry ?? tablesEntry, () => readers.readApp(appEntry?.value, tables));
     const app = named ?? (Object.keys(tables).length > 0 ? 'own' : undefined);
-    const baseEntry = entry('base-path');
     const given = baseEntry?.value ?? '';
     // As the book's handler will have it: without trailing slashes.
     const { basePath } = resolveOptions({ basePath: given }, (problem) => {

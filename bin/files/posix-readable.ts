@@ -79,6 +79,9 @@ function remedy(culprit: Denied, file: string, service: { uid: number; name: str
     const owner = nameOf('passwd', stats.uid) ?? `uid ${stats.uid}`;
     return `it is the home folder of ${owner}: serve the book as ${owner}, or move it out of the home folder`;
   }
+  // Closed to every user on purpose: what systemd's ProtectHome= (for /home) or InaccessiblePaths= puts in its place.
+  if (directory && stats.uid === 0 && (stats.mode & 0o777) === 0)
+    return "it is closed to every user (mode 000: under systemd, the unit's ProtectHome= or InaccessiblePaths= hides it so): move the book out of it, into a folder of the application's user";
   if (stats.uid === 0 || stats.gid === 0) {
     if (directory && path !== dirname(resolve(file))) return `let every user pass it: chmod o+x ${shellWord(path)}`;
     return giveBack(path, directory ? '0750' : '0640', service);

@@ -163,7 +163,7 @@ export const gnucash: ApplicationMapping = {
   harms: `
     SELECT 'the book is in SQLite''s rollback-journal mode: it is not searched while GnuCash has it open, for a GnuCash'
            || ' save that meets a search fails at once ("database is locked") and GnuCash''s session then fails its'
-           || ' later saves too; with GnuCash closed, switch the book to WAL once'
+           || ' later saves too: run check and the service with GnuCash closed, and switch the book to WAL once'
            || coalesce(': sqlite3 ' || :book || ' "PRAGMA journal_mode=WAL"', ' (PRAGMA journal_mode=WAL in sqlite3)')
            || ' (docs/applications.md, GnuCash)'
     FROM pragma_journal_mode WHERE journal_mode NOT IN ('wal', 'memory') AND NOT EXISTS (SELECT 1 FROM gnclock)`,

@@ -163,7 +163,7 @@ test('a GnuCash book in rollback-journal mode that a GnuCash session has open (i
 test("a GnuCash book in rollback-journal mode harms GnuCash's saves: said with the command that switches it to WAL where the book's path is given as a shell word, else of 'the book'; a WAL book or one in memory, nothing", (t) => {
   const file = buildDatabase(t, ['gnucash.sql']);
   const sentence = (command: string): string =>
-    `the book is in SQLite's rollback-journal mode: it is not searched while GnuCash has it open, for a GnuCash save that meets a search fails at once ("database is locked") and GnuCash's session then fails its later saves too; with GnuCash closed, switch the book to WAL once${command} (docs/applications.md, GnuCash)`;
+    `the book is in SQLite's rollback-journal mode: it is not searched while GnuCash has it open, for a GnuCash save that meets a search fails at once ("database is locked") and GnuCash's session then fails its later saves too: run check and the service with GnuCash closed, and switch the book to WAL once${command} (docs/applications.md, GnuCash)`;
   const rollback = openBook(openReadOnly(t, file), { app: 'gnucash', tables: {} }).serve();
   assert.deepEqual(rollback.harms(), [sentence(' (PRAGMA journal_mode=WAL in sqlite3)')]);
   assert.deepEqual(rollback.harms("'/srv/Kasse Nord.gnucash'"), [
