@@ -204,7 +204,9 @@ async function measureBuild(root: string, queries: SearchQuery[]): Promise<Recor
       for (let i = 0; i < count; i += 1) throttleKey(sockets[i % 16].remoteAddress);
     };
   }
-  const { clientAddress, trustedPeers, recordFacts } = requestLib;
+  const { clientAddress, recordFacts } = requestLib;
+  // The trusted proxies are an option's now (lib/options.js), the client address's in earlier builds.
+  const trustedPeers = requestLib.trustedPeers ?? lib['options']?.trustedPeers;
   const trusted = trustedPeers?.([]);
   // As the handler records a search's facts (an earlier build's recordFacts takes no target).
   const searchFacts = (req: Any, address: string): Any => recordFacts(req, address, 'search', '/api/v1/buchungen');
