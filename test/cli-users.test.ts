@@ -624,10 +624,19 @@ test('a book in a folder closed to every user (mode 000, as ProtectHome= hides /
   const db = new Database(file);
   db.exec(fixtureSql('schema.sql'));
   db.close();
+  const secret = join(hidden, 'zugang');
+  writeFileSync(secret, 'abgleich:geheim\n', { mode: 0o640 });
   chmodSync(hidden, 0o000);
   t.after(() => chmodSync(hidden, 0o755));
   const line = `cannot open database ${file}: permission denied: this service's user ${service.name} (uid ${service.uid}) may not enter directory ${hidden} (owner root (uid 0), group root (gid 0), mode 000); it is closed to every user (mode 000: under systemd, the unit's ProtectHome= or InaccessiblePaths= hides it so): move the book out of it, into a folder of the application's user (docs/operations.md, Users and permissions)`;
   assertFails(await run(['--db', file, '--port', '0'], cleanEnv(USER), asService), 1, `booking-search-server: ${line}`);
+  // A secret there, the credentials file, the same.
+  const refused = await run(['--demo', '--credentials-file', secret, '--port', '0'], cleanEnv(), asService);
+  assert.equal(refused.code, 1, refused.stderr);
+  assert.match(
+    refused.stderr,
+    /may not enter directory \S+\/home \(owner root \(uid 0\), group root \(gid 0\), mode 000\); it is closed to every user \(mode 000: under systemd, the unit's ProtectHome= or InaccessiblePaths= hides it so\): move the file out of it/,
+  );
 });
 
 // A backup restored as root (install -m 0600) was root:root, and the line told the admin to

@@ -111,8 +111,8 @@ export function parseCommandLine(
   readConfig?: ConfigReader,
   running?: RunningCredentials,
 ): Command {
-  // Before the flags are parsed: a word after hash-password may be the password, even one starting with --.
-  if (argv.includes('hash-password')) return hashPasswordCommand(argv);
+  // Before the flags are judged: a word after hash-password may be the password, even one starting with --.
+  if (verbOf(argv) === 'hash-password') return hashPasswordCommand(argv);
   const parsed = parse(argv);
   const { values: flags, positionals } = parsed;
   if (flags.help === true) return { command: 'help' };
@@ -208,6 +208,11 @@ function flagHint(unknown: string): string {
   return nearest === undefined ? '' : `; did you mean --${nearest}?`;
 }
 
+/** The command's first word that is no flag nor a flag's value (`--db hash-password` names a file), unknown flags taken for switches. */
+function verbOf(argv: readonly string[]): string | undefined {
+  return parseArgs({ args: [...argv], options: OPTIONS, strict: false, allowPositionals: true }).positionals[0];
+}
+
 /** "; did you mean check?" for `chek`: the commands, as flagHint the flags. */
 function commandHint(verb: string): string {
   const nearest = nearestName(verb, ['check', 'hash-password']);
@@ -222,8 +227,11 @@ function commandHint(verb: string): string {
 function hashPasswordCommand(argv: readonly string[]): Command {
   const others = [...argv];
   others.splice(others.indexOf('hash-password'), 1);
+  // As anywhere on the command line, these answer first.
+  if (others.some((arg) => arg === '--help' || arg === '-h')) return { command: 'help' };
+  if (others.some((arg) => arg === '--version' || arg === '-v')) return { command: 'version' };
+  if (others.includes('--openapi')) return { command: 'openapi' };
   const other = others[0];
-  if (other === '--help' || other === '-h') return { command: 'help' };
   const flag = other?.startsWith('--') === true ? other.slice(2).split('=')[0] : undefined;
   if (flag !== undefined && Object.hasOwn(OPTIONS, flag)) throw usage(`unexpected argument '--${flag}'`);
   if (other !== undefined)

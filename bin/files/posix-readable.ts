@@ -46,12 +46,17 @@ function secretRemedy(culprit: Denied, file: string, service: { uid: number; nam
   const { path, directory, stats } = culprit;
   if (stats.uid === service.uid) return `give it read access: chmod u+${directory ? 'rx' : 'r'} ${shellWord(path)}`;
   if (directory && stats.uid === 0 && homeOf(0) === path) return `it is root's home folder: move the file out of it`;
+  if (directory && stats.uid === 0 && (stats.mode & 0o777) === 0) return `${CLOSED}: move the file out of it`;
   if (directory && path !== dirname(resolve(file))) return `let every user pass it: chmod o+x ${shellWord(path)}`;
   const gid = process.getegid?.() ?? 0;
   const owners = `root:${nameOf('group', gid) ?? String(gid)}`;
   const mode = directory ? '0750' : '0640';
   return `give the ${directory ? 'directory' : 'file'} to root and the service's group, readable by no one else: chown ${shellWord(owners)} ${shellWord(path)}; chmod ${mode} ${shellWord(path)}`;
 }
+
+/** A root folder of mode 000, closed on purpose: what systemd's ProtectHome= (for /home) or InaccessiblePaths= puts in its place. */
+const CLOSED =
+  "it is closed to every user (mode 000: under systemd, the unit's ProtectHome= or InaccessiblePaths= hides it so)";
 
 /** User or group `id` as a refusal names it: `kasse (uid 981)`, or `uid 981` when it has no name. */
 function labelled(database: 'passwd' | 'group', id: number, label: string): string {
@@ -79,9 +84,8 @@ function remedy(culprit: Denied, file: string, service: { uid: number; name: str
     const owner = nameOf('passwd', stats.uid) ?? `uid ${stats.uid}`;
     return `it is the home folder of ${owner}: serve the book as ${owner}, or move it out of the home folder`;
   }
-  // Closed to every user on purpose: what systemd's ProtectHome= (for /home) or InaccessiblePaths= puts in its place.
   if (directory && stats.uid === 0 && (stats.mode & 0o777) === 0)
-    return "it is closed to every user (mode 000: under systemd, the unit's ProtectHome= or InaccessiblePaths= hides it so): move the book out of it, into a folder of the application's user";
+    return `${CLOSED}: move the book out of it, into a folder of the application's user`;
   if (stats.uid === 0 || stats.gid === 0) {
     if (directory && path !== dirname(resolve(file))) return `let every user pass it: chmod o+x ${shellWord(path)}`;
     return giveBack(path, directory ? '0750' : '0640', service);

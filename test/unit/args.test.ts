@@ -48,6 +48,11 @@ const COMMANDS: Array<[argv: string[], expected: Record<string, unknown>]> = [
   ],
   [['hash-password'], { command: 'hash-password' }],
   [['hash-password', '--help'], { command: 'help' }],
+  [['hash-password', '-v'], { command: 'version' }],
+  [['--version', 'hash-password'], { command: 'version' }],
+  // A flag's value that reads hash-password names a file, or the service.
+  [['--db', 'hash-password'], { command: 'serve' }],
+  [['--name', 'hash-password', '--db', 'k.sqlite'], { command: 'serve' }],
   [
     ['--demo'],
     { command: 'serve', db: undefined, host: '127.0.0.1', port: 8080, basePath: '', workers: 1, tls: undefined },
@@ -138,6 +143,7 @@ const USAGE_ERRORS: Array<[argv: string[], line: string]> = [
   [['--db', 'x.sqlite', '--demo'], 'give either --db FILE or --demo, not both'],
   [['check'], 'check needs --db FILE or --config FILE'],
   [['check', '--db', 'x', 'y'], "unexpected argument 'y'"],
+  [['check', '--db', 'x', 'hash-password'], "unexpected argument 'hash-password'"],
   [['--demo', 'extra'], "unexpected argument 'extra'"],
   [['chek', '--db', 'x'], "unexpected argument 'chek'; did you mean check?"],
   [['hash-pasword'], "unexpected argument 'hash-pasword'; did you mean hash-password?"],
