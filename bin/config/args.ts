@@ -111,13 +111,14 @@ export function parseCommandLine(
   readConfig?: ConfigReader,
   running?: RunningCredentials,
 ): Command {
-  // Before the flags are judged: a word after hash-password may be the password, even one starting with --.
-  if (verbOf(argv) === 'hash-password') return hashPasswordCommand(argv);
+  // Read loosely before the flags are judged (unknown ones taken for switches): a word after
+  // hash-password may be its password, even one starting with --; a flag's value is no verb.
+  const loose = parseArgs({ args: [...argv], options: OPTIONS, strict: false, allowPositionals: true });
+  if (loose.positionals[0] === 'hash-password') return answeredFirst(loose.values) ?? hashPasswordCommand(argv);
   const parsed = parse(argv);
   const { values: flags, positionals } = parsed;
-  if (flags.help === true) return { command: 'help' };
-  if (flags.version === true) return { command: 'version' };
-  if (flags.openapi === true) return { command: 'openapi' };
+  const first = answeredFirst(flags);
+  if (first !== undefined) return first;
   const [verb, ...extra] = positionals;
   if (verb !== undefined && !(verb === 'check' && extra.length === 0)) {
     throw usage(
@@ -208,9 +209,12 @@ function flagHint(unknown: string): string {
   return nearest === undefined ? '' : `; did you mean --${nearest}?`;
 }
 
-/** The command's first word that is no flag nor a flag's value (`--db hash-password` names a file), unknown flags taken for switches. */
-function verbOf(argv: readonly string[]): string | undefined {
-  return parseArgs({ args: [...argv], options: OPTIONS, strict: false, allowPositionals: true }).positionals[0];
+/** The flags that answer before anything else on the command line is judged, whatever it holds. */
+function answeredFirst(flags: Readonly<Record<string, unknown>>): Command | undefined {
+  if (flags['help'] === true) return { command: 'help' };
+  if (flags['version'] === true) return { command: 'version' };
+  if (flags['openapi'] === true) return { command: 'openapi' };
+  return undefined;
 }
 
 /** "; did you mean check?" for `chek`: the commands, as flagHint the flags. */
@@ -227,10 +231,6 @@ function commandHint(verb: string): string {
 function hashPasswordCommand(argv: readonly string[]): Command {
   const others = [...argv];
   others.splice(others.indexOf('hash-password'), 1);
-  // As anywhere on the command line, these answer first.
-  if (others.some((arg) => arg === '--help' || arg === '-h')) return { command: 'help' };
-  if (others.some((arg) => arg === '--version' || arg === '-v')) return { command: 'version' };
-  if (others.includes('--openapi')) return { command: 'openapi' };
   const other = others[0];
   const flag = other?.startsWith('--') === true ? other.slice(2).split('=')[0] : undefined;
   if (flag !== undefined && Object.hasOwn(OPTIONS, flag)) throw usage(`unexpected argument '--${flag}'`);

@@ -215,11 +215,8 @@ export function resolveBooks(
     const tables = placed(file, tablesEntry, () => readers.readTableNames(tablesEntry?.value));
     const named = placed(file, appEntry ?? tablesEntry, () => readers.readApp(appEntry?.value, tables));
     const app = named ?? (Object.keys(tables).length > 0 ? 'own' : undefined);
-    const given = baseEntry?.value ?? '';
-    // As the book's handler will have it: without trailing slashes.
-    const { basePath } = resolveOptions({ basePath: given }, (problem) => {
-      throw atEntry(file, baseEntry ?? section, `base-path ${problem}`);
-    });
+    // As the book's handler will have it, without trailing slashes (its rule judged it above).
+    const { basePath } = resolveOptions({ basePath: baseEntry?.value ?? '' });
     const first = basePaths.get(basePath);
     if (first !== undefined) {
       const shown = basePath === '' ? 'the base path "" (none given)' : `base-path ${basePath}`;

@@ -45,8 +45,8 @@ export function whyNotReadable(file: string, kind: FileKind = 'book'): string {
 function secretRemedy(culprit: Denied, file: string, service: { uid: number; name: string }): string {
   const { path, directory, stats } = culprit;
   if (stats.uid === service.uid) return `give it read access: chmod u+${directory ? 'rx' : 'r'} ${shellWord(path)}`;
-  if (directory && stats.uid === 0 && homeOf(0) === path) return `it is root's home folder: move the file out of it`;
-  if (directory && stats.uid === 0 && (stats.mode & 0o777) === 0) return `${CLOSED}: move the file out of it`;
+  const closed = closedFolder(culprit);
+  if (closed !== undefined) return `${closed}: move the file out of it`;
   if (directory && path !== dirname(resolve(file))) return `let every user pass it: chmod o+x ${shellWord(path)}`;
   const gid = process.getegid?.() ?? 0;
   const owners = `root:${nameOf('group', gid) ?? String(gid)}`;
@@ -54,9 +54,18 @@ function secretRemedy(culprit: Denied, file: string, service: { uid: number; nam
   return `give the ${directory ? 'directory' : 'file'} to root and the service's group, readable by no one else: chown ${shellWord(owners)} ${shellWord(path)}; chmod ${mode} ${shellWord(path)}`;
 }
 
-/** A root folder of mode 000, closed on purpose: what systemd's ProtectHome= (for /home) or InaccessiblePaths= puts in its place. */
-const CLOSED =
-  "it is closed to every user (mode 000: under systemd, the unit's ProtectHome= or InaccessiblePaths= hides it so)";
+/**
+ * A folder of root's that no file is served from, whoever reads it: root's home (a file copied
+ * in with scp), or one closed to every user on purpose (mode 000: what systemd's ProtectHome=
+ * puts over /home, or InaccessiblePaths=); `undefined` for any other.
+ */
+function closedFolder({ path, directory, stats }: Denied): string | undefined {
+  if (!directory || stats.uid !== 0) return undefined;
+  if (homeOf(0) === path) return "it is root's home folder";
+  if ((stats.mode & 0o777) === 0)
+    return "it is closed to every user (mode 000: under systemd, the unit's ProtectHome= or InaccessiblePaths= hides it so)";
+  return undefined;
+}
 
 /** User or group `id` as a refusal names it: `kasse (uid 981)`, or `uid 981` when it has no name. */
 function labelled(database: 'passwd' | 'group', id: number, label: string): string {
@@ -76,16 +85,13 @@ function remedy(culprit: Denied, file: string, service: { uid: number; name: str
   const bits = directory ? 'rx' : 'r';
   if (stats.uid === service.uid)
     return `give it read access to its owner, this service's user: chmod u+${bits} ${shellWord(path)}`;
-  // A person's home folder stays closed to other users (systemd's ProtectHome= hides it): its owner serves the
-  // book. Root's (a file copied in with scp) is not the application's to be served from.
-  if (directory && stats.uid === 0 && homeOf(0) === path)
-    return "it is root's home folder: move the book out of it, into a folder of the application's user";
+  const closed = closedFolder(culprit);
+  if (closed !== undefined) return `${closed}: move the book out of it, into a folder of the application's user`;
+  // A person's home folder stays closed to other users (systemd's ProtectHome= hides it): its owner serves the book.
   if (directory && stats.uid !== 0 && homeOf(stats.uid) === path) {
     const owner = nameOf('passwd', stats.uid) ?? `uid ${stats.uid}`;
     return `it is the home folder of ${owner}: serve the book as ${owner}, or move it out of the home folder`;
   }
-  if (directory && stats.uid === 0 && (stats.mode & 0o777) === 0)
-    return `${CLOSED}: move the book out of it, into a folder of the application's user`;
   if (stats.uid === 0 || stats.gid === 0) {
     if (directory && path !== dirname(resolve(file))) return `let every user pass it: chmod o+x ${shellWord(path)}`;
     return giveBack(path, directory ? '0750' : '0640', service);

@@ -148,9 +148,10 @@ export const gnucash: ApplicationMapping = {
   functions: LOCAL_TIME_FUNCTIONS,
   // GnuCash's SQL backend sets no busy timeout: in rollback-journal mode a reader's SHARED
   // lock at its COMMIT fails the save at once (SQLITE_BUSY), and its session then fails the
-  // saves after it, a transaction left without its splits. So a book in that mode is not searched
-  // while a session has it open (its lock row is read, for a moment); in WAL mode readers never block a writer. An in-memory
-  // database ('memory') has no application to harm.
+  // saves after it, a transaction left without its splits. So a book in that mode is not
+  // searched while a session has it open (its lock row is read, first and for a moment:
+  // lib/database-handle.ts, refusedFirst); in WAL mode readers never block a writer. An
+  // in-memory database ('memory') has no application to harm.
   refusals: `
     SELECT 'GnuCash has the book open (its lock: ' || coalesce(Hostname, '?') || ', process ' || coalesce(PID, '?')
            || ') in SQLite''s rollback-journal mode, in which a GnuCash save that meets a search'
