@@ -150,7 +150,9 @@ export interface HandlerOptions {
    * a schema name (`"temp.kasse"`). Default `{ entries: "entries", categories: "categories",
    * paymentMethods: "payment_methods" }`.
    */
-  tables?: { entries?: string; categories?: string; paymentMethods?: string } | undefined;
+  tables?:
+    | { entries?: string | undefined; categories?: string | undefined; paymentMethods?: string | undefined }
+    | undefined;
   /** The clock, in milliseconds; for tests. Default `Date.now`. */
   now?: (() => number) | undefined;
 }
@@ -237,36 +239,36 @@ export interface ErrorBody {
  */
 export type Amount = string | number;
 
-/** The body of `POST {base}/api/v1/abgleich`: a bank statement (docs/API.md). */
+/** The body of `POST {base}/api/v1/abgleich`: a bank statement (docs/API.md); a field left out or `undefined` (JSON.stringify leaves it out) takes its default. */
 export interface ReconcileRequest {
   /** 1 to 1000 lines. */
   zeilen: BankLine[];
   /** Booking ids that are never candidates (those the client already matched). */
-  ausser?: number[];
+  ausser?: number[] | undefined;
   /** Only bookings with one of these `konto` (exact); absent: all, `[]`: none. */
-  konten?: string[];
+  konten?: string[] | undefined;
   /** Anything but exactly `"EUR"` gives every line no candidates. Default `"EUR"`. */
-  waehrung?: string;
+  waehrung?: string | undefined;
 }
 
 /** One line of a bank statement; a field left out takes its default (`null` is refused). */
 export interface BankLine {
   /** Given back as it came, at most 200 characters. Default: the line's position (`"1"`). */
-  ref?: string;
+  ref?: string | undefined;
   /** `YYYY-MM-DD` */
   datum: string;
   /** Expenses negative. */
   betrag: Amount;
   /** Bookings dated `datum ± tage` qualify, 0 to 366. Default `3`. */
-  tage?: number;
+  tage?: number | undefined;
   /** `betrag ± toleranz`, inclusive; not negative. Default `"0"`. */
-  toleranz?: Amount;
+  toleranz?: Amount | undefined;
   /** `"beide"`: a booking of the opposite sign qualifies too. Default `"gleich"`. */
-  vorzeichen?: 'gleich' | 'beide';
+  vorzeichen?: 'gleich' | 'beide' | undefined;
   /** Up to that many bookings may sum to `betrag`. Default `1`. */
-  teile?: 1 | 2 | 3;
+  teile?: 1 | 2 | 3 | undefined;
   /** Instead of the request's `konten`. */
-  konten?: string[];
+  konten?: string[] | undefined;
 }
 
 /** The body of a successful `POST {base}/api/v1/abgleich`. */

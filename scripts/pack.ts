@@ -5,8 +5,8 @@
 // A clone needs its `prepare` hook (npm install builds dist/ with it). In a tarball the
 // same hook is an install script from a non-registry source, which npm 12 blocks and
 // reports on every install; and it could not run there anyway (no TypeScript, no lib/).
-// So the files are staged with the manifest minus scripts, dev dependencies and
-// allowScripts (which only a project's own root reads), and packed from there.
+// So the files are staged with the manifest minus scripts, dev dependencies, and
+// allowScripts and overrides (which only a project's own root reads), and packed from there.
 //
 // The runtime dependencies go into the tarball too (bundleDependencies), as the clone's
 // package-lock.json has them: better-sqlite3 with its prebuilt binaries, and what it
@@ -25,6 +25,7 @@ interface Manifest {
   scripts?: unknown;
   devDependencies?: unknown;
   allowScripts?: unknown;
+  overrides?: unknown;
 }
 
 interface Lock {
@@ -47,7 +48,7 @@ const npm = (args: string[], options: ExecFileSyncOptions): string | Buffer =>
 npm(['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
 
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Manifest;
-const { scripts: _scripts, devDependencies: _dev, allowScripts: _allow, ...kept } = manifest;
+const { scripts: _scripts, devDependencies: _dev, allowScripts: _allow, overrides: _overrides, ...kept } = manifest;
 const published = { ...kept, bundleDependencies: Object.keys(manifest.dependencies) };
 // Every package the installed tree needs at run time: the lock's entries that no dev
 // dependency alone brought in.

@@ -31,6 +31,8 @@ const options: HandlerOptions = {
   onError: (error, req) => console.error(req.url, error),
   trustProxy: false,
   corsOrigins: ['https://buchhaltung.example'],
+  // A name from the environment may be unset: undefined is the default, as for every option.
+  tables: { entries: process.env.ENTRIES_TABLE },
 };
 const db = new Database(':memory:');
 const handler: RequestHandler = createHandler(db, credentials, options);

@@ -126,6 +126,9 @@ try {
     .split('\n')
     .filter((line) => /install-scripts|allowScripts|EBADENGINE|gyp/i.test(line));
   assert.deepEqual(warnings, [], 'installing the tarball prints no install-script or engine warning');
+  const manifest = JSON.parse(readFileSync(join(app, 'node_modules/booking-search-server/package.json'), 'utf8'));
+  const rootOnly = ['scripts', 'devDependencies', 'allowScripts', 'overrides'].filter((key) => key in manifest);
+  assert.deepEqual(rootOnly, [], "the published manifest holds nothing only a project's own root reads");
 
   step('the installed command: --demo and a search');
   const env = { ...process.env };

@@ -173,6 +173,20 @@ test("SQLite's own errors from the test query go on unchanged: the file's proble
   assert.throws(() => createHandler(db, CREDENTIALS), { name: 'SqliteError', code: 'SQLITE_NOTADB' });
 });
 
+test("a file its application is writing throws SQLite's SQLITE_BUSY at creation, for the embedder to try again (docs/embedding.md)", (t) => {
+  const file = buildDatabase(t);
+  const writer = new Database(file);
+  t.after(() => writer.close());
+  writer.exec('BEGIN EXCLUSIVE');
+  const db = new Database(file, { readonly: true, fileMustExist: true, timeout: 0 });
+  t.after(() => db.close());
+  assert.throws(() => createHandler(db, CREDENTIALS), { name: 'SqliteError', code: 'SQLITE_BUSY' });
+  writer.exec('COMMIT');
+  assert.doesNotThrow(() => createHandler(db, CREDENTIALS));
+  const embedding = readFileSync(new URL('../../docs/embedding.md', import.meta.url), 'utf8');
+  assert.match(embedding, /`SQLITE_NOTADB`: no database; `SQLITE_BUSY`: being written, try again/);
+});
+
 test("validateDatabase with meaningJudged checks the handle and the tables but does not read the bookings again (the guard process judged them); without it, check's judgement refuses", (t) => {
   const file = buildDatabase(t);
   const writer = new Database(file);
