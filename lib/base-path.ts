@@ -30,6 +30,12 @@ export interface BasePathRefusal {
 export function basePathRefusal(value: string): BasePathRefusal | undefined {
   const path = value.replace(/\/+$/, '');
   if (BASE_PATH.test(path)) return undefined;
+  // The base URL given whole (https://kasse.example.org/kasse): its path is meant.
+  const url = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(path) ? URL.parse(path) : null;
+  if (url !== null) {
+    const meant = url.pathname.replace(/\/+$/, '');
+    return { reason: "it is the base URL's path, not the URL", instead: meant === '' ? '' : likeBasePath(meant) };
+  }
   const instead = likeBasePath(path);
   if (!path.startsWith('/')) return { reason: 'it must start with "/"', instead };
   const segments = path.slice(1).split('/');

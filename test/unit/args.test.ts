@@ -199,6 +199,14 @@ const USAGE_ERRORS: Array<[argv: string[], line: string]> = [
     `--base-path ${BASE_PATH_RULE}, not 'kasse' (it must start with "/"); use /kasse instead`,
   ],
   [
+    ['--demo', '--base-path', 'https://kasse.example.org/kasse/'],
+    `--base-path ${BASE_PATH_RULE}, not 'https://kasse.example.org/kasse/' (it is the base URL's path, not the URL); use /kasse instead`,
+  ],
+  [
+    ['--demo', '--base-path', 'http://127.0.0.1:8080'],
+    `--base-path ${BASE_PATH_RULE}, not 'http://127.0.0.1:8080' (it is the base URL's path, not the URL); leave it out`,
+  ],
+  [
     ['--demo', '--base-path', '/kä'],
     `--base-path ${BASE_PATH_RULE}, not '/kä' (a client sends "ä" percent-encoded); use /kae instead`,
   ],

@@ -49,6 +49,15 @@ test('options are checked and name what is wrong', (t) => {
     [{ basePath: '/a;b' }, /^options\.basePath .*\(some clients send ";" percent-encoded\); use "\/a-b" instead$/],
     [{ basePath: '/a//b' }, /^options\.basePath .*use "\/a\/b" instead$/],
     [{ basePath: 'kasse' }, /^options\.basePath .*\(it must start with "\/"\); use "\/kasse" instead$/],
+    // The base URL given whole: its path is meant.
+    [
+      { basePath: 'https://kasse.example.org/mueller/kasse' },
+      /^options\.basePath .*\(it is the base URL's path, not the URL\); use "\/mueller\/kasse" instead$/,
+    ],
+    [
+      { basePath: 'http://127.0.0.1:8080/' },
+      /^options\.basePath .*\(it is the base URL's path, not the URL\); use "" instead$/,
+    ],
     [{ serviceName: '' }, /^options\.serviceName/],
     [{ serviceName: 'Kasse\r\nX-Evil: 1' }, /^options\.serviceName/],
     [{ onError: 'log' as unknown as () => void }, /^options\.onError/],
