@@ -3,7 +3,7 @@
 
 import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { type GivenCredentials, plainHeaders } from './basic-auth.js';
-import type { ConfiguredUser } from './credentials.js';
+import { type ConfiguredUser, secretOf } from './credentials.js';
 import { createHashChecks, type HashChecks } from './hash-checks.js';
 import type { Metrics } from './metrics.js';
 import { dummyHash, type PasswordHash, verifyPassword } from './password-hash.js';
@@ -60,7 +60,7 @@ export interface Authenticator {
   readonly headers: ReadonlyMap<string, Accepted>;
   /** Whether `username` is one of the users (every name compared, as a check does). */
   isUser(username: string): boolean;
-  /** Takes new users; remembered verifications are forgotten unless they are the same users. */
+  /** Takes new users; a remembered verification stays while its user keeps name and secret. */
   replaceUsers(users: readonly ConfiguredUser[]): void;
 }
 
@@ -83,9 +83,9 @@ interface Users {
    * or a plain user's wrong password, is checked against one of them (empty: no hashes).
    */
   dummies: PasswordHash[];
-  /** The users and their secrets as one digest, to tell the same users given again. */
-  fingerprint: string;
-  /** Verified credentials (keyed digest of user and password) → the user; forgotten with these users. */
+  /** Each user's name and secret, keyed-digested: the same users again, or a user kept as it was. */
+  secrets: string[];
+  /** Verified credentials (keyed digest of user and password) → the user; kept for a user whose secret stays. */
   verified: Map<string, Accepted>;
   /** Credentials being checked now (the same key) → who waits for the verdict. */
   checking: Map<string, Waiter[]>;
@@ -123,7 +123,8 @@ export function createAuthenticator(
     isUser: (username) => findUser(state.users, username) !== -1,
     replaceUsers(next) {
       const users = prepare(next, secret);
-      if (users.fingerprint === state.users.fingerprint) return;
+      if (users.secrets.join() === state.users.secrets.join()) return;
+      keepVerified(state.users, users);
       state.users = users;
       fillHeaders(headers, next, users);
     },
@@ -218,10 +219,19 @@ function prepare(list: readonly ConfiguredUser[], secret: string): Users {
     hashes: list.map((user) => (user.kind === 'hash' ? user.hash : undefined)),
     accepted: list.map((user): Accepted => ({ kind: 'user', user: user.username })),
     dummies: list.flatMap((user) => (user.kind === 'hash' ? [dummyHash(user.hash)] : [])),
-    fingerprint: keyedDigest(secret, JSON.stringify(list.map(secretOf))),
+    secrets: list.map((user) => keyedDigest(secret, JSON.stringify(secretOf(user)))),
     verified: new Map(),
     checking: new Map(),
   };
+}
+
+/** What `from` verified of the users `to` keeps as they were: a user added or changed costs the others no new check. */
+function keepVerified(from: Users, to: Users): void {
+  const kept = new Map(to.accepted.map((accepted, i) => [to.secrets[i], accepted]));
+  for (const [key, accepted] of from.verified) {
+    const now = kept.get(from.secrets[from.accepted.indexOf(accepted)]);
+    if (now !== undefined) to.verified.set(key, now);
+  }
 }
 
 /** `headers` holding each plain user of `list` by its own header, as `users` accepts it. */
@@ -229,13 +239,6 @@ function fillHeaders(headers: Map<string, Accepted>, list: readonly ConfiguredUs
   headers.clear();
   for (const [header, i] of plainHeaders(list)) headers.set(header, users.accepted[i] as Accepted);
   return headers;
-}
-
-/** A user as its name and secret, all of it: two lists that differ in anything differ here. */
-function secretOf(user: ConfiguredUser): string[] {
-  if (user.kind === 'password') return [user.username, 'password', user.password];
-  const { ln, r, p, salt, hash } = user.hash;
-  return [user.username, 'hash', `${ln},${r},${p}`, salt.toString('base64'), hash.toString('base64')];
 }
 
 /** The index of the user whose name matches, or -1; every user is compared. */
@@ -286,9 +289,7 @@ export function bounded(map: Map<string, Accepted>, key: string, value: Accepted
 
 /**
  * `text` digested after `secret` (random, of this process): one-way, useless for a dictionary
- * made elsewhere; 32 bytes as a Map key (`binary`), never shown. A secret prefix, not HMAC:
- * one one-shot hash costs less than an Hmac object. SHA-256, not SHA-512/256: with the SHA
- * extensions most x86 and ARM servers have, it takes less time (without them, more).
+ * made elsewhere; 32 bytes as a Map key (`binary`), never shown.
  */
 export function keyedDigest(secret: string, text: string): string {
   return hash('sha256', secret + text, 'binary');

@@ -21,6 +21,13 @@ export type ConfiguredUser =
   | { username: string; kind: 'password'; password: string }
   | { username: string; kind: 'hash'; hash: PasswordHash };
 
+/** A user as its name and secret, all of it: two users that differ in anything differ here. */
+export function secretOf(user: ConfiguredUser): string[] {
+  if (user.kind === 'password') return [user.username, 'password', user.password];
+  const { ln, r, p, salt, hash } = user.hash;
+  return [user.username, 'hash', `${ln},${r},${p}`, salt.toString('base64'), hash.toString('base64')];
+}
+
 /**
  * What is wrong with the credentials: the entry (its index in the list; `undefined` when a
  * single credential was given) and the problem. `detail` is the reason a hash is refused,

@@ -78,11 +78,12 @@ test('several users, plain and hashed, each get in with their own secret, and th
   ]);
 });
 
-test('a verified hashed credential is remembered: the next request is answered at once; new credentials forget it', async (t) => {
+test('a verified hashed credential is remembered: the next request is answered at once, while its user keeps name and secret; another user added or removed does not forget it, its own new secret does', async (t) => {
   const served = await serveUsers(t, { username: 'kasse', passwordHash: HASH_OF_ALT });
   const header = basicAuth('kasse', 'alt');
-  for (let i = 0; i < 3; i += 1)
-    assert.equal((await request(served.status, { headers: { authorization: header } })).status, 200);
+  const status = async (authorization = header): Promise<number> =>
+    (await request(served.status, { headers: { authorization } })).status;
+  for (let i = 0; i < 3; i += 1) assert.equal(await status(), 200);
   assert.deepEqual(served.atOnce.get(header), [false, true, true], 'only the first request waits for a hash check');
 
   // Rotation: old and new accepted for a while, then only the new one.
@@ -90,13 +91,30 @@ test('a verified hashed credential is remembered: the next request is answered a
     { username: 'kasse', passwordHash: HASH_OF_ALT },
     { username: 'kasse-neu', passwordHash: HASH_OF_NEU },
   ]);
-  assert.equal((await request(served.status, { headers: { authorization: header } })).status, 200);
-  assert.deepEqual(served.atOnce.get(header), [false, true, true, false], 'new credentials: checked again');
+  assert.equal(await status(), 200);
+  assert.deepEqual(served.atOnce.get(header), [false, true, true, true], 'a user added: kasse is still remembered');
+  assert.equal(await status(basicAuth('kasse-neu', 'neu')), 200);
   served.handler.updateCredentials({ username: 'kasse-neu', passwordHash: HASH_OF_NEU });
-  assert.equal((await request(served.status, { headers: { authorization: header } })).status, 401);
-  assert.equal(
-    (await request(served.status, { headers: { authorization: basicAuth('kasse-neu', 'neu') } })).status,
-    200,
+  assert.equal(await status(), 401);
+  assert.equal(await status(basicAuth('kasse-neu', 'neu')), 200);
+  assert.deepEqual(
+    served.atOnce.get(basicAuth('kasse-neu', 'neu')),
+    [false, true],
+    'a user removed: kasse-neu is still remembered',
+  );
+
+  // The user back with its old secret is checked again, as is a user whose secret changes.
+  served.handler.updateCredentials([
+    { username: 'kasse', passwordHash: HASH_OF_ALT },
+    { username: 'kasse-neu', passwordHash: HASH_OF_ALT },
+  ]);
+  assert.equal(await status(), 200);
+  assert.equal(await status(basicAuth('kasse-neu', 'neu')), 401, 'the old secret of a user given a new one');
+  assert.equal(await status(basicAuth('kasse-neu', 'alt')), 200);
+  assert.deepEqual(
+    served.atOnce.get(header),
+    [false, true, true, true, false, false],
+    'removed (refused after a check) and back: checked again',
   );
 });
 
@@ -132,10 +150,12 @@ test('handlers that follow one another over one book (its file replaced, its sta
   handler.updateCredentials([kasse]);
   assert.equal(await status(), 200);
   assert.deepEqual(atOnce, [false, true, true], 'checked once, by the first handler');
-  // The next handler with other users: checked again, and only they hold.
+  // The next handler with a user more: kasse is still remembered, and only these users hold.
   handler = createHandler(openFixture(t), [kasse, { username: 'neu', passwordHash: HASH_OF_NEU }], {}, { logins });
   assert.equal(await status(), 200);
-  assert.deepEqual(atOnce, [false, true, true, false], 'new credentials: checked again');
+  assert.deepEqual(atOnce, [false, true, true, true], 'a user added: kasse kept name and secret');
+  handler = createHandler(openFixture(t), [{ ...kasse, passwordHash: HASH_OF_NEU }], {}, { logins });
+  assert.equal(await status(), 401, 'a new secret: the old password is checked, and refused');
   handler = createHandler(openFixture(t), [{ username: 'neu', passwordHash: HASH_OF_NEU }], {}, { logins });
   assert.equal(await status(), 401);
 });
