@@ -36,7 +36,7 @@ const RELOADED = /SIGHUP: configuration re-read from /;
 const ALICE = { headers: { authorization: basicAuth('alice', 'a-geheim') } };
 const BOB = { headers: { authorization: basicAuth('bob', 'b-geheim') } };
 
-/** A book's section: its name, file and users. */
+/** A book's section: its name, file and users (`''`: no users line). */
 type Book = [name: string, db: string, users: string];
 
 interface Office {
@@ -63,7 +63,8 @@ function office(t: TestContext): Office {
   const config = join(dir, 'books.conf');
   const write = (books: readonly Book[]): void => {
     const sections = books.map(
-      ([name, db, users]) => `[book ${name}]\ndb = ${db}\nbase-path = /${name}\nusers = ${users}\n`,
+      ([name, db, users]) =>
+        `[book ${name}]\ndb = ${db}\nbase-path = /${name}\n${users === '' ? '' : `users = ${users}\n`}`,
     );
     // Whole or not at all, as an editor saves it: a reload never reads half a file.
     writeFileSync(`${config}.new`, [`credentials-file = ${credentials}`, '', ...sections].join('\n'), { mode: 0o600 });
@@ -496,4 +497,48 @@ test("a book added by SIGHUP gets the warning about its file that the start says
   // The start says it of the same configuration.
   const again = await start(t, ['--config', o.config], cleanEnv());
   assert.ok((await again.stop()).stderr.includes(warning));
+});
+
+test('a book that names no users beside books that do is warned of, at the start and by the reload that makes it so; books that all name none are not', async (t) => {
+  const o = office(t);
+  const open = (name: string): string =>
+    `warning: book ${name} names no users: every user of the credentials may search it, those of the other books too; give its section a users = line`;
+  o.write([
+    ['x', o.x, 'alice'],
+    ['y', o.y, ''],
+  ]);
+  const cli = await start(t, ['--config', o.config], cleanEnv());
+  assert.ok(cli.output().stderr.includes(open('y')), cli.output().stderr);
+  assert.ok(!cli.output().stderr.includes(open('x')));
+  // As documented: such a book is every user's.
+  assertReply(await request(`${cli.origin}/y/api/v1/status`, ALICE), 200, statusAnswer('y'));
+
+  // y gets its users, then x loses its line: said once, of x, by that reload.
+  o.write([
+    ['x', o.x, 'alice'],
+    ['y', o.y, 'bob'],
+  ]);
+  let mark = cli.output().stderr.length;
+  cli.child.kill('SIGHUP');
+  await waitSince(cli, mark, /SIGHUP: configuration re-read from .*\n/);
+  assert.doesNotMatch(cli.output().stderr.slice(mark), /names no users/);
+  o.write([
+    ['x', o.x, ''],
+    ['y', o.y, 'bob'],
+  ]);
+  mark = cli.output().stderr.length;
+  cli.child.kill('SIGHUP');
+  await waitSince(cli, mark, /SIGHUP: configuration re-read from .*\n/);
+  const said = cli.output().stderr.slice(mark);
+  assert.equal(said.split(open('x')).length, 2, said);
+  assertReply(await request(`${cli.origin}/x/api/v1/status`, BOB), 200, statusAnswer('x'));
+  await cli.stop();
+
+  // Every book open to every user: the office's choice, not a line lost.
+  o.write([
+    ['x', o.x, ''],
+    ['y', o.y, ''],
+  ]);
+  const all = await start(t, ['--config', o.config], cleanEnv());
+  assert.doesNotMatch((await all.stop()).stderr, /names no users/);
 });

@@ -169,6 +169,7 @@ export function warnAboutSetup(command: ServeCommand, rule: FileRule = fileRule)
   if (rule.leftToTheSystem !== undefined && files) logLine(rule.leftToTheSystem, 'notice');
   warnAboutSecretFiles(command);
   warnAboutBookFiles(command.books);
+  warnAboutOpenBooks(command.books);
   warnAboutLoopbackProxy(command);
   warnAboutOpenAdminListener(command);
   warnAboutPlainHttp(command);
@@ -192,6 +193,26 @@ export function warnAboutBookFiles(
   for (const { db } of books) {
     const access = db === undefined ? undefined : judgeDatabaseFile(db);
     if (access?.kind === 'reader' && access.warning !== undefined) say(`warning: ${access.warning}`, 'warning');
+  }
+}
+
+/**
+ * A book of a configuration whose other books name their users, that names none: every user
+ * of the credentials may search it (a section that lost its `users =` line). For the books at
+ * the start, and for each a reload adds, serves anew or gives other users (bin/serve/reload.ts).
+ */
+export function warnAboutOpenBooks(
+  all: readonly BookConfig[],
+  books: readonly BookConfig[] = all,
+  say: (text: string, level: SaidLine['level']) => void = logLine,
+): void {
+  if (all.every((book) => book.users === undefined)) return;
+  for (const { name, users } of books) {
+    if (users !== undefined) continue;
+    say(
+      `warning: book ${name} names no users: every user of the credentials may search it, those of the other books too; give its section a users = line`,
+      'warning',
+    );
   }
 }
 

@@ -10,7 +10,7 @@ import type { BookService } from '../books/index.js';
 import type { SaidLine } from '../cluster/index.js';
 import type { BookConfig, ConfigFile, Reread, ServeCommand } from '../config/index.js';
 import { atTheNextStart, BOOK_SETTINGS, CONFIGURABLE, camel, diffBooks, FROM_ENVIRONMENT } from '../config/index.js';
-import { bookLine, listeningAt, warnAboutBookFiles, warnAboutSecretFiles } from './greeting.js';
+import { bookLine, listeningAt, warnAboutBookFiles, warnAboutOpenBooks, warnAboutSecretFiles } from './greeting.js';
 
 /** Where a reload's lines go: the log, or (in a worker asked by the primary) its answer. */
 export type Say = (text: string, level: SaidLine['level']) => void;
@@ -44,7 +44,7 @@ export async function reload(
     const moved = (running !== undefined || command.credentialsFrom === 'environment') && named !== running;
     const changed = settingsChanged(command, next).filter((key) => !moved || key !== 'credentials-file');
     const summary = await service.reload(books, next.credentials);
-    const { added, replaced } = diffBooks(command.books, books);
+    const { added, replaced, newUsers } = diffBooks(command.books, books);
     const before = command.credentials;
     command.credentials = next.credentials;
     command.books = books;
@@ -55,6 +55,7 @@ export async function reload(
       for (const book of served) say(bookLine(origin, book), 'notice');
     }
     warnAboutBookFiles(served, say);
+    warnAboutOpenBooks(books, [...served, ...newUsers.map(({ after }) => after)], say);
     if (changed.length > 0) {
       say(`${by}: ${changed.join(', ')} changed; that takes effect at the next start`, 'warning');
     }
