@@ -246,7 +246,7 @@ test('--socket replaces a stale socket, refuses one that answers and a path that
   assertFails(
     await run(['--demo', '--socket', stale], cleanEnv()),
     1,
-    `booking-search-server: cannot use socket ${stale}: another process is listening on it`,
+    `booking-search-server: cannot use socket ${stale}: another process is listening on it; stop that program, or choose another path`,
   );
   await server.stop();
 

@@ -256,7 +256,7 @@ test('the served file made unreadable (chmod 0600) and readable again (chmod 064
   const lines = stderrLines((await server.stop()).stderr).map((line) => line.replace(/^\S+ /, ''));
   assert.deepEqual(lines, [
     `${fix}; searches are answered from the file already open, but a restart or the application's next replacement will fail until it may be read`,
-    `database ${file} can be read again: a restart or a replacement will serve it`,
+    `database ${file} can be read again: served as before, and a restart or a replacement can open it`,
   ]);
 });
 

@@ -183,7 +183,10 @@ class WatchedDatabase implements ServedDatabase {
         'warning',
       );
     else if (denied === undefined && was !== undefined)
-      this.log(`database ${this.file} can be read again: a restart or a replacement will serve it`, 'notice');
+      this.log(
+        `database ${this.file} can be read again: served as before, and a restart or a replacement can open it`,
+        'notice',
+      );
   }
 
   /** The served file's -wal and -shm, gone or others than its connection's: the file opened again. */

@@ -10,7 +10,7 @@ import { BlockList, isIP } from 'node:net';
 import { dirname } from 'node:path';
 import { errorCode } from '../../lib/internal.js';
 import { CliError, describeError, describeFsError } from '../base/index.js';
-import { applySocketGroup, prepareSocketPath } from './socket.js';
+import { applySocketGroup, prepareSocketPath, socketInUse } from './socket.js';
 
 /** Where a listener listens: a host and port, or a socket's path with its group (--socket-group). */
 export type ListenAddress =
@@ -47,7 +47,7 @@ function whyNot(error: unknown, where: ListenAddress): string {
   const code = errorCode(error);
   if ('socket' in where) {
     const path = where.socket;
-    if (code === 'EADDRINUSE') return `cannot listen on socket ${path}: another process is listening on it`;
+    if (code === 'EADDRINUSE') return socketInUse(path);
     // libuv reports a missing directory as EACCES too.
     if (!existsSync(dirname(path))) return `cannot listen on socket ${path}: no such directory`;
     return `cannot listen on socket ${path}: ${describeFsError(error)}`;

@@ -35,13 +35,18 @@ export async function prepareSocketPath(path: string): Promise<void> {
     throw new CliError(`cannot use socket ${path}: ${describeFsError(error)}`);
   }
   if (!isSocket) throw new CliError(`cannot use socket ${path}: it exists and is not a socket; refusing to replace it`);
-  if (await answers(path)) throw new CliError(`cannot use socket ${path}: another process is listening on it`);
+  if (await answers(path)) throw new CliError(socketInUse(path));
   try {
     unlinkSync(path);
   } catch (error: unknown) {
     if (errorCode(error) !== 'ENOENT')
       throw new CliError(`cannot remove stale socket ${path}: ${describeFsError(error)}`);
   }
+}
+
+/** Why a socket that another process listens on is not taken, and what to do, as for a port in use. */
+export function socketInUse(path: string): string {
+  return `cannot use socket ${path}: another process is listening on it; stop that program, or choose another path`;
 }
 
 // On Windows, Node.js listens on a path as a named pipe: \\.\pipe\NAME. A pipe lives in no
@@ -55,7 +60,7 @@ async function prepareNamedPipe(path: string): Promise<void> {
       `cannot listen on socket ${path}: on Windows a socket is a named pipe, written \\\\.\\pipe\\NAME`,
     );
   }
-  if (await answers(path)) throw new CliError(`cannot use socket ${path}: another process is listening on it`);
+  if (await answers(path)) throw new CliError(socketInUse(path));
 }
 
 /**
