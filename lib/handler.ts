@@ -61,14 +61,23 @@ const ALLOWED_METHODS = ['Allow', 'GET, HEAD'] as const;
 const ALLOWED_POST = ['Allow', 'POST'] as const;
 
 /**
- * A node:http request handler for the booking search over `db`. Throws a TypeError naming
- * the argument when `credentials` or `options` are unusable, and an Error naming what is
- * missing when `db` lacks the schema. `db` may instead be a search: the command passes one
- * for every book it serves (bin/files/book-search.ts, searchOverFile, the guard's among
- * them), and then `app` and `tables` are the search's business. `shared`, made by
- * createSharedParts, is what several handlers of one service have in common: one login
- * throttle and bound on hash checks (a login limit in `options` that differs from theirs is a TypeError).
+ * A node:http request handler for the booking search over `db`. Throws a TypeError naming the argument when
+ * `credentials` or `options` are unusable, an Error naming what is missing when `db` lacks the schema. `shared`
+ * (createSharedParts): one login throttle and bound on hash checks for several handlers of one service.
  */
+export function createHandler(
+  db: Database,
+  credentials: Users,
+  options?: HandlerOptions,
+  shared?: SharedParts,
+): BookingSearchHandler;
+/** @internal `db` a search, the command's for each book (bin/files/book-search.ts); not published (stripInternal). */
+export function createHandler(
+  db: Database | SearchTurns,
+  credentials: Users,
+  options?: HandlerOptions,
+  shared?: SharedParts,
+): BookingSearchHandler;
 export function createHandler(
   db: Database | SearchTurns,
   credentials: Users,

@@ -36,6 +36,10 @@ const options: HandlerOptions = {
 };
 const db = new Database(':memory:');
 const handler: RequestHandler = createHandler(db, credentials, options);
+// The published types take a better-sqlite3 Database, not the command's own search.
+const search = { answer: () => undefined, queue: () => undefined, waitingFrom: () => 0, waitingFor: () => 0 };
+// @ts-expect-error
+createHandler(search, credentials);
 answerProtocolErrors(createServer((req, res) => handler(req, res, () => res.end())))
   .listen(0)
   .close();
