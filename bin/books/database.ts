@@ -177,16 +177,10 @@ class WatchedDatabase implements ServedDatabase {
     const was = this.access.denied;
     const denied = deniedRead(this.file);
     this.access = { seen, denied };
-    if (denied !== undefined && denied !== was)
-      this.log(
-        `${denied}; searches are answered from the file already open, but a restart or the application's next replacement will fail until it may be read`,
-        'warning',
-      );
-    else if (denied === undefined && was !== undefined)
-      this.log(
-        `database ${this.file} can be read again: served as before, and a restart or a replacement can open it`,
-        'notice',
-      );
+    const again = `database ${this.file} can be read again: served as before, and a restart or a replacement can open it`;
+    const lost = `${denied}; searches are answered from the file already open, but a restart or the application's next replacement will fail until it may be read`;
+    if (denied !== undefined && denied !== was) this.log(lost, 'warning');
+    else if (denied === undefined && was !== undefined) this.log(again, 'notice');
   }
 
   /** The served file's -wal and -shm, gone or others than its connection's: the file opened again. */
