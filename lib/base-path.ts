@@ -30,10 +30,10 @@ export interface BasePathRefusal {
 export function basePathRefusal(value: string): BasePathRefusal | undefined {
   const path = value.replace(/\/+$/, '');
   if (BASE_PATH.test(path)) return undefined;
-  // The base URL given whole (https://kasse.example.org/kasse): its path is meant.
+  // The base URL given whole (https://kasse.example.org/kasse), or an API URL: its path before the API's is meant.
   const url = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(path) ? URL.parse(path) : null;
   if (url !== null) {
-    const meant = url.pathname.replace(/\/+$/, '');
+    const meant = url.pathname.replace(/(?:\/api(?:\/v1(?:\/(?:buchungen|status|abgleich))?)?)?\/*$/, '');
     return { reason: "it is the base URL's path, not the URL", instead: meant === '' ? '' : likeBasePath(meant) };
   }
   const instead = likeBasePath(path);

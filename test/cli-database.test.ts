@@ -325,7 +325,7 @@ test("a backup moved over a served WAL book while the service ran, its -wal and 
   const { stderr } = await server.stop();
   assert.match(
     stderr,
-    /Z database \S+ was replaced, but kasse\.sqlite-wal and kasse\.sqlite-shm beside it are still those of the file it replaced, which SQLite would read into this one: stop the application, move kasse\.sqlite-wal and kasse\.sqlite-shm out of the folder \(they hold that file's last commits\), then start the application; this service serves the file once they are gone; do not restart it before: started anew, it could not tell them from this file's own and would serve the old file's last commits \(docs\/operations\.md, Backups and restore\); searches answer 500 until a valid file is there\n/,
+    /Z database \S+ was replaced, but kasse\.sqlite-wal and kasse\.sqlite-shm beside it are still those of the file it replaced, which SQLite would read into this one: stop the application, move kasse\.sqlite-wal and kasse\.sqlite-shm out of the folder \(they hold that file's last commits\), then start the application; this service serves the file once they are gone; do not restart it before: started anew \(a worker too\), it could not tell them from this file's own and would serve the old file's last commits \(docs\/operations\.md, Backups and restore\); searches answer 500 until a valid file is there\n/,
   );
 });
 

@@ -532,6 +532,27 @@ test('a book that names no users beside books that do is warned of, at the start
   const said = cli.output().stderr.slice(mark);
   assert.equal(said.split(open('x')).length, 2, said);
   assertReply(await request(`${cli.origin}/x/api/v1/status`, BOB), 200, statusAnswer('x'));
+
+  // All open: nothing said; then another book names its users, which makes x so: said of x.
+  const reload = async (books: Book[]): Promise<string> => {
+    o.write(books);
+    const from = cli.output().stderr.length;
+    cli.child.kill('SIGHUP');
+    await waitSince(cli, from, /SIGHUP: configuration re-read from .*\n/);
+    return cli.output().stderr.slice(from);
+  };
+  assert.doesNotMatch(
+    await reload([
+      ['x', o.x, ''],
+      ['y', o.y, ''],
+    ]),
+    /names no users/,
+  );
+  const made = await reload([
+    ['x', o.x, ''],
+    ['y', o.y, 'alice'],
+  ]);
+  assert.equal(made.split(open('x')).length, 2, made);
   await cli.stop();
 
   // Every book open to every user: the office's choice, not a line lost.

@@ -275,7 +275,7 @@ async function apply(
     if (fresh !== undefined) return fresh;
     const book = byName.get(config.name) as WatchedBook;
     const users = usersOf(config, credentials);
-    // Only a book whose own users changed forgets what it verified.
+    // A book whose own users changed takes them; what it verified of a user kept as it was stays.
     if (!sameCredentials(book.users, users)) {
       book.database.updateCredentials(users);
       book.users = users;

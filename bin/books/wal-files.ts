@@ -65,6 +65,6 @@ export class WalFiles {
       return undefined;
     }
     const name = basename(this.file);
-    return `database ${this.file} was replaced, but ${name}-wal and ${name}-shm beside it are still those of the file it replaced, which SQLite would read into this one: stop the application, move ${name}-wal and ${name}-shm out of the folder (they hold that file's last commits), then start the application; this service serves the file once they are gone; do not restart it before: started anew, it could not tell them from this file's own and would serve the old file's last commits (docs/operations.md, Backups and restore)`;
+    return `database ${this.file} was replaced, but ${name}-wal and ${name}-shm beside it are still those of the file it replaced, which SQLite would read into this one: stop the application, move ${name}-wal and ${name}-shm out of the folder (they hold that file's last commits), then start the application; this service serves the file once they are gone; do not restart it before: started anew (a worker too), it could not tell them from this file's own and would serve the old file's last commits (docs/operations.md, Backups and restore)`;
   }
 }

@@ -198,22 +198,29 @@ export function warnAboutBookFiles(
 
 /**
  * A book of a configuration whose other books name their users, that names none: every user
- * of the credentials may search it (a section that lost its `users =` line). For the books at
- * the start, and for each a reload adds, serves anew or gives other users (bin/serve/reload.ts).
+ * of the credentials may search it (a section that lost its `users =` line). Said of each at
+ * the start, and by a reload of each it makes so (bin/serve/reload.ts): `before`, the books
+ * the reload replaces.
  */
 export function warnAboutOpenBooks(
-  all: readonly BookConfig[],
-  books: readonly BookConfig[] = all,
+  books: readonly BookConfig[],
+  before: readonly BookConfig[] = [],
   say: (text: string, level: SaidLine['level']) => void = logLine,
 ): void {
-  if (all.every((book) => book.users === undefined)) return;
-  for (const { name, users } of books) {
-    if (users !== undefined) continue;
+  const said = new Set(openBooks(before));
+  for (const name of openBooks(books)) {
+    if (said.has(name)) continue;
     say(
       `warning: book ${name} names no users: every user of the credentials may search it, those of the other books too; give its section a users = line`,
       'warning',
     );
   }
+}
+
+/** The books of `books` that name no users, where another does. */
+function openBooks(books: readonly BookConfig[]): string[] {
+  if (books.every((book) => book.users === undefined)) return [];
+  return books.filter((book) => book.users === undefined).map((book) => book.name);
 }
 
 /**

@@ -44,8 +44,8 @@ export async function reload(
     const moved = (running !== undefined || command.credentialsFrom === 'environment') && named !== running;
     const changed = settingsChanged(command, next).filter((key) => !moved || key !== 'credentials-file');
     const summary = await service.reload(books, next.credentials);
-    const { added, replaced, newUsers } = diffBooks(command.books, books);
-    const before = command.credentials;
+    const { added, replaced } = diffBooks(command.books, books);
+    const [before, was] = [command.credentials, command.books];
     command.credentials = next.credentials;
     command.books = books;
     say(`${by}: ${reloaded(command, summary, before, moved)}`, 'notice');
@@ -55,7 +55,7 @@ export async function reload(
       for (const book of served) say(bookLine(origin, book), 'notice');
     }
     warnAboutBookFiles(served, say);
-    warnAboutOpenBooks(books, [...served, ...newUsers.map(({ after }) => after)], say);
+    warnAboutOpenBooks(books, was, say);
     if (changed.length > 0) {
       say(`${by}: ${changed.join(', ')} changed; that takes effect at the next start`, 'warning');
     }

@@ -203,6 +203,10 @@ const USAGE_ERRORS: Array<[argv: string[], line: string]> = [
     `--base-path ${BASE_PATH_RULE}, not 'https://kasse.example.org/kasse/' (it is the base URL's path, not the URL); use /kasse instead`,
   ],
   [
+    ['--demo', '--base-path', 'https://kasse.example.org/kasse/api/v1/buchungen'],
+    `--base-path ${BASE_PATH_RULE}, not 'https://kasse.example.org/kasse/api/v1/buchungen' (it is the base URL's path, not the URL); use /kasse instead`,
+  ],
+  [
     ['--demo', '--base-path', 'http://127.0.0.1:8080'],
     `--base-path ${BASE_PATH_RULE}, not 'http://127.0.0.1:8080' (it is the base URL's path, not the URL); leave it out`,
   ],

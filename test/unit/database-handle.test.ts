@@ -184,7 +184,7 @@ test("a file its application is writing throws SQLite's SQLITE_BUSY at creation,
   writer.exec('COMMIT');
   assert.doesNotThrow(() => createHandler(db, CREDENTIALS));
   const embedding = readFileSync(new URL('../../docs/embedding.md', import.meta.url), 'utf8');
-  assert.match(embedding, /`SQLITE_NOTADB`: no database; `SQLITE_BUSY`: being written, try again/);
+  assert.match(embedding, /`SQLITE_NOTADB`: no database; `SQLITE_BUSY`: a writer's lock, try again/);
 });
 
 test("validateDatabase with meaningJudged checks the handle and the tables but does not read the bookings again (the guard process judged them); without it, check's judgement refuses", (t) => {
