@@ -5,7 +5,7 @@
 
 import cluster from 'node:cluster';
 import { CliError, holdReloads, logInfo, logLine, logText, NAME, readPackageFile, readVersion } from './base/index.js';
-import { commandOfPrimary, reportFailure } from './cluster/index.js';
+import { commandOfPrimary, primaryChannel, reportFailure, shareStaleLogs } from './cluster/index.js';
 import { checkInGuard, reportOnBooks, runHashPassword } from './commands/index.js';
 import {
   asksForTheService,
@@ -45,6 +45,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     const reread: Reread = (credentials) => readServeCommand(argv, env, credentials);
     // A worker started in place of another serves its primary's command, not argv's now.
     const running = await commandOfPrimary();
+    if (cluster.isWorker) await shareStaleLogs(primaryChannel());
     if (running !== undefined) return await runServe(running, reread, true);
     const command = readCommand(argv, env);
     const run = COMMANDS[command.command] as Run<Command>;

@@ -325,8 +325,47 @@ test("a backup moved over a served WAL book while the service ran, its -wal and 
   const { stderr } = await server.stop();
   assert.match(
     stderr,
-    /Z database \S+ was replaced, but kasse\.sqlite-wal and kasse\.sqlite-shm beside it are still those of the file it replaced, which SQLite would read into this one: stop the application, move kasse\.sqlite-wal and kasse\.sqlite-shm out of the folder \(they hold that file's last commits\), then start the application; this service serves the file once they are gone; do not restart it before: started anew \(a worker too\), it could not tell them from this file's own and would serve the old file's last commits \(docs\/operations\.md, Backups and restore\); searches answer 500 until a valid file is there\n/,
+    /Z database \S+ was replaced, but kasse\.sqlite-wal and kasse\.sqlite-shm beside it are still those of the file it replaced, which SQLite would read into this one: stop the application, move kasse\.sqlite-wal and kasse\.sqlite-shm out of the folder \(they hold that file's last commits\), then start the application; this service serves the file once they are gone; do not restart it before: started anew, it could not tell them from this file's own and would serve the old file's last commits \(docs\/operations\.md, Backups and restore\); searches answer 500 until a valid file is there\n/,
   );
+});
+
+test('--workers 2: a worker started in place of one that crashed refuses a backup beside the old log, as the others do, and serves it once the log is gone', async (t) => {
+  const dir = tempDir(t);
+  const file = buildDatabase(t);
+  const backup = join(dir, 'backup.sqlite');
+  const application = new Database(file);
+  application.exec(`VACUUM INTO '${backup}'`);
+  application.pragma('journal_mode = WAL');
+  const server = await start(t, ['--db', file, '--workers', '2']);
+  application.exec("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-03', 1250), ('2026-03-04', 1250)");
+  await until(async () => (await get(`${server.api}${SEARCH}`)).body.includes('"anzahl":8'), 'the two served', 4_000);
+  application.close();
+  renameSync(backup, file);
+  await until(
+    async () => (server.output().stderr.match(/was replaced, but/g) ?? []).length >= 2,
+    'both workers refuse the backup',
+    5_000,
+  );
+  // A worker crashes; the primary starts another, which could not tell the old log itself.
+  const worker = Number(/worker (\d+): database \S+ was replaced, but/.exec(server.output().stderr)?.[1]);
+  process.kill(worker, 'SIGKILL');
+  await until(async () => /started worker \d+/.test(server.output().stderr), 'a worker started anew', 10_000);
+  const anew = /started worker (\d+)/.exec(server.output().stderr)?.[1];
+  await until(async () => server.output().stderr.includes(`worker ${anew} serves`), 'it serves', 10_000);
+  const answers = new Set<string>();
+  for (let i = 0; i < 20; i += 1) answers.add((await get(`${server.api}${SEARCH}`)).body);
+  assert.deepEqual([...answers], [JSON.stringify(SEARCH_FAILED)], 'no worker serves the old log with the backup');
+  rmSync(`${file}-wal`);
+  rmSync(`${file}-shm`);
+  await until(
+    async () => {
+      const bodies = await Promise.all(Array.from({ length: 6 }, () => get(`${server.api}${SEARCH}`)));
+      return bodies.every(({ body }) => body === '{"anzahl":6,"buchungen":[]}');
+    },
+    'the backup is served by every worker once the old log is gone',
+    4_000,
+  );
+  await server.stop();
 });
 
 test('a client verified before the file was replaced, or deleted, is not checked again: its search is answered at once, served or the 500', async (t) => {

@@ -12,6 +12,32 @@ import { identityOf, walFilesOf } from '../files/index.js';
 // sqlite.org/fileformat.html §4.1: a -wal starts with a header of 32 bytes; a commit is in the frames after it.
 const WAL_HEADER_BYTES = 32;
 
+/**
+ * The logs this process refuses as another file's, by book file. A process started anew
+ * cannot tell them (a worker of --workers after a crash): the workers tell the primary, which
+ * hands them to the worker it starts in place of one (bin/cluster/worker.ts, shareStaleLogs).
+ */
+const refused = new Map<string, string>();
+let told: ((file: string, log: string | undefined) => void) | undefined;
+
+export const staleLogs = {
+  /** Taken as refused before the books open: what the other processes refuse. */
+  learn(logs: Readonly<Record<string, string>>): void {
+    for (const [file, log] of Object.entries(logs)) refused.set(file, log);
+  },
+  /** `to` hears each log refused (`log`) or no longer (`undefined`). */
+  tell(to: (file: string, log: string | undefined) => void): void {
+    told = to;
+  },
+};
+
+function note(file: string, log: string | undefined): void {
+  if (refused.get(file) === log) return;
+  if (log === undefined) refused.delete(file);
+  else refused.set(file, log);
+  told?.(file, log);
+}
+
 export class WalFiles {
   private readonly file: string;
   /**
@@ -23,6 +49,9 @@ export class WalFiles {
 
   constructor(file: string) {
     this.file = file;
+    // Refused by the other processes, and still there: another file's log here too.
+    const known = refused.get(file);
+    if (known !== undefined && walFilesOf(file) === known) this.last = { of: undefined, files: known };
   }
 
   /**
@@ -31,6 +60,7 @@ export class WalFiles {
    */
   served(of: string | undefined, files: string | undefined): void {
     this.last = files === undefined ? undefined : { of, files };
+    note(this.file, undefined);
   }
 
   /**
@@ -46,6 +76,7 @@ export class WalFiles {
   gone(): boolean {
     if (this.last === undefined || walFilesOf(this.file) === this.last.files) return false;
     this.last = undefined;
+    note(this.file, undefined);
     return true;
   }
 
@@ -62,9 +93,11 @@ export class WalFiles {
     // An empty log, which SQLite reads nothing from, becomes the new file's as it opens it.
     if ((statSync(`${this.file}-wal`, { throwIfNoEntry: false })?.size ?? 0) <= WAL_HEADER_BYTES) {
       this.last = { ...this.last, of: now };
+      note(this.file, undefined);
       return undefined;
     }
+    note(this.file, this.last.files);
     const name = basename(this.file);
-    return `database ${this.file} was replaced, but ${name}-wal and ${name}-shm beside it are still those of the file it replaced, which SQLite would read into this one: stop the application, move ${name}-wal and ${name}-shm out of the folder (they hold that file's last commits), then start the application; this service serves the file once they are gone; do not restart it before: started anew (a worker too), it could not tell them from this file's own and would serve the old file's last commits (docs/operations.md, Backups and restore)`;
+    return `database ${this.file} was replaced, but ${name}-wal and ${name}-shm beside it are still those of the file it replaced, which SQLite would read into this one: stop the application, move ${name}-wal and ${name}-shm out of the folder (they hold that file's last commits), then start the application; this service serves the file once they are gone; do not restart it before: started anew, it could not tell them from this file's own and would serve the old file's last commits (docs/operations.md, Backups and restore)`;
   }
 }

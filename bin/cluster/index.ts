@@ -6,5 +6,12 @@
 
 export { answerReloads, logSaid, type SaidLine } from './reload-workers.js';
 export { askPrimary, onCutFromPrimary } from './stopping.js';
-export { commandOfPrimary, countsInPrimary, primaryChannel, reportFailure, reportListening } from './worker.js';
+export {
+  commandOfPrimary,
+  countsInPrimary,
+  primaryChannel,
+  reportFailure,
+  reportListening,
+  shareStaleLogs,
+} from './worker.js';
 export { type Role, superviseWorkers } from './workers.js';

@@ -3,6 +3,7 @@
 
 import cluster from 'node:cluster';
 import { type Channel, createChannel, isStopping, isUnhandled, logLine, type Port } from '../base/index.js';
+import { staleLogs } from '../books/index.js';
 import type { ServeCommand } from '../config/index.js';
 
 /** What a worker tells the primary about its start. */
@@ -43,6 +44,33 @@ export async function commandFrom(primary: Channel): Promise<ServeCommand | unde
 /** In the primary: answers `channel`'s worker with `command` (its secrets and books left out), or with null: argv tells. */
 export function answerCommand(channel: Channel, command: ServeCommand | undefined): void {
   channel.handle(COMMAND, () => (command === undefined ? null : { ...command, credentials: [], books: [] }));
+}
+
+const STALE_LOG = 'stale log';
+const STALE_LOGS = 'stale logs';
+
+/**
+ * In a worker, before its books open: learns from `primary` the logs the other workers refuse
+ * as another file's (a backup restored beside the old -wal/-shm), which it could not tell
+ * itself, and tells it each it refuses or no longer (bin/books/wal-files.ts).
+ */
+export async function shareStaleLogs(primary: Channel): Promise<void> {
+  staleLogs.tell((file, log) => primary.notify(STALE_LOG, { file, log }));
+  try {
+    staleLogs.learn((await primary.request<Record<string, string>>(STALE_LOGS, null, COMMAND_TIMEOUT_MS)) ?? {});
+  } catch (error: unknown) {
+    if (!isUnhandled(error, STALE_LOGS)) throw error;
+  }
+}
+
+/** In the primary: keeps in `logs` what `channel`'s worker refuses, and answers a worker's question for all of them. */
+export function keepStaleLogs(channel: Channel, logs: Map<string, string>): void {
+  channel.handle(STALE_LOG, (body) => {
+    const { file, log } = body as { file: string; log?: string };
+    if (log === undefined) logs.delete(file);
+    else logs.set(file, log);
+  });
+  channel.handle(STALE_LOGS, () => Object.fromEntries(logs));
 }
 
 /** In a worker: tells the primary that it serves, and what to print. */

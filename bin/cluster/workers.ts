@@ -30,7 +30,7 @@ import { stopBoundMs, stopListening } from '../listen/index.js';
 import { ended, reloadWorkers } from './reload-workers.js';
 import { RESTART_BUDGET, RESTART_WINDOW_MS, StartBudget } from './start-budget.js';
 import { StopAnswers } from './stopping.js';
-import { answerCommand, type WorkerMessage } from './worker.js';
+import { answerCommand, keepStaleLogs, type WorkerMessage } from './worker.js';
 
 /**
  * This process's part, decided once from node:cluster and --workers: the only process, the
@@ -76,6 +76,8 @@ class Supervisor {
   /** Workers that said they serve, by their channel. */
   private readonly serving = new Set<Channel>();
   private readonly alive = new Set<Worker>();
+  /** The logs the workers refuse as another file's, for a worker started anew (worker.ts, shareStaleLogs). */
+  private readonly staleLogs = new Map<string, string>();
   /** The first start is over: every worker served once, and the service said so. */
   private started = false;
   /** Alive but not serving when a reload was asked: each reloads once it serves (at the first start, all at once). */
@@ -165,6 +167,7 @@ class Supervisor {
     });
     this.channels.set(worker, channel);
     answerCommand(channel, replacement ? this.command : undefined);
+    keepStaleLogs(channel, this.staleLogs);
     // The throttle's whole state follows once the worker's replica asks (lib/throttle-authority.ts).
     throttle.attach(channel);
     this.stopAnswers.attach(channel);
