@@ -763,7 +763,7 @@ test('--workers 2 serves the books from both workers; a book that cannot be serv
 
   const broken = join(o.dir, 'kaputt.sqlite');
   writeFileSync(broken, 'kaputt'.repeat(1000));
-  writeConfig(o, [books.mueller as string, `[book kaputt]\ndb = ${broken}\nbase-path = /kaputt\n`]);
+  writeConfig(o, [books.mueller as string, `[book kaputt]\ndb = ${broken}\nbase-path = /kaputt\nusers = buero\n`]);
   assertFails(
     await run(['--config', o.config, '--workers', '2', '--port', '0'], cleanEnv()),
     1,

@@ -19,7 +19,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
-import { BIN, cleanEnv, EVENT_WAIT_MS, type Running, start, TIME, USER, waitFor } from './support/cli-helpers.js';
+import { BIN, cleanEnv, EVENT_WAIT_MS, type Running, run, start, TIME, USER, waitFor } from './support/cli-helpers.js';
 import {
   assertReply,
   basicAuth,
@@ -554,6 +554,9 @@ test('a book that names no users beside books that do is warned of, at the start
   ]);
   assert.equal(made.split(open('x')).length, 2, made);
   await cli.stop();
+  // check says it of the same file, as the start would.
+  const checked = await run(['check', '--config', o.config], cleanEnv());
+  assert.ok(checked.stdout.includes(`\n${open('x')}\n`), checked.stdout);
 
   // Every book open to every user: the office's choice, not a line lost.
   o.write([

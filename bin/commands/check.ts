@@ -8,7 +8,7 @@ import type { BookConfig, ServeCommand, UnreadCredentials } from '../config/inde
 import { readApp, readCredentialsFile, readTableNames, resolveBooks, stuckLimitMs } from '../config/index.js';
 import { type BookFile, judgedAs, writeReport } from '../files/index.js';
 import { Guard, slowJudgement } from '../guard/index.js';
-import { warnAboutSecretFiles } from '../serve/index.js';
+import { warnAboutOpenBooks, warnAboutSecretFiles } from '../serve/index.js';
 
 /**
  * `check --db FILE` for `book` (its app, its tables, where its app is written), run in a
@@ -89,6 +89,7 @@ export async function reportOnBooks(
     return writeReport(lines, 1);
   }
   lines.push(`Books: ${books.length}.`);
+  warnAboutOpenBooks(books, [], (text) => lines.push(text));
   const judged = judgedAs();
   if (judged !== undefined) lines.push(judged);
   writeReport(lines, 0);
