@@ -24,7 +24,7 @@ import {
 } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { dirname, join } from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { cashBook } from './support/cash-book.js';
 import { assertFails, cleanEnv, directoryRefusal, run, sha256, start, until, waitFor } from './support/cli-helpers.js';
@@ -288,13 +288,18 @@ test("a WAL book's -wal and -shm deleted under the served file (the application 
   assert.match(stderr, /Z database \S+ was opened and checked again; serving it\n/);
 });
 
-test("a backup moved over a served WAL book while the service ran, its -wal and -shm left beside it: the service refuses it with one line saying what to do, never serves the replaced file's commits from them, and serves the backup once they are gone", async (t) => {
-  const dir = tempDir(t);
+/** A book in WAL mode with its application's connection open, and a backup of it taken before. */
+function walBookAndBackup(t: TestContext): { file: string; backup: string; application: Database.Database } {
   const file = buildDatabase(t);
-  const backup = join(dir, 'backup.sqlite');
+  const backup = join(tempDir(t), 'backup.sqlite');
   const application = new Database(file);
   application.exec(`VACUUM INTO '${backup}'`);
   application.pragma('journal_mode = WAL');
+  return { file, backup, application };
+}
+
+test("a backup moved over a served WAL book while the service ran, its -wal and -shm left beside it: the service refuses it with one line saying what to do, never serves the replaced file's commits from them, and serves the backup once they are gone", async (t) => {
+  const { file, backup, application } = walBookAndBackup(t);
   const server = await start(t, ['--db', file]);
   assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
   // The application books two more of 12.50 € into its -wal and stops: the service's
@@ -330,12 +335,7 @@ test("a backup moved over a served WAL book while the service ran, its -wal and 
 });
 
 test('--workers 2: a worker started in place of one that crashed refuses a backup beside the old log, as the others do, and serves it once the log is gone', async (t) => {
-  const dir = tempDir(t);
-  const file = buildDatabase(t);
-  const backup = join(dir, 'backup.sqlite');
-  const application = new Database(file);
-  application.exec(`VACUUM INTO '${backup}'`);
-  application.pragma('journal_mode = WAL');
+  const { file, backup, application } = walBookAndBackup(t);
   const server = await start(t, ['--db', file, '--workers', '2']);
   application.exec("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-03', 1250), ('2026-03-04', 1250)");
   await until(async () => (await get(`${server.api}${SEARCH}`)).body.includes('"anzahl":8'), 'the two served', 4_000);
