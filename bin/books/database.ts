@@ -137,7 +137,10 @@ class WatchedDatabase implements ServedDatabase {
     if (phase.is === 'served') phase.connection.handler.updateCredentials(credentials);
   };
 
-  readonly close = (): void => this.feed({ on: 'stop' });
+  readonly close = (): void => {
+    this.walFiles.close();
+    this.feed({ on: 'stop' });
+  };
 
   private feed(event: WatchEvent<Connection>): void {
     const step = next(this.state, event);

@@ -11,4 +11,4 @@ export { inMemoryDatabase } from './in-memory.js';
 export { preflightDatabaseFile } from './preflight.js';
 export { BOOK_CACHE_KIB, type BookService, serveBooks } from './serve-books.js';
 export type { BuildHandler, DatabaseStatus } from './status.js';
-export { staleLogs } from './wal-files.js';
+export { type StaleLog, staleLogs } from './wal-files.js';

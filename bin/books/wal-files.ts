@@ -13,29 +13,36 @@ import { identityOf, walFilesOf } from '../files/index.js';
 const WAL_HEADER_BYTES = 32;
 
 /**
- * The logs this process refuses as another file's, by book file. A process started anew
- * cannot tell them (a worker of --workers after a crash): the workers tell the primary, which
- * hands them to the worker it starts in place of one (bin/cluster/worker.ts, shareStaleLogs).
+ * The logs this process refuses as another file's, by book file: their -wal/-shm and the file
+ * they belong to (`of`, unknown once the path was seen empty). A process started anew cannot
+ * tell them (a worker of --workers after a crash): the workers tell the primary, which hands
+ * them to the worker it starts in place of one (bin/cluster/worker.ts, shareStaleLogs).
  */
-const refused = new Map<string, string>();
-let told: ((file: string, log: string | undefined) => void) | undefined;
+export interface StaleLog {
+  readonly of?: string | undefined;
+  readonly files: string;
+}
+const refused = new Map<string, StaleLog>();
+/** How many followers of each file there are: a book served anew has two for a while. */
+const following = new Map<string, number>();
+let told: ((file: string, log: StaleLog | undefined) => void) | undefined;
 
 export const staleLogs = {
   /** Taken as refused before the books open: what the other processes refuse. */
-  learn(logs: Readonly<Record<string, string>>): void {
+  learn(logs: Readonly<Record<string, StaleLog>>): void {
     for (const [file, log] of Object.entries(logs)) refused.set(file, log);
   },
-  /** `to` hears each log refused (`log`) or no longer (`undefined`). */
-  tell(to: (file: string, log: string | undefined) => void): void {
+  /** `to` hears each log refused (`log`), each time it is found so (a message lost is sent again), or no longer (`undefined`). */
+  tell(to: (file: string, log: StaleLog | undefined) => void): void {
     told = to;
   },
 };
 
-function note(file: string, log: string | undefined): void {
-  if (refused.get(file) === log) return;
+function note(file: string, log: StaleLog | undefined): void {
+  const was = refused.get(file);
   if (log === undefined) refused.delete(file);
   else refused.set(file, log);
-  told?.(file, log);
+  if (log !== undefined || was !== undefined) told?.(file, log);
 }
 
 export class WalFiles {
@@ -46,12 +53,24 @@ export class WalFiles {
    * inode); `undefined`: none, or gone.
    */
   private last: { of: string | undefined; files: string } | undefined;
+  private closed = false;
 
   constructor(file: string) {
     this.file = file;
+    following.set(file, (following.get(file) ?? 0) + 1);
     // Refused by the other processes, and still there: another file's log here too.
     const known = refused.get(file);
-    if (known !== undefined && walFilesOf(file) === known) this.last = { of: undefined, files: known };
+    if (known !== undefined && walFilesOf(file) === known.files) this.last = { of: known.of, files: known.files };
+  }
+
+  /** This follower is done (a reload took the book out, or serves it anew); the file's last forgets what it refused. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    const left = (following.get(this.file) ?? 1) - 1;
+    if (left > 0) return void following.set(this.file, left);
+    following.delete(this.file);
+    note(this.file, undefined);
   }
 
   /**
@@ -96,7 +115,7 @@ export class WalFiles {
       note(this.file, undefined);
       return undefined;
     }
-    note(this.file, this.last.files);
+    note(this.file, this.last);
     const name = basename(this.file);
     return `database ${this.file} was replaced, but ${name}-wal and ${name}-shm beside it are still those of the file it replaced, which SQLite would read into this one: stop the application, move ${name}-wal and ${name}-shm out of the folder (they hold that file's last commits), then start the application; this service serves the file once they are gone; do not restart it before: started anew, it could not tell them from this file's own and would serve the old file's last commits (docs/operations.md, Backups and restore)`;
   }

@@ -3,7 +3,7 @@
 
 import cluster from 'node:cluster';
 import { type Channel, createChannel, isStopping, isUnhandled, logLine, type Port } from '../base/index.js';
-import { staleLogs } from '../books/index.js';
+import { type StaleLog, staleLogs } from '../books/index.js';
 import type { ServeCommand } from '../config/index.js';
 
 /** What a worker tells the primary about its start. */
@@ -57,16 +57,16 @@ const STALE_LOGS = 'stale logs';
 export async function shareStaleLogs(primary: Channel): Promise<void> {
   staleLogs.tell((file, log) => primary.notify(STALE_LOG, { file, log }));
   try {
-    staleLogs.learn((await primary.request<Record<string, string>>(STALE_LOGS, null, COMMAND_TIMEOUT_MS)) ?? {});
+    staleLogs.learn((await primary.request<Record<string, StaleLog>>(STALE_LOGS, null, COMMAND_TIMEOUT_MS)) ?? {});
   } catch (error: unknown) {
     if (!isUnhandled(error, STALE_LOGS)) throw error;
   }
 }
 
 /** In the primary: keeps in `logs` what `channel`'s worker refuses, and answers a worker's question for all of them. */
-export function keepStaleLogs(channel: Channel, logs: Map<string, string>): void {
+export function keepStaleLogs(channel: Channel, logs: Map<string, StaleLog>): void {
   channel.handle(STALE_LOG, (body) => {
-    const { file, log } = body as { file: string; log?: string };
+    const { file, log } = body as { file: string; log?: StaleLog };
     if (log === undefined) logs.delete(file);
     else logs.set(file, log);
   });

@@ -25,6 +25,7 @@ import {
   type ReloadTrigger,
   stopOnBugs,
 } from '../base/index.js';
+import type { StaleLog } from '../books/index.js';
 import { handlerOptions, type ServeCommand } from '../config/index.js';
 import { stopBoundMs, stopListening } from '../listen/index.js';
 import { ended, reloadWorkers } from './reload-workers.js';
@@ -77,7 +78,7 @@ class Supervisor {
   private readonly serving = new Set<Channel>();
   private readonly alive = new Set<Worker>();
   /** The logs the workers refuse as another file's, for a worker started anew (worker.ts, shareStaleLogs). */
-  private readonly staleLogs = new Map<string, string>();
+  private readonly staleLogs = new Map<string, StaleLog>();
   /** The first start is over: every worker served once, and the service said so. */
   private started = false;
   /** Alive but not serving when a reload was asked: each reloads once it serves (at the first start, all at once). */

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { WalFiles } from '../../bin/books/wal-files.js';
+import { staleLogs, WalFiles } from '../../bin/books/wal-files.js';
 import { walFilesOf } from '../../bin/files/file-look.js';
 import { tempDir } from '../support/helpers.js';
 
@@ -88,4 +88,49 @@ test('a file moved in after the served one was opened, before it was taken for s
   const withLog = new WalFiles(file);
   withLog.served(...opened);
   assert.equal(withLog.stale(), undefined);
+});
+
+test('a refused log is told at each look (a message lost is sent again), a follower started anew refuses it too and serves the file it belongs to, and the last follower to close forgets it', (t) => {
+  const file = book(tempDir(t));
+  const heard: Array<string | undefined> = [];
+  staleLogs.tell((at, log) => {
+    if (at === file) heard.push(log?.files);
+  });
+  t.after(() => staleLogs.tell(() => {}));
+  const first = new WalFiles(file);
+  first.served(identity(file), walFilesOf(file));
+  const log = walFilesOf(file);
+  renameSync(file, `${file}.orig`);
+  writeFileSync(file, 'backup');
+  assert.match(first.stale() ?? '', /was replaced, but/);
+  assert.match(first.stale() ?? '', /was replaced, but/);
+  assert.deepEqual(heard, [log, log], 'refused, at each look');
+  // A worker started in place of one, or the book served anew: it cannot tell the log itself.
+  const anew = new WalFiles(file);
+  assert.match(anew.stale() ?? '', /was replaced, but/);
+  // The original file moved back: its own log, which the one started anew serves too.
+  renameSync(`${file}.orig`, file);
+  const back = new WalFiles(file);
+  assert.equal(back.stale(), undefined);
+  // Still followed by the others: still known; the last to close forgets it.
+  for (const follower of [first, anew]) follower.close();
+  writeFileSync(`${file}.new`, 'backup');
+  renameSync(`${file}.new`, file);
+  const still = new WalFiles(file);
+  assert.match(still.stale() ?? '', /was replaced, but/, 'known while one still follows the file');
+  for (const follower of [back, still]) follower.close();
+  assert.equal(heard.at(-1), undefined, 'told it is forgotten');
+  assert.equal(new WalFiles(file).stale(), undefined, 'forgotten');
+});
+
+test('a book no longer followed leaves nothing behind: added again, its file is judged as at a start', (t) => {
+  const file = book(tempDir(t));
+  const removed = new WalFiles(file);
+  removed.served(identity(file), walFilesOf(file));
+  writeFileSync(`${file}.new`, 'backup');
+  renameSync(`${file}.new`, file);
+  assert.match(removed.stale() ?? '', /was replaced, but/);
+  removed.close();
+  // As when the old log went and the application's new one took its inodes: nothing to tell it by.
+  assert.equal(new WalFiles(file).stale(), undefined);
 });
