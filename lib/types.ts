@@ -239,36 +239,36 @@ export interface ErrorBody {
  */
 export type Amount = string | number;
 
-/** The body of `POST {base}/api/v1/abgleich`: a bank statement (docs/API.md); a field left out or `undefined` (JSON.stringify leaves it out) takes its default. */
+/** The body of `POST {base}/api/v1/abgleich`: a bank statement (docs/API.md). */
 export interface ReconcileRequest {
   /** 1 to 1000 lines. */
   zeilen: BankLine[];
   /** Booking ids that are never candidates (those the client already matched). */
-  ausser?: number[] | undefined;
+  ausser?: number[];
   /** Only bookings with one of these `konto` (exact); absent: all, `[]`: none. */
-  konten?: string[] | undefined;
+  konten?: string[];
   /** Anything but exactly `"EUR"` gives every line no candidates. Default `"EUR"`. */
-  waehrung?: string | undefined;
+  waehrung?: string;
 }
 
 /** One line of a bank statement; a field left out takes its default (`null` is refused). */
 export interface BankLine {
   /** Given back as it came, at most 200 characters. Default: the line's position (`"1"`). */
-  ref?: string | undefined;
+  ref?: string;
   /** `YYYY-MM-DD` */
   datum: string;
   /** Expenses negative. */
   betrag: Amount;
   /** Bookings dated `datum ± tage` qualify, 0 to 366. Default `3`. */
-  tage?: number | undefined;
+  tage?: number;
   /** `betrag ± toleranz`, inclusive; not negative. Default `"0"`. */
-  toleranz?: Amount | undefined;
+  toleranz?: Amount;
   /** `"beide"`: a booking of the opposite sign qualifies too. Default `"gleich"`. */
-  vorzeichen?: 'gleich' | 'beide' | undefined;
+  vorzeichen?: 'gleich' | 'beide';
   /** Up to that many bookings may sum to `betrag`. Default `1`. */
-  teile?: 1 | 2 | 3 | undefined;
+  teile?: 1 | 2 | 3;
   /** Instead of the request's `konten`. */
-  konten?: string[] | undefined;
+  konten?: string[];
 }
 
 /** The body of a successful `POST {base}/api/v1/abgleich`. */
