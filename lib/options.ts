@@ -103,11 +103,9 @@ function settingProblem(setting: TextSetting, text: string): string | undefined 
         : `must be 1 to 100 printable ASCII characters (it is the realm of the login), not '${text}'`;
     case 'basePath': {
       const refusal = basePathRefusal(text);
-      const instead = refusal?.instead === '' ? 'leave it out' : `use ${refusal?.instead} instead`;
-      return (
-        refusal &&
-        `must be a path such as /kasse whose segments hold only ASCII letters, digits, -, ., _ and ~, not '${text}' (${refusal.reason}); ${instead}`
-      );
+      if (refusal === undefined) return undefined;
+      const instead = refusal.instead === '' ? 'leave it out' : `use ${refusal.instead} instead`;
+      return `must be a path such as /kasse whose segments hold only ASCII letters, digits, -, ., _ and ~, not '${text}' (${refusal.reason}); ${instead}`;
     }
     case 'app':
       return APP_NAMES.includes(text) ? undefined : `must be one of ${APP_NAMES.join(', ')}, not '${text}'`;

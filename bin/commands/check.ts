@@ -89,7 +89,7 @@ export async function reportOnBooks(
     return writeReport(lines, 1);
   }
   lines.push(`Books: ${books.length}.`);
-  warnAboutOpenBooks(books, [], (text) => lines.push(text));
+  warnAboutOpenBooks(books, undefined, (text) => lines.push(text));
   const judged = judgedAs();
   if (judged !== undefined) lines.push(judged);
   writeReport(lines, 0);
