@@ -262,7 +262,12 @@ test('a body of the wrong media type is 415, one over 1 MiB 413, a bad one 400 b
   const origin = await serveBook(t);
   const url = `${origin}${PATH}`;
   const body = JSON.stringify({ zeilen: [{ datum: '2026-06-10', betrag: '20' }] });
-  for (const type of ['text/plain', 'application/json; charset=latin1', 'application/jsonx']) {
+  for (const type of [
+    'text/plain',
+    'application/json; charset=latin1',
+    'application/jsonx',
+    'application/json;; charset=latin1',
+  ]) {
     const reply = await post(url, body, { authorization: AUTH, 'content-type': type });
     assertReply(reply, 415, {
       fehler: 'Der Inhalt muss JSON sein (application/json).',
@@ -271,7 +276,11 @@ test('a body of the wrong media type is 415, one over 1 MiB 413, a bad one 400 b
   }
   // A body in a coding the service does not undo: gzip as content or as transfer coding.
   const gzipped = gzipSync(body);
-  for (const coding of [{ 'content-encoding': 'gzip' }, { 'transfer-encoding': 'gzip, chunked' }]) {
+  for (const coding of [
+    { 'content-encoding': 'gzip' },
+    { 'content-encoding': 'identity, gzip' },
+    { 'transfer-encoding': 'gzip, chunked' },
+  ]) {
     const reply = await post(url, gzipped, { authorization: AUTH, 'content-type': 'application/json', ...coding });
     assertReply(reply, 415, {
       fehler: 'Der Inhalt muss JSON sein (application/json).',
@@ -287,11 +296,17 @@ test('a body of the wrong media type is 415, one over 1 MiB 413, a bad one 400 b
   });
   assertReply(empty, 415, { fehler: 'Der Inhalt muss JSON sein (application/json).', code: 'unsupported_media_type' });
   assert.equal(empty.headers.connection, 'close');
-  for (const coding of [{ 'content-encoding': 'identity' }, { 'transfer-encoding': 'chunked' }]) {
+  // No coding, said as `identity` or as an empty list (RFC 9110 §5.6.1: empty elements are none).
+  for (const coding of [
+    { 'content-encoding': 'identity' },
+    { 'content-encoding': '' },
+    { 'content-encoding': ', identity' },
+    { 'transfer-encoding': 'chunked' },
+  ]) {
     const reply = await post(url, body, { authorization: AUTH, 'content-type': 'application/json', ...coding });
     assert.equal(reply.status, 200, JSON.stringify(coding));
   }
-  for (const type of ['application/json; charset=utf-8', 'Application/JSON;charset="UTF-8"']) {
+  for (const type of ['application/json; charset=utf-8', 'Application/JSON;charset="UTF-8"', 'application/json;']) {
     assert.equal((await post(url, body, { authorization: AUTH, 'content-type': type })).status, 200, type);
   }
   const big = Buffer.alloc(1024 * 1024 + 1, 0x20);

@@ -50,6 +50,8 @@ const DEFAULT_DAYS = 3;
 // A JSON integer's text (RFC 8259 §6, without fraction and exponent), at most 16 digits.
 const INTEGER = /^-?(?:0|[1-9][0-9]{0,15})$/;
 
+// Bytes that are not UTF-8 are a bad body; a byte order mark before the text is passed over
+// (RFC 8259 §8.1 lets a parser ignore it).
 const DECODER = new TextDecoder('utf-8', { fatal: true });
 
 /** Parses and validates the body (its bytes as received, UTF-8). */

@@ -35,11 +35,14 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 export const SLICE_MS = 0.5;
 // RFC 9110 §8.3.1: `application/json`, optionally with `charset=utf-8` (names and the
 // charset's value case-insensitive, the value perhaps quoted), nothing else.
-const JSON_MEDIA_TYPE = /^application\/json[ \t]*(?:;[ \t]*charset=(?:utf-8|"utf-8")[ \t]*)?$/i;
+// JSON, its one parameter charset=utf-8 said or not; an empty parameter (`application/json;`)
+// is no parameter (RFC 9110 §5.6.6).
+const JSON_MEDIA_TYPE = /^application\/json(?:[ \t]*;[ \t]*(?:charset=(?:utf-8|"utf-8"))?)*[ \t]*$/i;
 // A body as it was written: a coding this service does not undo (gzip) leaves no JSON to read
-// (RFC 9110 §8.4: 415; RFC 9112 §6.1: a transfer coding before `chunked`).
-const NO_CONTENT_CODING = /^[ \t]*identity[ \t]*$/i;
-const NO_TRANSFER_CODING = /^[ \t]*chunked[ \t]*$/i;
+// (RFC 9110 §8.4: 415; RFC 9112 §6.1: a transfer coding before `chunked`). An empty element of
+// the list is none (RFC 9110 §5.6.1).
+const NO_CONTENT_CODING = /^[ \t,]*(?:identity[ \t,]*)*$/i;
+const NO_TRANSFER_CODING = /^[ \t,]*chunked[ \t,]*$/i;
 const BODY_TAKEN =
   'the body of POST abgleich was read before the handler (a body parser in front of it): the handler reads it itself, so put no body parser before it';
 // Every book's reconciliations of this thread take their places in one gate.

@@ -189,9 +189,11 @@ test('null is no absent field: every field given null gets its message, as for a
   assert.deepEqual([empty.lines[0]?.ref, empty.lines[0]?.konten, empty.konten], ['', [''], ['']]);
 });
 
-test('a ref of 200 characters counts code points; the body is UTF-8 or refused', () => {
+test('a ref of 200 characters counts code points; the body is UTF-8 or refused, a byte order mark before it passed over', () => {
   assert.equal(request({ zeilen: [{ ...line, ref: '€'.repeat(100) + '😀'.repeat(100) }] }).lines[0]?.ref.length, 300);
   assert.deepEqual(parseReconcileBody(new Uint8Array([0x7b, 0xff, 0x7d])), { ok: false, message: M.badJson });
+  assert.equal(request(`\uFEFF${JSON.stringify({ zeilen: [line] })}`).lines[0]?.betragCents, -1260);
+  assert.deepEqual(parse(`\uFEFF\uFEFF${JSON.stringify({ zeilen: [line] })}`), { ok: false, message: M.badJson });
 });
 
 test('number texts are matched to their numbers whatever the key order: keys like "7"', () => {
