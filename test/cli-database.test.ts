@@ -334,39 +334,65 @@ test("a backup moved over a served WAL book while the service ran, its -wal and 
   );
 });
 
-test('--workers 2: a worker started in place of one that crashed refuses a backup beside the old log, as the others do, and serves it once the log is gone', async (t) => {
-  const { file, backup, application } = walBookAndBackup(t);
-  const server = await start(t, ['--db', file, '--workers', '2']);
+test('a book served in rollback mode, turned to WAL by its application while served: a backup moved over it beside that log is refused', async (t) => {
+  const file = buildDatabase(t);
+  const backup = join(tempDir(t), 'backup.sqlite');
+  const application = new Database(file);
+  application.exec(`VACUUM INTO '${backup}'`);
+  const server = await start(t, ['--db', file]);
+  assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
+  application.pragma('journal_mode = WAL');
   application.exec("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-03', 1250), ('2026-03-04', 1250)");
-  await until(async () => (await get(`${server.api}${SEARCH}`)).body.includes('"anzahl":8'), 'the two served', 4_000);
+  await until(async () => (await get(`${server.api}${SEARCH}`)).body.includes('"anzahl":8'), 'the two served', 2_000);
   application.close();
+  assert.ok(statSync(`${file}-wal`).size > 0, "the served file's log stays");
+  // The service's look, once a second, finds the log beside the file it serves.
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
   renameSync(backup, file);
   await until(
-    async () => (server.output().stderr.match(/was replaced, but/g) ?? []).length >= 2,
-    'both workers refuse the backup',
-    5_000,
+    async () => /was replaced, but/.test(server.output().stderr),
+    'the backup beside the old log is refused',
+    3_000,
   );
-  // A worker crashes; the primary starts another, which could not tell the old log itself.
-  const worker = Number(/worker (\d+): database \S+ was replaced, but/.exec(server.output().stderr)?.[1]);
-  process.kill(worker, 'SIGKILL');
-  await until(async () => /started worker \d+/.test(server.output().stderr), 'a worker started anew', 10_000);
-  const anew = /started worker (\d+)/.exec(server.output().stderr)?.[1];
-  await until(async () => server.output().stderr.includes(`worker ${anew} serves`), 'it serves', 10_000);
-  const answers = new Set<string>();
-  for (let i = 0; i < 20; i += 1) answers.add((await get(`${server.api}${SEARCH}`)).body);
-  assert.deepEqual([...answers], [JSON.stringify(SEARCH_FAILED)], 'no worker serves the old log with the backup');
-  rmSync(`${file}-wal`);
-  rmSync(`${file}-shm`);
-  await until(
-    async () => {
-      const bodies = await Promise.all(Array.from({ length: 6 }, () => get(`${server.api}${SEARCH}`)));
-      return bodies.every(({ body }) => body === '{"anzahl":6,"buchungen":[]}');
-    },
-    'the backup is served by every worker once the old log is gone',
-    4_000,
-  );
+  assertReply(await get(`${server.api}${SEARCH}`), 500, SEARCH_FAILED);
   await server.stop();
 });
+
+for (const signal of ['SIGKILL', 'SIGTERM'] as const) {
+  test(`--workers 2: a worker started in place of one ended by ${signal} refuses a backup beside the old log, as the others do, and serves it once the log is gone`, async (t) => {
+    const { file, backup, application } = walBookAndBackup(t);
+    const server = await start(t, ['--db', file, '--workers', '2']);
+    application.exec("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-03', 1250), ('2026-03-04', 1250)");
+    await until(async () => (await get(`${server.api}${SEARCH}`)).body.includes('"anzahl":8'), 'the two served', 4_000);
+    application.close();
+    renameSync(backup, file);
+    await until(
+      async () => (server.output().stderr.match(/was replaced, but/g) ?? []).length >= 2,
+      'both workers refuse the backup',
+      5_000,
+    );
+    // A worker crashes; the primary starts another, which could not tell the old log itself.
+    const worker = Number(/worker (\d+): database \S+ was replaced, but/.exec(server.output().stderr)?.[1]);
+    process.kill(worker, signal);
+    await until(async () => /started worker \d+/.test(server.output().stderr), 'a worker started anew', 10_000);
+    const anew = /started worker (\d+)/.exec(server.output().stderr)?.[1];
+    await until(async () => server.output().stderr.includes(`worker ${anew} serves`), 'it serves', 10_000);
+    const answers = new Set<string>();
+    for (let i = 0; i < 20; i += 1) answers.add((await get(`${server.api}${SEARCH}`)).body);
+    assert.deepEqual([...answers], [JSON.stringify(SEARCH_FAILED)], 'no worker serves the old log with the backup');
+    rmSync(`${file}-wal`);
+    rmSync(`${file}-shm`);
+    await until(
+      async () => {
+        const bodies = await Promise.all(Array.from({ length: 6 }, () => get(`${server.api}${SEARCH}`)));
+        return bodies.every(({ body }) => body === '{"anzahl":6,"buchungen":[]}');
+      },
+      'the backup is served by every worker once the old log is gone',
+      4_000,
+    );
+    await server.stop();
+  });
+}
 
 test('a client verified before the file was replaced, or deleted, is not checked again: its search is answered at once, served or the 500', async (t) => {
   const dir = tempDir(t);

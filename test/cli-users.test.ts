@@ -7,7 +7,17 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
@@ -458,6 +468,15 @@ test('check on WAL without -wal/-shm (directory 0750): names the state, exits 1,
     /^Journal: WAL \(write-ahead log\): kasse\.sqlite-wal \d+ bytes, kasse\.sqlite-shm 32768 bytes\.$/m,
   );
   assert.match(fits.stdout, /^Schema: fits/m);
+  // Named through a symbolic link: SQLite keeps -wal and -shm beside the file it leads to.
+  const link = join(applicationDirectory(users, users.workDir()), 'k.sqlite');
+  symlinkSync(file, link);
+  const linked = await run(['check', '--db', link], cleanEnv(), asService);
+  assert.equal(linked.code, 0, linked.stdout);
+  assert.match(
+    linked.stdout,
+    /^Journal: WAL \(write-ahead log\): kasse\.sqlite-wal \d+ bytes, kasse\.sqlite-shm 32768 bytes\.$/m,
+  );
   await app.close();
 });
 

@@ -163,7 +163,7 @@ class WatchedDatabase implements ServedDatabase {
     if (identity === undefined) this.walFiles.emptied();
     if (phase.is === 'served' && identity === phase.inode) {
       this.lookAtAccess();
-      this.lookAtWalFiles();
+      this.lookAtWalFiles(phase.inode);
     }
     this.feed({ on: 'tick', identity, written, at: Date.now() });
   }
@@ -187,8 +187,8 @@ class WatchedDatabase implements ServedDatabase {
   }
 
   /** The served file's -wal and -shm, gone or others than its connection's: the file opened again. */
-  private lookAtWalFiles(): void {
-    if (!this.walFiles.gone()) return;
+  private lookAtWalFiles(served: string | undefined): void {
+    if (!this.walFiles.look(served)) return;
     this.log(
       `database ${this.file}: its -wal or -shm was deleted or replaced while it was served; opening it again, for its connection reads a log the file no longer has; an application still running writes to the deleted files: stop it, then start it, with no other program opening the file meanwhile`,
       'warning',

@@ -7,7 +7,8 @@
 
 import { statSync } from 'node:fs';
 import { basename } from 'node:path';
-import { identityOf, walFilesOf } from '../files/index.js';
+import { isStopping } from '../base/index.js';
+import { besideFile, identityOf, walFilesOf } from '../files/index.js';
 
 // sqlite.org/fileformat.html §4.1: a -wal starts with a header of 32 bytes; a commit is in the frames after it.
 const WAL_HEADER_BYTES = 32;
@@ -63,14 +64,19 @@ export class WalFiles {
     if (known !== undefined && walFilesOf(file) === known.files) this.last = { of: known.of, files: known.files };
   }
 
-  /** This follower is done (a reload took the book out, or serves it anew); the file's last forgets what it refused. */
+  /**
+   * This follower is done (a reload took the book out, or serves it anew); the file's last
+   * forgets what it refused. A process that stops tells no one: a worker started in its place
+   * learns it from the primary.
+   */
   close(): void {
     if (this.closed) return;
     this.closed = true;
     const left = (following.get(this.file) ?? 1) - 1;
     if (left > 0) return void following.set(this.file, left);
     following.delete(this.file);
-    note(this.file, undefined);
+    if (isStopping()) refused.delete(this.file);
+    else note(this.file, undefined);
   }
 
   /**
@@ -91,8 +97,19 @@ export class WalFiles {
     if (this.last !== undefined) this.last = { ...this.last, of: undefined };
   }
 
-  /** Whether the served file's -wal or -shm are no longer there, deleted or replaced: then forgotten. */
-  gone(): boolean {
+  /**
+   * The served file, of identity `of`, looked at: whether the -wal or -shm its connection
+   * opened are no longer there, deleted or replaced (then forgotten). A log that appeared
+   * beside it since it was opened (its application turned it to WAL) is taken as its own.
+   */
+  look(of: string | undefined): boolean {
+    if (this.last !== undefined) return this.gone();
+    const files = walFilesOf(this.file);
+    if (files !== undefined) this.last = { of, files };
+    return false;
+  }
+
+  private gone(): boolean {
     if (this.last === undefined || walFilesOf(this.file) === this.last.files) return false;
     this.last = undefined;
     note(this.file, undefined);
@@ -103,15 +120,28 @@ export class WalFiles {
    * Why the file at the path is not opened now: the -wal and -shm beside it are still those
    * of the file served before, which another file replaced, and the -wal holds commits;
    * `undefined` when not (a file's own, none, or an empty log, which SQLite reads nothing
-   * from). Once gone they are forgotten, for new ones may take their inodes.
+   * from). Once gone they are forgotten, for new ones may take their inodes. Nothing known of
+   * the path's log yet (a first open), the one beside the file is taken as its own: SQLite
+   * reads it into it, and a file moved in while it is opened finds it another's.
    */
   stale(): string | undefined {
     const now = identityOf(this.file);
+    if (now === undefined) return undefined;
     // The served file itself (a check of it): its own -wal and -shm, looked at by the tick.
-    if (this.last === undefined || now === undefined || now === this.last.of || this.gone()) return undefined;
+    if (this.last !== undefined && now !== this.last.of && !this.gone()) return this.another(now);
+    if (this.last === undefined) {
+      const files = walFilesOf(this.file);
+      if (files !== undefined) this.last = { of: now, files };
+    }
+    return undefined;
+  }
+
+  /** The last log beside `now`, another file: refused, unless it is empty. */
+  private another(now: string): string | undefined {
+    const last = this.last as NonNullable<typeof this.last>;
     // An empty log, which SQLite reads nothing from, becomes the new file's as it opens it.
-    if ((statSync(`${this.file}-wal`, { throwIfNoEntry: false })?.size ?? 0) <= WAL_HEADER_BYTES) {
-      this.last = { ...this.last, of: now };
+    if ((statSync(besideFile(this.file, '-wal'), { throwIfNoEntry: false })?.size ?? 0) <= WAL_HEADER_BYTES) {
+      this.last = { ...last, of: now };
       note(this.file, undefined);
       return undefined;
     }

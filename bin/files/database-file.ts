@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { errorCode, isNotReadableNow, REFUSED_BY_SETTING } from '../../lib/internal.js';
 import { CliError, describeFsError, describeReadError, shellWord } from '../base/index.js';
 import { folderHint, notADatabase, readHead } from './file-kind.js';
-import { identityOf, isSqliteHeader, journalOf } from './file-look.js';
+import { besideFile, identityOf, isSqliteHeader, journalOf } from './file-look.js';
 import type { Trusted } from './file-rule.js';
 import { judgeDatabaseFile, whyNotReadable } from './file-safety.js';
 import { nameOf } from './posix-readable.js';
@@ -246,9 +246,9 @@ export function describeDatabaseError(file: string | undefined, error: unknown):
 const JUDGED = /^db (?=cannot be served exactly: |does not fit )/;
 
 function walFilesNotReadable(file: string): NotReadableNow | undefined {
-  for (const suffix of ['-wal', '-shm']) {
+  for (const suffix of ['-wal', '-shm'] as const) {
     try {
-      accessSync(`${file}${suffix}`, constants.R_OK);
+      accessSync(besideFile(file, suffix), constants.R_OK);
     } catch (error: unknown) {
       if (errorCode(error) === 'ENOENT') return walFilesMissing(file, 'SQLITE_READONLY_DIRECTORY');
       return {
@@ -261,7 +261,7 @@ function walFilesNotReadable(file: string): NotReadableNow | undefined {
 }
 
 function walFilesAbsent(file: string): boolean {
-  const absent = (suffix: string): boolean => identityOf(`${file}${suffix}`) === undefined;
+  const absent = (suffix: '-wal' | '-shm'): boolean => identityOf(besideFile(file, suffix)) === undefined;
   return journalOf(file).wal && (absent('-wal') || absent('-shm'));
 }
 

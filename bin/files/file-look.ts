@@ -3,7 +3,7 @@
 // files beside it tell. Reads never wait (readHeader). Used by database-file.ts, the
 // followed book (bin/books/) and `check`.
 
-import { statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { readHeader } from './file-kind.js';
 
@@ -32,13 +32,27 @@ export function identityOf(path: string): string | undefined {
 }
 
 /**
+ * Where SQLite keeps `file`'s `-wal`, `-shm` or `-journal`: beside the file a symbolic link
+ * leads to (SQLite's unix VFS follows it; Windows' does not), or beside the path while there
+ * is no file.
+ */
+export function besideFile(file: string, suffix: '-wal' | '-shm' | '-journal'): string {
+  if (process.platform === 'win32') return `${file}${suffix}`;
+  try {
+    return `${realpathSync(file)}${suffix}`;
+  } catch {
+    return `${file}${suffix}`;
+  }
+}
+
+/**
  * The identities of a WAL file's `-wal` and `-shm`, or `undefined` while either is missing.
  * A connection keeps reading the two it opened: deleted or replaced under it (an application
  * started again then makes new ones), they are a log the file no longer has.
  */
 export function walFilesOf(file: string): string | undefined {
-  const wal = identityOf(`${file}-wal`);
-  const shm = identityOf(`${file}-shm`);
+  const wal = identityOf(besideFile(file, '-wal'));
+  const shm = identityOf(besideFile(file, '-shm'));
   return wal && shm && `${wal} ${shm}`;
 }
 
@@ -61,7 +75,7 @@ export function fingerprintOf(path: string): string | undefined {
  */
 export function committedOf(path: string): string | undefined {
   const file = fingerprintOf(path);
-  return file && `${file} ${fingerprintOf(`${path}-wal`) ?? '-'}`;
+  return file && `${file} ${fingerprintOf(besideFile(path, '-wal')) ?? '-'}`;
 }
 
 /**
@@ -77,19 +91,19 @@ export function shapeOf(path: string): string | undefined {
 
 /** The journal of `file` as its header and the files beside it tell, without SQLite. */
 export function journalOf(file: string): { wal: boolean; description: string } {
-  const name = basename(file);
+  const name = basename(besideFile(file, '-wal').slice(0, -'-wal'.length));
   const header = readHeader(file);
   if (!isSqliteHeader(header)) {
     return { wal: false, description: 'unknown (the file has no SQLite header)' };
   }
   if (header[READ_VERSION_OFFSET] === WAL_READ_VERSION) {
-    const wal = sizeOf(`${file}-wal`);
-    const shm = sizeOf(`${file}-shm`);
+    const wal = sizeOf(besideFile(file, '-wal'));
+    const shm = sizeOf(besideFile(file, '-shm'));
     const there = (suffix: string, size: number | undefined): string =>
       size === undefined ? `${name}${suffix} missing` : `${name}${suffix} ${size} bytes`;
     return { wal: true, description: `WAL (write-ahead log): ${there('-wal', wal)}, ${there('-shm', shm)}` };
   }
-  const journal = sizeOf(`${file}-journal`);
+  const journal = sizeOf(besideFile(file, '-journal'));
   return {
     wal: false,
     description:

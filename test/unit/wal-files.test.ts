@@ -69,8 +69,34 @@ test('-wal and -shm deleted under the served file are said once by the look, wha
   followed.served(identity(file), walFilesOf(file));
   rmSync(`${file}-wal`);
   assert.equal(followed.stale(), undefined, 'a check of the served file');
-  assert.equal(followed.gone(), true);
-  assert.equal(followed.gone(), false);
+  assert.equal(followed.look(identity(file)), true);
+  assert.equal(followed.look(identity(file)), false);
+});
+
+test('a log that appears beside the served file (its application turned it to WAL) is its own: a file moved over it later is refused', (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'kasse.sqlite');
+  writeFileSync(file, 'served in rollback mode');
+  const followed = new WalFiles(file);
+  assert.equal(followed.stale(), undefined);
+  followed.served(identity(file), walFilesOf(file));
+  assert.equal(followed.look(identity(file)), false, 'no log yet');
+  writeFileSync(`${file}-wal`, FRAMES);
+  writeFileSync(`${file}-shm`, Buffer.alloc(32 * 1024));
+  assert.equal(followed.look(identity(file)), false, 'a log of its own, not one gone');
+  writeFileSync(`${file}.new`, 'backup');
+  renameSync(`${file}.new`, file);
+  assert.match(followed.stale() ?? '', /was replaced, but/);
+});
+
+test("a file moved in while the first one was opened, never served, is refused beside that one's log", (t) => {
+  const file = book(tempDir(t));
+  const followed = new WalFiles(file);
+  assert.equal(followed.stale(), undefined, 'the first open');
+  // The open ends with the file changed while it was opened: not served, opened again.
+  writeFileSync(`${file}.new`, 'backup');
+  renameSync(`${file}.new`, file);
+  assert.match(followed.stale() ?? '', /was replaced, but/);
 });
 
 test('a file moved in after the served one was opened, before it was taken for served, is another file: alone, refused beside the old log; with its own log, not', (t) => {
