@@ -15,11 +15,25 @@ const BASE_PATH = /^(?:\/(?!\.\.?(?:\/|$))[A-Za-z0-9._~-]+)*$/;
 export function normalBasePath(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
   const path = value.replace(/\/+$/, '');
-  return BASE_PATH.test(path) ? path : undefined;
+  return BASE_PATH.test(path) && !API_PATH.test(path) ? path : undefined;
+}
+
+// The API's own path, or its start, which the handler puts after the base path: given at its
+// end (`/kasse/api/v1`, `/kasse/api`, `/kasse/api/v1/buchungen`), the path before it is meant.
+const API_PATH = /(?:\/api(?:\/v1)?)*(?:\/api(?:\/v1)?|\/api\/v1\/(?:buchungen|status|abgleich))$/;
+// A URL with its scheme, or a host with a dot or a port and no scheme (kasse.example.org/kasse).
+const URL_START = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
+const HOST_START = /^(?:localhost|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)(?::[0-9]+)?(?=\/|$)/;
+
+/** `value` as a message may show it: a URL's user and password left out. */
+function shown(value: string): string {
+  return value.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^/?#]*@/, '$1');
 }
 
 /** Why a text is no base path, in a clause, and the base path to use instead. */
 export interface BasePathRefusal {
+  /** The text as a message may show it: a URL's password left out. */
+  readonly given: string;
   /** E.g. `a client sends "ä" percent-encoded`. */
   readonly reason: string;
   /** E.g. `/mueller` for `/müller`, `/y` for `/x/../y`, `/kasse` for `kasse`. */
@@ -28,13 +42,24 @@ export interface BasePathRefusal {
 
 /** Why `value` is no base path and what to use instead; `undefined` when it is one. */
 export function basePathRefusal(value: string): BasePathRefusal | undefined {
-  const path = value.replace(/\/+$/, '');
-  if (BASE_PATH.test(path)) return undefined;
+  const refusal = refusalOf(value.replace(/\/+$/, ''));
+  return refusal && { given: shown(value), ...refusal };
+}
+
+function refusalOf(path: string): Omit<BasePathRefusal, 'given'> | undefined {
   // The base URL given whole (https://kasse.example.org/kasse), or an API URL: its path before the API's is meant.
-  const url = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(path) ? URL.parse(path) : null;
+  const url = URL_START.test(path) ? URL.parse(path) : HOST_START.test(path) ? URL.parse(`http://${path}`) : null;
   if (url !== null) {
-    const meant = url.pathname.replace(/(?:\/api(?:\/v1(?:\/(?:buchungen|status|abgleich))?)?)?\/*$/, '');
+    const meant = url.pathname.replace(/\/+$/, '').replace(API_PATH, '');
     return { reason: "it is the base URL's path, not the URL", instead: meant === '' ? '' : likeBasePath(meant) };
+  }
+  if (BASE_PATH.test(path)) {
+    const api = API_PATH.exec(path)?.[0];
+    if (api === undefined) return undefined;
+    return {
+      reason: `the service puts the API's path after it: ${path}/api/v1/status`,
+      instead: path.slice(0, -api.length),
+    };
   }
   const instead = likeBasePath(path);
   if (!path.startsWith('/')) return { reason: 'it must start with "/"', instead };
@@ -82,6 +107,6 @@ export function basePathMisuse(name: string, value: unknown): string {
   const rule = `${name} must be "" or a path such as "/kasse" whose segments hold only ASCII letters, digits, "-", ".", "_" and "~"`;
   if (typeof value !== 'string') return `${rule}, not ${value === null ? 'null' : typeof value}`;
   const refusal = basePathRefusal(value);
-  const why = refusal === undefined ? '' : ` (${refusal.reason}); use ${JSON.stringify(refusal.instead)} instead`;
-  return `${rule}, not ${JSON.stringify(value)}${why}`;
+  if (refusal === undefined) return `${rule}, not ${JSON.stringify(value)}`;
+  return `${rule}, not ${JSON.stringify(refusal.given)} (${refusal.reason}); use ${JSON.stringify(refusal.instead)} instead`;
 }

@@ -105,7 +105,7 @@ function settingProblem(setting: TextSetting, text: string): string | undefined 
       const refusal = basePathRefusal(text);
       if (refusal === undefined) return undefined;
       const instead = refusal.instead === '' ? 'leave it out' : `use ${refusal.instead} instead`;
-      return `must be a path such as /kasse whose segments hold only ASCII letters, digits, -, ., _ and ~, not '${text}' (${refusal.reason}); ${instead}`;
+      return `must be a path such as /kasse whose segments hold only ASCII letters, digits, -, ., _ and ~, not '${refusal.given}' (${refusal.reason}); ${instead}`;
     }
     case 'app':
       return APP_NAMES.includes(text) ? undefined : `must be one of ${APP_NAMES.join(', ')}, not '${text}'`;

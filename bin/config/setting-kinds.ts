@@ -90,20 +90,10 @@ export function path(placeholder: string, help: string, needs?: string): Setting
   return { ...row<string | undefined>({ placeholder, help, parse }, undefined), path: true };
 }
 
-/**
- * A base path, as the library takes it; one that ends in the API's own path (`/kasse/api/v1`)
- * is refused, for the service puts `/api/v1/` after it.
- */
+/** A base path, as the library takes it. */
 export const basePath: Parser<string> = (value, flag) => {
   resolveOptions({ basePath: value }, refusedAs(flag));
-  // As the library takes it, without its trailing slashes; `/kasse/api/v1/api`: all of it.
-  const bare = value.replace(/\/+$/, '');
-  const api = /(?:\/api(?:\/v1)?)+$/.exec(bare)?.[0];
-  if (api === undefined) return value;
-  const before = bare.slice(0, -api.length);
-  const status = `${bare}/api/v1/status`;
-  const instead = before === '' ? 'leave it out' : `give ${before}`;
-  throw usage(`${flag} ${value} ends in the API's own path, which the service puts after it (${status}): ${instead}`);
+  return value;
 };
 
 /** `~`, `~/…`, `~user/…`: a home folder as a shell writes it (`~kasse.sqlite` is a file's name). */

@@ -206,6 +206,19 @@ const USAGE_ERRORS: Array<[argv: string[], line: string]> = [
     ['--demo', '--base-path', 'https://kasse.example.org/kasse/api/v1/buchungen'],
     `--base-path ${BASE_PATH_RULE}, not 'https://kasse.example.org/kasse/api/v1/buchungen' (it is the base URL's path, not the URL); use /kasse instead`,
   ],
+  // A URL's password is never shown; a host without its scheme is taken for the URL it is.
+  [
+    ['--demo', '--base-path', 'https://kasse:geheim@kasse.example.org/kasse'],
+    `--base-path ${BASE_PATH_RULE}, not 'https://kasse.example.org/kasse' (it is the base URL's path, not the URL); use /kasse instead`,
+  ],
+  [
+    ['--demo', '--base-path', 'kasse.example.org/kasse'],
+    `--base-path ${BASE_PATH_RULE}, not 'kasse.example.org/kasse' (it is the base URL's path, not the URL); use /kasse instead`,
+  ],
+  [
+    ['--demo', '--base-path', 'localhost:8080'],
+    `--base-path ${BASE_PATH_RULE}, not 'localhost:8080' (it is the base URL's path, not the URL); leave it out`,
+  ],
   [
     ['--demo', '--base-path', 'http://127.0.0.1:8080'],
     `--base-path ${BASE_PATH_RULE}, not 'http://127.0.0.1:8080' (it is the base URL's path, not the URL); leave it out`,
@@ -266,16 +279,17 @@ test('parseCommandLine: a wrong command line is a usage error (exit 2) that poin
     exitCode: 2,
   });
   // One that ends in the API's own path would serve /kasse/api/v1/api/v1/: refused with the one meant.
-  const own = "ends in the API's own path, which the service puts after it";
+  const own = "the service puts the API's path after it";
   for (const [given, status, instead] of [
-    ['/kasse/api/v1', '/kasse/api/v1/api/v1/status', 'give /kasse'],
-    ['/kasse/api/', '/kasse/api/api/v1/status', 'give /kasse'],
+    ['/kasse/api/v1', '/kasse/api/v1/api/v1/status', 'use /kasse instead'],
+    ['/kasse/api/', '/kasse/api/api/v1/status', 'use /kasse instead'],
     ['/api/v1', '/api/v1/api/v1/status', 'leave it out'],
-    ['/kasse/api//', '/kasse/api/api/v1/status', 'give /kasse'],
-    ['/kasse/api/v1/api', '/kasse/api/v1/api/api/v1/status', 'give /kasse'],
+    ['/kasse/api//', '/kasse/api/api/v1/status', 'use /kasse instead'],
+    ['/kasse/api/v1/api', '/kasse/api/v1/api/api/v1/status', 'use /kasse instead'],
+    ['/kasse/api/v1/buchungen', '/kasse/api/v1/buchungen/api/v1/status', 'use /kasse instead'],
   ]) {
     assert.deepEqual(outcome(['--db', 'x', '--base-path', given ?? ''], {}), {
-      error: `--base-path ${given} ${own} (${status}): ${instead} (see --help)`,
+      error: `--base-path ${BASE_PATH_RULE}, not '${given}' (${own}: ${status}); ${instead} (see --help)`,
       exitCode: 2,
     });
   }

@@ -508,7 +508,7 @@ const BOOK_PROBLEMS: Array<[text: string, message: string]> = [
   // A book's db and base-path by the flags' own rules, as the service part's are read.
   [
     '[book a]\ndb = x\nbase-path = /kasse/api/v1',
-    `${FILE}:3: base-path /kasse/api/v1 ends in the API's own path, which the service puts after it (/kasse/api/v1/api/v1/status): give /kasse`,
+    `${FILE}:3: base-path ${BASE_PATH_RULE}, not '/kasse/api/v1' (the service puts the API's path after it: /kasse/api/v1/api/v1/status); use /kasse instead`,
   ],
   [
     '[book a]\ndb = ~/alt.sqlite',

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { test } from 'node:test';
+import { normalBasePath } from '../../lib/base-path.js';
 import { createHandler, type Mount, mountHandlers } from '../../lib/handler.js';
 import type { RequestHandler } from '../../lib/types.js';
 import { CREDENTIALS, openFixture } from '../support/helpers.js';
@@ -135,9 +136,11 @@ test('the book a target reaches is the longest base path it starts with, as tryi
   const segments = ['a', 'api', 'b', 'api', 'v1', 'status'];
   const pathOf = (length: number): string => Array.from({ length }, () => `/${pick(segments)}`).join('');
   for (let round = 0; round < 5_000; round += 1) {
+    // Base paths as the library takes them: none ends in the API's own path (`/a/api`).
     const bases = [
       ...new Set(Array.from({ length: 1 + Math.floor(random() * 5) }, () => pathOf(Math.floor(random() * 4)))),
-    ];
+    ].filter((base) => normalBasePath(base) === base);
+    if (bases.length === 0) continue;
     const target = `${pathOf(Math.floor(random() * 8))}${pick(['', '/', '?q=/api/', '/api/v1/status'])}`;
     // Every book in turn, the longest base path first.
     const expected =

@@ -55,6 +55,14 @@ test('options are checked and name what is wrong', (t) => {
       /^options\.basePath .*\(it is the base URL's path, not the URL\); use "\/mueller\/kasse" instead$/,
     ],
     [
+      { basePath: 'https://u:geheim@kasse.example.org/kasse' },
+      /^options\.basePath .*, not "https:\/\/kasse\.example\.org\/kasse" \(it is the base URL's path, not the URL\); use "\/kasse" instead$/,
+    ],
+    [
+      { basePath: '/kasse/api/v1/buchungen' },
+      /^options\.basePath .*\(the service puts the API's path after it: \/kasse\/api\/v1\/buchungen\/api\/v1\/status\); use "\/kasse" instead$/,
+    ],
+    [
       { basePath: 'http://127.0.0.1:8080/' },
       /^options\.basePath .*\(it is the base URL's path, not the URL\); use "" instead$/,
     ],
