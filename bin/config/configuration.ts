@@ -61,6 +61,19 @@ export function strayVariables(
 }
 
 /**
+ * The warning for a TZ that names no time zone Node.js knows (`Europe/Berln`): local times, a
+ * GnuCash booking's day among them, are then UTC's, and nothing else says so.
+ */
+export function unknownTimeZone(tz: string | undefined): string | undefined {
+  const name = tz?.replace(/^:/, '') ?? '';
+  const known = Intl.DateTimeFormat().resolvedOptions().timeZone as string | undefined;
+  if (known !== undefined || !/^[A-Za-z_]+(?:\/[A-Za-z0-9_+-]+)+$/.test(name)) return undefined;
+  const nearest = nearestName(name, Intl.supportedValuesOf('timeZone'));
+  const hint = nearest === undefined ? '' : `; did you mean ${nearest}?`;
+  return `warning: TZ=${tz} names no time zone Node.js knows: local times, a GnuCash booking's day among them, are UTC's${hint}`;
+}
+
+/**
  * `flags` completed from the environment and then from the file's service part, for the
  * `settings` (each a key and whether it repeats); and where each value came from. A
  * repeated setting (`cors-origin`) is one comma-separated value in a variable or the file.

@@ -23,7 +23,7 @@ export {
   usersOfAny,
 } from './book-config.js';
 export { type ConfigEntry, type ConfigFile, readConfigFile } from './config-file.js';
-export { configPath, resolveBooks } from './configuration.js';
+export { configPath, resolveBooks, unknownTimeZone } from './configuration.js';
 export { atTheNextStart, readCredentialsFile } from './credentials.js';
 export {
   FROM_ENVIRONMENT,

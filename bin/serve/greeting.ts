@@ -9,7 +9,7 @@ import { resolveOptions } from '../../lib/internal.js';
 import { logLine, NAME, SOCKET_WORD, shellWord } from '../base/index.js';
 import type { DemoDatabase } from '../books/index.js';
 import type { SaidLine } from '../cluster/index.js';
-import type { BookConfig, ServeCommand } from '../config/index.js';
+import { type BookConfig, type ServeCommand, unknownTimeZone } from '../config/index.js';
 import {
   appSetting,
   type FileRule,
@@ -160,6 +160,8 @@ export function warnAboutSetup(command: ServeCommand, rule: FileRule = fileRule)
     const hint = nearest === undefined ? '' : `; did you mean ${nearest}?`;
     logLine(`warning: the variable ${variable} names no setting and is ignored${hint}`, 'warning');
   }
+  const zone = unknownTimeZone(process.env['TZ']);
+  if (zone !== undefined) logLine(zone, 'warning');
   // Said, not warned: on Windows it is so for every setup that has files (--demo may have none).
   const files =
     command.config !== undefined ||
@@ -199,8 +201,8 @@ export function warnAboutBookFiles(
 /**
  * A book of a configuration whose other books name their users, that names none: every user
  * of the credentials may search it (a section that lost its `users =` line). Said of each at
- * the start, and by a reload of each it makes so (bin/serve/reload.ts): `before`, the books
- * the reload replaces.
+ * the start, and by a reload of each it makes so (bin/serve/reload.ts): `before`, every book
+ * served before the reload.
  */
 export function warnAboutOpenBooks(
   books: readonly BookConfig[],

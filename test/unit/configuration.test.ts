@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { CliError } from '../../bin/base/errors.js';
 import { CONFIG_KEYS, type Command, parseCommandLine } from '../../bin/config/args.js';
 import { fromFolderPath, parseConfig } from '../../bin/config/config-file.js';
-import { resolveBooks, strayVariables, variableName } from '../../bin/config/configuration.js';
+import { resolveBooks, strayVariables, unknownTimeZone, variableName } from '../../bin/config/configuration.js';
 import { readApp, type ServeCommand } from '../../bin/config/serve-command.js';
 import { readTableNames } from '../../bin/config/setting-kinds.js';
 
@@ -219,6 +219,28 @@ test('strayVariables: a BOOKING_SEARCH_ variable that names no setting, with the
   assert.deepEqual((parsed as ServeCommand).strayVariables, [
     { variable: 'BOOKING_SEARCH_SOKET', nearest: 'BOOKING_SEARCH_SOCKET' },
   ]);
+});
+
+test('unknownTimeZone: a TZ that names no time zone (local times would be UTC) is warned of with the nearest name; a known one, a POSIX rule or none is not', (t) => {
+  const was = process.env['TZ'];
+  t.after(() => {
+    if (was === undefined) delete process.env['TZ'];
+    else process.env['TZ'] = was;
+  });
+  const warning = (tz: string | undefined): string | undefined => {
+    // Node.js takes a TZ assigned to process.env as the process's time zone at once.
+    if (tz === undefined) delete process.env['TZ'];
+    else process.env['TZ'] = tz;
+    return unknownTimeZone(tz);
+  };
+  assert.equal(
+    warning('Europe/Berln'),
+    "warning: TZ=Europe/Berln names no time zone Node.js knows: local times, a GnuCash booking's day among them, are UTC's; did you mean Europe/Berlin?",
+  );
+  assert.match(warning(':Mars/Olympus_Mons') ?? '', /^warning: TZ=:Mars\/Olympus_Mons names no time zone .*are UTC's$/);
+  for (const fine of ['Europe/Berlin', ':Europe/Berlin', 'UTC', 'CET-1CEST,M3.5.0,M10.5.0/3', undefined]) {
+    assert.equal(warning(fine), undefined, String(fine));
+  }
 });
 
 test('a repeated option is one comma-separated value in a variable or the file', () => {
