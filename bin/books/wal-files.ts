@@ -6,9 +6,8 @@
 // Backups and restore).
 
 import { statSync } from 'node:fs';
-import { basename } from 'node:path';
 import { isStopping } from '../base/index.js';
-import { besideFile, identityOf, walFilesOf } from '../files/index.js';
+import { besideFile, identityOf, logName, walFilesOf } from '../files/index.js';
 
 // sqlite.org/fileformat.html §4.1: a -wal starts with a header of 32 bytes; a commit is in the frames after it.
 const WAL_HEADER_BYTES = 32;
@@ -146,7 +145,7 @@ export class WalFiles {
       return undefined;
     }
     note(this.file, this.last);
-    const name = basename(this.file);
+    const name = logName(this.file);
     return `database ${this.file} was replaced, but ${name}-wal and ${name}-shm beside it are still those of the file it replaced, which SQLite would read into this one: stop the application, move ${name}-wal and ${name}-shm out of the folder (they hold that file's last commits), then start the application; this service serves the file once they are gone; do not restart it before: started anew, it could not tell them from this file's own and would serve the old file's last commits (docs/operations.md, Backups and restore)`;
   }
 }

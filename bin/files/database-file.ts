@@ -6,12 +6,12 @@
 // bin/files/file-safety.ts). Used by `check` and by the serving side (bin/books/database.ts).
 
 import { accessSync, constants, type Stats, statSync } from 'node:fs';
-import { basename, win32 } from 'node:path';
+import { win32 } from 'node:path';
 import Database from 'better-sqlite3';
 import { errorCode, isNotReadableNow, REFUSED_BY_SETTING } from '../../lib/internal.js';
 import { CliError, describeFsError, describeReadError, shellWord } from '../base/index.js';
 import { folderHint, notADatabase, readHead } from './file-kind.js';
-import { besideFile, identityOf, isSqliteHeader, journalOf } from './file-look.js';
+import { besideFile, identityOf, isSqliteHeader, journalOf, logName } from './file-look.js';
 import type { Trusted } from './file-rule.js';
 import { judgeDatabaseFile, whyNotReadable } from './file-safety.js';
 import { nameOf } from './posix-readable.js';
@@ -165,7 +165,7 @@ export function notReadableNow(
     return { ...walFilesMissing(file, code, why), code: 'SQLITE_READONLY_DIRECTORY' };
   }
   if (!isNotReadableNow(error)) return undefined;
-  const name = basename(file);
+  const name = logName(file);
   if (code === 'SQLITE_READONLY_ROLLBACK') {
     return {
       code,
@@ -253,7 +253,7 @@ function walFilesNotReadable(file: string): NotReadableNow | undefined {
       if (errorCode(error) === 'ENOENT') return walFilesMissing(file, 'SQLITE_READONLY_DIRECTORY');
       return {
         code: 'SQLITE_CANTOPEN',
-        explanation: `${basename(file)}${suffix} cannot be read by this service (${describeFsError(error)}): the application creates -wal and -shm with the mode of the database file and its own group, so the service's user needs that group and the file mode 0640`,
+        explanation: `${logName(file)}${suffix} cannot be read by this service (${describeFsError(error)}): the application creates -wal and -shm with the mode of the database file and its own group, so the service's user needs that group and the file mode 0640`,
       };
     }
   }
@@ -270,7 +270,7 @@ function walFilesMissing(
   code: string,
   why = 'this service never creates files beside the database',
 ): NotReadableNow {
-  const name = basename(file);
+  const name = logName(file);
   return {
     code,
     explanation: `it is in WAL mode and ${name}-wal or ${name}-shm is missing (SQLite deletes them when the last connection closes); a reader would have to create them, and ${why} (${code}): start the application before this service, and keep it running until this service says it serves the file`,

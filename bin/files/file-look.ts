@@ -45,6 +45,11 @@ export function besideFile(file: string, suffix: '-wal' | '-shm' | '-journal'): 
   }
 }
 
+/** The name `file`'s `-wal`, `-shm` and `-journal` start with (besideFile): a link's target's. */
+export function logName(file: string): string {
+  return basename(besideFile(file, '-wal').slice(0, -'-wal'.length));
+}
+
 /**
  * The identities of a WAL file's `-wal` and `-shm`, or `undefined` while either is missing.
  * A connection keeps reading the two it opened: deleted or replaced under it (an application
@@ -91,7 +96,7 @@ export function shapeOf(path: string): string | undefined {
 
 /** The journal of `file` as its header and the files beside it tell, without SQLite. */
 export function journalOf(file: string): { wal: boolean; description: string } {
-  const name = basename(besideFile(file, '-wal').slice(0, -'-wal'.length));
+  const name = logName(file);
   const header = readHeader(file);
   if (!isSqliteHeader(header)) {
     return { wal: false, description: 'unknown (the file has no SQLite header)' };

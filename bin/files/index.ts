@@ -25,7 +25,16 @@ export {
   openToServe,
   SettingRefusal,
 } from './database-file.js';
-export { besideFile, committedOf, fingerprintOf, identityOf, journalOf, shapeOf, walFilesOf } from './file-look.js';
+export {
+  besideFile,
+  committedOf,
+  fingerprintOf,
+  identityOf,
+  journalOf,
+  logName,
+  shapeOf,
+  walFilesOf,
+} from './file-look.js';
 export type { DatabaseAccess, FileRule, Trusted } from './file-rule.js';
 export {
   ensureDirectoriesSafe,
