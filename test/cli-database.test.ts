@@ -23,7 +23,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { cashBook } from './support/cash-book.js';
@@ -393,6 +393,46 @@ for (const signal of ['SIGKILL', 'SIGTERM'] as const) {
     await server.stop();
   });
 }
+
+test('a book a reload names another way, or takes out and adds back, still refuses a backup beside the old log: the reload keeps the running configuration', async (t) => {
+  const { file, backup, application } = walBookAndBackup(t);
+  const other = buildDatabase(t);
+  const config = join(tempDir(t), 'books.conf');
+  const books = (kasse: string | undefined): void => {
+    const section = kasse === undefined ? '' : `[book kasse]\ndb = ${kasse}\nbase-path = /kasse\n`;
+    writeFileSync(config, `[book other]\ndb = ${other}\nbase-path = /other\n${section}`, { mode: 0o644 });
+  };
+  books(file);
+  const server = await start(t, ['--config', config]);
+  const search = `${server.origin}/kasse/api/v1/${SEARCH}`;
+  application.exec("INSERT INTO entries (date, amount_cents) VALUES ('2026-03-03', 1250), ('2026-03-04', 1250)");
+  await until(async () => (await get(search)).body.includes('"anzahl":8'), 'the two served', 2_000);
+  application.close();
+  renameSync(backup, file);
+  await until(async () => /was replaced, but/.test(server.output().stderr), 'the backup is refused', 3_000);
+  const count = (pattern: RegExp): number => (server.output().stderr.match(pattern) ?? []).length;
+  const kept = /SIGHUP: keeping the running configuration: \S+: book kasse: database \S+ was replaced, but/g;
+  const reload = async (kasse: string | undefined, pattern: RegExp, times: number): Promise<void> => {
+    books(kasse);
+    server.child.kill('SIGHUP');
+    await until(async () => count(pattern) >= times, `reload: ${pattern} ${times} times`, 5_000);
+  };
+  const refused = async (): Promise<void> =>
+    assert.notEqual((await get(search)).status, 200, 'never the old log with the backup');
+  // Its folder named through a symbolic link: another path, the same file.
+  const linked = join(tempDir(t), 'books');
+  symlinkSync(dirname(file), linked);
+  await reload(join(linked, basename(file)), kept, 1);
+  await refused();
+  await reload(undefined, /SIGHUP: configuration re-read from \S+: 1 book: removed kasse/g, 1);
+  await reload(file, kept, 2);
+  await refused();
+  // The old log moved out of the folder, as the line says: added back, the backup is served.
+  for (const end of ['-wal', '-shm']) renameSync(`${file}${end}`, `${file}${end}.old`);
+  await reload(file, /SIGHUP: configuration re-read from \S+: 2 books: added kasse/g, 1);
+  assertReply(await get(search), 200, { anzahl: 6, buchungen: [] });
+  await server.stop();
+});
 
 test('a client verified before the file was replaced, or deleted, is not checked again: its search is answered at once, served or the 500', async (t) => {
   const dir = tempDir(t);

@@ -138,7 +138,6 @@ class WatchedDatabase implements ServedDatabase {
   };
 
   readonly close = (): void => {
-    this.walFiles.close();
     this.feed({ on: 'stop' });
   };
 

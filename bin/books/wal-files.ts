@@ -5,26 +5,26 @@
 // are a log SQLite would read into that file, which must not be opened (docs/operations.md,
 // Backups and restore).
 
-import { statSync } from 'node:fs';
-import { isStopping } from '../base/index.js';
+import { realpathSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { besideFile, identityOf, logName, walFilesOf } from '../files/index.js';
 
 // sqlite.org/fileformat.html §4.1: a -wal starts with a header of 32 bytes; a commit is in the frames after it.
 const WAL_HEADER_BYTES = 32;
 
 /**
- * The logs this process refuses as another file's, by book file: their -wal/-shm and the file
- * they belong to (`of`, unknown once the path was seen empty). A process started anew cannot
- * tell them (a worker of --workers after a crash): the workers tell the primary, which hands
- * them to the worker it starts in place of one (bin/cluster/worker.ts, shareStaleLogs).
+ * The logs this process refuses as another file's, by book file (its real path, however it is
+ * written): their -wal/-shm and the file they belong to (`of`, unknown once the path was seen
+ * empty). Kept while they are there, also for a book a reload takes out and adds back (a log's
+ * identity has its birth time: a new log on the old inodes is another). A process started anew
+ * cannot tell them (a worker of --workers after a crash): the workers tell the primary, which
+ * hands them to the worker it starts in place of one (bin/cluster/worker.ts, shareStaleLogs).
  */
 export interface StaleLog {
   readonly of?: string | undefined;
   readonly files: string;
 }
 const refused = new Map<string, StaleLog>();
-/** How many followers of each file there are: a book served anew has two for a while. */
-const following = new Map<string, number>();
 let told: ((file: string, log: StaleLog | undefined) => void) | undefined;
 
 export const staleLogs = {
@@ -38,6 +38,15 @@ export const staleLogs = {
   },
 };
 
+/** `file` with its symbolic links followed and `.` segments resolved, or as given while there is none. */
+function realPath(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    return resolve(file);
+  }
+}
+
 function note(file: string, log: StaleLog | undefined): void {
   const was = refused.get(file);
   if (log === undefined) refused.delete(file);
@@ -47,35 +56,23 @@ function note(file: string, log: StaleLog | undefined): void {
 
 export class WalFiles {
   private readonly file: string;
+  /** The file's real path, which keys what is refused. */
+  private readonly key: string;
   /**
    * The served file's -wal and -shm as its connection began, and the file's identity, which
    * the path has not held since it was seen empty (a file put there later may take its freed
    * inode); `undefined`: none, or gone.
    */
   private last: { of: string | undefined; files: string } | undefined;
-  private closed = false;
 
   constructor(file: string) {
     this.file = file;
-    following.set(file, (following.get(file) ?? 0) + 1);
-    // Refused by the other processes, and still there: another file's log here too.
-    const known = refused.get(file);
-    if (known !== undefined && walFilesOf(file) === known.files) this.last = { of: known.of, files: known.files };
-  }
-
-  /**
-   * This follower is done (a reload took the book out, or serves it anew); the file's last
-   * forgets what it refused. A process that stops tells no one: a worker started in its place
-   * learns it from the primary.
-   */
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    const left = (following.get(this.file) ?? 1) - 1;
-    if (left > 0) return void following.set(this.file, left);
-    following.delete(this.file);
-    if (isStopping()) refused.delete(this.file);
-    else note(this.file, undefined);
+    this.key = realPath(file);
+    // Refused before (by this process, or the others), and still there: another file's log here too.
+    const known = refused.get(this.key);
+    if (known === undefined) return;
+    if (walFilesOf(file) === known.files) this.last = { of: known.of, files: known.files };
+    else note(this.key, undefined);
   }
 
   /**
@@ -84,7 +81,7 @@ export class WalFiles {
    */
   served(of: string | undefined, files: string | undefined): void {
     this.last = files === undefined ? undefined : { of, files };
-    note(this.file, undefined);
+    note(this.key, undefined);
   }
 
   /**
@@ -111,7 +108,7 @@ export class WalFiles {
   private gone(): boolean {
     if (this.last === undefined || walFilesOf(this.file) === this.last.files) return false;
     this.last = undefined;
-    note(this.file, undefined);
+    note(this.key, undefined);
     return true;
   }
 
@@ -141,10 +138,10 @@ export class WalFiles {
     // An empty log, which SQLite reads nothing from, becomes the new file's as it opens it.
     if ((statSync(besideFile(this.file, '-wal'), { throwIfNoEntry: false })?.size ?? 0) <= WAL_HEADER_BYTES) {
       this.last = { ...last, of: now };
-      note(this.file, undefined);
+      note(this.key, undefined);
       return undefined;
     }
-    note(this.file, this.last);
+    note(this.key, this.last);
     const name = logName(this.file);
     return `database ${this.file} was replaced, but ${name}-wal and ${name}-shm beside it are still those of the file it replaced, which SQLite would read into this one: stop the application, move ${name}-wal and ${name}-shm out of the folder (they hold that file's last commits), then start the application; this service serves the file once they are gone; do not restart it before: started anew, it could not tell them from this file's own and would serve the old file's last commits (docs/operations.md, Backups and restore)`;
   }

@@ -56,9 +56,19 @@ export function logName(file: string): string {
  * started again then makes new ones), they are a log the file no longer has.
  */
 export function walFilesOf(file: string): string | undefined {
-  const wal = identityOf(besideFile(file, '-wal'));
-  const shm = identityOf(besideFile(file, '-shm'));
+  const wal = logIdentityOf(besideFile(file, '-wal'));
+  const shm = logIdentityOf(besideFile(file, '-shm'));
   return wal && shm && `${wal} ${shm}`;
+}
+
+/** `identityOf` with the birth time, where the file system keeps one: a log made anew on a freed inode is another. */
+function logIdentityOf(path: string): string | undefined {
+  try {
+    const { dev, ino, birthtimeNs } = statSync(path, { bigint: true });
+    return `${dev}:${ino}:${birthtimeNs}`;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

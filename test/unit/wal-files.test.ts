@@ -116,7 +116,7 @@ test('a file moved in after the served one was opened, before it was taken for s
   assert.equal(withLog.stale(), undefined);
 });
 
-test('a refused log is told at each look (a message lost is sent again), a follower started anew refuses it too and serves the file it belongs to, and the last follower to close forgets it', (t) => {
+test('a refused log is told at each look (a message lost is sent again), a follower started anew refuses it too and serves the file it belongs to, and one that finds it gone forgets it', (t) => {
   const file = book(tempDir(t));
   const heard: Array<string | undefined> = [];
   staleLogs.tell((at, log) => {
@@ -138,25 +138,46 @@ test('a refused log is told at each look (a message lost is sent again), a follo
   renameSync(`${file}.orig`, file);
   const back = new WalFiles(file);
   assert.equal(back.stale(), undefined);
-  // Still followed by the others: still known; the last to close forgets it.
-  for (const follower of [first, anew]) follower.close();
+  // The backup again; its log moved out of the folder: forgotten, and told so.
   writeFileSync(`${file}.new`, 'backup');
   renameSync(`${file}.new`, file);
-  const still = new WalFiles(file);
-  assert.match(still.stale() ?? '', /was replaced, but/, 'known while one still follows the file');
-  for (const follower of [back, still]) follower.close();
+  assert.match(new WalFiles(file).stale() ?? '', /was replaced, but/);
+  renameSync(`${file}-wal`, `${file}-wal.old`);
+  assert.equal(new WalFiles(file).stale(), undefined, 'gone');
   assert.equal(heard.at(-1), undefined, 'told it is forgotten');
-  assert.equal(new WalFiles(file).stale(), undefined, 'forgotten');
 });
 
-test('a book no longer followed leaves nothing behind: added again, its file is judged as at a start', (t) => {
-  const file = book(tempDir(t));
+test('a book a reload takes out and adds back, or names another way, refuses the log as before while it is there; a new log on its inodes is another', (t) => {
+  const dir = tempDir(t);
+  const file = book(dir);
   const removed = new WalFiles(file);
   removed.served(identity(file), walFilesOf(file));
   writeFileSync(`${file}.new`, 'backup');
   renameSync(`${file}.new`, file);
   assert.match(removed.stale() ?? '', /was replaced, but/);
-  removed.close();
-  // As when the old log went and the application's new one took its inodes: nothing to tell it by.
-  assert.equal(new WalFiles(file).stale(), undefined);
+  // Added back, as written or as `./kasse.sqlite` from its folder.
+  assert.match(new WalFiles(file).stale() ?? '', /was replaced, but/);
+  assert.match(new WalFiles(join(dir, '.', 'kasse.sqlite')).stale() ?? '', /was replaced, but/);
+  rmSync(`${file}-wal`);
+  rmSync(`${file}-shm`);
+  writeFileSync(`${file}-wal`, FRAMES);
+  writeFileSync(`${file}-shm`, Buffer.alloc(32 * 1024));
+  assert.equal(new WalFiles(file).stale(), undefined, 'a new log');
+});
+
+test('a log made anew on the freed inodes of the old one is another log (its birth time)', (t) => {
+  const file = book(tempDir(t));
+  const inodes = (): string => [statSync(`${file}-wal`).ino, statSync(`${file}-shm`).ino].join();
+  // A file made at once takes the inode just freed, unless another process took it meanwhile.
+  let reused = false;
+  for (let attempt = 0; attempt < 5 && !reused; attempt += 1) {
+    const [log, was] = [walFilesOf(file), inodes()];
+    for (const end of ['-wal', '-shm']) {
+      rmSync(`${file}${end}`);
+      writeFileSync(`${file}${end}`, end === '-wal' ? FRAMES : Buffer.alloc(32 * 1024));
+    }
+    reused = inodes() === was;
+    if (reused) assert.notEqual(walFilesOf(file), log);
+  }
+  assert.ok(reused, 'the file system gave the freed inodes back');
 });
