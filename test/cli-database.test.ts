@@ -320,6 +320,12 @@ test("a backup moved over a served WAL book while the service ran, its -wal and 
     assertReply(await get(`${server.api}${SEARCH}`), 500, SEARCH_FAILED);
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
+  // check, which has no history to tell the log by, names it: SQLite reads it into the backup.
+  const checked = await run(['check', '--db', file]);
+  assert.match(
+    checked.stdout,
+    /^Journal: rollback journal \(WAL is off\); no journal file; but kasse\.sqlite-wal beside it holds \d+ bytes, which SQLite reads into it\.$/m,
+  );
   rmSync(`${file}-wal`);
   rmSync(`${file}-shm`);
   await until(

@@ -7,10 +7,7 @@
 
 import { realpathSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { besideFile, identityOf, logName, walFilesOf } from '../files/index.js';
-
-// sqlite.org/fileformat.html §4.1: a -wal starts with a header of 32 bytes; a commit is in the frames after it.
-const WAL_HEADER_BYTES = 32;
+import { besideFile, identityOf, logName, WAL_HEADER_BYTES, walFilesOf } from '../files/index.js';
 
 /**
  * The logs this process refuses as another file's, by book file (its real path, however it is

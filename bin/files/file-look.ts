@@ -12,6 +12,8 @@ import { readHeader } from './file-kind.js';
 const SQLITE_MAGIC = 'SQLite format 3\0';
 const READ_VERSION_OFFSET = 19;
 const WAL_READ_VERSION = 2;
+// sqlite.org/fileformat.html §4.1: a -wal starts with a header of 32 bytes; a commit is in the frames after it.
+export const WAL_HEADER_BYTES = 32;
 
 /** Whether `header` (a file's first bytes) starts as a SQLite database's does. */
 export function isSqliteHeader(header: Buffer): boolean {
@@ -119,12 +121,17 @@ export function journalOf(file: string): { wal: boolean; description: string } {
     return { wal: true, description: `WAL (write-ahead log): ${there('-wal', wal)}, ${there('-shm', shm)}` };
   }
   const journal = sizeOf(besideFile(file, '-journal'));
+  // SQLite reads a -wal with commits beside a file whatever its header says (a file in WAL
+  // mode before, or another file's log left beside this one).
+  const log = sizeOf(besideFile(file, '-wal')) ?? 0;
+  const read =
+    log > WAL_HEADER_BYTES ? `; but ${name}-wal beside it holds ${log} bytes, which SQLite reads into it` : '';
   return {
     wal: false,
     description:
       journal === undefined
-        ? 'rollback journal (WAL is off); no journal file'
-        : `rollback journal (WAL is off); ${name}-journal ${journal} bytes (a write in progress, or one that was interrupted)`,
+        ? `rollback journal (WAL is off); no journal file${read}`
+        : `rollback journal (WAL is off); ${name}-journal ${journal} bytes (a write in progress, or one that was interrupted)${read}`,
   };
 }
 

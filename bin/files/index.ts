@@ -33,6 +33,7 @@ export {
   journalOf,
   logName,
   shapeOf,
+  WAL_HEADER_BYTES,
   walFilesOf,
 } from './file-look.js';
 export type { DatabaseAccess, FileRule, Trusted } from './file-rule.js';
