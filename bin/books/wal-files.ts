@@ -53,8 +53,6 @@ function note(file: string, log: StaleLog | undefined): void {
 
 export class WalFiles {
   private readonly file: string;
-  /** The file's real path, which keys what is refused. */
-  private readonly key: string;
   /**
    * The served file's -wal and -shm as its connection began, and the file's identity, which
    * the path has not held since it was seen empty (a file put there later may take its freed
@@ -64,12 +62,16 @@ export class WalFiles {
 
   constructor(file: string) {
     this.file = file;
-    this.key = realPath(file);
     // Refused before (by this process, or the others), and still there: another file's log here too.
-    const known = refused.get(this.key);
+    const known = refused.get(this.key());
     if (known === undefined) return;
     if (walFilesOf(file) === known.files) this.last = { of: known.of, files: known.files };
-    else note(this.key, undefined);
+    else note(this.key(), undefined);
+  }
+
+  /** The real path the file's name leads to now, which keys what is refused (a link may be pointed elsewhere). */
+  private key(): string {
+    return realPath(this.file);
   }
 
   /**
@@ -78,7 +80,7 @@ export class WalFiles {
    */
   served(of: string | undefined, files: string | undefined): void {
     this.last = files === undefined ? undefined : { of, files };
-    note(this.key, undefined);
+    note(this.key(), undefined);
   }
 
   /**
@@ -105,7 +107,7 @@ export class WalFiles {
   private gone(): boolean {
     if (this.last === undefined || walFilesOf(this.file) === this.last.files) return false;
     this.last = undefined;
-    note(this.key, undefined);
+    note(this.key(), undefined);
     return true;
   }
 
@@ -135,10 +137,10 @@ export class WalFiles {
     // An empty log, which SQLite reads nothing from, becomes the new file's as it opens it.
     if ((statSync(besideFile(this.file, '-wal'), { throwIfNoEntry: false })?.size ?? 0) <= WAL_HEADER_BYTES) {
       this.last = { ...last, of: now };
-      note(this.key, undefined);
+      note(this.key(), undefined);
       return undefined;
     }
-    note(this.key, this.last);
+    note(this.key(), this.last);
     const name = logName(this.file);
     return `database ${this.file} was replaced, but ${name}-wal and ${name}-shm beside it are still those of the file it replaced, which SQLite would read into this one: stop the application, move ${name}-wal and ${name}-shm out of the folder (they hold that file's last commits), then start the application; this service serves the file once they are gone; do not restart it before: started anew, it could not tell them from this file's own and would serve the old file's last commits (docs/operations.md, Backups and restore)`;
   }

@@ -3,7 +3,7 @@
 // one; gone under the served file, they are said so once.
 
 import assert from 'node:assert/strict';
-import { renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { staleLogs, WalFiles } from '../../bin/books/wal-files.js';
@@ -180,4 +180,26 @@ test('a log made anew on the freed inodes of the old one is another log (its bir
     if (reused) assert.notEqual(walFilesOf(file), log);
   }
   assert.ok(reused, 'the file system gave the freed inodes back');
+});
+
+test('a book named through a link pointed at another file: what is refused beside that file is kept by it, for a follower started anew too', (t) => {
+  const dir = tempDir(t);
+  const first = join(dir, 'v1.sqlite');
+  writeFileSync(first, 'v1, in rollback mode');
+  const second = book(tempDir(t));
+  const link = join(dir, 'kasse.sqlite');
+  symlinkSync(first, link);
+  const followed = new WalFiles(link);
+  assert.equal(followed.stale(), undefined);
+  followed.served(identity(link), walFilesOf(link));
+  // The link pointed at another file, with its log: served.
+  symlinkSync(second, `${link}.new`);
+  renameSync(`${link}.new`, link);
+  assert.equal(followed.stale(), undefined);
+  followed.served(identity(link), walFilesOf(link));
+  // A backup moved over that file beside its log: refused, also by a worker started anew.
+  writeFileSync(`${second}.new`, 'backup');
+  renameSync(`${second}.new`, second);
+  assert.match(followed.stale() ?? '', /was replaced, but/);
+  assert.match(new WalFiles(link).stale() ?? '', /was replaced, but/);
 });
