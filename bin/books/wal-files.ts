@@ -122,6 +122,12 @@ export class WalFiles {
   stale(): string | undefined {
     const now = identityOf(this.file);
     if (now === undefined) return undefined;
+    // Refused where the name leads now (a link pointed back), and still there.
+    const known = refused.get(this.key());
+    if (known !== undefined && known.of !== now && walFilesOf(this.file) === known.files) {
+      this.last = { of: known.of, files: known.files };
+      return this.another(now);
+    }
     // The served file itself (a check of it): its own -wal and -shm, looked at by the tick.
     if (this.last !== undefined && now !== this.last.of && !this.gone()) return this.another(now);
     if (this.last === undefined) {

@@ -202,4 +202,13 @@ test('a book named through a link pointed at another file: what is refused besid
   renameSync(`${second}.new`, second);
   assert.match(followed.stale() ?? '', /was replaced, but/);
   assert.match(new WalFiles(link).stale() ?? '', /was replaced, but/);
+  // Pointed at a third file with its own log, served; then back: refused as before.
+  const third = book(tempDir(t));
+  symlinkSync(third, `${link}.new`);
+  renameSync(`${link}.new`, link);
+  assert.equal(followed.stale(), undefined);
+  followed.served(identity(link), walFilesOf(link));
+  symlinkSync(second, `${link}.new`);
+  renameSync(`${link}.new`, link);
+  assert.match(followed.stale() ?? '', /was replaced, but/);
 });
