@@ -5,9 +5,8 @@
 // are a log SQLite would read into that file, which must not be opened (docs/operations.md,
 // Backups and restore).
 
-import { realpathSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { besideFile, identityOf, logName, WAL_HEADER_BYTES, walFilesOf } from '../files/index.js';
+import { statSync } from 'node:fs';
+import { besideFile, identityOf, logName, realFile, WAL_HEADER_BYTES, walFilesOf } from '../files/index.js';
 
 /**
  * The logs this process refuses as another file's, by book file (its real path, however it is
@@ -35,15 +34,6 @@ export const staleLogs = {
   },
 };
 
-/** `file` with its symbolic links followed and `.` segments resolved, or as given while there is none. */
-function realPath(file: string): string {
-  try {
-    return realpathSync(file);
-  } catch {
-    return resolve(file);
-  }
-}
-
 function note(file: string, log: StaleLog | undefined): void {
   const was = refused.get(file);
   if (log === undefined) refused.delete(file);
@@ -62,16 +52,11 @@ export class WalFiles {
 
   constructor(file: string) {
     this.file = file;
-    // Refused before (by this process, or the others), and still there: another file's log here too.
-    const known = refused.get(this.key());
-    if (known === undefined) return;
-    if (walFilesOf(file) === known.files) this.last = { of: known.of, files: known.files };
-    else note(this.key(), undefined);
   }
 
   /** The real path the file's name leads to now, which keys what is refused (a link may be pointed elsewhere). */
   private key(): string {
-    return realPath(this.file);
+    return realFile(this.file);
   }
 
   /**
@@ -122,9 +107,12 @@ export class WalFiles {
   stale(): string | undefined {
     const now = identityOf(this.file);
     if (now === undefined) return undefined;
-    // Refused where the name leads now (a link pointed back), and still there.
-    const known = refused.get(this.key());
-    if (known !== undefined && known.of !== now && walFilesOf(this.file) === known.files) {
+    // Refused where the name leads now, by this process or the others (a worker started anew, a
+    // book added back, a link pointed back): another file's log here too, while it is there.
+    const key = this.key();
+    const known = refused.get(key);
+    if (known !== undefined && walFilesOf(this.file) !== known.files) note(key, undefined);
+    else if (known !== undefined && known.of !== now) {
       this.last = { of: known.of, files: known.files };
       return this.another(now);
     }

@@ -4,7 +4,7 @@
 // followed book (bin/books/) and `check`.
 
 import { realpathSync, statSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { readHeader } from './file-kind.js';
 
 // sqlite.org/fileformat.html §1.3: the header starts with this string; byte 19, the read version, is 2
@@ -34,22 +34,27 @@ export function identityOf(path: string): string | undefined {
 }
 
 /**
- * Where SQLite keeps `file`'s `-wal`, `-shm` or `-journal`: beside the file a symbolic link
- * leads to (SQLite's unix VFS follows it; Windows' does not), or beside the path while there
- * is no file.
+ * The file `file` names, as SQLite opens it: a symbolic link followed (SQLite's unix VFS
+ * follows it; Windows' does not), as an absolute path; as given, made absolute, while there is
+ * none.
  */
-export function besideFile(file: string, suffix: '-wal' | '-shm' | '-journal'): string {
-  if (process.platform === 'win32') return `${file}${suffix}`;
+export function realFile(file: string): string {
+  if (process.platform === 'win32') return resolve(file);
   try {
-    return `${realpathSync(file)}${suffix}`;
+    return realpathSync(file);
   } catch {
-    return `${file}${suffix}`;
+    return resolve(file);
   }
+}
+
+/** Where SQLite keeps `file`'s `-wal`, `-shm` or `-journal`: beside the real file. */
+export function besideFile(file: string, suffix: '-wal' | '-shm' | '-journal'): string {
+  return `${realFile(file)}${suffix}`;
 }
 
 /** The name `file`'s `-wal`, `-shm` and `-journal` start with (besideFile): a link's target's. */
 export function logName(file: string): string {
-  return basename(besideFile(file, '-wal').slice(0, -'-wal'.length));
+  return basename(realFile(file));
 }
 
 /**

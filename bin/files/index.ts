@@ -32,6 +32,7 @@ export {
   identityOf,
   journalOf,
   logName,
+  realFile,
   shapeOf,
   WAL_HEADER_BYTES,
   walFilesOf,
