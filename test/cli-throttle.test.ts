@@ -220,8 +220,11 @@ test('--workers 2 with the primary stopped: what a worker queues for it is bound
   // Said by the worker that refused them, once until the primary answers again.
   const said = server.output().stderr.match(/worker \d+: .*: credentials get 429 until the primary answers\n/g) ?? [];
   assert.ok(said.length >= 1 && said.length <= 2, server.output().stderr);
+  // What the burst costs a worker's resident memory whatever it queues (its sockets, parsers
+  // and answers: 16 to 41 MB on a 2-core machine), well below its growth when it queues every
+  // message for the stopped primary (65 to 120 MB, with notifications not dropped while behind).
   for (const [i, kb] of after.entries()) {
-    assert.ok(kb - (before[i] as number) < 40_000, `worker ${i}: ${before[i]} kB before, ${kb} kB after`);
+    assert.ok(kb - (before[i] as number) < 50_000, `worker ${i}: ${before[i]} kB before, ${kb} kB after`);
   }
   // The primary goes on: a client with the right password, from a new address, gets in.
   const deadline = Date.now() + 10_000;
