@@ -556,3 +556,45 @@ test('a body parser in front of the handler took the body: a 500 at once, and th
   assert.equal(heard.length, 1);
   assert.match(heard[0] ?? '', /read before the handler \(a body parser in front of it\)/);
 });
+
+test("a booking written with a time of day on a window's last day is the window's: the search and the reconciliation answer 500, never pass it over", async (t) => {
+  const file = fixture(t);
+  const origin = await serve(t, createHandler(openReadOnly(t, file), CREDENTIALS, { onError: () => {} }));
+  // Written by the application after the handler was made, as a row no search can answer.
+  const writer = new Database(file);
+  writer.exec(`INSERT INTO entries (id, date, amount_cents, subject) VALUES
+    (902, '2026-07-03', 1250, 'Porto'), (903, '2026-07-04 12:00', 1250, 'mit Uhrzeit')`);
+  writer.close();
+  const search = await request(`${origin}/api/v1/buchungen?von=2026-07-02&bis=2026-07-04&betrag=-12.50`, {
+    headers: { authorization: AUTH },
+  });
+  assert.equal(search.status, 500, search.body);
+  // The reconciliation reads a line's window in slices of days; with `tage` 5 one slice ends
+  // on 2026-07-04 and the next begins on 2026-07-05: the booking lies where they meet.
+  for (const tage of [0, 1, 4, 5, 6]) {
+    const reply = await reconcile(origin, { zeilen: [{ datum: '2026-07-03', betrag: '-12.50', tage }] });
+    assert.equal(reply.status, tage === 0 ? 200 : 500, `tage ${tage}: ${reply.body}`);
+  }
+});
+
+test("a handle whose default turns to BigInts after the handler was made (the embedder's own code) answers every search and reconciliation as before", async (t) => {
+  const file = fixture(t);
+  const shared = openReadOnly(t, file);
+  const flipped = await serve(t, createHandler(shared, CREDENTIALS));
+  shared.defaultSafeIntegers(true);
+  const plain = await serve(t, createHandler(openReadOnly(t, file), CREDENTIALS));
+  const search = '/api/v1/buchungen?von=2026-01-01&bis=2026-12-31&betrag=-12.50&toleranz=5';
+  const statement = { zeilen: [{ datum: '2026-05-08', betrag: '-12.50', toleranz: '0.20', tage: 5 }] };
+  for (const origin of [flipped, plain]) {
+    const found = await request(`${origin}${search}`, { headers: { authorization: AUTH } });
+    assert.equal(found.status, 200, found.body);
+  }
+  const answers = await Promise.all(
+    [flipped, plain].map(async (origin) => [
+      (await request(`${origin}${search}`, { headers: { authorization: AUTH } })).body,
+      (await reconcile(origin, statement)).body,
+    ]),
+  );
+  assert.deepEqual(answers[0], answers[1]);
+  assert.match(answers[0]?.[1] ?? '', /"kandidaten":[1-9]/);
+});

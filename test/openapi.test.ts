@@ -444,6 +444,8 @@ test("every message of the validator matches the document's 400 schema", async (
     `${valid}&x=%ZZ`,
     `${valid}&seite=2`,
     `${valid}&${'n'.repeat(60)}=1`,
+    // Line and paragraph separators are kept in the name, and a schema's `.` matches neither.
+    `${valid}&a%E2%80%A8b%E2%80%A9c=1`,
     `${valid}&limit=1&limit=2`,
     `${valid}&von=2026-03-01`,
     'bis=2026-03-31&betrag=-1',

@@ -45,6 +45,7 @@
 // window is read by GnuCash's own index on transactions(post_date), in both forms, then
 // each transaction's splits by splits(tx_guid).
 
+import { dayNumber, isoDate } from '../days.js';
 import type { ApplicationMapping } from '../mapping.js';
 import { fractionCents, fractionHeld } from './fraction.js';
 import { hexPrefixId } from './ids.js';
@@ -204,16 +205,12 @@ export const gnucash: ApplicationMapping = {
     UNION ALL${sharedAccountNames(SERVED_ACCOUNTS, 'GnuCash')}`,
 };
 
-/** 'YYYY-MM-DD' of the day before `isoDate` (a valid date; the query validator made sure); the year 0 stays. */
-function dayBefore(isoDate: string): string {
-  return isoDate <= '0000-01-01' ? isoDate : shifted(isoDate, -1);
+/** 'YYYY-MM-DD' of the day before `day` (a valid date; the query validator made sure); the year 0 stays. */
+function dayBefore(day: string): string {
+  return isoDate(dayNumber(day) - 1);
 }
 
-/** 'YYYY-MM-DD' of the day after `isoDate`; the last day of the year 9999 stays. */
-function dayAfter(isoDate: string): string {
-  return isoDate >= '9999-12-31' ? isoDate : shifted(isoDate, 1);
-}
-
-function shifted(isoDate: string, days: number): string {
-  return new Date(Date.parse(`${isoDate}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+/** 'YYYY-MM-DD' of the day after `day`; the last day of the year 9999 stays. */
+function dayAfter(day: string): string {
+  return isoDate(dayNumber(day) + 1);
 }

@@ -2,9 +2,9 @@
 // body is read from its text, never through a float: the amounts are exact cents as in the
 // query string. Untrusted input never throws out of here: the result is a request or a message.
 
+import { dayNumber } from '../days.js';
 import { lineMessage, BODY_MESSAGES as MESSAGES } from '../messages.js';
 import { CURRENCY, isCalendarDate, parseAmount, parseUnsignedAmount, shorten } from '../query.js';
-import { dayNumber } from './days.js';
 import { JsonNumber, parseKeepingNumbers, type Twice } from './json-text.js';
 
 /** One bank line, validated; amounts in integer cents in the client's sign convention. */
@@ -12,7 +12,7 @@ export interface ReconcileLine {
   /** As sent, or the line's position (1-based) as text. */
   ref: string;
   datum: string;
-  /** `datum` as a day number (lib/reconcile/days.ts). */
+  /** `datum` as a day number (lib/days.ts). */
   day: number;
   betragCents: number;
   /** Bookings from `datum − tage` to `datum + tage` qualify. */

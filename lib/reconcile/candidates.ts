@@ -1,12 +1,12 @@
 // docs/API.md's reconciliation, step 1: the bookings as it sees them, each line's candidates
 // among them, and the bookings a line may take as parts (step 3).
 
+import { dayNumber } from '../days.js';
 import { isCalendarDate } from '../query.js';
 import type { BookingRow } from '../search/index.js';
 import { formatBooking } from '../search-endpoint.js';
 import type { ReconcileLine, ReconcileRequest } from './body.js';
 import type { Candidates } from './costs.js';
-import { dayNumber } from './days.js';
 import { firstAtLeast, type Part } from './parts.js';
 
 // Bookings between two yields: each step well under the endpoint's slice.

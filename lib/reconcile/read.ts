@@ -8,11 +8,11 @@
 // slices are thrown away and every window read again in one search, one snapshot, as a
 // statement too large to slice is.
 
+import { dayNumber, isoDate } from '../days.js';
 import type { SearchQuery } from '../query.js';
 import type { BookingRow, Outcome, Requester, SearchRows } from '../search/index.js';
 import type { SearchTurns } from '../search-endpoint.js';
 import type { ReconcileRequest } from './body.js';
-import { dayNumber, isoDate } from './days.js';
 
 /**
  * docs/API.md: the most bookings the lines' windows may hold together; a statement over more
@@ -31,7 +31,7 @@ const WIDEST_CENTS = 2 * 99_999_999_999_999;
 const FIRST_DAY = dayNumber('0000-01-01');
 const LAST_DAY = dayNumber('9999-12-31');
 
-/** Days `from` to `to`, both inclusive, as day numbers (lib/reconcile/days.ts). */
+/** Days `from` to `to`, both inclusive, as day numbers (lib/days.ts). */
 export type Span = readonly [from: number, to: number];
 
 /**

@@ -33,13 +33,13 @@ export function createApplicationSearch(db: Database, mapping: ApplicationMappin
 }
 
 /**
- * The statements of the search over an application's tables, bound by name (`:von`, `:bis`,
+ * The statements of the search over an application's tables, bound by name (`:von`, `:after`,
  * `:low`, `:high`, `:limit` and the mapping's window): what it counts (every booking and the
  * readable ones), the page, and the first booking it cannot read. `check` explains the count.
  */
 export function applicationSql(mapping: ApplicationMapping): { count: string; page: string; firstUnreadable: string } {
   const source = `(${mapping.bookings}) AS booking`;
-  const where = `coalesce(booking.amount_cents, +:low) BETWEEN +:low AND +:high${mapping.exactWindow === true ? '' : ' AND coalesce(booking.date, +:von) BETWEEN +:von AND +:bis'}`;
+  const where = `coalesce(booking.amount_cents, +:low) BETWEEN +:low AND +:high${mapping.exactWindow === true ? '' : ' AND coalesce(booking.date, +:von) >= +:von AND coalesce(booking.date, +:von) < +:after'}`;
   return {
     // An amount that is no whole number of cents (a fraction a mapping divided out) is no
     // more answerable than none: counted, it would make `anzahl` count it unseen.

@@ -170,10 +170,12 @@ function createOwnSchemaSearch(db: Database, tables: TableNames): OneSearch {
   const sql = sqlFor(tables);
   // The typical search's two statements are prepared now; a band's, each on its first use
   // (and kept): a prepared statement holds 10 to 20 KB, which a service of 100 books pays
-  // 100 times for plans most books never run (docs/design/README.md, "Many books").
+  // 100 times for plans most books never run (docs/design/README.md, "Many books"). Each
+  // reads numbers, whatever the handle's default became after the handler was made
+  // (`db.defaultSafeIntegers(true)` by the embedder's own code).
   const counts = preparedOnUse((kind: CountKind) => {
     const { text, names } = positional(sql.count(kind));
-    const statement = db.prepare<unknown[], [all: number, read: number]>(text).raw();
+    const statement = db.prepare<unknown[], [all: number, read: number]>(text).raw().safeIntegers(false);
     return boundBy(names, statement.get.bind(statement));
   });
   // As an application's search (lib/search/application-search.ts): a count that holds a
@@ -181,12 +183,14 @@ function createOwnSchemaSearch(db: Database, tables: TableNames): OneSearch {
   const counted = (kind: CountKind, bounds: Bounds, whole = false): number => {
     const [all, read] = counts(kind)(bounds, 0) ?? [0, 0];
     if (read !== all && !whole)
-      throw unreadableBooking(db.prepare<[Bounds], unknown[]>(sql.firstUnreadable).raw().get(bounds));
+      throw unreadableBooking(
+        db.prepare<[Bounds], unknown[]>(sql.firstUnreadable).raw().safeIntegers(false).get(bounds),
+      );
     return all;
   };
   const pages = preparedOnUse((filter: PageFilter) => {
     const { text, names } = positional(sql.page(filter));
-    const statement = db.prepare<unknown[], BookingRow>(text).raw();
+    const statement = db.prepare<unknown[], BookingRow>(text).raw().safeIntegers(false);
     return boundBy(names, statement.all.bind(statement));
   });
   counts('exact');

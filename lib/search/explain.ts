@@ -35,7 +35,7 @@ export function isTable(db: Database, name: string): boolean {
 export function seeksAmounts(db: Database, tables: TableNames): boolean {
   const lines = db
     .prepare<[Bounds], { detail: string }>(`EXPLAIN QUERY PLAN ${sqlFor(tables).firstInBand}`)
-    .all({ von: '', bis: '', low: 0, high: 0 })
+    .all({ von: '', bis: '', after: '', low: 0, high: 0 })
     .map(({ detail }) => detail);
   return lines.length > 0 && lines.every((detail) => / USING (?:COVERING )?INDEX \S+ \(/.test(detail));
 }
@@ -50,9 +50,11 @@ export function estimateSource(
   tables: TableNames = DEFAULT_TABLE_NAMES,
 ): { get(): Estimate | undefined } {
   const sql = sqlFor(tables);
-  const stats = db.prepare<[], Stats>(sql.stats).raw();
+  // Prepared on a book's first search of a band, perhaps after its handle's default became
+  // BigInts (lib/search/booking-search.ts): numbers, as the planner compares them.
+  const stats = db.prepare<[], Stats>(sql.stats).raw().safeIntegers(false);
   // Prepared each time it runs, which is seldom.
-  const rows = createRowEstimate(() => db.prepare<[], number>(sql.rows).pluck().get() ?? 0);
+  const rows = createRowEstimate(() => db.prepare<[], number>(sql.rows).pluck().safeIntegers(false).get() ?? 0);
   const cookie = db.prepare<[], number>('PRAGMA schema_version').pluck();
   let schema: number | undefined;
   let seeks = false;

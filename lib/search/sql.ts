@@ -17,6 +17,7 @@
 // in the statistics and prepare the statement again at every search: so each is planned
 // once, and the index used all the same (docs/design/README.md, "Re-preparation under stat4").
 
+import { textAfterDay } from '../days.js';
 import { DEFAULT_TABLE_NAMES, quoteName, type TableNames } from '../mapping.js';
 import type { SearchQuery } from '../query.js';
 
@@ -40,6 +41,8 @@ export interface SearchRows {
 export interface Bounds {
   von: string;
   bis: string;
+  /** The end, exclusive (lib/days.ts): a text that begins with `bis` is the window's, a 500, not missed. */
+  after: string;
   /** Lowest and highest stored amount_cents that match. */
   low: number;
   high: number;
@@ -69,6 +72,7 @@ export function toBounds(query: SearchQuery): Bounds {
   return {
     von: query.von,
     bis: query.bis,
+    after: textAfterDay(query.bis),
     low: -query.betragCents - query.toleranzCents,
     high: -query.betragCents + query.toleranzCents,
   };
@@ -79,18 +83,18 @@ export function toBounds(query: SearchQuery): Bounds {
  * left to itself. The tests hold every statement to it; the benchmark's peers serve it.
  */
 export const PLAIN = {
-  count: 'SELECT count(*) FROM entries WHERE date BETWEEN :von AND :bis AND amount_cents BETWEEN :low AND :high',
+  count: 'SELECT count(*) FROM entries WHERE date >= :von AND date < :after AND amount_cents BETWEEN :low AND :high',
   page: `SELECT e.id, e.date, e.amount_cents, e.subject, c.name, p.name FROM entries AS e
     LEFT JOIN categories AS c ON c.id = e.category_id LEFT JOIN payment_methods AS p ON p.id = e.payment_method_id
-    WHERE e.date BETWEEN :von AND :bis AND e.amount_cents BETWEEN :low AND :high
+    WHERE e.date >= :von AND e.date < :after AND e.amount_cents BETWEEN :low AND :high
     ORDER BY e.date DESC, e.id DESC LIMIT :limit`,
 } as const;
 
-const WINDOW = 'entries.date BETWEEN +:von AND +:bis';
+const WINDOW = 'entries.date >= +:von AND entries.date < +:after';
 
 /**
  * The filters, one per way through the index; each matches exactly the bookings of the
- * plain `date BETWEEN :von AND :bis AND amount_cents BETWEEN :low AND :high`, given when
+ * plain `date >= :von AND date < :after AND amount_cents BETWEEN :low AND :high`, given when
  * the planner chooses it (`chooseCount` below).
  */
 export const FILTERS = {
@@ -101,15 +105,12 @@ export const FILTERS = {
   // Every stored amount matches: only the window counts (and amounts that are no number,
   // which a view can produce and BETWEEN never matches).
   window: `${WINDOW} AND entries.amount_cents IS NOT NULL`,
-  // The same when no stored date is later than the window's end: the range is open at the
-  // top, so SQLite walks from the seek to the end of the index without comparing each
-  // entry with the upper bound, in about 60 % of the time.
+  // The same when no stored date lies past the window: open at the top, SQLite walks from
+  // the seek to the index's end without comparing each entry with an upper bound.
   windowFrom: 'entries.date >= +:von AND entries.amount_cents IS NOT NULL',
-  // Every booking is in the window: only the band counts (and dates that are no date,
-  // which BETWEEN never matches).
+  // Every booking is in the window: only the band counts (and a NULL date, no window's).
   band: 'entries.amount_cents BETWEEN +:low AND +:high AND entries.date IS NOT NULL',
-  // A band of amounts, one seek per distinct stored amount (the `band` CTE), then the
-  // window within it.
+  // A band of amounts, one seek per distinct stored amount (the `band` CTE), then the window.
   skipScan: `entries.amount_cents IN (SELECT amount FROM band WHERE amount IS NOT NULL) AND ${WINDOW}`,
 } as const;
 /**
@@ -180,7 +181,7 @@ export function sqlFor(tables: TableNames) {
         : `${prefix(kind)} SELECT ${countedAndRead('entries')} FROM ${entries} WHERE ${FILTERS[kind]}`,
     // Only when a count held a booking no search can answer: the first such, for the log.
     firstUnreadable: `SELECT entries.id, entries.date, entries.amount_cents, entries.subject, p.name FROM ${entries} ${joins}
-      WHERE entries.date BETWEEN :von AND :bis AND entries.amount_cents BETWEEN :low AND :high AND (${unreadable('entries')}) LIMIT 1`,
+      WHERE ${WINDOW} AND entries.amount_cents BETWEEN :low AND :high AND (${unreadable('entries')}) LIMIT 1`,
     page: (filter: PageFilter): string => {
       // The skip-scan finds the newest ids in the index first, so that only `limit` rows
       // are read from the table; the other paths find them in order already. The page is
@@ -278,9 +279,9 @@ export function bandCosts(bounds: Bounds, estimate: Estimate | undefined): BandC
       typeof firstDate === 'string' &&
       typeof lastDate === 'string' &&
       bounds.von <= firstDate &&
-      bounds.bis >= lastDate,
+      lastDate < bounds.after,
     // The latest date is text, so every other date sorts at or before it (numbers below text).
-    throughLastDate: typeof lastDate === 'string' && bounds.bis >= lastDate,
+    throughLastDate: typeof lastDate === 'string' && lastDate < bounds.after,
     windowRows: estimateWindowRows(bounds, firstDate, lastDate, estimate?.rows ?? 0),
     // Without an index to seek, a skip-scan would read every booking once per amount.
     bandSeeks: estimate?.seeksAmounts

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
+import { dayNumber, isoDate } from '../../lib/days.js';
 import type { ReconcileLine } from '../../lib/reconcile/body.js';
-import { dayNumber, isoDate } from '../../lib/reconcile/days.js';
 import { reconcile } from '../../lib/reconcile/reconcile.js';
 import type { BookingRow } from '../../lib/search/sql.js';
 
