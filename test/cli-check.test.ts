@@ -9,8 +9,17 @@ import { gzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { CASES, writeGnuCashBook } from '../fixtures/ledger-books.js';
 import { RECOMMENDED_INDEXES } from '../lib/schema.js';
-import { assertFails, directoryRefusal, run } from './support/cli-helpers.js';
+import { assertFails, cleanEnv, directoryRefusal, run, USER } from './support/cli-helpers.js';
 import { buildDatabase, databaseDir, fixtureSql, tempDir } from './support/helpers.js';
+
+test('a misspelt TZ is warned of first, as the service warns of it, with the nearest name; the file still fits', async (t) => {
+  const result = await run(['check', '--db', buildDatabase(t)], { ...cleanEnv(USER), TZ: 'Europe/Berln' });
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(
+    result.stdout,
+    /^warning: TZ=Europe\/Berln names no time zone Node\.js knows: .*; did you mean Europe\/Berlin\?\nDatabase: /,
+  );
+});
 
 test('a fitting database: the count, the dates, the indexes, the plan; exit 0', async (t) => {
   const file = buildDatabase(t);

@@ -5,7 +5,14 @@
 import type { Credentials } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
 import type { BookConfig, ServeCommand, UnreadCredentials } from '../config/index.js';
-import { readApp, readCredentialsFile, readTableNames, resolveBooks, stuckLimitMs } from '../config/index.js';
+import {
+  readApp,
+  readCredentialsFile,
+  readTableNames,
+  resolveBooks,
+  stuckLimitMs,
+  unknownTimeZone,
+} from '../config/index.js';
 import { type BookFile, judgedAs, writeReport } from '../files/index.js';
 import { Guard, slowJudgement } from '../guard/index.js';
 import { warnAboutOpenBooks, warnAboutSecretFiles } from '../serve/index.js';
@@ -19,6 +26,7 @@ import { warnAboutOpenBooks, warnAboutSecretFiles } from '../serve/index.js';
  * and exit code 1.
  */
 export async function checkInGuard(file: string, book: BookFile, searchMs: number): Promise<number> {
+  warnOfTimeZone();
   const guard = new Guard({ limitMs: searchMs });
   const limitMs = stuckLimitMs(searchMs);
   try {
@@ -34,6 +42,12 @@ export async function checkInGuard(file: string, book: BookFile, searchMs: numbe
   } finally {
     guard.end();
   }
+}
+
+/** A misspelt TZ, as the service warns of it at its start: its days would be UTC's. */
+function warnOfTimeZone(): void {
+  const zone = unknownTimeZone(process.env['TZ']);
+  if (zone !== undefined) writeReport([zone], 0);
 }
 
 /** The credentials as `check --config` judges the books by, or why it cannot: not given, or given but wrong. */
@@ -63,6 +77,7 @@ export async function reportOnBooks(
   command: ServeCommand,
   credentialsProblem: UnreadCredentials | undefined,
 ): Promise<number> {
+  warnOfTimeZone();
   const file = command.config?.file ?? '';
   const lines = [`Configuration: ${file}`];
   const { credentials, unread } = readCheckedCredentials(command, credentialsProblem);

@@ -9,7 +9,7 @@ import type { AppIn, TableNames } from '../files/index.js';
 import type { TlsMinVersion } from '../listen/index.js';
 import type { BookConfig } from './book-config.js';
 import type { ConfigFile } from './config-file.js';
-import { type Origin, strayVariables, type Values } from './configuration.js';
+import { type Origin, strayVariables, type Values, variableName } from './configuration.js';
 import { type CredentialsFrom, credentialsSource, NO_CREDENTIALS, readCredentials } from './credentials.js';
 import { type Setting, usage } from './setting-kinds.js';
 import { BOOK_SETTINGS, camel, type Flag, readSetting, SETTINGS, type SettingValues } from './settings.js';
@@ -92,7 +92,7 @@ export interface Asked {
 export function readServeCommand(setting: Reader, given: Values, asked: Asked): ServeCommand | CheckConfig {
   const { verb, env, config, origins } = asked;
   const hasBooks = config !== undefined && config.books.length > 0;
-  const { demo, db, app, tables } = readBookSource(setting, hasBooks, origins);
+  const { demo, db, app, tables } = readBookSource(setting, hasBooks, asked);
   const tls = readTls(setting, given);
   const { socket, admin, trustProxy, timeouts } = readListeners(setting, given);
 
@@ -164,22 +164,22 @@ export interface UnreadCredentials {
 }
 
 /** What is served: the file of --db, the demo, or (`hasBooks`) the configuration file's books. */
-function readBookSource(setting: Reader, hasBooks: boolean, origins: ReadonlyMap<string, Origin>) {
+function readBookSource(setting: Reader, hasBooks: boolean, { origins, env }: Asked) {
   const demo = setting('demo');
   const db = setting('db');
   if (hasBooks) {
     // The books are the file's sections: a file, mapping or base path given beside them
     // would be a book without a name and users, so it is refused where it was written.
+    const variable = variableName('config');
+    const books = setting('config') === undefined && env[variable] ? `${variable}'s file` : '--config FILE';
     for (const key of BOOK_SETTINGS) {
       const origin = origins.get(key);
       if (origin === undefined) continue;
       const problem = `${key} belongs in a [book NAME] section when the file has books`;
       if (origin.kind === 'file') throw new CliError(`${origin.file}:${origin.line}: ${problem}`);
-      throw usage(
-        origin.kind === 'flag'
-          ? `give either --${key} or books in --config FILE, not both`
-          : `${origin.variable} is set, but the books come from --config FILE; unset it`,
-      );
+      // A flag is a wrong command line (exit 2); a variable, the setup's (exit 1).
+      if (origin.kind === 'flag') throw usage(`give either --${key} or books in ${books}, not both`);
+      throw new CliError(`${origin.variable} is set, but the books come from ${books}; unset it`);
     }
     if (demo) throw usage('give either --demo or books in --config FILE, not both');
   } else {

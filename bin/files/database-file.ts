@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { errorCode, isNotReadableNow, REFUSED_BY_SETTING } from '../../lib/internal.js';
 import { CliError, describeFsError, describeReadError, shellWord } from '../base/index.js';
 import { folderHint, notADatabase, readHead } from './file-kind.js';
-import { besideFile, identityOf, isSqliteHeader, journalOf, logName } from './file-look.js';
+import { besideFile, identityOf, isSqliteHeader, journalOf, logBytes, logName } from './file-look.js';
 import type { Trusted } from './file-rule.js';
 import { judgeDatabaseFile, whyNotReadable } from './file-safety.js';
 import { nameOf } from './posix-readable.js';
@@ -237,9 +237,16 @@ export function describeDatabaseError(file: string | undefined, error: unknown):
   if (file !== undefined && code?.startsWith('SQLITE_CANTOPEN'))
     return `cannot open database ${file}: SQLite cannot open it or a file beside it (${code})`;
   if (file === undefined) return message;
+  if (code?.startsWith('SQLITE_CORRUPT') && logBytes(file) > 0) return corruptBesideLog(file, message);
   // The library names the file by its parameter, `db`; an admin knows it by its path.
   const judged = JUDGED.exec(message);
   return judged === null ? `cannot serve ${file}: ${message}` : `${file} ${message.slice(judged[0].length)}`;
+}
+
+/** A file SQLite finds broken with a log laid over it: the log may be another file's. */
+function corruptBesideLog(file: string, message: string): string {
+  const name = logName(file);
+  return `cannot serve ${file}: ${message}, read with ${name}-wal beside it (${logBytes(file)} bytes): if the file is a backup put back beside the replaced file's ${name}-wal and ${name}-shm, move those two away (the backup itself may be intact)`;
 }
 
 // How validateDatabase's refusals start.

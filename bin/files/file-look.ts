@@ -126,11 +126,8 @@ export function journalOf(file: string): { wal: boolean; description: string } {
     return { wal: true, description: `WAL (write-ahead log): ${there('-wal', wal)}, ${there('-shm', shm)}` };
   }
   const journal = sizeOf(besideFile(file, '-journal'));
-  // SQLite reads a -wal with commits beside a file whatever its header says (a file in WAL
-  // mode before, or another file's log left beside this one).
-  const log = sizeOf(besideFile(file, '-wal')) ?? 0;
-  const read =
-    log > WAL_HEADER_BYTES ? `; but ${name}-wal beside it holds ${log} bytes, which SQLite reads into it` : '';
+  const log = logBytes(file);
+  const read = log > 0 ? `; but ${name}-wal beside it holds ${log} bytes, which SQLite reads into it` : '';
   return {
     wal: false,
     description:
@@ -138,6 +135,16 @@ export function journalOf(file: string): { wal: boolean; description: string } {
         ? `rollback journal (WAL is off); no journal file${read}`
         : `rollback journal (WAL is off); ${name}-journal ${journal} bytes (a write in progress, or one that was interrupted)${read}`,
   };
+}
+
+/**
+ * The bytes of the -wal beside `file` when it holds commits, else 0. SQLite reads them into
+ * the file whatever its header says: a file in WAL mode before, or another file's log left
+ * beside this one (a backup restored beside the replaced file's -wal).
+ */
+export function logBytes(file: string): number {
+  const log = sizeOf(besideFile(file, '-wal')) ?? 0;
+  return log > WAL_HEADER_BYTES ? log : 0;
 }
 
 function sizeOf(file: string): number | undefined {

@@ -405,7 +405,15 @@ test('with [book NAME] sections, db, app, table-names and base-path belong in th
   assert.deepEqual(
     outcome(() => parseCommandLine([], { ...USER, BOOKING_SEARCH_APP: 'mmex' }, () => config(books))),
     {
-      error: 'BOOKING_SEARCH_APP is set, but the books come from --config FILE; unset it (see --help)',
+      error: 'BOOKING_SEARCH_APP is set, but the books come from --config FILE; unset it',
+      exitCode: 1,
+    },
+  );
+  // The configuration named by its variable is named so.
+  assert.deepEqual(
+    outcome(() => parseCommandLine(['--db', 'y'], { ...USER, BOOKING_SEARCH_CONFIG: FILE }, () => config(books))),
+    {
+      error: "give either --db or books in BOOKING_SEARCH_CONFIG's file, not both (see --help)",
       exitCode: 2,
     },
   );

@@ -10,7 +10,13 @@ import { syncBuiltinESMExports } from 'node:module';
 import { delimiter, join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { ensureDatabaseFile, heldExclusively, notReadableNow, openDatabase } from '../../bin/files/database-file.js';
+import {
+  describeDatabaseError,
+  ensureDatabaseFile,
+  heldExclusively,
+  notReadableNow,
+  openDatabase,
+} from '../../bin/files/database-file.js';
 import { isNotReadableNow } from '../../lib/errors.js';
 import { createBookingSearch } from '../../lib/search/index.js';
 import { WIDEST as EVERY_BOOKING } from '../support/cash-book.js';
@@ -169,4 +175,18 @@ test("a hot journal's command for the file's owner asks the name service once a 
     assert.match(notReadableNow(unknown, hot)?.explanation ?? '', /as its owner: sudo -u '#54322' sqlite3 /);
   }
   assert.deepEqual(fs.readFileSync(calls, 'utf8').split('\n').filter(Boolean), ['passwd 54321', 'passwd 54322']);
+});
+
+test("a file SQLite finds malformed with a -wal of commits beside it names that log, and that a backup's may be the replaced file's", (t) => {
+  const file = join(tempDir(t), 'kasse.sqlite');
+  const app = new Database(file);
+  app.exec(fixtureSql('schema.sql'));
+  app.close();
+  const malformed = Object.assign(new Error('database disk image is malformed'), { code: 'SQLITE_CORRUPT' });
+  assert.equal(describeDatabaseError(file, malformed), `cannot serve ${file}: database disk image is malformed`);
+  fs.writeFileSync(`${file}-wal`, Buffer.alloc(4_152));
+  assert.equal(
+    describeDatabaseError(file, malformed),
+    `cannot serve ${file}: database disk image is malformed, read with kasse.sqlite-wal beside it (4152 bytes): if the file is a backup put back beside the replaced file's kasse.sqlite-wal and kasse.sqlite-shm, move those two away (the backup itself may be intact)`,
+  );
 });
