@@ -123,7 +123,7 @@ export function createBookingSearch(
     inTransaction,
     waited,
     LOOP_TURN_OF_THIS_THREAD,
-    (error) => isLock(error) && db.pragma('busy_timeout', { simple: true }) === 0,
+    (error) => isLock(error) && Number(db.pragma('busy_timeout', { simple: true })) === 0,
   );
   const search = (query: SearchQuery): SearchRows => inTransaction(() => searchInTransaction(query));
   return Object.assign(search, turns);
