@@ -6,7 +6,7 @@
 import cluster from 'node:cluster';
 import { CliError, holdReloads, logInfo, logLine, logText, NAME, readPackageFile, readVersion } from './base/index.js';
 import { commandOfPrimary, primaryChannel, reportFailure, shareStaleLogs } from './cluster/index.js';
-import { checkInGuard, reportOnBooks, runHashPassword } from './commands/index.js';
+import { checkOneFile, reportOnBooks, runHashPassword } from './commands/index.js';
 import {
   asksForTheService,
   CONFIG_KEYS,
@@ -30,7 +30,7 @@ const COMMANDS: { [Name in Command['command']]: Run<Extract<Command, { command: 
   version: () => void process.stdout.write(`${readVersion()}\n`),
   openapi: () => void process.stdout.write(readPackageFile('openapi.json')),
   'hash-password': () => runHashPassword(process.stdin, process.stdout),
-  check: (command) => checkInGuard(command.db, command, command.searchMs),
+  check: (command) => checkOneFile(command.db, command, command.searchMs),
   'check-config': (command) => reportOnBooks(command.serve, command.credentialsProblem),
   serve: runServe,
 };

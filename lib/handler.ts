@@ -260,8 +260,9 @@ export interface Mount {
 
 /**
  * A request handler that passes each request to the mount its path names; one that names
- * none to `next` where it is given (Express), else to `fallback`. Throws a TypeError naming the mount when a base path is not one, is
- * given twice or is not the one createHandler made its handler with.
+ * none to `next` where it is given (Express), else to `fallback`. Throws a TypeError naming
+ * the mount when a base path is not one, is given twice or is not the one createHandler made
+ * its handler with.
  */
 export function mountHandlers(mounts: readonly Mount[], fallback: RequestHandler): RequestHandler {
   ensure(Array.isArray(mounts), 'mounts must be an array of { basePath, handler }');

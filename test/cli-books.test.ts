@@ -475,6 +475,9 @@ test('check --config judges every book as check --db does and says which fit; a 
   writeConfig(o, [books.mueller as string, books.schmidt as string, books.meier as string]);
   const fits = await run(['check', '--config', o.config], cleanEnv());
   assert.equal(fits.code, 0, fits.stdout + fits.stderr);
+  // A misspelt TZ is said once for the whole configuration, not once a book.
+  const misspelt = await run(['check', '--config', o.config], cleanEnv({ TZ: 'Europe/Berln' }));
+  assert.equal(misspelt.stdout.match(/^warning: TZ=Europe\/Berln /gm)?.length, 1, misspelt.stdout);
   assert.match(
     fits.stdout,
     /^Configuration: .*books\.conf\nCredentials: 4 user\(s\); the users of the books are checked against them\.\nBooks: 3\.\n/,

@@ -26,7 +26,6 @@ import { warnAboutOpenBooks, warnAboutSecretFiles } from '../serve/index.js';
  * and exit code 1.
  */
 export async function checkInGuard(file: string, book: BookFile, searchMs: number): Promise<number> {
-  warnOfTimeZone();
   const guard = new Guard({ limitMs: searchMs });
   const limitMs = stuckLimitMs(searchMs);
   try {
@@ -44,7 +43,13 @@ export async function checkInGuard(file: string, book: BookFile, searchMs: numbe
   }
 }
 
-/** A misspelt TZ, as the service warns of it at its start: its days would be UTC's. */
+/** `check --db FILE`: checkInGuard, after what the service would warn of at its start. */
+export function checkOneFile(file: string, book: BookFile, searchMs: number): Promise<number> {
+  warnOfTimeZone();
+  return checkInGuard(file, book, searchMs);
+}
+
+/** A misspelt TZ, said once before a check, as the service says it at its start: its days would be UTC's. */
 function warnOfTimeZone(): void {
   const zone = unknownTimeZone(process.env['TZ']);
   if (zone !== undefined) writeReport([zone], 0);

@@ -2,5 +2,5 @@
 // `hash-password`. Run in the process of the command line, `check` partly in a guard.
 //
 // This file is the room's door: the other rooms import from it only.
-export { checkInGuard, reportOnBooks } from './check.js';
+export { checkOneFile, reportOnBooks } from './check.js';
 export { runHashPassword } from './hash-password.js';

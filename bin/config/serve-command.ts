@@ -181,7 +181,7 @@ function readBookSource(setting: Reader, hasBooks: boolean, { origins, env }: As
       if (origin.kind === 'flag') throw usage(`give either --${key} or books in ${books}, not both`);
       throw new CliError(`${origin.variable} is set, but the books come from ${books}; unset it`);
     }
-    if (demo) throw usage('give either --demo or books in --config FILE, not both');
+    if (demo) throw usage(`give either --demo or books in ${books}, not both`);
   } else {
     if (demo && db !== undefined) throw usage('give either --db FILE or --demo, not both');
     if (!demo && db === undefined) throw usage('--db FILE is required (or --demo for sample data, or --config FILE)');

@@ -245,8 +245,8 @@ export function describeDatabaseError(file: string | undefined, error: unknown):
 
 /** A file SQLite finds broken with a log laid over it: the log may be another file's. */
 function corruptBesideLog(file: string, message: string): string {
-  const name = logName(file);
-  return `cannot serve ${file}: ${message}, read with ${name}-wal beside it (${logBytes(file)} bytes): if the file is a backup put back beside the replaced file's ${name}-wal and ${name}-shm, move those two away (the backup itself may be intact)`;
+  const log = besideFile(file, '-wal');
+  return `cannot serve ${file}: ${message}, read with ${log} laid over it (${logBytes(file)} bytes): if the file is a backup put back beside the replaced file's log, move ${log} and its -shm away (the backup itself may be intact)`;
 }
 
 // How validateDatabase's refusals start.

@@ -187,6 +187,6 @@ test("a file SQLite finds malformed with a -wal of commits beside it names that 
   fs.writeFileSync(`${file}-wal`, Buffer.alloc(4_152));
   assert.equal(
     describeDatabaseError(file, malformed),
-    `cannot serve ${file}: database disk image is malformed, read with kasse.sqlite-wal beside it (4152 bytes): if the file is a backup put back beside the replaced file's kasse.sqlite-wal and kasse.sqlite-shm, move those two away (the backup itself may be intact)`,
+    `cannot serve ${file}: database disk image is malformed, read with ${file}-wal laid over it (4152 bytes): if the file is a backup put back beside the replaced file's log, move ${file}-wal and its -shm away (the backup itself may be intact)`,
   );
 });
