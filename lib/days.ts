@@ -32,14 +32,5 @@ export function isoDate(days: number): string {
   return `${String(year).padStart(4, '0')}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
 }
 
-/**
- * The first text after every one that begins with `day`: the next day, or past the last,
- * '9999-12-32'. A date is in a window when `von <= date < textAfterDay(bis)`: a time of day
- * written with the last day is the window's, and windows read one after another meet.
- */
-export function textAfterDay(day: string): string {
-  return day < '9999-12-31' ? isoDate(dayNumber(day) + 1) : '9999-12-32';
-}
-
 const FIRST_DAY = -719_528; // 0000-01-01
 const LAST_DAY = 2_932_896; // 9999-12-31

@@ -175,6 +175,14 @@ function decodeComponent(text: string): string | undefined {
   }
 }
 
+/**
+ * The end of a window whose last day is `day`: after every text that begins with the day (a
+ * time of day written with it, `2026-07-04 12:00`, `2026-07-04T00:00:00`), before the next
+ * day. Such a text is the last day's: a search finds it (the 500 of a booking it cannot
+ * answer, or the day an application stores so), and windows read one after another meet.
+ */
+export const endOfDay = (day: string): string => `${day}\u{10FFFF}`;
+
 /** A real date of the proleptic Gregorian calendar: `2024-02-29` yes, `2025-02-29` no. */
 export function isCalendarDate(text: string): boolean {
   // YYYY-MM-DD, read digit by digit: no match array, no number parsing.

@@ -28,6 +28,7 @@
 // index an admin may add.
 
 import type { ApplicationMapping } from '../mapping.js';
+import { endOfDay } from '../query.js';
 import { storedDay } from './day.js';
 import { fractionCents } from './fraction.js';
 import { sharedAccountNames } from './names.js';
@@ -93,9 +94,9 @@ export const kmymoney: ApplicationMapping = {
   bookings: bookings('AND s.postDate BETWEEN +:from AND +:to'),
   // Every split, also one whose postDate no window admits (NULL, or text that is no date).
   allBookings: bookings(''),
-  // 'YYYY-MM-DD' and, from upgraded files, 'YYYY-MM-DDT00:00:00': '~' sorts after both.
+  // 'YYYY-MM-DD' and, from upgraded files, 'YYYY-MM-DDT00:00:00': the last day whole.
   // Exact: a postDate in the window is one of von..bis, or text that is no day (its 500).
-  window: (von, bis) => ({ from: von, to: `${bis}~` }),
+  window: (von, bis) => ({ from: von, to: endOfDay(bis) }),
   windowIndex: { name: 'kmmSplits_account_date', create: KMYMONEY_DATE_INDEX },
   exactWindow: true,
   notes: sharedAccountNames(

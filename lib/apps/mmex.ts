@@ -32,6 +32,7 @@
 // The window is read by MMEX's own index on TRANSDATE.
 
 import type { ApplicationMapping } from '../mapping.js';
+import { endOfDay } from '../query.js';
 import { storedDay } from './day.js';
 
 // A category as MMEX shows it: its whole path (CategoryModel::get_data_fullname), up to a
@@ -139,9 +140,8 @@ export const mmex: ApplicationMapping = {
   bookings: bookings('t.TRANSDATE BETWEEN +:from AND +:to AND '),
   // Every transaction, also one whose TRANSDATE no window admits (NULL, or text that is no date).
   allBookings: bookings(''),
-  // '2026-03-14T00:00:00' and, from files before schema 20, '2026-03-14': '~' sorts after
-  // both 'T' and the end of the text, so the last day is included whole.
-  window: (von, bis) => ({ from: von, to: `${bis}~` }),
+  // '2026-03-14T00:00:00' and, from files before schema 20, '2026-03-14': the last day whole.
+  window: (von, bis) => ({ from: von, to: endOfDay(bis) }),
   windowIndex: { name: 'IDX_CHECKINGACCOUNT_TRANSDATE' },
   exactWindow: true,
   notes: `

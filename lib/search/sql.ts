@@ -17,9 +17,8 @@
 // in the statistics and prepare the statement again at every search: so each is planned
 // once, and the index used all the same (docs/design/README.md, "Re-preparation under stat4").
 
-import { textAfterDay } from '../days.js';
 import { DEFAULT_TABLE_NAMES, quoteName, type TableNames } from '../mapping.js';
-import type { SearchQuery } from '../query.js';
+import { endOfDay, type SearchQuery } from '../query.js';
 
 /** One page row, as SQLite returns it in raw mode. */
 export type BookingRow = [
@@ -41,7 +40,7 @@ export interface SearchRows {
 export interface Bounds {
   von: string;
   bis: string;
-  /** The end, exclusive (lib/days.ts): a text that begins with `bis` is the window's, a 500, not missed. */
+  /** The end, exclusive (endOfDay): a text that begins with `bis` is the window's, a 500, not missed. */
   after: string;
   /** Lowest and highest stored amount_cents that match. */
   low: number;
@@ -72,7 +71,7 @@ export function toBounds(query: SearchQuery): Bounds {
   return {
     von: query.von,
     bis: query.bis,
-    after: textAfterDay(query.bis),
+    after: endOfDay(query.bis),
     low: -query.betragCents - query.toleranzCents,
     high: -query.betragCents + query.toleranzCents,
   };

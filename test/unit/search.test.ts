@@ -208,7 +208,7 @@ test("amounts and dates that are no number or date (NULL, text, numbers, as a vi
   };
   assert.equal(createBookingSearch(db)(everything).count, 3, 'only the three numbers with dates in 2026');
   // The number 20260306, stored as text, sorts after every day of 2026 and before 2027's:
-  // each search whose window (to 2026-12-31 or later) and band count it fails (a page that
+  // each search whose window (into 2027 or later) and band count it fails (a page that
   // shows it fails as it is written); any other is the plain query's answer.
   for (const query of queries) {
     const widest = { ...query, von: '0000-01-01', bis: '9999-12-31' };
