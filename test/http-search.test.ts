@@ -273,6 +273,14 @@ test('on a connection with busy timeout 0, a search that meets a write lock wait
   assertReply(reply, 200, { anzahl: 7, buchungen: [] });
 });
 
+test("on such a connection whose default turned to BigInts after the handler was made (the embedder's own code), the search still waits for the lock", async (t) => {
+  const { origin, reader, writer } = await servedWhileLocked(t, 0);
+  reader.defaultSafeIntegers(true);
+  setTimeout(() => writer.exec('COMMIT'), 30);
+  const reply = await get(`${origin}/api/v1/buchungen?${MARCH}&betrag=-12.5&toleranz=1&limit=0`);
+  assertReply(reply, 200, { anzahl: 7, buchungen: [] });
+});
+
 test('a connection its owner closes while a search waits for it: 500 database_unavailable with Retry-After: 1, so that the retry reaches the handler over a new one', async (t) => {
   const { origin, reader, writer, errors } = await servedWhileLocked(t, 0);
   setTimeout(() => {
