@@ -4,7 +4,17 @@
 // primary, which says it once) and a non-zero exit code.
 
 import cluster from 'node:cluster';
-import { CliError, holdReloads, logInfo, logLine, logText, NAME, readPackageFile, readVersion } from './base/index.js';
+import {
+  CliError,
+  describeBug,
+  holdReloads,
+  logInfo,
+  logLine,
+  logText,
+  NAME,
+  readPackageFile,
+  readVersion,
+} from './base/index.js';
 import { commandOfPrimary, primaryChannel, reportFailure, shareStaleLogs } from './cluster/index.js';
 import { checkOneFile, reportOnBooks, runHashPassword } from './commands/index.js';
 import {
@@ -52,7 +62,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     const exitCode = await run(command, reread);
     if (typeof exitCode === 'number') process.exitCode = exitCode;
   } catch (error: unknown) {
-    const message = error instanceof CliError ? error.message : `unexpected error: ${String(error)}`;
+    const message = error instanceof CliError ? error.message : `unexpected error: ${describeBug(error)}`;
     if (cluster.isWorker) return reportFailure(message);
     // A wrong command line and a command's refusal (check, hash-password: a bad line of the
     // file check reads too) answer the person typing it; the service's refusal is a log line.

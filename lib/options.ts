@@ -83,7 +83,6 @@ const LEAST = {
   maxUserWaitingSearches: 1,
 } as const satisfies Partial<Record<keyof Filled, number>>;
 
-// The name is also the realm of a header, which must stay printable ASCII.
 /** A service's or a book's name: the realm of its challenge, so printable ASCII (RFC 9110 §11.5). */
 export const SERVICE_NAME = /^[\x20-\x7E]{1,100}$/;
 

@@ -176,10 +176,10 @@ function decodeComponent(text: string): string | undefined {
 }
 
 /**
- * The end of a window whose last day is `day`: after every text that begins with the day (a
- * time of day written with it, `2026-07-04 12:00`, `2026-07-04T00:00:00`), before the next
- * day. Such a text is the last day's: a search finds it (the 500 of a booking it cannot
- * answer, or the day an application stores so), and windows read one after another meet.
+ * The end, exclusive, of a window whose last day is `day`: the day followed by the highest
+ * code point, so `2026-07-04 12:00` is inside a window ending on 2026-07-04 and the search
+ * answers 500 for it rather than skipping it (or reads the day, where an application stores
+ * its days so). Windows read one after another meet without a gap.
  */
 export const endOfDay = (day: string): string => `${day}\u{10FFFF}`;
 

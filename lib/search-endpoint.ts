@@ -148,6 +148,7 @@ export function formatBooking([id, date, amountCents, subject, category, payment
   // cents. The mapping (or the file) is wrong; the search answers its 500, with the booking
   // named in the log as the count's guard names it, rather than a wrong answer.
   if (typeof date !== 'string' || !isCalendarDate(date) || !Number.isSafeInteger(amountCents)) {
+    // In the order bookingFault reads a booking: without its category.
     throw unreadableBooking([id, date, amountCents, subject, paymentMethod]);
   }
   // docs/API.md, Sign convention: betrag = -amount_cents / 100.

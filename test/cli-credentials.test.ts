@@ -29,9 +29,15 @@ function groupNamed(gid: number): string {
   return name ? `${name} (${gid})` : `${gid}`;
 }
 
-/** Runs `hash-password` with `input` on its standard input. */
-async function hashPasswordOf(input: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, 'hash-password'], { stdio: ['pipe', 'pipe', 'pipe'], timeout: 30_000 });
+/** Runs `hash-password` with `input` on its standard input, Node given `nodeArgs`. */
+async function hashPasswordOf(
+  input: string,
+  nodeArgs: string[] = [],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [...nodeArgs, BIN, 'hash-password'], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    timeout: 30_000,
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -40,6 +46,25 @@ async function hashPasswordOf(input: string): Promise<{ code: number | null; std
   const [code] = (await once(child, 'close')) as [number | null];
   return { code, stdout, stderr };
 }
+
+test('a bug in a command (crypto.scrypt throwing) ends it with one line that says where, never a stack trace, exit code 1', async (t) => {
+  const preload = join(tempDir(t), 'bug.mjs');
+  writeFileSync(
+    preload,
+    `import crypto from 'node:crypto';
+import { syncBuiltinESMExports } from 'node:module';
+crypto.scrypt = () => { throw new TypeError('boom'); };
+syncBuiltinESMExports();
+`,
+  );
+  const result = await hashPasswordOf('geheim\n', ['--import', preload]);
+  assert.equal(result.code, 1, result.stderr);
+  assert.equal(result.stdout, '');
+  assert.match(
+    result.stderr,
+    new RegExp(`^booking-search-server: unexpected error: TypeError: boom \\(at file://${preload}:3:\\d+\\)\\n$`),
+  );
+});
 
 test('hash-password prints one scrypt PHC line that crypto.scrypt reproduces from the first line of stdin', async () => {
   const [lf, crlf, noNewline] = await Promise.all([

@@ -21,6 +21,16 @@ export function describeError(error: unknown): string {
 }
 
 /**
+ * An error no code expected, for the one line it ends with: its words and the innermost
+ * stack frame in a file, not in Node itself (` (at FILE:LINE:COLUMN)`), never the stack.
+ */
+export function describeBug(error: unknown): string {
+  const stack = error instanceof Error ? (error.stack ?? '') : '';
+  const frame = /^\s+at (?:.*\()?((?:file:\/\/|\/)[^()\s]+:\d+:\d+)\)?$/m.exec(stack);
+  return `${describeError(error)}${frame === null ? '' : ` (at ${frame[1]})`}`;
+}
+
+/**
  * Whether `error` is macOS' privacy protection (TCC) refusing a read: EPERM, where a mode
  * that forbids it says EACCES. A service under launchd may not read Desktop, Documents,
  * Downloads, iCloud Drive or removable volumes without Full Disk Access, whatever the mode.

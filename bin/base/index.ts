@@ -5,7 +5,14 @@
 // This file is the room's door: the other rooms import from it only.
 
 export { type Channel, ChannelError, createChannel, isUnhandled, type Port } from './channel.js';
-export { CliError, describeError, describeFsError, describeReadError, isPrivacyRefusal } from './errors.js';
+export {
+  CliError,
+  describeBug,
+  describeError,
+  describeFsError,
+  describeReadError,
+  isPrivacyRefusal,
+} from './errors.js';
 export {
   accessLog,
   errorLineTemplate,

@@ -4,7 +4,7 @@
 // WinSW or NSSM stops a console program with Ctrl+C too); SIGHUP reloads it. And an error
 // nothing caught, which ends it in one line.
 
-import { describeError } from './errors.js';
+import { describeBug } from './errors.js';
 import { logLine } from './log.js';
 
 // Once a stop began, no reload starts, and one under way says nothing: what it would serve,
@@ -122,7 +122,7 @@ export function inTurn<A extends unknown[], R>(run: (...args: A) => Promise<R>):
 export function stopOnBugs(end: () => void = () => process.exit(1)): void {
   let ending = false;
   process.on('uncaughtException', (error) => {
-    logLine(`unexpected error, stopping: ${describeError(error)}${thrownAt(error)}`);
+    logLine(`unexpected error, stopping: ${describeBug(error)}`);
     if (ending) process.exit(1);
     ending = true;
     try {
@@ -131,11 +131,4 @@ export function stopOnBugs(end: () => void = () => process.exit(1)): void {
       process.exit(1);
     }
   });
-}
-
-/** ` (at FILE:LINE:COLUMN)`: the innermost stack frame in a file, not in Node itself. */
-function thrownAt(error: unknown): string {
-  const stack = error instanceof Error ? (error.stack ?? '') : '';
-  const frame = /^\s+at (?:.*\()?((?:file:\/\/|\/)[^()\s]+:\d+:\d+)\)?$/m.exec(stack);
-  return frame === null ? '' : ` (at ${frame[1]})`;
 }

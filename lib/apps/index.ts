@@ -1,7 +1,5 @@
 // The registry of mappings: what `--app NAME` and `options.app` take, and what `check`
-// recognises a file by. To add an application: one file beside this one exporting an
-// ApplicationMapping (lib/mapping.ts says what its SQL must give), one line below, one
-// section in docs/applications.md, and a test that builds the application's real schema.
+// recognises a file by. To add an application: CONTRIBUTING.md, "Where to change what".
 
 import type { ApplicationMapping } from '../mapping.js';
 import { actual } from './actual.js';

@@ -15,11 +15,12 @@ import { type BookingRow, countedAndRead, type SearchRows, toBounds, unreadable 
 export function createApplicationSearch(db: Database, mapping: ApplicationMapping): (query: SearchQuery) => SearchRows {
   useMapping(db, mapping);
   const sql = applicationSql(mapping);
-  const count = db.prepare<[Record<string, unknown>], [all: number, read: number]>(sql.count).raw();
-  const page = db.prepare<[Record<string, unknown>], BookingRow>(sql.page).raw();
+  // Plain numbers, whatever the handle's default turns to later, as the own schema's statements.
+  const count = db.prepare<[Record<string, unknown>], [all: number, read: number]>(sql.count).raw().safeIntegers(false);
+  const page = db.prepare<[Record<string, unknown>], BookingRow>(sql.page).raw().safeIntegers(false);
   // Only when a search fails: which booking it is, for the log.
   const firstUnreadable = (parameters: Record<string, unknown>): unknown[] | undefined =>
-    db.prepare<[Record<string, unknown>], unknown[]>(sql.firstUnreadable).raw().get(parameters);
+    db.prepare<[Record<string, unknown>], unknown[]>(sql.firstUnreadable).raw().safeIntegers(false).get(parameters);
   return (query) => {
     const bounds = toBounds(query);
     const parameters = { ...bounds, ...mapping.window(bounds.von, bounds.bis), limit: query.limit };

@@ -1,7 +1,9 @@
 // The booking search, by job: the SQL text and the planner with its cost model (sql.ts),
-// the queue of turns (turns.ts) and whose query runs next (rotations.ts), the search
-// prepared on a database (booking-search.ts) and explain for `check` (explain.ts). The
-// door: a file of lib/ outside this folder imports only from here.
+// the queue of turns (turns.ts, queued.ts) and whose query runs next (rotations.ts), the
+// search prepared on a database (booking-search.ts; over an application's tables,
+// application-search.ts), explain for `check` (explain.ts), and the look at a sample's
+// texts that `check` and the start take (texts.ts). The door: a file of lib/ outside this
+// folder imports only from here.
 
 export {
   bookingFault,

@@ -1,5 +1,5 @@
 // The queued queries of a turn (lib/search/turns.ts decides when and whose), run inside
-// one call of `turn`, and what a failed one is answered: its error or, when it met another
+// one call of `enclose`, and what a failed one is answered: its error or, when it met another
 // connection's lock, a wait for the lock as a timer, never holding the event loop. Such a
 // query is tried again every few milliseconds, in a turn of its own, until it has an answer
 // or its own LOCK_WAIT_MS since its first try have passed; meanwhile it counts as waiting.
@@ -32,14 +32,14 @@ export interface Answers {
 }
 
 /**
- * The waiting queries in rotation inside one call of `turn`, until `TURN_BUDGET_MS` has
+ * The waiting queries in rotation inside one call of `enclose`, until `TURN_BUDGET_MS` has
  * passed since `started`: the queries it ran and their outcomes. `waited` hears how long
  * each waited, as it starts; `hold` takes a query that failed to wait out a lock: it is not answered now.
  */
 export function runQueued<Q, R>(
   waiting: Rotations<Job<Q, R>>,
   run: (query: Q) => R,
-  turn: (work: () => void) => void,
+  enclose: (work: () => void) => void,
   waited: ((seconds: number, query: Q) => void) | undefined,
   started: number,
   hold: Hold<Job<Q, R>>,
@@ -47,7 +47,7 @@ export function runQueued<Q, R>(
   const batch: Job<Q, R>[] = [];
   const outcomes: Outcome<R>[] = [];
   try {
-    turn(() => {
+    enclose(() => {
       // Each query starts when the one before it ended: one clock reading per query.
       let clock = started;
       for (let job = waiting.next(); job !== undefined; job = waiting.next()) {

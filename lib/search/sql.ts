@@ -40,7 +40,7 @@ export interface SearchRows {
 export interface Bounds {
   von: string;
   bis: string;
-  /** The end, exclusive (endOfDay): a text that begins with `bis` is the window's, a 500, not missed. */
+  /** The end, exclusive (endOfDay): `bis 12:00` is inside the window, answered 500, not skipped. */
   after: string;
   /** Lowest and highest stored amount_cents that match. */
   low: number;
@@ -113,10 +113,10 @@ export const FILTERS = {
   skipScan: `entries.amount_cents IN (SELECT amount FROM band WHERE amount IS NOT NULL) AND ${WINDOW}`,
 } as const;
 /**
- * One of the filters, or `everything`: every booking in the window and every amount in the
- * band, those with a date and an amount counted as a whole b-tree (a table's), their bookings
- * unread (docs/design/README.md, "One client against the writer"): the one count that counts a booking
- * no search can answer (`unreadable`).
+ * One of the filters, or `everything`: a window holding every stored date and a band every
+ * stored amount, counted from the table's b-tree without reading a booking (docs/design/README.md,
+ * "One client against the writer"). So it alone counts a booking no search can answer
+ * (`unreadable`); its page answers 500 if it reaches one (docs/API.md).
  */
 export type CountKind = keyof typeof FILTERS | 'everything';
 

@@ -112,13 +112,13 @@ const ANYONE: Requester = { user: '', address: '', connection: {} };
 /**
  * Answers queries with `run`.
  *
- * - `answer` runs a query at once, inside its own call of `turn`, when nothing waits. What
+ * - `answer` runs a query at once, inside its own call of `enclose`, when nothing waits. What
  *   arrives while others wait, or after one ran at once in the same turn of the event loop,
  *   is queued, and so is the first of a turn while queries have waited in the turn before
- *   (under load they arrive together: one `turn` for them all).
+ *   (under load they arrive together: one `enclose` for them all).
  * - Queued queries run in turns. A turn runs only queries that arrived before it started,
- *   inside one call of `turn` (`work` runs them), and answers them only after `turn` has
- *   returned, so that nothing `turn` holds is held while other code runs. If `turn` throws,
+ *   inside one call of `enclose` (`work` runs them), and answers them only after `enclose` has
+ *   returned, so that nothing `enclose` holds is held while other code runs. If `enclose` throws,
  *   every query of the turn without an answer gets that error, and when it threw before its
  *   first query ran, so does every waiting one.
  * - A turn ends once it has used `TURN_BUDGET_MS`: the rest wait for the next turn, after the
@@ -127,6 +127,7 @@ const ANYONE: Requester = { user: '', address: '', connection: {} };
  *   (lib/search/rotations.ts). A query that ran at once had its turn: its user, address and
  *   connection go behind the others that queued in the same turn of the loop.
  *
+ * `enclose`: what a turn's queries run inside (the search's read transaction, one snapshot).
  * `waited` hears how long each query waited, in seconds (0 for one that ran at once), as it
  * starts. `loop`: the turn of the event loop as other queues of this thread see it (the books
  * of one service): once a query of any of them ran at once in it, the queries that arrive in
@@ -135,13 +136,13 @@ const ANYONE: Requester = { user: '', address: '', connection: {} };
  */
 export function createTurns<Q, R>(
   run: (query: Q) => R,
-  turn: (work: () => void) => void = (work) => work(),
+  enclose: (work: () => void) => void = (work) => work(),
   waited?: (seconds: number, query: Q) => void,
   loop: LoopTurn = createLoopTurn(),
   waitsOut: (error: unknown) => boolean = () => false,
 ): Turns<Q, R> {
   const waiting = new Rotations<Job<Q, R>>();
-  const hold = createLockWait(waiting, waitsOut, retryIn(loop, run, turn));
+  const hold = createLockWait(waiting, waitsOut, retryIn(loop, run, enclose));
   /** A turn (or the end of this turn of the event loop, after a query ran at once) is scheduled. */
   let scheduled = false;
   /** Who had a query answered at once in this turn of the event loop. */
@@ -170,7 +171,7 @@ export function createTurns<Q, R>(
       setImmediate(probe);
     }
     const started = performance.now();
-    const answers = runQueued(waiting, run, turn, waited, started, hold);
+    const answers = runQueued(waiting, run, enclose, waited, started, hold);
     if (!waiting.empty) schedule(Math.min(MAX_YIELDS, Math.floor((performance.now() - started) * YIELDS_PER_MS)));
     return answers;
   }
@@ -205,7 +206,7 @@ export function createTurns<Q, R>(
       loop.ranAtOnce = true;
       schedule(); // the end of this turn of the loop: until then, the others wait for a turn
       waited?.(0, query);
-      runAlone(run, turn, query, done, from, hold);
+      runAlone(run, enclose, query, done, from, hold);
     },
     queue,
     waitingFrom: (address) => waiting.waitingFrom(address) + (ranAtOnce?.address === address ? 1 : 0),
@@ -220,10 +221,10 @@ function afterYields(yields: number, then: () => void): void {
   else setImmediate(afterYields, yields - 1, then);
 }
 
-/** `query` of `from` run at once inside its own call of `turn`, and answered, unless `hold` takes it. */
+/** `query` of `from` run at once inside its own call of `enclose`, and answered, unless `hold` takes it. */
 function runAlone<Q, R>(
   run: (query: Q) => R,
-  turn: (work: () => void) => void,
+  enclose: (work: () => void) => void,
   query: Q,
   done: (outcome: Outcome<R>) => void,
   from: Requester,
@@ -231,11 +232,11 @@ function runAlone<Q, R>(
 ): void {
   let outcome: Outcome<R> | undefined;
   try {
-    turn(() => {
+    enclose(() => {
       outcome = { ok: true, result: run(query) };
     });
   } catch (error: unknown) {
-    // What `run` threw, or `turn` itself (then after `run`, an answer is kept as in a turn).
+    // What `run` threw, or `enclose` itself (then after `run`, an answer is kept as in a turn).
     if (outcome === undefined && hold({ query, done, from, queuedAt: 0 }, error)) return;
     outcome ??= { ok: false, error };
   }
@@ -243,11 +244,11 @@ function runAlone<Q, R>(
 }
 
 /** How a queue's held queries are tried again (lib/search/queued.ts): in a turn of `loop`, unheard by `waited`. */
-function retryIn<Q, R>(loop: LoopTurn, run: (query: Q) => R, turn: (work: () => void) => void) {
+function retryIn<Q, R>(loop: LoopTurn, run: (query: Q) => R, enclose: (work: () => void) => void) {
   return (held: Rotations<Job<Q, R>>, hold: Hold<Job<Q, R>>, rest: () => void, begin: () => void): void =>
     due(loop, () => {
       begin();
-      const answers = runQueued(held, run, turn, undefined, performance.now(), hold);
+      const answers = runQueued(held, run, enclose, undefined, performance.now(), hold);
       rest();
       return answers;
     });
