@@ -508,6 +508,16 @@ test('check --config judges every book as check --db does and says which fit; a 
   assert.equal(unfit.code, 1);
   assert.match(unfit.stdout, /\n2 of 3 books fit: mueller, schmidt\.\nDo not fit: kaputt \(see above\)\.\n$/);
 
+  // A book the service would wait for (a writer's lock) is not one that does not fit.
+  const writer = new Database(o.files.own);
+  writer.exec('BEGIN EXCLUSIVE');
+  const waiting = await run(['check', '--config', o.config], cleanEnv()).finally(() => writer.close());
+  assert.equal(waiting.code, 1);
+  assert.match(
+    waiting.stdout,
+    /\n1 of 3 books fit: schmidt\.\nCannot be read now: mueller \(see above; the service starts and waits for them\)\.\nDo not fit: kaputt \(see above\)\.\n$/,
+  );
+
   writeConfig(o, [books.mueller as string, `${books.schmidt}users = meier\n`]);
   const badLine = await run(['check', '--config', o.config], cleanEnv());
   assert.equal(badLine.code, 1);

@@ -93,6 +93,16 @@ test('hash-password prints one scrypt PHC line that crypto.scrypt reproduces fro
     'booking-search-server: the password is empty; give one line on standard input',
     true,
   );
+  // A space at either end is hashed with the password, said on stderr (a copy often adds one).
+  const spaced = await hashPasswordOf('abc \n');
+  assert.equal(spaced.code, 0, spaced.stderr);
+  assert.equal(
+    spaced.stderr,
+    'booking-search-server: warning: the password begins or ends with a space or tab, hashed with it: a client must send it so\n',
+  );
+  const [, salt, hash] = /^\$scrypt\$ln=17,r=8,p=1\$([^$]+)\$([^$]+)\n$/.exec(spaced.stdout) ?? [];
+  const derived = scryptSync('abc ', Buffer.from(salt ?? '', 'base64'), 32, { N: 2 ** 17, maxmem: 256 * 1024 * 1024 });
+  assert.equal(derived.toString('base64').replace(/=+$/, ''), hash);
 });
 
 test('--credentials-file: several users, comments, empty lines, hashes and CRLF; each user gets in with its own secret', async (t) => {

@@ -47,6 +47,7 @@ test('the systemd unit passes systemd-analyze verify without a warning, and its 
   for (const line of [
     'User=buchungssuche',
     'Restart=on-failure',
+    'StartLimitIntervalSec=60',
     'NoNewPrivileges=yes',
     'ProtectSystem=strict',
     'LoadCredential=credentials:/etc/booking-search-server/credentials',

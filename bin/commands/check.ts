@@ -13,7 +13,7 @@ import {
   stuckLimitMs,
   unknownTimeZone,
 } from '../config/index.js';
-import { type BookFile, judgedAs, writeReport } from '../files/index.js';
+import { type BookFile, judgedAs, WAITS_FOR_FILE, writeReport } from '../files/index.js';
 import { Guard, slowJudgement } from '../guard/index.js';
 import { warnAboutOpenBooks, warnAboutSecretFiles } from '../serve/index.js';
 
@@ -44,9 +44,10 @@ export async function checkInGuard(file: string, book: BookFile, searchMs: numbe
 }
 
 /** `check --db FILE`: checkInGuard, after what the service would warn of at its start. */
-export function checkOneFile(file: string, book: BookFile, searchMs: number): Promise<number> {
+export async function checkOneFile(file: string, book: BookFile, searchMs: number): Promise<number> {
   warnOfTimeZone();
-  return checkInGuard(file, book, searchMs);
+  const code = await checkInGuard(file, book, searchMs);
+  return code === WAITS_FOR_FILE ? 1 : code;
 }
 
 /** A misspelt TZ, said once before a check, as the service says it at its start: its days would be UTC's. */
@@ -114,12 +115,13 @@ export async function reportOnBooks(
   if (judged !== undefined) lines.push(judged);
   writeReport(lines, 0);
   const fit: string[] = [];
+  const waiting: string[] = [];
   const unfit: string[] = [];
   for (const book of books) {
     const users = book.users === undefined ? 'every user' : `users ${book.users.join(', ')}`;
     writeReport(['', `Book ${book.name} at ${book.basePath}/api/v1/ (${users}):`], 0);
     const code = book.db === undefined ? 1 : await checkInGuard(book.db, book, command.timeouts.searchMs);
-    (code === 0 ? fit : unfit).push(book.name);
+    (code === 0 ? fit : code === WAITS_FOR_FILE ? waiting : unfit).push(book.name);
   }
   // A count of fitting books must not read as a pass while the credentials fail.
   const which = command.credentialsFile === undefined ? 'the credentials do' : 'the credentials file does';
@@ -133,6 +135,8 @@ export async function reportOnBooks(
     '',
     `${fit.length} of ${books.length} book${books.length === 1 ? '' : 's'} fit${fit.length === 0 ? '' : `: ${fit.join(', ')}`}${credentialsVerdict}.`,
   ];
+  if (waiting.length > 0)
+    summary.push(`Cannot be read now: ${waiting.join(', ')} (see above; the service starts and waits for them).`);
   if (unfit.length > 0) summary.push(`Do not fit: ${unfit.join(', ')} (see above).`);
-  return writeReport(summary, unfit.length === 0 && unread?.given !== true ? 0 : 1);
+  return writeReport(summary, fit.length === books.length && unread?.given !== true ? 0 : 1);
 }

@@ -2,7 +2,7 @@
 // standard output (docs/API.md, Credentials). On a terminal it asks twice without echo.
 
 import { hashPassword } from '../../lib/internal.js';
-import { CliError } from '../base/index.js';
+import { CliError, NAME } from '../base/index.js';
 
 // A password is one line; more than this on stdin is not a password.
 const MAX_INPUT_BYTES = 64 * 1024;
@@ -18,6 +18,11 @@ export async function runHashPassword(stdin: NodeJS.ReadStream, stdout: NodeJS.W
     password = firstLine(await readAll(stdin));
   }
   if (password === '') throw new CliError('the password is empty; give one line on standard input');
+  // Hashed as given (the way to a password that has one), but a copy adds it far more often.
+  if (password !== password.trim())
+    process.stderr.write(
+      `${NAME}: warning: the password begins or ends with a space or tab, hashed with it: a client must send it so\n`,
+    );
   stdout.write(`${await hashPassword(password)}\n`);
 }
 

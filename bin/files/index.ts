@@ -50,4 +50,4 @@ export {
 export { judgedAs } from './posix-readable.js';
 export { applicationOf } from './posix-rule.js';
 export { MAX_READ_BYTES, readRegularFile, readTextFile } from './read-file.js';
-export { reportOnDatabase, writeReport } from './report.js';
+export { reportOnDatabase, WAITS_FOR_FILE, writeReport } from './report.js';

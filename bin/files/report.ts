@@ -13,10 +13,17 @@ import { journalOf } from './file-look.js';
 import { judgeDatabaseFile } from './file-safety.js';
 
 /**
+ * The report's code for a file that fits as far as it was read but cannot be read now (the
+ * service starts and waits for it): `check --db` exits 1 for it, `check --config` names it apart.
+ */
+export const WAITS_FOR_FILE = 3;
+
+/**
  * Writes the report to stdout; returns the exit code: 0 when the file fits the mapping
  * (`book`'s app, or detected when it gives none), its sample means what it must, it can be
  * read now, and the service would not refuse it for its directory (judged as the service
- * judges it, for the user that runs `check`); else 1. `judging`: as the service's guard runs it.
+ * judges it, for the user that runs `check`); WAITS_FOR_FILE when only the last fails; else
+ * 1. `judging`: as the service's guard runs it.
  */
 export function reportOnDatabase(file: string, book: BookFile, judging?: Judging): number {
   const lines: string[] = [`Database: ${file}`];
@@ -32,7 +39,7 @@ export function reportOnDatabase(file: string, book: BookFile, judging?: Judging
     const held = ensureDatabaseFile(file);
     if (held !== undefined) {
       lines.push(`Cannot be read now: ${held.explanation}.`);
-      return finish(1);
+      return finish(WAITS_FOR_FILE);
     }
     const access = judgeDatabaseFile(file);
     if (access.kind === 'refused') refusal = access.line;
@@ -42,7 +49,7 @@ export function reportOnDatabase(file: string, book: BookFile, judging?: Judging
     lines.push(`Journal: ${journalOf(file).description}.`);
     if (!opened.readable) {
       lines.push(`Cannot be read now: ${opened.state.explanation}.`);
-      return finish(1);
+      return finish(WAITS_FOR_FILE);
     }
     db = opened.db;
     return finish(opened.value.describe(lines, shellWord(file)) ? 0 : 1);
@@ -53,7 +60,7 @@ export function reportOnDatabase(file: string, book: BookFile, judging?: Judging
         ? `Cannot check: ${describeDatabaseError(file, error)}`
         : `Cannot be read now: ${state.explanation}.`,
     );
-    return finish(1);
+    return finish(state === undefined ? 1 : WAITS_FOR_FILE);
   } finally {
     db?.close();
   }
