@@ -6,7 +6,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import { boundConnections, type ConnectionBounds, type StopConnections } from './connection-cap.js';
-import { errorCode } from './errors.js';
+import { ensure, errorCode } from './errors.js';
 import { type ApiError, ERRORS } from './messages.js';
 import { trustedPeers } from './options.js';
 import {
@@ -106,6 +106,10 @@ const ONLY_CONTINUE = /^[ \t]*100-continue[ \t]*$/i;
  * as node:http would send it. Returns `server`; a second call on it changes nothing.
  */
 export function answerProtocolErrors<S extends Server>(server: S): S {
+  ensure(
+    typeof (server as Partial<Server> | null | undefined)?.on === 'function',
+    'answerProtocolErrors takes the node:http or node:https Server the handler is mounted on (Fastify: fastify.server)',
+  );
   // Twice, each listener would answer again: the second writes over the first's answer.
   if (wired.has(server)) return server;
   wired.add(server);

@@ -53,6 +53,15 @@ test('answerProtocolErrors: parser errors, 431 and 417 as JSON on a plain node:h
   }
 });
 
+test('answerProtocolErrors given no server names what it takes, as createHandler names its misuse', () => {
+  for (const given of [undefined, null, {}, 'server'])
+    assert.throws(() => answerProtocolErrors(given as never), {
+      name: 'TypeError',
+      message:
+        'answerProtocolErrors takes the node:http or node:https Server the handler is mounted on (Fastify: fastify.server)',
+    });
+});
+
 test('answerProtocolErrors twice on one server is once: one 417 for an Expect it cannot meet, one request for 100-continue', async (t) => {
   const handler = createHandler(openFixture(t), CREDENTIALS);
   let requests = 0;
