@@ -5,11 +5,11 @@ import type { Database } from 'better-sqlite3';
 import { type Mapping, quoteName, useMapping } from './mapping.js';
 import { isCalendarDate } from './query.js';
 import {
+  amountFault,
   blobText,
   bookingFault,
   bookingNamed,
   bookingNamer,
-  centsAsAmount,
   refusalsOf,
   shownValue,
 } from './search/index.js';
@@ -186,6 +186,7 @@ function firstRepeated(rows: readonly SampleRow[], ids: Float64Array): SampleRow
 type Problem = { named: string; unnamed: string };
 
 const said = (named: string, plain: string, rest: string): Problem => ({ named: named + rest, unnamed: plain + rest });
+const OTHER_PROGRAM = "a value written by another program, an import or the application's own API";
 
 /** Said after the problems of the service's sentences when they left a value out. */
 const CHECK_NAMES_THEM = 'booking-search-server check names examples from the bookings.';
@@ -285,16 +286,15 @@ function applicationDate(row: SampleRow, application: string, named: Named): Pro
   return said(
     bookingFault(row, named(row)),
     `a booking has ${text ? 'a date that is not a day of the calendar as YYYY-MM-DD' : 'no date the service can read'}`,
-    `: ${application} holds a date the service cannot answer (a value written by another program). A search that finds it would answer 500; correct the booking's date in ${application}.`,
+    `: ${application} holds a date the service cannot answer (${OTHER_PROGRAM}). A search that finds it would answer 500; correct the booking's date in ${application}.`,
   );
 }
 
-function applicationAmount(row: SampleRow, application: string, named: Named): Problem {
-  const amount = row[2];
-  const held = typeof amount === 'number' ? centsAsAmount(amount, row[3]) : shownValue(amount);
+function applicationAmount([id, date, amount, held]: SampleRow, application: string, named: Named): Problem {
+  const why = amount === null ? 'no amount the service can read' : `an amount that is ${amountFault(amount)}`;
   return said(
-    `${named(row)} has ${amount === null ? 'no amount the service can read' : `the amount ${held}, not whole cents`}`,
-    `a booking has ${amount === null ? 'no amount the service can read' : 'an amount that is not whole cents'}`,
-    `: ${application} holds an amount the service cannot answer exactly (a fraction of a cent, or a value written by another program). A search that finds it would answer 500; correct the booking in ${application}.`,
+    bookingFault([id, date, amount, undefined, undefined, held], named([id, date, amount])),
+    `a booking has ${why}`,
+    `: ${application} holds an amount the service cannot answer exactly${Number.isInteger(amount) ? '' : ` (a fraction of a cent, or ${OTHER_PROGRAM})`}. A search that finds it would answer 500; correct the booking in ${application}.`,
   );
 }

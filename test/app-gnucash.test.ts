@@ -392,6 +392,29 @@ test('a GnuCash amount that is not whole cents is a 500 with the reason in the l
   );
 });
 
+test('a GnuCash amount past 2^53 cents (whole, as GnuCash writes it) is refused as beyond what the service reads exactly, with its exact figure, never as a fraction', async (t) => {
+  const { file, db } = openBook(t, CASES);
+  const stdout = await assertNotWholeCents(
+    t,
+    db,
+    file,
+    'gnucash',
+    // No search reaches it: `betrag` and `toleranz` have 12 digits of euros at most.
+    undefined,
+    (writer) =>
+      writer
+        .prepare(
+          'UPDATE splits SET quantity_num = -9007199254740993 WHERE quantity_num = -1250 AND quantity_denom = 100',
+        )
+        .run(),
+    '-90071992547409\\.93',
+  );
+  assert.match(
+    stdout,
+    /^ {2}- the booking of 2026-03-14 in 'Barkasse' \('[^']+', id \d+\) has the amount -90071992547409\.93, beyond ±90071992547409\.91, the most the service reads exactly: GnuCash holds an amount the service cannot answer exactly\. A search that finds it would answer 500; correct the booking in GnuCash\.$/m,
+  );
+});
+
 test("a GnuCash amount that is no integer ('LEAK') is never read as 0: written after the start a search is a 500; check, the handler and the command refuse the file", async (t) => {
   const { file, db } = openBook(t, CASES);
   const stdout = await assertNotWholeCents(

@@ -18,9 +18,10 @@ export const fractionCents = (num: string, den: string): string =>
         THEN CASE WHEN ${num} * 100 % ${den} = 0 THEN ${num} * 100 / ${den} ELSE ${num} * 100.0 / ${den} END END`;
 
 /**
- * `num`/`den` as text where it is no whole number of cents (NULL otherwise, so that a search
- * pays no text for the rows it answers): the amount as the application holds it, for the
- * message that refuses its booking.
+ * `num`/`den` as text where it is no whole number of cents, or more than 2^53 − 1 of them,
+ * which JavaScript reads only rounded (NULL otherwise, so that a search pays no text for the
+ * rows it answers): the amount as the application holds it, for the message that refuses its booking.
  */
 export const fractionHeld = (num: string, den: string): string =>
-  `CASE WHEN ${num} * 100 % ${den} <> 0 THEN ${num} || '/' || ${den} END`;
+  `CASE WHEN ${num} * 100 % ${den} <> 0 OR ${num} * 100 / ${den} NOT BETWEEN -${Number.MAX_SAFE_INTEGER} AND ${Number.MAX_SAFE_INTEGER}
+     THEN ${num} || '/' || ${den} END`;

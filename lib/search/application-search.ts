@@ -79,14 +79,23 @@ export function bookingFault(
     return `${booking} has ${shown ? `the date ${shownValue(date)},` : 'a date that is'} not a day of the calendar as YYYY-MM-DD`;
   }
   if (amount === null) return `${booking} has no amount the service can read`;
-  if (!shown && !Number.isSafeInteger(amount)) return `${booking} has an amount that is not whole cents`;
-  if (typeof amount === 'number' && !Number.isInteger(amount)) {
-    return `${booking} has the amount ${centsAsAmount(amount, held)}, not whole cents`;
+  if (!shown && !Number.isSafeInteger(amount)) return `${booking} has an amount that is ${amountFault(amount)}`;
+  if (typeof amount === 'number' && !Number.isSafeInteger(amount)) {
+    const rounded =
+      Number.isInteger(amount) && typeof held !== 'string' ? ' (the figure shown is already rounded)' : '';
+    return `${booking} has the amount ${centsAsAmount(amount, held)}${rounded}, ${amountFault(amount)}`;
   }
-  if (!Number.isSafeInteger(amount)) {
-    return `${booking} has the amount ${shownValue(amount)} (in cents), not whole cents within ±${Number.MAX_SAFE_INTEGER}`;
-  }
+  if (!Number.isSafeInteger(amount)) return `${booking} has the amount ${shownValue(amount)}, not whole cents`;
   return `${booking} is not one a search can answer`;
+}
+
+/**
+ * What is wrong with an amount of cents that is no safe integer: a fraction, or a whole
+ * number past 2^53 − 1, which SQLite's integer became only rounded (the figure shown is so).
+ */
+export function amountFault(amount: unknown): string {
+  if (!Number.isInteger(amount)) return 'not whole cents';
+  return `beyond ±${centsAsAmount(-Number.MAX_SAFE_INTEGER)}, the most the service reads exactly`;
 }
 
 /**

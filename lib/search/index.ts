@@ -6,6 +6,7 @@
 // folder imports only from here.
 
 export {
+  amountFault,
   bookingFault,
   bookingNamed,
   bookingNamer,

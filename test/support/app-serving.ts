@@ -31,7 +31,7 @@ export async function searchFor(
 }
 
 /**
- * An amount that is not whole cents, written into the book `file` (open as `db`) by `spoil`
+ * An amount that is not whole cents (or past 2^53 cents), written into the book `file` (open as `db`) by `spoil`
  * as another program would: written while the service runs, the search `query` is a 500
  * with the reason given to `onError`, never a rounded amount; then `check --app` refuses the
  * file naming the booking and its amount, and the handler and the command refuse to start
@@ -43,30 +43,34 @@ export async function assertNotWholeCents(
   db: Database.Database,
   file: string,
   app: string,
-  query: string,
+  /** A search whose band holds the amount; none for one beyond every band. */
+  query: string | undefined,
   spoil: (writer: Database.Database) => void,
   /** The amount as check names it, exactly; else any decimal or fraction. */
   held = '-?\\d+(?:\\.\\d+|/\\d+)',
 ): Promise<string> {
-  const search = await searchSpoiled(t, db, file, app, spoil);
-  // Named by its id alone, also when only counted: its values stay out of the log.
-  const reason =
-    /^RangeError: the booking with id \d+ has (?:an amount that is not whole cents|no amount the service can read)$/;
-  await search(query, reason);
-  await search(`${query}&limit=0`, reason);
+  if (query === undefined) writeBook(file, spoil);
+  else {
+    const search = await searchSpoiled(t, db, file, app, spoil);
+    // Named by its id alone, also when only counted: its values stay out of the log.
+    const reason =
+      /^RangeError: the booking with id \d+ has (?:an amount that is not whole cents|no amount the service can read)$/;
+    await search(query, reason);
+    await search(`${query}&limit=0`, reason);
+  }
   const check = await run(['check', '--db', file, '--app', app]);
   assert.equal(check.code, 1, check.stdout);
-  const [, named, id, amount] =
+  const [, named, id, amount, fault] =
     check.stdout.match(
       new RegExp(
-        `^ {2}- (the booking .*?id (\\d+)\\)) has (?:the amount (${held}), not whole cents|no amount the service)`,
+        `^ {2}- (the booking .*?id (\\d+)\\)) has (?:the amount (${held}), (not whole cents|beyond [^:]+)|no amount the service)`,
         'm',
       ),
     ) ?? [];
   assert.ok(id !== undefined, check.stdout);
   const said = await assertRefusedAsCheckSays(db, file, app, check.stdout, (sentence) =>
     sentence
-      .replace(`${named} has the amount ${amount}, not`, 'a booking has an amount that is not')
+      .replace(`${named} has the amount ${amount}, ${fault}`, `a booking has an amount that is ${fault}`)
       .replace(`${named} has no amount`, 'a booking has no amount')
       .concat(' booking-search-server check names examples from the bookings.'),
   );

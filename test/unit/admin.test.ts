@@ -432,7 +432,7 @@ test("/ready's reason is the book's log line as it is: a judgement said for the 
   );
   assert.ok(
     seen.has(
-      "/srv/kasse.sqlite cannot be served exactly: a booking has a date that is not a day of the calendar as YYYY-MM-DD: GnuCash holds a date the service cannot answer (a value written by another program). A search that finds it would answer 500; correct the booking's date in GnuCash. booking-search-server check names examples from the bookings.",
+      "/srv/kasse.sqlite cannot be served exactly: a booking has a date that is not a day of the calendar as YYYY-MM-DD: GnuCash holds a date the service cannot answer (a value written by another program, an import or the application's own API). A search that finds it would answer 500; correct the booking's date in GnuCash. booking-search-server check names examples from the bookings.",
     ),
     [...seen].join('\n'),
   );
