@@ -116,9 +116,12 @@ test('a client that leaves during the read: no slice is read after its connectio
   assert.ok(left.reads() <= 2, `${left.reads()} slices read of ${whole.reads()}`);
 });
 
-test('reconciliations beyond the bound wait for a place, one waiting counts as a waiting search (429), a client that leaves frees its place', async (t) => {
+/**
+ * A handler whose reads of the windows are held until the test ends or `release` is called:
+ * the reconciliations holding a place stay in it. `held()`: how many reads are held.
+ */
+async function heldReads(t: TestContext): Promise<{ origin: string; held: () => number; release: () => void }> {
   const real = createBookingSearch(openReadOnly(t, buildDatabase(t, ['schema.sql', 'abgleich.sql'])));
-  // Each read held until `release`: the reconciliations holding a place stay in it.
   const held: Array<() => void> = [];
   let holding = true;
   const search: SearchTurns = {
@@ -129,36 +132,64 @@ test('reconciliations beyond the bound wait for a place, one waiting counts as a
       else real.queue(query, done, from);
     },
   };
-  // On a failure too: what is held is answered, so that the server can close.
-  t.after(() => {
+  const release = (): void => {
     holding = false;
     for (const read of held.splice(0)) read();
-  });
+  };
+  // On a failure too: what is held is answered, so that the server can close.
+  t.after(release);
   const origin = await serve(t, createHandler(search, CREDENTIALS, { maxWaitingSearches: 1 }));
-  const body = JSON.stringify({ zeilen: [{ datum: '2026-01-05', betrag: '-10' }] });
-  const headers = { authorization: AUTH, 'content-type': 'application/json' };
+  return { origin, held: () => held.length, release };
+}
+
+const HEADERS = { authorization: AUTH, 'content-type': 'application/json' };
+const BODY = JSON.stringify({ zeilen: [{ datum: '2026-01-05', betrag: '-10' }] });
+
+/** Until `what` holds, for at most 2 s. */
+async function until(what: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !what(); i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+test('reconciliations beyond the bound wait for a place, one waiting counts as a waiting search (429), a client that leaves frees its place', async (t) => {
+  const { origin, held, release } = await heldReads(t);
   const leaving = new AbortController();
   const url = `${origin}/api/v1/abgleich`;
-  const post = () => request(url, { method: 'POST', headers, body });
-  const first = fetch(url, { method: 'POST', headers, body, signal: leaving.signal }).catch(() => undefined);
-  const until = async (what: () => boolean): Promise<void> => {
-    for (let i = 0; i < 200 && !what(); i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
-  };
-  await until(() => held.length === 1);
+  const post = () => request(url, { method: 'POST', headers: HEADERS, body: BODY });
+  const first = fetch(url, { method: 'POST', headers: HEADERS, body: BODY, signal: leaving.signal }).catch(
+    () => undefined,
+  );
+  await until(() => held() === 1);
   const others = [post(), post()];
-  await until(() => held.length >= RECONCILING_AT_ONCE);
+  await until(() => held() >= RECONCILING_AT_ONCE);
   // Time for the third to arrive: with no place to wait for, its read would be held by now.
   await new Promise((resolve) => setTimeout(resolve, 300));
-  assert.equal(held.length, RECONCILING_AT_ONCE, 'the third waits for a place before it reads');
+  assert.equal(held(), RECONCILING_AT_ONCE, 'the third waits for a place before it reads');
   const over = await post();
   assert.equal(over.status, 429);
   assert.equal((JSON.parse(over.body) as { code: string }).code, 'too_many_searches');
   assert.equal(over.headers['retry-after'], '1');
   leaving.abort();
   await first;
-  await until(() => held.length > RECONCILING_AT_ONCE);
-  assert.equal(held.length, RECONCILING_AT_ONCE + 1, 'the place of the client that left went to the one waiting');
-  holding = false;
-  for (const read of held.splice(0)) read();
+  await until(() => held() > RECONCILING_AT_ONCE);
+  assert.equal(held(), RECONCILING_AT_ONCE + 1, 'the place of the client that left went to the one waiting');
+  release();
   for (const reply of await Promise.all(others)) assert.equal(reply.status, 200);
+});
+
+test('a body is parsed only in its place: one that waits for it is a waiting search (beyond the bound, 429 for the next), then refused when its turn comes', async (t) => {
+  const { origin, held, release } = await heldReads(t);
+  const url = `${origin}/api/v1/abgleich`;
+  const post = (body: string) => request(url, { method: 'POST', headers: HEADERS, body });
+  const running = [post(BODY), post(BODY)];
+  await until(() => held() === RECONCILING_AT_ONCE);
+  // Not JSON: refused once parsed, which it is only in its place; meanwhile it is a waiting search.
+  const broken = post('{"zeilen":');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const over = await post(BODY);
+  assert.equal(over.status, 429, 'the broken body waits for its place, counted as a waiting search');
+  release();
+  const refused = await broken;
+  assert.equal(refused.status, 400);
+  assert.equal((JSON.parse(refused.body) as { code: string }).code, 'bad_body');
+  for (const reply of await Promise.all(running)) assert.equal(reply.status, 200);
 });

@@ -1,17 +1,18 @@
 // POST {base}/api/v1/abgleich for a client that is let in: no query string (400, as the
 // search's unknown parameter: a question is asked in the body), the media type (415), the body
-// read up to 1 MiB (413) and validated (400), the waiting searches bounded as the GET's
-// (429), a reconciliation waiting for its place counted as one (gate.ts); then every booking
-// of the lines' windows read from one snapshot in slices, each a search of the turns
-// (read.ts), and the reconciliation run over them in slices of a millisecond, so that other
-// clients' requests are answered in between (docs/API.md).
+// read up to 1 MiB (413), the waiting searches bounded as the GET's (429), a reconciliation
+// waiting for its place counted as one (gate.ts); in its place the body parsed and validated
+// (400) in a turn of the event loop of its own, every booking of the lines' windows read from
+// one snapshot in slices, each a search of the turns (read.ts), and the reconciliation run
+// over them in slices of half a millisecond, so that other clients' requests are answered in
+// between (docs/API.md).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Failures } from '../failure.js';
 import { BODY_MESSAGES, badBody, badQuery, ERRORS } from '../messages.js';
 import { refuseQuery } from '../query.js';
 import { RETRY_IN_A_SECOND, send, sendError } from '../respond.js';
-import type { Outcome, SearchRows } from '../search/index.js';
+import type { Outcome, Requester, SearchRows } from '../search/index.js';
 import {
   type SearchEndpoint,
   type SearchLimits,
@@ -57,7 +58,7 @@ export function createReconcileEndpoint(
   failures: Failures,
   gate: Gate = GATE_OF_THIS_THREAD,
 ): ReconcileEndpoint {
-  const { report, fail } = failures;
+  const { fail } = failures;
   // A reconciliation waiting for its place is a waiting search of its address and user.
   const waiting = {
     waitingFrom: (address: string) => search.waitingFrom(address) + gate.waitingFrom(address),
@@ -76,54 +77,83 @@ export function createReconcileEndpoint(
     readBody(req, (body) => {
       try {
         if (body === undefined) return sendError(res, ERRORS.bodyTooLarge);
-        const parsed = parseReconcileBody(body);
-        if (!parsed.ok) return sendError(res, badBody(parsed.message));
         if (tooManyWaiting(waiting, limits, user, client))
           return sendError(res, ERRORS.tooManySearches, RETRY_IN_A_SECOND);
         const from = { user, address: client, connection: req.socket };
+        // The body is parsed in its place, in a turn of the event loop of its own: a body
+        // costs up to tens of milliseconds to parse, and others' requests are answered
+        // between two, however many clients send one at once.
         gate.enter(from, (leave) => {
           // Its place is freed with its answer, or when the client leaves first; at once when
           // it was answered while it waited (a service that stops).
           if (res.writableEnded || res.destroyed) return leave();
           res.once('close', leave);
-          const answer = (outcome: Outcome<SearchRows>): void => {
-            if (!outcome.ok || outcome.result.rows.length > MAX_WINDOW_BOOKINGS) leave();
-            if (!outcome.ok) return sendSearchFailure(report, outcome.error, req, res);
-            if (outcome.result.rows.length > MAX_WINDOW_BOOKINGS) {
-              return sendError(res, badBody(BODY_MESSAGES.tooManyBookings));
-            }
-            inSlices(req, parsed.request, outcome.result, (result) => {
-              leave();
-              try {
-                if (!result.ok) sendSearchFailure(report, result.error, req, res);
-                else if (result.body === undefined) sendError(res, badBody(BODY_MESSAGES.tooMuchWeighing));
-                else send(res, 200, result.body);
-              } catch (error: unknown) {
-                fail(error, req, res);
-              }
-            });
-          };
-          // Each slice a search of the turns, waiting its turn as any other; queued, not run
-          // at once, so that the body's parse and the read are apart.
-          try {
-            readWindows(search, windowsOf(parsed.request), from, guarded(answer));
-          } catch (error: unknown) {
-            fail(error, req, res);
-          }
+          setImmediate(
+            guarded(failures, req, res, () => reconcileInPlace({ req, res, body, from, leave }, search, failures)),
+          );
         });
       } catch (error: unknown) {
         fail(error, req, res);
       }
     });
+  };
+}
 
-    function guarded(answer: (outcome: Outcome<SearchRows>) => void): (outcome: Outcome<SearchRows>) => void {
-      return (outcome) => {
-        try {
-          answer(outcome);
-        } catch (error: unknown) {
-          fail(error, req, res);
-        }
-      };
+/** A reconciliation that has its place: its request, the body read, its client, how it leaves the place. */
+interface InPlace {
+  req: IncomingMessage;
+  res: ServerResponse;
+  body: Buffer;
+  from: Requester;
+  leave: () => void;
+}
+
+/**
+ * The body parsed (400 for what is wrong with it), every booking of its windows read from one
+ * snapshot, the reconciliation run in slices and answered; its place left with the answer.
+ */
+function reconcileInPlace({ req, res, body, from, leave }: InPlace, search: SearchTurns, failures: Failures): void {
+  const { report, fail } = failures;
+  if (res.destroyed) return;
+  const parsed = parseReconcileBody(body);
+  if (!parsed.ok) {
+    leave();
+    return sendError(res, badBody(parsed.message));
+  }
+  const answer = (outcome: Outcome<SearchRows>): void => {
+    if (!outcome.ok || outcome.result.rows.length > MAX_WINDOW_BOOKINGS) leave();
+    if (!outcome.ok) return sendSearchFailure(report, outcome.error, req, res);
+    if (outcome.result.rows.length > MAX_WINDOW_BOOKINGS) {
+      return sendError(res, badBody(BODY_MESSAGES.tooManyBookings));
+    }
+    inSlices(req, parsed.request, outcome.result, (result) => {
+      leave();
+      try {
+        if (!result.ok) sendSearchFailure(report, result.error, req, res);
+        else if (result.body === undefined) sendError(res, badBody(BODY_MESSAGES.tooMuchWeighing));
+        else send(res, 200, result.body);
+      } catch (error: unknown) {
+        fail(error, req, res);
+      }
+    });
+  };
+  // Each slice a search of the turns, waiting its turn as any other; queued, not run
+  // at once, so that the body's parse and the read are apart.
+  readWindows(search, windowsOf(parsed.request), from, guarded(failures, req, res, answer));
+}
+
+/** `work` with what it throws answered as the handler's failure of `req`. */
+function guarded<A extends unknown[]>(
+  { fail }: Failures,
+  req: IncomingMessage,
+  res: ServerResponse,
+  work: (...args: A) => void,
+): (...args: A) => void {
+  return (...args) => {
+    try {
+      work(...args);
+    } catch (error: unknown) {
+      fail(error, req, res);
     }
   };
 }

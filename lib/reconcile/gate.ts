@@ -1,4 +1,4 @@
-// How many reconciliations of this thread read and compute at once. Each holds its windows'
+// How many reconciliations of this thread parse, read and compute at once. Each holds its windows'
 // bookings, every line's candidates and the pairing's graph (up to about 100 MB, bounded by
 // reconcile.ts's MAX_WEIGHED), and they share the thread's CPU anyway: those beyond the
 // bound wait for their place, taken as the waiting searches are (lib/search/rotations.ts:

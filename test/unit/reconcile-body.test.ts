@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { lineMessage, BODY_MESSAGES as M } from '../../lib/messages.js';
 import { parseReconcileBody, type ReconcileRequest } from '../../lib/reconcile/body.js';
+import { JsonNumber, MAX_NUMBERS, parseKeepingNumbers } from '../../lib/reconcile/json-text.js';
 
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
 const parse = (body: unknown) => parseReconcileBody(bytes(typeof body === 'string' ? body : JSON.stringify(body)));
@@ -209,6 +210,23 @@ test('number texts are matched to their numbers whatever the key order: keys lik
   );
   assert.deepEqual([...mixed.request.ausser], [3, -4]);
   assert.equal(body('{"zeilen":[{"datum":"2026-01-01","betrag":1,"7":2.5}]}').ok, false);
+  // Each object's keys walked in the text's order, not JavaScript's (array indices first).
+  const { json } = parseKeepingNumbers('{"b":1.50,"7":2.0,"3":[3.10,{"1":4.00,"0":-5e0}],"a":6}');
+  const texts = (value: unknown): unknown =>
+    value instanceof JsonNumber
+      ? value.text
+      : typeof value === 'object' && value !== null
+        ? Object.fromEntries(Object.entries(value).map(([key, item]) => [key, texts(item)]))
+        : value;
+  assert.deepEqual(texts(json), { b: '1.50', 7: '2.0', 3: { 0: '3.10', 1: { 1: '4.00', 0: '-5e0' } }, a: '6' });
+});
+
+test('a body of more than 100,000 numbers is refused as not valid JSON before they are walked; up to that, its first error is said', () => {
+  const ids = (count: number): string =>
+    `{"zeilen":[{"datum":"2026-01-01","betrag":1}],"ausser":[${'7,'.repeat(count - 1)}7]}`;
+  assert.equal(MAX_NUMBERS, 100_000);
+  assert.equal(message(ids(MAX_NUMBERS - 1)), M.ausser);
+  assert.equal(message(ids(MAX_NUMBERS)), M.badJson);
 });
 
 test('a field given twice is refused, naming it and its line, before any other check', () => {
