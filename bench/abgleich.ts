@@ -6,7 +6,8 @@
 //   wall time and the server's CPU time for the whole statement, median of the rounds,
 //   the two in alternating order;
 // - the wait of another client's /status (a new connection every 5 ms) while a 1,000-line
-//   request runs, beside the same while nothing runs.
+//   request runs, and while six clients post a 1 MiB body of numbers (under a key "0") over
+//   and over for 3 s, each refused, beside the same while nothing runs.
 //
 // Part of `npm run bench` (bench/http.ts); `node --import tsx bench/abgleich.ts [--rounds 5]`
 // runs it alone (after `npm run build && npm run bench:setup`).
@@ -73,6 +74,24 @@ async function statusWaits(origin: string, running: Promise<unknown>): Promise<n
   return waits;
 }
 
+/** Six clients posting a 1 MiB body of numbers over and over for `ms`, each refused (400), as a hostile one does. */
+async function flood(origin: string, ms: number): Promise<void> {
+  const body = `{"0":[${Array(520_000).fill(1).join(',')}]}`;
+  const end = Date.now() + ms;
+  const client = async (): Promise<void> => {
+    while (Date.now() < end) {
+      const response = await fetch(`${origin}/api/v1/abgleich`, {
+        method: 'POST',
+        headers: { authorization, 'content-type': 'application/json' },
+        body,
+      });
+      if (response.status !== 400) throw new Error(`flood: ${response.status} ${await response.text()}`);
+      await response.arrayBuffer();
+    }
+  };
+  await Promise.all(Array.from({ length: 6 }, client));
+}
+
 const quantile = (values: number[], q: number): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
@@ -107,9 +126,11 @@ export async function reconcileScenario({ rounds }: { rounds: number }): Promise
     }
     const idle: number[] = [];
     const busy: number[] = [];
+    const flooded: number[] = [];
     for (let round = 0; round < rounds; round += 1) {
       idle.push(...(await statusWaits(server.origin, new Promise((resolve) => setTimeout(resolve, 300)))));
       busy.push(...(await statusWaits(server.origin, post(server.origin, big))));
+      flooded.push(...(await statusWaits(server.origin, flood(server.origin, 3_000))));
     }
     const row = (name: string, runs: Array<{ ms: number; cpuMs: number }>): string =>
       `| ${name} | ${median(runs.map((r) => r.ms)).toFixed(1)} | ${median(runs.map((r) => r.cpuMs)).toFixed(0)} |`;
@@ -124,6 +145,7 @@ export async function reconcileScenario({ rounds }: { rounds: number }): Promise
     for (const [name, waits] of [
       ['nothing runs', idle],
       ['a 1,000-line reconciliation runs', busy],
+      ['six clients post 1 MiB of numbers', flooded],
     ] as const) {
       console.log(
         `| ${name} | ${waits.length} | ${quantile(waits, 0.5).toFixed(2)} | ${quantile(waits, 0.99).toFixed(2)} | ${Math.max(...waits).toFixed(2)} |`,

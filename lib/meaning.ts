@@ -5,7 +5,7 @@ import type { Database } from 'better-sqlite3';
 import { type Mapping, quoteName, useMapping } from './mapping.js';
 import { isCalendarDate } from './query.js';
 import {
-  amountFault,
+  amountSaid,
   blobText,
   bookingFault,
   bookingNamed,
@@ -291,10 +291,9 @@ function applicationDate(row: SampleRow, application: string, named: Named): Pro
 }
 
 function applicationAmount([id, date, amount, held]: SampleRow, application: string, named: Named): Problem {
-  const why = amount === null ? 'no amount the service can read' : `an amount that is ${amountFault(amount)}`;
   return said(
-    bookingFault([id, date, amount, undefined, undefined, held], named([id, date, amount])),
-    `a booking has ${why}`,
+    amountSaid(named([id, date, amount]), amount, held),
+    amountSaid('a booking', amount, held, false),
     `: ${application} holds an amount the service cannot answer exactly${Number.isInteger(amount) ? '' : ` (a fraction of a cent, or ${OTHER_PROGRAM})`}. A search that finds it would answer 500; correct the booking in ${application}.`,
   );
 }

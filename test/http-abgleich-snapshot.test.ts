@@ -120,7 +120,9 @@ test('a client that leaves during the read: no slice is read after its connectio
  * A handler whose reads of the windows are held until the test ends or `release` is called:
  * the reconciliations holding a place stay in it. `held()`: how many reads are held.
  */
-async function heldReads(t: TestContext): Promise<{ origin: string; held: () => number; release: () => void }> {
+async function heldReads(
+  t: TestContext,
+): Promise<{ origin: string; held: () => number; bodies: () => number; release: () => void }> {
   const real = createBookingSearch(openReadOnly(t, buildDatabase(t, ['schema.sql', 'abgleich.sql'])));
   const held: Array<() => void> = [];
   let holding = true;
@@ -138,8 +140,14 @@ async function heldReads(t: TestContext): Promise<{ origin: string; held: () => 
   };
   // On a failure too: what is held is answered, so that the server can close.
   t.after(release);
-  const origin = await serve(t, createHandler(search, CREDENTIALS, { maxWaitingSearches: 1 }));
-  return { origin, held: () => held.length, release };
+  const handler = createHandler(search, CREDENTIALS, { maxWaitingSearches: 1 });
+  // How many bodies the handler has read to their end (a listener of 'end' reads nothing).
+  let bodies = 0;
+  const origin = await serve(t, (req, res) => {
+    req.once('end', () => (bodies += 1));
+    handler(req, res);
+  });
+  return { origin, held: () => held.length, bodies: () => bodies, release };
 }
 
 const HEADERS = { authorization: AUTH, 'content-type': 'application/json' };
@@ -177,16 +185,20 @@ test('reconciliations beyond the bound wait for a place, one waiting counts as a
 });
 
 test('a body is parsed only in its place: one that waits for it is a waiting search (beyond the bound, 429 for the next), then refused when its turn comes', async (t) => {
-  const { origin, held, release } = await heldReads(t);
+  const { origin, held, bodies, release } = await heldReads(t);
   const url = `${origin}/api/v1/abgleich`;
   const post = (body: string) => request(url, { method: 'POST', headers: HEADERS, body });
   const running = [post(BODY), post(BODY)];
   await until(() => held() === RECONCILING_AT_ONCE);
   // Not JSON: refused once parsed, which it is only in its place; meanwhile it is a waiting search.
   const broken = post('{"zeilen":');
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  const over = await post(BODY);
-  assert.equal(over.status, 429, 'the broken body waits for its place, counted as a waiting search');
+  await until(() => bodies() === RECONCILING_AT_ONCE + 1);
+  // Were the broken body parsed before its place, this one would wait for a place instead.
+  const over = await Promise.race([
+    post(BODY),
+    new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 5_000)),
+  ]);
+  assert.equal(over?.status, 429, 'the broken body waits for its place, counted as a waiting search');
   release();
   const refused = await broken;
   assert.equal(refused.status, 400);

@@ -114,7 +114,7 @@ interface InPlace {
  */
 function reconcileInPlace({ req, res, body, from, leave }: InPlace, search: SearchTurns, failures: Failures): void {
   const { report, fail } = failures;
-  if (res.destroyed) return;
+  if (res.destroyed || res.writableEnded) return leave();
   const parsed = parseReconcileBody(body);
   if (!parsed.ok) {
     leave();

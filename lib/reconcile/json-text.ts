@@ -9,6 +9,12 @@ export const MAX_DEPTH = 64;
  * that sends too many ids the message that says so, and bounds the walk of a 1 MiB body.
  */
 export const MAX_NUMBERS = 100_000;
+/**
+ * docs/API.md: likewise a body of more objects and arrays. A valid one holds at most 2,004
+ * (the body, its lines, their `konten`); this leaves a whole year's statement sent at once
+ * the message that it has too many lines.
+ */
+export const MAX_CONTAINERS = 50_000;
 
 /** A JSON number as its text in the body (the reviver's source), so that it is never a float. */
 export class JsonNumber {
@@ -31,8 +37,9 @@ export interface Twice {
  * such as "7" first), so that no reviver is needed (JSON.parse's costs several times as much).
  */
 export function parseKeepingNumbers(text: string): { json: unknown; twice: Twice | undefined } {
-  const parsed: unknown = JSON.parse(text);
+  // The scan first: a body past a bound is refused before JSON.parse builds it.
   const { texts, objects, twice } = scan(text);
+  const parsed: unknown = JSON.parse(text);
   if (twice !== undefined) return { json: parsed, twice };
   let next = 0;
   let nextObject = 0;
@@ -42,26 +49,31 @@ export function parseKeepingNumbers(text: string): { json: unknown; twice: Twice
       for (let i = 0; i < value.length; i += 1) value[i] = walk(value[i]);
     } else if (typeof value === 'object' && value !== null) {
       const object = value as Record<string, unknown>;
-      for (const key of objects[nextObject++] ?? []) object[key] = walk(object[key]);
+      for (const key of objects[nextObject++] ?? NO_KEYS) object[key] = walk(object[key]);
     }
     return value;
   };
   return { json: walk(parsed), twice };
 }
 
-/** An open object (its keys so far, the last one) or array (the index of its current item). */
-type Open = { keys: Set<string>; last: string } | { index: number };
+/** An open object (its keys so far, the last one, its place among the objects) or array (the index of its current item). */
+type Open = { keys: Set<string> | undefined; last: string; at: number } | { index: number };
+
+const NO_KEYS: readonly string[] = [];
 
 /**
  * Of a valid JSON text: the text of each number, in order (every token outside a string
  * that starts with `-` or a digit), the keys of each object in the text's order (the objects
  * in the order they open), and the first key given twice in one object. Throws on one nested
- * deeper than `MAX_DEPTH` (walking it would overflow the stack) or with over `MAX_NUMBERS` numbers.
+ * deeper than `MAX_DEPTH` (walking it would overflow the stack), with over `MAX_NUMBERS` numbers
+ * or `MAX_CONTAINERS` objects and arrays. Of a text that is no JSON, what it finds means nothing: JSON.parse refuses it.
  */
-function scan(text: string): { texts: string[]; objects: Set<string>[]; twice: Twice | undefined } {
+function scan(text: string): { texts: string[]; objects: Array<Set<string> | undefined>; twice: Twice | undefined } {
   const texts: string[] = [];
-  const objects: Set<string>[] = [];
+  // An object's keys made a set at its first key: an empty object costs no set.
+  const objects: Array<Set<string> | undefined> = [];
   const open: Open[] = [];
+  let containers = 0;
   let twice: Twice | undefined;
   for (let i = 0; i < text.length; ) {
     const c = text.charCodeAt(i);
@@ -85,6 +97,7 @@ function scan(text: string): { texts: string[]; objects: Set<string>[]; twice: T
       const object = open.at(-1);
       if (object === undefined || !('keys' in object)) continue;
       object.last = read ?? text.slice(start + 1, end - 1);
+      object.keys ??= objects[object.at] = new Set();
       if (object.keys.has(object.last) && twice === undefined) twice = { name: object.last, line: lineOf(open) };
       object.keys.add(object.last);
     } else if (c === MINUS || (c >= ZERO && c <= NINE)) {
@@ -92,11 +105,10 @@ function scan(text: string): { texts: string[]; objects: Set<string>[]; twice: T
       while (i < text.length && isNumberCharacter(text.charCodeAt(i))) i += 1;
       if (texts.push(text.slice(start, i)) > MAX_NUMBERS) throw new RangeError(`more than ${MAX_NUMBERS} numbers`);
     } else {
-      if (c === OPEN_OBJECT) {
-        const keys = new Set<string>();
-        objects.push(keys);
-        open.push({ keys, last: '' });
-      } else if (c === OPEN_ARRAY) open.push({ index: 0 });
+      if ((c === OPEN_OBJECT || c === OPEN_ARRAY) && ++containers > MAX_CONTAINERS)
+        throw new RangeError(`more than ${MAX_CONTAINERS} objects and arrays`);
+      if (c === OPEN_OBJECT) open.push({ keys: undefined, last: '', at: objects.push(undefined) - 1 });
+      else if (c === OPEN_ARRAY) open.push({ index: 0 });
       if (open.length > MAX_DEPTH) throw new RangeError(`nested deeper than ${MAX_DEPTH}`);
       else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) open.pop();
       else if (c === COMMA) {

@@ -78,6 +78,11 @@ export function bookingFault(
   if (typeof date === 'number' || !isCalendarDate(date)) {
     return `${booking} has ${shown ? `the date ${shownValue(date)},` : 'a date that is'} not a day of the calendar as YYYY-MM-DD`;
   }
+  return amountSaid(booking, amount, held, shown);
+}
+
+/** What is wrong with the amount of `booking` (named), as bookingFault says it: `held`, the application's own figure. */
+export function amountSaid(booking: string, amount: unknown, held: unknown, shown = true): string {
   if (amount === null) return `${booking} has no amount the service can read`;
   if (!shown && !Number.isSafeInteger(amount)) return `${booking} has an amount that is ${amountFault(amount)}`;
   if (typeof amount === 'number' && !Number.isSafeInteger(amount)) {

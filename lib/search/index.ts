@@ -7,6 +7,7 @@
 
 export {
   amountFault,
+  amountSaid,
   bookingFault,
   bookingNamed,
   bookingNamer,

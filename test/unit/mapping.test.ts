@@ -324,6 +324,17 @@ test('judge: integer dates, date-times, REAL amounts, text ids and duplicates ar
     judge([[1, '2026-03-14', 2 ** 53]]).withoutValues.join(' '),
     /^some amounts lie beyond ±9007199254740991 cents, where a number in the answer is no longer exact: give/,
   );
+  // An application's booking with a date and an amount that are wrong: each sentence its own fault.
+  const both = judge([[1, '2024-02-30', 1.5, '-3/200']], 'GnuCash');
+  assert.match(
+    both.problems.join('\n'),
+    /has the date '2024-02-30', not a day of the calendar .*: GnuCash holds a date/,
+  );
+  assert.match(both.problems.join('\n'), /has the amount -0\.015, not whole cents: GnuCash holds an amount/);
+  assert.match(
+    both.withoutValues.join('\n'),
+    /a booking has an amount that is not whole cents: GnuCash holds an amount/,
+  );
   assert.match(problems([['a1b2', '2026-03-14', 1250]]), /^ids such as 'a1b2' are not whole numbers/);
   // Whole, but beyond 2^53 − 1: no longer exact as a number of the answer.
   assert.match(

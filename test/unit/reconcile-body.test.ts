@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { lineMessage, BODY_MESSAGES as M } from '../../lib/messages.js';
 import { parseReconcileBody, type ReconcileRequest } from '../../lib/reconcile/body.js';
-import { JsonNumber, MAX_NUMBERS, parseKeepingNumbers } from '../../lib/reconcile/json-text.js';
+import { JsonNumber, MAX_CONTAINERS, MAX_NUMBERS, parseKeepingNumbers } from '../../lib/reconcile/json-text.js';
 
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
 const parse = (body: unknown) => parseReconcileBody(bytes(typeof body === 'string' ? body : JSON.stringify(body)));
@@ -221,12 +221,18 @@ test('number texts are matched to their numbers whatever the key order: keys lik
   assert.deepEqual(texts(json), { b: '1.50', 7: '2.0', 3: { 0: '3.10', 1: { 1: '4.00', 0: '-5e0' } }, a: '6' });
 });
 
-test('a body of more than 100,000 numbers is refused as not valid JSON before they are walked; up to that, its first error is said', () => {
+test('a body of more than 100,000 numbers or 50,000 objects and arrays is refused as not valid JSON before it is built; up to that, its first error is said', () => {
   const ids = (count: number): string =>
     `{"zeilen":[{"datum":"2026-01-01","betrag":1}],"ausser":[${'7,'.repeat(count - 1)}7]}`;
   assert.equal(MAX_NUMBERS, 100_000);
   assert.equal(message(ids(MAX_NUMBERS - 1)), M.ausser);
   assert.equal(message(ids(MAX_NUMBERS)), M.badJson);
+  // The body, `zeilen` and its lines: a year's statement sent whole is told it has too many lines.
+  const lines = (count: number): string => `{"zeilen":[${'{},'.repeat(count - 1)}{}]}`;
+  assert.equal(MAX_CONTAINERS, 50_000);
+  assert.equal(message(lines(MAX_CONTAINERS - 2)), M.zeilen);
+  assert.equal(message(lines(MAX_CONTAINERS - 1)), M.badJson);
+  assert.equal(message(`{"zeilen":[${'[],'.repeat(MAX_CONTAINERS)}[]]}`), M.badJson);
 });
 
 test('a field given twice is refused, naming it and its line, before any other check', () => {
