@@ -10,7 +10,7 @@ import { createHandler } from '../lib/index.js';
 import { RECONCILING_AT_ONCE } from '../lib/reconcile/gate.js';
 import { createBookingSearch } from '../lib/search/booking-search.js';
 import type { SearchTurns } from '../lib/search-endpoint.js';
-import { AUTH, buildDatabase, CREDENTIALS, openReadOnly, request, serve } from './support/helpers.js';
+import { AUTH, basicAuth, buildDatabase, CREDENTIALS, openReadOnly, request, serve } from './support/helpers.js';
 
 /**
  * The search over `db`, each read's answer delivered `delayMs` later; `afterRead` hears how
@@ -122,6 +122,7 @@ test('a client that leaves during the read: no slice is read after its connectio
  */
 async function heldReads(
   t: TestContext,
+  maxWaitingSearches = 1,
 ): Promise<{ origin: string; held: () => number; bodies: () => number; release: () => void }> {
   const real = createBookingSearch(openReadOnly(t, buildDatabase(t, ['schema.sql', 'abgleich.sql'])));
   const held: Array<() => void> = [];
@@ -140,7 +141,7 @@ async function heldReads(
   };
   // On a failure too: what is held is answered, so that the server can close.
   t.after(release);
-  const handler = createHandler(search, CREDENTIALS, { maxWaitingSearches: 1 });
+  const handler = createHandler(search, USERS, { maxWaitingSearches });
   // How many bodies the handler has read to their end (a listener of 'end' reads nothing).
   let bodies = 0;
   const origin = await serve(t, (req, res) => {
@@ -150,7 +151,12 @@ async function heldReads(
   return { origin, held: () => held.length, bodies: () => bodies, release };
 }
 
-const HEADERS = { authorization: AUTH, 'content-type': 'application/json' };
+// A user holds one place at most: each reconciliation of these tests is another user's.
+const USERS = ['a', 'b', 'c', 'd'].map((name) => ({ username: name, password: `${name}-geheim` }));
+const headersOf = (user: string) => ({
+  authorization: basicAuth(user, `${user}-geheim`),
+  'content-type': 'application/json',
+});
 const BODY = JSON.stringify({ zeilen: [{ datum: '2026-01-05', betrag: '-10' }] });
 
 /** Until `what` holds, for at most 2 s. */
@@ -162,17 +168,17 @@ test('reconciliations beyond the bound wait for a place, one waiting counts as a
   const { origin, held, release } = await heldReads(t);
   const leaving = new AbortController();
   const url = `${origin}/api/v1/abgleich`;
-  const post = () => request(url, { method: 'POST', headers: HEADERS, body: BODY });
-  const first = fetch(url, { method: 'POST', headers: HEADERS, body: BODY, signal: leaving.signal }).catch(
+  const post = (user: string) => request(url, { method: 'POST', headers: headersOf(user), body: BODY });
+  const first = fetch(url, { method: 'POST', headers: headersOf('a'), body: BODY, signal: leaving.signal }).catch(
     () => undefined,
   );
   await until(() => held() === 1);
-  const others = [post(), post()];
+  const others = [post('b'), post('c')];
   await until(() => held() >= RECONCILING_AT_ONCE);
   // Time for the third to arrive: with no place to wait for, its read would be held by now.
   await new Promise((resolve) => setTimeout(resolve, 300));
   assert.equal(held(), RECONCILING_AT_ONCE, 'the third waits for a place before it reads');
-  const over = await post();
+  const over = await post('d');
   assert.equal(over.status, 429);
   assert.equal((JSON.parse(over.body) as { code: string }).code, 'too_many_searches');
   assert.equal(over.headers['retry-after'], '1');
@@ -187,15 +193,15 @@ test('reconciliations beyond the bound wait for a place, one waiting counts as a
 test('a body is parsed only in its place: one that waits for it is a waiting search (beyond the bound, 429 for the next), then refused when its turn comes', async (t) => {
   const { origin, held, bodies, release } = await heldReads(t);
   const url = `${origin}/api/v1/abgleich`;
-  const post = (body: string) => request(url, { method: 'POST', headers: HEADERS, body });
-  const running = [post(BODY), post(BODY)];
+  const post = (user: string, body: string) => request(url, { method: 'POST', headers: headersOf(user), body });
+  const running = [post('a', BODY), post('b', BODY)];
   await until(() => held() === RECONCILING_AT_ONCE);
   // Not JSON: refused once parsed, which it is only in its place; meanwhile it is a waiting search.
-  const broken = post('{"zeilen":');
+  const broken = post('c', '{"zeilen":');
   await until(() => bodies() === RECONCILING_AT_ONCE + 1);
   // Were the broken body parsed before its place, this one would wait for a place instead.
   const over = await Promise.race([
-    post(BODY),
+    post('d', BODY),
     new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 5_000)),
   ]);
   assert.equal(over?.status, 429, 'the broken body waits for its place, counted as a waiting search');
@@ -204,4 +210,19 @@ test('a body is parsed only in its place: one that waits for it is a waiting sea
   assert.equal(refused.status, 400);
   assert.equal((JSON.parse(refused.body) as { code: string }).code, 'bad_body');
   for (const reply of await Promise.all(running)) assert.equal(reply.status, 200);
+});
+
+test("a user holds one place at most: its second reconciliation waits while another user's runs at once", async (t) => {
+  const { origin, held, bodies, release } = await heldReads(t, 64);
+  const url = `${origin}/api/v1/abgleich`;
+  const post = (user: string) => request(url, { method: 'POST', headers: headersOf(user), body: BODY });
+  const alice = [post('a'), post('a')];
+  await until(() => bodies() === 2 && held() === 1);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.equal(held(), 1, "alice's second waits for her first");
+  const bob = post('b');
+  await until(() => held() === 2);
+  assert.equal(held(), 2, "bob's runs beside alice's first");
+  release();
+  for (const reply of await Promise.all([...alice, bob])) assert.equal(reply.status, 200);
 });
