@@ -16,7 +16,7 @@ export const MAX_NUMBERS = 100_000;
  */
 export const MAX_CONTAINERS = 50_000;
 
-/** A JSON number as its text in the body (the reviver's source), so that it is never a float. */
+/** A JSON number as its text in the body (as the scan found it), so that it is never a float. */
 export class JsonNumber {
   readonly text: string;
   constructor(text: string) {
@@ -65,8 +65,9 @@ const NO_KEYS: readonly string[] = [];
  * Of a valid JSON text: the text of each number, in order (every token outside a string
  * that starts with `-` or a digit), the keys of each object in the text's order (the objects
  * in the order they open), and the first key given twice in one object. Throws on one nested
- * deeper than `MAX_DEPTH` (walking it would overflow the stack), with over `MAX_NUMBERS` numbers
- * or `MAX_CONTAINERS` objects and arrays. Of a text that is no JSON, what it finds means nothing: JSON.parse refuses it.
+ * deeper than `MAX_DEPTH` (walking it would overflow the stack), with over `MAX_NUMBERS`
+ * numbers or over `MAX_CONTAINERS` objects and arrays. Of a text that is no JSON, what it
+ * finds means nothing: JSON.parse refuses that text.
  */
 function scan(text: string): { texts: string[]; objects: Array<Set<string> | undefined>; twice: Twice | undefined } {
   const texts: string[] = [];
