@@ -97,7 +97,8 @@ const ONLY_CONTINUE = /^[ \t]*100-continue[ \t]*$/i;
  * before it on the connection; none after an answer that closes it, nor for a request the
  * handler answered already (an error in its body), which is answered once.
  *
- * It also turns off Node's own check for a missing `Host` (`requireHostHeader`), whose
+ * It keeps a connection the client half-closed until its answers are written, and it
+ * turns off Node's own check for a missing `Host` (`requireHostHeader`), whose
  * answer has no body: the handler from `createHandler` answers that request with the JSON
  * 400 instead. Requests that the handler passes to `next()` are not checked for `Host`.
  * And it hands a request with `Expect: 100-continue` to the handler before node:http's
@@ -115,6 +116,10 @@ export function answerProtocolErrors<S extends Server>(server: S): S {
   wired.add(server);
   // A documented option of http.createServer (Node ≥ 20), read on every request.
   (server as { requireHostHeader?: boolean }).requireHostHeader = false;
+  // A client that half-closes after its request (`shutdown(SHUT_WR)`, `nc -N`) gets the
+  // answer that comes in a later turn (a reconciliation, a first login): node:http, read at
+  // the connection's end, would drop it; the connection closes after its last answer.
+  (server as { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen = true;
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     // node:http takes `100-continue` anywhere in the field (`100-continue, foo`) for it.
     if (!ONLY_CONTINUE.test(req.headers.expect ?? '')) return answerExpectation(req, res);

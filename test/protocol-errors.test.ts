@@ -53,6 +53,16 @@ test('answerProtocolErrors: parser errors, 431 and 417 as JSON on a plain node:h
   }
 });
 
+test('a client that half-closes after its request gets the answer that comes in a later turn, a reconciliation, then the connection closes', async (t) => {
+  const origin = await serveWired(t);
+  const body = JSON.stringify({ zeilen: [{ datum: '2026-03-14', betrag: '-12.50' }] });
+  const post = `POST /api/v1/abgleich HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  const reply = await rawRequest(origin, post, 10_000, true);
+  assert.equal(reply.status, 200, reply.body);
+  assert.match(reply.body, /^\{"zeilen":\[/);
+  assert.ok(reply.closed, 'the server closed the connection after its answer');
+});
+
 test('answerProtocolErrors given no server names what it takes, as createHandler names its misuse', () => {
   for (const given of [undefined, null, {}, 'server'])
     assert.throws(() => answerProtocolErrors(given as never), {

@@ -11,7 +11,13 @@ export interface RawReply extends Reply {
 }
 
 /** Sends `payload` to `origin` and reads one response; waits at most `timeoutMs` for it and the close. */
-export function rawRequest(origin: string, payload: string | Buffer, timeoutMs = 10_000): Promise<RawReply> {
+export function rawRequest(
+  origin: string,
+  payload: string | Buffer,
+  timeoutMs = 10_000,
+  /** The client's end of the connection closed after the payload, as `shutdown(SHUT_WR)` does. */
+  halfClose = false,
+): Promise<RawReply> {
   const { hostname, port } = new URL(origin);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname);
@@ -38,7 +44,8 @@ export function rawRequest(origin: string, payload: string | Buffer, timeoutMs =
     socket.on('end', () => (closed = true));
     socket.on('close', finish);
     socket.on('error', () => undefined);
-    socket.write(payload);
+    if (halfClose) socket.end(payload);
+    else socket.write(payload);
   });
 }
 
