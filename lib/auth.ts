@@ -19,7 +19,7 @@ export const REJECTED = Object.freeze({ kind: 'rejected' } as const);
 export const PENDING = Object.freeze({ kind: 'pending' } as const);
 /** Too many hash checks wait already: answered without a check. */
 export const BUSY = Object.freeze({ kind: 'busy' } as const);
-/** The service stops before the check began (lib/hash-checks.ts, `stop`): answered without it. */
+/** The check never began: the service stops (lib/hash-checks.ts, `stop`), or its clients all left. */
 export const STOPPING = Object.freeze({ kind: 'stopping' } as const);
 
 /** The verdict on credentials: the user, or why not. */
@@ -41,8 +41,7 @@ export interface Authenticator {
   check(given: GivenCredentials): Exclude<Verdict, typeof BUSY | typeof STOPPING>;
   /**
    * Checks a hash for credentials `check` called `PENDING`; `done` gets the user, `REJECTED`,
-   * `BUSY`, or `STOPPING` when the checks stopped before this one began. A waiting check
-   * whose clients have all `gone` is dropped without an answer.
+   * `BUSY`, or `STOPPING` when the checks stopped, or its clients had all `gone`, before it began.
    */
   verify(given: GivenCredentials, done: (verdict: Settled) => void, gone?: () => boolean): void;
   /**
@@ -178,9 +177,9 @@ function verify(
   // An unknown user, or a plain user with a wrong password, costs one check like a wrong password.
   const target = own ?? dummyFor(current, state.secret, given.username);
   hashChecks.enqueue(() => {
-    // Every client that waited for this check has gone: it is not worth a core.
+    // Every client that waited for this check has gone: not worth a core; each hears it never ran.
     if ((current.checking.get(key) ?? []).every((waiter) => waiter.gone())) {
-      current.checking.delete(key);
+      giveUp();
       return false;
     }
     verifyPassword(given.password, target, (matches) => {

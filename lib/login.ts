@@ -268,7 +268,7 @@ function awaitCheck(parts: Parts, request: Attempt, reserved: boolean): Promise<
           if (reserved) parts.throttle[late.kind === 'rejected' ? 'confirm' : 'forgive'](client, attempted);
           if (answered) return;
           if (late.kind === 'user') return resolve(letIn(parts, late, client, header));
-          // The service stops before the check began: as a check that did not come in time.
+          // The check never ran (the service stops, or every client left): as one not come in time.
           if (late.kind === 'stopping') return resolve({ kind: 'late', retryAfter: 1, attempted });
           // docs/API.md, Credentials: a full hash-check queue says "again in a second".
           resolve(late.kind === 'busy' ? { kind: 'busy', retryAfter: 1, attempted } : { kind: 'refused', attempted });

@@ -299,6 +299,20 @@ test('the hash checks running and waiting are counted while they last, and sever
   assert.deepEqual([...metrics.hashChecks], [0, 0]);
 });
 
+test('a waiting hash check whose clients have all gone is not run when its turn comes, and each of them hears that it never ran', async () => {
+  const metrics = new Metrics();
+  const users = validateCredentials([{ username: 'bank', passwordHash: HASH_OF_ALT }]);
+  const authenticator = createAuthenticator(users, { ...LIMITS, maxHashChecks: 1 }, metrics);
+  let left = false;
+  const check = (password: string, gone = () => false): Promise<Verdict> =>
+    new Promise((resolve) => authenticator.verify({ username: 'bank', password }, resolve, gone));
+  const checks = [check('eins'), check('zwei', () => left), check('zwei', () => left), check('drei')];
+  assert.deepEqual([...metrics.hashChecks], [1, 2], 'one running, two waiting (one of them for two requests)');
+  left = true;
+  assert.deepEqual(await Promise.all(checks), [REJECTED, STOPPING, STOPPING, REJECTED]);
+  assert.deepEqual([...metrics.hashChecks], [0, 0]);
+});
+
 test('stopped, the hash checks that wait and those queued later are given up at once; the running one ends as it would', async () => {
   const metrics = new Metrics();
   const users = validateCredentials([{ username: 'bank', passwordHash: HASH_OF_ALT }]);
