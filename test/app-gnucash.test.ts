@@ -248,7 +248,7 @@ test('check and the service agree on a book kept for years; check says which tim
   assert.match(check.stdout, /^Data: fits /m);
   assert.match(
     check.stdout,
-    /^Note: 8 of the book's 24 transactions are dated at another time of day than GnuCash's 10:59 UTC \(by GnuCash before 2\.6\.20, which dated at local midnight, or by an importer or a script\): each is served on the day its time falls on in this service's time zone, UTC\+01:00 in January and UTC\+02:00 in July \(TZ, else \/etc\/localtime\), as GnuCash shows it in the time zone it runs in; 4 of them fall on midnight here\. If GnuCash runs in another time zone, run the service with TZ set to it \(TZ=Europe\/Berlin\)\.$/m,
+    /^Note: 8 of the book's 24 transactions are dated at another time of day than GnuCash's 10:59 UTC \(by GnuCash before 2\.6\.20, which dated at local midnight, or by an importer or a script\): each is served on the day its time falls on in this service's time zone, UTC\+01:00 in January and UTC\+02:00 in July \(TZ, else the system's setting\), as GnuCash shows it in the time zone it runs in; 4 of them fall on midnight here\. If GnuCash runs in another time zone, run the service with TZ set to it \(TZ=Europe\/Berlin\)\.$/m,
   );
   const q = { von: '2015-01-01', bis: '2016-12-31', cents: 0, toleranz: 999_999 };
   const cli = await start(t, ['--db', file, '--app', 'gnucash'], berlin);

@@ -1,8 +1,9 @@
 // The signals the service answers, heard here and nowhere else, in every kind of process
 // (the only one, the primary of --workers, each worker): SIGINT and SIGTERM stop it (and
 // Ctrl+Break in a Windows console; Ctrl+C there is SIGINT, and a service wrapper such as
-// WinSW or NSSM stops a console program with Ctrl+C too); SIGHUP reloads it. And an error
-// nothing caught, which ends it in one line.
+// WinSW or NSSM stops a console program with Ctrl+C too); SIGHUP reloads it, but on Windows,
+// where Node sends it as the console window closes and Windows ends the process 10 s later,
+// it stops it too. And an error nothing caught, which ends it in one line.
 
 import { describeBug } from './errors.js';
 import { logLine } from './log.js';
@@ -26,6 +27,7 @@ export function onStopSignals(stop: (again: boolean, signal: NodeJS.Signals) => 
   process.on('SIGINT', signalled);
   process.on('SIGTERM', signalled);
   process.on('SIGBREAK', signalled);
+  process.on('SIGHUP', () => consoleClosed() && signalled('SIGHUP'));
 }
 
 /** What asked for a reload, as its log line names it. */
@@ -33,11 +35,14 @@ export type ReloadTrigger = 'SIGHUP' | 'POST /-/reload';
 
 let trigger: ReloadTrigger = 'SIGHUP';
 
+/** A SIGHUP on Windows, not POST /-/reload's: its console window closes. */
+const consoleClosed = (): boolean => process.platform === 'win32' && trigger === 'SIGHUP';
+
 // Node ends a process on a SIGHUP nothing listens for: a `systemctl reload` right after the
 // start, while the code loads and the books are opened, is kept for the reload's listener.
 let heardEarly = false;
 const keep = (): void => {
-  heardEarly = true;
+  heardEarly ||= !consoleClosed();
 };
 
 /**
@@ -50,11 +55,11 @@ export function holdReloads(release = false): void {
   else if (!process.listeners('SIGHUP').includes(keep)) process.on('SIGHUP', keep);
 }
 
-/** Runs `reload` on SIGHUP (never sent on Windows) or POST /-/reload, with which of them asked. */
+/** Runs `reload` on SIGHUP (on Windows a stop) or POST /-/reload, with which of them asked. */
 export function onReloadSignal(reload: (by: ReloadTrigger) => void): void {
   // Added before the keeper goes: Node stops hearing a signal when its last listener goes, and
   // one that came meanwhile, not yet handed to a listener, would be lost.
-  process.on('SIGHUP', () => stopping || reload(trigger));
+  process.on('SIGHUP', () => stopping || consoleClosed() || reload(trigger));
   process.off('SIGHUP', keep);
   if (heardEarly) setImmediate(() => stopping || reload('SIGHUP'));
   heardEarly = false;

@@ -10,7 +10,7 @@
 import { type PathLike, realpathSync, type Stats, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import path from 'node:path';
-import { CliError, describeReadError } from '../base/index.js';
+import { CliError, describeReadError, shellWord } from '../base/index.js';
 import type { FileRule } from './file-rule.js';
 
 /** What the rule reads of the file system; tests give path.win32 and a fake stat. */
@@ -41,7 +41,9 @@ export function windowsRule(
   const real = (file: string): string => fs.realpath(fs.path.resolve(file));
   const whyNotReadable = (file: string): string => {
     const user = fs.user();
-    return `this service's account ${user} may not read it; give that account read access to the file and its folder (icacls "${fs.path.dirname(fs.path.resolve(file))}" /grant "${user}:(OI)(CI)RX", ${ADVICE})`;
+    // A drive's root unquoted: in "D:\" the backslash would escape the closing quote.
+    const folder = shellWord(fs.path.dirname(fs.path.resolve(file)), 'win32');
+    return `this service's account ${user} may not read it; give that account read access to the file and its folder (icacls ${folder} /grant ${shellWord(`${user}:(OI)(CI)RX`, 'win32')}, ${ADVICE})`;
   };
   return {
     platform: 'windows',

@@ -194,7 +194,7 @@ export const gnucash: ApplicationMapping = {
     SELECT moved || ' of the book''s ' || total || ' transactions are dated at another time of day than GnuCash''s 10:59 UTC'
            || ' (by GnuCash before 2.6.20, which dated at local midnight, or by an importer or a script): each is served'
            || ' on the day its time falls on in this service''s time zone, ' || zone_offset(1) || ' in January and '
-           || zone_offset(7) || ' in July (TZ, else /etc/localtime), as GnuCash shows it in the time zone it runs in; '
+           || zone_offset(7) || ' in July (TZ, else the system''s setting), as GnuCash shows it in the time zone it runs in; '
            || midnight || ' of them fall on midnight here. If GnuCash runs in another time zone, run the service with TZ'
            || ' set to it (TZ=Europe/Berlin).'
     FROM (SELECT count(*) AS total,

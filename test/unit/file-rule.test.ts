@@ -107,8 +107,14 @@ test('Windows: mode 666 is no warning about secrets or sockets; an unreadable bo
   assert.equal(rule.letsEveryoneConnect(0o666), false);
   assert.equal(
     rule.whyNotReadable('C:\\Users\\me\\Documents\\kasse.mmb'),
-    `this service's account kasse may not read it; give that account read access to the file and its folder (icacls "C:\\Users\\me\\Documents" /grant "kasse:(OI)(CI)RX", deploy/booking-search-server.xml says how)`,
+    `this service's account kasse may not read it; give that account read access to the file and its folder (icacls C:\\Users\\me\\Documents /grant "kasse:(OI)(CI)RX", deploy/booking-search-server.xml says how)`,
   );
+  // A folder with a space in quotes; a drive's root without: cmd and PowerShell hand "D:\" on as D:" and more.
+  assert.match(
+    rule.whyNotReadable('C:\\Users\\me\\Kasse Büro\\kasse.mmb'),
+    /\(icacls "C:\\Users\\me\\Kasse Büro" \/grant/,
+  );
+  assert.match(rule.whyNotReadable('D:\\kasse.mmb'), /\(icacls D:\\ \/grant "kasse:\(OI\)\(CI\)RX",/);
 });
 
 test('POSIX: the same mode on a directory is refused (the part of the rule Windows does not apply)', (t) => {

@@ -1,5 +1,6 @@
 // The reload's signal (bin/base/signals.ts) in a process of its own: Node ends a process on a
-// SIGHUP nothing listens for, so one that comes during the start must be kept for the reload.
+// SIGHUP nothing listens for, so one that comes during the start must be kept for the reload;
+// on Windows, where it means the console window closes, it stops the service.
 
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -43,4 +44,20 @@ test('a SIGHUP not yet handed to a listener when onReloadSignal takes over is he
     setTimeout(() => console.log(JSON.stringify(heard)), 100);
   `);
   assert.deepEqual(heard, ['SIGHUP']);
+});
+
+test('on Windows a SIGHUP, sent as the console window closes, stops the service; POST /-/reload still reloads it', async () => {
+  const script = `
+    Object.defineProperty(process, 'platform', { value: 'win32' });
+    const { onReloadSignal, onStopSignals, reloadAsSignalled } = await import(${JSON.stringify(SIGNALS)});
+    const heard = [];
+    onReloadSignal((by) => heard.push('reload: ' + by));
+    onStopSignals((again, signal) => heard.push('stop: ' + signal));
+    reloadAsSignalled();
+    process.kill(process.pid, 'SIGHUP');
+    setTimeout(() => console.log(JSON.stringify(heard)), 100);
+  `;
+  const args = ['--import', 'tsx', '--input-type=module', '-e', script];
+  const heard = JSON.parse((await promisify(execFile)(process.execPath, args)).stdout);
+  assert.deepEqual(heard, ['reload: POST /-/reload', 'stop: SIGHUP']);
 });
