@@ -307,8 +307,9 @@ test('SIGHUP adds a fourth book and removes one; searches in flight on the other
     200,
     o.gnucashAnswer,
   );
-  // neu is on the own schema, as mueller is: a reload announces it as the start did mueller, with no line.
-  assert.doesNotMatch(cli.output().stdout, /book neu:/);
+  // The reload says where neu is served as the start said it of mueller: on stdout.
+  await waitFor(() => cli.output().stdout, new RegExp(`^${TIME} book neu: ${origin}/neu/api/v1/ \\(`, 'm'));
+  assert.doesNotMatch(cli.output().stderr, /book neu:/);
 });
 
 test('SIGHUP with a broken file, or a book that cannot be served, keeps the running books and says why in one line', async (t) => {

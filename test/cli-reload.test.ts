@@ -208,9 +208,9 @@ test("a book's state lines begin with its name, as /ready names it, and a book a
     ['y', o.y, 'bob'],
   ]);
   cli.child.kill('SIGHUP');
-  await waitSince(
-    cli,
-    mark,
+  // On stdout, as the start's.
+  await waitFor(
+    () => cli.output().stdout,
     new RegExp(`^${TIME} book y: ${escaped(cli.origin)}/y/api/v1/ \\(${escaped(o.y)}\\)$`, 'm'),
   );
   unlinkSync(o.x);

@@ -167,9 +167,10 @@ export function errorLineTemplate(text: string): string {
 /**
  * One line on stderr: an error (what failed, the start's refusal), by default; a warning
  * (what the admin should change, a state the service waits for); or a notice (a change
- * that went well: a file served again, credentials re-read).
+ * that went well: a file served again, credentials re-read). `info`: on stdout (logInfo).
  */
-export function logLine(message: string, level: Exclude<LogLevel, 'info'> = 'error'): void {
+export function logLine(message: string, level: LogLevel = 'error'): void {
+  if (level === 'info') return logInfo([message]);
   process.stderr.write(formatMessage(message, level, toJournal.stderr));
 }
 

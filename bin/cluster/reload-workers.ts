@@ -8,7 +8,8 @@ import { type Channel, isStopping, logLine, type ReloadTrigger } from '../base/i
 /** A line a reload would log, and at which level. */
 export interface SaidLine {
   text: string;
-  level: 'notice' | 'warning' | 'error';
+  /** `info`: what the service now serves, on stdout as at the start; the others on stderr. */
+  level: 'info' | 'notice' | 'warning' | 'error';
 }
 
 const RELOAD = 'reload';

@@ -52,7 +52,7 @@ export async function reload(
     const served = [...added, ...replaced.map(({ after }) => after)];
     if (servesFileBooks(next)) {
       const origin = listeningAt(command, server);
-      for (const book of served) say(bookLine(origin, book), 'notice');
+      for (const book of served) say(bookLine(origin, book), 'info');
     }
     warnAboutBookFiles(served, say);
     warnAboutOpenBooks(books, was, say);
