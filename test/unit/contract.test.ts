@@ -190,10 +190,13 @@ test('openapi.json knows every message of the code, and no other', () => {
   for (const message of documented) assert.ok(isCodeMessage(message), `"${message}" in openapi.json is in the code`);
   for (const message of CODE_MESSAGES) {
     const instances = message.includes('NAME') ? PARAMETERS.map((name) => message.replace('NAME', name)) : [message];
-    const known = instances.some(
-      (instance) => documented.includes(instance) || patterns.some((pattern) => pattern.test(instance)),
+    // A message for a parameter (NAME) is described for some; "repeated" for every one of them.
+    const unknown = instances.filter(
+      (instance) => !documented.includes(instance) && !patterns.some((pattern) => pattern.test(instance)),
     );
-    assert.ok(known, `openapi.json describes "${message}"`);
+    const known =
+      message === QUERY_MESSAGES.repeated('NAME') ? unknown.length === 0 : unknown.length < instances.length;
+    assert.ok(known, `openapi.json describes "${message}": not ${unknown.join(' ')}`);
   }
 });
 

@@ -414,3 +414,15 @@ test('the statements are bound by position: each name where it stands, twice whe
     names: ['low'],
   });
 });
+
+test("the typical search's count reads only the index of amount and date: no filter term that a search does not give", () => {
+  const db = new Database(':memory:');
+  db.exec(fixtureSql('schema.sql'));
+  const plan = db
+    .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${positional(SQL.count('exact')).text}`)
+    .all(0, 0, 0)
+    .map((row) => row.detail);
+  assert.deepEqual(plan, [
+    'SEARCH entries USING COVERING INDEX entries_amount_date (amount_cents=? AND date>? AND date<?)',
+  ]);
+});
