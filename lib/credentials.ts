@@ -42,6 +42,7 @@ export type CredentialsProblem =
         | 'not an object'
         | 'empty username'
         | 'colon in username'
+        | 'control character in username'
         | 'password and passwordHash'
         | 'no password'
         | 'passwordHash not a hash'
@@ -108,8 +109,10 @@ function checkOne(entry: unknown, index: number | undefined): ConfiguredUser | C
   // Compared in Unicode NFC, as the sent credentials are (lib/auth.ts, RFC 7617 §2.1): two
   // spellings of one name are one user.
   const username = given.normalize('NFC');
-  // RFC 7617 §2: a user-id containing a colon could never be sent.
+  // RFC 7617 §2: a user-id containing a colon could never be sent, and none may hold a
+  // control character (a mistyped line's would be in the log, escaped).
   if (username.includes(':')) return { index, kind: 'colon in username' };
+  if (/\p{Cc}/u.test(username)) return { index, kind: 'control character in username' };
   if (password !== undefined && passwordHash !== undefined) return { index, kind: 'password and passwordHash' };
   if (password === undefined && passwordHash === undefined) return { index, kind: 'no password' };
   if (passwordHash !== undefined) {
@@ -144,6 +147,8 @@ function describeForLibrary(problem: CredentialsProblem): string {
       return `${name}.username must be a non-empty string`;
     case 'colon in username':
       return `${name}.username must not contain a colon`;
+    case 'control character in username':
+      return `${name}.username must not contain a control character`;
     case 'password and passwordHash':
       return `${name} must have password or passwordHash, not both`;
     case 'no password':
@@ -151,7 +156,7 @@ function describeForLibrary(problem: CredentialsProblem): string {
     case 'passwordHash not a hash':
       return `${name}.passwordHash must be a string starting with $scrypt$ (booking-search-server hash-password makes one)`;
     case 'unusable hash':
-      return `${name}.passwordHash is not usable: ${problem.detail}`;
+      return `${name}.passwordHash is not usable: ${problem.detail} (booking-search-server hash-password makes one)`;
     case 'empty password':
       return `${name}.password must be a non-empty string`;
     case 'hash as password':

@@ -155,6 +155,8 @@ test('a credentials file that cannot be used names the line, never its content',
       'bank:$scrypt$ln=16,r=8,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g\n',
       'line 1: the hash is not usable: the parameters are weaker than N=2^17, r=8, p=1',
     ],
+    // A line's user with a control character: a mistyped line's part of a password would be logged.
+    ['bank\u0001GEHEIMNIS:geheim1\n', 'line 1: the user must not contain a control character'],
     [
       'bank:geheim1\npruefer:$2y$10$GEHEIMNISabcdefghijklmuH6mZ9rH9uJ3k8E1pY6v9gqXw0y3m2e\n',
       'line 2: the secret is a hash of type bcrypt, which this service cannot check; make a scrypt hash with booking-search-server hash-password',

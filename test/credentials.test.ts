@@ -57,6 +57,11 @@ test('misused credentials throw a TypeError naming the entry and the problem, ne
       ],
       /^credentials\[1\]\.username must not contain a colon$/,
     ],
+    [
+      [{ username: 'a\u0001b', password: 'geheim1' }],
+      /^credentials\[0\]\.username must not contain a control character$/,
+    ],
+    [[{ username: 'a\tb', password: 'geheim1' }], /^credentials\[0\]\.username must not contain a control character$/],
     [[{ username: '', password: 'geheim1' }], /^credentials\[0\]\.username must be a non-empty string$/],
     [
       { username: 'a', password: 'geheim1', passwordHash: HASH_OF_ALT },

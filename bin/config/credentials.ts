@@ -97,8 +97,14 @@ function checkPairs(
   pairs: ReadonlyArray<readonly [string, string]>,
 ): { ok: true; credentials: Credentials[] } | { ok: false; problem: Problem } {
   const checked = credentialsFromPairs(pairs);
-  if (!checked.ok) return checked;
   const spaced = (text: string | undefined): boolean => text !== undefined && text !== text.trim();
+  if (!checked.ok) {
+    const { problem } = checked;
+    // A tab at a user's end is a control character too: said as the copy's white space.
+    if (problem.kind === 'control character in username' && spaced(pairs[problem.index ?? 0]?.[0]))
+      return { ok: false, problem: { kind: 'spaced user', index: problem.index ?? 0 } };
+    return checked;
+  }
   for (const [index, { username, password }] of checked.credentials.entries()) {
     if (spaced(username)) return { ok: false, problem: { kind: 'spaced user', index } };
     if (spaced(password)) return { ok: false, problem: { kind: 'spaced password', index } };
@@ -118,8 +124,10 @@ function describe(problem: Problem, where: 'file' | 'environment'): string {
       return inFile ? 'the user is empty' : 'BOOKING_SEARCH_USER is empty';
     case 'colon in username':
       return inFile ? 'the user must not contain a colon' : 'BOOKING_SEARCH_USER must not contain a colon';
+    case 'control character in username':
+      return `${inFile ? 'the user' : 'BOOKING_SEARCH_USER'} must not contain a control character`;
     case 'unusable hash':
-      return `${inFile ? 'the hash' : 'BOOKING_SEARCH_PASSWORD holds a hash that'} is not usable: ${problem.detail}`;
+      return `${inFile ? 'the hash' : 'BOOKING_SEARCH_PASSWORD holds a hash that'} is not usable: ${problem.detail}; booking-search-server hash-password makes one`;
     case 'foreign hash':
       return inFile ? problem.detail : `BOOKING_SEARCH_PASSWORD: ${problem.detail}`;
     case 'too long':

@@ -394,11 +394,15 @@ test('parseCommandLine: an empty variable counts as not set; BOOKING_SEARCH_PASS
   );
   assert.deepEqual(outcome(['--demo'], { BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: `${hash}!` }), {
     error:
-      'BOOKING_SEARCH_PASSWORD holds a hash that is not usable: not a scrypt hash of the form $scrypt$ln=17,r=8,p=1$<salt>$<hash>',
+      'BOOKING_SEARCH_PASSWORD holds a hash that is not usable: not a scrypt hash of the form $scrypt$ln=17,r=8,p=1$<salt>$<hash>; booking-search-server hash-password makes one',
     exitCode: 1,
   });
   assert.deepEqual(outcome(['--demo'], { BOOKING_SEARCH_USER: 'ka:sse', BOOKING_SEARCH_PASSWORD: 'x' }), {
     error: 'BOOKING_SEARCH_USER must not contain a colon',
+    exitCode: 1,
+  });
+  assert.deepEqual(outcome(['--demo'], { BOOKING_SEARCH_USER: 'ka\u001bsse', BOOKING_SEARCH_PASSWORD: 'x' }), {
+    error: 'BOOKING_SEARCH_USER must not contain a control character',
     exitCode: 1,
   });
   // Their Basic header would be longer than the login reads: refused at the start, not at every login.
