@@ -255,8 +255,9 @@ export function positional(sql: string): { text: string; names: ParameterName[] 
 type Run<R> = (...values: unknown[]) => R;
 
 /**
- * `run` with the values of `names` in order, by position: a binder of the statement's own
- * arity, chosen once, so that a search builds no object and no array to bind.
+ * `run` with the values of `names` in order, by position: for up to five names (every
+ * count, the exact and the date-walk page) a binder of its own arity, chosen once, so that
+ * such a search builds no object and no array to bind; beyond (skip-scan), an array a search.
  */
 function boundBy<R>(names: readonly ParameterName[], run: Run<R>): (bounds: Bounds, limit: number) => R {
   const [a, b, c, d, e] = names;
