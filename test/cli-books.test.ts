@@ -363,16 +363,37 @@ test('SIGHUP with a broken file, or a book that cannot be served, keeps the runn
   const stopped = await cli.stop();
   assert.equal(stopped.code, 0);
   assert.doesNotMatch(stopped.stderr, /\n\s+at /, 'no stack trace');
-  // At the start, and a file that is no database as well as a missing one.
-  writeFileSync(join(o.dir, 'kaputt.sqlite'), 'kaputt', { mode: 0o600 });
+  // At the start, a file that is no database beside one that serves: the others are served, as
+  // while running, and it answers 500 until a valid file is there; the start ends only when no
+  // book can be served.
+  const kaputt = join(o.dir, 'kaputt.sqlite');
+  writeFileSync(kaputt, 'kaputt', { mode: 0o600 });
+  writeConfig(o, [books.mueller as string, (books.schmidt as string).replace(o.files.mmex, kaputt)]);
+  const some = await start(t, ['--config', o.config], cleanEnv());
+  assertReply(
+    await request(`${some.origin}/mueller/api/v1/${MARCH_435}`, as('mueller', 'm-geheim')),
+    200,
+    MARCH_COFFEE,
+  );
+  const unserved = await request(`${some.origin}/schmidt/api/v1/${MARCH_1250}`, as('schmidt', 's-geheim'));
+  assert.equal(unserved.status, 500);
+  assert.match(
+    some.output().stderr,
+    new RegExp(
+      `^${TIME} book schmidt: ${kaputt} is not a SQLite database; searches answer 500 until a valid file is there$`,
+      'm',
+    ),
+  );
   writeConfig(o, [
-    books.mueller as string,
-    (books.schmidt as string).replace(o.files.mmex, join(o.dir, 'kaputt.sqlite')),
+    (books.mueller as string).replace(o.files.own, join(o.dir, 'fehlt.sqlite')),
+    (books.schmidt as string).replace(o.files.mmex, kaputt),
   ]);
-  assertFails(
-    await run(['--config', o.config, '--port', '0'], cleanEnv()),
-    1,
-    `booking-search-server: ${o.config}:11: book schmidt: ${join(o.dir, 'kaputt.sqlite')} is not a SQLite database`,
+  const none = await run(['--config', o.config, '--port', '0'], cleanEnv());
+  assert.equal(none.code, 1);
+  assert.match(none.stderr, /book schmidt: .* is not a SQLite database; searches answer 500/);
+  assert.match(
+    none.stderr,
+    / booking-search-server: no book of the configuration can be served: the lines above say why\n$/,
   );
 });
 
@@ -760,10 +781,13 @@ test('a file of the own schema moved over a book’s MMEX file: /ready’s reaso
   );
 });
 
-test('--workers 2 serves the books from both workers; a book that cannot be served ends the start with its one line', async (t) => {
+test('--workers 2 serves the books from both workers; a book that cannot be served is served unavailable by each, and a start with no book to serve ends with its one line', async (t) => {
   const o = office(t, CREDENTIALS);
   const books = BOOKS(o);
-  writeConfig(o, [books.mueller as string, books.schmidt as string]);
+  const broken = join(o.dir, 'kaputt.sqlite');
+  writeFileSync(broken, 'kaputt'.repeat(1000));
+  const kaputt = `[book kaputt]\ndb = ${broken}\nbase-path = /kaputt\nusers = buero\n`;
+  writeConfig(o, [books.mueller as string, kaputt]);
   const cli = await start(t, ['--config', o.config, '--workers', '2'], cleanEnv());
   assert.match(cli.output().stdout, /Serving from 2 worker processes/);
   for (let i = 0; i < 4; i += 1) {
@@ -773,29 +797,48 @@ test('--workers 2 serves the books from both workers; a book that cannot be serv
       MARCH_COFFEE,
     );
   }
+  assert.equal((await request(`${cli.origin}/kaputt/api/v1/${MARCH_435}`, as('buero', 'alt'))).status, 500);
+  const said = cli.output().stderr.match(/worker \d+: book kaputt: .*kaputt\.sqlite is not a SQLite database; /g);
+  assert.equal(said?.length, 2, cli.output().stderr);
   assert.equal((await cli.stop()).code, 0);
 
-  const broken = join(o.dir, 'kaputt.sqlite');
-  writeFileSync(broken, 'kaputt'.repeat(1000));
-  writeConfig(o, [books.mueller as string, `[book kaputt]\ndb = ${broken}\nbase-path = /kaputt\nusers = buero\n`]);
-  assertFails(
-    await run(['--config', o.config, '--workers', '2', '--port', '0'], cleanEnv()),
-    1,
-    /^booking-search-server: .*kaputt\.sqlite is not a SQLite database/,
+  writeConfig(o, [(books.mueller as string).replace(o.files.own, join(o.dir, 'fehlt.sqlite')), kaputt]);
+  const none = await run(['--config', o.config, '--workers', '2', '--port', '0'], cleanEnv());
+  assert.equal(none.code, 1, none.stderr);
+  assert.match(
+    none.stderr,
+    / booking-search-server: no book of the configuration can be served: the lines above say why\n$/,
   );
 });
 
-test("a start that one book ends says why in its last line, after what the other books' opening said (journalctl and systemctl status show the last lines)", async (t) => {
+test("a start that no book can serve says why in its last line, after each book's own line (journalctl and systemctl status show the last lines)", async (t) => {
   const o = office(t, CREDENTIALS);
   const broken = join(o.dir, 'kaputt.sqlite');
   writeFileSync(broken, 'kaputt'.repeat(1000));
-  // The broken book fails at once; the GnuCash book, in rollback-journal mode, warns as it opens.
-  writeConfig(o, [`[book kaputt]\ndb = ${broken}\nbase-path = /kaputt\n`, BOOKS(o).meier as string]);
+  const missing = join(o.dir, 'fehlt.sqlite');
+  writeConfig(o, [
+    `[book kaputt]\ndb = ${broken}\nbase-path = /kaputt\n`,
+    `[book fehlt]\ndb = ${missing}\nbase-path = /fehlt\n`,
+  ]);
   const failed = await run(['--config', o.config, '--port', '0'], cleanEnv());
   assert.equal(failed.code, 1, failed.stderr);
   const lines = failed.stderr.trimEnd().split('\n');
-  assert.ok(lines.length >= 2 && lines.slice(0, -1).some((line) => /rollback-journal/.test(line)), failed.stderr);
-  assert.match(lines.at(-1) ?? '', /booking-search-server: .*kaputt\.sqlite is not a SQLite database$/);
+  assert.ok(
+    lines.some((line) => / book kaputt: .*kaputt\.sqlite is not a SQLite database; /.test(line)),
+    failed.stderr,
+  );
+  assert.ok(
+    lines.some((line) => / book fehlt: database .*fehlt\.sqlite is gone; /.test(line)),
+    failed.stderr,
+  );
+  assert.match(
+    lines.at(-1) ?? '',
+    / booking-search-server: no book of the configuration can be served: the lines above say why$/,
+  );
+  // One book alone: its own line, placed where its db is written, as ever.
+  writeConfig(o, [`[book kaputt]\ndb = ${broken}\nbase-path = /kaputt\n`]);
+  const alone = await run(['--config', o.config, '--port', '0'], cleanEnv());
+  assertFails(alone, 1, /^booking-search-server: .*:\d+: book kaputt: .*kaputt\.sqlite is not a SQLite database/);
 });
 
 test('the login throttle holds for the service: failures on several books spend one budget of the address', async (t) => {

@@ -31,7 +31,7 @@ import type { BuildHandler, ErrorHook, ServedDatabase } from './status.js';
 export const BOOK_CACHE_KIB = 256;
 
 export interface BookService {
-  /** Settles with the first look at every book's file: a CliError when one cannot be served (bin/books/database.ts, ready). */
+  /** Settles with the first look at every book's file: a CliError when one (of several: every one) cannot be served. */
   ready: Promise<void>;
   /** Every request of the listener. */
   handler: RequestListener;
@@ -110,22 +110,21 @@ export function serveBooks(
 ): BookService {
   const everyone = usersOfAny(configs, credentials);
   const shelf: Shelf = { parts, running: [], everyone, table: () => {}, inFlight: 0 };
+  // Of several, a book whose file cannot be served starts unavailable, as while running (firstLooks).
+  const several = !parts.joins && configs.length > 1;
+  const first = several || parts.joins ? 'joins' : 'start';
   try {
-    for (const config of configs)
-      shelf.running.push(watchBook(shelf, config, usersOf(config, credentials), parts.joins ? 'joins' : 'start'));
+    for (const config of configs) shelf.running.push(watchBook(shelf, config, usersOf(config, credentials), first));
   } catch (error: unknown) {
     for (const book of shelf.running) book.database.close();
     throw error;
   }
   mount(shelf);
   return {
-    ready: firstLooks(shelf.running),
+    ready: firstLooks(shelf.running, several),
     handler: (req: IncomingMessage, res) => shelf.table(req, res),
     closed: (res) => closed(shelf, res),
-    afterRequests(then) {
-      if (shelf.inFlight === 0) then();
-      else shelf.idle = then;
-    },
+    afterRequests: (then) => (shelf.inFlight === 0 ? then() : void (shelf.idle = then)),
     books: () => shelf.running.map((book) => book.view),
     async reload(configs, credentials) {
       // Two at once would each diff against the books before both: the slower would undo the faster.
@@ -234,16 +233,17 @@ function mount(shelf: Shelf): void {
   );
 }
 
-/** The first look at each of `books`' files (bin/books/database.ts, ready); all closed when one cannot be served, its
- * reason said once every look ended: after what the others' opening said, where a log's tail shows it. */
-async function firstLooks(books: readonly WatchedBook[]): Promise<void> {
+/** The first look at each of `books`' files (bin/books/database.ts, ready); all closed when one (of `several`: every one)
+ * cannot be served, its reason said once every look ended: after the others' lines, where a log's tail shows it. */
+async function firstLooks(books: readonly WatchedBook[], several = false): Promise<void> {
   const looks = await Promise.allSettled(
     books.map((book) => book.database.ready.catch((error: unknown) => placed(book.config, error))),
   );
   const failed = looks.find((look) => look.status === 'rejected');
-  if (failed === undefined) return;
+  const none = several && books.every(({ database }) => /^(missing|unusable)$/.test(database.status().state));
+  if (failed === undefined && !none) return;
   for (const book of books) book.database.close();
-  throw failed.reason;
+  throw failed?.reason ?? new CliError('no book of the configuration can be served: the lines above say why');
 }
 
 /** A reload: what is new built first, then the table swapped, then what left retired. Returns what changed. */
