@@ -9,15 +9,12 @@
 // handshake or first headers since it was accepted (or its handshake ended), in a body since
 // its request began, idle since its last answer. A connection whose request is being answered
 // is never closed for it; only when each has one is the new connection closed, unanswered.
-// One rule: strangers churning bare or refused connections close only strangers, first those
-// of the address holding the most strangers (those of no address, a Unix socket's or a
-// proxy's, last), the oldest first: a client slow to send its request keeps its place while
-// the churn comes from addresses holding more strangers than his, and the newest can send its
-// request as soon as it can; a logged-in client's upload, idle keep-alive or pipelined
-// connection stays; logged-in connections held in bodies that never end churn among
-// themselves by age; one address cannot take every connection, nor one user: his new ones
-// close his own oldest, not a newcomer yet to send its request. The admin listener has no
-// login: its connections are all strangers.
+// One rule: strangers churning bare or refused connections close only strangers, the oldest
+// first, so a new connection, the newest, can send its request; a logged-in client's upload,
+// idle keep-alive or pipelined connection stays; logged-in connections held in bodies that
+// never end churn among themselves by age; one address cannot take every connection, nor one
+// user: his new ones close his own oldest, not a newcomer yet to send its request. The
+// admin listener has no login: its connections are all strangers.
 //
 // Node's own `maxConnections` would close every new connection at the cap, and a few slow
 // clients locked every other out for as long as they kept reconnecting.
@@ -152,37 +149,25 @@ function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
 /**
  * The connection in `open` (of address `key` only, when given) to close for a new one at
  * `bound`, as the top of this file says: a stranger's, or one of a user holding more than half
- * the bound, before a logged-in one; among strangers, one of the address holding the most;
- * within each the one with the oldest stamp; `undefined` when every one has a request being
- * answered.
+ * the bound, before a logged-in one, within each the one with the oldest stamp; `undefined`
+ * when every one has a request being answered.
  */
 function longestWaiting(open: Map<Socket, Held>, key: string | undefined, bound: number): Socket | undefined {
-  const among = [...open].filter(([, { key: its }]) => key === undefined || its === key);
   const held = new Map<string, number>();
-  for (const [, { wire }] of among) {
+  for (const { wire, key: its } of open.values()) {
     const user = (wire as Duplex & LoggedIn)[LOGGED_IN];
-    if (user !== undefined) held.set(user, (held.get(user) ?? 0) + 1);
-  }
-  const isKnown = (wire: Duplex): boolean => {
-    const user = (wire as Duplex & LoggedIn)[LOGGED_IN];
-    return user !== undefined && (held.get(user) ?? 0) * 2 <= bound;
-  };
-  const strangers = new Map<string | undefined, number>();
-  for (const [, { wire, key: its }] of among) {
-    if (its !== undefined && !isKnown(wire)) strangers.set(its, (strangers.get(its) ?? 0) + 1);
+    if (user !== undefined && (key === undefined || its === key)) held.set(user, (held.get(user) ?? 0) + 1);
   }
   let oldest: Socket | undefined;
   let since = Infinity;
   let loggedIn = true;
-  let most = 0;
-  for (const [accepted, { wire, key: its }] of among) {
-    if (answering(wire)) continue;
-    const known = isKnown(wire);
+  for (const [accepted, { wire, key: its }] of open) {
+    if ((key !== undefined && its !== key) || answering(wire)) continue;
+    const user = (wire as Duplex & LoggedIn)[LOGGED_IN];
+    const known = user !== undefined && (held.get(user) ?? 0) * 2 <= bound;
     if (known && !loggedIn) continue;
-    const fellows = known ? 0 : (strangers.get(its) ?? 0);
     const stamped = stamp(wire);
-    if ((loggedIn && !known) || fellows > most || (fellows === most && stamped < since))
-      [oldest, since, loggedIn, most] = [accepted, stamped, known, fellows];
+    if ((loggedIn && !known) || stamped < since) [oldest, since, loggedIn] = [accepted, stamped, known];
   }
   return oldest;
 }
