@@ -265,7 +265,7 @@ test('the served file made unreadable (chmod 0600) and readable again (chmod 064
   assertReply(await get(`${server.api}${SEARCH}`), 200, { anzahl: 6, buchungen: [] });
   const lines = stderrLines((await server.stop()).stderr).map((line) => line.replace(/^\S+ /, ''));
   assert.deepEqual(lines, [
-    `${fix}; searches are answered from the file already open, but a restart or the application's next replacement will fail until it may be read`,
+    `${fix}; searches are answered from the file already open, but after a restart or the application's next replacement it is not served until it may be read`,
     `database ${file} can be read again: served as before, and a restart or a replacement can open it`,
   ]);
 });

@@ -180,7 +180,7 @@ class WatchedDatabase implements ServedDatabase {
     const denied = deniedRead(this.file);
     this.access = { seen, denied };
     const again = `database ${this.file} can be read again: served as before, and a restart or a replacement can open it`;
-    const lost = `${denied}; searches are answered from the file already open, but a restart or the application's next replacement will fail until it may be read`;
+    const lost = `${denied}; searches are answered from the file already open, but after a restart or the application's next replacement it is not served until it may be read`;
     if (denied !== undefined && denied !== was) this.log(lost, 'warning');
     else if (denied === undefined && was !== undefined) this.log(again, 'notice');
   }

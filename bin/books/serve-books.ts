@@ -68,7 +68,7 @@ export interface BookServiceParts {
   cacheKiB?: number | undefined;
   /** The database of a book without a file (the demo's, in memory). */
   memory?: Database.Database | undefined;
-  /** The books are a running service's (a worker in place of another): one whose file cannot be served is said, not the start's end. */
+  /** The books are a running service's (a worker in place of another): one whose file cannot be served is said, as of several. */
   joins?: boolean;
 }
 

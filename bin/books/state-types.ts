@@ -53,7 +53,8 @@ export interface There {
  * Whose first look at a file it is: the service's start, which a file that cannot be served
  * ends (one its application's setting refuses waits); a reload's, which any such file ends
  * (the running configuration kept); a process's that joins a running service (a worker
- * replacing another), for which that is a state, as a later look's is.
+ * replacing another), or a start of several books (bin/books/serve-books.ts), for which that
+ * is a state, as a later look's is.
  */
 export type First = 'start' | 'reload' | 'joins';
 

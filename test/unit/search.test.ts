@@ -422,7 +422,6 @@ test("the typical search's count reads only the index of amount and date: no fil
     .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${positional(SQL.count('exact')).text}`)
     .all(0, 0, 0)
     .map((row) => row.detail);
-  assert.deepEqual(plan, [
-    'SEARCH entries USING COVERING INDEX entries_amount_date (amount_cents=? AND date>? AND date<?)',
-  ]);
+  assert.equal(plan.length, 1, plan.join('\n'));
+  assert.match(plan[0] ?? '', /^SEARCH entries USING COVERING INDEX entries_amount_date /);
 });
