@@ -124,7 +124,9 @@ export function serveBooks(
     ready: firstLooks(shelf.running, several),
     handler: (req: IncomingMessage, res) => shelf.table(req, res),
     closed: (res) => closed(shelf, res),
-    afterRequests: (then) => (shelf.inFlight === 0 ? then() : void (shelf.idle = then)),
+    afterRequests(then) {
+      shelf.idle = shelf.inFlight === 0 ? void then() : then;
+    },
     books: () => shelf.running.map((book) => book.view),
     async reload(configs, credentials) {
       // Two at once would each diff against the books before both: the slower would undo the faster.
@@ -234,10 +236,15 @@ function mount(shelf: Shelf): void {
 }
 
 /** The first look at each of `books`' files (bin/books/database.ts, ready); all closed when one (of `several`: every one)
- * cannot be served, its reason said once every look ended: after the others' lines, where a log's tail shows it. */
+ * cannot be served, its reason placed at its `db` line (`office.conf:12: …`) and said after the others' lines. */
 async function firstLooks(books: readonly WatchedBook[], several = false): Promise<void> {
   const looks = await Promise.allSettled(
-    books.map((book) => book.database.ready.catch((error: unknown) => placed(book.config, error))),
+    books.map(({ config, database }) =>
+      database.ready.catch((error: unknown) => {
+        if (!(error instanceof CliError)) throw error;
+        throw new CliError(inTermsOfBook(config, error.message), error.exitCode);
+      }),
+    ),
   );
   const failed = looks.find((look) => look.status === 'rejected');
   const none = several && books.every(({ database }) => /^(missing|unusable)$/.test(database.status().state));
@@ -290,10 +297,4 @@ async function apply(
     retire(byName.get(name) as WatchedBook, shelf.parts.limitMs);
   }
   return describeChange(change, renewed, configs.length);
-}
-
-/** A problem of `config`'s file placed where its `db` was written (`office.conf:12: …`), an app it names as written there. */
-function placed(config: BookConfig, error: unknown): never {
-  if (!(error instanceof CliError)) throw error;
-  throw new CliError(inTermsOfBook(config, error.message), error.exitCode);
 }
