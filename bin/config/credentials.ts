@@ -89,24 +89,20 @@ export function environmentCredentials(env: NodeJS.ProcessEnv): Credentials[] | 
 }
 
 /**
- * The pairs checked by the library, and a user or a plain password that begins or ends with
- * white space refused: a copy and paste adds it far more often than anybody means it, and
- * nothing would say why the login fails.
+ * A user or a plain password that begins or ends with white space refused: a copy and paste
+ * adds it far more often than anybody means it, and nothing would say why the login fails.
+ * A user's first, before the library's checks (to which a tab at its end is a control
+ * character); a password's after them, for only they tell a plain password from a hash.
  */
 function checkPairs(
   pairs: ReadonlyArray<readonly [string, string]>,
 ): { ok: true; credentials: Credentials[] } | { ok: false; problem: Problem } {
-  const checked = credentialsFromPairs(pairs);
   const spaced = (text: string | undefined): boolean => text !== undefined && text !== text.trim();
-  if (!checked.ok) {
-    const { problem } = checked;
-    // A tab at a user's end is a control character too: said as the copy's white space.
-    if (problem.kind === 'control character in username' && spaced(pairs[problem.index ?? 0]?.[0]))
-      return { ok: false, problem: { kind: 'spaced user', index: problem.index ?? 0 } };
-    return checked;
-  }
-  for (const [index, { username, password }] of checked.credentials.entries()) {
-    if (spaced(username)) return { ok: false, problem: { kind: 'spaced user', index } };
+  const user = pairs.findIndex(([username]) => spaced(username));
+  if (user !== -1) return { ok: false, problem: { kind: 'spaced user', index: user } };
+  const checked = credentialsFromPairs(pairs);
+  if (!checked.ok) return checked;
+  for (const [index, { password }] of checked.credentials.entries()) {
     if (spaced(password)) return { ok: false, problem: { kind: 'spaced password', index } };
   }
   return checked;
