@@ -5,17 +5,10 @@
 import type { Credentials } from '../../lib/internal.js';
 import { CliError } from '../base/index.js';
 import type { BookConfig, ServeCommand, UnreadCredentials } from '../config/index.js';
-import {
-  readApp,
-  readCredentialsFile,
-  readTableNames,
-  resolveBooks,
-  stuckLimitMs,
-  unknownTimeZone,
-} from '../config/index.js';
+import { readApp, readCredentialsFile, readTableNames, resolveBooks, stuckLimitMs } from '../config/index.js';
 import { type BookFile, judgedAs, WAITS_FOR_FILE, writeReport } from '../files/index.js';
 import { Guard, slowJudgement } from '../guard/index.js';
-import { warnAboutOpenBooks, warnAboutSecretFiles } from '../serve/index.js';
+import { unknownTimeZone, warnAboutOpenBooks, warnAboutSecretFiles } from '../serve/index.js';
 
 /**
  * `check --db FILE` for `book` (its app, its tables, where its app is written), run in a
@@ -96,15 +89,14 @@ export async function reportOnBooks(
   warnAboutSecretFiles(command, (text) => lines.push(text));
   let books: BookConfig[];
   try {
-    books =
+    const config = command.config ?? { file, service: [], books: [] };
+    const readers = { readApp, readTableNames };
+    const resolved =
       command.books.length > 0
-        ? command.books
-        : resolveBooks(
-            command.config ?? { file, service: [], books: [] },
-            credentials,
-            { readApp, readTableNames },
-            command.credentialsSource,
-          );
+        ? { books: command.books, warnings: [] }
+        : resolveBooks(config, credentials, readers, command.credentialsSource);
+    books = resolved.books;
+    lines.push(...resolved.warnings);
   } catch (error: unknown) {
     lines.push(`Does not fit: ${errorMessage(error)}`);
     return writeReport(lines, 1);

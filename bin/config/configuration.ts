@@ -61,19 +61,6 @@ export function strayVariables(
 }
 
 /**
- * The warning for a TZ that names no time zone Node.js knows (`Europe/Berln`): local times, a
- * GnuCash booking's day among them, are then UTC's, and nothing else says so.
- */
-export function unknownTimeZone(tz: string | undefined): string | undefined {
-  const name = tz?.replace(/^:/, '') ?? '';
-  const known = Intl.DateTimeFormat().resolvedOptions().timeZone as string | undefined;
-  if (known !== undefined || !/^[A-Za-z_]+(?:\/[A-Za-z0-9_+-]+)+$/.test(name)) return undefined;
-  const nearest = nearestName(name, Intl.supportedValuesOf('timeZone'));
-  const hint = nearest === undefined ? '' : `; did you mean ${nearest}?`;
-  return `warning: TZ=${tz} names no time zone Node.js knows: local times, a GnuCash booking's day among them, are UTC's${hint}`;
-}
-
-/**
  * `flags` completed from the environment and then from the file's service part, for the
  * `settings` (each a key and whether it repeats); and where each value came from. A
  * repeated setting (`cors-origin`) is one comma-separated value in a variable or the file.
@@ -198,20 +185,24 @@ export interface MappingReaders {
 
 /**
  * The file's books, each checked where it was written: a name fit for a realm, a `db`, a
- * mapping, a base path given once in the file, and users that are in `credentials`
- * (`undefined`: not checked, for `check` without the service's credentials). Throws a
- * CliError naming the file and line.
+ * mapping, a base path given once in the file, and users named once. Throws a CliError
+ * naming the file and line. Against `credentials` (`undefined`: not checked, for `check`
+ * without the service's credentials), a named user they lack is a warning, not a refusal:
+ * removing a user from the credentials ends its access at the next reload, whatever names
+ * it still. A book none of whose users is in them is not served, with a warning.
  */
 export function resolveBooks(
   config: ConfigFile,
   credentials: readonly Credentials[] | undefined,
   readers: MappingReaders,
   credentialsSource?: string,
-): BookConfig[] {
+): { books: BookConfig[]; warnings: string[] } {
   const { file } = config;
   const known = credentials === undefined ? undefined : new Set(credentials.map((credential) => credential.username));
   const basePaths = new Map<string, number>();
-  return config.books.map((section) => {
+  const warnings: string[] = [];
+  const unserved = new Map<string, CliError>();
+  const books = config.books.map((section): BookConfig => {
     const entry = (key: string): ConfigEntry | undefined => section.entries.find((e) => e.key === key);
     resolveOptions({ serviceName: section.name }, () => {
       throw atEntry(file, section, `the book's name '${section.name}' must be 1 to 100 printable ASCII characters`);
@@ -237,7 +228,9 @@ export function resolveBooks(
     }
     basePaths.set(basePath, section.line);
     const usersEntry = entry('users');
-    const users = usersEntry === undefined ? undefined : readUsers(file, usersEntry, known, credentialsSource);
+    const read = usersEntry && readUsers(file, usersEntry, section.name, known, credentialsSource);
+    if (read?.warning !== undefined) warnings.push(read.warning);
+    if (read?.refusal !== undefined) unserved.set(section.name, read.refusal);
     return {
       name: section.name,
       db: db.value,
@@ -246,30 +239,49 @@ export function resolveBooks(
       appIn: 'file',
       tables,
       basePath,
-      users,
+      users: read?.users,
       named: true,
     };
   });
+  // Nothing left to serve: the first book's users end the start, as one line.
+  const [first] = unserved.values();
+  if (unserved.size === books.length && first !== undefined) throw first;
+  const served = books.filter((book) => !unserved.has(book.name));
+  return { books: served, warnings };
 }
 
+/**
+ * A book's `users =`, each named once; against `known`, the credentials' usernames, the
+ * warning of those they lack and, for a book left with none, the refusal that ends a start.
+ * Names, never secrets: the credentials' usernames are what the access log shows too. Which
+ * credentials: a flag (the unit's ExecStart) wins over the file's own line.
+ */
 function readUsers(
   file: string,
   entry: ConfigEntry,
+  book: string,
   known: ReadonlySet<string> | undefined,
   source: string | undefined,
-): string[] {
-  const credentials = source === undefined ? 'the credentials' : `the credentials of ${source}`;
+): { users: string[]; warning?: string; refusal?: CliError } {
   const users = entry.value.split(',').map((name) => name.trim());
-  const seen = new Set<string>();
-  for (const user of users) {
+  for (const [index, user] of users.entries()) {
     if (user === '') throw atEntry(file, entry, 'users takes names separated by commas, such as mueller, buero');
-    // A name, never a secret: the credentials' usernames are what the access log shows too.
-    // Which credentials: a flag (the unit's ExecStart) wins over the file's own line.
-    if (known !== undefined && !known.has(user)) throw atEntry(file, entry, `user '${user}' is not in ${credentials}`);
-    if (seen.has(user)) throw atEntry(file, entry, `user '${user}' is named twice`);
-    seen.add(user);
+    if (users.indexOf(user) < index) throw atEntry(file, entry, `user '${user}' is named twice`);
   }
-  return users;
+  const absent = known === undefined ? [] : users.filter((user) => !known.has(user));
+  if (absent.length === 0) return { users };
+  const names = absent.map((user) => `'${user}'`).join(', ');
+  const credentials = source === undefined ? 'the credentials' : `the credentials of ${source}`;
+  const lacked = atEntry(
+    file,
+    entry,
+    `${absent.length === 1 ? `user ${names} is` : `users ${names} are`} not in ${credentials}`,
+  );
+  const all = absent.length === users.length;
+  const outcome = all
+    ? `book ${book} names no other and is not served until one is`
+    : `${absent.length === 1 ? 'it' : 'they'} cannot log in to book ${book}`;
+  return { users, warning: `warning: ${lacked.message}: ${outcome}`, ...(all && { refusal: lacked }) };
 }
 
 /** `read()`, with a refusal (worded for the flag) placed at `entry`'s line. */

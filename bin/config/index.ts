@@ -23,8 +23,9 @@ export {
   usersOfAny,
 } from './book-config.js';
 export { type ConfigEntry, type ConfigFile, readConfigFile } from './config-file.js';
-export { configPath, resolveBooks, unknownTimeZone } from './configuration.js';
+export { configPath, resolveBooks } from './configuration.js';
 export { atTheNextStart, readCredentialsFile } from './credentials.js';
+export { nearestName } from './nearest-name.js';
 export {
   FROM_ENVIRONMENT,
   type Reread,

@@ -32,9 +32,11 @@ export interface ServeCommand {
   config: ConfigFile | undefined;
   /**
    * The books served: the one of --db (or the demo), or the file's `[book NAME]` sections,
-   * which the caller resolves once it has the credentials (bin/config/configuration.ts, resolveBooks).
+   * which the caller resolves once it has the credentials (bin/config/configuration.ts, resolveBooks),
+   * with `bookWarnings`, said at the start and by each reload: users the credentials lack.
    */
   books: BookConfig[];
+  bookWarnings?: string[];
   /**
    * Whose tables the file holds: `own` or an application (lib/apps/); `undefined` when
    * --app was not given: then the file's tables tell, as `check` recognises them.
@@ -158,10 +160,7 @@ export interface CheckConfig {
 }
 
 /** Why `check --config` has no credentials: none given, or given (a file, the variables) but wrong. */
-export interface UnreadCredentials {
-  readonly given: boolean;
-  readonly message: string;
-}
+export type UnreadCredentials = { readonly given: boolean; readonly message: string };
 
 /** What is served: the file of --db, the demo, or (`hasBooks`) the configuration file's books. */
 function readBookSource(setting: Reader, hasBooks: boolean, { origins, env }: Asked) {

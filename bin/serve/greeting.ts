@@ -9,7 +9,7 @@ import { resolveOptions } from '../../lib/internal.js';
 import { logLine, NAME, SOCKET_WORD, shellWord } from '../base/index.js';
 import type { DemoDatabase } from '../books/index.js';
 import type { SaidLine } from '../cluster/index.js';
-import { type BookConfig, type ServeCommand, unknownTimeZone } from '../config/index.js';
+import { type BookConfig, nearestName, type ServeCommand } from '../config/index.js';
 import {
   appSetting,
   type FileRule,
@@ -149,6 +149,19 @@ export function listeningAt(command: ServeCommand, server: Server): string {
 }
 
 /**
+ * The warning for a TZ that names no time zone Node.js knows (`Europe/Berln`): local times, a
+ * GnuCash booking's day among them, are then UTC's, and nothing else says so.
+ */
+export function unknownTimeZone(tz: string | undefined): string | undefined {
+  const name = tz?.replace(/^:/, '') ?? '';
+  const known = Intl.DateTimeFormat().resolvedOptions().timeZone as string | undefined;
+  if (known !== undefined || !/^[A-Za-z_]+(?:\/[A-Za-z0-9_+-]+)+$/.test(name)) return undefined;
+  const nearest = nearestName(name, Intl.supportedValuesOf('timeZone'));
+  const hint = nearest === undefined ? '' : `; did you mean ${nearest}?`;
+  return `warning: TZ=${tz} names no time zone Node.js knows: local times, a GnuCash booking's day among them, are UTC's${hint}`;
+}
+
+/**
  * Said once at the start: a BOOKING_SEARCH_ variable that names no setting (a typo the
  * service would otherwise ignore), what the file rule leaves to the system (Windows'
  * NTFS permissions), and what others on this machine could use: secrets every user can
@@ -170,6 +183,7 @@ export function warnAboutSetup(command: ServeCommand, rule: FileRule = fileRule)
     command.books.some((book) => book.db !== undefined);
   if (rule.leftToTheSystem !== undefined && files) logLine(rule.leftToTheSystem, 'notice');
   warnAboutSecretFiles(command);
+  for (const warning of command.bookWarnings ?? []) logLine(warning, 'warning');
   warnAboutBookFiles(command.books);
   warnAboutOpenBooks(command.books);
   warnAboutLoopbackProxy(command);

@@ -3,5 +3,5 @@
 // only process, or each worker) and, for its own part, in the primary of --workers.
 //
 // This file is the room's door: the other rooms import from it only.
-export { warnAboutOpenBooks, warnAboutSecretFiles } from './greeting.js';
+export { unknownTimeZone, warnAboutOpenBooks, warnAboutSecretFiles } from './greeting.js';
 export { runServe } from './serve.js';

@@ -54,6 +54,7 @@ export async function reload(
       const origin = listeningAt(command, server);
       for (const book of served) say(bookLine(origin, book), 'info');
     }
+    for (const warning of next.bookWarnings ?? []) say(warning, 'warning');
     warnAboutBookFiles(served, say);
     warnAboutOpenBooks(books, was, say);
     if (changed.length > 0) {

@@ -107,12 +107,10 @@ function completeCommand(command: ServeCommand): ServeCommand {
   const { credentialsFile: file, settings } = command;
   if (file !== undefined) command.credentials = readCredentialsFile(file, { named: settings.credentialsFile });
   if (servesFileBooks(command)) {
-    command.books = resolveBooks(
-      command.config,
-      command.credentials,
-      { readApp, readTableNames },
-      command.credentialsSource,
-    );
+    const readers = { readApp, readTableNames };
+    const resolved = resolveBooks(command.config, command.credentials, readers, command.credentialsSource);
+    command.books = resolved.books;
+    command.bookWarnings = resolved.warnings;
   }
   return command;
 }

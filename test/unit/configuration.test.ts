@@ -7,9 +7,10 @@ import { test } from 'node:test';
 import { CliError } from '../../bin/base/errors.js';
 import { CONFIG_KEYS, type Command, parseCommandLine } from '../../bin/config/args.js';
 import { fromFolderPath, parseConfig } from '../../bin/config/config-file.js';
-import { resolveBooks, strayVariables, unknownTimeZone, variableName } from '../../bin/config/configuration.js';
+import { resolveBooks, strayVariables, variableName } from '../../bin/config/configuration.js';
 import { readApp, type ServeCommand } from '../../bin/config/serve-command.js';
 import { readTableNames } from '../../bin/config/setting-kinds.js';
+import { unknownTimeZone } from '../../bin/serve/greeting.js';
 
 const FILE = '/etc/booking-search-server/books.conf';
 const USER = { BOOKING_SEARCH_USER: 'kasse', BOOKING_SEARCH_PASSWORD: 'ge:heim' };
@@ -448,7 +449,7 @@ const CREDENTIALS = [
 ];
 
 test('resolveBooks: each book with its file, mapping, base path and users', () => {
-  const books = resolveBooks(
+  const { books, warnings } = resolveBooks(
     config(
       [
         '[book mueller]',
@@ -505,6 +506,7 @@ test('resolveBooks: each book with its file, mapping, base path and users', () =
       named: true,
     },
   ]);
+  assert.deepEqual(warnings, []);
 });
 
 const BASE_PATH_RULE = 'must be a path such as /kasse whose segments hold only ASCII letters, digits, -, ., _ and ~';
@@ -552,7 +554,11 @@ const BOOK_PROBLEMS: Array<[text: string, message: string]> = [
     '[book a]\ndb = x\n[book b]\ndb = y',
     `${FILE}:3: the base path "" (none given) is already the one of the book on line 1`,
   ],
-  ['[book a]\ndb = x\nusers = mueller, weber', `${FILE}:3: user 'weber' is not in the credentials`],
+  // Not one book left to serve: the first one's users end the start (a reload keeps the running ones).
+  [
+    '[book a]\ndb = x\nusers = weber\n[book b]\ndb = y\nbase-path = /b\nusers = schmitt',
+    `${FILE}:3: user 'weber' is not in the credentials`,
+  ],
   [
     '[book a]\ndb = x\nusers = mueller,, buero',
     `${FILE}:3: users takes names separated by commas, such as mueller, buero`,
@@ -570,7 +576,37 @@ for (const [text, message] of BOOK_PROBLEMS) {
   });
 }
 
+// Refusing the whole file for a user the credentials lack kept the running credentials on a
+// reload: a user removed from them went on logging in to every book until the next start.
+test('resolveBooks: a user the credentials lack is a warning, and a book that names only such users is not served', () => {
+  const text = [
+    '[book a]',
+    'db = x',
+    'users = mueller, weber',
+    '[book b]',
+    'db = y',
+    'base-path = /b',
+    'users = weber, schmitt',
+    '[book c]',
+    'db = z',
+    'base-path = /c',
+  ].join('\n');
+  const { books, warnings } = resolveBooks(config(text), CREDENTIALS, READERS, '/etc/c (--credentials-file)');
+  assert.deepEqual(
+    books.map((book) => [book.name, book.users]),
+    [
+      ['a', ['mueller', 'weber']],
+      ['c', undefined],
+    ],
+  );
+  assert.deepEqual(warnings, [
+    `warning: ${FILE}:3: user 'weber' is not in the credentials of /etc/c (--credentials-file): it cannot log in to book a`,
+    `warning: ${FILE}:7: users 'weber', 'schmitt' are not in the credentials of /etc/c (--credentials-file): book b names no other and is not served until one is`,
+  ]);
+});
+
 test('resolveBooks without credentials (check, where they cannot be read) does not judge the users', () => {
-  const [book] = resolveBooks(config('[book a]\ndb = x\nusers = weber'), undefined, READERS);
-  assert.deepEqual(book?.users, ['weber']);
+  const { books, warnings } = resolveBooks(config('[book a]\ndb = x\nusers = weber'), undefined, READERS);
+  assert.deepEqual(books[0]?.users, ['weber']);
+  assert.deepEqual(warnings, []);
 });
