@@ -11,6 +11,7 @@ import {
   logInfo,
   logLine,
   logText,
+  messageOf,
   NAME,
   readPackageFile,
   readVersion,
@@ -83,7 +84,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
 function outputFailed(stream: 'stdout' | 'stderr', error: unknown): void {
   if (gone.has(stream)) return;
   gone.add(stream);
-  const why = error instanceof Error ? error.message : String(error);
+  const why = messageOf(error);
   if (!runsTheService) return;
   if (stream === 'stdout' && !gone.has('stderr'))
     logLine(`warning: stdout cannot be written (${why}): the access log is no longer written`, 'warning');

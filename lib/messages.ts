@@ -1,7 +1,32 @@
 // Every error a client can receive, in one place: its status, its stable `code` for
 // programs and its `fehler` for people (docs/API.md, "Errors", is the contract;
 // test/unit/contract.test.ts holds this table, that document and openapi.json together).
-// A code, once published, never changes meaning.
+// A code, once published, never changes meaning. The bounds a message states are LIMITS',
+// which the checks use too.
+
+/** docs/API.md's bounds on a request, each checked where it is read and stated by its message. */
+export const LIMITS = Object.freeze({
+  /** `limit`: 0 to this. */
+  limit: 1000,
+  /** The reconciliation's body, in bytes. */
+  bodyBytes: 1024 * 1024,
+  /** `zeilen`: 1 to this. */
+  lines: 1000,
+  /** `ref`, in characters (code points). */
+  refCharacters: 200,
+  /** `tage`: 0 to this. */
+  days: 366,
+  /** `teile`: 1 to this. */
+  parts: 3,
+  /** `konten`: at most this many. */
+  methods: 100,
+  /** `ausser`: at most this many ids. */
+  excluded: 10_000,
+  /** The most bookings the lines' windows may hold together; a statement over more is sent in parts. */
+  windowBookings: 20_000,
+  /** The most candidates and combinations of parts one statement may weigh (lib/reconcile/reconcile.ts). */
+  weighed: 4_000_000,
+});
 
 /** One error answer: the body `{"fehler": …, "code": …}` with its status. */
 export interface ApiError {
@@ -55,7 +80,12 @@ export const ERRORS = {
     'Der Inhalt muss JSON sein (application/json).',
     CLOSES,
   ),
-  bodyTooLarge: apiError(413, 'body_too_large', 'Der Inhalt ist zu groß: höchstens 1 MiB.', CLOSES),
+  bodyTooLarge: apiError(
+    413,
+    'body_too_large',
+    `Der Inhalt ist zu groß: höchstens ${LIMITS.bodyBytes / 1024 / 1024} MiB.`,
+    CLOSES,
+  ),
   methodNotAllowed: apiError(405, 'method_not_allowed', 'Methode nicht erlaubt.'),
   searchFailed: apiError(500, 'search_failed', SEARCH_FAILED_TEXT),
   // The file cannot be read now (busy, locked, waiting for its application): the same text,
@@ -113,7 +143,7 @@ export const QUERY_MESSAGES = {
   betrag: "Parameter 'betrag' muss ein Betrag mit höchstens zwei Nachkommastellen sein.",
   toleranz: "Parameter 'toleranz' muss ein nicht negativer Betrag mit höchstens zwei Nachkommastellen sein.",
   waehrung: "Parameter 'waehrung' muss ein dreistelliger Währungscode sein.",
-  limit: "Parameter 'limit' muss eine ganze Zahl zwischen 0 und 1000 sein.",
+  limit: `Parameter 'limit' muss eine ganze Zahl zwischen 0 und ${LIMITS.limit} sein.`,
   range: "Der Zeitraum ist ungültig: 'von' liegt nach 'bis'.",
 } as const;
 
@@ -128,23 +158,21 @@ export const BODY_MESSAGES = {
   notObject: 'Der Inhalt muss ein JSON-Objekt sein.',
   unknown: (name: string) => `Unbekanntes Feld '${name}'.`,
   missing: (name: string) => `Feld '${name}' fehlt.`,
-  zeilen: "Feld 'zeilen' muss eine Liste von 1 bis 1000 Zeilen sein.",
+  zeilen: `Feld 'zeilen' muss eine Liste von 1 bis ${LIMITS.lines} Zeilen sein.`,
   lineNotObject: 'Eine Zeile muss ein JSON-Objekt sein.',
-  ref: "Feld 'ref' muss ein Text mit höchstens 200 Zeichen sein.",
+  ref: `Feld 'ref' muss ein Text mit höchstens ${LIMITS.refCharacters} Zeichen sein.`,
   datum: "Feld 'datum' muss ein gültiges Datum im Format JJJJ-MM-TT sein.",
   betrag: "Feld 'betrag' muss ein Betrag mit höchstens zwei Nachkommastellen sein, als Text oder Zahl.",
-  tage: "Feld 'tage' muss eine ganze Zahl zwischen 0 und 366 sein.",
+  tage: `Feld 'tage' muss eine ganze Zahl zwischen 0 und ${LIMITS.days} sein.`,
   toleranz:
     "Feld 'toleranz' muss ein nicht negativer Betrag mit höchstens zwei Nachkommastellen sein, als Text oder Zahl.",
   vorzeichen: 'Feld \'vorzeichen\' muss "gleich" oder "beide" sein.',
-  teile: "Feld 'teile' muss eine ganze Zahl zwischen 1 und 3 sein.",
-  konten: "Feld 'konten' muss eine Liste von höchstens 100 Texten sein.",
-  ausser: "Feld 'ausser' muss eine Liste von höchstens 10000 ganzzahligen Buchungs-IDs sein.",
+  teile: `Feld 'teile' muss eine ganze Zahl zwischen 1 und ${LIMITS.parts} sein.`,
+  konten: `Feld 'konten' muss eine Liste von höchstens ${LIMITS.methods} Texten sein.`,
+  ausser: `Feld 'ausser' muss eine Liste von höchstens ${LIMITS.excluded} ganzzahligen Buchungs-IDs sein.`,
   waehrung: "Feld 'waehrung' muss ein dreistelliger Währungscode sein.",
-  tooManyBookings:
-    'Der Inhalt fragt nach zu vielen Buchungen: die Zeitfenster der Zeilen halten mehr als 20000. Bitte den Auszug in Teilen senden.',
-  tooMuchWeighing:
-    'Der Inhalt fragt nach zu vielen Vergleichen: mehr als 4000000 Kandidaten und Kombinationen von Teilen. Bitte den Auszug in Teilen senden.',
+  tooManyBookings: `Der Inhalt fragt nach zu vielen Buchungen: die Zeitfenster der Zeilen halten mehr als ${LIMITS.windowBookings}. Bitte den Auszug in Teilen senden.`,
+  tooMuchWeighing: `Der Inhalt fragt nach zu vielen Vergleichen: mehr als ${LIMITS.weighed} Kandidaten und Kombinationen von Teilen. Bitte den Auszug in Teilen senden.`,
 } as const;
 
 /** A line's message: `Zeile 3: ` before one of BODY_MESSAGES. */

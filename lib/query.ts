@@ -4,7 +4,7 @@
 // lib/search-endpoint.ts). Untrusted input never throws out of here: the result is a query
 // or a message.
 
-import { QUERY_MESSAGES as MESSAGES } from './messages.js';
+import { LIMITS, QUERY_MESSAGES as MESSAGES } from './messages.js';
 
 /** A validated search. Amounts in integer cents, in the client's sign convention. */
 export interface SearchQuery {
@@ -33,7 +33,7 @@ const PLACE = Object.fromEntries(PARAMETERS.map((name, place) => [name, place]))
 export const CURRENCY = /^[A-Za-z]{3}$/;
 // 0–1000; leading zeros are tolerated as long as the text stays short.
 const LIMIT = /^[0-9]{1,4}$/;
-const MAX_LIMIT = 1000;
+const MAX_LIMIT = LIMITS.limit;
 const DEFAULT_LIMIT = 50;
 // application/x-www-form-urlencoded: every `%` starts exactly two hex digits.
 const MALFORMED_ESCAPE = /%(?![0-9A-Fa-f]{2})/;

@@ -17,7 +17,21 @@ export class CliError extends Error {
 
 /** `Name: message` for an Error, the value as text otherwise; never a stack. */
 export function describeError(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return error instanceof Error ? `${error.name}: ${error.message}` : textOf(error);
+}
+
+/** An Error's message, the value as text otherwise. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : textOf(error);
+}
+
+/** `value` as text, also one that has none (an object without a prototype throws in String()). */
+function textOf(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return 'a value without text';
+  }
 }
 
 /**
@@ -48,7 +62,7 @@ export function describeFsError(error: unknown, platform: NodeJS.Platform = proc
   }
   if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
   if (code === 'EISDIR') return 'it is a directory';
-  return error instanceof Error ? error.message : String(error);
+  return messageOf(error);
 }
 
 /**

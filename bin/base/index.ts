@@ -12,6 +12,7 @@ export {
   describeFsError,
   describeReadError,
   isPrivacyRefusal,
+  messageOf,
 } from './errors.js';
 export {
   accessLog,

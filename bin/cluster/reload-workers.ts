@@ -3,7 +3,7 @@
 // line naming what each did. A worker's side: it reloads when asked and answers with the
 // lines it would have logged (bin/serve/serve.ts).
 
-import { type Channel, isStopping, logLine, type ReloadTrigger } from '../base/index.js';
+import { type Channel, isStopping, logLine, messageOf, type ReloadTrigger } from '../base/index.js';
 
 /** A line a reload would log, and at which level. */
 export interface SaidLine {
@@ -45,7 +45,7 @@ export async function reloadWorkers(
     workers.map(({ pid, channel }) =>
       channel.request<SaidLine[]>(RELOAD, by, RELOAD_TIMEOUT_MS).then(
         (lines): WorkerReload => ({ pid, lines }),
-        (error: unknown): WorkerReload => ({ pid, failed: error instanceof Error ? error.message : String(error) }),
+        (error: unknown): WorkerReload => ({ pid, failed: messageOf(error) }),
       ),
     ),
   );

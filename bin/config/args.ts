@@ -6,6 +6,7 @@
 
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { errorCode } from '../../lib/internal.js';
+import { messageOf } from '../base/index.js';
 import type { AppIn, TableNames } from '../files/index.js';
 import type { ConfigFile } from './config-file.js';
 import { gatherSettings, judgeOutranked, type Origin, placeError, type Values } from './configuration.js';
@@ -189,7 +190,7 @@ function parse(argv: readonly string[]) {
     return parseArgs({ args: negativeValuesJoined(argv), options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error: unknown) {
     // parseArgs explains at length; one short line is what a terminal needs.
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     const option = /'(-[^'\s]*)/.exec(message)?.[1];
     const code = errorCode(error);
     if (option?.startsWith('--trust-proxy')) throw usage(TRUST_PROXY_NEEDS_ADDRESSES);

@@ -9,7 +9,7 @@ import { accessSync, constants, type Stats, statSync } from 'node:fs';
 import { win32 } from 'node:path';
 import Database from 'better-sqlite3';
 import { errorCode, isNotReadableNow, REFUSED_BY_SETTING } from '../../lib/internal.js';
-import { CliError, describeFsError, describeReadError, shellWord } from '../base/index.js';
+import { CliError, describeFsError, describeReadError, messageOf, shellWord } from '../base/index.js';
 import { folderHint, notADatabase, readHead } from './file-kind.js';
 import { besideFile, identityOf, isSqliteHeader, journalOf, logBytes, logName } from './file-look.js';
 import type { Trusted } from './file-rule.js';
@@ -232,7 +232,7 @@ function whoHolds(file: string, platform: NodeJS.Platform): string {
 export function describeDatabaseError(file: string | undefined, error: unknown): string {
   if (error instanceof CliError) return error.message;
   const code = errorCode(error);
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   if (code === 'SQLITE_NOTADB') return file === undefined ? 'not a SQLite database' : notADatabase(file);
   if (file !== undefined && code?.startsWith('SQLITE_CANTOPEN'))
     return `cannot open database ${file}: SQLite cannot open it or a file beside it (${code})`;

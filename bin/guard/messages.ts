@@ -3,6 +3,7 @@
 // each is answered with.
 
 import { errorCode } from '../../lib/internal.js';
+import { messageOf } from '../base/index.js';
 import type { BookFile, NotReadableNow, SearchTurns, Trusted } from '../files/index.js';
 
 // A search as the handler's turns hand it over (lib/search-endpoint.ts, SearchTurns), by its parts.
@@ -91,7 +92,7 @@ export function toWire(outcome: SearchOutcome): WireOutcome {
   const { error } = outcome;
   return {
     ok: false,
-    error: { message: error instanceof Error ? error.message : String(error), code: errorCode(error) },
+    error: { message: messageOf(error), code: errorCode(error) },
   };
 }
 

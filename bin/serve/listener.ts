@@ -12,6 +12,7 @@ import {
   CliError,
   logInfo,
   logLine,
+  messageOf,
   onStopSignals,
   type ReloadTrigger,
   readVersion,
@@ -135,7 +136,7 @@ function createServer(
       tls: { cert, key, minVersion: command.tls.minVersion },
     });
   } catch (error: unknown) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     throw new CliError(tlsRefusal(command.tls.cert, command.tls.key, message));
   }
 }
@@ -173,10 +174,7 @@ export function rereadTls(
     say(`${by}: TLS certificate and key re-read from ${tls.cert} and ${tls.key}`, 'notice');
     return true;
   } catch (error: unknown) {
-    const why =
-      error instanceof CliError
-        ? error.message
-        : tlsRefusal(tls.cert, tls.key, error instanceof Error ? error.message : String(error));
+    const why = error instanceof CliError ? error.message : tlsRefusal(tls.cert, tls.key, messageOf(error));
     say(`${by}: keeping the old TLS certificate: ${why}`, 'warning');
     return false;
   }

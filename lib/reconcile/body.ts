@@ -3,7 +3,7 @@
 // query string. Untrusted input never throws out of here: the result is a request or a message.
 
 import { dayNumber } from '../days.js';
-import { lineMessage, BODY_MESSAGES as MESSAGES } from '../messages.js';
+import { LIMITS, lineMessage, BODY_MESSAGES as MESSAGES } from '../messages.js';
 import { CURRENCY, isCalendarDate, parseAmount, parseUnsignedAmount, shorten } from '../query.js';
 import { JsonNumber, parseKeepingNumbers, type Twice } from './json-text.js';
 
@@ -40,12 +40,8 @@ export type BodyParseResult = { ok: true; request: ReconcileRequest } | { ok: fa
 // docs/API.md, the body's fields in table order.
 export const BODY_FIELDS = ['zeilen', 'ausser', 'konten', 'waehrung'] as const;
 export const LINE_FIELDS = ['ref', 'datum', 'betrag', 'tage', 'toleranz', 'vorzeichen', 'teile', 'konten'] as const;
-export const MAX_LINES = 1000;
-export const MAX_EXCLUDED = 10_000;
-export const MAX_METHODS = 100;
-const MAX_REF_CHARACTERS = 200;
-const MAX_DAYS = 366;
-const MAX_PARTS = 3;
+const { lines: MAX_LINES, excluded: MAX_EXCLUDED, methods: MAX_METHODS, refCharacters: MAX_REF_CHARACTERS } = LIMITS;
+const { days: MAX_DAYS, parts: MAX_PARTS } = LIMITS;
 const DEFAULT_DAYS = 3;
 // A JSON integer's text (RFC 8259 §6, without fraction and exponent), at most 16 digits.
 const INTEGER = /^-?(?:0|[1-9][0-9]{0,15})$/;

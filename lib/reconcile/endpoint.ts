@@ -9,7 +9,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Failures } from '../failure.js';
-import { BODY_MESSAGES, badBody, badQuery, ERRORS } from '../messages.js';
+import { BODY_MESSAGES, badBody, badQuery, ERRORS, LIMITS } from '../messages.js';
 import { refuseQuery } from '../query.js';
 import { RETRY_IN_A_SECOND, send, sendError } from '../respond.js';
 import type { Outcome, Requester, SearchRows } from '../search/index.js';
@@ -25,8 +25,7 @@ import { createGate, type Gate } from './gate.js';
 import { MAX_WINDOW_BOOKINGS, readWindows, windowsOf } from './read.js';
 import { reconcile } from './reconcile.js';
 
-/** docs/API.md: the body is at most 1 MiB. */
-export const MAX_BODY_BYTES = 1024 * 1024;
+const MAX_BODY_BYTES = LIMITS.bodyBytes;
 /**
  * How long the reconciliation runs before it lets the event loop answer others. A new
  * connection's /status needs a few turns of the loop, each waiting for at most one slice

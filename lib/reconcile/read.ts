@@ -9,16 +9,13 @@
 // statement too large to slice is.
 
 import { dayNumber, isoDate } from '../days.js';
+import { LIMITS } from '../messages.js';
 import type { SearchQuery } from '../query.js';
 import type { BookingRow, Outcome, Requester, SearchRows } from '../search/index.js';
 import type { SearchTurns } from '../search-endpoint.js';
 import type { ReconcileRequest } from './body.js';
 
-/**
- * docs/API.md: the most bookings the lines' windows may hold together; a statement over more
- * is sent in parts.
- */
-export const MAX_WINDOW_BOOKINGS = 20_000;
+export const MAX_WINDOW_BOOKINGS = LIMITS.windowBookings;
 /** How many bookings a slice of the read aims at: about half a millisecond. */
 export const SLICE_BOOKINGS = 500;
 // The first slice's days, before the bookings a day are known; a slice's days at most grow

@@ -4,6 +4,7 @@
 // out; a generator that yields now and then, so that the endpoint can let the event loop
 // run in between.
 
+import { LIMITS } from '../messages.js';
 import type { BookingRow } from '../search/index.js';
 import { jsonString } from '../search-endpoint.js';
 import type { ReconcileLine, ReconcileRequest } from './body.js';
@@ -20,7 +21,7 @@ export const MAX_PARTS_POOL = 400;
  * (every line's, until the answer), and at this bound a statement holds about 100 MB, so
  * that the two at once (gate.ts) stay within about 200 MB.
  */
-export const MAX_WEIGHED = 4_000_000;
+export const MAX_WEIGHED = LIMITS.weighed;
 const MAX_ALTERNATIVES = 3;
 // Lines' answers between two yields: each step well under the endpoint's slice.
 const ANSWERS_A_STEP = 32;
@@ -32,7 +33,7 @@ const ANSWERS_A_STEP = 32;
 export function* reconcile(
   request: ReconcileRequest,
   rows: readonly BookingRow[],
-  limit = MAX_WEIGHED,
+  limit: number = MAX_WEIGHED,
 ): Generator<void, string | undefined, void> {
   const bookings = yield* bookingsOf(rows, request.ausser);
   yield;
