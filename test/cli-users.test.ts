@@ -580,6 +580,18 @@ test("a file the service may not read ends the start with one line and exit 1 th
       () => chmodSync(file, 0o240),
       `cannot open database ${file}: permission denied: this service's user ${app.name} (uid ${app.uid}) may not read the file (owner ${app.name} (uid ${app.uid}), group ${app.name} (gid ${app.gid}), mode 240); give it read access to its owner, this service's user: chmod u+r ${file} ${advice}`,
     ],
+    // A shared read group: the folder's group is one the service's user is in, and a file
+    // the application saved elsewhere and renamed into it kept the application's group.
+    [
+      "a file that kept the application's group in a folder of a group the service's user is in",
+      asOwner,
+      () => {
+        chownSync(dir, app.uid, owner.gid);
+        chmodSync(dir, 0o2750);
+        chmodSync(file, 0o600);
+      },
+      `cannot open database ${file}: permission denied: this service's user ${owner.name} (uid ${owner.uid}) may not read the file (owner ${app.name} (uid ${app.uid}), group ${app.name} (gid ${app.gid}), mode 600); give it its folder's group ${owner.name}, which this service's user is in: chgrp ${owner.name} ${file} and chmod g+r ${file} ${advice}`,
+    ],
   ];
   for (const [what, launch, change, line] of cases) {
     change();

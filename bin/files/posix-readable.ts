@@ -96,11 +96,33 @@ function remedy(culprit: Denied, file: string, service: { uid: number; name: str
     if (directory && path !== dirname(resolve(file))) return `let every user pass it: chmod o+x ${shellWord(path)}`;
     return giveBack(path, directory ? '0750' : '0640', service);
   }
+  const shared = directory ? undefined : sharedGroup(path, stats);
+  if (shared !== undefined) {
+    const steps = [`chgrp ${shellWord(shared)} ${shellWord(path)}`];
+    if ((stats.mode & 0o040) === 0) steps.push(`chmod g+r ${shellWord(path)}`);
+    return `give it its folder's group ${shared}, which this service's user is in: ${steps.join(' and ')}`;
+  }
   const steps: string[] = [];
   if (!isMember(stats.gid)) steps.push(joinGroup(service.name, nameOf('group', stats.gid) ?? String(stats.gid)));
   if ((stats.mode & (directory ? 0o010 : 0o040)) === 0) steps.push(`chmod g+${bits} ${shellWord(path)}`);
   const through = "give it read access through the application's group";
   return steps.length > 0 ? `${through}: ${steps.join(' and ')}` : through;
+}
+
+/**
+ * The group of the folder holding `file`, when this process is in it and not in the file's:
+ * a shared read group (docs/operations.md), whose set-group-ID bit reaches the files made in
+ * the folder but not one an application saved elsewhere and renamed into it.
+ */
+function sharedGroup(file: string, stats: Stats): string | undefined {
+  let folder: Stats;
+  try {
+    folder = statSync(dirname(file));
+  } catch {
+    return undefined;
+  }
+  if (folder.gid === stats.gid || folder.gid === 0 || !isMember(folder.gid) || isMember(stats.gid)) return undefined;
+  return nameOf('group', folder.gid) ?? String(folder.gid);
 }
 
 /** The advice to give a book's file `file` back to the application's user and group (a restore as root left it root's). */
