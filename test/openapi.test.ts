@@ -330,6 +330,34 @@ test("the edge's `bad_request` on each endpoint is an answer its 400 describes, 
   }
 });
 
+// A CONNECT's 405 came before any path and was in no `default` the document gave: a client
+// that checks answers against it refused the service's own answer.
+test("every error of the HTTP layer is an answer each path's `default` describes, CONNECT's 405 included", async (t) => {
+  const doc = await dereferenced();
+  const ajv = compiler();
+  // The command's listener: the library's handler answers none of these (answerProtocolErrors does).
+  const { origin } = await start(t, ['--demo']);
+  const requests: Record<string, [payload: string, status: number]> = {
+    'a CONNECT': ['CONNECT 127.0.0.1:80 HTTP/1.1\r\nHost: 127.0.0.1:80\r\n\r\n', 405],
+    'an Expect it cannot meet': ['GET /api/v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: foo\r\n\r\n', 417],
+    'a request line it cannot parse': ['GARBAGE\r\n\r\n', 400],
+    'headers over the limit': [
+      `GET /api/v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\nX: ${'x'.repeat(20_000)}\r\n\r\n`,
+      431,
+    ],
+  };
+  for (const [path, item] of Object.entries(doc.paths)) {
+    const schema = (item.get ?? item.post)?.responses['default']?.content?.['application/json'].schema;
+    assert.ok(schema, path);
+    const validate = ajv.compile(schema);
+    for (const [what, [payload, status]] of Object.entries(requests)) {
+      const reply = await rawRequest(origin, payload);
+      assert.equal(reply.status, status, what);
+      assert.ok(validate(JSON.parse(reply.body)), `${path}, ${what}: ${reply.body} ${ajv.errorsText(validate.errors)}`);
+    }
+  }
+});
+
 test('HEAD takes the parameters of GET', async () => {
   const doc = await dereferenced();
   for (const [path, item] of Object.entries(doc.paths)) {

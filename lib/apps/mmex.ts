@@ -47,8 +47,8 @@ const CATEGORY = `(WITH RECURSIVE up(parent, path, depth) AS (
   SELECT path FROM up ORDER BY depth DESC LIMIT 1)`;
 
 // The cents MMEX shows for the REAL `column`: fmt's "{:.2f}" of column + 1e-10, which
-// rounds the binary number exactly, a tie to even. Where column × 100 lies farther than
-// 0.4999 from a half (every amount in whole cents, and most others), that is round(column
+// rounds the binary number exactly, a tie to even (a half cent, plus 1e-10, goes up). Where
+// column × 100 lies farther than 0.4999 from a half (every amount in whole cents, and most others), that is round(column
 // × 100): for |column| ≤ 10^9 its error is below 2^-16, and 1e-10 moves it by 10^-8, so
 // neither crosses the half. Near a half, exactly in integers: a = |column + 1e-10| = i + f,
 // f = m / 2^52 + m2 / 2^104 (both exact for a ≥ 2^-52), f × 100 compared with the half.
