@@ -201,7 +201,7 @@ function createOwnSchemaSearch(db: Database, tables: TableNames): OneSearch {
   // the count would only be slower, never wrong.
   const table = isTable(db, tables.entries);
   // The names of category and payment method are joined into each page row: a cache of
-  // them saved nothing measurable on a cash book (docs/design/README.md, "The names").
+  // them saved nothing measurable on a cash book (docs/design/README.md, "Where a request's time goes").
 
   return (query, whole) => {
     const bounds = toBounds(query);

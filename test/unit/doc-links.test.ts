@@ -1,5 +1,5 @@
 // The documents link to each other and to headings in each other, and code comments cite
-// headings (`docs/design/README.md, "The names"`): a renamed heading or a moved file breaks
+// headings (`docs/design/README.md, "Many books"`): a renamed heading or a moved file breaks
 // such a link silently on GitHub. Anchors are made the way GitHub makes them.
 
 import assert from 'node:assert/strict';
@@ -53,7 +53,7 @@ test('every relative link in the repository’s Markdown leads to a file and hea
   assert.deepEqual(broken, []);
 });
 
-test('every heading a code comment cites in quotes (docs/design/README.md, "The names") is a heading of that document', () => {
+test('every heading a code comment cites in quotes (docs/design/README.md, "Many books") is a heading of that document', () => {
   const sources = ['lib', 'bin', 'bench', 'test', 'scripts'].flatMap((dir) =>
     (readdirSync(join(ROOT, dir), { recursive: true }) as string[])
       .filter((file) => file.endsWith('.ts') && !file.includes('node_modules'))
