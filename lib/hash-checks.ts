@@ -15,7 +15,7 @@ export interface Connection {
   readonly timeout?: number | undefined;
 }
 
-/** How long a request on `connection` may wait for its hash check: up to a second less than its socket's idle timeout. */
+/** How long a request on `connection` may wait for its hash check: until a second (or a tenth) before its socket's idle timeout. */
 export function hashWaitMs(connection: Connection): number {
   const idle = connection.timeout ?? 0;
   return idle > 0 ? Math.min(MAX_HASH_WAIT_MS, idle - Math.min(1_000, idle / 10)) : MAX_HASH_WAIT_MS;

@@ -35,7 +35,7 @@ export type Users = Credentials | readonly Credentials[];
 export interface HandlerOptions {
   /**
    * The path part of the client's `base_url`, e.g. `"/kasse"`. The handler answers
-   * `{basePath}/api/v1/status` and `{basePath}/api/v1/buchungen`. A trailing slash is
+   * `{basePath}/api/v1/` (`status`, `buchungen`, `abgleich`). A trailing slash is
    * ignored. Default `""`. Segments of ASCII letters, digits, `-`, `.`, `_` and `~` only
    * (`"/mueller"`, not `"/müller"`, which a client sends percent-encoded), none a dot
    * segment: anything else is a TypeError.

@@ -200,7 +200,7 @@ test("another user's file in a directory the service could write: check says the
   const dir = dirname(file);
   chownSync(file, nobody, 0);
   chmodSync(dir, 0o755);
-  const refusal = directoryRefusal(file, dir, 0, nobody);
+  const refusal = directoryRefusal(file, dir, 'root (uid 0)', `nobody (uid ${nobody})`);
   const checked = await run(['check', '--db', file]);
   assert.equal(checked.code, 1, checked.stdout);
   const lines = checked.stdout.split('\n');

@@ -695,7 +695,7 @@ test("another user's database in a directory the service's user could write is r
   const file = buildDatabase(t);
   const dir = dirname(file);
   chownSync(file, nobody, 0);
-  const line = `booking-search-server: ${directoryRefusal(file, dir, 0, nobody)}`;
+  const line = `booking-search-server: ${directoryRefusal(file, dir, 'root (uid 0)', `nobody (uid ${nobody})`)}`;
   for (const mode of [0o755, 0o575, 0o557]) {
     chmodSync(dir, mode);
     assertFails(await run(['--db', file, '--port', '0']), 1, line);

@@ -112,7 +112,7 @@ test('WAL after the application exited cleanly: a directory the service could wr
   assertFails(
     await run(['--db', file, '--port', '0'], cleanEnv(USER), asService),
     1,
-    `booking-search-server: ${directoryRefusal(file, dir, users.service.uid, users.app.uid)}`,
+    `booking-search-server: ${directoryRefusal(file, dir, `${users.service.name} (uid ${users.service.uid})`, `${users.app.name} (uid ${users.app.uid})`)}`,
   );
   assert.deepEqual(listing(dir), ['kasse.sqlite']);
   chmodSync(dir, 0o750);
@@ -425,7 +425,12 @@ test('check as the service user on a file whose directory it could write (0770):
   const { users, asService } = setup();
   const dir = applicationDirectory(users, users.workDir(), 0o770);
   const file = await createDatabase(users, dir, 'delete');
-  const refusal = directoryRefusal(file, dir, users.service.uid, users.app.uid);
+  const refusal = directoryRefusal(
+    file,
+    dir,
+    `${users.service.name} (uid ${users.service.uid})`,
+    `${users.app.name} (uid ${users.app.uid})`,
+  );
   const checked = await run(['check', '--db', file], cleanEnv(), asService);
   assert.equal(checked.code, 1, checked.stdout);
   assert.match(checked.stdout, /^Data: fits /m);
@@ -961,7 +966,12 @@ test("another user with group write on the owner's directory is refused in one l
   const { users, asService } = setup();
   const dir = applicationDirectory(users, users.workDir(), 0o770);
   const file = await createDatabase(users, dir, 'wal');
-  const refusal = directoryRefusal(file, dir, users.service.uid, users.app.uid);
+  const refusal = directoryRefusal(
+    file,
+    dir,
+    `${users.service.name} (uid ${users.service.uid})`,
+    `${users.app.name} (uid ${users.app.uid})`,
+  );
   assertFails(
     await run(['--db', file, '--port', '0'], cleanEnv(USER), asService),
     1,

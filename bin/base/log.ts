@@ -231,7 +231,7 @@ process.on('exit', flushAccessLog);
 /**
  * One line per request on stdout, written when the response ends: time, client address
  * (after the proxy rule), user (accepted, or the one a failed login tried; `-` without
- * credentials), method, path without the query (cut as every value from outside: Node's
+ * credentials, or when its address was refused before they were read), method, path without the query (cut as every value from outside: Node's
  * parser takes a target up to the 16 KiB of the headers), status (`aborted` / `null` when
  * the client left first), milliseconds, and an error's code (`database_unavailable`: the
  * status alone does not tell a locked file from a fault).

@@ -68,7 +68,7 @@ function closedFolder({ path, directory, stats }: Denied): string | undefined {
 }
 
 /** User or group `id` as a refusal names it: `kasse (uid 981)`, or `uid 981` when it has no name. */
-function labelled(database: 'passwd' | 'group', id: number, label: string): string {
+export function labelled(database: 'passwd' | 'group', id: number, label: string): string {
   const name = nameOf(database, id);
   return name === undefined ? `${label} ${id}` : `${name} (${label} ${id})`;
 }

@@ -12,7 +12,7 @@ import { accessSync, constants, lstatSync, realpathSync, statSync } from 'node:f
 import { dirname } from 'node:path';
 import { CliError, describeReadError } from '../base/index.js';
 import type { DatabaseAccess, FileRule, Trusted } from './file-rule.js';
-import { giveBackFile, named, whyNotReadable } from './posix-readable.js';
+import { giveBackFile, labelled, named, whyNotReadable } from './posix-readable.js';
 import { ownProblem, resolveSafely, walkPath } from './posix-walk.js';
 
 /**
@@ -175,7 +175,7 @@ function ownerRule(file: string): DatabaseAccess {
   if (!writable) return uid === 0 ? { kind: 'reader', warning: rootReads(file, owner) } : { kind: 'reader' };
   return {
     kind: 'refused',
-    line: `refusing database ${file}: its directory ${dir} is writable by this service's user (uid ${uid}), which does not own the file (its owner is uid ${owner}), so SQLite could create -wal, -shm or -journal files there that the application then cannot write; run the service as the file's owner, or as a user of its own that may read the file and the directory but not write the directory (e.g. in the application's group, the directory 0750 and the file 0640: docs/operations.md, Users and permissions)`,
+    line: `refusing database ${file}: its directory ${dir} is writable by this service's user ${labelled('passwd', uid, 'uid')}, which does not own the file (its owner is ${labelled('passwd', owner, 'uid')}), so SQLite could create -wal, -shm or -journal files there that the application then cannot write; run the service as the file's owner, or as a user of its own that may read the file and the directory but not write the directory (e.g. in the application's group, the directory 0750 and the file 0640: docs/operations.md, Users and permissions)`,
   };
 }
 

@@ -235,9 +235,9 @@ export async function waitFor(output: () => string, pattern: RegExp, count = 1):
 
 /**
  * The line (without its time and the program's name) with which the CLI refuses `file`,
- * owned by `owner`, whose directory `dir` the user `uid` could write, and which `check`
- * prints after "Cannot be served: ". Spelled out here so that the tests pin every word of it.
+ * owned by `owner`, whose directory `dir` the `user` could write, each `name (uid N)`, and
+ * which `check` prints after "Cannot be served: ". Spelled out here so that the tests pin every word of it.
  */
-export function directoryRefusal(file: string, dir: string, uid: number, owner: number): string {
-  return `refusing database ${file}: its directory ${dir} is writable by this service's user (uid ${uid}), which does not own the file (its owner is uid ${owner}), so SQLite could create -wal, -shm or -journal files there that the application then cannot write; run the service as the file's owner, or as a user of its own that may read the file and the directory but not write the directory (e.g. in the application's group, the directory 0750 and the file 0640: docs/operations.md, Users and permissions)`;
+export function directoryRefusal(file: string, dir: string, user: string, owner: string): string {
+  return `refusing database ${file}: its directory ${dir} is writable by this service's user ${user}, which does not own the file (its owner is ${owner}), so SQLite could create -wal, -shm or -journal files there that the application then cannot write; run the service as the file's owner, or as a user of its own that may read the file and the directory but not write the directory (e.g. in the application's group, the directory 0750 and the file 0640: docs/operations.md, Users and permissions)`;
 }
