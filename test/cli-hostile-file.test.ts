@@ -3,7 +3,7 @@
 // and 200,000 views, a named pipe in place of the journal or given as the database, the
 // file replaced every half second by one searched in a guard and back. Whatever the file
 // does, /status answers, a search ends (200 or 500) within --search-timeout, no guard
-// process outlives its file, and SIGTERM, or at the last the watchdog, ends the process.
+// process outlives its file, and SIGTERM, or at the last its last-resort thread, ends the process.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -174,7 +174,7 @@ test('a schema of 200,000 views, which takes SQLite minutes to load: listening a
   }
 });
 
-test('a named pipe in place of the journal holds SQLite inside the serving process: the watchdog ends it after six times --search-timeout, with one line', async (t) => {
+test('a named pipe in place of the journal holds SQLite inside the serving process: its last-resort thread ends it after six times --search-timeout, with one line', async (t) => {
   const file = buildDatabase(t);
   const server = await start(t, ['--db', file, '--search-timeout', '1']);
   execFileSync('mkfifo', [`${file}-journal`]);

@@ -6,7 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
@@ -382,4 +382,32 @@ test('booking_search_processes is 0 from SIGTERM on, while a search holds the st
       assert.equal((await stopped).code, 0, output());
     });
   }
+});
+
+// The serving process killed while its guard is inside a statement: the guard's own event
+// loop cannot hear its channel close, and only its last-resort thread ends it.
+test('the serving process killed (SIGKILL) while its guard process is stuck in a statement over a view: the guard ends within 2 s, not when the statement would', async (t) => {
+  const file = bookOverView(t, false);
+  const args = ['--db', file, '--table-names', 'entries=kasse', '--search-timeout', '60'];
+  const server = await start(t, args);
+  const pid = server.child.pid as number;
+  // A search that counts for ever.
+  setSlow(file, true);
+  get(`${server.api}${SEARCH}`).catch(() => {});
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const guards = guardsOf(pid);
+  assert.ok(guards.length > 0, 'a guard process');
+  process.kill(pid, 'SIGKILL');
+  // A process that ended but was not reaped yet (its parent is gone) is a zombie: not alive.
+  const alive = (guard: number): boolean => {
+    try {
+      return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${guard}/stat`, 'utf8'));
+    } catch {
+      return false;
+    }
+  };
+  t.after(() => {
+    for (const guard of guards.filter(alive)) process.kill(guard, 'SIGKILL');
+  });
+  await until(async () => !guards.some(alive), 'the guard process gone', 2_000);
 });

@@ -1,5 +1,6 @@
 // The command's base: its one error type, the log, the channel between its processes, the
-// words it prints for a shell, the package's own facts, the signals it answers. Runs in every process of the command
+// words it prints for a shell, the package's own facts, the signals it answers, the thread
+// that ends a process whose event loop is held. Runs in every process of the command
 // (the service, the primary of --workers, a worker, a guard); imports no other room.
 //
 // This file is the room's door: the other rooms import from it only.
@@ -14,6 +15,7 @@ export {
   isPrivacyRefusal,
   messageOf,
 } from './errors.js';
+export { type LastResort, startLastResort } from './last-resort.js';
 export {
   accessLog,
   errorLineTemplate,

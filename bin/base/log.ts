@@ -158,7 +158,7 @@ function formatMessage(text: string, level: LogLevel, journal: boolean, time = i
 
 /**
  * An error line for stderr as `logLine` would write it, with `{time}` where its time goes:
- * for a thread that must write it later without this module (bin/serve/watchdog.ts).
+ * for a thread that must write it later without this module (bin/base/last-resort.ts).
  */
 export function errorLineTemplate(text: string): string {
   return formatMessage(text, 'error', toJournal.stderr, '{time}');

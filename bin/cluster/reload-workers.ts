@@ -16,7 +16,7 @@ const RELOAD = 'reload';
 
 /**
  * How long the primary waits for a worker's reload after it last heard from it. A worker
- * stuck in one is ended by its watchdog (its channel then closes); this bounds the rest.
+ * stuck in one is ended by its last-resort thread (its channel then closes); this bounds the rest.
  */
 const RELOAD_TIMEOUT_MS = 300_000;
 

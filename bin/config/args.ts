@@ -266,6 +266,6 @@ function negativeValuesJoined(argv: readonly string[]): string[] {
 
 /**
  * How long SQLite may hold a process before it is ended, six times --search-timeout: the
- * service's event loop (bin/serve/watchdog.ts), and `check`'s process that opens a file.
+ * service's event loop (bin/base/last-resort.ts), and `check`'s process that opens a file.
  */
 export const stuckLimitMs = (searchMs: number): number => 6 * searchMs;

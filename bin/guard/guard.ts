@@ -21,9 +21,8 @@
 // - `check`: `check --db FILE` (bin/files/report.ts), written to the standard output it
 //   shares; its judgement of the bookings as the open's.
 
-import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
-import { CliError, createChannel, moduleBeside, type Port } from '../base/index.js';
+import { CliError, createChannel, type Port, startLastResort } from '../base/index.js';
 import {
   describeDatabaseError,
   identityOf,
@@ -156,7 +155,7 @@ serving.handle('search', (body) => {
 });
 
 // The serving process gone (killed, or its channel closed): this one goes too, also when
-// it is stuck in a statement (bin/guard/orphan-thread.ts).
+// it is stuck in a statement (bin/base/last-resort.ts).
 process.on('disconnect', () => process.exit(0));
 // Ctrl+C and Ctrl+Break reach every process of a terminal or console at once, WinSW stops
 // the service with Ctrl+C, and a signal can be sent to the whole process group: SIGTERM
@@ -165,4 +164,4 @@ process.on('disconnect', () => process.exit(0));
 // searches in flight; the serving process stops or reloads as the signal says, and ends it
 // once it has answered them (or, gone, by the disconnect above).
 for (const signal of ['SIGINT', 'SIGBREAK', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => {});
-new Worker(moduleBeside(import.meta.url, 'orphan-thread'), { workerData: process.ppid }).unref();
+startLastResort({ parent: process.ppid });

@@ -18,6 +18,7 @@ import {
   type ReloadTrigger,
   readVersion,
   setLogFormat,
+  startLastResort,
   stopOnBugs,
 } from '../base/index.js';
 import {
@@ -52,7 +53,6 @@ import { greeting, recognition, warnAboutSetup } from './greeting.js';
 import { fallbackHandler, handlerFor, sharedParts } from './handlers.js';
 import { listenFor, rereadTls } from './listener.js';
 import { readAsReload, reload, type Say, servesFileBooks } from './reload.js';
-import { startWatchdog } from './watchdog.js';
 
 /**
  * `--db FILE`, `--demo` or `--config FILE`: served by this process, or with --workers by
@@ -200,17 +200,15 @@ function bookLabel(command: ServeCommand, book: BookConfig): string {
 }
 
 /**
- * The last resort (bin/serve/watchdog.ts): a process whose event loop has not turned for six
+ * The last resort (bin/base/last-resort.ts): a process whose event loop has not turned for six
  * times --search-timeout (a statement or an open inside SQLite that does not return, which
  * no signal interrupts) is ended with one line, so that systemd, or the primary of
  * --workers, starts it again and SIGTERM never waits for ever.
  */
 function watchEventLoop(command: ServeCommand): void {
   const limitMs = stuckLimitMs(command.timeouts.searchMs);
-  startWatchdog(
-    limitMs,
-    errorLineTemplate(
-      `${NAME}: the event loop has not turned for {seconds} s (a statement or an open of a database file inside SQLite that does not return); ending this process (SIGKILL) so that it is started again`,
-    ),
+  const template = errorLineTemplate(
+    `${NAME}: the event loop has not turned for {seconds} s (a statement or an open of a database file inside SQLite that does not return); ending this process (SIGKILL) so that it is started again`,
   );
+  startLastResort({ stuck: { limitMs, template } });
 }
