@@ -483,6 +483,17 @@ test('check on WAL without -wal/-shm (directory 0750): names the state, exits 1,
     /^Journal: WAL \(write-ahead log\): kasse\.sqlite-wal \d+ bytes, kasse\.sqlite-shm 32768 bytes\.$/m,
   );
   await app.close();
+  // As the file's owner, with the application closed: SQLite makes them, as the service does,
+  // and the report says what it found, and that.
+  assert.deepEqual(listing(dir), ['kasse.sqlite']);
+  const asApp: Launcher = (args) =>
+    asUser(users.app.name, [join(users.runtime, 'bin', 'booking-search-server.js'), ...args]);
+  const owned = await run(['check', '--db', file], cleanEnv(), asApp);
+  assert.equal(owned.code, 0, owned.stdout);
+  assert.match(
+    owned.stdout,
+    /^Journal: WAL \(write-ahead log\): kasse\.sqlite-wal missing, kasse\.sqlite-shm missing; opened as its owner, SQLite made them now\.$/m,
+  );
 });
 
 test('backups: after a clean exit while the service reads, the newest bookings are only in -wal; a file copy misses them, sqlite3 .backup and VACUUM INTO get them all', async (t) => {

@@ -45,8 +45,11 @@ export function reportOnDatabase(file: string, book: BookFile, judging?: Judging
     if (access.kind === 'refused') refusal = access.line;
     if (access.kind === 'reader' && access.warning !== undefined) lines.push(`Warning: ${access.warning}.`);
     // A refused file is still read, as a reader that creates nothing, so that the report is whole.
+    const journal = journalOf(file).description;
     const opened = openDatabase(file, (db) => openBookFile(db, book, judging).examine(), access.kind === 'owner');
-    lines.push(`Journal: ${journalOf(file).description}.`);
+    // Said as found: opened as its owner, SQLite makes a WAL file's missing -wal and -shm.
+    const made = journal !== journalOf(file).description ? '; opened as its owner, SQLite made them now' : '';
+    lines.push(`Journal: ${journal}${made}.`);
     if (!opened.readable) {
       lines.push(`Cannot be read now: ${opened.state.explanation}.`);
       return finish(WAITS_FOR_FILE);
