@@ -2,12 +2,16 @@
 // The installed command. The code lives in TypeScript under bin/ and lib/, compiled to
 // dist/ by `npm install` in a clone (the prepare script); the tarball ships it built.
 
-// better-sqlite3's prebuilt binary needs Node-API 10 (Node 22.14 and newer); on an older
-// Node it crashes the process without a word, so this is checked before it is loaded.
+// better-sqlite3's prebuilt binary needs Node-API 10 (Node 22.14 and newer, package.json's
+// engines); on an older Node it crashes the process without a word, so this is checked
+// before it is loaded.
+const { readFileSync } = await import('node:fs');
+const { engines } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+const [least = 0, leastMinor = 0] = engines.node.replace(/^>=/, '').split('.').map(Number);
 const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
-if (major < 22 || (major === 22 && minor < 14)) {
+if (major < least || (major === least && minor < leastMinor)) {
   process.stderr.write(
-    `booking-search-server: needs Node.js 22.14 or newer (this is v${process.versions.node}); install Node.js 24 LTS\n`,
+    `booking-search-server: needs Node.js ${least}.${leastMinor} or newer (this is v${process.versions.node}); install Node.js 24 LTS\n`,
   );
   process.exit(1);
 }

@@ -2,7 +2,7 @@
 // (docs/API.md, Responses in general): the CLI's server uses this, and so can an embedder;
 // and the command's listeners' protections at the edge, put on a server in one call.
 
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import { boundConnections, type ConnectionBounds, type StopConnections } from './connection-cap.js';
@@ -153,10 +153,9 @@ export function answerClientError(error: unknown, socket: Duplex): void {
     socket.destroy();
     return;
   }
-  if (code === 'HPE_HEADER_OVERFLOW')
-    return answerAfterTheOthers(socket, 'Request Header Fields Too Large', ERRORS.headersTooLarge);
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return answerAfterTheOthers(socket, 'Request Timeout', ERRORS.timeout);
-  answerAfterTheOthers(socket, 'Bad Request', ERRORS.badRequest);
+  if (code === 'HPE_HEADER_OVERFLOW') return answerAfterTheOthers(socket, ERRORS.headersTooLarge);
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return answerAfterTheOthers(socket, ERRORS.timeout);
+  answerAfterTheOthers(socket, ERRORS.badRequest);
 }
 
 /**
@@ -167,7 +166,7 @@ export function answerClientError(error: unknown, socket: Duplex): void {
  */
 export function answerConnect(_req: IncomingMessage, socket: Duplex): void {
   endHeldAnswers();
-  answerAfterTheOthers(socket, 'Method Not Allowed', ERRORS.methodNotAllowed, ['Allow', 'GET, HEAD']);
+  answerAfterTheOthers(socket, ERRORS.methodNotAllowed, ['Allow', 'GET, HEAD']);
 }
 
 type InFlight = ServerResponse | null | undefined;
@@ -180,7 +179,7 @@ type InFlight = ServerResponse | null | undefined;
  * as its response when this library's handler holds it (its status then in the log and the
  * counts, as any answer's), else on the socket (an embedder's handler may still write).
  */
-function answerAfterTheOthers(socket: Duplex, reason: string, error: ApiError, headers: readonly string[] = []): void {
+function answerAfterTheOthers(socket: Duplex, error: ApiError, headers: readonly string[] = []): void {
   afterAnswers(socket, () => {
     // A response that is being written cannot be interrupted by another (an embedder's,
     // which the handler does not count).
@@ -195,7 +194,7 @@ function answerAfterTheOthers(socket: Duplex, reason: string, error: ApiError, h
       // This library's handler holds the request (it has its facts) and never answers it now.
       else if (cutIsCurrent && requestFacts(cut) !== undefined)
         sendError(current as ServerResponse, error, [...headers, 'Connection', 'close']);
-      else sendOnSocket(socket, reason, error, headers);
+      else sendOnSocket(socket, error, headers);
     }
   });
 }
@@ -232,14 +231,9 @@ export function answerExpectation(_req: IncomingMessage, res: ServerResponse): v
  * request to answer (docs/API.md, Responses in general): the error's body, `Date`, the
  * common headers and `Connection: close`; the connection is closed once the answer is out.
  */
-export function sendOnSocket(
-  socket: Duplex,
-  reason: string,
-  error: ApiError,
-  extraHeaders: readonly string[] = [],
-): void {
+export function sendOnSocket(socket: Duplex, error: ApiError, extraHeaders: readonly string[] = []): void {
   const json = error.body;
-  const head = [`HTTP/1.1 ${error.status} ${reason}`];
+  const head = [`HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}`];
   const headers = [
     // RFC 9110 §6.6.1: an origin server with a clock dates every answer (node:http does its own).
     'Date',

@@ -120,9 +120,12 @@ function reconcileInPlace({ req, res, body, from, leave }: InPlace, search: Sear
     return sendError(res, badBody(parsed.message));
   }
   const answer = (outcome: Outcome<SearchRows>): void => {
-    if (!outcome.ok || outcome.result.rows.length > MAX_WINDOW_BOOKINGS) leave();
-    if (!outcome.ok) return sendSearchFailure(report, outcome.error, req, res);
+    if (!outcome.ok) {
+      leave();
+      return sendSearchFailure(report, outcome.error, req, res);
+    }
     if (outcome.result.rows.length > MAX_WINDOW_BOOKINGS) {
+      leave();
       return sendError(res, badBody(BODY_MESSAGES.tooManyBookings));
     }
     inSlices(req, parsed.request, outcome.result, (result) => {
