@@ -51,7 +51,7 @@ type Log = (line: string, level: Exclude<LogLevel, 'info'>) => void;
  * this one. A file whose mapping reads only tables is then opened here, checked to be the
  * one judged, and its searches run here; any other (views, virtual tables, generated
  * columns) is served by a guard process of its own, whose searches get `limitMs` each.
- * `ready` settles with the first look: a CliError when the file cannot be served.
+ * `ready` settles with the first look: a CliError when the file cannot be served, else whether a start's would have ended.
  * `cacheKiB`: SQLite's page cache of the connection (bin/files/database-file.ts, openDatabase).
  * `first`: whose first look it is (bin/books/state-types.ts, First): a joining process's `ready` settles without an error.
  */
@@ -75,7 +75,7 @@ interface WatchOptions {
 
 /** A followed file: the state of bin/books/states.ts, fed what is seen, its effects carried out. */
 class WatchedDatabase implements ServedDatabase {
-  readonly ready: Promise<void>;
+  readonly ready: Promise<boolean>;
   /** The handler over the file as it is now: the connection's, or the stand-in's (swapped by the effects). */
   handler: RequestListener;
   private readonly file: string;
@@ -84,7 +84,7 @@ class WatchedDatabase implements ServedDatabase {
   private readonly logError: ErrorHook;
   private readonly opener: BookOpener;
   private state: WatchState<Connection>;
-  private settle: { resolve: () => void; reject: (error: unknown) => void } | undefined;
+  private settle: { resolve: (unservable: boolean) => void; reject: (error: unknown) => void } | undefined;
   // Built when first needed: most files are served from the start, and many books would each hold one for nothing.
   private standIn: BookingSearchHandler | undefined;
   private readonly timer: NodeJS.Timeout;
@@ -240,7 +240,7 @@ class WatchedDatabase implements ServedDatabase {
         setImmediate(() => this.tick());
         return;
       case 'ready':
-        if (effect.error === undefined) this.settle?.resolve();
+        if (effect.error === undefined) this.settle?.resolve(effect.unservable === true);
         else this.settle?.reject(effect.error);
         return;
       case 'stop ticking':

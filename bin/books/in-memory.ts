@@ -17,7 +17,7 @@ export function inMemoryDatabase(db: Database.Database, build: BuildHandler, log
   }
   const since = Date.now();
   return {
-    ready: Promise.resolve(),
+    ready: Promise.resolve(false),
     handler,
     status: () => ({ state: 'serving', reason: undefined, since, replaced: 0 }),
     updateCredentials: (credentials) => handler.updateCredentials(credentials),

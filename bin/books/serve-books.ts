@@ -247,7 +247,7 @@ async function firstLooks(books: readonly WatchedBook[], several = false): Promi
     ),
   );
   const failed = looks.find((look) => look.status === 'rejected');
-  const none = several && books.every(({ database }) => /^(missing|unusable)$/.test(database.status().state));
+  const none = several && looks.every((look) => look.status === 'fulfilled' && look.value);
   if (failed === undefined && !none) return;
   for (const book of books) book.database.close();
   throw failed?.reason ?? new CliError('no book of the configuration can be served: the lines above say why');

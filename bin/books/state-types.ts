@@ -178,8 +178,8 @@ export type Effect<C> =
   | { readonly do: 'read' }
   /** Feed a `tick` at once (after this turn of the event loop). */
   | { readonly do: 'look soon' }
-  /** The first look ended: the start goes on, or ends with `error`. */
-  | { readonly do: 'ready'; readonly error?: unknown }
+  /** The first look ended: the start goes on, or ends with `error`; `unservable`: a start's would end (a joining one's goes on). */
+  | { readonly do: 'ready'; readonly error?: unknown; readonly unservable?: boolean }
   /** Stop the check tick. */
   | { readonly do: 'stop ticking' };
 

@@ -240,7 +240,8 @@ function failed<C>(state: WatchState<C>, event: Extract<Ended<C>, { on: 'failed'
   const there = joined ? servedAs(event.identity) : stillThere(event.identity, phase.look);
   const refused = event.bySetting && { refused: { identity: event.identity, written: event.written, changed: false } };
   const now: Phase<C> = { is: 'unavailable', cause, ...(event.gone ? {} : there), ...refused };
-  const ready: Effect<C>[] = first ? [{ do: 'ready', error: ends ? event.error : undefined }] : [];
+  const end = { do: 'ready', error: ends ? event.error : undefined, unservable: !event.bySetting } as const;
+  const ready: Effect<C>[] = first ? [end] : [];
   if (ends) return { state: { ...state, phase: now }, effects: ready };
   if (state.stopped) return { state, effects: ready };
   // The message as /ready gives it; one that ends a sentence is followed by another.

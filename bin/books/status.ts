@@ -50,9 +50,10 @@ export interface DatabaseStatus {
 export interface ServedDatabase {
   /**
    * Settles with the first look at the file: rejects with a CliError when it cannot be
-   * served (the start ends with that line), resolves when it is served or waited for.
+   * served (the start ends with that line), resolves when it is served or waited for: true
+   * when a joining process's look found a file that a start's would have ended for.
    */
-  ready: Promise<void>;
+  ready: Promise<boolean>;
   /** Always the handler over the file as it is now. */
   handler: RequestListener;
   /** What the file is now. */

@@ -227,14 +227,14 @@ const ROWS: Row[] = [
     from: state(first),
     on: failed(true),
     to: state(down(gone), { since: AT }),
-    effects: [{ do: 'ready', error: ERROR }],
+    effects: [{ do: 'ready', error: ERROR, unservable: true }],
   },
   {
     name: 'first open finds a schema that does not fit: the start ends',
     from: state(first),
     on: failed(false),
     to: state(down(bad), { since: AT }),
-    effects: [{ do: 'ready', error: ERROR }],
+    effects: [{ do: 'ready', error: ERROR, unservable: true }],
   },
   // GnuCash keeping a book in rollback-journal mode open as the service starts: the other books are served.
   {
@@ -242,14 +242,14 @@ const ROWS: Row[] = [
     from: state(first),
     on: SETTING,
     to: { ...refusedAs({ identity: 'i1', written: 'f1', changed: false }), since: AT },
-    effects: [log(SET_LINE, 'error'), { do: 'ready', error: undefined }],
+    effects: [log(SET_LINE, 'error'), { do: 'ready', error: undefined, unservable: false }],
   },
   {
     name: "a reload's first open refused by a setting of its application: the reload ends, the running books kept",
     from: state(looking(opening, { first: 'reload' })),
     on: SETTING,
     to: state(down(set, { refused: { identity: 'i1', written: 'f1', changed: false } }), { since: AT }),
-    effects: [{ do: 'ready', error: ERROR }],
+    effects: [{ do: 'ready', error: ERROR, unservable: false }],
   },
   // A worker in place of another joins the running service: the file is in the state it is in.
   {
@@ -257,7 +257,7 @@ const ROWS: Row[] = [
     from: state(looking(opening, { first: 'joins' })),
     on: failed(true),
     to: state(down(gone), { since: AT, lastLine: GONE_LINE }),
-    effects: [log(GONE_LINE, 'error'), { do: 'ready', error: undefined }],
+    effects: [log(GONE_LINE, 'error'), { do: 'ready', error: undefined, unservable: true }],
   },
   {
     name: 'first open of a process that joins the service finds a schema that does not fit: said, the start goes on',
@@ -269,7 +269,7 @@ const ROWS: Row[] = [
     }),
     effects: [
       log(`${badText}; searches answer 500 until a valid file is there`, 'error'),
-      { do: 'ready', error: undefined },
+      { do: 'ready', error: undefined, unservable: true },
     ],
   },
   {
@@ -278,7 +278,7 @@ const ROWS: Row[] = [
     from: state(looking(opening, { first: 'joins' })),
     on: DENIED,
     to: state(down(denied, { served: 'i1' }), { since: AT, lastLine: DENIED_LINE }),
-    effects: [log(DENIED_LINE, 'error'), { do: 'ready', error: undefined }],
+    effects: [log(DENIED_LINE, 'error'), { do: 'ready', error: undefined, unservable: true }],
   },
   // Served: the tick looks at the path.
   {
