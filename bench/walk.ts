@@ -3,7 +3,7 @@
 // book in this process under V8's precise coverage; after a warm-up, the counters are reset
 // before each of three requests, and every file of lib/ and bin/ with a function that ran in
 // each of the three is listed, by path. A file on the path runs in every search; a timer (the
-// watchdog's beat, the look at the followed file) runs in a request's window now and then, and
+// last-resort thread's heartbeat, the look at the followed file) runs in a request's window now and then, and
 // asking three times leaves it out. test/walk.test.ts holds the count and CONTRIBUTING's list
 // through `walk`, which runs this script in a process of its own (the command ends its process).
 //

@@ -314,16 +314,20 @@ test('SIGHUP adds a fourth book and removes one; searches in flight on the other
 
 // A reload that found a book's user missing from the credentials was refused whole: the
 // running credentials stayed, and a user removed from them went on logging in.
-test("a user removed from the credentials loses its access at the reload, though a book's users = still names it; a book left with none of its users is not served until one comes back", async (t) => {
+test("a user removed from the credentials loses its access at the reload, though a book's users = still names it; a book left with none of its users answers no login, and /ready says so, until one comes back", async (t) => {
   const o = office(t, CREDENTIALS);
   const books = BOOKS(o);
   writeConfig(o, [books.mueller as string, books.schmidt as string]);
   const credentials = join(o.dir, 'credentials');
   const source = `${credentials} (${o.config}:2)`;
-  const cli = await start(t, ['--config', o.config], cleanEnv());
+  const cli = await start(t, ['--config', o.config, '--admin-port', '0'], cleanEnv());
   const { origin } = cli;
+  const admin = /admin listener on (http:\/\/127\.0\.0\.1:\d+)\//.exec(cli.output().stdout)?.[1] as string;
   const searchSchmidt = `${origin}/schmidt/api/v1/${MARCH_1250}`;
+  const searchMueller = `${origin}/mueller/api/v1/${MARCH_435}`;
   assert.equal((await request(searchSchmidt, as('schmidt', 's-geheim'))).status, 200);
+  // buero's hash checked on each of its books, and remembered there.
+  assert.equal((await request(searchMueller, as('buero', 'alt'))).status, 200);
   const reloadWith = async (lines: string[]): Promise<string> => {
     writeFileSync(credentials, `${lines.join('\n')}\n`, { mode: 0o600 });
     const mark = cli.output().stderr.length;
@@ -351,13 +355,21 @@ test("a user removed from the credentials loses its access at the reload, though
   said = await reloadWith([mueller, meier]);
   assert.match(
     said,
-    /: 1 book: removed schmidt; users or secrets changed for mueller; credentials re-read: 2 user\(s\), removed buero\n/,
+    /: 2 books: users or secrets changed for mueller, schmidt; credentials re-read: 2 user\(s\), removed buero\n/,
   );
   assert.ok(
     said.includes(
-      `warning: ${o.config}:14: users 'schmidt', 'buero' are not in the credentials of ${source}: book schmidt names no other and is not served until one is\n`,
+      `warning: ${o.config}:14: users 'schmidt', 'buero' are not in the credentials of ${source}: book schmidt names no other, so no one can log in to it (/ready names it) until one is\n`,
     ),
     said,
+  );
+  const ready = await request(`${admin}/ready`);
+  assert.equal(ready.status, 503);
+  assert.ok(
+    ready.body.includes(
+      '"name":"schmidt","basePath":"/schmidt","state":"unusable","reason":"none of its users (schmidt, buero) is in the credentials: no one can log in to it"',
+    ),
+    ready.body,
   );
   assert.ok(
     said.includes(
@@ -365,13 +377,17 @@ test("a user removed from the credentials loses its access at the reload, though
     ),
     said,
   );
-  assertReply(await request(searchSchmidt, as('mueller', 'm-geheim')), 404, NOT_FOUND);
-  assertReply(await request(`${origin}/mueller/api/v1/${MARCH_435}`, as('mueller', 'm-geheim')), 200, MARCH_COFFEE);
-  // buero's hash was checked and remembered above: removed, it is not let in by the memory.
-  assertReply(await request(`${origin}/mueller/api/v1/${MARCH_435}`, as('buero', 'alt')), 401, UNAUTHORIZED);
+  assertReply(await request(searchSchmidt, as('mueller', 'm-geheim')), 401, UNAUTHORIZED);
+  assertReply(await request(searchMueller, as('mueller', 'm-geheim')), 200, MARCH_COFFEE);
+  // Removed, buero is not let in by what each book remembered of its hash.
+  assertReply(await request(searchMueller, as('buero', 'alt')), 401, UNAUTHORIZED);
+  assertReply(await request(searchSchmidt, as('buero', 'alt')), 401, UNAUTHORIZED);
 
   said = await reloadWith([mueller, 'schmidt:s-neu', meier]);
-  assert.match(said, /: 2 books: added schmidt; credentials re-read: 3 user\(s\), added schmidt\n/);
+  assert.match(
+    said,
+    /: 2 books: users or secrets changed for schmidt; credentials re-read: 3 user\(s\), added schmidt\n/,
+  );
   assert.equal((await request(searchSchmidt, as('schmidt', 's-neu'))).status, 200);
 
   // The start and check say the same of a user the credentials lack, and serve the rest.
@@ -389,6 +405,40 @@ test("a user removed from the credentials loses its access at the reload, though
       `^warning: ${o.config}:8: user 'buero' is not in the credentials of .*: it cannot log in to book mueller$`,
       'm',
     ),
+  );
+});
+
+// One book, one client, its user replaced: the reload was refused ("no book left"), and the
+// old user went on logging in; and check said the book fits.
+test('one book whose only user is replaced in the credentials: the old user is refused after the reload, and check says the book does not fit', async (t) => {
+  const o = office(t, 'client:c-geheim\n');
+  writeConfig(o, [`[book kasse]\ndb = ${o.files.own}\nbase-path = /kasse\nusers = client\n`]);
+  const cli = await start(t, ['--config', o.config], cleanEnv());
+  const status = `${cli.origin}/kasse/api/v1/status`;
+  assert.equal((await request(status, as('client', 'c-geheim'))).status, 200);
+  writeFileSync(join(o.dir, 'credentials'), 'neu:n-geheim\n', { mode: 0o600 });
+  cli.child.kill('SIGHUP');
+  await waitFor(
+    () => cli.output().stderr,
+    /SIGHUP: configuration re-read from .*: 1 book: users or secrets changed for kasse; credentials re-read: 1 user\(s\), added neu; removed client\n/,
+  );
+  assertReply(await request(status, as('client', 'c-geheim')), 401, UNAUTHORIZED);
+  assertReply(await request(status, as('neu', 'n-geheim')), 401, UNAUTHORIZED);
+  const checked = await run(['check', '--config', o.config], cleanEnv());
+  assert.equal(checked.code, 1, checked.stdout);
+  assert.match(checked.stdout, /^Does not fit: none of its users is in the credentials \(see the warning above\)\.$/m);
+  assert.match(checked.stdout, /^0 of 1 book fit\.$/m);
+  // At the start, a book that no one can log in to is no book to serve: the start ends, after the warning.
+  assert.equal((await cli.stop()).code, 0);
+  const started = await run(['--config', o.config, '--port', '0'], cleanEnv());
+  assert.equal(started.code, 1);
+  assert.match(
+    started.stderr,
+    /warning: .*books\.conf:8: user 'client' is not in the credentials of .*: book kasse names no other/,
+  );
+  assert.match(
+    started.stderr,
+    /booking-search-server: no book of the configuration can be served: the lines above say why\n$/,
   );
 });
 
@@ -754,51 +804,56 @@ test('a configuration, credentials or TLS file that is a FIFO is refused in one 
 // "user 'mueller' is not in the credentials" named neither file.
 test("a book's user not in the credentials names the credentials file read and where it was named: the flag, its variable or the file's line", async (t) => {
   const o = office(t, CREDENTIALS);
-  // Its only user: a book left with none ends the start (one of several is a warning).
+  // Its only user: a book left with none is no book to serve, and the start ends after the warning.
   const mueller = (BOOKS(o).mueller as string).replace('users = mueller, buero', 'users = mueller');
   writeConfig(o, [mueller]);
   const other = join(o.dir, 'other-credentials');
   writeFileSync(other, 'buero:b-geheim\n', { mode: 0o600 });
   const inFile = join(o.dir, 'credentials');
   const line = `${o.config}:8: user 'mueller' is not in the credentials of`;
-  assertFails(
-    await run(['--config', o.config, '--credentials-file', other], cleanEnv()),
-    1,
-    `booking-search-server: ${line} ${other} (--credentials-file)`,
-  );
-  assertFails(
+  const ends = (result: Finished, source: string): void => {
+    assert.equal(result.code, 1, JSON.stringify(result));
+    const [warning, last, ...rest] = result.stderr.replaceAll(new RegExp(`^${TIME} `, 'gm'), '').split('\n');
+    assert.equal(
+      warning,
+      `warning: ${line} ${source}: book mueller names no other, so no one can log in to it (/ready names it) until one is`,
+    );
+    assert.equal(last, 'booking-search-server: no book of the configuration can be served: the lines above say why');
+    assert.deepEqual(rest, ['']);
+  };
+  ends(await run(['--config', o.config, '--credentials-file', other], cleanEnv()), `${other} (--credentials-file)`);
+  ends(
     await run(['--config', o.config], cleanEnv({ BOOKING_SEARCH_CREDENTIALS_FILE: other })),
-    1,
-    `booking-search-server: ${line} ${other} (BOOKING_SEARCH_CREDENTIALS_FILE)`,
+    `${other} (BOOKING_SEARCH_CREDENTIALS_FILE)`,
   );
   writeFileSync(inFile, 'buero:b-geheim\n', { mode: 0o600 });
-  assertFails(
-    await run(['--config', o.config], cleanEnv()),
-    1,
-    `booking-search-server: ${line} ${inFile} (${o.config}:2)`,
-  );
+  ends(await run(['--config', o.config], cleanEnv()), `${inFile} (${o.config}:2)`);
   // Under systemd's LoadCredential=, the file read is a copy made as the service started.
   const copies = join(o.dir, 'credentials.d');
   mkdirSync(copies, { mode: 0o700 });
   const copy = join(copies, 'credentials');
   writeFileSync(copy, 'buero:b-geheim\n', { mode: 0o600 });
-  assertFails(
+  ends(
     await run(['--config', o.config, '--credentials-file', copy], cleanEnv({ CREDENTIALS_DIRECTORY: copies })),
-    1,
-    `booking-search-server: ${line} ${copy} (--credentials-file; systemd's copy, made as the service started: a restart copies it anew)`,
+    `${copy} (--credentials-file; systemd's copy, made as the service started: a restart copies it anew)`,
   );
   const checked = await run(['check', '--config', o.config, '--credentials-file', other], cleanEnv());
   assert.equal(checked.code, 1);
-  assert.match(checked.stdout, new RegExp(`^Does not fit: ${line} ${other} \\(--credentials-file\\)$`, 'm'));
+  assert.ok(
+    checked.stdout.includes(`warning: ${line} ${other} (--credentials-file): book mueller names no other`),
+    checked.stdout,
+  );
   const withoutFile = join(o.dir, 'environment.conf');
   writeFileSync(withoutFile, mueller, { mode: 0o600 });
-  assertFails(
-    await run(
-      ['--config', withoutFile],
-      cleanEnv({ BOOKING_SEARCH_USER: 'buero', BOOKING_SEARCH_PASSWORD: 'b-geheim' }),
+  const fromVariables = await run(
+    ['--config', withoutFile],
+    cleanEnv({ BOOKING_SEARCH_USER: 'buero', BOOKING_SEARCH_PASSWORD: 'b-geheim' }),
+  );
+  assert.equal(fromVariables.code, 1);
+  assert.ok(
+    fromVariables.stderr.includes(
+      `warning: ${withoutFile}:4: user 'mueller' is not in the credentials of BOOKING_SEARCH_USER: `,
     ),
-    1,
-    `booking-search-server: ${withoutFile}:4: user 'mueller' is not in the credentials of BOOKING_SEARCH_USER`,
   );
 });
 

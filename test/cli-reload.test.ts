@@ -455,16 +455,16 @@ for (const [what, other, line, y] of [
     assertReply(await request(`${cli.origin}/x/api/v1/status`, neu), 401, UNAUTHORIZED);
 
     // A user in neither file: the warning names the file the books were checked against, and
-    // y, left without a user, is no longer served.
+    // no one logs in to y, left without a user.
     writeFileSync(`${o.config}.new`, text.replace(/users = .*\n$/, 'users = carol\n'), { mode: 0o600 });
     renameSync(`${o.config}.new`, o.config);
     const again = cli.output().stderr.length;
     cli.child.kill('SIGHUP');
     await waitSince(cli, again, /warning: .*carol.*\n/);
-    const warning = `: user 'carol' is not in the credentials of ${running} (running until the next start): book y names no other and is not served until one is\n`;
+    const warning = `: user 'carol' is not in the credentials of ${running} (running until the next start): book y names no other, so no one can log in to it (/ready names it) until one is\n`;
     assert.ok(cli.output().stderr.slice(again).includes(warning), cli.output().stderr.slice(again));
-    assert.match(cli.output().stderr.slice(again), /: 1 book: removed y;/);
-    assertReply(await request(status, ALICE), 404, NOT_FOUND);
+    assert.match(cli.output().stderr.slice(again), /: 2 books: users or secrets changed for y;/);
+    assertReply(await request(status, ALICE), 401, UNAUTHORIZED);
 
     // The running file removed too: a reload is refused, saying which file that is and what a restart reads.
     unlinkSync(running);

@@ -349,10 +349,6 @@ test('a # comment after a value in the configuration file is refused at its line
       'base-path = /weber # neu',
       `base-path must be a path such as /kasse whose segments hold only ASCII letters, digits, -, ., _ and ~, not '/weber # neu' (a client sends " " percent-encoded) (# starts a comment only at the start of a line)`,
     ],
-    [
-      'users = abgleich # Bank',
-      `user 'abgleich # Bank' is not in the credentials of ${credentials} (--credentials-file) (# starts a comment only at the start of a line)`,
-    ],
   ]) {
     writeFileSync(config, `[book weber]\ndb = ${db}\n${line}\n`, { mode: 0o600 });
     const args = ['--config', config, '--credentials-file', credentials];
@@ -361,6 +357,16 @@ test('a # comment after a value in the configuration file is refused at its line
     assert.equal(checked.code, 1, checked.stdout);
     assert.ok(checked.stdout.includes(`Does not fit: ${config}:3: ${said}\n`), checked.stdout);
   }
+  // A user the credentials lack is a warning, in the same words; its book, with no other, ends the start.
+  writeFileSync(config, `[book weber]\ndb = ${db}\nusers = abgleich # Bank\n`, { mode: 0o600 });
+  const args = ['--config', config, '--credentials-file', credentials];
+  const warned = `warning: ${config}:3: user 'abgleich # Bank' is not in the credentials of ${credentials} (--credentials-file) (# starts a comment only at the start of a line): book weber names no other`;
+  const started = await run([...args, '--port', '0'], cleanEnv());
+  assert.equal(started.code, 1);
+  assert.ok(started.stderr.includes(warned), started.stderr);
+  const checked = await run(['check', ...args], cleanEnv());
+  assert.equal(checked.code, 1, checked.stdout);
+  assert.ok(checked.stdout.includes(warned), checked.stdout);
 });
 
 // A path holding the four characters \x0a was said exactly as one holding a newline.

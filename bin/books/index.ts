@@ -4,7 +4,7 @@
 //
 // This file is the room's door: the other rooms import from it only.
 
-export type { BookView } from './books.js';
+export { type BookView, orNobody } from './books.js';
 export { watchDatabase } from './database.js';
 export { createDemoDatabase, createEmptyBook, type DemoDatabase } from './demo.js';
 export { inMemoryDatabase } from './in-memory.js';

@@ -8,17 +8,9 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type Database from 'better-sqlite3';
 import { type Credentials, mountHandlers } from '../../lib/internal.js';
 import { CliError, type LogLevel } from '../base/index.js';
-import {
-  type BookConfig,
-  describeChange,
-  diffBooks,
-  inTermsOfBook,
-  sameCredentials,
-  usersOf,
-  usersOfAny,
-} from '../config/index.js';
+import { type BookConfig, describeChange, diffBooks, sameCredentials, usersOf, usersOfAny } from '../config/index.js';
 import { inFlightGraceMs } from '../listen/index.js';
-import type { BookStatus, BookView } from './books.js';
+import { type BookStatus, type BookView, firstLooks, orNobody, userless } from './books.js';
 import { watchDatabase } from './database.js';
 import { inMemoryDatabase } from './in-memory.js';
 import { GUARD_LIMIT_MS } from './opening-guard.js';
@@ -121,7 +113,7 @@ export function serveBooks(
   }
   mount(shelf);
   return {
-    ready: firstLooks(shelf.running, several),
+    ready: firstLooks(shelf.running, parts.joins === true ? undefined : { several }),
     handler: (req: IncomingMessage, res) => shelf.table(req, res),
     closed: (res) => closed(shelf, res),
     afterRequests(then) {
@@ -179,7 +171,11 @@ function watchBook(shelf: Shelf, config: BookConfig, users: readonly Credentials
       name: config.name,
       basePath: config.basePath,
       db: config.db,
-      status: (): BookStatus => ({ ...database.status(), app: whole.app ?? config.app }),
+      status: (): BookStatus => ({
+        ...database.status(),
+        app: whole.app ?? config.app,
+        ...userless(config, whole.users),
+      }),
     },
   });
   return whole;
@@ -231,26 +227,8 @@ function mount(shelf: Shelf): void {
   shelf.table = mountHandlers(
     shelf.running.map((book) => ({ basePath: book.config.basePath, handler: book.handler })),
     // Created with one of the books' base paths, so that its own two paths never reach it.
-    shelf.parts.fallback(first, shelf.everyone),
+    shelf.parts.fallback(first, orNobody(shelf.everyone)),
   );
-}
-
-/** The first look at each of `books`' files (bin/books/database.ts, ready); all closed when one (of `several`: every one)
- * cannot be served, its reason placed at its `db` line (`office.conf:12: …`) and said after the others' lines. */
-async function firstLooks(books: readonly WatchedBook[], several = false): Promise<void> {
-  const looks = await Promise.allSettled(
-    books.map(({ config, database }) =>
-      database.ready.catch((error: unknown) => {
-        if (!(error instanceof CliError)) throw error;
-        throw new CliError(inTermsOfBook(config, error.message), error.exitCode);
-      }),
-    ),
-  );
-  const failed = looks.find((look) => look.status === 'rejected');
-  const none = several && looks.every((look) => look.status === 'fulfilled' && look.value);
-  if (failed === undefined && !none) return;
-  for (const book of books) book.database.close();
-  throw failed?.reason ?? new CliError('no book of the configuration can be served: the lines above say why');
 }
 
 /** A reload: what is new built first, then the table swapped, then what left retired. Returns what changed. */
@@ -284,7 +262,7 @@ async function apply(
     const users = usersOf(config, credentials);
     // A book whose own users changed takes them; what it verified of a user kept as it was stays.
     if (!sameCredentials(book.users, users)) {
-      book.database.updateCredentials(users);
+      book.database.updateCredentials(orNobody(users));
       book.users = users;
       renewed.push(config.name);
     }

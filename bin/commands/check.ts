@@ -3,9 +3,9 @@
 // service would judge it.
 
 import type { Credentials } from '../../lib/internal.js';
-import { CliError } from '../base/index.js';
+import { messageOf } from '../base/index.js';
 import type { BookConfig, ServeCommand, UnreadCredentials } from '../config/index.js';
-import { readApp, readCredentialsFile, readTableNames, resolveBooks, stuckLimitMs } from '../config/index.js';
+import { readApp, readCredentialsFile, readTableNames, resolveBooks, stuckLimitMs, usersOf } from '../config/index.js';
 import { type BookFile, judgedAs, WAITS_FOR_FILE, writeReport } from '../files/index.js';
 import { Guard, slowJudgement } from '../guard/index.js';
 import { unknownTimeZone, warnAboutOpenBooks, warnAboutSecretFiles } from '../serve/index.js';
@@ -59,11 +59,9 @@ function readCheckedCredentials(
   try {
     return { credentials: readCredentialsFile(command.credentialsFile), unread: undefined };
   } catch (error: unknown) {
-    return { credentials: undefined, unread: { given: true, message: errorMessage(error) } };
+    return { credentials: undefined, unread: { given: true, message: messageOf(error) } };
   }
 }
-
-const errorMessage = (error: unknown): string => (error instanceof CliError ? error.message : String(error));
 
 /**
  * `check --config FILE`: the configuration judged as the service would read it (its
@@ -98,7 +96,7 @@ export async function reportOnBooks(
     books = resolved.books;
     lines.push(...resolved.warnings);
   } catch (error: unknown) {
-    lines.push(`Does not fit: ${errorMessage(error)}`);
+    lines.push(`Does not fit: ${messageOf(error)}`);
     return writeReport(lines, 1);
   }
   lines.push(`Books: ${books.length}.`);
@@ -113,7 +111,10 @@ export async function reportOnBooks(
     const users = book.users === undefined ? 'every user' : `users ${book.users.join(', ')}`;
     writeReport(['', `Book ${book.name} at ${book.basePath}/api/v1/ (${users}):`], 0);
     const code = book.db === undefined ? 1 : await checkInGuard(book.db, book, command.timeouts.searchMs);
-    (code === 0 ? fit : code === WAITS_FOR_FILE ? waiting : unfit).push(book.name);
+    // Its file may fit; the book does not, with no user that can log in to it (the warning above).
+    const userless = credentials !== undefined && book.users !== undefined && usersOf(book, credentials).length === 0;
+    if (userless) writeReport(['Does not fit: none of its users is in the credentials (see the warning above).'], 0);
+    (code === 0 && !userless ? fit : code === WAITS_FOR_FILE && !userless ? waiting : unfit).push(book.name);
   }
   // A count of fitting books must not read as a pass while the credentials fail.
   const which = command.credentialsFile === undefined ? 'the credentials do' : 'the credentials file does';

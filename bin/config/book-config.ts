@@ -97,7 +97,7 @@ function names(books: readonly BookConfig[]): string[] {
 
 /** The users of `credentials` that `book` names (all of them without `users`). */
 export function usersOf(book: BookConfig, credentials: readonly Credentials[]): Credentials[] {
-  return credentials.filter((user) => book.users === undefined || book.users.includes(user.username));
+  return credentials.filter((user) => book.users === undefined || book.users.includes(user.username.normalize('NFC')));
 }
 
 /** The users some book names: one of none gets a wrong password's 401 on every path, not a 404 that says it is right. */

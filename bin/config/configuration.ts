@@ -189,7 +189,7 @@ export interface MappingReaders {
  * naming the file and line. Against `credentials` (`undefined`: not checked, for `check`
  * without the service's credentials), a named user they lack is a warning, not a refusal:
  * removing a user from the credentials ends its access at the next reload, whatever names
- * it still. A book none of whose users is in them is not served, with a warning.
+ * it still. A book none of whose users is in them is served to no one, /ready says so.
  */
 export function resolveBooks(
   config: ConfigFile,
@@ -198,10 +198,10 @@ export function resolveBooks(
   credentialsSource?: string,
 ): { books: BookConfig[]; warnings: string[] } {
   const { file } = config;
-  const known = credentials === undefined ? undefined : new Set(credentials.map((credential) => credential.username));
+  const known =
+    credentials === undefined ? undefined : new Set(credentials.map(({ username }) => username.normalize('NFC')));
   const basePaths = new Map<string, number>();
   const warnings: string[] = [];
-  const unserved = new Map<string, CliError>();
   const books = config.books.map((section): BookConfig => {
     const entry = (key: string): ConfigEntry | undefined => section.entries.find((e) => e.key === key);
     resolveOptions({ serviceName: section.name }, () => {
@@ -230,7 +230,6 @@ export function resolveBooks(
     const usersEntry = entry('users');
     const read = usersEntry && readUsers(file, usersEntry, section.name, known, credentialsSource);
     if (read?.warning !== undefined) warnings.push(read.warning);
-    if (read?.refusal !== undefined) unserved.set(section.name, read.refusal);
     return {
       name: section.name,
       db: db.value,
@@ -243,16 +242,12 @@ export function resolveBooks(
       named: true,
     };
   });
-  // Nothing left to serve: the first book's users end the start, as one line.
-  const [first] = unserved.values();
-  if (unserved.size === books.length && first !== undefined) throw first;
-  const served = books.filter((book) => !unserved.has(book.name));
-  return { books: served, warnings };
+  return { books, warnings };
 }
 
 /**
- * A book's `users =`, each named once; against `known`, the credentials' usernames, the
- * warning of those they lack and, for a book left with none, the refusal that ends a start.
+ * A book's `users =`, each named once, in Unicode NFC as the credentials' usernames are
+ * compared; against `known`, those usernames, the warning of the names they lack.
  * Names, never secrets: the credentials' usernames are what the access log shows too. Which
  * credentials: a flag (the unit's ExecStart) wins over the file's own line.
  */
@@ -262,8 +257,8 @@ function readUsers(
   book: string,
   known: ReadonlySet<string> | undefined,
   source: string | undefined,
-): { users: string[]; warning?: string; refusal?: CliError } {
-  const users = entry.value.split(',').map((name) => name.trim());
+): { users: string[]; warning?: string } {
+  const users = entry.value.split(',').map((name) => name.trim().normalize('NFC'));
   for (const [index, user] of users.entries()) {
     if (user === '') throw atEntry(file, entry, 'users takes names separated by commas, such as mueller, buero');
     if (users.indexOf(user) < index) throw atEntry(file, entry, `user '${user}' is named twice`);
@@ -279,9 +274,9 @@ function readUsers(
   );
   const all = absent.length === users.length;
   const outcome = all
-    ? `book ${book} names no other and is not served until one is`
+    ? `book ${book} names no other, so no one can log in to it (/ready names it) until one is`
     : `${absent.length === 1 ? 'it' : 'they'} cannot log in to book ${book}`;
-  return { users, warning: `warning: ${lacked.message}: ${outcome}`, ...(all && { refusal: lacked }) };
+  return { users, warning: `warning: ${lacked.message}: ${outcome}` };
 }
 
 /** `read()`, with a refusal (worded for the flag) placed at `entry`'s line. */

@@ -48,7 +48,8 @@ export function reportOnDatabase(file: string, book: BookFile, judging?: Judging
     const journal = journalOf(file).description;
     const opened = openDatabase(file, (db) => openBookFile(db, book, judging).examine(), access.kind === 'owner');
     // Said as found: opened as its owner, SQLite makes a WAL file's missing -wal and -shm.
-    const made = journal !== journalOf(file).description ? '; opened as its owner, SQLite made them now' : '';
+    const missing = access.kind === 'owner' && journal.includes(' missing') && journalOf(file).description !== journal;
+    const made = missing ? '; opened as its owner, SQLite made them now' : '';
     lines.push(`Journal: ${journal}${made}.`);
     if (!opened.readable) {
       lines.push(`Cannot be read now: ${opened.state.explanation}.`);

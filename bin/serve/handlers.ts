@@ -6,7 +6,7 @@ import type { RequestListener } from 'node:http';
 import type Database from 'better-sqlite3';
 import { buildSharedParts, createHandler, type HandlerOptions, Metrics } from '../../lib/internal.js';
 import { logError } from '../base/index.js';
-import { type BuildHandler, createEmptyBook } from '../books/index.js';
+import { type BuildHandler, createEmptyBook, orNobody } from '../books/index.js';
 import { countsInPrimary, type Role } from '../cluster/index.js';
 import { type BookConfig, handlerOptions, type ServeCommand } from '../config/index.js';
 import { NO_SEARCH } from '../files/index.js';
@@ -70,7 +70,7 @@ export function handlerFor(
       serviceName: book.name,
       onError,
     };
-    return createHandler(search, [...users()], options, { ...shared, logins });
+    return createHandler(search, [...orNobody(users())], options, { ...shared, logins });
   };
   const { metrics } = shared;
   // A read of a book's file without a client's search (NO_SEARCH) is no search's wait.

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CliError } from '../../bin/base/errors.js';
 import { CONFIG_KEYS, type Command, parseCommandLine } from '../../bin/config/args.js';
+import { type BookConfig, usersOf } from '../../bin/config/book-config.js';
 import { fromFolderPath, parseConfig } from '../../bin/config/config-file.js';
 import { resolveBooks, strayVariables, variableName } from '../../bin/config/configuration.js';
 import { readApp, type ServeCommand } from '../../bin/config/serve-command.js';
@@ -554,11 +555,6 @@ const BOOK_PROBLEMS: Array<[text: string, message: string]> = [
     '[book a]\ndb = x\n[book b]\ndb = y',
     `${FILE}:3: the base path "" (none given) is already the one of the book on line 1`,
   ],
-  // Not one book left to serve: the first one's users end the start (a reload keeps the running ones).
-  [
-    '[book a]\ndb = x\nusers = weber\n[book b]\ndb = y\nbase-path = /b\nusers = schmitt',
-    `${FILE}:3: user 'weber' is not in the credentials`,
-  ],
   [
     '[book a]\ndb = x\nusers = mueller,, buero',
     `${FILE}:3: users takes names separated by commas, such as mueller, buero`,
@@ -578,7 +574,7 @@ for (const [text, message] of BOOK_PROBLEMS) {
 
 // Refusing the whole file for a user the credentials lack kept the running credentials on a
 // reload: a user removed from them went on logging in to every book until the next start.
-test('resolveBooks: a user the credentials lack is a warning, and a book that names only such users is not served', () => {
+test('resolveBooks: a user the credentials lack is a warning, also for a book that names only such users, which stays (no one logs in to it); names compared in NFC', () => {
   const text = [
     '[book a]',
     'db = x',
@@ -596,13 +592,19 @@ test('resolveBooks: a user the credentials lack is a warning, and a book that na
     books.map((book) => [book.name, book.users]),
     [
       ['a', ['mueller', 'weber']],
+      ['b', ['weber', 'schmitt']],
       ['c', undefined],
     ],
   );
   assert.deepEqual(warnings, [
     `warning: ${FILE}:3: user 'weber' is not in the credentials of /etc/c (--credentials-file): it cannot log in to book a`,
-    `warning: ${FILE}:7: users 'weber', 'schmitt' are not in the credentials of /etc/c (--credentials-file): book b names no other and is not served until one is`,
+    `warning: ${FILE}:7: users 'weber', 'schmitt' are not in the credentials of /etc/c (--credentials-file): book b names no other, so no one can log in to it (/ready names it) until one is`,
   ]);
+  // A name written composed in one file and decomposed in the other is one user, as a login compares them.
+  const decomposed = [{ username: 'j\u0075\u0308rgen', password: 'p' }];
+  const composed = resolveBooks(config('[book a]\ndb = x\nusers = j\u00fcrgen'), decomposed, READERS);
+  assert.deepEqual(composed.warnings, []);
+  assert.equal(usersOf(composed.books[0] as BookConfig, decomposed).length, 1);
 });
 
 test('resolveBooks without credentials (check, where they cannot be read) does not judge the users', () => {
