@@ -22,7 +22,7 @@ export interface BookView {
 
 /**
  * The state of a book that names users of which none is in the credentials: `unusable`,
- * whatever its file's, since no one can log in to it (bin/serve/handlers.ts, NOBODY);
+ * whatever its file's, since no one can log in to it (orNobody, below);
  * `undefined` for any other.
  */
 export function userless(config: BookConfig, users: readonly Credentials[]): Partial<DatabaseStatus> | undefined {
