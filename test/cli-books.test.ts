@@ -389,6 +389,33 @@ test("a user removed from the credentials loses its access at the reload, though
     /: 2 books: users or secrets changed for schmidt; credentials re-read: 3 user\(s\), added schmidt\n/,
   );
   assert.equal((await request(searchSchmidt, as('schmidt', 's-neu'))).status, 200);
+  const schmidtOf = async (): Promise<{ state: string; reason?: string; since: string }> =>
+    (
+      JSON.parse((await request(`${admin}/ready`)).body) as {
+        books: Array<{ name: string; state: string; reason?: string; since: string }>;
+      }
+    ).books.find((book) => book.name === 'schmidt') as { state: string; reason?: string; since: string };
+  const back = await schmidtOf();
+  assert.equal(back.state, 'serving');
+  // A reload that only changes its users = to a name the credentials lack: said as its state, since then.
+  const before = Date.now();
+  writeConfig(o, [
+    books.mueller as string,
+    (books.schmidt as string).replace('users = schmidt, buero', 'users = ghost'),
+  ]);
+  said = await reloadWith([mueller, 'schmidt:s-neu', meier]);
+  const ghost = await schmidtOf();
+  assert.deepEqual(
+    [ghost.state, ghost.reason],
+    ['unusable', 'none of its users (ghost) is in the credentials: no one can log in to it'],
+  );
+  assert.ok(
+    Date.parse(ghost.since) >= before - 1000,
+    `${ghost.since}, the reload at ${new Date(before).toISOString()}`,
+  );
+  writeConfig(o, [books.mueller as string, books.schmidt as string]);
+  said = await reloadWith([mueller, 'schmidt:s-neu', meier]);
+  assert.equal((await schmidtOf()).state, 'serving');
 
   // The start and check say the same of a user the credentials lack, and serve the rest.
   assert.equal((await cli.stop()).code, 0);

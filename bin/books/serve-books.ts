@@ -77,6 +77,8 @@ interface WatchedBook {
   grace: NodeJS.Timeout | undefined;
   handler: RequestListener;
   view: BookView;
+  /** When a reload last took its last user in the credentials, or gave it one back. */
+  usersSince?: number;
 }
 
 /** What serveBooks holds: the books served now, in the file's order, and their table. */
@@ -171,11 +173,12 @@ function watchBook(shelf: Shelf, config: BookConfig, users: readonly Credentials
       name: config.name,
       basePath: config.basePath,
       db: config.db,
-      status: (): BookStatus => ({
-        ...database.status(),
-        app: whole.app ?? config.app,
-        ...userless(config, whole.users),
-      }),
+      status: (): BookStatus => {
+        const status = { ...database.status(), app: whole.app ?? whole.config.app };
+        // Its state began when its file's did, or when a reload took its last user or gave it one.
+        const since = Math.max(status.since, whole.usersSince ?? 0);
+        return { ...status, ...userless(whole.config, whole.users), since };
+      },
     },
   });
   return whole;
@@ -261,12 +264,14 @@ async function apply(
     const book = byName.get(config.name) as WatchedBook;
     const users = usersOf(config, credentials);
     // A book whose own users changed takes them; what it verified of a user kept as it was stays.
+    const was = userless(book.config, book.users) !== undefined;
     if (!sameCredentials(book.users, users)) {
       book.database.updateCredentials(orNobody(users));
       book.users = users;
       renewed.push(config.name);
     }
     book.config = config;
+    if ((userless(config, users) !== undefined) !== was) book.usersSince = Date.now();
     return book;
   });
   shelf.everyone = usersOfAny(configs, credentials);
