@@ -5,8 +5,12 @@
 // better-sqlite3's prebuilt binary needs Node-API 10 (Node 22.14 and newer, package.json's
 // engines); on an older Node it crashes the process without a word, so this is checked
 // before it is loaded.
+// A copy without its package.json is not checked (the import below says what is missing).
 const { readFileSync } = await import('node:fs');
-const { engines } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+let engines = { node: '0' };
+try {
+  ({ engines } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')));
+} catch {}
 const [least = 0, leastMinor = 0] = engines.node.replace(/^>=/, '').split('.').map(Number);
 const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
 if (major < least || (major === least && minor < leastMinor)) {
