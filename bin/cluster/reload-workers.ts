@@ -41,15 +41,21 @@ export async function reloadWorkers(
   by: ReloadTrigger,
   cause: string = by,
 ): Promise<void> {
-  const outcomes = await Promise.all(
-    workers.map(({ pid, channel }) =>
-      channel.request<SaidLine[]>(RELOAD, by, RELOAD_TIMEOUT_MS).then(
-        (lines): WorkerReload => ({ pid, lines }),
-        (error: unknown): WorkerReload => ({ pid, failed: messageOf(error) }),
+  // Workers that read different files (one was written while they read) reload once more,
+  // so that they serve the same; each round is said.
+  for (const round of [cause, `${cause} (again: the workers did not all read the same)`]) {
+    const outcomes = await Promise.all(
+      workers.map(({ pid, channel }) =>
+        channel.request<SaidLine[]>(RELOAD, by, RELOAD_TIMEOUT_MS).then(
+          (lines): WorkerReload => ({ pid, lines }),
+          (error: unknown): WorkerReload => ({ pid, failed: messageOf(error) }),
+        ),
       ),
-    ),
-  );
-  if (!isStopping()) logSaid(sayOnce(by, outcomes, cause));
+    );
+    if (isStopping()) return;
+    logSaid(sayOnce(by, outcomes, round));
+    if (groupsOf(by, outcomes).size <= 1) return;
+  }
 }
 
 /** Logs a reload's lines. */
@@ -64,17 +70,11 @@ export function logSaid(lines: readonly SaidLine[]): void {
  * workers' start with `by`.
  */
 export function sayOnce(by: ReloadTrigger, all: readonly WorkerReload[], cause: string = by): SaidLine[] {
-  // A worker that ended meanwhile is not one that disagrees: its end is said, and its replacement reads the files.
-  const outcomes = all.filter((outcome) => !('failed' in outcome && outcome.failed === ended(outcome.pid)));
+  const outcomes = answering(all);
   const first = outcomes[0];
   // No worker serves: the ones started for them read the files, and the primary says so.
   if (first === undefined) return [];
-  const key = (outcome: WorkerReload): string =>
-    'failed' in outcome
-      ? `no answer (${outcome.failed})`
-      : outcome.lines.map((line) => unprefixed(by, line.text)).join('; ');
-  const groups = new Map<string, number[]>();
-  for (const outcome of outcomes) groups.set(key(outcome), [...(groups.get(key(outcome)) ?? []), outcome.pid]);
+  const groups = groupsOf(by, outcomes);
   if (groups.size === 1 && 'lines' in first)
     return first.lines.map(({ text, level }) => ({
       text: text.startsWith(`${by}: `) ? `${cause}: ${unprefixed(by, text)}` : text,
@@ -87,6 +87,22 @@ export function sayOnce(by: ReloadTrigger, all: readonly WorkerReload[], cause: 
   const level = levels.includes('error') ? 'error' : 'warning';
   const heading = groups.size === 1 ? '' : 'the workers did not all do the same: ';
   return [{ text: `${cause}: ${heading}${said.join(' | ')}`, level }];
+}
+
+/** A worker that ended meanwhile is not one that disagrees: its end is said, and its replacement reads the files. */
+function answering(all: readonly WorkerReload[]): WorkerReload[] {
+  return all.filter((outcome) => !('failed' in outcome && outcome.failed === ended(outcome.pid)));
+}
+
+/** The workers of `all` that answered, by what they said (or why they did not), as pids. */
+function groupsOf(by: ReloadTrigger, all: readonly WorkerReload[]): Map<string, number[]> {
+  const key = (outcome: WorkerReload): string =>
+    'failed' in outcome
+      ? `no answer (${outcome.failed})`
+      : outcome.lines.map((line) => unprefixed(by, line.text)).join('; ');
+  const groups = new Map<string, number[]>();
+  for (const outcome of answering(all)) groups.set(key(outcome), [...(groups.get(key(outcome)) ?? []), outcome.pid]);
+  return groups;
 }
 
 function unprefixed(by: ReloadTrigger, text: string): string {

@@ -4,8 +4,9 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { Channel } from '../../bin/base/index.js';
 import { inTurn } from '../../bin/base/signals.js';
-import { type SaidLine, sayOnce } from '../../bin/cluster/reload-workers.js';
+import { reloadWorkers, type SaidLine, sayOnce } from '../../bin/cluster/reload-workers.js';
 
 const APPLIED: SaidLine[] = [
   { text: 'SIGHUP: configuration re-read from books.conf: 2 books, nothing changed', level: 'notice' },
@@ -118,4 +119,29 @@ test('one reload at a time: calls while one runs share the next run, with the la
   release();
   assert.deepEqual(await Promise.all([first, second, third]), ['ran a', 'ran c', 'ran c']);
   assert.deepEqual(runs, ['a', 'c']);
+});
+
+// A credentials file rewritten while the workers read it: each applied what it read, and one
+// went on letting in a user the file no longer held, until the next reload.
+test('workers that disagree are asked once more, and the second round is said as such; workers that agree, once', async (t) => {
+  const asked: number[] = [];
+  const worker = (pid: number, rounds: SaidLine[][]) => ({
+    pid,
+    channel: {
+      request: async () => {
+        asked.push(pid);
+        return rounds.shift() ?? APPLIED;
+      },
+    } as unknown as Channel,
+  });
+  const written: string[] = [];
+  t.mock.method(process.stderr, 'write', (text: string) => written.push(text) > 0);
+  await reloadWorkers([worker(11, [APPLIED]), worker(12, [REFUSED])], 'SIGHUP');
+  assert.deepEqual(asked, [11, 12, 11, 12]);
+  assert.equal(written.length, 3, written.join(''));
+  assert.match(written[0] ?? '', /SIGHUP: the workers did not all do the same: worker 11: .* \| worker 12: /);
+  assert.match(written[1] ?? '', /SIGHUP \(again: the workers did not all read the same\): configuration re-read/);
+  asked.length = 0;
+  await reloadWorkers([worker(11, [APPLIED]), worker(12, [APPLIED])], 'SIGHUP');
+  assert.deepEqual(asked, [11, 12]);
 });
