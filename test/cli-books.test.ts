@@ -389,6 +389,13 @@ test("a user removed from the credentials loses its access at the reload, though
     /: 2 books: users or secrets changed for schmidt; credentials re-read: 3 user\(s\), added schmidt\n/,
   );
   assert.equal((await request(searchSchmidt, as('schmidt', 's-neu'))).status, 200);
+  // Named all along, it may log in at once: perhaps another person under the old name.
+  assert.ok(
+    said.includes(
+      "warning: user 'schmidt', named by book schmidt while not in the credentials, may log in to it now\n",
+    ),
+    said,
+  );
   const schmidtOf = async (): Promise<{ state: string; reason?: string; since: string }> =>
     (
       JSON.parse((await request(`${admin}/ready`)).body) as {

@@ -55,6 +55,7 @@ export async function reload(
       for (const book of served) say(bookLine(origin, book), 'info');
     }
     for (const warning of next.bookWarnings ?? []) say(warning, 'warning');
+    for (const warning of returningUsers(was, books, before, command.credentials)) say(warning, 'warning');
     warnAboutBookFiles(served, say);
     warnAboutOpenBooks(books, was, say);
     if (changed.length > 0) {
@@ -84,6 +85,29 @@ export function readAsReload(command: ServeCommand, reread: Reread): { next: Ser
   const next = reread(fromEnvironment ? FROM_ENVIRONMENT : command.credentialsFile);
   const keep = (book: BookConfig): BookConfig => ({ ...book, name: command.settings.name });
   return { next, books: servesFileBooks(next) ? next.books : next.books.map(keep) };
+}
+
+/**
+ * A user that a book went on naming while the credentials lacked it, in them again: it may
+ * log in to that book at once, and may be another person under the old name. Said by the
+ * reload that brings it, not by one that names it anew.
+ */
+function returningUsers(
+  was: readonly BookConfig[],
+  books: readonly BookConfig[],
+  before: readonly Credentials[],
+  after: readonly Credentials[],
+): string[] {
+  const names = (list: readonly Credentials[]) => new Set(list.map(({ username }) => username.normalize('NFC')));
+  const [then, now] = [names(before), names(after)];
+  return books.flatMap((book) => {
+    const named = was.find(({ name }) => name === book.name)?.users ?? [];
+    const back = (book.users ?? []).filter((user) => named.includes(user) && !then.has(user) && now.has(user));
+    return back.map(
+      (user) =>
+        `warning: user '${user}', named by book ${book.name} while not in the credentials, may log in to it now`,
+    );
+  });
 }
 
 /** What a reload says of a credentials file the configuration names now instead of the `running` one (or variables). */
